@@ -1,0 +1,156 @@
+"""The immutable CSR graph every part of warpsweep works on, and the edge-list normalisation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from simulator.errors import GraphError
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """A validated CSR graph: vertex v's out-neighbours are ``indices[indptr[v]:indptr[v+1]]``.
+
+    Undirected graphs store each edge in both directions. Arrays are made read-only so that a
+    graph shared by many simulations (or put once into Ray's object store) cannot be changed.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    weights: np.ndarray | None = None
+    name: str = "graph"
+    spec: str = ""
+    directed: bool = False
+
+    def __post_init__(self) -> None:
+        label = self.spec or self.name
+        indptr = np.asarray(self.indptr)
+        indices = np.asarray(self.indices)
+        if indptr.ndim != 1 or indptr.size < 1:
+            raise GraphError(f"{label}: indptr must be a 1-d array of length n+1 >= 1")
+        if indptr.dtype not in (np.int32, np.int64):
+            indptr = indptr.astype(np.int64)
+        if indices.ndim != 1:
+            raise GraphError(f"{label}: indices must be a 1-d array")
+        if indices.dtype != np.int32:
+            if indices.size and (indices.min() < 0 or indices.max() > np.iinfo(np.int32).max):
+                raise GraphError(f"{label}: vertex ids must fit in int32")
+            indices = indices.astype(np.int32)
+        n = indptr.size - 1
+        if indptr[0] != 0 or indptr[-1] != indices.size:
+            raise GraphError(
+                f"{label}: indptr must start at 0 and end at len(indices)={indices.size}, "
+                f"got {int(indptr[0])}..{int(indptr[-1])}"
+            )
+        if n and np.any(np.diff(indptr) < 0):
+            raise GraphError(f"{label}: indptr must be non-decreasing")
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            raise GraphError(
+                f"{label}: vertex id out of range 0..{n - 1}: "
+                f"{int(indices.min()) if indices.min() < 0 else int(indices.max())}"
+            )
+        weights = self.weights
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.float32)
+            if weights.shape != indices.shape:
+                raise GraphError(
+                    f"{label}: {weights.size} weights for {indices.size} edges"
+                )
+            if weights.size and not np.all(np.isfinite(weights)):
+                raise GraphError(f"{label}: edge weights must be finite (found NaN or inf)")
+            if weights.size and weights.min() < 0:
+                raise GraphError(f"{label}: edge weights must be non-negative")
+            weights.flags.writeable = False
+        indptr.flags.writeable = False
+        indices.flags.writeable = False
+        object.__setattr__(self, "indptr", indptr)
+        object.__setattr__(self, "indices", indices)
+        object.__setattr__(self, "weights", weights)
+
+    @property
+    def n(self) -> int:
+        """Number of vertices."""
+        return self.indptr.size - 1
+
+    @property
+    def m(self) -> int:
+        """Number of stored (directed) edges; twice the undirected edge count."""
+        return int(self.indices.size)
+
+    @cached_property
+    def degrees(self) -> np.ndarray:
+        """Out-degree of every vertex (int64)."""
+        d = np.diff(self.indptr).astype(np.int64)
+        d.flags.writeable = False
+        return d
+
+    @cached_property
+    def sources(self) -> np.ndarray:
+        """Source vertex of every stored edge (the COO row array), int32."""
+        s = np.repeat(np.arange(self.n, dtype=np.int32), self.degrees)
+        s.flags.writeable = False
+        return s
+
+    def with_weights(self, weights: np.ndarray) -> Graph:
+        """The same graph carrying ``weights`` (one per stored edge)."""
+        return Graph(self.indptr, self.indices, weights, self.name, self.spec, self.directed)
+
+    def __repr__(self) -> str:
+        w = ", weighted" if self.weights is not None else ""
+        d = "directed" if self.directed else "undirected"
+        return f"Graph({self.name!r}, n={self.n}, m={self.m}, {d}{w})"
+
+    @classmethod
+    def from_edges(
+        cls,
+        src: np.ndarray,
+        dst: np.ndarray,
+        n: int | None = None,
+        weights: np.ndarray | None = None,
+        *,
+        directed: bool = False,
+        name: str = "graph",
+        spec: str = "",
+    ) -> Graph:
+        """Build a normalised graph from an edge list with ids in 0..n-1.
+
+        Self loops and duplicate edges are dropped (for duplicates the smallest weight is
+        kept); unless ``directed``, every edge is stored in both directions.
+        """
+        label = spec or name
+        src = np.asarray(src, dtype=np.int64).ravel()
+        dst = np.asarray(dst, dtype=np.int64).ravel()
+        if src.shape != dst.shape:
+            raise GraphError(f"{label}: {src.size} sources but {dst.size} destinations")
+        if n is None:
+            n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+        if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
+            raise GraphError(f"{label}: vertex id out of range 0..{n - 1}")
+        w = None if weights is None else np.asarray(weights, dtype=np.float32).ravel()
+        if w is not None and w.shape != src.shape:
+            raise GraphError(f"{label}: {w.size} weights for {src.size} edges")
+        keep = src != dst
+        src, dst = src[keep], dst[keep]
+        if w is not None:
+            w = w[keep]
+        if not directed:
+            src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+            if w is not None:
+                w = np.concatenate([w, w])
+        key = src * n + dst
+        if w is None:
+            key = np.unique(key)
+        else:
+            order = np.lexsort((w, key))
+            key, w = key[order], w[order]
+            first = np.ones(key.size, dtype=bool)
+            first[1:] = key[1:] != key[:-1]
+            key, w = key[first], w[first]
+        rows = key // n
+        indices = (key - rows * n).astype(np.int32)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return cls(indptr, indices, w, name=name, spec=spec, directed=directed)

@@ -1,0 +1,53 @@
+"""The `warpsweep` command: one parser, each verb registered by the module that implements it."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from simulator.errors import WarpsweepError
+
+# Each module defines `register(subparsers)`, adding its verb with `set_defaults(run=callable)`;
+# the callable takes the parsed namespace and returns an exit code.
+VERB_MODULES = (
+    "tuner.cli_graph",
+    "tuner.cli_simulate",
+    "tuner.cli_tune",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser, with every verb whose module is present."""
+    parser = argparse.ArgumentParser(
+        prog="warpsweep",
+        description="Simulate and autotune GPU graph load balancing strategies.",
+    )
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    for name in VERB_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; bad input gives one line on stderr and exit 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except WarpsweepError as exc:
+        print(f"warpsweep: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("warpsweep: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
