@@ -1,0 +1,158 @@
+"""GPU device models: the handful of machine figures the warp cost model needs, with presets."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from simulator.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Device:
+    """One GPU as the cost model sees it; every figure is per device unless it says per SM.
+
+    ``simd_width`` lanes execute a warp instruction per pass, so one scheduler issues a warp
+    instruction every ``warp_size / simd_width`` cycles; an SM has ``schedulers`` of them.
+    """
+
+    name: str
+    warp_size: int = 32
+    simd_width: int = 32
+    sms: int = 132
+    schedulers: int = 4
+    max_warps_per_sm: int = 64
+    max_blocks_per_sm: int = 32
+    max_threads_per_block: int = 1024
+    clock_ghz: float = 1.755
+    dram_bandwidth_gbs: float = 3350.0
+    dram_latency_cycles: int = 600
+    sector_bytes: int = 32
+    lsu_sectors_per_cycle: float = 4.0
+    atomic_cycles: float = 4.0
+    launch_overhead_us: float = 3.0
+    host_roundtrip_us: float = 8.0
+    scalar_unit: bool = False
+
+    def __post_init__(self) -> None:
+        positive = (
+            "warp_size simd_width sms schedulers max_warps_per_sm max_blocks_per_sm "
+            "max_threads_per_block clock_ghz dram_bandwidth_gbs sector_bytes "
+            "lsu_sectors_per_cycle"
+        ).split()
+        for field in positive:
+            if not getattr(self, field) > 0:
+                raise ConfigError(f"device {self.name!r}: `{field} > 0` must hold")
+        for field in ("dram_latency_cycles", "atomic_cycles", "launch_overhead_us",
+                      "host_roundtrip_us"):
+            if getattr(self, field) < 0:
+                raise ConfigError(f"device {self.name!r}: `{field} >= 0` must hold")
+        if self.warp_size & (self.warp_size - 1):
+            raise ConfigError(f"device {self.name!r}: warp_size must be a power of two")
+        if self.simd_width > self.warp_size or self.warp_size % self.simd_width:
+            raise ConfigError(
+                f"device {self.name!r}: simd_width must divide warp_size={self.warp_size}, "
+                f"got {self.simd_width}"
+            )
+
+    @property
+    def issue_rate(self) -> float:
+        """Warp instructions an SM issues per cycle at full occupancy."""
+        return self.schedulers * self.simd_width / self.warp_size
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        """DRAM bandwidth expressed in bytes per core clock cycle."""
+        return self.dram_bandwidth_gbs / self.clock_ghz
+
+    def us(self, cycles: float) -> float:
+        """Core clock cycles to microseconds."""
+        return cycles / (self.clock_ghz * 1e3)
+
+    def cycles(self, us: float) -> float:
+        """Microseconds to core clock cycles."""
+        return us * self.clock_ghz * 1e3
+
+
+# Datasheet figures (SM count, clock, bandwidth, residency limits). Latencies, atomic and
+# launch costs are typical published micro-benchmark figures for each generation.
+DEVICES: dict[str, Device] = {
+    d.name: d
+    for d in (
+        # GT200 (Hong et al.): 27 SMs of 8 SPs, 1.242 GHz shader clock, 111.9 GB/s.
+        Device("gtx260", simd_width=8, sms=27, schedulers=1, max_warps_per_sm=32,
+               max_blocks_per_sm=8, max_threads_per_block=512, clock_ghz=1.242,
+               dram_bandwidth_gbs=111.9, dram_latency_cycles=550, lsu_sectors_per_cycle=1.0,
+               atomic_cycles=250.0, launch_overhead_us=7.0, host_roundtrip_us=15.0),
+        # Fermi GF100 (Cheng et al.): 14 SMs of 32 cores, 1.15 GHz, 144 GB/s.
+        Device("c2050", simd_width=16, sms=14, schedulers=2, max_warps_per_sm=48,
+               max_blocks_per_sm=8, clock_ghz=1.15, dram_bandwidth_gbs=144.0,
+               dram_latency_cycles=600, lsu_sectors_per_cycle=2.0, atomic_cycles=40.0,
+               launch_overhead_us=5.0, host_roundtrip_us=12.0),
+        # Quadro 6000 (Nasre et al.): GF100, 14 SMs, 1.147 GHz, 144 GB/s.
+        Device("quadro6000", simd_width=16, sms=14, schedulers=2, max_warps_per_sm=48,
+               max_blocks_per_sm=8, clock_ghz=1.147, dram_bandwidth_gbs=144.0,
+               dram_latency_cycles=600, lsu_sectors_per_cycle=2.0, atomic_cycles=40.0,
+               launch_overhead_us=5.0, host_roundtrip_us=12.0),
+        # A100 SXM4 40GB: 108 SMs, 1.41 GHz boost, 1555 GB/s; 16 INT32 lanes per scheduler.
+        Device("a100", simd_width=16, sms=108, schedulers=4, max_warps_per_sm=64,
+               max_blocks_per_sm=32, clock_ghz=1.41, dram_bandwidth_gbs=1555.0,
+               dram_latency_cycles=470, atomic_cycles=4.0, launch_overhead_us=3.0,
+               host_roundtrip_us=8.0),
+        # H100 SXM5: 132 SMs, 1.755 GHz boost, 3350 GB/s.
+        Device("h100", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
+               max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=3350.0,
+               dram_latency_cycles=600, atomic_cycles=4.0, launch_overhead_us=3.0,
+               host_roundtrip_us=8.0),
+        # H200 SXM: the H100 die with 141 GB HBM3e at 4800 GB/s.
+        Device("h200", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
+               max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=4800.0,
+               dram_latency_cycles=600, atomic_cycles=4.0, launch_overhead_us=3.0,
+               host_roundtrip_us=8.0),
+    )
+}
+
+
+def load_device_file(path: str | Path) -> Device:
+    """A user device from a TOML or YAML file; ``base = "h100"`` starts from a preset."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"device file {path} does not exist")
+    text = path.read_text()
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"device file {path}: cannot parse: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"device file {path}: expected a table of device fields")
+    data = dict(data.get("device", data))
+    base_name = data.pop("base", None)
+    base = get_device(base_name) if base_name else Device(name=path.stem)
+    known = {f.name for f in dataclasses.fields(Device)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(
+            f"device file {path}: unknown field(s) {unknown}; allowed: {sorted(known)}"
+        )
+    data.setdefault("name", path.stem)
+    try:
+        return dataclasses.replace(base, **data)
+    except TypeError as exc:
+        raise ConfigError(f"device file {path}: {exc}") from None
+
+
+def get_device(device: str | Device) -> Device:
+    """A preset by name, a device file by path, or the Device itself."""
+    if isinstance(device, Device):
+        return device
+    if device in DEVICES:
+        return DEVICES[device]
+    if device.endswith((".toml", ".yaml", ".yml")):
+        return load_device_file(device)
+    raise ConfigError(
+        f"unknown device {device!r}; presets: {', '.join(DEVICES)} (or a .toml/.yaml file)"
+    )

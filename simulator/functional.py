@@ -1,0 +1,204 @@
+"""The algorithms themselves, level/iteration-synchronous like the papers' kernels.
+
+What each iteration does (which vertices expand their edges, which edge lanes store) does not
+depend on the load-balancing knobs, so it is computed once per (graph, algorithm, source) as a
+``FunctionalRun`` and replayed by the timing engine under every strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.errors import ConfigError
+from simulator.graph import Graph
+
+ALGORITHMS = ("bfs", "sssp", "pagerank", "cc")
+
+
+@dataclass(frozen=True)
+class IterationWork:
+    """One iteration's work: the vertices whose edge lists are expanded, and the edges whose
+    lane performs a store (ids into the expansion CSR's ``indices``)."""
+
+    active: np.ndarray
+    writes: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionalRun:
+    """An algorithm's answer and its per-iteration work on one graph, reusable across strategies.
+
+    ``indptr``/``indices`` are the CSR the kernel expands (the graph itself, or its transpose
+    for pull-style PageRank on a directed graph, or its symmetrisation for CC).
+    """
+
+    algorithm: str
+    source: int | None
+    output: np.ndarray
+    iterations: tuple[IterationWork, ...]
+    indptr: np.ndarray
+    indices: np.ndarray
+    reads_weights: bool = False
+    stores_per_vertex: bool = False
+
+    @property
+    def n(self) -> int:
+        """Vertices of the expanded graph."""
+        return self.indptr.size - 1
+
+    @property
+    def edges_expanded(self) -> int:
+        """Edges expanded over all iterations, the work a work-efficient kernel does."""
+        deg = np.diff(self.indptr)
+        return int(sum(int(deg[it.active].sum()) for it in self.iterations))
+
+
+def default_source(graph: Graph) -> int:
+    """The source used when none is given: the lowest-id vertex of maximum degree."""
+    if graph.n == 0:
+        raise ConfigError(f"{graph.spec or graph.name}: the graph has no vertices")
+    return int(np.argmax(graph.degrees))
+
+
+def edge_ids(indptr: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+    """Ids of all edges leaving ``vertices``, in vertex order then CSR order (int64)."""
+    starts = indptr[vertices].astype(np.int64)
+    lengths = indptr[vertices + 1].astype(np.int64) - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return shift + np.arange(total, dtype=np.int64)
+
+
+def functional_run(
+    graph: Graph,
+    algorithm: str,
+    source: int | None = None,
+    *,
+    tolerance: float = 1e-6,
+    max_iterations: int = 100,
+    damping: float = 0.85,
+) -> FunctionalRun:
+    """Run ``algorithm`` on ``graph`` and record its per-iteration work."""
+    if algorithm not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
+    label = graph.spec or graph.name
+    if graph.n == 0:
+        raise ConfigError(f"{label}: the graph has no vertices")
+    if algorithm in ("bfs", "sssp"):
+        source = default_source(graph) if source is None else source
+        if not isinstance(source, int | np.integer) or not 0 <= source < graph.n:
+            raise ConfigError(f"{label}: source {source!r} is out of range 0..{graph.n - 1}")
+        source = int(source)
+    elif source is not None:
+        raise ConfigError(f"{algorithm} takes no source vertex (got source={source})")
+    if algorithm == "bfs":
+        return _bfs(graph, source)
+    if algorithm == "sssp":
+        if graph.weights is None:
+            raise ConfigError(
+                f"{label}: SSSP needs edge weights; add `weights=random` to the spec "
+                f"(e.g. '{label},weights=random') or use a weighted file with `weights=file`"
+            )
+        return _sssp(graph, source)
+    if algorithm == "cc":
+        return _cc(graph)
+    return _pagerank(graph, tolerance, max_iterations, damping)
+
+
+def _bfs(graph: Graph, source: int) -> FunctionalRun:
+    indptr, indices = graph.indptr, graph.indices
+    level = np.full(graph.n, -1, dtype=np.int64)
+    level[source] = 0
+    frontier = np.array([source], dtype=np.int32)
+    iterations = []
+    depth = 0
+    while frontier.size:
+        edges = edge_ids(indptr, frontier)
+        nbrs = indices[edges]
+        unvisited = level[nbrs] < 0
+        discovered = np.unique(nbrs[unvisited])
+        level[discovered] = depth + 1
+        iterations.append(IterationWork(frontier, edges[unvisited]))
+        frontier = discovered.astype(np.int32)
+        depth += 1
+    return FunctionalRun("bfs", source, level, tuple(iterations), indptr, indices)
+
+
+def _relax(indptr, indices, active, values, edge_values):
+    """One synchronous push step: candidates ``values[u] (+ edge value)`` lowered onto targets."""
+    edges = edge_ids(indptr, active)
+    lengths = indptr[active + 1] - indptr[active]
+    cand = np.repeat(values[active], lengths)
+    if edge_values is not None:
+        cand = cand + edge_values[edges]
+    targets = indices[edges]
+    improves = cand < values[targets]
+    new_values = values.copy()
+    np.minimum.at(new_values, targets[improves], cand[improves])
+    changed = np.flatnonzero(new_values < values).astype(np.int32)
+    return edges[improves], new_values, changed
+
+
+def _sssp(graph: Graph, source: int) -> FunctionalRun:
+    dist = np.full(graph.n, np.inf)
+    dist[source] = 0.0
+    weights = graph.weights.astype(np.float64)
+    active = np.array([source], dtype=np.int32)
+    iterations = []
+    while active.size:
+        writes, dist_next, changed = _relax(graph.indptr, graph.indices, active, dist, weights)
+        iterations.append(IterationWork(active, writes))
+        dist, active = dist_next, changed
+    return FunctionalRun(
+        "sssp", source, dist, tuple(iterations), graph.indptr, graph.indices,
+        reads_weights=True,
+    )
+
+
+def _cc(graph: Graph) -> FunctionalRun:
+    sym = graph if not graph.directed else Graph.from_edges(
+        graph.sources, graph.indices, graph.n, name=graph.name
+    )
+    labels = np.arange(sym.n, dtype=np.int64)
+    active = np.arange(sym.n, dtype=np.int32)
+    iterations = []
+    while active.size:
+        writes, labels_next, changed = _relax(sym.indptr, sym.indices, active, labels, None)
+        iterations.append(IterationWork(active, writes))
+        labels, active = labels_next, changed
+    return FunctionalRun("cc", None, labels, tuple(iterations), sym.indptr, sym.indices)
+
+
+def _pagerank(graph: Graph, tolerance: float, max_iterations: int, damping: float):
+    n = graph.n
+    out_degree = graph.degrees
+    if graph.directed:
+        order = np.argsort(graph.indices, kind="stable")
+        pull_indices = graph.sources[order]
+        pull_indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(graph.indices, minlength=n), out=pull_indptr[1:])
+    else:
+        pull_indptr, pull_indices = graph.indptr, graph.indices
+    pull_rows = np.repeat(np.arange(n), np.diff(pull_indptr))
+    dangling = out_degree == 0
+    rank = np.full(n, 1.0 / n)
+    everyone = np.arange(n, dtype=np.int32)
+    no_writes = np.zeros(0, dtype=np.int64)
+    iterations = []
+    for _ in range(max_iterations):
+        share = np.divide(rank, out_degree, out=np.zeros(n), where=~dangling)
+        gathered = np.bincount(pull_rows, weights=share[pull_indices], minlength=n)
+        new_rank = damping * (gathered + rank[dangling].sum() / n) + (1.0 - damping) / n
+        iterations.append(IterationWork(everyone, no_writes))
+        error = np.abs(new_rank - rank).sum()
+        rank = new_rank
+        if error < n * tolerance:
+            break
+    return FunctionalRun(
+        "pagerank", None, rank, tuple(iterations), pull_indptr, pull_indices,
+        stores_per_vertex=True,
+    )

@@ -1,0 +1,49 @@
+"""What one simulation returns: the algorithm's answer beside the metrics of its kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+
+import numpy as np
+
+METRICS = (
+    "time_us", "cycles", "launches", "iterations", "simd_efficiency", "u_a", "u_r", "me",
+    "transactions", "bytes", "transactions_per_request", "atomics", "edges_touched",
+    "work_efficiency", "meps",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """Metrics of one (graph, algorithm, strategy, device) simulation and the computed output.
+
+    u_a, u_r and me are Cheng et al.'s intra-group waste, inter-group waste and mapping
+    efficiency as fractions of the SIMD-phase lane-steps issued (they sum to 1);
+    simd_efficiency counts every issued instruction, SISD phase included.
+    """
+
+    algorithm: str
+    device: str
+    strategy: dict
+    time_us: float
+    cycles: float
+    launches: int
+    iterations: int
+    simd_efficiency: float
+    u_a: float
+    u_r: float
+    me: float
+    transactions: float
+    bytes: float
+    transactions_per_request: float
+    atomics: float
+    edges_touched: float
+    work_efficiency: float
+    meps: float
+    output: np.ndarray = field(repr=False)
+    trace: dict[str, np.ndarray] | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, float | int]:
+        """The metrics as a flat dict of Python scalars (no output, no trace)."""
+        return {name: getattr(self, name) for name in METRICS}

@@ -1,0 +1,112 @@
+"""The one public entry point: simulate an algorithm on a graph under a strategy and device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simulator.device import Device
+from simulator.device import get_device
+from simulator.engine import LaunchCost
+from simulator.engine import vertex_kernel
+from simulator.errors import ConfigError
+from simulator.functional import ALGORITHMS
+from simulator.functional import FunctionalRun
+from simulator.functional import functional_run
+from simulator.graph import Graph
+from simulator.result import Result
+from simulator.strategy import Strategy
+
+
+def as_strategy(strategy: Strategy | dict[str, Any] | str | None) -> Strategy:
+    """Accept a Strategy, a dict of knobs, ``key=value,...`` text, or None (the baseline)."""
+    if strategy is None:
+        return Strategy()
+    if isinstance(strategy, Strategy):
+        return strategy
+    if isinstance(strategy, dict):
+        return Strategy.from_params(strategy)
+    if isinstance(strategy, str):
+        return Strategy.parse(strategy)
+    raise ConfigError(f"cannot build a strategy from {type(strategy).__name__}")
+
+
+def simulate(
+    graph: Graph,
+    algorithm: str,
+    strategy: Strategy | dict[str, Any] | str | None = None,
+    device: str | Device = "h100",
+    source: int | None = None,
+    *,
+    functional: FunctionalRun | None = None,
+    trace: bool = False,
+) -> Result:
+    """Run ``algorithm`` on ``graph`` and time its kernels under ``strategy`` on ``device``.
+
+    Pass ``functional`` (from ``functional_run``) to reuse the algorithm's per-iteration work
+    across strategies; it must have been computed for this graph, algorithm and source.
+    """
+    if algorithm not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
+    strategy = as_strategy(strategy)
+    device = get_device(device)
+    if functional is None:
+        functional = functional_run(graph, algorithm, source)
+    elif functional.algorithm != algorithm or functional.n != graph.n or (
+        source is not None and functional.source != source
+    ):
+        raise ConfigError(
+            f"the functional run given is for {functional.algorithm} from source "
+            f"{functional.source} on {functional.n} vertices, not {algorithm} from {source} "
+            f"on {graph.n}"
+        )
+    total = LaunchCost()
+    per_iteration = []
+    for work in functional.iterations:
+        cost = vertex_kernel(
+            functional.indptr, functional.indices, work, strategy, device,
+            reads_weights=functional.reads_weights,
+            stores_per_vertex=functional.stores_per_vertex,
+        )
+        cost.cycles += device.cycles(device.host_roundtrip_us)
+        total = total + cost
+        per_iteration.append(cost)
+    time_us = device.us(total.cycles)
+    result_trace = None
+    if trace:
+        result_trace = {
+            "frontier": np.array([c.active_tasks for c in per_iteration]),
+            "edges": np.array([c.edges for c in per_iteration]),
+            "time_us": np.array([device.us(c.cycles) for c in per_iteration]),
+            "simd_efficiency": np.array(
+                [_ratio(c.useful_lane_instructions, c.issued_lane_instructions)
+                 for c in per_iteration]
+            ),
+        }
+    return Result(
+        algorithm=algorithm,
+        device=device.name,
+        strategy=strategy.to_params(),
+        time_us=time_us,
+        cycles=total.cycles,
+        launches=total.launches,
+        iterations=len(functional.iterations),
+        simd_efficiency=_ratio(total.useful_lane_instructions, total.issued_lane_instructions),
+        u_a=_ratio(total.u_a, total.simd_issued),
+        u_r=_ratio(total.u_r, total.simd_issued),
+        me=_ratio(total.simd_active, total.simd_issued),
+        transactions=total.transactions,
+        bytes=total.transactions * device.sector_bytes,
+        transactions_per_request=_ratio(total.transactions, total.requests),
+        atomics=total.atomics,
+        edges_touched=total.edges,
+        work_efficiency=_ratio(total.active_tasks, total.tasks),
+        meps=total.edges / time_us if time_us else 0.0,
+        output=functional.output,
+        trace=result_trace,
+    )
+
+
+def _ratio(num: float, den: float) -> float:
+    return float(num / den) if den else 0.0
