@@ -121,8 +121,12 @@ class Graph:
         kept); unless ``directed``, every edge is stored in both directions.
         """
         label = spec or name
-        src = np.asarray(src, dtype=np.int64).ravel()
-        dst = np.asarray(dst, dtype=np.int64).ravel()
+        src = np.asarray(src).ravel()
+        dst = np.asarray(dst).ravel()
+        if src.dtype not in (np.int32, np.int64):
+            src = src.astype(np.int64)
+        if dst.dtype not in (np.int32, np.int64):
+            dst = dst.astype(np.int64)
         if src.shape != dst.shape:
             raise GraphError(f"{label}: {src.size} sources but {dst.size} destinations")
         if n is None:
@@ -133,24 +137,40 @@ class Graph:
         if w is not None and w.shape != src.shape:
             raise GraphError(f"{label}: {w.size} weights for {src.size} edges")
         keep = src != dst
-        src, dst = src[keep], dst[keep]
-        if w is not None:
-            w = w[keep]
+        if not keep.all():
+            src, dst = src[keep], dst[keep]
+            if w is not None:
+                w = w[keep]
+        del keep
+        # Build the int64 keys row*n+col in one preallocated array (both directions unless
+        # directed): large temporaries dominate the cost on graphs of tens of millions of edges.
+        k = src.size
+        key = np.empty(k if directed else 2 * k, dtype=np.int64)
+        np.multiply(src, n, out=key[:k], dtype=np.int64)
+        np.add(key[:k], dst, out=key[:k])
         if not directed:
-            src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+            np.multiply(dst, n, out=key[k:], dtype=np.int64)
+            np.add(key[k:], src, out=key[k:])
             if w is not None:
                 w = np.concatenate([w, w])
-        key = src * n + dst
+        del src, dst
+        # Sort + first-of-run mask: np.unique is far slower on tens of millions of keys.
         if w is None:
-            key = np.unique(key)
+            key.sort()
         else:
-            order = np.lexsort((w, key))
+            order = np.argsort(key)
             key, w = key[order], w[order]
-            first = np.ones(key.size, dtype=bool)
-            first[1:] = key[1:] != key[:-1]
-            key, w = key[first], w[first]
-        rows = key // n
-        indices = (key - rows * n).astype(np.int32)
+            del order
+        first = np.ones(key.size, dtype=bool)
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        if w is not None and w.size:
+            w = np.minimum.reduceat(w, np.flatnonzero(first))
+        key = key[first]
+        del first
+        rows, cols = np.divmod(key, n)
+        del key
+        indices = cols.astype(np.int32)
+        del cols
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
         return cls(indptr, indices, w, name=name, spec=spec, directed=directed)
