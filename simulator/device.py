@@ -51,6 +51,8 @@ class Device:
                       "host_roundtrip_us"):
             if getattr(self, field) < 0:
                 raise ConfigError(f"device {self.name!r}: `{field} >= 0` must hold")
+        if self.sector_bytes % 4:
+            raise ConfigError(f"device {self.name!r}: sector_bytes must be a multiple of 4")
         if self.warp_size & (self.warp_size - 1):
             raise ConfigError(f"device {self.name!r}: warp_size must be a power of two")
         if self.simd_width > self.warp_size or self.warp_size % self.simd_width:

@@ -117,27 +117,46 @@ class _UnitWork:
 
 
 def distinct_sectors(
-    group: np.ndarray, sector: np.ndarray, unit_of_group_base: np.ndarray
+    group: np.ndarray, sector: np.ndarray, unit_of_group: np.ndarray | int
 ) -> np.ndarray:
     """Distinct (group, sector) pairs per unit: the transactions each warp step issues.
 
-    ``group`` numbers warp steps globally and ``unit_of_group_base[u]`` is unit u's first
-    group. Elements arrive as a few ascending runs per unit, which a stable sort merges fast.
+    ``group`` numbers warp steps globally; ``unit_of_group`` maps a step to its warp unit (an
+    array, or an int g meaning unit = step // g). Elements arrive as a few ascending runs per
+    unit, which the stable (run-merging) sort handles fast.
     """
-    units = unit_of_group_base.size
     if group.size == 0:
-        return np.zeros(units, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64)
     span = int(sector.max()) + 1
-    keys = np.sort(group * span + sector, kind="stable")
+    keys = group * span
+    keys += sector
+    keys.sort(kind="stable")
     first = np.empty(keys.size, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    owner = np.searchsorted(unit_of_group_base, keys[first] // span, side="right") - 1
-    return np.bincount(owner, minlength=units)
+    first_groups = keys[first] // span
+    if isinstance(unit_of_group, int | np.integer):
+        return np.bincount(first_groups // unit_of_group)
+    return np.bincount(unit_of_group[first_groups])
+
+
+def _per_unit(counts: np.ndarray, units: int) -> np.ndarray:
+    """Pad a bincount to ``units`` entries."""
+    out = np.zeros(units, dtype=np.int64)
+    out[: counts.size] = counts
+    return out
 
 
 def _ceil_div(a, b):
     return -(-a // b)
+
+
+def _count_distinct(values: np.ndarray) -> int:
+    """Number of distinct values (sort-based; faster than np.unique on large arrays)."""
+    if values.size == 0:
+        return 0
+    ordered = np.sort(values, kind="stable")
+    return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1
 
 
 def _positions_in_sorted(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
@@ -225,64 +244,53 @@ def vertex_kernel(
     np.cumsum(simd_steps[:-1], out=step_base[1:])
     position_base = np.zeros_like(position_steps)
     np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
-    edges = edge_ids(indptr, expanding_ids)
-    edge_vertex = np.repeat(expanding_ids, degree[expanding_ids])
-    local = edges - indptr[edge_vertex]
-    unit_of_edge = edge_vertex // per_unit
-    group = step_base[unit_of_edge] + position_base[unit_of_edge, edge_vertex % c] + local // w
+    edges, local = edge_ids(indptr, expanding_ids, with_local=True)
+    vertex_unit = expanding_ids // per_unit
+    vertex_base = step_base[vertex_unit] + position_base[vertex_unit, expanding_ids % c]
+    group = np.repeat(vertex_base, degree[expanding_ids]) + (local if w == 1 else local // w)
+    del local
     neighbours = indices[edges].astype(np.int64)
-    word = WORD_BYTES
-    list_sectors = distinct_sectors(group, edges * word // sb, step_base)
-    status_sectors = distinct_sectors(group, neighbours * word // sb, step_base)
-    sectors = list_sectors + status_sectors
+    words = sb // WORD_BYTES  # 32-bit words per sector
+
+    def count(group, word_index, unit_of_group):
+        return _per_unit(distinct_sectors(group, word_index // words, unit_of_group), units)
+
+    unit_of_step = np.repeat(np.arange(units), simd_steps)
+    list_sectors = count(group, edges, unit_of_step)
+    sectors = list_sectors + count(group, neighbours, unit_of_step)
     if reads_weights:
-        sectors = sectors + list_sectors
-    store_sectors = np.zeros(units, dtype=np.int64)
+        sectors += list_sectors
     store_requests = 0
     if work.writes.size and edges.size:
         at = _positions_in_sorted(edges, work.writes)
-        store_sectors = distinct_sectors(group[at], neighbours[at] * word // sb, step_base)
-        store_requests = np.unique(group[at]).size
-    sectors = sectors + store_sectors
+        sectors += count(group[at], neighbours[at], unit_of_step)
+        store_requests = _count_distinct(group[at])
+    del group, edges, neighbours, unit_of_step
 
     # SISD phase: the thread kernel reads status and row bounds from global memory per
     # position; the vwarp kernel stages its chunk (status and C+1 row bounds) coalesced.
     tasks = np.arange(n, dtype=np.int64)
     task_unit = tasks // per_unit
-    position_group_base = np.arange(units, dtype=np.int64) * c
+    act = np.flatnonzero(active[:n])
     if thread:
-        pos_group = task_unit * c + tasks % c
-        sisd_sectors = distinct_sectors(pos_group, tasks * word // sb, position_group_base)
-        act = np.flatnonzero(active[:n])
-        sisd_sectors += distinct_sectors(pos_group[act], act * word // sb, position_group_base)
-        sisd_sectors += distinct_sectors(
-            pos_group[act], (act + 1) * word // sb, position_group_base
-        )
+        sectors += count(task_unit, tasks, 1)
+        sectors += count(act // per_unit, act, 1)
+        sectors += count(act // per_unit, act + 1, 1)
         sisd_requests = int(real_pos.sum() + 2 * active_pos.sum())
     else:
         per_stage = _ceil_div(c + 1, w)
-        stage_group_base = np.arange(units, dtype=np.int64) * per_stage
-        j = tasks % c
-        stage_group = task_unit * per_stage + j // w
-        sisd_sectors = distinct_sectors(stage_group, tasks * word // sb, stage_group_base)
-        ends = np.arange(0, n, c, dtype=np.int64)
-        end_index = np.minimum(ends + c, n)
-        bounds = np.concatenate([tasks, end_index])
-        bounds_group = np.concatenate(
-            [stage_group, (ends // per_unit) * per_stage + c // w]
-        )
+        stage_group = task_unit * per_stage + (tasks % c) // w
+        sectors += count(stage_group, tasks, per_stage)
+        chunk_ends = np.arange(0, n, c, dtype=np.int64)
+        bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
+        bounds_group = np.concatenate([stage_group, (chunk_ends // per_unit) * per_stage + c // w])
         order = np.argsort(bounds_group, kind="stable")
-        sisd_sectors += distinct_sectors(
-            bounds_group[order], bounds[order] * word // sb, stage_group_base
-        )
+        sectors += count(bounds_group[order], bounds[order], per_stage)
         sisd_requests = units * stage_steps
     if stores_per_vertex:
-        act = np.flatnonzero(active[:n])
-        pos_group = (act // per_unit) * c + act % c
-        sisd_sectors += distinct_sectors(pos_group, act * word // sb, position_group_base)
+        sectors += count((act // per_unit) * c + act % c, act, c)
         sisd_requests += int(active_pos.sum())
-    sisd_sectors += deferred.reshape(units, per_unit).sum(axis=1)
-    sectors = sectors + sisd_sectors
+    sectors += deferred.reshape(units, per_unit).sum(axis=1)
 
     round_trips = 2 * simd_steps + deferred_pos.sum(axis=1)
     round_trips += (real_pos.sum(axis=1) + active_pos.sum(axis=1)) if thread else 1
@@ -339,37 +347,38 @@ def outlier_kernel(
     warps = block // ws
     sb = device.sector_bytes
     degree = (indptr[vertices + 1] - indptr[vertices]).astype(np.int64)
-    rounds = _ceil_div(degree, block)
     lane_offset = np.arange(warps, dtype=np.int64) * ws
     warp_rounds = _ceil_div(np.maximum(degree[:, None] - lane_offset[None, :], 0), block)
     per_step = costs.edge + (costs.weight if reads_weights else 0)
     sisd = np.full(warp_rounds.size, float(costs.setup))
     simd = per_step * warp_rounds.ravel().astype(np.float64)
 
-    edges = edge_ids(indptr, vertices)
+    edges, local = edge_ids(indptr, vertices, with_local=True)
     owner = np.repeat(np.arange(vertices.size), degree)
-    local = edges - indptr[vertices][owner]
     warp_of_edge = (local % block) // ws
-    group_base = np.zeros(warp_rounds.size, dtype=np.int64)
+    units = warp_rounds.size
+    group_base = np.zeros(units, dtype=np.int64)
     np.cumsum(warp_rounds.ravel()[:-1], out=group_base[1:])
-    unit = owner * warps + warp_of_edge
-    group = group_base[unit] + local // block
+    group = group_base[owner * warps + warp_of_edge] + local // block
     order = np.argsort(group, kind="stable")
-    group, edges, unit = group[order], edges[order], unit[order]
+    group, edges = group[order], edges[order]
     neighbours = indices[edges].astype(np.int64)
-    list_sectors = distinct_sectors(group, edges * WORD_BYTES // sb, group_base)
-    sectors = list_sectors + distinct_sectors(group, neighbours * WORD_BYTES // sb, group_base)
+    words = sb // WORD_BYTES
+    unit_of_step = np.repeat(np.arange(units), warp_rounds.ravel())
+
+    def count(group, word_index):
+        return _per_unit(distinct_sectors(group, word_index // words, unit_of_step), units)
+
+    list_sectors = count(group, edges)
+    sectors = list_sectors + count(group, neighbours)
     if reads_weights:
-        sectors = sectors + list_sectors
+        sectors += list_sectors
     writes = np.isin(edges, work.writes)
-    sectors = sectors + distinct_sectors(
-        group[writes], neighbours[writes] * WORD_BYTES // sb, group_base
-    )
+    sectors += count(group[writes], neighbours[writes])
     sectors = sectors + 1  # the queue entry and row bounds
     round_trips = 2 * warp_rounds.ravel() + 1
     unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips)
-    outlier = dataclasses.replace(strategy, block_size=block)
-    cycles = _kernel_cycles(unit_work, outlier, device, 0, False, units_per_block=warps)
+    cycles = _kernel_cycles(unit_work, strategy, device, 0, False, units_per_block=warps)
 
     simd_issued = float(ws * warp_rounds.sum())
     edges_expanded = float(degree.sum())

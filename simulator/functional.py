@@ -62,15 +62,21 @@ def default_source(graph: Graph) -> int:
     return int(np.argmax(graph.degrees))
 
 
-def edge_ids(indptr: np.ndarray, vertices: np.ndarray) -> np.ndarray:
-    """Ids of all edges leaving ``vertices``, in vertex order then CSR order (int64)."""
+def edge_ids(indptr: np.ndarray, vertices: np.ndarray, *, with_local: bool = False):
+    """Ids of all edges leaving ``vertices``, in vertex order then CSR order (int64).
+
+    With ``with_local`` also each edge's position within its vertex's list.
+    """
     starts = indptr[vertices].astype(np.int64)
     lengths = indptr[vertices + 1].astype(np.int64) - starts
     total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return shift + np.arange(total, dtype=np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    running = np.arange(total, dtype=np.int64)
+    if with_local:
+        local = running - np.repeat(offsets, lengths)
+        return local + np.repeat(starts, lengths), local
+    running += np.repeat(starts - offsets, lengths)
+    return running
 
 
 def functional_run(
@@ -120,7 +126,9 @@ def _bfs(graph: Graph, source: int) -> FunctionalRun:
         edges = edge_ids(indptr, frontier)
         nbrs = indices[edges]
         unvisited = level[nbrs] < 0
-        discovered = np.unique(nbrs[unvisited])
+        reached = np.zeros(graph.n, dtype=bool)
+        reached[nbrs[unvisited]] = True
+        discovered = np.flatnonzero(reached)
         level[discovered] = depth + 1
         iterations.append(IterationWork(frontier, edges[unvisited]))
         frontier = discovered.astype(np.int32)

@@ -1,0 +1,127 @@
+"""The warp cost model against counts done on paper for a 64-vertex graph.
+
+Graph: vertex 0 is joined to vertices 1..40 (degree 40); 41..63 are isolated. CSR: vertex 0's
+edges are ids 0..39 (neighbours 1..40); vertex i in 1..40 has edge id 39+i (neighbour 0).
+BFS from 0: iteration 1 expands {0}, iteration 2 expands {1..40} and discovers nothing.
+Sectors are 32 bytes = 8 words, so word x lies in sector x // 8.
+"""
+
+import numpy as np
+import pytest
+
+from simulator import Device
+from simulator import Graph
+from simulator import Strategy
+from simulator import functional_run
+from simulator.engine import vertex_kernel
+
+# One SM with one block slot of one warp: warps run one after another, so a launch takes the
+# sum of its warps' alone-times L = instructions + round_trips * latency (simd_width 32 and
+# one scheduler make one warp instruction per cycle).
+SERIAL = Device(
+    "serial", simd_width=32, sms=1, schedulers=1, max_warps_per_sm=1, max_blocks_per_sm=1,
+    clock_ghz=1.0, dram_bandwidth_gbs=1e9, dram_latency_cycles=100,
+    lsu_sectors_per_cycle=1e9, atomic_cycles=0, launch_overhead_us=0, host_roundtrip_us=0,
+)
+
+
+@pytest.fixture(scope="module")
+def star():
+    leaves = np.arange(1, 41)
+    return Graph.from_edges(np.zeros(40, dtype=np.int64), leaves, 64, name="star64")
+
+
+@pytest.fixture(scope="module")
+def bfs_run(star):
+    return functional_run(star, "bfs", source=0)
+
+
+def launch(run, iteration, **knobs):
+    strategy = Strategy(block_size=32, **knobs)
+    return vertex_kernel(run.indptr, run.indices, run.iterations[iteration], strategy, SERIAL)
+
+
+def test_functional_iterations(bfs_run):
+    assert [it.active.tolist() for it in bfs_run.iterations] == [[0], list(range(1, 41))]
+    assert bfs_run.iterations[0].writes.tolist() == list(range(40))
+    assert bfs_run.iterations[1].writes.size == 0
+
+
+# (knobs, issued SIMD lane-steps, U_A, U_R) for iteration 1 (the hub) and iteration 2 (leaves)
+LANES = [
+    # W=32: hub takes ceil(40/32)=2 steps; each leaf one step with 31 idle lanes.
+    (dict(mapping="vwarp", w=32), (64, 24, 0), (1280, 1240, 0)),
+    # W=8: hub takes 5 steps while the 3 other virtual warps of its warp idle (3*8*5 = 120);
+    # leaves: 11 warps with one step, 7 idle lanes per leaf, 32 lanes of inactive vertices.
+    (dict(mapping="vwarp", w=8), (160, 0, 120), (352, 280, 32)),
+    # thread: hub's lane loops 40 times while 31 lanes idle; leaves fill 2 warps of 1 step.
+    (dict(mapping="thread"), (1280, 0, 1240), (64, 0, 24)),
+]
+
+
+@pytest.mark.parametrize("knobs, hub, leaves", LANES)
+def test_simd_steps_and_underutilisation(bfs_run, knobs, hub, leaves):
+    for iteration, (issued, u_a, u_r) in enumerate((hub, leaves)):
+        cost = launch(bfs_run, iteration, **knobs)
+        assert cost.simd_issued == issued
+        assert cost.u_a == u_a
+        assert cost.u_r == u_r
+        assert cost.simd_active == 40
+        assert cost.simd_active + cost.u_a + cost.u_r == cost.simd_issued
+
+
+def test_sectors_thread_mapping(bfs_run):
+    # Hub iteration: 40 one-lane steps each read one list sector, one status sector and store
+    # one sector (40 + 40 + 40); the SISD checks read status words 0..31 and 32..63 (4 + 4
+    # sectors) and the hub's row bounds indptr[0], indptr[1] (sector 0, twice): 130.
+    assert launch(bfs_run, 0, mapping="thread").transactions == 130
+
+
+def test_sectors_virtual_warp_8(bfs_run):
+    # Hub: 5 steps read list words 8s..8s+7 (5 sectors); statuses 1..8, 9..16, ..., 33..40
+    # straddle two sectors each (10); every edge stores (10). Staging, per warp of 4 tasks:
+    # status words 4p..4p+3 (1 sector, 16 warps) and bounds 4p..4p+4 (2 sectors for odd p):
+    # 16 + 24. Total 5 + 10 + 10 + 40 = 65.
+    assert launch(bfs_run, 0, mapping="vwarp", w=8).transactions == 65
+
+
+def test_sectors_virtual_warp_32(bfs_run):
+    # Hub: list words 0..31 and 32..39 (4 + 1); statuses 1..32 (5) and 33..40 (2); stores 7.
+    # Staging per warp of 1 task: status word v (64 sectors) and bounds v, v+1 (1 sector, or
+    # 2 when v+1 starts a sector: v = 7, 15, ..., 63 → 8 warps): 64 + 72. Total 5+7+7+136.
+    assert launch(bfs_run, 0, mapping="vwarp", w=32).transactions == 155
+
+
+def test_cycles_virtual_warp_32(bfs_run):
+    # Hub warp: 2 check + 2 staging + 3 setup + 4*2 SIMD = 15 instructions, 2*2 + 1 round
+    # trips -> 515 cycles; the 63 other warps: 4 instructions, 1 round trip -> 104 each.
+    assert launch(bfs_run, 0, mapping="vwarp", w=32).cycles == 515 + 63 * 104
+
+
+def test_cycles_thread_mapping(bfs_run):
+    # Warp 0: check 2 + setup 3 + 4*40 SIMD = 165 instructions, 2*40 + 2 round trips -> 8365;
+    # warp 1: a check (2) and its round trip -> 102.
+    assert launch(bfs_run, 0, mapping="thread").cycles == 8365 + 102
+
+
+def test_deferred_outlier(bfs_run):
+    cost = launch(bfs_run, 0, mapping="thread", defer_threshold=32)
+    # Main kernel: warp 0 checks (2), sets up (3) and pushes the hub (2) with 3 round trips
+    # -> 307; warp 1 -> 102. Outlier kernel, one 32-thread block: 2 rounds over 40 edges, setup
+    # 3 + 4*2 instructions, 2*2 + 1 round trips -> 511.
+    assert cost.launches == 2
+    assert cost.cycles == 307 + 102 + 511
+    assert cost.atomics == 1
+    assert (cost.simd_issued, cost.u_a, cost.u_r) == (64, 24, 0)
+    # Main: status checks 8 sectors, hub bounds 2, queue store 1. Outlier: list 5, status 7,
+    # stores 7, queue entry 1.
+    assert cost.transactions == 11 + 20
+
+
+def test_dynamic_distribution_adds_queue_atomics(bfs_run):
+    static = launch(bfs_run, 0, mapping="vwarp", w=8, chunk=2)
+    dynamic = launch(bfs_run, 0, mapping="vwarp", w=8, chunk=2, distribution="dynamic")
+    # 64 vertices in chunks of 2, 4 virtual warps per warp: 8 warp units, 4 grabs each.
+    assert dynamic.atomics == 32
+    assert static.atomics == 0
+    assert dynamic.simd_issued == static.simd_issued
