@@ -1,0 +1,485 @@
+"""Declarative search spaces: YAML files turned into Optuna suggestions and strategy configs.
+
+A space file has ``name``, ``description``, ``fixed`` (knob: value, always set) and ``params``
+(knob: definition, drawn in file order). A definition is one of::
+
+    w: {choices: [1, 2, 4, 8, 16, 32]}          # categorical (shorthand: w: [1, 2, 4])
+    chunk: {int: [1, 2048], log: true}           # integer range, optional log / step / grid
+    switch_to_topology: {float: [0.01, 0.5], log: true, grid: [0.01, 0.05, 0.2]}
+    block_size: {value: 256}                     # fixed value (shorthand: block_size: 256)
+
+and may carry ``when: {knob: value-or-list, ...}``: the knob is set only when every listed knob
+is set to one of the listed values (a chunk only for chunked mappings, switch points only for the
+temporal hybrid). Knobs that are not set are absent from the config, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import random
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from search_spaces.yamldoc import YamlDoc
+from search_spaces.yamldoc import load_yaml
+from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+
+SPACES_DIR = Path(__file__).resolve().parent
+TOP_KEYS = ("name", "description", "fixed", "params")
+KINDS = ("choices", "int", "float", "value")
+OPTIONS = ("log", "step", "grid", "when", "doc")
+MAX_GRID = 200_000
+AUTO_INT_GRID = 64
+PROBE_LIMIT = 2_000
+
+Scalar = None | bool | int | float | str
+
+
+@dataclass(frozen=True)
+class Param:
+    """One knob of a space: how it is drawn and when it is active."""
+
+    name: str
+    kind: str
+    choices: tuple[Scalar, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    step: float | None = None
+    grid: tuple[Scalar, ...] | None = None
+    value: Scalar = None
+    when: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
+    line: int | None = None
+
+    @property
+    def suggested(self) -> bool:
+        """Whether Optuna draws this knob (fixed values are not drawn)."""
+        return self.kind != "value"
+
+    def active(self, config: Mapping[str, Any]) -> bool:
+        """Whether every ``when`` condition holds in the partial ``config``."""
+        return all(k in config and _member(config[k], vals) for k, vals in self.when)
+
+    def suggest(self, trial: Any) -> Scalar:
+        """Draw this knob from an Optuna trial (anything with ``suggest_*``)."""
+        if self.kind == "choices":
+            return trial.suggest_categorical(self.name, list(self.choices))
+        if self.kind == "int":
+            step = int(self.step or 1)
+            return trial.suggest_int(self.name, int(self.low), int(self.high), step=step,
+                                     log=self.log)
+        if self.kind == "float":
+            return trial.suggest_float(self.name, float(self.low), float(self.high),
+                                       step=self.step, log=self.log)
+        return self.value
+
+    def grid_values(self) -> tuple[Scalar, ...]:
+        """The finite values an exhaustive grid visits; ConfigError for a continuous range."""
+        if self.kind == "choices":
+            return self.choices
+        if self.kind == "value":
+            return (self.value,)
+        if self.grid is not None:
+            return self.grid
+        if self.kind == "int":
+            low, high = int(self.low), int(self.high)
+            if self.log:
+                vals, v = [], low
+                while v <= high:
+                    vals.append(v)
+                    v *= 2
+                if vals[-1] != high:
+                    vals.append(high)
+                return tuple(vals)
+            step = int(self.step or 1)
+            count = (high - low) // step + 1
+            if count <= AUTO_INT_GRID:
+                return tuple(range(low, high + 1, step))
+            raise ConfigError(
+                f"param {self.name!r} (line {self.line}) has {count} integer values; "
+                f"give it `grid: [...]` (or `log: true`) for the grid sampler"
+            )
+        raise ConfigError(
+            f"param {self.name!r} (line {self.line}) is a float range; "
+            f"give it `grid: [...]` values for the grid sampler"
+        )
+
+    def corner_values(self) -> tuple[Scalar, ...]:
+        """Values enough to check the knob against the simulator: choices, or range ends."""
+        if self.kind in ("choices", "value"):
+            return self.grid_values()
+        ends = [self.low, self.high] if self.low != self.high else [self.low]
+        if self.kind == "int":
+            ends = [int(v) for v in ends]
+        return tuple(dict.fromkeys([*ends, *(self.grid or ())]))
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical JSON-able form (for digests and listings)."""
+        d: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "choices":
+            d["choices"] = list(self.choices)
+        elif self.kind == "value":
+            d["value"] = self.value
+        else:
+            d.update(low=self.low, high=self.high, log=self.log, step=self.step)
+            if self.grid is not None:
+                d["grid"] = list(self.grid)
+        if self.when:
+            d["when"] = {k: list(v) for k, v in self.when}
+        return d
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """A loaded, validated search space; knobs are drawn in declaration order."""
+
+    name: str
+    source: str
+    description: str
+    fixed: tuple[tuple[str, Scalar], ...]
+    params: tuple[Param, ...]
+
+    @property
+    def knobs(self) -> tuple[str, ...]:
+        """Every knob this space can set (fixed first, then params in order)."""
+        return tuple(k for k, _ in self.fixed) + tuple(p.name for p in self.params)
+
+    @property
+    def has_conditionals(self) -> bool:
+        """Whether some knob is set only under a condition."""
+        return any(p.when for p in self.params)
+
+    @property
+    def digest(self) -> str:
+        """Short stable hash of the space's content (not its comments or description)."""
+        body = {
+            "fixed": dict(self.fixed),
+            "params": {p.name: p.describe() for p in self.params},
+        }
+        text = json.dumps(body, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    def suggest(self, trial: Any) -> dict[str, Scalar]:
+        """The strategy config for one Optuna trial (inactive knobs absent)."""
+        config: dict[str, Scalar] = dict(self.fixed)
+        for p in self.params:
+            if p.active(config):
+                config[p.name] = p.suggest(trial)
+        return config
+
+    def optuna_params(self, config: Mapping[str, Any]) -> dict[str, Scalar]:
+        """The subset of ``config`` Optuna draws (for enqueueing a configuration)."""
+        drawn = {p.name for p in self.params if p.suggested}
+        return {k: v for k, v in config.items() if k in drawn}
+
+    def configs(self) -> Iterator[dict[str, Scalar]]:
+        """Every configuration of the grid, honouring conditions (finite spaces only)."""
+        return self._enumerate(lambda p: p.grid_values())
+
+    def grid_size(self) -> int:
+        """Number of distinct grid configurations; ConfigError if infinite or too large."""
+        count = 0
+        for _ in self.configs():
+            count += 1
+            if count > MAX_GRID:
+                raise ConfigError(
+                    f"space {self.name!r} has more than {MAX_GRID} grid configurations"
+                )
+        return count
+
+    def _enumerate(
+        self, values_of: Callable[[Param], tuple[Scalar, ...]]
+    ) -> Iterator[dict[str, Scalar]]:
+        params = self.params
+        values = {p.name: values_of(p) for p in params}
+
+        def walk(i: int, config: dict[str, Scalar]) -> Iterator[dict[str, Scalar]]:
+            if i == len(params):
+                yield dict(config)
+                return
+            p = params[i]
+            if not p.active(config):
+                yield from walk(i + 1, config)
+                return
+            for v in values[p.name]:
+                config[p.name] = v
+                yield from walk(i + 1, config)
+            del config[p.name]
+
+        return walk(0, dict(self.fixed))
+
+    def check_knobs(self, known: tuple[str, ...]) -> None:
+        """Every knob must be one the simulator knows; raises ConfigError naming the line."""
+        lines = {p.name: p.line for p in self.params}
+        for knob in self.knobs:
+            if knob not in known:
+                at = f"{self.source}:{lines[knob]}" if lines.get(knob) else self.source
+                raise ConfigError(
+                    f"{at}: space {self.name!r} sets knob {knob!r}, which this simulator does "
+                    f"not know (known knobs: {', '.join(known)})"
+                )
+
+    def validate(self, build: Callable[[dict[str, Any]], Any] | None = None,
+                 known: tuple[str, ...] | None = None) -> None:
+        """Check the space against the simulator: known knobs, and every value usable.
+
+        ``build`` turns a config into a strategy or raises ConfigError (default:
+        ``simulator.Strategy.from_params``). A value that is rejected in every combination
+        tried (e.g. a mapping the simulator lacks) is an error here, not a failed trial later;
+        combinations that are only sometimes invalid become failed trials with their reason.
+        """
+        if build is None or known is None:
+            from simulator import Strategy
+
+            build = build or Strategy.from_params
+            known = known or tuple(Strategy.KNOBS)
+        self.check_knobs(known)
+        first_error: str | None = None
+        for p in self.params:
+            for v in p.corner_values():
+                ok, reason = self._probe(build, p, v)
+                if ok:
+                    continue
+                first_error = first_error or reason
+                raise ConfigError(
+                    f"{self.source}:{p.line}: space {self.name!r}: {p.name}={v!r} is rejected "
+                    f"by the simulator in every combination tried: {reason}"
+                )
+        if not self.params:
+            try:
+                build(dict(self.fixed))
+            except WarpsweepError as exc:
+                raise ConfigError(f"{self.source}: space {self.name!r}: {exc}") from None
+
+    def _probe(self, build: Callable[[dict[str, Any]], Any], target: Param,
+               value: Scalar) -> tuple[bool, str]:
+        def values_of(p: Param) -> tuple[Scalar, ...]:
+            return (value,) if p is target else p.corner_values()
+
+        reason = "the knob is never active"
+        candidates = (c for c in self._enumerate(values_of) if target.name in c)
+        for config in itertools.islice(candidates, PROBE_LIMIT):
+            try:
+                build(config)
+                return True, ""
+            except WarpsweepError as exc:
+                reason = str(exc)
+        return False, reason
+
+
+def _member(value: Any, allowed: tuple[Scalar, ...]) -> bool:
+    return any(value == a and type(value) is type(a) or _same_number(value, a) for a in allowed)
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    num = (int, float)
+    return (isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool)
+            and not isinstance(b, bool) and a == b)
+
+
+def available_spaces() -> list[str]:
+    """Names of the spaces shipped in ``search_spaces/``."""
+    return sorted(p.stem for p in SPACES_DIR.glob("*.yaml"))
+
+
+def resolve_space_path(ref: str) -> Path:
+    """A shipped space name or a path to a user's space file."""
+    p = Path(ref)
+    if p.suffix in (".yaml", ".yml") or "/" in ref or p.exists():
+        return p
+    builtin = SPACES_DIR / f"{ref}.yaml"
+    if builtin.exists():
+        return builtin
+    raise ConfigError(
+        f"unknown search space {ref!r}: not a file and not one of {', '.join(available_spaces())}"
+    )
+
+
+def load_space(ref: str | Path) -> SearchSpace:
+    """Load and check the syntax of a space by name or path (see :meth:`SearchSpace.validate`)."""
+    path = resolve_space_path(str(ref))
+    return parse_space(load_yaml(path), default_name=path.stem)
+
+
+def parse_space(doc: YamlDoc, default_name: str = "space") -> SearchSpace:
+    """Build a SearchSpace from a loaded YAML document; errors name the key and line."""
+    data = doc.data
+    if not isinstance(data, dict):
+        raise doc.error((), "a search space must be a mapping with `params` (and `fixed`)")
+    for key in data:
+        if key not in TOP_KEYS:
+            raise doc.error((key,), f"unknown key {key!r} (allowed: {', '.join(TOP_KEYS)})")
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not name.replace("-", "_").replace("+", "").isidentifier():
+        raise doc.error(("name",), f"name must be a simple word, got {name!r}")
+    description = data.get("description") or ""
+    fixed_raw = data.get("fixed") or {}
+    if not isinstance(fixed_raw, dict):
+        raise doc.error(("fixed",), f"`fixed` must be a mapping knob: value, got {fixed_raw!r}")
+    fixed: dict[str, Scalar] = {}
+    for knob, value in fixed_raw.items():
+        _check_knob_name(doc, ("fixed", knob), knob)
+        fixed[knob] = _scalar(doc, ("fixed", knob), value)
+    params_raw = data.get("params") or {}
+    if not isinstance(params_raw, dict):
+        raise doc.error(("params",), "`params` must be a mapping knob: definition")
+    params: list[Param] = []
+    defined: dict[str, Param | Scalar] = dict(fixed)
+    for knob, spec in params_raw.items():
+        path = ("params", knob)
+        _check_knob_name(doc, path, knob)
+        if knob in fixed:
+            raise doc.error(path, f"knob {knob!r} is both fixed and a param")
+        p = _parse_param(doc, path, knob, spec, defined)
+        params.append(p)
+        defined[knob] = p
+    if not params and not fixed:
+        raise doc.error((), "the space sets no knob (empty `fixed` and `params`)")
+    return SearchSpace(name, doc.source, str(description).strip(), tuple(fixed.items()),
+                       tuple(params))
+
+
+def _check_knob_name(doc: YamlDoc, path: tuple, knob: Any) -> None:
+    if not isinstance(knob, str) or not knob.isidentifier():
+        raise doc.error(path, f"knob names must be identifiers, got {knob!r}")
+
+
+def _scalar(doc: YamlDoc, path: tuple, value: Any) -> Scalar:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise doc.error(path, f"values must be finite, got {value!r}")
+        return value
+    raise doc.error(path, f"expected a single value (number, string, bool or null), got {value!r}")
+
+
+def _parse_param(doc: YamlDoc, path: tuple, knob: str, spec: Any,
+                 defined: dict[str, Param | Scalar]) -> Param:
+    line = doc.line(path)
+    if isinstance(spec, list):
+        spec = {"choices": spec}
+    elif not isinstance(spec, dict):
+        spec = {"value": spec}
+    kinds = [k for k in spec if k in KINDS]
+    for key in spec:
+        if key not in KINDS and key not in OPTIONS:
+            raise doc.error((*path, key),
+                            f"unknown key {key!r} (allowed: {', '.join(KINDS + OPTIONS)})")
+    if len(kinds) != 1:
+        raise doc.error(path, f"give exactly one of {', '.join(KINDS)}, got {kinds or 'none'}")
+    kind = kinds[0]
+    raw = spec[kind]
+    fields: dict[str, Any] = {"name": knob, "kind": kind, "line": line}
+    if kind == "choices":
+        if not isinstance(raw, list) or not raw:
+            raise doc.error((*path, kind), f"`choices` must be a non-empty list, got {raw!r}")
+        choices = tuple(_scalar(doc, (*path, kind, i), v) for i, v in enumerate(raw))
+        if len(set(map(repr, choices))) != len(choices):
+            raise doc.error((*path, kind), f"duplicate values in choices {list(choices)!r}")
+        fields["choices"] = choices
+    elif kind == "value":
+        fields["value"] = _scalar(doc, (*path, kind), raw)
+    else:
+        fields.update(_parse_range(doc, path, kind, raw, spec))
+    for opt in ("log", "step", "grid"):
+        if opt in spec and kind in ("choices", "value"):
+            raise doc.error((*path, opt), f"`{opt}` applies only to int and float ranges")
+    fields["when"] = _parse_when(doc, (*path, "when"), spec.get("when"), defined)
+    return Param(**fields)
+
+
+def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> dict[str, Any]:
+    at = (*path, kind)
+    number = int if kind == "int" else (int, float)
+    if (not isinstance(raw, list) or len(raw) != 2
+            or not all(isinstance(v, number) and not isinstance(v, bool) for v in raw)):
+        raise doc.error(at, f"`{kind}` must be [low, high] {kind} values, got {raw!r}")
+    low, high = raw
+    if low > high:
+        raise doc.error(at, f"`low <= high` must hold, but got (low={low}, high={high})")
+    log = spec.get("log", False)
+    if not isinstance(log, bool):
+        raise doc.error((*path, "log"), f"`log` must be true or false, got {log!r}")
+    if log and low <= 0:
+        raise doc.error(at, f"a log range needs low > 0, got low={low}")
+    step = spec.get("step")
+    if step is not None:
+        if not isinstance(step, number) or isinstance(step, bool) or step <= 0:
+            raise doc.error((*path, "step"), f"`step` must be a positive {kind}, got {step!r}")
+        if log:
+            raise doc.error((*path, "step"), "`step` and `log: true` cannot be combined")
+    grid = spec.get("grid")
+    if grid is not None:
+        if not isinstance(grid, list) or not grid:
+            raise doc.error((*path, "grid"), f"`grid` must be a non-empty list, got {grid!r}")
+        for i, v in enumerate(grid):
+            if not isinstance(v, number) or isinstance(v, bool) or not low <= v <= high:
+                raise doc.error((*path, "grid", i),
+                                f"grid value {v!r} is not a {kind} in [{low}, {high}]")
+        grid = tuple(grid)
+    if kind == "float":
+        low, high = float(low), float(high)
+        step = float(step) if step is not None else None
+    return {"low": low, "high": high, "log": log, "step": step, "grid": grid}
+
+
+def _parse_when(doc: YamlDoc, path: tuple, raw: Any,
+                defined: dict[str, Param | Scalar]) -> tuple[tuple[str, tuple[Scalar, ...]], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not raw:
+        raise doc.error(path, f"`when` must be a mapping knob: value(s), got {raw!r}")
+    out = []
+    for knob, vals in raw.items():
+        if knob not in defined:
+            raise doc.error((*path, knob), f"`when` refers to {knob!r}, which is not a fixed "
+                            "knob or a param declared above it")
+        values = tuple(vals) if isinstance(vals, list) else (vals,)
+        values = tuple(_scalar(doc, (*path, knob), v) for v in values)
+        ref = defined[knob]
+        possible = _possible(ref)
+        for v in values:
+            if possible is not None and not _member(v, possible):
+                raise doc.error((*path, knob),
+                                f"{knob} can never be {v!r} (its values: {list(possible)!r})")
+        out.append((knob, values))
+    return tuple(out)
+
+
+def _possible(ref: Param | Scalar) -> tuple[Scalar, ...] | None:
+    if not isinstance(ref, Param):
+        return (ref,)
+    if ref.kind in ("choices", "value"):
+        return ref.grid_values()
+    return None
+
+
+def sample_configs(space: SearchSpace, n: int, seed: int = 0) -> list[dict[str, Scalar]]:
+    """``n`` random configurations (for tests and benchmarks without Optuna)."""
+    rng = random.Random(seed)
+
+    class _Draw:
+        def suggest_categorical(self, name: str, choices: list) -> Any:
+            return rng.choice(choices)
+
+        def suggest_int(self, name: str, low: int, high: int, step: int = 1,
+                        log: bool = False) -> int:
+            if log:
+                return min(high, int(round(math.exp(rng.uniform(math.log(low),
+                                                                 math.log(high))))))
+            return rng.randrange(low, high + 1, step)
+
+        def suggest_float(self, name: str, low: float, high: float, step: float | None = None,
+                          log: bool = False) -> float:
+            if log:
+                return math.exp(rng.uniform(math.log(low), math.log(high)))
+            return rng.uniform(low, high)
+
+    return [space.suggest(_Draw()) for _ in range(n)]

@@ -1,0 +1,110 @@
+"""YAML documents that remember the line of every key, so config errors can point at it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simulator.errors import ConfigError
+
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass
+class YamlDoc:
+    """Plain data loaded from a YAML file plus the 1-based line of every key and list item."""
+
+    data: Any
+    source: str
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+
+    def line(self, path: KeyPath) -> int | None:
+        """Line of ``path``, or of its nearest ancestor that has one."""
+        path = tuple(path)
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return self.lines.get(())
+
+    def where(self, path: KeyPath) -> str:
+        """``file:line: key.path`` for error messages."""
+        line = self.line(path)
+        loc = f"{self.source}:{line}" if line is not None else self.source
+        dotted = ".".join(str(p) for p in path)
+        return f"{loc}: {dotted}" if dotted else loc
+
+    def error(self, path: KeyPath, message: str) -> ConfigError:
+        """A ConfigError located at ``path``."""
+        return ConfigError(f"{self.where(path)}: {message}")
+
+
+def load_yaml(path: str | Path) -> YamlDoc:
+    """Read ``path`` as YAML with line numbers; unreadable or invalid files raise ConfigError."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    return parse_yaml(text, str(path))
+
+
+def parse_yaml(text: str, source: str = "<string>") -> YamlDoc:
+    """Parse YAML text with line numbers; duplicate keys are an error (PyYAML keeps the last)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: invalid YAML: {_one_line(exc)}") from None
+    doc = YamlDoc(data=None, source=source)
+    if node is None:
+        return doc
+    constructor = yaml.SafeLoader("")
+    doc.lines[()] = node.start_mark.line + 1
+    doc.data = _convert(node, (), doc, constructor)
+    return doc
+
+
+def _convert(node: yaml.Node, path: KeyPath, doc: YamlDoc, ctor: yaml.SafeLoader) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise doc.error(path, "mapping keys must be plain scalars")
+            try:
+                key = ctor.construct_object(key_node)
+            except yaml.YAMLError as exc:
+                raise ConfigError(f"{source_at(doc, key_node)}: {_one_line(exc)}") from None
+            sub = (*path, key)
+            if key in out:
+                raise ConfigError(
+                    f"{source_at(doc, key_node)}: {'.'.join(map(str, sub))}: duplicate key {key!r}"
+                )
+            doc.lines[sub] = key_node.start_mark.line + 1
+            out[key] = _convert(value_node, sub, doc, ctor)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        items = []
+        for i, item in enumerate(node.value):
+            sub = (*path, i)
+            doc.lines[sub] = item.start_mark.line + 1
+            items.append(_convert(item, sub, doc, ctor))
+        return items
+    try:
+        return ctor.construct_object(node)
+    except yaml.YAMLError as exc:
+        raise doc.error(path, _one_line(exc)) from None
+
+
+def source_at(doc: YamlDoc, node: yaml.Node) -> str:
+    """``file:line`` of a node."""
+    return f"{doc.source}:{node.start_mark.line + 1}"
+
+
+def _one_line(exc: yaml.YAMLError) -> str:
+    return " ".join(str(exc).split())

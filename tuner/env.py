@@ -1,0 +1,51 @@
+"""Provenance stamped on every result row: warpsweep version, git commit, host."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import socket
+import subprocess
+import tomllib
+from functools import cache
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@cache
+def warpsweep_version() -> str:
+    """The installed distribution's version, or pyproject's (suffixed ``+src``) in a checkout."""
+    try:
+        return importlib.metadata.version("warpsweep")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    try:
+        with open(REPO_ROOT / "pyproject.toml", "rb") as f:
+            return str(tomllib.load(f)["project"]["version"]) + "+src"
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "unknown"
+
+
+@cache
+def git_commit() -> str | None:
+    """Commit of the source checkout (``-dirty`` if modified), or None outside git."""
+    if not (REPO_ROOT / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}-dirty" if dirty else head or None
+
+
+@cache
+def hostname() -> str:
+    """This machine's host name (the ``worker`` column)."""
+    return socket.gethostname()

@@ -1,0 +1,207 @@
+"""Where evaluations run: in the driver process (``--workers 0``) or as Ray tasks.
+
+An executor has a ``capacity`` (how many calls may be in flight), ``call`` (start
+``fn(*args)``; arguments made with ``share`` travel by reference), ``wait`` and ``result``.
+Ray is imported only by ``RayExecutor``, so the in-process path and the simulator never need it.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.errors import ConfigError
+
+
+class Future:
+    """A call's pending result."""
+
+    __slots__ = ("ref", "value", "error", "done")
+
+    def __init__(self, ref: Any = None) -> None:
+        self.ref = ref
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.done = False
+
+
+class Executor(abc.ABC):
+    """Runs calls; at most ``capacity`` should be in flight."""
+
+    capacity: int = 1
+    description: str = ""
+
+    @abc.abstractmethod
+    def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
+        """Start ``fn(*args)``; with ``num_returns`` > 1 the returned tuple is split."""
+
+    @abc.abstractmethod
+    def wait(self, futures: list[Future], timeout: float) -> list[Future]:
+        """Those of ``futures`` that are done, waiting up to ``timeout`` s for at least one."""
+
+    @abc.abstractmethod
+    def result(self, future: Future) -> Any:
+        """The call's value; raises if the call (or its worker) failed."""
+
+    @abc.abstractmethod
+    def share(self, future: Future) -> Any:
+        """An argument for later calls that refers to ``future``'s value without fetching it."""
+
+    def close(self) -> None:  # noqa: B027 - nothing to release by default
+        """Release workers and cancel what is still running."""
+
+
+class InlineExecutor(Executor):
+    """Runs each call at once in this process (``--workers 0``)."""
+
+    capacity = 1
+    description = "in-process"
+
+    def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
+        """Run now; errors are kept for ``result``."""
+        futures = [Future() for _ in range(num_returns)]
+        try:
+            value = fn(*args)
+            values = value if num_returns > 1 else (value,)
+            for f, v in zip(futures, values, strict=True):
+                f.value = v
+        except Exception as exc:
+            for f in futures:
+                f.error = exc
+        for f in futures:
+            f.done = True
+        return futures
+
+    def wait(self, futures: list[Future], timeout: float) -> list[Future]:
+        """Everything is already done."""
+        return [f for f in futures if f.done]
+
+    def result(self, future: Future) -> Any:
+        """The value, or the call's exception re-raised."""
+        if future.error is not None:
+            raise future.error
+        return future.value
+
+    def share(self, future: Future) -> Any:
+        """The value itself."""
+        return self.result(future)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A reference to an object in Ray's store, resolved (and cached) by the worker."""
+
+    ref: Any
+
+
+_CACHE: OrderedDict[str, Any] = OrderedDict()
+_CACHE_SIZE = 8
+
+
+def _resolve(arg: Any) -> Any:
+    if not isinstance(arg, Shared):
+        return arg
+    import ray
+
+    key = arg.ref.hex()
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    value = ray.get(arg.ref)
+    _CACHE[key] = value
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return value
+
+
+def run_call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Body of every Ray task: resolve shared arguments (once per worker) and call ``fn``."""
+    return fn(*(_resolve(a) for a in args))
+
+
+class RayExecutor(Executor):
+    """Runs calls as Ray tasks, one CPU each, on a local or existing Ray cluster."""
+
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError as exc:  # pragma: no cover - ray is a dependency
+            raise ConfigError(f"Ray is not installed ({exc}); use --workers 0") from None
+        self._ray = ray
+        self._owns = False
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
+                                      "log_to_driver": True}
+            if address is None:
+                if workers:
+                    kwargs["num_cpus"] = min(workers, os.cpu_count() or workers)
+            try:
+                ray.init(address=address, **kwargs)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = address or "a new local cluster"
+                raise ConfigError(f"no Ray cluster at --address {where!r}: "
+                                  f"{' '.join(str(exc).split())[:300]}") from None
+            self._owns = True
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if cpus < 1:
+            self.close()
+            raise ConfigError(f"the Ray cluster at {address or 'local'!r} has no CPUs")
+        self.cpus = cpus
+        self.capacity = min(cpus, workers) if workers else cpus
+        self.description = f"Ray, {self.capacity} of {cpus} CPUs"
+        self._task = ray.remote(num_cpus=1, max_retries=2)(run_call)
+        self._tasks: dict[int, Any] = {}
+
+    def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
+        """Submit a task."""
+        refs = self._task.options(num_returns=num_returns).remote(fn, *args)
+        refs = refs if num_returns > 1 else [refs]
+        return [Future(r) for r in refs]
+
+    def wait(self, futures: list[Future], timeout: float) -> list[Future]:
+        """``ray.wait`` for the first ready."""
+        by_ref = {f.ref: f for f in futures}
+        ready, _ = self._ray.wait(list(by_ref), num_returns=1, timeout=timeout)
+        return [by_ref[r] for r in ready]
+
+    def result(self, future: Future) -> Any:
+        """``ray.get``; task and worker failures raise."""
+        return self._ray.get(future.ref)
+
+    def share(self, future: Future) -> Any:
+        """The object ref, wrapped so workers cache the resolved value."""
+        return Shared(future.ref)
+
+    def put(self, value: Any) -> Shared:
+        """Put a driver-side object into the store once."""
+        return Shared(self._ray.put(value))
+
+    def cancel(self, futures: list[Future]) -> None:
+        """Best-effort cancellation of running calls."""
+        for f in futures:
+            try:
+                self._ray.cancel(f.ref, force=True)
+            except Exception:  # noqa: BLE001 - cancelling is best effort at shutdown
+                pass
+
+    def close(self) -> None:
+        """Shut Ray down if this executor started it."""
+        if self._owns and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._owns = False
+
+
+def make_executor(workers: int | None, address: str | None) -> Executor:
+    """``--workers 0``: in-process; otherwise Ray (local, or the cluster at ``address``)."""
+    if workers is not None and workers < 0:
+        raise ConfigError(f"--workers must be >= 0, got {workers}")
+    if workers == 0:
+        if address is not None:
+            raise ConfigError("--workers 0 runs in-process; it cannot be combined with --address")
+        return InlineExecutor()
+    return RayExecutor(workers=workers, address=address)

@@ -1,0 +1,140 @@
+"""Checking studies before anything runs, and running them: names, spaces, graphs, samplers.
+
+Every bad input found here raises ConfigError (or GraphError) with a one-line reason, so the
+CLI exits with status 2 before Ray starts or a results directory is touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+
+from search_spaces.loader import SearchSpace
+from search_spaces.loader import load_space
+from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+from tuner.executor import make_executor
+from tuner.progress import Progress
+from tuner.runner import Runner
+from tuner.runner import RunStats
+from tuner.samplers import sampler_info
+from tuner.store import ResultStore
+from tuner.study import Objective
+from tuner.study import StudySpec
+from tuner.study import StudySummary
+from tuner.study import budget_of
+
+
+def check_algorithm(name: str) -> str:
+    """An algorithm the simulator knows."""
+    from simulator import ALGORITHMS
+
+    if name not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}")
+    return name
+
+
+def check_device(name: str) -> str:
+    """A device preset name."""
+    from simulator import DEVICES
+
+    if name not in DEVICES:
+        raise ConfigError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)}")
+    return name
+
+
+def check_objective(objective: Objective) -> Objective:
+    """Every objective metric is one the simulator reports."""
+    from simulator import METRICS
+
+    for metric in objective.metrics:
+        if metric not in METRICS:
+            raise ConfigError(
+                f"unknown objective metric {metric!r}; choose from {', '.join(METRICS)}"
+            )
+    return objective
+
+
+def canonical_graph(spec: str) -> str:
+    """The canonical form of a graph spec (GraphError if it cannot be parsed)."""
+    try:
+        from simulator.graph_spec import parse_spec
+    except ImportError:  # pragma: no cover - loaders not installed
+        return spec.strip()
+    return parse_spec(spec).canonical()
+
+
+def check_spec(spec: StudySpec) -> StudySpec:
+    """A study spec with every name checked and the graph spec canonical."""
+    where = f"{spec.origin}: " if spec.origin else ""
+    try:
+        check_algorithm(spec.algorithm)
+        check_device(spec.device)
+        sampler_info(spec.sampler)
+        check_objective(spec.objective)
+        if spec.trials is not None and spec.trials < 1:
+            raise ConfigError(f"trials must be >= 1, got {spec.trials}")
+        if spec.sources < 1:
+            raise ConfigError(f"sources must be >= 1, got {spec.sources}")
+        graph = canonical_graph(spec.graph)
+    except WarpsweepError as exc:
+        raise type(exc)(f"{where}{exc}") from None
+    return dataclasses.replace(spec, graph=graph)
+
+
+def load_spaces(specs: list[StudySpec], base: Path | None = None) -> dict[str, SearchSpace]:
+    """Load and validate (against the simulator) every space the studies name."""
+    spaces: dict[str, SearchSpace] = {}
+    for spec in specs:
+        if spec.space in spaces:
+            continue
+        try:
+            space = load_space(spec.space)
+            space.validate()
+        except WarpsweepError as exc:
+            where = f"{spec.origin}: " if spec.origin else ""
+            raise ConfigError(f"{where}{exc}") from None
+        spaces[spec.space] = space
+    return spaces
+
+
+@dataclass
+class RunResult:
+    """Summaries of the studies run, and the run's statistics."""
+
+    summaries: list[StudySummary]
+    stats: RunStats
+    executor: str
+
+
+def run_studies(specs: list[StudySpec], spaces: dict[str, SearchSpace], results: str | Path,
+                workers: int | None = None, address: str | None = None,
+                timeout: float | None = None, progress: bool = False,
+                backend: Any = None, flush_every_s: float = 2.0,
+                desc: str = "tune") -> RunResult:
+    """Run checked studies on a fresh executor, results under ``results``."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    if timeout is not None and timeout <= 0:
+        raise ConfigError(f"--timeout must be > 0 seconds, got {timeout}")
+    keys = [s.key(spaces[s.space]) for s in specs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ConfigError(f"the same study is listed twice: {dup}")
+    store = ResultStore.open(results, flush_every_s=flush_every_s)
+    total = sum(budget_of(s, spaces[s.space]) for s in specs)
+    executor = make_executor(workers, address)
+    bar = Progress(total, progress, desc=desc)
+    try:
+        runner = Runner(executor, store, results, backend=backend, progress=bar,
+                        timeout=timeout)
+        summaries = runner.run(specs, spaces)
+        return RunResult(summaries, runner.stats, executor.description)
+    finally:
+        bar.close()
+        executor.close()

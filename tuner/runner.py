@@ -1,0 +1,263 @@
+"""The driver loop: keeps every worker busy with evaluations from one or many studies.
+
+Studies are opened in order and prepared (graph loaded, functional runs computed) by a worker
+task whose results stay in the object store, shared by every study that needs them. The loop
+fills the in-flight window from the open studies (references first, fewest in flight first),
+opens the next study whenever the open ones cannot fill it, and flushes the results store at
+least every few seconds and on exit (Ctrl-C included).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from search_spaces.loader import SearchSpace
+from simulator.errors import ConfigError
+from tuner.evaluate import GraphMeta
+from tuner.evaluate import Outcome
+from tuner.evaluate import SimulatorBackend
+from tuner.executor import Executor
+from tuner.executor import Future
+from tuner.progress import Progress
+from tuner.records import TrialRecord
+from tuner.store import ResultStore
+from tuner.study import Job
+from tuner.study import StudyRun
+from tuner.study import StudySpec
+from tuner.study import StudySummary
+
+
+@dataclass
+class Prep:
+    """A prepared (graph, algorithm, sources): futures, then shared handles and metadata."""
+
+    futures: list[Future]
+    meta: GraphMeta | None = None
+    graph: Any = None
+    runs: Any = None
+    users: list[StudyRun] = field(default_factory=list)
+
+
+@dataclass
+class RunStats:
+    """What the run did, for the report and the benchmark."""
+
+    evaluations: int = 0
+    busy_s: float = 0.0
+    elapsed_s: float = 0.0
+    capacity: int = 1
+    trials: int = 0
+
+    @property
+    def busy_fraction(self) -> float:
+        """Worker time spent evaluating over the time the workers were available."""
+        span = self.elapsed_s * self.capacity
+        return self.busy_s / span if span else 0.0
+
+
+class Runner:
+    """Runs studies over an executor, writing results to a store."""
+
+    def __init__(self, executor: Executor, store: ResultStore, results: str | Path,
+                 backend: Any = None, progress: Progress | None = None,
+                 timeout: float | None = None) -> None:
+        self.executor = executor
+        self.store = store
+        self.results = Path(results)
+        self.backend = backend or SimulatorBackend()
+        self.progress = progress
+        self.deadline = time.monotonic() + timeout if timeout else None
+        self.stats = RunStats(capacity=executor.capacity)
+        self._build = _strategy_builder()
+        self._preps: dict[tuple, Prep] = {}
+        self._inflight: dict[Future, tuple[str, Any]] = {}
+        self._active: list[StudyRun] = []
+        self.summaries: list[StudySummary] = []
+        self._single = False
+        self._order: dict[int, int] = {}
+
+    def run(self, specs: list[StudySpec], spaces: dict[str, SearchSpace]) -> list[StudySummary]:
+        """Run every study to its budget (or the timeout); returns their summaries in order."""
+        start = time.monotonic()
+        self._single = len(specs) == 1
+        pending = deque(specs)
+        stored = self.store.stored_trials()
+        self._order = {id(s): i for i, s in enumerate(specs)}
+        done_summaries: dict[int, StudySummary] = {}
+        try:
+            while True:
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    pending.clear()
+                    for run in self._active:
+                        run.stopping = True
+                self._fill(pending, spaces, stored, done_summaries)
+                if not self._inflight:
+                    if pending:
+                        continue
+                    break
+                wait = self.store.seconds_to_flush()
+                if self.deadline is not None:
+                    wait = min(wait, max(0.0, self.deadline - time.monotonic()))
+                for future in self.executor.wait(list(self._inflight), max(wait, 0.01)):
+                    self._handle(future)
+                self.store.maybe_flush()
+                self._retire(done_summaries)
+            self._retire(done_summaries)
+        finally:
+            self.stats.elapsed_s = time.monotonic() - start
+            self._shutdown()
+        self.summaries = [done_summaries[i] for i in sorted(done_summaries)]
+        return self.summaries
+
+    # -- scheduling ------------------------------------------------------------------------
+    def _fill(self, pending: deque, spaces: dict[str, SearchSpace],
+              stored: dict[str, set], done: dict[int, StudySummary]) -> None:
+        while len(self._inflight) < self.executor.capacity:
+            job = self._next_job()
+            if job is not None:
+                self._submit(job)
+                continue
+            if not pending:
+                return
+            spec = pending.popleft()
+            run = self._open(spec, spaces[spec.space], stored)
+            if not run.wants_prepare():
+                run.stopping = True
+                done[self._spec_index(spec)] = run.summary()
+                self._count_study(done)
+                continue
+            self._active.append(run)
+            self._attach(run)
+
+    def _spec_index(self, spec: StudySpec) -> int:
+        return self._order[id(spec)]
+
+    def _next_job(self) -> Job | None:
+        for run in sorted(self._active, key=lambda r: r.busy):
+            job = run.next_job()
+            if job is not None:
+                return job
+        return None
+
+    def _open(self, spec: StudySpec, space: SearchSpace, stored: dict[str, set]) -> StudyRun:
+        run = StudyRun(spec, space, self.results, stored.get(spec.key(space), set()),
+                       self.store.add_trial, self.store.amend_trial, self._build)
+        if run.resumed and self.progress is not None:
+            self.progress.advance(min(run.resumed, run.budget))
+            if self._single:
+                self.progress.set_best(run.best_value())
+        run.on_trial = self._after
+        return run
+
+    def _attach(self, run: StudyRun) -> None:
+        key = run.spec.prepare_key()
+        prep = self._preps.get(key)
+        if prep is None:
+            want_features = True
+            futures = self.executor.call(self.backend.prepare, run.spec.graph, run.spec.algorithm,
+                                         run.spec.n_sources(), run.spec.seed, want_features,
+                                         num_returns=3)
+            prep = Prep(futures)
+            self._preps[key] = prep
+            self._inflight[futures[2]] = ("prep", prep)
+        prep.users.append(run)
+        if prep.meta is not None:
+            run.set_prepared(prep.meta)
+
+    def _submit(self, job: Job) -> None:
+        prep = self._preps[job.run.spec.prepare_key()]
+        spec = job.run.spec
+        (future,) = self.executor.call(self.backend.evaluate, prep.graph, prep.runs,
+                                       spec.algorithm, spec.device, job.config)
+        self._inflight[future] = ("eval", job)
+
+    # -- results ---------------------------------------------------------------------------
+    def _handle(self, future: Future) -> None:
+        kind, obj = self._inflight.pop(future)
+        if kind == "prep":
+            self._prepared(obj)
+            return
+        job: Job = obj
+        try:
+            outcome = self.executor.result(future)
+        except Exception as exc:  # the worker died (after Ray's retries): a failed trial
+            outcome = Outcome(None, error=f"worker failure: {type(exc).__name__}: "
+                              f"{' '.join(str(exc).split())[:500]}")
+        self.stats.evaluations += 1
+        self.stats.busy_s += outcome.wall_s
+        job.run.finish(job, outcome)
+
+    def _prepared(self, prep: Prep) -> None:
+        graph_f, runs_f, meta_f = prep.futures
+        meta: GraphMeta = self.executor.result(meta_f)
+        if meta.error is not None:
+            origin = prep.users[0].spec.origin if prep.users else ""
+            raise ConfigError(f"{origin + ': ' if origin else ''}{meta.error}")
+        prep.meta = meta
+        prep.graph = self.executor.share(graph_f)
+        prep.runs = self.executor.share(runs_f)
+        self.store.add_graph(graph_row(meta))
+        for run in prep.users:
+            run.set_prepared(meta)
+
+    def _after(self, run: StudyRun, record: TrialRecord) -> None:
+        self.stats.trials += 1
+        if self.progress is not None:
+            self.progress.advance(1)
+            if self._single:
+                self.progress.set_best(run.best_value())
+
+    def _retire(self, done: dict[int, StudySummary]) -> None:
+        for run in list(self._active):
+            if not run.finished():
+                continue
+            self._active.remove(run)
+            done[self._spec_index(run.spec)] = run.summary()
+            self._count_study(done)
+            key = run.spec.prepare_key()
+            prep = self._preps.get(key)
+            if prep is not None:
+                prep.users.remove(run)
+                if not prep.users and prep.meta is not None:
+                    del self._preps[key]  # drop the references; Ray frees the objects
+
+    def _count_study(self, done: dict[int, StudySummary]) -> None:
+        if self.progress is not None and not self._single:
+            self.progress.set_studies(len(done), len(self._order))
+
+    def _shutdown(self) -> None:
+        try:
+            cancel = getattr(self.executor, "cancel", None)
+            if cancel is not None and self._inflight:
+                cancel(list(self._inflight))
+        finally:
+            self.store.close()
+
+
+def _strategy_builder():
+    from simulator import Strategy
+
+    return Strategy.from_params
+
+
+def graph_row(meta: GraphMeta) -> dict[str, Any]:
+    """The ``graphs`` row of a prepared graph."""
+    from datetime import UTC
+    from datetime import datetime
+
+    from tuner.env import warpsweep_version
+    from tuner.schema import SCHEMA_VERSION
+
+    row: dict[str, Any] = dict(meta.features or {})
+    row.update(
+        graph_id=meta.graph_id, spec=meta.spec, name=meta.name, kind=meta.kind, n=meta.n,
+        m=meta.m, directed=meta.directed, weighted=meta.weighted,
+        timestamp=datetime.now(UTC), warpsweep_version=warpsweep_version(),
+        schema_version=SCHEMA_VERSION,
+    )
+    return row

@@ -1,0 +1,162 @@
+"""The Parquet results schema, declared once: columns, types, partitions and version.
+
+``python -m tuner.schema`` prints it as Markdown (the README's schema section).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+MANIFEST = "_warpsweep.json"
+TRIALS = "trials"
+GRAPHS = "graphs"
+PARAM_PREFIX = "param_"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One declared column: name, Arrow type and what it holds."""
+
+    name: str
+    type: pa.DataType
+    doc: str
+
+
+def _cols(*specs: tuple[str, pa.DataType, str]) -> tuple[Column, ...]:
+    return tuple(Column(*s) for s in specs)
+
+
+# Hive partition keys (directories ``key=value``), not stored inside the files.
+TRIAL_PARTITIONS = _cols(
+    ("algorithm", pa.string(), "bfs, sssp, pagerank or cc"),
+    ("device", pa.string(), "device model name (h100, c2050, ...)"),
+)
+TRIAL_COLUMNS = _cols(
+    ("study_key", pa.string(), "stable id of the (graph, algorithm, device, space, objective, "
+     "sources) study; also its Optuna study name"),
+    ("trial", pa.int64(), "Optuna trial number (null for reference runs)"),
+    ("role", pa.string(), "`trial` (drawn by the sampler) or `reference` (baseline runs)"),
+    ("label", pa.string(), "reference name, e.g. `thread` or `vwarp w=8` (null for trials)"),
+    ("state", pa.string(), "`complete`, `failed` (error set, no metrics) or `duplicate` "
+     "(configuration already evaluated; answered from the study)"),
+    ("duplicate_of", pa.int64(), "trial number whose result a duplicate reused (-1: a reference)"),
+    ("graph_id", pa.string(), "graph id (slug of the spec + hash); key of `graphs`"),
+    ("graph_spec", pa.string(), "graph spec string as loaded"),
+    ("space", pa.string(), "search space name"),
+    ("space_digest", pa.string(), "hash of the space's content"),
+    ("sampler", pa.string(), "tpe, random, grid or gp"),
+    ("objective", pa.string(), "objective metric(s), comma separated, `:max` when maximised"),
+    ("values", pa.list_(pa.float64()), "objective values told to Optuna (mean over sources)"),
+    ("values_std", pa.list_(pa.float64()), "standard deviation of each objective over sources"),
+    ("sources", pa.list_(pa.int64()), "BFS/SSSP source vertices averaged (empty otherwise)"),
+    ("n_sources", pa.int64(), "number of simulations averaged"),
+    ("time_us_std", pa.float64(), "spread of time_us over sources: standard deviation"),
+    ("time_us_min", pa.float64(), "spread of time_us over sources: minimum"),
+    ("time_us_max", pa.float64(), "spread of time_us over sources: maximum"),
+    ("error", pa.string(), "error text of a failed evaluation"),
+    ("wall_s", pa.float64(), "wall time of the evaluation on its worker, seconds"),
+    ("worker", pa.string(), "host name of the worker that ran it"),
+    ("seed", pa.int64(), "study seed (sampler and source choice)"),
+    ("timestamp", pa.timestamp("us", tz="UTC"), "when the result reached the driver"),
+    ("warpsweep_version", pa.string(), "warpsweep version that produced the row"),
+    ("git_commit", pa.string(), "source commit, `-dirty` if modified (null if unknown)"),
+    ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),
+)
+# Every knob gets a column ``param_<knob>`` (null where the knob does not apply). Knobs a space
+# sets that are not listed here get a column typed from their values.
+PARAM_TYPES: dict[str, pa.DataType] = {
+    "mapping": pa.string(),
+    "w": pa.int64(),
+    "chunk": pa.int64(),
+    "distribution": pa.string(),
+    "defer_threshold": pa.int64(),
+    "block_size": pa.int64(),
+    "driven": pa.string(),
+    "push": pa.string(),
+    "donate_threshold": pa.int64(),
+    "variable_grid": pa.bool_(),
+    "switch_to_topology": pa.float64(),
+    "switch_to_data": pa.float64(),
+    "partition": pa.int64(),
+    "unroll": pa.int64(),
+    "adaptive_min_w": pa.int64(),
+    "adaptive_max_w": pa.int64(),
+}
+# Every simulator metric gets a float64 column (mean over sources); metrics not listed here
+# (added by a later simulator) get one too.
+METRIC_NAMES = (
+    "time_us", "cycles", "launches", "iterations", "simd_efficiency", "u_a", "u_r", "me",
+    "transactions", "bytes", "transactions_per_request", "atomics", "edges_touched",
+    "work_efficiency", "meps",
+)
+
+GRAPH_PARTITIONS = _cols(
+    ("kind", pa.string(), "spec family: rmat, uniform, grid, road, file, ..."),
+)
+GRAPH_COLUMNS = _cols(
+    ("graph_id", pa.string(), "graph id, as in `trials.graph_id`"),
+    ("spec", pa.string(), "graph spec string"),
+    ("name", pa.string(), "graph name"),
+    ("n", pa.int64(), "vertices"),
+    ("m", pa.int64(), "stored (directed) edges"),
+    ("directed", pa.bool_(), "whether the graph is directed"),
+    ("weighted", pa.bool_(), "whether it carries edge weights"),
+    ("timestamp", pa.timestamp("us", tz="UTC"), "when the row was written"),
+    ("warpsweep_version", pa.string(), "warpsweep version that produced the row"),
+    ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),
+)
+# plus one column per graph feature (`simulator.features.graph_features`), float64 or int64.
+
+
+def param_column(knob: str) -> str:
+    """Column name of a knob."""
+    return PARAM_PREFIX + knob
+
+
+def reserved_names() -> set[str]:
+    """Declared trial column names a metric must not shadow."""
+    return {c.name for c in TRIAL_COLUMNS + TRIAL_PARTITIONS}
+
+
+def metric_column(metric: str) -> str:
+    """Column name of a metric (prefixed only if it would clash with a declared column)."""
+    return f"metric_{metric}" if metric in reserved_names() else metric
+
+
+def infer_type(values: list) -> pa.DataType:
+    """Arrow type for a column not declared here, from its Python values."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pa.bool_()
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pa.int64()
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return pa.float64()
+    return pa.string()
+
+
+def markdown() -> str:
+    """The schema as Markdown tables."""
+    lines = [f"Results schema version {SCHEMA_VERSION}.", "",
+             "`trials/algorithm=<algo>/device=<device>/part-*.parquet`, one row per evaluation:",
+             "", "| column | type | meaning |", "| --- | --- | --- |"]
+    for c in TRIAL_PARTITIONS + TRIAL_COLUMNS:
+        lines.append(f"| `{c.name}` | {c.type} | {c.doc} |")
+    knobs = ", ".join(f"`{param_column(k)}`" for k in PARAM_TYPES)
+    lines += [f"| {knobs}, ... | per knob | every knob as its own column, null where it does "
+              "not apply |",
+              f"| {', '.join(f'`{m}`' for m in METRIC_NAMES)}, ... | double | every simulator "
+              "metric, mean over sources (null unless complete) |", "",
+              "`graphs/kind=<kind>/part-*.parquet`, one row per graph:", "",
+              "| column | type | meaning |", "| --- | --- | --- |"]
+    for c in GRAPH_PARTITIONS + GRAPH_COLUMNS:
+        lines.append(f"| `{c.name}` | {c.type} | {c.doc} |")
+    lines.append("| *features* | double/int64 | one column per graph feature |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown())

@@ -1,0 +1,333 @@
+"""The results store: buffered rows flushed as new Parquet files, written atomically.
+
+Two backends share one contract (``append`` a table to a partition, ``scan`` a table back):
+``ParquetDirBackend`` (a hive-partitioned directory; temp file + ``os.replace``, so a crash never
+leaves a torn file) and ``MemoryBackend`` (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import os
+import time
+import urllib.parse
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from simulator.errors import ConfigError
+from tuner.env import warpsweep_version
+from tuner.records import TrialRecord
+from tuner.schema import GRAPH_COLUMNS
+from tuner.schema import GRAPH_PARTITIONS
+from tuner.schema import GRAPHS
+from tuner.schema import MANIFEST
+from tuner.schema import METRIC_NAMES
+from tuner.schema import PARAM_TYPES
+from tuner.schema import SCHEMA_VERSION
+from tuner.schema import TRIAL_COLUMNS
+from tuner.schema import TRIAL_PARTITIONS
+from tuner.schema import TRIALS
+from tuner.schema import Column
+from tuner.schema import infer_type
+from tuner.schema import metric_column
+from tuner.schema import param_column
+
+PARTITIONS = {TRIALS: TRIAL_PARTITIONS, GRAPHS: GRAPH_PARTITIONS}
+COLUMNS = {TRIALS: TRIAL_COLUMNS, GRAPHS: GRAPH_COLUMNS}
+
+
+class Backend(abc.ABC):
+    """Where tables live. Implementations must make each append all-or-nothing."""
+
+    @abc.abstractmethod
+    def append(self, table: str, partition: dict[str, str], data: pa.Table) -> None:
+        """Add ``data`` (without the partition columns) to ``table`` under ``partition``."""
+
+    @abc.abstractmethod
+    def scan(self, table: str, columns: list[str] | None = None) -> pa.Table:
+        """Everything appended to ``table``, partition columns included, schemas unified."""
+
+
+class MemoryBackend(Backend):
+    """Tables kept in memory."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, list[pa.Table]] = {}
+
+    def append(self, table: str, partition: dict[str, str], data: pa.Table) -> None:
+        """Keep the table with its partition values as constant columns."""
+        for key, value in partition.items():
+            data = data.append_column(key, pa.array([value] * data.num_rows, pa.string()))
+        self.tables.setdefault(table, []).append(data)
+
+    def scan(self, table: str, columns: list[str] | None = None) -> pa.Table:
+        """Concatenation of the appended tables (missing columns null)."""
+        parts = self.tables.get(table, [])
+        if not parts:
+            return _empty(table, columns)
+        out = pa.concat_tables(parts, promote_options="default")
+        return out.select(columns) if columns else out
+
+
+class ParquetDirBackend(Backend):
+    """A hive-partitioned Parquet dataset under ``root/<table>/key=value/part-*.parquet``."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def append(self, table: str, partition: dict[str, str], data: pa.Table) -> None:
+        """Write a new file: temp name first, then an atomic rename."""
+        folder = self.root / table
+        for key, value in partition.items():
+            folder = folder / f"{key}={urllib.parse.quote(str(value), safe='')}"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"part-{time.time_ns()}-{uuid.uuid4().hex[:8]}.parquet"
+        tmp = folder / f".{name}.tmp"
+        try:
+            pq.write_table(data, tmp)
+            os.replace(tmp, folder / name)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def files(self, table: str) -> list[Path]:
+        """The dataset's finished files (temp files are hidden by their leading dot)."""
+        base = self.root / table
+        return sorted(p for p in base.rglob("part-*.parquet")) if base.exists() else []
+
+    def scan(self, table: str, columns: list[str] | None = None) -> pa.Table:
+        """Read every file with the union of their schemas plus the partition columns."""
+        files = self.files(table)
+        if not files:
+            return _empty(table, columns)
+        part_schema = pa.schema([(c.name, c.type) for c in PARTITIONS[table]])
+        schema = pa.unify_schemas([pq.read_schema(f) for f in files] + [part_schema])
+        dataset = ds.dataset(
+            [str(f) for f in files], schema=schema, format="parquet",
+            partitioning=ds.partitioning(part_schema, flavor="hive"),
+            partition_base_dir=str(self.root / table),
+        )
+        return dataset.to_table(columns=columns)
+
+
+def _empty(table: str, columns: list[str] | None) -> pa.Table:
+    cols = PARTITIONS[table] + COLUMNS[table]
+    schema = pa.schema([(c.name, c.type) for c in cols])
+    if columns:
+        schema = pa.schema([schema.field(c) if c in schema.names else (c, pa.null())
+                            for c in columns])
+    return schema.empty_table()
+
+
+class ResultStore:
+    """Buffers trial and graph rows and flushes them as new files every few seconds and at close.
+
+    A row reaches the buffer before its trial is told to Optuna; the journal keeps each told
+    trial's record, so a row lost with the buffer in a crash is rewritten on resume.
+    """
+
+    def __init__(self, backend: Backend, flush_every_s: float = 2.0, max_rows: int = 5000):
+        self.backend = backend
+        self.flush_every_s = flush_every_s
+        self.max_rows = max_rows
+        self._trials: list[TrialRecord] = []
+        self._graphs: list[dict[str, Any]] = []
+        self._last_flush = time.monotonic()
+        self._graph_ids: set[str] | None = None
+        self.files_written = 0
+
+    @classmethod
+    def open(cls, results: str | Path, **kwargs: Any) -> ResultStore:
+        """A store over a results directory, created if needed; refuses a newer schema."""
+        root = Path(results)
+        if root.exists() and not root.is_dir():
+            raise ConfigError(f"--results {str(root)!r} is a file, not a directory")
+        check_manifest(root)
+        return cls(ParquetDirBackend(root), **kwargs)
+
+    # -- writing ---------------------------------------------------------------------------
+    def add_trial(self, record: TrialRecord) -> None:
+        """Buffer one evaluation's record."""
+        self._trials.append(record)
+        if len(self._trials) >= self.max_rows:
+            self.flush()
+
+    def amend_trial(self, old: TrialRecord, new: TrialRecord) -> None:
+        """Replace a still-buffered record (a trial whose tell failed becomes failed)."""
+        for i in range(len(self._trials) - 1, -1, -1):
+            if self._trials[i] is old:
+                self._trials[i] = new
+                return
+        self.add_trial(new)
+
+    def add_graph(self, row: dict[str, Any]) -> None:
+        """Buffer a graph row unless that graph id is already stored."""
+        known = self.graph_ids()
+        if row["graph_id"] in known:
+            return
+        known.add(row["graph_id"])
+        self._graphs.append(row)
+
+    def seconds_to_flush(self) -> float:
+        """Time left before the next periodic flush is due."""
+        return max(0.0, self._last_flush + self.flush_every_s - time.monotonic())
+
+    def maybe_flush(self) -> None:
+        """Flush if the period has elapsed."""
+        if self.seconds_to_flush() <= 0:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered rows as new files (one per partition)."""
+        self._last_flush = time.monotonic()
+        trials, self._trials = self._trials, []
+        graphs, self._graphs = self._graphs, []
+        try:
+            self._write(TRIALS, [r.to_row() for r in trials])
+            self._write(GRAPHS, graphs)
+        except BaseException:
+            self._trials[:0] = trials
+            self._graphs[:0] = graphs
+            raise
+
+    def close(self) -> None:
+        """Flush what is left."""
+        self.flush()
+
+    def _write(self, table: str, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        keys = [c.name for c in PARTITIONS[table]]
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault(tuple(str(row[k]) for k in keys), []).append(row)
+        for values, group in groups.items():
+            data = rows_to_table(table, group)
+            meta = {b"warpsweep.schema_version": str(SCHEMA_VERSION).encode()}
+            self.backend.append(table, dict(zip(keys, values, strict=True)),
+                                data.replace_schema_metadata(meta))
+            self.files_written += 1
+
+    # -- reading ---------------------------------------------------------------------------
+    def graph_ids(self) -> set[str]:
+        """Ids of the graphs already in the store (read once)."""
+        if self._graph_ids is None:
+            table = self.backend.scan(GRAPHS, columns=["graph_id"])
+            self._graph_ids = set(table.column("graph_id").to_pylist())
+        return self._graph_ids
+
+    def stored_trials(self) -> dict[str, set[tuple[str, Any]]]:
+        """Per study key, the (role, trial-or-label) pairs already on disk or buffered."""
+        table = self.backend.scan(TRIALS, columns=["study_key", "role", "trial", "label"])
+        out: dict[str, set[tuple[str, Any]]] = {}
+        cols = [table.column(c).to_pylist() for c in ("study_key", "role", "trial", "label")]
+        for key, role, trial, label in zip(*cols, strict=True):
+            out.setdefault(key, set()).add(_row_id(role, trial, label))
+        for r in self._trials:
+            out.setdefault(r.study_key, set()).add(_row_id(r.role, r.trial, r.label))
+        return out
+
+
+def _row_id(role: str, trial: int | None, label: str | None) -> tuple[str, Any]:
+    return (role, trial if role == "trial" else label)
+
+
+def rows_to_table(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows to an Arrow table with the declared schema (plus columns for undeclared knobs,
+    metrics or features), partition columns left out."""
+    fields = [(c.name, c.type) for c in COLUMNS[table]]
+    declared = {name for name, _ in fields} | {c.name for c in PARTITIONS[table]}
+    present = _keys(rows) - declared
+    if table == TRIALS:
+        params = {param_column(k): t for k, t in PARAM_TYPES.items()}
+        metrics = {metric_column(m) for m in METRIC_NAMES}
+        extra_params = sorted(k for k in present if k.startswith("param_") and k not in params)
+        extra_metrics = sorted(present - set(params) - metrics - set(extra_params))
+        fields += list(params.items())
+        fields += [(k, _column_type(rows, k)) for k in extra_params]
+        fields += [(m, pa.float64()) for m in [*METRIC_NAMES, *extra_metrics]]
+    else:
+        fields += [(k, _column_type(rows, k)) for k in sorted(present)]
+    schema = pa.schema(fields)
+    coerced = [_coerce(row, schema) for row in rows]
+    return pa.Table.from_pylist(coerced, schema=schema)
+
+
+def _keys(rows: Iterable[dict[str, Any]]) -> set[str]:
+    out: set[str] = set()
+    for row in rows:
+        out.update(row)
+    return out
+
+
+def _column_type(rows: list[dict[str, Any]], key: str) -> pa.DataType:
+    return infer_type([row.get(key) for row in rows])
+
+
+def _coerce(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
+    out = {}
+    for f in schema:
+        v = row.get(f.name)
+        if v is not None:
+            if pa.types.is_string(f.type) and not isinstance(v, str):
+                v = str(v)
+            elif pa.types.is_floating(f.type) and not isinstance(v, float):
+                v = float(v)
+        out[f.name] = v
+    return out
+
+
+def check_manifest(root: Path) -> None:
+    """Create the results directory's manifest, or refuse one written by a newer schema."""
+    path = root / MANIFEST
+    if path.exists():
+        try:
+            manifest = json.loads(path.read_text())
+            version = int(manifest["schema_version"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"{path}: unreadable results manifest ({exc})") from None
+        if version > SCHEMA_VERSION:
+            raise ConfigError(
+                f"results directory {str(root)!r} was written with results schema version "
+                f"{version} (by warpsweep {manifest.get('warpsweep_version', '?')}); this "
+                f"warpsweep {warpsweep_version()} reads schema version {SCHEMA_VERSION} and "
+                "older: upgrade warpsweep or choose another --results directory"
+            )
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    body = {"schema_version": SCHEMA_VERSION, "warpsweep_version": warpsweep_version()}
+    tmp = root / f".{MANIFEST}.{uuid.uuid4().hex[:8]}.tmp"
+    tmp.write_text(json.dumps(body, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def read_trials(results: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """The ``trials`` table of a results directory (schema checked)."""
+    root = Path(results)
+    check_readable(root)
+    return ParquetDirBackend(root).scan(TRIALS, columns)
+
+
+def read_graphs(results: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """The ``graphs`` table of a results directory (schema checked)."""
+    root = Path(results)
+    check_readable(root)
+    return ParquetDirBackend(root).scan(GRAPHS, columns)
+
+
+def check_readable(root: Path) -> None:
+    """Refuse a missing results directory or one of a newer schema."""
+    if not (root / MANIFEST).exists():
+        raise ConfigError(f"{str(root)!r} is not a warpsweep results directory (no {MANIFEST})")
+    check_manifest(root)
+
+
+def declared_fields(table: str = TRIALS) -> list[Column]:
+    """Declared columns of a table, partitions first."""
+    return list(PARTITIONS[table] + COLUMNS[table])

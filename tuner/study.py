@@ -1,0 +1,514 @@
+"""One study: a (graph, algorithm, device, space, objective) with its Optuna study on disk.
+
+The driver asks Optuna for configurations and tells it the results (ask-and-tell); evaluation
+happens elsewhere. Each result reaches the results store before it is told, and its record is
+kept in the trial's user attributes, so a resumed study rewrites rows a crash lost, tells trials
+whose result was recorded but not told, and re-enqueues the ones that were still running.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import random
+import re
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from search_spaces.loader import SearchSpace
+from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+from tuner.evaluate import SOURCE_ALGORITHMS
+from tuner.evaluate import GraphMeta
+from tuner.evaluate import Outcome
+from tuner.evaluate import graph_slug
+from tuner.evaluate import is_finite
+from tuner.records import TrialRecord
+from tuner.samplers import make_sampler
+from tuner.samplers import sampler_info
+
+MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
+DEFAULT_TRIALS = 100
+REFERENCE_WIDTHS = (1, 2, 4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """Metric(s) to optimise and their directions (``time_us``, ``time_us,bytes``,
+    ``simd_efficiency:max``)."""
+
+    metrics: tuple[str, ...]
+    directions: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Objective:
+        """Parse ``metric[:min|:max][,metric...]``; default direction by metric."""
+        metrics, directions = [], []
+        for part in (p.strip() for p in str(text).split(",")):
+            name, _, way = part.partition(":")
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ConfigError(f"objective {part!r} is not a metric name[:min|:max]")
+            if way not in ("", "min", "max"):
+                raise ConfigError(f"objective {part!r}: direction must be min or max")
+            if name in metrics:
+                raise ConfigError(f"objective {text!r} names {name!r} twice")
+            metrics.append(name)
+            default = "max" if name in MAXIMIZED else "min"
+            directions.append("maximize" if (way or default) == "max" else "minimize")
+        return cls(tuple(metrics), tuple(directions))
+
+    def __str__(self) -> str:
+        return ",".join(
+            m + (":max" if d == "maximize" else "")
+            for m, d in zip(self.metrics, self.directions, strict=True)
+        )
+
+    def values(self, metrics: dict[str, float]) -> list[float]:
+        """Objective values from a metrics dict; a missing metric is a ConfigError."""
+        missing = [m for m in self.metrics if m not in metrics]
+        if missing:
+            raise ConfigError(
+                f"objective metric {missing[0]!r} is not reported by the simulator; "
+                f"choose from {', '.join(sorted(metrics))}"
+            )
+        return [float(metrics[m]) for m in self.metrics]
+
+    def sort_key(self, values: list[float]) -> float:
+        """Key that sorts the first objective best-first."""
+        return values[0] if self.directions[0] == "minimize" else -values[0]
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """What to tune: one study of a tune run or of a sweep's cross product."""
+
+    graph: str
+    algorithm: str
+    device: str
+    space: str
+    trials: int | None = None
+    sampler: str = "tpe"
+    objective: Objective = field(default_factory=lambda: Objective.parse("time_us"))
+    sources: int = 1
+    seed: int = 0
+    references: bool = True
+    origin: str = ""
+
+    def n_sources(self) -> int:
+        """Sources actually used (1 for algorithms without one)."""
+        return self.sources if self.algorithm in SOURCE_ALGORITHMS else 1
+
+    def key(self, space: SearchSpace) -> str:
+        """Stable study key: readable parts plus a hash of everything that defines the study."""
+        ident = {
+            "graph": self.graph.strip(), "algorithm": self.algorithm, "device": self.device,
+            "space": space.name, "space_digest": space.digest, "objective": str(self.objective),
+            "sources": self.n_sources(),
+            "source_seed": self.seed if self.n_sources() > 1 else None,
+        }
+        digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:10]
+        return f"{graph_slug(self.graph)}.{self.algorithm}.{self.device}.{space.name}.{digest}"
+
+    def prepare_key(self) -> tuple[str, str, int, int]:
+        """Studies with equal prepare keys share a prepared graph and functional runs."""
+        return (self.graph.strip(), self.algorithm, self.n_sources(), self.seed)
+
+
+@dataclass
+class Job:
+    """A configuration to evaluate for a study (a sampler trial or a reference run)."""
+
+    run: StudyRun
+    role: str
+    config: dict[str, Any]
+    strategy: Any
+    trial: optuna.trial.Trial | None = None
+    label: str | None = None
+
+
+@dataclass
+class StudySummary:
+    """What a finished (or stopped) study found."""
+
+    key: str
+    spec: StudySpec
+    space: str
+    budget: int
+    done: int
+    evaluations: int
+    failed: int
+    duplicates: int
+    best: list[TrialRecord]
+    references: dict[str, TrialRecord]
+    graph: GraphMeta | None
+
+    @property
+    def complete(self) -> bool:
+        """Whether the study reached its trial budget."""
+        return self.done >= self.budget
+
+
+def budget_of(spec: StudySpec, space: SearchSpace) -> int:
+    """Trials a study runs: ``trials``, or the whole grid (capped by ``trials``) for grid."""
+    if sampler_info(spec.sampler).exhaustive:
+        grid = space.grid_size()
+        return min(spec.trials or grid, grid)
+    return spec.trials or DEFAULT_TRIALS
+
+
+def reference_configs() -> dict[str, dict[str, Any]]:
+    """Baselines every study is compared with: thread-per-vertex and fixed virtual warps."""
+    refs: dict[str, dict[str, Any]] = {"thread": {"mapping": "thread"}}
+    for w in REFERENCE_WIDTHS:
+        refs[f"vwarp w={w}"] = {"mapping": "vwarp", "w": w}
+    return refs
+
+
+def journal_storage(path: Path) -> JournalStorage:
+    """The Optuna journal-file storage of one study."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return JournalStorage(JournalFileBackend(str(path)))
+
+
+class StudyRun:
+    """A study being tuned: Optuna study, budget, duplicates and records."""
+
+    def __init__(self, spec: StudySpec, space: SearchSpace, results: Path,
+                 stored: set[tuple[str, Any]], add_row: Callable[[TrialRecord], None],
+                 amend_row: Callable[[TrialRecord, TrialRecord], None],
+                 build: Callable[[dict[str, Any]], Any]) -> None:
+        self.spec = spec
+        self.space = space
+        self.key = spec.key(space)
+        self._add_row = add_row
+        self._amend_row = amend_row
+        self._build = build
+        self.meta: GraphMeta | None = None
+        self.stopping = False
+        self.on_trial: Callable[[StudyRun, TrialRecord], None] | None = None
+        self.exhaustive = sampler_info(spec.sampler).exhaustive
+        self.budget = budget_of(spec, space)
+        self.journal = results / "studies" / f"{self.key}.journal"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.study = optuna.create_study(
+                storage=journal_storage(self.journal), study_name=self.key,
+                sampler=make_sampler(spec.sampler, spec.seed, space),
+                directions=list(spec.objective.directions), load_if_exists=True,
+            )
+        self.records: dict[int, TrialRecord] = {}
+        self.references: dict[str, TrialRecord] = {}
+        self._answers: dict[Any, tuple[int, TrialRecord]] = {}
+        self._inflight: dict[Any, Job] = {}
+        self._waiters: dict[Any, list[tuple[optuna.trial.Trial, dict[str, Any]]]] = {}
+        self._pending_refs: list[tuple[str, dict[str, Any]]] = []
+        self.resumed = 0
+        self.requeued = 0
+        self._resume(stored)
+
+    # -- resume ----------------------------------------------------------------------------
+    def _resume(self, stored: set[tuple[str, Any]]) -> None:
+        if not self.study.user_attrs.get("spec"):
+            self.study.set_user_attr("spec", {
+                "graph": self.spec.graph, "algorithm": self.spec.algorithm,
+                "device": self.spec.device, "space": self.space.name,
+                "space_digest": self.space.digest, "objective": str(self.spec.objective),
+                "sources": self.spec.n_sources(), "seed": self.spec.seed,
+            })
+        for label, data in self.study.user_attrs.items():
+            if label.startswith("ref:"):
+                record = TrialRecord.from_json(data)
+                self.references[record.label] = record
+                self._remember(-1, record)
+                if ("reference", record.label) not in stored:
+                    self._add_row(record)
+        storage = self.study._storage
+        for t in self.study.get_trials(deepcopy=False):
+            data = t.user_attrs.get("record")
+            if t.state == TrialState.RUNNING:
+                if data is not None:  # recorded but not told before the crash: tell it now
+                    record = TrialRecord.from_json(data)
+                    self._tell(t.number, record)
+                else:  # interrupted: fail it, and enqueue its configuration again
+                    storage.set_trial_user_attr(t._trial_id, "interrupted", True)
+                    self.study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
+                    self.study.enqueue_trial(t.params, user_attrs={"requeued_from": t.number})
+                    self.requeued += 1
+                    continue
+            elif data is None or not t.state.is_finished():
+                continue
+            record = TrialRecord.from_json(data)
+            self.records[t.number] = record
+            if record.state != "duplicate":
+                self._remember(t.number, record)
+            if ("trial", t.number) not in stored:
+                self._add_row(record)
+        self.resumed = len(self.records)
+        if self.exhaustive:
+            self._enqueue_grid()
+
+    def _enqueue_grid(self) -> None:
+        configs = list(self.space.configs())
+        random.Random(self.spec.seed).shuffle(configs)
+        seen = {self._dedupe_key(r.params) for r in self.records.values()}
+        waiting = self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        for t in waiting:
+            fixed = t.system_attrs.get("fixed_params", {})
+            seen.add(self._dedupe_key({**dict(self.space.fixed), **fixed}))
+        room = self.budget - len(self.records) - len(waiting)
+        for config in configs:
+            if room <= 0:
+                break
+            k = self._dedupe_key(config)
+            if k in seen:
+                continue
+            seen.add(k)
+            self.study.enqueue_trial(self.space.optuna_params(config))
+            room -= 1
+
+    def _dedupe_key(self, config: dict[str, Any]) -> Any:
+        try:
+            return self._build(config)
+        except WarpsweepError:
+            return ("invalid", json.dumps(config, sort_keys=True, default=repr))
+
+    def _remember(self, number: int, record: TrialRecord) -> None:
+        if record.state == "failed" and (record.error or "").startswith("worker failure"):
+            return
+        self._answers[self._dedupe_key(record.params)] = (number, record)
+
+    # -- asking ----------------------------------------------------------------------------
+    def _missing_references(self) -> list[tuple[str, dict[str, Any]]]:
+        if not self.spec.references:
+            return []
+        missing = []
+        for label, config in reference_configs().items():
+            if label in self.references:
+                continue
+            try:
+                self._build(config)
+            except WarpsweepError:
+                continue  # a baseline this simulator cannot run: nothing to compare with
+            missing.append((label, config))
+        return missing
+
+    def wants_prepare(self) -> bool:
+        """Whether anything is left to evaluate (else the graph need not be loaded at all)."""
+        return self.done < self.budget or bool(self._missing_references())
+
+    def set_prepared(self, meta: GraphMeta) -> None:
+        """The study's graph is ready; queue the reference runs not done yet."""
+        self.meta = meta
+        self._pending_refs = self._missing_references()
+
+    @property
+    def done(self) -> int:
+        """Trials finished (resumed ones included)."""
+        return len(self.records)
+
+    @property
+    def busy(self) -> int:
+        """Trials started but not finished (evaluating or waiting on a duplicate)."""
+        return len(self._inflight) + sum(len(w) for w in self._waiters.values())
+
+    def needs_work(self) -> bool:
+        """Whether this study still wants trials or reference runs."""
+        return bool(self._pending_refs) or self.done + self._trials_busy() < self.budget
+
+    def finished(self) -> bool:
+        """Whether nothing is left to start or to wait for."""
+        idle = not self._inflight and not self._waiters
+        return idle and (self.stopping or not self.needs_work())
+
+    def _trials_busy(self) -> int:
+        jobs = sum(1 for j in self._inflight.values() if j.role == "trial")
+        return jobs + sum(len(w) for w in self._waiters.values())
+
+    def next_job(self) -> Job | None:
+        """The next configuration to evaluate; duplicates and invalid ones are answered here."""
+        if self.meta is None or self.stopping:
+            return None
+        while self._pending_refs:
+            label, config = self._pending_refs.pop(0)
+            strategy = self._build(config)
+            if strategy in self._inflight:
+                continue
+            job = Job(self, "reference", config, strategy, label=label)
+            self._inflight[strategy] = job
+            return job
+        while self.done + self._trials_busy() < self.budget:
+            trial = self.study.ask()
+            config = self.space.suggest(trial)
+            try:
+                strategy = self._build(config)
+            except WarpsweepError as exc:
+                self._finish_trial(trial, config, self._failed_record(
+                    "trial", config, f"invalid configuration: {exc}", trial=trial.number))
+                continue
+            if strategy in self._answers:
+                number, original = self._answers[strategy]
+                self._finish_trial(trial, config, self._duplicate(trial.number, config,
+                                                                  number, original))
+                continue
+            if strategy in self._inflight:
+                self._waiters.setdefault(strategy, []).append((trial, config))
+                continue
+            job = Job(self, "trial", config, strategy, trial=trial)
+            self._inflight[strategy] = job
+            return job
+        return None
+
+    # -- telling ---------------------------------------------------------------------------
+    def finish(self, job: Job, outcome: Outcome) -> TrialRecord:
+        """Record an evaluation's outcome (row first, then Optuna) and answer its duplicates."""
+        self._inflight.pop(job.strategy, None)
+        number = job.trial.number if job.trial is not None else None
+        if outcome.error is not None:
+            record = self._failed_record(job.role, job.config, outcome.error, number,
+                                         job.label, outcome)
+        else:
+            values = self.spec.objective.values(outcome.metrics)
+            if not is_finite(values):
+                record = self._failed_record(
+                    job.role, job.config, f"objective {self.spec.objective} is not finite: "
+                    f"{values}", number, job.label, outcome)
+            else:
+                record = self._record(job.role, "complete", job.config, trial=number,
+                                      label=job.label, values=values, outcome=outcome)
+        if job.role == "reference":
+            self._add_row(record)
+            self.study.set_user_attr(f"ref:{job.label}", record.to_json())
+            self.references[job.label] = record
+            self._remember(-1, record)
+        else:
+            record = self._finish_trial(job.trial, job.config, record)
+            self._remember(number, record)
+        original_number = -1 if number is None else number
+        for trial, config in self._waiters.pop(job.strategy, []):
+            self._finish_trial(trial, config, self._duplicate(trial.number, config,
+                                                              original_number, record))
+        return record
+
+    def _finish_trial(self, trial: optuna.trial.Trial, config: dict[str, Any],
+                      record: TrialRecord) -> TrialRecord:
+        self._add_row(record)
+        record = self._tell(trial.number, record, trial)
+        if self.on_trial is not None:
+            self.on_trial(self, record)
+        return record
+
+    def _tell(self, number: int, record: TrialRecord,
+              trial: optuna.trial.Trial | None = None) -> TrialRecord:
+        storage = self.study._storage
+        if trial is not None:
+            trial_id = trial._trial_id
+        else:
+            trial_id = storage.get_trial_id_from_study_id_trial_number(self.study._study_id,
+                                                                       number)
+        storage.set_trial_user_attr(trial_id, "record", record.to_json())
+        try:
+            if record.values is not None:
+                self.study.tell(number, record.values)
+            else:
+                self.study.tell(number, state=TrialState.FAIL)
+        except Exception as exc:  # a tell that fails becomes a failed row, never only a log line
+            failed = dataclasses.replace(
+                record, state="failed", values=None, values_std=None, metrics=None,
+                error=f"tell failed: {type(exc).__name__}: {exc}",
+            )
+            self._amend_row(record, failed)
+            storage.set_trial_user_attr(trial_id, "record", failed.to_json())
+            self.study.tell(number, state=TrialState.FAIL, skip_if_finished=True)
+            record = failed
+        self.records[number] = record
+        return record
+
+    # -- records ---------------------------------------------------------------------------
+    def _record(self, role: str, state: str, config: dict[str, Any], trial: int | None = None,
+                label: str | None = None, values: list[float] | None = None,
+                outcome: Outcome | None = None, error: str | None = None,
+                duplicate_of: int | None = None) -> TrialRecord:
+        meta = self.meta
+        spread = outcome.spread if outcome is not None and state == "complete" else {}
+        t_spread = spread.get("time_us")
+        values_std = ([spread[m][0] for m in self.spec.objective.metrics if m in spread]
+                      if spread else None)
+        return TrialRecord(
+            study_key=self.key, role=role, state=state,
+            graph_id=meta.graph_id if meta else "", graph_spec=meta.spec if meta else "",
+            algorithm=self.spec.algorithm, device=self.spec.device, space=self.space.name,
+            space_digest=self.space.digest, sampler=self.spec.sampler,
+            objective=str(self.spec.objective), params=dict(config), seed=self.spec.seed,
+            trial=trial, label=label, values=values, values_std=values_std or None,
+            metrics=outcome.metrics if outcome is not None and state == "complete" else None,
+            sources=list(meta.sources) if meta else [], n_sources=self.spec.n_sources(),
+            time_us_std=t_spread[0] if t_spread else None,
+            time_us_min=t_spread[1] if t_spread else None,
+            time_us_max=t_spread[2] if t_spread else None,
+            error=error, duplicate_of=duplicate_of,
+            wall_s=outcome.wall_s if outcome is not None else 0.0,
+            worker=outcome.worker if outcome is not None else "",
+        )
+
+    def _failed_record(self, role: str, config: dict[str, Any], error: str,
+                       trial: int | None = None, label: str | None = None,
+                       outcome: Outcome | None = None) -> TrialRecord:
+        return self._record(role, "failed", config, trial=trial, label=label, outcome=outcome,
+                            error=error or "unknown error")
+
+    def _duplicate(self, number: int, config: dict[str, Any], original_number: int,
+                   original: TrialRecord) -> TrialRecord:
+        values = (self.spec.objective.values(original.metrics)
+                  if original.state == "complete" else None)
+        error = None if values is not None else (original.error or "duplicate of a failed trial")
+        return self._record("trial", "duplicate", config, trial=number, values=values,
+                            error=error, duplicate_of=original_number)
+
+    # -- results ---------------------------------------------------------------------------
+    def best_value(self) -> float | None:
+        """Best first-objective value so far among the trials."""
+        vals = [r.values for r in self.records.values() if r.values is not None]
+        if not vals:
+            return None
+        return min(vals, key=self.spec.objective.sort_key)[0]
+
+    def summary(self, top: int = 5) -> StudySummary:
+        """Best distinct configurations, the references and the counts."""
+        evaluated = [r for r in self.records.values() if r.state != "duplicate"]
+        complete = [r for r in evaluated if r.state == "complete"]
+        if len(self.spec.objective.metrics) > 1:
+            best = pareto_front(complete, self.spec.objective)[:top]
+        else:
+            best = sorted(complete, key=lambda r: self.spec.objective.sort_key(r.values))[:top]
+        return StudySummary(
+            key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
+            done=self.done, evaluations=len(evaluated),
+            failed=sum(r.state == "failed" for r in evaluated),
+            duplicates=sum(r.state == "duplicate" for r in self.records.values()),
+            best=best, references=dict(self.references), graph=self.meta,
+        )
+
+
+def pareto_front(records: list[TrialRecord], objective: Objective) -> list[TrialRecord]:
+    """Records not dominated by any other, sorted by the first objective."""
+    signs = [1.0 if d == "minimize" else -1.0 for d in objective.directions]
+
+    def key(r: TrialRecord) -> list[float]:
+        return [s * v for s, v in zip(signs, r.values, strict=True)]
+
+    keyed = [(key(r), r) for r in records]
+    front = [
+        r for k, r in keyed
+        if not any(all(a <= b for a, b in zip(o, k, strict=True)) and o != k for o, _ in keyed)
+    ]
+    return sorted(front, key=lambda r: key(r))
