@@ -8,7 +8,8 @@ from dataclasses import field
 import numpy as np
 
 METRICS = (
-    "time_us", "cycles", "launches", "iterations", "simd_efficiency", "u_a", "u_r", "me",
+    "time_us", "cycles", "launches", "iterations", "simd_efficiency", "lane_efficiency",
+    "u_a", "u_r", "me",
     "transactions", "bytes", "transactions_per_request", "atomics", "edges_touched",
     "work_efficiency", "meps",
 )
@@ -18,9 +19,10 @@ METRICS = (
 class Result:
     """Metrics of one (graph, algorithm, strategy, device) simulation and the computed output.
 
-    u_a, u_r and me are Cheng et al.'s intra-group waste, inter-group waste and mapping
-    efficiency as fractions of the SIMD-phase lane-steps issued (they sum to 1);
-    simd_efficiency counts every issued instruction, SISD phase included.
+    simd_efficiency is active / issued lane-steps of the SIMD (edge expansion) phase; u_a, u_r
+    and me are Cheng et al.'s intra-group waste, inter-group waste and mapping efficiency as
+    fractions of those issued lane-steps (they sum to 1, and me equals simd_efficiency);
+    lane_efficiency counts every issued instruction, SISD phase and queue work included.
     """
 
     algorithm: str
@@ -31,6 +33,7 @@ class Result:
     launches: int
     iterations: int
     simd_efficiency: float
+    lane_efficiency: float
     u_a: float
     u_r: float
     me: float

@@ -80,8 +80,7 @@ def simulate(
             "edges": np.array([c.edges for c in per_iteration]),
             "time_us": np.array([device.us(c.cycles) for c in per_iteration]),
             "simd_efficiency": np.array(
-                [_ratio(c.useful_lane_instructions, c.issued_lane_instructions)
-                 for c in per_iteration]
+                [_ratio(c.simd_active, c.simd_issued) for c in per_iteration]
             ),
         }
     return Result(
@@ -92,7 +91,8 @@ def simulate(
         cycles=total.cycles,
         launches=total.launches,
         iterations=len(functional.iterations),
-        simd_efficiency=_ratio(total.useful_lane_instructions, total.issued_lane_instructions),
+        simd_efficiency=_ratio(total.simd_active, total.simd_issued),
+        lane_efficiency=_ratio(total.useful_lane_instructions, total.issued_lane_instructions),
         u_a=_ratio(total.u_a, total.simd_issued),
         u_r=_ratio(total.u_r, total.simd_issued),
         me=_ratio(total.simd_active, total.simd_issued),

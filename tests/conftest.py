@@ -1,0 +1,38 @@
+"""Shared fixtures: small seeded graphs built directly from edge lists."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulator import Graph
+
+SHARED_GRAPHS = Path(__file__).resolve().parents[2] / "shared" / "graphs"
+
+
+def random_graph(n: int, m: int, seed: int, *, directed: bool = False, weights: bool = False):
+    """A uniform random multigraph on n vertices, normalised (loops and duplicates dropped)."""
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.integers(1, 101, m).astype(np.float32) if weights else None
+    return Graph.from_edges(src, dst, n, w, directed=directed, name=f"random{seed}")
+
+
+def skewed_graph(n: int, m: int, seed: int, *, weights: bool = False) -> Graph:
+    """A graph whose endpoints follow a Zipf-like law: a few hubs, many leaves."""
+    rng = np.random.default_rng(seed)
+    pick = lambda size: np.minimum((rng.pareto(1.2, size) * 3).astype(np.int64), n - 1)  # noqa: E731
+    src, dst = pick(m), rng.integers(0, n, m)
+    w = rng.integers(1, 101, m).astype(np.float32) if weights else None
+    return Graph.from_edges(src, dst, n, w, name=f"skewed{seed}")
+
+
+@pytest.fixture(scope="session")
+def small_graphs():
+    """Graphs of different shapes, with weights, for algorithm reference checks."""
+    return [
+        random_graph(300, 900, 1, weights=True),
+        random_graph(300, 200, 2, weights=True),  # many components and isolated vertices
+        skewed_graph(500, 3000, 3, weights=True),
+        random_graph(200, 800, 4, directed=True, weights=True),
+    ]

@@ -1,0 +1,114 @@
+"""Every algorithm's output against an independent reference (scipy.sparse.csgraph, networkx)."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import dijkstra
+from scipy.sparse.csgraph import shortest_path
+
+from simulator import ConfigError
+from simulator import Graph
+from simulator import simulate
+from simulator.functional import default_source
+
+STRATEGIES = [
+    None,
+    {"mapping": "vwarp", "w": 8, "chunk": 4},
+    {"mapping": "vwarp", "w": 32, "distribution": "dynamic", "chunk": 16},
+    {"mapping": "thread", "defer_threshold": 8},
+]
+
+
+def adjacency(g: Graph, weighted: bool = False) -> csr_matrix:
+    data = g.weights.astype(np.float64) if weighted else np.ones(g.m)
+    return csr_matrix((data, g.indices, g.indptr), shape=(g.n, g.n))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_bfs_levels_match_scipy(small_graphs, strategy):
+    for g in small_graphs:
+        source = default_source(g)
+        levels = simulate(g, "bfs", strategy, source=source).output
+        ref = shortest_path(adjacency(g), directed=g.directed, unweighted=True, indices=source)
+        ref = np.where(np.isinf(ref), -1, ref).astype(np.int64)
+        np.testing.assert_array_equal(levels, ref)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_sssp_distances_match_dijkstra(small_graphs, strategy):
+    for g in small_graphs:
+        dist = simulate(g, "sssp", strategy, source=3).output
+        ref = dijkstra(adjacency(g, weighted=True), directed=g.directed, indices=3)
+        np.testing.assert_array_equal(dist, ref)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES[:2])
+def test_pagerank_matches_networkx(small_graphs, strategy):
+    for g in small_graphs:
+        ranks = simulate(g, "pagerank", strategy).output
+        nxg = nx.DiGraph() if g.directed else nx.Graph()
+        nxg.add_nodes_from(range(g.n))
+        nxg.add_edges_from(zip(g.sources.tolist(), g.indices.tolist(), strict=True))
+        ref = nx.pagerank(nxg, alpha=0.85, tol=1e-6)
+        np.testing.assert_allclose(ranks, [ref[v] for v in range(g.n)], atol=1e-6)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_cc_labels_match_scipy(small_graphs, strategy):
+    for g in small_graphs:
+        labels = simulate(g, "cc", strategy).output
+        count, ref = connected_components(adjacency(g), directed=g.directed, connection="weak")
+        assert np.unique(labels).size == count
+        # same partition: labels map one-to-one onto the reference's
+        pairs = np.unique(np.stack([labels, ref]), axis=1)
+        assert pairs.shape[1] == count
+        # every label is the smallest vertex id of its component
+        assert np.all(labels[labels] == labels) and np.all(labels <= np.arange(g.n))
+
+
+def test_real_graph_matches_references():
+    from tests.conftest import SHARED_GRAPHS
+
+    path = SHARED_GRAPHS / "p2p-Gnutella08.txt.gz"
+    if not path.exists():
+        pytest.skip(f"{path} is not present")
+    from simulator import load_graph
+
+    g = load_graph(f"file:{path}")
+    source = default_source(g)
+    levels = simulate(g, "bfs", {"mapping": "vwarp", "w": 4}, source=source).output
+    ref = shortest_path(adjacency(g), directed=g.directed, unweighted=True, indices=source)
+    np.testing.assert_array_equal(levels, np.where(np.isinf(ref), -1, ref))
+    count, _ = connected_components(adjacency(g), directed=g.directed, connection="weak")
+    assert np.unique(simulate(g, "cc").output).size == count
+
+
+def test_sssp_without_weights_says_how_to_add_them():
+    g = Graph.from_edges([0, 1], [1, 2], 3, name="path", spec="grid2d:rows=1,cols=3")
+    with pytest.raises(ConfigError, match="weights=random"):
+        simulate(g, "sssp", source=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(algorithm="dfs"), "unknown algorithm"),
+        (dict(algorithm="bfs", source=99), "out of range"),
+        (dict(algorithm="bfs", device="gtx9000"), "unknown device"),
+        (dict(algorithm="bfs", strategy={"mapping": "vwarp", "w": 3}), "w in"),
+        (dict(algorithm="pagerank", source=1), "takes no source"),
+    ],
+)
+def test_bad_input_is_a_clear_error(kwargs, message):
+    g = Graph.from_edges([0, 1], [1, 2], 3)
+    algorithm = kwargs.pop("algorithm")
+    with pytest.raises(ConfigError, match=message):
+        simulate(g, algorithm, **kwargs)
+
+
+def test_empty_graph_is_rejected():
+    g = Graph(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), name="empty")
+    with pytest.raises(ConfigError, match="no vertices"):
+        simulate(g, "bfs")

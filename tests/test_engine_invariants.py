@@ -1,0 +1,83 @@
+"""Properties the cost model must keep on any graph, and the papers' trends it must show."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from simulator import DEVICES
+from simulator import Graph
+from simulator import functional_run
+from simulator import simulate
+from tests.conftest import random_graph
+from tests.conftest import skewed_graph
+
+knobs = st.one_of(
+    st.builds(dict, mapping=st.just("thread"),
+              defer_threshold=st.one_of(st.none(), st.integers(0, 64))),
+    st.builds(
+        dict,
+        mapping=st.just("vwarp"),
+        w=st.sampled_from([1, 2, 4, 8, 16, 32]),
+        chunk=st.sampled_from([1, 2, 3, 8, 64]),
+        distribution=st.sampled_from(["static", "dynamic"]),
+        defer_threshold=st.one_of(st.none(), st.integers(0, 64)),
+        block_size=st.sampled_from([32, 128, 256]),
+    ),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), knob=knobs, algorithm=st.sampled_from(["bfs", "cc"]))
+def test_lane_accounting(seed, knob, algorithm):
+    g = skewed_graph(200, 800, seed) if seed % 2 else random_graph(150, 400, seed)
+    r = simulate(g, algorithm, knob)
+    fr = functional_run(g, algorithm)
+    # active lane-steps are exactly the edges expanded, under every mapping
+    assert r.edges_touched == fr.edges_expanded
+    assert r.u_a + r.u_r + r.me == pytest.approx(1.0)
+    assert 0 < r.simd_efficiency <= 1 and r.me == pytest.approx(r.simd_efficiency)
+    assert r.transactions_per_request >= 1
+    assert r.time_us > 0 and r.launches >= r.iterations
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), knob=knobs)
+def test_time_grows_when_bandwidth_is_cut(seed, knob):
+    g = random_graph(400, 3000, seed)
+    fast = DEVICES["h100"]
+    slow = dataclasses.replace(fast, dram_bandwidth_gbs=fast.dram_bandwidth_gbs / 100)
+    fr = functional_run(g, "bfs")
+    assert simulate(g, "bfs", knob, slow, functional=fr).time_us >= simulate(
+        g, "bfs", knob, fast, functional=fr
+    ).time_us
+
+
+def test_full_warps_on_degree_32_graph():
+    # circulant graph: vertex v joined to v +- 1..16 (mod n): every degree is exactly 32
+    n = 256
+    v = np.repeat(np.arange(n), 16)
+    g = Graph.from_edges(v, (v + np.tile(np.arange(1, 17), n)) % n, n)
+    assert set(g.degrees.tolist()) == {32}
+    r = simulate(g, "bfs", {"mapping": "vwarp", "w": 32}, source=0)
+    assert r.simd_efficiency == 1.0 and r.u_a == 0 and r.u_r == 0
+
+
+def test_functional_run_is_reused_not_recomputed():
+    g = random_graph(100, 300, 7)
+    fr = functional_run(g, "bfs", 0)
+    a = simulate(g, "bfs", {"mapping": "vwarp", "w": 4}, functional=fr, source=0)
+    b = simulate(g, "bfs", {"mapping": "vwarp", "w": 4}, source=0)
+    assert a.to_dict() == b.to_dict() and a.output is fr.output
+
+
+def test_trace_has_one_entry_per_iteration():
+    g = random_graph(200, 600, 8)
+    r = simulate(g, "bfs", {"mapping": "vwarp", "w": 8}, trace=True)
+    assert set(r.trace) == {"frontier", "edges", "time_us", "simd_efficiency"}
+    assert all(a.size == r.iterations for a in r.trace.values())
+    assert r.trace["edges"].sum() == r.edges_touched
+    assert r.trace["time_us"].sum() == pytest.approx(r.time_us)
