@@ -151,6 +151,19 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
+def _any_virtual_warp(mask: np.ndarray, units: int, k: int, c: int) -> np.ndarray:
+    """Per (unit, position): whether any of the K virtual warps' tasks is set."""
+    shaped = mask.reshape(units, k, c)
+    return shaped[:, 0, :] if k == 1 else shaped.any(axis=1)
+
+
+def _sum_positions(per_position: np.ndarray) -> np.ndarray:
+    """Per unit: the sum over its C positions (int64)."""
+    if per_position.shape[1] == 1:
+        return per_position[:, 0].astype(np.int64)
+    return per_position.sum(axis=1, dtype=np.int64)
+
+
 def _count_distinct(values: np.ndarray) -> int:
     """Number of distinct values (sort-based; faster than np.unique on large arrays)."""
     if values.size == 0:
@@ -167,6 +180,61 @@ def _positions_in_sorted(haystack: np.ndarray, needles: np.ndarray) -> np.ndarra
     return at[inside]
 
 
+@dataclass(frozen=True, eq=False)
+class TaskLayout:
+    """The iteration-independent part of a vertex kernel's layout under one strategy: which
+    warp unit holds which task, and the SISD traffic every launch repeats (staging or checks).
+    """
+
+    w: int
+    c: int
+    k: int
+    units: int
+    real_positions: np.ndarray
+    static_sectors: np.ndarray
+    static_requests: int
+
+    @property
+    def per_unit(self) -> int:
+        """Tasks per physical-warp unit (K virtual warps of C tasks)."""
+        return self.k * self.c
+
+
+def task_layout(n: int, strategy: Strategy, device: Device) -> TaskLayout:
+    """Lay n tasks out on warp units and count the SISD sectors every launch reads."""
+    w = strategy.lanes_per_vertex
+    c = strategy.vertices_per_grab
+    k = device.warp_size // w
+    per_unit = k * c
+    units = _ceil_div(n, per_unit)
+    words = device.sector_bytes // WORD_BYTES
+    real = np.zeros(units * per_unit, dtype=bool)
+    real[:n] = True
+    real_positions = real.reshape(units, k, c).any(axis=1).sum(axis=1)
+    tasks = np.arange(n, dtype=np.int64)
+    task_unit = tasks // per_unit
+
+    def count(group, word_index, unit_of_group):
+        return _per_unit(distinct_sectors(group, word_index // words, unit_of_group), units)
+
+    if strategy.mapping == "thread":
+        # every launch's status check: each thread reads its own vertex's status word
+        static_sectors = count(task_unit, tasks, 1)
+        static_requests = int(real_positions.sum())
+    else:
+        # the chunk's status words and C+1 row bounds, staged by W lanes per step
+        per_stage = _ceil_div(c + 1, w)
+        stage_group = task_unit * per_stage + (tasks % c) // w
+        static_sectors = count(stage_group, tasks, per_stage)
+        chunk_ends = np.arange(0, n, c, dtype=np.int64)
+        bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
+        bounds_group = np.concatenate([stage_group, (chunk_ends // per_unit) * per_stage + c // w])
+        order = np.argsort(bounds_group, kind="stable")
+        static_sectors += count(bounds_group[order], bounds[order], per_stage)
+        static_requests = units * (_ceil_div(c, w) + per_stage)
+    return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests)
+
+
 def vertex_kernel(
     indptr: np.ndarray,
     indices: np.ndarray,
@@ -177,15 +245,16 @@ def vertex_kernel(
     reads_weights: bool = False,
     stores_per_vertex: bool = False,
     costs: InstructionCosts = COSTS,
+    layout: TaskLayout | None = None,
 ) -> LaunchCost:
-    """Cost of one iteration of a topology-driven vertex kernel (plus its outlier kernel)."""
+    """Cost of one iteration of a topology-driven vertex kernel (plus its outlier kernel).
+
+    Pass the ``layout`` of ``task_layout`` to share its work across a run's launches.
+    """
     n = indptr.size - 1
     ws = device.warp_size
-    w = strategy.lanes_per_vertex
-    c = strategy.vertices_per_grab
-    k = ws // w
-    per_unit = k * c
-    units = _ceil_div(n, per_unit)
+    layout = layout or task_layout(n, strategy, device)
+    w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
     padded = units * per_unit
     sb = device.sector_bytes
 
@@ -201,22 +270,21 @@ def vertex_kernel(
     steps[expanding_ids] = _ceil_div(degree[expanding_ids], w)
 
     steps3 = steps.reshape(units, k, c)
-    position_steps = steps3.max(axis=1)
-    simd_steps = position_steps.sum(axis=1)
-    real_pos = np.zeros(padded, dtype=bool)
-    real_pos[:n] = True
-    real_pos = real_pos.reshape(units, k, c).any(axis=1)
-    active_pos = active.reshape(units, k, c).any(axis=1)
-    deferred_pos = deferred.reshape(units, k, c).any(axis=1)
+    position_steps = steps3[:, 0, :] if k == 1 else steps3.max(axis=1)
+    simd_steps = _sum_positions(position_steps)
+    active_pos = _any_virtual_warp(active, units, k, c)
+    deferred_pos = _any_virtual_warp(deferred, units, k, c)
+    active_positions = _sum_positions(active_pos)
+    deferred_positions = _sum_positions(deferred_pos)
 
     thread = strategy.mapping == "thread"
     sisd = (
-        costs.check * real_pos.sum(axis=1)
-        + costs.setup * active_pos.sum(axis=1)
-        + costs.defer_push * deferred_pos.sum(axis=1)
+        costs.check * layout.real_positions
+        + costs.setup * active_positions
+        + costs.defer_push * deferred_positions
     ).astype(np.float64)
     if stores_per_vertex:
-        sisd += costs.vertex_store * active_pos.sum(axis=1)
+        sisd += costs.vertex_store * active_positions
     stage_steps = 0 if thread else _ceil_div(c, w) + _ceil_div(c + 1, w)
     sisd += costs.stage * stage_steps
     if strategy.dynamic:
@@ -267,33 +335,23 @@ def vertex_kernel(
         store_requests = _count_distinct(group[at])
     del group, edges, neighbours, unit_of_step
 
-    # SISD phase: the thread kernel reads status and row bounds from global memory per
-    # position; the vwarp kernel stages its chunk (status and C+1 row bounds) coalesced.
-    tasks = np.arange(n, dtype=np.int64)
-    task_unit = tasks // per_unit
+    # SISD phase: beside the layout's per-launch traffic, the thread kernel reads the row
+    # bounds of its active vertices from global memory (the vwarp kernel staged them).
+    sectors += layout.static_sectors
+    sisd_requests = layout.static_requests
     act = np.flatnonzero(active[:n])
     if thread:
-        sectors += count(task_unit, tasks, 1)
         sectors += count(act // per_unit, act, 1)
         sectors += count(act // per_unit, act + 1, 1)
-        sisd_requests = int(real_pos.sum() + 2 * active_pos.sum())
-    else:
-        per_stage = _ceil_div(c + 1, w)
-        stage_group = task_unit * per_stage + (tasks % c) // w
-        sectors += count(stage_group, tasks, per_stage)
-        chunk_ends = np.arange(0, n, c, dtype=np.int64)
-        bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
-        bounds_group = np.concatenate([stage_group, (chunk_ends // per_unit) * per_stage + c // w])
-        order = np.argsort(bounds_group, kind="stable")
-        sectors += count(bounds_group[order], bounds[order], per_stage)
-        sisd_requests = units * stage_steps
+        sisd_requests += int(2 * active_pos.sum())
     if stores_per_vertex:
         sectors += count((act // per_unit) * c + act % c, act, c)
         sisd_requests += int(active_pos.sum())
-    sectors += deferred.reshape(units, per_unit).sum(axis=1)
+    if n_deferred:
+        sectors += deferred.reshape(units, per_unit).sum(axis=1)
 
-    round_trips = 2 * simd_steps + deferred_pos.sum(axis=1)
-    round_trips += (real_pos.sum(axis=1) + active_pos.sum(axis=1)) if thread else 1
+    round_trips = 2 * simd_steps + deferred_positions
+    round_trips += (layout.real_positions + active_positions) if thread else 1
     if strategy.dynamic:
         round_trips += 1
     memory_per_step = 2 + (1 if reads_weights else 0)

@@ -9,6 +9,7 @@ import numpy as np
 from simulator.device import Device
 from simulator.device import get_device
 from simulator.engine import LaunchCost
+from simulator.engine import task_layout
 from simulator.engine import vertex_kernel
 from simulator.errors import ConfigError
 from simulator.functional import ALGORITHMS
@@ -61,13 +62,14 @@ def simulate(
             f"{functional.source} on {functional.n} vertices, not {algorithm} from {source} "
             f"on {graph.n}"
         )
+    layout = task_layout(functional.n, strategy, device)
     total = LaunchCost()
     per_iteration = []
     for work in functional.iterations:
         cost = vertex_kernel(
             functional.indptr, functional.indices, work, strategy, device,
             reads_weights=functional.reads_weights,
-            stores_per_vertex=functional.stores_per_vertex,
+            stores_per_vertex=functional.stores_per_vertex, layout=layout,
         )
         cost.cycles += device.cycles(device.host_roundtrip_us)
         total = total + cost
