@@ -1,0 +1,101 @@
+"""An on-disk cache of normalised CSR graphs, keyed by the spec, so a big file is parsed once.
+
+Entries are uncompressed ``.npz`` files (the format of ``warpsweep graph convert``) in
+``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``. The key hashes the canonical spec
+(with a file's resolved path), the file's size and mtime, and the cache, npz and generator
+versions: an edited file or a changed generator never serves a stale graph. Writes are atomic
+(temp file + os.replace), so concurrent workers and crashes never leave a torn entry. A cache
+that cannot be read or written is skipped, never an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+from simulator.errors import GraphError
+from simulator.generators import GENERATOR_VERSION
+from simulator.generators import generated_edge_count
+from simulator.graph import Graph
+from simulator.graph_spec import GraphSpec
+from simulator.loaders import NPZ_VERSION
+from simulator.loaders import read_npz
+from simulator.loaders import save_npz
+
+CACHE_VERSION = 1
+CACHE_ENV = "WARPSWEEP_CACHE_DIR"
+# Generated graphs are cached from this many generated edges on (smaller ones are faster
+# to regenerate than to read back).
+MIN_GENERATED_EDGES = 1 << 20
+
+
+def cache_dir() -> Path:
+    """The cache directory: ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "warpsweep" / "graphs"
+
+
+def should_cache(spec: GraphSpec) -> bool:
+    """Whether loading ``spec`` goes through the cache: files always, big generators too."""
+    return spec.is_file or generated_edge_count(spec) >= MIN_GENERATED_EDGES
+
+
+def cache_key(spec: GraphSpec) -> str | None:
+    """The hex key of ``spec``'s entry; None when its file cannot be stat'ed."""
+    parts: dict[str, object] = {"cache": CACHE_VERSION, "npz": NPZ_VERSION}
+    if spec.is_file:
+        try:
+            path = Path(spec.params["path"]).expanduser().resolve()
+            st = path.stat()
+        except OSError:
+            return None
+        spec = dataclasses.replace(spec, params={**spec.params, "path": str(path)})
+        parts.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
+    else:
+        parts["generator"] = GENERATOR_VERSION
+    parts["spec"] = spec.canonical()
+    blob = json.dumps(parts, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def cache_path(spec: GraphSpec) -> Path | None:
+    """Where ``spec``'s entry lives (whether or not it exists); None if it has no key."""
+    key = cache_key(spec)
+    if key is None:
+        return None
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.short_name())[:60]
+    return cache_dir() / f"{name}-{key}.npz"
+
+
+def load_cached(spec: GraphSpec) -> Graph | None:
+    """The cached graph of ``spec``, or None when there is no readable entry."""
+    path = cache_path(spec)
+    if path is None or not path.is_file():
+        return None
+    try:
+        graph = read_npz(path, f"cache entry {path}")
+    except (GraphError, OSError):
+        return None
+    if graph.spec != spec.canonical() and not spec.is_file:
+        return None
+    if graph.spec != spec.canonical() or graph.name != spec.short_name():
+        graph = Graph(
+            graph.indptr, graph.indices, graph.weights, name=spec.short_name(),
+            spec=spec.canonical(), directed=graph.directed,
+        )
+    return graph
+
+
+def store(spec: GraphSpec, graph: Graph) -> Path | None:
+    """Write ``graph`` as ``spec``'s entry; None (and no error) if the cache is not writable."""
+    path = cache_path(spec)
+    if path is None:
+        return None
+    try:
+        return save_npz(graph, path)
+    except OSError:
+        return None

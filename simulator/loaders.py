@@ -1,0 +1,648 @@
+"""Graph file readers: SNAP, CSV, Matrix Market, DIMACS9/PACE ``.gr``, METIS, LG and ``.npz``.
+
+Every reader returns an :class:`EdgeList` with vertex ids relabelled to 0..n-1: formats that
+declare n (mtx, gr, METIS, LG, npz) keep it, so isolated vertices stay; edge lists without a
+vertex count (SNAP, CSV) map the distinct ids, in increasing order, to 0..k-1. Any file may be
+gzip-compressed (detected from its first bytes). The bulk of a file is parsed by numpy in a few
+passes over its bytes; only the header lines and the error paths are read line by line in
+Python. Every error is a GraphError naming the file and, for a bad line, its line number.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from simulator.edges import EdgeList
+from simulator.errors import GraphError
+from simulator.graph import Graph
+from simulator.graph_spec import FILE_FORMATS
+
+NPZ_FORMAT = "warpsweep-csr"
+NPZ_VERSION = 1
+
+_EXTENSIONS = {
+    ".txt": "snap", ".el": "snap", ".edges": "snap", ".edgelist": "snap", ".tsv": "snap",
+    ".snap": "snap", ".csv": "csv", ".mtx": "mtx", ".mm": "mtx", ".graph": "metis",
+    ".metis": "metis", ".lg": "lg", ".jlg": "lg", ".npz": "npz",
+}
+# Byte classes: C whitespace separates fields (as np.fromstring's parser sees it).
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[[9, 10, 11, 12, 13, 32]] = True
+_COMMAS_TO_SPACES = bytes.maketrans(b",", b" ")
+_INT = re.compile(rb"^[+-]?\d+$")
+
+
+# --------------------------------------------------------------------------- reading bytes
+
+
+def read_bytes(path: Path, label: str) -> bytes:
+    """The file's contents, gunzipped when it starts with the gzip magic bytes."""
+    if not path.exists():
+        raise GraphError(f"{label}: file not found: {path}")
+    if not path.is_file():
+        raise GraphError(f"{label}: not a regular file: {path}")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise GraphError(f"{label}: cannot read {path}: {exc.strerror or exc}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise GraphError(f"{label}: corrupt gzip file {path}: {exc}") from None
+    return data
+
+
+def detect_format(path: Path, data: bytes) -> str:
+    """The format from the file name's extension, else from the first lines of the content."""
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    ext = os.path.splitext(name)[1]
+    if ext == ".gr":
+        return _gr_kind(data, f"file:{path}")
+    if ext in _EXTENSIONS:
+        return _EXTENSIONS[ext]
+    if data[:2] == b"PK":
+        return "npz"
+    if data.lstrip()[:14].lower() == b"%%matrixmarket":
+        return "mtx"
+    for _, line, _ in _lines(data, limit=1000):
+        line = line.strip()
+        if not line or line[:1] in (b"#", b"%"):
+            continue
+        if line[:2] in (b"c ", b"p ") or line == b"c":
+            return _gr_kind(data, f"file:{path}")
+        fields = [f.strip() for f in line.split(b",")]
+        if len(fields) >= 3 and fields[2] in (b"d", b"u") and all(
+            _INT.match(f) for f in fields[:2]
+        ):
+            return "lg"
+        return "csv" if b"," in line else "snap"
+    raise GraphError(f"file:{path}: empty graph: the file has no data lines")
+
+
+def _gr_kind(data: bytes, label: str) -> str:
+    """dimacs (``p sp``) or pace (``p tw``), from a ``.gr`` file's problem line."""
+    for _, line, _ in _lines(data, limit=10_000):
+        words = line.split()
+        if not words or words[0] == b"c":
+            continue
+        if words[0] == b"p" and len(words) >= 2 and words[1] in (b"sp", b"tw"):
+            return "dimacs" if words[1] == b"sp" else "pace"
+        break
+    raise GraphError(f"{label}: .gr file without a 'p sp N M' or 'p tw N M' problem line")
+
+
+def _lines(data: bytes, start: int = 0, limit: int = 1 << 62):
+    """(line number, line, offset of the next line) from byte ``start``; for headers only."""
+    number = 1 + data.count(b"\n", 0, start)
+    pos = start
+    while pos < len(data) and number <= limit:
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        yield number, data[pos:end], end + 1
+        number += 1
+        pos = end + 1
+
+
+def _skip_header(data: bytes, comment: tuple[bytes, ...]) -> tuple[int, int, bytes | None]:
+    """(offset, line number, line) of the first non-blank, non-comment line, line None at EOF."""
+    for number, line, nxt in _lines(data):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(comment):
+            return nxt - len(line) - 1, number, line
+    return len(data), 1 + data.count(b"\n"), None
+
+
+# --------------------------------------------------------------------------- tokenising
+
+
+@dataclass
+class _Tokens:
+    """Every number of a body of text, with each line's field count."""
+
+    values: np.ndarray  # all numbers, in order (int64, or float64 where a token needs it)
+    counts: np.ndarray  # fields per line
+    comment: np.ndarray  # whether each line is a comment line (counts 0)
+    first_line: int  # file line number of the body's first line
+    text: bytes  # the body as parsed (comments blanked)
+    starts: np.ndarray  # byte offset of every line in ``text``
+
+    def line_text(self, i: int) -> str:
+        """Line i of the body, for error messages."""
+        return _line(self.text, self.starts, i)
+
+
+def _tokenise(
+    data: bytes,
+    start: int,
+    first_line: int,
+    label: str,
+    *,
+    comments: bytes = b"",
+    prefix: bytes = b"",
+    commas: bool = False,
+) -> _Tokens:
+    """Parse the numbers of ``data[start:]`` with numpy; count the fields of every line.
+
+    Lines whose first byte is in ``comments`` count as empty; with ``prefix``, every other
+    non-blank line must start with that letter (DIMACS ``a``), which is dropped.
+    """
+    body = data[start:]
+    if commas:
+        body = body.translate(_COMMAS_TO_SPACES)
+    if not body.endswith(b"\n"):
+        body += b"\n"
+    buf = np.frombuffer(body, dtype=np.uint8)
+    newlines = np.flatnonzero(buf == 10)
+    starts = np.empty(newlines.size, dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = newlines[:-1] + 1
+    first = buf[starts]
+    comment = np.zeros(starts.size, dtype=bool)
+    if comments:
+        comment = np.isin(first, np.frombuffer(comments, dtype=np.uint8))
+    marked = np.zeros(starts.size, dtype=bool)
+    if prefix:
+        marked = first == prefix[0]
+    if comment.any() or marked.any():
+        buf = buf.copy()
+        if marked.any():
+            buf[starts[marked]] = 32
+        if comment.any():
+            edge = np.zeros(buf.size + 1, dtype=np.int32)
+            np.add.at(edge, starts[comment], 1)
+            np.add.at(edge, newlines[comment], -1)
+            buf[np.cumsum(edge[:-1]) > 0] = 32
+        body = buf.tobytes()
+    space = _SPACE[buf]
+    token_start = ~space
+    token_start[1:] &= space[:-1]
+    counts = np.add.reduceat(token_start, starts, dtype=np.int64)
+    if prefix:
+        stray = (counts > 0) & ~marked & ~comment
+        if stray.any():
+            i = int(np.argmax(stray))
+            raise GraphError(
+                f"{label}: line {first_line + i}: expected a line starting with "
+                f"{prefix.decode()!r}, got {_line(body, starts, i)!r}"
+            )
+    values = _numbers(body, int(counts.sum()), label, first_line, starts, counts)
+    return _Tokens(values, counts, comment, first_line, body, starts)
+
+
+def _line(body: bytes, starts: np.ndarray, i: int) -> str:
+    """Line i of a body (for error messages)."""
+    end = body.find(b"\n", int(starts[i]))
+    return body[int(starts[i]) : end].decode("utf-8", "replace").strip()[:80]
+
+
+def _numbers(
+    body: bytes, total: int, label: str, first_line: int, starts: np.ndarray, counts: np.ndarray
+) -> np.ndarray:
+    """All numbers of ``body``: int64 when every token is an integer, else float64."""
+    for dtype in (np.int64, np.float64):
+        try:
+            values = np.fromstring(body, dtype=dtype, sep=" ")
+        except ValueError:
+            continue
+        if values.size == total:
+            return values
+    # Slow path, only for a malformed file: find the first token neither int nor float.
+    for i in np.flatnonzero(counts):
+        line = _line(body, starts, int(i))
+        for token in line.split():
+            try:
+                float(token)
+            except ValueError:
+                raise GraphError(
+                    f"{label}: line {first_line + int(i)}: cannot read {token!r} as a number "
+                    f"in {line!r}"
+                ) from None
+    raise GraphError(f"{label}: could not parse the numbers of the file")
+
+
+def _table(tokens: _Tokens, label: str, ncols: int | None, what: str) -> tuple[np.ndarray, ...]:
+    """The non-blank lines as a (rows, ncols) array and their line numbers.
+
+    ``ncols`` None takes the first line's field count (at least 2) for every line.
+    """
+    counts = tokens.counts
+    filled = counts > 0
+    if not filled.any():
+        raise GraphError(f"{label}: empty graph: no edge lines in the file")
+    if ncols is None:
+        ncols = int(counts[np.argmax(filled)])
+        if ncols < 2:
+            i = int(np.argmax(filled))
+            raise GraphError(
+                f"{label}: line {tokens.first_line + i}: expected at least 2 fields "
+                f"({what}), got {tokens.line_text(i)!r}"
+            )
+    bad = filled & (counts != ncols)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise GraphError(
+            f"{label}: line {tokens.first_line + i}: expected {ncols} fields ({what}), "
+            f"found {int(counts[i])}: {tokens.line_text(i)!r}"
+        )
+    rows = tokens.values.reshape(-1, ncols)
+    lines = tokens.first_line + np.flatnonzero(filled)
+    return rows, lines
+
+
+def _ids(
+    rows: np.ndarray, lines: np.ndarray, label: str, n: int | None, base: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Columns 0, 1 as 0-based ids: from ``base``..n-1+base if n is declared, else compacted."""
+    ids = rows[:, :2]
+    if ids.dtype != np.int64:
+        whole = np.isfinite(ids) & (ids == np.round(ids))
+        if not whole.all():
+            i = int(np.argmax(~whole.all(axis=1)))
+            raise GraphError(
+                f"{label}: line {int(lines[i])}: vertex ids must be integers, got "
+                f"{ids[i, 0]:g} {ids[i, 1]:g}"
+            )
+        ids = ids.astype(np.int64)
+    if n is not None:
+        bad = (ids < base) | (ids >= n + base)
+        if bad.any():
+            i = int(np.argmax(bad.any(axis=1)))
+            value = int(ids[i][bad[i]][0])
+            raise GraphError(
+                f"{label}: line {int(lines[i])}: vertex id {value} out of range "
+                f"{base}..{n - 1 + base} (the file declares {n} vertices)"
+            )
+        src = ids[:, 0] - base
+        dst = ids[:, 1] - base
+        return src, dst, n
+    negative = ids < 0
+    if negative.any():
+        i = int(np.argmax(negative.any(axis=1)))
+        raise GraphError(
+            f"{label}: line {int(lines[i])}: negative vertex id {int(ids[i].min())}"
+        )
+    flat, count = _compact(ids.ravel())
+    flat = flat.reshape(-1, 2)
+    return flat[:, 0], flat[:, 1], count
+
+
+def _compact(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """Map the distinct non-negative ids, in increasing order, to 0..k-1."""
+    lo, hi = int(ids.min()), int(ids.max())
+    span = hi - lo + 1
+    if span <= max(4 * ids.size, 1 << 20):
+        present = np.zeros(span, dtype=bool)
+        present[ids - lo] = True
+        if present.all():
+            return ids - lo, span
+        remap = np.cumsum(present, dtype=np.int64) - 1
+        return remap[ids - lo], int(remap[-1]) + 1
+    uniq = np.sort(ids)
+    keep = np.ones(uniq.size, dtype=bool)
+    keep[1:] = uniq[1:] != uniq[:-1]
+    uniq = uniq[keep]
+    return np.searchsorted(uniq, ids), int(uniq.size)
+
+
+def _weights(values: np.ndarray, lines: np.ndarray, label: str) -> np.ndarray:
+    """Edge weights from a column: finite and non-negative, else a GraphError with the line."""
+    w = values.astype(np.float64)
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        kind = "NaN" if np.isnan(w[i]) else ("infinite" if np.isinf(w[i]) else "negative")
+        raise GraphError(
+            f"{label}: line {int(lines[i])}: {kind} edge weight {w[i]:g} "
+            "(weights must be finite and >= 0)"
+        )
+    return w.astype(np.float32)
+
+
+def _no_weights(label: str, why: str) -> GraphError:
+    """The error for weights=file on a file without weights."""
+    return GraphError(f"{label}: weights=file, but {why}; use weights=random or no weights")
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False) -> EdgeList:
+    """SNAP edge list (``#`` comments, ``src dst [weight ...]``) or CSV (one header line)."""
+    start, first_line, line = _skip_header(data, (b"#", b"%"))
+    if line is None:
+        raise GraphError(f"{label}: empty graph: no edge lines in the file")
+    if commas:
+        fields = [f.strip() for f in line.split(b",")]
+        if not all(_INT.match(f) for f in fields[:2]):  # a header line
+            start += len(line) + 1
+            first_line += 1
+    tokens = _tokenise(data, start, first_line, label, comments=b"#%", commas=commas)
+    rows, lines = _table(tokens, label, None, "src dst [weight]")
+    src, dst, n = _ids(rows, lines, label, None, 0)
+    weights = None
+    if want_weights:
+        if rows.shape[1] < 3:
+            raise _no_weights(label, "the edge lines have no third (weight) column")
+        weights = _weights(rows[:, 2], lines, label)
+    return EdgeList(src, dst, n, weights, lines=lines)
+
+
+def _read_mtx(data: bytes, label: str, want_weights: bool) -> EdgeList:
+    """Matrix Market coordinate: pattern/integer/real, general/symmetric, 1-based."""
+    head = data[: data.find(b"\n")].decode("ascii", "replace").split()
+    if len(head) < 5 or head[0].lower() != "%%matrixmarket":
+        raise GraphError(
+            f"{label}: line 1: expected '%%MatrixMarket matrix coordinate FIELD SYMMETRY'"
+        )
+    obj, layout, field, symmetry = (h.lower() for h in head[1:5])
+    if obj != "matrix" or layout != "coordinate":
+        raise GraphError(f"{label}: line 1: only 'matrix coordinate' is supported, not {layout}")
+    if field not in ("pattern", "integer", "real"):
+        raise GraphError(f"{label}: line 1: unsupported field {field!r} (pattern|integer|real)")
+    if symmetry not in ("general", "symmetric", "skew-symmetric"):
+        raise GraphError(f"{label}: line 1: unsupported symmetry {symmetry!r}")
+    start, size_line, line = _skip_header(data, (b"%",))
+    if line is None or len(line.split()) != 3 or not all(_INT.match(w) for w in line.split()):
+        raise GraphError(f"{label}: line {size_line}: expected the size line 'ROWS COLS NNZ'")
+    nrows, ncols, nnz = (int(w) for w in line.split())
+    if nrows != ncols:
+        raise GraphError(f"{label}: line {size_line}: adjacency matrix must be square, "
+                         f"got {nrows} x {ncols}")
+    if nrows <= 0:
+        raise GraphError(f"{label}: empty graph: the matrix has no rows")
+    body = start + len(line) + 1
+    tokens = _tokenise(data, body, size_line + 1, label, comments=b"%")
+    width = 2 if field == "pattern" else 3
+    rows, lines = _table(tokens, label, width, "row col" + ("" if width == 2 else " value"))
+    if rows.shape[0] != nnz:
+        raise GraphError(
+            f"{label}: line {size_line}: declares {nnz} entries but the file has {rows.shape[0]}"
+        )
+    src, dst, n = _ids(rows, lines, label, nrows, 1)
+    weights = None
+    if want_weights:
+        if field == "pattern":
+            raise _no_weights(label, "the matrix is a pattern matrix (no values)")
+        weights = _weights(rows[:, 2], lines, label)
+    return EdgeList(src, dst, n, weights, symmetric=symmetry != "general", lines=lines)
+
+
+def _read_gr(data: bytes, label: str, want_weights: bool) -> EdgeList:
+    """DIMACS9 ``p sp N M`` + ``a u v w`` arcs, or PACE ``p tw N M`` + ``u v`` edges."""
+    start, number, line = _skip_header(data, (b"c",))
+    words = (line or b"").split()
+    if len(words) != 4 or words[0] != b"p" or words[1] not in (b"sp", b"tw") or not all(
+        _INT.match(w) for w in words[2:]
+    ):
+        raise GraphError(
+            f"{label}: line {number}: expected the problem line 'p sp N M' or 'p tw N M'"
+        )
+    dimacs = words[1] == b"sp"
+    n, m = int(words[2]), int(words[3])
+    if n <= 0:
+        raise GraphError(f"{label}: empty graph: the problem line declares {n} vertices")
+    tokens = _tokenise(
+        data, start + len(line) + 1, number + 1, label, comments=b"c",
+        prefix=b"a" if dimacs else b"",
+    )
+    rows, lines = _table(tokens, label, 3 if dimacs else 2, "a u v w" if dimacs else "u v")
+    if rows.shape[0] != m:
+        what = "arcs" if dimacs else "edges"
+        raise GraphError(
+            f"{label}: line {number}: declares {m} {what} but the file has {rows.shape[0]}"
+        )
+    src, dst, n = _ids(rows, lines, label, n, 1)
+    weights = None
+    if want_weights:
+        if not dimacs:
+            raise _no_weights(label, "a PACE 'p tw' file has no edge weights")
+        weights = _weights(rows[:, 2], lines, label)
+    return EdgeList(src, dst, n, weights, symmetric=not dimacs, lines=lines)
+
+
+def _read_metis(data: bytes, label: str, want_weights: bool) -> EdgeList:
+    """METIS: header ``n m [fmt [ncon]]``, then line i lists the neighbours of vertex i."""
+    start, number, line = _skip_header(data, (b"%",))
+    words = (line or b"").split()
+    if not 2 <= len(words) <= 4 or not all(_INT.match(w) for w in words):
+        raise GraphError(f"{label}: line {number}: expected the METIS header 'N M [FMT [NCON]]'")
+    n, m = int(words[0]), int(words[1])
+    fmt = words[2].decode().zfill(3) if len(words) > 2 else "000"
+    if len(fmt) != 3 or any(ch not in "01" for ch in fmt):
+        raise GraphError(f"{label}: line {number}: bad METIS fmt {words[2].decode()!r}")
+    has_size, has_vwgt, has_ewgt = (ch == "1" for ch in fmt)
+    ncon = int(words[3]) if len(words) > 3 else (1 if has_vwgt else 0)
+    if n <= 0:
+        raise GraphError(f"{label}: empty graph: the header declares {n} vertices")
+    tokens = _tokenise(data, start + len(line) + 1, number + 1, label, comments=b"%")
+    lines = tokens.first_line + np.flatnonzero(~tokens.comment)
+    counts = tokens.counts[~tokens.comment]
+    if counts.size > n and counts[n:].any():
+        i = n + int(np.argmax(counts[n:] > 0))
+        raise GraphError(
+            f"{label}: line {int(lines[i])}: the header declares {n} vertices but this is "
+            f"vertex line {i + 1}"
+        )
+    if counts.size < n:
+        raise GraphError(
+            f"{label}: the header declares {n} vertices but the file has {counts.size} "
+            "vertex lines (one line per vertex, blank for an isolated vertex)"
+        )
+    counts, lines = counts[:n], lines[:n]
+    skip = int(has_size) + (ncon if has_vwgt else 0)
+    step = 2 if has_ewgt else 1
+    bad = (counts < skip) | ((counts - skip) % step != 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise GraphError(
+            f"{label}: line {int(lines[i])}: {int(counts[i])} fields do not fit the fmt "
+            f"{fmt} (vertex weights then neighbour{' weight' if has_ewgt else ''} pairs)"
+        )
+    values = tokens.values
+    vertex = np.repeat(np.arange(n, dtype=np.int64), counts)
+    line_start = np.repeat(np.cumsum(counts) - counts, counts)
+    pos = np.arange(values.size, dtype=np.int64) - line_start - skip
+    is_nbr = (pos >= 0) & (pos % step == 0)
+    nbr = values[is_nbr]
+    src = vertex[is_nbr]
+    if nbr.size != 2 * m:
+        raise GraphError(
+            f"{label}: line {number}: declares {m} edges ({2 * m} adjacency entries) but "
+            f"the file lists {nbr.size}"
+        )
+    if nbr.size == 0:
+        raise GraphError(f"{label}: empty graph: no edges")
+    edge_lines = lines[src]
+    rows = np.stack([src + 1, nbr], axis=1)
+    src, dst, n = _ids(rows, edge_lines, label, n, 1)
+    weights = None
+    if want_weights:
+        if not has_ewgt:
+            raise _no_weights(label, f"the METIS fmt {fmt} has no edge weights")
+        weights = _weights(values[np.flatnonzero(is_nbr) + 1], edge_lines, label)
+    return EdgeList(src, dst, n, weights, symmetric=True, lines=edge_lines)
+
+
+def _read_lg(data: bytes, label: str, want_weights: bool) -> EdgeList:
+    """LG (LightGraphs/Graphs.jl): header ``n,m,d|u,...`` then ``u,v`` per edge, 1-based."""
+    start, number, line = _skip_header(data, (b"#",))
+    fields = [f.strip() for f in (line or b"").split(b",")]
+    if len(fields) < 3 or not all(_INT.match(f) for f in fields[:2]) or fields[2] not in (
+        b"d",
+        b"u",
+    ):
+        raise GraphError(f"{label}: line {number}: expected the LG header 'N,M,d|u,...'")
+    n, m = int(fields[0]), int(fields[1])
+    if n <= 0:
+        raise GraphError(f"{label}: empty graph: the header declares {n} vertices")
+    if want_weights:
+        raise _no_weights(label, "the LG format has no edge weights")
+    tokens = _tokenise(data, start + len(line) + 1, number + 1, label, commas=True)
+    rows, lines = _table(tokens, label, 2, "u,v")
+    if rows.shape[0] != m:
+        raise GraphError(
+            f"{label}: line {number}: declares {m} edges but the file has {rows.shape[0]} "
+            "(only single-graph LG files are supported)"
+        )
+    src, dst, n = _ids(rows, lines, label, n, 1)
+    return EdgeList(src, dst, n, symmetric=fields[2] == b"u", lines=lines)
+
+
+def _read_npz_edges(path: Path, data: bytes, label: str, want_weights: bool) -> EdgeList:
+    """A CSR ``.npz`` (as ``graph convert`` or scipy.sparse.save_npz write) as an edge list."""
+    graph = read_npz(path, label, data=data)
+    if want_weights and graph.weights is None:
+        raise _no_weights(label, "the .npz graph has no weights")
+    return EdgeList(
+        graph.sources,
+        graph.indices,
+        graph.n,
+        graph.weights if want_weights else None,
+        symmetric=not graph.directed,
+    )
+
+
+def read_edges(
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    *,
+    weights: bool = False,
+    label: str = "",
+) -> EdgeList:
+    """Read a graph file into an edge list (ids 0..n-1); ``weights`` asks for its weights."""
+    path = Path(path)
+    label = label or f"file:{path}"
+    data = read_bytes(path, label)
+    fmt = fmt or detect_format(path, data)
+    if fmt not in FILE_FORMATS:
+        raise GraphError(f"{label}: unknown format {fmt!r} (one of {', '.join(FILE_FORMATS)})")
+    if fmt == "npz":
+        return _read_npz_edges(path, data, label, weights)
+    if fmt in ("dimacs", "pace"):
+        kind = _gr_kind(data, label)
+        if kind != fmt:
+            raise GraphError(f"{label}: format={fmt} but the problem line says {kind}")
+        return _read_gr(data, label, weights)
+    if fmt == "snap":
+        return _read_snap(data, label, weights)
+    if fmt == "csv":
+        return _read_snap(data, label, weights, commas=True)
+    if fmt == "mtx":
+        return _read_mtx(data, label, weights)
+    if fmt == "metis":
+        return _read_metis(data, label, weights)
+    return _read_lg(data, label, weights)
+
+
+# --------------------------------------------------------------------------- npz
+
+
+def _text(array: np.ndarray) -> str:
+    """A 0-d string or bytes array as str."""
+    value = array.item() if array.shape == () else ""
+    return value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
+
+
+def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
+    """Write ``graph`` as an uncompressed CSR ``.npz`` atomically (temp file + os.replace)."""
+    path = Path(path)
+    meta = {
+        "format": NPZ_FORMAT,
+        "version": NPZ_VERSION,
+        "name": graph.name,
+        "spec": graph.spec,
+        "directed": bool(graph.directed),
+    }
+    arrays = {"indptr": graph.indptr, "indices": graph.indices, "meta": np.array(json.dumps(meta))}
+    if graph.weights is not None:
+        arrays["weights"] = graph.weights
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | None = None) -> Graph:
+    """A Graph from a warpsweep CSR ``.npz`` (or a scipy.sparse CSR ``.npz``), validated."""
+    import io
+
+    path = Path(path)
+    label = label or f"file:{path}"
+    source = io.BytesIO(data) if data is not None else path
+    try:
+        with np.load(source, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zlib.error) as exc:
+        raise GraphError(f"{label}: not a readable .npz file: {exc}") from None
+    if "meta" in arrays:
+        try:
+            meta = json.loads(str(arrays["meta"]))
+        except ValueError:
+            raise GraphError(f"{label}: .npz has unreadable metadata") from None
+        if meta.get("format") != NPZ_FORMAT or meta.get("version") != NPZ_VERSION:
+            raise GraphError(
+                f"{label}: .npz format {meta.get('format')!r} version {meta.get('version')!r}"
+                f" is not {NPZ_FORMAT!r} version {NPZ_VERSION}"
+            )
+        weights = arrays.get("weights")
+        directed = bool(meta.get("directed", False))
+        name, spec = str(meta.get("name", "graph")), str(meta.get("spec", ""))
+    elif "format" in arrays and _text(arrays["format"]) == "csr":
+        shape = tuple(int(s) for s in arrays["shape"])
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise GraphError(f"{label}: scipy CSR matrix must be square, got shape {shape}")
+        weights, directed, name, spec = arrays.get("data"), True, path.stem, ""
+    else:
+        raise GraphError(
+            f"{label}: .npz is neither a warpsweep CSR graph nor a scipy CSR matrix "
+            f"(arrays: {', '.join(sorted(arrays))})"
+        )
+    for key in ("indptr", "indices"):
+        if key not in arrays:
+            raise GraphError(f"{label}: .npz lacks the {key!r} array")
+    graph = Graph(
+        arrays["indptr"], arrays["indices"], weights, name=name, spec=spec or label,
+        directed=directed,
+    )
+    if graph.n == 0:
+        raise GraphError(f"{label}: empty graph: no vertices")
+    return graph
