@@ -1,0 +1,408 @@
+"""File loaders (every format, gzip, errors with line numbers), the CSR cache, real graphs."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+from simulator import graph_cache
+from simulator import load as load_module
+from simulator.errors import GraphError
+from simulator.graph import Graph
+from simulator.graph_spec import parse_spec
+from simulator.load import load_graph
+from simulator.loaders import detect_format
+from simulator.loaders import read_edges
+from simulator.loaders import save_npz
+
+SHARED_GRAPHS = Path(__file__).resolve().parents[2] / "shared" / "graphs"
+
+# One small graph in every format: 1-based 1-2, 1-3, 2-3, 3-4, 4-5 (weights 5, 2, 1, 7, 3);
+# vertex 6 is isolated where the format declares n = 6.
+EDGES = [(0, 1), (0, 2), (1, 2), (2, 3), (3, 4)]
+WEIGHTS = [5.0, 2.0, 1.0, 7.0, 3.0]
+FILES = {
+    "snap.txt": "# SNAP-style\n# FromNodeId\tToNodeId\n1\t2\n1 3\n\n2\t3\n# mid\n3 4\n4 5\n",
+    "snapw.txt": "1 2 5\n1 3 2\n2 3 1\n3 4 7\n4 5 3\n",
+    "crlf.txt": "# windows\r\n1 2\r\n1 3\r\n2 3\r\n3 4\r\n4 5\r\n",
+    "no_newline.txt": "1 2\n1 3\n2 3\n3 4\n4 5",
+    "edges.csv": "node_1,node_2\n1,2\n1,3\n2,3\n3,4\n4,5\n",
+    "weighted.csv": "src,dst,w\n1,2,5\n1,3,2\n2,3,1\n3,4,7\n4,5,3\n",
+    "pattern.mtx": "%%MatrixMarket matrix coordinate pattern symmetric\n% comment\n6 6 5\n"
+    "2 1\n3 1\n3 2\n4 3\n5 4\n",
+    "real.mtx": "%%MatrixMarket matrix coordinate real general\n6 6 5\n"
+    "1 2 5.0\n1 3 2e0\n2 3 1\n3 4 7.0\n4 5 3\n",
+    "integer.mtx": "%%MatrixMarket matrix coordinate integer symmetric\n6 6 5\n"
+    "2 1 5\n3 1 2\n3 2 1\n4 3 7\n5 4 3\n",
+    "dimacs.gr": "c DIMACS9\np sp 6 10\nc arcs\na 1 2 5\na 2 1 5\na 1 3 2\na 3 1 2\na 2 3 1\n"
+    "a 3 2 1\na 3 4 7\na 4 3 7\na 4 5 3\na 5 4 3\n",
+    "pace.gr": "c PACE\np tw 6 5\n1 2\n1 3\n2 3\n3 4\n4 5\n",
+    "plain.graph": "% METIS\n6 5\n2 3\n1 3\n1 2 4\n3 5\n4\n\n",
+    "weighted.graph": "6 5 1\n2 5 3 2\n1 5 3 1\n1 2 2 1 4 7\n3 7 5 3\n4 3\n\n",
+    "vwgt.graph": "6 5 11 2\n9 1 2 5 3 2\n9 1 1 5 3 1\n9 1 1 2 2 1 4 7\n"
+    "9 1 3 7 5 3\n9 1 4 3\n9 1\n",
+    "vsize.graph": "6 5 111\n4 9 2 5 3 2\n4 9 1 5 3 1\n4 9 1 2 2 1 4 7\n"
+    "4 9 3 7 5 3\n4 9 4 3\n4 9\n",
+    "graph.lg": "6,5,u,graph,2,Int64,simplegraph\n1,2\n1,3\n2,3\n3,4\n4,5\n",
+}
+DECLARES_N = {"mtx", "gr", "graph", "lg", "npz"}
+HAS_WEIGHTS = {"snapw.txt", "weighted.csv", "real.mtx", "integer.mtx", "dimacs.gr",
+               "weighted.graph", "vwgt.graph", "vsize.graph"}
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WARPSWEEP_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def write(tmp_path: Path, name: str, text: str | bytes, gz: bool = False) -> Path:
+    """Write a test file (gzip-compressed with a .gz suffix when ``gz``)."""
+    data = text.encode() if isinstance(text, str) else text
+    path = tmp_path / (name + (".gz" if gz else ""))
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def edge_set(g: Graph) -> set[tuple[int, int]]:
+    """Stored edges as a Python set."""
+    return set(zip(g.sources.tolist(), g.indices.tolist(), strict=True))
+
+
+def undirected(edges) -> set[tuple[int, int]]:
+    """Both directions of every edge."""
+    return {(u, v) for u, v in edges} | {(v, u) for u, v in edges}
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_every_format_loads_the_same_graph(tmp_path, name: str, gz: bool) -> None:
+    path = write(tmp_path, name, FILES[name], gz)
+    g = load_graph(f"file:{path}", cache=False)
+    ext = name.rsplit(".", 1)[1]
+    assert g.n == (6 if ext in DECLARES_N else 5)
+    assert edge_set(g) == undirected(EDGES)
+    assert not g.directed and g.weights is None
+    assert g.spec == f"file:{path}"
+    assert g.name == name.rsplit(".", 1)[0]
+
+
+@pytest.mark.parametrize("name", sorted(HAS_WEIGHTS))
+def test_weights_from_the_file(tmp_path, name: str) -> None:
+    path = write(tmp_path, name, FILES[name])
+    g = load_graph(f"file:{path},weights=file", cache=False)
+    expected = {}
+    for (u, v), w in zip(EDGES, WEIGHTS, strict=True):
+        expected[(u, v)] = expected[(v, u)] = w
+    got = dict(zip(zip(g.sources.tolist(), g.indices.tolist(), strict=True),
+                   g.weights.tolist(), strict=True))
+    assert got == expected
+
+
+def test_duplicate_edges_keep_the_smallest_weight(tmp_path) -> None:
+    path = write(tmp_path, "dup.txt", "0 1 9\n1 0 4\n0 1 6\n1 2 1\n2 2 3\n")
+    g = load_graph(f"file:{path},weights=file", cache=False)
+    assert g.m == 4
+    assert g.weights[0] == 4 and g.weights[1] == 4  # 0->1 and 1->0
+
+
+def test_directed_keeps_file_direction_and_symmetric_formats_stay_symmetric(tmp_path) -> None:
+    snap = write(tmp_path, "d.txt", FILES["snap.txt"])
+    g = load_graph(f"file:{snap},directed=true", cache=False)
+    assert g.directed and edge_set(g) == set(EDGES)
+    for name in ("pace.gr", "pattern.mtx", "plain.graph", "graph.lg"):
+        path = write(tmp_path, name, FILES[name])
+        g = load_graph(f"file:{path},directed=true", cache=False)
+        assert g.directed and edge_set(g) == undirected(EDGES), name
+    lg = write(tmp_path, "dir.lg", FILES["graph.lg"].replace(",u,", ",d,"))
+    assert edge_set(load_graph(f"file:{lg},directed=true", cache=False)) == set(EDGES)
+    general = write(tmp_path, "gen.mtx", FILES["real.mtx"])
+    assert edge_set(load_graph(f"file:{general},directed=true", cache=False)) == set(EDGES)
+
+
+def test_snap_ids_are_compacted_in_increasing_order(tmp_path) -> None:
+    path = write(tmp_path, "sparse.txt", "100 7\n7 5000000000\n")
+    g = load_graph(f"file:{path},directed=true", cache=False)
+    assert g.n == 3
+    assert edge_set(g) == {(1, 0), (0, 2)}
+
+
+def test_option_order_applies_to_files(tmp_path) -> None:
+    path = write(tmp_path, "p.gr", FILES["pace.gr"])
+    g = load_graph(f"file:{path},order=degree", cache=False)
+    assert g.degrees.tolist() == [3, 2, 2, 2, 1, 0]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fmt"),
+    [
+        ("a.dat", FILES["pattern.mtx"], "mtx"),
+        ("a.dat", FILES["dimacs.gr"], "dimacs"),
+        ("a.dat", FILES["pace.gr"], "pace"),
+        ("a.dat", FILES["graph.lg"], "lg"),
+        ("a.dat", "1,2\n2,3\n", "csv"),
+        ("a.dat", "# c\n1 2\n2 3\n", "snap"),
+        ("a.gr", FILES["pace.gr"], "pace"),
+        ("a.GRAPH", FILES["plain.graph"], "metis"),
+        ("a.jlg", FILES["graph.lg"], "lg"),
+    ],
+)
+def test_format_detection(tmp_path, name: str, text: str, fmt: str) -> None:
+    path = write(tmp_path, name, text)
+    assert detect_format(path, path.read_bytes()) == fmt
+    expected = [(0, 1), (1, 2)] if fmt in ("csv", "snap") else EDGES
+    assert edge_set(load_graph(f"file:{path}", cache=False)) == undirected(expected)
+
+
+def test_explicit_format_overrides_the_extension(tmp_path) -> None:
+    path = write(tmp_path, "edges.bin", "1 2\n2 3\n")
+    g = load_graph(f"file:{path},format=snap", cache=False)
+    assert edge_set(g) == undirected([(0, 1), (1, 2)])
+
+
+def test_npz_round_trip_and_scipy_npz(tmp_path) -> None:
+    g = load_graph("random:n=50,m=120,weights=random,seed=3", cache=False)
+    out = save_npz(g, tmp_path / "g.npz")
+    back = load_graph(f"file:{out},weights=file", cache=False)
+    np.testing.assert_array_equal(back.indptr, g.indptr)
+    np.testing.assert_array_equal(back.indices, g.indices)
+    np.testing.assert_array_equal(back.weights, g.weights)
+    assert load_graph(f"file:{out}", cache=False).weights is None
+    gz = write(tmp_path, "g2.npz", out.read_bytes(), gz=True)
+    np.testing.assert_array_equal(load_graph(f"file:{gz}", cache=False).indices, g.indices)
+    mat = scipy.sparse.csr_matrix(([1.0, 2.0], ([0, 2], [1, 0])), shape=(4, 4))
+    scipy.sparse.save_npz(tmp_path / "sp.npz", mat, compressed=True)
+    h = load_graph(f"file:{tmp_path / 'sp.npz'},directed=true,weights=file", cache=False)
+    assert h.n == 4 and edge_set(h) == {(0, 1), (2, 0)} and h.weights.tolist() == [1.0, 2.0]
+
+
+def test_read_edges_keeps_declared_isolated_vertices(tmp_path) -> None:
+    e = read_edges(write(tmp_path, "p.mtx", FILES["pattern.mtx"]))
+    assert e.n == 6 and e.symmetric and e.size == 5
+    assert e.lines.tolist() == [4, 5, 6, 7, 8]
+
+
+# --------------------------------------------------------------------------- errors
+
+ERRORS = [
+    ("bad.txt", "# h\n1 2\n\n3 x\n", "", ["line 4", "cannot read 'x'", "'3 x'"]),
+    ("bad2.txt", "1 2\n3 4 5 6\n", "", ["line 2", "expected 2 fields", "found 4"]),
+    ("bad3.txt", "1 2\n3 1.5\n", "", ["line 2", "vertex ids must be integers"]),
+    ("neg.txt", "1 2\n-3 4\n", "", ["line 2", "negative vertex id -3"]),
+    ("one.txt", "1\n2\n", "", ["line 1", "at least 2 fields"]),
+    ("comments.txt", "# only\n# comments\n", "", ["empty graph"]),
+    ("loops.txt", "1 1\n2 2\n", "", ["empty graph: no edges"]),
+    ("empty.txt", "", "", ["empty graph"]),
+    ("bad.csv", "a,b\n1,2\n1;3\n", "", ["line 3", "cannot read '1;3'"]),
+    ("range.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n", "",
+     ["line 4", "vertex id 4 out of range 1..3"]),
+    ("zero.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n0 1\n", "",
+     ["line 4", "vertex id 0 out of range 1..3"]),
+    ("nnz.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 1\n", "",
+     ["declares 3 entries but the file has 2"]),
+    ("rect.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 4 1\n1 2\n", "",
+     ["must be square", "3 x 4"]),
+    ("cplx.mtx", "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 2 1 0\n", "",
+     ["unsupported field 'complex'"]),
+    ("array.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "",
+     ["only 'matrix coordinate'"]),
+    ("nohead.mtx", "1 2\n", "", ["line 1", "%%MatrixMarket"]),
+    ("size.mtx", "%%MatrixMarket matrix coordinate pattern general\n% c\n3 3\n1 2\n", "",
+     ["line 3", "size line"]),
+    ("nan.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 3 nan\n",
+     ",weights=file", ["line 4", "NaN edge weight"]),
+    ("negw.gr", "p sp 3 2\na 1 2 4\na 2 3 -5\n", ",weights=file",
+     ["line 3", "negative edge weight -5"]),
+    ("inf.txt", "1 2 inf\n", ",weights=file", ["line 1", "infinite edge weight"]),
+    ("nop.gr", "c no problem line\n1 2\n", "", ["'p sp N M' or 'p tw N M'"]),
+    ("stray.gr", "p sp 3 2\na 1 2 4\n2 3 5\n", "", ["line 3", "starting with 'a'"]),
+    ("arcs.gr", "p sp 3 3\na 1 2 4\na 2 3 5\n", "", ["declares 3 arcs but the file has 2"]),
+    ("wide.gr", "p tw 3 2\n1 2\n2 3 3\n", "", ["line 3", "expected 2 fields"]),
+    ("range.gr", "p tw 3 2\n1 2\n2 4\n", "", ["line 3", "vertex id 4 out of range 1..3"]),
+    ("fmt.gr", "p tw 3 1\n1 2\n", ",format=dimacs",
+     ["format=dimacs but the problem line says pace"]),
+    ("short.graph", "4 2\n2\n1 3\n", "", ["declares 4 vertices", "has 2 vertex lines"]),
+    ("long.graph", "2 1\n2\n1\n1\n", "", ["line 4", "declares 2 vertices"]),
+    ("odd.graph", "3 1 1\n2 5\n1\n\n", "", ["line 3", "do not fit the fmt 001"]),
+    ("count.graph", "3 2\n2\n1\n\n", "", ["declares 2 edges (4 adjacency entries)", "lists 2"]),
+    ("range.graph", "2 1\n3\n1\n", "", ["line 2", "vertex id 3 out of range 1..2"]),
+    ("head.graph", "x y\n", "", ["line 1", "METIS header"]),
+    ("head.lg", "3;2;u\n1,2\n", "", ["line 1", "LG header"]),
+    ("count.lg", "3,2,u,g\n1,2\n", "", ["declares 2 edges but the file has 1"]),
+    ("pattern_w.mtx", FILES["pattern.mtx"], ",weights=file", ["weights=file", "pattern"]),
+    ("pace_w.gr", FILES["pace.gr"], ",weights=file", ["weights=file", "no edge weights"]),
+    ("lg_w.lg", FILES["graph.lg"], ",weights=file", ["weights=file", "no edge weights"]),
+    ("snap_w.txt", "1 2\n", ",weights=file", ["weights=file", "no third (weight) column"]),
+    ("metis_w.graph", FILES["plain.graph"], ",weights=file", ["weights=file", "fmt 000"]),
+    ("junk.npz", "not a zip", "", ["not a readable .npz"]),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "opts", "fragments"), ERRORS,
+                         ids=[e[0] for e in ERRORS])
+def test_bad_files_raise_graph_errors_naming_the_spec(
+    tmp_path, name: str, text: str, opts: str, fragments: list[str]
+) -> None:
+    path = write(tmp_path, name, text)
+    spec = f"file:{path}{opts}"
+    with pytest.raises(GraphError) as info:
+        load_graph(spec, cache=False)
+    message = str(info.value)
+    assert str(path) in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_errors_in_gzip_files_keep_their_line_numbers(tmp_path) -> None:
+    path = write(tmp_path, "bad.txt", "# a\n# b\n1 2\n2 3\n3 oops\n", gz=True)
+    with pytest.raises(GraphError, match=r"line 5: cannot read 'oops'"):
+        load_graph(f"file:{path}", cache=False)
+
+
+def test_missing_file_directory_and_corrupt_gzip(tmp_path) -> None:
+    with pytest.raises(GraphError, match="file not found"):
+        load_graph(f"file:{tmp_path / 'nope.mtx'}", cache=False)
+    with pytest.raises(GraphError, match="file not found"):
+        load_graph(f"file:{tmp_path / 'nope.mtx'}")  # through the cache path too
+    with pytest.raises(GraphError, match="not a regular file"):
+        load_graph(f"file:{tmp_path}", cache=False)
+    bad = write(tmp_path, "bad.txt.gz", b"\x1f\x8b\x08\x00garbage")
+    with pytest.raises(GraphError, match="corrupt gzip"):
+        load_graph(f"file:{bad}", cache=False)
+
+
+def test_wrong_npz_metadata_is_rejected(tmp_path) -> None:
+    np.savez(tmp_path / "other.npz", x=np.arange(3))
+    with pytest.raises(GraphError, match="neither a warpsweep CSR graph nor a scipy CSR"):
+        load_graph(f"file:{tmp_path / 'other.npz'}", cache=False)
+    np.savez(tmp_path / "bad.npz", indptr=np.array([0, 1]), indices=np.array([5]),
+             meta=np.array('{"format": "warpsweep-csr", "version": 1}'))
+    with pytest.raises(GraphError, match="out of range"):
+        load_graph(f"file:{tmp_path / 'bad.npz'}", cache=False)
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def test_cache_hit_skips_parsing(tmp_path, monkeypatch) -> None:
+    path = write(tmp_path, "c.gr", FILES["pace.gr"])
+    first = load_graph(f"file:{path}")
+    entries = list((tmp_path / "cache").glob("*.npz"))
+    assert len(entries) == 1 and entries[0].name.startswith("c-")
+
+    def boom(*args, **kwargs):
+        raise AssertionError("parsed again despite the cache")
+
+    monkeypatch.setattr(load_module, "read_edges", boom)
+    again = load_graph(f"file:{path}")
+    np.testing.assert_array_equal(again.indices, first.indices)
+    assert again.spec == first.spec and again.name == first.name
+    # Another spelling of the same path shares the entry but keeps its own spec string.
+    monkeypatch.chdir(tmp_path)
+    relative = load_graph("file:./c.gr")
+    assert relative.spec == "file:./c.gr"
+    with pytest.raises(AssertionError, match="parsed again"):
+        load_graph(f"file:{path},weights=none,order=degree")  # a different graph: new entry
+    with pytest.raises(AssertionError, match="parsed again"):
+        load_graph(f"file:{path}", cache=False)
+
+
+def test_cache_notices_a_changed_file(tmp_path) -> None:
+    path = write(tmp_path, "c.txt", "1 2\n")
+    assert load_graph(f"file:{path}").m == 2
+    path.write_text("1 2\n2 3\n3 4\n")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    assert load_graph(f"file:{path}").m == 6
+
+
+def test_cache_survives_corrupt_entries_and_unwritable_dirs(tmp_path, monkeypatch) -> None:
+    path = write(tmp_path, "c.txt", "1 2\n2 3\n")
+    spec = parse_spec(f"file:{path}")
+    entry = graph_cache.cache_path(spec)
+    entry.parent.mkdir(parents=True)
+    entry.write_bytes(b"torn")
+    assert load_graph(f"file:{path}").m == 4
+    assert graph_cache.load_cached(spec) is not None  # rewritten
+    assert not [p for p in entry.parent.iterdir() if p.suffix == ".tmp"]
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    monkeypatch.setenv("WARPSWEEP_CACHE_DIR", str(blocker / "sub"))
+    assert load_graph(f"file:{path}").m == 4
+
+
+def test_cache_dir_default_and_env(monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv("WARPSWEEP_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert graph_cache.cache_dir() == tmp_path / ".cache" / "warpsweep" / "graphs"
+    monkeypatch.setenv("WARPSWEEP_CACHE_DIR", str(tmp_path / "x"))
+    assert graph_cache.cache_dir() == tmp_path / "x"
+
+
+def test_big_generated_graphs_are_cached(tmp_path, monkeypatch) -> None:
+    assert not graph_cache.should_cache(parse_spec("grid2d:rows=10"))
+    assert graph_cache.should_cache(parse_spec("rmat:scale=16"))
+    monkeypatch.setattr(graph_cache, "MIN_GENERATED_EDGES", 1)
+    g = load_graph("rmat:scale=8,seed=2")
+    assert len(list((tmp_path / "cache").glob("rmat8-ef16-*.npz"))) == 1
+    np.testing.assert_array_equal(load_graph("rmat:scale=8,seed=2").indices, g.indices)
+    load_graph("rmat:scale=8,seed=3")
+    assert len(list((tmp_path / "cache").glob("rmat8-ef16-*.npz"))) == 2
+
+
+# --------------------------------------------------------------------------- real graphs
+
+
+def _shared(name: str) -> Path:
+    path = SHARED_GRAPHS / name
+    if not path.exists():
+        pytest.skip(f"shared graph {path} not present (needs the project's shared/ folder)")
+    return path
+
+
+def test_real_snap_graph_against_an_independent_parse() -> None:
+    path = _shared("p2p-Gnutella08.txt.gz")
+    with gzip.open(path, "rt") as fh:
+        pairs = np.loadtxt(fh, comments="#", dtype=np.int64)
+    directed = load_graph(f"file:{path},directed=true", cache=False)
+    assert directed.n == 6301 and directed.m == 20777 == len(pairs)
+    np.testing.assert_array_equal(directed.degrees, np.bincount(pairs[:, 0], minlength=6301))
+    g = load_graph(f"file:{path}", cache=False)
+    lo, hi = pairs.min(axis=1), pairs.max(axis=1)
+    unique = np.unique(lo[lo != hi] * 6301 + hi[lo != hi])
+    assert g.m == 2 * unique.size
+    np.testing.assert_array_equal(
+        g.degrees, np.bincount(np.concatenate([unique // 6301, unique % 6301]), minlength=6301)
+    )
+
+
+def _sources_table() -> dict[str, int]:
+    """file name -> node count, from the summary table of shared/graphs/SOURCES.md."""
+    text = (_shared("SOURCES.md")).read_text()
+    rows = re.findall(r"^\| `([^`]+)` \| [^|]+ \| ([\d,]+)", text, flags=re.M)
+    return {name: int(nodes.replace(",", "")) for name, nodes in rows}
+
+
+# Undirected edge counts stated in SOURCES.md (distinct non-loop pairs).
+KNOWN_PAIRS = {
+    "email-Enron.txt.gz": 183_831,
+    "ca-AstroPh.txt.gz": 198_050,
+    "USA-road-FLA.gr.gz": 1_343_951,
+    "USA-road-NY.gr.gz": 365_050,
+}
+
+
+@pytest.mark.slow
+def test_every_shared_graph_loads_with_its_documented_node_count() -> None:
+    table = _sources_table()
+    files = sorted(p.name for p in SHARED_GRAPHS.iterdir() if p.name != "SOURCES.md")
+    assert files and set(files) == set(table), "SOURCES.md and the folder disagree"
+    for name in files:
+        g = load_graph(f"file:{SHARED_GRAPHS / name}", cache=False)
+        assert g.n == table[name], name
+        if name in KNOWN_PAIRS:
+            assert g.m == 2 * KNOWN_PAIRS[name], name
