@@ -1,0 +1,90 @@
+"""``warpsweep graph info`` and ``graph convert``: output, round trip, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulator.load import load_graph
+from tuner.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WARPSWEEP_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_info_json(capsys) -> None:
+    assert main(["graph", "info", "grid2d:rows=3,cols=4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["spec"] == "grid2d:rows=3,cols=4"
+    assert out["name"] == "grid2d-3x4"
+    assert out["n"] == 12 and out["m"] == 34
+    assert out["max_degree"] == 4 and out["est_diameter"] == 5
+
+
+def test_info_table(capsys) -> None:
+    assert main(["graph", "info", "rmat:scale=8,seed=1", "--no-cache"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    table = dict(line.split(None, 1) for line in lines)
+    assert table["spec"] == "rmat:scale=8,ef=16,a=0.57,b=0.19,c=0.19,seed=1"
+    assert table["n"] == "256"
+    assert "degree_gini" in table and "est_diameter" in table
+    assert table["load"].startswith("time")
+
+
+def test_convert_round_trip(tmp_path, capsys) -> None:
+    out = tmp_path / "g.npz"
+    spec = "road:rows=20,cols=30,weights=random,seed=4"
+    assert main(["graph", "convert", spec, str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    original = load_graph(spec, cache=False)
+    back = load_graph(f"file:{out},weights=file", cache=False)
+    np.testing.assert_array_equal(back.indptr, original.indptr)
+    np.testing.assert_array_equal(back.indices, original.indices)
+    np.testing.assert_array_equal(back.weights, original.weights)
+    assert main(["graph", "info", f"file:{out}", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 600
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        ("nonsense:x=1", "unknown kind 'nonsense'"),
+        ("rmat:scale=3,bogus=1", "unknown key 'bogus'"),
+        ("file:/no/such/file.mtx", "file not found"),
+    ],
+)
+def test_bad_specs_give_one_line_and_exit_2(capsys, spec: str, fragment: str) -> None:
+    assert main(["graph", "info", spec]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("warpsweep: error: ")
+    assert fragment in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_malformed_file_reports_its_line(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n9 1\n")
+    assert main(["graph", "convert", f"file:{bad}", str(tmp_path / "o.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "line 4" in err and "vertex id 9 out of range 1..3" in err and str(bad) in err
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_console_entry_point_exit_code(tmp_path) -> None:
+    env = {"WARPSWEEP_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(REPO), "PATH": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "tuner.cli", "graph", "info", "road:rows=4,keep=2"],
+        capture_output=True, text=True, cwd=REPO, env=env, check=False,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "keep=2 out of range" in done.stderr

@@ -1,0 +1,67 @@
+"""``warpsweep graph info SPEC [--json]`` and ``warpsweep graph convert SPEC OUT.npz``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from simulator.features import graph_features
+from simulator.load import load_graph
+from simulator.loaders import save_npz
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``graph`` verb and its ``info`` and ``convert`` subcommands."""
+    graph = subparsers.add_parser(
+        "graph",
+        help="inspect or convert input graphs",
+        description="Load a graph from a spec (rmat:scale=14, file:PATH, ...) and inspect it.",
+    )
+    sub = graph.add_subparsers(dest="graph_command", required=True, metavar="COMMAND")
+    info = sub.add_parser("info", help="print a graph's features")
+    info.add_argument("spec", help="graph spec, e.g. rmat:scale=14 or file:road.gr.gz")
+    info.add_argument("--json", action="store_true", help="print one JSON object")
+    info.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")
+    info.set_defaults(run=run_info)
+    convert = sub.add_parser("convert", help="write a graph as a CSR .npz file")
+    convert.add_argument("spec", help="graph spec, e.g. file:web.txt.gz,order=bfs")
+    convert.add_argument("out", type=Path, help="output .npz path (loadable as file:OUT.npz)")
+    convert.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")
+    convert.set_defaults(run=run_convert)
+
+
+def _format(value: float | int) -> str:
+    """A feature value for the human table."""
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.6g}"
+
+
+def run_info(args: argparse.Namespace) -> int:
+    """Load the graph and print its features (a table, or JSON with --json)."""
+    start = time.perf_counter()
+    graph = load_graph(args.spec, cache=not args.no_cache)
+    loaded = time.perf_counter() - start
+    feats = graph_features(graph)
+    if args.json:
+        json.dump({"name": graph.name, "spec": graph.spec, **feats}, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    rows = [("name", graph.name), ("spec", graph.spec)]
+    rows += [(key, _format(value)) for key, value in feats.items()]
+    rows.append(("load time", f"{loaded:.2f} s"))
+    width = max(len(key) for key, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    """Load the graph and write it as a CSR .npz file."""
+    graph = load_graph(args.spec, cache=not args.no_cache)
+    path = save_npz(graph, args.out)
+    print(f"wrote {path}: {graph.name}, n={graph.n:,}, m={graph.m:,}, spec {graph.spec}")
+    return 0
