@@ -62,14 +62,15 @@ def read_bytes(path: Path, label: str) -> bytes:
     return data
 
 
-def detect_format(path: Path, data: bytes) -> str:
+def detect_format(path: Path, data: bytes, label: str = "") -> str:
     """The format from the file name's extension, else from the first lines of the content."""
+    label = label or f"file:{path}"
     name = path.name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
     ext = os.path.splitext(name)[1]
     if ext == ".gr":
-        return _gr_kind(data, f"file:{path}")
+        return _gr_kind(data, label)
     if ext in _EXTENSIONS:
         return _EXTENSIONS[ext]
     if data[:2] == b"PK":
@@ -81,14 +82,14 @@ def detect_format(path: Path, data: bytes) -> str:
         if not line or line[:1] in (b"#", b"%"):
             continue
         if line[:2] in (b"c ", b"p ") or line == b"c":
-            return _gr_kind(data, f"file:{path}")
+            return _gr_kind(data, label)
         fields = [f.strip() for f in line.split(b",")]
         if len(fields) >= 3 and fields[2] in (b"d", b"u") and all(
             _INT.match(f) for f in fields[:2]
         ):
             return "lg"
         return "csv" if b"," in line else "snap"
-    raise GraphError(f"file:{path}: empty graph: the file has no data lines")
+    raise GraphError(f"{label}: empty graph: the file has no data lines")
 
 
 def _gr_kind(data: bytes, label: str) -> str:
@@ -545,7 +546,7 @@ def read_edges(
     path = Path(path)
     label = label or f"file:{path}"
     data = read_bytes(path, label)
-    fmt = fmt or detect_format(path, data)
+    fmt = fmt or detect_format(path, data, label)
     if fmt not in FILE_FORMATS:
         raise GraphError(f"{label}: unknown format {fmt!r} (one of {', '.join(FILE_FORMATS)})")
     if fmt == "npz":
