@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import logging
 import os
+import socket
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -140,6 +141,8 @@ class RayExecutor(Executor):
             if address is None:
                 if workers:
                     kwargs["num_cpus"] = min(workers, os.cpu_count() or workers)
+            if address is not None:
+                probe_address(address)
             try:
                 ray.init(address=address, **kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -194,6 +197,20 @@ class RayExecutor(Executor):
         if self._owns and self._ray.is_initialized():
             self._ray.shutdown()
         self._owns = False
+
+
+def probe_address(address: str, timeout: float = 5.0) -> None:
+    """Fail fast if nothing listens at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (Ray
+    itself retries for minutes); ``auto`` is left to Ray, which answers at once."""
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if address in ("auto", "local") or not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(f"no Ray cluster at --address {address!r}: cannot connect to "
+                          f"{host}:{port} ({exc.strerror or exc})") from None
 
 
 def make_executor(workers: int | None, address: str | None) -> Executor:

@@ -24,6 +24,7 @@ from tuner.runner import Runner
 from tuner.runner import RunStats
 from tuner.samplers import sampler_info
 from tuner.store import ResultStore
+from tuner.store import check_manifest
 from tuner.study import Objective
 from tuner.study import StudySpec
 from tuner.study import StudySummary
@@ -126,9 +127,14 @@ def run_studies(specs: list[StudySpec], spaces: dict[str, SearchSpace], results:
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ConfigError(f"the same study is listed twice: {dup}")
-    store = ResultStore.open(results, flush_every_s=flush_every_s)
+    check_manifest(Path(results), create=False)
     total = sum(budget_of(s, spaces[s.space]) for s in specs)
     executor = make_executor(workers, address)
+    try:
+        store = ResultStore.open(results, flush_every_s=flush_every_s)
+    except BaseException:
+        executor.close()
+        raise
     bar = Progress(total, progress, desc=desc)
     try:
         runner = Runner(executor, store, results, backend=backend, progress=bar,

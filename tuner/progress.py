@@ -71,8 +71,9 @@ def best_fixed_vwarp(summary: StudySummary) -> TrialRecord | None:
     return min(refs, key=lambda r: obj.sort_key(r.values)) if refs else None
 
 
-def study_table(summary: StudySummary, out: TextIO = sys.stdout) -> None:
+def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
     """Best configurations of one study against the thread baseline and the best fixed vwarp."""
+    out = out or sys.stdout
     spec = summary.spec
     obj = spec.objective
     g = summary.graph
@@ -121,8 +122,9 @@ def _speedup(obj, base: float | None, value: float) -> str:
     return _ratio(value, base) if base else "-"
 
 
-def sweep_table(summaries: list[StudySummary], out: TextIO = sys.stdout) -> None:
+def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> None:
     """One line per study: best value and speedups."""
+    out = out or sys.stdout
     rows = [("graph", "algo", "device", "space", "trials", "best", "vs thread", "vs vwarp",
              "best configuration")]
     for s in summaries:

@@ -55,7 +55,7 @@ class TrialRecord:
     error: str | None = None
     duplicate_of: int | None = None
     wall_s: float = 0.0
-    worker: str = ""
+    worker: str | None = None
     timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def __post_init__(self) -> None:

@@ -52,6 +52,7 @@ class RunStats:
     elapsed_s: float = 0.0
     capacity: int = 1
     trials: int = 0
+    prepares: int = 0
 
     @property
     def busy_fraction(self) -> float:
@@ -163,6 +164,7 @@ class Runner:
                                          run.spec.n_sources(), run.spec.seed, want_features,
                                          num_returns=3)
             prep = Prep(futures)
+            self.stats.prepares += 1
             self._preps[key] = prep
             self._inflight[futures[2]] = ("prep", prep)
         prep.users.append(run)

@@ -146,8 +146,6 @@ class ResultStore:
     def open(cls, results: str | Path, **kwargs: Any) -> ResultStore:
         """A store over a results directory, created if needed; refuses a newer schema."""
         root = Path(results)
-        if root.exists() and not root.is_dir():
-            raise ConfigError(f"--results {str(root)!r} is a file, not a directory")
         check_manifest(root)
         return cls(ParquetDirBackend(root), **kwargs)
 
@@ -283,8 +281,11 @@ def _coerce(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
     return out
 
 
-def check_manifest(root: Path) -> None:
+def check_manifest(root: Path, create: bool = True) -> None:
     """Create the results directory's manifest, or refuse one written by a newer schema."""
+    root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"--results {str(root)!r} is a file, not a directory")
     path = root / MANIFEST
     if path.exists():
         try:
@@ -299,6 +300,8 @@ def check_manifest(root: Path) -> None:
                 f"warpsweep {warpsweep_version()} reads schema version {SCHEMA_VERSION} and "
                 "older: upgrade warpsweep or choose another --results directory"
             )
+        return
+    if not create:
         return
     root.mkdir(parents=True, exist_ok=True)
     body = {"schema_version": SCHEMA_VERSION, "warpsweep_version": warpsweep_version()}

@@ -1,0 +1,185 @@
+"""Search space files: shipped spaces, conditionals, grids, Optuna suggestions and bad files."""
+
+from __future__ import annotations
+
+import optuna
+import pytest
+
+from search_spaces.loader import available_spaces
+from search_spaces.loader import load_space
+from search_spaces.loader import parse_space
+from search_spaces.loader import sample_configs
+from search_spaces.yamldoc import parse_yaml
+from simulator import Strategy
+from simulator.errors import ConfigError
+
+VWARP_ONLY = ("w", "chunk", "distribution")
+
+
+def space_from(text: str, name: str = "test"):
+    return parse_space(parse_yaml(text, f"{name}.yaml"), default_name=name)
+
+
+def test_shipped_spaces_are_the_issue_families():
+    assert {"vwarp", "driven", "wer", "adaptive", "all"} <= set(available_spaces())
+
+
+@pytest.mark.parametrize("name", available_spaces())
+def test_shipped_space_validates_or_names_what_the_simulator_lacks(name):
+    space = load_space(name)
+    unknown = [k for k in space.knobs if k not in Strategy.KNOBS]
+    try:
+        space.validate()
+    except ConfigError as exc:
+        msg = str(exc)
+        assert unknown or "rejected by the simulator" in msg, msg
+        if unknown:
+            assert f"knob {unknown[0]!r}" in msg and "known knobs" in msg
+            assert f"{name}.yaml:" in msg  # the file and line of the knob
+    else:
+        assert not unknown
+
+
+def test_vwarp_space_validates_against_the_simulator():
+    load_space("vwarp").validate()
+
+
+def test_vwarp_grid_honours_conditions_and_log_ranges():
+    space = load_space("vwarp")
+    configs = list(space.configs())
+    assert len(configs) == space.grid_size() == 5 + 6 * 12 * 2 * 5
+    thread = [c for c in configs if c["mapping"] == "thread"]
+    assert len(thread) == 5 and all(not set(VWARP_ONLY) & set(c) for c in thread)
+    chunks = sorted({c["chunk"] for c in configs if "chunk" in c})
+    assert chunks == [2**k for k in range(12)]
+    for c in configs:
+        Strategy.from_params(c)  # every grid point is a valid strategy
+
+
+def test_optuna_suggestions_honour_conditionals():
+    space = load_space("vwarp")
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    seen = set()
+    for _ in range(60):
+        trial = study.ask()
+        config = space.suggest(trial)
+        seen.add(config["mapping"])
+        present = set(VWARP_ONLY) & set(config)
+        assert present == (set(VWARP_ONLY) if config["mapping"] == "vwarp" else set())
+        assert set(trial.params) == set(config)  # nothing drawn that is not in the config
+        if "chunk" in config:
+            assert 1 <= config["chunk"] <= 2048
+        study.tell(trial, 1.0)
+    assert seen == {"thread", "vwarp"}
+
+
+def test_conditional_on_list_fixed_and_value_params():
+    space = space_from("""
+fixed: {mapping: vwarp}
+params:
+  w: [1, 2]
+  chunk: {int: [1, 8], when: {w: [2]}}
+  block_size: {value: 128, when: {w: 1}}
+""")
+    configs = list(space.configs())
+    assert {"mapping": "vwarp", "w": 1, "block_size": 128} in configs
+    assert sum(1 for c in configs if c["w"] == 2) == 8
+    assert space.optuna_params({"mapping": "vwarp", "w": 2, "chunk": 3}) == {"w": 2, "chunk": 3}
+    assert all(c["mapping"] == "vwarp" for c in sample_configs(space, 20))
+
+
+def test_digest_depends_on_content_not_comments():
+    a = space_from("params:\n  w: [1, 2]  # a comment\n")
+    b = space_from("# other\nparams:\n  w: [1, 2]\n")
+    c = space_from("params:\n  w: [1, 4]\n")
+    assert a.digest == b.digest != c.digest
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("bogus: 1\nparams: {w: [1]}\n", "test.yaml:1: bogus: unknown key 'bogus'"),
+        ("params:\n  w: {choices: [1], foo: 2}\n", "test.yaml:2: params.w.foo: unknown key"),
+        ("params:\n  w: {choices: [1], int: [1, 2]}\n", "give exactly one of"),
+        ("params:\n  w: {int: [4, 2]}\n", "`low <= high` must hold, but got (low=4, high=2)"),
+        ("params:\n  w: {int: [0, 8], log: true}\n", "a log range needs low > 0"),
+        ("params:\n  w: {int: [1, 8], log: true, step: 2}\n", "cannot be combined"),
+        ("params:\n  w: {choices: []}\n", "non-empty list"),
+        ("params:\n  w: {choices: [1, 1]}\n", "duplicate values"),
+        ("params:\n  w: [1]\n  w: [2]\n", "test.yaml:3: params.w: duplicate key 'w'"),
+        ("params:\n  chunk: {int: [1, 8], when: {w: 2}}\n  w: [2]\n",
+         "test.yaml:2: params.chunk.when.w: `when` refers to 'w'"),
+        ("params:\n  w: [1, 2]\n  chunk: {int: [1, 8], when: {w: 3}}\n",
+         "w can never be 3"),
+        ("params:\n  w: {int: [1, 8], grid: [16]}\n", "grid value 16 is not a int in [1, 8]"),
+        ("params:\n  w: {choices: [1], log: true}\n", "`log` applies only to int and float"),
+        ("fixed: {w: 1}\nparams:\n  w: [2]\n", "both fixed and a param"),
+        ("params: {}\n", "the space sets no knob"),
+        ("params:\n  - w\n", "`params` must be a mapping"),
+        ("params:\n  w: [1, 2\n", "invalid YAML"),
+        ("- 1\n", "a search space must be a mapping"),
+    ],
+)
+def test_bad_space_files_name_key_and_line(text, expected):
+    with pytest.raises(ConfigError) as info:
+        space_from(text)
+    assert expected in str(info.value)
+
+
+def test_grid_needs_finite_values():
+    space = space_from("params:\n  x: {float: [0.1, 0.5]}\n")
+    with pytest.raises(ConfigError, match=r"'x' \(line 2\) is a float range; give it `grid"):
+        space.grid_size()
+    wide = space_from("params:\n  x: {int: [1, 1000]}\n")
+    with pytest.raises(ConfigError, match="1000 integer values"):
+        wide.grid_size()
+    gridded = space_from("params:\n  x: {float: [0.1, 0.5], grid: [0.1, 0.5]}\n")
+    assert gridded.grid_size() == 2
+
+
+def test_unknown_knob_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("fixed: {mapping: vwarp}\nparams:\n  w: [8]\n  warp_magic: [1, 2]\n")
+    space = load_space(str(path))
+    with pytest.raises(ConfigError) as info:
+        space.validate()
+    msg = str(info.value)
+    assert f"{path}:4" in msg and "'warp_magic'" in msg and "known knobs: mapping, w" in msg
+
+
+def test_value_rejected_in_every_combination_is_refused():
+    space = space_from("params:\n  mapping: [vwarp, warpdrive]\n")
+    with pytest.raises(ConfigError, match=r"test.yaml:2: .*mapping='warpdrive' is rejected"):
+        space.validate()
+
+
+def test_value_invalid_only_in_some_combinations_is_allowed():
+    # A combination the simulator rejects becomes a failed trial with its reason later; only
+    # a value rejected in every combination is a load error.
+    def build(config):
+        if config["w"] == 32 and config["chunk"] > 1:
+            raise ConfigError("w=32 needs chunk=1")
+        return config
+
+    space = space_from("params:\n  w: [8, 32]\n  chunk: {int: [1, 64], log: true}\n")
+    space.validate(build=build, known=("w", "chunk"))
+    never = space_from("params:\n  w: [32]\n  chunk: {int: [2, 64], log: true}\n")
+    with pytest.raises(ConfigError, match="w=32 is rejected .*: w=32 needs chunk=1"):
+        never.validate(build=build, known=("w", "chunk"))
+
+
+def test_applicability_is_checked_by_the_simulator():
+    space = space_from("params:\n  mapping: [thread, vwarp]\n  w: [8]\n")
+    with pytest.raises(ConfigError, match="mapping='thread' is rejected"):
+        space.validate()  # w is vwarp-only: the space needs `when: {mapping: vwarp}`
+
+
+def test_unknown_space_and_unreadable_file(tmp_path):
+    with pytest.raises(ConfigError, match="unknown search space 'nope'.*vwarp"):
+        load_space("nope")
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_space(str(tmp_path / "missing.yaml"))
+    bad = tmp_path / "bin.yaml"
+    bad.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="not a UTF-8"):
+        load_space(str(bad))

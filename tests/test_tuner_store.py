@@ -1,0 +1,201 @@
+"""The results store: declared schema, atomic files, partitions, version check, record checks."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC
+from datetime import datetime
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from simulator.errors import ConfigError
+from tuner.records import TrialRecord
+from tuner.schema import METRIC_NAMES
+from tuner.schema import PARAM_TYPES
+from tuner.schema import SCHEMA_VERSION
+from tuner.schema import TRIAL_COLUMNS
+from tuner.schema import TRIAL_PARTITIONS
+from tuner.schema import markdown
+from tuner.schema import param_column
+from tuner.store import MemoryBackend
+from tuner.store import ParquetDirBackend
+from tuner.store import ResultStore
+from tuner.store import read_trials
+
+
+def record(trial=0, state="complete", **kw):
+    base = dict(
+        study_key="g.bfs.h100.vwarp.abc", role="trial", state=state, graph_id="g-1",
+        graph_spec="rmat:scale=8", algorithm="bfs", device="h100", space="vwarp",
+        space_digest="d", sampler="tpe", objective="time_us",
+        params={"mapping": "vwarp", "w": 8, "chunk": 4, "defer_threshold": None}, seed=0,
+        trial=trial, sources=[0, 5], n_sources=2, wall_s=0.01, worker="host",
+    )
+    if state == "complete":
+        base.update(values=[10.0 + trial], values_std=[0.5],
+                    metrics={"time_us": 10.0 + trial, "launches": 3, "meps": 1.5},
+                    time_us_std=0.5, time_us_min=9.5, time_us_max=10.5)
+    elif state == "failed":
+        base.update(error="ValueError: boom")
+    base.update(kw)
+    return TrialRecord(**base)
+
+
+@pytest.fixture(params=["memory", "parquet"])
+def store(request, tmp_path):
+    backend = MemoryBackend() if request.param == "memory" else ParquetDirBackend(tmp_path)
+    return ResultStore(backend, flush_every_s=60)
+
+
+def test_backend_contract_round_trip(store):
+    store.add_trial(record(0))
+    store.add_trial(record(1, state="failed"))
+    store.add_trial(record(2, algorithm="sssp"))
+    assert store.stored_trials()["g.bfs.h100.vwarp.abc"] == {("trial", 0), ("trial", 1),
+                                                              ("trial", 2)}
+    store.flush()
+    table = store.backend.scan("trials")
+    rows = sorted(table.to_pylist(), key=lambda r: r["trial"])
+    assert [r["state"] for r in rows] == ["complete", "failed", "complete"]
+    assert [r["algorithm"] for r in rows] == ["bfs", "bfs", "sssp"]
+    assert rows[0]["param_w"] == 8 and rows[0]["param_defer_threshold"] is None
+    assert rows[0]["time_us"] == 10.0 and rows[0]["launches"] == 3.0
+    assert rows[1]["time_us"] is None and rows[1]["error"] == "ValueError: boom"
+    assert rows[0]["values"] == [10.0] and rows[0]["sources"] == [0, 5]
+    assert rows[0]["schema_version"] == SCHEMA_VERSION
+    assert store.stored_trials()["g.bfs.h100.vwarp.abc"] == {("trial", 0), ("trial", 1),
+                                                              ("trial", 2)}
+
+
+def test_parquet_files_have_the_declared_schema(tmp_path):
+    store = ResultStore.open(tmp_path, flush_every_s=60)
+    store.add_trial(record(0))
+    store.add_trial(record(1, params={"mapping": "thread", "future_knob": "x"}))
+    store.close()
+    files = ParquetDirBackend(tmp_path).files("trials")
+    assert len(files) == 1
+    assert files[0].parent.relative_to(tmp_path).as_posix() == "trials/algorithm=bfs/device=h100"
+    schema = pq.read_schema(files[0])
+    assert schema.metadata[b"warpsweep.schema_version"] == str(SCHEMA_VERSION).encode()
+    for col in TRIAL_COLUMNS:
+        assert schema.field(col.name).type == col.type, col.name
+    for knob, typ in PARAM_TYPES.items():
+        assert schema.field(param_column(knob)).type == typ
+    for metric in METRIC_NAMES:
+        assert schema.field(metric).type == pa.float64()
+    assert schema.field("param_future_knob").type == pa.string()  # undeclared knob: own column
+    table = read_trials(tmp_path)
+    for col in TRIAL_PARTITIONS:
+        assert table.schema.field(col.name).type == col.type
+    assert table.num_rows == 2
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_periodic_flush_writes_new_files_atomically(tmp_path):
+    store = ResultStore.open(tmp_path, flush_every_s=0.0)
+    for i in range(3):
+        store.add_trial(record(i))
+        store.maybe_flush()
+    assert len(ParquetDirBackend(tmp_path).files("trials")) == 3
+    assert read_trials(tmp_path).num_rows == 3
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".")]
+
+
+def test_failed_write_keeps_the_buffer(tmp_path, monkeypatch):
+    store = ResultStore.open(tmp_path, flush_every_s=60)
+    store.add_trial(record(0))
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", broken)
+    with pytest.raises(OSError):
+        store.flush()
+    assert not list(tmp_path.rglob("*.tmp"))  # no torn or temp file left behind
+    monkeypatch.undo()
+    store.flush()
+    assert read_trials(tmp_path).num_rows == 1
+
+
+def test_amend_replaces_a_buffered_record(store):
+    r = record(0)
+    store.add_trial(r)
+    store.amend_trial(r, record(0, state="failed", error="tell failed: x"))
+    store.flush()
+    (row,) = store.backend.scan("trials").to_pylist()
+    assert row["state"] == "failed" and row["error"] == "tell failed: x"
+
+
+def test_newer_schema_is_refused(tmp_path):
+    ResultStore.open(tmp_path)
+    manifest = tmp_path / "_warpsweep.json"
+    assert json.loads(manifest.read_text())["schema_version"] == SCHEMA_VERSION
+    manifest.write_text(json.dumps({"schema_version": SCHEMA_VERSION + 1,
+                                    "warpsweep_version": "9.0"}))
+    with pytest.raises(ConfigError, match=rf"schema version {SCHEMA_VERSION + 1} \(by "
+                                          r"warpsweep 9.0\).*upgrade warpsweep"):
+        ResultStore.open(tmp_path)
+    with pytest.raises(ConfigError, match="schema version"):
+        read_trials(tmp_path)
+
+
+def test_results_path_errors(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ConfigError, match="is a file"):
+        ResultStore.open(f)
+    with pytest.raises(ConfigError, match="not a warpsweep results directory"):
+        read_trials(tmp_path / "nothing")
+
+
+def test_graph_rows_written_once(tmp_path):
+    store = ResultStore.open(tmp_path, flush_every_s=60)
+    row = {"graph_id": "g-1", "spec": "s", "name": "g", "kind": "rmat", "n": 4, "m": 6,
+           "directed": False, "weighted": False, "timestamp": datetime.now(UTC),
+           "warpsweep_version": "x", "schema_version": SCHEMA_VERSION, "max_degree": 3}
+    store.add_graph(row)
+    store.add_graph(dict(row))
+    store.close()
+    again = ResultStore.open(tmp_path, flush_every_s=60)
+    again.add_graph(dict(row))
+    again.close()
+    table = ParquetDirBackend(tmp_path).scan("graphs")
+    assert table.num_rows == 1 and table.column("kind").to_pylist() == ["rmat"]
+    assert table.column("max_degree").to_pylist() == [3]
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"state": "complete", "error": None, "metrics": None, "values": [1.0]},
+         "needs metrics"),
+        ({"state": "complete", "error": None, "values": [math.nan],
+          "metrics": {"time_us": 1.0}}, "finite values"),
+        ({"state": "complete", "values": [1.0], "metrics": {"time_us": 1.0}}, "has no error"),
+        ({"state": "failed", "error": None}, "needs its error text"),
+        ({"state": "failed", "error": "x", "metrics": {"time_us": 1.0}}, "no metrics"),
+        ({"state": "duplicate"}, "duplicate_of"),
+        ({"state": "done"}, "`state in"),
+        ({"role": "reference", "label": None}, "needs a label"),
+        ({"trial": None}, "needs its trial number"),
+    ],
+)
+def test_record_invariants(kw, message):
+    base = {"state": "failed", "error": "e"}
+    base.update(kw)
+    with pytest.raises(ValueError, match=message):
+        record(**base)
+
+
+def test_record_json_round_trip():
+    r = record(3)
+    assert TrialRecord.from_json(json.loads(json.dumps(r.to_json()))) == r
+
+
+def test_schema_markdown_lists_every_declared_column():
+    text = markdown()
+    for col in TRIAL_COLUMNS + TRIAL_PARTITIONS:
+        assert f"`{col.name}`" in text

@@ -1,0 +1,120 @@
+"""Sweep files: cross product, overrides, errors with key and line, and a tiny sweep run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from search_spaces.yamldoc import parse_yaml
+from simulator.errors import ConfigError
+from tuner.cli import main
+from tuner.store import read_trials
+from tuner.sweep import load_sweep
+from tuner.sweep import parse_sweep
+
+REPO = Path(__file__).resolve().parent.parent
+
+TINY = """\
+trials: 6
+sources: 1
+sampler: random
+references: false
+graphs:
+  - rmat:scale=7,seed=1
+algorithms: [bfs, {algorithm: cc, trials: 4}]
+devices: [h100]
+spaces: [vwarp]
+"""
+
+
+def parse(text: str):
+    return parse_sweep(parse_yaml(text, "s.yaml"))
+
+
+def test_cross_product_and_overrides():
+    specs = parse("""\
+trials: 10
+seed: 3
+graphs: [rmat:scale=7, {graph: "grid2d:rows=8", trials: 20, sources: 2}]
+algorithms: [bfs, {algorithm: pagerank, trials: 5}]
+devices: [h100, c2050]
+spaces: [vwarp, {space: vwarp, sampler: grid}]
+""")
+    assert len(specs) == 2 * 2 * 2 * 2
+    by = {(s.graph.split(":")[0], s.algorithm, s.device, s.sampler): s for s in specs}
+    assert by[("rmat", "bfs", "h100", "tpe")].trials == 10
+    assert by[("grid2d", "bfs", "h100", "tpe")].trials == 20  # graph entry
+    assert by[("grid2d", "pagerank", "h100", "tpe")].trials == 5  # algorithm beats graph
+    assert by[("grid2d", "bfs", "c2050", "grid")].sources == 2
+    assert all(s.seed == 3 for s in specs)
+    assert specs[0].graph == "rmat:scale=7,ef=16,a=0.57,b=0.19,c=0.19,seed=0"  # canonical
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("graph: [x]\n", "s.yaml:1: graph: unknown key 'graph'"),
+        ("graphs: [rmat:scale=7]\nalgorithms: [bfs]\ndevices: [h100]\n",
+         "s.yaml:1: missing `spaces`"),
+        ("trials: many\n" + TINY.split("\n", 1)[1], "s.yaml:1: trials: `trials` must be an "
+         "integer >= 1, got 'many'"),
+        (TINY.replace("[bfs,", "[bfs, bc,"), "s.yaml:7: algorithms.1: unknown algorithm 'bc'"),
+        (TINY.replace("[h100]", "[h100, gtx9]"), "s.yaml:8: devices.1: unknown device 'gtx9'"),
+        (TINY.replace("rmat:scale=7,seed=1", "rmat:scale=x"), "s.yaml:6: graphs.0:"),
+        (TINY.replace("[vwarp]", "[vwarp, warpzone]"),
+         "s.yaml:9: spaces.1: unknown search space 'warpzone'"),
+        (TINY.replace("sampler: random", "sampler: bayes"),
+         "s.yaml:3: sampler: unknown sampler 'bayes'"),
+        (TINY.replace("{algorithm: cc, trials: 4}", "{algo: cc}"),
+         "s.yaml:7: algorithms.1.algo: unknown key 'algo'"),
+        (TINY.replace("{algorithm: cc, trials: 4}", "{trials: 4}"),
+         "a algorithm entry needs `algorithm:`"),
+        (TINY.replace("references: false", "references: maybe"), "must be true or false"),
+        (TINY.replace("sources: 1", "objective: speed"), "unknown objective metric 'speed'"),
+        (TINY.replace("graphs:\n  - rmat:scale=7,seed=1", "graphs: []"), "non-empty list"),
+        ("- a\n", "a sweep must be a mapping"),
+    ],
+)
+def test_bad_sweeps_name_key_and_line(text, expected):
+    with pytest.raises(ConfigError) as info:
+        parse(text)
+    assert expected in str(info.value)
+
+
+def test_shipped_sweeps_parse():
+    for name in ("quick", "paper"):
+        specs = load_sweep(REPO / "sweeps" / f"{name}.yaml")
+        assert specs and all(s.trials for s in specs)
+    paper = load_sweep(REPO / "sweeps" / "paper.yaml")
+    files = {s.graph.split(":", 1)[1].split(",")[0] for s in paper if s.graph.startswith("file")}
+    assert files and all((REPO / f).exists() for f in files)
+    assert {s.device for s in paper} >= {"gtx260", "c2050", "quadro6000"}
+
+
+def test_unreadable_sweep_file(tmp_path, capsys):
+    assert main(["sweep", str(tmp_path / "none.yaml"), "--workers", "0"]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("graphs: [a\n")
+    assert main(["sweep", str(bad), "--workers", "0"]) == 2
+    assert "invalid YAML" in capsys.readouterr().err
+
+
+def test_sweep_of_two_tiny_studies_in_process_and_resumed(tmp_path, capsys):
+    sweep = tmp_path / "tiny.yaml"
+    sweep.write_text(TINY)
+    results = tmp_path / "res"
+    argv = ["sweep", str(sweep), "--workers", "0", "--results", str(results), "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "bfs" in out and "cc" in out and "6/6" in out and "4/4" in out
+    table = read_trials(results).to_pylist()
+    per_study = {}
+    for r in table:
+        per_study.setdefault((r["study_key"], r["algorithm"]), []).append(r["trial"])
+    assert sorted(len(v) for v in per_study.values()) == [4, 6]
+    assert all(len(v) == len(set(v)) for v in per_study.values())
+    assert main(argv) == 0  # resumed: both studies already complete, nothing re-run
+    assert read_trials(results).num_rows == len(table)
+    assert "0 evaluations" in capsys.readouterr().out
