@@ -127,17 +127,24 @@ def distinct_sectors(
     """
     if group.size == 0:
         return np.zeros(0, dtype=np.int64)
-    span = int(sector.max()) + 1
-    keys = group * span
-    keys += sector
+    bits = int(sector.max()).bit_length()
+    keys = group << bits
+    keys |= sector
     keys.sort(kind="stable")
     first = np.empty(keys.size, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    first_groups = keys[first] // span
+    first_groups = keys[first] >> bits
     if isinstance(unit_of_group, int | np.integer):
         return np.bincount(first_groups // unit_of_group)
     return np.bincount(unit_of_group[first_groups])
+
+
+def _sector_of(word_index: np.ndarray, words_per_sector: int) -> np.ndarray:
+    """Sector of each 32-bit word index (a shift when the sector holds 2**k words)."""
+    if words_per_sector & (words_per_sector - 1) == 0:
+        return word_index >> (words_per_sector.bit_length() - 1)
+    return word_index // words_per_sector
 
 
 def _per_unit(counts: np.ndarray, units: int) -> np.ndarray:
@@ -215,7 +222,8 @@ def task_layout(n: int, strategy: Strategy, device: Device) -> TaskLayout:
     task_unit = tasks // per_unit
 
     def count(group, word_index, unit_of_group):
-        return _per_unit(distinct_sectors(group, word_index // words, unit_of_group), units)
+        sectors = _sector_of(word_index, words)
+        return _per_unit(distinct_sectors(group, sectors, unit_of_group), units)
 
     if strategy.mapping == "thread":
         # every launch's status check: each thread reads its own vertex's status word
@@ -321,7 +329,8 @@ def vertex_kernel(
     words = sb // WORD_BYTES  # 32-bit words per sector
 
     def count(group, word_index, unit_of_group):
-        return _per_unit(distinct_sectors(group, word_index // words, unit_of_group), units)
+        sectors = _sector_of(word_index, words)
+        return _per_unit(distinct_sectors(group, sectors, unit_of_group), units)
 
     unit_of_step = np.repeat(np.arange(units), simd_steps)
     list_sectors = count(group, edges, unit_of_step)
@@ -425,7 +434,8 @@ def outlier_kernel(
     unit_of_step = np.repeat(np.arange(units), warp_rounds.ravel())
 
     def count(group, word_index):
-        return _per_unit(distinct_sectors(group, word_index // words, unit_of_step), units)
+        sectors = _sector_of(word_index, words)
+        return _per_unit(distinct_sectors(group, sectors, unit_of_step), units)
 
     list_sectors = count(group, edges)
     sectors = list_sectors + count(group, neighbours)
