@@ -54,10 +54,18 @@ class RunStats:
     trials: int = 0
     prepares: int = 0
 
+    eval_s: float = 0.0
+
     @property
     def busy_fraction(self) -> float:
         """Worker time spent evaluating over the time the workers were available."""
         span = self.elapsed_s * self.capacity
+        return self.busy_s / span if span else 0.0
+
+    @property
+    def eval_busy_fraction(self) -> float:
+        """Busy fraction from the first evaluation started to the last one finished."""
+        span = self.eval_s * self.capacity
         return self.busy_s / span if span else 0.0
 
 
@@ -74,6 +82,7 @@ class Runner:
         self.progress = progress
         self.deadline = time.monotonic() + timeout if timeout else None
         self.stats = RunStats(capacity=executor.capacity)
+        self._first_eval: float | None = None
         self._build = _strategy_builder()
         self._preps: dict[tuple, Prep] = {}
         self._inflight: dict[Future, tuple[str, Any]] = {}
@@ -131,6 +140,7 @@ class Runner:
                 run.stopping = True
                 done[self._spec_index(spec)] = run.summary()
                 self._count_study(done)
+                self._close(run)
                 continue
             self._active.append(run)
             self._attach(run)
@@ -153,6 +163,7 @@ class Runner:
             if self._single:
                 self.progress.set_best(run.best_value())
         run.on_trial = self._after
+        self.store.flush_hooks.append(run.sync)
         return run
 
     def _attach(self, run: StudyRun) -> None:
@@ -174,6 +185,8 @@ class Runner:
     def _submit(self, job: Job) -> None:
         prep = self._preps[job.run.spec.prepare_key()]
         spec = job.run.spec
+        if self._first_eval is None:
+            self._first_eval = time.monotonic()
         (future,) = self.executor.call(self.backend.evaluate, prep.graph, prep.runs,
                                        spec.algorithm, spec.device, job.config)
         self._inflight[future] = ("eval", job)
@@ -192,6 +205,7 @@ class Runner:
                               f"{' '.join(str(exc).split())[:500]}")
         self.stats.evaluations += 1
         self.stats.busy_s += outcome.wall_s
+        self.stats.eval_s = time.monotonic() - (self._first_eval or time.monotonic())
         job.run.finish(job, outcome)
 
     def _prepared(self, prep: Prep) -> None:
@@ -221,6 +235,7 @@ class Runner:
             self._active.remove(run)
             done[self._spec_index(run.spec)] = run.summary()
             self._count_study(done)
+            self._close(run)
             key = run.spec.prepare_key()
             prep = self._preps.get(key)
             if prep is not None:
@@ -232,13 +247,23 @@ class Runner:
         if self.progress is not None and not self._single:
             self.progress.set_studies(len(done), len(self._order))
 
+    def _close(self, run: StudyRun) -> None:
+        if run.sync in self.store.flush_hooks:
+            self.store.flush_hooks.remove(run.sync)
+        self.store.flush()  # the study's rows are on disk before its journal is released
+        run.close()
+
     def _shutdown(self) -> None:
         try:
             cancel = getattr(self.executor, "cancel", None)
             if cancel is not None and self._inflight:
                 cancel(list(self._inflight))
         finally:
-            self.store.close()
+            try:
+                self.store.close()
+            finally:
+                for run in self._active:
+                    run.close()
 
 
 def _strategy_builder():

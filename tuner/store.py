@@ -13,6 +13,7 @@ import os
 import time
 import urllib.parse
 import uuid
+from collections.abc import Callable
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,7 @@ class ResultStore:
         self._last_flush = time.monotonic()
         self._graph_ids: set[str] | None = None
         self.files_written = 0
+        self.flush_hooks: list[Callable[[], None]] = []
 
     @classmethod
     def open(cls, results: str | Path, **kwargs: Any) -> ResultStore:
@@ -193,6 +195,8 @@ class ResultStore:
             self._trials[:0] = trials
             self._graphs[:0] = graphs
             raise
+        for hook in list(self.flush_hooks):
+            hook()
 
     def close(self) -> None:
         """Flush what is left."""

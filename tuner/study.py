@@ -22,8 +22,6 @@ from typing import Any
 
 import optuna
 from optuna.storages import JournalStorage
-from optuna.storages.journal import JournalFileBackend
-from optuna.storages.journal import JournalFileSymlinkLock
 from optuna.trial import TrialState
 
 from search_spaces.loader import SearchSpace
@@ -34,13 +32,13 @@ from tuner.evaluate import GraphMeta
 from tuner.evaluate import Outcome
 from tuner.evaluate import graph_slug
 from tuner.evaluate import is_finite
+from tuner.journal import DriverJournal
 from tuner.records import TrialRecord
 from tuner.samplers import make_sampler
 from tuner.samplers import sampler_info
 
 MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 DEFAULT_TRIALS = 100
-JOURNAL_LOCK_GRACE_S = 3
 REFERENCE_WIDTHS = (1, 2, 4, 8, 16, 32)
 
 
@@ -176,15 +174,10 @@ def reference_configs() -> dict[str, dict[str, Any]]:
     return refs
 
 
-def journal_storage(path: Path) -> JournalStorage:
-    """The Optuna journal-file storage of one study.
-
-    Its lock is held only while a line is appended, so a lock left by a killed driver is
-    broken after 3 s instead of Optuna's default 30.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = JournalFileSymlinkLock(str(path), grace_period=JOURNAL_LOCK_GRACE_S)
-    return JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
+def journal_storage(path: Path) -> tuple[JournalStorage, DriverJournal]:
+    """The Optuna storage of one study, on a journal file this process holds (see journal)."""
+    backend = DriverJournal(path)
+    return JournalStorage(backend), backend
 
 
 class StudyRun:
@@ -206,10 +199,11 @@ class StudyRun:
         self.exhaustive = sampler_info(spec.sampler).exhaustive
         self.budget = budget_of(spec, space)
         self.journal = results / "studies" / f"{self.key}.journal"
+        storage, self._journal = journal_storage(self.journal)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.study = optuna.create_study(
-                storage=journal_storage(self.journal), study_name=self.key,
+                storage=storage, study_name=self.key,
                 sampler=make_sampler(spec.sampler, spec.seed, space),
                 directions=list(spec.objective.directions), load_if_exists=True,
             )
@@ -221,7 +215,19 @@ class StudyRun:
         self._pending_refs: list[tuple[str, dict[str, Any]]] = []
         self.resumed = 0
         self.requeued = 0
-        self._resume(stored)
+        try:
+            self._resume(stored)
+        except BaseException:
+            self.close()
+            raise
+
+    def sync(self) -> None:
+        """fsync the study's journal (called with every results flush)."""
+        self._journal.sync()
+
+    def close(self) -> None:
+        """Sync and release the study's journal."""
+        self._journal.close()
 
     # -- resume ----------------------------------------------------------------------------
     def _resume(self, stored: set[tuple[str, Any]]) -> None:

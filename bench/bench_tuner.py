@@ -1,0 +1,193 @@
+"""Tuner benchmarks: framework overhead per trial, worker scaling, TPE efficiency vs the grid.
+
+Floors (issue 5):
+- overhead: ask + dispatch + tell + Parquet row < 5 ms per trial with a trivial objective;
+- scaling: 2 Ray workers >= 1.7x the throughput of 1 on rmat:scale=16 (busy fraction reported);
+- efficiency: on the vwarp space, TPE gets within 2% of the grid optimum in <= 10% of the
+  grid's evaluations (median over 6 graphs of different shapes).
+
+Run from the repository root: python bench/bench_tuner.py [overhead|scaling|efficiency|all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from search_spaces.loader import load_space  # noqa: E402
+from tuner.evaluate import GraphMeta  # noqa: E402
+from tuner.evaluate import Outcome  # noqa: E402
+from tuner.plan import check_spec  # noqa: E402
+from tuner.plan import load_spaces  # noqa: E402
+from tuner.plan import run_studies  # noqa: E402
+from tuner.store import read_trials  # noqa: E402
+from tuner.study import StudySpec  # noqa: E402
+
+EFFICIENCY_GRAPHS = (
+    "rmat:scale=12,seed=1",                          # power-law, skewed
+    "random:n=4096,deg=16,seed=1",                   # uniform degrees
+    "grid2d:rows=64",                                # 2D mesh, degree <= 4
+    "road:rows=64,seed=1",                           # road-like, long diameter
+    "file:../shared/graphs/p2p-Gnutella08.txt.gz",   # sparse peer-to-peer
+    "file:../shared/graphs/ca-AstroPh.txt.gz",       # collaboration, dense and skewed
+)
+
+
+class TrivialBackend:
+    """A backend whose evaluation costs nothing: measures the framework alone."""
+
+    def prepare(self, spec, algorithm, n_sources, seed, want_features):
+        meta = GraphMeta("trivial-0", spec, "trivial", "trivial", 1, 0, False, False, (0,))
+        return None, {None: None}, meta
+
+    def evaluate(self, graph, runs, algorithm, device, config):
+        w = config.get("w", 1)
+        chunk = config.get("chunk", 1)
+        value = 100.0 + abs(math.log2(w) - 3) + abs(math.log2(chunk) - 6)
+        return Outcome({"time_us": value}, {"time_us": (0.0, value, value)}, None, 0.0, "x")
+
+
+def _spec(graph: str, trials: int, sampler: str, sources: int = 1, seed: int = 0,
+          references: bool = False) -> StudySpec:
+    return check_spec(StudySpec(graph=graph, algorithm="bfs", device="h100", space="vwarp",
+                                trials=trials, sampler=sampler, sources=sources, seed=seed,
+                                references=references))
+
+
+def overhead(trials: int) -> dict:
+    """ms per trial of the whole loop with a trivial objective, in-process and on Ray."""
+    out = {}
+    for sampler in ("random", "tpe"):
+        for workers in (0, 2):
+            with tempfile.TemporaryDirectory() as tmp:
+                specs = [_spec("rmat:scale=4", trials, sampler)]
+                result = run_studies(specs, load_spaces(specs), tmp, workers=workers,
+                                     backend=TrivialBackend())
+                ms = 1000 * result.stats.elapsed_s / trials
+                rows = read_trials(tmp).num_rows
+                assert rows == trials, rows
+            key = f"{sampler}, {'in-process' if workers == 0 else 'Ray 2 workers'}"
+            out[key] = round(ms, 2)
+            print(f"overhead  {key:28s} {ms:6.2f} ms/trial  ({trials} trials, "
+                  f"{rows} Parquet rows)", flush=True)
+    return out
+
+
+def scaling(trials: int, sources: int, spec: str, sampler: str) -> dict:
+    """Evaluations per second with 1 and 2 Ray workers on the same study definition.
+
+    The rate is taken from the first evaluation started to the last one finished; the
+    one-time preparation (graph load and functional runs, on a worker) is reported apart.
+    """
+    out = {}
+    for workers in (1, 2):
+        with tempfile.TemporaryDirectory() as tmp:
+            specs = [_spec(spec, trials, sampler, sources=sources)]
+            result = run_studies(specs, load_spaces(specs), tmp, workers=workers)
+            st = result.stats
+            rate = st.evaluations / st.eval_s
+            out[workers] = {"evals_per_s": round(rate, 3), "busy": round(st.eval_busy_fraction, 3),
+                            "busy_whole_run": round(st.busy_fraction, 3),
+                            "elapsed_s": round(st.elapsed_s, 1), "eval_s": round(st.eval_s, 1),
+                            "evaluations": st.evaluations}
+            print(f"scaling   {workers} worker(s): {st.evaluations} evaluations in "
+                  f"{st.eval_s:.1f} s = {rate:.2f}/s, workers busy "
+                  f"{100 * st.eval_busy_fraction:.0f}% (whole run {st.elapsed_s:.1f} s incl. "
+                  f"preparation, busy {100 * st.busy_fraction:.0f}%)", flush=True)
+    out["speedup"] = round(out[2]["evals_per_s"] / out[1]["evals_per_s"], 2)
+    print(f"scaling   speedup 2 vs 1 workers: {out['speedup']:.2f}x (floor 1.7x)", flush=True)
+    return out
+
+
+def _evaluations_to_target(results: Path, target: float) -> dict[str, int | None]:
+    """Per graph, the number of evaluations (in trial order) until the best <= target."""
+    rows = [r for r in read_trials(results).to_pylist()
+            if r["role"] == "trial" and r["state"] in ("complete", "failed")]
+    out: dict[str, int | None] = {}
+    for graph in {r["graph_spec"] for r in rows}:
+        mine = sorted((r for r in rows if r["graph_spec"] == graph), key=lambda r: r["trial"])
+        out[graph] = next((i for i, r in enumerate(mine, 1)
+                           if r["values"] is not None and r["values"][0] <= target[graph]), None)
+    return out
+
+
+def efficiency(seeds: int, workers: int | None) -> dict:
+    """Grid optimum per graph, then TPE studies: evaluations needed to get within 2%."""
+    space = load_space("vwarp")
+    grid = space.grid_size()
+    budget = grid // 10
+    with tempfile.TemporaryDirectory() as tmp:
+        specs = [_spec(g, None, "grid") for g in EFFICIENCY_GRAPHS]
+        t0 = time.perf_counter()
+        run_studies(specs, load_spaces(specs), Path(tmp) / "grid", workers=workers)
+        grid_s = time.perf_counter() - t0
+        table = [r for r in read_trials(Path(tmp) / "grid").to_pylist()
+                 if r["role"] == "trial" and r["state"] == "complete"]
+        optimum = {g: min(r["values"][0] for r in table if r["graph_spec"] == g)
+                   for g in {r["graph_spec"] for r in table}}
+        target = {g: v * 1.02 for g, v in optimum.items()}
+        print(f"efficiency grid: {grid} configurations x {len(specs)} graphs in {grid_s:.0f} s; "
+              f"TPE budget {budget} evaluations (10%)", flush=True)
+        needed: dict[str, list[int | None]] = {g: [] for g in optimum}
+        for seed in range(seeds):
+            tpe = [_spec(g, 3 * budget, "tpe", seed=seed) for g in EFFICIENCY_GRAPHS]
+            results = Path(tmp) / f"tpe{seed}"
+            run_studies(tpe, load_spaces(tpe), results, workers=workers)
+            for g, n in _evaluations_to_target(results, target).items():
+                needed[g].append(n)
+    per_graph = {}
+    for g, ns in needed.items():
+        capped = [n if n is not None else math.inf for n in ns]
+        med = statistics.median(capped)
+        per_graph[g] = {"optimum_us": round(optimum[g], 3), "evaluations": ns,
+                        "median": med if med != math.inf else None,
+                        "success": sum(n is not None and n <= budget for n in ns)}
+        shown = ", ".join("-" if n is None else str(n) for n in ns)
+        print(f"efficiency {g:48s} optimum {optimum[g]:9.3f} us; TPE evaluations to "
+              f"within 2%: {shown} (median {med})", flush=True)
+    medians = [statistics.median([n if n is not None else math.inf for n in ns])
+               for ns in needed.values()]
+    overall = statistics.median(medians)
+    print(f"efficiency median over graphs: {overall} evaluations = "
+          f"{100 * overall / grid:.1f}% of the grid's {grid} (floor <= 10%)", flush=True)
+    return {"grid": grid, "budget": budget, "graphs": per_graph, "median": overall}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", nargs="?", default="all",
+                        choices=["overhead", "scaling", "efficiency", "all"])
+    parser.add_argument("--overhead-trials", type=int, default=300)
+    parser.add_argument("--scaling-trials", type=int, default=120)
+    parser.add_argument("--scaling-sampler", default="random")
+    parser.add_argument("--scaling-sources", type=int, default=4)
+    parser.add_argument("--scaling-spec", default="rmat:scale=16,seed=1")
+    parser.add_argument("--seeds", type=int, default=3, help="TPE seeds per graph")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="workers for the efficiency runs (default: every CPU)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    os.chdir(Path(__file__).resolve().parent.parent)  # graph paths are relative to the repo
+    figures = {}
+    if args.what in ("overhead", "all"):
+        figures["overhead_ms_per_trial"] = overhead(args.overhead_trials)
+    if args.what in ("scaling", "all"):
+        figures["scaling"] = scaling(args.scaling_trials, args.scaling_sources,
+                                     args.scaling_spec, args.scaling_sampler)
+    if args.what in ("efficiency", "all"):
+        figures["efficiency"] = efficiency(args.seeds, args.workers)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()
