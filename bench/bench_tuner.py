@@ -82,30 +82,39 @@ def overhead(trials: int) -> dict:
     return out
 
 
-def scaling(trials: int, sources: int, spec: str, sampler: str) -> dict:
+def scaling(trials: int, sources: int, spec: str, sampler: str, repeat: int) -> dict:
     """Evaluations per second with 1 and 2 Ray workers on the same study definition.
 
     The rate is taken from the first evaluation started to the last one finished; the
     one-time preparation (graph load and functional runs, on a worker) is reported apart.
+    The pair of runs is repeated (this VM's timings vary by several percent) and the median
+    speedup reported.
     """
-    out = {}
-    for workers in (1, 2):
-        with tempfile.TemporaryDirectory() as tmp:
-            specs = [_spec(spec, trials, sampler, sources=sources)]
-            result = run_studies(specs, load_spaces(specs), tmp, workers=workers)
-            st = result.stats
-            rate = st.evaluations / st.eval_s
-            out[workers] = {"evals_per_s": round(rate, 3), "busy": round(st.eval_busy_fraction, 3),
-                            "busy_whole_run": round(st.busy_fraction, 3),
-                            "elapsed_s": round(st.elapsed_s, 1), "eval_s": round(st.eval_s, 1),
-                            "evaluations": st.evaluations}
-            print(f"scaling   {workers} worker(s): {st.evaluations} evaluations in "
-                  f"{st.eval_s:.1f} s = {rate:.2f}/s, workers busy "
-                  f"{100 * st.eval_busy_fraction:.0f}% (whole run {st.elapsed_s:.1f} s incl. "
-                  f"preparation, busy {100 * st.busy_fraction:.0f}%)", flush=True)
-    out["speedup"] = round(out[2]["evals_per_s"] / out[1]["evals_per_s"], 2)
-    print(f"scaling   speedup 2 vs 1 workers: {out['speedup']:.2f}x (floor 1.7x)", flush=True)
-    return out
+    runs: list[dict] = []
+    for rep in range(repeat):
+        pair = {}
+        for workers in (1, 2):
+            with tempfile.TemporaryDirectory() as tmp:
+                specs = [_spec(spec, trials, sampler, sources=sources)]
+                result = run_studies(specs, load_spaces(specs), tmp, workers=workers)
+                st = result.stats
+                rate = st.evaluations / st.eval_s
+                pair[workers] = {"evals_per_s": round(rate, 3),
+                                 "busy": round(st.eval_busy_fraction, 3),
+                                 "busy_whole_run": round(st.busy_fraction, 3),
+                                 "elapsed_s": round(st.elapsed_s, 1),
+                                 "eval_s": round(st.eval_s, 1), "evaluations": st.evaluations}
+                print(f"scaling   run {rep + 1}, {workers} worker(s): {st.evaluations} "
+                      f"evaluations in {st.eval_s:.1f} s = {rate:.2f}/s, workers busy "
+                      f"{100 * st.eval_busy_fraction:.0f}% (whole run {st.elapsed_s:.1f} s "
+                      f"incl. preparation, busy {100 * st.busy_fraction:.0f}%)", flush=True)
+        pair["speedup"] = round(pair[2]["evals_per_s"] / pair[1]["evals_per_s"], 2)
+        runs.append(pair)
+    speedups = sorted(r["speedup"] for r in runs)
+    median = statistics.median(speedups)
+    print(f"scaling   speedup 2 vs 1 workers: median {median:.2f}x over {repeat} runs "
+          f"({', '.join(f'{x:.2f}' for x in speedups)}; floor 1.7x)", flush=True)
+    return {"runs": runs, "speedup_median": median}
 
 
 def _evaluations_to_target(results: Path, target: float) -> dict[str, int | None]:
@@ -169,6 +178,7 @@ def main() -> None:
     parser.add_argument("--overhead-trials", type=int, default=300)
     parser.add_argument("--scaling-trials", type=int, default=120)
     parser.add_argument("--scaling-sampler", default="random")
+    parser.add_argument("--scaling-repeat", type=int, default=3)
     parser.add_argument("--scaling-sources", type=int, default=4)
     parser.add_argument("--scaling-spec", default="rmat:scale=16,seed=1")
     parser.add_argument("--seeds", type=int, default=3, help="TPE seeds per graph")
@@ -182,7 +192,8 @@ def main() -> None:
         figures["overhead_ms_per_trial"] = overhead(args.overhead_trials)
     if args.what in ("scaling", "all"):
         figures["scaling"] = scaling(args.scaling_trials, args.scaling_sources,
-                                     args.scaling_spec, args.scaling_sampler)
+                                     args.scaling_spec, args.scaling_sampler,
+                                     args.scaling_repeat)
     if args.what in ("efficiency", "all"):
         figures["efficiency"] = efficiency(args.seeds, args.workers)
     if args.json:

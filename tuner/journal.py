@@ -4,7 +4,7 @@ Same file format as ``optuna.storages.journal.JournalFileBackend`` (one JSON log
 ``optuna.storages.JournalStorage(JournalFileBackend(path))`` reads it for analysis. It differs
 in three ways that take the per-trial bookkeeping from ~7 fsyncs and lock files to none:
 
-- an exclusive ``flock`` on ``PATH.lock`` is held for the whole run (a second driver on the
+- an exclusive ``flock`` on ``PATH.flock`` is held for the whole run (a second driver on the
   same study is refused; the kernel releases it when the process dies, so nothing goes stale);
 - appends are written to the OS at once (a killed process loses nothing) and fsynced by
   ``sync()``, which the runner calls with every results flush (every few seconds);
@@ -31,7 +31,7 @@ class DriverJournal(BaseJournalBackend):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = open(f"{self.path}.lock", "a")  # noqa: SIM115 - held until close()
+        self._lock = open(f"{self.path}.flock", "a")  # noqa: SIM115 - held until close()
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

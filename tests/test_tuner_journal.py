@@ -1,0 +1,79 @@
+"""The driver-owned study journal: Optuna-compatible file, exclusive lock, torn-line repair."""
+
+from __future__ import annotations
+
+import optuna
+import pytest
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+
+from simulator.errors import ConfigError
+from tuner.journal import DriverJournal
+
+
+def make_study(backend, name="s"):
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna.create_study(storage=JournalStorage(backend), study_name=name,
+                               load_if_exists=True,
+                               sampler=optuna.samplers.RandomSampler(seed=0))
+
+
+def fill(study, n):
+    for _ in range(n):
+        trial = study.ask()
+        study.tell(trial, trial.suggest_float("x", 0, 1))
+
+
+def test_file_is_readable_by_optunas_own_backend(tmp_path):
+    path = tmp_path / "s.journal"
+    journal = DriverJournal(path)
+    fill(make_study(journal), 5)
+    journal.close()
+    stock = make_study(JournalFileBackend(str(path)))
+    assert [t.state.name for t in stock.trials] == ["COMPLETE"] * 5
+    again = DriverJournal(path)  # and back: resumed with everything
+    study = make_study(again)
+    assert len(study.trials) == 5
+    fill(study, 2)
+    assert len(study.trials) == 7
+    again.close()
+
+
+def test_second_driver_on_the_same_study_is_refused(tmp_path):
+    path = tmp_path / "s.journal"
+    first = DriverJournal(path)
+    with pytest.raises(ConfigError, match="in use by another warpsweep process"):
+        DriverJournal(path)
+    first.close()
+    DriverJournal(path).close()  # released on close (and by the kernel on process death)
+
+
+def test_line_torn_by_a_crash_is_cut_off(tmp_path):
+    path = tmp_path / "s.journal"
+    journal = DriverJournal(path)
+    fill(make_study(journal), 3)
+    journal.close()
+    with open(path, "ab") as f:
+        f.write(b'{"op_code":5,"trial_id"')  # a write interrupted mid-line
+    journal = DriverJournal(path)
+    study = make_study(journal)
+    assert len(study.trials) == 3
+    fill(study, 1)
+    journal.close()
+    assert len(make_study(JournalFileBackend(str(path))).trials) == 4
+
+
+def test_sync_fsyncs_only_after_appends(tmp_path, monkeypatch):
+    import tuner.journal as module
+
+    calls = []
+    monkeypatch.setattr(module.os, "fsync", lambda fd: calls.append(fd))
+    journal = DriverJournal(tmp_path / "s.journal")
+    journal.sync()
+    assert calls == []
+    fill(make_study(journal), 2)
+    assert calls == []  # no fsync per append
+    journal.sync()
+    journal.sync()
+    assert len(calls) == 1
+    journal.close()
