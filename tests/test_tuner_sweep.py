@@ -88,7 +88,9 @@ def test_shipped_sweeps_parse():
         assert specs and all(s.trials for s in specs)
     paper = load_sweep(REPO / "sweeps" / "paper.yaml")
     files = {s.graph.split(":", 1)[1].split(",")[0] for s in paper if s.graph.startswith("file")}
-    assert files and all((REPO / f).exists() for f in files)
+    assert files and all(f.startswith("../shared/graphs/") for f in files)
+    if (REPO.parent / "shared" / "graphs").is_dir():  # a checkout with shared/ beside it
+        assert all((REPO / f).exists() for f in files)
     assert {s.device for s in paper} >= {"gtx260", "c2050", "quadro6000"}
 
 
