@@ -135,7 +135,8 @@ def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> Non
         best = s.best[0] if s.best else None
         bv = best.values[0] if best else None
         rows.append((
-            s.spec.graph, s.spec.algorithm, s.spec.device, s.space, f"{s.done}/{s.budget}",
+            s.graph.name if s.graph is not None and s.graph.name else s.spec.graph,
+            s.spec.algorithm, s.spec.device, s.space, f"{s.done}/{s.budget}",
             f"{bv:.6g}" if bv is not None else "-",
             _speedup(obj, base, bv) if bv is not None else "-",
             _speedup(obj, fixed.values[0] if fixed else None, bv) if bv is not None else "-",
