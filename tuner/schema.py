@@ -94,7 +94,7 @@ METRIC_NAMES = (
 )
 
 GRAPH_PARTITIONS = _cols(
-    ("kind", pa.string(), "spec family: rmat, uniform, grid, road, file, ..."),
+    ("kind", pa.string(), "spec family: rmat, random, grid2d, mesh2d, road or file"),
 )
 GRAPH_COLUMNS = _cols(
     ("graph_id", pa.string(), "graph id, as in `trials.graph_id`"),
