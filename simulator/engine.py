@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -140,6 +141,20 @@ def distinct_sectors(
     return np.bincount(unit_of_group[first_groups])
 
 
+def unit_transactions(
+    group: np.ndarray,
+    word_index: np.ndarray,
+    unit_of_group: np.ndarray | int,
+    *,
+    words_per_sector: int,
+    units: int,
+) -> np.ndarray:
+    """Transactions per warp unit of one memory instruction: lanes' 32-bit word indices,
+    grouped by warp step, counted as distinct sectors (see ``distinct_sectors``)."""
+    counts = distinct_sectors(group, _sector_of(word_index, words_per_sector), unit_of_group)
+    return _per_unit(counts, units)
+
+
 def _sector_of(word_index: np.ndarray, words_per_sector: int) -> np.ndarray:
     """Sector of each 32-bit word index (a shift when the sector holds 2**k words)."""
     if words_per_sector & (words_per_sector - 1) == 0:
@@ -221,9 +236,7 @@ def task_layout(n: int, strategy: Strategy, device: Device) -> TaskLayout:
     tasks = np.arange(n, dtype=np.int64)
     task_unit = tasks // per_unit
 
-    def count(group, word_index, unit_of_group):
-        sectors = _sector_of(word_index, words)
-        return _per_unit(distinct_sectors(group, sectors, unit_of_group), units)
+    count = partial(unit_transactions, words_per_sector=words, units=units)
 
     if strategy.mapping == "thread":
         # every launch's status check: each thread reads its own vertex's status word
@@ -328,9 +341,7 @@ def vertex_kernel(
     neighbours = indices[edges].astype(np.int64)
     words = sb // WORD_BYTES  # 32-bit words per sector
 
-    def count(group, word_index, unit_of_group):
-        sectors = _sector_of(word_index, words)
-        return _per_unit(distinct_sectors(group, sectors, unit_of_group), units)
+    count = partial(unit_transactions, words_per_sector=words, units=units)
 
     unit_of_step = np.repeat(np.arange(units), simd_steps)
     list_sectors = count(group, edges, unit_of_step)
@@ -433,16 +444,14 @@ def outlier_kernel(
     words = sb // WORD_BYTES
     unit_of_step = np.repeat(np.arange(units), warp_rounds.ravel())
 
-    def count(group, word_index):
-        sectors = _sector_of(word_index, words)
-        return _per_unit(distinct_sectors(group, sectors, unit_of_step), units)
+    count = partial(unit_transactions, words_per_sector=words, units=units)
 
-    list_sectors = count(group, edges)
-    sectors = list_sectors + count(group, neighbours)
+    list_sectors = count(group, edges, unit_of_step)
+    sectors = list_sectors + count(group, neighbours, unit_of_step)
     if reads_weights:
         sectors += list_sectors
     writes = np.isin(edges, work.writes)
-    sectors += count(group[writes], neighbours[writes])
+    sectors += count(group[writes], neighbours[writes], unit_of_step)
     sectors = sectors + 1  # the queue entry and row bounds
     round_trips = 2 * warp_rounds.ravel() + 1
     unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips)
