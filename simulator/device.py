@@ -18,6 +18,9 @@ class Device:
 
     ``simd_width`` lanes execute a warp instruction per pass, so one scheduler issues a warp
     instruction every ``warp_size / simd_width`` cycles; an SM has ``schedulers`` of them.
+    GW's options (paper 003): ``cluster_issue`` skips the passes of a SIMD-phase step whose
+    ``simd_width`` lanes are all idle; ``scalar_unit`` runs warp-uniform SISD-phase
+    instructions on a scalar pipeline beside the SIMD one.
     """
 
     name: str
@@ -37,6 +40,7 @@ class Device:
     launch_overhead_us: float = 3.0
     host_roundtrip_us: float = 8.0
     scalar_unit: bool = False
+    cluster_issue: bool = False
 
     def __post_init__(self) -> None:
         positive = (

@@ -46,75 +46,38 @@ kernel with one block of block_size threads per vertex (thread i takes edges i, 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
+from simulator.costs import COSTS
+from simulator.costs import InstructionCosts
+from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.functional import IterationWork
 from simulator.functional import edge_ids
 from simulator.scheduling import list_schedule
 from simulator.strategy import Strategy
+from simulator.worklist import _first_of_each
+from simulator.worklist import push_cost
+from simulator.worklist import push_work
+from simulator.worklist import scan_launch
 
 WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
 
 
-@dataclass(frozen=True)
-class InstructionCosts:
-    """Warp instructions per kernel phase; one memory instruction in each memory phase."""
-
-    check: int = 2  # load status, compare-and-branch
-    setup: int = 3  # load row bounds, compute the loop range
-    edge: int = 4  # per SIMD step: load neighbour id, load its status, compare, store
-    weight: int = 1  # per SIMD step: load the edge weight (SSSP)
-    stage: int = 1  # vwarp: one staging step into shared memory
-    grab: int = 3  # dynamic: atomicAdd on the queue, broadcast through shared memory
-    defer_push: int = 2  # atomicAdd on the outlier queue, store the vertex id
-    vertex_store: int = 1  # PageRank: store the new rank
-
-
-COSTS = InstructionCosts()
-
-
-@dataclass
-class LaunchCost:
-    """Counters of one or more kernel launches; adding two gives the counters of both."""
-
-    cycles: float = 0.0
-    launches: int = 0
-    instructions: float = 0.0
-    issued_lane_instructions: float = 0.0
-    useful_lane_instructions: float = 0.0
-    simd_issued: float = 0.0
-    simd_active: float = 0.0
-    u_a: float = 0.0
-    u_r: float = 0.0
-    requests: float = 0.0
-    transactions: float = 0.0
-    atomics: float = 0.0
-    edges: float = 0.0
-    tasks: float = 0.0
-    active_tasks: float = 0.0
-
-    def __add__(self, other: LaunchCost) -> LaunchCost:
-        return LaunchCost(
-            **{
-                f.name: getattr(self, f.name) + getattr(other, f.name)
-                for f in dataclasses.fields(self)
-            }
-        )
-
-
 @dataclass
 class _UnitWork:
-    """Per physical-warp-unit totals that the timing stage needs."""
+    """Per physical-warp-unit totals that the timing stage needs; ``cluster_passes`` (SIMD
+    steps times the lane clusters they issue, with a narrow SIMD) replaces full passes."""
 
     sisd: np.ndarray
     simd: np.ndarray
     sectors: np.ndarray
     round_trips: np.ndarray
+    cluster_passes: np.ndarray | None = None
+    simd_steps: np.ndarray | None = None
 
 
 def distinct_sectors(
@@ -203,10 +166,45 @@ def _positions_in_sorted(haystack: np.ndarray, needles: np.ndarray) -> np.ndarra
 
 
 @dataclass(frozen=True, eq=False)
-class TaskLayout:
-    """The iteration-independent part of a vertex kernel's layout under one strategy: which
-    warp unit holds which task, and the SISD traffic every launch repeats (staging or checks).
+class Launch:
+    """What one vertex-kernel launch visits: its task slots and the work behind them.
+
+    slots: the vertex of each task slot; None for the topology sweep (slot t is vertex t).
+    lookup: how a slot finds its vertex and whether it is active: ``status`` (read the
+        vertex's status word: the sweep, and the vertices behind a spatial representative),
+        or ``worklist`` (read the worklist entry; every entry is active).
+    active: the vertices that expand their edges (ascending); writes: the edges whose lane
+        stores (ascending). A vertex in several slots expands in each; its first slot stores.
+    push: how the launch builds the next worklist (None: it builds none); pushes: what is
+        pushed, ``targets`` (each storing lane pushes its neighbour), ``partitions`` (the
+        first store into each partition pushes its representative, after an atomic on the
+        partition's flag) or ``self`` (the vertices in ``self_pushes`` push themselves).
+    count_activations: the launch counts the vertices it activates (a warp-aggregated
+        atomic per warp that stores), so the host can decide a hybrid's next form.
+    grid_stride: launch the resident warps only, each striding over the units (fixed grid).
     """
+
+    active: np.ndarray
+    writes: np.ndarray
+    slots: np.ndarray | None = None
+    lookup: str = "status"
+    push: str | None = None
+    pushes: str = "targets"
+    partition: int = 1
+    self_pushes: np.ndarray | None = None
+    count_activations: bool = False
+    grid_stride: bool = False
+
+    @classmethod
+    def sweep(cls, work: IterationWork, **options) -> Launch:
+        """The topology-driven launch of one iteration."""
+        return cls(work.active, work.writes, **options)
+
+
+@dataclass(frozen=True, eq=False)
+class TaskLayout:
+    """The iteration-independent part of a launch's layout under one strategy: which warp
+    unit holds which slot, and the SISD traffic every sweep repeats (staging or checks)."""
 
     w: int
     c: int
@@ -222,8 +220,12 @@ class TaskLayout:
         return self.k * self.c
 
 
-def task_layout(n: int, strategy: Strategy, device: Device) -> TaskLayout:
-    """Lay n tasks out on warp units and count the SISD sectors every launch reads."""
+def task_layout(
+    n: int, strategy: Strategy, device: Device, slot_vertex: np.ndarray | None = None
+) -> TaskLayout:
+    """Lay n task slots out on warp units and count the SISD sectors each launch reads to
+    find its slots' vertices: status words (``slot_vertex`` None: slot t is vertex t) or
+    worklist entries (slot t reads entry t, then vertex ``slot_vertex[t]``'s row bounds)."""
     w = strategy.lanes_per_vertex
     c = strategy.vertices_per_grab
     k = device.warp_size // w
@@ -238,67 +240,278 @@ def task_layout(n: int, strategy: Strategy, device: Device) -> TaskLayout:
 
     count = partial(unit_transactions, words_per_sector=words, units=units)
 
-    if strategy.mapping == "thread":
-        # every launch's status check: each thread reads its own vertex's status word
-        static_sectors = count(task_unit, tasks, 1)
+    if w == 1:
+        # each thread reads its own slot's status word (or worklist entry): one per position
+        static_sectors = count(task_unit * c + tasks % c, tasks, c)
         static_requests = int(real_positions.sum())
+        if slot_vertex is not None:  # and the row bounds of its vertex, all entries active
+            group = task_unit * c + tasks % c
+            static_sectors += count(group, slot_vertex, c) + count(group, slot_vertex + 1, c)
+            static_requests *= 3
     else:
-        # the chunk's status words and C+1 row bounds, staged by W lanes per step
+        # the chunk's status words (or entries) and row bounds, staged by W lanes per step
         per_stage = _ceil_div(c + 1, w)
         stage_group = task_unit * per_stage + (tasks % c) // w
         static_sectors = count(stage_group, tasks, per_stage)
-        chunk_ends = np.arange(0, n, c, dtype=np.int64)
-        bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
-        bounds_group = np.concatenate([stage_group, (chunk_ends // per_unit) * per_stage + c // w])
-        order = np.argsort(bounds_group, kind="stable")
-        static_sectors += count(bounds_group[order], bounds[order], per_stage)
-        static_requests = units * (_ceil_div(c, w) + per_stage)
+        if slot_vertex is None:
+            chunk_ends = np.arange(0, n, c, dtype=np.int64)
+            bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
+            bounds_group = np.concatenate(
+                [stage_group, (chunk_ends // per_unit) * per_stage + c // w]
+            )
+            order = np.argsort(bounds_group, kind="stable")
+            static_sectors += count(bounds_group[order], bounds[order], per_stage)
+            static_requests = units * (_ceil_div(c, w) + per_stage)
+        else:
+            static_sectors += count(stage_group, slot_vertex, per_stage)
+            static_sectors += count(stage_group, slot_vertex + 1, per_stage)
+            static_requests = units * 3 * _ceil_div(c, w)
     return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests)
+
+
+@dataclass
+class _Lanes:
+    """Where each expanded edge runs: its warp step (global id) and its lane in the warp."""
+
+    group: np.ndarray
+    lane: np.ndarray | None
+    steps: np.ndarray  # SIMD steps per unit
+    u_a: float
+    pop_steps: np.ndarray | int = 0  # steps per unit whose lanes first pop their edge
+
+
+def _lockstep_lanes(expanding_slots, slot_degree, local, layout):
+    """Virtual warps of W lanes walk their chunk positions in lockstep (thread: W = 1)."""
+    w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
+    steps = np.zeros(units * per_unit, dtype=np.int64)
+    steps[expanding_slots] = _ceil_div(slot_degree[expanding_slots], w)
+    steps3 = steps.reshape(units, k, c)
+    position_steps = steps3[:, 0, :] if k == 1 else steps3.max(axis=1)
+    simd_steps = _sum_positions(position_steps)
+    step_base = np.zeros(units, dtype=np.int64)
+    np.cumsum(simd_steps[:-1], out=step_base[1:])
+    position_base = np.zeros_like(position_steps)
+    np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
+    unit = expanding_slots // per_unit
+    base = step_base[unit] + position_base[unit, expanding_slots % c]
+    degree = slot_degree[expanding_slots]
+    group = np.repeat(base, degree) + (local if w == 1 else local // w)
+    vw = (expanding_slots % per_unit) // c
+    lane = np.repeat(vw * w, degree) + (local % w if w > 1 else 0)
+    u_a = float(w * steps.sum() - degree.sum())
+    return _Lanes(group, lane, simd_steps, u_a)
+
+
+def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size, all_lanes):
+    """WER: per chunk position, the warp's edges are popped by its active lanes in turn
+    (WER+: by all lanes), so the position takes ceil(edges / lanes) steps."""
+    c, units, per_unit = layout.c, layout.units, layout.per_unit
+    unit = expanding_slots // per_unit
+    position = unit * c + expanding_slots % c
+    order = np.argsort(position, kind="stable")  # by position, then virtual warp (lane)
+    slots_in_order, pos_sorted = expanding_slots[order], position[order]
+    degree = slot_degree[slots_in_order]
+    position_edges = np.bincount(pos_sorted, weights=degree, minlength=units * c).astype(
+        np.int64
+    )
+    if all_lanes:
+        position_lanes = np.full(units * c, warp_size, dtype=np.int64)
+    else:
+        position_lanes = np.bincount(pos_sorted, minlength=units * c)
+    position_steps = _ceil_div(position_edges, np.maximum(position_lanes, 1))
+    simd_steps = position_steps.reshape(units, c).sum(axis=1)
+    position_base = np.zeros(units * c, dtype=np.int64)
+    np.cumsum(position_steps[:-1], out=position_base[1:])
+    # edge offset inside its position's table: degrees of the earlier lanes of the position
+    running = np.cumsum(degree) - degree
+    position_first_edge = np.zeros(units * c, dtype=np.int64)
+    np.cumsum(position_edges[:-1], out=position_first_edge[1:])
+    offset = running - position_first_edge[pos_sorted]
+    lanes = position_lanes[pos_sorted]
+    # ``local`` follows slot order; bring the offsets to that order
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    edge_offset = np.repeat(offset[inverse], slot_degree[expanding_slots]) + local
+    edge_lanes = np.repeat(lanes[inverse], slot_degree[expanding_slots])
+    group = np.repeat(position_base[position], slot_degree[expanding_slots]) + (
+        edge_offset // edge_lanes
+    )
+    rank = edge_offset % edge_lanes
+    if all_lanes:
+        lane = rank
+    else:  # the r-th active lane of the position pops edge r, r + L, ...
+        first_active = np.zeros(units * c, dtype=np.int64)
+        np.cumsum(position_lanes[:-1], out=first_active[1:])
+        lane_of_rank = (slots_in_order % per_unit) // c
+        lane = lane_of_rank[np.repeat(first_active[position], slot_degree[expanding_slots])
+                            + rank]
+    u_a = float((position_lanes * position_steps).sum() - position_edges.sum())
+    return _Lanes(group, lane, simd_steps, u_a, simd_steps)
+
+
+def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, threshold,
+                    warp_size):
+    """Thread mapping with work donation: a thread keeps at most cap = ceil(block mean
+    degree) + threshold edges and puts the rest in the block's box, which every thread of
+    the block drains in rounds after its own edges (box entry b: round b // threads, thread
+    b % threads)."""
+    units = layout.units
+    warps_per_block = block_size // warp_size
+    blocks = _ceil_div(units, warps_per_block)
+    slot_block = expanding_slots // block_size
+    degree = slot_degree[expanding_slots]
+    block_edges = np.bincount(slot_block, weights=degree, minlength=blocks)
+    cap = (np.ceil(block_edges / block_size) + threshold).astype(np.int64)[slot_block]
+    own = np.minimum(degree, cap)
+    donated = degree - own
+    own_steps_slot = np.zeros(units * warp_size, dtype=np.int64)
+    own_steps_slot[expanding_slots] = own
+    own_steps = own_steps_slot.reshape(units, warp_size).max(axis=1)
+    box = np.bincount(slot_block, weights=donated, minlength=blocks).astype(np.int64)
+    # the threads of a block (its last one may hold fewer warps) drain its box in rounds
+    block_threads = np.full(blocks, block_size, dtype=np.int64)
+    block_threads[-1] = (units - (blocks - 1) * warps_per_block) * warp_size
+    drain_rounds = _ceil_div(box, block_threads)
+    unit_block = np.arange(units) // warps_per_block
+    simd_steps = own_steps + drain_rounds[unit_block]
+    step_base = np.zeros(units, dtype=np.int64)
+    np.cumsum(simd_steps[:-1], out=step_base[1:])
+    slot_unit = expanding_slots // warp_size
+    keeps = local < np.repeat(cap, degree)
+    group = np.empty(local.size, dtype=np.int64)
+    lane = np.empty(local.size, dtype=np.int64)
+    group[keeps] = np.repeat(step_base[slot_unit], degree)[keeps] + local[keeps]
+    lane[keeps] = np.repeat(expanding_slots % warp_size, degree)[keeps]
+    # donated edges in box order (slot order within the block); box entry b is drained by
+    # thread b % block_size in round b // block_size
+    given = ~keeps
+    block_of_edge = np.repeat(slot_block, degree)[given]
+    box_first = np.zeros(blocks, dtype=np.int64)
+    np.cumsum(box[:-1], out=box_first[1:])
+    entry = np.arange(int(given.sum()), dtype=np.int64) - box_first[block_of_edge]
+    threads = block_threads[block_of_edge]
+    thread = entry % threads
+    drain_unit = block_of_edge * warps_per_block + thread // warp_size
+    group[given] = step_base[drain_unit] + own_steps[drain_unit] + entry // threads
+    lane[given] = thread % warp_size
+    lanes = _Lanes(group, lane, simd_steps, 0.0, drain_rounds[unit_block])
+    return lanes, int(np.count_nonzero(donated))
+
+
+def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
+    """Positions, in the expansion's edge order, of the lanes that store."""
+    writes = launch.writes
+    if writes.size == 0 or edges.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if launch.lookup == "status":  # distinct ascending vertices: edges are ascending
+        return _positions_in_sorted(edges, writes)
+    # a worklist may hold a vertex twice: its first slot stores, later copies find it done
+    vertices = slot_vertex[expanding_slots]
+    first_copy = np.zeros(vertices.size, dtype=bool)
+    first_copy[_first_of_each(vertices)] = True
+    is_write = np.zeros(m, dtype=bool)
+    is_write[writes] = True
+    lane_stores = is_write[edges]
+    lane_stores &= np.repeat(first_copy, slot_degree[expanding_slots])
+    return np.flatnonzero(lane_stores)
+
+
+def _pushes(launch, store_lanes, group, unit_of_step, neighbours, expanding_slots,
+            slot_degree, slot_vertex, layout, n_slots, *, warp_batches):
+    """Who pushes what in a launch that builds a worklist (see ``Launch``)."""
+    empty = np.zeros(0, dtype=np.int64)
+    flag_unit = empty
+    if launch.pushes == "self":
+        is_pushed = np.zeros(slot_vertex.size, dtype=bool)
+        is_pushed[:n_slots] = np.isin(slot_vertex[:n_slots], launch.self_pushes)
+        slots = np.flatnonzero(is_pushed)
+        unit = slots // layout.per_unit
+        return push_work(unit, unit * layout.c + slots % layout.c, slots, flag_unit,
+                         layout.units, warp_batches)
+    lanes = store_lanes
+    if launch.pushes == "partitions":  # an atomic on the flag, the first store pushes
+        flag_unit = unit_of_step[group[store_lanes]]
+        lanes = store_lanes[_first_of_each(neighbours[store_lanes] // launch.partition)]
+    lane_group = group[lanes]
+    edge_end = np.cumsum(slot_degree[expanding_slots])
+    thread = expanding_slots[np.searchsorted(edge_end, lanes, side="right")]
+    return push_work(unit_of_step[lane_group], lane_group, thread, flag_unit, layout.units,
+                     warp_batches)
 
 
 def vertex_kernel(
     indptr: np.ndarray,
     indices: np.ndarray,
-    work: IterationWork,
+    launch: Launch | IterationWork,
     strategy: Strategy,
     device: Device,
     *,
     reads_weights: bool = False,
     stores_per_vertex: bool = False,
+    atomic_updates: bool = False,
     costs: InstructionCosts = COSTS,
     layout: TaskLayout | None = None,
 ) -> LaunchCost:
-    """Cost of one iteration of a topology-driven vertex kernel (plus its outlier kernel).
+    """Cost of one vertex-kernel launch (plus its outlier kernel and worklist scan).
 
-    Pass the ``layout`` of ``task_layout`` to share its work across a run's launches.
+    Pass the ``layout`` of ``task_layout`` to share its work across a run's sweeps.
+    ``atomic_updates``: storing lanes lower their target with an atomic (atomicMin) and
+    learn whether they won, as a data-driven kernel must; a sweep stores plainly.
     """
+    if isinstance(launch, IterationWork):
+        launch = Launch.sweep(launch)
     n = indptr.size - 1
     ws = device.warp_size
-    layout = layout or task_layout(n, strategy, device)
+    sweep = launch.slots is None
+    n_slots = n if sweep else launch.slots.size
+    if layout is None:
+        listed = None if sweep or launch.lookup == "status" else launch.slots.astype(np.int64)
+        layout = task_layout(n_slots, strategy, device, listed)
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
     padded = units * per_unit
-    sb = device.sector_bytes
+    words = device.sector_bytes // WORD_BYTES  # 32-bit words per sector
+    count = partial(unit_transactions, words_per_sector=words, units=units)
 
     degree = np.diff(indptr)
+    slot_vertex = np.zeros(padded, dtype=np.int64)
+    slot_vertex[:n_slots] = np.arange(n) if sweep else launch.slots
+    is_active = np.zeros(n, dtype=bool)
+    is_active[launch.active] = True
     active = np.zeros(padded, dtype=bool)
-    active[work.active] = True
+    active[:n_slots] = is_active[slot_vertex[:n_slots]]
+    slot_degree = np.zeros(padded, dtype=np.int64)
+    slot_degree[:n_slots] = degree[slot_vertex[:n_slots]]
     deferred = np.zeros(padded, dtype=bool)
     if strategy.defer_threshold is not None:
-        deferred[:n] = active[:n] & (degree > strategy.defer_threshold)
+        deferred = active & (slot_degree > strategy.defer_threshold)
     expanding = active & ~deferred
-    expanding_ids = np.flatnonzero(expanding)
-    steps = np.zeros(padded, dtype=np.int64)
-    steps[expanding_ids] = _ceil_div(degree[expanding_ids], w)
+    expanding_slots = np.flatnonzero(expanding)
 
-    steps3 = steps.reshape(units, k, c)
-    position_steps = steps3[:, 0, :] if k == 1 else steps3.max(axis=1)
-    simd_steps = _sum_positions(position_steps)
+    edges, local = edge_ids(indptr, slot_vertex[expanding_slots], with_local=True)
+    donations = 0
+    if strategy.redistributes:
+        lanes = _redistributed_lanes(
+            expanding_slots, slot_degree, local, layout, ws, strategy.mapping == "wer+"
+        )
+    elif strategy.donate_threshold is not None:
+        lanes, donations = _donating_lanes(
+            expanding_slots, slot_degree, local, layout, strategy.block_size,
+            strategy.donate_threshold, ws,
+        )
+    else:
+        lanes = _lockstep_lanes(expanding_slots, slot_degree, local, layout)
+    if not (device.cluster_issue and device.simd_width < ws):
+        lanes.lane = None  # every step issues all passes; lane positions are not needed
+    del local
+    simd_steps = lanes.steps
+    group = lanes.group
+
     active_pos = _any_virtual_warp(active, units, k, c)
     deferred_pos = _any_virtual_warp(deferred, units, k, c)
     active_positions = _sum_positions(active_pos)
     deferred_positions = _sum_positions(deferred_pos)
 
-    thread = strategy.mapping == "thread"
+    staged = w > 1
     sisd = (
         costs.check * layout.real_positions
         + costs.setup * active_positions
@@ -306,83 +519,111 @@ def vertex_kernel(
     ).astype(np.float64)
     if stores_per_vertex:
         sisd += costs.vertex_store * active_positions
-    stage_steps = 0 if thread else _ceil_div(c, w) + _ceil_div(c + 1, w)
+    stage_steps = _ceil_div(c, w) + _ceil_div(c + 1, w) if staged else 0
     sisd += costs.stage * stage_steps
     if strategy.dynamic:
         sisd += costs.grab
+    if strategy.redistributes:  # push_job: a warp scan of the degrees, one table store
+        sisd += (costs.scan + costs.table_push) * active_positions
+    if donations:
+        sisd += costs.donate  # the donating threads' shared atomic, the barrier
     per_step = costs.edge + (costs.weight if reads_weights else 0)
-    simd = per_step * simd_steps.astype(np.float64)
+    simd = per_step * simd_steps.astype(np.float64) + costs.pop * lanes.pop_steps
 
-    n_real = n
-    n_active = int(active[:n].sum())
+    n_active = int(active[:n_slots].sum())
     n_deferred = int(deferred.sum())
-    edges_expanded = int(degree[expanding_ids].sum())
-    chunks = _ceil_div(n, c)
+    edges_expanded = int(edges.size)
+    chunks = _ceil_div(n_slots, c)
     useful_sisd = (
-        costs.check * n_real
+        costs.check * n_slots
         + costs.setup * n_active
         + costs.defer_push * n_deferred
         + (costs.vertex_store * n_active if stores_per_vertex else 0)
-        + (0 if thread else costs.stage * (2 * n_real + chunks))
+        + (costs.stage * (2 * n_slots + chunks) if staged else 0)
         + (costs.grab * chunks if strategy.dynamic else 0)
     )
 
-    # --- exact sector counts -------------------------------------------------------------
-    # SIMD phase: warp step id = first step of the unit + steps of earlier positions + e // W.
-    step_base = np.zeros(units, dtype=np.int64)
-    np.cumsum(simd_steps[:-1], out=step_base[1:])
-    position_base = np.zeros_like(position_steps)
-    np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
-    edges, local = edge_ids(indptr, expanding_ids, with_local=True)
-    vertex_unit = expanding_ids // per_unit
-    vertex_base = step_base[vertex_unit] + position_base[vertex_unit, expanding_ids % c]
-    group = np.repeat(vertex_base, degree[expanding_ids]) + (local if w == 1 else local // w)
-    del local
+    # --- exact sector counts ---------------------------------------------------------------
     neighbours = indices[edges].astype(np.int64)
-    words = sb // WORD_BYTES  # 32-bit words per sector
-
-    count = partial(unit_transactions, words_per_sector=words, units=units)
-
     unit_of_step = np.repeat(np.arange(units), simd_steps)
     list_sectors = count(group, edges, unit_of_step)
     sectors = list_sectors + count(group, neighbours, unit_of_step)
     if reads_weights:
         sectors += list_sectors
+    store_lanes = _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch,
+                                 indices.size)
     store_requests = 0
-    if work.writes.size and edges.size:
-        at = _positions_in_sorted(edges, work.writes)
-        sectors += count(group[at], neighbours[at], unit_of_step)
-        store_requests = _count_distinct(group[at])
-    del group, edges, neighbours, unit_of_step
+    if store_lanes.size:
+        sectors += count(group[store_lanes], neighbours[store_lanes], unit_of_step)
+        store_requests = _count_distinct(group[store_lanes])
 
-    # SISD phase: beside the layout's per-launch traffic, the thread kernel reads the row
-    # bounds of its active vertices from global memory (the vwarp kernel staged them).
+    cluster_passes = None
+    if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
+        cluster_passes = count(group, lanes.lane // device.simd_width, unit_of_step)
+
+    # SISD phase: the layout's per-launch traffic; the thread-based sweep also reads the
+    # row bounds of its active vertices (vwarp staged them; worklist slots read them always)
     sectors += layout.static_sectors
     sisd_requests = layout.static_requests
-    act = np.flatnonzero(active[:n])
-    if thread:
-        sectors += count(act // per_unit, act, 1)
-        sectors += count(act // per_unit, act + 1, 1)
+    if launch.lookup == "status" and not staged:
+        act = np.flatnonzero(active[:n_slots])
+        act_group = (act // per_unit) * c + act % c
+        sectors += count(act_group, slot_vertex[act], c)
+        sectors += count(act_group, slot_vertex[act] + 1, c)
         sisd_requests += int(2 * active_pos.sum())
     if stores_per_vertex:
-        sectors += count((act // per_unit) * c + act % c, act, c)
+        act = np.flatnonzero(active[:n_slots])
+        sectors += count((act // per_unit) * c + act % c, slot_vertex[act], c)
         sisd_requests += int(active_pos.sum())
     if n_deferred:
         sectors += deferred.reshape(units, per_unit).sum(axis=1)
+    if launch.partition > 1:  # the spatial kernel reads its representatives' entries
+        sectors += _ceil_div(_ceil_div(per_unit, launch.partition), words)
 
     round_trips = 2 * simd_steps + deferred_positions
-    round_trips += (layout.real_positions + active_positions) if thread else 1
+    round_trips += (layout.real_positions + active_positions) if not staged else 1
     if strategy.dynamic:
         round_trips += 1
     memory_per_step = 2 + (1 if reads_weights else 0)
     requests = memory_per_step * simd_steps.sum() + store_requests + sisd_requests
     queue_atomics = (k * units if strategy.dynamic else 0) + n_deferred
+    atomics = queue_atomics
+    scan_launch = None
 
-    unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips)
-    cycles = _kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1)
+    # --- storing lanes' atomics and the worklist they build ---------------------------------
+    if store_lanes.size and (atomic_updates or launch.count_activations or launch.push):
+        store_unit = unit_of_step[group[store_lanes]]
+        store_steps = np.bincount(
+            unit_of_step[np.unique(group[store_lanes])], minlength=units
+        )
+        if atomic_updates:  # atomicMin returns the old value before the push decision
+            atomics += store_lanes.size
+            round_trips += store_steps
+        if launch.count_activations:
+            storing_units = int(np.count_nonzero(np.bincount(store_unit, minlength=units)))
+            sisd += costs.scan * (np.bincount(store_unit, minlength=units) > 0)
+            queue_atomics += storing_units
+            atomics += storing_units
+    if launch.push is not None:
+        pushes = _pushes(launch, store_lanes, group, unit_of_step, neighbours,
+                         expanding_slots, slot_degree, slot_vertex, layout, n_slots,
+                         warp_batches=strategy.mapping != "thread" or donations > 0)
+        extra = push_cost(pushes, launch.push, device, costs, block_size=strategy.block_size,
+                          words_per_sector=words)
+        sisd += extra.instructions
+        sectors += extra.sectors + pushes.flag_atomics
+        round_trips += extra.round_trips
+        queue_atomics += extra.queue_atomics
+        atomics += extra.queue_atomics + int(pushes.flag_atomics.sum())
+        requests += extra.requests
+        scan_launch = extra.scan_launch
+
+    unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
+                          cluster_passes=cluster_passes, simd_steps=simd_steps)
+    cycles = _kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1,
+                            grid_stride=launch.grid_stride, check=costs.check)
 
     simd_issued = float(ws * simd_steps.sum())
-    u_a = float(w * steps.sum() - edges_expanded)
     main = LaunchCost(
         cycles=cycles,
         launches=1,
@@ -391,18 +632,20 @@ def vertex_kernel(
         useful_lane_instructions=float(useful_sisd + per_step * edges_expanded),
         simd_issued=simd_issued,
         simd_active=float(edges_expanded),
-        u_a=u_a,
-        u_r=simd_issued - edges_expanded - u_a,
+        u_a=lanes.u_a,
+        u_r=simd_issued - edges_expanded - lanes.u_a,
         requests=float(requests),
         transactions=float(sectors.sum()),
-        atomics=float(queue_atomics),
+        atomics=float(atomics),
         edges=float(edges_expanded),
-        tasks=float(n_real),
+        tasks=float(n_slots),
         active_tasks=float(n_active),
     )
+    if scan_launch is not None:
+        main = main + scan_launch
     if n_deferred:
         main = main + outlier_kernel(
-            indptr, indices, np.flatnonzero(deferred), work, strategy, device,
+            indptr, indices, slot_vertex[np.flatnonzero(deferred)], launch, strategy, device,
             reads_weights=reads_weights, costs=costs,
         )
     return main
@@ -412,7 +655,7 @@ def outlier_kernel(
     indptr: np.ndarray,
     indices: np.ndarray,
     vertices: np.ndarray,
-    work: IterationWork,
+    work: IterationWork | Launch,
     strategy: Strategy,
     device: Device,
     *,
@@ -476,6 +719,67 @@ def outlier_kernel(
     )
 
 
+def compaction_kernel(
+    n: int, flagged: np.ndarray, strategy: Strategy, device: Device,
+    costs: InstructionCosts = COSTS,
+) -> LaunchCost:
+    """A thread per vertex reads its flag, and the flagged ones are written to a worklist at
+    offsets from a block prefix sum and a scan launch (the temporal hybrid's switch back)."""
+    words = device.sector_bytes // WORD_BYTES
+    ws = device.warp_size
+    units = _ceil_div(n, ws)
+    items = np.bincount(flagged // ws, minlength=units).astype(np.int64)
+    block_scan = costs.scan + 2 * costs.barrier + int(np.log2(strategy.block_size // ws))
+    sisd = np.full(units, float(costs.check + block_scan)) + costs.push_store * (items > 0)
+    sectors = np.full(units, _ceil_div(ws, words)) + _ceil_div(items, words)
+    round_trips = np.full(units, 2)
+    plain = Strategy(block_size=strategy.block_size)
+    cycles = _kernel_cycles(_UnitWork(sisd, np.zeros(units), sectors.astype(np.float64),
+                                      round_trips), plain, device, 0, False)
+    blocks = _ceil_div(units, strategy.block_size // ws)
+    return LaunchCost(
+        cycles=cycles, launches=1, instructions=float(sisd.sum()),
+        issued_lane_instructions=float(ws * sisd.sum()),
+        useful_lane_instructions=float(ws * sisd.sum()),
+        requests=float(units * 2 + np.count_nonzero(items)), transactions=float(sectors.sum()),
+        worklist_items=float(flagged.size),
+    ) + scan_launch(blocks, device, costs, words)
+
+
+def scatter_kernel(
+    items: int, strategy: Strategy, device: Device, costs: InstructionCosts = COSTS
+) -> LaunchCost:
+    """A thread per worklist item sets its vertex's status flag (the temporal hybrid's switch
+    to sweeps): coalesced item reads, one scattered store each."""
+    words = device.sector_bytes // WORD_BYTES
+    ws = device.warp_size
+    units = _ceil_div(items, ws)
+    lanes = np.full(units, ws)
+    if units:
+        lanes[-1] = items - ws * (units - 1)
+    sisd = np.full(units, float(costs.check + costs.vertex_store))
+    sectors = (_ceil_div(lanes, words) + lanes).astype(np.float64)
+    plain = Strategy(block_size=strategy.block_size)
+    cycles = _kernel_cycles(_UnitWork(sisd, np.zeros(units), sectors, np.full(units, 2)),
+                            plain, device, 0, False)
+    return LaunchCost(
+        cycles=cycles, launches=1, instructions=float(sisd.sum()),
+        issued_lane_instructions=float(ws * sisd.sum()),
+        useful_lane_instructions=float(items * (costs.check + costs.vertex_store)),
+        requests=float(2 * units), transactions=float(sectors.sum()),
+    )
+
+
+def grid_barrier_cycles(strategy: Strategy, device: Device) -> float:
+    """A software grid barrier among the resident blocks: one atomic each on the barrier
+    counter (serialised), then a round trip to see the last arrival."""
+    warps_per_block = strategy.block_size // device.warp_size
+    blocks_per_sm = max(
+        1, min(device.max_blocks_per_sm, device.max_warps_per_sm // warps_per_block)
+    )
+    return device.sms * blocks_per_sm * device.atomic_cycles + 2 * device.dram_latency_cycles
+
+
 def _kernel_cycles(
     unit: _UnitWork,
     strategy: Strategy,
@@ -484,8 +788,15 @@ def _kernel_cycles(
     warp_uniform_sisd: bool,
     *,
     units_per_block: int | None = None,
+    grid_stride: bool = False,
+    check: int = 0,
 ) -> float:
-    """Launch time in cycles from per-unit instructions, sectors and dependent round trips."""
+    """Launch time in cycles from per-unit instructions, sectors and dependent round trips.
+
+    ``grid_stride``: only the resident warps are launched and warp g runs units g, g + G, ...
+    in turn (a fixed grid), each paying ``check`` instructions and a round trip to find out
+    whether more work is left.
+    """
     warps_per_block = strategy.block_size // device.warp_size
     units_per_block = units_per_block or warps_per_block
     blocks_per_sm = max(
@@ -493,37 +804,59 @@ def _kernel_cycles(
     )
     pass_cycles = device.warp_size / device.simd_width
     scalar = device.scalar_unit and warp_uniform_sisd
-    simd_cycles = unit.simd * pass_cycles + (0 if scalar else unit.sisd * pass_cycles)
+    simd_passes = unit.simd * pass_cycles
+    if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
+        simd_passes = unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
+    simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
     alone = simd_cycles + (unit.sisd if scalar else 0) + unit.round_trips * (
         device.dram_latency_cycles
     )
-    instructions = unit.simd + (0 if scalar else unit.sisd)
-    if strategy.dynamic:
-        slots = device.sms * blocks_per_sm * warps_per_block
-        durations = alone + device.atomic_cycles
-        items_instr, items_sisd, items_sectors = instructions, unit.sisd, unit.sectors
+    # issue slots in passes: a scheduler issues one pass of a warp instruction per cycle
+    instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
+    sectors = unit.sectors
+    if grid_stride:
+        resident = device.sms * blocks_per_sm * warps_per_block
+        warp = np.arange(alone.size) % resident
+
+        def per_warp(values):
+            return np.bincount(warp, weights=values, minlength=resident)
+
+        lane_check = check * pass_cycles + device.dram_latency_cycles
+        alone = per_warp(alone) + lane_check
+        instructions = per_warp(instructions) + check * pass_cycles
+        sectors, sisd = per_warp(sectors), per_warp(unit.sisd) + check
+        # resident blocks are spread over the SMs; their warps never leave
+        sm = (np.arange(resident) // warps_per_block) % device.sms
+        latency = np.zeros(device.sms)
+        np.maximum.at(latency, sm, alone)
+        items_instr, items_sisd, items_sectors = instructions, sisd, sectors
     else:
-        slots = device.sms * blocks_per_sm
-        blocks = _ceil_div(alone.size, units_per_block)
-        pad = blocks * units_per_block - alone.size
+        if strategy.dynamic:
+            slots = device.sms * blocks_per_sm * warps_per_block
+            durations = alone + device.atomic_cycles
+            items_instr, items_sisd, items_sectors = instructions, unit.sisd, sectors
+        else:
+            slots = device.sms * blocks_per_sm
+            blocks = _ceil_div(alone.size, units_per_block)
+            pad = blocks * units_per_block - alone.size
 
-        def per_block(values, reduce):
-            return reduce(np.pad(values, (0, pad)).reshape(blocks, units_per_block), axis=1)
+            def per_block(values, reduce):
+                return reduce(np.pad(values, (0, pad)).reshape(blocks, units_per_block), axis=1)
 
-        durations = per_block(alone, np.max)
-        items_instr = per_block(instructions, np.sum)
-        items_sisd = per_block(unit.sisd, np.sum)
-        items_sectors = per_block(unit.sectors, np.sum)
-    owner, finish = list_schedule(durations, slots)
-    sm = owner % device.sms
-    latency = finish.reshape(-1, device.sms).max(axis=0)
-    issue = np.bincount(sm, weights=items_instr, minlength=device.sms) / device.issue_rate
+            durations = per_block(alone, np.max)
+            items_instr = per_block(instructions, np.sum)
+            items_sisd = per_block(unit.sisd, np.sum)
+            items_sectors = per_block(sectors, np.sum)
+        owner, finish = list_schedule(durations, slots)
+        sm = owner % device.sms
+        latency = finish.reshape(-1, device.sms).max(axis=0)
+    issue = np.bincount(sm, weights=items_instr, minlength=device.sms) / device.schedulers
     if scalar:
         scalar_issue = np.bincount(sm, weights=items_sisd, minlength=device.sms)
         issue = np.maximum(issue, scalar_issue / device.schedulers)
     lsu = np.bincount(sm, weights=items_sectors, minlength=device.sms)
     lsu /= device.lsu_sectors_per_cycle
     sm_time = np.maximum(np.maximum(issue, lsu), latency).max(initial=0.0)
-    dram = unit.sectors.sum() * device.sector_bytes / device.dram_bytes_per_cycle
+    dram = sectors.sum() * device.sector_bytes / device.dram_bytes_per_cycle
     atomics = queue_atomics * device.atomic_cycles
     return float(max(sm_time, dram, atomics) + device.cycles(device.launch_overhead_us))

@@ -32,6 +32,9 @@ class FunctionalRun:
 
     ``indptr``/``indices`` are the CSR the kernel expands (the graph itself, or its transpose
     for pull-style PageRank on a directed graph, or its symmetrisation for CC).
+    ``worklist_run``: where a data-driven kernel computes something else (PageRank, which
+    recomputes only the vertices whose rank still moved), that run; else the worklists
+    follow from this run's stores.
     """
 
     algorithm: str
@@ -42,6 +45,7 @@ class FunctionalRun:
     indices: np.ndarray
     reads_weights: bool = False
     stores_per_vertex: bool = False
+    worklist_run: FunctionalRun | None = None
 
     @property
     def n(self) -> int:
@@ -193,20 +197,41 @@ def _pagerank(graph: Graph, tolerance: float, max_iterations: int, damping: floa
         pull_indptr, pull_indices = graph.indptr, graph.indices
     pull_rows = np.repeat(np.arange(n), np.diff(pull_indptr))
     dangling = out_degree == 0
-    rank = np.full(n, 1.0 / n)
-    everyone = np.arange(n, dtype=np.int32)
     no_writes = np.zeros(0, dtype=np.int64)
-    iterations = []
-    for _ in range(max_iterations):
+
+    def step(rank):
         share = np.divide(rank, out_degree, out=np.zeros(n), where=~dangling)
         gathered = np.bincount(pull_rows, weights=share[pull_indices], minlength=n)
-        new_rank = damping * (gathered + rank[dangling].sum() / n) + (1.0 - damping) / n
+        return damping * (gathered + rank[dangling].sum() / n) + (1.0 - damping) / n
+
+    # topology-driven: every vertex, until the L1 change is below n * tolerance
+    rank = np.full(n, 1.0 / n)
+    everyone = np.arange(n, dtype=np.int32)
+    iterations = []
+    for _ in range(max_iterations):
+        new_rank = step(rank)
         iterations.append(IterationWork(everyone, no_writes))
         error = np.abs(new_rank - rank).sum()
         rank = new_rank
         if error < n * tolerance:
             break
+    # data-driven: only the vertices whose rank moved by more than tolerance last time
+    data_rank = np.full(n, 1.0 / n)
+    worklist = everyone
+    data_iterations = []
+    for _ in range(max_iterations):
+        if worklist.size == 0:
+            break
+        new_rank = step(data_rank)
+        moved = np.abs(new_rank[worklist] - data_rank[worklist]) > tolerance
+        data_rank[worklist] = new_rank[worklist]
+        data_iterations.append(IterationWork(worklist, no_writes))
+        worklist = worklist[moved]
+    worklist_run = FunctionalRun(
+        "pagerank", None, data_rank, tuple(data_iterations), pull_indptr, pull_indices,
+        stores_per_vertex=True,
+    )
     return FunctionalRun(
         "pagerank", None, rank, tuple(iterations), pull_indptr, pull_indices,
-        stores_per_vertex=True,
+        stores_per_vertex=True, worklist_run=worklist_run,
     )

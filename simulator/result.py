@@ -11,7 +11,7 @@ METRICS = (
     "time_us", "cycles", "launches", "iterations", "simd_efficiency", "lane_efficiency",
     "u_a", "u_r", "me",
     "transactions", "bytes", "transactions_per_request", "atomics", "edges_touched",
-    "work_efficiency", "meps",
+    "work_efficiency", "meps", "worklist_items", "duplicates",
 )
 
 
@@ -22,7 +22,9 @@ class Result:
     simd_efficiency is active / issued lane-steps of the SIMD (edge expansion) phase; u_a, u_r
     and me are Cheng et al.'s intra-group waste, inter-group waste and mapping efficiency as
     fractions of those issued lane-steps (they sum to 1, and me equals simd_efficiency);
-    lane_efficiency counts every issued instruction, SISD phase and queue work included.
+    lane_efficiency counts every issued instruction, SISD phase and queue work included;
+    worklist_items counts the entries worklist launches expanded, duplicates those of them
+    that repeat a vertex already on the same worklist.
     """
 
     algorithm: str
@@ -44,6 +46,8 @@ class Result:
     edges_touched: float
     work_efficiency: float
     meps: float
+    worklist_items: float
+    duplicates: float
     output: np.ndarray = field(repr=False)
     trace: dict[str, np.ndarray] | None = field(default=None, repr=False)
 

@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.device import get_device
-from simulator.engine import LaunchCost
-from simulator.engine import task_layout
-from simulator.engine import vertex_kernel
+from simulator.driver import iteration_costs
 from simulator.errors import ConfigError
 from simulator.functional import ALGORITHMS
 from simulator.functional import FunctionalRun
@@ -62,29 +61,26 @@ def simulate(
             f"{functional.source} on {functional.n} vertices, not {algorithm} from {source} "
             f"on {graph.n}"
         )
-    layout = task_layout(functional.n, strategy, device)
+    iterations = iteration_costs(functional, strategy, device)
     total = LaunchCost()
-    per_iteration = []
-    for work in functional.iterations:
-        cost = vertex_kernel(
-            functional.indptr, functional.indices, work, strategy, device,
-            reads_weights=functional.reads_weights,
-            stores_per_vertex=functional.stores_per_vertex, layout=layout,
-        )
-        cost.cycles += device.cycles(device.host_roundtrip_us)
-        total = total + cost
-        per_iteration.append(cost)
+    for it in iterations:
+        total = total + it.cost
     time_us = device.us(total.cycles)
     result_trace = None
     if trace:
+        costs = [it.cost for it in iterations]
         result_trace = {
-            "frontier": np.array([c.active_tasks for c in per_iteration]),
-            "edges": np.array([c.edges for c in per_iteration]),
-            "time_us": np.array([device.us(c.cycles) for c in per_iteration]),
-            "simd_efficiency": np.array(
-                [_ratio(c.simd_active, c.simd_issued) for c in per_iteration]
-            ),
+            "frontier": np.array([c.active_tasks for c in costs]),
+            "edges": np.array([c.edges for c in costs]),
+            "time_us": np.array([device.us(c.cycles) for c in costs]),
+            "simd_efficiency": np.array([_ratio(c.simd_active, c.simd_issued) for c in costs]),
+            "form": np.array([it.form for it in iterations]),
+            "w": np.array([it.w for it in iterations]),
+            "worklist": np.array([c.worklist_items for c in costs]),
         }
+    output = functional.output
+    if strategy.driven == "data" and functional.worklist_run is not None:
+        output = functional.worklist_run.output
     return Result(
         algorithm=algorithm,
         device=device.name,
@@ -92,7 +88,7 @@ def simulate(
         time_us=time_us,
         cycles=total.cycles,
         launches=total.launches,
-        iterations=len(functional.iterations),
+        iterations=len(iterations),
         simd_efficiency=_ratio(total.simd_active, total.simd_issued),
         lane_efficiency=_ratio(total.useful_lane_instructions, total.issued_lane_instructions),
         u_a=_ratio(total.u_a, total.simd_issued),
@@ -105,7 +101,9 @@ def simulate(
         edges_touched=total.edges,
         work_efficiency=_ratio(total.active_tasks, total.tasks),
         meps=total.edges / time_us if time_us else 0.0,
-        output=functional.output,
+        worklist_items=total.worklist_items,
+        duplicates=total.duplicates,
+        output=output,
         trace=result_trace,
     )
 

@@ -8,32 +8,62 @@ from typing import Any
 
 from simulator.errors import ConfigError
 
-MAPPINGS = ("thread", "vwarp")
+MAPPINGS = ("thread", "vwarp", "wer", "wer+", "adaptive")
 DISTRIBUTIONS = ("static", "dynamic")
 VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
-# Knobs of the papers that this simulator version does not model yet: naming one is an error
-# that says so, never a silently ignored setting.
-PLANNED_KNOBS = frozenset(
-    {"driven", "push", "donate_threshold", "variable_grid", "switch_to_topology",
-     "switch_to_data", "partition", "unroll"}
-)
+DRIVEN = ("topology", "data", "temporal", "spatial")
+PUSHES = ("atomic", "chunked", "prefix")
+ADAPTIVE_STATS = ("mean", "median", "p90")
+# Knobs that only some mappings / driven forms take: (knob, the settings it applies to, default).
+_MAPPING_KNOBS = {
+    "w": (("vwarp",), 32),
+    "chunk": (("vwarp", "wer", "wer+", "adaptive"), 1),
+    "distribution": (("vwarp", "wer", "wer+", "adaptive"), "static"),
+    "adaptive_min_w": (("adaptive",), 1),
+    "adaptive_max_w": (("adaptive",), 32),
+    "adaptive_stat": (("adaptive",), "mean"),
+    "donate_threshold": (("thread",), None),
+}
+_DRIVEN_KNOBS = {
+    "push": (("data", "temporal", "spatial"), "atomic"),
+    "variable_grid": (("data", "temporal", "spatial"), True),
+    "switch_to_topology": (("temporal",), 0.1),
+    "switch_to_data": (("temporal",), None),
+    "partition": (("spatial",), 16),
+    "unroll": (("topology",), 1),
+}
 
 
 @dataclass(frozen=True)
 class Strategy:
-    """How a kernel maps vertices to lanes and warps (Hong et al.'s knobs).
+    """How a kernel maps vertices to lanes and warps, and which vertices it visits.
 
     mapping: ``thread`` gives each thread one vertex (the baseline); ``vwarp`` gives each
         virtual warp of ``w`` lanes a chunk of ``chunk`` consecutive vertices, expanded one
-        after the other with the ``w`` lanes striding over the edge list.
+        after the other with the ``w`` lanes striding over the edge list; ``wer``/``wer+``
+        (Huang et al.) give each thread a vertex, then spread the warp's edges over its active
+        lanes (``wer``) or all 32 lanes (``wer+``); ``adaptive`` is ``vwarp`` with W chosen
+        per iteration: the frontier degree statistic ``adaptive_stat`` rounded up to a power
+        of two and clamped to ``adaptive_min_w..adaptive_max_w``.
     distribution: ``static`` launches one virtual warp per chunk; ``dynamic`` launches only
         the resident warps, which pull chunks from a global queue (one atomic per chunk).
     defer_threshold: vertices of degree above it are queued (one atomic each) and expanded
         by a second kernel with a whole block per vertex.
+    donate_threshold: (thread mapping) threads with more edges than the block's mean degree
+        plus this give the excess to a shared donation box that the whole block drains.
     block_size: threads per block, a multiple of 32.
+    driven: ``topology`` checks every vertex each iteration; ``data`` expands a worklist
+        built by the previous launch (``push``: ``atomic`` per item, ``chunked`` one atomic
+        per thread or warp batch, ``prefix`` an atomic-free prefix sum), duplicates included;
+        ``temporal`` switches to topology when the worklist exceeds ``switch_to_topology``
+        x N and back below ``switch_to_data`` x N; ``spatial`` pushes a representative per
+        ``partition`` consecutive vertices, all of which are visited.
+    variable_grid: (worklist forms) size the grid to the worklist instead of launching the
+        resident warps, which then stride over it.
+    unroll: (topology) levels per launch, separated by grid barriers instead of relaunches.
 
-    Knobs that do not apply (``w``, ``chunk``, ``distribution`` for ``thread``) must be left
-    unset; for ``vwarp`` they default to w=32, chunk=1, static.
+    Knobs that do not apply to the chosen mapping or driven form must be left unset; those
+    that apply get their defaults.
     """
 
     mapping: str = "thread"
@@ -42,42 +72,45 @@ class Strategy:
     distribution: str | None = None
     defer_threshold: int | None = None
     block_size: int = 256
+    adaptive_min_w: int | None = None
+    adaptive_max_w: int | None = None
+    adaptive_stat: str | None = None
+    donate_threshold: int | None = None
+    driven: str = "topology"
+    push: str | None = None
+    variable_grid: bool | None = None
+    switch_to_topology: float | None = None
+    switch_to_data: float | None = None
+    partition: int | None = None
+    unroll: int | None = None
 
     def __post_init__(self) -> None:
         if self.mapping not in MAPPINGS:
             raise ConfigError(f"`mapping in {MAPPINGS}` must hold, but got {self.mapping!r}")
-        vwarp_knobs = {"w": self.w, "chunk": self.chunk, "distribution": self.distribution}
-        if self.mapping == "thread":
-            for knob, value in vwarp_knobs.items():
-                if value is not None:
-                    raise ConfigError(
-                        f"knob `{knob}` does not apply to mapping='thread' (got {knob}={value!r});"
-                        " use mapping='vwarp'"
-                    )
-        else:
-            defaults = {"w": 32, "chunk": 1, "distribution": "static"}
-            for knob, value in vwarp_knobs.items():
-                if value is None:
-                    object.__setattr__(self, knob, defaults[knob])
-            if not _is_int(self.w) or self.w not in VIRTUAL_WARP_SIZES:
+        if self.driven not in DRIVEN:
+            raise ConfigError(f"`driven in {DRIVEN}` must hold, but got driven={self.driven!r}")
+        self._apply(_MAPPING_KNOBS, "mapping", self.mapping)
+        self._apply(_DRIVEN_KNOBS, "driven", self.driven)
+        if self.w is not None:
+            _check_width("w", self.w)
+        if self.chunk is not None and (not _is_int(self.chunk) or self.chunk < 1):
+            raise ConfigError(f"`chunk >= 1` must hold, but got chunk={self.chunk!r}")
+        _check_choice("distribution", self.distribution, DISTRIBUTIONS)
+        if self.mapping == "adaptive":
+            _check_width("adaptive_min_w", self.adaptive_min_w)
+            _check_width("adaptive_max_w", self.adaptive_max_w)
+            if self.adaptive_min_w > self.adaptive_max_w:
                 raise ConfigError(
-                    f"`w in {VIRTUAL_WARP_SIZES}` (a power of two up to the warp size) must "
-                    f"hold, but got w={self.w!r}"
+                    "`adaptive_min_w <= adaptive_max_w` must hold, but got "
+                    f"{self.adaptive_min_w} > {self.adaptive_max_w}"
                 )
-            if not _is_int(self.chunk) or self.chunk < 1:
-                raise ConfigError(f"`chunk >= 1` must hold, but got chunk={self.chunk!r}")
-            if self.distribution not in DISTRIBUTIONS:
+            _check_choice("adaptive_stat", self.adaptive_stat, ADAPTIVE_STATS)
+        for knob in ("defer_threshold", "donate_threshold"):
+            value = getattr(self, knob)
+            if value is not None and (not _is_int(value) or value < 0):
                 raise ConfigError(
-                    f"`distribution in {DISTRIBUTIONS}` must hold, "
-                    f"but got distribution={self.distribution!r}"
+                    f"`{knob}` must be None or an integer >= 0, but got {knob}={value!r}"
                 )
-        if self.defer_threshold is not None and (
-            not _is_int(self.defer_threshold) or self.defer_threshold < 0
-        ):
-            raise ConfigError(
-                "`defer_threshold` must be None or an integer >= 0, "
-                f"but got defer_threshold={self.defer_threshold!r}"
-            )
         if not _is_int(self.block_size) or not (
             32 <= self.block_size <= 1024 and self.block_size % 32 == 0
         ):
@@ -85,18 +118,55 @@ class Strategy:
                 "`block_size` must be a multiple of 32 in 32..1024, "
                 f"but got block_size={self.block_size!r}"
             )
+        _check_choice("push", self.push, PUSHES)
+        if self.variable_grid is not None and not isinstance(self.variable_grid, bool):
+            raise ConfigError(
+                f"`variable_grid` must be true or false, but got {self.variable_grid!r}"
+            )
+        if self.driven == "temporal":
+            if self.switch_to_data is None:
+                object.__setattr__(self, "switch_to_data", self.switch_to_topology)
+            for knob in ("switch_to_topology", "switch_to_data"):
+                value = getattr(self, knob)
+                if not _is_number(value) or not value >= 0:
+                    raise ConfigError(f"`{knob} >= 0` must hold, but got {knob}={value!r}")
+            if self.switch_to_topology == 0:
+                raise ConfigError("`switch_to_topology > 0` must hold, but got 0")
+            if self.switch_to_data > self.switch_to_topology:
+                raise ConfigError(
+                    "`switch_to_data <= switch_to_topology` must hold (the switch back needs a "
+                    f"smaller worklist), but got {self.switch_to_data} > "
+                    f"{self.switch_to_topology}"
+                )
+        for knob in ("partition", "unroll"):
+            value = getattr(self, knob)
+            if value is not None and (not _is_int(value) or value < 1):
+                raise ConfigError(f"`{knob} >= 1` must hold, but got {knob}={value!r}")
 
-    KNOBS = ("mapping", "w", "chunk", "distribution", "defer_threshold", "block_size")
+    def _apply(self, knobs: dict, selector: str, setting: str) -> None:
+        """Default the knobs that apply to ``setting``; refuse those set that do not."""
+        for knob, (applies_to, default) in knobs.items():
+            value = getattr(self, knob)
+            if setting in applies_to:
+                if value is None:
+                    object.__setattr__(self, knob, default)
+            elif value is not None:
+                owners = ", ".join(f"{selector}={s!r}" for s in applies_to)
+                raise ConfigError(
+                    f"knob `{knob}` does not apply to {selector}={setting!r} (got "
+                    f"{knob}={value!r}); it applies to {owners}"
+                )
+
+    KNOBS = (
+        "mapping", "w", "chunk", "distribution", "defer_threshold", "block_size",
+        "adaptive_min_w", "adaptive_max_w", "adaptive_stat", "donate_threshold",
+        "driven", "push", "variable_grid", "switch_to_topology", "switch_to_data",
+        "partition", "unroll",
+    )
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Strategy:
-        """Build from a flat dict of knob values, rejecting unknown or unmodelled knobs."""
-        planned = sorted(set(params) & PLANNED_KNOBS)
-        if planned:
-            raise ConfigError(
-                f"knob(s) {planned} are not modelled by this simulator version; "
-                f"known knobs: {list(cls.KNOBS)}"
-            )
+        """Build from a flat dict of knob values, rejecting unknown knobs."""
         unknown = sorted(set(params) - set(cls.KNOBS))
         if unknown:
             raise ConfigError(f"unknown knob(s) {unknown}; known knobs: {list(cls.KNOBS)}")
@@ -123,18 +193,35 @@ class Strategy:
 
     @property
     def lanes_per_vertex(self) -> int:
-        """Lanes that expand one vertex's edge list: W for vwarp, 1 for thread."""
+        """Lanes that expand one vertex's edge list: W for vwarp, 1 for the thread-based ones."""
         return self.w if self.mapping == "vwarp" else 1
 
     @property
     def vertices_per_grab(self) -> int:
         """Consecutive vertices a virtual warp (or thread) takes at once."""
-        return self.chunk if self.mapping == "vwarp" else 1
+        return self.chunk or 1
 
     @property
     def dynamic(self) -> bool:
         """Whether resident warps pull work from a global queue."""
         return self.distribution == "dynamic"
+
+    @property
+    def redistributes(self) -> bool:
+        """Whether a warp spreads its edges over its lanes (WER, WER+)."""
+        return self.mapping in ("wer", "wer+")
+
+    @property
+    def uses_worklist(self) -> bool:
+        """Whether (some) launches expand a worklist built by the previous launch."""
+        return self.driven != "topology"
+
+    def with_width(self, w: int) -> Strategy:
+        """The vwarp strategy an adaptive one runs as for an iteration where it picks ``w``."""
+        params = {
+            k: v for k, v in self.to_params().items() if not k.startswith("adaptive_")
+        }
+        return Strategy.from_params({**params, "mapping": "vwarp", "w": w})
 
     def __str__(self) -> str:
         return ",".join(f"{k}={v}" for k, v in self.to_params().items())
@@ -142,6 +229,23 @@ class Strategy:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and value == value
+
+
+def _check_width(knob: str, value: object) -> None:
+    if not _is_int(value) or value not in VIRTUAL_WARP_SIZES:
+        raise ConfigError(
+            f"`{knob} in {VIRTUAL_WARP_SIZES}` (a power of two up to the warp size) must "
+            f"hold, but got {knob}={value!r}"
+        )
+
+
+def _check_choice(knob: str, value: object, choices: tuple[str, ...]) -> None:
+    if value is not None and value not in choices:
+        raise ConfigError(f"`{knob} in {choices}` must hold, but got {knob}={value!r}")
 
 
 def _parse_value(text: str) -> Any:

@@ -77,7 +77,9 @@ def test_functional_run_is_reused_not_recomputed():
 def test_trace_has_one_entry_per_iteration():
     g = random_graph(200, 600, 8)
     r = simulate(g, "bfs", {"mapping": "vwarp", "w": 8}, trace=True)
-    assert set(r.trace) == {"frontier", "edges", "time_us", "simd_efficiency"}
+    assert set(r.trace) == {
+        "frontier", "edges", "time_us", "simd_efficiency", "form", "w", "worklist"
+    }
     assert all(a.size == r.iterations for a in r.trace.values())
     assert r.trace["edges"].sum() == r.edges_touched
     assert r.trace["time_us"].sum() == pytest.approx(r.time_us)

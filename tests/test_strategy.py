@@ -4,6 +4,8 @@ import pytest
 
 from simulator import ConfigError
 from simulator import Strategy
+from simulator import simulate
+from tests.conftest import random_graph
 
 
 @pytest.mark.parametrize(
@@ -15,16 +17,56 @@ from simulator import Strategy
         ({"mapping": "vwarp", "distribution": "guided"}, "distribution in"),
         ({"mapping": "thread", "w": 8}, "does not apply to mapping='thread'"),
         ({"mapping": "thread", "chunk": 4}, "does not apply"),
+        ({"mapping": "wer", "w": 4}, "`w` does not apply to mapping='wer'"),
         ({"defer_threshold": -1}, "defer_threshold"),
         ({"block_size": 100}, "multiple of 32"),
         ({"mapping": "warp"}, "mapping in"),
         ({"chunk_size": 4}, "unknown knob"),
-        ({"driven": "data"}, "not modelled"),
+        # adaptive policy
+        ({"mapping": "vwarp", "adaptive_min_w": 2}, "does not apply to mapping='vwarp'"),
+        ({"mapping": "adaptive", "adaptive_min_w": 3}, "adaptive_min_w in"),
+        ({"mapping": "adaptive", "adaptive_min_w": 16, "adaptive_max_w": 4},
+         "adaptive_min_w <= adaptive_max_w"),
+        ({"mapping": "adaptive", "adaptive_stat": "mode"}, "adaptive_stat in"),
+        # donation is a thread-mapping technique
+        ({"mapping": "vwarp", "donate_threshold": 8}, "applies to mapping='thread'"),
+        ({"donate_threshold": -2}, "donate_threshold"),
+        # driven forms and the knobs that belong to them
+        ({"driven": "worklist"}, "driven in"),
+        ({"push": "atomic"}, "`push` does not apply to driven='topology'"),
+        ({"driven": "data", "push": "scan"}, "push in"),
+        ({"variable_grid": True}, "`variable_grid` does not apply to driven='topology'"),
+        ({"driven": "data", "variable_grid": "yes"}, "true or false"),
+        ({"driven": "data", "partition": 4}, "`partition` does not apply to driven='data'"),
+        ({"driven": "spatial", "partition": 0}, "partition >= 1"),
+        ({"driven": "spatial", "switch_to_topology": 0.1}, "applies to driven='temporal'"),
+        ({"driven": "data", "switch_to_data": 0.1}, "does not apply to driven='data'"),
+        ({"driven": "temporal", "switch_to_topology": 0}, "switch_to_topology > 0"),
+        ({"driven": "temporal", "switch_to_topology": -0.5}, "switch_to_topology >= 0"),
+        ({"driven": "temporal", "switch_to_topology": 0.1, "switch_to_data": 0.3},
+         "switch_to_data <= switch_to_topology"),
+        ({"driven": "temporal", "switch_to_topology": "big"}, "switch_to_topology >= 0"),
+        ({"driven": "data", "unroll": 2}, "`unroll` does not apply to driven='data'"),
+        ({"unroll": 0}, "unroll >= 1"),
     ],
 )
 def test_invalid_configurations(params, message):
     with pytest.raises(ConfigError, match=message):
         Strategy.from_params(params)
+
+
+@pytest.mark.parametrize(
+    "algorithm, knobs, message",
+    [
+        ("pagerank", "driven=temporal", "does not apply to pagerank"),
+        ("pagerank", "driven=spatial,partition=4", "does not apply to pagerank"),
+        ("pagerank", "unroll=2", "unroll=2 does not apply to pagerank"),
+    ],
+)
+def test_knobs_the_algorithm_lacks(algorithm, knobs, message):
+    g = random_graph(50, 200, 1)
+    with pytest.raises(ConfigError, match=message):
+        simulate(g, algorithm, knobs)
 
 
 def test_defaults_and_round_trip():
@@ -34,4 +76,15 @@ def test_defaults_and_round_trip():
     assert Strategy.parse("mapping=vwarp,w=8,chunk=16,defer_threshold=none") == Strategy(
         mapping="vwarp", w=8, chunk=16
     )
-    assert Strategy().to_params() == {"mapping": "thread", "block_size": 256}
+    assert Strategy().to_params() == {
+        "mapping": "thread", "block_size": 256, "driven": "topology", "unroll": 1
+    }
+    temporal = Strategy(driven="temporal", switch_to_topology=0.2)
+    assert (temporal.push, temporal.variable_grid, temporal.switch_to_data) == (
+        "atomic", True, 0.2
+    )
+    adaptive = Strategy(mapping="adaptive", adaptive_max_w=8)
+    assert (adaptive.adaptive_min_w, adaptive.adaptive_stat, adaptive.chunk) == (1, "mean", 1)
+    assert adaptive.with_width(4) == Strategy(mapping="vwarp", w=4)
+    for s in (temporal, adaptive, Strategy(driven="spatial"), Strategy(mapping="wer+")):
+        assert Strategy.parse(str(s)) == s

@@ -84,13 +84,14 @@ PARAM_TYPES: dict[str, pa.DataType] = {
     "unroll": pa.int64(),
     "adaptive_min_w": pa.int64(),
     "adaptive_max_w": pa.int64(),
+    "adaptive_stat": pa.string(),
 }
 # Every simulator metric gets a float64 column (mean over sources); metrics not listed here
 # (added by a later simulator) get one too.
 METRIC_NAMES = (
     "time_us", "cycles", "launches", "iterations", "simd_efficiency", "u_a", "u_r", "me",
     "transactions", "bytes", "transactions_per_request", "atomics", "edges_touched",
-    "work_efficiency", "meps",
+    "work_efficiency", "meps", "worklist_items", "duplicates",
 )
 
 GRAPH_PARTITIONS = _cols(

@@ -1,0 +1,62 @@
+"""Instruction costs per kernel phase and the counters a launch's cost is made of."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class InstructionCosts:
+    """Warp instructions per kernel phase; one memory instruction in each memory phase."""
+
+    check: int = 2  # load status, compare-and-branch
+    setup: int = 3  # load row bounds, compute the loop range
+    edge: int = 4  # per SIMD step: load neighbour id, load its status, compare, store
+    weight: int = 1  # per SIMD step: load the edge weight (SSSP)
+    stage: int = 1  # vwarp: one staging step into shared memory
+    grab: int = 3  # dynamic: atomicAdd on the queue, broadcast through shared memory
+    defer_push: int = 2  # atomicAdd on the outlier queue, store the vertex id
+    vertex_store: int = 1  # PageRank: store the new rank
+    scan: int = 5  # a warp-wide prefix sum by shuffles (log2 32 steps)
+    table_push: int = 2  # WER push_job: store the lane's edge range into the warp's table
+    pop: int = 2  # WER pop_job / donation drain: find the edge's owner in the table
+    donate: int = 4  # donation: block mean, shared atomic on the box, barrier
+    push: int = 2  # worklist push per step with pushing lanes: atomicAdd on the tail, store
+    push_store: int = 1  # chunked / prefix push per step: store at the batch's offset
+    batch: int = 2  # chunked push: one atomicAdd per batch, broadcast of its base
+    barrier: int = 2  # a block barrier (__syncthreads) and its shared-memory traffic
+
+
+COSTS = InstructionCosts()
+
+
+@dataclass
+class LaunchCost:
+    """Counters of one or more kernel launches; adding two gives the counters of both."""
+
+    cycles: float = 0.0
+    launches: int = 0
+    instructions: float = 0.0
+    issued_lane_instructions: float = 0.0
+    useful_lane_instructions: float = 0.0
+    simd_issued: float = 0.0
+    simd_active: float = 0.0
+    u_a: float = 0.0
+    u_r: float = 0.0
+    requests: float = 0.0
+    transactions: float = 0.0
+    atomics: float = 0.0
+    edges: float = 0.0
+    tasks: float = 0.0
+    active_tasks: float = 0.0
+    worklist_items: float = 0.0
+    duplicates: float = 0.0
+
+    def __add__(self, other: LaunchCost) -> LaunchCost:
+        return LaunchCost(
+            **{
+                f.name: getattr(self, f.name) + getattr(other, f.name)
+                for f in dataclasses.fields(self)
+            }
+        )

@@ -1,0 +1,238 @@
+"""Which launches an algorithm's iterations become under a strategy's driven form, and what
+each costs: topology sweeps (optionally unrolled), worklist launches, the temporal hybrid's
+switches with their conversion kernels, and the spatial hybrid's representatives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.costs import COSTS
+from simulator.costs import InstructionCosts
+from simulator.costs import LaunchCost
+from simulator.device import Device
+from simulator.engine import Launch
+from simulator.engine import TaskLayout
+from simulator.engine import compaction_kernel
+from simulator.engine import grid_barrier_cycles
+from simulator.engine import scatter_kernel
+from simulator.engine import task_layout
+from simulator.engine import vertex_kernel
+from simulator.errors import ConfigError
+from simulator.functional import FunctionalRun
+from simulator.functional import IterationWork
+from simulator.strategy import Strategy
+
+HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
+
+
+@dataclass
+class IterationCost:
+    """One iteration's launches: their cost, the form that ran it and the W it used."""
+
+    cost: LaunchCost
+    form: str
+    w: int
+
+
+def check_applicable(strategy: Strategy, algorithm: str) -> None:
+    """Refuse knobs that the algorithm's kernels do not have."""
+    if strategy.driven in ("temporal", "spatial") and algorithm not in HYBRID_ALGORITHMS:
+        raise ConfigError(
+            f"driven={strategy.driven!r} does not apply to {algorithm}: the hybrids switch "
+            f"between worklist and sweep forms of {', '.join(HYBRID_ALGORITHMS)}; use "
+            "driven='topology' or 'data'"
+        )
+    if (strategy.unroll or 1) > 1 and algorithm not in HYBRID_ALGORITHMS:
+        raise ConfigError(
+            f"unroll={strategy.unroll} does not apply to {algorithm}: kernel unrolling is "
+            f"modelled for the level-synchronous {', '.join(HYBRID_ALGORITHMS)}"
+        )
+
+
+def adaptive_width(degrees: np.ndarray, strategy: Strategy) -> int:
+    """The adaptive policy's W: the frontier's degree statistic rounded up to a power of two,
+    clamped to ``adaptive_min_w..adaptive_max_w``."""
+    if degrees.size == 0:
+        return strategy.adaptive_min_w
+    stat = {
+        "mean": lambda d: d.mean(),
+        "median": lambda d: np.median(d),
+        "p90": lambda d: np.percentile(d, 90),
+    }[strategy.adaptive_stat](degrees)
+    w = 1 << max(0, int(np.ceil(stat)) - 1).bit_length()
+    return int(min(max(w, strategy.adaptive_min_w), strategy.adaptive_max_w))
+
+
+class _Launcher:
+    """Costs launches of one run, sharing sweep layouts across iterations."""
+
+    def __init__(self, functional: FunctionalRun, strategy: Strategy, device: Device,
+                 costs: InstructionCosts):
+        self.fr, self.strategy, self.device, self.costs = functional, strategy, device, costs
+        self.degree = np.diff(functional.indptr)
+        self.layouts: dict[Strategy, TaskLayout] = {}
+
+    def strategy_for(self, active: np.ndarray) -> Strategy:
+        if self.strategy.mapping != "adaptive":
+            return self.strategy
+        return self.strategy.with_width(adaptive_width(self.degree[active], self.strategy))
+
+    def width(self, work: IterationWork) -> int:
+        """W the iteration runs with (1 for the thread-based mappings)."""
+        return self.strategy_for(work.active).lanes_per_vertex
+
+    def launch(self, launch: Launch, strategy: Strategy, *, atomic_updates: bool = False):
+        layout = None
+        if launch.slots is None:
+            if strategy not in self.layouts:
+                self.layouts[strategy] = task_layout(self.fr.n, strategy, self.device)
+            layout = self.layouts[strategy]
+        return vertex_kernel(
+            self.fr.indptr, self.fr.indices, launch, strategy, self.device,
+            reads_weights=self.fr.reads_weights, stores_per_vertex=self.fr.stores_per_vertex,
+            atomic_updates=atomic_updates, costs=self.costs, layout=layout,
+        )
+
+
+def iteration_costs(
+    functional: FunctionalRun,
+    strategy: Strategy,
+    device: Device,
+    costs: InstructionCosts = COSTS,
+) -> list[IterationCost]:
+    """Every iteration's launches under ``strategy``, host round trips included."""
+    check_applicable(strategy, functional.algorithm)
+    launcher = _Launcher(functional, strategy, device, costs)
+    if strategy.driven == "topology":
+        return _topology(launcher)
+    if strategy.driven == "data":
+        return _data(launcher)
+    if strategy.driven == "spatial":
+        return _spatial(launcher)
+    return _temporal(launcher)
+
+
+def _host(device: Device) -> float:
+    return device.cycles(device.host_roundtrip_us)
+
+
+def _topology(launcher: _Launcher) -> list[IterationCost]:
+    """Sweeps; with ``unroll`` k, k levels per launch on a resident (fixed) grid, separated by
+    grid barriers instead of relaunches and host round trips."""
+    strategy, device = launcher.strategy, launcher.device
+    unroll = strategy.unroll or 1
+    out = []
+    for i, work in enumerate(launcher.fr.iterations):
+        s = launcher.strategy_for(work.active)
+        cost = launcher.launch(Launch.sweep(work, grid_stride=unroll > 1), s)
+        if i % unroll == 0:
+            cost.cycles += _host(device)
+        else:  # the level runs inside the previous launch, after a grid barrier
+            cost.cycles += grid_barrier_cycles(s, device) - device.cycles(
+                device.launch_overhead_us
+            )
+            cost.launches -= 1
+        out.append(IterationCost(cost, "topology", s.lanes_per_vertex))
+    return out
+
+
+def initial_worklist(functional: FunctionalRun) -> np.ndarray:
+    """The first launch's worklist: the source, or every vertex."""
+    return functional.iterations[0].active.astype(np.int64)
+
+
+def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
+                 self_pushes: np.ndarray | None = None) -> LaunchCost:
+    s = launcher.strategy_for(work.active)
+    launch = Launch(
+        work.active, work.writes, slots=worklist, lookup="worklist", push=s.push,
+        pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
+        grid_stride=not s.variable_grid,
+    )
+    cost = launcher.launch(launch, s, atomic_updates=launcher.fr.algorithm in ("sssp", "cc"))
+    cost.worklist_items += worklist.size
+    cost.duplicates += worklist.size - work.active.size
+    return cost
+
+
+def _data(launcher: _Launcher) -> list[IterationCost]:
+    """Worklist launches: each expands the items the previous one pushed, duplicates too."""
+    fr, device = launcher.fr, launcher.device
+    if fr.worklist_run is not None:  # PageRank: the vertices whose rank still moves
+        iterations = fr.worklist_run.iterations
+        out = []
+        for i, work in enumerate(iterations):
+            nxt = iterations[i + 1].active if i + 1 < len(iterations) else work.active[:0]
+            cost = _data_launch(launcher, work, work.active.astype(np.int64), nxt)
+            cost.cycles += _host(device)
+            out.append(IterationCost(cost, "data", launcher.width(work)))
+        return out
+    worklist = initial_worklist(fr)
+    out = []
+    for work in fr.iterations:
+        cost = _data_launch(launcher, work, worklist)
+        cost.cycles += _host(device)
+        out.append(IterationCost(cost, "data", launcher.width(work)))
+        worklist = fr.indices[work.writes].astype(np.int64)
+    return out
+
+
+def _spatial(launcher: _Launcher) -> list[IterationCost]:
+    """Representatives of P consecutive vertices on the worklist; each launch visits all P
+    vertices behind every representative (the first store into a partition pushes it)."""
+    fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
+    p = strategy.partition
+    n = fr.n
+    reps = np.unique(fr.iterations[0].active.astype(np.int64) // p)
+    out = []
+    for work in fr.iterations:
+        s = launcher.strategy_for(work.active)
+        slots = (reps[:, None] * p + np.arange(p)).ravel()
+        slots = slots[slots < n]
+        launch = Launch(
+            work.active, work.writes, slots=slots, lookup="status", push=s.push,
+            pushes="partitions", partition=p, grid_stride=not s.variable_grid,
+        )
+        cost = launcher.launch(launch, s, atomic_updates=fr.algorithm in ("sssp", "cc"))
+        cost.worklist_items += reps.size
+        cost.cycles += _host(device)
+        out.append(IterationCost(cost, "spatial", s.lanes_per_vertex))
+        reps = np.unique(fr.indices[work.writes].astype(np.int64) // p)
+    return out
+
+
+def _temporal(launcher: _Launcher) -> list[IterationCost]:
+    """Worklist launches while the worklist holds at most ``switch_to_topology`` x N items,
+    sweeps (counting what they activate) until fewer than ``switch_to_data`` x N vertices
+    are active; a switch to sweeps scatters the worklist into the status flags, a switch back
+    compacts the flags into a worklist."""
+    fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
+    n = fr.n
+    to_topology, to_data = strategy.switch_to_topology * n, strategy.switch_to_data * n
+    worklist = initial_worklist(fr)
+    form = "topology" if worklist.size > to_topology else "data"
+    out = []
+    for work in fr.iterations:
+        s = launcher.strategy_for(work.active)
+        if form == "data":
+            cost = _data_launch(launcher, work, worklist)
+            worklist = fr.indices[work.writes].astype(np.int64)
+            ran = "data"
+            if worklist.size > to_topology:
+                form = "topology"
+                cost = cost + scatter_kernel(worklist.size, s, device, launcher.costs)
+        else:
+            cost = launcher.launch(Launch.sweep(work, count_activations=True), s)
+            ran = "topology"
+            reached = np.zeros(n, dtype=bool)
+            reached[fr.indices[work.writes]] = True
+            following = np.flatnonzero(reached)
+            if following.size < to_data:
+                form = "data"
+                cost = cost + compaction_kernel(n, following, s, device, launcher.costs)
+                worklist = following
+        cost.cycles += _host(device)
+        out.append(IterationCost(cost, ran, s.lanes_per_vertex))
+    return out

@@ -1,0 +1,150 @@
+"""What building the next worklist costs a launch: per-item atomics, per-batch atomics or an
+atomic-free prefix sum (Nasre et al., IPDPS'13, Section IV-A), per warp unit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.costs import InstructionCosts
+from simulator.costs import LaunchCost
+from simulator.device import Device
+
+
+@dataclass(frozen=True)
+class PushWork:
+    """Who pushes in one launch, per warp unit: items, warp steps with a push, batches
+    (threads or warps with a push) and flag atomics (spatial representatives)."""
+
+    items: np.ndarray
+    steps: np.ndarray
+    batches: np.ndarray
+    flag_atomics: np.ndarray
+
+    @property
+    def total(self) -> int:
+        """Items pushed by the launch: the next worklist's length, duplicates included."""
+        return int(self.items.sum())
+
+
+@dataclass(frozen=True)
+class PushCost:
+    """What pushing adds to a launch, per warp unit, and the scan launch a prefix push needs."""
+
+    instructions: np.ndarray
+    sectors: np.ndarray
+    round_trips: np.ndarray
+    queue_atomics: int
+    requests: int
+    scan_launch: LaunchCost | None
+
+
+def push_work(
+    push_unit: np.ndarray,
+    push_step: np.ndarray,
+    push_thread: np.ndarray,
+    flag_unit: np.ndarray,
+    units: int,
+    warp_batches: bool,
+) -> PushWork:
+    """Per-unit push counters from each pushed item's unit, warp step and thread (global ids),
+    and each flag atomic's unit. ``warp_batches``: a warp (not a thread) batches its items."""
+    items = np.bincount(push_unit, minlength=units)
+    steps = np.bincount(push_unit[_first_of_each(push_step)], minlength=units)
+    if warp_batches:
+        batches = (items > 0).astype(np.int64)
+    else:
+        batches = np.bincount(push_unit[_first_of_each(push_thread)], minlength=units)
+    flags = np.bincount(flag_unit, minlength=units)
+    return PushWork(items, steps, batches, flags)
+
+
+def _first_of_each(keys: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of every distinct key."""
+    if keys.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    first = np.empty(keys.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return order[first]
+
+
+def push_cost(
+    work: PushWork,
+    mode: str,
+    device: Device,
+    costs: InstructionCosts,
+    *,
+    block_size: int,
+    words_per_sector: int,
+) -> PushCost:
+    """The instructions, sectors, dependent round trips and tail atomics of a push mode.
+
+    atomic: each item takes an atomicAdd on the one tail counter (serialised per address)
+        and stores itself at the returned slot: a round trip per pushing step.
+    chunked: each batch (thread, or warp when the warp aggregates) adds its count with one
+        atomic and stores its items at consecutive slots.
+    prefix: every warp takes part in a block-wide prefix sum of the counts (scan, barriers);
+        a scan launch over the block totals gives the block offsets; no atomics.
+    """
+    items, steps = work.items, work.steps
+    stores = -(-items // words_per_sector)  # items of a unit land in consecutive words
+    if mode == "atomic":
+        instructions = costs.push * steps
+        sectors = stores + steps
+        round_trips = steps.copy()
+        tail_atomics = work.total
+        requests = 2 * int(steps.sum())
+        scan = None
+    elif mode == "chunked":
+        pushing = work.batches > 0
+        instructions = costs.push_store * steps + (costs.scan + costs.batch) * pushing
+        sectors = stores + work.batches
+        round_trips = pushing.astype(np.int64)
+        tail_atomics = int(work.batches.sum())
+        requests = int(steps.sum() + work.batches.sum())
+        scan = None
+    elif mode == "prefix":
+        warps_per_block = max(1, block_size // device.warp_size)
+        block_scan = costs.scan + 2 * costs.barrier + int(np.log2(warps_per_block))
+        instructions = costs.push_store * steps + block_scan
+        blocks = -(-items.size // warps_per_block)
+        sectors = stores + 1
+        round_trips = np.full(items.size, 2, dtype=np.int64)
+        tail_atomics = 0
+        requests = int(steps.sum()) + 2 * items.size
+        scan = scan_launch(blocks, device, costs, words_per_sector)
+    else:
+        raise ValueError(f"unknown push mode {mode!r}")
+    return PushCost(
+        np.asarray(instructions, dtype=np.float64) + 0 * items,
+        np.asarray(sectors, dtype=np.int64) + 0 * items,
+        np.asarray(round_trips, dtype=np.int64) + 0 * items,
+        tail_atomics,
+        requests,
+        scan,
+    )
+
+
+def scan_launch(
+    values: int, device: Device, costs: InstructionCosts, words_per_sector: int
+) -> LaunchCost:
+    """An exclusive prefix sum over ``values`` counters by one block of 1024 threads: read,
+    log2(1024) shuffle-and-barrier rounds per 1024 values, write back."""
+    rounds = -(-values // 1024)
+    instructions = rounds * (2 * costs.scan + 2 * costs.barrier + 2)
+    sectors = 2 * -(-values // words_per_sector)
+    cycles = (
+        device.cycles(device.launch_overhead_us)
+        + 2 * rounds * device.dram_latency_cycles
+        + instructions * 32 * (device.warp_size / device.simd_width)
+    )
+    return LaunchCost(
+        cycles=float(cycles), launches=1, instructions=float(32 * instructions),
+        issued_lane_instructions=float(32 * 32 * instructions),
+        useful_lane_instructions=float(32 * 32 * instructions),
+        requests=float(2 * rounds * 32), transactions=float(sectors),
+    )
