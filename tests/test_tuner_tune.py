@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-import simulator
 from search_spaces.loader import load_space
 from tuner.cli import main
 from tuner.evaluate import SimulatorBackend
@@ -257,14 +256,11 @@ def test_timeout_stops_starting_trials(tmp_path, capsys):
         (["--workers", "-1"], "--workers must be >= 0"),
         (["--graph", "rmat:scale=abc"], "rmat:scale=abc"),
         (["--graph", "rmat:scale=8", "--algo", "sssp"], "SSSP needs edge weights"),
-        (["--space", "driven"], "knob 'driven', which this simulator does not know"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     if "--sampler" in args and "gp" in args and _has_torch():
         pytest.skip("torch is installed")
-    if args[:2] == ["--space", "driven"] and "driven" in simulator.Strategy.KNOBS:
-        pytest.skip("the simulator models `driven` now")
     code, _ = tune(tmp_path, "--trials", "2", *args)
     err = capsys.readouterr().err
     assert code == 2
@@ -312,3 +308,21 @@ def _has_torch() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("torch") is not None
+
+
+@pytest.mark.parametrize("space", ["driven", "wer", "adaptive", "all"])
+def test_issue4_spaces_tune_on_the_simulator(tmp_path, space):
+    """The hybrid, WER and adaptive spaces run as studies; every trial completes (BFS has
+    every knob) and lands with its conditional knobs null where they do not apply."""
+    code, results = tune(tmp_path, "--space", space, "--trials", "10", "--sources", "1",
+                         "--algo", "sssp", "--graph", GRAPH + ",weights=random")
+    assert code == 0
+    trials = rows(results)
+    assert len(trials) == 10
+    assert {r["state"] for r in trials} <= {"complete", "duplicate"}, [r["error"] for r in trials]
+    for r in trials:
+        driven = r.get("param_driven")
+        if driven is not None and driven != "temporal":
+            assert r["param_switch_to_topology"] is None
+        if driven is not None and driven != "spatial":
+            assert r["param_partition"] is None
