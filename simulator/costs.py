@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class InstructionCosts:
@@ -52,11 +54,20 @@ class LaunchCost:
     active_tasks: float = 0.0
     worklist_items: float = 0.0
     duplicates: float = 0.0
+    # the items a worklist launch pushed, in push order (the next worklist); None elsewhere
+    pushed: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     def __add__(self, other: LaunchCost) -> LaunchCost:
-        return LaunchCost(
-            **{
-                f.name: getattr(self, f.name) + getattr(other, f.name)
-                for f in dataclasses.fields(self)
-            }
-        )
+        numbers = {
+            f.name: getattr(self, f.name) + getattr(other, f.name)
+            for f in dataclasses.fields(self)
+            if f.name != "pushed"
+        }
+        return LaunchCost(**numbers, pushed=_one_of(self.pushed, other.pushed))
+
+
+def _one_of(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """The pushed items of a sum: those of the one launch that pushed (None if both did)."""
+    if a is None:
+        return b
+    return a if b is None else None

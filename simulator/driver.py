@@ -144,7 +144,8 @@ def initial_worklist(functional: FunctionalRun) -> np.ndarray:
 
 
 def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
-                 self_pushes: np.ndarray | None = None) -> LaunchCost:
+                 self_pushes: np.ndarray | None = None) -> tuple[LaunchCost, np.ndarray]:
+    """A worklist launch and the items it pushed (the next worklist, duplicates included)."""
     s = launcher.strategy_for(work.active)
     launch = Launch(
         work.active, work.writes, slots=worklist, lookup="worklist", push=s.push,
@@ -154,7 +155,7 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
     cost = launcher.launch(launch, s, atomic_updates=launcher.fr.algorithm in ("sssp", "cc"))
     cost.worklist_items += worklist.size
     cost.duplicates += worklist.size - work.active.size
-    return cost
+    return cost, cost.pushed
 
 
 def _data(launcher: _Launcher) -> list[IterationCost]:
@@ -165,17 +166,16 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
         out = []
         for i, work in enumerate(iterations):
             nxt = iterations[i + 1].active if i + 1 < len(iterations) else work.active[:0]
-            cost = _data_launch(launcher, work, work.active.astype(np.int64), nxt)
+            cost, _ = _data_launch(launcher, work, work.active.astype(np.int64), nxt)
             cost.cycles += _host(device)
             out.append(IterationCost(cost, "data", launcher.width(work)))
         return out
     worklist = initial_worklist(fr)
     out = []
     for work in fr.iterations:
-        cost = _data_launch(launcher, work, worklist)
+        cost, worklist = _data_launch(launcher, work, worklist)
         cost.cycles += _host(device)
         out.append(IterationCost(cost, "data", launcher.width(work)))
-        worklist = fr.indices[work.writes].astype(np.int64)
     return out
 
 
@@ -217,8 +217,7 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
     for work in fr.iterations:
         s = launcher.strategy_for(work.active)
         if form == "data":
-            cost = _data_launch(launcher, work, worklist)
-            worklist = fr.indices[work.writes].astype(np.int64)
+            cost, worklist = _data_launch(launcher, work, worklist)
             ran = "data"
             if worklist.size > to_topology:
                 form = "topology"

@@ -426,17 +426,39 @@ def _pushes(launch, store_lanes, group, unit_of_step, neighbours, expanding_slot
         is_pushed[:n_slots] = np.isin(slot_vertex[:n_slots], launch.self_pushes)
         slots = np.flatnonzero(is_pushed)
         unit = slots // layout.per_unit
-        return push_work(unit, unit * layout.c + slots % layout.c, slots, flag_unit,
+        work = push_work(unit, unit * layout.c + slots % layout.c, slots, flag_unit,
                          layout.units, warp_batches)
-    lanes = store_lanes
+        return work, slot_vertex[slots]
     if launch.pushes == "partitions":  # an atomic on the flag, the first store pushes
         flag_unit = unit_of_step[group[store_lanes]]
         lanes = store_lanes[_first_of_each(neighbours[store_lanes] // launch.partition)]
+    else:
+        lanes = racing_stores(group[store_lanes], neighbours[store_lanes], store_lanes)
     lane_group = group[lanes]
     edge_end = np.cumsum(slot_degree[expanding_slots])
     thread = expanding_slots[np.searchsorted(edge_end, lanes, side="right")]
-    return push_work(unit_of_step[lane_group], lane_group, thread, flag_unit, layout.units,
+    work = push_work(unit_of_step[lane_group], lane_group, thread, flag_unit, layout.units,
                      warp_batches)
+    return work, neighbours[lanes]
+
+
+def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+    """The storing lanes that push their target: all lanes of the first warp step (in step
+    order) that stores to it read the old value before any store lands, so each pushes (the
+    worklist's duplicates); lanes of later steps see the store and push nothing."""
+    if lanes.size == 0:
+        return lanes
+    key = target.astype(np.int64) << np.int64(int(step.max()).bit_length())
+    key |= step
+    order = np.argsort(key, kind="stable")
+    ordered_target = target[order]
+    ordered_step = step[order]
+    first_of_target = np.empty(order.size, dtype=bool)
+    first_of_target[0] = True
+    np.not_equal(ordered_target[1:], ordered_target[:-1], out=first_of_target[1:])
+    first_step = np.maximum.accumulate(np.where(first_of_target, np.arange(order.size), 0))
+    pushes = ordered_step == ordered_step[first_step]
+    return np.sort(lanes[order[pushes]])
 
 
 def vertex_kernel(
@@ -588,7 +610,7 @@ def vertex_kernel(
     requests = memory_per_step * simd_steps.sum() + store_requests + sisd_requests
     queue_atomics = (k * units if strategy.dynamic else 0) + n_deferred
     atomics = queue_atomics
-    scan_launch = None
+    scan_cost = None
 
     # --- storing lanes' atomics and the worklist they build ---------------------------------
     if store_lanes.size and (atomic_updates or launch.count_activations or launch.push):
@@ -605,7 +627,7 @@ def vertex_kernel(
             queue_atomics += storing_units
             atomics += storing_units
     if launch.push is not None:
-        pushes = _pushes(launch, store_lanes, group, unit_of_step, neighbours,
+        pushes, pushed = _pushes(launch, store_lanes, group, unit_of_step, neighbours,
                          expanding_slots, slot_degree, slot_vertex, layout, n_slots,
                          warp_batches=strategy.mapping != "thread" or donations > 0)
         extra = push_cost(pushes, launch.push, device, costs, block_size=strategy.block_size,
@@ -616,7 +638,7 @@ def vertex_kernel(
         queue_atomics += extra.queue_atomics
         atomics += extra.queue_atomics + int(pushes.flag_atomics.sum())
         requests += extra.requests
-        scan_launch = extra.scan_launch
+        scan_cost = extra.scan_launch
 
     unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
                           cluster_passes=cluster_passes, simd_steps=simd_steps)
@@ -641,8 +663,20 @@ def vertex_kernel(
         tasks=float(n_slots),
         active_tasks=float(n_active),
     )
-    if scan_launch is not None:
-        main = main + scan_launch
+    if launch.push is not None:
+        main.pushed = pushed
+        if n_deferred and launch.pushes == "targets":
+            # targets only deferred vertices store to: the outlier kernel pushes them, one
+            # tail atomic each
+            needed = np.zeros(n, dtype=bool)
+            needed[indices[launch.writes]] = True
+            needed[pushed] = False
+            extra = np.flatnonzero(needed)
+            main.pushed = np.concatenate([pushed, extra])
+            main.atomics += extra.size
+            main.cycles += extra.size * device.atomic_cycles
+    if scan_cost is not None:
+        main = main + scan_cost
     if n_deferred:
         main = main + outlier_kernel(
             indptr, indices, slot_vertex[np.flatnonzero(deferred)], launch, strategy, device,
