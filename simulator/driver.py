@@ -15,6 +15,7 @@ from simulator.device import Device
 from simulator.engine import Launch
 from simulator.engine import TaskLayout
 from simulator.engine import compaction_kernel
+from simulator.engine import distinct
 from simulator.engine import grid_barrier_cycles
 from simulator.engine import scatter_kernel
 from simulator.engine import task_layout
@@ -185,7 +186,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
     fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
     p = strategy.partition
     n = fr.n
-    reps = np.unique(fr.iterations[0].active.astype(np.int64) // p)
+    reps = distinct(fr.iterations[0].active.astype(np.int64) // p)
     out = []
     for work in fr.iterations:
         s = launcher.strategy_for(work.active)
@@ -199,7 +200,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
         cost.worklist_items += reps.size
         cost.cycles += _host(device)
         out.append(IterationCost(cost, "spatial", s.lanes_per_vertex))
-        reps = np.unique(fr.indices[work.writes].astype(np.int64) // p)
+        reps = distinct(fr.indices[work.writes].astype(np.int64) // p)
     return out
 
 

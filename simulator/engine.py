@@ -149,12 +149,21 @@ def _sum_positions(per_position: np.ndarray) -> np.ndarray:
     return per_position.sum(axis=1, dtype=np.int64)
 
 
-def _count_distinct(values: np.ndarray) -> int:
+def _countdistinct(values: np.ndarray) -> int:
     """Number of distinct values (sort-based; faster than np.unique on large arrays)."""
     if values.size == 0:
         return 0
     ordered = np.sort(values, kind="stable")
     return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending (sort-based; np.unique is slow on large arrays)."""
+    ordered = np.sort(values)
+    keep = np.empty(ordered.size, dtype=bool)
+    keep[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
 
 
 def _positions_in_sorted(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
@@ -423,7 +432,10 @@ def _pushes(launch, store_lanes, group, unit_of_step, neighbours, expanding_slot
     flag_unit = empty
     if launch.pushes == "self":
         is_pushed = np.zeros(slot_vertex.size, dtype=bool)
-        is_pushed[:n_slots] = np.isin(slot_vertex[:n_slots], launch.self_pushes)
+        size = int(slot_vertex.max(initial=0)) + 1
+        pushes_itself = np.zeros(size, dtype=bool)
+        pushes_itself[launch.self_pushes[launch.self_pushes < size]] = True
+        is_pushed[:n_slots] = pushes_itself[slot_vertex[:n_slots]]
         slots = np.flatnonzero(is_pushed)
         unit = slots // layout.per_unit
         work = push_work(unit, unit * layout.c + slots % layout.c, slots, flag_unit,
@@ -577,7 +589,7 @@ def vertex_kernel(
     store_requests = 0
     if store_lanes.size:
         sectors += count(group[store_lanes], neighbours[store_lanes], unit_of_step)
-        store_requests = _count_distinct(group[store_lanes])
+        store_requests = _countdistinct(group[store_lanes])
 
     cluster_passes = None
     if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
@@ -616,7 +628,7 @@ def vertex_kernel(
     if store_lanes.size and (atomic_updates or launch.count_activations or launch.push):
         store_unit = unit_of_step[group[store_lanes]]
         store_steps = np.bincount(
-            unit_of_step[np.unique(group[store_lanes])], minlength=units
+            unit_of_step[distinct(group[store_lanes])], minlength=units
         )
         if atomic_updates:  # atomicMin returns the old value before the push decision
             atomics += store_lanes.size
