@@ -42,6 +42,38 @@ resident warps, which list-schedule the units themselves. Per SM:
 
 Deferred outliers (degree > threshold) are pushed to a queue by atomic and expanded by a second
 kernel with one block of block_size threads per vertex (thread i takes edges i, i + B, ...).
+
+Task slots (``Launch``). A topology sweep's slot t is vertex t and checks its status word; a
+worklist launch's slot t reads worklist entry t (coalesced) and its vertex's row bounds
+(scattered), and every entry expands, duplicates too (a vertex's first slot does its stores).
+The spatial hybrid's slots are the P vertices behind each representative, checked like a sweep.
+
+Other lane layouts. WER (Huang et al.): per chunk position the warp's E edges go into a table
+and its L active lanes (WER+: all 32) pop them, edge e on lane e mod L in step e div L:
+
+    steps = ceil(E / L),  U_A = L * steps - E,  U_R = (32 - L) * steps
+
+plus a warp scan and a table store per position (SISD) and a pop per step. Donation (Nasre et
+al.): per block, cap = ceil(block edges / block threads) + donate_threshold; a thread expands
+min(d, cap) edges, the excess goes to the block's box, and box entry b is drained by thread
+b mod T in round b div T after the thread's warp finishes its own steps.
+
+Worklist pushes. A storing lane pushes its target if it belongs to the first warp step (in step
+order) that stores to that target: lanes of one step read the old value together, later steps
+see the store. Per warp unit, with p items over s pushing steps:
+
+    atomic    instructions 2s, round trips s, tail atomics p (serialised on one address)
+    chunked   one atomic per batch (thread, or warp for warp-based mappings) + a warp scan
+    prefix    block scan (5 + 2 barriers + log2 warps per block), 2 round trips, no atomics,
+              and a scan launch over the block totals
+
+Items land in consecutive words: ceil(p / words per sector) sectors. SSSP and CC worklist
+launches lower distances/labels with atomicMin (an extra round trip per storing step).
+A fixed grid (``variable_grid=false``) launches the resident warps only; warp g runs units
+g, g + G, ... in turn, each paying a loop check and a round trip.
+
+GW device options: with ``cluster_issue`` a SIMD step issues one pass per ``simd_width`` lane
+cluster holding an active lane, instead of warp_size / simd_width passes.
 """
 
 from __future__ import annotations
