@@ -401,17 +401,17 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
     blocks = _ceil_div(units, warps_per_block)
     slot_block = expanding_slots // block_size
     degree = slot_degree[expanding_slots]
+    # the threads of a block (its last one may hold fewer warps)
+    block_threads = np.full(blocks, block_size, dtype=np.int64)
+    block_threads[-1] = (units - (blocks - 1) * warps_per_block) * warp_size
     block_edges = np.bincount(slot_block, weights=degree, minlength=blocks)
-    cap = (np.ceil(block_edges / block_size) + threshold).astype(np.int64)[slot_block]
+    cap = (np.ceil(block_edges / block_threads) + threshold).astype(np.int64)[slot_block]
     own = np.minimum(degree, cap)
     donated = degree - own
     own_steps_slot = np.zeros(units * warp_size, dtype=np.int64)
     own_steps_slot[expanding_slots] = own
     own_steps = own_steps_slot.reshape(units, warp_size).max(axis=1)
     box = np.bincount(slot_block, weights=donated, minlength=blocks).astype(np.int64)
-    # the threads of a block (its last one may hold fewer warps) drain its box in rounds
-    block_threads = np.full(blocks, block_size, dtype=np.int64)
-    block_threads[-1] = (units - (blocks - 1) * warps_per_block) * warp_size
     drain_rounds = _ceil_div(box, block_threads)
     unit_block = np.arange(units) // warps_per_block
     simd_steps = own_steps + drain_rounds[unit_block]
@@ -625,7 +625,8 @@ def vertex_kernel(
 
     cluster_passes = None
     if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
-        cluster_passes = count(group, lanes.lane // device.simd_width, unit_of_step)
+        cluster_passes = unit_transactions(group, lanes.lane // device.simd_width,
+                                           unit_of_step, words_per_sector=1, units=units)
 
     # SISD phase: the layout's per-launch traffic; the thread-based sweep also reads the
     # row bounds of its active vertices (vwarp staged them; worklist slots read them always)
@@ -647,7 +648,13 @@ def vertex_kernel(
         sectors += _ceil_div(_ceil_div(per_unit, launch.partition), words)
 
     round_trips = 2 * simd_steps + deferred_positions
-    round_trips += (layout.real_positions + active_positions) if not staged else 1
+    # finding the slots' vertices: thread-based sweeps read the status, then the active
+    # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
+    # launches two (the entries, then their vertices' row bounds)
+    if not staged:
+        round_trips += layout.real_positions + active_positions
+    else:
+        round_trips += 2 if launch.lookup == "worklist" else 1
     if strategy.dynamic:
         round_trips += 1
     memory_per_step = 2 + (1 if reads_weights else 0)
@@ -820,7 +827,6 @@ def compaction_kernel(
         issued_lane_instructions=float(ws * sisd.sum()),
         useful_lane_instructions=float(ws * sisd.sum()),
         requests=float(units * 2 + np.count_nonzero(items)), transactions=float(sectors.sum()),
-        worklist_items=float(flagged.size),
     ) + scan_launch(blocks, device, costs, words)
 
 

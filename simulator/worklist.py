@@ -119,10 +119,13 @@ def push_cost(
         scan = scan_launch(blocks, device, costs, words_per_sector)
     else:
         raise ValueError(f"unknown push mode {mode!r}")
+    def per_unit(values, dtype):
+        return np.broadcast_to(np.asarray(values, dtype=dtype), items.shape).copy()
+
     return PushCost(
-        np.asarray(instructions, dtype=np.float64) + 0 * items,
-        np.asarray(sectors, dtype=np.int64) + 0 * items,
-        np.asarray(round_trips, dtype=np.int64) + 0 * items,
+        per_unit(instructions, np.float64),
+        per_unit(sectors, np.int64),
+        per_unit(round_trips, np.int64),
         tail_atomics,
         requests,
         scan,
@@ -132,15 +135,16 @@ def push_cost(
 def scan_launch(
     values: int, device: Device, costs: InstructionCosts, words_per_sector: int
 ) -> LaunchCost:
-    """An exclusive prefix sum over ``values`` counters by one block of 1024 threads: read,
-    log2(1024) shuffle-and-barrier rounds per 1024 values, write back."""
+    """An exclusive prefix sum over ``values`` counters by one block of 1024 threads (32
+    warps on one SM's schedulers): read, log2(1024) shuffle-and-barrier rounds per 1024
+    values, write back."""
     rounds = -(-values // 1024)
     instructions = rounds * (2 * costs.scan + 2 * costs.barrier + 2)
     sectors = 2 * -(-values // words_per_sector)
     cycles = (
         device.cycles(device.launch_overhead_us)
         + 2 * rounds * device.dram_latency_cycles
-        + instructions * 32 * (device.warp_size / device.simd_width)
+        + instructions * 32 * (device.warp_size / device.simd_width) / device.schedulers
     )
     return LaunchCost(
         cycles=float(cycles), launches=1, instructions=float(32 * instructions),

@@ -283,8 +283,6 @@ def test_donation_sectors(star):
     assert star_block(star).transactions == 97
 
 
-@pytest.mark.xfail(strict=True, reason="donation cap divides the block's edges by block_size, "
-                   "but its box is drained by the block's (fewer) modelled threads")
 def test_donation_partial_block(star):
     # block_size=64 but only one warp unit of slots: the model's block holds 32 threads (its
     # drain divides by 32), so its mean must too: cap = ceil(71 / 32) + 2 = 5, box 35, 2
@@ -396,8 +394,6 @@ def test_data_driven_relay(relay, relay_bfs):
     assert (r.worklist_items, r.duplicates) == (1 + 2 + 2 + 20 + 3 + 1, 2)
 
 
-@pytest.mark.xfail(strict=True, reason="compaction_kernel reports its 2 written entries as "
-                   "worklist_items; the data launch that expands them counts them again")
 def test_temporal_worklist_items(relay, relay_bfs):
     # worklist_items counts the entries worklist launches expanded (Result's docstring):
     # 1 + 2 + 2 + 0 (the sweep expands no worklist) + 2 + 1 = 8.
@@ -470,13 +466,10 @@ def test_wer(fan, mapping, steps, u_a, u_r, cycles, transactions):
 #     48 + 90 + 3200 = 3338 (3608).
 #   wer+: step 0 uses lanes 0..31 (4 passes), step 1 lanes 0..10 (clusters 0, 1: 2 passes),
 #     6 instructions per step: 6*4 + 6*2 = 36; 48 + 36 + 600 = 684 (696).
-CLUSTER_BUG = pytest.mark.xfail(
-    strict=True, reason="engine.py counts a step's clusters as sectors of cluster ids "
-    "(lane // simd_width // 8): every step issues 1 pass however many clusters it uses")
 CLUSTERS = [
     ("thread", 8380, 8860),
     ("wer", 3338, 3608),
-    pytest.param("wer+", 684, 696, marks=CLUSTER_BUG),
+    ("wer+", 684, 696),
 ]
 
 
@@ -499,7 +492,7 @@ def test_cluster_issue(fan, mapping, clustered, full):
 SCALARS = [
     (NARROW, 560 + 2 * 344 + 38 * 116),
     (SCALAR, 539 + 2 * 323 + 38 * 104),
-    pytest.param(SCALAR_CLUSTER, 527 + 2 * 311 + 38 * 104, marks=CLUSTER_BUG),
+    (SCALAR_CLUSTER, 527 + 2 * 311 + 38 * 104),
 ]
 
 
@@ -516,8 +509,6 @@ def test_scalar_unit_ignores_thread_mapping(fan):
     assert fan_warp(fan, SCALAR).cycles == fan_warp(fan, NARROW).cycles == 8860
 
 
-@pytest.mark.xfail(strict=True, reason="a staged (vwarp) worklist launch charges 1 round trip "
-                   "for reading its entries and then their row bounds; the thread kernel 2")
 def test_staged_worklist_round_trips(fan):
     # vwarp W=32 over the worklist [0, 1, 2]: each warp reads its entry, then (dependent on
     # it) the row bounds: 2 round trips, as the thread mapping's worklist launch charges.
