@@ -23,6 +23,12 @@ DEFAULT_STRATEGIES = [
     "mapping=vwarp,w=32",
     "mapping=vwarp,w=8,chunk=64,distribution=dynamic",
     "mapping=thread,defer_threshold=64",
+    "mapping=vwarp,w=8,driven=data,push=chunked",
+    "driven=temporal,switch_to_topology=0.1",
+    "driven=spatial,partition=16",
+    "mapping=wer+",
+    "mapping=adaptive",
+    "mapping=thread,donate_threshold=4",
 ]
 
 
