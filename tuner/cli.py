@@ -14,6 +14,7 @@ VERB_MODULES = (
     "tuner.cli_graph",
     "tuner.cli_simulate",
     "tuner.cli_tune",
+    "tuner.cli_bench",
 )
 
 
