@@ -15,7 +15,6 @@ from simulator.device import Device
 from simulator.engine import Launch
 from simulator.engine import TaskLayout
 from simulator.engine import compaction_kernel
-from simulator.engine import distinct
 from simulator.engine import grid_barrier_cycles
 from simulator.engine import scatter_kernel
 from simulator.engine import task_layout
@@ -23,6 +22,7 @@ from simulator.engine import vertex_kernel
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
 from simulator.functional import IterationWork
+from simulator.sorted_runs import distinct
 from simulator.strategy import Strategy
 
 HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
@@ -73,6 +73,8 @@ class _Launcher:
                  costs: InstructionCosts):
         self.fr, self.strategy, self.device, self.costs = functional, strategy, device, costs
         self.degree = np.diff(functional.indptr)
+        # worklist launches lower distances and labels with atomicMin; sweeps store plainly
+        self.worklist_atomics = functional.algorithm in ("sssp", "cc")
         self.layouts: dict[Strategy, TaskLayout] = {}
 
     def strategy_for(self, active: np.ndarray) -> Strategy:
@@ -153,7 +155,7 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
         pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
         grid_stride=not s.variable_grid,
     )
-    cost = launcher.launch(launch, s, atomic_updates=launcher.fr.algorithm in ("sssp", "cc"))
+    cost = launcher.launch(launch, s, atomic_updates=launcher.worklist_atomics)
     cost.worklist_items += worklist.size
     cost.duplicates += worklist.size - work.active.size
     return cost, cost.pushed
@@ -196,7 +198,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
             pushes="partitions", partition=p, grid_stride=not s.variable_grid,
         )
-        cost = launcher.launch(launch, s, atomic_updates=fr.algorithm in ("sssp", "cc"))
+        cost = launcher.launch(launch, s, atomic_updates=launcher.worklist_atomics)
         cost.worklist_items += reps.size
         cost.cycles += _host(device)
         out.append(IterationCost(cost, "spatial", s.lanes_per_vertex))

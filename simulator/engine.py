@@ -90,8 +90,9 @@ from simulator.device import Device
 from simulator.functional import IterationWork
 from simulator.functional import edge_ids
 from simulator.scheduling import list_schedule
+from simulator.sorted_runs import distinct
+from simulator.sorted_runs import first_of_each
 from simulator.strategy import Strategy
-from simulator.worklist import _first_of_each
 from simulator.worklist import push_cost
 from simulator.worklist import push_work
 from simulator.worklist import scan_launch
@@ -179,23 +180,6 @@ def _sum_positions(per_position: np.ndarray) -> np.ndarray:
     if per_position.shape[1] == 1:
         return per_position[:, 0].astype(np.int64)
     return per_position.sum(axis=1, dtype=np.int64)
-
-
-def _countdistinct(values: np.ndarray) -> int:
-    """Number of distinct values (sort-based; faster than np.unique on large arrays)."""
-    if values.size == 0:
-        return 0
-    ordered = np.sort(values, kind="stable")
-    return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1
-
-
-def distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values, ascending (sort-based; np.unique is slow on large arrays)."""
-    ordered = np.sort(values)
-    keep = np.empty(ordered.size, dtype=bool)
-    keep[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
 
 
 def _positions_in_sorted(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
@@ -321,7 +305,7 @@ class _Lanes:
     pop_steps: np.ndarray | int = 0  # steps per unit whose lanes first pop their edge
 
 
-def _lockstep_lanes(expanding_slots, slot_degree, local, layout):
+def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
     """Virtual warps of W lanes walk their chunk positions in lockstep (thread: W = 1)."""
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
     steps = np.zeros(units * per_unit, dtype=np.int64)
@@ -337,13 +321,16 @@ def _lockstep_lanes(expanding_slots, slot_degree, local, layout):
     base = step_base[unit] + position_base[unit, expanding_slots % c]
     degree = slot_degree[expanding_slots]
     group = np.repeat(base, degree) + (local if w == 1 else local // w)
-    vw = (expanding_slots % per_unit) // c
-    lane = np.repeat(vw * w, degree) + (local % w if w > 1 else 0)
+    lane = None
+    if want_lanes:
+        vw = (expanding_slots % per_unit) // c
+        lane = np.repeat(vw * w, degree) + (local % w if w > 1 else 0)
     u_a = float(w * steps.sum() - degree.sum())
     return _Lanes(group, lane, simd_steps, u_a)
 
 
-def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size, all_lanes):
+def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size, all_lanes,
+                         want_lanes):
     """WER: per chunk position, the warp's edges are popped by its active lanes in turn
     (WER+: by all lanes), so the position takes ceil(edges / lanes) steps."""
     c, units, per_unit = layout.c, layout.units, layout.per_unit
@@ -377,21 +364,21 @@ def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size,
     group = np.repeat(position_base[position], slot_degree[expanding_slots]) + (
         edge_offset // edge_lanes
     )
-    rank = edge_offset % edge_lanes
-    if all_lanes:
-        lane = rank
-    else:  # the r-th active lane of the position pops edge r, r + L, ...
+    lane = None
+    if want_lanes and all_lanes:
+        lane = edge_offset % edge_lanes
+    elif want_lanes:  # the r-th active lane of the position pops edge r, r + L, ...
         first_active = np.zeros(units * c, dtype=np.int64)
         np.cumsum(position_lanes[:-1], out=first_active[1:])
         lane_of_rank = (slots_in_order % per_unit) // c
         lane = lane_of_rank[np.repeat(first_active[position], slot_degree[expanding_slots])
-                            + rank]
+                            + edge_offset % edge_lanes]
     u_a = float((position_lanes * position_steps).sum() - position_edges.sum())
     return _Lanes(group, lane, simd_steps, u_a, simd_steps)
 
 
 def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, threshold,
-                    warp_size):
+                    warp_size, want_lanes):
     """Thread mapping with work donation: a thread keeps at most cap = ceil(block mean
     degree) + threshold edges and puts the rest in the block's box, which every thread of
     the block drains in rounds after its own edges (box entry b: round b // threads, thread
@@ -435,7 +422,8 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
     drain_unit = block_of_edge * warps_per_block + thread // warp_size
     group[given] = step_base[drain_unit] + own_steps[drain_unit] + entry // threads
     lane[given] = thread % warp_size
-    lanes = _Lanes(group, lane, simd_steps, 0.0, drain_rounds[unit_block])
+    lanes = _Lanes(group, lane if want_lanes else None, simd_steps, 0.0,
+                   drain_rounds[unit_block])
     return lanes, int(np.count_nonzero(donated))
 
 
@@ -449,7 +437,7 @@ def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
     # a worklist may hold a vertex twice: its first slot stores, later copies find it done
     vertices = slot_vertex[expanding_slots]
     first_copy = np.zeros(vertices.size, dtype=bool)
-    first_copy[_first_of_each(vertices)] = True
+    first_copy[first_of_each(vertices)] = True
     is_write = np.zeros(m, dtype=bool)
     is_write[writes] = True
     lane_stores = is_write[edges]
@@ -475,7 +463,7 @@ def _pushes(launch, store_lanes, group, unit_of_step, neighbours, expanding_slot
         return work, slot_vertex[slots]
     if launch.pushes == "partitions":  # an atomic on the flag, the first store pushes
         flag_unit = unit_of_step[group[store_lanes]]
-        lanes = store_lanes[_first_of_each(neighbours[store_lanes] // launch.partition)]
+        lanes = store_lanes[first_of_each(neighbours[store_lanes] // launch.partition)]
     else:
         lanes = racing_stores(group[store_lanes], neighbours[store_lanes], store_lanes)
     lane_group = group[lanes]
@@ -555,19 +543,20 @@ def vertex_kernel(
 
     edges, local = edge_ids(indptr, slot_vertex[expanding_slots], with_local=True)
     donations = 0
+    # lane positions matter only where a step issues just the clusters holding a lane
+    want_lanes = device.cluster_issue and device.simd_width < ws
     if strategy.redistributes:
         lanes = _redistributed_lanes(
-            expanding_slots, slot_degree, local, layout, ws, strategy.mapping == "wer+"
+            expanding_slots, slot_degree, local, layout, ws, strategy.mapping == "wer+",
+            want_lanes,
         )
     elif strategy.donate_threshold is not None:
         lanes, donations = _donating_lanes(
             expanding_slots, slot_degree, local, layout, strategy.block_size,
-            strategy.donate_threshold, ws,
+            strategy.donate_threshold, ws, want_lanes,
         )
     else:
-        lanes = _lockstep_lanes(expanding_slots, slot_degree, local, layout)
-    if not (device.cluster_issue and device.simd_width < ws):
-        lanes.lane = None  # every step issues all passes; lane positions are not needed
+        lanes = _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes)
     del local
     simd_steps = lanes.steps
     group = lanes.group
@@ -621,7 +610,7 @@ def vertex_kernel(
     store_requests = 0
     if store_lanes.size:
         sectors += count(group[store_lanes], neighbours[store_lanes], unit_of_step)
-        store_requests = _countdistinct(group[store_lanes])
+        store_requests = distinct(group[store_lanes]).size
 
     cluster_passes = None
     if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
@@ -644,7 +633,8 @@ def vertex_kernel(
         sisd_requests += int(active_pos.sum())
     if n_deferred:
         sectors += deferred.reshape(units, per_unit).sum(axis=1)
-    if launch.partition > 1:  # the spatial kernel reads its representatives' entries
+    if launch.slots is not None and launch.lookup == "status":
+        # the spatial kernel reads its representatives' worklist entries
         sectors += _ceil_div(_ceil_div(per_unit, launch.partition), words)
 
     round_trips = 2 * simd_steps + deferred_positions
@@ -857,11 +847,14 @@ def scatter_kernel(
 def grid_barrier_cycles(strategy: Strategy, device: Device) -> float:
     """A software grid barrier among the resident blocks: one atomic each on the barrier
     counter (serialised), then a round trip to see the last arrival."""
+    blocks = device.sms * resident_blocks_per_sm(strategy, device)
+    return blocks * device.atomic_cycles + 2 * device.dram_latency_cycles
+
+
+def resident_blocks_per_sm(strategy: Strategy, device: Device) -> int:
+    """Blocks of ``strategy.block_size`` threads an SM holds at once."""
     warps_per_block = strategy.block_size // device.warp_size
-    blocks_per_sm = max(
-        1, min(device.max_blocks_per_sm, device.max_warps_per_sm // warps_per_block)
-    )
-    return device.sms * blocks_per_sm * device.atomic_cycles + 2 * device.dram_latency_cycles
+    return max(1, min(device.max_blocks_per_sm, device.max_warps_per_sm // warps_per_block))
 
 
 def _kernel_cycles(
@@ -883,9 +876,7 @@ def _kernel_cycles(
     """
     warps_per_block = strategy.block_size // device.warp_size
     units_per_block = units_per_block or warps_per_block
-    blocks_per_sm = max(
-        1, min(device.max_blocks_per_sm, device.max_warps_per_sm // warps_per_block)
-    )
+    blocks_per_sm = resident_blocks_per_sm(strategy, device)
     pass_cycles = device.warp_size / device.simd_width
     scalar = device.scalar_unit and warp_uniform_sisd
     simd_passes = unit.simd * pass_cycles

@@ -10,6 +10,7 @@ import numpy as np
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
+from simulator.sorted_runs import first_of_each
 
 
 @dataclass(frozen=True)
@@ -51,25 +52,13 @@ def push_work(
     """Per-unit push counters from each pushed item's unit, warp step and thread (global ids),
     and each flag atomic's unit. ``warp_batches``: a warp (not a thread) batches its items."""
     items = np.bincount(push_unit, minlength=units)
-    steps = np.bincount(push_unit[_first_of_each(push_step)], minlength=units)
+    steps = np.bincount(push_unit[first_of_each(push_step)], minlength=units)
     if warp_batches:
         batches = (items > 0).astype(np.int64)
     else:
-        batches = np.bincount(push_unit[_first_of_each(push_thread)], minlength=units)
+        batches = np.bincount(push_unit[first_of_each(push_thread)], minlength=units)
     flags = np.bincount(flag_unit, minlength=units)
     return PushWork(items, steps, batches, flags)
-
-
-def _first_of_each(keys: np.ndarray) -> np.ndarray:
-    """Indices of the first occurrence of every distinct key."""
-    if keys.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    first = np.empty(keys.size, dtype=bool)
-    first[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return order[first]
 
 
 def push_cost(
