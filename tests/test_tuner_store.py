@@ -153,7 +153,7 @@ def test_results_path_errors(tmp_path):
 
 def test_graph_rows_written_once(tmp_path):
     store = ResultStore.open(tmp_path, flush_every_s=60)
-    row = {"graph_id": "g-1", "spec": "s", "name": "g", "kind": "rmat", "n": 4, "m": 6,
+    row = {"graph_id": "g-1", "graph_spec": "s", "name": "g", "kind": "rmat", "n": 4, "m": 6,
            "directed": False, "weighted": False, "timestamp": datetime.now(UTC),
            "warpsweep_version": "x", "schema_version": SCHEMA_VERSION, "max_degree": 3}
     store.add_graph(row)

@@ -15,6 +15,9 @@ VERB_MODULES = (
     "tuner.cli_simulate",
     "tuner.cli_tune",
     "tuner.cli_bench",
+    "tuner.cli_query",
+    "tuner.cli_report",
+    "tuner.cli_select",
 )
 
 

@@ -282,7 +282,7 @@ def graph_row(meta: GraphMeta) -> dict[str, Any]:
 
     row: dict[str, Any] = dict(meta.features or {})
     row.update(
-        graph_id=meta.graph_id, spec=meta.spec, name=meta.name, kind=meta.kind, n=meta.n,
+        graph_id=meta.graph_id, graph_spec=meta.spec, name=meta.name, kind=meta.kind, n=meta.n,
         m=meta.m, directed=meta.directed, weighted=meta.weighted,
         timestamp=datetime.now(UTC), warpsweep_version=warpsweep_version(),
         schema_version=SCHEMA_VERSION,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST = "_warpsweep.json"
 TRIALS = "trials"
 GRAPHS = "graphs"
@@ -99,7 +99,7 @@ GRAPH_PARTITIONS = _cols(
 )
 GRAPH_COLUMNS = _cols(
     ("graph_id", pa.string(), "graph id, as in `trials.graph_id`"),
-    ("spec", pa.string(), "graph spec string"),
+    ("graph_spec", pa.string(), "graph spec string, as in `trials.graph_spec`"),
     ("name", pa.string(), "graph name"),
     ("n", pa.int64(), "vertices"),
     ("m", pa.int64(), "stored (directed) edges"),
