@@ -15,6 +15,7 @@ temporal hybrid). Knobs that are not set are absent from the config, never silen
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -158,6 +159,49 @@ class SearchSpace:
         return any(p.when for p in self.params)
 
     @property
+    def finite(self) -> bool:
+        """Whether a sampler can draw only finitely many configurations (no ranges)."""
+        return all(p.kind in ("choices", "value") for p in self.params)
+
+    def for_algorithm(self, accepts: Callable[[dict[str, Any]], bool]) -> SearchSpace:
+        """This space without the choices no configuration of it can use, as judged by
+        ``accepts`` (e.g. the hybrids for PageRank), and without knobs left never active.
+
+        A study of an algorithm searches only knobs its kernels have, so no trial is spent on
+        a configuration the simulator would refuse for that algorithm.
+        """
+        params = list(self.params)
+        changed = True
+        while changed:
+            changed = False
+            space = dataclasses.replace(self, params=tuple(params))
+            for i, p in enumerate(params):
+                if p.kind != "choices":
+                    continue
+                keep = tuple(v for v in p.choices if space._usable(accepts, p, v))
+                if keep != p.choices:
+                    params[i] = dataclasses.replace(p, choices=keep)
+                    changed = True
+            pruned = _without_dead(params, dict(self.fixed))
+            changed = changed or len(pruned) != len(params)
+            params = pruned
+        for p in params:
+            if p.kind == "choices" and not p.choices:
+                raise ConfigError(
+                    f"{self.source}:{p.line}: space {self.name!r}: no value of {p.name} "
+                    "applies to this algorithm"
+                )
+        return dataclasses.replace(self, params=tuple(params))
+
+    def _usable(self, accepts: Callable[[dict[str, Any]], bool], target: Param,
+                value: Scalar) -> bool:
+        def values_of(p: Param) -> tuple[Scalar, ...]:
+            return (value,) if p is target else p.corner_values()
+
+        candidates = (c for c in self._enumerate(values_of) if target.name in c)
+        return any(accepts(c) for c in itertools.islice(candidates, PROBE_LIMIT))
+
+    @property
     def digest(self) -> str:
         """Short stable hash of the space's content (not its comments or description)."""
         body = {
@@ -273,6 +317,22 @@ class SearchSpace:
             except WarpsweepError as exc:
                 reason = str(exc)
         return False, reason
+
+
+def _without_dead(params: list[Param], fixed: dict[str, Scalar]) -> list[Param]:
+    """Drop params whose ``when`` asks for a value its knob can no longer take."""
+    possible: dict[str, tuple[Scalar, ...] | None] = {k: (v,) for k, v in fixed.items()}
+    out = []
+    for p in params:
+        alive = all(
+            k in possible and (possible[k] is None
+                               or any(_member(v, possible[k]) for v in vals))
+            for k, vals in p.when
+        )
+        if alive:
+            out.append(p)
+            possible[p.name] = _possible(p)
+    return out
 
 
 def _member(value: Any, allowed: tuple[Scalar, ...]) -> bool:

@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from search_spaces.loader import load_space
+from simulator import Strategy
 from tuner.cli import main
 from tuner.evaluate import SimulatorBackend
 from tuner.plan import check_spec
 from tuner.plan import load_spaces
 from tuner.plan import run_studies
+from tuner.schema import SCHEMA_VERSION
 from tuner.store import read_graphs
 from tuner.store import read_trials
 from tuner.study import Objective
@@ -26,6 +28,15 @@ from tuner.study import StudySpec
 
 GRAPH = "rmat:scale=8,seed=1"
 REPO = Path(__file__).resolve().parent.parent
+
+
+def config_key(row):
+    """A row's configuration: its non-null knob columns."""
+    return tuple(sorted((k, v) for k, v in row.items() if k.startswith("param_") and v is not None))
+
+
+def params_of(row):
+    return {k[len("param_"):]: v for k, v in row.items() if k.startswith("param_") and v is not None}
 
 
 def rows(results, role="trial"):
@@ -73,17 +84,20 @@ def test_tune_end_to_end_in_process(tmp_path, capsys):
     assert code == 0
     assert "rank" in out and "vs thread" in out and "best fixed virtual warp" in out
     trials = rows(results)
-    assert sorted(r["trial"] for r in trials) == list(range(15))
+    assert sorted(r["trial"] for r in trials) == list(range(len(trials)))
     assert {r["state"] for r in trials} <= {"complete", "duplicate"}
+    # repeats do not use up the budget: 15 distinct configurations were tried
+    assert len({config_key(r) for r in trials}) == 15
     complete = [r for r in trials if r["state"] == "complete"]
     assert all(r["n_sources"] == 2 and len(r["sources"]) == 2 for r in complete)
     assert all(r["time_us_min"] <= r["time_us"] <= r["time_us_max"] for r in complete)
     assert all(r["values"] == [r["time_us"]] for r in complete)
     assert all(r["worker"] and r["wall_s"] > 0 for r in complete)
-    assert all(r["warpsweep_version"] and r["schema_version"] == 1 for r in trials)
+    assert all(r["warpsweep_version"] and r["schema_version"] == SCHEMA_VERSION for r in trials)
     refs = {r["label"] for r in rows(results, "reference")}
     assert refs == {"thread"} | {f"vwarp w={w}" for w in (1, 2, 4, 8, 16, 32)}
-    for r in trials:  # conditional knobs: vwarp-only columns are null for thread
+    for r in trials:  # effective knobs: null only where a knob does not apply
+        assert r["param_block_size"] == 256 and r["param_driven"] == "topology"
         if r["param_mapping"] == "thread":
             assert r["param_w"] is r["param_chunk"] is r["param_distribution"] is None
         else:
@@ -100,13 +114,17 @@ def test_resume_after_interrupt_repeats_and_loses_nothing(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run(results, [s], backend=first)
     before = {r["trial"]: r for r in rows(results)}
-    assert sorted(before) == list(range(6))  # rows of finished trials flushed on the way out
+    # rows of finished trials flushed on the way out: 6 evaluations and their repeats
+    assert sorted(before) == list(range(len(before)))
+    assert sum(r["state"] == "complete" for r in before.values()) == 6
+    interrupted = len(before)
     second = CountingBackend()
     (summary,) = run(results, [s], backend=second).summaries
     after = {r["trial"]: r for r in rows(results)}
-    # trial 6 was running at the interrupt: failed in Optuna (no row), its configuration
+    # the trial running at the interrupt was failed in Optuna (no row), its configuration
     # enqueued again and evaluated first on resume
-    assert sorted(after) == [*range(6), *range(7, 15)] and summary.done == 14
+    assert interrupted not in after and set(before) < set(after)
+    assert summary.done == 14 and len({config_key(r) for r in after.values()}) == 14
     assert second.calls[0] == first.interrupted
     for number, row in before.items():  # finished trials kept as they were, not re-run
         assert after[number]["values"] == row["values"]
@@ -127,8 +145,12 @@ def test_rows_lost_in_a_crash_are_rewritten_from_the_journal(tmp_path, monkeypat
     assert not (results / "trials").exists()
     backend = CountingBackend()
     run(results, [s], backend=backend)
-    numbers = sorted(r["trial"] for r in rows(results))
-    assert numbers == [*range(5), *range(6, 9)]
+    trials = rows(results)
+    assert len({r["trial"] for r in trials}) == len(trials)
+    assert len({config_key(r) for r in trials}) == 8
+    evaluated_first = {Strategy.from_params(c) for c in first.calls}
+    rewritten = {Strategy.from_params(params_of(r)) for r in trials if r["state"] == "complete"}
+    assert len(evaluated_first) == 5 and evaluated_first <= rewritten  # rows back from the journal
     assert backend.calls[0] == first.interrupted  # re-enqueued, evaluated first
     assert not [c for c in backend.calls if c in first.calls]  # told ones not simulated again
 
@@ -159,7 +181,7 @@ def test_resume_after_sigkill(tmp_path):
     assert 25 <= len(recorded) < 150  # killed mid-run
     assert main(argv) == 0
     after = {r["trial"]: r for r in rows(results)}
-    assert len(after) == 150
+    assert len({config_key(r) for r in after.values()}) == 150
     for number, values in recorded.items():  # every recorded trial kept, none re-run
         assert after[number]["values"] == values
 
@@ -185,16 +207,18 @@ def test_duplicates_are_answered_from_the_study(tmp_path):
     s = spec(space=str(space), trials=12, references=False, sampler="random")
     backend = CountingBackend()
     (summary,) = run(results, [s], backend=backend).summaries
-    assert len(backend.calls) == 4  # 4 distinct configurations, each simulated once
+    # the space holds 4 configurations: the budget of 12 is capped there, each simulated once
+    assert len(backend.calls) == 4 and summary.budget == 4 and summary.done == 4
     trials = rows(results)
     dups = [r for r in trials if r["state"] == "duplicate"]
-    assert len(dups) == 8 and summary.duplicates == 8
+    assert len(dups) == summary.duplicates == len(trials) - 4
     by_trial = {r["trial"]: r for r in trials}
-    for d in dups:
+    for d in dups:  # a repeat is answered from the study and its row repeats the figures
         original = by_trial[d["duplicate_of"]]
         assert original["state"] == "complete" and d["values"] == original["values"]
         assert (d["param_w"], d["param_chunk"]) == (original["param_w"], original["param_chunk"])
-        assert d["time_us"] is None  # a duplicate is not an evaluation
+        assert d["time_us"] == original["time_us"] and d["bytes"] == original["bytes"]
+        assert d["wall_s"] == 0.0
 
 
 def test_reference_answers_a_trial_with_the_same_strategy(tmp_path):
@@ -203,8 +227,8 @@ def test_reference_answers_a_trial_with_the_same_strategy(tmp_path):
     results = tmp_path / "res"
     backend = CountingBackend()
     run(results, [spec(space=str(space), trials=2)], backend=backend)
-    assert len(backend.calls) == 7  # the 7 references; both trials equal `vwarp w=8`
-    assert [r["duplicate_of"] for r in rows(results)] == [-1, -1]
+    assert len(backend.calls) == 7  # the 7 references; the space's one configuration is
+    assert [r["duplicate_of"] for r in rows(results)] == [-1]  # `vwarp w=8`: budget 1
 
 
 def test_grid_visits_every_configuration_once(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,20 +89,40 @@ def check_spec(spec: StudySpec) -> StudySpec:
     return dataclasses.replace(spec, graph=graph)
 
 
-def load_spaces(specs: list[StudySpec], base: Path | None = None) -> dict[str, SearchSpace]:
-    """Load and validate (against the simulator) every space the studies name."""
-    spaces: dict[str, SearchSpace] = {}
+def load_spaces(specs: list[StudySpec],
+                base: Path | None = None) -> dict[tuple[str, str], SearchSpace]:
+    """Load and validate (against the simulator) every space the studies name, each narrowed
+    to the knobs its study's algorithm has; keyed by ``StudySpec.space_ref``."""
+    loaded: dict[str, SearchSpace] = {}
+    spaces: dict[tuple[str, str], SearchSpace] = {}
     for spec in specs:
-        if spec.space in spaces:
+        if spec.space_ref in spaces:
             continue
         try:
-            space = load_space(spec.space)
-            space.validate()
+            if spec.space not in loaded:
+                loaded[spec.space] = load_space(spec.space)
+                loaded[spec.space].validate()
+            spaces[spec.space_ref] = loaded[spec.space].for_algorithm(
+                applicable_to(spec.algorithm))
         except WarpsweepError as exc:
             where = f"{spec.origin}: " if spec.origin else ""
             raise ConfigError(f"{where}{exc}") from None
-        spaces[spec.space] = space
     return spaces
+
+
+def applicable_to(algorithm: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether a configuration is one the simulator runs for ``algorithm``."""
+    from simulator import Strategy
+    from simulator.driver import check_applicable
+
+    def accepts(config: dict[str, Any]) -> bool:
+        try:
+            check_applicable(Strategy.from_params(config), algorithm)
+        except WarpsweepError:
+            return False
+        return True
+
+    return accepts
 
 
 @dataclass
@@ -113,7 +134,8 @@ class RunResult:
     executor: str
 
 
-def run_studies(specs: list[StudySpec], spaces: dict[str, SearchSpace], results: str | Path,
+def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpace],
+                results: str | Path,
                 workers: int | None = None, address: str | None = None,
                 timeout: float | None = None, progress: bool = False,
                 backend: Any = None, flush_every_s: float = 2.0,
@@ -123,12 +145,12 @@ def run_studies(specs: list[StudySpec], spaces: dict[str, SearchSpace], results:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     if timeout is not None and timeout <= 0:
         raise ConfigError(f"--timeout must be > 0 seconds, got {timeout}")
-    keys = [s.key(spaces[s.space]) for s in specs]
+    keys = [s.key(spaces[s.space_ref]) for s in specs]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ConfigError(f"the same study is listed twice: {dup}")
     check_manifest(Path(results), create=False)
-    total = sum(budget_of(s, spaces[s.space]) for s in specs)
+    total = sum(budget_of(s, spaces[s.space_ref]) for s in specs)
     executor = make_executor(workers, address)
     try:
         store = ResultStore.open(results, flush_every_s=flush_every_s)

@@ -91,7 +91,8 @@ class Runner:
         self._single = False
         self._order: dict[int, int] = {}
 
-    def run(self, specs: list[StudySpec], spaces: dict[str, SearchSpace]) -> list[StudySummary]:
+    def run(self, specs: list[StudySpec],
+            spaces: dict[tuple[str, str], SearchSpace]) -> list[StudySummary]:
         """Run every study to its budget (or the timeout); returns their summaries in order."""
         start = time.monotonic()
         self._single = len(specs) == 1
@@ -125,7 +126,7 @@ class Runner:
         return self.summaries
 
     # -- scheduling ------------------------------------------------------------------------
-    def _fill(self, pending: deque, spaces: dict[str, SearchSpace],
+    def _fill(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
               stored: dict[str, set], done: dict[int, StudySummary]) -> None:
         while len(self._inflight) < self.executor.capacity:
             job = self._next_job()
@@ -135,7 +136,7 @@ class Runner:
             if not pending:
                 return
             spec = pending.popleft()
-            run = self._open(spec, spaces[spec.space], stored)
+            run = self._open(spec, spaces[spec.space_ref], stored)
             if not run.wants_prepare():
                 run.stopping = True
                 done[self._spec_index(spec)] = run.summary()

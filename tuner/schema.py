@@ -41,7 +41,7 @@ TRIAL_COLUMNS = _cols(
     ("role", pa.string(), "`trial` (drawn by the sampler) or `reference` (baseline runs)"),
     ("label", pa.string(), "reference name, e.g. `thread` or `vwarp w=8` (null for trials)"),
     ("state", pa.string(), "`complete`, `failed` (error set, no metrics) or `duplicate` "
-     "(configuration already evaluated; answered from the study)"),
+     "(configuration already evaluated; answered from the study, its metrics repeated)"),
     ("duplicate_of", pa.int64(), "trial number whose result a duplicate reused (-1: a reference)"),
     ("graph_id", pa.string(), "graph id (slug of the spec + hash); key of `graphs`"),
     ("graph_spec", pa.string(), "graph spec string as loaded"),
@@ -65,8 +65,12 @@ TRIAL_COLUMNS = _cols(
     ("git_commit", pa.string(), "source commit, `-dirty` if modified (null if unknown)"),
     ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),
 )
-# Every knob gets a column ``param_<knob>`` (null where the knob does not apply). Knobs a space
-# sets that are not listed here get a column typed from their values.
+# Every knob gets a column ``param_<knob>`` holding its effective value (defaults included), null
+# only where the knob does not apply. Knobs a space sets that are not listed here get a column
+# typed from their values.
+PARAM_NULLS = ("null where the knob does not apply to the mapping or driven form; "
+               "`param_defer_threshold` and `param_donate_threshold` are also null when "
+               "deferring / donation is off")
 PARAM_TYPES: dict[str, pa.DataType] = {
     "mapping": pa.string(),
     "w": pa.int64(),
@@ -147,8 +151,8 @@ def markdown() -> str:
     for c in TRIAL_PARTITIONS + TRIAL_COLUMNS:
         lines.append(f"| `{c.name}` | {c.type} | {c.doc} |")
     knobs = ", ".join(f"`{param_column(k)}`" for k in PARAM_TYPES)
-    lines += [f"| {knobs}, ... | per knob | every knob as its own column, null where it does "
-              "not apply |",
+    lines += [f"| {knobs}, ... | per knob | every knob as its own column, its effective value "
+              f"(defaults included); {PARAM_NULLS} |",
               f"| {', '.join(f'`{m}`' for m in METRIC_NAMES)}, ... | double | every simulator "
               "metric, mean over sources (null unless complete) |", "",
               "`graphs/kind=<kind>/part-*.parquet`, one row per graph:", "",

@@ -285,8 +285,9 @@ def _coerce(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
     return out
 
 
-def check_manifest(root: Path, create: bool = True) -> None:
-    """Create the results directory's manifest, or refuse one written by a newer schema."""
+def check_manifest(root: Path, create: bool = True, writing: bool = True) -> None:
+    """Create the results directory's manifest, or refuse one written by a newer schema (or,
+    to write into, by an older one: its rows would not mean what the new ones mean)."""
     root = Path(root)
     if root.exists() and not root.is_dir():
         raise ConfigError(f"--results {str(root)!r} is a file, not a directory")
@@ -303,6 +304,13 @@ def check_manifest(root: Path, create: bool = True) -> None:
                 f"{version} (by warpsweep {manifest.get('warpsweep_version', '?')}); this "
                 f"warpsweep {warpsweep_version()} reads schema version {SCHEMA_VERSION} and "
                 "older: upgrade warpsweep or choose another --results directory"
+            )
+        if writing and version < SCHEMA_VERSION:
+            raise ConfigError(
+                f"results directory {str(root)!r} holds results schema version {version} (by "
+                f"warpsweep {manifest.get('warpsweep_version', '?')}); this warpsweep "
+                f"{warpsweep_version()} writes version {SCHEMA_VERSION}, whose rows differ: "
+                "write to a new --results directory (the old one stays readable)"
             )
         return
     if not create:
@@ -332,7 +340,7 @@ def check_readable(root: Path) -> None:
     """Refuse a missing results directory or one of a newer schema."""
     if not (root / MANIFEST).exists():
         raise ConfigError(f"{str(root)!r} is not a warpsweep results directory (no {MANIFEST})")
-    check_manifest(root)
+    check_manifest(root, writing=False)
 
 
 def declared_fields(table: str = TRIALS) -> list[Column]:

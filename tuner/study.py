@@ -39,6 +39,9 @@ from tuner.samplers import sampler_info
 
 MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 DEFAULT_TRIALS = 100
+# A study ends early when its sampler proposes only configurations it has already tried this
+# many times in a row (a small or converged space): repeats never use up the budget.
+MAX_REPEATS_IN_A_ROW = 50
 REFERENCE_WIDTHS = (1, 2, 4, 8, 16, 32)
 
 
@@ -104,6 +107,11 @@ class StudySpec:
     references: bool = True
     origin: str = ""
 
+    @property
+    def space_ref(self) -> tuple[str, str]:
+        """The space as this study searches it: named, and narrowed to the algorithm."""
+        return (self.space, self.algorithm)
+
     def n_sources(self) -> int:
         """Sources actually used (1 for algorithms without one)."""
         return self.sources if self.algorithm in SOURCE_ALGORITHMS else 1
@@ -151,19 +159,36 @@ class StudySummary:
     best: list[TrialRecord]
     references: dict[str, TrialRecord]
     graph: GraphMeta | None
+    exhausted: bool = False
 
     @property
     def complete(self) -> bool:
-        """Whether the study reached its trial budget."""
-        return self.done >= self.budget
+        """Whether the study reached its budget, or its sampler ran out of new configurations."""
+        return self.done >= self.budget or self.exhausted
 
 
 def budget_of(spec: StudySpec, space: SearchSpace) -> int:
-    """Trials a study runs: ``trials``, or the whole grid (capped by ``trials``) for grid."""
+    """Distinct configurations a study evaluates: ``trials`` (default 100; grid sampler: the
+    whole grid), never more than a finite space holds."""
+    distinct = distinct_configurations(space)
     if sampler_info(spec.sampler).exhaustive:
-        grid = space.grid_size()
-        return min(spec.trials or grid, grid)
-    return spec.trials or DEFAULT_TRIALS
+        return min(spec.trials or distinct, distinct)
+    budget = spec.trials or DEFAULT_TRIALS
+    return min(budget, distinct) if space.finite else budget
+
+
+def distinct_configurations(space: SearchSpace) -> int:
+    """Configurations of a space's grid that differ once defaults are applied (each invalid
+    combination counts once: it is tried once, then answered from the study)."""
+    from simulator import Strategy
+
+    keys = set()
+    for config in space.configs():
+        try:
+            keys.add(Strategy.from_params(config))
+        except WarpsweepError:
+            keys.add(json.dumps(config, sort_keys=True, default=repr))
+    return len(keys)
 
 
 def reference_configs() -> dict[str, dict[str, Any]]:
@@ -215,6 +240,9 @@ class StudyRun:
         self._pending_refs: list[tuple[str, dict[str, Any]]] = []
         self.resumed = 0
         self.requeued = 0
+        self.exhausted = False
+        self._repeats_in_a_row = 0
+        self._tried: set[Any] = set()
         try:
             self._resume(stored)
         except BaseException:
@@ -262,11 +290,12 @@ class StudyRun:
                 continue
             record = TrialRecord.from_json(data)
             self.records[t.number] = record
+            self._tried.add(self._dedupe_key(record.params))
             if record.state != "duplicate":
                 self._remember(t.number, record)
             if ("trial", t.number) not in stored:
                 self._add_row(record)
-        self.resumed = len(self.records)
+        self.resumed = self.done
         if self.exhaustive:
             self._enqueue_grid()
 
@@ -278,7 +307,7 @@ class StudyRun:
         for t in waiting:
             fixed = t.system_attrs.get("fixed_params", {})
             seen.add(self._dedupe_key({**dict(self.space.fixed), **fixed}))
-        room = self.budget - len(self.records) - len(waiting)
+        room = self.budget - self.done - len(waiting)
         for config in configs:
             if room <= 0:
                 break
@@ -326,8 +355,9 @@ class StudyRun:
 
     @property
     def done(self) -> int:
-        """Trials finished (resumed ones included)."""
-        return len(self.records)
+        """Distinct configurations the sampler has proposed and the study answered (resumed
+        ones included; a repeat counts once): what the budget counts."""
+        return len(self._tried)
 
     @property
     def busy(self) -> int:
@@ -336,7 +366,9 @@ class StudyRun:
 
     def needs_work(self) -> bool:
         """Whether this study still wants trials or reference runs."""
-        return bool(self._pending_refs) or self.done + self._trials_busy() < self.budget
+        if self._pending_refs:
+            return True
+        return not self.exhausted and self.done + self._trials_busy() < self.budget
 
     def finished(self) -> bool:
         """Whether nothing is left to start or to wait for."""
@@ -344,8 +376,7 @@ class StudyRun:
         return idle and (self.stopping or not self.needs_work())
 
     def _trials_busy(self) -> int:
-        jobs = sum(1 for j in self._inflight.values() if j.role == "trial")
-        return jobs + sum(len(w) for w in self._waiters.values())
+        return sum(1 for j in self._inflight.values() if j.role == "trial")
 
     def next_job(self) -> Job | None:
         """The next configuration to evaluate; duplicates and invalid ones are answered here."""
@@ -359,22 +390,28 @@ class StudyRun:
             job = Job(self, "reference", config, strategy, label=label)
             self._inflight[strategy] = job
             return job
-        while self.done + self._trials_busy() < self.budget:
+        while self.done + self._trials_busy() < self.budget and not self.exhausted:
             trial = self.study.ask()
             config = self.space.suggest(trial)
+            key = self._dedupe_key(config)
+            if key in self._answers or key in self._inflight:
+                self._repeats_in_a_row += 1
+                if self._repeats_in_a_row >= MAX_REPEATS_IN_A_ROW:
+                    self.exhausted = True  # the sampler only proposes what it has seen
+                if key in self._answers:
+                    number, original = self._answers[key]
+                    self._finish_trial(trial, config, self._duplicate(trial.number, config,
+                                                                      number, original))
+                else:
+                    self._waiters.setdefault(key, []).append((trial, config))
+                continue
+            self._repeats_in_a_row = 0
             try:
                 strategy = self._build(config)
             except WarpsweepError as exc:
-                self._finish_trial(trial, config, self._failed_record(
+                record = self._finish_trial(trial, config, self._failed_record(
                     "trial", config, f"invalid configuration: {exc}", trial=trial.number))
-                continue
-            if strategy in self._answers:
-                number, original = self._answers[strategy]
-                self._finish_trial(trial, config, self._duplicate(trial.number, config,
-                                                                  number, original))
-                continue
-            if strategy in self._inflight:
-                self._waiters.setdefault(strategy, []).append((trial, config))
+                self._answers[key] = (trial.number, record)
                 continue
             job = Job(self, "trial", config, strategy, trial=trial)
             self._inflight[strategy] = job
@@ -444,6 +481,7 @@ class StudyRun:
             self.study.tell(number, state=TrialState.FAIL, skip_if_finished=True)
             record = failed
         self.records[number] = record
+        self._tried.add(self._dedupe_key(record.params))
         return record
 
     # -- records ---------------------------------------------------------------------------
@@ -461,8 +499,9 @@ class StudyRun:
             graph_id=meta.graph_id if meta else "", graph_spec=meta.spec if meta else "",
             algorithm=self.spec.algorithm, device=self.spec.device, space=self.space.name,
             space_digest=self.space.digest, sampler=self.spec.sampler,
-            objective=str(self.spec.objective), params=dict(config), seed=self.spec.seed,
-            trial=trial, label=label, values=values, values_std=values_std or None,
+            objective=str(self.spec.objective), params=self._effective(config),
+            seed=self.spec.seed, trial=trial, label=label, values=values,
+            values_std=values_std or None,
             metrics=outcome.metrics if outcome is not None and state == "complete" else None,
             sources=list(meta.sources) if meta else [], n_sources=self.spec.n_sources(),
             time_us_std=t_spread[0] if t_spread else None,
@@ -472,6 +511,14 @@ class StudyRun:
             wall_s=outcome.wall_s if outcome is not None else 0.0,
             worker=outcome.worker or None if outcome is not None else None,
         )
+
+    def _effective(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Every knob that applies to the configuration, defaults included (the sampled
+        config itself when the simulator rejects it)."""
+        try:
+            return self._build(config).to_params()
+        except WarpsweepError:
+            return dict(config)
 
     def _failed_record(self, role: str, config: dict[str, Any], error: str,
                        trial: int | None = None, label: str | None = None,
@@ -484,8 +531,14 @@ class StudyRun:
         values = (self.spec.objective.values(original.metrics)
                   if original.state == "complete" else None)
         error = None if values is not None else (original.error or "duplicate of a failed trial")
-        return self._record("trial", "duplicate", config, trial=number, values=values,
-                            error=error, duplicate_of=original_number)
+        record = self._record("trial", "duplicate", config, trial=number, values=values,
+                              error=error, duplicate_of=original_number)
+        # the row repeats the original's figures, so a query over duplicates needs no join
+        return dataclasses.replace(
+            record, metrics=original.metrics, values_std=original.values_std,
+            time_us_std=original.time_us_std, time_us_min=original.time_us_min,
+            time_us_max=original.time_us_max, wall_s=0.0,
+        )
 
     # -- results ---------------------------------------------------------------------------
     def best_value(self) -> float | None:
@@ -495,20 +548,29 @@ class StudyRun:
             return None
         return min(vals, key=self.spec.objective.sort_key)[0]
 
-    def summary(self, top: int = 5) -> StudySummary:
-        """Best distinct configurations, the references and the counts."""
-        evaluated = [r for r in self.records.values() if r.state != "duplicate"]
-        complete = [r for r in evaluated if r.state == "complete"]
+    def ranked(self) -> list[TrialRecord]:
+        """Every evaluated configuration, sampled or reference, best first (one row per
+        configuration; for several objectives, the Pareto front)."""
+        complete = [r for r in self.records.values() if r.state == "complete"]
+        complete += [r for r in self.references.values() if r.state == "complete"]
+        distinct: dict[Any, TrialRecord] = {}
+        for r in complete:
+            distinct.setdefault(self._dedupe_key(r.params), r)
+        configs = list(distinct.values())
         if len(self.spec.objective.metrics) > 1:
-            best = pareto_front(complete, self.spec.objective)[:top]
-        else:
-            best = sorted(complete, key=lambda r: self.spec.objective.sort_key(r.values))[:top]
+            return pareto_front(configs, self.spec.objective)
+        return sorted(configs, key=lambda r: self.spec.objective.sort_key(r.values))
+
+    def summary(self, top: int = 5) -> StudySummary:
+        """Best configurations, the references and the counts."""
+        evaluated = [r for r in self.records.values() if r.state != "duplicate"]
         return StudySummary(
             key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
             done=self.done, evaluations=len(evaluated),
             failed=sum(r.state == "failed" for r in evaluated),
             duplicates=sum(r.state == "duplicate" for r in self.records.values()),
-            best=best, references=dict(self.references), graph=self.meta,
+            best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
+            exhausted=self.exhausted,
         )
 
 
