@@ -39,6 +39,33 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "warpsweep" / "graphs"
 
 
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def content_digest(spec: GraphSpec) -> str:
+    """What the graph is, independent of where it is read from: a hash of a file's bytes (so
+    a regenerated file is a new graph, and one file reached by two paths the same graph), or of
+    a generator's canonical spec and version. Files are hashed once per size and mtime."""
+    h = hashlib.sha256()
+    if spec.is_file:
+        path = Path(spec.params["path"]).expanduser()
+        try:
+            resolved = path.resolve()
+            st = resolved.stat()
+            memo = (str(resolved), st.st_size, st.st_mtime_ns)
+            if memo not in _DIGESTS:
+                with open(resolved, "rb") as f:
+                    for block in iter(lambda: f.read(1 << 20), b""):
+                        h.update(block)
+                _DIGESTS[memo] = h.hexdigest()[:16]
+        except OSError as exc:
+            raise GraphError(f"graph file {str(path)!r}: {exc.strerror or exc}") from None
+        options = dataclasses.replace(spec, params={**spec.params, "path": ""}).canonical()
+        return hashlib.sha256(f"{_DIGESTS[memo]}|{options}".encode()).hexdigest()[:16]
+    h.update(f"{GENERATOR_VERSION}|{spec.canonical()}".encode())
+    return h.hexdigest()[:16]
+
+
 def should_cache(spec: GraphSpec) -> bool:
     """Whether loading ``spec`` goes through the cache: files always, big generators too."""
     return spec.is_file or generated_edge_count(spec) >= MIN_GENERATED_EDGES

@@ -62,9 +62,10 @@ def graph_slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")[:40] or "graph"
 
 
-def graph_id(spec: str) -> str:
-    """A path-safe, stable id for a graph spec: readable slug plus a hash of the spec."""
-    return f"{graph_slug(spec)}-{hashlib.sha1(spec.encode()).hexdigest()[:8]}"
+def graph_id(spec: str, content: str = "") -> str:
+    """A path-safe, stable id for a graph: readable slug plus a hash of the spec and the
+    graph's content digest (a regenerated file is a new graph)."""
+    return f"{graph_slug(spec)}-{hashlib.sha1(f'{spec}|{content}'.encode()).hexdigest()[:8]}"
 
 
 def graph_kind(spec: str) -> str:

@@ -62,13 +62,14 @@ def check_objective(objective: Objective) -> Objective:
     return objective
 
 
-def canonical_graph(spec: str) -> str:
-    """The canonical form of a graph spec (GraphError if it cannot be parsed)."""
-    try:
-        from simulator.graph_spec import parse_spec
-    except ImportError:  # pragma: no cover - loaders not installed
-        return spec.strip()
-    return parse_spec(spec).canonical()
+def canonical_graph(spec: str) -> tuple[str, str]:
+    """The canonical form of a graph spec and the graph's content digest (GraphError if it
+    cannot be parsed or its file read)."""
+    from simulator.graph_cache import content_digest
+    from simulator.graph_spec import parse_spec
+
+    parsed = parse_spec(spec)
+    return parsed.canonical(), content_digest(parsed)
 
 
 def check_spec(spec: StudySpec) -> StudySpec:
@@ -83,10 +84,10 @@ def check_spec(spec: StudySpec) -> StudySpec:
             raise ConfigError(f"trials must be >= 1, got {spec.trials}")
         if spec.sources < 1:
             raise ConfigError(f"sources must be >= 1, got {spec.sources}")
-        graph = canonical_graph(spec.graph)
+        graph, content = canonical_graph(spec.graph)
     except WarpsweepError as exc:
         raise type(exc)(f"{where}{exc}") from None
-    return dataclasses.replace(spec, graph=graph)
+    return dataclasses.replace(spec, graph=graph, graph_content=content)
 
 
 def load_spaces(specs: list[StudySpec],

@@ -82,8 +82,14 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
     print(f"\nstudy {summary.key}{status}", file=out)
     print(f"  {graph}, {spec.algorithm} on {spec.device}, space {summary.space}, sampler "
           f"{spec.sampler}, objective {obj}", file=out)
-    print(f"  {summary.done} trials: {summary.evaluations} evaluated, {summary.failed} failed, "
-          f"{summary.duplicates} duplicates answered from the study", file=out)
+    print(f"  {summary.done} configurations tried: {summary.evaluations} evaluated, "
+          f"{summary.failed} failed; {summary.duplicates} repeats answered from the study"
+          + (" (the sampler proposed only repeats: study ended early)"
+             if summary.exhausted and summary.done < summary.budget else ""), file=out)
+    n = spec.n_sources()
+    print(f"  every configuration evaluated is ranked, references included; values are means "
+          f"over {n} source{'s' if n != 1 else ''}" if n > 1 or spec.algorithm in ("bfs", "sssp")
+          else "  every configuration evaluated is ranked, references included", file=out)
     thread = summary.references.get("thread")
     base = thread.values[0] if thread is not None and thread.state == "complete" else None
     fixed = best_fixed_vwarp(summary)
@@ -93,8 +99,9 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
     for i, r in enumerate(summary.best, 1):
         extra = "".join(f" {m}={v:.6g}" for m, v in zip(obj.metrics[1:], r.values[1:],
                                                          strict=True))
+        origin = f"  [reference: {r.label}]" if r.role == "reference" else ""
         rows.append((str(i), f"{r.values[0]:.6g}", _speedup(obj, base, r.values[0]),
-                     _speedup(obj, fixed_v, r.values[0]), _config_text(r.params) + extra))
+                     _speedup(obj, fixed_v, r.values[0]), _config_text(r.params) + extra + origin))
     if thread is not None:
         rows.append(("thread", _value(thread), "1.00x" if base else "-", "", "mapping=thread"))
     if fixed is not None:

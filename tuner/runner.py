@@ -9,6 +9,7 @@ least every few seconds and on exit (Ctrl-C included).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from simulator.errors import ConfigError
 from tuner.evaluate import GraphMeta
 from tuner.evaluate import Outcome
 from tuner.evaluate import SimulatorBackend
+from tuner.evaluate import graph_id
 from tuner.executor import Executor
 from tuner.executor import Future
 from tuner.progress import Progress
@@ -215,6 +217,9 @@ class Runner:
         if meta.error is not None:
             origin = prep.users[0].spec.origin if prep.users else ""
             raise ConfigError(f"{origin + ': ' if origin else ''}{meta.error}")
+        if prep.users:  # named by its content, which the driver read when checking the spec
+            content = prep.users[0].spec.graph_content
+            meta = dataclasses.replace(meta, graph_id=graph_id(meta.spec, content))
         prep.meta = meta
         prep.graph = self.executor.share(graph_f)
         prep.runs = self.executor.share(runs_f)

@@ -106,6 +106,7 @@ class StudySpec:
     seed: int = 0
     references: bool = True
     origin: str = ""
+    graph_content: str = ""
 
     @property
     def space_ref(self) -> tuple[str, str]:
@@ -119,7 +120,8 @@ class StudySpec:
     def key(self, space: SearchSpace) -> str:
         """Stable study key: readable parts plus a hash of everything that defines the study."""
         ident = {
-            "graph": self.graph.strip(), "algorithm": self.algorithm, "device": self.device,
+            "graph": self.graph.strip(), "graph_content": self.graph_content,
+            "algorithm": self.algorithm, "device": self.device,
             "space": space.name, "space_digest": space.digest, "objective": str(self.objective),
             "sources": self.n_sources(),
             "source_seed": self.seed if self.n_sources() > 1 else None,
@@ -127,9 +129,10 @@ class StudySpec:
         digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:10]
         return f"{graph_slug(self.graph)}.{self.algorithm}.{self.device}.{space.name}.{digest}"
 
-    def prepare_key(self) -> tuple[str, str, int, int]:
+    def prepare_key(self) -> tuple[str, str, str, int, int]:
         """Studies with equal prepare keys share a prepared graph and functional runs."""
-        return (self.graph.strip(), self.algorithm, self.n_sources(), self.seed)
+        return (self.graph.strip(), self.graph_content, self.algorithm, self.n_sources(),
+                self.seed)
 
 
 @dataclass

@@ -101,7 +101,7 @@ def parse_sweep(doc: YamlDoc, base: Path | None = None) -> list[StudySpec]:
 def _checked(doc: YamlDoc, path: tuple, axis: str, name: str) -> str:
     try:
         if axis == "graph":
-            return canonical_graph(name)
+            return canonical_graph(name)[0]
         if axis == "algorithm":
             return check_algorithm(name)
         if axis == "device":
