@@ -21,12 +21,31 @@ VERB_MODULES = (
 )
 
 
+EXAMPLES = """examples:
+  warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60
+  warpsweep simulate --graph rmat:scale=16 --algo bfs --set mapping=vwarp --set w=8
+  warpsweep graph info file:../shared/graphs/USA-road-NY.gr.gz
+  warpsweep VERB --help      (every verb lists its options and examples)
+"""
+
+
+def version_text() -> str:
+    """``warpsweep X.Y.Z (commit abc123)``: what produced a result, for bug reports."""
+    from tuner.env import git_commit
+    from tuner.env import warpsweep_version
+
+    commit = git_commit()
+    return f"warpsweep {warpsweep_version()}" + (f" (commit {commit})" if commit else "")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser, with every verb whose module is present."""
     parser = argparse.ArgumentParser(
         prog="warpsweep",
         description="Simulate and autotune GPU graph load balancing strategies.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for name in VERB_MODULES:
         try:

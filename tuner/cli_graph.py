@@ -19,14 +19,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "graph",
         help="inspect or convert input graphs",
         description="Load a graph from a spec (rmat:scale=14, file:PATH, ...) and inspect it.",
+        epilog="examples:\n  warpsweep graph info rmat:scale=14 --json\n"
+               "  warpsweep graph convert file:../shared/graphs/USA-road-NY.gr.gz ny.npz",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = graph.add_subparsers(dest="graph_command", required=True, metavar="COMMAND")
-    info = sub.add_parser("info", help="print a graph's features")
+    info = sub.add_parser(
+        "info", help="print a graph's features",
+        description="Print a graph's size and the degree, diameter and locality features "
+                    "the selector learns from.",
+        epilog="examples:\n  warpsweep graph info rmat:scale=14,seed=1\n"
+               "  warpsweep graph info file:../shared/graphs/email-Enron.txt.gz --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     info.add_argument("spec", help="graph spec, e.g. rmat:scale=14 or file:road.gr.gz")
     info.add_argument("--json", action="store_true", help="print one JSON object")
     info.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")
     info.set_defaults(run=run_info)
-    convert = sub.add_parser("convert", help="write a graph as a CSR .npz file")
+    convert = sub.add_parser(
+        "convert", help="write a graph as a CSR .npz file",
+        description="Write a graph as a CSR .npz file, loadable as file:OUT.npz.",
+        epilog="examples:\n  warpsweep graph convert file:web.txt.gz,order=bfs web.npz\n"
+               "  warpsweep graph convert rmat:scale=20,ef=16,seed=1 rmat20.npz",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     convert.add_argument("spec", help="graph spec, e.g. file:web.txt.gz,order=bfs")
     convert.add_argument("out", type=Path, help="output .npz path (loadable as file:OUT.npz)")
     convert.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")

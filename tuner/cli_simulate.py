@@ -20,6 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "simulate",
         help="simulate one algorithm on one graph under one strategy",
         description="Simulate one algorithm on one graph under one load-balancing strategy.",
+        epilog="examples:\n"
+               "  warpsweep simulate --graph rmat:scale=16 --algo bfs --set mapping=vwarp "
+               "--set w=8\n"
+               "  warpsweep simulate --graph road:rows=256 --algo sssp --device c2050 "
+               "--config driven=data,push=chunked --json\n"
+               "  warpsweep simulate --graph rmat:scale=12 --algo bfs --trace",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--graph", required=True, metavar="SPEC", help="graph spec, e.g. rmat:scale=14")
     p.add_argument("--algo", required=True, choices=ALGORITHMS)

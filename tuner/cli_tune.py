@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from pathlib import Path
 
 from search_spaces.loader import available_spaces
-from tuner.plan import RunResult
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
+from tuner import api
+from tuner.api import DEFAULT_RESULTS
 from tuner.progress import study_table
 from tuner.progress import sweep_table
 from tuner.samplers import SAMPLERS
-from tuner.study import Objective
-from tuner.study import StudySpec
-from tuner.sweep import load_sweep
 
-DEFAULT_RESULTS = "./warpsweep-results"
+TUNE_EXAMPLES = """examples:
+  warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60
+  warpsweep tune --graph file:../shared/graphs/USA-road-NY.gr.gz --algo sssp --space driven
+  warpsweep tune --graph grid2d:rows=256,cols=256 --space vwarp --sampler grid --workers 0
+  warpsweep tune --graph rmat:scale=12 --objective time_us,transactions --json > front.json
+"""
+SWEEP_EXAMPLES = """examples:
+  warpsweep sweep sweeps/quick.yaml --results quick-results
+  warpsweep sweep sweeps/paper.yaml --address auto --timeout 3600 --json > summary.json
+"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune = subparsers.add_parser(
         "tune", help="tune one graph's load-balancing knobs with Optuna",
         description="Tune the load-balancing strategy of one (graph, algorithm, device) over a "
-                    "search space; resumes the study if it exists in --results.",
+                    "search space; resumes the study if it exists in --results. The table "
+                    "ranks every configuration evaluated, the baselines included.",
+        epilog=TUNE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tune.add_argument("--graph", required=True, metavar="SPEC",
                       help="graph spec, e.g. rmat:scale=14,seed=1 or file:PATH")
@@ -34,9 +40,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument("--device", default="h100", help="device model (default h100)")
     tune.add_argument("--space", default="vwarp",
                       help=f"search space name ({', '.join(available_spaces())}) or a YAML "
-                           "file (default vwarp)")
+                           "file (default vwarp); narrowed to the knobs the algorithm has")
     tune.add_argument("--trials", type=int, default=None,
-                      help="trials in the study (default 100; sampler grid: the whole grid)")
+                      help="distinct configurations to try (default 100; sampler grid: the "
+                           "whole grid; never more than a finite space holds); repeats the "
+                           "sampler proposes are answered from the study and do not count")
     tune.add_argument("--sampler", default="tpe",
                       help=f"{', '.join(SAMPLERS)} (default tpe)")
     tune.add_argument("--objective", default="time_us",
@@ -55,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sweep", help="run a sweep file: one study per graph x algorithm x device x space",
         description="Run every study of a sweep file concurrently over the workers; resumes "
                     "finished and interrupted studies from --results.",
+        epilog=SWEEP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sweep.add_argument("sweep_file", metavar="SWEEP.yaml", help="the sweep file")
     _common(sweep)
@@ -72,49 +81,73 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="stop starting trials after S seconds")
     p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
                    help=f"results directory (default {DEFAULT_RESULTS})")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON object instead of the tables")
     bar = p.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="show the progress bar (default: when stderr is a terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_false")
+                     help="show the progress bar (default: a bar when stderr is a terminal, "
+                          "else a log line every few seconds)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="no bar and no log lines")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true",
+                      help="no progress; print only each study's best configuration")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="also a line per finished run on stderr")
 
 
-def _progress(args: argparse.Namespace) -> bool:
-    return sys.stderr.isatty() if args.progress is None else args.progress
+def progress_mode(args: argparse.Namespace) -> str:
+    """bar, log or off, from --progress/--no-progress/--quiet and whether stderr is a tty."""
+    if args.quiet:
+        return "off"
+    if args.progress is False:
+        return "log" if args.verbose else "off"
+    if args.progress:
+        return "bar"
+    return "bar" if sys.stderr.isatty() else "log"
 
 
 def run_tune(args: argparse.Namespace) -> int:
     """``warpsweep tune``: one study, with its table of best configurations."""
-    spec = check_spec(StudySpec(
-        graph=args.graph, algorithm=args.algo, device=args.device, space=args.space,
-        trials=args.trials, sampler=args.sampler, objective=Objective.parse(args.objective),
-        sources=args.sources, seed=args.seed, references=args.references,
-    ))
-    spaces = load_spaces([spec])
-    result = run_studies([spec], spaces, args.results, workers=args.workers,
-                         address=args.address, timeout=args.timeout,
-                         progress=_progress(args), desc="tune")
-    for summary in result.summaries:
+    result = api.tune(
+        args.graph, args.algo, args.device, args.space, trials=args.trials,
+        sampler=args.sampler, objective=args.objective, sources=args.sources, seed=args.seed,
+        references=args.references, results=args.results, workers=args.workers,
+        address=args.address, timeout=args.timeout, progress=progress_mode(args),
+        verbose=args.verbose,
+    )
+    for summary in result.studies:
         summary.best = summary.best[: max(args.top, 0)]
-        study_table(summary)
-    _footer(result, args.results)
-    return 0 if any(s.best for s in result.summaries) else 1
+    _report(args, result, lambda: [study_table(s) for s in result.studies])
+    return 0 if any(s.best for s in result.studies) else 1
 
 
 def run_sweep(args: argparse.Namespace) -> int:
     """``warpsweep sweep``: every study of the file, then a summary line per study."""
-    specs = [check_spec(s) for s in load_sweep(args.sweep_file)]
-    spaces = load_spaces(specs)
-    result = run_studies(specs, spaces, args.results, workers=args.workers,
-                         address=args.address, timeout=args.timeout,
-                         progress=_progress(args), desc=Path(args.sweep_file).stem)
-    sweep_table(result.summaries)
-    _footer(result, args.results)
-    return 0 if any(s.best for s in result.summaries) else 1
+    result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
+                       address=args.address, timeout=args.timeout,
+                       progress=progress_mode(args), verbose=args.verbose)
+    _report(args, result, lambda: sweep_table(result.studies))
+    return 0 if any(s.best for s in result.studies) else 1
 
 
-def _footer(result: RunResult, results: str) -> None:
-    st = result.stats
-    rate = st.evaluations / st.elapsed_s if st.elapsed_s else 0.0
-    print(f"\n{st.evaluations} evaluations in {st.elapsed_s:.1f} s ({rate:.1f}/s, "
-          f"{result.executor}, workers busy {100 * st.busy_fraction:.0f}%); results in "
-          f"{results}/trials and {results}/graphs")
+def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=1, allow_nan=False, default=str)
+        print()
+    elif args.quiet:
+        for s in result.studies:
+            best = s.best[0] if s.best else None
+            text = (f"{best.values[0]:.6g} " + " ".join(f"{k}={v}" for k, v in best.params.items())
+                    if best else "no successful evaluation")
+            print(f"{s.key}: {text}")
+    else:
+        tables()
+        _footer(result)
+
+
+def _footer(result: api.TuneResult) -> None:
+    rate = result.evaluations / result.elapsed_s if result.elapsed_s else 0.0
+    print(f"\n{result.evaluations} evaluations in {result.elapsed_s:.1f} s ({rate:.1f}/s, "
+          f"{result.executor}, workers busy {100 * result.busy_fraction:.0f}%); results in "
+          f"{result.results}/trials and {result.results}/graphs")

@@ -29,7 +29,7 @@ from tuner.store import check_manifest
 from tuner.study import Objective
 from tuner.study import StudySpec
 from tuner.study import StudySummary
-from tuner.study import budget_of
+from tuner.study import planned_runs
 
 
 def check_algorithm(name: str) -> str:
@@ -138,10 +138,14 @@ class RunResult:
 def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpace],
                 results: str | Path,
                 workers: int | None = None, address: str | None = None,
-                timeout: float | None = None, progress: bool = False,
+                timeout: float | None = None, progress: bool | str = False,
                 backend: Any = None, flush_every_s: float = 2.0,
-                desc: str = "tune") -> RunResult:
-    """Run checked studies on a fresh executor, results under ``results``."""
+                desc: str = "tune", verbose: bool = False) -> RunResult:
+    """Run checked studies on a fresh executor, results under ``results``.
+
+    ``progress``: ``bar``, ``log`` (a line every few seconds), ``off``, or True/False for
+    bar/off; ``verbose`` adds a line per finished run.
+    """
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     if timeout is not None and timeout <= 0:
@@ -151,14 +155,15 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ConfigError(f"the same study is listed twice: {dup}")
     check_manifest(Path(results), create=False)
-    total = sum(budget_of(s, spaces[s.space_ref]) for s in specs)
+    total = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
     executor = make_executor(workers, address)
     try:
         store = ResultStore.open(results, flush_every_s=flush_every_s)
     except BaseException:
         executor.close()
         raise
-    bar = Progress(total, progress, desc=desc)
+    mode = {True: "bar", False: "off"}.get(progress, progress)
+    bar = Progress(total, mode, desc=desc, verbose=verbose)
     try:
         runner = Runner(executor, store, results, backend=backend, progress=bar,
                         timeout=timeout)

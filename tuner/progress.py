@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from typing import TextIO
 
 from tqdm import tqdm
@@ -10,22 +12,76 @@ from tqdm import tqdm
 from tuner.records import TrialRecord
 from tuner.study import StudySummary
 
+PROGRESS_MODES = ("bar", "log", "off")
+LOG_EVERY_S = 5.0
+
 
 class Progress:
-    """Trials done, best so far and trials/s, on stderr (silent when disabled)."""
+    """Runs done (trials and the baseline references), best so far, rate and ETA, on stderr.
 
-    def __init__(self, total: int, enabled: bool, desc: str = "tune") -> None:
-        self.enabled = enabled
-        self._bar = tqdm(total=total, desc=desc, unit="trial", file=sys.stderr,
-                         dynamic_ncols=True, disable=not enabled, smoothing=0.1)
+    ``bar`` draws a tqdm bar (a terminal); ``log`` prints a line every few seconds (output
+    that is not a terminal: CI logs, ``nohup``); ``off`` prints nothing. Runs resumed from an
+    earlier session count as done but not towards the rate, so the ETA holds after a resume.
+    With ``verbose``, every finished run also gets its own line.
+    """
+
+    def __init__(self, total: int, mode: str = "off", desc: str = "tune",
+                 verbose: bool = False, out: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 log_every_s: float = LOG_EVERY_S) -> None:
+        if mode not in PROGRESS_MODES:
+            raise ValueError(f"progress mode must be one of {PROGRESS_MODES}, got {mode!r}")
+        self.mode = mode
+        self.desc = desc
+        self.verbose = verbose
+        self.total = total
+        self.done = 0
+        self.resumed = 0
+        self.references = 0
+        self._out = out
+        self._clock = clock
+        self._log_every_s = log_every_s
+        self._start = clock()
+        self._last_log = self._start
         self._best: float | None = None
         self._studies = ""
+        self._bar = tqdm(total=total, desc=desc, unit="run", file=self.out,
+                         dynamic_ncols=True, disable=mode != "bar", smoothing=0.1)
 
-    def advance(self, n: int = 1, best: float | None = None, better=min) -> None:
-        """Count finished trials and show the best value so far."""
-        if best is not None:
-            self._best = best if self._best is None else better(self._best, best)
+    @property
+    def out(self) -> TextIO:
+        """Where progress goes (stderr unless given)."""
+        return self._out or sys.stderr
+
+    # -- counting ----------------------------------------------------------------------
+    def resume(self, n: int) -> None:
+        """Count runs finished in an earlier session (not towards the rate)."""
+        if n <= 0:
+            return
+        self.done += n
+        self.resumed += n
+        if self.mode == "bar":  # tqdm's rate leaves out `initial`, so its ETA holds too
+            self._bar.n += n
+            self._bar.initial += n
+            self._bar.last_print_n += n
+            self._bar.refresh()
+
+    def advance(self, n: int = 1, reference: bool = False) -> None:
+        """Count finished runs (``reference``: baseline runs)."""
+        if n <= 0:
+            return
+        self.done += n
+        if reference:
+            self.references += n
         self._bar.update(n)
+        self._refresh()
+
+    def discount(self, n: int) -> None:
+        """Take runs off the total (a study that ended early: its space ran dry)."""
+        if n <= 0:
+            return
+        self.total -= n
+        self._bar.total = self.total
         self._refresh()
 
     def set_best(self, best: float | None) -> None:
@@ -38,19 +94,75 @@ class Progress:
         self._studies = f"{done}/{total}"
         self._refresh()
 
-    def _refresh(self) -> None:
-        if not self.enabled:
-            return
-        post = {}
-        if self._best is not None:
-            post["best"] = f"{self._best:.6g}"
+    def note(self, text: str) -> None:
+        """A line about one run (printed with ``verbose`` only, above the bar)."""
+        if self.verbose and self.mode != "off":
+            if self.mode == "bar":
+                self._bar.write(f"{self.desc}: {text}", file=self.out)
+            else:
+                print(f"{self.desc}: {text}", file=self.out, flush=True)
+
+    # -- figures -----------------------------------------------------------------------
+    def rate(self) -> float | None:
+        """Runs per second in this session (resumed runs left out)."""
+        elapsed = self._clock() - self._start
+        new = self.done - self.resumed
+        return new / elapsed if new > 0 and elapsed > 0 else None
+
+    def eta_s(self) -> float | None:
+        """Seconds left at this session's rate."""
+        rate = self.rate()
+        return max(0, self.total - self.done) / rate if rate else None
+
+    def status(self) -> str:
+        """The one-line status of a log line."""
+        parts = [f"{self.done}/{self.total} runs"]
+        extra = []
+        if self.references:
+            extra.append(f"{self.references} references")
+        if self.resumed:
+            extra.append(f"{self.resumed} resumed")
+        if extra:
+            parts[0] += f" ({', '.join(extra)})"
         if self._studies:
-            post["studies"] = self._studies
-        self._bar.set_postfix(post, refresh=False)
+            parts.append(f"studies {self._studies}")
+        if self._best is not None:
+            parts.append(f"best {self._best:.6g}")
+        rate, eta = self.rate(), self.eta_s()
+        if rate is not None:
+            parts.append(f"{rate:.1f} runs/s")
+        if eta is not None:
+            parts.append(f"ETA {_clock_text(eta)}")
+        return f"{self.desc}: " + ", ".join(parts)
+
+    def _refresh(self) -> None:
+        if self.mode == "bar":
+            post = {}
+            if self.references:
+                post["refs"] = self.references
+            if self._best is not None:
+                post["best"] = f"{self._best:.6g}"
+            if self._studies:
+                post["studies"] = self._studies
+            self._bar.set_postfix(post, refresh=False)
+        elif self.mode == "log":
+            now = self._clock()
+            if now - self._last_log >= self._log_every_s:
+                self._last_log = now
+                print(self.status(), file=self.out, flush=True)
 
     def close(self) -> None:
-        """Remove the bar."""
+        """Remove the bar, or print the last log line."""
         self._bar.close()
+        if self.mode == "log" and self.done:
+            print(self.status(), file=self.out, flush=True)
+
+
+def _clock_text(seconds: float) -> str:
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"
 
 
 def _config_text(params: dict) -> str:

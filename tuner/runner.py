@@ -92,6 +92,7 @@ class Runner:
         self.summaries: list[StudySummary] = []
         self._single = False
         self._order: dict[int, int] = {}
+        self._counted: dict[int, int] = {}
 
     def run(self, specs: list[StudySpec],
             spaces: dict[tuple[str, str], SearchSpace]) -> list[StudySummary]:
@@ -161,8 +162,9 @@ class Runner:
     def _open(self, spec: StudySpec, space: SearchSpace, stored: dict[str, set]) -> StudyRun:
         run = StudyRun(spec, space, self.results, stored.get(spec.key(space), set()),
                        self.store.add_trial, self.store.amend_trial, self._build)
-        if run.resumed and self.progress is not None:
-            self.progress.advance(min(run.resumed, run.budget))
+        self._counted[id(run)] = run.runs_done
+        if run.runs_done and self.progress is not None:
+            self.progress.resume(run.runs_done)
             if self._single:
                 self.progress.set_best(run.best_value())
         run.on_trial = self._after
@@ -209,7 +211,10 @@ class Runner:
         self.stats.evaluations += 1
         self.stats.busy_s += outcome.wall_s
         self.stats.eval_s = time.monotonic() - (self._first_eval or time.monotonic())
-        job.run.finish(job, outcome)
+        record = job.run.finish(job, outcome)
+        if job.role == "reference":
+            self._count(job.run, reference=True)
+            self._note(job.run, record)
 
     def _prepared(self, prep: Prep) -> None:
         graph_f, runs_f, meta_f = prep.futures
@@ -229,16 +234,41 @@ class Runner:
 
     def _after(self, run: StudyRun, record: TrialRecord) -> None:
         self.stats.trials += 1
+        self._count(run)
+        self._note(run, record)
+
+    def _count(self, run: StudyRun, reference: bool = False) -> None:
+        """Advance the progress by the runs this study finished since last counted."""
+        new = run.runs_done - self._counted.get(id(run), 0)
+        self._counted[id(run)] = run.runs_done
         if self.progress is not None:
-            self.progress.advance(1)
+            self.progress.advance(new, reference=reference)
             if self._single:
                 self.progress.set_best(run.best_value())
+
+    def _note(self, run: StudyRun, record: TrialRecord) -> None:
+        if self.progress is None or not self.progress.verbose:
+            return
+        who = f"reference {record.label}" if record.role == "reference" else (
+            f"trial {record.trial}")
+        if record.state == "complete":
+            what = f"{run.spec.objective}={', '.join(f'{v:.6g}' for v in record.values)}"
+        elif record.state == "duplicate":
+            of = "a reference" if record.duplicate_of == -1 else f"trial {record.duplicate_of}"
+            what = f"repeat of {of}"
+        else:
+            what = f"failed: {record.error}"
+        config = " ".join(f"{k}={v}" for k, v in record.params.items())
+        prefix = "" if self._single else f"{run.key} "
+        self.progress.note(f"{prefix}{who} {what}  [{config}]")
 
     def _retire(self, done: dict[int, StudySummary]) -> None:
         for run in list(self._active):
             if not run.finished():
                 continue
             self._active.remove(run)
+            if run.exhausted and self.progress is not None:
+                self.progress.discount(run.budget - run.done)
             done[self._spec_index(run.spec)] = run.summary()
             self._count_study(done)
             self._close(run)

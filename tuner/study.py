@@ -194,6 +194,11 @@ def distinct_configurations(space: SearchSpace) -> int:
     return len(keys)
 
 
+def planned_runs(spec: StudySpec, space: SearchSpace) -> int:
+    """Runs a study makes when it runs to its end: its budget plus the references."""
+    return budget_of(spec, space) + (len(reference_configs()) if spec.references else 0)
+
+
 def reference_configs() -> dict[str, dict[str, Any]]:
     """Baselines every study is compared with: thread-per-vertex and fixed virtual warps."""
     refs: dict[str, dict[str, Any]] = {"thread": {"mapping": "thread"}}
@@ -361,6 +366,12 @@ class StudyRun:
         """Distinct configurations the sampler has proposed and the study answered (resumed
         ones included; a repeat counts once): what the budget counts."""
         return len(self._tried)
+
+    @property
+    def runs_done(self) -> int:
+        """What the progress counts: configurations tried (up to the budget) plus the
+        reference runs finished."""
+        return min(self.done, self.budget) + len(self.references)
 
     @property
     def busy(self) -> int:

@@ -1,0 +1,126 @@
+"""Tuning from Python: what ``warpsweep tune`` and ``warpsweep sweep`` do, as two functions.
+
+>>> from tuner.api import tune
+>>> result = tune("rmat:scale=10,seed=1", "bfs", trials=20, workers=0, results="res")
+>>> best = result.studies[0].best[0]          # a TrialRecord: .params, .values, .metrics
+>>> result.to_json()                          # the summary `warpsweep tune --json` prints
+
+Both check every input before anything runs (a ``ConfigError`` or ``GraphError`` names the
+problem), resume a study already in ``results`` and return its summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuner.env import git_commit
+from tuner.env import warpsweep_version
+from tuner.plan import RunResult
+from tuner.plan import check_spec
+from tuner.plan import load_spaces
+from tuner.plan import run_studies
+from tuner.progress import best_fixed_vwarp
+from tuner.records import TrialRecord
+from tuner.study import Objective
+from tuner.study import StudySpec
+from tuner.study import StudySummary
+from tuner.sweep import load_sweep
+
+DEFAULT_RESULTS = "./warpsweep-results"
+
+
+@dataclass
+class TuneResult:
+    """The studies a tune or sweep ran, best configuration first, and the run's figures."""
+
+    studies: list[StudySummary]
+    results: str
+    evaluations: int
+    elapsed_s: float
+    executor: str
+    busy_fraction: float
+
+    @classmethod
+    def of(cls, run: RunResult, results: str | Path) -> TuneResult:
+        """From the runner's result."""
+        st = run.stats
+        return cls(run.summaries, str(results), st.evaluations, st.elapsed_s, run.executor,
+                   st.busy_fraction)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able summary (what ``--json`` prints)."""
+        return {
+            "warpsweep_version": warpsweep_version(), "git_commit": git_commit(),
+            "results": self.results, "evaluations": self.evaluations,
+            "elapsed_s": round(self.elapsed_s, 3), "executor": self.executor,
+            "workers_busy": round(self.busy_fraction, 3),
+            "studies": [study_json(s) for s in self.studies],
+        }
+
+
+def study_json(s: StudySummary) -> dict[str, Any]:
+    """One study's summary as JSON: identity, counts, ranked configurations, baselines."""
+    spec, obj, g = s.spec, s.spec.objective, s.graph
+    thread = s.references.get("thread")
+    base = thread.values[0] if thread is not None and thread.state == "complete" else None
+    fixed = best_fixed_vwarp(s)
+    best = s.best[0].values[0] if s.best else None
+    return {
+        "key": s.key,
+        "graph": {"spec": g.spec, "graph_id": g.graph_id, "name": g.name, "n": g.n, "m": g.m}
+        if g is not None else {"spec": spec.graph},
+        "algorithm": spec.algorithm, "device": spec.device, "space": s.space,
+        "sampler": spec.sampler, "objective": str(obj), "sources": spec.n_sources(),
+        "seed": spec.seed, "budget": s.budget, "tried": s.done, "evaluated": s.evaluations,
+        "failed": s.failed, "repeats": s.duplicates, "complete": s.complete,
+        "best": [_ranked(i, r, obj) for i, r in enumerate(s.best, 1)],
+        "thread": base,
+        "best_fixed_vwarp": {"label": fixed.label, "value": fixed.values[0]} if fixed else None,
+        "speedup_vs_thread": _speedup(obj, base, best),
+        "speedup_vs_best_fixed_vwarp": _speedup(obj, fixed.values[0] if fixed else None, best),
+    }
+
+
+def _ranked(rank: int, r: TrialRecord, obj: Objective) -> dict[str, Any]:
+    return {
+        "rank": rank, "role": r.role, "trial": r.trial, "label": r.label,
+        "values": dict(zip(obj.metrics, r.values, strict=True)), "params": r.params,
+        "time_us": (r.metrics or {}).get("time_us"),
+    }
+
+
+def _speedup(obj: Objective, base: float | None, value: float | None) -> float | None:
+    if base is None or value is None or not base or not value:
+        return None
+    return base / value if obj.directions[0] == "minimize" else value / base
+
+
+def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = "vwarp",
+         trials: int | None = None, sampler: str = "tpe", objective: str = "time_us",
+         sources: int = 4, seed: int = 0, references: bool = True,
+         results: str | Path = DEFAULT_RESULTS, workers: int | None = 0,
+         address: str | None = None, timeout: float | None = None,
+         progress: bool | str = False, verbose: bool = False) -> TuneResult:
+    """Tune one (graph, algorithm, device) over a search space; resumes the study if
+    ``results`` holds it. ``workers=0`` evaluates in this process (None: a local Ray)."""
+    spec = check_spec(StudySpec(
+        graph=graph, algorithm=algorithm, device=device, space=space, trials=trials,
+        sampler=sampler, objective=Objective.parse(objective), sources=sources, seed=seed,
+        references=references,
+    ))
+    run = run_studies([spec], load_spaces([spec]), results, workers=workers, address=address,
+                      timeout=timeout, progress=progress, desc="tune", verbose=verbose)
+    return TuneResult.of(run, results)
+
+
+def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
+          workers: int | None = 0, address: str | None = None, timeout: float | None = None,
+          progress: bool | str = False, verbose: bool = False) -> TuneResult:
+    """Run every study of a sweep file (graphs x algorithms x devices x spaces)."""
+    specs = [check_spec(s) for s in load_sweep(sweep_file)]
+    run = run_studies(specs, load_spaces(specs), results, workers=workers, address=address,
+                      timeout=timeout, progress=progress, desc=Path(sweep_file).stem,
+                      verbose=verbose)
+    return TuneResult.of(run, results)
