@@ -32,8 +32,8 @@ def test_tune_with_ray_workers(tmp_path, capsys):
     rows = read_trials(results).to_pylist()
     trials = [r for r in rows if r["role"] == "trial"]
     assert sorted(r["trial"] for r in trials) == list(range(len(trials)))
-    tried = {tuple(sorted((k, v) for k, v in r.items() if k.startswith("param_") and v is not None))
-             for r in trials}
+    tried = {tuple(sorted((k, v) for k, v in r.items()
+                          if k.startswith("param_") and v is not None)) for r in trials}
     assert len(tried) == 16  # repeats answered from the study do not use up the budget
     assert all(r["worker"] and r["wall_s"] > 0 for r in rows if r["state"] == "complete")
     assert len([r for r in rows if r["role"] == "reference"]) == 7

@@ -30,13 +30,13 @@ GRAPH = "rmat:scale=8,seed=1"
 REPO = Path(__file__).resolve().parent.parent
 
 
-def config_key(row):
-    """A row's configuration: its non-null knob columns."""
-    return tuple(sorted((k, v) for k, v in row.items() if k.startswith("param_") and v is not None))
-
-
 def params_of(row):
-    return {k[len("param_"):]: v for k, v in row.items() if k.startswith("param_") and v is not None}
+    """A row's configuration: its non-null knob columns."""
+    return {k[6:]: v for k, v in row.items() if k.startswith("param_") and v is not None}
+
+
+def config_key(row):
+    return tuple(sorted(params_of(row).items()))
 
 
 def rows(results, role="trial"):
