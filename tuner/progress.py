@@ -166,7 +166,24 @@ def _clock_text(seconds: float) -> str:
 
 
 def _config_text(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items())
+    """The knobs a reader needs: those set away from the default they would take if left out
+    (the store keeps every effective value)."""
+    from simulator import Strategy
+    from simulator.errors import WarpsweepError
+
+    shown = dict(params)
+    try:
+        full = Strategy.from_params(shown)
+        for knob in [k for k in params if k not in ("mapping", "w")]:
+            rest = {k: v for k, v in shown.items() if k != knob}
+            try:
+                if Strategy.from_params(rest) == full:
+                    shown = rest
+            except WarpsweepError:
+                continue
+    except WarpsweepError:
+        pass
+    return " ".join(f"{k}={v}" for k, v in shown.items())
 
 
 def _ratio(base: float | None, value: float) -> str:
@@ -194,7 +211,8 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
     print(f"\nstudy {summary.key}{status}", file=out)
     print(f"  {graph}, {spec.algorithm} on {spec.device}, space {summary.space}, sampler "
           f"{spec.sampler}, objective {obj}", file=out)
-    print(f"  {summary.done} configurations tried: {summary.evaluations} evaluated, "
+    tried = f"{summary.done} configuration{'s' if summary.done != 1 else ''} tried"
+    print(f"  {tried}: {summary.evaluations} evaluated, "
           f"{summary.failed} failed; {summary.duplicates} repeats answered from the study"
           + (" (the sampler proposed only repeats: study ended early)"
              if summary.exhausted and summary.done < summary.budget else ""), file=out)
