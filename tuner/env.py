@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import socket
 import subprocess
+import sys
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -43,6 +44,18 @@ def git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{head}-dirty" if dirty else head or None
+
+
+def ray_node_id() -> str | None:
+    """The Ray node this process runs on (a Ray worker), or None outside Ray; never imports
+    Ray itself, so the in-process path stays free of it."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return None
+    try:
+        return ray.get_runtime_context().get_node_id()
+    except Exception:  # noqa: BLE001 - provenance only: a row without it beats no row
+        return None
 
 
 @cache

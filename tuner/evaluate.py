@@ -18,6 +18,7 @@ import numpy as np
 
 from simulator.errors import WarpsweepError
 from tuner.env import hostname
+from tuner.env import ray_node_id
 
 SOURCE_ALGORITHMS = ("bfs", "sssp")
 
@@ -49,6 +50,7 @@ class Outcome:
     error: str | None = None
     wall_s: float = 0.0
     worker: str = ""
+    node_id: str | None = None
 
 
 def graph_slug(spec: str) -> str:
@@ -136,7 +138,8 @@ class SimulatorBackend:
             error = None
         except Exception as exc:  # a failed trial, recorded with its reason; the study goes on
             metrics, spread, error = None, {}, f"{type(exc).__name__}: {exc}"
-        return Outcome(metrics, spread, error, time.perf_counter() - t0, hostname())
+        return Outcome(metrics, spread, error, time.perf_counter() - t0, hostname(),
+                       ray_node_id())
 
 
 def _features(graph: Any) -> dict[str, Any] | None:

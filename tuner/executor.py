@@ -11,12 +11,16 @@ import abc
 import logging
 import os
 import socket
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from simulator.errors import ConfigError
+
+TASK_RETRIES = 3
+CPU_REFRESH_S = 1.0
 
 
 class Future:
@@ -150,15 +154,39 @@ class RayExecutor(Executor):
                 raise ConfigError(f"no Ray cluster at --address {where!r}: "
                                   f"{' '.join(str(exc).split())[:300]}") from None
             self._owns = True
-        cpus = int(ray.cluster_resources().get("CPU", 0))
-        if cpus < 1:
+        self._workers = workers
+        self._cpus_at = 0.0
+        self.cpus = self._read_cpus()
+        if self.cpus < 1 and address is None:
             self.close()
-            raise ConfigError(f"the Ray cluster at {address or 'local'!r} has no CPUs")
-        self.cpus = cpus
-        self.capacity = min(cpus, workers) if workers else cpus
-        self.description = f"Ray, {self.capacity} of {cpus} CPUs"
-        self._task = ray.remote(num_cpus=1, max_retries=2)(run_call)
+            raise ConfigError("the local Ray cluster has no CPUs")
+        self.max_capacity = self.capacity
+        # a task lost with its node (or worker) is run again by Ray before the driver sees it
+        self._task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(run_call)
         self._tasks: dict[int, Any] = {}
+
+    def _read_cpus(self) -> int:
+        self.cpus = int(self._ray.cluster_resources().get("CPU", 0))
+        self._cpus_at = time.monotonic()
+        return self.cpus
+
+    @property
+    def capacity(self) -> int:
+        """Calls to keep in flight: the cluster's CPUs now (re-read every second, so nodes
+        that join or leave change it), capped by ``--workers``; at least 1, so a cluster
+        scaled to zero sees demand and starts a worker."""
+        if time.monotonic() - self._cpus_at >= CPU_REFRESH_S:
+            self._read_cpus()
+        cpus = min(self.cpus, self._workers) if self._workers else self.cpus
+        cap = max(1, cpus)
+        self.max_capacity = max(getattr(self, "max_capacity", cap), cap)
+        return cap
+
+    @property
+    def description(self) -> str:
+        """For the run's footer."""
+        capped = f", capped at {self._workers}" if self._workers else ""
+        return f"Ray, up to {self.max_capacity} CPUs in flight{capped}"
 
     def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
         """Submit a task."""

@@ -56,6 +56,7 @@ class TrialRecord:
     duplicate_of: int | None = None
     wall_s: float = 0.0
     worker: str | None = None
+    node_id: str | None = None
     timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def __post_init__(self) -> None:

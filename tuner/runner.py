@@ -33,6 +33,10 @@ from tuner.study import StudyRun
 from tuner.study import StudySpec
 from tuner.study import StudySummary
 
+# Times the driver submits a trial again when its task fails for a system reason (Ray has
+# already retried it TASK_RETRIES times): then it becomes a failed trial with the reason.
+DRIVER_RESUBMITS = 2
+
 
 @dataclass
 class Prep:
@@ -57,11 +61,14 @@ class RunStats:
     prepares: int = 0
 
     eval_s: float = 0.0
+    capacity_s: float = 0.0
+    resubmitted: int = 0
 
     @property
     def busy_fraction(self) -> float:
-        """Worker time spent evaluating over the time the workers were available."""
-        span = self.elapsed_s * self.capacity
+        """Worker time spent evaluating over the worker time available (the cluster's CPUs
+        integrated over the run, so nodes joining or leaving count while they are there)."""
+        span = self.capacity_s or self.elapsed_s * self.capacity
         return self.busy_s / span if span else 0.0
 
     @property
@@ -103,8 +110,13 @@ class Runner:
         stored = self.store.stored_trials()
         self._order = {id(s): i for i, s in enumerate(specs)}
         done_summaries: dict[int, StudySummary] = {}
+        last, capacity = start, self.executor.capacity
         try:
             while True:
+                now = time.monotonic()
+                self.stats.capacity_s += capacity * (now - last)
+                last, capacity = now, self.executor.capacity
+                self.stats.capacity = max(self.stats.capacity, capacity)
                 if self.deadline is not None and time.monotonic() >= self.deadline:
                     pending.clear()
                     for run in self._active:
@@ -205,9 +217,16 @@ class Runner:
         job: Job = obj
         try:
             outcome = self.executor.result(future)
-        except Exception as exc:  # the worker died (after Ray's retries): a failed trial
-            outcome = Outcome(None, error=f"worker failure: {type(exc).__name__}: "
-                              f"{' '.join(str(exc).split())[:500]}")
+        except Exception as exc:  # the worker or its node died, after Ray's own retries
+            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}"
+            if job.attempts < DRIVER_RESUBMITS:  # the same trial, asked again: never lost
+                job.attempts += 1
+                self.stats.resubmitted += 1
+                if self.progress is not None:
+                    self.progress.note(f"resubmitting after a worker failure ({reason})")
+                self._submit(job)
+                return
+            outcome = Outcome(None, error=f"worker failure: {reason}")
         self.stats.evaluations += 1
         self.stats.busy_s += outcome.wall_s
         self.stats.eval_s = time.monotonic() - (self._first_eval or time.monotonic())

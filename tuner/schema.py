@@ -59,6 +59,7 @@ TRIAL_COLUMNS = _cols(
     ("error", pa.string(), "error text of a failed evaluation"),
     ("wall_s", pa.float64(), "wall time of the evaluation on its worker, seconds"),
     ("worker", pa.string(), "host name of the worker that ran it"),
+    ("node_id", pa.string(), "Ray node id of the worker that ran it (null in-process)"),
     ("seed", pa.int64(), "study seed (sampler and source choice)"),
     ("timestamp", pa.timestamp("us", tz="UTC"), "when the result reached the driver"),
     ("warpsweep_version", pa.string(), "warpsweep version that produced the row"),

@@ -145,6 +145,7 @@ class Job:
     strategy: Any
     trial: optuna.trial.Trial | None = None
     label: str | None = None
+    attempts: int = 0
 
 
 @dataclass
@@ -524,6 +525,7 @@ class StudyRun:
             error=error, duplicate_of=duplicate_of,
             wall_s=outcome.wall_s if outcome is not None else 0.0,
             worker=outcome.worker or None if outcome is not None else None,
+            node_id=outcome.node_id if outcome is not None else None,
         )
 
     def _effective(self, config: dict[str, Any]) -> dict[str, Any]:
