@@ -6,6 +6,7 @@ import json
 import math
 from datetime import UTC
 from datetime import datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -75,7 +76,7 @@ def test_parquet_files_have_the_declared_schema(tmp_path):
     store.add_trial(record(0))
     store.add_trial(record(1, params={"mapping": "thread", "future_knob": "x"}))
     store.close()
-    files = ParquetDirBackend(tmp_path).files("trials")
+    files = [Path(f) for f in ParquetDirBackend(tmp_path).files("trials")]
     assert len(files) == 1
     assert files[0].parent.relative_to(tmp_path).as_posix() == "trials/algorithm=bfs/device=h100"
     schema = pq.read_schema(files[0])

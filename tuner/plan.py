@@ -154,7 +154,7 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ConfigError(f"the same study is listed twice: {dup}")
-    check_manifest(Path(results), create=False)
+    check_manifest(results, create=False)
     total = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
     executor = make_executor(workers, address)
     try:

@@ -25,6 +25,7 @@ from tuner.evaluate import SimulatorBackend
 from tuner.evaluate import graph_id
 from tuner.executor import Executor
 from tuner.executor import Future
+from tuner.location import Location
 from tuner.progress import Progress
 from tuner.records import TrialRecord
 from tuner.store import ResultStore
@@ -86,7 +87,7 @@ class Runner:
                  timeout: float | None = None) -> None:
         self.executor = executor
         self.store = store
-        self.results = Path(results)
+        self.results = Location.of(results)
         self.backend = backend or SimulatorBackend()
         self.progress = progress
         self.deadline = time.monotonic() + timeout if timeout else None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import abc
 import json
-import os
 import time
 import urllib.parse
 import uuid
@@ -20,10 +19,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
 from tuner.env import warpsweep_version
+from tuner.location import Location
 from tuner.records import TrialRecord
 from tuner.schema import GRAPH_COLUMNS
 from tuner.schema import GRAPH_PARTITIONS
@@ -78,42 +79,53 @@ class MemoryBackend(Backend):
 
 
 class ParquetDirBackend(Backend):
-    """A hive-partitioned Parquet dataset under ``root/<table>/key=value/part-*.parquet``."""
+    """A hive-partitioned Parquet dataset under ``root/<table>/key=value/part-*.parquet``, on
+    a local disk or any filesystem pyarrow opens from a URI (see ``tuner.location``)."""
 
-    def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
+    def __init__(self, root: str | Path | Location) -> None:
+        self.location = Location.of(root)
+
+    @property
+    def root(self) -> Path:
+        """The local directory (local locations only)."""
+        return self.location.local_path()
 
     def append(self, table: str, partition: dict[str, str], data: pa.Table) -> None:
-        """Write a new file: temp name first, then an atomic rename."""
-        folder = self.root / table
-        for key, value in partition.items():
-            folder = folder / f"{key}={urllib.parse.quote(str(value), safe='')}"
-        folder.mkdir(parents=True, exist_ok=True)
+        """Write a new file whole: readers never see part of it."""
+        parts = [f"{key}={urllib.parse.quote(str(value), safe='')}"
+                 for key, value in partition.items()]
         name = f"part-{time.time_ns()}-{uuid.uuid4().hex[:8]}.parquet"
-        tmp = folder / f".{name}.tmp"
-        try:
-            pq.write_table(data, tmp)
-            os.replace(tmp, folder / name)
-        finally:
-            tmp.unlink(missing_ok=True)
+        buffer = pa.BufferOutputStream()
+        pq.write_table(data, buffer)
+        self.location.write_bytes(self.location.path(table, *parts, name),
+                                  buffer.getvalue().to_pybytes())
 
-    def files(self, table: str) -> list[Path]:
+    def files(self, table: str) -> list[str]:
         """The dataset's finished files (temp files are hidden by their leading dot)."""
-        base = self.root / table
-        return sorted(p for p in base.rglob("part-*.parquet")) if base.exists() else []
+        return [f for f in self.location.files(table, ".parquet")
+                if f.rsplit("/", 1)[-1].startswith("part-")]
+
+    def dataset(self, table: str) -> ds.Dataset | None:
+        """The table as a pyarrow dataset (schemas unified, partitions as columns), or None
+        while it has no file."""
+        files = self.files(table)
+        if not files:
+            return None
+        fs = self.location.fs
+        part_schema = pa.schema([(c.name, c.type) for c in PARTITIONS[table]])
+        schema = pa.unify_schemas([pq.read_schema(f, filesystem=fs) for f in files]
+                                  + [part_schema])
+        return ds.dataset(
+            files, schema=schema, format="parquet", filesystem=fs,
+            partitioning=ds.partitioning(part_schema, flavor="hive"),
+            partition_base_dir=self.location.path(table),
+        )
 
     def scan(self, table: str, columns: list[str] | None = None) -> pa.Table:
         """Read every file with the union of their schemas plus the partition columns."""
-        files = self.files(table)
-        if not files:
+        dataset = self.dataset(table)
+        if dataset is None:
             return _empty(table, columns)
-        part_schema = pa.schema([(c.name, c.type) for c in PARTITIONS[table]])
-        schema = pa.unify_schemas([pq.read_schema(f) for f in files] + [part_schema])
-        dataset = ds.dataset(
-            [str(f) for f in files], schema=schema, format="parquet",
-            partitioning=ds.partitioning(part_schema, flavor="hive"),
-            partition_base_dir=str(self.root / table),
-        )
         return dataset.to_table(columns=columns)
 
 
@@ -145,11 +157,12 @@ class ResultStore:
         self.flush_hooks: list[Callable[[], None]] = []
 
     @classmethod
-    def open(cls, results: str | Path, **kwargs: Any) -> ResultStore:
-        """A store over a results directory, created if needed; refuses a newer schema."""
-        root = Path(results)
-        check_manifest(root)
-        return cls(ParquetDirBackend(root), **kwargs)
+    def open(cls, results: str | Path | Location, **kwargs: Any) -> ResultStore:
+        """A store over a results directory (path or URI), created if needed; refuses one
+        of another schema."""
+        location = Location.of(results)
+        check_manifest(location)
+        return cls(ParquetDirBackend(location), **kwargs)
 
     # -- writing ---------------------------------------------------------------------------
     def add_trial(self, record: TrialRecord) -> None:
@@ -285,29 +298,34 @@ def _coerce(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
     return out
 
 
-def check_manifest(root: Path, create: bool = True, writing: bool = True) -> None:
+def check_manifest(root: str | Path | Location, create: bool = True,
+                   writing: bool = True) -> None:
     """Create the results directory's manifest, or refuse one written by a newer schema (or,
     to write into, by an older one: its rows would not mean what the new ones mean)."""
-    root = Path(root)
-    if root.exists() and not root.is_dir():
-        raise ConfigError(f"--results {str(root)!r} is a file, not a directory")
-    path = root / MANIFEST
-    if path.exists():
+    loc = Location.of(root)
+    if loc.local and loc.local_path().exists() and not loc.local_path().is_dir():
+        raise ConfigError(f"--results {loc.text!r} is a file, not a directory")
+    path = loc.path(MANIFEST)
+    try:
+        text = loc.read_text(path)
+    except OSError as exc:
+        raise ConfigError(f"--results {loc.text!r}: cannot read {MANIFEST} ({exc})") from None
+    if text is not None:
         try:
-            manifest = json.loads(path.read_text())
+            manifest = json.loads(text)
             version = int(manifest["schema_version"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"{path}: unreadable results manifest ({exc})") from None
         if version > SCHEMA_VERSION:
             raise ConfigError(
-                f"results directory {str(root)!r} was written with results schema version "
+                f"results directory {loc.text!r} was written with results schema version "
                 f"{version} (by warpsweep {manifest.get('warpsweep_version', '?')}); this "
                 f"warpsweep {warpsweep_version()} reads schema version {SCHEMA_VERSION} and "
                 "older: upgrade warpsweep or choose another --results directory"
             )
         if writing and version < SCHEMA_VERSION:
             raise ConfigError(
-                f"results directory {str(root)!r} holds results schema version {version} (by "
+                f"results directory {loc.text!r} holds results schema version {version} (by "
                 f"warpsweep {manifest.get('warpsweep_version', '?')}); this warpsweep "
                 f"{warpsweep_version()} writes version {SCHEMA_VERSION}, whose rows differ: "
                 "write to a new --results directory (the old one stays readable)"
@@ -315,32 +333,29 @@ def check_manifest(root: Path, create: bool = True, writing: bool = True) -> Non
         return
     if not create:
         return
-    root.mkdir(parents=True, exist_ok=True)
+    loc.ensure_dir()
     body = {"schema_version": SCHEMA_VERSION, "warpsweep_version": warpsweep_version()}
-    tmp = root / f".{MANIFEST}.{uuid.uuid4().hex[:8]}.tmp"
-    tmp.write_text(json.dumps(body, indent=1) + "\n")
-    os.replace(tmp, path)
+    loc.write_bytes(path, (json.dumps(body, indent=1) + "\n").encode())
 
 
-def read_trials(results: str | Path, columns: list[str] | None = None) -> pa.Table:
+def read_trials(results: str | Path | Location, columns: list[str] | None = None) -> pa.Table:
     """The ``trials`` table of a results directory (schema checked)."""
-    root = Path(results)
-    check_readable(root)
-    return ParquetDirBackend(root).scan(TRIALS, columns)
+    check_readable(results)
+    return ParquetDirBackend(results).scan(TRIALS, columns)
 
 
-def read_graphs(results: str | Path, columns: list[str] | None = None) -> pa.Table:
+def read_graphs(results: str | Path | Location, columns: list[str] | None = None) -> pa.Table:
     """The ``graphs`` table of a results directory (schema checked)."""
-    root = Path(results)
-    check_readable(root)
-    return ParquetDirBackend(root).scan(GRAPHS, columns)
+    check_readable(results)
+    return ParquetDirBackend(results).scan(GRAPHS, columns)
 
 
-def check_readable(root: Path) -> None:
+def check_readable(root: str | Path | Location) -> None:
     """Refuse a missing results directory or one of a newer schema."""
-    if not (root / MANIFEST).exists():
-        raise ConfigError(f"{str(root)!r} is not a warpsweep results directory (no {MANIFEST})")
-    check_manifest(root, writing=False)
+    loc = Location.of(root)
+    if loc.kind(loc.path(MANIFEST)) != pafs.FileType.File:
+        raise ConfigError(f"{loc.text!r} is not a warpsweep results directory (no {MANIFEST})")
+    check_manifest(loc, writing=False)
 
 
 def declared_fields(table: str = TRIALS) -> list[Column]:

@@ -33,6 +33,7 @@ from tuner.evaluate import Outcome
 from tuner.evaluate import graph_slug
 from tuner.evaluate import is_finite
 from tuner.journal import DriverJournal
+from tuner.location import Location
 from tuner.records import TrialRecord
 from tuner.samplers import make_sampler
 from tuner.samplers import sampler_info
@@ -217,7 +218,7 @@ def journal_storage(path: Path) -> tuple[JournalStorage, DriverJournal]:
 class StudyRun:
     """A study being tuned: Optuna study, budget, duplicates and records."""
 
-    def __init__(self, spec: StudySpec, space: SearchSpace, results: Path,
+    def __init__(self, spec: StudySpec, space: SearchSpace, results: str | Path | Location,
                  stored: set[tuple[str, Any]], add_row: Callable[[TrialRecord], None],
                  amend_row: Callable[[TrialRecord, TrialRecord], None],
                  build: Callable[[dict[str, Any]], Any]) -> None:
@@ -232,7 +233,10 @@ class StudyRun:
         self.on_trial: Callable[[StudyRun, TrialRecord], None] | None = None
         self.exhaustive = sampler_info(spec.sampler).exhaustive
         self.budget = budget_of(spec, space)
-        self.journal = results / "studies" / f"{self.key}.journal"
+        self.location = Location.of(results)
+        self.journal = self.location.journal_dir() / f"{self.key}.journal"
+        self.location.pull_journal(self.journal)
+        self._pushed_size = self.journal.stat().st_size if self.journal.exists() else -1
         storage, self._journal = journal_storage(self.journal)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -259,12 +263,23 @@ class StudyRun:
             raise
 
     def sync(self) -> None:
-        """fsync the study's journal (called with every results flush)."""
+        """fsync the study's journal (called with every results flush), and upload it when
+        the results live in object storage and it has grown."""
         self._journal.sync()
+        self._push()
 
     def close(self) -> None:
         """Sync and release the study's journal."""
         self._journal.close()
+        self._push()
+
+    def _push(self) -> None:
+        if self.location.local or not self.journal.exists():
+            return
+        size = self.journal.stat().st_size
+        if size != self._pushed_size:
+            self.location.push_journal(self.journal)
+            self._pushed_size = size
 
     # -- resume ----------------------------------------------------------------------------
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
