@@ -40,6 +40,7 @@ class Executor(abc.ABC):
 
     capacity: int = 1
     description: str = ""
+    asynchronous: bool = False  # calls run elsewhere while the driver goes on
 
     @abc.abstractmethod
     def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
@@ -131,6 +132,8 @@ def run_call(fn: Callable[..., Any], *args: Any) -> Any:
 
 class RayExecutor(Executor):
     """Runs calls as Ray tasks, one CPU each, on a local or existing Ray cluster."""
+
+    asynchronous = True
 
     def __init__(self, workers: int | None = None, address: str | None = None) -> None:
         try:

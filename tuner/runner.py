@@ -101,6 +101,8 @@ class Runner:
         self._single = False
         self._order: dict[int, int] = {}
         self._counted: dict[int, int] = {}
+        self._ready: deque[Job] = deque()
+        self._ask_ahead = bool(getattr(executor, "asynchronous", False))
 
     def run(self, specs: list[StudySpec],
             spaces: dict[tuple[str, str], SearchSpace]) -> list[StudySummary]:
@@ -145,7 +147,7 @@ class Runner:
     def _fill(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
               stored: dict[str, set], done: dict[int, StudySummary]) -> None:
         while len(self._inflight) < self.executor.capacity:
-            job = self._next_job()
+            job = self._take_ready() or self._next_job()
             if job is not None:
                 self._submit(job)
                 continue
@@ -161,6 +163,20 @@ class Runner:
                 continue
             self._active.append(run)
             self._attach(run)
+        # Ask the sampler ahead, while the workers are busy, so the next free worker gets its
+        # trial at once instead of waiting for a TPE ask (tens of ms at a few hundred trials).
+        if self._ask_ahead and not self._ready:
+            job = self._next_job()
+            if job is not None:
+                self._ready.append(job)
+
+    def _take_ready(self) -> Job | None:
+        while self._ready:
+            job = self._ready.popleft()
+            if not job.run.stopping:
+                return job
+            job.run.abandon(job)
+        return None
 
     def _spec_index(self, spec: StudySpec) -> int:
         return self._order[id(spec)]
@@ -239,6 +255,7 @@ class Runner:
     def _prepared(self, prep: Prep) -> None:
         graph_f, runs_f, meta_f = prep.futures
         meta: GraphMeta = self.executor.result(meta_f)
+        self.stats.busy_s += meta.prepare_s  # a worker loading the graph is a busy worker
         if meta.error is not None:
             origin = prep.users[0].spec.origin if prep.users else ""
             raise ConfigError(f"{origin + ': ' if origin else ''}{meta.error}")
@@ -310,6 +327,9 @@ class Runner:
         run.close()
 
     def _shutdown(self) -> None:
+        while self._ready:  # asked but never started: failed and enqueued again for a resume
+            job = self._ready.popleft()
+            job.run.abandon(job)
         try:
             cancel = getattr(self.executor, "cancel", None)
             if cancel is not None and self._inflight:

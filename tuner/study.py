@@ -448,6 +448,20 @@ class StudyRun:
             return job
         return None
 
+    def abandon(self, job: Job) -> None:
+        """A job asked but never started (the run stopped first): like a trial interrupted
+        mid-run, it fails in Optuna and its configuration is enqueued for the next resume."""
+        self._inflight.pop(job.strategy, None)
+        if job.trial is None:
+            self._pending_refs.insert(0, (job.label, job.config))
+        else:
+            self.study._storage.set_trial_user_attr(job.trial._trial_id, "interrupted", True)
+            self.study.tell(job.trial.number, state=TrialState.FAIL, skip_if_finished=True)
+            self.study.enqueue_trial(job.trial.params,
+                                     user_attrs={"requeued_from": job.trial.number})
+        for trial, _ in self._waiters.pop(job.strategy, []):
+            self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
+
     # -- telling ---------------------------------------------------------------------------
     def finish(self, job: Job, outcome: Outcome) -> TrialRecord:
         """Record an evaluation's outcome (row first, then Optuna) and answer its duplicates."""
