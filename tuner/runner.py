@@ -163,12 +163,14 @@ class Runner:
                 continue
             self._active.append(run)
             self._attach(run)
-        # Ask the sampler ahead, while the workers are busy, so the next free worker gets its
-        # trial at once instead of waiting for a TPE ask (tens of ms at a few hundred trials).
-        if self._ask_ahead and not self._ready:
+        # Ask the sampler ahead, while the workers are busy, so a free worker gets its next
+        # trial at once instead of waiting for a TPE ask (tens of ms at a few hundred trials);
+        # one asked trial per worker absorbs results that arrive together.
+        while self._ask_ahead and len(self._ready) < self.executor.capacity:
             job = self._next_job()
-            if job is not None:
-                self._ready.append(job)
+            if job is None:
+                break
+            self._ready.append(job)
 
     def _take_ready(self) -> Job | None:
         while self._ready:

@@ -9,6 +9,7 @@ whose result was recorded but not told, and re-enqueues the ones that were still
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import random
@@ -182,6 +183,7 @@ def budget_of(spec: StudySpec, space: SearchSpace) -> int:
     return min(budget, distinct) if space.finite else budget
 
 
+@functools.lru_cache(maxsize=64)
 def distinct_configurations(space: SearchSpace) -> int:
     """Configurations of a space's grid that differ once defaults are applied (each invalid
     combination counts once: it is tried once, then answered from the study)."""
