@@ -1,0 +1,315 @@
+"""``warpsweep report``: every figure rendered as a valid PNG and linked from index.html, figures
+without data listed as skipped, the figure data right on rows whose answer is known."""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+import pytest
+
+from tuner import api
+from tuner.cli import main
+from tuner.env import warpsweep_version
+from tuner.query import connect
+from tuner.records import TrialRecord
+from tuner.report import Entry
+from tuner.report import build_report
+from tuner.report import plot_history
+from tuner.report import plot_selector
+from tuner.report_data import NO_DEFER
+from tuner.report_data import Filters
+from tuner.report_data import Group
+from tuner.report_data import History
+from tuner.report_data import Run
+from tuner.report_data import defer_curves
+from tuner.report_data import effective_params
+from tuner.report_data import knob_curves
+from tuner.report_data import simd_bars
+from tuner.report_data import time_over_w
+from tuner.report_data import w_chunk_cells
+from tuner.store import ResultStore
+
+GRAPHS = ("rmat:scale=8,seed=1", "grid2d:rows=16,cols=16")
+VWARP_SPACE = """name: vwarpmini
+params:
+  mapping: {choices: [vwarp]}
+  w: {choices: [1, 8, 32]}
+  chunk: {choices: [1, 64]}
+  defer_threshold: {choices: [null, 64]}
+"""
+HYBRID_SPACE = """name: hybrids
+params:
+  driven: {choices: [temporal, spatial]}
+  switch_to_topology: {choices: [0.05, 0.3, 1.0], when: {driven: temporal}}
+  partition: {choices: [4, 16], when: {driven: spatial}}
+"""
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+KINDS = ("time-over-w", "w-chunk", "simd")
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk (which must come first); raises if not a PNG."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == PNG_SIGNATURE, f"{path} is not a PNG"
+    length, kind = struct.unpack(">I4s", head[8:16])
+    assert kind == b"IHDR" and length == 13, f"{path}: first chunk is {kind!r}"
+    return struct.unpack(">II", head[16:24])
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """Two tiny graphs, BFS on the H100: a grid over a small vwarp space (with deferring) and
+    over the temporal and spatial hybrids' switch points, one source each."""
+    root = tmp_path_factory.mktemp("report")
+    vwarp, hybrid = root / "vwarpmini.yaml", root / "hybrids.yaml"
+    vwarp.write_text(VWARP_SPACE)
+    hybrid.write_text(HYBRID_SPACE)
+    for graph in GRAPHS:
+        api.tune(graph, "bfs", "h100", str(vwarp), sampler="grid", sources=1,
+                 results=root / "res", workers=0)
+        api.tune(graph, "bfs", "h100", str(hybrid), sampler="grid", sources=1,
+                 references=False, results=root / "res", workers=0)
+    return root / "res"
+
+
+@pytest.fixture(scope="module")
+def report(results, tmp_path_factory):
+    return build_report(results, tmp_path_factory.mktemp("out") / "report")
+
+
+def test_report_renders_every_figure(report, results):
+    out = report.index.parent
+    names = {Path(e.file).name for e in report.figures}
+    graph_ids = [gid for (gid,) in connect(results).execute(
+        "SELECT DISTINCT graph_id FROM trials").fetchall()]
+    assert len(graph_ids) == 2
+    for gid in graph_ids:
+        for kind in KINDS:
+            assert f"{gid}-bfs-h100-{kind}.png" in names
+    assert {"bfs-h100-defer.png", "bfs-h100-switch.png"} <= names
+    assert sum(n.startswith("history-") for n in names) == 4  # one per study
+    assert len(report.figures) == 2 * len(KINDS) + 2 + 4
+    for entry in report.figures:
+        width, height = png_size(out / entry.file)
+        assert width > 0 and height > 0
+    # every figure of a real run has its data; only the selector (2 graphs < 3) is left out
+    assert [e.title for _, e in report.skipped] == ["selector regret per held-out graph"]
+
+
+def test_html_links_every_png_and_captions_each(report, results):
+    out = report.index.parent
+    page = report.index.read_text()
+    srcs = re.findall(r'<img src="([^"]+)"', page)
+    assert srcs and all((out / s).is_file() for s in srcs)
+    assert all(not s.startswith("/") and not s.startswith("http") for s in srcs)
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*.png")}
+    assert set(srcs) == on_disk
+    figures = re.findall(r"<figure>(.*?)</figure>", page, re.S)
+    assert len(figures) == len(report.figures)
+    for fig in figures:
+        caption = re.search(r"<figcaption><b>(.+?)\.</b> (.+?)</figcaption>", fig, re.S)
+        assert caption and len(caption.group(2)) > 40
+    assert "Lower is better" in page or "lower is better" in page
+    assert "thread-per-vertex baseline" in page
+    assert f"warpsweep {warpsweep_version()}" in page
+    assert str(results) in page
+    assert "4 studies" in page
+    # contents by graph, each link to a section of the page
+    for anchor in re.findall(r'<a href="#([^"]+)"', page):
+        assert f'id="{anchor}"' in page
+    assert "rmat8-ef16: <a href=" in page and "grid2d-16x16: <a href=" in page
+    # the selector's absence is explained, not an empty plot
+    assert re.search(r"Not drawn: selector regret per held-out graph: .+\.", page)
+
+
+def test_summary_table_matches_a_direct_query(report, results):
+    con = connect(results)
+    best = dict(con.execute("SELECT study_key, min(time_us) FROM trials WHERE state = "
+                            "'complete' GROUP BY study_key").fetchall())
+    thread = dict(con.execute("SELECT study_key, time_us FROM trials WHERE label = 'thread' "
+                              "AND state = 'complete'").fetchall())
+    assert {s.study_key for s in report.studies} == set(best)
+    for line in report.studies:
+        assert line.best_time_us == pytest.approx(best[line.study_key])
+        if line.space == "vwarpmini":
+            # the whole grid; configurations equal to a reference are answered as repeats
+            assert line.trials + line.repeats == 12 and line.failed == 0
+            assert line.repeats == 3  # vwarp w=1, 8, 32 at chunk 1 without deferring
+            assert line.speedup == pytest.approx(thread[line.study_key] / best[line.study_key])
+        else:
+            assert line.trials == 5 and line.speedup is None  # no references run
+    page = report.index.read_text()
+    for line in report.studies:
+        assert f"<td>{line.study_key}</td>" in page
+
+
+def test_figures_without_data_are_skipped_with_the_reason(tmp_path):
+    """Only thread runs: no W curve, heatmap, defer or switch figure, each listed with why."""
+    res = tmp_path / "res"
+    store = ResultStore.open(res, flush_every_s=60)
+    common = dict(study_key="g.bfs.h100.t.x", graph_id="g-1", graph_spec="grid2d:rows=4,cols=4",
+                  algorithm="bfs", device="h100", space="t", space_digest="d", sampler="tpe",
+                  objective="time_us", seed=0)
+    metrics = dict(time_us=10.0, simd_efficiency=0.25, u_a=0.0, u_r=0.75, me=0.25)
+    store.add_trial(TrialRecord(role="reference", state="complete", label="thread",
+                                params={"mapping": "thread"}, values=[10.0], metrics=metrics,
+                                **common))
+    store.add_trial(TrialRecord(role="trial", state="complete", trial=0, values=[8.0],
+                                params={"mapping": "thread", "donate_threshold": 4},
+                                metrics={**metrics, "time_us": 8.0}, **common))
+    store.add_trial(TrialRecord(role="trial", state="failed", trial=1, error="boom",
+                                params={"mapping": "thread", "block_size": 64}, **common))
+    store.close()
+    report = build_report(res, tmp_path / "out", selector=False)
+    drawn = {Path(e.file).name for e in report.figures}
+    assert drawn == {"g-1-bfs-h100-simd.png", "history-g.bfs.h100.t.x.png"}
+    reasons = {e.title.split(": ")[-1]: e.caption for _, e in report.skipped}
+    assert reasons == {
+        "time over virtual warp size": "no complete vwarp run",
+        "best time per W and chunk": "the vwarp runs cover fewer than two chunk values",
+        "best time per defer threshold": "no run with a defer threshold",
+        "hybrid switch points": "no temporal (driven=temporal) or spatial (driven=spatial) "
+                                "hybrid run",
+    }
+    page = report.index.read_text()
+    assert page.count('<p class="skip">Not drawn:') == 4
+    assert "1 failed" in page
+
+
+def test_cli_report_and_its_errors(results, tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["report", "--results", str(results), "--out", str(out), "--no-selector",
+                 "--graph", "grid2d:rows=16,cols=16"]) == 0
+    printed = capsys.readouterr().out
+    assert f"{out / 'index.html'} (7 figures, 0 skipped" in printed
+    assert "rmat8" not in (out / "index.html").read_text()
+    assert main(["report", "--results", str(tmp_path / "missing"), "--out", str(out)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    ResultStore.open(tmp_path / "empty").close()
+    assert main(["report", "--results", str(tmp_path / "empty"), "--out", str(out)]) == 2
+    assert "holds no trial rows" in capsys.readouterr().err
+    assert main(["report", "--results", str(results), "--out", str(out), "--algo", "sssp"]) == 2
+    assert "--algo sssp" in capsys.readouterr().err
+    assert main(["report", "--results", str(results), "--graph", "nope:x=1"]) == 2
+    assert "matches no graph" in capsys.readouterr().err
+
+
+# -- figure data on runs whose answer is known -------------------------------------------------
+def run(time_us: float | None, role: str = "trial", label: str | None = None,
+        state: str = "complete", study: str = "s", graph: str = "g", trial: int | None = 0,
+        simd: tuple[float, float, float] = (0.5, 0.25, 0.25), **params) -> Run:
+    """A run of the given knobs, defaults filled in as the store writes them."""
+    done = state == "complete"
+    active, u_a, u_r = simd if done else (None, None, None)
+    return Run(study, role, label, state, trial, graph, f"spec:{graph}", "bfs", "h100", "sp",
+               "time_us", time_us if state != "failed" else None, None,
+               effective_params(params), time_us if done else None, active, u_a, u_r, active)
+
+
+def test_time_over_w_takes_the_best_complete_vwarp_run_per_w():
+    runs = [run(12.0, mapping="vwarp", w=8, chunk=4), run(10.0, mapping="vwarp", w=8),
+            run(5.0, state="duplicate", mapping="vwarp", w=8),  # a repeat: not new data
+            run(None, state="failed", mapping="vwarp", w=2),
+            run(30.0, mapping="vwarp"),  # w left out: the default, 32
+            run(50.0, role="reference", label="thread", trial=None, mapping="thread"),
+            run(7.0, mapping="wer+")]
+    curve = time_over_w(runs)
+    assert curve.points == [(8, 10.0), (32, 30.0)]
+    assert curve.best_w == 8 and curve.thread_us == 50.0
+    assert curve.study_best == [("sp", 7.0, "mapping=wer+")]
+    assert time_over_w([run(7.0, mapping="wer+")]) is None
+
+
+def test_heatmap_bins_chunks_to_powers_of_two():
+    runs = [run(10.0, mapping="vwarp", w=4, chunk=3), run(9.0, mapping="vwarp", w=4, chunk=5),
+            run(20.0, mapping="vwarp", w=4, chunk=100), run(15.0, mapping="vwarp", w=1)]
+    heat = w_chunk_cells(runs)
+    assert heat.binned and heat.ws == [1, 4] and heat.chunks == [1, 4, 128]
+    assert heat.cells == {(4, 4): 9.0, (4, 128): 20.0, (1, 1): 15.0}
+    assert w_chunk_cells([run(10.0, mapping="vwarp", w=w) for w in (1, 2)]) is None
+
+
+def test_defer_and_switch_curves():
+    group = Group("g", "spec:g", "gname", 1, 1, "bfs", "h100")
+    runs = [run(10.0, mapping="vwarp", w=8), run(8.0, mapping="vwarp", w=8, defer_threshold=64),
+            run(12.0, mapping="vwarp", w=8, defer_threshold=16),
+            run(1.0, mapping="wer+"),  # never deferred: not on the curve
+            run(20.0, driven="temporal", switch_to_topology=0.05),
+            run(18.0, driven="temporal", switch_to_topology=0.06),
+            run(25.0, driven="temporal", switch_to_topology=0.3)]
+    (curve,) = defer_curves([(group, runs)])
+    assert curve.label == "gname"
+    assert curve.points == [(NO_DEFER, 10.0), (16, 12.0), (64, 8.0)]
+    assert defer_curves([(group, runs[3:])]) == []
+    (temporal,) = knob_curves([(group, runs)], "temporal", "switch_to_topology")
+    assert temporal.points == [(0.0625, 18.0), (0.25, 25.0)]
+    assert knob_curves([(group, runs)], "spatial", "partition") == []
+
+
+def test_effective_params_make_null_defaults_the_same_configuration():
+    assert effective_params({"mapping": "vwarp"}) == effective_params(
+        {"mapping": "vwarp", "w": 32, "chunk": 1, "distribution": "static", "block_size": 256,
+         "driven": "topology", "unroll": 1})
+    assert "defer_threshold" not in effective_params({"mapping": "thread"})
+
+
+def test_simd_bars_one_per_configuration_and_summing_to_one():
+    runs = [run(50.0, role="reference", label="thread", trial=None, mapping="thread",
+                simd=(0.1, 0.0, 0.9)),
+            run(20.0, role="reference", label="vwarp w=8", trial=None, mapping="vwarp", w=8),
+            run(20.0, mapping="vwarp", w=8),  # the same configuration as the reference
+            run(9.0, mapping="wer+", simd=(0.9, 0.1, 0.0))]
+    bars = simd_bars(runs)
+    assert [b.name for b in bars] == ["thread", "best fixed vwarp w=8", "best overall"]
+    assert [b.time_us for b in bars] == [50.0, 20.0, 9.0]
+    assert all(b.total == pytest.approx(1.0) for b in bars)
+
+
+# -- figure functions on hand-built data -----------------------------------------------------
+def test_history_marks_failed_trials(tmp_path):
+    hist = History("s", "vwarp", "time_us", False,
+                   [(0, 30.0, "complete"), (1, 20.0, "complete"), (3, 20.0, "duplicate")],
+                   [2, 4], 40.0, ("vwarp w=8", 25.0))
+    assert hist.best_so_far() == [(0, 30.0), (1, 20.0), (3, 20.0)]
+    caption = plot_history(hist, "a history", tmp_path / "h.png")
+    assert "2 failed trial(s)" in caption
+    assert png_size(tmp_path / "h.png")[0] > 0
+
+
+@dataclass
+class FakeRegret:
+    graph_id: str
+    graph_spec: str
+    best_time_us: float
+    best_config: dict
+    regrets: dict
+
+
+@dataclass
+class FakeEvaluation:
+    algorithm: str
+    device: str
+    policies: list
+    rows: list
+    geomean: dict = field(default_factory=dict)
+
+
+def test_selector_figure_from_an_evaluation_like_object(tmp_path):
+    policies = ["selector", "thread", "w=32"]
+    rows = [FakeRegret(f"g{i}", f"rmat:scale={i}", 10.0, {"mapping": "thread"},
+                       {"selector": 1.0 + i / 10, "thread": 3.0, "w=32": 1.5})
+            for i in range(4)]
+    ev = FakeEvaluation("bfs", "h100", policies, rows,
+                        {"selector": 1.14, "thread": 3.0, "w=32": float("nan")})
+    caption = plot_selector(ev, "regret", tmp_path / "sel.png")
+    assert "selector 1.140" in caption and "thread 3.000" in caption and "w=32 n/a" in caption
+    assert png_size(tmp_path / "sel.png")[0] > 0
+
+
+def test_entry_without_a_file_is_skipped():
+    assert Entry("t", "why").skipped and not Entry("t", "c", "figures/x.png").skipped
+    assert Filters().graphs == ()

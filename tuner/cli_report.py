@@ -1,0 +1,54 @@
+"""The ``report`` verb: PNG figures of a results directory and an index.html tying them."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from tuner.api import DEFAULT_RESULTS
+from tuner.report_data import Filters
+
+DEFAULT_OUT = "./warpsweep-report"
+EXAMPLES = """examples:
+  warpsweep report --results quick-results --out quick-report
+  warpsweep report --algo bfs --device h100 --graph rmat14-ef16 --no-selector
+  warpsweep report --results res --graph rmat:scale=14,seed=1 --graph road:rows=128,seed=1
+
+Open OUT/index.html in a browser; the figures are PNGs under OUT/figures (replaced on each run).
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``report`` to the ``warpsweep`` parser."""
+    p = subparsers.add_parser(
+        "report", help="render figures of a results directory and an HTML page",
+        description="Render the results as PNG figures (time over W, W x chunk heatmaps, defer "
+                    "and hybrid switch-point curves, SIMD efficiency breakdown, each study's "
+                    "optimisation history, the selector's evaluation) and one index.html that "
+                    "ties them together with a summary table.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
+                   help=f"results directory (default {DEFAULT_RESULTS})")
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                   help=f"report directory (default {DEFAULT_OUT})")
+    p.add_argument("--algo", default=None, help="only this algorithm (default: all)")
+    p.add_argument("--device", default=None, help="only this device (default: all)")
+    p.add_argument("--graph", action="append", default=[], metavar="GRAPH",
+                   help="only this graph: its name, id or spec (repeatable; default: all)")
+    p.add_argument("--no-selector", dest="selector", action="store_false",
+                   help="leave out the selector's evaluation (it trains models)")
+    p.set_defaults(run=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """``warpsweep report``: render and print where the page is."""
+    from tuner.report import build_report
+
+    start = time.perf_counter()
+    filters = Filters(args.algo, args.device, tuple(args.graph))
+    report = build_report(args.results, args.out, filters, selector=args.selector)
+    skipped = len(report.skipped)
+    print(f"{report.index} ({len(report.figures)} figures, {skipped} skipped, "
+          f"{time.perf_counter() - start:.1f} s)")
+    return 0

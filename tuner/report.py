@@ -1,0 +1,676 @@
+"""``warpsweep report``: PNG figures of a results directory and one HTML page tying them together.
+
+Each ``plot_*`` function draws one figure from its data (``tuner.report_data``) into a PNG and
+returns the caption that says what it shows; ``build_report`` picks the figures the results
+can fill, lists the others as skipped with the reason, and writes ``index.html``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib import patheffects
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import LogNorm
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import FixedLocator
+from matplotlib.ticker import LogFormatter
+from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import NullLocator
+
+from simulator.errors import WarpsweepError
+from tuner.env import warpsweep_version
+from tuner.report_data import NO_DEFER
+from tuner.report_data import VWARP_SIZES
+from tuner.report_data import Curve
+from tuner.report_data import Filters
+from tuner.report_data import Group
+from tuner.report_data import Heatmap
+from tuner.report_data import History
+from tuner.report_data import ResultsData
+from tuner.report_data import SimdBar
+from tuner.report_data import StudyLine
+from tuner.report_data import WCurve
+from tuner.report_data import defer_curves
+from tuner.report_data import describe
+from tuner.report_data import histories
+from tuner.report_data import knob_curves
+from tuner.report_data import load_results
+from tuner.report_data import simd_bars
+from tuner.report_data import study_lines
+from tuner.report_data import time_over_w
+from tuner.report_data import w_chunk_cells
+
+DPI = 100
+FIGURES_DIR = "figures"
+TIME_LABEL = "time (µs)"
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
+          "#17becf", "#7f7f7f", "#bcbd22")
+ACTIVE, UA, UR = "#2a9d8f", "#e9c46a", "#adb5bd"
+
+
+# -- figure plumbing -------------------------------------------------------------------------
+def _new_figure(width: float = 7.5, height: float = 4.5,
+                margins: tuple[float, float, float, float] = (0.9, 0.3, 0.7, 0.45)) -> Figure:
+    """A figure on the Agg canvas, without pyplot's global state; margins (left, right,
+    bottom, top) in inches, set by hand because automatic layouts triple the drawing time."""
+    fig = Figure(figsize=(width, height), dpi=DPI)
+    FigureCanvasAgg(fig)
+    left, right, bottom, top = margins
+    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
+                        top=1 - top / height)
+    return fig
+
+
+def _save(fig: Figure, path: Path) -> None:
+    """Write the PNG and release the figure's artists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, format="png")
+    fig.clear()
+
+
+def _log_if_wide(ax: Any, values: Sequence[float], axis: str = "y") -> bool:
+    """Log scale when the values span more than 10x (times of different configurations
+    often do), so the small ones stay readable."""
+    positive = [v for v in values if v is not None and v > 0]
+    if positive and max(positive) / min(positive) > 10:
+        (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+        _plain_log_labels(ax.yaxis if axis == "y" else ax.xaxis)
+        return True
+    return False
+
+
+class _PlainLogFormatter(LogFormatter):
+    """Log-axis labels as plain numbers (400, not 4 x 10^2)."""
+
+    def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+        return f"{x:g}"
+
+
+def _plain_log_labels(axis: Any) -> None:
+    axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
+    axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False,
+                                                minor_thresholds=(2.1, 1.0)))
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _us(value: float) -> str:
+    return f"{value:.3g} µs"
+
+
+# -- the figures -----------------------------------------------------------------------------
+def plot_time_over_w(curve: WCurve, title: str, path: Path) -> str:
+    """Hong et al. Fig. 7b: best time per virtual warp size W, thread baseline dashed."""
+    fig = _new_figure()
+    ax = fig.add_subplot()
+    ws = [w for w, _ in curve.points]
+    times = [t for _, t in curve.points]
+    ax.plot(ws, times, "o-", color=COLORS[0], label="best vwarp time at W")
+    best_t = dict(curve.points)[curve.best_w]
+    ax.plot([curve.best_w], [best_t], marker="*", markersize=18, color=COLORS[1],
+            linestyle="none", label=f"best W = {curve.best_w} ({_us(best_t)})")
+    every = list(times)
+    if curve.thread_us is not None:
+        ax.axhline(curve.thread_us, color="black", linestyle="--",
+                   label=f"thread per vertex ({_us(curve.thread_us)})")
+        every.append(curve.thread_us)
+    for i, (space, t, config) in enumerate(curve.study_best):
+        ax.axhline(t, color=COLORS[(i + 2) % len(COLORS)], linestyle=":",
+                   label=_short(f"best of {space} study: {_us(t)} ({config})", 70))
+        every.append(t)
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(VWARP_SIZES))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(w) for w in VWARP_SIZES])
+    ax.set_xlim(0.8, 40)
+    _log_if_wide(ax, every)
+    ax.set_xlabel("virtual warp size W (lanes per vertex)")
+    ax.set_ylabel(TIME_LABEL)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+    return ("Best simulated time for each virtual warp size W over every complete vwarp run of "
+            "this graph (any chunk, distribution or deferring); lower is better. The dashed line "
+            "is the thread-per-vertex baseline, the star the best W, and each dotted line a "
+            "study's best configuration of any mapping.")
+
+
+def plot_w_chunk_heatmap(heat: Heatmap, title: str, path: Path) -> str:
+    """Best time per (W, chunk) cell, annotated; empty cells blank."""
+    fig = _new_figure(max(6.0, 1.0 * len(heat.chunks) + 2.5), 4.8)
+    ax = fig.add_subplot()
+    grid = [[heat.cells.get((w, c), math.nan) for c in heat.chunks] for w in heat.ws]
+    values = [v for row in grid for v in row if not math.isnan(v)]
+    lo, hi = min(values), max(values)
+    norm = LogNorm(lo, hi) if hi / lo > 10 else Normalize(lo, hi if hi > lo else lo * 1.01)
+    cmap = matplotlib.colormaps["RdYlGn_r"].with_extremes(bad="white")
+    image = ax.imshow(_masked(grid), cmap=cmap, norm=norm, aspect="auto", origin="lower")
+    outline = [patheffects.withStroke(linewidth=2.5, foreground="white")]
+    best = min(heat.cells, key=heat.cells.get)
+    for i, w in enumerate(heat.ws):
+        for j, c in enumerate(heat.chunks):
+            v = heat.cells.get((w, c))
+            if v is not None:
+                ax.text(j, i, _cell(v), ha="center", va="center", fontsize=8,
+                        path_effects=outline)
+            if (w, c) == best:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, linewidth=2.5,
+                                       edgecolor="black"))
+    ax.set_xticks(range(len(heat.chunks)), [str(c) for c in heat.chunks])
+    ax.set_yticks(range(len(heat.ws)), [str(w) for w in heat.ws])
+    binned = ", binned to the nearest power of two" if heat.binned else ""
+    ax.set_xlabel(f"chunk (vertices per grab{binned})")
+    ax.set_ylabel("virtual warp size W (lanes per vertex)")
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, label="best time (µs)")
+    _save(fig, path)
+    return ("Best simulated time of the vwarp runs in each (W, chunk) cell; greener is faster, "
+            "the boxed cell is the best, and blank cells were never run.")
+
+
+def _cell(value: float) -> str:
+    return f"{value:,.0f}" if value >= 1000 else f"{value:.3g}"
+
+
+def _masked(grid: list[list[float]]) -> Any:
+    import numpy as np
+
+    arr = np.array(grid, dtype=float)
+    return np.ma.masked_invalid(arr)
+
+
+def plot_defer_curves(curves: Sequence[Curve], title: str, path: Path) -> str:
+    """Best time per defer threshold, one line per graph, 'none' first."""
+    keys = sorted({k for c in curves for k, _ in c.points},
+                  key=lambda k: -1 if k == NO_DEFER else k)
+    pos = {k: i for i, k in enumerate(keys)}
+    fig = _new_figure()
+    ax = fig.add_subplot()
+    every = []
+    for i, c in enumerate(curves):
+        ax.plot([pos[k] for k, _ in c.points], [t for _, t in c.points], "o-",
+                color=COLORS[i % len(COLORS)], label=c.label)
+        every += [t for _, t in c.points]
+    ax.set_xticks(range(len(keys)), ["no deferring" if k == NO_DEFER else str(k) for k in keys])
+    _log_if_wide(ax, every)
+    ax.set_xlabel("defer threshold (degree above which a block-per-vertex kernel expands it)")
+    ax.set_ylabel(f"best {TIME_LABEL}")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, title="graph")
+    _save(fig, path)
+    return ("Best time per defer threshold for each graph, over the mappings that were run with "
+            "deferring; lower is better, and a line falling to the right of 'no deferring' "
+            "means deferring high-degree outliers to a second kernel pays off.")
+
+
+def plot_switch_curves(temporal: Sequence[Curve], spatial: Sequence[Curve], title: str,
+                       path: Path) -> str:
+    """Best time of the temporal hybrid per switch point and of the spatial one per partition."""
+    panels = [(c, lab) for c, lab in (
+        (temporal, "switch_to_topology (worklist size / N, binned to powers of two)"),
+        (spatial, "partition (vertices per representative, binned to powers of two)"),
+    ) if c]
+    fig = _new_figure(6.0 * len(panels) + 1.0, 4.8, (0.9, 0.3, 0.7, 0.8))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    fig.subplots_adjust(wspace=0.3)
+    names = {"switch_to_topology": "temporal hybrid", "partition": "spatial hybrid"}
+    for ax, (curves, label) in zip(axes, panels, strict=True):
+        every, xs = [], set()
+        for i, c in enumerate(curves):
+            ax.plot([x for x, _ in c.points], [t for _, t in c.points], "o-",
+                    color=COLORS[i % len(COLORS)], label=c.label)
+            every += [t for _, t in c.points]
+            xs |= {x for x, _ in c.points}
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(FixedLocator(sorted(xs)))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticklabels([f"{x:.3g}" for x in sorted(xs)])
+        if len(xs) == 1:
+            x = next(iter(xs))
+            ax.set_xlim(x / 2, x * 2)
+        _log_if_wide(ax, every)
+        ax.set_xlabel(label)
+        ax.set_ylabel(f"best {TIME_LABEL}")
+        ax.set_title(names[label.split(" ")[0]])
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, title="graph")
+    fig.suptitle(title)
+    _save(fig, path)
+    return ("Best time of the temporal hybrid for each switch point (it turns to a topology "
+            "sweep when the worklist exceeds that fraction of N) and, where it was run, of the "
+            "spatial hybrid for each partition size; lower is better, and the lowest point is "
+            "the switch point to use.")
+
+
+def plot_simd_breakdown(bars: Sequence[SimdBar], title: str, path: Path) -> str:
+    """Stacked active / U_A / U_R fractions per configuration (side by side if they do not
+    partition the issued lane-steps)."""
+    fig = _new_figure(max(6.5, 1.3 * len(bars) + 1.5), 5.0, (0.9, 0.3, 0.9, 0.45))
+    ax = fig.add_subplot()
+    xs = list(range(len(bars)))
+    series = (("active (SIMD efficiency)", ACTIVE, [b.active for b in bars]),
+              ("U_A (intra-group idle)", UA, [b.u_a for b in bars]),
+              ("U_R (inter-group idle)", UR, [b.u_r for b in bars]))
+    stacked = all(abs(b.total - 1.0) < 0.01 for b in bars)
+    if stacked:
+        bottom = [0.0] * len(bars)
+        for label, color, vals in series:
+            ax.bar(xs, vals, bottom=bottom, color=color, label=label, width=0.6)
+            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    else:
+        width = 0.27
+        for k, (label, color, vals) in enumerate(series):
+            ax.bar([x + (k - 1) * width for x in xs], vals, width=width, color=color,
+                   label=label)
+    ax.set_xticks(xs, [f"{b.name}\n{_us(b.time_us)}" for b in bars], fontsize=8)
+    top = max([b.total for b in bars] if stacked else [max(b.active, b.u_a, b.u_r)
+                                                          for b in bars])
+    ax.set_ylim(0, max(1.0, top) * 1.15)
+    ax.set_ylabel("fraction of issued SIMD lane-steps")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper center", ncol=3)
+    ax.grid(True, axis="y", alpha=0.3)
+    _save(fig, path)
+    how = ("stacked to 1" if stacked else
+           "side by side, because here the three do not add up to 1")
+    configs = "; ".join(f"{b.name}: {b.config}" for b in bars)
+    return (f"How each configuration's issued SIMD lane-steps of edge expansion split ({how}) "
+            "into active lanes (the SIMD efficiency, higher is better), U_A (lanes of a group "
+            "idle in its vertex's last, partial step) and U_R (lanes whose group is done while "
+            "the warp's heaviest group still steps), after Cheng et al.; under each bar its "
+            f"time. Configurations: {configs}.")
+
+
+def plot_history(hist: History, title: str, path: Path) -> str:
+    """Objective per trial number, the best-so-far step line and the reference lines."""
+    fig = _new_figure()
+    ax = fig.add_subplot()
+    done = [(t, v) for t, v, s in hist.trials if s == "complete"]
+    repeats = [(t, v) for t, v, s in hist.trials if s == "duplicate"]
+    every = [v for _, v, _ in hist.trials]
+    if done:
+        ax.plot(*zip(*done, strict=True), "o", color=COLORS[0], markersize=5,
+                label="trial (new configuration)")
+    if repeats:
+        ax.plot(*zip(*repeats, strict=True), "o", markerfacecolor="none", color="grey",
+                markersize=5, label="repeat (answered from the study)")
+    steps = hist.best_so_far()
+    if steps:
+        ax.step(*zip(*steps, strict=True), where="post", color=COLORS[1], label="best so far")
+    if hist.thread is not None:
+        ax.axhline(hist.thread, color="black", linestyle="--",
+                   label=f"thread per vertex ({hist.thread:.4g})")
+        every.append(hist.thread)
+    if hist.best_vwarp is not None:
+        label, value = hist.best_vwarp
+        ax.axhline(value, color=COLORS[2], linestyle=":",
+                   label=f"best fixed {label} ({value:.4g})")
+        every.append(value)
+    _log_if_wide(ax, every)
+    if hist.failed:
+        ax.plot(hist.failed, [0.97] * len(hist.failed), "x", color=COLORS[1], markersize=8,
+                transform=ax.get_xaxis_transform(), linestyle="none",
+                label="failed trial (no value)")
+    unit = " (µs)" if hist.metric == "time_us" else ""
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("trial number")
+    ax.set_ylabel(f"{hist.metric}{unit}")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+    better = "higher" if hist.maximize else "lower"
+    failed = (f" {len(hist.failed)} failed trial(s) are the x marks at the top."
+              if hist.failed else " No trial failed.")
+    return (f"The {hist.metric} objective of each trial of the {hist.space} study in the order "
+            f"the sampler drew them, with the best so far as a step line; {better} is better, "
+            "and the dashed and dotted lines are the thread baseline and the best fixed "
+            f"virtual warp.{failed}")
+
+
+def plot_selector(evaluation: Any, title: str, path: Path,
+                  names: dict[str, str] | None = None) -> str:
+    """Regret per held-out graph per policy (grouped bars, log y, 1.0 = the best); graphs
+    labelled by ``names[graph_id]`` where given, else by their spec."""
+    rows = list(evaluation.rows)
+    names = names or {}
+    policies = list(evaluation.policies)
+    fig = _new_figure(max(7.0, 0.25 * len(rows) * max(1, len(policies)) + 3), 5.2,
+                      (0.9, 0.3, 1.5, 0.45))
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(policies))
+    for k, policy in enumerate(policies):
+        vals = [float(r.regrets.get(policy, math.nan)) for r in rows]
+        ax.bar([i + (k - (len(policies) - 1) / 2) * width for i in range(len(rows))], vals,
+               width=width, color=COLORS[k % len(COLORS)], label=policy)
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=1, label="1.0 = best found")
+    ax.set_yscale("log")
+    shown = [float(r.regrets.get(p, math.nan)) for r in rows for p in policies]
+    shown = [v for v in shown if v > 0]
+    ax.set_ylim(bottom=min([0.9, *(0.9 * v for v in shown)]))  # bars at 1.0 show as stubs
+    _plain_log_labels(ax.yaxis)
+    labels = [names.get(r.graph_id) or r.graph_spec for r in rows]
+    ax.set_xticks(range(len(rows)), [_short(x, 24) for x in labels], rotation=30,
+                  ha="right", fontsize=8)
+    ax.set_xlabel("held-out graph")
+    ax.set_ylabel("regret (policy's time / best time found)")
+    ax.set_title(title)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, title="policy")
+    _save(fig, path)
+    geo = ", ".join(f"{p} {_ratio(evaluation.geomean[p])}" for p in policies
+                    if p in evaluation.geomean)
+    return ("For each graph held out of the selector's training, the time of each policy's "
+            "choice over the best time found for that graph (log scale; 1.0 is the best, lower "
+            f"is better). Geometric means: {geo}.")
+
+
+def _ratio(value: Any) -> str:
+    v = float(value)
+    return "n/a" if math.isnan(v) else f"{v:.3f}"
+
+
+# -- the report ------------------------------------------------------------------------------
+@dataclass
+class Entry:
+    """One figure of the page (file relative to index.html), or a skipped one with why."""
+
+    title: str
+    caption: str
+    file: str | None = None
+
+    @property
+    def skipped(self) -> bool:
+        """Whether the figure was left out (caption holds the reason)."""
+        return self.file is None
+
+
+@dataclass
+class Section:
+    """A heading of the page and its figures."""
+
+    anchor: str
+    heading: str
+    note: str = ""
+    entries: list[Entry] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What ``build_report`` wrote."""
+
+    index: Path
+    sections: list[Section]
+    studies: list[StudyLine]
+
+    @property
+    def figures(self) -> list[Entry]:
+        """Figures rendered."""
+        return [e for s in self.sections for e in s.entries if not e.skipped]
+
+    @property
+    def skipped(self) -> list[tuple[Section, Entry]]:
+        """Figures left out, with their section."""
+        return [(s, e) for s in self.sections for e in s.entries if e.skipped]
+
+
+class _Names:
+    """Unique slugged file names under the figures directory."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def __call__(self, *parts: str) -> str:
+        stem = slug("-".join(parts))
+        name, i = stem, 2
+        while name in self.used:
+            name, i = f"{stem}-{i}", i + 1
+        self.used.add(name)
+        return f"{FIGURES_DIR}/{name}.png"
+
+
+def slug(text: str) -> str:
+    """Lower-case letters, digits, dots and dashes only (a safe file name)."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.") or "figure"
+
+
+def _draw(section: Section, out: Path, names: _Names, title: str, name: tuple[str, ...],
+          data: Any, missing: str, plot: Callable[..., str], *args: Any) -> None:
+    """Draw one figure into the section, or list it as skipped when its data is absent."""
+    if not data:
+        section.entries.append(Entry(title, missing))
+        return
+    file = names(*name)
+    caption = plot(*args, title, out / file)
+    section.entries.append(Entry(title, caption, file))
+
+
+def build_report(results: str | Path, out: str | Path, filters: Filters | None = None,
+                 selector: bool = True) -> Report:
+    """Render every figure the results can fill into ``out/figures`` and write
+    ``out/index.html``; figures without data are listed as skipped with the reason."""
+    filters = filters or Filters()
+    data = load_results(results, filters)
+    out = Path(out)
+    (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
+    for old in (out / FIGURES_DIR).glob("*.png"):
+        old.unlink()  # figures of an earlier report (the directory is the report's own)
+    names = _Names()
+    sections = []
+    for group in data.groups():
+        sections.append(_group_section(data, group, out, names))
+    algo_devices = sorted({(g.algorithm, g.device) for g in data.groups()})
+    for algo, device in algo_devices:
+        sections.append(_across_section(data, algo, device, out, names))
+    if selector:
+        sections.append(_selector_section(data, filters, out, names))
+    lines = study_lines(data)
+    index = out / "index.html"
+    index.write_text(render_html(data, filters, sections, lines), encoding="utf-8")
+    return Report(index, sections, lines)
+
+
+def _group_anchor(group: Group) -> str:
+    return slug(f"{group.graph_id}-{group.algorithm}-{group.device}")
+
+
+def _group_section(data: ResultsData, group: Group, out: Path, names: _Names) -> Section:
+    runs = data.runs_of(group)
+    size = f"n = {group.n:,}, m = {group.m:,}; " if group.n is not None else ""
+    section = Section(_group_anchor(group),
+                      f"{group.graph_name}: {group.algorithm} on {group.device}",
+                      f"{size}graph spec {group.graph_spec}")
+    head = f"{group.graph_name}, {group.algorithm} on {group.device}"
+    stem = (group.graph_id, group.algorithm, group.device)
+    curve = time_over_w(runs)
+    _draw(section, out, names, f"{head}: time over virtual warp size", (*stem, "time-over-w"),
+          curve, "no complete vwarp run", plot_time_over_w, curve)
+    heat = w_chunk_cells(runs)
+    _draw(section, out, names, f"{head}: best time per W and chunk", (*stem, "w-chunk"),
+          heat, "the vwarp runs cover fewer than two chunk values", plot_w_chunk_heatmap, heat)
+    bars = simd_bars(runs)
+    _draw(section, out, names, f"{head}: SIMD efficiency breakdown", (*stem, "simd"),
+          bars, "no complete run with SIMD metrics", plot_simd_breakdown, bars)
+    for hist in histories(runs):
+        title = f"{head}: optimisation history of the {hist.space} study"
+        _draw(section, out, names, title, ("history", hist.study_key),
+              hist.trials or hist.failed, "the study has no trial", plot_history, hist)
+    return section
+
+
+def _across_section(data: ResultsData, algo: str, device: str, out: Path,
+                    names: _Names) -> Section:
+    groups = [(g, data.runs_of(g)) for g in data.groups()
+              if (g.algorithm, g.device) == (algo, device)]
+    section = Section(slug(f"across-{algo}-{device}"), f"Across graphs: {algo} on {device}",
+                      f"{len(groups)} graph(s)")
+    defer = defer_curves(groups)
+    _draw(section, out, names, f"{algo} on {device}: best time per defer threshold",
+          (algo, device, "defer"), defer, "no run with a defer threshold", plot_defer_curves,
+          defer)
+    temporal = knob_curves(groups, "temporal", "switch_to_topology")
+    spatial = knob_curves(groups, "spatial", "partition")
+    _draw(section, out, names, f"{algo} on {device}: hybrid switch points",
+          (algo, device, "switch"), temporal or spatial,
+          "no temporal (driven=temporal) or spatial (driven=spatial) hybrid run",
+          plot_switch_curves, temporal, spatial)
+    return section
+
+
+def _selector_section(data: ResultsData, filters: Filters, out: Path,
+                      names: _Names) -> Section:
+    section = Section("selector", "The selector's evaluation",
+                      "Graphs held out one at a time; see tuner/selector.py.")
+    title = "selector regret per held-out graph"
+    evaluations, why = selector_evaluations(data.results, filters)
+    graph_names = {gid: info["name"] for gid, info in data.graphs.items() if info.get("name")}
+    if not evaluations:
+        section.entries.append(Entry(title, why))
+        return section
+    for ev in evaluations:
+        name = f"{ev.algorithm} on {ev.device}: {title}"
+        rows = list(getattr(ev, "rows", []) or [])
+        _draw(section, out, names, name, (ev.algorithm, ev.device, "selector"),
+              len(rows) >= 3, f"fewer than 3 graphs to hold out ({len(rows)})",
+              partial(plot_selector, names=graph_names), ev)
+    return section
+
+
+def selector_evaluations(results: str, filters: Filters) -> tuple[list[Any], str]:
+    """The selector's evaluations (``tuner.selector.evaluate``), or none and why not."""
+    try:
+        from tuner import selector
+    except ImportError as exc:
+        return [], f"tuner.selector is not available ({exc})"
+    try:
+        evaluations = list(selector.evaluate(results, algorithm=filters.algorithm,
+                                             device=filters.device, seed=0) or [])
+    except (WarpsweepError, ValueError) as exc:
+        return [], f"the selector could not be evaluated: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a broken optional section must not sink the rest
+        return [], f"the selector failed ({type(exc).__name__}: {exc})"
+    if not evaluations:
+        return [], "the selector had nothing to evaluate (it needs at least 3 graphs)"
+    return evaluations, ""
+
+
+# -- the page --------------------------------------------------------------------------------
+STYLE = """
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
+h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
+td.num { text-align: right; } .meta { color: #555; } .skip { color: #8a6d3b; }
+figure { margin: 1.5em 0; } img { max-width: 100%; border: 1px solid #eee; }
+figcaption { max-width: 900px; color: #333; } code { font-size: 0.9em; }
+"""
+
+
+def render_html(data: ResultsData, filters: Filters, sections: Sequence[Section],
+                lines: Sequence[StudyLine]) -> str:
+    """The report page: header, contents by graph, summary table, figures, skipped list."""
+    e = html.escape
+    drawn = [r for r in data.runs if r.role == "trial"]
+    repeats = sum(1 for r in drawn if r.state == "duplicate")
+    failed = sum(1 for r in drawn if r.state == "failed")
+    trials = (f"{len(drawn) - repeats} trials ({failed} failed) and {repeats} repeats, "
+              f"{len(data.runs) - len(drawn)} baseline runs")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           "<title>warpsweep report</title>", f"<style>{STYLE}</style></head><body>",
+           "<h1>warpsweep report</h1>",
+           f'<p class="meta">Results <code>{e(str(data.results))}</code> ({e(describe(filters))})'
+           f"; generated {e(now)} by warpsweep {e(warpsweep_version())}; "
+           f"{len(data.studies())} studies: {trials}.</p>",
+           "<p>Times are simulated microseconds (mean over the sources of each run); every "
+           "figure says under it what it shows.</p>"]
+    out += _contents(data, sections)
+    out += _summary(lines)
+    for s in sections:
+        out.append(f'<h2 id="{e(s.anchor)}">{e(s.heading)}</h2>')
+        if s.note:
+            out.append(f'<p class="meta">{e(s.note)}</p>')
+        for entry in s.entries:
+            if entry.skipped:
+                out.append(f'<p class="skip">Not drawn: {e(entry.title)}: {e(entry.caption)}.</p>')
+                continue
+            out += ["<figure>", f'<img src="{e(entry.file)}" alt="{e(entry.title)}">',
+                    f"<figcaption><b>{e(entry.title)}.</b> {e(entry.caption)}</figcaption>",
+                    "</figure>"]
+    skipped = [(s, x) for s in sections for x in s.entries if x.skipped]
+    out.append('<h2 id="skipped">Skipped figures</h2>')
+    if skipped:
+        out.append("<ul>")
+        out += [f'<li><a href="#{e(s.anchor)}">{e(x.title)}</a>: {e(x.caption)}</li>'
+                for s, x in skipped]
+        out.append("</ul>")
+    else:
+        out.append("<p>None: the results had data for every figure.</p>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _contents(data: ResultsData, sections: Sequence[Section]) -> list[str]:
+    e = html.escape
+    by_anchor = {s.anchor: s for s in sections}
+    out = ['<h2 id="contents">Contents</h2>', "<ul>", '<li><a href="#summary">Summary</a></li>']
+    graphs: dict[str, list[Group]] = {}
+    for g in data.groups():
+        graphs.setdefault(g.graph_name, []).append(g)
+    for name, groups in graphs.items():
+        links = ", ".join(f'<a href="#{e(_group_anchor(g))}">{e(g.algorithm)} on '
+                          f"{e(g.device)}</a>" for g in groups if _group_anchor(g) in by_anchor)
+        out.append(f"<li>{e(name)}: {links}</li>")
+    for s in sections:
+        if s.anchor.startswith("across-") or s.anchor == "selector":
+            out.append(f'<li><a href="#{e(s.anchor)}">{e(s.heading)}</a></li>')
+    out += ['<li><a href="#skipped">Skipped figures</a></li>', "</ul>"]
+    return out
+
+
+def _times(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "-"
+
+
+def _summary(lines: Sequence[StudyLine]) -> list[str]:
+    e = html.escape
+    out = ['<h2 id="summary">Summary</h2>',
+           "<p>Per study: configurations tried (trials), proposals answered from the study "
+           "(repeats), failures, the fastest configuration evaluated (trials and baselines "
+           "alike) and its speedup over the thread-per-vertex baseline and over the best fixed "
+           "virtual warp (above 1 is faster).</p>",
+           "<table><tr><th>study</th><th>graph</th><th>algorithm</th><th>device</th>"
+           "<th>space</th><th>objective</th><th>trials</th><th>repeats</th><th>failed</th>"
+           "<th>best time (µs)</th><th>best configuration</th><th>vs thread</th>"
+           "<th>vs best fixed vwarp</th></tr>"]
+    for s in lines:
+        best = f"{s.best_time_us:.4g}" if s.best_time_us is not None else "-"
+        config = s.best_config + (f" [reference {s.best_label}]" if s.best_label else "")
+        cells = [s.study_key, s.graph, s.algorithm, s.device, s.space, s.objective]
+        nums = [str(s.trials), str(s.repeats), str(s.failed), best]
+        out.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells)
+                   + "".join(f'<td class="num">{e(c)}</td>' for c in nums)
+                   + f"<td><code>{e(config)}</code></td>"
+                   + "".join(f'<td class="num">{_times(v)}</td>'
+                             for v in (s.speedup, s.speedup_vwarp)) + "</tr>")
+    out.append("</table>")
+    return out
