@@ -49,6 +49,9 @@ def run_report(args: argparse.Namespace) -> int:
     filters = Filters(args.algo, args.device, tuple(args.graph))
     report = build_report(args.results, args.out, filters, selector=args.selector)
     skipped = len(report.skipped)
+    took = time.perf_counter() - start
+    selector = (f", of which {report.selector_s:.0f} s the selector's evaluation "
+                "(--no-selector leaves it out)" if report.selector_s > 5 else "")
     print(f"{report.index} ({len(report.figures)} figures, {skipped} skipped, "
-          f"{time.perf_counter() - start:.1f} s)")
+          f"{took:.1f} s{selector})")
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import time
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -148,7 +149,8 @@ def plot_time_over_w(curve: WCurve, title: str, path: Path) -> str:
     ax.legend(fontsize=8)
     _save(fig, path)
     return ("Best simulated time for each virtual warp size W over every complete vwarp run of "
-            "this graph (any chunk, distribution or deferring); lower is better. The dashed line "
+            "this graph, whatever its other knobs (chunk, distribution, deferring, driven form); "
+            "lower is better. The dashed line "
             "is the thread-per-vertex baseline, the star the best W, and each dotted line a "
             "study's best configuration of any mapping.")
 
@@ -421,6 +423,7 @@ class Report:
     index: Path
     sections: list[Section]
     studies: list[StudyLine]
+    selector_s: float = 0.0
 
     @property
     def figures(self) -> list[Entry]:
@@ -481,12 +484,14 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     algo_devices = sorted({(g.algorithm, g.device) for g in data.groups()})
     for algo, device in algo_devices:
         sections.append(_across_section(data, algo, device, out, names))
+    start = time.perf_counter()
     if selector:
         sections.append(_selector_section(data, filters, out, names))
+    selector_s = time.perf_counter() - start
     lines = study_lines(data)
     index = out / "index.html"
     index.write_text(render_html(data, filters, sections, lines), encoding="utf-8")
-    return Report(index, sections, lines)
+    return Report(index, sections, lines, selector_s)
 
 
 def _group_anchor(group: Group) -> str:
