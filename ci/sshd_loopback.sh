@@ -4,7 +4,8 @@
 # 127.0.0.1 and 127.0.0.2 port 22, a key pair authorised for this user, the Python on PATH with
 # RAY_AUTH_MODE=token in ~/.bashrc for SSH login shells, and a Ray token in ~/.ray/auth_token.
 #
-#   bash ci/sshd_loopback.sh && WARPSWEEP_LAUNCHER_TEST=1 python -m pytest tests/test_cluster_launcher.py
+#   bash ci/sshd_loopback.sh &&
+#       WARPSWEEP_LAUNCHER_TEST=1 python -m pytest tests/test_cluster_launcher.py
 #
 # Idempotent. Exits 1 with one line saying why when the machine cannot do it (not root and
 # the packages missing, no apt-get, sshd refuses to start, the key is not accepted, ...).
@@ -34,12 +35,12 @@ fi
 # 2. an sshd listening on both loopback addresses (one already serving them is used as is)
 port_open() { timeout 3 bash -c "exec 3<>/dev/tcp/$1/22" 2>/dev/null; }
 if ! port_open 127.0.0.1 || ! port_open 127.0.0.2; then
-    [ "$(id -u)" = 0 ] || fail "no sshd on 127.0.0.1:22 and 127.0.0.2:22, and not root to start one"
+    [ "$(id -u)" = 0 ] || fail "no sshd on 127.0.0.1:22 and 127.0.0.2:22, not root to start one"
     run_quiet ssh-keygen -A || fail "ssh-keygen -A (host keys) failed"
     mkdir -p /run/sshd && chmod 755 /run/sshd
     SSHD_OPTS=(-o ListenAddress=127.0.0.1 -o ListenAddress=127.0.0.2
                -o PasswordAuthentication=no -o PermitRootLogin=prohibit-password)
-    run_quiet /usr/sbin/sshd -t "${SSHD_OPTS[@]}" || fail "sshd -t: the sshd configuration is refused"
+    run_quiet /usr/sbin/sshd -t "${SSHD_OPTS[@]}" || fail "sshd -t: the configuration is refused"
     run_quiet /usr/sbin/sshd "${SSHD_OPTS[@]}" || fail "sshd did not start"
     for _ in $(seq 50); do port_open 127.0.0.1 && port_open 127.0.0.2 && break; sleep 0.1; done
     port_open 127.0.0.1 && port_open 127.0.0.2 || fail "sshd started but port 22 does not answer"
@@ -53,13 +54,16 @@ if ! [ -f "$KEY" ]; then
         || fail "ssh-keygen of $KEY failed"
 fi
 touch "$HOME/.ssh/authorized_keys" && chmod 600 "$HOME/.ssh/authorized_keys"
-grep -qxF "$(cat "$KEY.pub")" "$HOME/.ssh/authorized_keys" || cat "$KEY.pub" >> "$HOME/.ssh/authorized_keys"
+grep -qxF "$(cat "$KEY.pub")" "$HOME/.ssh/authorized_keys" \
+    || cat "$KEY.pub" >> "$HOME/.ssh/authorized_keys"
 
 # 4. SSH login shells (ray exec / submit / down run `bash --login -i`) find this Python and
 #    use token auth; only shells started by sshd are touched
 PYBIN=$("$PYTHON" -c 'import os, sys; print(os.path.dirname(sys.executable))') \
     || fail "$PYTHON does not run"
-[ -x "$PYBIN/ray" ] || fail "no ray next to $PYTHON ($PYBIN/ray): pip install -e . first"
+"$PYTHON" -c 'import ray, tuner' 2>/dev/null \
+    || fail "$PYTHON cannot import ray and tuner: pip install -e . first"
+[ -x "$PYBIN/python3" ] || fail "no python3 next to $PYTHON (the cluster's setup runs python3)"
 #    (a block already there is rewritten in place: lines appended after it, such as the venv
 #    that onprem.yaml's setup puts on PATH, must stay later in the file)
 BEGIN='# >>> warpsweep-launcher-ci >>>'
@@ -77,18 +81,20 @@ else
 fi
 
 # 5. the Ray token that clusters/onprem.yaml mounts on every node
-RAY_AUTH_MODE=token run_quiet "$PYBIN/ray" get-auth-token --generate \
+RAY_AUTH_MODE=token run_quiet "$PYTHON" -m ray.scripts.scripts get-auth-token --generate \
     || fail "ray get-auth-token --generate failed"
 [ -s "$HOME/.ray/auth_token" ] || fail "no $HOME/.ray/auth_token after ray get-auth-token"
 chmod 600 "$HOME/.ray/auth_token"
 
-# 6. the key logs in on both addresses, and the login shell finds ray, python3 and rsync
+# 6. the key logs in on both addresses; the login shell has a python3 with Ray, and rsync
 USER_NAME=$(id -un)
 for ip in 127.0.0.1 127.0.0.2; do
+    check='python3 -c "import ray" && command -v rsync >/dev/null && echo found'
     out=$(timeout 30 ssh "${SSH_OPTS[@]}" "$USER_NAME@$ip" \
-          "bash --login -c -i 'source ~/.bashrc; command -v ray python3 rsync >/dev/null && echo found; echo mode=\$RAY_AUTH_MODE'" \
+          "bash --login -c -i 'source ~/.bashrc; $check; echo mode=\$RAY_AUTH_MODE'" \
           2>&1 </dev/null) || fail "ssh $USER_NAME@$ip with $KEY failed: $(echo "$out" | tail -1)"
-    grep -q "^found" <<<"$out" || fail "the login shell on $ip lacks one of ray, python3, rsync"
+    grep -q "^found" <<<"$out" \
+        || fail "the login shell on $ip has no python3 that imports ray, or no rsync"
     grep -q "^mode=token" <<<"$out" || fail "the login shell on $ip has no RAY_AUTH_MODE=token"
 done
 say "ready: $USER_NAME@127.0.0.1 and @127.0.0.2 accept $KEY; login shells use $PYBIN"

@@ -113,6 +113,12 @@ def ray_processes() -> list[str]:
     return found
 
 
+def ray_cli() -> list[str]:
+    """The `ray` command of this Python (its script, or the module where no script is beside)."""
+    script = Path(sys.executable).with_name("ray")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ray.scripts.scripts"]
+
+
 def _ssh_ok(ip: str) -> bool:
     """Whether the CI key logs in to `ip` without a password."""
     cmd = ["ssh", "-i", str(KEY), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
@@ -176,9 +182,7 @@ class Launcher:
     def ray(self, name: str, verb: str, *args: str, options: tuple[str, ...] = (),
             timeout: float = 60, check: bool = True) -> str:
         """`ray VERB OPTIONS CONFIG ARGS`; its output, or the test fails showing it."""
-        ray_cli = Path(sys.executable).with_name("ray")
-        cmd = [str(ray_cli) if ray_cli.exists() else "ray", verb, *options, str(self.config),
-               *args]
+        cmd = [*ray_cli(), verb, *options, str(self.config), *args]
         env = {**os.environ, "RAY_UP_enable_autoscaler_v2": "0"}  # v2 launches no local workers
         env.pop("RAY_ADDRESS", None)
         start = time.monotonic()
@@ -328,8 +332,7 @@ def test_ray_up_loopback_sweep_end_to_end(tmp_path, capsys):
         if not down:
             launcher.ray("ray down (cleanup)", "down", options=("-y",), timeout=120,
                          check=False)
-        ray_cli = Path(sys.executable).with_name("ray")
-        subprocess.run([str(ray_cli) if ray_cli.exists() else "ray", "stop", "--force"],
+        subprocess.run([*ray_cli(), "stop", "--force"],
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
         with capsys.disabled():
             print(f"\nloopback launcher steps ({time.monotonic() - started:.1f} s in all; "
