@@ -1,0 +1,300 @@
+"""The adaptive selector: a known answer recovered, regrets computed by hand, the model file's
+format and version check, and the verbs end to end on a tiny real results set."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from simulator import Strategy
+from simulator import functional_run
+from simulator import load_graph
+from simulator import simulate
+from simulator.errors import ConfigError
+from simulator.features import graph_features
+from tuner.cli import main
+from tuner.evaluate import GraphMeta
+from tuner.evaluate import graph_id
+from tuner.evaluate import graph_kind
+from tuner.records import TrialRecord
+from tuner.runner import graph_row
+from tuner.selector import POLICY_BEST_SINGLE
+from tuner.selector import POLICY_POW2
+from tuner.selector import POLICY_SELECTOR
+from tuner.selector import POLICY_THREAD
+from tuner.selector import POLICY_W32
+from tuner.selector import canonical_config
+from tuner.selector import compare_adaptive
+from tuner.selector import cv_picks
+from tuner.selector import evaluate
+from tuner.selector import evaluate_matrix
+from tuner.selector import fit
+from tuner.selector import hyper_grid
+from tuner.selector import load_matrix
+from tuner.selector import pow2_width
+from tuner.selector import train
+from tuner.selector_model import SELECTOR_SCHEMA_VERSION
+from tuner.selector_model import load_model
+from tuner.selector_model import save_model
+from tuner.store import ParquetDirBackend
+from tuner.store import ResultStore
+from tuner.store import check_manifest
+
+# Skewed graphs (degree Gini ~0.55-0.62) are fastest with virtual warps of 16 lanes, uniform
+# low-degree ones (Gini <= 0.2) with a thread per vertex.
+SKEWED = ("rmat:scale=7,seed=1", "rmat:scale=7,seed=2", "rmat:scale=8,seed=3",
+          "rmat:scale=7,ef=8,seed=4")
+UNIFORM = ("grid2d:rows=8,cols=8", "grid2d:rows=10,cols=12", "mesh2d:rows=9,cols=9",
+           "road:rows=12,seed=1")
+LABELS = ("thread", "vwarp w=4", "vwarp w=8", "vwarp w=16", "vwarp w=32")
+SKEWED_TIMES = (300.0, 250.0, 150.0, 100.0, 110.0)
+UNIFORM_TIMES = (100.0, 120.0, 140.0, 180.0, 200.0)
+
+
+def label_params(label: str) -> dict:
+    """The configuration of a reference label, as the study writes it."""
+    return {"mapping": "thread"} if label == "thread" else {"mapping": "vwarp",
+                                                             "w": int(label.split("=")[1])}
+
+
+def add_graph(store: ResultStore, spec: str) -> tuple[str, dict]:
+    """Store a real graph's row (its real features) and return its id and features."""
+    graph = load_graph(spec)
+    feats = graph_features(graph)
+    gid = graph_id(graph.spec)
+    store.add_graph(graph_row(GraphMeta(gid, graph.spec, graph.name, graph_kind(graph.spec),
+                                        graph.n, graph.m, graph.directed, False, (0,), feats)))
+    return gid, feats
+
+
+def record(gid: str, spec: str, label: str | None, time_us: float, *, full_params: bool,
+           state: str = "complete", algorithm: str = "bfs", params: dict | None = None,
+           **kw) -> TrialRecord:
+    """A reference row (or, with ``params`` and kw, a trial row); knobs written minimal
+    (defaults NULL) or in full (effective values)."""
+    params = params or label_params(label)
+    if full_params:
+        params = Strategy.from_params(params).to_params()
+    extra = {}
+    if state == "complete":
+        extra = {"values": [time_us], "metrics": {"time_us": time_us}}
+    elif state == "duplicate":
+        extra = {"values": [time_us], "metrics": {"time_us": time_us}, "duplicate_of": -1}
+    else:
+        extra = {"error": "ConfigError: boom"}
+    base = dict(study_key=f"{gid}.{algorithm}.h100.s", role="reference", state=state,
+                graph_id=gid, graph_spec=spec, algorithm=algorithm, device="h100",
+                space="s", space_digest="d", sampler="grid", objective="time_us",
+                params=params, seed=0, label=label, n_sources=1)
+    base.update(extra)
+    base.update(kw)
+    return TrialRecord(**base)
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """A results directory with the known answer, and each graph's features."""
+    root = tmp_path_factory.mktemp("synthetic")
+    check_manifest(root)
+    store = ResultStore(ParquetDirBackend(root), flush_every_s=60)
+    feats = {}
+    for k, spec in enumerate(SKEWED + UNIFORM):
+        gid, f = add_graph(store, spec)
+        feats[spec] = f
+        times = SKEWED_TIMES if spec in SKEWED else UNIFORM_TIMES
+        for label, t in zip(LABELS, times, strict=True):
+            store.add_trial(record(gid, spec, label, t, full_params=k % 2 == 0))
+        # neither a repeat (even a wrong one) nor a failure is a candidate or a time
+        store.add_trial(record(gid, spec, "vwarp w=16", 1.0, full_params=True,
+                               state="duplicate"))
+        store.add_trial(record(gid, spec, "wer+", 0.0, full_params=False, state="failed",
+                               params={"mapping": "wer+"}))
+    store.close()
+    return root, feats
+
+
+def test_rows_spelling_a_configuration_differently_are_one_candidate(synthetic):
+    root, _ = synthetic
+    m = load_matrix(root, "bfs", "h100")
+    assert len(m.graphs) == 8 and not m.dropped
+    assert sorted(c["mapping"] + str(c.get("w", "")) for c in m.configs) == [
+        "thread", "vwarp16", "vwarp32", "vwarp4", "vwarp8"]
+    assert canonical_config({"mapping": "vwarp", "w": 8, "chunk": None}) == \
+        canonical_config({"mapping": "vwarp", "w": 8, "chunk": 1, "distribution": "static"})
+    assert m.times.min() == 100.0  # the duplicate's 1.0 was not read
+
+
+def test_training_recovers_the_known_answer(synthetic):
+    root, _ = synthetic
+    trained = train(load_matrix(root, "bfs", "h100"))
+    assert trained.scores[0].geomean_regret == 1.0
+    sel = trained.selector
+    for spec, want in (("rmat:scale=8,seed=9", {"mapping": "vwarp", "w": 16}),
+                       ("rmat:scale=9,ef=8,seed=11", {"mapping": "vwarp", "w": 16}),
+                       ("grid2d:rows=16,cols=16", {"mapping": "thread"}),
+                       ("road:rows=20,seed=5", {"mapping": "thread"})):
+        choice = sel.choose(graph_features(load_graph(spec)))
+        assert choice.config == Strategy.from_params(want).to_params(), spec
+        assert 1.0 <= choice.predicted_relative < 1.5  # a weighted mean leaning to its side
+
+
+def test_cross_validation_shortcut_picks_what_the_fitted_models_pick(synthetic):
+    root, _ = synthetic
+    m = load_matrix(root, "bfs", "h100")
+    m.times[1:3] = m.times[1:3] * np.array([1.0, 1.3, 0.9, 1.0, 1.2])  # less tidy answers
+    grid = hyper_grid(len(m.graphs) - 1)
+    picks = cv_picks(m, grid)
+    for h in grid[::3]:
+        for i in range(len(m.graphs)):
+            others = m.subset([j for j in range(len(m.graphs)) if j != i])
+            assert fit(others, h).pick(m.graphs[i].features) == picks[h][i], (h, i)
+
+
+def test_evaluate_regrets_are_the_hand_computed_ones(synthetic):
+    root, feats = synthetic
+    [ev] = evaluate(root, "bfs", "h100")
+    assert ev.policies == [POLICY_SELECTOR, POLICY_THREAD, POLICY_W32, POLICY_POW2,
+                           POLICY_BEST_SINGLE]
+    assert len(ev.rows) == 8
+    expected_all = {}
+    for row in ev.rows:
+        skewed = row.graph_spec.startswith("rmat")
+        times = dict(zip(LABELS, SKEWED_TIMES if skewed else UNIFORM_TIMES, strict=True))
+        best = min(times.values())
+        w = pow2_width(feats[row.graph_spec]["avg_degree"])
+        expected = {
+            POLICY_SELECTOR: 1.0,
+            POLICY_THREAD: times["thread"] / best,
+            POLICY_W32: times["vwarp w=32"] / best,
+            POLICY_POW2: times[f"vwarp w={w}"] / best,
+            # w=16 has the lowest geometric-mean relative time on any 7 of the 8 graphs:
+            # 4 skewed at 1.0 and 3 uniform at 1.8 (or 3 and 4): below w=8 (1.5 / 1.4)
+            POLICY_BEST_SINGLE: times["vwarp w=16"] / best,
+        }
+        assert row.best_time_us == best
+        assert row.regrets == pytest.approx(expected, rel=1e-12)
+        assert row.selected[POLICY_BEST_SINGLE]["w"] == 16
+        for policy, value in expected.items():
+            expected_all.setdefault(policy, []).append(value)
+    for policy, values in expected_all.items():
+        want = math.exp(sum(math.log(v) for v in values) / len(values))
+        assert ev.geomean[policy] == pytest.approx(want, rel=1e-12)
+    # by hand: thread sqrt(3), w=32 sqrt(1.1 * 2), best single sqrt(1.8)
+    assert ev.geomean[POLICY_THREAD] == pytest.approx(math.sqrt(3))
+    assert ev.geomean[POLICY_W32] == pytest.approx(math.sqrt(2.2))
+    assert ev.geomean[POLICY_BEST_SINGLE] == pytest.approx(math.sqrt(1.8))
+
+
+def test_held_out_graph_times_do_not_steer_its_own_pick(synthetic):
+    root, _ = synthetic
+    m = load_matrix(root, "bfs", "h100").subset([0, 1, 4, 5, 6])  # 2 skewed, 3 uniform
+    before = evaluate_matrix(m)
+    m.times[0] = m.times[0][::-1].copy()  # the held-out graph's own times, scrambled
+    after = evaluate_matrix(m)
+    assert after.rows[0].selected[POLICY_SELECTOR] == before.rows[0].selected[POLICY_SELECTOR]
+
+
+def test_model_file_round_trip_and_version_refusal(synthetic, tmp_path):
+    root, _ = synthetic
+    trained = train(load_matrix(root, "bfs", "h100"))
+    path = save_model(trained, tmp_path / "model.json", str(root))
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "warpsweep-selector"
+    assert doc["schema_version"] == SELECTOR_SCHEMA_VERSION
+    assert len(doc["graphs"]) == 8 and len(doc["candidates"]) == 5
+    assert np.array(doc["time_us"]).shape == (8, 5)
+    selector, _ = load_model(path)
+    feats = graph_features(load_graph("grid2d:rows=16,cols=16"))
+    assert selector.choose(feats).config == trained.selector.choose(feats).config
+    assert selector.hyper == trained.selector.hyper
+
+    doc["schema_version"] = SELECTOR_SCHEMA_VERSION + 1
+    other = tmp_path / "newer.json"
+    other.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match=rf"schema version {SELECTOR_SCHEMA_VERSION + 1}.*"
+                                          rf"schema version {SELECTOR_SCHEMA_VERSION}"):
+        load_model(other)
+    other.write_text(json.dumps({"format": "something-else", "schema_version": 1}))
+    with pytest.raises(ConfigError, match="not a warpsweep selector model"):
+        load_model(other)
+    doc["schema_version"] = SELECTOR_SCHEMA_VERSION
+    doc["scaler"]["mean"][0] += 1.0
+    other.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="damaged"):
+        load_model(other)
+    with pytest.raises(ConfigError, match=r"\.json"):
+        save_model(trained, tmp_path / "model.pkl")
+
+
+def test_adaptive_comparison_names_where_it_wins(tmp_path):
+    check_manifest(tmp_path)
+    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=60)
+    adaptive = {"mapping": "adaptive"}
+    for spec, (t_adaptive, t_thread, t_w16) in {
+        SKEWED[0]: (90.0, 300.0, 100.0), SKEWED[1]: (95.0, 300.0, 100.0),
+        UNIFORM[0]: (130.0, 100.0, 180.0), UNIFORM[1]: (120.0, 100.0, 180.0),
+    }.items():
+        gid, _ = add_graph(store, spec)
+        store.add_trial(record(gid, spec, "thread", t_thread, full_params=True))
+        store.add_trial(record(gid, spec, "vwarp w=16", t_w16, full_params=False))
+        store.add_trial(record(gid, spec, None, t_adaptive, full_params=False,
+                               params=adaptive, role="trial", trial=0))
+    store.close()
+    [c] = compare_adaptive(tmp_path)
+    assert sorted(round(r.ratio, 6) for r in c.rows) == [0.9, 0.95, 1.2, 1.3]
+    assert [r.wins for r in c.rows].count(True) == 2
+    assert c.geomean_ratio == pytest.approx((0.9 * 0.95 * 1.2 * 1.3) ** 0.25)
+    assert "adaptive wins on 2 of 4 graphs" in c.where
+    assert "best single split" in c.where
+
+
+def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
+    space = tmp_path / "tiny.yaml"
+    space.write_text("name: tiny\nparams:\n  mapping: {choices: [thread, vwarp, adaptive]}\n"
+                     "  w:\n    choices: [4, 32]\n    when: {mapping: vwarp}\n")
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("sampler: grid\nsources: 1\ngraphs:\n  - rmat:scale=7,seed=1\n"
+                     "  - grid2d:rows=8,cols=8\n  - random:n=128,deg=4,seed=1\n"
+                     f"algorithms: [bfs]\ndevices: [h100]\nspaces: [{space}]\n")
+    res, model = str(tmp_path / "res"), str(tmp_path / "m.json")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", res, "-q"]) == 0
+    capsys.readouterr()
+
+    assert main(["select", "train", "--results", res, "--model", model]) == 0
+    out = capsys.readouterr().out
+    assert "bfs on h100: 3 graphs" in out and "model written to" in out
+
+    assert main(["select", "evaluate", "--results", res, "--json"]) == 0
+    [ev] = json.loads(capsys.readouterr().out)["evaluations"]
+    assert len(ev["rows"]) == 3
+    assert all(v >= 1.0 for r in ev["rows"] for v in r["regrets"].values())
+    assert main(["select", "evaluate", "--results", res]) == 0
+    assert "geometric mean" in capsys.readouterr().out
+
+    assert main(["select", "recommend", "--graph", "rmat:scale=8,seed=5", "--model", model,
+                 "--verify", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    graph = load_graph("rmat:scale=8,seed=5")
+    fr = functional_run(graph, "bfs")
+    assert rec["verify"]["time_us"] == simulate(graph, "bfs", rec["config"], "h100",
+                                                functional=fr).time_us
+    assert rec["verify"]["thread_time_us"] == simulate(graph, "bfs", None, "h100",
+                                                       functional=fr).time_us
+    assert rec["neighbours"] and rec["predicted_time_us"] > 0
+    assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model", model,
+                 "--verify"]) == 0
+    out = capsys.readouterr().out
+    assert "config" in out and "verified    simulated" in out
+
+    assert main(["select", "adaptive", "--results", res]) == 0
+    assert "best adaptive against best constant" in capsys.readouterr().out
+
+    # bad input: one line, exit 2
+    assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model", model,
+                 "--algo", "sssp"]) == 2
+    assert "trained for bfs on h100" in capsys.readouterr().err
+    assert main(["select", "train", "--results", res, "--algo", "cc", "--model", model]) == 2
+    assert "no complete results for algorithm=cc" in capsys.readouterr().err
