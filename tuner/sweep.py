@@ -27,7 +27,7 @@ from search_spaces.loader import load_space
 from search_spaces.yamldoc import YamlDoc
 from search_spaces.yamldoc import load_yaml
 from simulator.errors import WarpsweepError
-from tuner.plan import canonical_graph
+from simulator.graph_spec import parse_spec
 from tuner.plan import check_algorithm
 from tuner.plan import check_device
 from tuner.plan import check_objective
@@ -101,7 +101,7 @@ def parse_sweep(doc: YamlDoc, base: Path | None = None) -> list[StudySpec]:
 def _checked(doc: YamlDoc, path: tuple, axis: str, name: str) -> str:
     try:
         if axis == "graph":
-            return canonical_graph(name)[0]
+            return parse_spec(name).canonical()  # files are read when the study is checked
         if axis == "algorithm":
             return check_algorithm(name)
         if axis == "device":
