@@ -26,6 +26,7 @@ from tuner.selector import POLICY_POW2
 from tuner.selector import POLICY_SELECTOR
 from tuner.selector import POLICY_THREAD
 from tuner.selector import POLICY_W32
+from tuner.selector import Hyper
 from tuner.selector import canonical_config
 from tuner.selector import compare_adaptive
 from tuner.selector import cv_picks
@@ -112,6 +113,16 @@ def synthetic(tmp_path_factory):
                                state="duplicate"))
         store.add_trial(record(gid, spec, "wer+", 0.0, full_params=False, state="failed",
                                params={"mapping": "wer+"}))
+    # the first graph again under another spec: one of the two is left out, or
+    # leave-one-graph-out would train on the graph it holds out
+    graph = load_graph(SKEWED[0])
+    twin = graph_id("rmat:scale=7,seed=1,moved")
+    store.add_graph(graph_row(GraphMeta(twin, "rmat:scale=7,seed=1,moved", graph.name, "rmat",
+                                        graph.n, graph.m, False, False, (0,),
+                                        feats[SKEWED[0]])))
+    for label, t in zip(LABELS, SKEWED_TIMES, strict=True):
+        store.add_trial(record(twin, "rmat:scale=7,seed=1,moved", label, t, full_params=True))
+    feats["rmat:scale=7,seed=1,moved"] = feats[SKEWED[0]]
     store.close()
     return root, feats
 
@@ -119,7 +130,11 @@ def synthetic(tmp_path_factory):
 def test_rows_spelling_a_configuration_differently_are_one_candidate(synthetic):
     root, _ = synthetic
     m = load_matrix(root, "bfs", "h100")
-    assert len(m.graphs) == 8 and not m.dropped
+    assert len(m.graphs) == 8
+    [(left_out, why)] = m.dropped.items()
+    assert "same features as" in why
+    assert {left_out, why.split()[3]} == {graph_id("rmat:scale=7,seed=1,moved"),
+                                           graph_id(load_graph(SKEWED[0]).spec)}
     assert sorted(c["mapping"] + str(c.get("w", "")) for c in m.configs) == [
         "thread", "vwarp16", "vwarp32", "vwarp4", "vwarp8"]
     assert canonical_config({"mapping": "vwarp", "w": 8, "chunk": None}) == \
@@ -151,6 +166,20 @@ def test_cross_validation_shortcut_picks_what_the_fitted_models_pick(synthetic):
         for i in range(len(m.graphs)):
             others = m.subset([j for j in range(len(m.graphs)) if j != i])
             assert fit(others, h).pick(m.graphs[i].features) == picks[h][i], (h, i)
+
+
+def test_tree_path_reads_in_the_features_own_units(synthetic):
+    root, feats = synthetic
+    m = load_matrix(root, "bfs", "h100")
+    sel = fit(m, Hyper("tree", "degree", max_depth=1, min_samples_leaf=1))
+    choice = sel.choose(graph_features(load_graph("grid2d:rows=16,cols=16")))
+    assert choice.config["mapping"] == "thread"
+    name, op, value = choice.path[0].split()
+    assert op == "<=" and choice.path[-1] == "leaf of 4 training graph(s)"
+    # the split lies between the two families, in raw units (log features un-logged)
+    assert max(feats[s][name] for s in UNIFORM) <= float(value) < min(feats[s][name]
+                                                                       for s in SKEWED)
+    assert sorted(n.graph_spec for n in choice.neighbours) == sorted(UNIFORM)
 
 
 def test_evaluate_regrets_are_the_hand_computed_ones(synthetic):

@@ -70,8 +70,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Load the graph, compute its features and print the configuration the "
                     "model picks, the training graphs behind the choice (nearest neighbours, "
                     "or the tree's leaf and its decision path), the predicted time over the "
-                    "graph's best and a rough absolute time (the supporting graphs' time per "
-                    "edge times this graph's edges); --verify simulates it.",
+                    "graph's best and a rough absolute time (the configuration's log time "
+                    "fitted on log edges and log diameter over the training graphs); --verify "
+                    "simulates it, and thread for scale.",
         epilog="examples:\n  warpsweep select recommend --graph rmat:scale=13,seed=7 "
                "--algo bfs --model bfs-h100.json\n  warpsweep select recommend --graph "
                "file:../shared/graphs/email-Enron.txt.gz --model bfs-h100.json --verify",
@@ -169,6 +170,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from simulator.errors import ConfigError
     from tuner import selector as sel
 
+    sel.pick_groups(args.results, args.algo, args.device)  # a clear error when none match
     evaluations = sel.evaluate(args.results, args.algo, args.device, args.seed)
     if not evaluations:
         raise ConfigError(f"no group in {str(args.results)!r} has {sel.MIN_GRAPHS} graphs with "
@@ -253,6 +255,7 @@ def run_recommend(args: argparse.Namespace) -> int:
         "setting": selector.hyper.describe(), "config": choice.config,
         "config_label": describe_config(choice.config),
         "predicted_relative": choice.predicted_relative, "predicted_time_us": predicted,
+        "predicted_time_basis": selector.time_basis,
         "neighbours": [{"graph_id": n.graph_id, "graph_spec": n.graph_spec,
                         "name": selector.matrix.graphs[n.index].name,
                         "distance": n.distance, "weight": n.weight,
@@ -294,8 +297,7 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
                      f"weight {n['weight']:.2f}  this config {n['time_us']:.1f} us "
                      f"(its best {n['best_time_us']:.1f})")
     lines.append(f"predicted   {out['predicted_relative']:.3f}x this graph's best; "
-                 f"~{out['predicted_time_us']:.1f} us (rough: this configuration's time "
-                 "fitted on edges and diameter over the training graphs)")
+                 f"~{out['predicted_time_us']:.1f} us (rough: {out['predicted_time_basis']})")
     if "verify" in out:
         v = out["verify"]
         lines.append(f"verified    simulated {v['time_us']:.1f} us (prediction "

@@ -61,6 +61,7 @@ POLICY_POW2 = "w=pow2(avg degree)"
 POLICY_BEST_SINGLE = "best single config"
 POLICIES = (POLICY_SELECTOR, POLICY_THREAD, POLICY_W32, POLICY_POW2, POLICY_BEST_SINGLE)
 MIN_GRAPHS = 3
+MIN_FIT_GRAPHS = 4  # training graphs needed to fit the absolute-time estimate
 TIE = 0.005  # adaptive "within 0.5%" of the best constant configuration
 
 
@@ -175,13 +176,13 @@ def groups(results: str | Path) -> list[tuple[str, str]]:
     return [(str(a), str(d)) for a, d in rows]
 
 
-def pick_groups(results: str | Path, algorithm: str | None,
-                device: str | None) -> list[tuple[str, str]]:
-    """The groups matching the optional filters; ConfigError if none."""
+def pick_groups(results: str | Path, algorithm: str | None, device: str | None,
+                required: bool = True) -> list[tuple[str, str]]:
+    """The groups matching the optional filters; ConfigError if none (when ``required``)."""
     found = groups(results)
     chosen = [(a, d) for a, d in found
               if (algorithm is None or a == algorithm) and (device is None or d == device)]
-    if not chosen:
+    if not chosen and required:
         have = ", ".join(f"{a}/{d}" for a, d in found) or "none"
         raise ConfigError(f"no complete results for algorithm={algorithm or 'any'} "
                           f"device={device or 'any'} in {str(results)!r} (groups: {have})")
@@ -209,7 +210,17 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
         specs.setdefault(row["graph_id"], row["graph_spec"])
         sums.setdefault(row["graph_id"], {}).setdefault(key, []).append(float(row["time_us"]))
     dropped = {g: "no features in the graphs table" for g in sums if g not in feats}
-    ids = sorted(g for g in sums if g in feats)
+    ids: list[str] = []
+    seen: dict[tuple, str] = {}
+    for g in sorted(g for g in sums if g in feats):
+        # the same graph under another spec (a moved file, other edge weights) would let
+        # leave-one-graph-out see the held-out graph: keep one of them
+        ident = tuple(sorted(feats[g].items()))
+        if ident in seen:
+            dropped[g] = f"same features as {seen[ident]} (the same graph under another spec)"
+        else:
+            seen[ident] = g
+            ids.append(g)
     all_times = [{k: float(np.mean(v)) for k, v in sums[g].items()} for g in ids]
     common = set.intersection(*(set(t) for t in all_times)) if all_times else set()
     keys = sorted(common)
@@ -415,12 +426,20 @@ class Selector:
         steps.append(f"leaf of {int(tree.n_node_samples[node])} training graph(s)")
         return steps
 
+    @property
+    def time_basis(self) -> str:
+        """How :meth:`predicted_time_us` estimates an absolute time, in words."""
+        if len(self.matrix.graphs) >= MIN_FIT_GRAPHS:
+            return (f"log time fitted on log edges and log diameter over the "
+                    f"{len(self.matrix.graphs)} training graphs")
+        return "the graphs above: time per edge x this graph's edges"
+
     def predicted_time_us(self, choice: Choice, features: dict[str, float]) -> float:
         """A rough absolute time for the choice: a least-squares fit of log time under that
         configuration on log edges and log diameter over the training graphs (with fewer
         than 4 of them: the supporting graphs' time per edge times this graph's edges)."""
         times = self.matrix.times[:, choice.index]
-        if len(self.matrix.graphs) >= 4:
+        if len(self.matrix.graphs) >= MIN_FIT_GRAPHS:
             x = np.array([time_drivers(g.features) for g in self.matrix.graphs])
             reg = LinearRegression().fit(x, np.log(times))
             return float(np.exp(reg.predict(np.array([time_drivers(features)]))[0]))
@@ -628,9 +647,9 @@ def evaluate_matrix(matrix: TimeMatrix, seed: int = 0) -> Evaluation:
 def evaluate(results: str | Path, algorithm: str | None = None, device: str | None = None,
              seed: int = 0) -> list[Evaluation]:
     """Leave-one-graph-out evaluation of every (algorithm, device) group of a results
-    directory with at least 3 graphs (optionally one algorithm / device)."""
+    directory with at least 3 graphs (optionally one algorithm / device); none: []."""
     out = []
-    for algo, dev in pick_groups(results, algorithm, device):
+    for algo, dev in pick_groups(results, algorithm, device, required=False):
         matrix = load_matrix(results, algo, dev)
         if len(matrix.graphs) >= MIN_GRAPHS and matrix.configs:
             out.append(evaluate_matrix(matrix, seed))
