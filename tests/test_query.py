@@ -1,0 +1,363 @@
+"""`warpsweep query`, `best`, `effect`, `pareto`: SQL over a results directory written by the
+test, and the ready answers on synthetic rows whose answers are known."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from datetime import UTC
+from datetime import datetime
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from simulator.errors import ConfigError
+from tuner import answers
+from tuner.cli import main
+from tuner.query import connect
+from tuner.query import run_sql
+from tuner.records import TrialRecord
+from tuner.schema import SCHEMA_VERSION
+from tuner.store import ParquetDirBackend
+from tuner.store import ResultStore
+from tuner.store import check_manifest
+
+THREAD = {"mapping": "thread", "block_size": 256, "driven": "topology", "unroll": 1}
+
+
+def vwarp(w: int, chunk: int = 1, **extra) -> dict:
+    """Every effective knob of a vwarp configuration, as the writer stores them."""
+    return {"mapping": "vwarp", "w": w, "chunk": chunk, "distribution": "static",
+            "block_size": 256, "driven": "topology", "unroll": 1, **extra}
+
+
+# (label or None for a trial, params, time_us, transactions) per study.
+G1_BFS = [
+    ("thread", THREAD, 100.0, 500.0),
+    ("vwarp w=8", vwarp(8), 40.0, 300.0),
+    ("vwarp w=32", vwarp(32), 50.0, 100.0),
+    (None, vwarp(8, 4), 20.0, 400.0),     # the best
+    (None, vwarp(16, 4), 30.0, 200.0),
+    (None, vwarp(4, 4), 35.0, 250.0),
+    (None, vwarp(32, 16), 45.0, 150.0),
+    (None, vwarp(16, 8), 25.0, 1000.0),   # better than w=16 at the best's chunk=4
+]
+G2_BFS = [
+    ("thread", THREAD, 80.0, 400.0),
+    ("vwarp w=8", vwarp(8), 60.0, 300.0),
+    ("vwarp w=32", vwarp(32), 30.0, 100.0),
+    (None, vwarp(32, 2), 25.0, 120.0),    # the best
+    # vwarp w=8 chunk=4 written by an older writer: knobs at their defaults left NULL
+    (None, {"mapping": "vwarp", "w": 8, "chunk": 4}, 45.0, 350.0),
+]
+G1_SSSP = [
+    ("thread", THREAD, 90.0, 900.0),
+    ("vwarp w=32", vwarp(32), 10.0, 100.0),  # a reference wins
+    (None, vwarp(8, 2), 12.0, 90.0),
+]
+STUDIES = {
+    "g1.bfs.h100.vwarp.k1": ("g1-aaaa", "rmat:scale=8,ef=16,a=0.57,b=0.19,c=0.19,seed=1", "bfs",
+                             G1_BFS),
+    "g2.bfs.h100.vwarp.k2": ("g2-bbbb", "rmat:scale=9,ef=16,a=0.57,b=0.19,c=0.19,seed=2", "bfs",
+                             G2_BFS),
+    "g1.sssp.h100.vwarp.k3": ("g1-aaaa", "rmat:scale=8,ef=16,a=0.57,b=0.19,c=0.19,seed=1",
+                              "sssp", G1_SSSP),
+}
+NAMES = {"g1-aaaa": "g1", "g2-bbbb": "g2"}
+
+
+def _record(key: str, graph_id: str, spec: str, algo: str, label: str | None, params: dict,
+            trial: int | None, state: str = "complete", time_us: float | None = None,
+            transactions: float | None = None, **kw) -> TrialRecord:
+    complete = state != "failed"
+    return TrialRecord(
+        study_key=key, role="reference" if label else "trial", state=state, graph_id=graph_id,
+        graph_spec=spec, algorithm=algo, device="h100", space="vwarp", space_digest="d",
+        sampler="tpe", objective="time_us", params=params, seed=0, trial=trial, label=label,
+        values=[time_us] if complete else None,
+        metrics={"time_us": time_us, "transactions": transactions,
+                 "simd_efficiency": 1.0 / time_us} if complete else None,
+        error=None if complete else "ConfigError: boom", n_sources=1, **kw)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """A results directory of three studies with known answers, plus rows that must not
+    count: a failed trial and a duplicate that repeats a configuration with a better time."""
+    root = tmp_path_factory.mktemp("results")
+    check_manifest(root)
+    store = ResultStore(ParquetDirBackend(root), flush_every_s=1e9)
+    for graph_id, name in NAMES.items():
+        spec = next(s[1] for s in STUDIES.values() if s[0] == graph_id)
+        store.add_graph({"graph_id": graph_id, "graph_spec": spec, "name": name, "kind": "rmat",
+                         "n": 256, "m": 4096, "directed": False, "weighted": False,
+                         "timestamp": datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+                         "warpsweep_version": "test", "schema_version": SCHEMA_VERSION,
+                         "degree_gini": 0.5})
+    for key, (graph_id, spec, algo, rows) in STUDIES.items():
+        trial = 0
+        for label, params, time_us, transactions in rows:
+            store.add_trial(_record(key, graph_id, spec, algo, label, params,
+                                    None if label else trial, time_us=time_us,
+                                    transactions=transactions))
+            trial += label is None
+        store.add_trial(_record(key, graph_id, spec, algo, None, vwarp(2, 8), trial,
+                                state="failed"))
+        store.add_trial(_record(key, graph_id, spec, algo, None, vwarp(8, 4), trial + 1,
+                                state="duplicate", time_us=1.0, transactions=1.0,
+                                duplicate_of=0))
+    store.close()
+    return root
+
+
+@pytest.fixture()
+def con(results):
+    return connect(results)
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# -- query ----------------------------------------------------------------------------------
+def test_views_expose_trials_and_graphs(con):
+    rows = run_sql(con, """
+        SELECT g.name, count(*) AS runs, min(t.time_us) AS best
+        FROM trials t JOIN graphs g USING (graph_id)
+        WHERE t.state = 'complete' AND t.algorithm = 'bfs' GROUP BY g.name ORDER BY g.name
+    """).read_all().to_pylist()
+    assert rows == [{"name": "g1", "runs": 8, "best": 20.0}, {"name": "g2", "runs": 5,
+                                                                "best": 25.0}]
+
+
+def test_query_table_is_aligned_and_says_what_was_left_out(results, capsys):
+    code, out, _ = run_cli(capsys, "query", "SELECT label, time_us FROM trials WHERE role = "
+                           "'reference' ORDER BY time_us", "--results", str(results),
+                           "--limit", "3")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["label", "time_us"] and set(lines[1]) <= {"-", " "}
+    assert lines[2].split() == ["vwarp", "w=32", "10"]
+    assert len({line.index(line.split()[-1][-1]) for line in lines[2:5]}) == 1  # right-aligned
+    assert lines[-1] == "(3 of 8 rows shown, 5 left out: --limit N, or --limit 0 for all)"
+
+
+def test_query_csv_and_strict_json(results, capsys):
+    sql = ("SELECT label, time_us, 'nan'::DOUBLE AS nothing, values, timestamp FROM trials "
+           "WHERE label = 'thread' ORDER BY time_us")
+    code, out, _ = run_cli(capsys, "query", sql, "--results", str(results), "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["time_us"] for r in rows] == ["80.0", "90.0", "100.0"]
+    assert rows[0]["nothing"] == "" and json.loads(rows[0]["values"]) == [80.0]
+    code, out, _ = run_cli(capsys, "query", sql, "--results", str(results), "--format", "json")
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
+    assert [r["time_us"] for r in data] == [80.0, 90.0, 100.0]
+    assert data[0]["nothing"] is None and data[0]["values"] == [80.0]
+    assert datetime.fromisoformat(data[0]["timestamp"]).tzinfo is not None
+
+
+def test_query_parquet_needs_out(results, tmp_path, capsys):
+    sql = "SELECT study_key, time_us FROM trials WHERE state = 'complete'"
+    code, _, err = run_cli(capsys, "query", sql, "--results", str(results), "--format",
+                           "parquet")
+    assert code == 2 and "--out FILE" in err
+    out = tmp_path / "rows.parquet"
+    code, _, err = run_cli(capsys, "query", sql, "--results", str(results), "--format",
+                           "parquet", "--out", str(out))
+    assert code == 0 and "wrote 16 rows" in err
+    assert pq.read_table(out).num_rows == 16
+
+
+@pytest.mark.parametrize("sql, words", [
+    ("SELEC 1", "Parser Error"),
+    ("SELECT nope FROM trials", "Binder Error"),
+    ("SELECT * FROM trial", 'Did you mean "trials"'),
+    ("SELECT CAST(label AS INTEGER) FROM trials WHERE label IS NOT NULL", "Conversion Error"),
+])
+def test_sql_errors_are_reported_as_such(results, capsys, sql, words):
+    code, out, err = run_cli(capsys, "query", sql, "--results", str(results))
+    assert code == 2 and out == ""
+    assert err.startswith("warpsweep: error: SQL error: ") and words in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_query_reads_sql_from_stdin(results, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("SELECT count(*) AS n FROM graphs"))
+    code, out, _ = run_cli(capsys, "query", "-", "--results", str(results), "--format", "json")
+    assert code == 0 and json.loads(out) == [{"n": 2}]
+
+
+def test_query_refuses_a_directory_without_results(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "query", "SELECT 1", "--results", str(tmp_path / "none"))
+    assert code == 2 and "not a warpsweep results directory" in err
+
+
+def test_fresh_results_answer_with_no_rows(tmp_path, capsys):
+    check_manifest(tmp_path)
+    code, out, _ = run_cli(capsys, "query", "SELECT count(*) AS n FROM trials",
+                           "--results", str(tmp_path))
+    assert code == 0 and out.splitlines()[2].strip() == "0"
+    code, out, _ = run_cli(capsys, "best", "--results", str(tmp_path))
+    assert code == 1 and "no complete evaluation" in out
+    assert answers.pareto(connect(tmp_path), answers.parse_objectives("time_us,bytes")
+                          ).studies == []
+
+
+# -- best -----------------------------------------------------------------------------------
+def test_best_per_study_with_both_speedups(con):
+    result = answers.best(con, answers.Filters(algo="bfs"))
+    by_graph = {b.study.graph: b for b in result.studies}
+    assert set(by_graph) == {"g1", "g2"}
+    g1, g2 = by_graph["g1"], by_graph["g2"]
+    assert g1.value == 20.0 and g1.config.params == vwarp(8, 4) and g1.role == "trial"
+    assert g1.config.text == "mapping=vwarp w=8 chunk=4"
+    assert g1.vs_thread == pytest.approx(100 / 20) and g2.vs_thread == pytest.approx(80 / 25)
+    # Configurations on both graphs, value over each graph's best: thread (5, 3.2), w=8
+    # (2, 2.4), w=32 (2.5, 1.2), w=8 chunk=4 (1, 1.8, its g2 row written with NULL defaults).
+    [fixed] = result.fixed
+    assert fixed.config.params == vwarp(8, 4) and fixed.graphs == 2
+    assert fixed.geomean_ratio == pytest.approx(math.sqrt(1.8))
+    assert g1.fixed_value == 20.0 and g1.vs_fixed == pytest.approx(1.0)
+    assert g2.fixed_value == 45.0 and g2.vs_fixed == pytest.approx(45 / 25)
+
+
+def test_best_counts_references_and_filters(con):
+    [s] = answers.best(con, answers.Filters(graph="g1", algo="sssp")).studies
+    assert (s.role, s.label, s.value) == ("reference", "vwarp w=32", 10.0)
+    assert s.vs_thread == pytest.approx(9.0) and s.vs_fixed == pytest.approx(1.0)
+    for graph in ("g1-aaaa", "rmat:scale=8,seed=1", "rmat:scale=8,ef=16,a=0.57,b=0.19,c=0.19,"
+                  "seed=1"):
+        found = answers.best(con, answers.Filters(graph=graph, algo="bfs")).studies
+        assert [b.study.key for b in found] == ["g1.bfs.h100.vwarp.k1"]
+        # the fixed configuration still looks at every graph of the group
+        assert found[0].fixed.graphs == 2
+
+
+def test_best_with_a_metric_to_maximise(con):
+    result = answers.best(con, answers.Filters(algo="bfs", graph="g2"),
+                          answers.Objective.parse("simd_efficiency"))
+    [s] = result.studies
+    assert s.value == pytest.approx(1 / 25) and s.vs_thread == pytest.approx(80 / 25)
+
+
+def test_unknown_filters_name_what_is_there(con):
+    with pytest.raises(ConfigError, match=r"--algo 'pr' matches no complete trial; "
+                                          r"present: bfs, sssp"):
+        answers.best(con, answers.Filters(algo="pr"))
+    with pytest.raises(ConfigError, match=r"--graph 'nope'.*graphs present: g1, g2"):
+        answers.pareto(con, answers.parse_objectives("time_us"), answers.Filters(graph="nope"))
+    with pytest.raises(ConfigError, match=r"unknown metric 'speed'; metrics present: .*time_us"):
+        answers.best(con, objective=answers.Objective("speed"))
+
+
+def test_best_cli_table_and_json(results, capsys):
+    code, out, _ = run_cli(capsys, "best", "--results", str(results))
+    assert code == 0
+    assert "[reference: vwarp w=32]" in out
+    assert "  bfs on h100: mapping=vwarp w=8 chunk=4 (evaluated on all 2 graphs" in out
+    code, out, _ = run_cli(capsys, "best", "--results", str(results), "--algo", "bfs", "--json")
+    data = json.loads(out)
+    assert [s["value"] for s in data["studies"]] == [20.0, 25.0]
+    assert data["studies"][1]["fixed_config"]["text"] == "mapping=vwarp w=8 chunk=4"
+
+
+# -- effect ---------------------------------------------------------------------------------
+def test_effect_holds_the_other_knobs_at_the_best(con):
+    result = answers.effect(con, "w", answers.Filters(graph="g1", algo="bfs"))
+    [study] = result.studies
+    assert study.best_value == 8 and study.best_metric == 20.0
+    got = [(p.value, p.metric, p.others) for p in study.points]
+    assert got == [(4, 35.0, "at best"), (8, 20.0, "at best"),
+                   (16, 30.0, "at best"),  # not chunk=8's 25: the other knobs as at the best
+                   (32, 45.0, "best with this value"),  # chunk=16 beats the reference's 50
+                   (None, 100.0, "best with this value")]
+    assert study.points[3].config.params == vwarp(32, 16)
+    assert study.points[0].vs_best == pytest.approx(35 / 20)
+    assert [p.configurations for p in study.points] == [1, 2, 2, 2, 1]
+
+
+def test_effect_refuses_an_unknown_knob(con, results, capsys):
+    with pytest.raises(ConfigError, match=r"unknown knob 'warps'; knobs present: mapping, w, "
+                                          r"chunk"):
+        answers.effect(con, "warps")
+    code, out, _ = run_cli(capsys, "effect", "param_chunk", "--results", str(results),
+                           "--algo", "sssp")
+    assert code == 0 and "best time_us 10 at chunk=1" in out
+
+
+# -- pareto ---------------------------------------------------------------------------------
+def test_pareto_front_on_known_points(con):
+    result = answers.pareto(con, answers.parse_objectives("time_us,transactions"),
+                            answers.Filters(graph="g1", algo="bfs"))
+    [front] = result.studies
+    assert [p.values for p in front.points] == [(20.0, 400.0), (30.0, 200.0), (45.0, 150.0),
+                                                (50.0, 100.0)]
+    assert front.study.evaluations == 8
+    flipped = answers.pareto(con, answers.parse_objectives("time_us,transactions:max"),
+                             answers.Filters(graph="g1", algo="bfs"))
+    assert [p.values for p in flipped.studies[0].points] == [(20.0, 400.0), (25.0, 1000.0)]
+
+
+def test_pareto_cli(results, capsys):
+    code, out, _ = run_cli(capsys, "pareto", "--objectives", "time_us,transactions",
+                           "--results", str(results), "--algo", "sssp", "--json")
+    assert code == 0
+    [study] = json.loads(out)["studies"]
+    assert [(p["time_us"], p["transactions"]) for p in study["front"]] == [(10.0, 100.0),
+                                                                           (12.0, 90.0)]
+
+
+def test_objective_directions():
+    assert answers.Objective.parse("simd_efficiency").maximize
+    assert not answers.Objective.parse("time_us").maximize
+    assert not answers.Objective.parse("meps:min").maximize
+    assert answers.Objective.parse("bytes:max").maximize
+    with pytest.raises(ConfigError, match="direction"):
+        answers.Objective.parse("time_us:fast")
+    with pytest.raises(ConfigError, match="named twice"):
+        answers.parse_objectives("time_us,time_us:max")
+
+
+def test_non_dominated_matches_brute_force():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n, k = int(rng.integers(1, 40)), int(rng.integers(1, 4))
+        x = rng.integers(0, 4, (n, k)).astype(float)   # many ties
+        group = rng.integers(0, 3, n)
+        want = np.array([not any(np.all(x[j] <= x[i]) and np.any(x[j] < x[i])
+                                 for j in range(n) if group[j] == group[i])
+                         for i in range(n)])
+        assert (answers.pareto_mask(group, x) == want).all()
+
+
+def test_answers_leave_the_connection_clean(con):
+    answers.best(con)
+    answers.effect(con, "w")
+    answers.pareto(con, answers.parse_objectives("time_us,transactions"))
+    assert sorted(r[0] for r in con.execute("SHOW TABLES").fetchall()) == ["graphs", "trials"]
+
+
+# -- a real run -----------------------------------------------------------------------------
+def test_answers_on_a_real_tuning_run(tmp_path, capsys):
+    res = str(tmp_path / "res")
+    assert main(["tune", "--graph", "rmat:scale=8,seed=1", "--algo", "bfs", "--trials", "6",
+                 "--results", res, "--workers", "0", "--sources", "1", "--no-progress",
+                 "-q"]) == 0
+    capsys.readouterr()
+    con = connect(res)
+    [best] = answers.best(con).studies
+    lowest, thread = con.execute(
+        "SELECT min(time_us), min(time_us) FILTER (WHERE label = 'thread') FROM trials "
+        "WHERE state = 'complete'").fetchone()
+    assert best.value == lowest and best.thread_value == thread
+    assert best.vs_fixed == pytest.approx(1.0)  # one graph: the fixed one is its best
+    [front] = answers.pareto(con, answers.parse_objectives("time_us,transactions")).studies
+    assert front.points[0].values[0] == lowest
+    code, out, _ = run_cli(capsys, "effect", "w", "--results", res)
+    assert code == 0 and "at best" in out
