@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import shutil
 import statistics
 import subprocess
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -50,7 +52,7 @@ FROM trials WHERE state = 'complete' GROUP BY ALL ORDER BY ALL"""
 
 
 # -- synthetic results ----------------------------------------------------------------------
-def write_results(root: Path, rows: int, graphs: int, seed: int) -> int:
+def write_results(root: Path, rows: int, graphs: int, seed: int, legacy: float = 0.0) -> int:
     """A results directory of ``rows`` trial rows: one study per graph x algorithm x device,
     one file per study; returns the number of studies."""
     rng = np.random.default_rng(seed)
@@ -74,7 +76,7 @@ def write_results(root: Path, rows: int, graphs: int, seed: int) -> int:
     per, extra = divmod(rows, len(studies))
     for i, (algo, device, (gid, spec, scale, skew)) in enumerate(studies):
         n = per + (1 if i < extra else 0)
-        table = _study_table(rng, schema, n, algo, device, gid, spec, scale, skew, i)
+        table = _study_table(rng, schema, n, algo, device, gid, spec, scale, skew, i, legacy)
         out = root / TRIALS / f"algorithm={algo}" / f"device={device}"
         out.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, out / f"part-{i:06d}.parquet")
@@ -82,7 +84,8 @@ def write_results(root: Path, rows: int, graphs: int, seed: int) -> int:
 
 
 def _study_table(rng: np.random.Generator, schema: pa.Schema, n: int, algo: str, device: str,
-                 gid: str, spec: str, scale: int, skew: float, index: int) -> pa.Table:
+                 gid: str, spec: str, scale: int, skew: float, index: int,
+                 legacy: float) -> pa.Table:
     """One study's rows: the 7 references, then sampled trials over every mapping."""
     refs = min(len(REFERENCES), n)
     trials = n - refs
@@ -198,6 +201,13 @@ def _study_table(rng: np.random.Generator, schema: pa.Schema, n: int, algo: str,
     }
     for name, value in metrics.items():
         columns[name] = pa.array(np.asarray(value, float), mask=~ok)
+    old = rng.random(n) < legacy  # an older writer: knobs at their defaults left NULL
+    for name, default in (("param_chunk", 1), ("param_distribution", "static"),
+                          ("param_block_size", 256), ("param_unroll", 1),
+                          ("param_driven", "topology")):
+        column = columns[name]
+        drop = pa.array(old & np.asarray(pc.equal(column, default).fill_null(False)))
+        columns[name] = pc.if_else(drop, pa.nulls(n, column.type), column)
     return pa.table({f.name: columns[f.name].cast(f.type) for f in schema}, schema=schema)
 
 
@@ -206,19 +216,21 @@ def _const(value: str, n: int) -> pa.Array:
 
 
 # -- timing ---------------------------------------------------------------------------------
-def time_verb(argv: list[str], repeat: int) -> tuple[list[float], str]:
-    """Wall times of ``warpsweep ARGV`` run in this process (a new connection each time)."""
-    times, text = [], ""
+def time_verb(argv: list[str], repeat: int) -> tuple[list[float], list[float], str]:
+    """Wall and CPU times (every thread of this process) of ``warpsweep ARGV`` run in this
+    process, a new connection each time; and its output."""
+    times, cpu, text = [], [], ""
     for _ in range(repeat):
         buf = io.StringIO()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         with redirect_stdout(buf):
             rc = cli.main(argv)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
         text = buf.getvalue()
         if rc != 0:
             sys.exit(f"warpsweep {' '.join(argv)} exited {rc}:\n{text}")
-    return times, text
+    return times, cpu, text
 
 
 def main() -> int:
@@ -232,6 +244,9 @@ def main() -> int:
                              "default a temp dir, removed at the end")
     parser.add_argument("--repeat", type=int, default=3, help="runs per verb (default 3)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--legacy", type=float, default=0.0, metavar="F",
+                        help="fraction of rows written as an older writer did, knobs at their "
+                             "defaults left NULL (exercises the canonical keys; default 0)")
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="bench-query-"))
@@ -240,7 +255,7 @@ def main() -> int:
             print(f"reusing {root}")
         else:
             start = time.perf_counter()
-            studies = write_results(root, args.rows, args.graphs, args.seed)
+            studies = write_results(root, args.rows, args.graphs, args.seed, args.legacy)
             print(f"wrote {args.rows:,} trial rows, {studies} studies, to {root} in "
                   f"{time.perf_counter() - start:.1f} s")
         return _run(root, args.repeat)
@@ -263,22 +278,27 @@ def _run(root: Path, repeat: int) -> int:
         ("effect w (not held to the floor)", ["effect", "w", *res]),
     ]
     missed = []
-    print(f"\n{'verb':<34}{'median s':>10}{'min s':>9}{'max s':>9}  floor {FLOOR_S:.0f} s")
+    print(f"\n{'verb':<34}{'median s':>10}{'min s':>9}{'max s':>9}{'CPU s':>8}  "
+          f"floor {FLOOR_S:.0f} s")
     for name, argv in cases:
-        times, text = time_verb(argv, repeat)
+        times, cpu, text = time_verb(argv, repeat)
         median = statistics.median(times)
         held = "not held" in name
         verdict = "" if held else ("ok" if median < FLOOR_S else "MISSED")
         if verdict == "MISSED":
             missed.append(name)
-        print(f"{name:<34}{median:>10.3f}{min(times):>9.3f}{max(times):>9.3f}  {verdict}")
+        print(f"{name:<34}{median:>10.3f}{min(times):>9.3f}{max(times):>9.3f}"
+              f"{statistics.median(cpu):>8.2f}  {verdict}")
         if name == "query (count)":
             print(f"{'':<34}rows counted: {text.splitlines()[2].strip()}")
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "tuner.cli", "query", GROUP_BY_SQL, *res],
                           capture_output=True, text=True, check=False)
     print(f"{'whole command (new process)':<34}{time.perf_counter() - start:>10.3f}"
-          f"{'':>18}  interpreter start and imports included, for information")
+          f"{'':>26}  interpreter start and imports included, for information")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"(CPU s: every thread of the process; {os.cpu_count()} CPUs, load average "
+          f"{load:.1f} at the end)")
     if done.returncode != 0:
         print(done.stderr, file=sys.stderr)
         return 1

@@ -13,10 +13,12 @@ from datetime import datetime
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from pyarrow.fs import LocalFileSystem
 
 from simulator.errors import ConfigError
 from tuner import answers
 from tuner.cli import main
+from tuner.location import Location
 from tuner.query import connect
 from tuner.query import run_sql
 from tuner.records import TrialRecord
@@ -265,6 +267,37 @@ def test_best_cli_table_and_json(results, capsys):
     data = json.loads(out)
     assert [s["value"] for s in data["studies"]] == [20.0, 25.0]
     assert data["studies"][1]["fixed_config"]["text"] == "mapping=vwarp w=8 chunk=4"
+
+
+def test_null_defaults_are_read_as_strategy_reads_them(tmp_path):
+    """Rows whose knobs at their defaults are NULL (an older writer) are the same
+    configurations as rows with every knob set, also where a default follows another knob
+    (switch_to_data defaults to switch_to_topology)."""
+    full = {"mapping": "thread", "block_size": 256, "driven": "temporal", "push": "atomic",
+            "variable_grid": True, "switch_to_topology": 0.5, "switch_to_data": 0.5}
+    old = {"mapping": "thread", "driven": "temporal", "switch_to_topology": 0.5}
+    check_manifest(tmp_path)
+    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=1e9)
+    for key, graph_id, rows in (("a.bfs", "ga", [("thread", THREAD, 100.0), (None, full, 10.0),
+                                                 (None, vwarp(8), 50.0)]),
+                                ("b.bfs", "gb", [("thread", THREAD, 90.0), (None, old, 30.0),
+                                                 (None, vwarp(8), 20.0)])):
+        for i, (label, params, time_us) in enumerate(rows):
+            store.add_trial(_record(key, graph_id, f"file:{graph_id}.mtx", "bfs", label, params,
+                                    None if label else i, time_us=time_us, transactions=1.0))
+    store.close()
+    # Over each graph's best: thread (10, 4.5), temporal (1, 1.5), vwarp w=8 (5, 1).
+    [fixed] = answers.best(connect(tmp_path)).fixed
+    assert fixed.config.params == full and fixed.graphs == 2
+    assert fixed.geomean_ratio == pytest.approx(math.sqrt(1.5))
+
+
+def test_connect_reads_through_a_pyarrow_filesystem(results):
+    """The branch for results in object storage: datasets through the location's filesystem."""
+    remote = Location("remote://results", LocalFileSystem(), str(results), local=False)
+    con = connect(remote)
+    assert con.execute("SELECT count(*) FROM trials WHERE state = 'complete'").fetchone() == (16,)
+    assert [b.value for b in answers.best(con, answers.Filters(algo="bfs")).studies] == [20, 25]
 
 
 # -- effect ---------------------------------------------------------------------------------

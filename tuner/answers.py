@@ -34,6 +34,9 @@ from tuner.schema import reserved_names
 HIGHER_IS_BETTER = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 THREAD_LABEL = "thread"
 AT_BEST = "at best"
+# Reading NULL knobs as their defaults in SQL is checked against Strategy on at most this many
+# distinct configurations (a deterministic sample beyond).
+VALIDATE_AT_MOST = 20_000
 BEST_WITH_VALUE = "best with this value"
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "REAL",
             "DECIMAL", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
@@ -641,7 +644,9 @@ class _Source:
     """The complete rows of the filtered studies in ``trials`` as SQL pieces: ``from_sql``
     (alias ``t``), ``where`` with ``params``, each knob's canonical value and a hash of the
     configuration. Rows an older writer left with an applicable knob at NULL (its default)
-    get their canonical values from the ``_fix`` table once ``canonicalise`` has run."""
+    get their canonical values once ``canonicalise`` has run: in SQL (each knob's default
+    where it applies) when that gives what Strategy gives for every such configuration,
+    else from a ``_fix`` table of their canonical values."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, filters: Filters, metrics: list[str],
                  graph_filter: bool) -> None:
@@ -655,7 +660,8 @@ class _Source:
         self.metrics = metrics
         self.knobs = _knobs(self.columns)
         self.types = {k: self.columns[PARAM_PREFIX + k] for k in self.knobs}
-        self.fixed = False
+        self.fixed = False      # canonical values from the _fix table
+        self.filled = False     # canonical values filled in SQL
         self._configs: dict[str, Config] = {}
         where, params = ["t.state = 'complete'"], []
         for column, value in (("algorithm", filters.algo), ("device", filters.device)):
@@ -688,7 +694,50 @@ class _Source:
     def param(self, knob: str) -> str:
         """SQL of a knob's canonical value."""
         column = f'"{PARAM_PREFIX}{knob}"'
-        return f"coalesce(f.{column}, t.{column})" if self.fixed else f"t.{column}"
+        if self.fixed:
+            return f"coalesce(f.{column}, t.{column})"
+        if self.filled:
+            return self._fill_sql(knob)
+        return f"t.{column}"
+
+    def _fill_sql(self, knob: str) -> str:
+        """SQL of a knob's value with a NULL read as its default where the knob applies."""
+        column = f't."{PARAM_PREFIX}{knob}"'
+        base = _defaults(None, None)
+        if knob in ("mapping", "driven"):
+            return f"coalesce({column}, {_literal(base[knob])})"
+        rule = _default_rules().get(knob)
+        if rule is None:
+            return column
+        mappings, drivens, default = rule
+        cond = []
+        for selector, values, every in (("mapping", mappings, MAPPINGS),
+                                        ("driven", drivens, DRIVEN)):
+            if set(values) != set(every):
+                listed = ", ".join(_literal(v) for v in sorted(values))
+                cond.append(f"coalesce(t.param_{selector}, {_literal(base[selector])}) "
+                            f"IN ({listed})")
+        value = f"CAST({_literal(default)} AS {self.types[knob]})"
+        if cond:
+            value = f"CASE WHEN {' AND '.join(cond)} THEN {value} END"
+        return f"coalesce({column}, {value})"
+
+    def _filled(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """What ``_fill_sql`` makes of a configuration, in Python."""
+        base = _defaults(None, None)
+        mapping = raw.get("mapping") or base["mapping"]
+        driven = raw.get("driven") or base["driven"]
+        out = {}
+        for knob in self.knobs:
+            value = raw.get(knob)
+            if value is None and knob in ("mapping", "driven"):
+                value = base[knob]
+            elif value is None and knob in _default_rules():
+                mappings, drivens, default = _default_rules()[knob]
+                value = default if mapping in mappings and driven in drivens else None
+            if value is not None:
+                out[knob] = value
+        return out
 
     def param_types(self) -> dict[str, pa.DataType]:
         """Arrow type of every knob column."""
@@ -737,28 +786,38 @@ class _Source:
         return "(" + " OR ".join(f"({t})" for t in terms) + ")"
 
     def canonicalise(self, unfixed: int) -> None:
-        """With ``unfixed`` rows present: build ``_fix`` (raw hash -> canonical knob values)
-        for their distinct configurations and use it from now on."""
-        if not unfixed or self.fixed:
+        """With ``unfixed`` rows (an applicable knob at NULL) present: read such NULLs as
+        their defaults in SQL if that gives Strategy's canonical configuration for each of
+        their distinct configurations (for a deterministic sample of ``VALIDATE_AT_MOST``
+        when there are more), else join a ``_fix`` table of their canonical values."""
+        if not unfixed or self.fixed or self.filled:
             return
-        cols = [f'"{PARAM_PREFIX}{k}"' for k in self.knobs]
-        raw = self.con.execute(
-            f"SELECT DISTINCT {', '.join('t.' + c for c in cols)} FROM trials t "
-            f"WHERE {self.where} AND {self.unfixed_sql()}", self.params).fetchall()
+        columns = ", ".join(f't."{PARAM_PREFIX}{k}"' for k in self.knobs)
+        rows = self.con.execute(f"SELECT DISTINCT {columns} FROM trials t WHERE {self.where} "
+                                f"AND {self.unfixed_sql()}", self.params).fetchall()
+        configs = [{k: v for k, v in zip(self.knobs, row, strict=True) if v is not None}
+                   for row in rows]
+        step = max(1, math.ceil(len(configs) / VALIDATE_AT_MOST))
+        if all(self._filled(c) == self._canonical(c) for c in configs[::step]):
+            self.filled = True
+            return
+        canon = [self._canonical(c) for c in configs]
         types = self.param_types()
         data: dict[str, pa.Array] = {}
-        canon = [canonical_params({k: v for k, v in zip(self.knobs, row, strict=True)
-                                   if v is not None}) for row in raw]
-        for i, knob in enumerate(self.knobs):
+        for knob in self.knobs:
             name = PARAM_PREFIX + knob
-            data["raw_" + name] = pa.array([row[i] for row in raw], types[name])
+            data["raw_" + name] = pa.array([c.get(knob) for c in configs], types[name])
             data[name] = pa.array([c.get(knob) for c in canon], types[name])
         self.con.register("_fix_src", pa.table(data))
-        raw_hash = self._hash('"raw_{}"')
-        self.con.execute(f"CREATE OR REPLACE TEMP TABLE _fix AS SELECT {raw_hash} AS raw_h, "
-                         f"{', '.join(cols)} FROM _fix_src")
+        cols = ", ".join(f'"{PARAM_PREFIX}{k}"' for k in self.knobs)
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE _fix AS SELECT "
+                         f"{self._hash(chr(34) + 'raw_{}' + chr(34))} AS raw_h, {cols} "
+                         f"FROM _fix_src")
         self.con.unregister("_fix_src")
         self.fixed = True
+
+    def _canonical(self, config: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in canonical_params(config).items() if k in self.types}
 
     def config(self, row: dict[str, Any]) -> Config:
         """The canonical configuration of a row struct (its ``param_*`` fields)."""
@@ -898,6 +957,39 @@ def _applicable() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
             mappings, drivens = frozenset(MAPPINGS), frozenset(DRIVEN)
         out[knob] = (mappings, drivens)
     return out
+
+
+@functools.cache
+def _default_rules() -> dict[str, tuple[frozenset[str], frozenset[str], Any]]:
+    """Per knob other than mapping and driven: the mappings and driven forms it applies to
+    and its one default there; knobs whose default differs by setting are left out."""
+    found: dict[str, dict[tuple[str, str], Any]] = {}
+    for mapping in MAPPINGS:
+        for driven in DRIVEN:
+            try:
+                defaults = _defaults(mapping, driven)
+            except WarpsweepError:
+                continue
+            for knob, value in defaults.items():
+                found.setdefault(knob, {})[(mapping, driven)] = value
+    rules = {}
+    for knob, by_pair in found.items():
+        mappings = frozenset(m for m, _ in by_pair)
+        drivens = frozenset(d for _, d in by_pair)
+        values = {(type(v), v) for v in by_pair.values()}
+        if knob not in ("mapping", "driven") and len(values) == 1 and (
+                len(by_pair) == len(mappings) * len(drivens)):
+            rules[knob] = (mappings, drivens, next(iter(by_pair.values())))
+    return rules
+
+
+def _literal(value: Any) -> str:
+    """A Python value as a SQL literal."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 def canonical_params(params: dict[str, Any]) -> dict[str, Any]:
