@@ -138,8 +138,10 @@ def run_train(args: argparse.Namespace) -> int:
     """Fit the selector on one group and write the model file."""
     from simulator.errors import ConfigError
     from tuner import selector as sel
+    from tuner.selector_model import check_model_path
     from tuner.selector_model import save_model
 
+    check_model_path(args.model)  # before the training, not after
     found = sel.pick_groups(args.results, args.algo, args.device)
     if len(found) > 1:
         raise ConfigError("the results hold several groups (" + ", ".join(
@@ -193,13 +195,14 @@ def evaluation_json(ev: Any) -> dict[str, Any]:
         "algorithm": ev.algorithm, "device": ev.device, "policies": ev.policies,
         "candidates": ev.candidates, "dropped": ev.dropped,
         "geomean": {p: _num(v) for p, v in ev.geomean.items()},
-        "rows": [{"graph_id": r.graph_id, "graph_spec": r.graph_spec,
+        "rows": [{"graph_id": r.graph_id, "graph_spec": r.graph_spec, "graph_name": r.graph_name,
                   "best_time_us": r.best_time_us, "best_config": r.best_config,
                   "best_label": describe_config(r.best_config),
                   "regrets": {p: _num(v) for p, v in r.regrets.items()},
                   "selected": r.selected,
                   "selected_labels": {p: describe_config(c) for p, c in r.selected.items()},
-                  "selector_setting": r.selector_setting} for r in ev.rows],
+                  "selector_setting": r.selector_setting,
+                  "selector_predicted_time_us": _num(r.predicted_time_us)} for r in ev.rows],
     }
 
 

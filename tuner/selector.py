@@ -573,7 +573,8 @@ def train(matrix: TimeMatrix, seed: int = 0) -> Trained:
 # -- evaluation -------------------------------------------------------------------------------
 @dataclass
 class GraphRegret:
-    """One held-out graph: its best time and each policy's regret (time / best) and choice."""
+    """One held-out graph: its best time and each policy's regret (time / best) and choice;
+    ``predicted_time_us`` is the selector's rough absolute estimate for its own choice."""
 
     graph_id: str
     graph_spec: str
@@ -583,6 +584,7 @@ class GraphRegret:
     selected: dict[str, dict[str, Any]]
     selector_setting: str = ""
     graph_name: str = ""
+    predicted_time_us: float = math.nan
 
 
 @dataclass
@@ -638,7 +640,8 @@ def evaluate_matrix(matrix: TimeMatrix, seed: int = 0) -> Evaluation:
             t = matrix.time_of(i, config)
             regrets[policy] = t / best if t is not None else math.nan
         rows.append(GraphRegret(g.graph_id, g.graph_spec, best, matrix.best_config(i), regrets,
-                                picks, trained.selector.hyper.describe(), g.name))
+                                picks, trained.selector.hyper.describe(), g.name,
+                                trained.selector.predicted_time_us(choice, g.features)))
     means = {p: geomean([r.regrets[p] for r in rows]) for p in POLICIES}
     return Evaluation(matrix.algorithm, matrix.device, list(POLICIES), rows, means,
                       len(matrix.configs), dict(matrix.dropped))
@@ -718,7 +721,7 @@ def where_adaptive_wins(rows: Sequence[AdaptiveRow], tie: float = TIE) -> str:
         return "no graph has both adaptive and constant configurations"
     won = [r for r in rows if r.wins]
     close = sum(1 for r in rows if not r.wins and r.ratio <= 1 + tie)
-    near = f"; within {100 * tie:g}% of it on {close} more"
+    near = f"; within {100 * tie:g}% of the best constant configuration on {close} other(s)"
     if not won:
         return f"adaptive wins on none of the {len(rows)} graphs{near}"
     listed = ", ".join(_short(r) for r in won)

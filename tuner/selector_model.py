@@ -66,11 +66,17 @@ def model_json(trained: Trained, results: str | None = None) -> dict[str, Any]:
     }
 
 
-def save_model(trained: Trained, path: str | Path, results: str | None = None) -> Path:
-    """Write the model file (a ``.json`` path), atomically."""
+def check_model_path(path: str | Path) -> Path:
+    """The model file's path; ConfigError unless it ends in ``.json``."""
     path = Path(path)
     if path.suffix != ".json":
         raise ConfigError(f"--model {str(path)!r}: the model file is JSON; give a .json path")
+    return path
+
+
+def save_model(trained: Trained, path: str | Path, results: str | None = None) -> Path:
+    """Write the model file (a ``.json`` path), atomically."""
+    path = check_model_path(path)
     text = json.dumps(model_json(trained, results), indent=1, allow_nan=False)
     tmp = path.with_name(f".{path.name}.tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
