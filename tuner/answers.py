@@ -1,11 +1,12 @@
 """Ready answers over a results directory: the best configuration of each study, one knob's
 effect, Pareto fronts.
 
-Pure functions of a DuckDB connection from ``tuner.query.connect``: DuckDB does the heavy
-lifting over every complete trial row; Python only assembles one result per study. A
-configuration is identified by its knob values (the non-null ``param_*`` columns), made
-canonical where a row left an applicable knob at NULL (its default), so that the same strategy
-counts as one configuration whichever way its row was written.
+Functions of a DuckDB connection from ``tuner.query.connect`` (the temporary tables they make
+are dropped before they return) that give dataclasses. DuckDB does the heavy lifting over
+every complete trial row in a few scans, numpy sweeps the Pareto fronts, Python assembles one
+result per study. A configuration is identified by its knob values (the non-null ``param_*``
+columns), made canonical where a row left an applicable knob at NULL (its default), so that
+the same strategy counts as one configuration whichever way its row was written.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ from tuner.schema import reserved_names
 HIGHER_IS_BETTER = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 THREAD_LABEL = "thread"
 AT_BEST = "at best"
+BEST_WITH_VALUE = "best with this value"
 # Reading NULL knobs as their defaults in SQL is checked against Strategy on at most this many
 # distinct configurations (a deterministic sample beyond).
 VALIDATE_AT_MOST = 20_000
-BEST_WITH_VALUE = "best with this value"
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "REAL",
             "DECIMAL", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
@@ -101,7 +102,8 @@ def parse_objectives(text: str) -> list[Objective]:
 # -- outputs --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Study:
-    """One study: its key, graph, algorithm, device, space and objective."""
+    """One study: its key, graph (name, spec, id), algorithm, device, space, objective and
+    its complete rows (``evaluations``)."""
 
     key: str
     graph: str
@@ -142,7 +144,9 @@ class FixedConfig:
 
 @dataclass(frozen=True)
 class StudyBest:
-    """A study's best configuration and its speedups (> 1: the best is better)."""
+    """A study's best row (its role, label or trial number say whether a reference won) and
+    its speedups over the thread reference and the group's fixed configuration (> 1: the
+    best is better)."""
 
     study: Study
     value: float
@@ -174,7 +178,10 @@ class BestAnswer:
 
 @dataclass(frozen=True)
 class EffectPoint:
-    """The metric at one value of the knob (None: the knob does not apply)."""
+    """The metric at one value of the knob (None: the knob does not apply), from the best row
+    with every other knob as in the study's best configuration (``others`` AT_BEST) or, with
+    no such row, the best row with this value (BEST_WITH_VALUE). ``vs_best``: how many times
+    better the study's best is; ``configurations``: complete rows with this value."""
 
     value: Any
     metric: float
@@ -935,34 +942,10 @@ def _register(con: duckdb.DuckDBPyConnection, name: str, columns: list[str],
     con.register(name, pa.table(data))
 
 
-# -- configurations -------------------------------------------------------------------------
-def _applicable() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-    """Per knob with a non-null default, the mappings and the driven forms it applies to
-    (probed from Strategy, so the rule lives in one place). A knob of a mapping applies under
-    every driven form and the other way round, so the pairs are a product of the two sets."""
-    pairs: dict[str, set[tuple[str, str]]] = {}
-    for mapping in MAPPINGS:
-        for driven in DRIVEN:
-            try:
-                params = Strategy(mapping=mapping, driven=driven).to_params()
-            except WarpsweepError:
-                continue
-            for knob in params:
-                pairs.setdefault(knob, set()).add((mapping, driven))
-    out = {}
-    for knob, found in pairs.items():
-        mappings = frozenset(m for m, _ in found)
-        drivens = frozenset(d for _, d in found)
-        if len(found) != len(mappings) * len(drivens):  # not a product: list every mapping
-            mappings, drivens = frozenset(MAPPINGS), frozenset(DRIVEN)
-        out[knob] = (mappings, drivens)
-    return out
-
-
 @functools.cache
-def _default_rules() -> dict[str, tuple[frozenset[str], frozenset[str], Any]]:
-    """Per knob other than mapping and driven: the mappings and driven forms it applies to
-    and its one default there; knobs whose default differs by setting are left out."""
+def _settings() -> dict[str, dict[tuple[str, str], Any]]:
+    """Per knob with a non-null default: that default under each (mapping, driven form)
+    where the knob applies (probed from Strategy, so the rules live in one place)."""
     found: dict[str, dict[tuple[str, str], Any]] = {}
     for mapping in MAPPINGS:
         for driven in DRIVEN:
@@ -972,10 +955,35 @@ def _default_rules() -> dict[str, tuple[frozenset[str], frozenset[str], Any]]:
                 continue
             for knob, value in defaults.items():
                 found.setdefault(knob, {})[(mapping, driven)] = value
+    return found
+
+
+def _product(by_pair: dict[tuple[str, str], Any]) -> tuple[frozenset[str], frozenset[str]]:
+    """The mappings and the driven forms among the pairs."""
+    return frozenset(m for m, _ in by_pair), frozenset(d for _, d in by_pair)
+
+
+@functools.cache
+def _applicable() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Per knob with a non-null default, the mappings and the driven forms it applies to (a
+    knob of a mapping applies under every driven form and the other way round; were that not
+    so, every setting is listed, which only makes more rows go through ``canonicalise``)."""
+    out = {}
+    for knob, by_pair in _settings().items():
+        mappings, drivens = _product(by_pair)
+        if len(by_pair) != len(mappings) * len(drivens):
+            mappings, drivens = frozenset(MAPPINGS), frozenset(DRIVEN)
+        out[knob] = (mappings, drivens)
+    return out
+
+
+@functools.cache
+def _default_rules() -> dict[str, tuple[frozenset[str], frozenset[str], Any]]:
+    """Per knob other than mapping and driven: the mappings and driven forms it applies to
+    and its one default there; knobs whose default differs by setting are left out."""
     rules = {}
-    for knob, by_pair in found.items():
-        mappings = frozenset(m for m, _ in by_pair)
-        drivens = frozenset(d for _, d in by_pair)
+    for knob, by_pair in _settings().items():
+        mappings, drivens = _product(by_pair)
         values = {(type(v), v) for v in by_pair.values()}
         if knob not in ("mapping", "driven") and len(values) == 1 and (
                 len(by_pair) == len(mappings) * len(drivens)):

@@ -178,7 +178,8 @@ def run_query(args: argparse.Namespace) -> int:
     if reader is None:
         return 0
     if args.format == "parquet":
-        rows = write_parquet(reader, args.out, limit)
+        with _replacing(args.out) as tmp:
+            rows = write_parquet(reader, tmp, limit)
         print(f"wrote {rows:,} rows to {args.out}", file=sys.stderr)
         return 0
     with _output(args.out) as out:
@@ -193,11 +194,23 @@ def run_query(args: argparse.Namespace) -> int:
 
 @contextmanager
 def _output(path: Path | None) -> Iterator[TextIO]:
+    """stdout, or ``path`` written whole (nothing left behind when the query fails)."""
     if path is None:
         yield sys.stdout
         return
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with _replacing(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         yield f
+
+
+@contextmanager
+def _replacing(path: Path) -> Iterator[Path]:
+    """A temporary path next to ``path`` that replaces it once the block succeeds."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _batches(reader: pa.RecordBatchReader, limit: int) -> Iterator[pa.RecordBatch]:
@@ -368,6 +381,14 @@ def _times(value: float | None) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.2f}x"
 
 
+def _nothing(args: argparse.Namespace, metrics: str) -> str:
+    """The line for an answer with no study."""
+    chosen = [f"--{name} {value}" for name in ("graph", "algo", "device")
+              if (value := getattr(args, name)) is not None]
+    return (f"no complete evaluation with {metrics} in {args.results}"
+            + (f" for {' '.join(chosen)}" if chosen else ""))
+
+
 def _study_line(study: answers.Study) -> str:
     return (f"{study.graph}, {study.algorithm} on {study.device}, space {study.space}, "
             f"{study.evaluations} evaluations ({study.key})")
@@ -382,7 +403,7 @@ def run_best(args: argparse.Namespace) -> int:
         _dump(result.to_json())
         return 0 if result.studies else 1
     if not result.studies:
-        print(f"no complete evaluation with {objective.metric} in {args.results}")
+        print(_nothing(args, objective.metric))
         return 1
     rows = [["graph", "algo", "device", "space", objective.metric, "vs thread", "vs fixed",
              "best configuration"]]
@@ -414,7 +435,7 @@ def run_effect(args: argparse.Namespace) -> int:
         _dump(result.to_json())
         return 0 if result.studies else 1
     if not result.studies:
-        print(f"no complete evaluation with {objective.metric} in {args.results}")
+        print(_nothing(args, objective.metric))
         return 1
     knob = result.knob
     for i, s in enumerate(result.studies):
@@ -450,8 +471,7 @@ def run_pareto(args: argparse.Namespace) -> int:
         _dump(result.to_json())
         return 0 if result.studies else 1
     if not result.studies:
-        print(f"no complete evaluation with {', '.join(o.metric for o in objectives)} in "
-              f"{args.results}")
+        print(_nothing(args, ", ".join(o.metric for o in objectives)))
         return 1
     names = [str(o) for o in objectives]
     for i, s in enumerate(result.studies):
