@@ -5,7 +5,8 @@ synthetic results directory (the declared schema, written with pyarrow: a few hu
 realistic knob and metric columns, references, failed and duplicate rows), then times each
 verb through the CLI's own code path (`tuner.cli.main`, output captured), a fresh DuckDB
 connection every time (the files are in the OS cache after the first run). The median of
-``--repeat`` runs is held to the floor; the exit status is 1 if any misses it.
+``--repeat`` runs of each SQL query is held to the floor (the exit status is 1 if one misses
+it); `best`, `pareto` and `effect` are timed for information.
 
 Run from the repository root: python bench/bench_query.py [--rows N] [--dir DIR] [--keep]
 """
@@ -272,10 +273,10 @@ def _run(root: Path, repeat: int) -> int:
     cases = [
         ("query (group by)", ["query", GROUP_BY_SQL, *res]),
         ("query (count)", ["query", "SELECT count(*) AS rows FROM trials", *res]),
-        ("best", ["best", *res]),
-        ("pareto time_us,transactions", ["pareto", "--objectives", "time_us,transactions",
-                                         *res]),
-        ("effect w (not held to the floor)", ["effect", "w", *res]),
+        ("best (for information)", ["best", *res]),
+        ("pareto time_us,transactions (info)", ["pareto", "--objectives",
+                                                "time_us,transactions", *res]),
+        ("effect w (for information)", ["effect", "w", *res]),
     ]
     missed = []
     print(f"\n{'verb':<34}{'median s':>10}{'min s':>9}{'max s':>9}{'CPU s':>8}  "
@@ -283,8 +284,8 @@ def _run(root: Path, repeat: int) -> int:
     for name, argv in cases:
         times, cpu, text = time_verb(argv, repeat)
         median = statistics.median(times)
-        held = "not held" in name
-        verdict = "" if held else ("ok" if median < FLOOR_S else "MISSED")
+        held = name.startswith("query")  # the issue's floor: a query over 1M trial rows
+        verdict = "" if not held else ("ok" if median < FLOOR_S else "MISSED")
         if verdict == "MISSED":
             missed.append(name)
         print(f"{name:<34}{median:>10.3f}{min(times):>9.3f}{max(times):>9.3f}"
@@ -305,7 +306,7 @@ def _run(root: Path, repeat: int) -> int:
     if missed:
         print(f"\nfloor missed ({FLOOR_S} s): {', '.join(missed)}")
         return 1
-    print(f"\nevery verb held to the floor answered in under {FLOOR_S} s")
+    print(f"\nevery query answered in under {FLOOR_S} s")
     return 0
 
 
