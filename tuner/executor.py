@@ -105,8 +105,13 @@ class Shared:
     ref: Any
 
 
+# Prepared graphs and functional runs a worker keeps resolved, most recently used first. A
+# sweep interleaves its studies, so this must exceed two objects per study in flight, or each
+# trial would fetch its graph again (from another node: tens of ms). Numpy arrays come out of
+# Ray's object store without a copy, and the driver holds the same objects for as long as
+# their studies run, so keeping them costs little memory.
 _CACHE: OrderedDict[str, Any] = OrderedDict()
-_CACHE_SIZE = 8
+_CACHE_SIZE = 64
 
 
 def _resolve(arg: Any) -> Any:
