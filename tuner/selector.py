@@ -291,7 +291,6 @@ def hyper_grid(n_train: int, subsets: Sequence[str] | None = None) -> list[Hyper
     regression trees (depth 1-3) on each feature subset."""
     out: list[Hyper] = []
     names = list(subsets or FEATURE_SUBSETS)
-    seen: set[tuple] = set()
     for k in KNN_NEIGHBOURS:
         if k >= n_train:
             continue
@@ -300,8 +299,7 @@ def hyper_grid(n_train: int, subsets: Sequence[str] | None = None) -> list[Hyper
                 if k == 0 and weights == "uniform":
                     name = names[0]  # every graph, equal weights: the features do not matter
                 h = Hyper("knn", name, k=k, weights=weights)
-                if (h.model, h.features, h.k, h.weights) not in seen:
-                    seen.add((h.model, h.features, h.k, h.weights))
+                if h not in out:
                     out.append(h)
     for depth in TREE_DEPTHS:
         for leaf in TREE_MIN_LEAF:
