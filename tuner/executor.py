@@ -198,7 +198,11 @@ class RayExecutor(Executor):
 
     def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
         """Submit a task."""
-        refs = self._task.options(num_returns=num_returns).remote(fn, *args)
+        # SPREAD: with exactly one call per CPU in flight, the default policy (pack the first
+        # node it sees free, from a resource view a moment old) can queue a call behind a busy
+        # node while another idles; spreading keeps every node fed.
+        refs = self._task.options(num_returns=num_returns,
+                                  scheduling_strategy="SPREAD").remote(fn, *args)
         refs = refs if num_returns > 1 else [refs]
         return [Future(r) for r in refs]
 
