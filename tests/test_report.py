@@ -13,6 +13,7 @@ import pytest
 
 from tuner import api
 from tuner.cli import main
+from tuner.configs import canonical_params
 from tuner.env import warpsweep_version
 from tuner.query import connect
 from tuner.records import TrialRecord
@@ -26,7 +27,6 @@ from tuner.report_data import Group
 from tuner.report_data import History
 from tuner.report_data import Run
 from tuner.report_data import defer_curves
-from tuner.report_data import effective_params
 from tuner.report_data import knob_curves
 from tuner.report_data import simd_bars
 from tuner.report_data import time_over_w
@@ -207,7 +207,7 @@ def run(time_us: float | None, role: str = "trial", label: str | None = None,
     active, u_a, u_r = simd if done else (None, None, None)
     return Run(study, role, label, state, trial, graph, f"spec:{graph}", "bfs", "h100", "sp",
                "time_us", time_us if state != "failed" else None, None,
-               effective_params(params), time_us if done else None, active, u_a, u_r, active)
+               canonical_params(params), time_us if done else None, active, u_a, u_r, active)
 
 
 def test_time_over_w_takes_the_best_complete_vwarp_run_per_w():
@@ -250,11 +250,11 @@ def test_defer_and_switch_curves():
     assert knob_curves([(group, runs)], "spatial", "partition") == []
 
 
-def test_effective_params_make_null_defaults_the_same_configuration():
-    assert effective_params({"mapping": "vwarp"}) == effective_params(
+def test_canonical_params_make_null_defaults_the_same_configuration():
+    assert canonical_params({"mapping": "vwarp"}) == canonical_params(
         {"mapping": "vwarp", "w": 32, "chunk": 1, "distribution": "static", "block_size": 256,
          "driven": "topology", "unroll": 1})
-    assert "defer_threshold" not in effective_params({"mapping": "thread"})
+    assert "defer_threshold" not in canonical_params({"mapping": "thread"})
 
 
 def test_simd_bars_one_per_configuration_and_summing_to_one():

@@ -16,6 +16,7 @@ from simulator import simulate
 from simulator.errors import ConfigError
 from simulator.features import graph_features
 from tuner.cli import main
+from tuner.configs import canonical_params
 from tuner.evaluate import GraphMeta
 from tuner.evaluate import graph_id
 from tuner.evaluate import graph_kind
@@ -27,7 +28,6 @@ from tuner.selector import POLICY_SELECTOR
 from tuner.selector import POLICY_THREAD
 from tuner.selector import POLICY_W32
 from tuner.selector import Hyper
-from tuner.selector import canonical_config
 from tuner.selector import compare_adaptive
 from tuner.selector import cv_picks
 from tuner.selector import evaluate
@@ -137,8 +137,8 @@ def test_rows_spelling_a_configuration_differently_are_one_candidate(synthetic):
                                            graph_id(load_graph(SKEWED[0]).spec)}
     assert sorted(c["mapping"] + str(c.get("w", "")) for c in m.configs) == [
         "thread", "vwarp16", "vwarp32", "vwarp4", "vwarp8"]
-    assert canonical_config({"mapping": "vwarp", "w": 8, "chunk": None}) == \
-        canonical_config({"mapping": "vwarp", "w": 8, "chunk": 1, "distribution": "static"})
+    assert canonical_params({"mapping": "vwarp", "w": 8, "chunk": None}) == \
+        canonical_params({"mapping": "vwarp", "w": 8, "chunk": 1, "distribution": "static"})
     assert m.times.min() == 100.0  # the duplicate's 1.0 was not read
 
 

@@ -28,6 +28,10 @@ from simulator.graph_spec import parse_spec
 from simulator.strategy import DRIVEN
 from simulator.strategy import MAPPINGS
 from simulator.strategy import Strategy
+from tuner.configs import canonical_params
+from tuner.configs import config_text
+from tuner.configs import strategy_defaults
+from tuner.configs import value_text
 from tuner.schema import PARAM_PREFIX
 from tuner.schema import reserved_names
 
@@ -710,7 +714,7 @@ class _Source:
     def _fill_sql(self, knob: str) -> str:
         """SQL of a knob's value with a NULL read as its default where the knob applies."""
         column = f't."{PARAM_PREFIX}{knob}"'
-        base = _defaults(None, None)
+        base = strategy_defaults(None, None)
         if knob in ("mapping", "driven"):
             return f"coalesce({column}, {_literal(base[knob])})"
         rule = _default_rules().get(knob)
@@ -731,7 +735,7 @@ class _Source:
 
     def _filled(self, raw: dict[str, Any]) -> dict[str, Any]:
         """What ``_fill_sql`` makes of a configuration, in Python."""
-        base = _defaults(None, None)
+        base = strategy_defaults(None, None)
         mapping = raw.get("mapping") or base["mapping"]
         driven = raw.get("driven") or base["driven"]
         out = {}
@@ -830,7 +834,7 @@ class _Source:
         """The canonical configuration of a row struct (its ``param_*`` fields)."""
         params = canonical_params({k: row.get(PARAM_PREFIX + k) for k in self.knobs
                                    if row.get(PARAM_PREFIX + k) is not None})
-        key = " ".join(f"{k}={_value_text(v)}" for k, v in params.items())
+        key = " ".join(f"{k}={value_text(v)}" for k, v in params.items())
         found = self._configs.get(key)
         if found is None:
             found = self._configs[key] = Config(key, params)
@@ -950,7 +954,7 @@ def _settings() -> dict[str, dict[tuple[str, str], Any]]:
     for mapping in MAPPINGS:
         for driven in DRIVEN:
             try:
-                defaults = _defaults(mapping, driven)
+                defaults = strategy_defaults(mapping, driven)
             except WarpsweepError:
                 continue
             for knob, value in defaults.items():
@@ -998,99 +1002,6 @@ def _literal(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     return "'" + str(value).replace("'", "''") + "'"
-
-
-def canonical_params(params: dict[str, Any]) -> dict[str, Any]:
-    """Every effective knob of a configuration (defaults filled in); knobs Strategy does not
-    know are kept as they are, and a configuration it refuses is returned unchanged."""
-    present = {k: v for k, v in params.items() if v is not None}
-    need = _needed(present.get("mapping"), present.get("driven"))
-    if need is not None and need <= present.keys():
-        return present  # every knob that applies is set: canonical as it stands
-    try:
-        return dict(_canonical(tuple(params.items())))
-    except TypeError:  # an unhashable value: not a knob value Strategy takes
-        return dict(params)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _canonical(items: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
-    params = dict(items)
-    known = {k: v for k, v in params.items() if k in Strategy.KNOBS and v is not None}
-    extra = {k: v for k, v in params.items() if k not in Strategy.KNOBS}
-    try:
-        return tuple({**Strategy.from_params(known).to_params(), **extra}.items())
-    except (WarpsweepError, TypeError):
-        return items
-
-
-def config_text(params: dict[str, Any]) -> str:
-    """``knob=value`` for the knobs away from the default they would take if left out
-    (mapping and w always shown)."""
-    try:
-        return _config_text(tuple(params.items()))
-    except TypeError:
-        return " ".join(f"{k}={v}" for k, v in params.items())
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _config_text(items: tuple[tuple[str, Any], ...]) -> str:
-    params = dict(items)
-    known = {k: v for k, v in params.items() if k in Strategy.KNOBS}
-    base = _defaults(None, None)
-    mapping, driven = known.get("mapping", base["mapping"]), known.get("driven", base["driven"])
-    try:
-        # The defaults of this mapping and driven form; the driven form itself against the
-        # strategy's default one.
-        defaults = {**_defaults(mapping, driven), "driven": base["driven"]}
-        shown = {k: v for k, v in params.items()
-                 if k in ("mapping", "w") or k not in defaults or defaults[k] != v}
-        # One check covers a default that depends on another knob (switch_to_data) and
-        # input that is not canonical: the shown knobs must give back every known one.
-        if Strategy.from_params({k: v for k, v in shown.items() if k in known}
-                                ).to_params() != known:
-            shown = _minimal(params, known)
-    except (WarpsweepError, TypeError):
-        shown = params
-    return " ".join(f"{k}={_value_text(v)}" for k, v in shown.items())
-
-
-def _minimal(params: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
-    """``params`` without each knob (but mapping and w) whose removal leaves the strategy."""
-    full = Strategy.from_params(known)
-    shown = dict(params)
-    for knob in [k for k in known if k not in ("mapping", "w")]:
-        rest = {k: v for k, v in shown.items() if k != knob and k in known}
-        try:
-            if Strategy.from_params(rest) == full:
-                del shown[knob]
-        except (WarpsweepError, TypeError):
-            continue
-    return shown
-
-
-@functools.cache
-def _needed(mapping: Any, driven: Any) -> frozenset[str] | None:
-    """Knobs with a non-null default under this mapping and driven form (None: not a pair
-    Strategy takes)."""
-    try:
-        return frozenset(_defaults(mapping, driven))
-    except (WarpsweepError, TypeError):
-        return None
-
-
-@functools.cache
-def _defaults(mapping: str | None, driven: str | None) -> dict[str, Any]:
-    """The knob values a strategy of this mapping and driven form (None: the default one)
-    takes when left out."""
-    chosen = {k: v for k, v in (("mapping", mapping), ("driven", driven)) if v is not None}
-    return Strategy(**chosen).to_params()
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _value_order(value: Any) -> tuple:

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from tuner.configs import config_text
 from tuner.records import TrialRecord
 from tuner.study import StudySummary
 
@@ -165,27 +166,6 @@ def _clock_text(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-def _config_text(params: dict) -> str:
-    """The knobs a reader needs: those set away from the default they would take if left out
-    (the store keeps every effective value)."""
-    from simulator import Strategy
-    from simulator.errors import WarpsweepError
-
-    shown = dict(params)
-    try:
-        full = Strategy.from_params(shown)
-        for knob in [k for k in params if k not in ("mapping", "w")]:
-            rest = {k: v for k, v in shown.items() if k != knob}
-            try:
-                if Strategy.from_params(rest) == full:
-                    shown = rest
-            except WarpsweepError:
-                continue
-    except WarpsweepError:
-        pass
-    return " ".join(f"{k}={v}" for k, v in shown.items())
-
-
 def _ratio(base: float | None, value: float) -> str:
     if base is None or not value:
         return "-"
@@ -231,7 +211,7 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
                                                          strict=True))
         origin = f"  [reference: {r.label}]" if r.role == "reference" else ""
         rows.append((str(i), f"{r.values[0]:.6g}", _speedup(obj, base, r.values[0]),
-                     _speedup(obj, fixed_v, r.values[0]), _config_text(r.params) + extra + origin))
+                     _speedup(obj, fixed_v, r.values[0]), config_text(r.params) + extra + origin))
     if thread is not None:
         rows.append(("thread", _value(thread), "1.00x" if base else "-", "", "mapping=thread"))
     if fixed is not None:
@@ -277,7 +257,7 @@ def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> Non
             f"{bv:.6g}" if bv is not None else "-",
             _speedup(obj, base, bv) if bv is not None else "-",
             _speedup(obj, fixed.values[0] if fixed else None, bv) if bv is not None else "-",
-            _config_text(best.params) if best else "-",
+            config_text(best.params) if best else "-",
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(8)]
     print("", file=out)

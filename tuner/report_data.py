@@ -8,13 +8,13 @@ from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
-from simulator.strategy import Strategy
+from tuner.configs import canonical_params
+from tuner.configs import config_text
 from tuner.query import connect
 from tuner.schema import PARAM_PREFIX
 
@@ -151,7 +151,7 @@ def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsDa
         state = row[3]
         if state != "complete":
             metric = dict.fromkeys(METRICS)
-        runs.append(Run(*row[:nbase], params=effective_params(raw), **metric))
+        runs.append(Run(*row[:nbase], params=canonical_params(raw), **metric))
     return ResultsData(str(results), runs, graphs)
 
 
@@ -208,46 +208,6 @@ def _canonical(spec: str) -> str:
         return parse_spec(spec).canonical()
     except WarpsweepError:
         return spec
-
-
-def effective_params(raw: dict[str, Any]) -> dict[str, Any]:
-    """The knobs of a configuration with every default filled in (as the simulator builds
-    it), whether the store wrote effective values or left defaults null."""
-    key = tuple(sorted(raw.items(), key=lambda kv: kv[0]))
-    return dict(_effective(key))
-
-
-@cache
-def _effective(key: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
-    raw = dict(key)
-    known = {k: v for k, v in raw.items() if k in Strategy.KNOBS}
-    try:
-        full = Strategy.from_params(known).to_params()
-    except (WarpsweepError, TypeError):
-        full = known
-    full.update({k: v for k, v in raw.items() if k not in Strategy.KNOBS})
-    return tuple(full.items())
-
-
-def config_text(params: dict[str, Any]) -> str:
-    """A configuration as ``k=v`` words, leaving out knobs at the value they default to."""
-    shown = dict(params)
-    try:
-        full = Strategy.from_params({k: v for k, v in params.items() if k in Strategy.KNOBS})
-    except (WarpsweepError, TypeError):
-        return " ".join(f"{k}={v}" for k, v in shown.items())
-    for knob in [k for k in params if k not in ("mapping", "w")]:
-        rest = {k: v for k, v in shown.items() if k != knob and k in Strategy.KNOBS}
-        try:
-            if Strategy.from_params(rest) == full:
-                del shown[knob]
-        except (WarpsweepError, TypeError):
-            continue
-    return " ".join(f"{k}={_fmt(v)}" for k, v in shown.items())
-
-
-def _fmt(value: Any) -> str:
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 # -- helpers over runs -------------------------------------------------------------------------

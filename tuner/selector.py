@@ -14,7 +14,6 @@ configuration per graph.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +34,8 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.features import FEATURE_KEYS
 from simulator.strategy import Strategy
+from tuner.configs import canonical_params
+from tuner.configs import config_key
 
 # Features on a multiplicative scale (sizes, degrees, diameter): compared as signed log1p.
 LOG_FEATURES = frozenset({
@@ -66,21 +67,6 @@ TIE = 0.005  # adaptive "within 0.5%" of the best constant configuration
 
 
 # -- configurations ---------------------------------------------------------------------------
-def canonical_config(params: dict[str, Any]) -> dict[str, Any]:
-    """The canonical knob dict of a configuration (non-null knobs through Strategy), so rows
-    that spell the same configuration differently (defaults left NULL or written) agree."""
-    present = {k: v for k, v in params.items() if v is not None and not _is_nan(v)}
-    try:
-        return Strategy.from_params(present).to_params()
-    except WarpsweepError:
-        return dict(sorted(present.items()))
-
-
-def config_key(config: dict[str, Any]) -> str:
-    """A hashable, stable identity of a canonical configuration."""
-    return json.dumps(config, sort_keys=True, default=str)
-
-
 def describe_config(config: dict[str, Any]) -> str:
     """Short text of a configuration: the mapping and the knobs away from their defaults
     (``vwarp w=8 chunk=16 distribution=dynamic``)."""
@@ -110,10 +96,6 @@ def pow2_width(avg_degree: float) -> int:
     while w < avg_degree and w < 32:
         w *= 2
     return w
-
-
-def _is_nan(v: Any) -> bool:
-    return isinstance(v, float) and math.isnan(v)
 
 
 # -- the time matrix --------------------------------------------------------------------------
@@ -204,7 +186,7 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     specs: dict[str, str] = {}
     configs: dict[str, dict[str, Any]] = {}
     for row in table:
-        config = canonical_config({c[len("param_"):]: row[c] for c in params})
+        config = canonical_params({c[len("param_"):]: row[c] for c in params})
         key = config_key(config)
         configs.setdefault(key, config)
         specs.setdefault(row["graph_id"], row["graph_spec"])

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from simulator.errors import ConfigError
+from tuner.configs import config_key
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.selector import LOG_FEATURES
@@ -26,7 +27,6 @@ from tuner.selector import Hyper
 from tuner.selector import Selector
 from tuner.selector import TimeMatrix
 from tuner.selector import Trained
-from tuner.selector import config_key
 from tuner.selector import describe_config
 from tuner.selector import feature_vector
 from tuner.selector import fit
