@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import pytest
 
 from tuner.cli import main
+from tuner.evaluate import SimulatorBackend
+from tuner.executor import TASK_RETRIES
 from tuner.plan import check_spec
 from tuner.plan import load_spaces
 from tuner.plan import run_studies
@@ -51,3 +57,36 @@ def test_sweep_studies_share_workers_and_prepared_graphs(tmp_path):
     assert result.stats.capacity == 2
     rows = read_trials(tmp_path / "res").to_pylist()
     assert {r["device"] for r in rows} == {"h100", "c2050"}
+
+
+class CrashingBackend(SimulatorBackend):
+    """The simulator, but the worker process dies on its first ``crashes`` evaluations of
+    W=8 (counted in a file, since each attempt runs in a fresh worker)."""
+
+    def __init__(self, counter: Path, crashes: int) -> None:
+        self.counter = counter
+        self.crashes = crashes
+
+    def evaluate(self, graph, runs, algorithm, device, config):
+        if config.get("w") == 8:
+            seen = int(self.counter.read_text()) if self.counter.exists() else 0
+            if seen < self.crashes:
+                self.counter.write_text(str(seen + 1))
+                os._exit(1)  # a dead worker, as a lost node looks to its tasks
+        return super().evaluate(graph, runs, algorithm, device, config)
+
+
+def test_a_task_that_fails_after_rays_retries_is_submitted_again(tmp_path):
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    space = tmp_path / "w8.yaml"
+    space.write_text("fixed: {mapping: vwarp, w: 8, chunk: 4}\n")
+    spec = check_spec(StudySpec(graph="rmat:scale=8,seed=2", algorithm="bfs", device="h100",
+                                space=str(space), trials=1, sources=1, references=False))
+    counter = tmp_path / "crashes"
+    backend = CrashingBackend(counter, crashes=TASK_RETRIES + 2)  # Ray's attempts, then one more
+    result = run_studies([spec], load_spaces([spec]), tmp_path / "res", workers=1,
+                         backend=backend)
+    assert int(counter.read_text()) == TASK_RETRIES + 2
+    assert result.stats.resubmitted == 1  # Ray gave up once; the driver asked again
+    (row,) = read_trials(tmp_path / "res").to_pylist()
+    assert row["state"] == "complete" and row["trial"] == 0  # recorded once, not lost
