@@ -7,9 +7,23 @@ from __future__ import annotations
 import pytest
 
 from tuner import api
+from tuner.cli import main
 from tuner.location import Location
 from tuner.store import read_graphs
 from tuner.store import read_trials
+
+
+@pytest.mark.parametrize(("results", "message"), [
+    ("foo://bar/x", "not a location pyarrow can open"),
+    ("s3://", "give a bucket or directory after the scheme"),
+    ("s3://nobucket/x?endpoint_override=http://127.0.0.1:9&scheme=http",
+     "cannot reach it"),
+])
+def test_a_bad_results_location_is_a_clear_error(results, message, capsys, monkeypatch):
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    assert main(["query", "SELECT 1", "--results", results]) == 2
+    assert message in capsys.readouterr().err
+
 
 moto_server = pytest.importorskip("moto.server")
 

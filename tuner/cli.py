@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `warpsweep ... | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a disk or bucket that fails mid-run: say so, no traceback
+        print(f"warpsweep: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -42,10 +42,13 @@ class Location:
         if _URI.match(text):
             try:
                 fs, root = pafs.FileSystem.from_uri(text)
-            except (pafs.ArrowInvalid, OSError, ValueError) as exc:  # type: ignore[attr-defined]
+            except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
                 raise ConfigError(f"--results {text!r}: not a location pyarrow can open "
                                   f"({' '.join(str(exc).split())[:200]})") from None
             local = isinstance(fs, pafs.LocalFileSystem)
+            if not root.strip("/"):
+                raise ConfigError(f"--results {text!r}: give a bucket or directory after the "
+                                  "scheme, e.g. s3://my-bucket/sweeps")
             return cls(text, fs, root.rstrip("/"), local)
         return cls(text, pafs.LocalFileSystem(), str(Path(text).absolute()), True)
 
@@ -59,8 +62,13 @@ class Location:
 
     # -- files -----------------------------------------------------------------------------
     def kind(self, path: str) -> pafs.FileType:
-        """What is at ``path`` (NotFound, File or Directory)."""
-        return self.fs.get_file_info(path).type
+        """What is at ``path`` (NotFound, File or Directory); a location that cannot be
+        reached (credentials, network, a missing bucket) is a ConfigError naming it."""
+        try:
+            return self.fs.get_file_info(path).type
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--results {self.text!r}: cannot reach it "
+                              f"({' '.join(str(exc).split())[:200]})") from None
 
     def read_text(self, path: str) -> str | None:
         """A small file's text, or None if there is none."""
