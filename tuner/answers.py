@@ -24,7 +24,6 @@ import pyarrow.compute as pc
 
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
-from simulator.graph_spec import parse_spec
 from simulator.strategy import DRIVEN
 from simulator.strategy import MAPPINGS
 from simulator.strategy import Strategy
@@ -32,11 +31,12 @@ from tuner.configs import canonical_params
 from tuner.configs import config_text
 from tuner.configs import strategy_defaults
 from tuner.configs import value_text
+from tuner.query import graph_ids
 from tuner.schema import PARAM_PREFIX
 from tuner.schema import reserved_names
+from tuner.study import MAXIMIZED
 
 # Metrics where a larger value is better; every other metric is minimised.
-HIGHER_IS_BETTER = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 THREAD_LABEL = "thread"
 AT_BEST = "at best"
 BEST_WITH_VALUE = "best with this value"
@@ -78,7 +78,7 @@ class Objective:
         if colon and direction not in ("max", "min"):
             raise ConfigError(f"objective {text!r}: direction must be max or min, "
                               f"got {direction!r}")
-        maximize = direction == "max" if colon else name in HIGHER_IS_BETTER
+        maximize = direction == "max" if colon else name in MAXIMIZED
         return cls(name, maximize)
 
     def __str__(self) -> str:
@@ -300,7 +300,7 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
         return BestAnswer(objective, [], [])
     summaries = _summaries(src, objective)
     src.canonicalise(sum(s["unfixed"] for s in summaries))
-    shown = _graph_ids(con, filters.graph) if filters.graph is not None else None
+    shown = graph_ids(con, filters.graph) if filters.graph is not None else None
     studies = _studies(con, summaries)
     fixed, fixed_values = _fixed_configs(src, summaries, objective)
     out = []
@@ -680,7 +680,7 @@ class _Source:
                 where.append(f"t.{column} = ?")
                 params.append(value)
         if graph_filter and filters.graph is not None:
-            ids = sorted(_graph_ids(con, filters.graph))
+            ids = sorted(graph_ids(con, filters.graph))
             where.append(f"t.graph_id IN ({', '.join('?' for _ in ids)})" if ids else "false")
             params += ids
         # No metric column at all: no trial file yet, so no rows to answer from.
@@ -874,26 +874,6 @@ def _studies(con: duckdb.DuckDBPyConnection, summaries: list[dict[str, Any]]
         for s in summaries}
 
 
-def _graph_ids(con: duckdb.DuckDBPyConnection, graph: str) -> set[str]:
-    """Graph ids a --graph value names: a graph name, id or spec (as given or canonical)."""
-    specs = [graph]
-    try:
-        canonical = str(parse_spec(graph))
-        if canonical != graph:
-            specs.append(canonical)
-    except WarpsweepError:
-        pass
-    marks = ", ".join("?" for _ in specs)
-    found = {r[0] for r in con.execute(
-        f"SELECT DISTINCT graph_id FROM graphs WHERE name = ? OR graph_id = ? "
-        f"OR graph_spec IN ({marks})", [graph, graph, *specs]).fetchall()}
-    if not found:
-        found = {r[0] for r in con.execute(
-            f"SELECT DISTINCT graph_id FROM trials WHERE graph_id = ? "
-            f"OR graph_spec IN ({marks})", [graph, *specs]).fetchall()}
-    return found
-
-
 def _explain_empty(con: duckdb.DuckDBPyConnection, filters: Filters) -> None:
     """Raise ConfigError naming a filter that matches no complete trial row, with the values
     present; return quietly when each matches alone (only their combination is empty)."""
@@ -907,7 +887,7 @@ def _explain_empty(con: duckdb.DuckDBPyConnection, filters: Filters) -> None:
         if value not in present:
             raise ConfigError(f"--{option} {value!r} matches no complete trial; present: "
                               f"{_listing(present)}")
-    if filters.graph is not None and not _graph_ids(con, filters.graph):
+    if filters.graph is not None and not graph_ids(con, filters.graph):
         present = [r[0] for r in con.execute(
             "SELECT DISTINCT coalesce(g.name, t.graph_spec) FROM trials t LEFT JOIN graphs g "
             "USING (graph_id) WHERE t.state = 'complete' ORDER BY 1").fetchall()]

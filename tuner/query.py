@@ -10,6 +10,8 @@ import duckdb
 import pyarrow as pa
 
 from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+from simulator.graph_spec import parse_spec
 from tuner.location import Location
 from tuner.schema import GRAPHS
 from tuner.schema import TRIALS
@@ -107,3 +109,23 @@ def _guarded(reader: pa.RecordBatchReader) -> pa.RecordBatchReader:
                 raise sql_error(exc) from None
 
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def graph_ids(con: duckdb.DuckDBPyConnection, graph: str) -> set[str]:
+    """Graph ids a --graph value names: a graph name, id or spec (as given or canonical)."""
+    specs = [graph]
+    try:
+        canonical = str(parse_spec(graph))
+        if canonical != graph:
+            specs.append(canonical)
+    except WarpsweepError:
+        pass
+    marks = ", ".join("?" for _ in specs)
+    found = {r[0] for r in con.execute(
+        f"SELECT DISTINCT graph_id FROM graphs WHERE name = ? OR graph_id = ? "
+        f"OR graph_spec IN ({marks})", [graph, graph, *specs]).fetchall()}
+    if not found:
+        found = {r[0] for r in con.execute(
+            f"SELECT DISTINCT graph_id FROM trials WHERE graph_id = ? "
+            f"OR graph_spec IN ({marks})", [graph, *specs]).fetchall()}
+    return found

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from simulator.errors import ConfigError
-from simulator.errors import WarpsweepError
 from tuner.configs import canonical_params
 from tuner.configs import config_text
 from tuner.query import connect
+from tuner.query import graph_ids
 from tuner.schema import PARAM_PREFIX
 
 # Metric columns the report reads (any that a results directory lacks read as null).
@@ -186,31 +186,19 @@ def _where(con: Any, filters: Filters, graphs: dict[str, dict[str, Any]]
 
 
 def _graph_ids(con: Any, wanted: Sequence[str], graphs: dict[str, dict[str, Any]]) -> list[str]:
-    """Graph ids named by --graph: an id, a graph name, a spec as stored or as typed."""
-    stored = con.execute("SELECT DISTINCT graph_id, graph_spec FROM trials").fetchall()
-    ids = []
+    """Graph ids named by --graph (an id, a graph name, a spec as stored or as typed)."""
+    ids: set[str] = set()
     for text in wanted:
-        forms = {text, _canonical(text)}
-        hits = [gid for gid, spec in stored
-                if gid in forms or spec in forms or graphs.get(gid, {}).get("name") in forms]
+        hits = graph_ids(con, text)
         if not hits:
-            known = ", ".join(sorted({graphs.get(g, {}).get("name") or g for g, _ in stored}))
+            stored = [r[0] for r in con.execute("SELECT DISTINCT graph_id FROM trials").fetchall()]
+            known = ", ".join(sorted({graphs.get(g, {}).get("name") or g for g in stored}))
             raise ConfigError(f"--graph {text!r} matches no graph in the results "
                               f"(graphs: {known})")
-        ids += hits
-    return sorted(set(ids))
+        ids |= hits
+    return sorted(ids)
 
 
-def _canonical(spec: str) -> str:
-    from simulator.graph_spec import parse_spec
-
-    try:
-        return parse_spec(spec).canonical()
-    except WarpsweepError:
-        return spec
-
-
-# -- helpers over runs -------------------------------------------------------------------------
 def complete(runs: Iterable[Run]) -> list[Run]:
     """The runs with metrics of their own."""
     return [r for r in runs if r.complete]
