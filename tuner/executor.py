@@ -163,20 +163,18 @@ class RayExecutor(Executor):
                                   f"{' '.join(str(exc).split())[:300]}") from None
             self._owns = True
         self._workers = workers
-        self._cpus_at = 0.0
-        self.cpus = self._read_cpus()
+        self.max_capacity = 0
+        self._read_cpus()
         if self.cpus < 1 and address is None:
             self.close()
             raise ConfigError("the local Ray cluster has no CPUs")
-        self.max_capacity = self.capacity
         # a task lost with its node (or worker) is run again by Ray before the driver sees it
         self._task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(run_call)
         self._tasks: dict[int, Any] = {}
 
-    def _read_cpus(self) -> int:
+    def _read_cpus(self) -> None:
         self.cpus = int(self._ray.cluster_resources().get("CPU", 0))
         self._cpus_at = time.monotonic()
-        return self.cpus
 
     @property
     def capacity(self) -> int:
@@ -187,7 +185,7 @@ class RayExecutor(Executor):
             self._read_cpus()
         cpus = min(self.cpus, self._workers) if self._workers else self.cpus
         cap = max(1, cpus)
-        self.max_capacity = max(getattr(self, "max_capacity", cap), cap)
+        self.max_capacity = max(self.max_capacity, cap)
         return cap
 
     @property
