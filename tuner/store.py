@@ -85,11 +85,6 @@ class ParquetDirBackend(Backend):
     def __init__(self, root: str | Path | Location) -> None:
         self.location = Location.of(root)
 
-    @property
-    def root(self) -> Path:
-        """The local directory (local locations only)."""
-        return self.location.local_path()
-
     def append(self, table: str, partition: dict[str, str], data: pa.Table) -> None:
         """Write a new file whole: readers never see part of it."""
         parts = [f"{key}={urllib.parse.quote(str(value), safe='')}"

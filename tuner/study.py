@@ -253,8 +253,6 @@ class StudyRun:
         self._inflight: dict[Any, Job] = {}
         self._waiters: dict[Any, list[tuple[optuna.trial.Trial, dict[str, Any]]]] = {}
         self._pending_refs: list[tuple[str, dict[str, Any]]] = []
-        self.resumed = 0
-        self.requeued = 0
         self.exhausted = False
         self._repeats_in_a_row = 0
         self._tried: set[Any] = set()
@@ -310,7 +308,6 @@ class StudyRun:
                     storage.set_trial_user_attr(t._trial_id, "interrupted", True)
                     self.study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
                     self.study.enqueue_trial(t.params, user_attrs={"requeued_from": t.number})
-                    self.requeued += 1
                     continue
             elif data is None or not t.state.is_finished():
                 continue
@@ -321,7 +318,6 @@ class StudyRun:
                 self._remember(t.number, record)
             if ("trial", t.number) not in stored:
                 self._add_row(record)
-        self.resumed = self.done
         if self.exhaustive:
             self._enqueue_grid()
 
