@@ -79,6 +79,7 @@ cluster holding an active lane, instead of warp_size / simd_width passes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
 from functools import partial
 
 import numpy as np
@@ -90,6 +91,7 @@ from simulator.device import Device
 from simulator.functional import IterationWork
 from simulator.functional import edge_ids
 from simulator.scheduling import list_schedule
+from simulator.scheduling import list_schedule_sparse
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import first_of_each
 from simulator.strategy import Strategy
@@ -98,6 +100,9 @@ from simulator.worklist import push_work
 from simulator.worklist import scan_launch
 
 WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
+# Sweeps cost only the blocks holding an active vertex and take the others' cost from the
+# layout (``_clean_sweep``); False costs every unit of every sweep (the reference path).
+_SPARSE_SWEEPS = True
 
 
 @dataclass
@@ -238,6 +243,8 @@ class TaskLayout:
     real_positions: np.ndarray
     static_sectors: np.ndarray
     static_requests: int
+    # what a launch with no active slot costs, per (strategy, device, ...): see _clean_sweep
+    cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def per_unit(self) -> int:
@@ -493,6 +500,67 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
     return np.sort(lanes[order[pushes]])
 
 
+@dataclass(frozen=True, eq=False)
+class _SlotView:
+    """The units a launch is costed on: all of its layout's, or (a sweep) only the blocks that
+    hold an active vertex, with their slots' vertices, activity and degrees (padded).
+
+    units: the full layout's unit of each unit here (ascending); None when these are all.
+    real_slots: slots that hold a task (the padding of a partial last unit follows them).
+    """
+
+    layout: TaskLayout
+    slot_vertex: np.ndarray
+    active: np.ndarray
+    slot_degree: np.ndarray
+    real_slots: int
+    units: np.ndarray | None = None
+
+
+def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: int):
+    """Every slot of the launch (O(vertices) per launch)."""
+    n = indptr.size - 1
+    padded = layout.units * layout.per_unit
+    slot_vertex = np.zeros(padded, dtype=np.int64)
+    slot_vertex[:n_slots] = np.arange(n) if launch.slots is None else launch.slots
+    is_active = np.zeros(n, dtype=bool)
+    is_active[launch.active] = True
+    active = np.zeros(padded, dtype=bool)
+    active[:n_slots] = is_active[slot_vertex[:n_slots]]
+    slot_degree = np.zeros(padded, dtype=np.int64)
+    slot_degree[:n_slots] = np.diff(indptr)[slot_vertex[:n_slots]]
+    return _SlotView(layout, slot_vertex, active, slot_degree, n_slots)
+
+
+def _dirty_blocks_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLayout,
+                       strategy: Strategy, device: Device) -> _SlotView:
+    """A sweep's blocks that hold an active vertex, whole (donation and the block schedule
+    work per block), in O(active vertices + their blocks' slots)."""
+    n = indptr.size - 1
+    per_unit = layout.per_unit
+    per_block_units = max(1, strategy.block_size // device.warp_size)
+    per_block = per_unit * per_block_units
+    act = np.asarray(active_vertices, dtype=np.int64)
+    act_block = act // per_block
+    blocks = distinct(act_block) if act.size else np.zeros(1, dtype=np.int64)
+    units = (blocks[:, None] * per_block_units + np.arange(per_block_units)).ravel()
+    units = units[units < layout.units]  # the last block may hold fewer units
+    slot_vertex = (units[:, None] * per_unit + np.arange(per_unit)).ravel()
+    real_slots = slot_vertex.size - max(0, int(slot_vertex[-1]) + 1 - n)
+    slot_vertex[real_slots:] = 0
+    at = np.searchsorted(blocks, act_block) * per_block + act % per_block
+    active = np.zeros(slot_vertex.size, dtype=bool)
+    active[at] = True
+    slot_degree = np.zeros(slot_vertex.size, dtype=np.int64)
+    real = slot_vertex[:real_slots]
+    slot_degree[:real_slots] = indptr[real + 1] - indptr[real]
+    view_layout = TaskLayout(
+        layout.w, layout.c, layout.k, units.size, layout.real_positions[units],
+        layout.static_sectors[units], layout.static_requests,
+    )
+    return _SlotView(view_layout, slot_vertex, active, slot_degree, real_slots, units)
+
+
 def vertex_kernel(
     indptr: np.ndarray,
     indices: np.ndarray,
@@ -521,20 +589,20 @@ def vertex_kernel(
     if layout is None:
         listed = None if sweep or launch.lookup == "status" else launch.slots.astype(np.int64)
         layout = task_layout(n_slots, strategy, device, listed)
+    full_layout = layout
+    if sweep and launch.push is None and _SPARSE_SWEEPS:
+        view = _dirty_blocks_view(indptr, launch.active, layout, strategy, device)
+    else:
+        view = _full_view(indptr, launch, layout, n_slots)
+    layout, slot_vertex, active, slot_degree = (
+        view.layout, view.slot_vertex, view.active, view.slot_degree
+    )
+    real_slots = view.real_slots
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
     padded = units * per_unit
     words = device.sector_bytes // WORD_BYTES  # 32-bit words per sector
     count = partial(unit_transactions, words_per_sector=words, units=units)
 
-    degree = np.diff(indptr)
-    slot_vertex = np.zeros(padded, dtype=np.int64)
-    slot_vertex[:n_slots] = np.arange(n) if sweep else launch.slots
-    is_active = np.zeros(n, dtype=bool)
-    is_active[launch.active] = True
-    active = np.zeros(padded, dtype=bool)
-    active[:n_slots] = is_active[slot_vertex[:n_slots]]
-    slot_degree = np.zeros(padded, dtype=np.int64)
-    slot_degree[:n_slots] = degree[slot_vertex[:n_slots]]
     deferred = np.zeros(padded, dtype=bool)
     if strategy.defer_threshold is not None:
         deferred = active & (slot_degree > strategy.defer_threshold)
@@ -585,7 +653,7 @@ def vertex_kernel(
     per_step = costs.edge + (costs.weight if reads_weights else 0)
     simd = per_step * simd_steps.astype(np.float64) + costs.pop * lanes.pop_steps
 
-    n_active = int(active[:n_slots].sum())
+    n_active = int(active[:real_slots].sum())
     n_deferred = int(deferred.sum())
     edges_expanded = int(edges.size)
     chunks = _ceil_div(n_slots, c)
@@ -622,13 +690,13 @@ def vertex_kernel(
     sectors += layout.static_sectors
     sisd_requests = layout.static_requests
     if launch.lookup == "status" and not staged:
-        act = np.flatnonzero(active[:n_slots])
+        act = np.flatnonzero(active[:real_slots])
         act_group = (act // per_unit) * c + act % c
         sectors += count(act_group, slot_vertex[act], c)
         sectors += count(act_group, slot_vertex[act] + 1, c)
         sisd_requests += int(2 * active_pos.sum())
     if stores_per_vertex:
-        act = np.flatnonzero(active[:n_slots])
+        act = np.flatnonzero(active[:real_slots])
         sectors += count((act // per_unit) * c + act % c, slot_vertex[act], c)
         sisd_requests += int(active_pos.sum())
     if n_deferred:
@@ -649,7 +717,7 @@ def vertex_kernel(
         round_trips += 1
     memory_per_step = 2 + (1 if reads_weights else 0)
     requests = memory_per_step * simd_steps.sum() + store_requests + sisd_requests
-    queue_atomics = (k * units if strategy.dynamic else 0) + n_deferred
+    queue_atomics = (k * full_layout.units if strategy.dynamic else 0) + n_deferred
     atomics = queue_atomics
     scan_cost = None
 
@@ -669,7 +737,7 @@ def vertex_kernel(
             atomics += storing_units
     if launch.push is not None:
         pushes, pushed = _pushes(launch, store_lanes, group, unit_of_step, neighbours,
-                         expanding_slots, slot_degree, slot_vertex, layout, n_slots,
+                         expanding_slots, slot_degree, slot_vertex, layout, real_slots,
                          warp_batches=strategy.mapping != "thread" or donations > 0)
         extra = push_cost(pushes, launch.push, device, costs, block_size=strategy.block_size,
                           words_per_sector=words)
@@ -683,22 +751,34 @@ def vertex_kernel(
 
     unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
                           cluster_passes=cluster_passes, simd_steps=simd_steps)
-    cycles = _kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1,
-                            grid_stride=launch.grid_stride, check=costs.check)
+    if view.units is None:
+        cycles = _kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1,
+                                grid_stride=launch.grid_stride, check=costs.check)
+        instructions = float(sisd.sum() + simd.sum())
+        transactions = float(sectors.sum())
+    else:
+        clean = _clean_sweep(full_layout, strategy, device, costs, bool(donations),
+                             launch.grid_stride)
+        cycles = _sparse_sweep_cycles(clean, view.units, unit_work, strategy, device,
+                                      queue_atomics, k == 1, grid_stride=launch.grid_stride,
+                                      check=costs.check)
+        rest_sisd, rest_sectors = clean.rest(view.units)
+        instructions = float(sisd.sum() + simd.sum() + rest_sisd)
+        transactions = float(sectors.sum() + rest_sectors)
 
     simd_issued = float(ws * simd_steps.sum())
     main = LaunchCost(
         cycles=cycles,
         launches=1,
-        instructions=float(sisd.sum() + simd.sum()),
-        issued_lane_instructions=float(ws * (sisd.sum() + simd.sum())),
+        instructions=instructions,
+        issued_lane_instructions=float(ws * instructions),
         useful_lane_instructions=float(useful_sisd + per_step * edges_expanded),
         simd_issued=simd_issued,
         simd_active=float(edges_expanded),
         u_a=lanes.u_a,
         u_r=simd_issued - edges_expanded - lanes.u_a,
         requests=float(requests),
-        transactions=float(sectors.sum()),
+        transactions=transactions,
         atomics=float(atomics),
         edges=float(edges_expanded),
         tasks=float(n_slots),
@@ -935,3 +1015,196 @@ def _kernel_cycles(
     dram = sectors.sum() * device.sector_bytes / device.dram_bytes_per_cycle
     atomics = queue_atomics * device.atomic_cycles
     return float(max(sm_time, dram, atomics) + device.cycles(device.launch_overhead_us))
+
+
+@dataclass(frozen=True, eq=False)
+class _CleanSweep:
+    """A sweep launch in which no vertex is active: each unit's counters and timing inputs,
+    each schedule item's (block's, or unit's when dynamic) duration and sums, their totals,
+    and the items every launch's schedule lists (those unlike the first, the last partial
+    round); with ``grid_stride`` the resident warps' sums instead of items."""
+
+    sisd: np.ndarray
+    sectors: np.ndarray
+    alone: np.ndarray
+    instructions: np.ndarray
+    sisd_total: float
+    sectors_total: float
+    items: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None
+    always: np.ndarray | None
+    per_warp: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None
+
+    def rest(self, units: np.ndarray) -> tuple[float, float]:
+        """SISD instructions and sectors of the units not in ``units``."""
+        return (self.sisd_total - float(self.sisd[units].sum()),
+                self.sectors_total - float(self.sectors[units].sum()))
+
+
+def _schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
+    """Schedule slots of a launch and the units one item holds (a block, or a unit when
+    dynamic distribution lets the resident warps take units themselves)."""
+    warps_per_block = strategy.block_size // device.warp_size
+    blocks_per_sm = resident_blocks_per_sm(strategy, device)
+    if strategy.dynamic:
+        return device.sms * blocks_per_sm * warps_per_block, 1
+    return device.sms * blocks_per_sm, warps_per_block
+
+
+def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool):
+    """Per unit: cycles alone and issue passes (``_kernel_cycles``' first stage)."""
+    pass_cycles = device.warp_size / device.simd_width
+    scalar = device.scalar_unit and warp_uniform_sisd
+    simd_passes = unit.simd * pass_cycles
+    if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
+        simd_passes = unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
+    simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
+    alone = simd_cycles + (unit.sisd if scalar else 0) + unit.round_trips * (
+        device.dram_latency_cycles
+    )
+    instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
+    return alone, instructions
+
+
+def _per_item(values: np.ndarray, per_item: int, reduce) -> np.ndarray:
+    """Reduce consecutive groups of ``per_item`` units (the last one padded with zeros)."""
+    if per_item == 1:
+        return values
+    pad = _ceil_div(values.size, per_item) * per_item - values.size
+    return reduce(np.pad(values, (0, pad)).reshape(-1, per_item), axis=1)
+
+
+def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
+                 costs: InstructionCosts, donated: bool, grid_stride: bool) -> _CleanSweep:
+    """What a sweep with no active vertex costs under ``layout`` (cached in it)."""
+    key = (strategy, device, costs, donated, grid_stride)
+    if key in layout.cache:
+        return layout.cache[key]
+    staged = layout.w > 1
+    sisd = (costs.check * layout.real_positions).astype(np.float64)
+    if staged:
+        sisd += costs.stage * (_ceil_div(layout.c, layout.w) + _ceil_div(layout.c + 1, layout.w))
+    if strategy.dynamic:
+        sisd += costs.grab
+    if donated:
+        sisd += costs.donate
+    round_trips = (layout.real_positions.astype(np.int64) if not staged
+                   else np.ones(layout.units, dtype=np.int64))
+    if strategy.dynamic:
+        round_trips = round_trips + 1
+    sectors = layout.static_sectors.astype(np.float64)
+    unit = _UnitWork(sisd, np.zeros(layout.units), sectors, round_trips)
+    alone, instructions = _unit_timing(unit, device, layout.k == 1)
+    items = always = per_warp = None
+    if grid_stride:
+        warps_per_block = strategy.block_size // device.warp_size
+        resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
+        warp = np.arange(layout.units) % resident
+
+        def warp_sums(values):
+            return np.bincount(warp, weights=values, minlength=resident)
+
+        per_warp = (warp_sums(alone), warp_sums(instructions), warp_sums(sectors),
+                    warp_sums(sisd))
+    else:
+        slots, per_item = _schedule_slots(strategy, device)
+        duration = (alone + device.atomic_cycles if strategy.dynamic
+                    else _per_item(alone, per_item, np.max))
+        items = (duration, _per_item(instructions, per_item, np.sum),
+                 _per_item(sisd, per_item, np.sum), _per_item(sectors, per_item, np.sum))
+        unlike = np.zeros(duration.size, dtype=bool)
+        for values in items:
+            unlike |= values != values[0]
+        unlike[duration.size // slots * slots :] = True  # the last, partial round
+        always = np.flatnonzero(unlike)
+    clean = _CleanSweep(sisd, sectors, alone, instructions, float(sisd.sum()),
+                        float(sectors.sum()), items, always, per_warp)
+    layout.cache[key] = clean
+    return clean
+
+
+def _sparse_sweep_cycles(
+    clean: _CleanSweep,
+    units: np.ndarray,
+    unit: _UnitWork,
+    strategy: Strategy,
+    device: Device,
+    queue_atomics: int,
+    warp_uniform_sisd: bool,
+    *,
+    grid_stride: bool = False,
+    check: int = 0,
+) -> float:
+    """``_kernel_cycles`` of a sweep whose ``units`` (whole blocks) did ``unit``'s work and
+    whose other units did ``clean``'s: the same figure in O(units + slots x dirty rounds)."""
+    sms = device.sms
+    pass_cycles = device.warp_size / device.simd_width
+    scalar = device.scalar_unit and warp_uniform_sisd
+    alone, instructions = _unit_timing(unit, device, warp_uniform_sisd)
+    sectors, sisd = unit.sectors, unit.sisd
+    warps_per_block = strategy.block_size // device.warp_size
+    if grid_stride:
+        resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
+        warp = units % resident
+        clean_alone, clean_instr, clean_sectors, clean_sisd = clean.per_warp
+
+        def per_warp(sums, values, clean_values):
+            return sums + np.bincount(warp, weights=values - clean_values[units],
+                                      minlength=resident)
+
+        lane_check = check * pass_cycles + device.dram_latency_cycles
+        warp_alone = per_warp(clean_alone, alone, clean.alone) + lane_check
+        sm_instr = per_warp(clean_instr, instructions, clean.instructions) + check * pass_cycles
+        sm_sectors = per_warp(clean_sectors, sectors, clean.sectors)
+        sm_sisd = per_warp(clean_sisd, sisd, clean.sisd) + check
+        sm = (np.arange(resident) // warps_per_block) % sms
+        latency = np.zeros(sms)
+        np.maximum.at(latency, sm, warp_alone)
+
+        def per_sm(values, _reference):
+            return np.bincount(sm, weights=values, minlength=sms)
+    else:
+        slots, per_item = _schedule_slots(strategy, device)
+        if strategy.dynamic:
+            dirty = units
+            values = (alone + device.atomic_cycles, instructions, sisd, sectors)
+        else:
+            dirty = units[::per_item] // per_item
+            values = (_per_item(alone, per_item, np.max),
+                      _per_item(instructions, per_item, np.sum),
+                      _per_item(sisd, per_item, np.sum), _per_item(sectors, per_item, np.sum))
+        items = clean.items[0].size
+        listed = distinct(np.concatenate([clean.always, dirty]))
+        at = np.searchsorted(listed, dirty)
+        duration, sm_instr, sm_sisd, sm_sectors = (
+            _overlay(clean_values[listed], at, dirty_values)
+            for clean_values, dirty_values in zip(clean.items, values, strict=True)
+        )
+        owner, finish = list_schedule_sparse(items, slots, clean.items[0][0], listed, duration)
+        sm = owner % sms
+        full_rounds = items // slots
+        # each full round gives every SM slots / sms items; the unlisted ones are like item 0
+        ordinary = full_rounds * (slots // sms) - np.bincount(
+            sm[listed < full_rounds * slots], minlength=sms
+        )
+        latency = finish.reshape(-1, sms).max(axis=0)
+
+        def per_sm(values, reference):
+            return ordinary * reference + np.bincount(sm, weights=values, minlength=sms)
+
+    reference = (None, None, None, None) if grid_stride else tuple(v[0] for v in clean.items)
+    issue = per_sm(sm_instr, reference[1]) / device.schedulers
+    if scalar:
+        issue = np.maximum(issue, per_sm(sm_sisd, reference[2]) / device.schedulers)
+    lsu = per_sm(sm_sectors, reference[3]) / device.lsu_sectors_per_cycle
+    sm_time = np.maximum(np.maximum(issue, lsu), latency).max(initial=0.0)
+    total_sectors = clean.sectors_total - float(clean.sectors[units].sum()) + float(sectors.sum())
+    dram = total_sectors * device.sector_bytes / device.dram_bytes_per_cycle
+    atomics = queue_atomics * device.atomic_cycles
+    return float(max(sm_time, dram, atomics) + device.cycles(device.launch_overhead_us))
+
+
+def _overlay(values: np.ndarray, at: np.ndarray, replacement: np.ndarray) -> np.ndarray:
+    """``values`` with the entries at ``at`` replaced."""
+    values = np.array(values, dtype=np.float64)
+    values[at] = replacement
+    return values

@@ -22,3 +22,56 @@ def list_schedule(durations: np.ndarray, slots: int) -> tuple[np.ndarray, np.nda
         owner[start : start + batch.size] = earliest
         finish[earliest] += batch
     return owner, finish
+
+
+def list_schedule_sparse(
+    items: int, slots: int, base: float, listed: np.ndarray, durations: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``list_schedule`` of ``items`` items that all last ``base`` except the ``listed`` ones
+    (ascending, with their ``durations``): the listed items' slots and every slot's finish
+    time, the same as ``list_schedule`` gives, in O(listed + slots x rounds holding one).
+
+    Every item of the last, partial round must be listed. A full round of unlisted items adds
+    ``base`` to every slot and keeps the slots' order, so such rounds are applied in bulk; that
+    is exact while durations are whole cycles (sums of integers in float64 do not round), and
+    otherwise the rounds are replayed one by one.
+    """
+    listed = np.asarray(listed, dtype=np.int64)
+    durations = np.asarray(durations, dtype=np.float64)
+    full = items // slots
+    rest = items - full * slots
+    if rest and (listed.size < rest or listed[-rest] != full * slots or listed[-1] != items - 1):
+        raise ValueError("every item of the last, partial round must be listed")
+    whole = float(base).is_integer() and bool(np.all(np.floor(durations) == durations))
+    if not whole:
+        dense = np.full(items, float(base))
+        dense[listed] = durations
+        owner, finish = list_schedule(dense, slots)
+        return owner[listed], finish
+    finish = np.zeros(slots)
+    owner = np.empty(listed.size, dtype=np.int64)
+    rounds = listed // slots
+    starts = np.flatnonzero(np.diff(rounds, prepend=-1))  # first listed item of each round
+    ends = np.empty_like(starts)
+    ends[:-1] = starts[1:]
+    ends[-1:] = listed.size
+    applied = 0  # rounds whose durations finish already holds
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        r = int(rounds[a])
+        if r >= full:
+            break
+        if r > applied:
+            finish += (r - applied) * base
+        order = np.argsort(finish, kind="stable")
+        taken = order[listed[a:b] - r * slots]
+        owner[a:b] = taken
+        finish += base
+        finish[taken] += durations[a:b] - base
+        applied = r + 1
+    if full > applied:
+        finish += (full - applied) * base
+    if rest:
+        earliest = np.argsort(finish, kind="stable")[:rest]
+        owner[listed.size - rest :] = earliest
+        finish[earliest] += durations[listed.size - rest :]
+    return owner, finish

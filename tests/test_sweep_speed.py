@@ -1,0 +1,137 @@
+"""Sweeps costed on their active blocks only give the figures of the full layout, every metric
+of ``simulate`` within float rounding, on small graphs under many strategies and devices."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from simulator import engine
+from simulator import functional_run
+from simulator import get_device
+from simulator import load_graph
+from simulator import simulate
+from simulator.result import METRICS
+from simulator.scheduling import list_schedule
+from simulator.scheduling import list_schedule_sparse
+
+GRAPHS = {
+    "rmat": "rmat:scale=8,ef=8,seed=3",
+    "grid": "grid2d:rows=20,cols=30",
+    "road": "road:rows=30,cols=40,seed=2",
+    "random": "random:n=500,m=2000,seed=5",
+}
+STRATEGIES = [
+    "mapping=thread",
+    "mapping=thread,block_size=64",
+    "mapping=vwarp,w=1,chunk=4",
+    "mapping=vwarp,w=2,chunk=3",
+    "mapping=vwarp,w=4,chunk=8",
+    "mapping=vwarp,w=8",
+    "mapping=vwarp,w=16,chunk=2",
+    "mapping=vwarp,w=32",
+    "mapping=vwarp,w=8,chunk=64,distribution=dynamic",
+    "mapping=vwarp,w=2,distribution=dynamic,block_size=128",
+    "mapping=thread,defer_threshold=8",
+    "mapping=vwarp,w=4,defer_threshold=16",
+    "mapping=wer",
+    "mapping=wer+,chunk=4",
+    "mapping=thread,donate_threshold=2",
+    "mapping=adaptive",
+    "mapping=vwarp,w=8,unroll=4",
+    "mapping=thread,unroll=2",
+    "driven=temporal,switch_to_topology=0.05",
+    "mapping=vwarp,w=4,driven=temporal,switch_to_topology=0.02,switch_to_data=0.01",
+]
+# A small device: 2 SMs of one block slot each, so that a sweep takes many rounds of blocks.
+TINY = dataclasses.replace(get_device("h100"), name="tiny", sms=2, max_blocks_per_sm=1)
+
+
+def _both_paths(monkeypatch, graph, algorithm, strategy, device, fr):
+    sparse = simulate(graph, algorithm, strategy, device, functional=fr, trace=True)
+    monkeypatch.setattr(engine, "_SPARSE_SWEEPS", False)
+    full = simulate(graph, algorithm, strategy, device, functional=fr, trace=True)
+    monkeypatch.setattr(engine, "_SPARSE_SWEEPS", True)
+    return sparse, full
+
+
+def _assert_same(sparse, full):
+    for name in METRICS:
+        assert getattr(sparse, name) == pytest.approx(getattr(full, name), rel=1e-9), name
+    assert np.allclose(sparse.trace["time_us"], full.trace["time_us"], rtol=1e-9, atol=0)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    out = {}
+    for kind, spec in GRAPHS.items():
+        graph = load_graph(spec + ",weights=random")
+        for algorithm in ("bfs", "sssp", "cc", "pagerank"):
+            out[kind, algorithm] = graph, functional_run(graph, algorithm)
+    return out
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "cc", "pagerank"])
+@pytest.mark.parametrize("kind", list(GRAPHS))
+def test_sweeps_match_full_layout(monkeypatch, runs, kind, algorithm):
+    """BFS under every strategy; the other algorithms under a third of them, a different
+    third on each graph, so that every strategy meets every algorithm."""
+    graph, fr = runs[kind, algorithm]
+    strategies = STRATEGIES
+    if algorithm != "bfs":
+        strategies = STRATEGIES[list(GRAPHS).index(kind) % 3 :: 3]
+    for strategy in strategies:
+        if algorithm == "pagerank" and ("unroll" in strategy or "temporal" in strategy):
+            continue
+        _assert_same(*_both_paths(monkeypatch, graph, algorithm, strategy, TINY, fr))
+    if kind in ("rmat", "road"):  # every block in one round of the real device's slots
+        for strategy in STRATEGIES[::4]:
+            if algorithm == "pagerank" and "unroll" in strategy:
+                continue
+            _assert_same(*_both_paths(monkeypatch, graph, algorithm, strategy, "h100", fr))
+
+
+def test_sweeps_cost_only_active_blocks():
+    """The sparse path costs the blocks that hold an active vertex, not the whole graph."""
+    graph = load_graph(GRAPHS["grid"])
+    strategy = engine.Strategy.parse("mapping=vwarp,w=32")
+    device = get_device("h100")
+    layout = engine.task_layout(graph.n, strategy, device)
+    view = engine._dirty_blocks_view(graph.indptr, np.array([5, 6, 300]), layout, strategy,
+                                     device)
+    assert view.units.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 296, 297, 298, 299, 300, 301,
+                                   302, 303]
+    assert np.flatnonzero(view.active).tolist() == [5, 6, 12]
+
+
+def test_many_rounds_with_narrow_simd_and_scalar_unit(monkeypatch, runs):
+    """Cluster issue makes durations fractional (the schedule replays every round) and the
+    scalar unit changes what an SM issues; both must still agree with the full layout."""
+    graph, fr = runs["road", "bfs"]
+    for options in ({"cluster_issue": True}, {"scalar_unit": True}):
+        device = dataclasses.replace(TINY, **options)
+        for strategy in ("mapping=thread", "mapping=vwarp,w=4,chunk=2", "mapping=wer"):
+            _assert_same(*_both_paths(monkeypatch, graph, "bfs", strategy, device, fr))
+
+
+def test_sparse_schedule_equals_list_schedule():
+    rng = np.random.default_rng(7)
+    for trial in range(400):
+        slots, items = int(rng.integers(1, 12)), int(rng.integers(0, 120))
+        base = float(rng.integers(1, 40))
+        listed = rng.random(items) < rng.random() * 0.4
+        listed[items // slots * slots :] = True
+        listed = np.flatnonzero(listed)
+        durations = rng.integers(0, 90, listed.size) + (0.5 if trial % 4 == 0 else 0.0)
+        dense = np.full(items, base)
+        dense[listed] = durations
+        owner, finish = list_schedule(dense, slots)
+        sparse_owner, sparse_finish = list_schedule_sparse(items, slots, base, listed,
+                                                           durations)
+        assert np.array_equal(owner[listed], sparse_owner)
+        assert np.array_equal(finish, sparse_finish)
+
+
+def test_sparse_schedule_needs_the_partial_round():
+    with pytest.raises(ValueError, match="partial round"):
+        list_schedule_sparse(10, 4, 1.0, np.array([0, 8]), np.array([2.0, 2.0]))
