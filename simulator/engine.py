@@ -322,10 +322,12 @@ def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
     simd_steps = _sum_positions(position_steps)
     step_base = np.zeros(units, dtype=np.int64)
     np.cumsum(simd_steps[:-1], out=step_base[1:])
-    position_base = np.zeros_like(position_steps)
-    np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
     unit = expanding_slots // per_unit
-    base = step_base[unit] + position_base[unit, expanding_slots % c]
+    base = step_base[unit]
+    if c > 1:
+        position_base = np.zeros_like(position_steps)
+        np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
+        base += position_base[unit, expanding_slots % c]
     degree = slot_degree[expanding_slots]
     group = np.repeat(base, degree) + (local if w == 1 else local // w)
     lane = None
@@ -532,23 +534,27 @@ def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: 
     return _SlotView(layout, slot_vertex, active, slot_degree, n_slots)
 
 
-def _dirty_blocks_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLayout,
-                       strategy: Strategy, device: Device) -> _SlotView:
-    """A sweep's blocks that hold an active vertex, whole (donation and the block schedule
-    work per block), in O(active vertices + their blocks' slots)."""
+def _dirty_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLayout,
+                group: int) -> _SlotView:
+    """A sweep's units that hold an active vertex, in groups of ``group`` consecutive units
+    (whole blocks for donation, which works per block), in O(active vertices + their
+    groups' slots)."""
     n = indptr.size - 1
     per_unit = layout.per_unit
-    per_block_units = max(1, strategy.block_size // device.warp_size)
-    per_block = per_unit * per_block_units
+    per_group = per_unit * group
     act = np.asarray(active_vertices, dtype=np.int64)
-    act_block = act // per_block
-    blocks = distinct(act_block) if act.size else np.zeros(1, dtype=np.int64)
-    units = (blocks[:, None] * per_block_units + np.arange(per_block_units)).ravel()
-    units = units[units < layout.units]  # the last block may hold fewer units
-    slot_vertex = (units[:, None] * per_unit + np.arange(per_unit)).ravel()
+    act_group = act // per_group
+    groups = distinct(act_group) if act.size else np.zeros(1, dtype=np.int64)
+    units = groups if group == 1 else (groups[:, None] * group + np.arange(group)).ravel()
+    if units[-1] >= layout.units:  # the last block may hold fewer units
+        units = units[units < layout.units]
+    slot_vertex = (
+        units * per_unit if per_unit == 1
+        else (units[:, None] * per_unit + np.arange(per_unit)).ravel()
+    )
     real_slots = slot_vertex.size - max(0, int(slot_vertex[-1]) + 1 - n)
     slot_vertex[real_slots:] = 0
-    at = np.searchsorted(blocks, act_block) * per_block + act % per_block
+    at = np.searchsorted(groups, act_group) * per_group + act % per_group
     active = np.zeros(slot_vertex.size, dtype=bool)
     active[at] = True
     slot_degree = np.zeros(slot_vertex.size, dtype=np.int64)
@@ -591,7 +597,10 @@ def vertex_kernel(
         layout = task_layout(n_slots, strategy, device, listed)
     full_layout = layout
     if sweep and launch.push is None and _SPARSE_SWEEPS:
-        view = _dirty_blocks_view(indptr, launch.active, layout, strategy, device)
+        group = 1
+        if strategy.donate_threshold is not None:  # donation works per block
+            group = max(1, strategy.block_size // ws)
+        view = _dirty_view(indptr, launch.active, layout, group)
     else:
         view = _full_view(indptr, launch, layout, n_slots)
     layout, slot_vertex, active, slot_degree = (
@@ -1019,25 +1028,23 @@ def _kernel_cycles(
 
 @dataclass(frozen=True, eq=False)
 class _CleanSweep:
-    """A sweep launch in which no vertex is active: each unit's counters and timing inputs,
-    each schedule item's (block's, or unit's when dynamic) duration and sums, their totals,
-    and the items every launch's schedule lists (those unlike the first, the last partial
-    round); with ``grid_stride`` the resident warps' sums instead of items."""
+    """A sweep launch in which no vertex is active: each unit's cycles alone, issue passes,
+    SISD instructions and sectors (rows of ``units``), their totals, each schedule item's
+    (block's, or unit's when dynamic) duration and sums (rows of ``items``), and the items
+    every launch's schedule lists (those unlike the first, the last partial round); with
+    ``grid_stride`` the resident warps' sums (rows of ``per_warp``) instead of items."""
 
-    sisd: np.ndarray
-    sectors: np.ndarray
-    alone: np.ndarray
-    instructions: np.ndarray
+    units: np.ndarray
     sisd_total: float
     sectors_total: float
-    items: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None
+    items: np.ndarray | None
     always: np.ndarray | None
-    per_warp: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None
+    per_warp: np.ndarray | None
 
     def rest(self, units: np.ndarray) -> tuple[float, float]:
         """SISD instructions and sectors of the units not in ``units``."""
-        return (self.sisd_total - float(self.sisd[units].sum()),
-                self.sectors_total - float(self.sectors[units].sum()))
+        sisd, sectors = self.units[2:, units].sum(axis=1)
+        return self.sisd_total - float(sisd), self.sectors_total - float(sectors)
 
 
 def _schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
@@ -1050,8 +1057,9 @@ def _schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
     return device.sms * blocks_per_sm, warps_per_block
 
 
-def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool):
-    """Per unit: cycles alone and issue passes (``_kernel_cycles``' first stage)."""
+def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool) -> np.ndarray:
+    """Per unit, as rows: cycles alone, issue passes, SISD instructions and sectors (the
+    quantities ``_kernel_cycles`` schedules and sums)."""
     pass_cycles = device.warp_size / device.simd_width
     scalar = device.scalar_unit and warp_uniform_sisd
     simd_passes = unit.simd * pass_cycles
@@ -1062,15 +1070,17 @@ def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool):
         device.dram_latency_cycles
     )
     instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
-    return alone, instructions
+    out = np.empty((4, unit.sisd.size))
+    out[0], out[1], out[2], out[3] = alone, instructions, unit.sisd, unit.sectors
+    return out
 
 
-def _per_item(values: np.ndarray, per_item: int, reduce) -> np.ndarray:
-    """Reduce consecutive groups of ``per_item`` units (the last one padded with zeros)."""
-    if per_item == 1:
-        return values
-    pad = _ceil_div(values.size, per_item) * per_item - values.size
-    return reduce(np.pad(values, (0, pad)).reshape(-1, per_item), axis=1)
+def _reduce_items(rows: np.ndarray) -> np.ndarray:
+    """Rows of per-unit quantities, shaped (4, items, units per item), to per-item ones:
+    the slowest unit's cycles, the sums of the others."""
+    out = rows.sum(axis=2)
+    out[0] = rows[0].max(axis=1)
+    return out
 
 
 def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
@@ -1092,32 +1102,30 @@ def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     if strategy.dynamic:
         round_trips = round_trips + 1
     sectors = layout.static_sectors.astype(np.float64)
-    unit = _UnitWork(sisd, np.zeros(layout.units), sectors, round_trips)
-    alone, instructions = _unit_timing(unit, device, layout.k == 1)
+    units = _unit_timing(_UnitWork(sisd, np.zeros(layout.units), sectors, round_trips),
+                         device, layout.k == 1)
     items = always = per_warp = None
     if grid_stride:
         warps_per_block = strategy.block_size // device.warp_size
         resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
         warp = np.arange(layout.units) % resident
-
-        def warp_sums(values):
-            return np.bincount(warp, weights=values, minlength=resident)
-
-        per_warp = (warp_sums(alone), warp_sums(instructions), warp_sums(sectors),
-                    warp_sums(sisd))
+        per_warp = np.stack([np.bincount(warp, weights=row, minlength=resident)
+                             for row in units])
     else:
         slots, per_item = _schedule_slots(strategy, device)
-        duration = (alone + device.atomic_cycles if strategy.dynamic
-                    else _per_item(alone, per_item, np.max))
-        items = (duration, _per_item(instructions, per_item, np.sum),
-                 _per_item(sisd, per_item, np.sum), _per_item(sectors, per_item, np.sum))
-        unlike = np.zeros(duration.size, dtype=bool)
-        for values in items:
-            unlike |= values != values[0]
-        unlike[duration.size // slots * slots :] = True  # the last, partial round
+        if strategy.dynamic:
+            items = units.copy()
+            items[0] += device.atomic_cycles
+        else:
+            blocks = _ceil_div(layout.units, per_item)
+            padded = np.zeros((4, blocks * per_item))
+            padded[:, : layout.units] = units
+            items = _reduce_items(padded.reshape(4, blocks, per_item))
+        unlike = (items != items[:, :1]).any(axis=0)
+        unlike[items.shape[1] // slots * slots :] = True  # the last, partial round
         always = np.flatnonzero(unlike)
-    clean = _CleanSweep(sisd, sectors, alone, instructions, float(sisd.sum()),
-                        float(sectors.sum()), items, always, per_warp)
+    clean = _CleanSweep(units, float(sisd.sum()), float(sectors.sum()), items, always,
+                        per_warp)
     layout.cache[key] = clean
     return clean
 
@@ -1134,52 +1142,70 @@ def _sparse_sweep_cycles(
     grid_stride: bool = False,
     check: int = 0,
 ) -> float:
-    """``_kernel_cycles`` of a sweep whose ``units`` (whole blocks) did ``unit``'s work and
+    """``_kernel_cycles`` of a sweep whose ``units`` (ascending) did ``unit``'s work and
     whose other units did ``clean``'s: the same figure in O(units + slots x dirty rounds)."""
     sms = device.sms
     pass_cycles = device.warp_size / device.simd_width
     scalar = device.scalar_unit and warp_uniform_sisd
-    alone, instructions = _unit_timing(unit, device, warp_uniform_sisd)
-    sectors, sisd = unit.sectors, unit.sisd
+    rows = _unit_timing(unit, device, warp_uniform_sisd)
     warps_per_block = strategy.block_size // device.warp_size
     if grid_stride:
         resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
         warp = units % resident
-        clean_alone, clean_instr, clean_sectors, clean_sisd = clean.per_warp
-
-        def per_warp(sums, values, clean_values):
-            return sums + np.bincount(warp, weights=values - clean_values[units],
-                                      minlength=resident)
-
-        lane_check = check * pass_cycles + device.dram_latency_cycles
-        warp_alone = per_warp(clean_alone, alone, clean.alone) + lane_check
-        sm_instr = per_warp(clean_instr, instructions, clean.instructions) + check * pass_cycles
-        sm_sectors = per_warp(clean_sectors, sectors, clean.sectors)
-        sm_sisd = per_warp(clean_sisd, sisd, clean.sisd) + check
+        per_warp = clean.per_warp.copy()
+        for row in range(4):
+            per_warp[row] += np.bincount(warp, weights=rows[row] - clean.units[row, units],
+                                         minlength=resident)
+        per_warp[0] += check * pass_cycles + device.dram_latency_cycles
+        per_warp[1] += check * pass_cycles
+        per_warp[2] += check
         sm = (np.arange(resident) // warps_per_block) % sms
         latency = np.zeros(sms)
-        np.maximum.at(latency, sm, warp_alone)
+        np.maximum.at(latency, sm, per_warp[0])
 
-        def per_sm(values, _reference):
-            return np.bincount(sm, weights=values, minlength=sms)
+        def per_sm(row):
+            return np.bincount(sm, weights=per_warp[row], minlength=sms)
     else:
         slots, per_item = _schedule_slots(strategy, device)
         if strategy.dynamic:
             dirty = units
-            values = (alone + device.atomic_cycles, instructions, sisd, sectors)
+            rows[0] += device.atomic_cycles
+        else:  # the blocks holding these units, their other units clean
+            block_of = units // per_item
+            first = np.empty(units.size, dtype=bool)
+            first[:1] = True
+            np.not_equal(block_of[1:], block_of[:-1], out=first[1:])
+            dirty = block_of[first]
+            clean_rows = clean.units[:, units]
+            if np.all(rows[0] >= clean_rows[0]):
+                # a unit with work is no faster than without: a block's slowest unit is its
+                # slowest clean one or its slowest unit with work
+                starts = np.flatnonzero(first)
+                block_rows = clean.items[:, dirty]
+                block_rows[1:] += np.add.reduceat(rows[1:] - clean_rows[1:], starts, axis=1)
+                np.maximum(block_rows[0], np.maximum.reduceat(rows[0], starts),
+                           out=block_rows[0])
+                rows = block_rows
+            else:
+                members = (dirty[:, None] * per_item + np.arange(per_item)).ravel()
+                real = members < clean.units.shape[1]
+                block_rows = np.zeros((4, members.size))
+                block_rows[:, real] = clean.units[:, members[real]]
+                block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
+                rows = _reduce_items(block_rows.reshape(4, dirty.size, per_item))
+        items = clean.items.shape[1]
+        if clean.always.size and clean.always[0] >= items // slots * slots:
+            # only the last round's items are always listed: merge without a sort
+            in_full = np.searchsorted(dirty, clean.always[0])
+            listed = np.concatenate([dirty[:in_full], clean.always])
+            at = np.concatenate([np.arange(in_full), in_full + dirty[in_full:] - listed[in_full]])
         else:
-            dirty = units[::per_item] // per_item
-            values = (_per_item(alone, per_item, np.max),
-                      _per_item(instructions, per_item, np.sum),
-                      _per_item(sisd, per_item, np.sum), _per_item(sectors, per_item, np.sum))
-        items = clean.items[0].size
-        listed = distinct(np.concatenate([clean.always, dirty]))
-        at = np.searchsorted(listed, dirty)
-        duration, sm_instr, sm_sisd, sm_sectors = (
-            _overlay(clean_values[listed], at, dirty_values)
-            for clean_values, dirty_values in zip(clean.items, values, strict=True)
-        )
-        owner, finish = list_schedule_sparse(items, slots, clean.items[0][0], listed, duration)
+            listed = distinct(np.concatenate([clean.always, dirty]))
+            at = np.searchsorted(listed, dirty)
+        item_rows = clean.items[:, listed]
+        item_rows[:, at] = rows
+        owner, finish = list_schedule_sparse(items, slots, clean.items[0, 0], listed,
+                                             item_rows[0])
         sm = owner % sms
         full_rounds = items // slots
         # each full round gives every SM slots / sms items; the unlisted ones are like item 0
@@ -1188,23 +1214,17 @@ def _sparse_sweep_cycles(
         )
         latency = finish.reshape(-1, sms).max(axis=0)
 
-        def per_sm(values, reference):
-            return ordinary * reference + np.bincount(sm, weights=values, minlength=sms)
+        def per_sm(row):
+            return ordinary * clean.items[row, 0] + np.bincount(sm, weights=item_rows[row],
+                                                                minlength=sms)
 
-    reference = (None, None, None, None) if grid_stride else tuple(v[0] for v in clean.items)
-    issue = per_sm(sm_instr, reference[1]) / device.schedulers
+    issue = per_sm(1) / device.schedulers
     if scalar:
-        issue = np.maximum(issue, per_sm(sm_sisd, reference[2]) / device.schedulers)
-    lsu = per_sm(sm_sectors, reference[3]) / device.lsu_sectors_per_cycle
+        issue = np.maximum(issue, per_sm(2) / device.schedulers)
+    lsu = per_sm(3) / device.lsu_sectors_per_cycle
     sm_time = np.maximum(np.maximum(issue, lsu), latency).max(initial=0.0)
-    total_sectors = clean.sectors_total - float(clean.sectors[units].sum()) + float(sectors.sum())
+    total_sectors = (clean.sectors_total - float(clean.units[3, units].sum())
+                     + float(unit.sectors.sum()))
     dram = total_sectors * device.sector_bytes / device.dram_bytes_per_cycle
     atomics = queue_atomics * device.atomic_cycles
     return float(max(sm_time, dram, atomics) + device.cycles(device.launch_overhead_us))
-
-
-def _overlay(values: np.ndarray, at: np.ndarray, replacement: np.ndarray) -> np.ndarray:
-    """``values`` with the entries at ``at`` replaced."""
-    values = np.array(values, dtype=np.float64)
-    values[at] = replacement
-    return values

@@ -34,7 +34,7 @@ def list_schedule_sparse(
     Every item of the last, partial round must be listed. A full round of unlisted items adds
     ``base`` to every slot and keeps the slots' order, so such rounds are applied in bulk; that
     is exact while durations are whole cycles (sums of integers in float64 do not round), and
-    otherwise the rounds are replayed one by one.
+    otherwise the rounds are replayed one by one (``list_schedule`` itself).
     """
     listed = np.asarray(listed, dtype=np.int64)
     durations = np.asarray(durations, dtype=np.float64)
@@ -48,28 +48,24 @@ def list_schedule_sparse(
         dense[listed] = durations
         owner, finish = list_schedule(dense, slots)
         return owner[listed], finish
+    # finish times less the ``base`` of every round applied so far: the same order (and ties)
+    # as the real ones while they are whole numbers
     finish = np.zeros(slots)
     owner = np.empty(listed.size, dtype=np.int64)
     rounds = listed // slots
-    starts = np.flatnonzero(np.diff(rounds, prepend=-1))  # first listed item of each round
-    ends = np.empty_like(starts)
-    ends[:-1] = starts[1:]
-    ends[-1:] = listed.size
-    applied = 0  # rounds whose durations finish already holds
-    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+    new_round = np.empty(listed.size, dtype=bool)
+    new_round[:1] = True
+    np.not_equal(rounds[1:], rounds[:-1], out=new_round[1:])
+    starts = np.flatnonzero(new_round).tolist()
+    excess = durations - base
+    for a, b in zip(starts, starts[1:] + [listed.size], strict=False):
         r = int(rounds[a])
         if r >= full:
             break
-        if r > applied:
-            finish += (r - applied) * base
-        order = np.argsort(finish, kind="stable")
-        taken = order[listed[a:b] - r * slots]
+        taken = np.argsort(finish, kind="stable")[listed[a:b] - r * slots]
         owner[a:b] = taken
-        finish += base
-        finish[taken] += durations[a:b] - base
-        applied = r + 1
-    if full > applied:
-        finish += (full - applied) * base
+        finish[taken] += excess[a:b]
+    finish += full * base
     if rest:
         earliest = np.argsort(finish, kind="stable")[:rest]
         owner[listed.size - rest :] = earliest

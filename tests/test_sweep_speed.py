@@ -92,16 +92,19 @@ def test_sweeps_match_full_layout(monkeypatch, runs, kind, algorithm):
 
 
 def test_sweeps_cost_only_active_blocks():
-    """The sparse path costs the blocks that hold an active vertex, not the whole graph."""
+    """The sparse path costs the units (for donation the blocks) that hold an active vertex,
+    not the whole graph."""
     graph = load_graph(GRAPHS["grid"])
     strategy = engine.Strategy.parse("mapping=vwarp,w=32")
     device = get_device("h100")
     layout = engine.task_layout(graph.n, strategy, device)
-    view = engine._dirty_blocks_view(graph.indptr, np.array([5, 6, 300]), layout, strategy,
-                                     device)
+    view = engine._dirty_view(graph.indptr, np.array([5, 6, 300]), layout, 8)
     assert view.units.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 296, 297, 298, 299, 300, 301,
                                    302, 303]
     assert np.flatnonzero(view.active).tolist() == [5, 6, 12]
+    view = engine._dirty_view(graph.indptr, np.array([5, 6, 300]), layout, 1)
+    assert view.units.tolist() == [5, 6, 300]
+    assert view.slot_degree.tolist() == [3, 3, 3]
 
 
 def test_many_rounds_with_narrow_simd_and_scalar_unit(monkeypatch, runs):
