@@ -542,9 +542,10 @@ def _dirty_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLay
     n = indptr.size - 1
     per_unit = layout.per_unit
     per_group = per_unit * group
-    act = np.asarray(active_vertices, dtype=np.int64)
+    act = np.asarray(active_vertices)
     act_group = act // per_group
-    groups = distinct(act_group) if act.size else np.zeros(1, dtype=np.int64)
+    groups = (distinct(act_group).astype(np.int64, copy=False) if act.size
+              else np.zeros(1, dtype=np.int64))
     units = groups if group == 1 else (groups[:, None] * group + np.arange(group)).ravel()
     if units[-1] >= layout.units:  # the last block may hold fewer units
         units = units[units < layout.units]
@@ -608,15 +609,15 @@ def vertex_kernel(
     )
     real_slots = view.real_slots
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
-    padded = units * per_unit
     words = device.sector_bytes // WORD_BYTES  # 32-bit words per sector
     count = partial(unit_transactions, words_per_sector=words, units=units)
 
-    deferred = np.zeros(padded, dtype=bool)
     if strategy.defer_threshold is not None:
         deferred = active & (slot_degree > strategy.defer_threshold)
-    expanding = active & ~deferred
-    expanding_slots = np.flatnonzero(expanding)
+        expanding_slots = np.flatnonzero(active & ~deferred)
+    else:
+        deferred = None
+        expanding_slots = np.flatnonzero(active)
 
     edges, local = edge_ids(indptr, slot_vertex[expanding_slots], with_local=True)
     donations = 0
@@ -639,9 +640,11 @@ def vertex_kernel(
     group = lanes.group
 
     active_pos = _any_virtual_warp(active, units, k, c)
-    deferred_pos = _any_virtual_warp(deferred, units, k, c)
     active_positions = _sum_positions(active_pos)
-    deferred_positions = _sum_positions(deferred_pos)
+    n_deferred = 0 if deferred is None else int(deferred.sum())
+    deferred_positions = 0
+    if n_deferred:
+        deferred_positions = _sum_positions(_any_virtual_warp(deferred, units, k, c))
 
     staged = w > 1
     sisd = (
@@ -663,7 +666,6 @@ def vertex_kernel(
     simd = per_step * simd_steps.astype(np.float64) + costs.pop * lanes.pop_steps
 
     n_active = int(active[:real_slots].sum())
-    n_deferred = int(deferred.sum())
     edges_expanded = int(edges.size)
     chunks = _ceil_div(n_slots, c)
     useful_sisd = (
@@ -768,12 +770,13 @@ def vertex_kernel(
     else:
         clean = _clean_sweep(full_layout, strategy, device, costs, bool(donations),
                              launch.grid_stride)
-        cycles = _sparse_sweep_cycles(clean, view.units, unit_work, strategy, device,
-                                      queue_atomics, k == 1, grid_stride=launch.grid_stride,
-                                      check=costs.check)
-        rest_sisd, rest_sectors = clean.rest(view.units)
-        instructions = float(sisd.sum() + simd.sum() + rest_sisd)
+        clean_rows = clean.units[:, view.units]
+        rest_sisd, rest_sectors = clean.rest(clean_rows)
         transactions = float(sectors.sum() + rest_sectors)
+        cycles = _sparse_sweep_cycles(clean, view.units, clean_rows, unit_work, strategy,
+                                      device, queue_atomics, k == 1, transactions,
+                                      grid_stride=launch.grid_stride, check=costs.check)
+        instructions = float(sisd.sum() + simd.sum() + rest_sisd)
 
     simd_issued = float(ws * simd_steps.sum())
     main = LaunchCost(
@@ -1041,9 +1044,10 @@ class _CleanSweep:
     always: np.ndarray | None
     per_warp: np.ndarray | None
 
-    def rest(self, units: np.ndarray) -> tuple[float, float]:
-        """SISD instructions and sectors of the units not in ``units``."""
-        sisd, sectors = self.units[2:, units].sum(axis=1)
+    def rest(self, rows: np.ndarray) -> tuple[float, float]:
+        """SISD instructions and sectors of the units whose ``rows`` (of ``units``) are not
+        taken."""
+        sisd, sectors = rows[2:].sum(axis=1)
         return self.sisd_total - float(sisd), self.sectors_total - float(sectors)
 
 
@@ -1133,17 +1137,20 @@ def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
 def _sparse_sweep_cycles(
     clean: _CleanSweep,
     units: np.ndarray,
+    clean_rows: np.ndarray,
     unit: _UnitWork,
     strategy: Strategy,
     device: Device,
     queue_atomics: int,
     warp_uniform_sisd: bool,
+    transactions: float,
     *,
     grid_stride: bool = False,
     check: int = 0,
 ) -> float:
-    """``_kernel_cycles`` of a sweep whose ``units`` (ascending) did ``unit``'s work and
-    whose other units did ``clean``'s: the same figure in O(units + slots x dirty rounds)."""
+    """``_kernel_cycles`` of a sweep whose ``units`` (ascending; ``clean_rows`` their clean
+    columns) did ``unit``'s work and whose other units did ``clean``'s, ``transactions``
+    sectors in all: the same figure in O(units + slots x dirty rounds)."""
     sms = device.sms
     pass_cycles = device.warp_size / device.simd_width
     scalar = device.scalar_unit and warp_uniform_sisd
@@ -1154,7 +1161,7 @@ def _sparse_sweep_cycles(
         warp = units % resident
         per_warp = clean.per_warp.copy()
         for row in range(4):
-            per_warp[row] += np.bincount(warp, weights=rows[row] - clean.units[row, units],
+            per_warp[row] += np.bincount(warp, weights=rows[row] - clean_rows[row],
                                          minlength=resident)
         per_warp[0] += check * pass_cycles + device.dram_latency_cycles
         per_warp[1] += check * pass_cycles
@@ -1176,7 +1183,6 @@ def _sparse_sweep_cycles(
             first[:1] = True
             np.not_equal(block_of[1:], block_of[:-1], out=first[1:])
             dirty = block_of[first]
-            clean_rows = clean.units[:, units]
             if np.all(rows[0] >= clean_rows[0]):
                 # a unit with work is no faster than without: a block's slowest unit is its
                 # slowest clean one or its slowest unit with work
@@ -1223,8 +1229,6 @@ def _sparse_sweep_cycles(
         issue = np.maximum(issue, per_sm(2) / device.schedulers)
     lsu = per_sm(3) / device.lsu_sectors_per_cycle
     sm_time = np.maximum(np.maximum(issue, lsu), latency).max(initial=0.0)
-    total_sectors = (clean.sectors_total - float(clean.units[3, units].sum())
-                     + float(unit.sectors.sum()))
-    dram = total_sectors * device.sector_bytes / device.dram_bytes_per_cycle
+    dram = transactions * device.sector_bytes / device.dram_bytes_per_cycle
     atomics = queue_atomics * device.atomic_cycles
     return float(max(sm_time, dram, atomics) + device.cycles(device.launch_overhead_us))

@@ -48,21 +48,23 @@ def list_schedule_sparse(
         dense[listed] = durations
         owner, finish = list_schedule(dense, slots)
         return owner[listed], finish
-    # finish times less the ``base`` of every round applied so far: the same order (and ties)
-    # as the real ones while they are whole numbers
+    # finish times less ``base`` per round: the same order (and ties) as the real ones while
+    # they are whole numbers
     finish = np.zeros(slots)
     owner = np.empty(listed.size, dtype=np.int64)
     rounds = listed // slots
+    position = listed - rounds * slots
     new_round = np.empty(listed.size, dtype=bool)
     new_round[:1] = True
     np.not_equal(rounds[1:], rounds[:-1], out=new_round[1:])
     starts = np.flatnonzero(new_round).tolist()
+    ends = starts[1:] + [listed.size]
     excess = durations - base
-    for a, b in zip(starts, starts[1:] + [listed.size], strict=False):
-        r = int(rounds[a])
-        if r >= full:
+    in_full = int(np.searchsorted(rounds, full))  # listed items of the full rounds
+    for a, b in zip(starts, ends, strict=False):
+        if a >= in_full:
             break
-        taken = np.argsort(finish, kind="stable")[listed[a:b] - r * slots]
+        taken = finish.argsort(kind="stable")[position[a:b]]
         owner[a:b] = taken
         finish[taken] += excess[a:b]
     finish += full * base
