@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import statistics
 import sys
 import time
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 import cupy as cp
@@ -209,6 +212,17 @@ def compile_kernels(plans: list[KernelPlan]) -> dict:
     return {name: module.get_function(name) for name in names}
 
 
+@dataclass
+class Samples:
+    """One measurement's runs on one graph: total and per-kernel times, loop counts."""
+
+    totals: list[float] = field(default_factory=list)
+    kernels: list[float] = field(default_factory=list)
+    iterations: list[int] = field(default_factory=list)
+    launches: list[int] = field(default_factory=list)
+    correct: bool = True
+
+
 def measure_graph(spec: str, repo_spec: str, plans, kernels, resident, args, meta) -> list:
     """Every measurement on one graph: rows for the Parquet file."""
     t0 = time.time()
@@ -221,47 +235,51 @@ def measure_graph(spec: str, repo_spec: str, plans, kernels, resident, args, met
     print(f"{name}: n={graph.n} m={graph.m} source={source} levels="
           f"{len(runs['bfs'].iterations)} sssp rounds={len(runs['sssp'].iterations)} "
           f"(load+reference {time.time() - t0:.1f} s)", flush=True)
-    rows = []
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     limit = 4 * graph.n + 16
-    for m, plan in plans:
-        reps = args.reps
-        totals, kernel_totals, iters, launches, ok = [], [], [], [], True
-        for rep in range(1 + 2 * reps):
-            per_kernel = rep > reps
-            dg.reset(m.algorithm, source, plan.driven)
-            dg.clock.start(per_kernel)
-            start.record()
-            it = dg.run(plan, kernels, source, limit)
-            stop.record()
-            stop.synchronize()
-            if rep == 0 or rep == 2 * reps:
-                ok = ok and it > 0 and correct(m.algorithm, dg.answer(m.algorithm),
-                                               refs[m.algorithm])
-            if rep == 0:
-                continue
-            if per_kernel:
-                kernel_totals.append(dg.clock.kernel_us())
-            else:
-                totals.append(1000.0 * cp.cuda.get_elapsed_time(start, stop))
-                iters.append(it)
-                launches.append(dg.clock.launches)
+    samples = [Samples() for _ in plans]
+
+    def once(m: configs.Measurement, plan: KernelPlan, sample: Samples, kind: str) -> None:
+        """One run; ``kind``: check (warm-up), total or kernels (per-kernel events)."""
+        dg.reset(m.algorithm, source, plan.driven)
+        dg.clock.start(kind == "kernels")
+        start.record()
+        it = dg.run(plan, kernels, source, limit)
+        stop.record()
+        stop.synchronize()
+        if kind == "total":
+            sample.totals.append(1000.0 * cp.cuda.get_elapsed_time(start, stop))
+            sample.iterations.append(it)
+            sample.launches.append(dg.clock.launches)
+        elif kind == "kernels":
+            sample.kernels.append(dg.clock.kernel_us())
+        if kind == "check" or len(sample.kernels) == args.reps:  # the first and last run
+            sample.correct = sample.correct and it > 0 and correct(
+                m.algorithm, dg.answer(m.algorithm), refs[m.algorithm])
+
+    # every configuration once (warm-up and check), then round-robin passes, so that a slow
+    # drift of the machine touches all configurations alike
+    for kind in ("check", *["total"] * args.reps, *["kernels"] * args.reps):
+        for (m, plan), sample in zip(plans, samples, strict=True):
+            once(m, plan, sample, kind)
+    rows = []
+    for (m, _), sample in zip(plans, samples, strict=True):
         row = {
             **meta, "graph": name, "graph_spec": repo_spec, "n": graph.n, "m": graph.m,
             "algorithm": m.algorithm, "config": m.config, "variant": m.variant,
-            "source": source, "iterations": int(statistics.median_low(iters)),
-            "launches": int(statistics.median_low(launches)),
-            "time_us": float(statistics.median(totals)), "time_us_min": float(min(totals)),
-            "kernel_us": float(statistics.median(kernel_totals)), "reps": reps, "correct": ok,
+            "source": source, "iterations": int(statistics.median_low(sample.iterations)),
+            "launches": int(statistics.median_low(sample.launches)),
+            "time_us": float(statistics.median(sample.totals)),
+            "time_us_min": float(min(sample.totals)),
+            "kernel_us": float(statistics.median(sample.kernels)), "reps": args.reps,
+            "correct": sample.correct,
             "measured_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         }
         rows.append(row)
-        mark = "" if ok else "   <-- INCORRECT"
+        mark = "" if sample.correct else "   <-- INCORRECT"
         print(f"  {m.algorithm:4s} {m.config:48s} {m.variant:15s} it={row['iterations']:5d} "
-              f"time={row['time_us']:10.1f} us kernels={row['kernel_us']:10.1f} us{mark}",
-              flush=True)
-    del dg
-    cp.get_default_memory_pool().free_all_blocks()
+              f"time={row['time_us']:10.1f} (min {row['time_us_min']:10.1f}) us "
+              f"kernels={row['kernel_us']:10.1f} us{mark}", flush=True)
     return rows
 
 
@@ -293,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="Parquet file to write")
     parser.add_argument("--commit", required=True, help="git commit of the repo measured")
     parser.add_argument("--device", default="h100", help="the device column (default h100)")
-    parser.add_argument("--reps", type=int, default=5, help="timed runs of each kind")
+    parser.add_argument("--reps", type=int, default=5,
+                        help="timed runs of each kind (total; per-kernel events)")
     parser.add_argument("--only", nargs="*", default=(),
                         help="graphs whose spec contains one of these strings")
     parser.add_argument("--budget-s", type=float, default=540.0,
@@ -318,7 +337,11 @@ def main(argv: list[str] | None = None) -> int:
         if time.time() - t_begin > args.budget_s:
             print(f"budget spent: skipping {repo_spec}", flush=True)
             continue
+        gc.collect()
+        gc.disable()  # no collector pauses inside the timed host loops
         rows += measure_graph(spec, repo_spec, wanted, kernels, resident, args, meta)
+        gc.enable()
+        cp.get_default_memory_pool().free_all_blocks()  # the graph's buffers are gone now
         write(rows, args.out)
     bad = [r for r in rows if not r["correct"]]
     print(f"{len(rows)} rows, {len(bad)} incorrect, {time.time() - t_begin:.0f} s; "
