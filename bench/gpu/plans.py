@@ -63,5 +63,7 @@ def plan_for(m: configs.Measurement) -> KernelPlan:
     expected = configs.TOPOLOGY_VARIANT if s.driven == "topology" else None
     if expected and m.variant != expected or not expected and m.variant not in VARIANT_CODES:
         raise ValueError(f"{m.config}: variant {m.variant!r} does not apply")
+    if m.variant == "claimed" and m.algorithm != "bfs":
+        raise ValueError(f"{m.config}: only BFS claims vertices (SSSP pushes what it lowered)")
     return KernelPlan(m.algorithm, s.driven, s.lanes_per_vertex, s.vertices_per_grab,
                       s.dynamic, s.defer_threshold, s.block_size, m.variant)
