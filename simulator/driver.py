@@ -74,8 +74,9 @@ class _Launcher:
                  costs: InstructionCosts):
         self.fr, self.strategy, self.device, self.costs = functional, strategy, device, costs
         self.degree = np.diff(functional.indptr)
-        # worklist launches lower distances and labels with atomicMin; sweeps store plainly
-        self.worklist_atomics = functional.algorithm in ("sssp", "cc")
+        # SSSP and CC lower distances and labels with atomicMin in every launch, as a correct
+        # kernel must (two relaxations of one target race); BFS writers all store one level
+        self.atomic_updates = functional.algorithm in ("sssp", "cc")
         self.layouts: dict[Strategy, TaskLayout] = {}
         self.hit_rate = device.l2_hit_rate(working_set_bytes(
             functional.n, functional.indices.size, reads_weights=functional.reads_weights,
@@ -91,7 +92,7 @@ class _Launcher:
         """W the iteration runs with (1 for the thread-based mappings)."""
         return self.strategy_for(work.active).lanes_per_vertex
 
-    def launch(self, launch: Launch, strategy: Strategy, *, atomic_updates: bool = False):
+    def launch(self, launch: Launch, strategy: Strategy):
         layout = None
         if launch.slots is None:
             if strategy not in self.layouts:
@@ -100,7 +101,7 @@ class _Launcher:
         return vertex_kernel(
             self.fr.indptr, self.fr.indices, launch, strategy, self.device,
             reads_weights=self.fr.reads_weights, stores_per_vertex=self.fr.stores_per_vertex,
-            atomic_updates=atomic_updates, costs=self.costs, layout=layout,
+            atomic_updates=self.atomic_updates, costs=self.costs, layout=layout,
             hit_rate=self.hit_rate,
         )
 
@@ -165,7 +166,7 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
         pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
         grid_stride=not s.variable_grid,
     )
-    cost = launcher.launch(launch, s, atomic_updates=launcher.worklist_atomics)
+    cost = launcher.launch(launch, s)
     cost.worklist_items += worklist.size
     cost.duplicates += worklist.size - work.active.size
     return cost, cost.pushed
@@ -208,7 +209,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
             pushes="partitions", partition=p, grid_stride=not s.variable_grid,
         )
-        cost = launcher.launch(launch, s, atomic_updates=launcher.worklist_atomics)
+        cost = launcher.launch(launch, s)
         cost.worklist_items += reps.size
         launcher.host(cost)
         out.append(IterationCost(cost, "spatial", s.lanes_per_vertex))

@@ -77,8 +77,9 @@ see the store. Per warp unit, with p items over s pushing steps:
     prefix    block scan (5 + 2 barriers + log2 warps per block), 2 round trips, no atomics,
               and a scan launch over the block totals
 
-Items land in consecutive words: ceil(p / words per sector) sectors. SSSP and CC worklist
-launches lower distances/labels with atomicMin (an extra round trip per storing step).
+Items land in consecutive words: ceil(p / words per sector) sectors. SSSP and CC launches
+(sweeps and worklists alike) lower distances/labels with atomicMin (an extra round trip per
+storing step); BFS stores levels plainly.
 A fixed grid (``variable_grid=false``) launches the resident warps only; warp g runs units
 g, g + G, ... in turn, each paying a loop check and a round trip.
 
@@ -522,7 +523,7 @@ def vertex_kernel(
     Pass the ``layout`` of ``task_layout`` to share its work across a run's sweeps, and the
     run's L2 ``hit_rate`` (default: from the graph's working set, see ``working_set_bytes``).
     ``atomic_updates``: storing lanes lower their target with an atomic (atomicMin) and
-    learn whether they won, as a data-driven kernel must; a sweep stores plainly.
+    learn whether they won, as SSSP and CC kernels must; BFS stores plainly.
     """
     if isinstance(launch, IterationWork):
         launch = Launch.sweep(launch)

@@ -13,6 +13,7 @@ from simulator import Device
 from simulator import Graph
 from simulator import Strategy
 from simulator import functional_run
+from simulator.driver import iteration_costs
 from simulator.engine import vertex_kernel
 
 # One SM with one block slot of one warp: warps run one after another, so a launch takes the
@@ -126,3 +127,19 @@ def test_dynamic_distribution_adds_queue_atomics(bfs_run):
     assert dynamic.atomics == 8
     assert static.atomics == 0
     assert dynamic.simd_issued == static.simd_issued
+
+
+def test_sssp_sweep_lowers_with_atomic_min():
+    # SSSP on the star (unit weights): the hub's sweep relaxes its 40 edges with atomicMin,
+    # which returns the old distance: one atomic per storing lane and a round trip per storing
+    # step. Warp 0: check 2 + setup 3 + (edge 4 + weight 1) * 40 = 205 instructions, round
+    # trips 2 + 2 * 40 + 40 = 122 -> 12405; warp 1 checks: 102. BFS stores its levels plainly.
+    star = Graph.from_edges(np.zeros(40, dtype=np.int64), np.arange(1, 41), 64,
+                            weights=np.ones(40))
+    run = functional_run(star, "sssp", source=0)
+    strategy = Strategy(block_size=32)
+    hub = iteration_costs(run, strategy, SERIAL)[0].cost
+    assert hub.atomics == 40
+    assert hub.cycles == 12405 + 102
+    bfs = iteration_costs(functional_run(star, "bfs", source=0), strategy, SERIAL)[0].cost
+    assert bfs.atomics == 0
