@@ -25,6 +25,7 @@ class InstructionCosts:
     pop: int = 2  # WER pop_job / donation drain: find the edge's owner in the table
     donate: int = 4  # donation: block mean, shared atomic on the box, barrier
     push: int = 2  # worklist push per step with pushing lanes: atomicAdd on the tail, store
+    aggregate: int = 3  # warp-aggregated atomic: ballot, leader's popc, shuffle of the base
     push_store: int = 1  # chunked / prefix push per step: store at the batch's offset
     batch: int = 2  # chunked push: one atomicAdd per batch, broadcast of its base
     barrier: int = 2  # a block barrier (__syncthreads) and its shared-memory traffic
@@ -33,9 +34,25 @@ class InstructionCosts:
 COSTS = InstructionCosts()
 
 
+# What bounds each kernel launch, in cycles (one row per launch, see ``LaunchCost.bounds``):
+# the busiest SM's issue, its load/store unit, the latency makespan, memory traffic (DRAM or
+# L2, the larger), serialised same-address atomics, and the fixed launch overhead.
+BOUND_NAMES = ("issue", "lsu", "latency", "memory", "atomics", "overhead")
+
+
+def no_bounds() -> np.ndarray:
+    """An empty table of per-launch bounds."""
+    return np.zeros((0, len(BOUND_NAMES)))
+
+
 @dataclass
 class LaunchCost:
-    """Counters of one or more kernel launches; adding two gives the counters of both."""
+    """Counters of one or more kernel launches; adding two gives the counters of both.
+
+    ``cycles`` always equals, over the rows of ``bounds``, max(first five) + overhead, plus
+    ``host_cycles`` (host round trips) and ``extra_cycles`` (grid barriers and the like):
+    calibration refits the device from these parts without simulating again.
+    """
 
     cycles: float = 0.0
     launches: int = 0
@@ -54,6 +71,9 @@ class LaunchCost:
     active_tasks: float = 0.0
     worklist_items: float = 0.0
     duplicates: float = 0.0
+    host_cycles: float = 0.0
+    extra_cycles: float = 0.0
+    bounds: np.ndarray = dataclasses.field(default_factory=no_bounds, repr=False)
     # the items a worklist launch pushed, in push order (the next worklist); None elsewhere
     pushed: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
@@ -61,9 +81,10 @@ class LaunchCost:
         numbers = {
             f.name: getattr(self, f.name) + getattr(other, f.name)
             for f in dataclasses.fields(self)
-            if f.name != "pushed"
+            if f.name not in ("pushed", "bounds")
         }
-        return LaunchCost(**numbers, pushed=_one_of(self.pushed, other.pushed))
+        return LaunchCost(**numbers, bounds=np.concatenate([self.bounds, other.bounds]),
+                          pushed=_one_of(self.pushed, other.pushed))
 
 
 def _one_of(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:

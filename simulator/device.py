@@ -21,6 +21,10 @@ class Device:
     GW's options (paper 003): ``cluster_issue`` skips the passes of a SIMD-phase step whose
     ``simd_width`` lanes are all idle; ``scalar_unit`` runs warp-uniform SISD-phase
     instructions on a scalar pipeline beside the SIMD one.
+
+    L2: ``l2_bytes`` of cache (0: none) serve a launch's sectors at ``l2_latency_cycles`` and
+    ``l2_bandwidth_gbs`` with the hit rate ``l2_hit_rate`` gives; ``atomic_cycles`` is the L2's
+    issue interval for atomics on one address (same-address atomics serialise there).
     """
 
     name: str
@@ -39,6 +43,9 @@ class Device:
     atomic_cycles: float = 4.0
     launch_overhead_us: float = 3.0
     host_roundtrip_us: float = 8.0
+    l2_bytes: int = 0
+    l2_latency_cycles: float = 0.0
+    l2_bandwidth_gbs: float = 0.0
     scalar_unit: bool = False
     cluster_issue: bool = False
 
@@ -52,7 +59,8 @@ class Device:
             if not getattr(self, field) > 0:
                 raise ConfigError(f"device {self.name!r}: `{field} > 0` must hold")
         for field in ("dram_latency_cycles", "atomic_cycles", "launch_overhead_us",
-                      "host_roundtrip_us"):
+                      "host_roundtrip_us", "l2_bytes", "l2_latency_cycles",
+                      "l2_bandwidth_gbs"):
             if getattr(self, field) < 0:
                 raise ConfigError(f"device {self.name!r}: `{field} >= 0` must hold")
         if self.sector_bytes % 4:
@@ -74,6 +82,21 @@ class Device:
     def dram_bytes_per_cycle(self) -> float:
         """DRAM bandwidth expressed in bytes per core clock cycle."""
         return self.dram_bandwidth_gbs / self.clock_ghz
+
+    def l2_hit_rate(self, working_set_bytes: float) -> float:
+        """Fraction of sectors served by L2 when a launch re-reads ``working_set_bytes``: all
+        of them while the set fits, else the share of it that stays resident."""
+        if self.l2_bytes <= 0:
+            return 0.0
+        if working_set_bytes <= self.l2_bytes:
+            return 1.0
+        return self.l2_bytes / working_set_bytes
+
+    def round_trip_cycles(self, hit_rate: float) -> float:
+        """Latency of one dependent memory access at an L2 hit rate."""
+        if hit_rate <= 0:
+            return float(self.dram_latency_cycles)
+        return hit_rate * self.l2_latency_cycles + (1 - hit_rate) * self.dram_latency_cycles
 
     def us(self, cycles: float) -> float:
         """Core clock cycles to microseconds."""
@@ -98,27 +121,34 @@ DEVICES: dict[str, Device] = {
         Device("c2050", simd_width=16, sms=14, schedulers=2, max_warps_per_sm=48,
                max_blocks_per_sm=8, clock_ghz=1.15, dram_bandwidth_gbs=144.0,
                dram_latency_cycles=600, lsu_sectors_per_cycle=2.0, atomic_cycles=40.0,
-               launch_overhead_us=5.0, host_roundtrip_us=12.0),
+               launch_overhead_us=5.0, host_roundtrip_us=12.0, l2_bytes=768 * 1024,
+               l2_latency_cycles=310, l2_bandwidth_gbs=300.0),
         # Quadro 6000 (Nasre et al.): GF100, 14 SMs, 1.147 GHz, 144 GB/s.
         Device("quadro6000", simd_width=16, sms=14, schedulers=2, max_warps_per_sm=48,
                max_blocks_per_sm=8, clock_ghz=1.147, dram_bandwidth_gbs=144.0,
                dram_latency_cycles=600, lsu_sectors_per_cycle=2.0, atomic_cycles=40.0,
-               launch_overhead_us=5.0, host_roundtrip_us=12.0),
+               launch_overhead_us=5.0, host_roundtrip_us=12.0, l2_bytes=768 * 1024,
+               l2_latency_cycles=310, l2_bandwidth_gbs=300.0),
+        # L2 (Fermi on): 768 KB on GF100, 40 MB on A100, 50 MB on H100/H200; hit latencies and
+        # bandwidths are typical micro-benchmark figures (to be calibrated: warpsweep calibrate).
         # A100 SXM4 40GB: 108 SMs, 1.41 GHz boost, 1555 GB/s; 16 INT32 lanes per scheduler.
         Device("a100", simd_width=16, sms=108, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.41, dram_bandwidth_gbs=1555.0,
                dram_latency_cycles=470, atomic_cycles=4.0, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0),
+               host_roundtrip_us=8.0, l2_bytes=40 * 2**20, l2_latency_cycles=200,
+               l2_bandwidth_gbs=4500.0),
         # H100 SXM5: 132 SMs, 1.755 GHz boost, 3350 GB/s.
         Device("h100", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=3350.0,
                dram_latency_cycles=600, atomic_cycles=4.0, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0),
+               host_roundtrip_us=8.0, l2_bytes=50 * 2**20, l2_latency_cycles=260,
+               l2_bandwidth_gbs=5500.0),
         # H200 SXM: the H100 die with 141 GB HBM3e at 4800 GB/s.
         Device("h200", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=4800.0,
                dram_latency_cycles=600, atomic_cycles=4.0, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0),
+               host_roundtrip_us=8.0, l2_bytes=50 * 2**20, l2_latency_cycles=260,
+               l2_bandwidth_gbs=5500.0),
     )
 }
 

@@ -19,6 +19,7 @@ from simulator.engine import grid_barrier_cycles
 from simulator.engine import scatter_kernel
 from simulator.engine import task_layout
 from simulator.engine import vertex_kernel
+from simulator.engine import working_set_bytes
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
 from simulator.functional import IterationWork
@@ -73,9 +74,14 @@ class _Launcher:
                  costs: InstructionCosts):
         self.fr, self.strategy, self.device, self.costs = functional, strategy, device, costs
         self.degree = np.diff(functional.indptr)
-        # worklist launches lower distances and labels with atomicMin; sweeps store plainly
-        self.worklist_atomics = functional.algorithm in ("sssp", "cc")
+        # SSSP and CC lower distances and labels with atomicMin in every launch, as a correct
+        # kernel must (two relaxations of one target race); BFS writers all store one level
+        self.atomic_updates = functional.algorithm in ("sssp", "cc")
         self.layouts: dict[Strategy, TaskLayout] = {}
+        self.hit_rate = device.l2_hit_rate(working_set_bytes(
+            functional.n, functional.indices.size, reads_weights=functional.reads_weights,
+            worklist=strategy.driven != "topology",
+        ))
 
     def strategy_for(self, active: np.ndarray) -> Strategy:
         if self.strategy.mapping != "adaptive":
@@ -86,7 +92,7 @@ class _Launcher:
         """W the iteration runs with (1 for the thread-based mappings)."""
         return self.strategy_for(work.active).lanes_per_vertex
 
-    def launch(self, launch: Launch, strategy: Strategy, *, atomic_updates: bool = False):
+    def launch(self, launch: Launch, strategy: Strategy):
         layout = None
         if launch.slots is None:
             if strategy not in self.layouts:
@@ -95,8 +101,15 @@ class _Launcher:
         return vertex_kernel(
             self.fr.indptr, self.fr.indices, launch, strategy, self.device,
             reads_weights=self.fr.reads_weights, stores_per_vertex=self.fr.stores_per_vertex,
-            atomic_updates=atomic_updates, costs=self.costs, layout=layout,
+            atomic_updates=self.atomic_updates, costs=self.costs, layout=layout,
+            hit_rate=self.hit_rate,
         )
+
+    def host(self, cost: LaunchCost) -> None:
+        """Add the host's round trip after a launch (it reads a flag or the queue length)."""
+        host = self.device.cycles(self.device.host_roundtrip_us)
+        cost.cycles += host
+        cost.host_cycles += host
 
 
 def iteration_costs(
@@ -117,10 +130,6 @@ def iteration_costs(
     return _temporal(launcher)
 
 
-def _host(device: Device) -> float:
-    return device.cycles(device.host_roundtrip_us)
-
-
 def _topology(launcher: _Launcher) -> list[IterationCost]:
     """Sweeps; with ``unroll`` k, k levels per launch on a resident (fixed) grid, separated by
     grid barriers instead of relaunches and host round trips."""
@@ -131,11 +140,13 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
         s = launcher.strategy_for(work.active)
         cost = launcher.launch(Launch.sweep(work, grid_stride=unroll > 1), s)
         if i % unroll == 0:
-            cost.cycles += _host(device)
+            launcher.host(cost)
         else:  # the level runs inside the previous launch, after a grid barrier
-            cost.cycles += grid_barrier_cycles(s, device) - device.cycles(
+            barrier = grid_barrier_cycles(s, device, launcher.hit_rate) - device.cycles(
                 device.launch_overhead_us
             )
+            cost.cycles += barrier
+            cost.extra_cycles += barrier
             cost.launches -= 1
         out.append(IterationCost(cost, "topology", s.lanes_per_vertex))
     return out
@@ -155,7 +166,7 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
         pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
         grid_stride=not s.variable_grid,
     )
-    cost = launcher.launch(launch, s, atomic_updates=launcher.worklist_atomics)
+    cost = launcher.launch(launch, s)
     cost.worklist_items += worklist.size
     cost.duplicates += worklist.size - work.active.size
     return cost, cost.pushed
@@ -163,21 +174,21 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
 
 def _data(launcher: _Launcher) -> list[IterationCost]:
     """Worklist launches: each expands the items the previous one pushed, duplicates too."""
-    fr, device = launcher.fr, launcher.device
+    fr = launcher.fr
     if fr.worklist_run is not None:  # PageRank: the vertices whose rank still moves
         iterations = fr.worklist_run.iterations
         out = []
         for i, work in enumerate(iterations):
             nxt = iterations[i + 1].active if i + 1 < len(iterations) else work.active[:0]
             cost, _ = _data_launch(launcher, work, work.active.astype(np.int64), nxt)
-            cost.cycles += _host(device)
+            launcher.host(cost)
             out.append(IterationCost(cost, "data", launcher.width(work)))
         return out
     worklist = initial_worklist(fr)
     out = []
     for work in fr.iterations:
         cost, worklist = _data_launch(launcher, work, worklist)
-        cost.cycles += _host(device)
+        launcher.host(cost)
         out.append(IterationCost(cost, "data", launcher.width(work)))
     return out
 
@@ -185,7 +196,7 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
 def _spatial(launcher: _Launcher) -> list[IterationCost]:
     """Representatives of P consecutive vertices on the worklist; each launch visits all P
     vertices behind every representative (the first store into a partition pushes it)."""
-    fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
+    fr, strategy = launcher.fr, launcher.strategy
     p = strategy.partition
     n = fr.n
     reps = distinct(fr.iterations[0].active.astype(np.int64) // p)
@@ -198,9 +209,9 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
             pushes="partitions", partition=p, grid_stride=not s.variable_grid,
         )
-        cost = launcher.launch(launch, s, atomic_updates=launcher.worklist_atomics)
+        cost = launcher.launch(launch, s)
         cost.worklist_items += reps.size
-        cost.cycles += _host(device)
+        launcher.host(cost)
         out.append(IterationCost(cost, "spatial", s.lanes_per_vertex))
         reps = distinct(fr.indices[work.writes].astype(np.int64) // p)
     return out
@@ -224,7 +235,8 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
             ran = "data"
             if worklist.size > to_topology:
                 form = "topology"
-                cost = cost + scatter_kernel(worklist.size, s, device, launcher.costs)
+                cost = cost + scatter_kernel(worklist.size, s, device, launcher.costs,
+                                             launcher.hit_rate)
         else:
             cost = launcher.launch(Launch.sweep(work, count_activations=True), s)
             ran = "topology"
@@ -233,8 +245,9 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
             following = np.flatnonzero(reached)
             if following.size < to_data:
                 form = "data"
-                cost = cost + compaction_kernel(n, following, s, device, launcher.costs)
+                cost = cost + compaction_kernel(n, following, s, device, launcher.costs,
+                                                launcher.hit_rate)
                 worklist = following
-        cost.cycles += _host(device)
+        launcher.host(cost)
         out.append(IterationCost(cost, ran, s.lanes_per_vertex))
     return out

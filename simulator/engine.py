@@ -20,16 +20,20 @@ SISD-phase instructions per position: a status check (every real task), the row-
 (if any virtual warp's vertex is active), an outlier push (if any is deferred), a vertex store
 (PageRank); the vwarp kernel first stages its chunk's status and row bounds into shared memory
 (ceil(C/W) + ceil((C+1)/W) coalesced steps) and then checks from there; a dynamic kernel adds
-one queue grab (K serialised atomics on one counter) per unit of K chunks. A warp's
-instruction count is I_p = SISD_p + (edge cost per step) * steps_p.
+one queue grab per unit of K chunks (its K atomics on one counter are warp-aggregated into
+one). A warp's instruction count is I_p = SISD_p + (edge cost per step) * steps_p.
 
 Memory: each memory instruction of a warp step costs its distinct sectors (``sector_bytes``),
 counted exactly from the addresses of the lanes active in that step: the neighbour-list read
 indices[e] (coalesced), the neighbour status read status[indices[e]] (scattered), the edge
-weight read (SSSP), the stores of lanes that update, the SISD reads. Caches are not modelled:
-every sector is DRAM traffic (an upper bound on bytes).
+weight read (SSSP), the stores of lanes that update, the SISD reads.
 
-Time. A warp alone takes L_p = I_p * (warp_size / simd_width) + M_p * dram_latency cycles,
+L2. A run re-reads the same arrays launch after launch (status words, row offsets, edge lists,
+weights, worklists: ``working_set_bytes``); L2 serves the share h = min(1, l2_bytes / working
+set) of every launch's sectors (``Device.l2_hit_rate``). A round trip then takes
+h * l2_latency + (1 - h) * dram_latency cycles, DRAM carries (1 - h) of the bytes, L2 all.
+
+Time. A warp alone takes L_p = I_p * (warp_size / simd_width) + M_p * round_trip cycles,
 with M_p its dependent memory round trips (2 per SIMD step: neighbour id, then its status).
 Static distribution launches one virtual warp per chunk; blocks of block_size/32 units occupy a
 block slot (min(max_blocks_per_sm, max_warps_per_sm / warps_per_block) per SM) until their
@@ -37,11 +41,15 @@ slowest warp ends, and are list-scheduled onto the slots. Dynamic distribution l
 resident warps, which list-schedule the units themselves. Per SM:
 
     T_sm   = max( sum I / issue_rate,  sum sectors / lsu_sectors_per_cycle,  latency makespan )
-    T_kern = max( max_sm T_sm,  bytes / dram_bytes_per_cycle,  queue atomics * atomic_cycles )
-             + launch_overhead
+    T_kern = max( max_sm T_sm,  max((1 - h) bytes / dram_bw, bytes / l2_bw),
+                  queue atomics * atomic_cycles ) + launch_overhead
 
-Deferred outliers (degree > threshold) are pushed to a queue by atomic and expanded by a second
-kernel with one block of block_size threads per vertex (thread i takes edges i, i + B, ...).
+Each launch keeps the row of these bounds (``LaunchCost.bounds``) so calibration can refit the
+device's figures without simulating again.
+
+Deferred outliers (degree > threshold) are pushed to a queue (one warp-aggregated atomic per
+position that defers) and expanded by a second kernel with one block of block_size threads per
+vertex (thread i takes edges i, i + B, ...).
 
 Task slots (``Launch``). A topology sweep's slot t is vertex t and checks its status word; a
 worklist launch's slot t reads worklist entry t (coalesced) and its vertex's row bounds
@@ -62,13 +70,16 @@ Worklist pushes. A storing lane pushes its target if it belongs to the first war
 order) that stores to that target: lanes of one step read the old value together, later steps
 see the store. Per warp unit, with p items over s pushing steps:
 
-    atomic    instructions 2s, round trips s, tail atomics p (serialised on one address)
+    atomic    lanes' atomicAdds on the tail, warp-aggregated as compilers emit them: per pushing
+              step push + aggregate instructions, a round trip and one tail atomic
+              (serialised on the tail's address at L2's atomic rate)
     chunked   one atomic per batch (thread, or warp for warp-based mappings) + a warp scan
     prefix    block scan (5 + 2 barriers + log2 warps per block), 2 round trips, no atomics,
               and a scan launch over the block totals
 
-Items land in consecutive words: ceil(p / words per sector) sectors. SSSP and CC worklist
-launches lower distances/labels with atomicMin (an extra round trip per storing step).
+Items land in consecutive words: ceil(p / words per sector) sectors. SSSP and CC launches
+(sweeps and worklists alike) lower distances/labels with atomicMin (an extra round trip per
+storing step); BFS stores levels plainly.
 A fixed grid (``variable_grid=false``) launches the resident warps only; warp g runs units
 g, g + G, ... in turn, each paying a loop check and a round trip.
 
@@ -580,18 +591,24 @@ def vertex_kernel(
     atomic_updates: bool = False,
     costs: InstructionCosts = COSTS,
     layout: TaskLayout | None = None,
+    hit_rate: float | None = None,
 ) -> LaunchCost:
     """Cost of one vertex-kernel launch (plus its outlier kernel and worklist scan).
 
-    Pass the ``layout`` of ``task_layout`` to share its work across a run's sweeps.
+    Pass the ``layout`` of ``task_layout`` to share its work across a run's sweeps, and the
+    run's L2 ``hit_rate`` (default: from the graph's working set, see ``working_set_bytes``).
     ``atomic_updates``: storing lanes lower their target with an atomic (atomicMin) and
-    learn whether they won, as a data-driven kernel must; a sweep stores plainly.
+    learn whether they won, as SSSP and CC kernels must; BFS stores plainly.
     """
     if isinstance(launch, IterationWork):
         launch = Launch.sweep(launch)
     n = indptr.size - 1
     ws = device.warp_size
     sweep = launch.slots is None
+    if hit_rate is None:
+        hit_rate = device.l2_hit_rate(working_set_bytes(
+            n, indices.size, reads_weights=reads_weights, worklist=launch.lookup == "worklist"
+        ))
     n_slots = n if sweep else launch.slots.size
     if layout is None:
         listed = None if sweep or launch.lookup == "status" else launch.slots.astype(np.int64)
@@ -728,7 +745,11 @@ def vertex_kernel(
         round_trips += 1
     memory_per_step = 2 + (1 if reads_weights else 0)
     requests = memory_per_step * simd_steps.sum() + store_requests + sisd_requests
-    queue_atomics = (k * full_layout.units if strategy.dynamic else 0) + n_deferred
+    # same-address atomics of a warp step are warp-aggregated (one per warp, as compilers
+    # emit them): one queue grab per dynamic unit, one outlier push per deferring position
+    queue_atomics = (full_layout.units if strategy.dynamic else 0) + int(
+        np.sum(deferred_positions)
+    )
     atomics = queue_atomics
     scan_cost = None
 
@@ -751,7 +772,7 @@ def vertex_kernel(
                          expanding_slots, slot_degree, slot_vertex, layout, real_slots,
                          warp_batches=strategy.mapping != "thread" or donations > 0)
         extra = push_cost(pushes, launch.push, device, costs, block_size=strategy.block_size,
-                          words_per_sector=words)
+                          words_per_sector=words, hit_rate=hit_rate)
         sisd += extra.instructions
         sectors += extra.sectors + pushes.flag_atomics
         round_trips += extra.round_trips
@@ -763,24 +784,27 @@ def vertex_kernel(
     unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
                           cluster_passes=cluster_passes, simd_steps=simd_steps)
     if view.units is None:
-        cycles = _kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1,
-                                grid_stride=launch.grid_stride, check=costs.check)
+        cycles, bounds = _kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1,
+                                        grid_stride=launch.grid_stride, check=costs.check,
+                                        hit_rate=hit_rate)
         instructions = float(sisd.sum() + simd.sum())
         transactions = float(sectors.sum())
     else:
         clean = _clean_sweep(full_layout, strategy, device, costs, bool(donations),
-                             launch.grid_stride)
+                             launch.grid_stride, hit_rate)
         clean_rows = clean.units[:, view.units]
         rest_sisd, rest_sectors = clean.rest(clean_rows)
         transactions = float(sectors.sum() + rest_sectors)
-        cycles = _sparse_sweep_cycles(clean, view.units, clean_rows, unit_work, strategy,
-                                      device, queue_atomics, k == 1, transactions,
-                                      grid_stride=launch.grid_stride, check=costs.check)
+        cycles, bounds = _sparse_sweep_cycles(
+            clean, view.units, clean_rows, unit_work, strategy, device, queue_atomics, k == 1,
+            transactions, grid_stride=launch.grid_stride, check=costs.check, hit_rate=hit_rate,
+        )
         instructions = float(sisd.sum() + simd.sum() + rest_sisd)
 
     simd_issued = float(ws * simd_steps.sum())
     main = LaunchCost(
         cycles=cycles,
+        bounds=bounds[None, :],
         launches=1,
         instructions=instructions,
         issued_lane_instructions=float(ws * instructions),
@@ -799,21 +823,23 @@ def vertex_kernel(
     if launch.push is not None:
         main.pushed = pushed
         if n_deferred and launch.pushes == "targets":
-            # targets only deferred vertices store to: the outlier kernel pushes them, one
-            # tail atomic each
+            # targets only deferred vertices store to: the outlier kernel's warps push them,
+            # one aggregated tail atomic per warp of them
             needed = np.zeros(n, dtype=bool)
             needed[indices[launch.writes]] = True
             needed[pushed] = False
             extra = np.flatnonzero(needed)
             main.pushed = np.concatenate([pushed, extra])
-            main.atomics += extra.size
-            main.cycles += extra.size * device.atomic_cycles
+            tail = _ceil_div(extra.size, ws)
+            main.atomics += tail
+            main.cycles += tail * device.atomic_cycles
+            main.extra_cycles += tail * device.atomic_cycles
     if scan_cost is not None:
         main = main + scan_cost
     if n_deferred:
         main = main + outlier_kernel(
             indptr, indices, slot_vertex[np.flatnonzero(deferred)], launch, strategy, device,
-            reads_weights=reads_weights, costs=costs,
+            reads_weights=reads_weights, costs=costs, hit_rate=hit_rate,
         )
     return main
 
@@ -828,6 +854,7 @@ def outlier_kernel(
     *,
     reads_weights: bool = False,
     costs: InstructionCosts = COSTS,
+    hit_rate: float = 0.0,
 ) -> LaunchCost:
     """Cost of the second kernel that expands each deferred vertex with a whole block."""
     ws = device.warp_size
@@ -865,13 +892,15 @@ def outlier_kernel(
     sectors = sectors + 1  # the queue entry and row bounds
     round_trips = 2 * warp_rounds.ravel() + 1
     unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips)
-    cycles = _kernel_cycles(unit_work, strategy, device, 0, False, units_per_block=warps)
+    cycles, bounds = _kernel_cycles(unit_work, strategy, device, 0, False,
+                                    units_per_block=warps, hit_rate=hit_rate)
 
     simd_issued = float(ws * warp_rounds.sum())
     edges_expanded = float(degree.sum())
     memory_per_step = 2 + (1 if reads_weights else 0)
     return LaunchCost(
         cycles=cycles,
+        bounds=bounds[None, :],
         launches=1,
         instructions=float(sisd.sum() + simd.sum()),
         issued_lane_instructions=float(ws * (sisd.sum() + simd.sum())),
@@ -888,7 +917,7 @@ def outlier_kernel(
 
 def compaction_kernel(
     n: int, flagged: np.ndarray, strategy: Strategy, device: Device,
-    costs: InstructionCosts = COSTS,
+    costs: InstructionCosts = COSTS, hit_rate: float = 0.0,
 ) -> LaunchCost:
     """A thread per vertex reads its flag, and the flagged ones are written to a worklist at
     offsets from a block prefix sum and a scan launch (the temporal hybrid's switch back)."""
@@ -901,19 +930,22 @@ def compaction_kernel(
     sectors = np.full(units, _ceil_div(ws, words)) + _ceil_div(items, words)
     round_trips = np.full(units, 2)
     plain = Strategy(block_size=strategy.block_size)
-    cycles = _kernel_cycles(_UnitWork(sisd, np.zeros(units), sectors.astype(np.float64),
-                                      round_trips), plain, device, 0, False)
+    cycles, bounds = _kernel_cycles(
+        _UnitWork(sisd, np.zeros(units), sectors.astype(np.float64), round_trips), plain,
+        device, 0, False, hit_rate=hit_rate,
+    )
     blocks = _ceil_div(units, strategy.block_size // ws)
     return LaunchCost(
-        cycles=cycles, launches=1, instructions=float(sisd.sum()),
+        cycles=cycles, bounds=bounds[None, :], launches=1, instructions=float(sisd.sum()),
         issued_lane_instructions=float(ws * sisd.sum()),
         useful_lane_instructions=float(ws * sisd.sum()),
         requests=float(units * 2 + np.count_nonzero(items)), transactions=float(sectors.sum()),
-    ) + scan_launch(blocks, device, costs, words)
+    ) + scan_launch(blocks, device, costs, words, hit_rate=hit_rate)
 
 
 def scatter_kernel(
-    items: int, strategy: Strategy, device: Device, costs: InstructionCosts = COSTS
+    items: int, strategy: Strategy, device: Device, costs: InstructionCosts = COSTS,
+    hit_rate: float = 0.0,
 ) -> LaunchCost:
     """A thread per worklist item sets its vertex's status flag (the temporal hybrid's switch
     to sweeps): coalesced item reads, one scattered store each."""
@@ -926,21 +958,23 @@ def scatter_kernel(
     sisd = np.full(units, float(costs.check + costs.vertex_store))
     sectors = (_ceil_div(lanes, words) + lanes).astype(np.float64)
     plain = Strategy(block_size=strategy.block_size)
-    cycles = _kernel_cycles(_UnitWork(sisd, np.zeros(units), sectors, np.full(units, 2)),
-                            plain, device, 0, False)
+    cycles, bounds = _kernel_cycles(
+        _UnitWork(sisd, np.zeros(units), sectors, np.full(units, 2)), plain, device, 0, False,
+        hit_rate=hit_rate,
+    )
     return LaunchCost(
-        cycles=cycles, launches=1, instructions=float(sisd.sum()),
+        cycles=cycles, bounds=bounds[None, :], launches=1, instructions=float(sisd.sum()),
         issued_lane_instructions=float(ws * sisd.sum()),
         useful_lane_instructions=float(items * (costs.check + costs.vertex_store)),
         requests=float(2 * units), transactions=float(sectors.sum()),
     )
 
 
-def grid_barrier_cycles(strategy: Strategy, device: Device) -> float:
+def grid_barrier_cycles(strategy: Strategy, device: Device, hit_rate: float = 0.0) -> float:
     """A software grid barrier among the resident blocks: one atomic each on the barrier
     counter (serialised), then a round trip to see the last arrival."""
     blocks = device.sms * resident_blocks_per_sm(strategy, device)
-    return blocks * device.atomic_cycles + 2 * device.dram_latency_cycles
+    return blocks * device.atomic_cycles + 2 * device.round_trip_cycles(hit_rate)
 
 
 def resident_blocks_per_sm(strategy: Strategy, device: Device) -> int:
@@ -959,8 +993,11 @@ def _kernel_cycles(
     units_per_block: int | None = None,
     grid_stride: bool = False,
     check: int = 0,
-) -> float:
-    """Launch time in cycles from per-unit instructions, sectors and dependent round trips.
+    hit_rate: float = 0.0,
+) -> tuple[float, np.ndarray]:
+    """Launch time in cycles from per-unit instructions, sectors and dependent round trips,
+    and the row of bounds it is made of (``costs.BOUND_NAMES``). A round trip takes
+    ``device.round_trip_cycles(hit_rate)``.
 
     ``grid_stride``: only the resident warps are launched and warp g runs units g, g + G, ...
     in turn (a fixed grid), each paying ``check`` instructions and a round trip to find out
@@ -975,9 +1012,8 @@ def _kernel_cycles(
     if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
         simd_passes = unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
     simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
-    alone = simd_cycles + (unit.sisd if scalar else 0) + unit.round_trips * (
-        device.dram_latency_cycles
-    )
+    round_trip = device.round_trip_cycles(hit_rate)
+    alone = simd_cycles + (unit.sisd if scalar else 0) + unit.round_trips * round_trip
     # issue slots in passes: a scheduler issues one pass of a warp instruction per cycle
     instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
     sectors = unit.sectors
@@ -988,7 +1024,7 @@ def _kernel_cycles(
         def per_warp(values):
             return np.bincount(warp, weights=values, minlength=resident)
 
-        lane_check = check * pass_cycles + device.dram_latency_cycles
+        lane_check = check * pass_cycles + round_trip
         alone = per_warp(alone) + lane_check
         instructions = per_warp(instructions) + check * pass_cycles
         sectors, sisd = per_warp(sectors), per_warp(unit.sisd) + check
@@ -1023,10 +1059,33 @@ def _kernel_cycles(
         issue = np.maximum(issue, scalar_issue / device.schedulers)
     lsu = np.bincount(sm, weights=items_sectors, minlength=device.sms)
     lsu /= device.lsu_sectors_per_cycle
-    sm_time = np.maximum(np.maximum(issue, lsu), latency).max(initial=0.0)
-    dram = sectors.sum() * device.sector_bytes / device.dram_bytes_per_cycle
-    atomics = queue_atomics * device.atomic_cycles
-    return float(max(sm_time, dram, atomics) + device.cycles(device.launch_overhead_us))
+    bounds = np.array([
+        issue.max(initial=0.0),
+        lsu.max(initial=0.0),
+        latency.max(initial=0.0),
+        memory_cycles(float(sectors.sum()), device, hit_rate),
+        queue_atomics * device.atomic_cycles,
+        device.cycles(device.launch_overhead_us),
+    ])
+    return float(bounds[:-1].max() + bounds[-1]), bounds
+
+
+def memory_cycles(sectors: float, device: Device, hit_rate: float) -> float:
+    """Time to move a launch's sectors: the DRAM share over DRAM bandwidth, all of them over
+    L2 bandwidth (where the device has an L2), whichever is longer."""
+    total = sectors * device.sector_bytes
+    dram = (1 - hit_rate) * total / device.dram_bytes_per_cycle
+    if device.l2_bandwidth_gbs > 0:
+        return max(dram, total * device.clock_ghz / device.l2_bandwidth_gbs)
+    return dram
+
+
+def working_set_bytes(n: int, m: int, *, reads_weights: bool, worklist: bool) -> int:
+    """The data a run re-reads launch after launch: status words and row offsets, the edge
+    lists (and weights), and two worklists for data-driven forms; L2 keeps it between
+    launches when it fits."""
+    words = 2 * n + 1 + m * (2 if reads_weights else 1) + (2 * n if worklist else 0)
+    return WORD_BYTES * words
 
 
 @dataclass(frozen=True, eq=False)
@@ -1061,7 +1120,8 @@ def _schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
     return device.sms * blocks_per_sm, warps_per_block
 
 
-def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool) -> np.ndarray:
+def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool,
+                 hit_rate: float) -> np.ndarray:
     """Per unit, as rows: cycles alone, issue passes, SISD instructions and sectors (the
     quantities ``_kernel_cycles`` schedules and sums)."""
     pass_cycles = device.warp_size / device.simd_width
@@ -1070,9 +1130,8 @@ def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool) -> np
     if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
         simd_passes = unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
     simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
-    alone = simd_cycles + (unit.sisd if scalar else 0) + unit.round_trips * (
-        device.dram_latency_cycles
-    )
+    round_trip = device.round_trip_cycles(hit_rate)
+    alone = simd_cycles + (unit.sisd if scalar else 0) + unit.round_trips * round_trip
     instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
     out = np.empty((4, unit.sisd.size))
     out[0], out[1], out[2], out[3] = alone, instructions, unit.sisd, unit.sectors
@@ -1088,9 +1147,10 @@ def _reduce_items(rows: np.ndarray) -> np.ndarray:
 
 
 def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
-                 costs: InstructionCosts, donated: bool, grid_stride: bool) -> _CleanSweep:
+                 costs: InstructionCosts, donated: bool, grid_stride: bool,
+                 hit_rate: float) -> _CleanSweep:
     """What a sweep with no active vertex costs under ``layout`` (cached in it)."""
-    key = (strategy, device, costs, donated, grid_stride)
+    key = (strategy, device, costs, donated, grid_stride, hit_rate)
     if key in layout.cache:
         return layout.cache[key]
     staged = layout.w > 1
@@ -1107,7 +1167,7 @@ def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
         round_trips = round_trips + 1
     sectors = layout.static_sectors.astype(np.float64)
     units = _unit_timing(_UnitWork(sisd, np.zeros(layout.units), sectors, round_trips),
-                         device, layout.k == 1)
+                         device, layout.k == 1, hit_rate)
     items = always = per_warp = None
     if grid_stride:
         warps_per_block = strategy.block_size // device.warp_size
@@ -1147,14 +1207,15 @@ def _sparse_sweep_cycles(
     *,
     grid_stride: bool = False,
     check: int = 0,
-) -> float:
+    hit_rate: float = 0.0,
+) -> tuple[float, np.ndarray]:
     """``_kernel_cycles`` of a sweep whose ``units`` (ascending; ``clean_rows`` their clean
     columns) did ``unit``'s work and whose other units did ``clean``'s, ``transactions``
     sectors in all: the same figure in O(units + slots x dirty rounds)."""
     sms = device.sms
     pass_cycles = device.warp_size / device.simd_width
     scalar = device.scalar_unit and warp_uniform_sisd
-    rows = _unit_timing(unit, device, warp_uniform_sisd)
+    rows = _unit_timing(unit, device, warp_uniform_sisd, hit_rate)
     warps_per_block = strategy.block_size // device.warp_size
     if grid_stride:
         resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
@@ -1163,7 +1224,7 @@ def _sparse_sweep_cycles(
         for row in range(4):
             per_warp[row] += np.bincount(warp, weights=rows[row] - clean_rows[row],
                                          minlength=resident)
-        per_warp[0] += check * pass_cycles + device.dram_latency_cycles
+        per_warp[0] += check * pass_cycles + device.round_trip_cycles(hit_rate)
         per_warp[1] += check * pass_cycles
         per_warp[2] += check
         sm = (np.arange(resident) // warps_per_block) % sms
@@ -1228,7 +1289,12 @@ def _sparse_sweep_cycles(
     if scalar:
         issue = np.maximum(issue, per_sm(2) / device.schedulers)
     lsu = per_sm(3) / device.lsu_sectors_per_cycle
-    sm_time = np.maximum(np.maximum(issue, lsu), latency).max(initial=0.0)
-    dram = transactions * device.sector_bytes / device.dram_bytes_per_cycle
-    atomics = queue_atomics * device.atomic_cycles
-    return float(max(sm_time, dram, atomics) + device.cycles(device.launch_overhead_us))
+    bounds = np.array([
+        issue.max(initial=0.0),
+        lsu.max(initial=0.0),
+        latency.max(initial=0.0),
+        memory_cycles(transactions, device, hit_rate),
+        queue_atomics * device.atomic_cycles,
+        device.cycles(device.launch_overhead_us),
+    ])
+    return float(bounds[:-1].max() + bounds[-1]), bounds

@@ -50,6 +50,11 @@ class Result:
     duplicates: float
     output: np.ndarray = field(repr=False)
     trace: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    # what bounds each launch (rows of ``costs.BOUND_NAMES``, cycles), with the host round
+    # trips and the other cycles outside launches: the parts ``cycles`` is the sum of
+    bounds: np.ndarray | None = field(default=None, repr=False)
+    host_cycles: float = 0.0
+    extra_cycles: float = 0.0
 
     def to_dict(self) -> dict[str, float | int]:
         """The metrics as a flat dict of Python scalars (no output, no trace)."""

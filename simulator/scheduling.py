@@ -32,25 +32,17 @@ def list_schedule_sparse(
     time, the same as ``list_schedule`` gives, in O(listed + slots x rounds holding one).
 
     Every item of the last, partial round must be listed. A full round of unlisted items adds
-    ``base`` to every slot and keeps the slots' order, so such rounds are applied in bulk; that
-    is exact while durations are whole cycles (sums of integers in float64 do not round), and
-    otherwise the rounds are replayed one by one (``list_schedule`` itself).
+    ``base`` to every slot and keeps the slots' order, so such rounds are applied in bulk:
+    with whole-cycle durations as one addition (sums of integers in float64 do not round),
+    else by the same sequence of float additions, once per distinct finish time.
     """
     listed = np.asarray(listed, dtype=np.int64)
     durations = np.asarray(durations, dtype=np.float64)
+    base = float(base)
     full = items // slots
     rest = items - full * slots
     if rest and (listed.size < rest or listed[-rest] != full * slots or listed[-1] != items - 1):
         raise ValueError("every item of the last, partial round must be listed")
-    whole = float(base).is_integer() and bool(np.all(np.floor(durations) == durations))
-    if not whole:
-        dense = np.full(items, float(base))
-        dense[listed] = durations
-        owner, finish = list_schedule(dense, slots)
-        return owner[listed], finish
-    # finish times less ``base`` per round: the same order (and ties) as the real ones while
-    # they are whole numbers
-    finish = np.zeros(slots)
     owner = np.empty(listed.size, dtype=np.int64)
     rounds = listed // slots
     position = listed - rounds * slots
@@ -58,18 +50,45 @@ def list_schedule_sparse(
     new_round[:1] = True
     np.not_equal(rounds[1:], rounds[:-1], out=new_round[1:])
     starts = np.flatnonzero(new_round).tolist()
-    ends = starts[1:] + [listed.size]
-    excess = durations - base
+    spans = zip(starts, starts[1:] + [listed.size], strict=False)
     in_full = int(np.searchsorted(rounds, full))  # listed items of the full rounds
-    for a, b in zip(starts, ends, strict=False):
-        if a >= in_full:
-            break
-        taken = finish.argsort(kind="stable")[position[a:b]]
-        owner[a:b] = taken
-        finish[taken] += excess[a:b]
-    finish += full * base
+    finish = np.zeros(slots)
+    if base.is_integer() and bool(np.all(np.floor(durations) == durations)):
+        # finish times less ``base`` per round: the same order (and ties) as the real ones
+        excess = durations - base
+        for a, b in spans:
+            if a >= in_full:
+                break
+            taken = finish.argsort(kind="stable")[position[a:b]]
+            owner[a:b] = taken
+            finish[taken] += excess[a:b]
+        finish += full * base
+    else:
+        applied = 0  # rounds whose durations finish holds
+        for a, b in spans:
+            if a >= in_full:
+                break
+            r = int(rounds[a])
+            finish = _advance(finish, base, r - applied)
+            taken = finish.argsort(kind="stable")[position[a:b]]
+            owner[a:b] = taken
+            before = finish[taken]
+            finish += base
+            finish[taken] = before + durations[a:b]
+            applied = r + 1
+        finish = _advance(finish, base, full - applied)
     if rest:
         earliest = np.argsort(finish, kind="stable")[:rest]
         owner[listed.size - rest :] = earliest
         finish[earliest] += durations[listed.size - rest :]
     return owner, finish
+
+
+def _advance(finish: np.ndarray, base: float, rounds: int) -> np.ndarray:
+    """``finish`` after ``rounds`` additions of ``base``, rounded as each addition rounds."""
+    if rounds <= 1:
+        return finish + base if rounds else finish
+    values, inverse = np.unique(finish, return_inverse=True)
+    steps = np.full((rounds + 1, values.size), base)
+    steps[0] = values
+    return np.cumsum(steps, axis=0)[-1][inverse]

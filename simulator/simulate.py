@@ -105,6 +105,9 @@ def simulate(
         duplicates=total.duplicates,
         output=output,
         trace=result_trace,
+        bounds=total.bounds,
+        host_cycles=total.host_cycles,
+        extra_cycles=total.extra_cycles,
     )
 
 

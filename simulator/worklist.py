@@ -69,11 +69,14 @@ def push_cost(
     *,
     block_size: int,
     words_per_sector: int,
+    hit_rate: float = 0.0,
 ) -> PushCost:
     """The instructions, sectors, dependent round trips and tail atomics of a push mode.
 
-    atomic: each item takes an atomicAdd on the one tail counter (serialised per address)
-        and stores itself at the returned slot: a round trip per pushing step.
+    atomic: each pushing lane does atomicAdd(tail, 1), which compilers warp-aggregate: per
+        warp step with pushes a ballot, one atomic by a leader, a shuffle of the base, the
+        stores (one tail atomic per pushing step, serialised on the tail's address at L2), and
+        a round trip for the atomic's result.
     chunked: each batch (thread, or warp when the warp aggregates) adds its count with one
         atomic and stores its items at consecutive slots.
     prefix: every warp takes part in a block-wide prefix sum of the counts (scan, barriers);
@@ -82,10 +85,10 @@ def push_cost(
     items, steps = work.items, work.steps
     stores = -(-items // words_per_sector)  # items of a unit land in consecutive words
     if mode == "atomic":
-        instructions = costs.push * steps
+        instructions = (costs.push + costs.aggregate) * steps
         sectors = stores + steps
         round_trips = steps.copy()
-        tail_atomics = work.total
+        tail_atomics = int(steps.sum())
         requests = 2 * int(steps.sum())
         scan = None
     elif mode == "chunked":
@@ -105,7 +108,7 @@ def push_cost(
         round_trips = np.full(items.size, 2, dtype=np.int64)
         tail_atomics = 0
         requests = int(steps.sum()) + 2 * items.size
-        scan = scan_launch(blocks, device, costs, words_per_sector)
+        scan = scan_launch(blocks, device, costs, words_per_sector, hit_rate)
     else:
         raise ValueError(f"unknown push mode {mode!r}")
     def per_unit(values, dtype):
@@ -122,7 +125,8 @@ def push_cost(
 
 
 def scan_launch(
-    values: int, device: Device, costs: InstructionCosts, words_per_sector: int
+    values: int, device: Device, costs: InstructionCosts, words_per_sector: int,
+    hit_rate: float = 0.0,
 ) -> LaunchCost:
     """An exclusive prefix sum over ``values`` counters by one block of 1024 threads (32
     warps on one SM's schedulers): read, log2(1024) shuffle-and-barrier rounds per 1024
@@ -130,13 +134,13 @@ def scan_launch(
     rounds = -(-values // 1024)
     instructions = rounds * (2 * costs.scan + 2 * costs.barrier + 2)
     sectors = 2 * -(-values // words_per_sector)
-    cycles = (
-        device.cycles(device.launch_overhead_us)
-        + 2 * rounds * device.dram_latency_cycles
-        + instructions * 32 * (device.warp_size / device.simd_width) / device.schedulers
-    )
+    issue = instructions * 32 * (device.warp_size / device.simd_width) / device.schedulers
+    overhead = device.cycles(device.launch_overhead_us)
+    latency = 2 * rounds * device.round_trip_cycles(hit_rate) + issue
+    cycles = overhead + latency
+    bounds = np.array([[issue, 0.0, latency, 0.0, 0.0, overhead]])
     return LaunchCost(
-        cycles=float(cycles), launches=1, instructions=float(32 * instructions),
+        cycles=float(cycles), bounds=bounds, launches=1, instructions=float(32 * instructions),
         issued_lane_instructions=float(32 * 32 * instructions),
         useful_lane_instructions=float(32 * 32 * instructions),
         requests=float(2 * rounds * 32), transactions=float(sectors),

@@ -3,10 +3,10 @@ hybrid, WER/WER+ and GW's device options.
 
 Conventions as in test_engine_hand_counted.py. Costs are the defaults of ``InstructionCosts``:
 check 2, setup 3, edge 4 per SIMD step, stage 1, scan 5, table_push 2, pop 2, donate 4,
-push 2, push_store 1, batch 2, barrier 2, vertex_store 1. Sectors are 32 bytes = 8 words, so
-word x lies in sector x // 8. On SERIAL (one SM, one block slot of one warp, one scheduler,
-no bandwidth or atomic limits, latency 100, no launch or host overhead) a launch takes the sum
-over its warps of L = instructions + 100 * round_trips.
+push 2, aggregate 3, push_store 1, batch 2, barrier 2, vertex_store 1. Sectors are 32 bytes
+= 8 words, so word x lies in sector x // 8. On SERIAL (one SM, one block slot of one warp,
+one scheduler, no bandwidth or atomic limits, latency 100, no launch or host overhead) a launch
+takes the sum over its warps of L = instructions + 100 * round_trips.
 
 A worklist launch with the thread mapping puts one slot per lane; each of its warp units pays
 a check (2) and, if any slot is active, a setup (3), with 2 dependent round trips (the
@@ -116,9 +116,10 @@ def test_broom_iterations(broom, broom_bfs):
 #   36, 37, 38 (4), 3 stores: 14. Total 40.
 # Pushes per unit: items (3, 3), steps with a pushing lane (2, 3), pushing threads (2, 1);
 # items of a unit land in consecutive words: ceil(3 / 8) = 1 sector each.
-#   atomic: an atomicAdd on the tail per pushing step: 2 instructions, 1 sector and a round
-#     trip per step, and one atomic per item: +(4, 6) instructions, +(3, 4) sectors,
-#     +(2, 3) round trips -> L = (21 + 1000, 27 + 1300); 6 atomics.
+#   atomic: the lanes' atomicAdds on the tail, warp-aggregated: per pushing step push 2 +
+#     aggregate 3 instructions, 1 sector, a round trip and one tail atomic: +(10, 15)
+#     instructions, +(3, 4) sectors, +(2, 3) round trips -> L = (27 + 1000, 36 + 1300);
+#     5 atomics.
 #   chunked: one atomic per pushing thread, issued as one warp instruction after a warp scan:
 #     push_store per step + scan 5 + batch 2 per pushing unit: +(9, 10) instructions, items
 #     + one sector per batch: +(3, 2) sectors, one round trip per pushing unit -> L = (26 +
@@ -131,7 +132,7 @@ def test_broom_iterations(broom, broom_bfs):
 PUSHES = [
     # push, cycles (the slower warp; + the scan), instructions, transactions, atomics, launches
     (None, 1021, 38, 40, 0, 1),
-    ("atomic", 1327, 48, 47, 6, 1),
+    ("atomic", 1336, 63, 47, 5, 1),
     ("chunked", 1131, 57, 45, 3, 1),
     ("prefix", 1234 + SCAN_CYCLES, 63 + SCAN_INSTRUCTIONS, 44 + 2, 0, 2),
 ]
@@ -157,8 +158,8 @@ def test_push_modes_thread_mapping(broom_bfs, push, cycles, instructions, transa
 def test_later_step_sees_the_store():
     # The broom with 2 joined to 35 instead of 34: 2->35 stores in step 1 (lane 1), 1->35 in
     # step 2 (lane 0), which reads 35's new level and pushes nothing: 5 items, and unit 0
-    # pushes in step 1 only. Atomic push: unit 0 I = 17 + 2, round trips 8 + 1 -> 919;
-    # unit 1 as before 1327; instructions 38 + 2 + 6.
+    # pushes in step 1 only. Atomic push: unit 0 I = 17 + 5, round trips 8 + 1 -> 922;
+    # unit 1 as before 1336; instructions 38 + 5 + 15; tail atomics 1 + 3.
     src = [0] * 33 + [1, 1, 2, 33, 33, 33]
     dst = list(range(1, 34)) + [34, 35, 35, 36, 37, 38]
     fr = functional_run(Graph.from_edges(np.array(src), np.array(dst), 39), "bfs", source=0)
@@ -166,21 +167,22 @@ def test_later_step_sees_the_store():
     launch = worklist_launch(fr, 1, range(1, 34), push="atomic")
     cost = vertex_kernel(fr.indptr, fr.indices, launch, Strategy(block_size=64), PAIR)
     assert cost.pushed.tolist() == [34, 35, 36, 37, 38]
-    assert cost.atomics == 5
-    assert cost.instructions == 46
-    assert cost.cycles == 1327
+    assert cost.atomics == 4
+    assert cost.instructions == 58
+    assert cost.cycles == 1336
 
 
 # The same iteration with vwarp W=16 (two virtual warps per warp, 17 units): unit 0 holds
 # vertices 1 and 2, unit 16 vertex 33; each vertex takes one step, so all three pushes of a
 # unit fall in its one step, and the warp (not the thread) batches them. Deltas over no push:
-#   atomic: 2 instructions and 1 + 1 sectors per pushing unit (+4, +4); 6 atomics.
+#   atomic: 2 + 3 instructions and 1 + 1 sectors per pushing unit (+10, +4); one
+#     warp-aggregated atomic per pushing step: 2.
 #   chunked: 1 + 7 instructions, 1 + 1 sectors per pushing unit (+16, +4); 2 atomics (one per
 #     warp; the thread mapping took 3: vertices 1 and 2 share a warp but not a thread).
 #   prefix: 2 pushing steps + 10 for each of the 17 units (+172), and the scan launch
 #     (+512); sectors 1 per unit + 1 per pushing unit (19) + 2 * ceil(9 blocks / 8) (4).
 VWARP_PUSHES = [
-    ("atomic", 4, 4, 6, 0),
+    ("atomic", 10, 4, 2, 0),
     ("chunked", 16, 4, 2, 0),
     ("prefix", 172 + SCAN_INSTRUCTIONS, 19 + 4, 0, 1),
 ]
@@ -204,16 +206,17 @@ def test_push_modes_virtual_warp_16(broom_bfs, push, d_instr, d_sectors, atomics
 # except iteration 1's two):
 #   iteration 0, worklist [0]: 33 steps, each with one pushing lane (33 items, one thread).
 #     I = 5 + 4*33 = 137, round trips 2 + 66 = 68.
-#       atomic: +66 instructions, +33 round trips -> 203 + 10100 = 10303; 33 atomics.
+#       atomic: +5 * 33 instructions, +33 round trips -> 302 + 10100 = 10402; 33 atomics
+#         (one per pushing step: its only pushing lane's).
 #       chunked: +33 + 7, +1 -> 177 + 6900 = 7077; 1 atomic.
 #       prefix: +33 + 10, +2 -> 180 + 7000 = 7180, + the scan 712 = 7892.
-#   iteration 1: as above: 1327 / 1131 / 1946.
+#   iteration 1: as above: 1336 / 1131 / 1946.
 #   iteration 2, worklist [34, 35, 34, 36, 37, 38]: degrees 2, 1, 2, 1, 1, 1 -> 2 steps,
 #     no stores (both copies of 34 expand). I = 5 + 8 = 13, round trips 2 + 4 = 6 -> 613;
 #     prefix still scans: +10 instructions, +2 round trips -> 823, + 712 = 1535.
 # Worklist items 1 + 33 + 6 = 40, one duplicate (34).
 DATA_RUNS = [
-    ("atomic", 10303 + 1327 + 613, 33 + 6, 3),
+    ("atomic", 10402 + 1336 + 613, 33 + 5, 3),
     ("chunked", 7077 + 1131 + 613, 1 + 3, 3),
     ("prefix", 7892 + 1946 + 1535, 0, 6),
 ]
@@ -349,18 +352,19 @@ def test_scatter_and_compaction_kernels():
 
 
 # Per iteration on SERIAL (thread mapping, atomic push, one warp each):
-#   0: [0], 2 steps, both push: I = 5 + 8 + 2*2 = 17, round trips 2 + 4 + 2 = 8 -> 817.
-#   1: [1, 2], 2 steps, step 1 pushes twice: I = 5 + 8 + 2 = 15, 2 + 4 + 1 = 7 -> 715.
-#   2: [3, 3], 22 steps, 20 pushing (the first copy's lane): I = 5 + 88 + 40 = 133, round
-#      trips 2 + 44 + 20 = 66 -> 6733; + scatter 203 = 6936 (2 launches).
+# (a pushing step costs push 2 + aggregate 3 instructions, a round trip and one tail atomic)
+#   0: [0], 2 steps, both push: I = 5 + 8 + 5*2 = 23, round trips 2 + 4 + 2 = 8 -> 823.
+#   1: [1, 2], 2 steps, step 1 pushes twice: I = 5 + 8 + 5 = 18, 2 + 4 + 1 = 7 -> 718.
+#   2: [3, 3], 22 steps, 20 pushing (the first copy's lane): I = 5 + 88 + 100 = 193, round
+#      trips 2 + 44 + 20 = 66 -> 6793; + scatter 203 = 6996 (2 launches).
 #   3: the sweep over 27 vertices, one warp, 2 steps (vertices 4, 5, 6 have degree 2):
 #      check 2, setup 3, counting its activations (a warp scan 5 and one atomic), 8 SIMD:
 #      I = 18, round trips 1 + 1 + 4 = 6 -> 618; + compaction 924 = 1542 (3 launches).
-#   4: [24, 25], 3 steps, step 2 pushes 26: I = 5 + 12 + 2 = 19, 2 + 6 + 1 = 9 -> 919.
+#   4: [24, 25], 3 steps, step 2 pushes 26: I = 5 + 12 + 5 = 22, 2 + 6 + 1 = 9 -> 922.
 #   5: [26], 1 step: I = 9, 4 round trips -> 409.
 TEMPORAL_ITERATIONS = [
-    ("data", 817, 1), ("data", 715, 1), ("data", 6733 + 203, 2),
-    ("topology", 618 + 924, 3), ("data", 919, 1), ("data", 409, 1),
+    ("data", 823, 1), ("data", 718, 1), ("data", 6793 + 203, 2),
+    ("topology", 618 + 924, 3), ("data", 922, 1), ("data", 409, 1),
 ]
 
 
@@ -374,23 +378,23 @@ def test_temporal_iterations(relay_bfs):
 def test_temporal_run(relay, relay_bfs):
     r = simulate(relay, "bfs", TEMPORAL, SERIAL, source=0, functional=relay_bfs, trace=True)
     assert r.trace["form"].tolist() == [it[0] for it in TEMPORAL_ITERATIONS]
-    assert r.cycles == sum(it[1] for it in TEMPORAL_ITERATIONS)  # 11338
+    assert r.cycles == sum(it[1] for it in TEMPORAL_ITERATIONS)  # 11410
     # one launch per iteration, the scatter, the compaction and its scan
     assert r.launches == 6 + 1 + 2
-    # pushes 2 + 2 + 20 + 1, the sweep's activation count 1
-    assert r.atomics == 26
+    # pushing steps 2 + 1 + 20 + 1, the sweep's activation count 1
+    assert r.atomics == 25
     assert r.duplicates == 1
 
 
 def test_data_driven_relay(relay, relay_bfs):
     # Without the switch, iteration 3 expands the worklist [4..23] (2 steps, step 1 pushes
-    # 24, 24, 25: I = 15, 7 round trips -> 715) and iteration 4 the worklist [24, 24, 25]
-    # (3 steps, only the first copy of 24 pushes: 919): a second duplicate.
+    # 24, 24, 25: I = 18, 7 round trips -> 718) and iteration 4 the worklist [24, 24, 25]
+    # (3 steps, only the first copy of 24 pushes: 922): a second duplicate.
     r = simulate(relay, "bfs", Strategy(driven="data", block_size=32), SERIAL, source=0,
                  functional=relay_bfs)
-    assert r.cycles == 817 + 715 + 6733 + 715 + 919 + 409
+    assert r.cycles == 823 + 718 + 6793 + 718 + 922 + 409
     assert r.launches == 6
-    assert r.atomics == 2 + 2 + 20 + 3 + 1
+    assert r.atomics == 2 + 1 + 20 + 1 + 1  # one per pushing step
     assert (r.worklist_items, r.duplicates) == (1 + 2 + 2 + 20 + 3 + 1, 2)
 
 

@@ -19,6 +19,7 @@ VERB_MODULES = (
     "tuner.cli_query",
     "tuner.cli_report",
     "tuner.cli_select",
+    "tuner.cli_calibrate",
 )
 
 

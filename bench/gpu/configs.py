@@ -1,0 +1,96 @@
+"""What the GPU harness measures: the graphs, the (algorithm, strategy, variant) configurations
+and the Parquet columns it writes (a contract for bench/fidelity.py and `warpsweep calibrate`).
+
+No CuPy here: the tests import this module on machines without a GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The real graphs of ../shared/graphs (SOURCES.md there); none has weights of its own, so SSSP
+# uses seeded random weights as the sweeps do (weights do not change BFS).
+FILE_GRAPHS = (
+    "p2p-Gnutella08.txt.gz",
+    "ca-AstroPh.txt.gz",
+    "deezer_HU_edges.csv.gz",
+    "cit-HepPh.lg.gz",
+    "email-Enron.txt.gz",
+    "p2p-Gnutella31.txt.gz",
+    "USA-road-NY.gr.gz",
+    "coAuthorsDBLP.mtx.gz",
+    "dblp-2010.mtx.gz",
+    "web-NotreDame.txt.gz",
+    "USA-road-FLA.gr.gz",
+)
+GENERATED_GRAPHS = (
+    "rmat:scale=16,ef=16,weights=random,seed=1",
+    "rmat:scale=18,ef=16,weights=random,seed=1",
+    "random:n=131072,deg=8,weights=random,seed=1",
+    "random:n=131072,deg=32,weights=random,seed=1",
+    "grid2d:rows=512,weights=random,seed=1",
+    "road:rows=512,weights=random,seed=1",
+)
+FILE_OPTIONS = "weights=random,seed=1"
+REPO_GRAPHS_DIR = "../shared/graphs"  # where a user of the repo has the files (from its root)
+
+BFS_TOPOLOGY = (
+    "mapping=thread",
+    "mapping=thread,defer_threshold=32",
+    *(f"mapping=vwarp,w={w}" for w in (2, 4, 8, 16, 32)),
+    "mapping=vwarp,w=8,chunk=16",
+    "mapping=vwarp,w=32,chunk=4",
+    "mapping=vwarp,w=8,chunk=16,distribution=dynamic",
+    "mapping=vwarp,w=32,chunk=4,distribution=dynamic",
+)
+DATA_DRIVEN = (
+    "mapping=thread,driven=data,push=atomic",
+    "mapping=vwarp,w=8,driven=data,push=atomic",
+    "mapping=vwarp,w=32,driven=data,push=atomic",
+)
+SSSP_TOPOLOGY = ("mapping=thread", "mapping=vwarp,w=8", "mapping=vwarp,w=32")
+# How a data-driven kernel pushes: every pushing lane's own atomicAdd on the tail (`plain`),
+# one atomicAdd per warp step by a leader (`warp_aggregated`), or (BFS) the vertex claimed by
+# atomicCAS first so that no duplicate is pushed (`claimed`).
+BFS_PUSH_VARIANTS = ("plain", "warp_aggregated", "claimed")
+SSSP_PUSH_VARIANTS = ("plain", "warp_aggregated")
+TOPOLOGY_VARIANT = "default"
+
+COLUMNS = (
+    "device", "gpu_name", "graph", "graph_spec", "n", "m", "algorithm", "config", "variant",
+    "source", "iterations", "launches", "time_us", "time_us_min", "kernel_us", "reps",
+    "correct", "cupy_version", "cuda_version", "commit", "measured_at",
+)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One thing to time: an algorithm under a simulator strategy, in one kernel variant."""
+
+    algorithm: str
+    config: str
+    variant: str
+
+
+def measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) the harness runs on each graph, in run order."""
+    out = [Measurement("bfs", c, TOPOLOGY_VARIANT) for c in BFS_TOPOLOGY]
+    out += [Measurement("bfs", c, v) for c in DATA_DRIVEN for v in BFS_PUSH_VARIANTS]
+    out += [Measurement("sssp", c, TOPOLOGY_VARIANT) for c in SSSP_TOPOLOGY]
+    out += [Measurement("sssp", c, v) for c in DATA_DRIVEN for v in SSSP_PUSH_VARIANTS]
+    return out
+
+
+def file_spec(name: str, graphs_dir: str) -> str:
+    """The spec of a file graph in ``graphs_dir``, with the options every run uses."""
+    return f"file:{graphs_dir.rstrip('/')}/{name},{FILE_OPTIONS}"
+
+
+def graph_specs(graphs_dir: str, only: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(spec to load here, spec as the repo's users write it) for every graph, generated first;
+    ``only`` keeps the graphs whose short name or spec contains one of its strings."""
+    pairs = [(s, s) for s in GENERATED_GRAPHS]
+    pairs += [(file_spec(f, graphs_dir), file_spec(f, REPO_GRAPHS_DIR)) for f in FILE_GRAPHS]
+    if only:
+        pairs = [p for p in pairs if any(o in p[1] for o in only)]
+    return pairs

@@ -1,0 +1,204 @@
+"""Calibration recovers known device figures from measured files whose times it can know."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from simulator import get_device
+from simulator import load_graph
+from simulator import simulate
+from simulator.errors import ConfigError
+from simulator.functional import default_source
+from tuner.calibrate import THETA_NAMES
+from tuner.calibrate import Measured
+from tuner.calibrate import calibrated_device
+from tuner.calibrate import device_toml
+from tuner.calibrate import fit
+from tuner.calibrate import load_measured
+from tuner.calibrate import predict
+from tuner.calibrate import simulate_parts
+from tuner.cli import main
+
+GRAPHS = {
+    "rmat8": "rmat:scale=8,seed=1,weights=random",
+    "grid16": "grid2d:rows=16,weights=random,seed=1",
+    "rand512": "random:n=512,deg=8,weights=random,seed=1",
+}
+CONFIGS = (
+    "mapping=thread",
+    "mapping=vwarp,w=8",
+    "mapping=vwarp,w=32",
+    "mapping=thread,driven=data,push=atomic",
+    "mapping=thread,defer_threshold=8",
+)
+# A small device on which every part binds somewhere on these small graphs: 2 SMs, one
+# scheduler, no L2, slow DRAM and LSU, slow same-address atomics, short latencies.
+SMALL = dataclasses.replace(
+    get_device("h100"), name="h100-small", sms=2, schedulers=1, l2_bytes=0,
+    dram_bandwidth_gbs=40.0, lsu_sectors_per_cycle=1.0, atomic_cycles=100.0,
+    dram_latency_cycles=5,
+)
+TRUTH = {"issue": 1.3, "lsu": 1.2, "latency": 1.6, "memory": 0.8, "atomics": 1.5,
+         "overhead": 1.8, "host": 0.7}
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[Measured]:
+    """Every (graph, algorithm, config) to measure, times not yet known."""
+    out = []
+    for name, spec in GRAPHS.items():
+        source = default_source(load_graph(spec))
+        for algorithm in ("bfs", "sssp"):
+            out += [Measured(name, spec, algorithm, c, source, 1.0, "default") for c in CONFIGS]
+    return out
+
+
+def write_measured(path, rows: list[Measured], times_us, device: str) -> None:
+    """A measured file in the harness's format: per config the true time as its best correct
+    variant, beside a slower correct variant and a faster incorrect one (both to be ignored)."""
+    records = []
+    for r, t in zip(rows, times_us, strict=True):
+        g = load_graph(r.graph_spec)
+        base = {"device": device, "gpu_name": "test", "graph": r.graph,
+                "graph_spec": r.graph_spec, "n": g.n, "m": g.m, "algorithm": r.algorithm,
+                "config": r.config, "source": r.source, "iterations": 1, "launches": 1,
+                "reps": 5, "cupy_version": "-", "cuda_version": "-", "commit": "-",
+                "measured_at": "2026-01-01T00:00:00Z"}
+        for variant, time_us, correct in (("default", t, True), ("plain", 1.5 * t, True),
+                                          ("claimed", 0.5 * t, False)):
+            records.append({**base, "variant": variant, "time_us": float(time_us),
+                            "time_us_min": float(time_us), "kernel_us": float(time_us),
+                            "correct": correct})
+    pq.write_table(pa.Table.from_pylist(records), path)
+
+
+def test_surrogate_times_give_back_their_thetas(rows, tmp_path):
+    """(1) Times made by the surrogate with known thetas: every constrained theta within 2%,
+    and the file's rows reduce to the best correct variant per config."""
+    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
+    times = [SMALL.us(c) for c in predict(parts, TRUTH)]
+    path = tmp_path / "measured.parquet"
+    write_measured(path, rows, times, SMALL.name)
+    measured = load_measured(path, device=SMALL.name)
+    assert len(measured) == len(rows)
+    assert {m.variant for m in measured} == {"default"}
+    cal = fit(simulate_parts(measured, SMALL, cache=tmp_path / "cache"), measured, SMALL)
+    assert set(cal.unconstrained) <= {"issue", "lsu"}  # the rest bind on these graphs
+    for part in THETA_NAMES:
+        if part in cal.unconstrained:
+            assert cal.thetas[part] == 1.0
+        else:
+            assert cal.thetas[part] == pytest.approx(TRUTH[part], rel=0.02), part
+    assert cal.rms_after < 1e-3 < cal.rms_before
+
+
+def test_a_part_that_never_binds_stays_at_one(rows):
+    """Atomics never bind on the preset H100 here: their theta is 1 and unconstrained."""
+    parts = simulate_parts(rows[:10], "h100", cache=None)
+    truth = {"latency": 1.4, "overhead": 2.0, "host": 0.5}
+    measured = [dataclasses.replace(r, time_us=get_device("h100").us(c))
+                for r, c in zip(rows[:10], predict(parts, truth), strict=True)]
+    cal = fit(parts, measured, "h100")
+    assert "atomics" in cal.unconstrained and cal.thetas["atomics"] == 1.0
+    assert cal.thetas["host"] == pytest.approx(0.5, rel=0.02)
+
+
+@pytest.fixture(scope="module")
+def real_case(rows, tmp_path_factory):
+    """(2) Times from really simulating a device whose host round trip, launch overhead and
+    DRAM bandwidth differ from the base's; the base has no L2 and a small DRAM bandwidth, so
+    DRAM carries every sector and memory binds in some launches."""
+    tmp = tmp_path_factory.mktemp("real")
+    base_file = tmp / "base.toml"
+    base_file.write_text('base = "h100"\nname = "h100-nol2"\nl2_bytes = 0\n'
+                         'dram_bandwidth_gbs = 100.0\n')
+    base = get_device(str(base_file))
+    truth = dataclasses.replace(base, host_roundtrip_us=12.0, launch_overhead_us=2.1,
+                                dram_bandwidth_gbs=base.dram_bandwidth_gbs / 4)
+    times = []
+    for r in rows:
+        g = load_graph(r.graph_spec)
+        times.append(simulate(g, r.algorithm, r.config, truth, source=r.source).time_us)
+    path = tmp / "measured.parquet"
+    write_measured(path, rows, times, base.name)
+    return tmp, base_file, base, truth, path
+
+
+def test_real_simulations_give_back_the_device(real_case):
+    """(2) The device file from calibrate holds the true figures within 5%."""
+    tmp, _, base, truth, path = real_case
+    measured = load_measured(path, device=base.name)
+    parts = simulate_parts(measured, base, cache=tmp / "cache")
+    cal = fit(parts, measured, base)
+    out = tmp / "fitted.toml"
+    out.write_text(device_toml(cal, source=str(path)))
+    fitted = get_device(str(out))
+    for name in ("host_roundtrip_us", "launch_overhead_us", "dram_bandwidth_gbs"):
+        assert getattr(fitted, name) == pytest.approx(getattr(truth, name), rel=0.05), name
+    assert fitted.l2_bytes == 0  # a base that is not a preset is written whole
+    for part in cal.unconstrained:
+        assert cal.thetas[part] == 1.0
+
+
+def test_cli_writes_a_loadable_device(real_case, capsys):
+    """(3) `warpsweep calibrate` end to end: the printed fit, the written file, the cache."""
+    tmp, base_file, _, truth, path = real_case
+    out = tmp / "cli.toml"
+    cache = tmp / "cli-cache"
+    argv = ["calibrate", str(path), "--device", str(base_file), "--out", str(out),
+            "--cache", str(cache), "-q"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "RMS log error" in text and f"wrote {out}" in text and "host" in text
+    fitted = get_device(str(out))
+    assert fitted.name == "h100-nol2-calibrated"
+    assert fitted.host_roundtrip_us == pytest.approx(truth.host_roundtrip_us, rel=0.05)
+    entries = sorted(cache.rglob("*.npz"))
+    assert len(entries) == 30
+    stamp = [e.stat().st_mtime_ns for e in entries]
+    assert main(argv) == 0  # answered from the cache: nothing written again
+    assert [e.stat().st_mtime_ns for e in entries] == stamp
+
+
+def test_cli_refuses_a_file_without_the_columns(tmp_path, capsys):
+    """(3) A file without the needed columns: exit 2 and a message naming them."""
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"graph": ["g"], "time_us": [1.0]}), path)
+    assert main(["calibrate", str(path), "--out", str(tmp_path / "x.toml"), "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert "missing column(s)" in err and "graph_spec" in err and "correct" in err
+    assert not (tmp_path / "x.toml").exists()
+
+
+def test_bad_inputs_are_config_errors(rows, tmp_path):
+    """No correct rows, an unknown device, a graph that will not load: named errors."""
+    path = tmp_path / "m.parquet"
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    with pytest.raises(ConfigError, match="no rows for device 'a100'"):
+        load_measured(path, device="a100")
+    with pytest.raises(ConfigError, match="unknown device"):
+        get_device("h999")
+    table = pq.read_table(path)
+    pq.write_table(table.set_column(table.schema.get_field_index("correct"), "correct",
+                                    pa.array([False] * table.num_rows)), path)
+    with pytest.raises(ConfigError, match="no correct rows"):
+        load_measured(path)
+    missing = Measured("gone", "file:/nonexistent/g.gr", "bfs", "mapping=thread", 0, 1.0, "d")
+    with pytest.raises(ConfigError, match="graph gone .* will not load"):
+        simulate_parts([missing], "h100", cache=tmp_path / "c")
+
+
+def test_device_mapping_is_exact_where_it_says(rows):
+    """Scaling memory, atomics, overhead and host through the device fields gives the
+    surrogate's cycles exactly (here on one graph's BFS rows)."""
+    thetas = {"memory": 3.0, "overhead": 0.5, "host": 2.0, "atomics": 4.0}
+    chosen = rows[:5]
+    parts = simulate_parts(chosen, SMALL, cache=None)
+    device = calibrated_device(SMALL, thetas)
+    resim = simulate_parts(chosen, device, cache=None)
+    np.testing.assert_allclose([p.cycles for p in resim], predict(parts, thetas), rtol=1e-9)

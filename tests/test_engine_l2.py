@@ -1,0 +1,100 @@
+"""The L2 term of the cost model against counts done on paper, and the per-launch bounds that
+calibration refits (their parts must add up to the simulated cycles)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from simulator import Device
+from simulator import Graph
+from simulator import Strategy
+from simulator import functional_run
+from simulator import load_graph
+from simulator import simulate
+from simulator.costs import BOUND_NAMES
+from simulator.engine import vertex_kernel
+from simulator.engine import working_set_bytes
+
+# As in test_engine_hand_counted.py: one SM running one warp at a time, one instruction per
+# cycle, DRAM latency 100, no bandwidth, atomic or overhead limits.
+SERIAL = Device(
+    "serial", simd_width=32, sms=1, schedulers=1, max_warps_per_sm=1, max_blocks_per_sm=1,
+    clock_ghz=1.0, dram_bandwidth_gbs=1e9, dram_latency_cycles=100,
+    lsu_sectors_per_cycle=1e9, atomic_cycles=0, launch_overhead_us=0, host_roundtrip_us=0,
+)
+
+
+@pytest.fixture(scope="module")
+def star_bfs():
+    # vertex 0 joined to 1..40, 41..63 isolated: 64 vertices, 80 directed edges
+    star = Graph.from_edges(np.zeros(40, dtype=np.int64), np.arange(1, 41), 64)
+    return functional_run(star, "bfs", source=0)
+
+
+def hub_launch(run, device):
+    return vertex_kernel(run.indptr, run.indices, run.iterations[0], Strategy(block_size=32),
+                         device)
+
+
+def test_working_set():
+    # status words 64 + row offsets 65 + edge list 80 = 209 words; SSSP adds 80 weights;
+    # worklist forms two worklists of 64.
+    assert working_set_bytes(64, 80, reads_weights=False, worklist=False) == 4 * 209
+    assert working_set_bytes(64, 80, reads_weights=True, worklist=True) == 4 * (209 + 80 + 128)
+
+
+def test_hit_rate_and_round_trip():
+    l2 = dataclasses.replace(SERIAL, l2_bytes=418, l2_latency_cycles=40)
+    assert SERIAL.l2_hit_rate(10**9) == 0.0  # no L2: every access goes to DRAM
+    assert l2.l2_hit_rate(400) == 1.0  # fits
+    assert l2.l2_hit_rate(836) == 0.5  # half of it stays resident
+    assert l2.round_trip_cycles(0.5) == 0.5 * 40 + 0.5 * 100
+
+
+def test_latency_with_l2(star_bfs):
+    # Without L2 (test_engine_hand_counted): warp 0 issues 165 instructions with 82 round
+    # trips, warp 1 a check (2) with 1: 165 + 8200 + 2 + 100 = 8467.
+    assert hub_launch(star_bfs, SERIAL).cycles == 8467
+    # The working set (836 bytes) fits a 1 KB L2: every round trip takes 40 cycles.
+    fits = dataclasses.replace(SERIAL, l2_bytes=1024, l2_latency_cycles=40)
+    assert hub_launch(star_bfs, fits).cycles == 165 + 82 * 40 + 2 + 40
+    # Half of it fits 418 bytes: a round trip takes 70 cycles.
+    half = dataclasses.replace(SERIAL, l2_bytes=418, l2_latency_cycles=40)
+    assert hub_launch(star_bfs, half).cycles == 165 + 82 * 70 + 2 + 70
+
+
+def test_memory_bound_splits_dram_and_l2(star_bfs):
+    # The hub launch moves 130 sectors of 32 bytes = 4160 bytes. At hit rate 0.5, DRAM
+    # carries half (2080 bytes at 0.2 bytes/cycle = 10400 cycles) and L2 all of it (4160 at
+    # 1 byte/cycle = 4160): memory takes 10400 > the latency makespan (5977).
+    device = dataclasses.replace(SERIAL, dram_bandwidth_gbs=0.2, l2_bytes=418,
+                                 l2_latency_cycles=40, l2_bandwidth_gbs=1.0)
+    cost = hub_launch(star_bfs, device)
+    assert cost.transactions == 130
+    assert cost.cycles == pytest.approx(10400)
+    issue, lsu, latency, memory, atomics, overhead = cost.bounds[0]
+    assert (latency, memory, atomics, overhead) == (pytest.approx(5977), pytest.approx(10400),
+                                                    0, 0)
+    # With all of it in L2, DRAM carries nothing and L2 bandwidth bounds the launch.
+    fits = dataclasses.replace(device, l2_bytes=1024)
+    assert hub_launch(star_bfs, fits).cycles == pytest.approx(4160)
+
+
+STRATEGIES = [
+    "mapping=thread", "mapping=vwarp,w=8,chunk=4,distribution=dynamic",
+    "mapping=thread,defer_threshold=16", "driven=data,push=prefix", "driven=data,push=atomic",
+    "driven=temporal,switch_to_topology=0.05,switch_to_data=0.01", "mapping=vwarp,w=4,unroll=4",
+    "driven=spatial,partition=4", "mapping=wer+,driven=data,push=chunked",
+]
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "cc"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_bounds_add_up_to_cycles(algorithm, strategy):
+    graph = load_graph("rmat:scale=9,seed=3,weights=random")
+    r = simulate(graph, algorithm, strategy, "h100")
+    assert r.bounds.shape[1] == len(BOUND_NAMES)
+    parts = (r.bounds[:, :5].max(axis=1) + r.bounds[:, 5]).sum()
+    assert parts + r.host_cycles + r.extra_cycles == pytest.approx(r.cycles, rel=1e-12)
+    assert r.host_cycles > 0

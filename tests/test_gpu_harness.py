@@ -1,0 +1,143 @@
+"""The GPU harness's CPU side: its configurations are simulator strategies the kernels
+implement, and the committed H100 results file keeps the contract bench/fidelity.py reads."""
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from simulator import Strategy
+from simulator.graph_spec import parse_spec
+
+REPO = Path(__file__).resolve().parents[1]
+GPU_DIR = REPO / "bench" / "gpu"
+RESULTS = GPU_DIR / "results" / "h100.parquet"
+SHARED_GRAPHS = REPO.parent / "shared" / "graphs"
+INT_COLUMNS = ("n", "m", "source", "iterations", "launches", "reps")
+FLOAT_COLUMNS = ("time_us", "time_us_min", "kernel_us")
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    """bench/gpu's configs and plans modules (scripts beside the harness, not a package)."""
+    sys.path.insert(0, str(GPU_DIR))
+    try:
+        configs = importlib.import_module("configs")
+        plans = importlib.import_module("plans")
+        yield configs, plans
+    finally:
+        sys.path.remove(str(GPU_DIR))
+        for name in ("configs", "plans"):
+            sys.modules.pop(name, None)
+
+
+@pytest.fixture(scope="module")
+def table():
+    return pq.read_table(RESULTS)
+
+
+def test_every_config_is_a_simulator_strategy_with_a_kernel(gpu):
+    configs, plans = gpu
+    source = (GPU_DIR / "kernels.cu").read_text()
+    kernels = set(re.findall(r"__global__ void (\w+)\(", source))
+    measurements = configs.measurements()
+    assert len(set(measurements)) == len(measurements) == 29
+    for m in measurements:
+        strategy = Strategy.parse(m.config)
+        assert strategy.block_size == 256
+        plan = plans.plan_for(m)
+        assert plan.name.split("<")[0] in kernels, plan.name
+        assert plan.w == strategy.lanes_per_vertex and plan.chunk == strategy.vertices_per_grab
+
+
+def test_kernel_plans_follow_the_strategy(gpu):
+    configs, plans = gpu
+    dynamic = plans.plan_for(configs.Measurement(
+        "bfs", "mapping=vwarp,w=8,chunk=16,distribution=dynamic", "default"))
+    assert dynamic.name == "bfs_topo<8,16,true,false>"
+    assert dynamic.shared_bytes == 4 * (256 // 8) * (2 * 16 + 1)  # statuses and bounds
+    deferred = plans.plan_for(configs.Measurement(
+        "bfs", "mapping=thread,defer_threshold=32", "default"))
+    assert deferred.name == "bfs_topo<1,1,false,true>" and deferred.shared_bytes == 0
+    data = plans.plan_for(configs.Measurement(
+        "sssp", "mapping=vwarp,w=32,driven=data,push=atomic", "warp_aggregated"))
+    assert data.name == "sssp_data<32,1>"
+
+
+@pytest.mark.parametrize("config, variant", [
+    ("mapping=wer", "default"),                                       # no WER kernel
+    ("mapping=thread,driven=data,push=prefix", "plain"),              # only atomic pushes
+    ("mapping=vwarp,w=8", "plain"),                                   # variants are for pushes
+    ("mapping=thread,driven=data,push=atomic", "default"),
+])
+def test_plans_refuse_what_the_kernels_do_not_implement(gpu, config, variant):
+    configs, plans = gpu
+    with pytest.raises(ValueError):
+        plans.plan_for(configs.Measurement("bfs", config, variant))
+
+
+def test_only_bfs_has_the_claimed_variant(gpu):
+    configs, plans = gpu
+    config = "mapping=thread,driven=data,push=atomic"
+    assert plans.plan_for(configs.Measurement("bfs", config, "claimed")).name == "bfs_data<1,2>"
+    with pytest.raises(ValueError):
+        plans.plan_for(configs.Measurement("sssp", config, "claimed"))
+
+
+def test_results_file_keeps_the_column_contract(gpu, table):
+    configs, _ = gpu
+    assert tuple(table.column_names) == configs.COLUMNS
+    for name in INT_COLUMNS:
+        assert table.schema.field(name).type == pa.int64(), name
+    for name in FLOAT_COLUMNS:
+        assert table.schema.field(name).type == pa.float64(), name
+    assert table.schema.field("correct").type == pa.bool_()
+    for name in ("device", "gpu_name", "graph", "graph_spec", "algorithm", "config", "variant",
+                 "cupy_version", "cuda_version", "commit", "measured_at"):
+        assert table.schema.field(name).type == pa.string(), name
+
+
+def test_every_row_is_correct_with_positive_times(table):
+    rows = table.to_pylist()
+    assert rows
+    for r in rows:
+        assert r["correct"] is True, r
+        assert r["time_us"] > 0 and r["time_us_min"] > 0 and r["kernel_us"] > 0, r
+        assert r["time_us_min"] <= r["time_us"], r
+        assert r["iterations"] >= 1 and r["launches"] >= r["iterations"], r
+        assert r["device"] == "h100" and r["reps"] >= 1 and 0 <= r["source"] < r["n"], r
+
+
+def test_every_measurement_ran_on_every_graph(gpu, table):
+    configs, _ = gpu
+    rows = table.to_pylist()
+    keys = {(r["graph_spec"], r["algorithm"], r["config"], r["variant"]) for r in rows}
+    assert len(keys) == len(rows)
+    specs = [repo for _, repo in configs.graph_specs(configs.REPO_GRAPHS_DIR)]
+    wanted = {(s, m.algorithm, m.config, m.variant)
+              for s in specs for m in configs.measurements()}
+    assert keys == wanted
+
+
+def test_generated_graph_specs_parse_and_name_their_graph(table):
+    for spec, name in {(r["graph_spec"], r["graph"]) for r in table.to_pylist()}:
+        if not spec.startswith("file:"):
+            assert parse_spec(spec).short_name() == name
+
+
+def test_file_graph_specs_name_files_of_shared_graphs(table):
+    if not SHARED_GRAPHS.is_dir():
+        pytest.skip("../shared/graphs is absent")
+    specs = {(r["graph_spec"], r["graph"]) for r in table.to_pylist()}
+    files = [(s, name) for s, name in specs if s.startswith("file:")]
+    assert len(files) == 11
+    for spec, name in files:
+        parsed = parse_spec(spec)
+        assert parsed.short_name() == name
+        assert parsed.options.weights == "random"
+        assert (REPO / parsed.params["path"]).resolve().parent == SHARED_GRAPHS.resolve()
+        assert (REPO / parsed.params["path"]).is_file(), spec

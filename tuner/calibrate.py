@@ -1,0 +1,640 @@
+"""Fit a device's cost figures to measured GPU times (``warpsweep calibrate``).
+
+Every simulated launch keeps the row of bounds its time is made of (``Result.bounds``, columns
+``BOUND_NAMES``), and ``Result.cycles`` is exactly the sum over rows of max(first five) +
+overhead, plus ``host_cycles`` and ``extra_cycles``. So each measured (graph, algorithm, config)
+is simulated once with the base device, and a scale theta per part (issue, lsu, latency,
+memory, atomics, overhead, host) is fitted on the surrogate
+
+    predicted(theta) = sum_rows max_i(theta_i * row_i, i < 5) + theta_overhead * row_overhead
+                       + theta_host * host + extra
+
+by least squares on log(predicted / measured), over log theta, bounded to 1/20..20, from a few
+seeded starts, with a tiny pull towards theta = 1 so that a part whose bound never binds stays
+at 1 (and is reported unconstrained) instead of drifting. The thetas then map onto the device's
+own figures (``calibrated_device``): exactly for lsu, memory, atomics, overhead and host;
+approximately for latency (a warp's latency bound also holds its instruction time); issue has no
+float field to carry it and is only reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+import numpy as np
+
+from simulator.costs import BOUND_NAMES
+from simulator.device import DEVICES
+from simulator.device import Device
+from simulator.device import get_device
+from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+from simulator.functional import functional_run
+from simulator.graph_cache import content_digest
+from simulator.graph_spec import parse_spec
+from simulator.load import load_graph
+from simulator.simulate import simulate
+from simulator.strategy import Strategy
+
+THETA_NAMES = (*BOUND_NAMES, "host")
+MAX_BOUNDS = len(BOUND_NAMES) - 1  # the first five bounds: a launch takes their maximum
+THETA_RANGE = (1 / 20, 20.0)
+RIDGE = 1e-3  # weight of the pull of log theta towards 0: negligible wherever data binds
+SMOOTHING = (4.0, 16.0, 64.0)  # p-norms the fit passes through before the exact maximum
+BINDS = 1e-3  # a part binds when it makes at least this share of some row's predicted time
+REQUIRED_COLUMNS = (
+    "device", "graph", "graph_spec", "algorithm", "config", "variant", "source", "time_us",
+    "correct",
+)
+DEFAULT_CACHE = Path("~/.cache/warpsweep/calibrate")
+CACHE_VERSION = 1
+SIMULATOR_DIR = Path(__file__).resolve().parents[1] / "simulator"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The measured time of one (graph, algorithm, config): its best correct variant's."""
+
+    graph: str
+    graph_spec: str
+    algorithm: str
+    config: str
+    source: int
+    time_us: float
+    variant: str
+    m: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Parts:
+    """One simulation's time split into parts: per-launch bounds (cycles, ``BOUND_NAMES``),
+    host round trips and other cycles; ``cycles`` is the simulator's total (theta = 1)."""
+
+    bounds: np.ndarray
+    host_cycles: float
+    extra_cycles: float
+    cycles: float
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """A fit of per-part scales to measured times, and how well it fits (log errors are
+    natural logs of predicted / measured, one per measured row)."""
+
+    base: Device
+    thetas: dict[str, float]
+    unconstrained: tuple[str, ...]
+    log_se: dict[str, float]
+    share: dict[str, float]
+    rows: int
+    graphs: tuple[str, ...]
+    algorithms: tuple[str, ...]
+    log_errors_before: np.ndarray = field(repr=False)
+    log_errors_after: np.ndarray = field(repr=False)
+
+    @property
+    def rms_before(self) -> float:
+        """RMS log error of the base device's simulation."""
+        return _rms(self.log_errors_before)
+
+    @property
+    def rms_after(self) -> float:
+        """RMS log error of the fitted surrogate."""
+        return _rms(self.log_errors_after)
+
+
+def _rms(values: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(values)))) if values.size else float("nan")
+
+
+# ---------------------------------------------------------------------------------- measured
+
+
+def load_measured(
+    path: str | Path,
+    *,
+    device: str | None = None,
+    algorithms: Iterable[str] | None = None,
+    graphs: Iterable[str] | None = None,
+    max_edges: int | None = None,
+) -> list[Measured]:
+    """The measured rows of a results Parquet file, one per (graph, algorithm, config): the
+    fastest correct variant (the user runs the best implementation of what was picked).
+
+    ``device`` keeps that device's rows; ``algorithms`` and ``graphs`` (short names) filter;
+    ``max_edges`` drops graphs with more stored edges (where the file has an ``m`` column).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"measured results {path} do not exist")
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(f"measured results {path}: cannot read Parquet: {exc}") from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
+    if missing:
+        raise ConfigError(
+            f"measured results {path}: missing column(s) {', '.join(missing)} "
+            f"(needed: {', '.join(REQUIRED_COLUMNS)})"
+        )
+    rows = table.to_pylist()
+    if device is not None:
+        found = sorted({str(r["device"]) for r in rows})
+        rows = [r for r in rows if r["device"] == device]
+        if not rows:
+            raise ConfigError(
+                f"measured results {path}: no rows for device {device!r} (it has: "
+                f"{', '.join(found) or 'no rows'})"
+            )
+    if algorithms is not None:
+        wanted = set(algorithms)
+        rows = [r for r in rows if r["algorithm"] in wanted]
+    if graphs is not None:
+        wanted = set(graphs)
+        rows = [r for r in rows if r["graph"] in wanted]
+    if max_edges is not None and "m" in table.column_names:
+        rows = [r for r in rows if r["m"] is None or r["m"] <= max_edges]
+    correct = [
+        r for r in rows
+        if r["correct"] and r["time_us"] is not None and math.isfinite(r["time_us"])
+        and r["time_us"] > 0
+    ]
+    if not correct:
+        raise ConfigError(
+            f"measured results {path}: no correct rows with a positive time_us"
+            f" among the {len(rows)} selected"
+        )
+    best: dict[tuple[str, str, str], dict] = {}
+    for r in correct:
+        key = (r["graph"], r["algorithm"], r["config"])
+        if key not in best or r["time_us"] < best[key]["time_us"]:
+            best[key] = r
+    out = []
+    for key in sorted(best):
+        r = best[key]
+        Strategy.parse(r["config"])  # a config the simulator cannot run is a clear error
+        out.append(Measured(
+            graph=str(r["graph"]), graph_spec=str(r["graph_spec"]),
+            algorithm=str(r["algorithm"]), config=str(r["config"]), source=int(r["source"]),
+            time_us=float(r["time_us"]), variant=str(r["variant"]),
+            m=None if r.get("m") is None else int(r["m"]),
+        ))
+    return out
+
+
+# ---------------------------------------------------------------------------------- simulate
+
+
+def device_digest(device: Device) -> str:
+    """A short hash of every field of ``device``: equal digests, equal cost figures."""
+    text = json.dumps(dataclasses.asdict(device), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def simulator_digest() -> str:
+    """A short hash of the simulator's sources: cached parts of another cost model are stale."""
+    h = hashlib.sha256()
+    for path in sorted(SIMULATOR_DIR.glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def parts_key(measured: Measured, device: Device, graph_digest: str, code: str) -> str:
+    """The cache key of one simulation: graph content, algorithm, source, canonical config,
+    device (name and fields) and simulator sources."""
+    config = Strategy.parse(measured.config).to_params()
+    text = json.dumps({
+        "version": CACHE_VERSION, "graph": graph_digest, "algorithm": measured.algorithm,
+        "source": measured.source, "config": config, "device": device.name,
+        "device_digest": device_digest(device), "simulator": code,
+    }, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _save_parts(path: Path, parts: Parts, meta: dict) -> None:
+    """Write one cache entry atomically (npz, no pickle)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, bounds=parts.bounds,
+                 scalars=np.array([parts.host_cycles, parts.extra_cycles, parts.cycles]),
+                 meta=np.array(json.dumps(meta, sort_keys=True)))
+    os.replace(tmp, path)
+
+
+def _load_parts(path: Path) -> Parts | None:
+    """A cache entry, or None when it is absent or unreadable."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            host, extra, cycles = (float(v) for v in z["scalars"])
+            return Parts(np.array(z["bounds"], dtype=np.float64), host, extra, cycles)
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def _graph_digest(spec: str, name: str) -> str:
+    try:
+        return content_digest(parse_spec(spec))
+    except WarpsweepError as exc:
+        raise ConfigError(f"graph {name} ({spec}) will not load: {exc}") from None
+
+
+def _load(spec: str, name: str):
+    try:
+        return load_graph(spec)
+    except (WarpsweepError, OSError, ValueError) as exc:
+        raise ConfigError(f"graph {name} ({spec}) will not load: {exc}") from None
+
+
+def _simulate_group(rows: Sequence[Measured], device: Device) -> list[Parts]:
+    """Simulate measured configurations of one (graph, algorithm, source): one functional run
+    shared by every configuration."""
+    first = rows[0]
+    graph = _load(first.graph_spec, first.graph)
+    try:
+        functional = functional_run(graph, first.algorithm, first.source)
+    except WarpsweepError as exc:
+        raise ConfigError(f"graph {first.graph}: {first.algorithm}: {exc}") from None
+    out = []
+    for r in rows:
+        result = simulate(graph, r.algorithm, r.config, device, source=r.source,
+                          functional=functional)
+        out.append(Parts(np.asarray(result.bounds, dtype=np.float64), float(result.host_cycles),
+                         float(result.extra_cycles), float(result.cycles)))
+    return out
+
+
+def _group_worker(rows: list[Measured], device: Device, paths: list[str],
+                  keys: list[dict]) -> None:
+    """Process-pool task: simulate a group and write its cache entries."""
+    for parts, path, meta in zip(_simulate_group(rows, device), paths, keys, strict=True):
+        _save_parts(Path(path), parts, meta)
+
+
+def simulate_parts(
+    measured: Sequence[Measured],
+    device: str | Device,
+    *,
+    cache: str | Path | None = DEFAULT_CACHE,
+    jobs: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> list[Parts]:
+    """The simulated parts of every measured row (same order), from ``cache`` where present.
+
+    One functional run per (graph, algorithm, source), shared by its configurations; ``jobs``
+    > 1 simulates the groups in that many processes (they write the cache, which is needed).
+    """
+    device = get_device(device)
+    cache_dir = Path(cache).expanduser() if cache is not None else None
+    if jobs > 1 and cache_dir is None:
+        raise ConfigError("simulating in several processes needs a cache directory")
+    code = simulator_digest()
+    digests: dict[str, str] = {}
+    out: list[Parts | None] = [None] * len(measured)
+    todo: dict[tuple[str, str, int], list[int]] = {}
+    paths: list[Path | None] = [None] * len(measured)
+    for i, r in enumerate(measured):
+        if r.graph_spec not in digests:
+            digests[r.graph_spec] = _graph_digest(r.graph_spec, r.graph)
+        if cache_dir is not None:
+            key = parts_key(r, device, digests[r.graph_spec], code)
+            paths[i] = cache_dir / key[:2] / f"{key}.npz"
+            out[i] = _load_parts(paths[i])
+        if out[i] is None:
+            todo.setdefault((r.graph_spec, r.algorithm, r.source), []).append(i)
+    groups = sorted(todo.items(), key=lambda kv: -(measured[kv[1][0]].m or 0))
+
+    def meta(i: int) -> dict:
+        r = measured[i]
+        return {"graph": r.graph, "graph_spec": r.graph_spec, "algorithm": r.algorithm,
+                "config": r.config, "source": r.source, "device": device.name}
+
+    if jobs > 1 and len(groups) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {
+                pool.submit(_group_worker, [measured[i] for i in idx], device,
+                            [str(paths[i]) for i in idx], [meta(i) for i in idx]): key
+                for key, idx in groups
+            }
+            for future, key in futures.items():
+                future.result()
+                if progress:
+                    progress(f"simulated {measured[todo[key][0]].graph} {key[1]}: "
+                             f"{len(todo[key])} configs")
+        for _, idx in groups:
+            for i in idx:
+                out[i] = _load_parts(paths[i])
+                if out[i] is None:
+                    raise ConfigError(f"cache entry {paths[i]} was not written")
+        return out  # type: ignore[return-value]
+    for (_, algorithm, _), idx in groups:
+        rows = [measured[i] for i in idx]
+        for i, parts in zip(idx, _simulate_group(rows, device), strict=True):
+            out[i] = parts
+            if paths[i] is not None:
+                _save_parts(paths[i], parts, meta(i))
+        if progress:
+            progress(f"simulated {rows[0].graph} {algorithm}: {len(rows)} configs")
+    return out  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------- surrogate
+
+
+@dataclass(frozen=True, eq=False)
+class _Stack:
+    """Every run's launch rows in one array, for vectorised predictions."""
+
+    rows: np.ndarray  # (launches, 6)
+    run: np.ndarray  # launch row -> run index
+    host: np.ndarray  # per run
+    extra: np.ndarray  # per run
+
+    @classmethod
+    def of(cls, parts: Sequence[Parts]) -> _Stack:
+        rows = [np.asarray(p.bounds, dtype=np.float64).reshape(-1, len(BOUND_NAMES))
+                for p in parts]
+        run = np.repeat(np.arange(len(parts)), [r.shape[0] for r in rows])
+        return cls(
+            rows=np.concatenate(rows) if rows else np.zeros((0, len(BOUND_NAMES))),
+            run=run,
+            host=np.array([p.host_cycles for p in parts], dtype=np.float64),
+            extra=np.array([p.extra_cycles for p in parts], dtype=np.float64),
+        )
+
+    @property
+    def runs(self) -> int:
+        return self.host.size
+
+    def contributions(self, theta: np.ndarray, power: float | None = None) -> np.ndarray:
+        """Cycles each part contributes to each run, shape (runs, 7): a max bound only in the
+        launches where it binds. With ``power`` p the launch takes the p-norm of its five
+        bounds instead of their maximum (each bound contributes its share of it): a smooth
+        stand-in that lets a fit feel bounds that do not bind yet."""
+        scaled = self.rows[:, :MAX_BOUNDS] * theta[:MAX_BOUNDS]
+        if power is None:
+            winner = np.argmax(scaled, axis=1)
+            top = scaled[np.arange(scaled.shape[0]), winner]
+            weights = np.zeros_like(scaled)
+            weights[np.arange(scaled.shape[0]), winner] = top
+        else:
+            top = scaled.max(axis=1, keepdims=True)
+            ratio = np.divide(scaled, top, out=np.zeros_like(scaled), where=top > 0) ** power
+            norm = ratio.sum(axis=1, keepdims=True)
+            # the p-norm is top * norm^(1/p); bound i's share of it is ratio_i / norm
+            weights = np.divide(top * norm ** (1 / power) * ratio, norm,
+                                out=np.zeros_like(scaled), where=norm > 0)
+        out = np.zeros((self.runs, len(THETA_NAMES)))
+        for i in range(MAX_BOUNDS):
+            out[:, i] = np.bincount(self.run, weights=weights[:, i], minlength=self.runs)
+        out[:, MAX_BOUNDS] = np.bincount(
+            self.run, weights=self.rows[:, MAX_BOUNDS] * theta[MAX_BOUNDS], minlength=self.runs
+        )
+        out[:, MAX_BOUNDS + 1] = self.host * theta[MAX_BOUNDS + 1]
+        return out
+
+    def predict(self, theta: np.ndarray) -> np.ndarray:
+        """Predicted cycles per run."""
+        return self.contributions(theta).sum(axis=1) + self.extra
+
+
+def theta_vector(thetas: Mapping[str, float] | Sequence[float] | None) -> np.ndarray:
+    """Thetas as an array in ``THETA_NAMES`` order (a mapping may leave parts out: 1)."""
+    if thetas is None:
+        return np.ones(len(THETA_NAMES))
+    if isinstance(thetas, Mapping):
+        unknown = sorted(set(thetas) - set(THETA_NAMES))
+        if unknown:
+            raise ConfigError(f"unknown theta(s) {unknown}; known: {list(THETA_NAMES)}")
+        return np.array([float(thetas.get(n, 1.0)) for n in THETA_NAMES])
+    vector = np.asarray(thetas, dtype=np.float64)
+    if vector.shape != (len(THETA_NAMES),):
+        raise ConfigError(f"expected {len(THETA_NAMES)} thetas ({THETA_NAMES})")
+    return vector
+
+
+def predict(parts: Sequence[Parts], thetas: Mapping[str, float] | Sequence[float] | None
+            ) -> np.ndarray:
+    """Surrogate cycles of each simulation with every part scaled by its theta."""
+    return _Stack.of(parts).predict(theta_vector(thetas))
+
+
+# ---------------------------------------------------------------------------------- fit
+
+
+def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int,
+           seed: int) -> np.ndarray:
+    """Least squares on log errors over the free parts' log thetas (the others stay at 1),
+    from ``starts`` seeded starting points (the first at theta = 1); the best solution."""
+    from scipy.optimize import least_squares
+
+    k = int(free.sum())
+    if k == 0:
+        return np.ones(len(THETA_NAMES))
+    lo, hi = math.log(THETA_RANGE[0]), math.log(THETA_RANGE[1])
+
+    def full(x: np.ndarray) -> np.ndarray:
+        theta = np.ones(len(THETA_NAMES))
+        theta[free] = np.exp(x)
+        return theta
+
+    def residuals(x: np.ndarray, power: float | None) -> np.ndarray:
+        pred = stack.contributions(full(x), power).sum(axis=1) + stack.extra
+        return np.concatenate([np.log(pred) - target, RIDGE * x])
+
+    def jacobian(x: np.ndarray, power: float | None) -> np.ndarray:
+        contrib = stack.contributions(full(x), power)
+        pred = contrib.sum(axis=1) + stack.extra
+        return np.vstack([contrib[:, free] / pred[:, None], RIDGE * np.eye(k)])
+
+    rng = np.random.default_rng(seed)
+    x0s = [np.zeros(k)] + [rng.uniform(-1.5, 1.5, k) for _ in range(max(starts, 1) - 1)]
+    best = None
+    for x in x0s:
+        for power in (*SMOOTHING, None):  # from smooth p-norms to the exact maximum
+            x = least_squares(residuals, x, jac=jacobian, bounds=(lo, hi), method="trf",
+                              xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=300,
+                              args=(power,)).x
+        cost = float(np.sum(residuals(x, None) ** 2))
+        if best is None or cost < best[0] - 1e-15:
+            best = (cost, x)
+    return full(best[1])
+
+
+def _max_share(stack: _Stack, theta: np.ndarray) -> np.ndarray:
+    """Each part's largest share of a run's predicted time."""
+    contrib = stack.contributions(theta)
+    pred = contrib.sum(axis=1) + stack.extra
+    return (contrib / np.maximum(pred, 1e-300)[:, None]).max(axis=0, initial=0.0)
+
+
+def _never_binds(stack: _Stack, theta: np.ndarray) -> np.ndarray:
+    """Parts that make (almost) none of any run's time, at ``theta`` and with their own theta
+    put back to 1: nothing in the data says what their scale is."""
+    idle = _max_share(stack, theta) < BINDS
+    for i in np.flatnonzero(idle):
+        at_one = theta.copy()
+        at_one[i] = 1.0
+        idle[i] = _max_share(stack, at_one)[i] < BINDS
+    return idle
+
+
+def _standard_errors(jac: np.ndarray, residuals: np.ndarray) -> np.ndarray:
+    """Approximate standard errors of log theta from the Jacobian at the solution."""
+    n, k = jac.shape
+    if k == 0:
+        return np.zeros(0)
+    s2 = float(residuals @ residuals) / max(n - k, 1)
+    cov = s2 * np.linalg.pinv(jac.T @ jac)
+    return np.sqrt(np.maximum(np.diag(cov), 0.0))
+
+
+def fit(
+    parts: Sequence[Parts],
+    measured: Sequence[Measured],
+    base_device: str | Device,
+    *,
+    starts: int = 4,
+    seed: int = 0,
+) -> Calibration:
+    """Per-part scales minimising the squared log error of the surrogate against the measured
+    times (converted to cycles at the base device's clock); parts whose bound never binds stay
+    at 1 and are reported unconstrained."""
+    base = get_device(base_device)
+    if len(parts) != len(measured):
+        raise ConfigError(f"{len(parts)} simulations for {len(measured)} measured rows")
+    if not measured:
+        raise ConfigError("nothing to fit: no measured rows")
+    stack = _Stack.of(parts)
+    target = np.log([base.cycles(m.time_us) for m in measured])
+    free = np.ones(len(THETA_NAMES), dtype=bool)
+    theta = _solve(stack, target, free, starts, seed)
+    for _ in range(3):  # fix what never binds at 1, fit the rest again, until nothing changes
+        idle = _never_binds(stack, theta) & free
+        if not idle.any():
+            break
+        free &= ~idle
+        theta = _solve(stack, target, free, starts, seed)
+    contrib = stack.contributions(theta)
+    pred = contrib.sum(axis=1) + stack.extra
+    after = np.log(pred) - target
+    before = np.log(stack.predict(np.ones(len(THETA_NAMES)))) - target
+    log_se = _standard_errors(contrib[:, free] / pred[:, None], after)
+    names = [n for n, f in zip(THETA_NAMES, free, strict=True) if f]
+    return Calibration(
+        base=base,
+        thetas={n: float(t) for n, t in zip(THETA_NAMES, theta, strict=True)},
+        unconstrained=tuple(n for n, f in zip(THETA_NAMES, free, strict=True) if not f),
+        log_se={n: float(s) for n, s in zip(names, log_se, strict=True)},
+        share={n: float(s) for n, s in
+               zip(THETA_NAMES, contrib.sum(axis=0) / pred.sum(), strict=True)},
+        rows=len(measured),
+        graphs=tuple(sorted({m.graph for m in measured})),
+        algorithms=tuple(sorted({m.algorithm for m in measured})),
+        log_errors_before=before,
+        log_errors_after=after,
+    )
+
+
+# ---------------------------------------------------------------------------------- device
+
+# Device fields each theta scales, and how: "x" multiplies (a time), "/" divides (a rate).
+FIELD_MAP: dict[str, tuple[tuple[str, str], ...]] = {
+    "issue": (),
+    "lsu": (("lsu_sectors_per_cycle", "/"),),
+    "latency": (("dram_latency_cycles", "x"), ("l2_latency_cycles", "x")),
+    "memory": (("dram_bandwidth_gbs", "/"), ("l2_bandwidth_gbs", "/")),
+    "atomics": (("atomic_cycles", "x"),),
+    "overhead": (("launch_overhead_us", "x"),),
+    "host": (("host_roundtrip_us", "x"),),
+}
+EXACT = ("lsu", "memory", "atomics", "overhead", "host")
+
+
+def calibrated_device(base: str | Device, thetas: Mapping[str, float] | Sequence[float],
+                      name: str | None = None) -> Device:
+    """``base`` with its figures scaled by the thetas (issue has no field and is left out)."""
+    base = get_device(base)
+    theta = dict(zip(THETA_NAMES, theta_vector(thetas), strict=True))
+    changes: dict[str, float] = {}
+    for part, fields in FIELD_MAP.items():
+        for name_, how in fields:
+            value = float(getattr(base, name_))
+            changes[name_] = value * theta[part] if how == "x" else value / theta[part]
+    return dataclasses.replace(base, name=name or f"{base.name}-calibrated", **changes)
+
+
+def _toml_value(value: object) -> str:
+    """A TOML literal for a device field's value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = f"{value:.6g}"
+        return text if any(c in text for c in ".en") else f"{text}.0"
+    return json.dumps(str(value))
+
+
+def device_toml(calibration: Calibration, *, source: str | None = None,
+                notes: Sequence[str] = ()) -> str:
+    """The calibrated device as a TOML device file (``get_device`` loads it), with the fit's
+    figures as comments at the top; ``source`` names the measured file, ``notes`` are added as
+    comment lines."""
+    base = calibration.base
+    device = calibrated_device(base, calibration.thetas)
+    preset = DEVICES.get(base.name)
+    lines = [
+        f"# {device.name}: device {base.name} calibrated by `warpsweep calibrate`"
+        + (f" on {source}" if source else ""),
+        f"# fit: {calibration.rows} measured (graph, algorithm, config) rows on "
+        f"{len(calibration.graphs)} graphs ({', '.join(calibration.algorithms)}); RMS log error "
+        f"{calibration.rms_before:.3f} with {base.name}, {calibration.rms_after:.3f} fitted",
+        "# theta: scale on the cycles of each part of the simulated time (1 = unchanged):",
+    ]
+    for part in THETA_NAMES:
+        theta = calibration.thetas[part]
+        if part in calibration.unconstrained:
+            what = "unconstrained (its bound never binds in these rows): kept at 1"
+        else:
+            se = calibration.log_se.get(part, float("nan"))
+            what = f"x/ {math.exp(se):.3f} (1 s.e.), {100 * calibration.share[part]:.1f}% of time"
+        lines.append(f"#   {part:<9} {theta:8.4f}  {what}")
+    issue = calibration.thetas["issue"]
+    if abs(issue - 1) > 1e-9:
+        lines.append(f"# issue ({issue:.4f}) is NOT in this file: no Device field scales issue "
+                     "alone; re-simulating with this file keeps issue at 1")
+    lines += [
+        "# fields: lsu, memory (dram and l2 bandwidth), atomics, launch overhead and host round",
+        "# trip scale exactly; latency (dram and l2 latency) approximately: a warp's latency",
+        "# bound also holds its instruction time, which the latency theta does not scale.",
+        *(f"# {note}" for note in notes),
+    ]
+    if preset is not None:
+        lines.append(f'base = "{base.name}"')
+    lines.append(f'name = "{device.name}"')
+    reference = preset if preset is not None else Device(name=device.name)
+    for f in dataclasses.fields(Device):
+        if f.name == "name":
+            continue
+        value = getattr(device, f.name)
+        mapped = any(f.name == n for fields in FIELD_MAP.values() for n, _ in fields)
+        if preset is None or mapped or value != getattr(reference, f.name):
+            lines.append(f"{f.name} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,151 @@
+"""``warpsweep calibrate RESULTS.parquet --device h100 --out h100.toml``: fit a device file."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from simulator.device import get_device
+from simulator.errors import ConfigError
+from tuner.calibrate import DEFAULT_CACHE
+from tuner.calibrate import EXACT
+from tuner.calibrate import THETA_NAMES
+from tuner.calibrate import THETA_RANGE
+from tuner.calibrate import Calibration
+from tuner.calibrate import calibrated_device
+from tuner.calibrate import device_toml
+from tuner.calibrate import fit
+from tuner.calibrate import load_measured
+from tuner.calibrate import predict
+from tuner.calibrate import simulate_parts
+
+EPILOG = """examples:
+  warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml
+  warpsweep calibrate h100.parquet --algorithms bfs --graphs USA-road-NY,rmat16 --verify
+  warpsweep simulate --graph rmat:scale=16 --algo bfs --device h100.toml --config mapping=vwarp,w=8
+
+The file holds one row per measured (graph, algorithm, config, variant) with the columns
+device, graph, graph_spec, algorithm, config, variant, source, time_us, correct (as
+bench/gpu/harness.py writes them); a config's time is its fastest correct variant. Each config
+is simulated once with the base device (cached under --cache), then a scale per part of the
+simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted to the measured
+times (least squares on log errors, each scale within 1/20..20); a part whose bound never
+binds stays at 1. The scales become the device file's figures (latency approximately; issue
+has no field and is only reported).
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``calibrate`` verb."""
+    p = subparsers.add_parser(
+        "calibrate",
+        help="fit a device's cost figures to measured GPU times",
+        description="Fit the device's cost figures to measured GPU times and write them as a "
+                    "TOML device file (loadable wherever a device is named).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("results", type=Path, help="measured results, a Parquet file")
+    p.add_argument("--device", default="h100",
+                   help="base device: a preset or a device file (default h100); only the "
+                        "file's rows of that device name are used")
+    p.add_argument("--out", type=Path, default=None,
+                   help="device file to write (default ./<device>-calibrated.toml)")
+    p.add_argument("--algorithms", default=None, metavar="A,B",
+                   help="only these algorithms (comma-separated, e.g. bfs,sssp)")
+    p.add_argument("--graphs", default=None, metavar="NAME,...",
+                   help="only these graphs (the file's short names)")
+    p.add_argument("--max-edges", type=int, default=None, metavar="N",
+                   help="leave out graphs with more than N stored edges")
+    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+                   help=f"cache of simulated parts (default {DEFAULT_CACHE})")
+    p.add_argument("--no-cache", action="store_true", help="simulate everything again")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="simulate in N processes (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the fit's random starts")
+    p.add_argument("--verify", action="store_true",
+                   help="re-simulate every config with the written file and report how far "
+                        "it is from the fitted surrogate")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(run=run_calibrate)
+
+
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated option as a list (None when not given)."""
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise ConfigError("an empty list was given")
+    return names
+
+
+def fit_table(calibration: Calibration) -> str:
+    """The fitted thetas as a table: value, standard error, share of the fitted time."""
+    lines = [f"{'part':<9} {'theta':>8}  {'s.e. (x/)':>9}  {'share':>6}  note"]
+    for part in THETA_NAMES:
+        theta = calibration.thetas[part]
+        if part in calibration.unconstrained:
+            lines.append(f"{part:<9} {theta:8.4f}  {'-':>9}  {'-':>6}  unconstrained: its bound "
+                         "never binds, kept at 1")
+            continue
+        se = math.exp(calibration.log_se.get(part, float("nan")))
+        note = []
+        if min(abs(theta - THETA_RANGE[0]), abs(theta - THETA_RANGE[1])) < 1e-6 * theta:
+            note.append("at the bound of the range")
+        if part == "issue":
+            note.append("not in the file (no device field)")
+        elif part not in EXACT:
+            note.append("mapped approximately")
+        lines.append(f"{part:<9} {theta:8.4f}  {se:9.3f}  {100 * calibration.share[part]:5.1f}%  "
+                     + "; ".join(note))
+    return "\n".join(lines)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """Load, simulate, fit, write the device file and print the fit."""
+    base = get_device(args.device)
+    if args.out is not None and args.out.suffix != ".toml":
+        raise ConfigError(f"--out {args.out}: a device file must end in .toml")
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, got {args.jobs}")
+    measured = load_measured(
+        args.results, device=base.name, algorithms=_names(args.algorithms),
+        graphs=_names(args.graphs), max_edges=args.max_edges,
+    )
+    graphs = sorted({m.graph for m in measured})
+    algorithms = sorted({m.algorithm for m in measured})
+    print(f"calibrate: {len(measured)} measured configs on {len(graphs)} graphs "
+          f"({', '.join(algorithms)}) from {args.results}, base device {base.name}")
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"calibrate: {line}", file=sys.stderr, flush=True)
+
+    cache = None if args.no_cache else args.cache
+    parts = simulate_parts(measured, base, cache=cache, jobs=args.jobs, progress=progress)
+    calibration = fit(parts, measured, base, seed=args.seed)
+    print(fit_table(calibration))
+    print(f"RMS log error: {calibration.rms_before:.3f} with {base.name}, "
+          f"{calibration.rms_after:.3f} fitted (x{math.exp(calibration.rms_before):.2f} -> "
+          f"x{math.exp(calibration.rms_after):.2f} typical factor)")
+    notes = []
+    if args.verify:
+        device = calibrated_device(base, calibration.thetas)
+        resim = simulate_parts(measured, device, cache=cache, jobs=args.jobs, progress=progress)
+        surrogate = predict(parts, calibration.thetas)
+        gap = np.log([p.cycles for p in resim]) - np.log(surrogate)
+        line = (f"re-simulated with the file: RMS log gap to the surrogate "
+                f"{float(np.sqrt(np.mean(gap ** 2))):.3f}, worst {float(np.max(np.abs(gap))):.3f}")
+        print(line)
+        notes.append(line)
+    out = args.out or Path(f"{base.name}-calibrated.toml")
+    text = device_toml(calibration, source=str(args.results), notes=notes)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    get_device(str(out))  # what was written loads
+    print(f"wrote {out} (device {calibrated_device(base, calibration.thetas).name})")
+    return 0
