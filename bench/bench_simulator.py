@@ -1,7 +1,14 @@
-"""Simulator throughput: BFS on rmat:scale=20,ef=16 under one strategy, functional run cached.
+"""Simulator throughput: one algorithm on one graph under each strategy, functional run cached.
 
 Floors (issue 3): one strategy < 3 s and < 4 GB peak on one core; the functional BFS < 5 s.
-Run: python bench/bench_simulator.py [--spec SPEC] [--strategies ...]
+Targets (issue 11, topology sweeps in O(active work)): one strategy <= 1 s on
+rmat:scale=20,ef=16 and <= 2 s on USA-road-FLA, and at most 3x the functional run's time.
+The functional run is timed once, apart; each strategy's wall and CPU seconds and its ratio
+to the functional run's wall seconds are printed. ``--full-layout`` costs every unit of every
+sweep (the reference path the sparse one must agree with) for before/after comparisons.
+
+Run: python bench/bench_simulator.py [--spec SPEC] [--algo bfs] [--strategies ...]
+e.g. python bench/bench_simulator.py --spec file:../shared/graphs/USA-road-FLA.gr.gz
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, as the floor is stated
 
+from simulator import engine  # noqa: E402
 from simulator import functional_run  # noqa: E402
 from simulator import load_graph  # noqa: E402
 from simulator import simulate  # noqa: E402
@@ -39,26 +47,32 @@ def peak_gb() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", default="rmat:scale=20,ef=16,seed=1")
+    parser.add_argument("--algo", default="bfs")
     parser.add_argument("--device", default="h100")
     parser.add_argument("--strategies", nargs="*", default=DEFAULT_STRATEGIES)
+    parser.add_argument("--full-layout", action="store_true",
+                        help="cost every unit of every sweep (the reference path)")
     args = parser.parse_args()
+    engine._SPARSE_SWEEPS = not args.full_layout
 
     t0 = time.perf_counter()
     graph = load_graph(args.spec)
     print(f"graph {graph}: loaded in {time.perf_counter() - t0:.2f} s")
-    t0 = time.perf_counter()
-    fr = functional_run(graph, "bfs")
+    t0, c0 = time.perf_counter(), time.process_time()
+    fr = functional_run(graph, args.algo)
     functional_s = time.perf_counter() - t0
-    print(f"functional BFS: {functional_s:.2f} s, {len(fr.iterations)} levels, "
-          f"{fr.edges_expanded:,} edges (floor 5 s)")
-    header = ("strategy", "wall s", "Medges/s", "sim time_us", "simd_eff")
-    print(f"{header[0]:50s} {header[1]:>7s} {header[2]:>9s} {header[3]:>12s} {header[4]:>8s}")
+    print(f"functional {args.algo}: {functional_s:.2f} s wall, {time.process_time() - c0:.2f} s "
+          f"CPU, {len(fr.iterations)} iterations, {fr.edges_expanded:,} edges (floor 5 s)")
+    header = ("strategy", "wall s", "cpu s", "x func", "Medges/s", "sim time_us", "simd_eff")
+    print(f"{header[0]:50s} {header[1]:>7s} {header[2]:>7s} {header[3]:>6s} {header[4]:>9s} "
+          f"{header[5]:>12s} {header[6]:>8s}")
     for text in args.strategies:
-        t0 = time.perf_counter()
-        r = simulate(graph, "bfs", text, args.device, functional=fr)
-        wall = time.perf_counter() - t0
-        print(f"{text:50s} {wall:7.2f} {r.edges_touched / wall / 1e6:9.1f} "
-              f"{r.time_us:12.1f} {r.simd_efficiency:8.3f}")
+        t0, c0 = time.perf_counter(), time.process_time()
+        r = simulate(graph, args.algo, text, args.device, functional=fr)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"{text:50s} {wall:7.2f} {cpu:7.2f} {wall / functional_s:6.2f} "
+              f"{r.edges_touched / wall / 1e6:9.1f} {r.time_us:12.1f} {r.simd_efficiency:8.3f}",
+              flush=True)
     print(f"peak memory {peak_gb():.2f} GB (floor 4 GB)")
 
 

@@ -240,9 +240,7 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
         else:
             cost = launcher.launch(Launch.sweep(work, count_activations=True), s)
             ran = "topology"
-            reached = np.zeros(n, dtype=bool)
-            reached[fr.indices[work.writes]] = True
-            following = np.flatnonzero(reached)
+            following = distinct(fr.indices[work.writes].astype(np.int64))  # O(stores)
             if following.size < to_data:
                 form = "data"
                 cost = cost + compaction_kernel(n, following, s, device, launcher.costs,
