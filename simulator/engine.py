@@ -515,8 +515,9 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
 
 @dataclass(frozen=True, eq=False)
 class _SlotView:
-    """The units a launch is costed on: all of its layout's, or (a sweep) only the blocks that
-    hold an active vertex, with their slots' vertices, activity and degrees (padded).
+    """The units a launch is costed on: all of its layout's, or (a sweep) only those that
+    hold an active vertex, with their slots' activity, vertices and degrees (padded; a sweep's
+    view fills the last two at its active slots only, the only ones the kernel reads).
 
     units: the full layout's unit of each unit here (ascending); None when these are all.
     real_slots: slots that hold a task (the padding of a partial last unit follows them).
@@ -560,18 +561,16 @@ def _dirty_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLay
     units = groups if group == 1 else (groups[:, None] * group + np.arange(group)).ravel()
     if units[-1] >= layout.units:  # the last block may hold fewer units
         units = units[units < layout.units]
-    slot_vertex = (
-        units * per_unit if per_unit == 1
-        else (units[:, None] * per_unit + np.arange(per_unit)).ravel()
-    )
-    real_slots = slot_vertex.size - max(0, int(slot_vertex[-1]) + 1 - n)
-    slot_vertex[real_slots:] = 0
+    padded = units.size * per_unit
+    real_slots = padded - max(0, (int(units[-1]) + 1) * per_unit - n)
     at = np.searchsorted(groups, act_group) * per_group + act % per_group
-    active = np.zeros(slot_vertex.size, dtype=bool)
+    active = np.zeros(padded, dtype=bool)
     active[at] = True
-    slot_degree = np.zeros(slot_vertex.size, dtype=np.int64)
-    real = slot_vertex[:real_slots]
-    slot_degree[:real_slots] = indptr[real + 1] - indptr[real]
+    # the kernel reads a slot's vertex and degree only where the slot is active
+    slot_vertex = np.zeros(padded, dtype=np.int64)
+    slot_vertex[at] = act
+    slot_degree = np.zeros(padded, dtype=np.int64)
+    slot_degree[at] = indptr[act + 1] - indptr[act]
     view_layout = TaskLayout(
         layout.w, layout.c, layout.k, units.size, layout.real_positions[units],
         layout.static_sectors[units], layout.static_requests,
@@ -720,8 +719,10 @@ def vertex_kernel(
     if launch.lookup == "status" and not staged:
         act = np.flatnonzero(active[:real_slots])
         act_group = (act // per_unit) * c + act % c
-        sectors += count(act_group, slot_vertex[act], c)
-        sectors += count(act_group, slot_vertex[act] + 1, c)
+        # two reads (row start, row end), counted as separate warp steps of one unit
+        bounds_group = np.concatenate([2 * act_group, 2 * act_group + 1])
+        bounds_vertex = np.concatenate([slot_vertex[act], slot_vertex[act] + 1])
+        sectors += count(bounds_group, bounds_vertex, 2 * c)
         sisd_requests += int(2 * active_pos.sum())
     if stores_per_vertex:
         act = np.flatnonzero(active[:real_slots])
