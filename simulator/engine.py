@@ -748,8 +748,8 @@ def vertex_kernel(
     requests = memory_per_step * simd_steps.sum() + store_requests + sisd_requests
     # same-address atomics of a warp step are warp-aggregated (one per warp, as compilers
     # emit them): one queue grab per dynamic unit, one outlier push per deferring position
-    queue_atomics = (full_layout.units if strategy.dynamic else 0) + int(
-        np.sum(deferred_positions)
+    queue_atomics = (full_layout.units if strategy.dynamic else 0) + (
+        int(deferred_positions.sum()) if n_deferred else 0
     )
     atomics = queue_atomics
     scan_cost = None
@@ -1150,10 +1150,14 @@ def _reduce_items(rows: np.ndarray) -> np.ndarray:
 def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
                  costs: InstructionCosts, donated: bool, grid_stride: bool,
                  hit_rate: float) -> _CleanSweep:
-    """What a sweep with no active vertex costs under ``layout`` (cached in it)."""
-    key = (strategy, device, costs, donated, grid_stride, hit_rate)
-    if key in layout.cache:
-        return layout.cache[key]
+    """What a sweep with no active vertex costs under ``layout`` (cached in it, by the
+    identity of the strategy, device and costs: hashing them each launch costs more)."""
+    key = (id(strategy), id(device), id(costs), donated, grid_stride, hit_rate)
+    cached = layout.cache.get(key)
+    if cached is not None and cached[0] is strategy and cached[1] is device and (
+        cached[2] is costs
+    ):
+        return cached[3]
     staged = layout.w > 1
     sisd = (costs.check * layout.real_positions).astype(np.float64)
     if staged:
@@ -1191,7 +1195,7 @@ def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
         always = np.flatnonzero(unlike)
     clean = _CleanSweep(units, float(sisd.sum()), float(sectors.sum()), items, always,
                         per_warp)
-    layout.cache[key] = clean
+    layout.cache[key] = (strategy, device, costs, clean)
     return clean
 
 
