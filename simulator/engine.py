@@ -302,8 +302,8 @@ def task_layout(
             bounds_group = np.concatenate(
                 [stage_group, (chunk_ends // per_unit) * per_stage + c // w]
             )
-            order = np.argsort(bounds_group, kind="stable")
-            static_sectors += count(bounds_group[order], bounds[order], per_stage)
+            # two ascending runs: distinct_sectors' run-merging sort needs no argsort first
+            static_sectors += count(bounds_group, bounds, per_stage)
             static_requests = units * (_ceil_div(c, w) + per_stage)
         else:
             static_sectors += count(stage_group, slot_vertex, per_stage)

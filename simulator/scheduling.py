@@ -56,10 +56,22 @@ def list_schedule_sparse(
     if base.is_integer() and bool(np.all(np.floor(durations) == durations)):
         # finish times less ``base`` per round: the same order (and ties) as the real ones
         excess = durations - base
+        no_faster = bool(np.all(excess[:in_full] >= 0))
         for a, b in spans:
             if a >= in_full:
                 break
-            taken = finish.argsort(kind="stable")[position[a:b]]
+            at = position[a:b]
+            if no_faster:  # untouched slots (0) come first, by index, then the others
+                untouched = finish == 0
+                order = untouched.nonzero()[0]
+                if at[-1] >= order.size:
+                    touched = (~untouched).nonzero()[0]
+                    order = np.concatenate(
+                        [order, touched[finish[touched].argsort(kind="stable")]]
+                    )
+                taken = order[at]
+            else:
+                taken = finish.argsort(kind="stable")[at]
             owner[a:b] = taken
             finish[taken] += excess[a:b]
         finish += full * base

@@ -128,9 +128,11 @@ def test_sparse_schedule_equals_list_schedule():
         listed = rng.random(items) < rng.random() * 0.4
         listed[items // slots * slots :] = True
         listed = np.flatnonzero(listed)
-        durations = rng.integers(0, 90, listed.size) + (0.5 if trial % 4 == 0 else 0.0)
         if trial % 3 == 0:  # fractional rounds: float additions round as list_schedule's do
             base += 0.1
+        # items at least as long as the others (the usual case), or some shorter ones
+        durations = base + rng.integers(-10 if trial % 2 else 0, 90, listed.size)
+        durations += 0.5 if trial % 4 == 0 else 0.0
         dense = np.full(items, base)
         dense[listed] = durations
         owner, finish = list_schedule(dense, slots)
