@@ -61,17 +61,14 @@ def list_schedule_sparse(
             if a >= in_full:
                 break
             at = position[a:b]
-            if no_faster:  # untouched slots (0) come first, by index, then the others
-                untouched = finish == 0
-                order = untouched.nonzero()[0]
+            order = None
+            if no_faster:  # untouched slots (0) come first, by index
+                order = (finish == 0).nonzero()[0]
                 if at[-1] >= order.size:
-                    touched = (~untouched).nonzero()[0]
-                    order = np.concatenate(
-                        [order, touched[finish[touched].argsort(kind="stable")]]
-                    )
-                taken = order[at]
-            else:
-                taken = finish.argsort(kind="stable")[at]
+                    order = None
+            if order is None:
+                order = finish.argsort(kind="stable")
+            taken = order[at]
             owner[a:b] = taken
             finish[taken] += excess[a:b]
         finish += full * base
