@@ -1281,8 +1281,9 @@ def _sparse_sweep_cycles(
         sm = owner % sms
         full_rounds = items // slots
         # each full round gives every SM slots / sms items; the unlisted ones are like item 0
+        # (the listed ones of the last, partial round come last)
         ordinary = full_rounds * (slots // sms) - np.bincount(
-            sm[listed < full_rounds * slots], minlength=sms
+            sm[: listed.size - (items - full_rounds * slots)], minlength=sms
         )
         latency = finish.reshape(-1, sms).max(axis=0)
 

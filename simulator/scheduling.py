@@ -43,23 +43,37 @@ def list_schedule_sparse(
     rest = items - full * slots
     if rest and (listed.size < rest or listed[-rest] != full * slots or listed[-1] != items - 1):
         raise ValueError("every item of the last, partial round must be listed")
+    in_full = listed.size - rest  # listed items of the full rounds
     owner = np.empty(listed.size, dtype=np.int64)
+    if in_full == 0:  # every full round adds base to every slot: all finish together
+        finish = _advance(np.zeros(slots), base, full)
+        earliest = np.arange(rest)
+    else:
+        finish = _full_rounds(owner, slots, base, listed[:in_full], durations[:in_full], full)
+        earliest = np.argsort(finish, kind="stable")[:rest]
+    if rest:
+        owner[in_full:] = earliest
+        finish[earliest] += durations[in_full:]
+    return owner, finish
+
+
+def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
+                 durations: np.ndarray, full: int) -> np.ndarray:
+    """The full rounds of ``list_schedule_sparse``: fills ``owner`` of the ``listed`` items
+    (all in full rounds) and returns the slots' finish times after the ``full`` rounds."""
     rounds = listed // slots
     position = listed - rounds * slots
     new_round = np.empty(listed.size, dtype=bool)
-    new_round[:1] = True
+    new_round[0] = True
     np.not_equal(rounds[1:], rounds[:-1], out=new_round[1:])
     starts = np.flatnonzero(new_round).tolist()
     spans = zip(starts, starts[1:] + [listed.size], strict=False)
-    in_full = int(np.searchsorted(rounds, full))  # listed items of the full rounds
     finish = np.zeros(slots)
     if base.is_integer() and bool(np.all(np.floor(durations) == durations)):
         # finish times less ``base`` per round: the same order (and ties) as the real ones
         excess = durations - base
-        no_faster = bool(np.all(excess[:in_full] >= 0))
+        no_faster = bool(np.all(excess >= 0))
         for a, b in spans:
-            if a >= in_full:
-                break
             at = position[a:b]
             order = None
             if no_faster:  # untouched slots (0) come first, by index
@@ -72,25 +86,18 @@ def list_schedule_sparse(
             owner[a:b] = taken
             finish[taken] += excess[a:b]
         finish += full * base
-    else:
-        applied = 0  # rounds whose durations finish holds
-        for a, b in spans:
-            if a >= in_full:
-                break
-            r = int(rounds[a])
-            finish = _advance(finish, base, r - applied)
-            taken = finish.argsort(kind="stable")[position[a:b]]
-            owner[a:b] = taken
-            before = finish[taken]
-            finish += base
-            finish[taken] = before + durations[a:b]
-            applied = r + 1
-        finish = _advance(finish, base, full - applied)
-    if rest:
-        earliest = np.argsort(finish, kind="stable")[:rest]
-        owner[listed.size - rest :] = earliest
-        finish[earliest] += durations[listed.size - rest :]
-    return owner, finish
+        return finish
+    applied = 0  # rounds whose durations finish holds
+    for a, b in spans:
+        r = int(rounds[a])
+        finish = _advance(finish, base, r - applied)
+        taken = finish.argsort(kind="stable")[position[a:b]]
+        owner[a:b] = taken
+        before = finish[taken]
+        finish += base
+        finish[taken] = before + durations[a:b]
+        applied = r + 1
+    return _advance(finish, base, full - applied)
 
 
 def _advance(finish: np.ndarray, base: float, rounds: int) -> np.ndarray:
