@@ -1150,14 +1150,14 @@ def _reduce_items(rows: np.ndarray) -> np.ndarray:
 def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
                  costs: InstructionCosts, donated: bool, grid_stride: bool,
                  hit_rate: float) -> _CleanSweep:
-    """What a sweep with no active vertex costs under ``layout`` (cached in it, by the
-    identity of the strategy, device and costs: hashing them each launch costs more)."""
-    key = (id(strategy), id(device), id(costs), donated, grid_stride, hit_rate)
+    """What a sweep with no active vertex costs under ``layout`` (cached in it, by what of the
+    strategy it depends on and the identity of the device and costs: hashing those each
+    launch would cost more)."""
+    key = (strategy.dynamic, strategy.block_size, id(device), id(costs), donated, grid_stride,
+           hit_rate)
     cached = layout.cache.get(key)
-    if cached is not None and cached[0] is strategy and cached[1] is device and (
-        cached[2] is costs
-    ):
-        return cached[3]
+    if cached is not None and cached[0] is device and cached[1] is costs:
+        return cached[2]
     staged = layout.w > 1
     sisd = (costs.check * layout.real_positions).astype(np.float64)
     if staged:
@@ -1195,7 +1195,7 @@ def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
         always = np.flatnonzero(unlike)
     clean = _CleanSweep(units, float(sisd.sum()), float(sectors.sum()), items, always,
                         per_warp)
-    layout.cache[key] = (strategy, device, costs, clean)
+    layout.cache[key] = (device, costs, clean)
     return clean
 
 
