@@ -85,6 +85,15 @@ g, g + G, ... in turn, each paying a loop check and a round trip.
 
 GW device options: with ``cluster_issue`` a SIMD step issues one pass per ``simd_width`` lane
 cluster holding an active lane, instead of warp_size / simd_width passes.
+
+Sweeps in O(active work). A sweep's inactive vertices only check their status, so the units
+holding no active vertex cost the same in every sweep of a run: ``_clean_sweep`` computes
+them (and each block's duration and sums) once and caches them in the ``TaskLayout``. Each
+sweep costs only the units holding an active vertex (``_dirty_view``; whole blocks for
+donation), with the per-unit code above, and ``_sparse_sweep_cycles`` combines them with the
+clean figures; ``list_schedule_sparse`` applies the rounds of clean blocks in bulk. The
+figures are those of costing every unit (``_SPARSE_SWEEPS = False``, the reference path the
+tests compare against) up to float rounding of sums.
 """
 
 from __future__ import annotations
