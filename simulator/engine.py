@@ -120,7 +120,7 @@ from simulator.worklist import push_work
 from simulator.worklist import scan_launch
 
 WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
-# Sweeps cost only the blocks holding an active vertex and take the others' cost from the
+# Sweeps cost only the units holding an active vertex and take the others' cost from the
 # layout (``_clean_sweep``); False costs every unit of every sweep (the reference path).
 _SPARSE_SWEEPS = True
 
@@ -263,7 +263,7 @@ class TaskLayout:
     real_positions: np.ndarray
     static_sectors: np.ndarray
     static_requests: int
-    # what a launch with no active slot costs, per (strategy, device, ...): see _clean_sweep
+    # what a sweep with no active slot costs, per device, costs and launch form: _clean_sweep
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
