@@ -1156,17 +1156,10 @@ def _reduce_items(rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
-                 costs: InstructionCosts, donated: bool, grid_stride: bool,
-                 hit_rate: float) -> _CleanSweep:
-    """What a sweep with no active vertex costs under ``layout`` (cached in it, by what of the
-    strategy it depends on and the identity of the device and costs: hashing those each
-    launch would cost more)."""
-    key = (strategy.dynamic, strategy.block_size, id(device), id(costs), donated, grid_stride,
-           hit_rate)
-    cached = layout.cache.get(key)
-    if cached is not None and cached[0] is device and cached[1] is costs:
-        return cached[2]
+def _clean_unit_work(layout: TaskLayout, strategy: Strategy, costs: InstructionCosts,
+                     donated: bool) -> _UnitWork:
+    """Each unit's work in a sweep with no active vertex: its status checks (or staging),
+    the dynamic grab, the donation barrier when some thread donates, the static reads."""
     staged = layout.w > 1
     sisd = (costs.check * layout.real_positions).astype(np.float64)
     if staged:
@@ -1180,8 +1173,23 @@ def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     if strategy.dynamic:
         round_trips = round_trips + 1
     sectors = layout.static_sectors.astype(np.float64)
-    units = _unit_timing(_UnitWork(sisd, np.zeros(layout.units), sectors, round_trips),
-                         device, layout.k == 1, hit_rate)
+    return _UnitWork(sisd, np.zeros(layout.units), sectors, round_trips)
+
+
+def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
+                 costs: InstructionCosts, donated: bool, grid_stride: bool,
+                 hit_rate: float) -> _CleanSweep:
+    """What a sweep with no active vertex costs under ``layout`` (cached in it, by what of the
+    strategy it depends on and the identity of the device and costs: hashing those each
+    launch would cost more)."""
+    key = (strategy.dynamic, strategy.block_size, id(device), id(costs), donated, grid_stride,
+           hit_rate)
+    cached = layout.cache.get(key)
+    if cached is not None and cached[0] is device and cached[1] is costs:
+        return cached[2]
+    work = _clean_unit_work(layout, strategy, costs, donated)
+    sisd, sectors = work.sisd, work.sectors
+    units = _unit_timing(work, device, layout.k == 1, hit_rate)
     items = always = per_warp = None
     if grid_stride:
         warps_per_block = strategy.block_size // device.warp_size

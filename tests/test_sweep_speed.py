@@ -11,9 +11,11 @@ from simulator import functional_run
 from simulator import get_device
 from simulator import load_graph
 from simulator import simulate
+from simulator.costs import COSTS
 from simulator.result import METRICS
 from simulator.scheduling import list_schedule
 from simulator.scheduling import list_schedule_sparse
+from simulator.strategy import Strategy
 
 GRAPHS = {
     "rmat": "rmat:scale=8,ef=8,seed=3",
@@ -98,7 +100,7 @@ def test_sweeps_cost_only_active_blocks():
     """The sparse path costs the units (for donation the blocks) that hold an active vertex,
     not the whole graph."""
     graph = load_graph("grid2d:rows=20,cols=30")  # vertex 300 sits on the left border
-    strategy = engine.Strategy.parse("mapping=vwarp,w=32")
+    strategy = Strategy.parse("mapping=vwarp,w=32")
     device = get_device("h100")
     layout = engine.task_layout(graph.n, strategy, device)
     view = engine._dirty_view(graph.indptr, np.array([5, 6, 300]), layout, 8)
@@ -145,3 +147,39 @@ def test_sparse_schedule_equals_list_schedule():
 def test_sparse_schedule_needs_the_partial_round():
     with pytest.raises(ValueError, match="partial round"):
         list_schedule_sparse(10, 4, 1.0, np.array([0, 8]), np.array([2.0, 2.0]))
+
+
+@pytest.mark.parametrize("text", [
+    "mapping=vwarp,w=8", "mapping=vwarp,w=4,distribution=dynamic", "mapping=thread,unroll=2",
+])
+def test_sparse_cycles_equal_kernel_cycles(text):
+    """Any per-unit work on some units, the clean work elsewhere: the sparse launch time and
+    bounds are ``_kernel_cycles``' on the whole array, units faster than clean ones too."""
+    strategy = Strategy.parse(text)
+    layout = engine.task_layout(700, strategy, TINY)
+    base = engine._clean_unit_work(layout, strategy, COSTS, False)
+    rng = np.random.default_rng(11)
+    # most units; the first 32 (whole blocks) without a round trip, faster than clean ones
+    units = np.flatnonzero((rng.random(layout.units) < 0.6) | (np.arange(layout.units) < 32))
+    work = engine._UnitWork(
+        rng.integers(0, 40, units.size).astype(np.float64),
+        rng.integers(0, 30, units.size).astype(np.float64),
+        rng.integers(0, 20, units.size).astype(np.float64),
+        np.where(units < 32, 0, rng.integers(0, 9, units.size)),
+    )
+    dense = engine._UnitWork(base.sisd.copy(), base.simd.copy(), base.sectors.copy(),
+                             base.round_trips.copy())
+    for name in ("sisd", "simd", "sectors", "round_trips"):
+        getattr(dense, name)[units] = getattr(work, name)
+    grid_stride = (strategy.unroll or 1) > 1
+    for hit_rate in (0.0, 0.37):
+        want = engine._kernel_cycles(dense, strategy, TINY, 5, layout.k == 1,
+                                     grid_stride=grid_stride, check=2, hit_rate=hit_rate)
+        clean = engine._clean_sweep(layout, strategy, TINY, COSTS, False, grid_stride,
+                                    hit_rate)
+        got = engine._sparse_sweep_cycles(
+            clean, units, clean.units[:, units], work, strategy, TINY, 5, layout.k == 1,
+            float(dense.sectors.sum()), grid_stride=grid_stride, check=2, hit_rate=hit_rate,
+        )
+        assert got[0] == pytest.approx(want[0], rel=1e-12)
+        assert np.allclose(got[1], want[1], rtol=1e-12, atol=0)
