@@ -75,6 +75,9 @@ class Measured:
     time_us: float
     variant: str
     m: int | None = None
+    launches: int | None = None  # kernel launches the measured run made (where recorded)
+    iterations: int | None = None
+    kernel_us: float | None = None  # time inside kernels (where recorded)
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,9 +195,16 @@ def load_measured(
             graph=str(r["graph"]), graph_spec=str(r["graph_spec"]),
             algorithm=str(r["algorithm"]), config=str(r["config"]), source=int(r["source"]),
             time_us=float(r["time_us"]), variant=str(r["variant"]),
-            m=None if r.get("m") is None else int(r["m"]),
+            m=_optional(r.get("m"), int), launches=_optional(r.get("launches"), int),
+            iterations=_optional(r.get("iterations"), int),
+            kernel_us=_optional(r.get("kernel_us"), float),
         ))
     return out
+
+
+def _optional(value, kind):
+    """An optional column's value converted, None when absent."""
+    return None if value is None else kind(value)
 
 
 # ---------------------------------------------------------------------------------- simulate
@@ -325,23 +335,24 @@ def simulate_parts(
         return {"graph": r.graph, "graph_spec": r.graph_spec, "algorithm": r.algorithm,
                 "config": r.config, "source": r.source, "device": device.name}
 
-    if jobs > 1 and len(groups) > 1:
+    if jobs > 1 and groups:
+        # one task per configuration (each repeats its group's functional run, which costs
+        # little beside the timing), largest graphs first, so that no process is left with a
+        # whole big group
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = {
-                pool.submit(_group_worker, [measured[i] for i in idx], device,
-                            [str(paths[i]) for i in idx], [meta(i) for i in idx]): key
-                for key, idx in groups
+                pool.submit(_group_worker, [measured[i]], device, [str(paths[i])],
+                            [meta(i)]): i
+                for _, idx in groups for i in idx
             }
-            for future, key in futures.items():
+            for future, i in futures.items():
                 future.result()
-                if progress:
-                    progress(f"simulated {measured[todo[key][0]].graph} {key[1]}: "
-                             f"{len(todo[key])} configs")
-        for _, idx in groups:
-            for i in idx:
                 out[i] = _load_parts(paths[i])
                 if out[i] is None:
                     raise ConfigError(f"cache entry {paths[i]} was not written")
+                if progress:
+                    r = measured[i]
+                    progress(f"simulated {r.graph} {r.algorithm} {r.config}")
         return out  # type: ignore[return-value]
     for (_, algorithm, _), idx in groups:
         rows = [measured[i] for i in idx]
@@ -359,21 +370,38 @@ def simulate_parts(
 
 @dataclass(frozen=True, eq=False)
 class _Stack:
-    """Every run's launch rows in one array, for vectorised predictions."""
+    """Every run's launch rows, for vectorised predictions. A launch whose largest bound
+    exceeds the others by more than the thetas' range can reorder (400x) binds the same way
+    for every theta: those are summed per run and part once (``fixed``); only the others
+    (``rows``) take their maximum at each evaluation."""
 
-    rows: np.ndarray  # (launches, 6)
-    run: np.ndarray  # launch row -> run index
+    rows: np.ndarray  # (launches whose winner depends on theta, 5)
+    run: np.ndarray  # each of those launches' run index
+    fixed: np.ndarray  # (runs, 5): cycles of the bound that binds in every other launch
+    overhead: np.ndarray  # per run: launch overheads
     host: np.ndarray  # per run
     extra: np.ndarray  # per run
 
     @classmethod
     def of(cls, parts: Sequence[Parts]) -> _Stack:
-        rows = [np.asarray(p.bounds, dtype=np.float64).reshape(-1, len(BOUND_NAMES))
-                for p in parts]
-        run = np.repeat(np.arange(len(parts)), [r.shape[0] for r in rows])
+        blocks = [np.asarray(p.bounds, dtype=np.float64).reshape(-1, len(BOUND_NAMES))
+                  for p in parts]
+        rows = np.concatenate(blocks) if blocks else np.zeros((0, len(BOUND_NAMES)))
+        run = np.repeat(np.arange(len(parts)), [b.shape[0] for b in blocks])
+        runs = len(parts)
+        five = rows[:, :MAX_BOUNDS]
+        ordered = np.sort(five, axis=1)
+        reorder = THETA_RANGE[1] / THETA_RANGE[0]  # theta_i / theta_j spans at most this
+        certain = ordered[:, -1] > ordered[:, -2] * reorder
+        empty = ordered[:, -1] <= 0
+        winner = np.argmax(five, axis=1)
+        fixed = np.zeros((runs, MAX_BOUNDS))
+        keep = certain & ~empty
+        np.add.at(fixed, (run[keep], winner[keep]), ordered[keep, -1])
+        loose = ~certain & ~empty
         return cls(
-            rows=np.concatenate(rows) if rows else np.zeros((0, len(BOUND_NAMES))),
-            run=run,
+            rows=five[loose], run=run[loose], fixed=fixed,
+            overhead=np.bincount(run, weights=rows[:, MAX_BOUNDS], minlength=runs),
             host=np.array([p.host_cycles for p in parts], dtype=np.float64),
             extra=np.array([p.extra_cycles for p in parts], dtype=np.float64),
         )
@@ -387,7 +415,7 @@ class _Stack:
         launches where it binds. With ``power`` p the launch takes the p-norm of its five
         bounds instead of their maximum (each bound contributes its share of it): a smooth
         stand-in that lets a fit feel bounds that do not bind yet."""
-        scaled = self.rows[:, :MAX_BOUNDS] * theta[:MAX_BOUNDS]
+        scaled = self.rows * theta[:MAX_BOUNDS]
         if power is None:
             winner = np.argmax(scaled, axis=1)
             top = scaled[np.arange(scaled.shape[0]), winner]
@@ -401,11 +429,10 @@ class _Stack:
             weights = np.divide(top * norm ** (1 / power) * ratio, norm,
                                 out=np.zeros_like(scaled), where=norm > 0)
         out = np.zeros((self.runs, len(THETA_NAMES)))
+        out[:, :MAX_BOUNDS] = self.fixed * theta[:MAX_BOUNDS]
         for i in range(MAX_BOUNDS):
-            out[:, i] = np.bincount(self.run, weights=weights[:, i], minlength=self.runs)
-        out[:, MAX_BOUNDS] = np.bincount(
-            self.run, weights=self.rows[:, MAX_BOUNDS] * theta[MAX_BOUNDS], minlength=self.runs
-        )
+            out[:, i] += np.bincount(self.run, weights=weights[:, i], minlength=self.runs)
+        out[:, MAX_BOUNDS] = self.overhead * theta[MAX_BOUNDS]
         out[:, MAX_BOUNDS + 1] = self.host * theta[MAX_BOUNDS + 1]
         return out
 
