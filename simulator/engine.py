@@ -143,9 +143,10 @@ def distinct_sectors(
 ) -> np.ndarray:
     """Distinct (group, sector) pairs per unit: the transactions each warp step issues.
 
-    ``group`` numbers warp steps globally; ``unit_of_group`` maps a step to its warp unit (an
-    array, or an int g meaning unit = step // g). Elements arrive as a few ascending runs per
-    unit, which the stable (run-merging) sort handles fast.
+    ``group`` numbers warp steps globally; ``unit_of_group`` maps a step to its warp unit (a
+    nondecreasing array, or an int g meaning unit = step // g), so that each unit's keys are
+    one range of the sorted keys. Elements arrive as a few ascending runs per unit, which the
+    stable (run-merging) sort handles fast. Counts run up to the last unit with a step.
     """
     if group.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -156,10 +157,18 @@ def distinct_sectors(
     first = np.empty(keys.size, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    first_groups = keys[first] >> bits
+    distinct_before = np.empty(keys.size + 1, dtype=np.int64)  # distinct keys before each
+    distinct_before[0] = 0
+    np.cumsum(first, out=distinct_before[1:])
+    last_group = int(keys[-1] >> bits)
     if isinstance(unit_of_group, int | np.integer):
-        return np.bincount(first_groups // unit_of_group)
-    return np.bincount(unit_of_group[first_groups])
+        units = last_group // int(unit_of_group) + 1
+        unit_start = np.arange(units + 1, dtype=np.int64) * int(unit_of_group)
+    else:
+        units = int(unit_of_group[last_group]) + 1
+        unit_start = unit_of_group.searchsorted(np.arange(units + 1))
+    at = keys.searchsorted(unit_start << bits)
+    return distinct_before[at[1:]] - distinct_before[at[:-1]]
 
 
 def unit_transactions(

@@ -183,3 +183,23 @@ def test_sparse_cycles_equal_kernel_cycles(text):
         )
         assert got[0] == pytest.approx(want[0], rel=1e-12)
         assert np.allclose(got[1], want[1], rtol=1e-12, atol=0)
+
+
+def test_distinct_sectors_counts_pairs_per_unit():
+    """Distinct (step, sector) pairs per unit against a plain count, units without a step
+    (no steps, or no element) included, for both forms of the step-to-unit map."""
+    rng = np.random.default_rng(5)
+    steps_per_unit = rng.integers(0, 4, 50)
+    unit_of_step = np.repeat(np.arange(50), steps_per_unit)
+    group = rng.integers(0, unit_of_step.size, 3000)
+    sector = rng.integers(0, 40, 3000)
+    want = np.zeros(50, dtype=np.int64)
+    for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
+        want[unit_of_step[g]] += 1
+    got = engine.distinct_sectors(group.copy(), sector, unit_of_step)
+    assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
+    got = engine.distinct_sectors(group.copy(), sector, 3)
+    want = np.zeros(got.size, dtype=np.int64)
+    for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
+        want[g // 3] += 1
+    assert got.tolist() == want.tolist()
