@@ -185,9 +185,12 @@ def test_sparse_cycles_equal_kernel_cycles(text):
         assert np.allclose(got[1], want[1], rtol=1e-12, atol=0)
 
 
-def test_distinct_sectors_counts_pairs_per_unit():
+@pytest.mark.parametrize("range_count_from", [0, 1 << 16])
+def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from):
     """Distinct (step, sector) pairs per unit against a plain count, units without a step
-    (no steps, or no element) included, for both forms of the step-to-unit map."""
+    (no steps, or no element) included, for both forms of the step-to-unit map and both ways
+    of counting."""
+    monkeypatch.setattr(engine, "_RANGE_COUNT_FROM", range_count_from)
     rng = np.random.default_rng(5)
     steps_per_unit = rng.integers(0, 4, 50)
     unit_of_step = np.repeat(np.arange(50), steps_per_unit)
