@@ -607,6 +607,19 @@ def calibrated_device(base: str | Device, thetas: Mapping[str, float] | Sequence
     return dataclasses.replace(base, name=name or f"{base.name}-calibrated", **changes)
 
 
+def se_text(log_se: float) -> str:
+    """A multiplicative standard error for people: ``1.053``, or ``>100`` where the data
+    barely constrain the scale (near-flat, e.g. at a bound)."""
+    if not math.isfinite(log_se) or log_se > math.log(100):
+        return ">100"
+    return f"{math.exp(log_se):.3f}"
+
+
+def at_bound(theta: float) -> bool:
+    """Whether a fitted scale sits at an end of ``THETA_RANGE``."""
+    return any(abs(theta - b) <= 1e-6 * b for b in THETA_RANGE)
+
+
 def _toml_value(value: object) -> str:
     """A TOML literal for a device field's value."""
     if isinstance(value, bool):
@@ -640,8 +653,10 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
         if part in calibration.unconstrained:
             what = "unconstrained (its bound never binds in these rows): kept at 1"
         else:
-            se = calibration.log_se.get(part, float("nan"))
-            what = f"x/ {math.exp(se):.3f} (1 s.e.), {100 * calibration.share[part]:.1f}% of time"
+            what = (f"x/ {se_text(calibration.log_se.get(part, float('nan')))} (1 s.e.), "
+                    f"{100 * calibration.share[part]:.1f}% of time")
+            if at_bound(theta):
+                what += f", at the bound of the range {THETA_RANGE[0]:g}..{THETA_RANGE[1]:g}"
         lines.append(f"#   {part:<9} {theta:8.4f}  {what}")
     issue = calibration.thetas["issue"]
     if abs(issue - 1) > 1e-9:

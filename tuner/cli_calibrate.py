@@ -16,11 +16,13 @@ from tuner.calibrate import EXACT
 from tuner.calibrate import THETA_NAMES
 from tuner.calibrate import THETA_RANGE
 from tuner.calibrate import Calibration
+from tuner.calibrate import at_bound
 from tuner.calibrate import calibrated_device
 from tuner.calibrate import device_toml
 from tuner.calibrate import fit
 from tuner.calibrate import load_measured
 from tuner.calibrate import predict
+from tuner.calibrate import se_text
 from tuner.calibrate import simulate_parts
 
 EPILOG = """examples:
@@ -92,15 +94,15 @@ def fit_table(calibration: Calibration) -> str:
             lines.append(f"{part:<9} {theta:8.4f}  {'-':>9}  {'-':>6}  unconstrained: its bound "
                          "never binds, kept at 1")
             continue
-        se = math.exp(calibration.log_se.get(part, float("nan")))
+        se = se_text(calibration.log_se.get(part, float("nan")))
         note = []
-        if min(abs(theta - THETA_RANGE[0]), abs(theta - THETA_RANGE[1])) < 1e-6 * theta:
-            note.append("at the bound of the range")
+        if at_bound(theta):
+            note.append(f"at the bound of the range {THETA_RANGE[0]:g}..{THETA_RANGE[1]:g}")
         if part == "issue":
             note.append("not in the file (no device field)")
         elif part not in EXACT:
             note.append("mapped approximately")
-        lines.append(f"{part:<9} {theta:8.4f}  {se:9.3f}  {100 * calibration.share[part]:5.1f}%  "
+        lines.append(f"{part:<9} {theta:8.4f}  {se:>9}  {100 * calibration.share[part]:5.1f}%  "
                      + "; ".join(note))
     return "\n".join(lines)
 
