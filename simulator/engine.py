@@ -592,7 +592,7 @@ def _dirty_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLay
         units = units[units < layout.units]
     padded = units.size * per_unit
     real_slots = padded - max(0, (int(units[-1]) + 1) * per_unit - n)
-    at = np.searchsorted(groups, act_group) * per_group + act % per_group
+    at = groups.searchsorted(act_group) * per_group + act % per_group
     active = np.zeros(padded, dtype=bool)
     active[at] = True
     # the kernel reads a slot's vertex and degree only where the slot is active
@@ -659,10 +659,10 @@ def vertex_kernel(
 
     if strategy.defer_threshold is not None:
         deferred = active & (slot_degree > strategy.defer_threshold)
-        expanding_slots = np.flatnonzero(active & ~deferred)
+        expanding_slots = (active & ~deferred).nonzero()[0]
     else:
         deferred = None
-        expanding_slots = np.flatnonzero(active)
+        expanding_slots = active.nonzero()[0]
 
     edges, local = edge_ids(indptr, slot_vertex[expanding_slots], with_local=True)
     donations = 0
@@ -746,7 +746,7 @@ def vertex_kernel(
     sectors += layout.static_sectors
     sisd_requests = layout.static_requests
     if launch.lookup == "status" and not staged:
-        act = np.flatnonzero(active[:real_slots])
+        act = active[:real_slots].nonzero()[0]
         act_group = (act // per_unit) * c + act % c
         # two reads (row start, row end), counted as separate warp steps of one unit
         bounds_group = np.concatenate([2 * act_group, 2 * act_group + 1])
@@ -1286,10 +1286,10 @@ def _sparse_sweep_cycles(
             first[:1] = True
             np.not_equal(block_of[1:], block_of[:-1], out=first[1:])
             dirty = block_of[first]
-            if np.all(rows[0] >= clean_rows[0]):
+            if (rows[0] >= clean_rows[0]).all():
                 # a unit with work is no faster than without: a block's slowest unit is its
                 # slowest clean one or its slowest unit with work
-                starts = np.flatnonzero(first)
+                starts = first.nonzero()[0]
                 block_rows = clean.items[:, dirty]
                 block_rows[1:] += np.add.reduceat(rows[1:] - clean_rows[1:], starts, axis=1)
                 np.maximum(block_rows[0], np.maximum.reduceat(rows[0], starts),
@@ -1305,7 +1305,7 @@ def _sparse_sweep_cycles(
         items = clean.items.shape[1]
         if clean.always.size and clean.always[0] >= items // slots * slots:
             # only the last round's items are always listed: merge without a sort
-            in_full = np.searchsorted(dirty, clean.always[0])
+            in_full = int(dirty.searchsorted(clean.always[0]))
             listed = np.concatenate([dirty[:in_full], clean.always])
             at = np.concatenate([np.arange(in_full), in_full + dirty[in_full:] - listed[in_full]])
         else:

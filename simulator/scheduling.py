@@ -66,13 +66,13 @@ def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
     new_round = np.empty(listed.size, dtype=bool)
     new_round[0] = True
     np.not_equal(rounds[1:], rounds[:-1], out=new_round[1:])
-    starts = np.flatnonzero(new_round).tolist()
+    starts = new_round.nonzero()[0].tolist()
     spans = zip(starts, starts[1:] + [listed.size], strict=False)
     finish = np.zeros(slots)
-    if base.is_integer() and bool(np.all(np.floor(durations) == durations)):
+    if base.is_integer() and bool((np.floor(durations) == durations).all()):
         # finish times less ``base`` per round: the same order (and ties) as the real ones
         excess = durations - base
-        no_faster = bool(np.all(excess >= 0))
+        no_faster = bool((excess >= 0).all())
         for a, b in spans:
             at = position[a:b]
             order = None
