@@ -487,11 +487,23 @@ def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
     vertices = slot_vertex[expanding_slots]
     first_copy = np.zeros(vertices.size, dtype=bool)
     first_copy[first_of_each(vertices)] = True
-    is_write = np.zeros(m, dtype=bool)
-    is_write[writes] = True
-    lane_stores = is_write[edges]
+    lane_stores = _members(edges, writes, m)
     lane_stores &= np.repeat(first_copy, slot_degree[expanding_slots])
     return np.flatnonzero(lane_stores)
+
+
+def _members(values: np.ndarray, members: np.ndarray, universe: int) -> np.ndarray:
+    """Whether each of ``values`` (ids below ``universe``) is one of ``members``: by binary
+    search in the ascending members when values are few (O(values log members), not
+    O(universe) per launch), else by a table."""
+    if values.size * 16 < universe and bool((members[1:] >= members[:-1]).all()):
+        at = members.searchsorted(values)
+        found = at < members.size
+        found[found] = members[at[found]] == values[found]
+        return found
+    table = np.zeros(universe, dtype=bool)
+    table[members] = True
+    return table[values]
 
 
 def _pushes(launch, store_lanes, group, unit_of_step, neighbours, expanding_slots,
@@ -561,17 +573,16 @@ class _SlotView:
 
 
 def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: int):
-    """Every slot of the launch (O(vertices) per launch)."""
+    """Every slot of the launch (a sweep's: O(vertices) per launch; a worklist's: O(slots))."""
     n = indptr.size - 1
     padded = layout.units * layout.per_unit
     slot_vertex = np.zeros(padded, dtype=np.int64)
     slot_vertex[:n_slots] = np.arange(n) if launch.slots is None else launch.slots
-    is_active = np.zeros(n, dtype=bool)
-    is_active[launch.active] = True
+    real = slot_vertex[:n_slots]
     active = np.zeros(padded, dtype=bool)
-    active[:n_slots] = is_active[slot_vertex[:n_slots]]
+    active[:n_slots] = _members(real, np.asarray(launch.active), n)
     slot_degree = np.zeros(padded, dtype=np.int64)
-    slot_degree[:n_slots] = np.diff(indptr)[slot_vertex[:n_slots]]
+    slot_degree[:n_slots] = indptr[real + 1] - indptr[real]
     return _SlotView(layout, slot_vertex, active, slot_degree, n_slots)
 
 

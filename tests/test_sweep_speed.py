@@ -206,3 +206,15 @@ def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from):
     for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
         want[g // 3] += 1
     assert got.tolist() == want.tolist()
+
+
+def test_members_by_search_or_table():
+    """Worklist launches test membership in O(values) when values are few: the same answer as
+    a table, members sorted or not."""
+    rng = np.random.default_rng(3)
+    for values_size in (10, 5000):
+        values = rng.integers(0, 4000, values_size)
+        members = np.unique(rng.integers(0, 4000, 300))
+        for given in (members, rng.permutation(members)):
+            assert np.array_equal(engine._members(values, given, 4000),
+                                  np.isin(values, members))
