@@ -12,6 +12,7 @@ from simulator import get_device
 from simulator import load_graph
 from simulator import simulate
 from simulator.costs import COSTS
+from simulator.driver import iteration_costs
 from simulator.result import METRICS
 from simulator.scheduling import list_schedule
 from simulator.scheduling import list_schedule_sparse
@@ -218,3 +219,16 @@ def test_members_by_search_or_table():
         for given in (members, rng.permutation(members)):
             assert np.array_equal(engine._members(values, given, 4000),
                                   np.isin(values, members))
+
+
+def test_sweep_bounds_match_full_layout(monkeypatch, runs):
+    """Each launch's row of bounds (what calibration refits) is the full layout's too."""
+    graph, fr = runs["road", "sssp"]
+    for text in ("mapping=thread", "mapping=vwarp,w=8,chunk=4", "mapping=wer+,unroll=2"):
+        strategy = Strategy.parse(text)
+        rows = {}
+        for sparse in (True, False):
+            monkeypatch.setattr(engine, "_SPARSE_SWEEPS", sparse)
+            costs = iteration_costs(fr, strategy, TINY_L2)
+            rows[sparse] = np.concatenate([it.cost.bounds for it in costs])
+        assert np.allclose(rows[True], rows[False], rtol=1e-9, atol=0)
