@@ -165,9 +165,8 @@ def _evaluations_to_target(results: Path, target: float) -> dict[str, int | None
     return out
 
 
-def efficiency(seeds: int, workers: int | None, sampler: str = "tpe") -> dict:
-    """Grid optimum per graph, then TPE studies: evaluations needed to get within 2%
-    (``sampler`` tpe-stock: Optuna's plain TPESampler, for comparison)."""
+def efficiency(seeds: int, workers: int | None) -> dict:
+    """Grid optimum per graph, then TPE studies: evaluations needed to get within 2%."""
     space = load_space("vwarp")
     grid = space.grid_size()
     budget = grid // 10
@@ -185,10 +184,9 @@ def efficiency(seeds: int, workers: int | None, sampler: str = "tpe") -> dict:
               f"TPE budget {budget} evaluations (10%)", flush=True)
         needed: dict[str, list[int | None]] = {g: [] for g in optimum}
         for seed in range(seeds):
-            with _sampler_named(sampler) as name:
-                tpe = [_spec(g, 3 * budget, name, seed=seed) for g in EFFICIENCY_GRAPHS]
-                results = Path(tmp) / f"tpe{seed}"
-                run_studies(tpe, load_spaces(tpe), results, workers=workers)
+            tpe = [_spec(g, 3 * budget, "tpe", seed=seed) for g in EFFICIENCY_GRAPHS]
+            results = Path(tmp) / f"tpe{seed}"
+            run_studies(tpe, load_spaces(tpe), results, workers=workers)
             for g, n in _evaluations_to_target(results, target).items():
                 needed[g].append(n)
     per_graph = {}
@@ -225,8 +223,6 @@ def main() -> None:
     parser.add_argument("--scaling-sources", type=int, default=4)
     parser.add_argument("--scaling-spec", default="rmat:scale=16,seed=1")
     parser.add_argument("--seeds", type=int, default=3, help="TPE seeds per graph")
-    parser.add_argument("--efficiency-sampler", default="tpe", choices=["tpe", "tpe-stock"],
-                        help="tpe-stock: Optuna's plain TPESampler with the same options")
     parser.add_argument("--workers", type=int, default=None,
                         help="workers for the efficiency runs (default: every CPU)")
     parser.add_argument("--json", help="also write the figures to this file")
@@ -242,7 +238,7 @@ def main() -> None:
                                      args.scaling_spec, args.scaling_sampler,
                                      args.scaling_repeat)
     if args.what in ("efficiency", "all"):
-        figures["efficiency"] = efficiency(args.seeds, args.workers, args.efficiency_sampler)
+        figures["efficiency"] = efficiency(args.seeds, args.workers)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1, default=str) + "\n")
 
