@@ -62,55 +62,64 @@ def ndtr(a: np.ndarray) -> np.ndarray:
     return out
 
 
-# Beyond |a| = 5 (most of TPE's kernel-candidate pairs) the tail comes from Laplace's
-# continued fraction, Phi(-x) = pdf(x) / (x + 1/(x + 2/(x + 3/(x + ...)))), whose first 19
-# terms reach double precision there (checked against SciPy in the tests): a few numpy
-# operations instead of a Python call per element.
-_TAIL = 5.0
-_TAIL_TERMS = 19
-
-
 def log_ndtr(a: np.ndarray) -> np.ndarray:
-    """log of the standard normal CDF elementwise, to about 1e-15 relative."""
+    """log of the standard normal CDF elementwise, to about 1e-15 relative: in the tails
+    (|a| >= 5, most of TPE's kernel-candidate pairs) from a continued fraction in numpy, in
+    between from math.erf/erfc."""
     a = np.asarray(a, dtype=float)
     out = np.empty(a.shape)
-    far = np.abs(a) >= _TAIL
-    if far.any():
-        af = a[far]
-        y = np.abs(af)
-        t = np.zeros(y.shape)
-        for k in range(_TAIL_TERMS, 0, -1):
-            t = k / (y + t)
-        tail = -0.5 * y * y - _LOG_SQRT_2PI - np.log(y + t)  # log Phi(-|a|)
-        out[far] = np.where(af < 0, tail, np.log1p(-np.exp(tail)))
-    near = ~far
-    if near.any():
-        an = a[near]
-        p = ndtr(-np.abs(an))  # the smaller tail, computed without cancellation
-        with np.errstate(divide="ignore"):
-            out[near] = np.where(an <= 0, np.log(p), np.log1p(-p))
+    lower, upper = a <= -_TAIL, a >= _TAIL
+    mid = ~(lower | upper)
+    out[lower] = _log_tail(-a[lower])
+    out[upper] = np.log1p(-np.exp(_log_tail(a[upper])))
+    below = mid & (a <= 0)
+    above = mid & (a > 0)  # log(1 - Phi(-a)), not the log of a rounded number near 1
+    with np.errstate(divide="ignore"):
+        out[below] = np.log(ndtr(a[below]))
+    out[above] = np.log1p(-ndtr(-a[above]))
+    return out
+
+
+_TAIL = 5.0
+# continued-fraction terms that reach double precision from each x up (checked against SciPy
+# in the tests): far tails, most of TPE's kernel-candidate pairs, need half as many
+_TAIL_TERMS = ((10.0, 10), (_TAIL, 20))
+
+
+def _log_tail(x: np.ndarray) -> np.ndarray:
+    """log Phi(-x) for x >= 5: log of the normal density over Laplace's continued fraction
+    x + 1/(x + 2/(x + 3/(x + ...))), cut where it has converged to double precision."""
+    out = np.empty(x.shape)
+    todo = np.ones(x.shape, dtype=bool)
+    for start, terms in _TAIL_TERMS:
+        part = todo & (x >= start)
+        xs = x[part]
+        t = np.zeros(xs.shape)
+        for k in range(terms, 0, -1):
+            t = k / (xs + t)
+        out[part] = -0.5 * xs**2 - _LOG_SQRT_2PI - np.log(xs + t)
+        todo &= ~part
     return out
 
 
 def log_gauss_mass(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """log(Phi(b) - Phi(a)) elementwise: Optuna's ``_truncnorm._log_gauss_mass`` with the same
-    cases (intervals right of 0 mirrored to the left, where the CDF is accurate; those
-    around 0 from the CDF), vectorised: one log-CDF pass for all of them."""
+    left/right/central cases, vectorised (its Python call per element is the cost of TPE's
+    discrete and log-int knobs)."""
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    out = np.empty(a.shape)
-    central = (a <= 0) & (b > 0)
-    side = ~central
-    if side.any():
-        sa, sb = a[side], b[side]
-        right = sa > 0
-        hi = np.where(right, -sa, sb)  # hi <= 0 and lo <= hi: both ends in the left tail
-        lo = np.where(right, -sb, sa)
-        ends = log_ndtr(np.concatenate([hi, lo]))
-        log_hi, log_lo = ends[:len(hi)], ends[len(hi):]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[side] = log_hi + np.log1p(-np.exp(log_lo - log_hi))
-    if central.any():
-        out[central] = np.log1p(-ndtr(a[central]) - ndtr(-b[central]))
+    out = np.full(a.shape, np.nan)
+    left = b <= 0
+    right = a > 0
+    central = ~(left | right)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if left.any():  # both ends in the left tail: log Phi(b) + log(1 - Phi(a) / Phi(b))
+            lb, la = log_ndtr(b[left]), log_ndtr(a[left])
+            out[left] = lb + np.log1p(-np.exp(la - lb))
+        if right.any():  # mirrored into the left tail, where the CDF is accurate
+            lb, la = log_ndtr(-a[right]), log_ndtr(-b[right])
+            out[right] = lb + np.log1p(-np.exp(la - lb))
+        if central.any():
+            out[central] = np.log1p(-ndtr(a[central]) - ndtr(-b[central]))
     return out
 
 
@@ -126,9 +135,9 @@ def mixture_log_pdf(mixture: _MixtureOfProductDistribution, x: np.ndarray) -> np
                 continue
             mu, sigma = d.mu[np.newaxis, :], d.sigma[np.newaxis, :]
             low, high = d.adapted_low, d.adapted_high
+            norm = log_gauss_mass((low - d.mu) / d.sigma, (high - d.mu) / d.sigma)
             xi = x[:, i]
             if d.step == 0.0:  # continuous: truncated normal density
-                norm = log_gauss_mass((low - d.mu) / d.sigma, (high - d.mu) / d.sigma)
                 xs = (np.log(xi) if d.is_log else xi)[:, np.newaxis]
                 z = (xs - mu) / sigma
                 dens = -(z**2) / 2.0 - _LOG_SQRT_2PI - norm - np.log(sigma)
@@ -144,15 +153,9 @@ def mixture_log_pdf(mixture: _MixtureOfProductDistribution, x: np.ndarray) -> np
                 left, right = values - half, values + half
                 if d.is_log:
                     left, right = np.log(left), np.log(right)
-                # each cell's mass and each kernel's mass over the range, in one pass
-                lows = np.concatenate([((left[:, np.newaxis] - kmu) / ksigma).ravel(),
-                                       (low - kernels.real) / kernels.imag])
-                highs = np.concatenate([((right[:, np.newaxis] - kmu) / ksigma).ravel(),
-                                        (high - kernels.real) / kernels.imag])
-                mass = log_gauss_mass(lows, highs)
-                cells = mass[:-len(kernels)].reshape(len(values), len(kernels))
-                cells = cells - mass[-len(kernels):][np.newaxis, :]
-                weighted += cells[np.ix_(at_value, at_kernel)]
+                mass = log_gauss_mass((left[:, np.newaxis] - kmu) / ksigma,
+                                      (right[:, np.newaxis] - kmu) / ksigma)
+                weighted += mass[np.ix_(at_value, at_kernel)] - norm
         weighted += np.log(mixture.weights)[np.newaxis, :]
         top = weighted.max(axis=1)
         top[np.isneginf(top)] = 0
