@@ -7,15 +7,11 @@ Floors (issue 5):
   grid's evaluations (median over 6 graphs of different shapes).
 
 Run from the repository root: python bench/bench_tuner.py [overhead|scaling|efficiency|all]
-(``overhead --overhead-samplers tpe-stock,tpe --overhead-workers 0``: Optuna's plain TPE
-against the study's, in-process only.)
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
 import json
 import math
 import os
@@ -23,13 +19,9 @@ import statistics
 import sys
 import tempfile
 import time
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import optuna  # noqa: E402
 
 from search_spaces.loader import load_space  # noqa: E402
 from tuner.evaluate import GraphMeta  # noqa: E402
@@ -37,7 +29,6 @@ from tuner.evaluate import Outcome  # noqa: E402
 from tuner.plan import check_spec  # noqa: E402
 from tuner.plan import load_spaces  # noqa: E402
 from tuner.plan import run_studies  # noqa: E402
-from tuner.samplers import SAMPLERS  # noqa: E402
 from tuner.store import read_trials  # noqa: E402
 from tuner.study import StudySpec  # noqa: E402
 
@@ -72,49 +63,22 @@ def _spec(graph: str, trials: int, sampler: str, sources: int = 1, seed: int = 0
                                 references=references))
 
 
-def _stock_tpe(seed: int, space) -> optuna.samplers.BaseSampler:
-    """Optuna's TPESampler as is, with the study's options (the comparison for tpe-stock)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True,
-                                          group=space.has_conditionals, constant_liar=True)
-
-
-@contextlib.contextmanager
-def _sampler_named(name: str) -> Iterator[str]:
-    """The study's sampler name for a benchmark sampler: ``tpe-stock`` runs the study's TPE
-    options on Optuna's plain TPESampler, for a before/after figure on the same machine."""
-    if name != "tpe-stock":
-        yield name
-        return
-    registered = SAMPLERS["tpe"]
-    SAMPLERS["tpe"] = dataclasses.replace(registered, build=_stock_tpe)
-    try:
-        yield "tpe"
-    finally:
-        SAMPLERS["tpe"] = registered
-
-
-def overhead(trials: int, samplers: list[str], workers_list: list[int]) -> dict:
-    """ms per distinct trial of the whole loop with a trivial objective, in-process and on
-    Ray; with the asks it took (repeats are asked and answered, not counted) and the driver's
-    CPU time (steadier than wall time on a shared machine)."""
+def overhead(trials: int) -> dict:
+    """ms per trial of the whole loop with a trivial objective, in-process and on Ray."""
     out = {}
-    for sampler in samplers:
-        for workers in workers_list:
-            with tempfile.TemporaryDirectory() as tmp, _sampler_named(sampler) as name:
-                specs = [_spec("rmat:scale=4", trials, name)]
-                cpu0 = time.process_time()
+    for sampler in ("random", "tpe"):
+        for workers in (0, 2):
+            with tempfile.TemporaryDirectory() as tmp:
+                specs = [_spec("rmat:scale=4", trials, sampler)]
                 result = run_studies(specs, load_spaces(specs), tmp, workers=workers,
                                      backend=TrivialBackend())
-                cpu_ms = 1000 * (time.process_time() - cpu0) / trials
                 ms = 1000 * result.stats.elapsed_s / trials
                 rows = read_trials(tmp).num_rows  # distinct trials plus answered repeats
                 assert rows >= trials and result.summaries[0].done == trials, rows
-            key = f"{sampler}, {'in-process' if workers == 0 else f'Ray {workers} workers'}"
+            key = f"{sampler}, {'in-process' if workers == 0 else 'Ray 2 workers'}"
             out[key] = round(ms, 2)
             print(f"overhead  {key:28s} {ms:6.2f} ms/trial  ({trials} trials, "
-                  f"{rows} asks = Parquet rows; driver CPU {cpu_ms:.2f} ms/trial)", flush=True)
+                  f"{rows} Parquet rows)", flush=True)
     return out
 
 
@@ -165,9 +129,8 @@ def _evaluations_to_target(results: Path, target: float) -> dict[str, int | None
     return out
 
 
-def efficiency(seeds: int, workers: int | None, sampler: str = "tpe") -> dict:
-    """Grid optimum per graph, then TPE studies: evaluations needed to get within 2%
-    (``sampler`` tpe-stock: Optuna's plain TPESampler, for comparison)."""
+def efficiency(seeds: int, workers: int | None) -> dict:
+    """Grid optimum per graph, then TPE studies: evaluations needed to get within 2%."""
     space = load_space("vwarp")
     grid = space.grid_size()
     budget = grid // 10
@@ -185,10 +148,9 @@ def efficiency(seeds: int, workers: int | None, sampler: str = "tpe") -> dict:
               f"TPE budget {budget} evaluations (10%)", flush=True)
         needed: dict[str, list[int | None]] = {g: [] for g in optimum}
         for seed in range(seeds):
-            with _sampler_named(sampler) as name:
-                tpe = [_spec(g, 3 * budget, name, seed=seed) for g in EFFICIENCY_GRAPHS]
-                results = Path(tmp) / f"tpe{seed}"
-                run_studies(tpe, load_spaces(tpe), results, workers=workers)
+            tpe = [_spec(g, 3 * budget, "tpe", seed=seed) for g in EFFICIENCY_GRAPHS]
+            results = Path(tmp) / f"tpe{seed}"
+            run_studies(tpe, load_spaces(tpe), results, workers=workers)
             for g, n in _evaluations_to_target(results, target).items():
                 needed[g].append(n)
     per_graph = {}
@@ -214,19 +176,12 @@ def main() -> None:
     parser.add_argument("what", nargs="?", default="all",
                         choices=["overhead", "scaling", "efficiency", "all"])
     parser.add_argument("--overhead-trials", type=int, default=300)
-    parser.add_argument("--overhead-samplers", default="random,tpe",
-                        help="comma-separated: random, tpe, tpe-stock (Optuna's plain "
-                             "TPESampler with the same options, for comparison)")
-    parser.add_argument("--overhead-workers", default="0,2",
-                        help="comma-separated worker counts (0: in-process)")
     parser.add_argument("--scaling-trials", type=int, default=120)
     parser.add_argument("--scaling-sampler", default="random")
     parser.add_argument("--scaling-repeat", type=int, default=3)
     parser.add_argument("--scaling-sources", type=int, default=4)
     parser.add_argument("--scaling-spec", default="rmat:scale=16,seed=1")
     parser.add_argument("--seeds", type=int, default=3, help="TPE seeds per graph")
-    parser.add_argument("--efficiency-sampler", default="tpe", choices=["tpe", "tpe-stock"],
-                        help="tpe-stock: Optuna's plain TPESampler with the same options")
     parser.add_argument("--workers", type=int, default=None,
                         help="workers for the efficiency runs (default: every CPU)")
     parser.add_argument("--json", help="also write the figures to this file")
@@ -234,15 +189,13 @@ def main() -> None:
     os.chdir(Path(__file__).resolve().parent.parent)  # graph paths are relative to the repo
     figures = {}
     if args.what in ("overhead", "all"):
-        figures["overhead_ms_per_trial"] = overhead(
-            args.overhead_trials, args.overhead_samplers.split(","),
-            [int(w) for w in args.overhead_workers.split(",")])
+        figures["overhead_ms_per_trial"] = overhead(args.overhead_trials)
     if args.what in ("scaling", "all"):
         figures["scaling"] = scaling(args.scaling_trials, args.scaling_sources,
                                      args.scaling_spec, args.scaling_sampler,
                                      args.scaling_repeat)
     if args.what in ("efficiency", "all"):
-        figures["efficiency"] = efficiency(args.seeds, args.workers, args.efficiency_sampler)
+        figures["efficiency"] = efficiency(args.seeds, args.workers)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1, default=str) + "\n")
 

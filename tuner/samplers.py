@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
-import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
 import optuna
-from optuna.samplers._tpe.parzen_estimator import _ParzenEstimator
-from optuna.samplers._tpe.probability_distributions import _BatchedCategoricalDistributions
-from optuna.samplers._tpe.probability_distributions import _MixtureOfProductDistribution
-from optuna.search_space import _GroupDecomposedSearchSpace
-from optuna.search_space import _SearchSpaceGroup
-from optuna.trial import FrozenTrial
-from optuna.trial import TrialState
 
 from search_spaces.loader import SearchSpace
 from simulator.errors import ConfigError
@@ -34,221 +24,13 @@ class SamplerInfo:
     requires: str | None = None
 
 
-_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-_SQRT_HALF = math.sqrt(0.5)
-# math.erf/erfc mapped over arrays: one C call per element, the functions Optuna's own
-# _truncnorm uses (so tails are as accurate), without its Python frame and cache per element
-_ERF = np.frompyfunc(math.erf, 1, 1)
-_ERFC = np.frompyfunc(math.erfc, 1, 1)
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    return _ERF(x).astype(float) if x.size else np.zeros(x.shape)
-
-
-def _erfc(x: np.ndarray) -> np.ndarray:
-    return _ERFC(x).astype(float) if x.size else np.zeros(x.shape)
-
-
-def ndtr(a: np.ndarray) -> np.ndarray:
-    """Standard normal CDF elementwise, accurate in both tails (erfc where erf would cancel)."""
-    x = np.asarray(a, dtype=float) * _SQRT_HALF
-    out = np.empty(x.shape)
-    low, high = x < -_SQRT_HALF, x >= _SQRT_HALF
-    mid = ~(low | high)
-    out[low] = 0.5 * _erfc(-x[low])
-    out[mid] = 0.5 + 0.5 * _erf(x[mid])
-    out[high] = 1.0 - 0.5 * _erfc(x[high])
-    return out
-
-
-# Beyond |a| = 5 (most of TPE's kernel-candidate pairs) the tail comes from Laplace's
-# continued fraction, Phi(-x) = pdf(x) / (x + 1/(x + 2/(x + 3/(x + ...)))), whose first 19
-# terms reach double precision there (checked against SciPy in the tests): a few numpy
-# operations instead of a Python call per element.
-_TAIL = 5.0
-_TAIL_TERMS = 19
-
-
-def log_ndtr(a: np.ndarray) -> np.ndarray:
-    """log of the standard normal CDF elementwise, to about 1e-15 relative."""
-    a = np.asarray(a, dtype=float)
-    out = np.empty(a.shape)
-    far = np.abs(a) >= _TAIL
-    if far.any():
-        af = a[far]
-        y = np.abs(af)
-        t = np.zeros(y.shape)
-        for k in range(_TAIL_TERMS, 0, -1):
-            t = k / (y + t)
-        tail = -0.5 * y * y - _LOG_SQRT_2PI - np.log(y + t)  # log Phi(-|a|)
-        out[far] = np.where(af < 0, tail, np.log1p(-np.exp(tail)))
-    near = ~far
-    if near.any():
-        an = a[near]
-        p = ndtr(-np.abs(an))  # the smaller tail, computed without cancellation
-        with np.errstate(divide="ignore"):
-            out[near] = np.where(an <= 0, np.log(p), np.log1p(-p))
-    return out
-
-
-def log_gauss_mass(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """log(Phi(b) - Phi(a)) elementwise: Optuna's ``_truncnorm._log_gauss_mass`` with the same
-    cases (intervals right of 0 mirrored to the left, where the CDF is accurate; those
-    around 0 from the CDF), vectorised: one log-CDF pass for all of them."""
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    out = np.empty(a.shape)
-    central = (a <= 0) & (b > 0)
-    side = ~central
-    if side.any():
-        sa, sb = a[side], b[side]
-        right = sa > 0
-        hi = np.where(right, -sa, sb)  # hi <= 0 and lo <= hi: both ends in the left tail
-        lo = np.where(right, -sb, sa)
-        ends = log_ndtr(np.concatenate([hi, lo]))
-        log_hi, log_lo = ends[:len(hi)], ends[len(hi):]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[side] = log_hi + np.log1p(-np.exp(log_lo - log_hi))
-    if central.any():
-        out[central] = np.log1p(-ndtr(a[central]) - ndtr(-b[central]))
-    return out
-
-
-def mixture_log_pdf(mixture: _MixtureOfProductDistribution, x: np.ndarray) -> np.ndarray:
-    """Log density of TPE's kernel mixture at the rows of ``x`` (internal representation):
-    the computation of Optuna's ``_MixtureOfProductDistribution.log_pdf``, vectorised."""
-    n_kernels = len(mixture.weights)
-    weighted = np.zeros((len(x), n_kernels))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for i, d in enumerate(mixture.distributions):
-            if isinstance(d, _BatchedCategoricalDistributions):
-                weighted += np.log(d.weights[:, x[:, i].astype(np.int64)]).T
-                continue
-            mu, sigma = d.mu[np.newaxis, :], d.sigma[np.newaxis, :]
-            low, high = d.adapted_low, d.adapted_high
-            xi = x[:, i]
-            if d.step == 0.0:  # continuous: truncated normal density
-                norm = log_gauss_mass((low - d.mu) / d.sigma, (high - d.mu) / d.sigma)
-                xs = (np.log(xi) if d.is_log else xi)[:, np.newaxis]
-                z = (xs - mu) / sigma
-                dens = -(z**2) / 2.0 - _LOG_SQRT_2PI - norm - np.log(sigma)
-                dens = np.where((xs < low) | (xs > high), -np.inf, dens)
-                weighted += np.where(low == high, np.nan, dens)
-            else:  # discrete: the mass of the value's step-wide cell, per distinct value
-                # and distinct kernel (a log-int knob repeats both: the cost is in the tails)
-                values, at_value = np.unique(xi, return_inverse=True)
-                # (mu, sigma) pairs as complex numbers: a 1-d unique, sorted by mu then sigma
-                kernels, at_kernel = np.unique(d.mu + 1j * d.sigma, return_inverse=True)
-                kmu, ksigma = kernels.real[np.newaxis, :], kernels.imag[np.newaxis, :]
-                half = d.step / 2
-                left, right = values - half, values + half
-                if d.is_log:
-                    left, right = np.log(left), np.log(right)
-                # each cell's mass and each kernel's mass over the range, in one pass
-                lows = np.concatenate([((left[:, np.newaxis] - kmu) / ksigma).ravel(),
-                                       (low - kernels.real) / kernels.imag])
-                highs = np.concatenate([((right[:, np.newaxis] - kmu) / ksigma).ravel(),
-                                        (high - kernels.real) / kernels.imag])
-                mass = log_gauss_mass(lows, highs)
-                cells = mass[:-len(kernels)].reshape(len(values), len(kernels))
-                cells = cells - mass[-len(kernels):][np.newaxis, :]
-                weighted += cells[np.ix_(at_value, at_kernel)]
-        weighted += np.log(mixture.weights)[np.newaxis, :]
-        top = weighted.max(axis=1)
-        top[np.isneginf(top)] = 0
-        return np.log(np.exp(weighted - top[:, np.newaxis]).sum(axis=1)) + top
-
-
-class VectorisedParzenEstimator(_ParzenEstimator):
-    """Optuna's Parzen estimator with its log density computed in numpy (see
-    ``mixture_log_pdf``); sampling and the kernels are Optuna's own."""
-
-    def log_pdf(self, samples_dict: dict[str, np.ndarray]) -> np.ndarray:
-        return mixture_log_pdf(self._mixture_distribution, self._transform(samples_dict))
-
-
-class IncrementalGroups(_GroupDecomposedSearchSpace):
-    """Optuna's group decomposition of a conditional space, fed each finished trial once.
-
-    Optuna re-adds every finished trial on every ask (O(trials) per ask); adding a trial's
-    distributions again leaves the partition and its order unchanged, so adding only the
-    trials not seen yet gives the same groups.
-    """
-
-    def __init__(self, include_pruned: bool = True) -> None:
-        super().__init__(include_pruned)
-        self._added: set[int] = set()
-
-    def calculate(self, study: optuna.Study, use_cache: bool = False) -> _SearchSpaceGroup:
-        if self._study_id is None:
-            self._study_id = study._study_id
-        elif self._study_id != study._study_id:
-            raise ValueError("IncrementalGroups cannot handle multiple studies.")
-        states = ((TrialState.COMPLETE, TrialState.PRUNED) if self._include_pruned
-                  else (TrialState.COMPLETE,))
-        for trial in study._get_trials(deepcopy=False, states=states, use_cache=use_cache):
-            if trial.number not in self._added:
-                self._added.add(trial.number)
-                self._search_space.add_distributions(trial.distributions)
-        groups = _SearchSpaceGroup()
-        groups._search_spaces = [dict(s) for s in self._search_space.search_spaces]
-        return groups
-
-
-class WarpsweepTPE(optuna.samplers.TPESampler):
-    """Optuna's TPESampler, same options and proposals, with the costs that grow with the
-    study cut: the kernel mixture's log density in numpy (``VectorisedParzenEstimator``),
-    the group decomposition fed each trial once (``IncrementalGroups``), and each finished
-    trial's parameters converted to TPE's internal form once, not on every ask.
-
-    It uses the customisation points Optuna's TPE keeps for this (``_parzen_estimator_cls``,
-    the group decomposition object, ``_get_internal_repr``); tests check its proposals are
-    Optuna's.
-    """
-
-    def __init__(self, **options: Any) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            super().__init__(**options)
-        self._parzen_estimator_cls = VectorisedParzenEstimator
-        if self._group_decomposed_search_space is not None:
-            self._group_decomposed_search_space = IncrementalGroups(include_pruned=True)
-        self._internal: dict[tuple, dict[int, tuple[float, ...] | None]] = {}
-
-    def _get_internal_repr(self, trials: list[FrozenTrial], search_space: dict[str, Any],
-                           study: optuna.Study) -> dict[str, np.ndarray]:
-        cache = self._internal.setdefault(tuple(search_space.items()), {})
-        rows = []
-        for trial in trials:
-            finished = trial.state.is_finished()  # a finished trial's parameters are final
-            row = cache.get(trial._trial_id, _MISSING) if finished else _MISSING
-            if row is _MISSING:
-                params = self._get_params(trial, study)
-                row = (tuple(d.to_internal_repr(params[name])
-                             for name, d in search_space.items())
-                       if search_space.keys() <= params.keys() else None)
-                if finished:
-                    cache[trial._trial_id] = row
-            if row is not None:
-                rows.append(row)
-        columns = np.array(rows, dtype=float).reshape(len(rows), len(search_space))
-        return {name: columns[:, i] for i, name in enumerate(search_space)}
-
-
-_MISSING = object()
-
-
-def tpe_sampler(seed: int, space: SearchSpace, **options: Any) -> optuna.samplers.TPESampler:
-    """Optuna's TPE for a space: multivariate, grouped when knobs are conditional, constant
-    liar for parallel workers (``WarpsweepTPE``: Optuna's proposals at a fraction of the
-    per-ask cost)."""
-    return WarpsweepTPE(**{"seed": seed, "multivariate": True,
-                           "group": space.has_conditionals, "constant_liar": True,
-                           **options})
-
-
 def _tpe(seed: int, space: SearchSpace) -> optuna.samplers.BaseSampler:
-    return tpe_sampler(seed, space)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(
+            seed=seed, multivariate=True, group=space.has_conditionals, constant_liar=True,
+            warn_independent_sampling=False,
+        )
 
 
 def _random(seed: int, space: SearchSpace) -> optuna.samplers.BaseSampler:
