@@ -1049,15 +1049,9 @@ def _kernel_cycles(
     blocks_per_sm = resident_blocks_per_sm(strategy, device)
     pass_cycles = device.warp_size / device.simd_width
     scalar = device.scalar_unit and warp_uniform_sisd
-    simd_passes = unit.simd * pass_cycles
-    if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
-        simd_passes = unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
-    simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
     round_trip = device.round_trip_cycles(hit_rate)
-    alone = simd_cycles + (unit.sisd if scalar else 0) + unit.round_trips * round_trip
     # issue slots in passes: a scheduler issues one pass of a warp instruction per cycle
-    instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
-    sectors = unit.sectors
+    alone, instructions, _, sectors = _unit_timing(unit, device, warp_uniform_sisd, hit_rate)
     if grid_stride:
         resident = device.sms * blocks_per_sm * warps_per_block
         warp = np.arange(alone.size) % resident
