@@ -25,6 +25,9 @@ class Device:
     L2: ``l2_bytes`` of cache (0: none) serve a launch's sectors at ``l2_latency_cycles`` and
     ``l2_bandwidth_gbs`` with the hit rate ``l2_hit_rate`` gives; ``atomic_cycles`` is the L2's
     issue interval for atomics on one address (same-address atomics serialise there).
+    ``block_launch_cycles``: from a block's dispatch to its warps' first instruction (each
+    block of a launch pays it; a resident grid once). ``instruction_cycles``: scheduler
+    cycles per pass of a warp instruction (1: one per cycle; calibration may scale it).
     """
 
     name: str
@@ -43,6 +46,8 @@ class Device:
     atomic_cycles: float = 4.0
     launch_overhead_us: float = 3.0
     host_roundtrip_us: float = 8.0
+    block_launch_cycles: float = 0.0
+    instruction_cycles: float = 1.0
     l2_bytes: int = 0
     l2_latency_cycles: float = 0.0
     l2_bandwidth_gbs: float = 0.0
@@ -53,13 +58,14 @@ class Device:
         positive = (
             "warp_size simd_width sms schedulers max_warps_per_sm max_blocks_per_sm "
             "max_threads_per_block clock_ghz dram_bandwidth_gbs sector_bytes "
-            "lsu_sectors_per_cycle"
+            "lsu_sectors_per_cycle instruction_cycles"
         ).split()
         for field in positive:
             if not getattr(self, field) > 0:
                 raise ConfigError(f"device {self.name!r}: `{field} > 0` must hold")
         for field in ("dram_latency_cycles", "atomic_cycles", "launch_overhead_us",
-                      "host_roundtrip_us", "l2_bytes", "l2_latency_cycles",
+                      "host_roundtrip_us", "block_launch_cycles", "l2_bytes",
+                      "l2_latency_cycles",
                       "l2_bandwidth_gbs"):
             if getattr(self, field) < 0:
                 raise ConfigError(f"device {self.name!r}: `{field} >= 0` must hold")
@@ -135,19 +141,22 @@ DEVICES: dict[str, Device] = {
         Device("a100", simd_width=16, sms=108, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.41, dram_bandwidth_gbs=1555.0,
                dram_latency_cycles=470, atomic_cycles=4.0, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0, l2_bytes=40 * 2**20, l2_latency_cycles=200,
+               host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=40 * 2**20,
+               l2_latency_cycles=200,
                l2_bandwidth_gbs=4500.0),
         # H100 SXM5: 132 SMs, 1.755 GHz boost, 3350 GB/s.
         Device("h100", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=3350.0,
                dram_latency_cycles=600, atomic_cycles=4.0, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0, l2_bytes=50 * 2**20, l2_latency_cycles=260,
+               host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
+               l2_latency_cycles=260,
                l2_bandwidth_gbs=5500.0),
         # H200 SXM: the H100 die with 141 GB HBM3e at 4800 GB/s.
         Device("h200", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=4800.0,
                dram_latency_cycles=600, atomic_cycles=4.0, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0, l2_bytes=50 * 2**20, l2_latency_cycles=260,
+               host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
+               l2_latency_cycles=260,
                l2_bandwidth_gbs=5500.0),
     )
 }

@@ -1047,11 +1047,15 @@ def _kernel_cycles(
     warps_per_block = strategy.block_size // device.warp_size
     units_per_block = units_per_block or warps_per_block
     blocks_per_sm = resident_blocks_per_sm(strategy, device)
-    pass_cycles = device.warp_size / device.simd_width
+    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
     scalar = device.scalar_unit and warp_uniform_sisd
     round_trip = device.round_trip_cycles(hit_rate)
-    # issue slots in passes: a scheduler issues one pass of a warp instruction per cycle
-    alone, instructions, _, sectors = _unit_timing(unit, device, warp_uniform_sisd, hit_rate)
+    # issue slots in passes: a scheduler issues one pass of a warp instruction per cycle;
+    # a static launch's warps start after their block's launch, resident warps once
+    resident_grid = grid_stride or strategy.dynamic
+    start = 0.0 if resident_grid else device.block_launch_cycles
+    alone, instructions, _, sectors = _unit_timing(unit, device, warp_uniform_sisd, hit_rate,
+                                                   start)
     if grid_stride:
         resident = device.sms * blocks_per_sm * warps_per_block
         warp = np.arange(alone.size) % resident
@@ -1088,6 +1092,8 @@ def _kernel_cycles(
         owner, finish = list_schedule(durations, slots)
         sm = owner % device.sms
         latency = finish.reshape(-1, device.sms).max(axis=0)
+    if resident_grid:
+        latency = latency + device.block_launch_cycles
     issue = np.bincount(sm, weights=items_instr, minlength=device.sms) / device.schedulers
     if scalar:
         scalar_issue = np.bincount(sm, weights=items_sisd, minlength=device.sms)
@@ -1156,17 +1162,19 @@ def _schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
 
 
 def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool,
-                 hit_rate: float) -> np.ndarray:
-    """Per unit, as rows: cycles alone, issue passes, SISD instructions and sectors (the
-    quantities ``_kernel_cycles`` schedules and sums)."""
-    pass_cycles = device.warp_size / device.simd_width
+                 hit_rate: float, start: float = 0.0) -> np.ndarray:
+    """Per unit, as rows: cycles alone (from ``start``: its block's launch), issue passes,
+    SISD instructions and sectors (the quantities ``_kernel_cycles`` schedules and sums)."""
+    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
     scalar = device.scalar_unit and warp_uniform_sisd
     simd_passes = unit.simd * pass_cycles
     if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
-        simd_passes = unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
+        simd_passes = (unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
+                       * device.instruction_cycles)
     simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
     round_trip = device.round_trip_cycles(hit_rate)
-    alone = simd_cycles + (unit.sisd if scalar else 0) + unit.round_trips * round_trip
+    scalar_cycles = unit.sisd * device.instruction_cycles if scalar else 0
+    alone = start + simd_cycles + scalar_cycles + unit.round_trips * round_trip
     instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
     out = np.empty((4, unit.sisd.size))
     out[0], out[1], out[2], out[3] = alone, instructions, unit.sisd, unit.sectors
@@ -1214,7 +1222,8 @@ def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
         return cached[2]
     work = _clean_unit_work(layout, strategy, costs, donated)
     sisd, sectors = work.sisd, work.sectors
-    units = _unit_timing(work, device, layout.k == 1, hit_rate)
+    start = 0.0 if grid_stride or strategy.dynamic else device.block_launch_cycles
+    units = _unit_timing(work, device, layout.k == 1, hit_rate, start)
     items = always = per_warp = None
     if grid_stride:
         warps_per_block = strategy.block_size // device.warp_size
@@ -1260,9 +1269,11 @@ def _sparse_sweep_cycles(
     columns) did ``unit``'s work and whose other units did ``clean``'s, ``transactions``
     sectors in all: the same figure in O(units + slots x dirty rounds)."""
     sms = device.sms
-    pass_cycles = device.warp_size / device.simd_width
+    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
     scalar = device.scalar_unit and warp_uniform_sisd
-    rows = _unit_timing(unit, device, warp_uniform_sisd, hit_rate)
+    resident_grid = grid_stride or strategy.dynamic
+    rows = _unit_timing(unit, device, warp_uniform_sisd, hit_rate,
+                        0.0 if resident_grid else device.block_launch_cycles)
     warps_per_block = strategy.block_size // device.warp_size
     if grid_stride:
         resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
@@ -1333,6 +1344,8 @@ def _sparse_sweep_cycles(
             return ordinary * clean.items[row, 0] + np.bincount(sm, weights=item_rows[row],
                                                                 minlength=sms)
 
+    if resident_grid:
+        latency = latency + device.block_launch_cycles
     issue = per_sm(1) / device.schedulers
     if scalar:
         issue = np.maximum(issue, per_sm(2) / device.schedulers)

@@ -134,7 +134,8 @@ def scan_launch(
     rounds = -(-values // 1024)
     instructions = rounds * (2 * costs.scan + 2 * costs.barrier + 2)
     sectors = 2 * -(-values // words_per_sector)
-    issue = instructions * 32 * (device.warp_size / device.simd_width) / device.schedulers
+    issue = (instructions * 32 * (device.warp_size / device.simd_width)
+             * device.instruction_cycles / device.schedulers)
     overhead = device.cycles(device.launch_overhead_us)
     latency = 2 * rounds * device.round_trip_cycles(hit_rate) + issue
     cycles = overhead + latency

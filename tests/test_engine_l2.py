@@ -1,5 +1,6 @@
-"""The L2 term of the cost model against counts done on paper, and the per-launch bounds that
-calibration refits (their parts must add up to the simulated cycles)."""
+"""The L2, block-launch and instruction-time terms of the cost model against counts done on
+paper, and the per-launch bounds that calibration refits (their parts must add up to the
+simulated cycles)."""
 
 import dataclasses
 
@@ -98,3 +99,25 @@ def test_bounds_add_up_to_cycles(algorithm, strategy):
     parts = (r.bounds[:, :5].max(axis=1) + r.bounds[:, 5]).sum()
     assert parts + r.host_cycles + r.extra_cycles == pytest.approx(r.cycles, rel=1e-12)
     assert r.host_cycles > 0
+
+
+def test_block_launch_cycles(star_bfs):
+    # block_size 32 on SERIAL: each warp is a block; both blocks pay 50 cycles before their
+    # first instruction: 8467 + 2 * 50.
+    device = dataclasses.replace(SERIAL, block_launch_cycles=50)
+    assert hub_launch(star_bfs, device).cycles == 8467 + 100
+    # dynamic distribution launches the resident warp (one here) once: it pays 50 once.
+    dyn = Strategy(mapping="vwarp", w=8, chunk=2, distribution="dynamic", block_size=32)
+    run = star_bfs
+    plain = vertex_kernel(run.indptr, run.indices, run.iterations[0], dyn, SERIAL)
+    late = vertex_kernel(run.indptr, run.indices, run.iterations[0], dyn, device)
+    assert late.cycles == plain.cycles + 50
+
+
+def test_instruction_cycles(star_bfs):
+    # Two cycles per warp instruction: warp 0's 165 instructions take 330 (plus 82 round
+    # trips), warp 1's check 4 (plus 1): 330 + 8200 + 4 + 100.
+    device = dataclasses.replace(SERIAL, instruction_cycles=2.0)
+    cost = hub_launch(star_bfs, device)
+    assert cost.cycles == 330 + 8200 + 4 + 100
+    assert cost.bounds[0][0] == 2 * 167  # the issue bound doubles too

@@ -13,8 +13,8 @@ by least squares on log(predicted / measured), over log theta, bounded to 1/20..
 seeded starts, with a tiny pull towards theta = 1 so that a part whose bound never binds stays
 at 1 (and is reported unconstrained) instead of drifting. The thetas then map onto the device's
 own figures (``calibrated_device``): exactly for lsu, memory, atomics, overhead and host;
-approximately for latency (a warp's latency bound also holds its instruction time); issue has no
-float field to carry it and is only reported.
+approximately for latency and issue (a warp's latency bound holds both its round trips and its
+instruction time, and each theta scales only one of them).
 """
 
 from __future__ import annotations
@@ -583,7 +583,7 @@ def fit(
 
 # Device fields each theta scales, and how: "x" multiplies (a time), "/" divides (a rate).
 FIELD_MAP: dict[str, tuple[tuple[str, str], ...]] = {
-    "issue": (),
+    "issue": (("instruction_cycles", "x"),),
     "lsu": (("lsu_sectors_per_cycle", "/"),),
     "latency": (("dram_latency_cycles", "x"), ("l2_latency_cycles", "x")),
     "memory": (("dram_bandwidth_gbs", "/"), ("l2_bandwidth_gbs", "/")),
@@ -596,7 +596,7 @@ EXACT = ("lsu", "memory", "atomics", "overhead", "host")
 
 def calibrated_device(base: str | Device, thetas: Mapping[str, float] | Sequence[float],
                       name: str | None = None) -> Device:
-    """``base`` with its figures scaled by the thetas (issue has no field and is left out)."""
+    """``base`` with its figures scaled by the thetas."""
     base = get_device(base)
     theta = dict(zip(THETA_NAMES, theta_vector(thetas), strict=True))
     changes: dict[str, float] = {}
@@ -658,14 +658,11 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
             if at_bound(theta):
                 what += f", at the bound of the range {THETA_RANGE[0]:g}..{THETA_RANGE[1]:g}"
         lines.append(f"#   {part:<9} {theta:8.4f}  {what}")
-    issue = calibration.thetas["issue"]
-    if abs(issue - 1) > 1e-9:
-        lines.append(f"# issue ({issue:.4f}) is NOT in this file: no Device field scales issue "
-                     "alone; re-simulating with this file keeps issue at 1")
     lines += [
         "# fields: lsu, memory (dram and l2 bandwidth), atomics, launch overhead and host round",
-        "# trip scale exactly; latency (dram and l2 latency) approximately: a warp's latency",
-        "# bound also holds its instruction time, which the latency theta does not scale.",
+        "# trip scale exactly; latency (dram and l2 latency) and issue (instruction_cycles)",
+        "# approximately: a warp's latency bound holds both its round trips and its",
+        "# instructions, and each theta scales only one of them.",
         *(f"# {note}" for note in notes),
     ]
     if preset is not None:

@@ -36,8 +36,8 @@ bench/gpu/harness.py writes them); a config's time is its fastest correct varian
 is simulated once with the base device (cached under --cache), then a scale per part of the
 simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted to the measured
 times (least squares on log errors, each scale within 1/20..20); a part whose bound never
-binds stays at 1. The scales become the device file's figures (latency approximately; issue
-has no field and is only reported).
+binds stays at 1. The scales become the device file's figures (latency and issue, as
+instruction_cycles, approximately).
 """
 
 
@@ -98,9 +98,7 @@ def fit_table(calibration: Calibration) -> str:
         note = []
         if at_bound(theta):
             note.append(f"at the bound of the range {THETA_RANGE[0]:g}..{THETA_RANGE[1]:g}")
-        if part == "issue":
-            note.append("not in the file (no device field)")
-        elif part not in EXACT:
+        if part not in EXACT:
             note.append("mapped approximately")
         lines.append(f"{part:<9} {theta:8.4f}  {se:>9}  {100 * calibration.share[part]:5.1f}%  "
                      + "; ".join(note))
