@@ -16,6 +16,7 @@ from simulator.engine import Launch
 from simulator.engine import TaskLayout
 from simulator.engine import compaction_kernel
 from simulator.engine import grid_barrier_cycles
+from simulator.engine import idle_outlier_kernel
 from simulator.engine import scatter_kernel
 from simulator.engine import task_layout
 from simulator.engine import vertex_kernel
@@ -82,6 +83,11 @@ class _Launcher:
             functional.n, functional.indices.size, reads_weights=functional.reads_weights,
             worklist=strategy.driven != "topology",
         ))
+        # with deferral, the outlier kernel follows every launch once the graph has outliers
+        threshold = strategy.defer_threshold
+        self.has_outliers = threshold is not None and bool(
+            self.degree.size and self.degree.max() > threshold
+        )
 
     def strategy_for(self, active: np.ndarray) -> Strategy:
         if self.strategy.mapping != "adaptive":
@@ -98,12 +104,16 @@ class _Launcher:
             if strategy not in self.layouts:
                 self.layouts[strategy] = task_layout(self.fr.n, strategy, self.device)
             layout = self.layouts[strategy]
-        return vertex_kernel(
+        cost = vertex_kernel(
             self.fr.indptr, self.fr.indices, launch, strategy, self.device,
             reads_weights=self.fr.reads_weights, stores_per_vertex=self.fr.stores_per_vertex,
             atomic_updates=self.atomic_updates, costs=self.costs, layout=layout,
             hit_rate=self.hit_rate,
         )
+        if self.has_outliers and not (self.degree[launch.active]
+                                      > strategy.defer_threshold).any():
+            cost = cost + idle_outlier_kernel(self.device, self.hit_rate)
+        return cost
 
     def host(self, cost: LaunchCost) -> None:
         """Add the host's round trip after a launch (it reads a flag or the queue length)."""

@@ -956,6 +956,15 @@ def outlier_kernel(
     )
 
 
+def idle_outlier_kernel(device: Device, hit_rate: float = 0.0) -> LaunchCost:
+    """The outlier kernel of a level that deferred nothing: the host launches it anyway (it
+    does not read the queue length back); its first block reads the empty queue and exits."""
+    latency = device.block_launch_cycles + device.round_trip_cycles(hit_rate)
+    overhead = device.cycles(device.launch_overhead_us)
+    return LaunchCost(cycles=latency + overhead, launches=1, requests=1.0, transactions=1.0,
+                      bounds=np.array([[0.0, 0.0, latency, 0.0, 0.0, overhead]]))
+
+
 def compaction_kernel(
     n: int, flagged: np.ndarray, strategy: Strategy, device: Device,
     costs: InstructionCosts = COSTS, hit_rate: float = 0.0,

@@ -143,3 +143,15 @@ def test_sssp_sweep_lowers_with_atomic_min():
     assert hub.cycles == 12405 + 102
     bfs = iteration_costs(functional_run(star, "bfs", source=0), strategy, SERIAL)[0].cost
     assert bfs.atomics == 0
+
+
+def test_idle_outlier_kernel_follows_every_level(bfs_run):
+    # With deferral the host launches the outlier kernel after every level (it does not read
+    # the queue length): the leaves' level defers nothing, and its outlier kernel reads the
+    # empty queue (one round trip, 100 cycles on SERIAL) and exits.
+    strategy = Strategy(mapping="thread", defer_threshold=32, block_size=32)
+    hub, leaves = iteration_costs(bfs_run, strategy, SERIAL)
+    plain = launch(bfs_run, 1, mapping="thread", defer_threshold=32)
+    assert hub.cost.launches == 2
+    assert leaves.cost.launches == 2
+    assert leaves.cost.cycles == plain.cycles + 100
