@@ -90,3 +90,26 @@ def test_a_task_that_fails_after_rays_retries_is_submitted_again(tmp_path):
     assert result.stats.resubmitted == 1  # Ray gave up once; the driver asked again
     (row,) = read_trials(tmp_path / "res").to_pylist()
     assert row["state"] == "complete" and row["trial"] == 0  # recorded once, not lost
+
+
+def test_without_address_a_running_cluster_is_not_borrowed(monkeypatch):
+    # A cluster this machine runs (here a head with no CPUs, as `ray start --num-cpus 0`
+    # leaves) must not capture a run that names no --address: it starts its own.
+    from ray import cluster_utils
+
+    from tuner.executor import RayExecutor
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    ray.shutdown()  # the module's session: this test needs Ray not yet started
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * 1024**2})
+    try:
+        executor = RayExecutor(workers=1)
+        try:
+            assert executor.capacity == 1
+            assert ray.get_runtime_context().gcs_address != cluster.address
+        finally:
+            executor.close()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()

@@ -150,13 +150,18 @@ class RayExecutor(Executor):
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
                                       "log_to_driver": True}
+            target = address
             if address is None:
                 if workers:
                     kwargs["num_cpus"] = min(workers, os.cpu_count() or workers)
+                # a cluster this machine happens to run (`ray start`) is not ours to borrow:
+                # an existing one is named by --address (or by RAY_ADDRESS, as Ray's jobs set)
+                if not os.environ.get("RAY_ADDRESS"):
+                    target = "local"
             if address is not None:
                 probe_address(address)
             try:
-                ray.init(address=address, **kwargs)
+                ray.init(address=target, **kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 where = address or "a new local cluster"
                 raise ConfigError(f"no Ray cluster at --address {where!r}: "
