@@ -8,28 +8,21 @@ Sectors are 32 bytes = 8 words, so word x lies in sector x // 8.
 
 import numpy as np
 import pytest
+from hand_counted import SERIAL
+from hand_counted import star_graph
 
-from simulator import Device
-from simulator import Graph
 from simulator import Strategy
 from simulator import functional_run
 from simulator.driver import iteration_costs
 from simulator.engine import vertex_kernel
 
-# One SM with one block slot of one warp: warps run one after another, so a launch takes the
-# sum of its warps' alone-times L = instructions + round_trips * latency (simd_width 32 and
-# one scheduler make one warp instruction per cycle).
-SERIAL = Device(
-    "serial", simd_width=32, sms=1, schedulers=1, max_warps_per_sm=1, max_blocks_per_sm=1,
-    clock_ghz=1.0, dram_bandwidth_gbs=1e9, dram_latency_cycles=100,
-    lsu_sectors_per_cycle=1e9, atomic_cycles=0, launch_overhead_us=0, host_roundtrip_us=0,
-)
+# SERIAL (tests/hand_counted.py) runs one warp at a time: a launch takes the sum of its warps'
+# alone-times L = instructions + round_trips * latency (100).
 
 
 @pytest.fixture(scope="module")
 def star():
-    leaves = np.arange(1, 41)
-    return Graph.from_edges(np.zeros(40, dtype=np.int64), leaves, 64, name="star64")
+    return star_graph()
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +127,7 @@ def test_sssp_sweep_lowers_with_atomic_min():
     # which returns the old distance: one atomic per storing lane and a round trip per storing
     # step. Warp 0: check 2 + setup 3 + (edge 4 + weight 1) * 40 = 205 instructions, round
     # trips 2 + 2 * 40 + 40 = 122 -> 12405; warp 1 checks: 102. BFS stores its levels plainly.
-    star = Graph.from_edges(np.zeros(40, dtype=np.int64), np.arange(1, 41), 64,
-                            weights=np.ones(40))
+    star = star_graph(weights=np.ones(40))
     run = functional_run(star, "sssp", source=0)
     strategy = Strategy(block_size=32)
     hub = iteration_costs(run, strategy, SERIAL)[0].cost

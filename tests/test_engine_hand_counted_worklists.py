@@ -18,8 +18,9 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hand_counted import SERIAL
+from hand_counted import star_graph
 
-from simulator import Device
 from simulator import Graph
 from simulator import Strategy
 from simulator import functional_run
@@ -32,11 +33,6 @@ from simulator.engine import scatter_kernel
 from simulator.engine import vertex_kernel
 from simulator.worklist import scan_launch
 
-SERIAL = Device(
-    "serial", simd_width=32, sms=1, schedulers=1, max_warps_per_sm=1, max_blocks_per_sm=1,
-    clock_ghz=1.0, dram_bandwidth_gbs=1e9, dram_latency_cycles=100,
-    lsu_sectors_per_cycle=1e9, atomic_cycles=0, launch_overhead_us=0, host_roundtrip_us=0,
-)
 # One block slot of two warps (block_size=64): a block takes its slower warp's L.
 PAIR = dataclasses.replace(SERIAL, name="pair", max_warps_per_sm=2)
 # GW-style narrow SIMD: 8 lanes, so a warp instruction takes 4 passes (L counts passes).
@@ -243,8 +239,7 @@ def test_data_driven_bfs(broom, broom_bfs, push, cycles, atomics, launches):
 
 @pytest.fixture(scope="module")
 def star():
-    leaves = np.arange(1, 41)
-    return Graph.from_edges(np.zeros(40, dtype=np.int64), leaves, 64, name="star64")
+    return star_graph()
 
 
 def star_block(star, **knobs):

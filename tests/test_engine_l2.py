@@ -4,11 +4,10 @@ simulated cycles)."""
 
 import dataclasses
 
-import numpy as np
 import pytest
+from hand_counted import SERIAL
+from hand_counted import star_graph
 
-from simulator import Device
-from simulator import Graph
 from simulator import Strategy
 from simulator import functional_run
 from simulator import load_graph
@@ -17,19 +16,11 @@ from simulator.costs import BOUND_NAMES
 from simulator.engine import vertex_kernel
 from simulator.engine import working_set_bytes
 
-# As in test_engine_hand_counted.py: one SM running one warp at a time, one instruction per
-# cycle, DRAM latency 100, no bandwidth, atomic or overhead limits.
-SERIAL = Device(
-    "serial", simd_width=32, sms=1, schedulers=1, max_warps_per_sm=1, max_blocks_per_sm=1,
-    clock_ghz=1.0, dram_bandwidth_gbs=1e9, dram_latency_cycles=100,
-    lsu_sectors_per_cycle=1e9, atomic_cycles=0, launch_overhead_us=0, host_roundtrip_us=0,
-)
-
 
 @pytest.fixture(scope="module")
 def star_bfs():
     # vertex 0 joined to 1..40, 41..63 isolated: 64 vertices, 80 directed edges
-    star = Graph.from_edges(np.zeros(40, dtype=np.int64), np.arange(1, 41), 64)
+    star = star_graph()
     return functional_run(star, "bfs", source=0)
 
 
