@@ -203,6 +203,11 @@ def _sector_of(word_index: np.ndarray, words_per_sector: int) -> np.ndarray:
     return word_index // words_per_sector
 
 
+def _range_sectors(first: np.ndarray, last: np.ndarray, words_per_sector: int) -> np.ndarray:
+    """Sectors spanned by the 32-bit words ``first..last`` (inclusive) of each warp step."""
+    return last // words_per_sector - first // words_per_sector + 1
+
+
 def _per_unit(counts: np.ndarray, units: int) -> np.ndarray:
     """Pad a bincount to ``units`` entries."""
     out = np.zeros(units, dtype=np.int64)
@@ -307,11 +312,17 @@ def task_layout(
     real = np.zeros(units * per_unit, dtype=bool)
     real[:n] = True
     real_positions = real.reshape(units, k, c).any(axis=1).sum(axis=1)
+    count = partial(unit_transactions, words_per_sector=words, units=units)
+    if w > 1 and c < w and slot_vertex is None:
+        # one staging step reads the unit's status words, one its row bounds: two ranges
+        first = np.arange(units, dtype=np.int64) * per_unit
+        end = np.minimum(first + per_unit, n)
+        static_sectors = (_range_sectors(first, end - 1, words)
+                          + _range_sectors(first, end, words))
+        return TaskLayout(w, c, k, units, real_positions, static_sectors, units * 2)
+
     tasks = np.arange(n, dtype=np.int64)
     task_unit = tasks // per_unit
-
-    count = partial(unit_transactions, words_per_sector=words, units=units)
-
     if w == 1:
         # each thread reads its own slot's status word (or worklist entry): one per position
         static_sectors = count(task_unit * c + tasks % c, tasks, c)

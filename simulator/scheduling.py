@@ -75,12 +75,12 @@ def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
         no_faster = bool((excess >= 0).all())
         for a, b in spans:
             at = position[a:b]
-            order = None
-            if no_faster:  # untouched slots (0) come first, by index
+            if no_faster:  # untouched slots (0) first, by index, then the few others
                 order = (finish == 0).nonzero()[0]
                 if at[-1] >= order.size:
-                    order = None
-            if order is None:
+                    later = finish.nonzero()[0]
+                    order = np.concatenate([order, later[finish[later].argsort(kind="stable")]])
+            else:
                 order = finish.argsort(kind="stable")
             taken = order[at]
             owner[a:b] = taken

@@ -232,3 +232,33 @@ def test_sweep_bounds_match_full_layout(monkeypatch, runs):
             costs = iteration_costs(fr, strategy, TINY_L2)
             rows[sparse] = np.concatenate([it.cost.bounds for it in costs])
         assert np.allclose(rows[True], rows[False], rtol=1e-9, atol=0)
+
+
+def _staged_static_sectors(n: int, w: int, c: int, k: int, words: int) -> list[int]:
+    """Per unit, by definition: the sectors of the status words (and of the row bounds, the
+    chunk's ends included) that each of its W-lane staging steps reads, summed over steps."""
+    per_unit = k * c
+    out = []
+    for u in range(-(-n // per_unit)):
+        steps: dict[int, tuple[set, set]] = {}
+        for t in range(u * per_unit, min(n, (u + 1) * per_unit)):
+            status, bounds = steps.setdefault((t % c) // w, (set(), set()))
+            status.add(t // words)
+            bounds.add(t // words)
+            if t % c == c - 1 or t == n - 1:  # the chunk's end bound, its own staging step
+                steps.setdefault(c // w, (set(), set()))[1].add((t + 1) // words)
+        out.append(sum(len(status) + len(bounds) for status, bounds in steps.values()))
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 7, 32, 33, 257])
+@pytest.mark.parametrize(("w", "c"), [(2, 1), (4, 3), (8, 1), (8, 7), (8, 8), (16, 40),
+                                      (32, 1), (32, 31), (4, 64)])
+@pytest.mark.parametrize("sector_bytes", [32, 128])
+def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
+    """A staged sweep's per-launch reads (status words and row bounds, in sectors per unit) are
+    what its staging steps touch, for chunks shorter than W (closed form) and longer (counted)."""
+    dev = dataclasses.replace(get_device("h100"), sector_bytes=sector_bytes)
+    layout = engine.task_layout(n, Strategy.parse(f"mapping=vwarp,w={w},chunk={c}"), dev)
+    words = sector_bytes // 4
+    assert layout.static_sectors.tolist() == _staged_static_sectors(n, w, c, layout.k, words)
