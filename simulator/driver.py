@@ -13,19 +13,19 @@ from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.engine import Launch
-from simulator.engine import TaskLayout
 from simulator.engine import compaction_kernel
-from simulator.engine import grid_barrier_cycles
 from simulator.engine import idle_outlier_kernel
 from simulator.engine import scatter_kernel
-from simulator.engine import task_layout
 from simulator.engine import vertex_kernel
-from simulator.engine import working_set_bytes
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
 from simulator.functional import IterationWork
+from simulator.layout import TaskLayout
+from simulator.layout import task_layout
 from simulator.sorted_runs import distinct
 from simulator.strategy import Strategy
+from simulator.timing import grid_barrier_cycles
+from simulator.timing import working_set_bytes
 
 HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
 

@@ -1,5 +1,10 @@
 """The warp cost model: one kernel launch's work laid out on lanes exactly, and its time.
 
+This module lays each launch's work on lanes and counts it; ``simulator.layout`` places the
+task slots on warp units, ``simulator.sectors`` counts the distinct sectors of warp steps, and
+``simulator.timing`` turns per-unit work into the launch's time (the "Time" and "Sweeps in
+O(active work)" sections below).
+
 Layout (vertex-parallel kernels). A launch processes tasks t = 0..n-1 (task t is vertex t; a
 topology-driven kernel checks every vertex). With W lanes per vertex (W = 1 for the thread
 mapping), K = warp_size / W virtual warps share a physical warp, and each virtual warp takes C
@@ -87,10 +92,10 @@ GW device options: with ``cluster_issue`` a SIMD step issues one pass per ``simd
 cluster holding an active lane, instead of warp_size / simd_width passes.
 
 Sweeps in O(active work). A sweep's inactive vertices only check their status, so the units
-holding no active vertex cost the same in every sweep of a run: ``_clean_sweep`` computes
+holding no active vertex cost the same in every sweep of a run: ``clean_sweep`` computes
 them (and each block's duration and sums) once and caches them in the ``TaskLayout``. Each
 sweep costs only the units holding an active vertex (``_dirty_view``; whole blocks for
-donation), with the per-unit code above, and ``_sparse_sweep_cycles`` combines them with the
+donation), with the per-unit code above, and ``sparse_sweep_cycles`` combines them with the
 clean figures; ``list_schedule_sparse`` applies the rounds of clean blocks in bulk. The
 figures are those of costing every unit (``_SPARSE_SWEEPS = False``, the reference path the
 tests compare against) up to float rounding of sums.
@@ -99,7 +104,6 @@ tests compare against) up to float rounding of sums.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from dataclasses import field
 from functools import partial
 
 import numpy as np
@@ -110,113 +114,26 @@ from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.functional import IterationWork
 from simulator.functional import edge_ids
-from simulator.scheduling import list_schedule
-from simulator.scheduling import list_schedule_sparse
+from simulator.layout import TaskLayout
+from simulator.layout import task_layout
+from simulator.sectors import WORD_BYTES
+from simulator.sectors import ceil_div
+from simulator.sectors import unit_transactions
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import first_of_each
 from simulator.strategy import Strategy
+from simulator.timing import UnitWork
+from simulator.timing import clean_sweep
+from simulator.timing import kernel_cycles
+from simulator.timing import sparse_sweep_cycles
+from simulator.timing import working_set_bytes
 from simulator.worklist import push_cost
 from simulator.worklist import push_work
 from simulator.worklist import scan_launch
 
-WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
 # Sweeps cost only the units holding an active vertex and take the others' cost from the
-# layout (``_clean_sweep``); False costs every unit of every sweep (the reference path).
+# layout (``timing.clean_sweep``); False costs every unit of every sweep (the reference path).
 _SPARSE_SWEEPS = True
-
-
-@dataclass
-class _UnitWork:
-    """Per physical-warp-unit totals that the timing stage needs; ``cluster_passes`` (SIMD
-    steps times the lane clusters they issue, with a narrow SIMD) replaces full passes."""
-
-    sisd: np.ndarray
-    simd: np.ndarray
-    sectors: np.ndarray
-    round_trips: np.ndarray
-    cluster_passes: np.ndarray | None = None
-    simd_steps: np.ndarray | None = None
-
-
-# From this many elements distinct_sectors counts each unit's distinct keys from a running
-# count at the unit's key range (fewer passes over the keys); below, by compressing the
-# distinct keys and counting their units (fewer calls).
-_RANGE_COUNT_FROM = 1 << 16
-
-
-def distinct_sectors(
-    group: np.ndarray, sector: np.ndarray, unit_of_group: np.ndarray | int
-) -> np.ndarray:
-    """Distinct (group, sector) pairs per unit: the transactions each warp step issues.
-
-    ``group`` numbers warp steps globally; ``unit_of_group`` maps a step to its warp unit (a
-    nondecreasing array, or an int g meaning unit = step // g), so that each unit's keys are
-    one range of the sorted keys. Elements arrive as a few ascending runs per unit, which the
-    stable (run-merging) sort handles fast. Counts run up to the last unit with a step.
-    """
-    if group.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    bits = int(sector.max()).bit_length()
-    keys = group << bits
-    keys |= sector
-    keys.sort(kind="stable")
-    first = np.empty(keys.size, dtype=bool)
-    first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    if keys.size < _RANGE_COUNT_FROM:
-        first_groups = keys[first] >> bits
-        if isinstance(unit_of_group, int | np.integer):
-            return np.bincount(first_groups // unit_of_group)
-        return np.bincount(unit_of_group[first_groups])
-    distinct_before = np.empty(keys.size + 1, dtype=np.int64)  # distinct keys before each
-    distinct_before[0] = 0
-    np.cumsum(first, out=distinct_before[1:])
-    last_group = int(keys[-1] >> bits)
-    if isinstance(unit_of_group, int | np.integer):
-        units = last_group // int(unit_of_group) + 1
-        unit_start = np.arange(units + 1, dtype=np.int64) * int(unit_of_group)
-    else:
-        units = int(unit_of_group[last_group]) + 1
-        unit_start = unit_of_group.searchsorted(np.arange(units + 1))
-    at = keys.searchsorted(unit_start << bits)
-    return distinct_before[at[1:]] - distinct_before[at[:-1]]
-
-
-def unit_transactions(
-    group: np.ndarray,
-    word_index: np.ndarray,
-    unit_of_group: np.ndarray | int,
-    *,
-    words_per_sector: int,
-    units: int,
-) -> np.ndarray:
-    """Transactions per warp unit of one memory instruction: lanes' 32-bit word indices,
-    grouped by warp step, counted as distinct sectors (see ``distinct_sectors``)."""
-    counts = distinct_sectors(group, _sector_of(word_index, words_per_sector), unit_of_group)
-    return _per_unit(counts, units)
-
-
-def _sector_of(word_index: np.ndarray, words_per_sector: int) -> np.ndarray:
-    """Sector of each 32-bit word index (a shift when the sector holds 2**k words)."""
-    if words_per_sector & (words_per_sector - 1) == 0:
-        return word_index >> (words_per_sector.bit_length() - 1)
-    return word_index // words_per_sector
-
-
-def _range_sectors(first: np.ndarray, last: np.ndarray, words_per_sector: int) -> np.ndarray:
-    """Sectors spanned by the 32-bit words ``first..last`` (inclusive) of each warp step."""
-    return last // words_per_sector - first // words_per_sector + 1
-
-
-def _per_unit(counts: np.ndarray, units: int) -> np.ndarray:
-    """Pad a bincount to ``units`` entries."""
-    out = np.zeros(units, dtype=np.int64)
-    out[: counts.size] = counts
-    return out
-
-
-def _ceil_div(a, b):
-    return -(-a // b)
 
 
 def _any_virtual_warp(mask: np.ndarray, units: int, k: int, c: int) -> np.ndarray:
@@ -276,82 +193,6 @@ class Launch:
         return cls(work.active, work.writes, **options)
 
 
-@dataclass(frozen=True, eq=False)
-class TaskLayout:
-    """The iteration-independent part of a launch's layout under one strategy: which warp
-    unit holds which slot, and the SISD traffic every sweep repeats (staging or checks)."""
-
-    w: int
-    c: int
-    k: int
-    units: int
-    real_positions: np.ndarray
-    static_sectors: np.ndarray
-    static_requests: int
-    # what a sweep with no active slot costs, per device, costs and launch form: _clean_sweep
-    cache: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def per_unit(self) -> int:
-        """Tasks per physical-warp unit (K virtual warps of C tasks)."""
-        return self.k * self.c
-
-
-def task_layout(
-    n: int, strategy: Strategy, device: Device, slot_vertex: np.ndarray | None = None
-) -> TaskLayout:
-    """Lay n task slots out on warp units and count the SISD sectors each launch reads to
-    find its slots' vertices: status words (``slot_vertex`` None: slot t is vertex t) or
-    worklist entries (slot t reads entry t, then vertex ``slot_vertex[t]``'s row bounds)."""
-    w = strategy.lanes_per_vertex
-    c = strategy.vertices_per_grab
-    k = device.warp_size // w
-    per_unit = k * c
-    units = _ceil_div(n, per_unit)
-    words = device.sector_bytes // WORD_BYTES
-    real = np.zeros(units * per_unit, dtype=bool)
-    real[:n] = True
-    real_positions = real.reshape(units, k, c).any(axis=1).sum(axis=1)
-    count = partial(unit_transactions, words_per_sector=words, units=units)
-    if w > 1 and c < w and slot_vertex is None:
-        # one staging step reads the unit's status words, one its row bounds: two ranges
-        first = np.arange(units, dtype=np.int64) * per_unit
-        end = np.minimum(first + per_unit, n)
-        static_sectors = (_range_sectors(first, end - 1, words)
-                          + _range_sectors(first, end, words))
-        return TaskLayout(w, c, k, units, real_positions, static_sectors, units * 2)
-
-    tasks = np.arange(n, dtype=np.int64)
-    task_unit = tasks // per_unit
-    if w == 1:
-        # each thread reads its own slot's status word (or worklist entry): one per position
-        static_sectors = count(task_unit * c + tasks % c, tasks, c)
-        static_requests = int(real_positions.sum())
-        if slot_vertex is not None:  # and the row bounds of its vertex, all entries active
-            group = task_unit * c + tasks % c
-            static_sectors += count(group, slot_vertex, c) + count(group, slot_vertex + 1, c)
-            static_requests *= 3
-    else:
-        # the chunk's status words (or entries) and row bounds, staged by W lanes per step
-        per_stage = _ceil_div(c + 1, w)
-        stage_group = task_unit * per_stage + (tasks % c) // w
-        static_sectors = count(stage_group, tasks, per_stage)
-        if slot_vertex is None:
-            chunk_ends = np.arange(0, n, c, dtype=np.int64)
-            bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
-            bounds_group = np.concatenate(
-                [stage_group, (chunk_ends // per_unit) * per_stage + c // w]
-            )
-            # two ascending runs: distinct_sectors' run-merging sort needs no argsort first
-            static_sectors += count(bounds_group, bounds, per_stage)
-            static_requests = units * (_ceil_div(c, w) + per_stage)
-        else:
-            static_sectors += count(stage_group, slot_vertex, per_stage)
-            static_sectors += count(stage_group, slot_vertex + 1, per_stage)
-            static_requests = units * 3 * _ceil_div(c, w)
-    return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests)
-
-
 @dataclass
 class _Lanes:
     """Where each expanded edge runs: its warp step (global id) and its lane in the warp."""
@@ -367,7 +208,7 @@ def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
     """Virtual warps of W lanes walk their chunk positions in lockstep (thread: W = 1)."""
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
     steps = np.zeros(units * per_unit, dtype=np.int64)
-    steps[expanding_slots] = _ceil_div(slot_degree[expanding_slots], w)
+    steps[expanding_slots] = ceil_div(slot_degree[expanding_slots], w)
     steps3 = steps.reshape(units, k, c)
     position_steps = steps3[:, 0, :] if k == 1 else steps3.max(axis=1)
     simd_steps = _sum_positions(position_steps)
@@ -406,7 +247,7 @@ def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size,
         position_lanes = np.full(units * c, warp_size, dtype=np.int64)
     else:
         position_lanes = np.bincount(pos_sorted, minlength=units * c)
-    position_steps = _ceil_div(position_edges, np.maximum(position_lanes, 1))
+    position_steps = ceil_div(position_edges, np.maximum(position_lanes, 1))
     simd_steps = position_steps.reshape(units, c).sum(axis=1)
     position_base = np.zeros(units * c, dtype=np.int64)
     np.cumsum(position_steps[:-1], out=position_base[1:])
@@ -445,7 +286,7 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
     b % threads)."""
     units = layout.units
     warps_per_block = block_size // warp_size
-    blocks = _ceil_div(units, warps_per_block)
+    blocks = ceil_div(units, warps_per_block)
     slot_block = expanding_slots // block_size
     degree = slot_degree[expanding_slots]
     # the threads of a block (its last one may hold fewer warps)
@@ -459,7 +300,7 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
     own_steps_slot[expanding_slots] = own
     own_steps = own_steps_slot.reshape(units, warp_size).max(axis=1)
     box = np.bincount(slot_block, weights=donated, minlength=blocks).astype(np.int64)
-    drain_rounds = _ceil_div(box, block_threads)
+    drain_rounds = ceil_div(box, block_threads)
     unit_block = np.arange(units) // warps_per_block
     simd_steps = own_steps + drain_rounds[unit_block]
     step_base = np.zeros(units, dtype=np.int64)
@@ -721,7 +562,7 @@ def vertex_kernel(
     ).astype(np.float64)
     if stores_per_vertex:
         sisd += costs.vertex_store * active_positions
-    stage_steps = _ceil_div(c, w) + _ceil_div(c + 1, w) if staged else 0
+    stage_steps = ceil_div(c, w) + ceil_div(c + 1, w) if staged else 0
     sisd += costs.stage * stage_steps
     if strategy.dynamic:
         sisd += costs.grab
@@ -734,7 +575,7 @@ def vertex_kernel(
 
     n_active = int(active[:real_slots].sum())
     edges_expanded = int(edges.size)
-    chunks = _ceil_div(n_slots, c)
+    chunks = ceil_div(n_slots, c)
     useful_sisd = (
         costs.check * n_slots
         + costs.setup * n_active
@@ -783,7 +624,7 @@ def vertex_kernel(
         sectors += deferred.reshape(units, per_unit).sum(axis=1)
     if launch.slots is not None and launch.lookup == "status":
         # the spatial kernel reads its representatives' worklist entries
-        sectors += _ceil_div(_ceil_div(per_unit, launch.partition), words)
+        sectors += ceil_div(ceil_div(per_unit, launch.partition), words)
 
     round_trips = 2 * simd_steps + deferred_positions
     # finding the slots' vertices: thread-based sweeps read the status, then the active
@@ -833,21 +674,21 @@ def vertex_kernel(
         requests += extra.requests
         scan_cost = extra.scan_launch
 
-    unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
+    unit_work = UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
                           cluster_passes=cluster_passes, simd_steps=simd_steps)
     if view.units is None:
-        cycles, bounds = _kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1,
+        cycles, bounds = kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1,
                                         grid_stride=launch.grid_stride, check=costs.check,
                                         hit_rate=hit_rate)
         instructions = float(sisd.sum() + simd.sum())
         transactions = float(sectors.sum())
     else:
-        clean = _clean_sweep(full_layout, strategy, device, costs, bool(donations),
+        clean = clean_sweep(full_layout, strategy, device, costs, bool(donations),
                              launch.grid_stride, hit_rate)
         clean_rows = clean.units[:, view.units]
         rest_sisd, rest_sectors = clean.rest(clean_rows)
         transactions = float(sectors.sum() + rest_sectors)
-        cycles, bounds = _sparse_sweep_cycles(
+        cycles, bounds = sparse_sweep_cycles(
             clean, view.units, clean_rows, unit_work, strategy, device, queue_atomics, k == 1,
             transactions, grid_stride=launch.grid_stride, check=costs.check, hit_rate=hit_rate,
         )
@@ -882,7 +723,7 @@ def vertex_kernel(
             needed[pushed] = False
             extra = np.flatnonzero(needed)
             main.pushed = np.concatenate([pushed, extra])
-            tail = _ceil_div(extra.size, ws)
+            tail = ceil_div(extra.size, ws)
             main.atomics += tail
             main.cycles += tail * device.atomic_cycles
             main.extra_cycles += tail * device.atomic_cycles
@@ -915,7 +756,7 @@ def outlier_kernel(
     sb = device.sector_bytes
     degree = (indptr[vertices + 1] - indptr[vertices]).astype(np.int64)
     lane_offset = np.arange(warps, dtype=np.int64) * ws
-    warp_rounds = _ceil_div(np.maximum(degree[:, None] - lane_offset[None, :], 0), block)
+    warp_rounds = ceil_div(np.maximum(degree[:, None] - lane_offset[None, :], 0), block)
     per_step = costs.edge + (costs.weight if reads_weights else 0)
     sisd = np.full(warp_rounds.size, float(costs.setup))
     simd = per_step * warp_rounds.ravel().astype(np.float64)
@@ -943,8 +784,8 @@ def outlier_kernel(
     sectors += count(group[writes], neighbours[writes], unit_of_step)
     sectors = sectors + 1  # the queue entry and row bounds
     round_trips = 2 * warp_rounds.ravel() + 1
-    unit_work = _UnitWork(sisd, simd, sectors.astype(np.float64), round_trips)
-    cycles, bounds = _kernel_cycles(unit_work, strategy, device, 0, False,
+    unit_work = UnitWork(sisd, simd, sectors.astype(np.float64), round_trips)
+    cycles, bounds = kernel_cycles(unit_work, strategy, device, 0, False,
                                     units_per_block=warps, hit_rate=hit_rate)
 
     simd_issued = float(ws * warp_rounds.sum())
@@ -984,18 +825,18 @@ def compaction_kernel(
     offsets from a block prefix sum and a scan launch (the temporal hybrid's switch back)."""
     words = device.sector_bytes // WORD_BYTES
     ws = device.warp_size
-    units = _ceil_div(n, ws)
+    units = ceil_div(n, ws)
     items = np.bincount(flagged // ws, minlength=units).astype(np.int64)
     block_scan = costs.scan + 2 * costs.barrier + int(np.log2(strategy.block_size // ws))
     sisd = np.full(units, float(costs.check + block_scan)) + costs.push_store * (items > 0)
-    sectors = np.full(units, _ceil_div(ws, words)) + _ceil_div(items, words)
+    sectors = np.full(units, ceil_div(ws, words)) + ceil_div(items, words)
     round_trips = np.full(units, 2)
     plain = Strategy(block_size=strategy.block_size)
-    cycles, bounds = _kernel_cycles(
-        _UnitWork(sisd, np.zeros(units), sectors.astype(np.float64), round_trips), plain,
+    cycles, bounds = kernel_cycles(
+        UnitWork(sisd, np.zeros(units), sectors.astype(np.float64), round_trips), plain,
         device, 0, False, hit_rate=hit_rate,
     )
-    blocks = _ceil_div(units, strategy.block_size // ws)
+    blocks = ceil_div(units, strategy.block_size // ws)
     return LaunchCost(
         cycles=cycles, bounds=bounds[None, :], launches=1, instructions=float(sisd.sum()),
         issued_lane_instructions=float(ws * sisd.sum()),
@@ -1012,15 +853,15 @@ def scatter_kernel(
     to sweeps): coalesced item reads, one scattered store each."""
     words = device.sector_bytes // WORD_BYTES
     ws = device.warp_size
-    units = _ceil_div(items, ws)
+    units = ceil_div(items, ws)
     lanes = np.full(units, ws)
     if units:
         lanes[-1] = items - ws * (units - 1)
     sisd = np.full(units, float(costs.check + costs.vertex_store))
-    sectors = (_ceil_div(lanes, words) + lanes).astype(np.float64)
+    sectors = (ceil_div(lanes, words) + lanes).astype(np.float64)
     plain = Strategy(block_size=strategy.block_size)
-    cycles, bounds = _kernel_cycles(
-        _UnitWork(sisd, np.zeros(units), sectors, np.full(units, 2)), plain, device, 0, False,
+    cycles, bounds = kernel_cycles(
+        UnitWork(sisd, np.zeros(units), sectors, np.full(units, 2)), plain, device, 0, False,
         hit_rate=hit_rate,
     )
     return LaunchCost(
@@ -1029,353 +870,3 @@ def scatter_kernel(
         useful_lane_instructions=float(items * (costs.check + costs.vertex_store)),
         requests=float(2 * units), transactions=float(sectors.sum()),
     )
-
-
-def grid_barrier_cycles(strategy: Strategy, device: Device, hit_rate: float = 0.0) -> float:
-    """A software grid barrier among the resident blocks: one atomic each on the barrier
-    counter (serialised), then a round trip to see the last arrival."""
-    blocks = device.sms * resident_blocks_per_sm(strategy, device)
-    return blocks * device.atomic_cycles + 2 * device.round_trip_cycles(hit_rate)
-
-
-def resident_blocks_per_sm(strategy: Strategy, device: Device) -> int:
-    """Blocks of ``strategy.block_size`` threads an SM holds at once."""
-    warps_per_block = strategy.block_size // device.warp_size
-    return max(1, min(device.max_blocks_per_sm, device.max_warps_per_sm // warps_per_block))
-
-
-def _kernel_cycles(
-    unit: _UnitWork,
-    strategy: Strategy,
-    device: Device,
-    queue_atomics: int,
-    warp_uniform_sisd: bool,
-    *,
-    units_per_block: int | None = None,
-    grid_stride: bool = False,
-    check: int = 0,
-    hit_rate: float = 0.0,
-) -> tuple[float, np.ndarray]:
-    """Launch time in cycles from per-unit instructions, sectors and dependent round trips,
-    and the row of bounds it is made of (``costs.BOUND_NAMES``). A round trip takes
-    ``device.round_trip_cycles(hit_rate)``.
-
-    ``grid_stride``: only the resident warps are launched and warp g runs units g, g + G, ...
-    in turn (a fixed grid), each paying ``check`` instructions and a round trip to find out
-    whether more work is left.
-    """
-    warps_per_block = strategy.block_size // device.warp_size
-    units_per_block = units_per_block or warps_per_block
-    blocks_per_sm = resident_blocks_per_sm(strategy, device)
-    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
-    scalar = device.scalar_unit and warp_uniform_sisd
-    round_trip = device.round_trip_cycles(hit_rate)
-    # issue slots in passes: a scheduler issues one pass of a warp instruction per cycle;
-    # a static launch's warps start after their block's launch, resident warps once
-    resident_grid = grid_stride or strategy.dynamic
-    start = 0.0 if resident_grid else device.block_launch_cycles
-    alone, instructions, _, sectors = _unit_timing(unit, device, warp_uniform_sisd, hit_rate,
-                                                   start)
-    if grid_stride:
-        resident = device.sms * blocks_per_sm * warps_per_block
-        warp = np.arange(alone.size) % resident
-
-        def per_warp(values):
-            return np.bincount(warp, weights=values, minlength=resident)
-
-        lane_check = check * pass_cycles + round_trip
-        alone = per_warp(alone) + lane_check
-        instructions = per_warp(instructions) + check * pass_cycles
-        sectors, sisd = per_warp(sectors), per_warp(unit.sisd) + check
-        # resident blocks are spread over the SMs; their warps never leave
-        sm = (np.arange(resident) // warps_per_block) % device.sms
-        latency = np.zeros(device.sms)
-        np.maximum.at(latency, sm, alone)
-        items_instr, items_sisd, items_sectors = instructions, sisd, sectors
-    else:
-        if strategy.dynamic:
-            slots = device.sms * blocks_per_sm * warps_per_block
-            durations = alone + device.atomic_cycles
-            items_instr, items_sisd, items_sectors = instructions, unit.sisd, sectors
-        else:
-            slots = device.sms * blocks_per_sm
-            blocks = _ceil_div(alone.size, units_per_block)
-            pad = blocks * units_per_block - alone.size
-
-            def per_block(values, reduce):
-                return reduce(np.pad(values, (0, pad)).reshape(blocks, units_per_block), axis=1)
-
-            durations = per_block(alone, np.max)
-            items_instr = per_block(instructions, np.sum)
-            items_sisd = per_block(unit.sisd, np.sum)
-            items_sectors = per_block(sectors, np.sum)
-        owner, finish = list_schedule(durations, slots)
-        sm = owner % device.sms
-        latency = finish.reshape(-1, device.sms).max(axis=0)
-    if resident_grid:
-        latency = latency + device.block_launch_cycles
-    issue = np.bincount(sm, weights=items_instr, minlength=device.sms) / device.schedulers
-    if scalar:
-        scalar_issue = np.bincount(sm, weights=items_sisd, minlength=device.sms)
-        issue = np.maximum(issue, scalar_issue / device.schedulers)
-    lsu = np.bincount(sm, weights=items_sectors, minlength=device.sms)
-    lsu /= device.lsu_sectors_per_cycle
-    bounds = np.array([
-        issue.max(initial=0.0),
-        lsu.max(initial=0.0),
-        latency.max(initial=0.0),
-        memory_cycles(float(sectors.sum()), device, hit_rate),
-        queue_atomics * device.atomic_cycles,
-        device.cycles(device.launch_overhead_us),
-    ])
-    return float(bounds[:-1].max() + bounds[-1]), bounds
-
-
-def memory_cycles(sectors: float, device: Device, hit_rate: float) -> float:
-    """Time to move a launch's sectors: the DRAM share over DRAM bandwidth, all of them over
-    L2 bandwidth (where the device has an L2), whichever is longer."""
-    total = sectors * device.sector_bytes
-    dram = (1 - hit_rate) * total / device.dram_bytes_per_cycle
-    if device.l2_bandwidth_gbs > 0:
-        return max(dram, total * device.clock_ghz / device.l2_bandwidth_gbs)
-    return dram
-
-
-def working_set_bytes(n: int, m: int, *, reads_weights: bool, worklist: bool) -> int:
-    """The data a run re-reads launch after launch: status words and row offsets, the edge
-    lists (and weights), and two worklists for data-driven forms; L2 keeps it between
-    launches when it fits."""
-    words = 2 * n + 1 + m * (2 if reads_weights else 1) + (2 * n if worklist else 0)
-    return WORD_BYTES * words
-
-
-@dataclass(frozen=True, eq=False)
-class _CleanSweep:
-    """A sweep launch in which no vertex is active: each unit's cycles alone, issue passes,
-    SISD instructions and sectors (rows of ``units``), their totals, each schedule item's
-    (block's, or unit's when dynamic) duration and sums (rows of ``items``), and the items
-    every launch's schedule lists (those unlike the first, the last partial round); with
-    ``grid_stride`` the resident warps' sums (rows of ``per_warp``) instead of items."""
-
-    units: np.ndarray
-    sisd_total: float
-    sectors_total: float
-    items: np.ndarray | None
-    always: np.ndarray | None
-    per_warp: np.ndarray | None
-
-    def rest(self, rows: np.ndarray) -> tuple[float, float]:
-        """SISD instructions and sectors of the units whose ``rows`` (of ``units``) are not
-        taken."""
-        sisd, sectors = rows[2:].sum(axis=1)
-        return self.sisd_total - float(sisd), self.sectors_total - float(sectors)
-
-
-def _schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
-    """Schedule slots of a launch and the units one item holds (a block, or a unit when
-    dynamic distribution lets the resident warps take units themselves)."""
-    warps_per_block = strategy.block_size // device.warp_size
-    blocks_per_sm = resident_blocks_per_sm(strategy, device)
-    if strategy.dynamic:
-        return device.sms * blocks_per_sm * warps_per_block, 1
-    return device.sms * blocks_per_sm, warps_per_block
-
-
-def _unit_timing(unit: _UnitWork, device: Device, warp_uniform_sisd: bool,
-                 hit_rate: float, start: float = 0.0) -> np.ndarray:
-    """Per unit, as rows: cycles alone (from ``start``: its block's launch), issue passes,
-    SISD instructions and sectors (the quantities ``_kernel_cycles`` schedules and sums)."""
-    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
-    scalar = device.scalar_unit and warp_uniform_sisd
-    simd_passes = unit.simd * pass_cycles
-    if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
-        simd_passes = (unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
-                       * device.instruction_cycles)
-    simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
-    round_trip = device.round_trip_cycles(hit_rate)
-    scalar_cycles = unit.sisd * device.instruction_cycles if scalar else 0
-    alone = start + simd_cycles + scalar_cycles + unit.round_trips * round_trip
-    instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
-    out = np.empty((4, unit.sisd.size))
-    out[0], out[1], out[2], out[3] = alone, instructions, unit.sisd, unit.sectors
-    return out
-
-
-def _reduce_items(rows: np.ndarray) -> np.ndarray:
-    """Rows of per-unit quantities, shaped (4, items, units per item), to per-item ones:
-    the slowest unit's cycles, the sums of the others."""
-    out = rows.sum(axis=2)
-    out[0] = rows[0].max(axis=1)
-    return out
-
-
-def _clean_unit_work(layout: TaskLayout, strategy: Strategy, costs: InstructionCosts,
-                     donated: bool) -> _UnitWork:
-    """Each unit's work in a sweep with no active vertex: its status checks (or staging),
-    the dynamic grab, the donation barrier when some thread donates, the static reads."""
-    staged = layout.w > 1
-    sisd = (costs.check * layout.real_positions).astype(np.float64)
-    if staged:
-        sisd += costs.stage * (_ceil_div(layout.c, layout.w) + _ceil_div(layout.c + 1, layout.w))
-    if strategy.dynamic:
-        sisd += costs.grab
-    if donated:
-        sisd += costs.donate
-    round_trips = (layout.real_positions.astype(np.int64) if not staged
-                   else np.ones(layout.units, dtype=np.int64))
-    if strategy.dynamic:
-        round_trips = round_trips + 1
-    sectors = layout.static_sectors.astype(np.float64)
-    return _UnitWork(sisd, np.zeros(layout.units), sectors, round_trips)
-
-
-def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
-                 costs: InstructionCosts, donated: bool, grid_stride: bool,
-                 hit_rate: float) -> _CleanSweep:
-    """What a sweep with no active vertex costs under ``layout`` (cached in it, by what of the
-    strategy it depends on and the identity of the device and costs: hashing those each
-    launch would cost more)."""
-    key = (strategy.dynamic, strategy.block_size, id(device), id(costs), donated, grid_stride,
-           hit_rate)
-    cached = layout.cache.get(key)
-    if cached is not None and cached[0] is device and cached[1] is costs:
-        return cached[2]
-    work = _clean_unit_work(layout, strategy, costs, donated)
-    sisd, sectors = work.sisd, work.sectors
-    start = 0.0 if grid_stride or strategy.dynamic else device.block_launch_cycles
-    units = _unit_timing(work, device, layout.k == 1, hit_rate, start)
-    items = always = per_warp = None
-    if grid_stride:
-        warps_per_block = strategy.block_size // device.warp_size
-        resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
-        warp = np.arange(layout.units) % resident
-        per_warp = np.stack([np.bincount(warp, weights=row, minlength=resident)
-                             for row in units])
-    else:
-        slots, per_item = _schedule_slots(strategy, device)
-        if strategy.dynamic:
-            items = units.copy()
-            items[0] += device.atomic_cycles
-        else:
-            blocks = _ceil_div(layout.units, per_item)
-            padded = np.zeros((4, blocks * per_item))
-            padded[:, : layout.units] = units
-            items = _reduce_items(padded.reshape(4, blocks, per_item))
-        unlike = (items != items[:, :1]).any(axis=0)
-        unlike[items.shape[1] // slots * slots :] = True  # the last, partial round
-        always = np.flatnonzero(unlike)
-    clean = _CleanSweep(units, float(sisd.sum()), float(sectors.sum()), items, always,
-                        per_warp)
-    layout.cache[key] = (device, costs, clean)
-    return clean
-
-
-def _sparse_sweep_cycles(
-    clean: _CleanSweep,
-    units: np.ndarray,
-    clean_rows: np.ndarray,
-    unit: _UnitWork,
-    strategy: Strategy,
-    device: Device,
-    queue_atomics: int,
-    warp_uniform_sisd: bool,
-    transactions: float,
-    *,
-    grid_stride: bool = False,
-    check: int = 0,
-    hit_rate: float = 0.0,
-) -> tuple[float, np.ndarray]:
-    """``_kernel_cycles`` of a sweep whose ``units`` (ascending; ``clean_rows`` their clean
-    columns) did ``unit``'s work and whose other units did ``clean``'s, ``transactions``
-    sectors in all: the same figure in O(units + slots x dirty rounds)."""
-    sms = device.sms
-    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
-    scalar = device.scalar_unit and warp_uniform_sisd
-    resident_grid = grid_stride or strategy.dynamic
-    rows = _unit_timing(unit, device, warp_uniform_sisd, hit_rate,
-                        0.0 if resident_grid else device.block_launch_cycles)
-    warps_per_block = strategy.block_size // device.warp_size
-    if grid_stride:
-        resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
-        warp = units % resident
-        per_warp = clean.per_warp.copy()
-        for row in range(4):
-            per_warp[row] += np.bincount(warp, weights=rows[row] - clean_rows[row],
-                                         minlength=resident)
-        per_warp[0] += check * pass_cycles + device.round_trip_cycles(hit_rate)
-        per_warp[1] += check * pass_cycles
-        per_warp[2] += check
-        sm = (np.arange(resident) // warps_per_block) % sms
-        latency = np.zeros(sms)
-        np.maximum.at(latency, sm, per_warp[0])
-
-        def per_sm(row):
-            return np.bincount(sm, weights=per_warp[row], minlength=sms)
-    else:
-        slots, per_item = _schedule_slots(strategy, device)
-        if strategy.dynamic:
-            dirty = units
-            rows[0] += device.atomic_cycles
-        else:  # the blocks holding these units, their other units clean
-            block_of = units // per_item
-            first = np.empty(units.size, dtype=bool)
-            first[:1] = True
-            np.not_equal(block_of[1:], block_of[:-1], out=first[1:])
-            dirty = block_of[first]
-            if (rows[0] >= clean_rows[0]).all():
-                # a unit with work is no faster than without: a block's slowest unit is its
-                # slowest clean one or its slowest unit with work
-                starts = first.nonzero()[0]
-                block_rows = clean.items[:, dirty]
-                block_rows[1:] += np.add.reduceat(rows[1:] - clean_rows[1:], starts, axis=1)
-                np.maximum(block_rows[0], np.maximum.reduceat(rows[0], starts),
-                           out=block_rows[0])
-                rows = block_rows
-            else:
-                members = (dirty[:, None] * per_item + np.arange(per_item)).ravel()
-                real = members < clean.units.shape[1]
-                block_rows = np.zeros((4, members.size))
-                block_rows[:, real] = clean.units[:, members[real]]
-                block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
-                rows = _reduce_items(block_rows.reshape(4, dirty.size, per_item))
-        items = clean.items.shape[1]
-        if clean.always.size and clean.always[0] >= items // slots * slots:
-            # only the last round's items are always listed: merge without a sort
-            in_full = int(dirty.searchsorted(clean.always[0]))
-            listed = np.concatenate([dirty[:in_full], clean.always])
-            at = np.concatenate([np.arange(in_full), in_full + dirty[in_full:] - listed[in_full]])
-        else:
-            listed = distinct(np.concatenate([clean.always, dirty]))
-            at = np.searchsorted(listed, dirty)
-        item_rows = clean.items[:, listed]
-        item_rows[:, at] = rows
-        owner, finish = list_schedule_sparse(items, slots, clean.items[0, 0], listed,
-                                             item_rows[0])
-        sm = owner % sms
-        full_rounds = items // slots
-        # each full round gives every SM slots / sms items; the unlisted ones are like item 0
-        # (the listed ones of the last, partial round come last)
-        ordinary = full_rounds * (slots // sms) - np.bincount(
-            sm[: listed.size - (items - full_rounds * slots)], minlength=sms
-        )
-        latency = finish.reshape(-1, sms).max(axis=0)
-
-        def per_sm(row):
-            return ordinary * clean.items[row, 0] + np.bincount(sm, weights=item_rows[row],
-                                                                minlength=sms)
-
-    if resident_grid:
-        latency = latency + device.block_launch_cycles
-    issue = per_sm(1) / device.schedulers
-    if scalar:
-        issue = np.maximum(issue, per_sm(2) / device.schedulers)
-    lsu = per_sm(3) / device.lsu_sectors_per_cycle
-    bounds = np.array([
-        issue.max(initial=0.0),
-        lsu.max(initial=0.0),
-        latency.max(initial=0.0),
-        memory_cycles(transactions, device, hit_rate),
-        queue_atomics * device.atomic_cycles,
-        device.cycles(device.launch_overhead_us),
-    ])
-    return float(bounds[:-1].max() + bounds[-1]), bounds

@@ -9,8 +9,11 @@ import pytest
 from simulator import engine
 from simulator import functional_run
 from simulator import get_device
+from simulator import layout as layout_module
 from simulator import load_graph
+from simulator import sectors
 from simulator import simulate
+from simulator import timing
 from simulator.costs import COSTS
 from simulator.driver import iteration_costs
 from simulator.result import METRICS
@@ -103,7 +106,7 @@ def test_sweeps_cost_only_active_blocks():
     graph = load_graph("grid2d:rows=20,cols=30")  # vertex 300 sits on the left border
     strategy = Strategy.parse("mapping=vwarp,w=32")
     device = get_device("h100")
-    layout = engine.task_layout(graph.n, strategy, device)
+    layout = layout_module.task_layout(graph.n, strategy, device)
     view = engine._dirty_view(graph.indptr, np.array([5, 6, 300]), layout, 8)
     assert view.units.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 296, 297, 298, 299, 300, 301,
                                    302, 303]
@@ -155,30 +158,30 @@ def test_sparse_schedule_needs_the_partial_round():
 ])
 def test_sparse_cycles_equal_kernel_cycles(text):
     """Any per-unit work on some units, the clean work elsewhere: the sparse launch time and
-    bounds are ``_kernel_cycles``' on the whole array, units faster than clean ones too."""
+    bounds are ``kernel_cycles``' on the whole array, units faster than clean ones too."""
     strategy = Strategy.parse(text)
-    layout = engine.task_layout(700, strategy, TINY)
-    base = engine._clean_unit_work(layout, strategy, COSTS, False)
+    layout = layout_module.task_layout(700, strategy, TINY)
+    base = timing.clean_unit_work(layout, strategy, COSTS, False)
     rng = np.random.default_rng(11)
     # most units; the first 32 (whole blocks) without a round trip, faster than clean ones
     units = np.flatnonzero((rng.random(layout.units) < 0.6) | (np.arange(layout.units) < 32))
-    work = engine._UnitWork(
+    work = timing.UnitWork(
         rng.integers(0, 40, units.size).astype(np.float64),
         rng.integers(0, 30, units.size).astype(np.float64),
         rng.integers(0, 20, units.size).astype(np.float64),
         np.where(units < 32, 0, rng.integers(0, 9, units.size)),
     )
-    dense = engine._UnitWork(base.sisd.copy(), base.simd.copy(), base.sectors.copy(),
+    dense = timing.UnitWork(base.sisd.copy(), base.simd.copy(), base.sectors.copy(),
                              base.round_trips.copy())
     for name in ("sisd", "simd", "sectors", "round_trips"):
         getattr(dense, name)[units] = getattr(work, name)
     grid_stride = (strategy.unroll or 1) > 1
     for hit_rate in (0.0, 0.37):
-        want = engine._kernel_cycles(dense, strategy, TINY, 5, layout.k == 1,
+        want = timing.kernel_cycles(dense, strategy, TINY, 5, layout.k == 1,
                                      grid_stride=grid_stride, check=2, hit_rate=hit_rate)
-        clean = engine._clean_sweep(layout, strategy, TINY, COSTS, False, grid_stride,
+        clean = timing.clean_sweep(layout, strategy, TINY, COSTS, False, grid_stride,
                                     hit_rate)
-        got = engine._sparse_sweep_cycles(
+        got = timing.sparse_sweep_cycles(
             clean, units, clean.units[:, units], work, strategy, TINY, 5, layout.k == 1,
             float(dense.sectors.sum()), grid_stride=grid_stride, check=2, hit_rate=hit_rate,
         )
@@ -191,7 +194,7 @@ def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from):
     """Distinct (step, sector) pairs per unit against a plain count, units without a step
     (no steps, or no element) included, for both forms of the step-to-unit map and both ways
     of counting."""
-    monkeypatch.setattr(engine, "_RANGE_COUNT_FROM", range_count_from)
+    monkeypatch.setattr(sectors, "_RANGE_COUNT_FROM", range_count_from)
     rng = np.random.default_rng(5)
     steps_per_unit = rng.integers(0, 4, 50)
     unit_of_step = np.repeat(np.arange(50), steps_per_unit)
@@ -200,9 +203,9 @@ def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from):
     want = np.zeros(50, dtype=np.int64)
     for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
         want[unit_of_step[g]] += 1
-    got = engine.distinct_sectors(group.copy(), sector, unit_of_step)
+    got = sectors.distinct_sectors(group.copy(), sector, unit_of_step)
     assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
-    got = engine.distinct_sectors(group.copy(), sector, 3)
+    got = sectors.distinct_sectors(group.copy(), sector, 3)
     want = np.zeros(got.size, dtype=np.int64)
     for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
         want[g // 3] += 1
@@ -259,6 +262,6 @@ def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
     """A staged sweep's per-launch reads (status words and row bounds, in sectors per unit) are
     what its staging steps touch, for chunks shorter than W (closed form) and longer (counted)."""
     dev = dataclasses.replace(get_device("h100"), sector_bytes=sector_bytes)
-    layout = engine.task_layout(n, Strategy.parse(f"mapping=vwarp,w={w},chunk={c}"), dev)
+    layout = layout_module.task_layout(n, Strategy.parse(f"mapping=vwarp,w={w},chunk={c}"), dev)
     words = sector_bytes // 4
     assert layout.static_sectors.tolist() == _staged_static_sectors(n, w, c, layout.k, words)

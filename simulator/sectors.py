@@ -1,0 +1,87 @@
+"""Memory transactions of warp steps: the distinct sectors a step's lanes touch, per warp unit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
+
+# From this many elements distinct_sectors counts each unit's distinct keys from a running
+# count at the unit's key range (fewer passes over the keys); below, by compressing the
+# distinct keys and counting their units (fewer calls).
+_RANGE_COUNT_FROM = 1 << 16
+
+
+def distinct_sectors(
+    group: np.ndarray, sector: np.ndarray, unit_of_group: np.ndarray | int
+) -> np.ndarray:
+    """Distinct (group, sector) pairs per unit: the transactions each warp step issues.
+
+    ``group`` numbers warp steps globally; ``unit_of_group`` maps a step to its warp unit (a
+    nondecreasing array, or an int g meaning unit = step // g), so that each unit's keys are
+    one range of the sorted keys. Elements arrive as a few ascending runs per unit, which the
+    stable (run-merging) sort handles fast. Counts run up to the last unit with a step.
+    """
+    if group.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    bits = int(sector.max()).bit_length()
+    keys = group << bits
+    keys |= sector
+    keys.sort(kind="stable")
+    first = np.empty(keys.size, dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    if keys.size < _RANGE_COUNT_FROM:
+        first_groups = keys[first] >> bits
+        if isinstance(unit_of_group, int | np.integer):
+            return np.bincount(first_groups // unit_of_group)
+        return np.bincount(unit_of_group[first_groups])
+    distinct_before = np.empty(keys.size + 1, dtype=np.int64)  # distinct keys before each
+    distinct_before[0] = 0
+    np.cumsum(first, out=distinct_before[1:])
+    last_group = int(keys[-1] >> bits)
+    if isinstance(unit_of_group, int | np.integer):
+        units = last_group // int(unit_of_group) + 1
+        unit_start = np.arange(units + 1, dtype=np.int64) * int(unit_of_group)
+    else:
+        units = int(unit_of_group[last_group]) + 1
+        unit_start = unit_of_group.searchsorted(np.arange(units + 1))
+    at = keys.searchsorted(unit_start << bits)
+    return distinct_before[at[1:]] - distinct_before[at[:-1]]
+
+
+def unit_transactions(
+    group: np.ndarray,
+    word_index: np.ndarray,
+    unit_of_group: np.ndarray | int,
+    *,
+    words_per_sector: int,
+    units: int,
+) -> np.ndarray:
+    """Transactions per warp unit of one memory instruction: lanes' 32-bit word indices,
+    grouped by warp step, counted as distinct sectors (see ``distinct_sectors``)."""
+    counts = distinct_sectors(group, sector_of(word_index, words_per_sector), unit_of_group)
+    return padded_counts(counts, units)
+
+
+def sector_of(word_index: np.ndarray, words_per_sector: int) -> np.ndarray:
+    """Sector of each 32-bit word index (a shift when the sector holds 2**k words)."""
+    if words_per_sector & (words_per_sector - 1) == 0:
+        return word_index >> (words_per_sector.bit_length() - 1)
+    return word_index // words_per_sector
+
+
+def range_sectors(first: np.ndarray, last: np.ndarray, words_per_sector: int) -> np.ndarray:
+    """Sectors spanned by the 32-bit words ``first..last`` (inclusive) of each warp step."""
+    return last // words_per_sector - first // words_per_sector + 1
+
+
+def padded_counts(counts: np.ndarray, units: int) -> np.ndarray:
+    """Pad a bincount to ``units`` entries."""
+    out = np.zeros(units, dtype=np.int64)
+    out[: counts.size] = counts
+    return out
+
+
+def ceil_div(a, b):
+    return -(-a // b)

@@ -1,0 +1,382 @@
+"""From per-unit work to a launch's time: block scheduling on the SMs and the bounds of
+issue, load/store, latency, memory bandwidth, atomics and launch overhead, for a whole launch or
+for a sweep of which only the units holding an active vertex differ from an idle one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.costs import InstructionCosts
+from simulator.device import Device
+from simulator.layout import TaskLayout
+from simulator.scheduling import list_schedule
+from simulator.scheduling import list_schedule_sparse
+from simulator.sectors import WORD_BYTES
+from simulator.sectors import ceil_div
+from simulator.sorted_runs import distinct
+from simulator.strategy import Strategy
+
+
+@dataclass
+class UnitWork:
+    """Per physical-warp-unit totals that the timing stage needs; ``cluster_passes`` (SIMD
+    steps times the lane clusters they issue, with a narrow SIMD) replaces full passes."""
+
+    sisd: np.ndarray
+    simd: np.ndarray
+    sectors: np.ndarray
+    round_trips: np.ndarray
+    cluster_passes: np.ndarray | None = None
+    simd_steps: np.ndarray | None = None
+
+
+def grid_barrier_cycles(strategy: Strategy, device: Device, hit_rate: float = 0.0) -> float:
+    """A software grid barrier among the resident blocks: one atomic each on the barrier
+    counter (serialised), then a round trip to see the last arrival."""
+    blocks = device.sms * resident_blocks_per_sm(strategy, device)
+    return blocks * device.atomic_cycles + 2 * device.round_trip_cycles(hit_rate)
+
+
+def resident_blocks_per_sm(strategy: Strategy, device: Device) -> int:
+    """Blocks of ``strategy.block_size`` threads an SM holds at once."""
+    warps_per_block = strategy.block_size // device.warp_size
+    return max(1, min(device.max_blocks_per_sm, device.max_warps_per_sm // warps_per_block))
+
+
+def kernel_cycles(
+    unit: UnitWork,
+    strategy: Strategy,
+    device: Device,
+    queue_atomics: int,
+    warp_uniform_sisd: bool,
+    *,
+    units_per_block: int | None = None,
+    grid_stride: bool = False,
+    check: int = 0,
+    hit_rate: float = 0.0,
+) -> tuple[float, np.ndarray]:
+    """Launch time in cycles from per-unit instructions, sectors and dependent round trips,
+    and the row of bounds it is made of (``costs.BOUND_NAMES``). A round trip takes
+    ``device.round_trip_cycles(hit_rate)``.
+
+    ``grid_stride``: only the resident warps are launched and warp g runs units g, g + G, ...
+    in turn (a fixed grid), each paying ``check`` instructions and a round trip to find out
+    whether more work is left.
+    """
+    warps_per_block = strategy.block_size // device.warp_size
+    units_per_block = units_per_block or warps_per_block
+    blocks_per_sm = resident_blocks_per_sm(strategy, device)
+    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
+    scalar = device.scalar_unit and warp_uniform_sisd
+    round_trip = device.round_trip_cycles(hit_rate)
+    # issue slots in passes: a scheduler issues one pass of a warp instruction per cycle;
+    # a static launch's warps start after their block's launch, resident warps once
+    resident_grid = grid_stride or strategy.dynamic
+    start = 0.0 if resident_grid else device.block_launch_cycles
+    alone, instructions, _, sectors = unit_timing(unit, device, warp_uniform_sisd, hit_rate,
+                                                   start)
+    if grid_stride:
+        resident = device.sms * blocks_per_sm * warps_per_block
+        warp = np.arange(alone.size) % resident
+
+        def per_warp(values):
+            return np.bincount(warp, weights=values, minlength=resident)
+
+        lane_check = check * pass_cycles + round_trip
+        alone = per_warp(alone) + lane_check
+        instructions = per_warp(instructions) + check * pass_cycles
+        sectors, sisd = per_warp(sectors), per_warp(unit.sisd) + check
+        # resident blocks are spread over the SMs; their warps never leave
+        sm = (np.arange(resident) // warps_per_block) % device.sms
+        latency = np.zeros(device.sms)
+        np.maximum.at(latency, sm, alone)
+        items_instr, items_sisd, items_sectors = instructions, sisd, sectors
+    else:
+        if strategy.dynamic:
+            slots = device.sms * blocks_per_sm * warps_per_block
+            durations = alone + device.atomic_cycles
+            items_instr, items_sisd, items_sectors = instructions, unit.sisd, sectors
+        else:
+            slots = device.sms * blocks_per_sm
+            blocks = ceil_div(alone.size, units_per_block)
+            pad = blocks * units_per_block - alone.size
+
+            def per_block(values, reduce):
+                return reduce(np.pad(values, (0, pad)).reshape(blocks, units_per_block), axis=1)
+
+            durations = per_block(alone, np.max)
+            items_instr = per_block(instructions, np.sum)
+            items_sisd = per_block(unit.sisd, np.sum)
+            items_sectors = per_block(sectors, np.sum)
+        owner, finish = list_schedule(durations, slots)
+        sm = owner % device.sms
+        latency = finish.reshape(-1, device.sms).max(axis=0)
+    if resident_grid:
+        latency = latency + device.block_launch_cycles
+    issue = np.bincount(sm, weights=items_instr, minlength=device.sms) / device.schedulers
+    if scalar:
+        scalar_issue = np.bincount(sm, weights=items_sisd, minlength=device.sms)
+        issue = np.maximum(issue, scalar_issue / device.schedulers)
+    lsu = np.bincount(sm, weights=items_sectors, minlength=device.sms)
+    lsu /= device.lsu_sectors_per_cycle
+    bounds = np.array([
+        issue.max(initial=0.0),
+        lsu.max(initial=0.0),
+        latency.max(initial=0.0),
+        memory_cycles(float(sectors.sum()), device, hit_rate),
+        queue_atomics * device.atomic_cycles,
+        device.cycles(device.launch_overhead_us),
+    ])
+    return float(bounds[:-1].max() + bounds[-1]), bounds
+
+
+def memory_cycles(sectors: float, device: Device, hit_rate: float) -> float:
+    """Time to move a launch's sectors: the DRAM share over DRAM bandwidth, all of them over
+    L2 bandwidth (where the device has an L2), whichever is longer."""
+    total = sectors * device.sector_bytes
+    dram = (1 - hit_rate) * total / device.dram_bytes_per_cycle
+    if device.l2_bandwidth_gbs > 0:
+        return max(dram, total * device.clock_ghz / device.l2_bandwidth_gbs)
+    return dram
+
+
+def working_set_bytes(n: int, m: int, *, reads_weights: bool, worklist: bool) -> int:
+    """The data a run re-reads launch after launch: status words and row offsets, the edge
+    lists (and weights), and two worklists for data-driven forms; L2 keeps it between
+    launches when it fits."""
+    words = 2 * n + 1 + m * (2 if reads_weights else 1) + (2 * n if worklist else 0)
+    return WORD_BYTES * words
+
+
+@dataclass(frozen=True, eq=False)
+class CleanSweep:
+    """A sweep launch in which no vertex is active: each unit's cycles alone, issue passes,
+    SISD instructions and sectors (rows of ``units``), their totals, each schedule item's
+    (block's, or unit's when dynamic) duration and sums (rows of ``items``), and the items
+    every launch's schedule lists (those unlike the first, the last partial round); with
+    ``grid_stride`` the resident warps' sums (rows of ``per_warp``) instead of items."""
+
+    units: np.ndarray
+    sisd_total: float
+    sectors_total: float
+    items: np.ndarray | None
+    always: np.ndarray | None
+    per_warp: np.ndarray | None
+
+    def rest(self, rows: np.ndarray) -> tuple[float, float]:
+        """SISD instructions and sectors of the units whose ``rows`` (of ``units``) are not
+        taken."""
+        sisd, sectors = rows[2:].sum(axis=1)
+        return self.sisd_total - float(sisd), self.sectors_total - float(sectors)
+
+
+def schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
+    """Schedule slots of a launch and the units one item holds (a block, or a unit when
+    dynamic distribution lets the resident warps take units themselves)."""
+    warps_per_block = strategy.block_size // device.warp_size
+    blocks_per_sm = resident_blocks_per_sm(strategy, device)
+    if strategy.dynamic:
+        return device.sms * blocks_per_sm * warps_per_block, 1
+    return device.sms * blocks_per_sm, warps_per_block
+
+
+def unit_timing(unit: UnitWork, device: Device, warp_uniform_sisd: bool,
+                 hit_rate: float, start: float = 0.0) -> np.ndarray:
+    """Per unit, as rows: cycles alone (from ``start``: its block's launch), issue passes,
+    SISD instructions and sectors (the quantities ``kernel_cycles`` schedules and sums)."""
+    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
+    scalar = device.scalar_unit and warp_uniform_sisd
+    simd_passes = unit.simd * pass_cycles
+    if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
+        simd_passes = (unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
+                       * device.instruction_cycles)
+    simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
+    round_trip = device.round_trip_cycles(hit_rate)
+    scalar_cycles = unit.sisd * device.instruction_cycles if scalar else 0
+    alone = start + simd_cycles + scalar_cycles + unit.round_trips * round_trip
+    instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
+    out = np.empty((4, unit.sisd.size))
+    out[0], out[1], out[2], out[3] = alone, instructions, unit.sisd, unit.sectors
+    return out
+
+
+def reduce_items(rows: np.ndarray) -> np.ndarray:
+    """Rows of per-unit quantities, shaped (4, items, units per item), to per-item ones:
+    the slowest unit's cycles, the sums of the others."""
+    out = rows.sum(axis=2)
+    out[0] = rows[0].max(axis=1)
+    return out
+
+
+def clean_unit_work(layout: TaskLayout, strategy: Strategy, costs: InstructionCosts,
+                     donated: bool) -> UnitWork:
+    """Each unit's work in a sweep with no active vertex: its status checks (or staging),
+    the dynamic grab, the donation barrier when some thread donates, the static reads."""
+    staged = layout.w > 1
+    sisd = (costs.check * layout.real_positions).astype(np.float64)
+    if staged:
+        sisd += costs.stage * (ceil_div(layout.c, layout.w) + ceil_div(layout.c + 1, layout.w))
+    if strategy.dynamic:
+        sisd += costs.grab
+    if donated:
+        sisd += costs.donate
+    round_trips = (layout.real_positions.astype(np.int64) if not staged
+                   else np.ones(layout.units, dtype=np.int64))
+    if strategy.dynamic:
+        round_trips = round_trips + 1
+    sectors = layout.static_sectors.astype(np.float64)
+    return UnitWork(sisd, np.zeros(layout.units), sectors, round_trips)
+
+
+def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
+                 costs: InstructionCosts, donated: bool, grid_stride: bool,
+                 hit_rate: float) -> CleanSweep:
+    """What a sweep with no active vertex costs under ``layout`` (cached in it, by what of the
+    strategy it depends on and the identity of the device and costs: hashing those each
+    launch would cost more)."""
+    key = (strategy.dynamic, strategy.block_size, id(device), id(costs), donated, grid_stride,
+           hit_rate)
+    cached = layout.cache.get(key)
+    if cached is not None and cached[0] is device and cached[1] is costs:
+        return cached[2]
+    work = clean_unit_work(layout, strategy, costs, donated)
+    sisd, sectors = work.sisd, work.sectors
+    start = 0.0 if grid_stride or strategy.dynamic else device.block_launch_cycles
+    units = unit_timing(work, device, layout.k == 1, hit_rate, start)
+    items = always = per_warp = None
+    if grid_stride:
+        warps_per_block = strategy.block_size // device.warp_size
+        resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
+        warp = np.arange(layout.units) % resident
+        per_warp = np.stack([np.bincount(warp, weights=row, minlength=resident)
+                             for row in units])
+    else:
+        slots, per_item = schedule_slots(strategy, device)
+        if strategy.dynamic:
+            items = units.copy()
+            items[0] += device.atomic_cycles
+        else:
+            blocks = ceil_div(layout.units, per_item)
+            padded = np.zeros((4, blocks * per_item))
+            padded[:, : layout.units] = units
+            items = reduce_items(padded.reshape(4, blocks, per_item))
+        unlike = (items != items[:, :1]).any(axis=0)
+        unlike[items.shape[1] // slots * slots :] = True  # the last, partial round
+        always = np.flatnonzero(unlike)
+    clean = CleanSweep(units, float(sisd.sum()), float(sectors.sum()), items, always,
+                        per_warp)
+    layout.cache[key] = (device, costs, clean)
+    return clean
+
+
+def sparse_sweep_cycles(
+    clean: CleanSweep,
+    units: np.ndarray,
+    clean_rows: np.ndarray,
+    unit: UnitWork,
+    strategy: Strategy,
+    device: Device,
+    queue_atomics: int,
+    warp_uniform_sisd: bool,
+    transactions: float,
+    *,
+    grid_stride: bool = False,
+    check: int = 0,
+    hit_rate: float = 0.0,
+) -> tuple[float, np.ndarray]:
+    """``kernel_cycles`` of a sweep whose ``units`` (ascending; ``clean_rows`` their clean
+    columns) did ``unit``'s work and whose other units did ``clean``'s, ``transactions``
+    sectors in all: the same figure in O(units + slots x dirty rounds)."""
+    sms = device.sms
+    pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
+    scalar = device.scalar_unit and warp_uniform_sisd
+    resident_grid = grid_stride or strategy.dynamic
+    rows = unit_timing(unit, device, warp_uniform_sisd, hit_rate,
+                        0.0 if resident_grid else device.block_launch_cycles)
+    warps_per_block = strategy.block_size // device.warp_size
+    if grid_stride:
+        resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
+        warp = units % resident
+        per_warp = clean.per_warp.copy()
+        for row in range(4):
+            per_warp[row] += np.bincount(warp, weights=rows[row] - clean_rows[row],
+                                         minlength=resident)
+        per_warp[0] += check * pass_cycles + device.round_trip_cycles(hit_rate)
+        per_warp[1] += check * pass_cycles
+        per_warp[2] += check
+        sm = (np.arange(resident) // warps_per_block) % sms
+        latency = np.zeros(sms)
+        np.maximum.at(latency, sm, per_warp[0])
+
+        def per_sm(row):
+            return np.bincount(sm, weights=per_warp[row], minlength=sms)
+    else:
+        slots, per_item = schedule_slots(strategy, device)
+        if strategy.dynamic:
+            dirty = units
+            rows[0] += device.atomic_cycles
+        else:  # the blocks holding these units, their other units clean
+            block_of = units // per_item
+            first = np.empty(units.size, dtype=bool)
+            first[:1] = True
+            np.not_equal(block_of[1:], block_of[:-1], out=first[1:])
+            dirty = block_of[first]
+            if (rows[0] >= clean_rows[0]).all():
+                # a unit with work is no faster than without: a block's slowest unit is its
+                # slowest clean one or its slowest unit with work
+                starts = first.nonzero()[0]
+                block_rows = clean.items[:, dirty]
+                block_rows[1:] += np.add.reduceat(rows[1:] - clean_rows[1:], starts, axis=1)
+                np.maximum(block_rows[0], np.maximum.reduceat(rows[0], starts),
+                           out=block_rows[0])
+                rows = block_rows
+            else:
+                members = (dirty[:, None] * per_item + np.arange(per_item)).ravel()
+                real = members < clean.units.shape[1]
+                block_rows = np.zeros((4, members.size))
+                block_rows[:, real] = clean.units[:, members[real]]
+                block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
+                rows = reduce_items(block_rows.reshape(4, dirty.size, per_item))
+        items = clean.items.shape[1]
+        if clean.always.size and clean.always[0] >= items // slots * slots:
+            # only the last round's items are always listed: merge without a sort
+            in_full = int(dirty.searchsorted(clean.always[0]))
+            listed = np.concatenate([dirty[:in_full], clean.always])
+            at = np.concatenate([np.arange(in_full), in_full + dirty[in_full:] - listed[in_full]])
+        else:
+            listed = distinct(np.concatenate([clean.always, dirty]))
+            at = np.searchsorted(listed, dirty)
+        item_rows = clean.items[:, listed]
+        item_rows[:, at] = rows
+        owner, finish = list_schedule_sparse(items, slots, clean.items[0, 0], listed,
+                                             item_rows[0])
+        sm = owner % sms
+        full_rounds = items // slots
+        # each full round gives every SM slots / sms items; the unlisted ones are like item 0
+        # (the listed ones of the last, partial round come last)
+        ordinary = full_rounds * (slots // sms) - np.bincount(
+            sm[: listed.size - (items - full_rounds * slots)], minlength=sms
+        )
+        latency = finish.reshape(-1, sms).max(axis=0)
+
+        def per_sm(row):
+            return ordinary * clean.items[row, 0] + np.bincount(sm, weights=item_rows[row],
+                                                                minlength=sms)
+
+    if resident_grid:
+        latency = latency + device.block_launch_cycles
+    issue = per_sm(1) / device.schedulers
+    if scalar:
+        issue = np.maximum(issue, per_sm(2) / device.schedulers)
+    lsu = per_sm(3) / device.lsu_sectors_per_cycle
+    bounds = np.array([
+        issue.max(initial=0.0),
+        lsu.max(initial=0.0),
+        latency.max(initial=0.0),
+        memory_cycles(transactions, device, hit_rate),
+        queue_atomics * device.atomic_cycles,
+        device.cycles(device.launch_overhead_us),
+    ])
+    return float(bounds[:-1].max() + bounds[-1]), bounds
