@@ -13,6 +13,7 @@ import numpy as np
 
 from simulator.errors import ConfigError
 from simulator.graph import Graph
+from simulator.sorted_runs import distinct_ids
 
 ALGORITHMS = ("bfs", "sssp", "pagerank", "cc")
 
@@ -130,9 +131,7 @@ def _bfs(graph: Graph, source: int) -> FunctionalRun:
         edges = edge_ids(indptr, frontier)
         nbrs = indices[edges]
         unvisited = level[nbrs] < 0
-        reached = np.zeros(graph.n, dtype=bool)
-        reached[nbrs[unvisited]] = True
-        discovered = np.flatnonzero(reached)
+        discovered = distinct_ids(nbrs[unvisited], graph.n)
         level[discovered] = depth + 1
         iterations.append(IterationWork(frontier, edges[unvisited]))
         frontier = discovered.astype(np.int32)
@@ -141,7 +140,8 @@ def _bfs(graph: Graph, source: int) -> FunctionalRun:
 
 
 def _relax(indptr, indices, active, values, edge_values):
-    """One synchronous push step: candidates ``values[u] (+ edge value)`` lowered onto targets."""
+    """One synchronous push step: candidates ``values[u] (+ edge value)``, all read before any
+    store, lowered onto their targets in ``values`` (in place)."""
     edges = edge_ids(indptr, active)
     lengths = indptr[active + 1] - indptr[active]
     cand = np.repeat(values[active], lengths)
@@ -149,10 +149,10 @@ def _relax(indptr, indices, active, values, edge_values):
         cand = cand + edge_values[edges]
     targets = indices[edges]
     improves = cand < values[targets]
-    new_values = values.copy()
-    np.minimum.at(new_values, targets[improves], cand[improves])
-    changed = np.flatnonzero(new_values < values).astype(np.int32)
-    return edges[improves], new_values, changed
+    lowered = targets[improves]
+    np.minimum.at(values, lowered, cand[improves])
+    changed = distinct_ids(lowered, values.size).astype(np.int32)
+    return edges[improves], values, changed
 
 
 def _sssp(graph: Graph, source: int) -> FunctionalRun:

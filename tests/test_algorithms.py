@@ -73,6 +73,34 @@ def test_cc_labels_match_scipy(small_graphs, strategy):
         assert np.all(labels[labels] == labels) and np.all(labels <= np.arange(g.n))
 
 
+def test_long_diameter_graph_matches_references():
+    """A road-like graph's frontiers are a sliver of its vertices (the functional run then
+    finds the next frontier by sorting, not through an N-sized table): same answers."""
+    from simulator import functional_run
+    from simulator import load_graph
+
+    g = load_graph("road:rows=70,cols=60,seed=3,weights=random")
+    source = default_source(g)
+    run = functional_run(g, "bfs", source)
+    assert max(it.active.size for it in run.iterations) * 16 < g.n
+    ref = shortest_path(adjacency(g), directed=g.directed, unweighted=True, indices=source)
+    np.testing.assert_array_equal(run.output, np.where(np.isinf(ref), -1, ref))
+    dist = functional_run(g, "sssp", source).output
+    np.testing.assert_allclose(dist, dijkstra(adjacency(g, weighted=True), indices=source))
+    labels = functional_run(g, "cc").output
+    count, ref_labels = connected_components(adjacency(g), connection="weak")
+    assert np.unique(np.stack([labels, ref_labels]), axis=1).shape[1] == count
+
+
+def test_distinct_ids_few_and_many():
+    from simulator.sorted_runs import distinct_ids
+
+    rng = np.random.default_rng(5)
+    for size in (0, 3, 60, 5000):  # sorted below universe / 16, through a table above
+        ids = rng.integers(0, 1000, size)
+        np.testing.assert_array_equal(distinct_ids(ids, 1000), np.unique(ids))
+
+
 def test_real_graph_matches_references():
     from tests.conftest import SHARED_GRAPHS
 
