@@ -141,3 +141,46 @@ def test_file_graph_specs_name_files_of_shared_graphs(table):
         assert parsed.options.weights == "random"
         assert (REPO / parsed.params["path"]).resolve().parent == SHARED_GRAPHS.resolve()
         assert (REPO / parsed.params["path"]).is_file(), spec
+
+
+@pytest.fixture(scope="module")
+def merge():
+    sys.path.insert(0, str(GPU_DIR))
+    try:
+        yield importlib.import_module("merge")
+    finally:
+        sys.path.remove(str(GPU_DIR))
+        sys.modules.pop("merge", None)
+
+
+def _session(table: pa.Table, scale: float, correct: bool = True) -> pa.Table:
+    rows = table.slice(0, 3).to_pylist()
+    for r in rows:
+        r.update(time_us=r["time_us"] * scale, time_us_min=r["time_us_min"] * scale,
+                 kernel_us=r["kernel_us"] * scale, correct=correct and r["correct"])
+    return pa.Table.from_pylist(rows, schema=table.schema)
+
+
+def test_sessions_merge_to_their_median(merge, table):
+    """Per measurement: the median of the sessions' medians, the fastest run of any, every rep,
+    correct only if every session was."""
+    sessions = [_session(table, s) for s in (1.0, 1.3, 0.9)] + [_session(table, 1.1, False)]
+    merged = merge.merge_sessions(sessions).to_pylist()
+    base = table.slice(0, 3).to_pylist()
+    assert len(merged) == 3
+    for got, r in zip(merged, base, strict=True):
+        assert got["time_us"] == pytest.approx(r["time_us"] * 1.05)
+        assert got["kernel_us"] == pytest.approx(r["kernel_us"] * 1.05)
+        assert got["time_us_min"] == pytest.approx(r["time_us_min"] * 0.9)
+        assert got["reps"] == 4 * r["reps"] and got["correct"] is False
+    assert merge.merge_sessions(sessions[:3]).column("correct").to_pylist() == [True] * 3
+
+
+def test_sessions_of_other_commits_or_measurements_do_not_merge(merge, table):
+    one = _session(table, 1.0)
+    other = one.set_column(one.schema.get_field_index("commit"), "commit",
+                           pa.array(["0" * 40] * one.num_rows))
+    with pytest.raises(ValueError, match="differ in commit"):
+        merge.merge_sessions([one, other])
+    with pytest.raises(ValueError, match="measured in 1 of 2 sessions"):
+        merge.merge_sessions([one, one.slice(0, 2)])
