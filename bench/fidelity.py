@@ -103,16 +103,18 @@ def groups(measured: list[Measured]) -> dict[tuple[str, str], np.ndarray]:
                                                                              size[kv[0][1]]))}
 
 
-def logo_predictions(parts, measured, base, progress) -> tuple[np.ndarray, dict]:
-    """Surrogate cycles of every row from a fit on the other graphs' rows, and each fold's
-    thetas."""
+def logo_predictions(parts, measured, base, progress, relative: bool = True
+                     ) -> tuple[np.ndarray, dict]:
+    """Surrogate cycles of every row from a fit on the other graphs' rows (``relative``: the
+    relative fit, see ``tuner.calibrate.fit``), and each fold's thetas."""
     graphs = sorted({m.graph for m in measured})
     pred = np.zeros(len(measured))
     folds = {}
     for g in graphs:
         test = np.array([m.graph == g for m in measured])
         train = np.flatnonzero(~test)
-        cal = fit([parts[i] for i in train], [measured[i] for i in train], base, starts=3)
+        cal = fit([parts[i] for i in train], [measured[i] for i in train], base, starts=3,
+                  relative=relative)
         idx = np.flatnonzero(test)
         pred[idx] = predict([parts[i] for i in idx], cal.thetas)
         folds[g] = {"thetas": cal.thetas, "unconstrained": list(cal.unconstrained),
@@ -258,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-resim", action="store_true",
                         help="judge (c) with the in-sample fitted surrogate instead of "
                              "simulating every configuration again with the device file")
+    parser.add_argument("--fit", choices=("relative", "absolute"), default="relative",
+                        help="how calibration fits (as warpsweep calibrate --fit): relative "
+                             "(default), a free offset and equal weight per (graph, "
+                             "algorithm); absolute, plain least squares over the rows")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write every figure as JSON")
     args = parser.parse_args(argv)
@@ -279,8 +285,9 @@ def main(argv: list[str] | None = None) -> int:
                                progress=progress)
         times = np.array([m.time_us for m in measured])
         base_pred = np.array([base.us(p.cycles) for p in parts])
-        logo, folds = logo_predictions(parts, measured, base, progress)
-        calibration = fit(parts, measured, base)
+        relative = args.fit == "relative"
+        logo, folds = logo_predictions(parts, measured, base, progress, relative)
+        calibration = fit(parts, measured, base, relative=relative)
         out = args.out or results.with_suffix(".toml")
         text = device_toml(calibration, source=os.path.relpath(results, ROOT))
         out.write_text(text)
@@ -335,6 +342,13 @@ def main(argv: list[str] | None = None) -> int:
                        for (a, g) in graph_rows if a == algorithm},
         }
     print()
+    logo_us = preds["LOGO"]
+    logo_rms = {}
+    for algorithm in ("all", *sorted({m.algorithm for m in measured})):
+        ix = np.array([algorithm in ("all", m.algorithm) for m in measured])
+        logo_rms[algorithm] = float(np.sqrt(np.mean(np.log(logo_us[ix] / times[ix]) ** 2)))
+    print(f"{args.fit} fit; LOGO held-out RMS log error (absolute, vs measured) "
+          + ", ".join(f"{a} {v:.3f}" for a, v in logo_rms.items()))
     print(f"in-sample calibration ({calibration.rows} rows): RMS log error "
           f"{calibration.rms_before:.3f} with {base.name} -> {calibration.rms_after:.3f} fitted")
     print(fit_table(calibration))
@@ -349,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         "thetas": calibration.thetas, "unconstrained": list(calibration.unconstrained),
         "log_se": calibration.log_se, "share": calibration.share,
         "rms_before": calibration.rms_before, "rms_after": calibration.rms_after,
+        "fit": args.fit, "logo_rms": logo_rms,
         "resim_note": notes[0], "logo_folds": folds, "device_file": str(out),
     })
     if args.json:

@@ -163,6 +163,11 @@ def test_cli_writes_a_loadable_device(real_case, capsys):
     stamp = [e.stat().st_mtime_ns for e in entries]
     assert main(argv) == 0  # answered from the cache: nothing written again
     assert [e.stat().st_mtime_ns for e in entries] == stamp
+    assert "# relative fit" in out.read_text()  # the default
+    assert main([*argv, "--fit", "absolute"]) == 0
+    assert "# relative fit" not in out.read_text()
+    assert get_device(str(out)).host_roundtrip_us == pytest.approx(truth.host_roundtrip_us,
+                                                                   rel=0.05)
 
 
 def test_cli_refuses_a_file_without_the_columns(tmp_path, capsys):
@@ -202,3 +207,25 @@ def test_device_mapping_is_exact_where_it_says(rows):
     device = calibrated_device(SMALL, thetas)
     resim = simulate_parts(chosen, device, cache=None)
     np.testing.assert_allclose([p.cycles for p in resim], predict(parts, thetas), rtol=1e-9)
+
+
+def test_relative_fit_ignores_per_graph_scale_errors(rows, tmp_path):
+    """Times made by the surrogate with known thetas, then every (graph, algorithm) scaled by
+    its own factor (geometric mean 1): the relative fit (the default), which gives each group
+    a free offset, gives back every theta within 2%; the absolute fit, bent by the graph-wide
+    errors, misses some by more than 10%."""
+    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
+    keys = sorted({(r.graph, r.algorithm) for r in rows})
+    log_scale = dict(zip(keys, np.linspace(-0.6, 0.6, len(keys))[[3, 0, 5, 1, 4, 2]],
+                         strict=True))
+    times = [SMALL.us(c) * np.exp(log_scale[(r.graph, r.algorithm)])
+             for r, c in zip(rows, predict(parts, TRUTH), strict=True)]
+    measured = [dataclasses.replace(r, time_us=t) for r, t in zip(rows, times, strict=True)]
+    relative = fit(parts, measured, SMALL)  # the default
+    assert relative.relative
+    plain = fit(parts, measured, SMALL, relative=False)
+    checked = [p for p in THETA_NAMES if p not in relative.unconstrained]
+    assert {"latency", "memory", "atomics", "overhead", "host"} <= set(checked)
+    for part in checked:
+        assert relative.thetas[part] == pytest.approx(TRUTH[part], rel=0.02), part
+    assert max(abs(np.log(plain.thetas[p] / TRUTH[p])) for p in checked) > 0.1

@@ -11,10 +11,17 @@ memory, atomics, overhead, host) is fitted on the surrogate
 
 by least squares on log(predicted / measured), over log theta, bounded to 1/20..20, from a few
 seeded starts, with a tiny pull towards theta = 1 so that a part whose bound never binds stays
-at 1 (and is reported unconstrained) instead of drifting. The thetas then map onto the device's
-own figures (``calibrated_device``): exactly for lsu, memory, atomics, overhead and host;
-approximately for latency and issue (a warp's latency bound holds both its round trips and its
-instruction time, and each theta scales only one of them).
+at 1 (and is reported unconstrained) instead of drifting. By default the fit is relative: each
+(graph, algorithm) has a free log offset (its mean error is subtracted) and the same total
+weight, so only how a graph's configurations compare with each other shapes the thetas (what
+a tuner's ranking needs; an error common to a whole graph, e.g. its host loop, does not bend
+them), and one common factor on the free thetas then sets the absolute level. On the H100
+measurements this picks better on graphs left out of the fit, and its error on them is no
+larger, though its error on the rows it was fitted to is (``fit(relative=False)``: plain).
+The thetas then map onto the device's own figures (``calibrated_device``): exactly for lsu,
+memory, atomics, overhead and host; approximately for latency and issue (a warp's latency
+bound holds both its round trips and its instruction time, and each theta scales only one of
+them).
 """
 
 from __future__ import annotations
@@ -106,6 +113,7 @@ class Calibration:
     algorithms: tuple[str, ...]
     log_errors_before: np.ndarray = field(repr=False)
     log_errors_after: np.ndarray = field(repr=False)
+    relative: bool = False  # fitted with a free offset per (graph, algorithm) (``fit``)
 
     @property
     def rms_before(self) -> float:
@@ -465,16 +473,35 @@ def predict(parts: Sequence[Parts], thetas: Mapping[str, float] | Sequence[float
 # ---------------------------------------------------------------------------------- fit
 
 
-def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int,
-           seed: int) -> np.ndarray:
+def _group_index(keys: Sequence[object]) -> np.ndarray:
+    """Each key's group number (0, 1, ... in order of first appearance)."""
+    seen: dict[object, int] = {}
+    return np.array([seen.setdefault(k, len(seen)) for k in keys], dtype=np.int64)
+
+
+def _demean(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``values`` (rows first) less each group's mean: what is left once every group has a
+    free offset of its own (the offsets profiled out)."""
+    count = np.bincount(groups).astype(np.float64)
+    flat = values.reshape(values.shape[0], -1)
+    sums = np.zeros((count.size, flat.shape[1]))
+    np.add.at(sums, groups, flat)
+    return (flat - (sums / count[:, None])[groups]).reshape(values.shape)
+
+
+def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int, seed: int,
+           groups: np.ndarray | None = None, weights: np.ndarray | None = None) -> np.ndarray:
     """Least squares on log errors over the free parts' log thetas (the others stay at 1),
-    from ``starts`` seeded starting points (the first at theta = 1); the best solution."""
+    from ``starts`` seeded starting points (the first at theta = 1); the best solution.
+    ``groups`` (a group number per run) gives every group a free log offset, profiled out by
+    subtracting each group's mean error; ``weights`` scale each run's error."""
     from scipy.optimize import least_squares
 
     k = int(free.sum())
     if k == 0:
         return np.ones(len(THETA_NAMES))
     lo, hi = math.log(THETA_RANGE[0]), math.log(THETA_RANGE[1])
+    w = np.ones(stack.runs) if weights is None else weights
 
     def full(x: np.ndarray) -> np.ndarray:
         theta = np.ones(len(THETA_NAMES))
@@ -483,12 +510,18 @@ def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int,
 
     def residuals(x: np.ndarray, power: float | None) -> np.ndarray:
         pred = stack.contributions(full(x), power).sum(axis=1) + stack.extra
-        return np.concatenate([np.log(pred) - target, RIDGE * x])
+        r = np.log(pred) - target
+        if groups is not None:
+            r = _demean(r, groups)
+        return np.concatenate([w * r, RIDGE * x])
 
     def jacobian(x: np.ndarray, power: float | None) -> np.ndarray:
         contrib = stack.contributions(full(x), power)
         pred = contrib.sum(axis=1) + stack.extra
-        return np.vstack([contrib[:, free] / pred[:, None], RIDGE * np.eye(k)])
+        jac = contrib[:, free] / pred[:, None]
+        if groups is not None:
+            jac = _demean(jac, groups)
+        return np.vstack([w[:, None] * jac, RIDGE * np.eye(k)])
 
     rng = np.random.default_rng(seed)
     x0s = [np.zeros(k)] + [rng.uniform(-1.5, 1.5, k) for _ in range(max(starts, 1) - 1)]
@@ -502,6 +535,23 @@ def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int,
         if best is None or cost < best[0] - 1e-15:
             best = (cost, x)
     return full(best[1])
+
+
+def _level(stack: _Stack, target: np.ndarray, theta: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """``theta`` with its free parts scaled by one common factor that minimises the squared
+    log error of the total time: a relative fit leaves the absolute level (nearly) free."""
+    from scipy.optimize import minimize_scalar
+
+    def cost(c: float) -> float:
+        t = theta.copy()
+        t[free] *= math.exp(c)
+        return float(np.sum((np.log(stack.predict(t)) - target) ** 2))
+
+    c = minimize_scalar(cost, bounds=(-math.log(400), math.log(400)), method="bounded",
+                        options={"xatol": 1e-10}).x
+    out = theta.copy()
+    out[free] = np.clip(theta[free] * math.exp(c), *THETA_RANGE)
+    return out
 
 
 def _max_share(stack: _Stack, theta: np.ndarray) -> np.ndarray:
@@ -522,12 +572,14 @@ def _never_binds(stack: _Stack, theta: np.ndarray) -> np.ndarray:
     return idle
 
 
-def _standard_errors(jac: np.ndarray, residuals: np.ndarray) -> np.ndarray:
-    """Approximate standard errors of log theta from the Jacobian at the solution."""
-    n, k = jac.shape
+def _standard_errors(jac: np.ndarray, residuals: np.ndarray, extra_dof: int = 0
+                     ) -> np.ndarray:
+    """Approximate standard errors of log theta from the Jacobian at the solution
+    (``extra_dof``: parameters profiled out, such as a relative fit's offsets)."""
+    k = jac.shape[1]
     if k == 0:
         return np.zeros(0)
-    s2 = float(residuals @ residuals) / max(n - k, 1)
+    s2 = float(residuals @ residuals) / max(residuals.size - k - extra_dof, 1)
     cov = s2 * np.linalg.pinv(jac.T @ jac)
     return np.sqrt(np.maximum(np.diag(cov), 0.0))
 
@@ -539,10 +591,18 @@ def fit(
     *,
     starts: int = 4,
     seed: int = 0,
+    relative: bool = True,
 ) -> Calibration:
     """Per-part scales minimising the squared log error of the surrogate against the measured
     times (converted to cycles at the base device's clock); parts whose bound never binds stay
-    at 1 and are reported unconstrained."""
+    at 1 and are reported unconstrained.
+
+    ``relative`` (the default): every (graph, algorithm) gets a free log offset (profiled
+    out) and weighs the same in total, so the thetas follow the times of a graph's
+    configurations relative to each other (what ranking them needs), an error common to a
+    whole graph (its host loop, say) does not bend them, and an algorithm measured in fewer
+    configurations is not outweighed; then one common scale on the free thetas sets the
+    absolute level. Otherwise (absolute) plain least squares over the rows."""
     base = get_device(base_device)
     if len(parts) != len(measured):
         raise ConfigError(f"{len(parts)} simulations for {len(measured)} measured rows")
@@ -550,19 +610,33 @@ def fit(
         raise ConfigError("nothing to fit: no measured rows")
     stack = _Stack.of(parts)
     target = np.log([base.cycles(m.time_us) for m in measured])
+    groups = weights = None
+    if relative:
+        groups = _group_index([(m.graph, m.algorithm) for m in measured])
+        count = np.bincount(groups).astype(np.float64)
+        weights = np.sqrt(len(measured) / (count.size * count[groups]))  # equal per group
     free = np.ones(len(THETA_NAMES), dtype=bool)
-    theta = _solve(stack, target, free, starts, seed)
+    theta = _solve(stack, target, free, starts, seed, groups, weights)
     for _ in range(3):  # fix what never binds at 1, fit the rest again, until nothing changes
         idle = _never_binds(stack, theta) & free
         if not idle.any():
             break
         free &= ~idle
-        theta = _solve(stack, target, free, starts, seed)
+        theta = _solve(stack, target, free, starts, seed, groups, weights)
+    if relative:
+        theta = _level(stack, target, theta, free)
     contrib = stack.contributions(theta)
     pred = contrib.sum(axis=1) + stack.extra
     after = np.log(pred) - target
     before = np.log(stack.predict(np.ones(len(THETA_NAMES)))) - target
-    log_se = _standard_errors(contrib[:, free] / pred[:, None], after)
+    jac = contrib[:, free] / pred[:, None]
+    if relative:
+        # the ratios from the demeaned errors, the level from one row: the mean error
+        level = np.sqrt(len(measured)) * jac.mean(axis=0, keepdims=True)
+        log_se = _standard_errors(np.vstack([_demean(jac, groups), level]),
+                                  _demean(after, groups), extra_dof=int(groups.max()) + 1)
+    else:
+        log_se = _standard_errors(jac, after)
     names = [n for n, f in zip(THETA_NAMES, free, strict=True) if f]
     return Calibration(
         base=base,
@@ -576,6 +650,7 @@ def fit(
         algorithms=tuple(sorted({m.algorithm for m in measured})),
         log_errors_before=before,
         log_errors_after=after,
+        relative=relative,
     )
 
 
@@ -648,6 +723,9 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
         f"{calibration.rms_before:.3f} with {base.name}, {calibration.rms_after:.3f} fitted",
         "# theta: scale on the cycles of each part of the simulated time (1 = unchanged):",
     ]
+    if calibration.relative:
+        lines.insert(2, "# relative fit: a free log offset per (graph, algorithm), then one "
+                        "common scale for the level")
     for part in THETA_NAMES:
         theta = calibration.thetas[part]
         if part in calibration.unconstrained:
