@@ -36,9 +36,6 @@ def distinct_sectors(
         if isinstance(unit_of_group, int | np.integer):
             return np.bincount(first_groups // unit_of_group)
         return np.bincount(unit_of_group[first_groups])
-    distinct_before = np.empty(keys.size + 1, dtype=np.int64)  # distinct keys before each
-    distinct_before[0] = 0
-    np.cumsum(first, out=distinct_before[1:])
     last_group = int(keys[-1] >> bits)
     if isinstance(unit_of_group, int | np.integer):
         units = last_group // int(unit_of_group) + 1
@@ -47,7 +44,12 @@ def distinct_sectors(
         units = int(unit_of_group[last_group]) + 1
         unit_start = unit_of_group.searchsorted(np.arange(units + 1))
     at = keys.searchsorted(unit_start << bits)
-    return distinct_before[at[1:]] - distinct_before[at[:-1]]
+    # each unit's first-of-a-kind flags, summed over its key range (the last one ends at the
+    # end of the keys); units without keys count none
+    counts = np.zeros(units, dtype=np.int64)
+    held = at[1:] > at[:-1]
+    counts[held] = np.add.reduceat(first, at[:-1][held], dtype=np.int64)
+    return counts
 
 
 def unit_transactions(
