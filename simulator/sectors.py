@@ -6,8 +6,8 @@ import numpy as np
 
 WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
 
-# From this many elements distinct_sectors counts each unit's distinct keys from a running
-# count at the unit's key range (fewer passes over the keys); below, by compressing the
+# From this many elements distinct_sectors counts each unit's distinct keys by summing their
+# flags over the unit's key range (fewer passes over the keys); below, by compressing the
 # distinct keys and counting their units (fewer calls).
 _RANGE_COUNT_FROM = 1 << 16
 
