@@ -45,8 +45,8 @@ its size) no longer bends the scales, which then rank a graph's configurations b
 common scale on all of them then sets the absolute level. --fit absolute is the plain least
 squares over the rows: the smallest error on the rows it was fitted to, not on other graphs.
 On bench/gpu/results/h100.parquet, leaving one graph out (python bench/fidelity.py): picks
-within 5% of the best on 12/17 BFS graphs (absolute: 9), 11/17 SSSP (11); RMS log error of
-the held-out graphs 0.202 (0.210), of the fitted rows 0.195 (0.183).
+within 5% of the best on 13/17 BFS graphs (absolute: 12), 12/17 SSSP (10); RMS log error of
+the held-out graphs 0.193 (0.205), of the fitted rows 0.186 (0.172).
 """
 
 
