@@ -4,8 +4,6 @@ switches with their conversion kernels, and the spatial hybrid's representatives
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,31 +68,8 @@ def adaptive_width(degrees: np.ndarray, strategy: Strategy) -> int:
     return int(min(max(w, strategy.adaptive_min_w), strategy.adaptive_max_w))
 
 
-# The sweep layouts (and the idle sweeps cached in them) of the strategies simulated on a
-# functional run, for later simulations of the same run: a tuning worker simulates one run
-# under many strategies. The few most recent per run; they go with the run.
-_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-LAYOUTS_KEPT = 4
-
-
-def sweep_layout(functional: FunctionalRun, strategy: Strategy, device: Device) -> TaskLayout:
-    """``task_layout`` of a sweep over ``functional``'s vertices, shared by the simulations
-    of that run whose strategy and device lay it out alike."""
-    kept = _LAYOUTS.setdefault(functional, OrderedDict())
-    key = (strategy.lanes_per_vertex, strategy.vertices_per_grab, device.warp_size,
-           device.sector_bytes)
-    layout = kept.get(key)
-    if layout is None:
-        layout = kept[key] = task_layout(functional.n, strategy, device)
-        if len(kept) > LAYOUTS_KEPT:
-            kept.popitem(last=False)
-    else:
-        kept.move_to_end(key)
-    return layout
-
-
 class _Launcher:
-    """Costs launches of one run, sharing sweep layouts across iterations and runs."""
+    """Costs launches of one run, sharing sweep layouts across iterations."""
 
     def __init__(self, functional: FunctionalRun, strategy: Strategy, device: Device,
                  costs: InstructionCosts):
@@ -103,6 +78,7 @@ class _Launcher:
         # SSSP and CC lower distances and labels with atomicMin in every launch, as a correct
         # kernel must (two relaxations of one target race); BFS writers all store one level
         self.atomic_updates = functional.algorithm in ("sssp", "cc")
+        self.layouts: dict[Strategy, TaskLayout] = {}
         self.hit_rate = device.l2_hit_rate(working_set_bytes(
             functional.n, functional.indices.size, reads_weights=functional.reads_weights,
             worklist=strategy.driven != "topology",
@@ -125,7 +101,9 @@ class _Launcher:
     def launch(self, launch: Launch, strategy: Strategy):
         layout = None
         if launch.slots is None:
-            layout = sweep_layout(self.fr, strategy, self.device)
+            if strategy not in self.layouts:
+                self.layouts[strategy] = task_layout(self.fr.n, strategy, self.device)
+            layout = self.layouts[strategy]
         cost = vertex_kernel(
             self.fr.indptr, self.fr.indices, launch, strategy, self.device,
             reads_weights=self.fr.reads_weights, stores_per_vertex=self.fr.stores_per_vertex,

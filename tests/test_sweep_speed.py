@@ -265,24 +265,3 @@ def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
     layout = layout_module.task_layout(n, Strategy.parse(f"mapping=vwarp,w={w},chunk={c}"), dev)
     words = sector_bytes // 4
     assert layout.static_sectors.tolist() == _staged_static_sectors(n, w, c, layout.k, words)
-
-
-def test_sweep_layouts_are_shared_by_simulations_of_one_run():
-    """Simulations of one functional run reuse its sweep layouts (a tuning worker's case), the
-    few most recent, with the figures of a run simulated afresh."""
-    from simulator import driver
-
-    graph = load_graph(GRAPHS["road"])
-    run = functional_run(graph, "bfs")
-    first = simulate(graph, "bfs", "mapping=vwarp,w=8", "h100", functional=run)
-    (layout,) = driver._LAYOUTS[run].values()
-    again = simulate(graph, "bfs", "mapping=vwarp,w=8,distribution=dynamic", "h100",
-                     functional=run)
-    assert list(driver._LAYOUTS[run].values()) == [layout]  # the same object, reused
-    fresh = simulate(graph, "bfs", "mapping=vwarp,w=8,distribution=dynamic", "h100")
-    for name in METRICS:
-        assert getattr(again, name) == pytest.approx(getattr(fresh, name), rel=1e-12), name
-    assert first.time_us != again.time_us
-    for w in (1, 2, 4, 16, 32):
-        simulate(graph, "bfs", f"mapping=vwarp,w={w}", "h100", functional=run)
-    assert len(driver._LAYOUTS[run]) == driver.LAYOUTS_KEPT
