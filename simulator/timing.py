@@ -69,65 +69,59 @@ def kernel_cycles(
     units_per_block = units_per_block or warps_per_block
     blocks_per_sm = resident_blocks_per_sm(strategy, device)
     pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
-    scalar = device.scalar_unit and warp_uniform_sisd
-    round_trip = device.round_trip_cycles(hit_rate)
-    # issue slots in passes: a scheduler issues one pass of a warp instruction per cycle;
     # a static launch's warps start after their block's launch, resident warps once
     resident_grid = grid_stride or strategy.dynamic
     start = 0.0 if resident_grid else device.block_launch_cycles
-    alone, instructions, _, sectors = unit_timing(unit, device, warp_uniform_sisd, hit_rate,
-                                                   start)
+    rows = unit_timing(unit, device, warp_uniform_sisd, hit_rate, start)
+    sectors_total = float(rows[3].sum())
     if grid_stride:
         resident = device.sms * blocks_per_sm * warps_per_block
-        warp = np.arange(alone.size) % resident
-
-        def per_warp(values):
-            return np.bincount(warp, weights=values, minlength=resident)
-
-        lane_check = check * pass_cycles + round_trip
-        alone = per_warp(alone) + lane_check
-        instructions = per_warp(instructions) + check * pass_cycles
-        sectors, sisd = per_warp(sectors), per_warp(unit.sisd) + check
+        warp = np.arange(rows.shape[1]) % resident
+        items = np.stack([np.bincount(warp, weights=row, minlength=resident) for row in rows])
+        items[0] += check * pass_cycles + device.round_trip_cycles(hit_rate)
+        items[1] += check * pass_cycles
+        items[2] += check
         # resident blocks are spread over the SMs; their warps never leave
         sm = (np.arange(resident) // warps_per_block) % device.sms
         latency = np.zeros(device.sms)
-        np.maximum.at(latency, sm, alone)
-        items_instr, items_sisd, items_sectors = instructions, sisd, sectors
+        np.maximum.at(latency, sm, items[0])
     else:
         if strategy.dynamic:
             slots = device.sms * blocks_per_sm * warps_per_block
-            durations = alone + device.atomic_cycles
-            items_instr, items_sisd, items_sectors = instructions, unit.sisd, sectors
+            items = rows.copy()
+            items[0] += device.atomic_cycles
         else:
             slots = device.sms * blocks_per_sm
-            blocks = ceil_div(alone.size, units_per_block)
-            pad = blocks * units_per_block - alone.size
-
-            def per_block(values, reduce):
-                if pad:  # (np.pad costs ~50 us a call in argument handling alone)
-                    values = np.concatenate([values, np.zeros(pad, dtype=values.dtype)])
-                return reduce(values.reshape(blocks, units_per_block), axis=1)
-
-            durations = per_block(alone, np.maximum.reduce)
-            items_instr = per_block(instructions, np.add.reduce)
-            items_sisd = per_block(unit.sisd, np.add.reduce)
-            items_sectors = per_block(sectors, np.add.reduce)
-        owner, finish = list_schedule(durations, slots)
+            items = block_items(rows, units_per_block)
+        owner, finish = list_schedule(items[0], slots)
         sm = owner % device.sms
         latency = finish.reshape(-1, device.sms).max(axis=0)
+
+    def per_sm(row: int) -> np.ndarray:
+        return np.bincount(sm, weights=items[row], minlength=device.sms)
+
+    return launch_bounds(per_sm, latency, sectors_total, queue_atomics, device,
+                         warp_uniform_sisd, hit_rate, resident_grid)
+
+
+def launch_bounds(per_sm, latency: np.ndarray, sectors: float, queue_atomics: int,
+                  device: Device, warp_uniform_sisd: bool, hit_rate: float,
+                  resident_grid: bool) -> tuple[float, np.ndarray]:
+    """A launch's time and its row of bounds (``costs.BOUND_NAMES``) from each SM's sums of
+    the schedule items' rows (``per_sm(row)``: 1 issue passes, 2 SISD instructions, 3
+    sectors), each SM's latency makespan and the launch's sectors and queue atomics."""
     if resident_grid:
         latency = latency + device.block_launch_cycles
-    issue = np.bincount(sm, weights=items_instr, minlength=device.sms) / device.schedulers
-    if scalar:
-        scalar_issue = np.bincount(sm, weights=items_sisd, minlength=device.sms)
-        issue = np.maximum(issue, scalar_issue / device.schedulers)
-    lsu = np.bincount(sm, weights=items_sectors, minlength=device.sms)
-    lsu /= device.lsu_sectors_per_cycle
+    # a scheduler issues one pass of a warp instruction per cycle
+    issue = per_sm(1) / device.schedulers
+    if device.scalar_unit and warp_uniform_sisd:
+        issue = np.maximum(issue, per_sm(2) / device.schedulers)
+    lsu = per_sm(3) / device.lsu_sectors_per_cycle
     bounds = np.array([
         issue.max(initial=0.0),
         lsu.max(initial=0.0),
         latency.max(initial=0.0),
-        memory_cycles(float(sectors.sum()), device, hit_rate),
+        memory_cycles(sectors, device, hit_rate),
         queue_atomics * device.atomic_cycles,
         device.cycles(device.launch_overhead_us),
     ])
@@ -204,6 +198,18 @@ def unit_timing(unit: UnitWork, device: Device, warp_uniform_sisd: bool,
     return out
 
 
+def block_items(rows: np.ndarray, per_item: int) -> np.ndarray:
+    """Rows of per-unit quantities (see ``unit_timing``) to per-block ones, ``per_item``
+    consecutive units a block (the last padded with empty units)."""
+    units = rows.shape[1]
+    blocks = ceil_div(units, per_item)
+    if blocks * per_item != units:
+        padded = np.zeros((rows.shape[0], blocks * per_item))
+        padded[:, :units] = rows
+        rows = padded
+    return reduce_items(rows.reshape(rows.shape[0], blocks, per_item))
+
+
 def reduce_items(rows: np.ndarray) -> np.ndarray:
     """Rows of per-unit quantities, shaped (4, items, units per item), to per-item ones:
     the slowest unit's cycles, the sums of the others."""
@@ -260,10 +266,7 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
             items = units.copy()
             items[0] += device.atomic_cycles
         else:
-            blocks = ceil_div(layout.units, per_item)
-            padded = np.zeros((4, blocks * per_item))
-            padded[:, : layout.units] = units
-            items = reduce_items(padded.reshape(4, blocks, per_item))
+            items = block_items(units, per_item)
         unlike = (items != items[:, :1]).any(axis=0)
         unlike[items.shape[1] // slots * slots :] = True  # the last, partial round
         always = np.flatnonzero(unlike)
@@ -293,7 +296,6 @@ def sparse_sweep_cycles(
     sectors in all: the same figure in O(units + slots x dirty rounds)."""
     sms = device.sms
     pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
-    scalar = device.scalar_unit and warp_uniform_sisd
     resident_grid = grid_stride or strategy.dynamic
     rows = unit_timing(unit, device, warp_uniform_sisd, hit_rate,
                         0.0 if resident_grid else device.block_launch_cycles)
@@ -367,18 +369,5 @@ def sparse_sweep_cycles(
             return ordinary * clean.items[row, 0] + np.bincount(sm, weights=item_rows[row],
                                                                 minlength=sms)
 
-    if resident_grid:
-        latency = latency + device.block_launch_cycles
-    issue = per_sm(1) / device.schedulers
-    if scalar:
-        issue = np.maximum(issue, per_sm(2) / device.schedulers)
-    lsu = per_sm(3) / device.lsu_sectors_per_cycle
-    bounds = np.array([
-        issue.max(initial=0.0),
-        lsu.max(initial=0.0),
-        latency.max(initial=0.0),
-        memory_cycles(transactions, device, hit_rate),
-        queue_atomics * device.atomic_cycles,
-        device.cycles(device.launch_overhead_us),
-    ])
-    return float(bounds[:-1].max() + bounds[-1]), bounds
+    return launch_bounds(per_sm, latency, transactions, queue_atomics, device,
+                         warp_uniform_sisd, hit_rate, resident_grid)
