@@ -24,17 +24,66 @@ def list_schedule(durations: np.ndarray, slots: int) -> tuple[np.ndarray, np.nda
     return owner, finish
 
 
+class RoundOrders:
+    """Where a list schedule's full rounds put their items: the rounds from ``starts[i]`` up
+    to the next start (or ``rounds``) hand position p to the p-th slot by the finish times
+    ``finish[i]`` (ties by index). Each order is worked out when first asked for."""
+
+    def __init__(self, starts: list[int], finish: list[np.ndarray] | None, rounds: int,
+                 orders: list[np.ndarray] | None = None):
+        self.starts = np.asarray(starts)
+        self.finish = finish
+        self.rounds = rounds
+        self._orders: dict[int, np.ndarray] = dict(enumerate(orders or ()))
+
+    def order(self, stretch: int) -> np.ndarray:
+        """The slots in the order the rounds of ``stretch`` hand their items out."""
+        order = self._orders.get(stretch)
+        if order is None:
+            order = self._orders[stretch] = finish_order(self.finish[stretch])
+        return order
+
+    def owners(self, items: np.ndarray) -> np.ndarray:
+        """The slots of ``items`` (ascending indices of items in the full rounds)."""
+        slots = self.order(0).size
+        rounds = items // slots
+        stretch = np.searchsorted(self.starts, rounds, side="right") - 1
+        position = items - rounds * slots
+        out = np.empty(items.size, dtype=np.int64)
+        cuts = (np.flatnonzero(stretch[1:] != stretch[:-1]) + 1).tolist()
+        for a, b in zip([0] + cuts, cuts + [items.size], strict=False):
+            if b > a:
+                out[a:b] = self.order(int(stretch[a]))[position[a:b]]
+        return out
+
+    def slot_sums(self, prefix: np.ndarray) -> np.ndarray:
+        """Every slot's sums, per row, of the full rounds' items, from ``prefix`` (rows,
+        rounds + 1, slots): each position's running sums over the rounds before."""
+        slots = prefix.shape[2]
+        bounds = np.append(self.starts, self.rounds)
+        stretch_sums = prefix[:, bounds[1:]] - prefix[:, bounds[:-1]]
+        orders = np.concatenate([self.order(k) for k in range(self.starts.size)])
+        rows = prefix.shape[0]
+        return np.bincount((orders + slots * np.arange(rows)[:, None]).ravel(),
+                           weights=stretch_sums.ravel(),
+                           minlength=rows * slots).reshape(rows, slots)
+
+
 def list_schedule_sparse(
-    items: int, slots: int, base: float, listed: np.ndarray, durations: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    items: int, slots: int, base: float, listed: np.ndarray, durations: np.ndarray,
+    *, every_order: bool = False,
+) -> tuple[np.ndarray, np.ndarray, RoundOrders]:
     """``list_schedule`` of ``items`` items that all last ``base`` except the ``listed`` ones
     (ascending, with their ``durations``): the listed items' slots and every slot's finish
-    time, the same as ``list_schedule`` gives, in O(listed + slots x rounds holding one).
+    time, the same as ``list_schedule`` gives, and where the full rounds put any item, in
+    O(listed + slots x rounds holding one). Every item of the last, partial round must be
+    listed. ``every_order``: the caller will ask for the slots' order in every round, so keep
+    it up to date as the rounds go rather than sort it when asked.
 
-    Every item of the last, partial round must be listed. A full round of unlisted items adds
-    ``base`` to every slot and keeps the slots' order, so such rounds are applied in bulk:
-    with whole-cycle durations as one addition (sums of integers in float64 do not round),
-    else by the same sequence of float additions, once per distinct finish time.
+    A full round of unlisted items adds ``base`` to every slot and keeps the slots' order, so
+    such rounds are applied in bulk: with whole-cycle durations as one addition (sums of
+    integers in float64 do not round), else by the same sequence of float additions, once per
+    distinct finish time, noting the rounds at which rounding ties two finish times.
     """
     listed = np.asarray(listed, dtype=np.int64)
     durations = np.asarray(durations, dtype=np.float64)
@@ -46,21 +95,28 @@ def list_schedule_sparse(
     in_full = listed.size - rest  # listed items of the full rounds
     owner = np.empty(listed.size, dtype=np.int64)
     if in_full == 0:  # every full round adds base to every slot: all finish together
-        finish = _advance(np.zeros(slots), base, full)
-        earliest = np.arange(rest)
+        finish, starts, states = _advance(np.zeros(slots), base, full)
+        placed = RoundOrders([0] + starts, [np.zeros(slots)] + states, full)
     else:
-        finish = _full_rounds(owner, slots, base, listed[:in_full], durations[:in_full], full)
-        earliest = np.argsort(finish, kind="stable")[:rest]
+        finish, placed = _full_rounds(owner, slots, base, listed[:in_full],
+                                      durations[:in_full], full, every_order)
     if rest:
-        owner[in_full:] = earliest
-        finish[earliest] += durations[in_full:]
-    return owner, finish
+        owner[in_full:] = finish_order(finish)[:rest]
+        finish[owner[in_full:]] += durations[in_full:]
+    return owner, finish, placed
+
+
+def finish_order(finish: np.ndarray) -> np.ndarray:
+    """The slots by finish time, ties by index: the order a round hands its items out in."""
+    return np.argsort(finish, kind="stable")
 
 
 def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
-                 durations: np.ndarray, full: int) -> np.ndarray:
+                 durations: np.ndarray, full: int, every_order: bool
+                 ) -> tuple[np.ndarray, RoundOrders]:
     """The full rounds of ``list_schedule_sparse``: fills ``owner`` of the ``listed`` items
-    (all in full rounds) and returns the slots' finish times after the ``full`` rounds."""
+    (all in them) and returns the slots' finish times after the ``full`` rounds and where
+    the rounds put their items."""
     rounds = listed // slots
     position = listed - rounds * slots
     new_round = np.empty(listed.size, dtype=bool)
@@ -69,9 +125,12 @@ def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
     starts = new_round.nonzero()[0].tolist()
     spans = zip(starts, starts[1:] + [listed.size], strict=False)
     finish = np.zeros(slots)
+    starts, states = [0], [finish.copy()]
     if base.is_integer() and bool((np.floor(durations) == durations).all()):
         # finish times less ``base`` per round: the same order (and ties) as the real ones
         excess = durations - base
+        if every_order:
+            return _ordered_rounds(owner, slots, base, rounds, position, excess, spans, full)
         no_faster = bool((excess >= 0).all())
         for a, b in spans:
             at = position[a:b]
@@ -81,30 +140,81 @@ def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
                     later = finish.nonzero()[0]
                     order = np.concatenate([order, later[finish[later].argsort(kind="stable")]])
             else:
-                order = finish.argsort(kind="stable")
+                order = finish_order(finish)
             taken = order[at]
             owner[a:b] = taken
             finish[taken] += excess[a:b]
+            starts.append(int(rounds[a]) + 1)
+            states.append(finish.copy())
         finish += full * base
-        return finish
+        return finish, RoundOrders(starts, states, full)
     applied = 0  # rounds whose durations finish holds
     for a, b in spans:
         r = int(rounds[a])
-        finish = _advance(finish, base, r - applied)
-        taken = finish.argsort(kind="stable")[position[a:b]]
+        finish, more_starts, more_states = _advance(finish, base, r - applied)
+        starts += [applied + step for step in more_starts]
+        states += more_states
+        taken = finish_order(finish)[position[a:b]]
         owner[a:b] = taken
         before = finish[taken]
         finish += base
         finish[taken] = before + durations[a:b]
         applied = r + 1
-    return _advance(finish, base, full - applied)
+        starts.append(applied)
+        states.append(finish.copy())
+    finish, more_starts, more_states = _advance(finish, base, full - applied)
+    starts += [applied + step for step in more_starts]
+    return finish, RoundOrders(starts, states + more_states, full)
 
 
-def _advance(finish: np.ndarray, base: float, rounds: int) -> np.ndarray:
-    """``finish`` after ``rounds`` additions of ``base``, rounded as each addition rounds."""
-    if rounds <= 1:
-        return finish + base if rounds else finish
+def _ordered_rounds(owner: np.ndarray, slots: int, base: float, rounds: np.ndarray,
+                    position: np.ndarray, excess: np.ndarray, spans, full: int
+                    ) -> tuple[np.ndarray, RoundOrders]:
+    """``_full_rounds`` with whole-cycle durations, the slots' order kept up to date round by
+    round: the taken slots leave it and go back in by their new finish times (less ``base``
+    a round), ties by index."""
+    finish = np.zeros(slots)
+    order = np.arange(slots)
+    keys = order.copy()  # finish * slots + slot, ascending along order
+    starts, orders = [0], [order]
+    for a, b in spans:
+        at = position[a:b]
+        taken = order[at]
+        owner[a:b] = taken
+        finish[taken] += excess[a:b]
+        stay = np.ones(slots, dtype=bool)
+        stay[at] = False
+        kept_order, kept_keys = order[stay], keys[stay]
+        new_keys = finish[taken].astype(np.int64) * slots + taken
+        by_key = new_keys.argsort()
+        new_keys = new_keys[by_key]
+        # where the taken slots go back: ascending, one place further for each before
+        back = np.searchsorted(kept_keys, new_keys) + np.arange(new_keys.size)
+        stay[:] = True
+        stay[back] = False
+        order = np.empty(slots, dtype=np.int64)
+        order[back] = taken[by_key]
+        order[stay] = kept_order
+        keys = np.empty(slots, dtype=np.int64)
+        keys[back] = new_keys
+        keys[stay] = kept_keys
+        starts.append(int(rounds[a]) + 1)
+        orders.append(order)
+    finish += full * base
+    return finish, RoundOrders(starts, None, full, orders)
+
+
+def _advance(finish: np.ndarray, base: float, rounds: int
+             ) -> tuple[np.ndarray, list[int], list[np.ndarray]]:
+    """``finish`` after ``rounds`` additions of ``base``, rounded as each addition rounds,
+    and the additions after which rounding tied finish times and so changed their order,
+    with the finish times then."""
+    if rounds == 0:
+        return finish, [], []
     values, inverse = np.unique(finish, return_inverse=True)
     steps = np.full((rounds + 1, values.size), base)
     steps[0] = values
-    return np.cumsum(steps, axis=0)[-1][inverse]
+    sums = np.cumsum(steps, axis=0)
+    ties = (sums[:, 1:] == sums[:, :-1]).sum(axis=1)
+    changed = (np.flatnonzero(np.diff(ties)) + 1).tolist()
+    return sums[-1][inverse], changed, [sums[step][inverse] for step in changed]

@@ -149,16 +149,23 @@ def working_set_bytes(n: int, m: int, *, reads_weights: bool, worklist: bool) ->
 @dataclass(frozen=True, eq=False)
 class CleanSweep:
     """A sweep launch in which no vertex is active: each unit's cycles alone, issue passes,
-    SISD instructions and sectors (rows of ``units``), their totals, each schedule item's
-    (block's, or unit's when dynamic) duration and sums (rows of ``items``), and the items
-    every launch's schedule lists (those unlike the first, the last partial round); with
-    ``grid_stride`` the resident warps' sums (rows of ``per_warp``) instead of items."""
+    SISD instructions and sectors (rows of ``units``), their totals, and each schedule item's
+    (block's, or unit's when dynamic) duration and sums (rows of ``items``). The schedule
+    lists only the ``timed`` items, whose duration is not the ``base`` one, and every item of
+    the last, partial round. Every slot takes one item a full round, so a row (of 1-3) alike
+    in all full rounds sums to their number times its value, and the ``varying`` rows from
+    ``prefix``: per position of a full round, their running sums over the rounds before.
+    With ``grid_stride`` the resident warps' sums (rows of ``per_warp``) stand in for
+    items."""
 
     units: np.ndarray
     sisd_total: float
     sectors_total: float
     items: np.ndarray | None
-    always: np.ndarray | None
+    base: float
+    timed: np.ndarray | None
+    varying: np.ndarray | None
+    prefix: np.ndarray | None
     per_warp: np.ndarray | None
 
     def rest(self, rows: np.ndarray) -> tuple[float, float]:
@@ -253,7 +260,8 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     sisd, sectors = work.sisd, work.sectors
     start = 0.0 if grid_stride or strategy.dynamic else device.block_launch_cycles
     units = unit_timing(work, device, layout.k == 1, hit_rate, start)
-    items = always = per_warp = None
+    items = timed = varying = prefix = per_warp = None
+    base = 0.0
     if grid_stride:
         warps_per_block = strategy.block_size // device.warp_size
         resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
@@ -267,11 +275,19 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
             items[0] += device.atomic_cycles
         else:
             items = block_items(units, per_item)
-        unlike = (items != items[:, :1]).any(axis=0)
-        unlike[items.shape[1] // slots * slots :] = True  # the last, partial round
-        always = np.flatnonzero(unlike)
-    clean = CleanSweep(units, float(sisd.sum()), float(sectors.sum()), items, always,
-                        per_warp)
+        durations, counts = np.unique(items[0], return_counts=True)
+        base = float(durations[counts.argmax()])
+        full = items.shape[1] // slots
+        unlike = items[0] != base
+        unlike[full * slots :] = True  # the last, partial round
+        timed = np.flatnonzero(unlike)
+        in_full = items[:, : full * slots]
+        varying = 1 + np.flatnonzero((in_full[1:] != items[1:, :1]).any(axis=1))
+        prefix = np.zeros((varying.size, full + 1, slots))
+        np.cumsum(in_full[varying].reshape(varying.size, full, slots), axis=1,
+                  out=prefix[:, 1:])
+    clean = CleanSweep(units, float(sisd.sum()), float(sectors.sum()), items, base, timed,
+                        varying, prefix, per_warp)
     layout.cache[key] = (device, costs, clean)
     return clean
 
@@ -344,30 +360,42 @@ def sparse_sweep_cycles(
                 block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
                 rows = reduce_items(block_rows.reshape(4, dirty.size, per_item))
         items = clean.items.shape[1]
-        if clean.always.size and clean.always[0] >= items // slots * slots:
-            # only the last round's items are always listed: merge without a sort
-            in_full = int(dirty.searchsorted(clean.always[0]))
-            listed = np.concatenate([dirty[:in_full], clean.always])
-            at = np.concatenate([np.arange(in_full), in_full + dirty[in_full:] - listed[in_full]])
+        last_start = items // slots * slots  # the first item of the last, partial round
+        dirty_full = int(dirty.searchsorted(last_start))  # dirty items of the full rounds
+        # the schedule lists the items of other than the base duration (the clean sweep's
+        # timed ones unless now dirty and base, the dirty ones unless base) and the last round
+        if clean.timed.size == items - last_start:  # only the last round is timed
+            faster = rows[0, :dirty_full] != clean.base
+            listed = np.concatenate([dirty[:dirty_full][faster], clean.timed])
+            durations = np.concatenate([rows[0, :dirty_full][faster], clean.items[0, last_start:]])
+            durations[faster.sum() + dirty[dirty_full:] - last_start] = rows[0, dirty_full:]
         else:
-            listed = distinct(np.concatenate([clean.always, dirty]))
-            at = np.searchsorted(listed, dirty)
-        item_rows = clean.items[:, listed]
-        item_rows[:, at] = rows
-        owner, finish = list_schedule_sparse(items, slots, clean.items[0, 0], listed,
-                                             item_rows[0])
-        sm = owner % sms
-        full_rounds = items // slots
-        # each full round gives every SM slots / sms items; the unlisted ones are like item 0
-        # (the listed ones of the last, partial round come last)
-        ordinary = full_rounds * (slots // sms) - np.bincount(
-            sm[: listed.size - (items - full_rounds * slots)], minlength=sms
-        )
+            merged = distinct(np.concatenate([clean.timed, dirty]))
+            durations = clean.items[0, merged]
+            durations[np.searchsorted(merged, dirty)] = rows[0]
+            keep = (durations != clean.base) | (merged >= last_start)
+            listed, durations = merged[keep], durations[keep]
+        owner, finish, placed = list_schedule_sparse(items, slots, clean.base, listed,
+                                                     durations,
+                                                     every_order=bool(clean.varying.size))
+        slot_sums = np.repeat(placed.rounds * clean.items[1:, :1], slots, axis=1)
+        if clean.varying.size:
+            slot_sums[clean.varying - 1] = placed.slot_sums(clean.prefix)
+        last_round = listed.size - (items - last_start)  # listed, on distinct slots
+        slot_sums[:, owner[last_round:]] += clean.items[1:, last_start:]
+        # the dirty items' work, less their clean work counted above
+        at = np.minimum(np.searchsorted(listed, dirty), listed.size - 1)
+        dirty_owner = owner[at]
+        unlisted = listed[at] != dirty  # of the base duration, in full rounds
+        if unlisted.any():
+            dirty_owner[unlisted] = placed.owners(dirty[unlisted])
+        more = rows[1:] - clean.items[1:, dirty]
+        slot_sums += np.bincount((dirty_owner + slots * np.arange(3)[:, None]).ravel(),
+                                 weights=more.ravel(), minlength=3 * slots).reshape(3, slots)
         latency = finish.reshape(-1, sms).max(axis=0)
 
         def per_sm(row):
-            return ordinary * clean.items[row, 0] + np.bincount(sm, weights=item_rows[row],
-                                                                minlength=sms)
+            return slot_sums[row - 1].reshape(-1, sms).sum(axis=0)
 
     return launch_bounds(per_sm, latency, transactions, queue_atomics, device,
                          warp_uniform_sisd, hit_rate, resident_grid)

@@ -142,10 +142,46 @@ def test_sparse_schedule_equals_list_schedule():
         dense = np.full(items, base)
         dense[listed] = durations
         owner, finish = list_schedule(dense, slots)
-        sparse_owner, sparse_finish = list_schedule_sparse(items, slots, base, listed,
-                                                           durations)
+        for every_order in (False, True):
+            sparse_owner, sparse_finish, placed = list_schedule_sparse(
+                items, slots, base, listed, durations, every_order=every_order)
+            assert np.array_equal(owner[listed], sparse_owner)
+            assert np.array_equal(finish, sparse_finish)
+            _assert_placed(placed, owner, slots, rng)
+
+
+def _assert_placed(placed, owner, slots, rng):
+    """``placed`` puts every item of the full rounds where ``list_schedule`` does and sums
+    rows of them per slot from their running sums by round."""
+    in_full = placed.rounds * slots
+    assert np.array_equal(placed.owners(np.arange(in_full)), owner[:in_full])
+    rows = rng.integers(0, 50, (2, in_full)).astype(np.float64)
+    prefix = np.zeros((2, placed.rounds + 1, slots))
+    prefix[:, 1:] = rows.reshape(2, placed.rounds, slots).cumsum(axis=1)
+    want = [np.bincount(owner[:in_full], weights=row, minlength=slots) for row in rows]
+    assert np.array_equal(placed.slot_sums(prefix), np.stack(want))
+
+
+def test_sparse_schedule_follows_ties_made_by_rounding():
+    """Finish times near 2**52 that adding the base rounds to one value: the slots' order
+    changes in rounds no listed item is in, and the placement must follow it."""
+    rng = np.random.default_rng(3)
+    for trial in range(300):
+        slots, items = int(rng.integers(2, 10)), int(rng.integers(10, 200))
+        base = (0.75, 0.3, 1.25)[trial % 3]
+        listed = rng.random(items) < 0.15
+        listed[items // slots * slots :] = True
+        listed = np.flatnonzero(listed)
+        durations = (2.0**52 - rng.choice([0.5, 1.0, 1.5, 2.0, 3.5], listed.size)
+                     - 2.0**50 * rng.integers(0, 2, listed.size))
+        dense = np.full(items, base)
+        dense[listed] = durations
+        owner, finish = list_schedule(dense, slots)
+        sparse_owner, sparse_finish, placed = list_schedule_sparse(items, slots, base,
+                                                                   listed, durations)
         assert np.array_equal(owner[listed], sparse_owner)
         assert np.array_equal(finish, sparse_finish)
+        _assert_placed(placed, owner, slots, rng)
 
 
 def test_sparse_schedule_needs_the_partial_round():
@@ -153,14 +189,19 @@ def test_sparse_schedule_needs_the_partial_round():
         list_schedule_sparse(10, 4, 1.0, np.array([0, 8]), np.array([2.0, 2.0]))
 
 
+@pytest.mark.parametrize("n", [700, 10753])
 @pytest.mark.parametrize("text", [
-    "mapping=vwarp,w=8", "mapping=vwarp,w=4,distribution=dynamic", "mapping=thread,unroll=2",
+    "mapping=vwarp,w=4,chunk=8", "mapping=vwarp,w=8", "mapping=vwarp,w=4,distribution=dynamic",
+    "mapping=thread,unroll=2",
 ])
-def test_sparse_cycles_equal_kernel_cycles(text):
+def test_sparse_cycles_equal_kernel_cycles(text, n):
     """Any per-unit work on some units, the clean work elsewhere: the sparse launch time and
-    bounds are ``kernel_cycles``' on the whole array, units faster than clean ones too."""
+    bounds are ``kernel_cycles``' on the whole array, units faster than clean ones and units
+    as long as clean ones too. With 10753 vertices and chunks of 8 the last block holds one
+    vertex, checks one position rather than 8 and sits in a full round of the schedule: full
+    rounds have an item of other than the usual duration."""
     strategy = Strategy.parse(text)
-    layout = layout_module.task_layout(700, strategy, TINY)
+    layout = layout_module.task_layout(n, strategy, TINY)
     base = timing.clean_unit_work(layout, strategy, COSTS, False)
     rng = np.random.default_rng(11)
     # most units; the first 32 (whole blocks) without a round trip, faster than clean ones
@@ -171,6 +212,11 @@ def test_sparse_cycles_equal_kernel_cycles(text):
         rng.integers(0, 20, units.size).astype(np.float64),
         np.where(units < 32, 0, rng.integers(0, 9, units.size)),
     )
+    # units 64-79 (whole blocks) as long as clean ones but reading more sectors
+    alike = (units >= 64) & (units < 80)
+    for name in ("sisd", "simd", "round_trips"):
+        getattr(work, name)[alike] = getattr(base, name)[units[alike]]
+    work.sectors[alike] = base.sectors[units[alike]] + 3
     dense = timing.UnitWork(base.sisd.copy(), base.simd.copy(), base.sectors.copy(),
                              base.round_trips.copy())
     for name in ("sisd", "simd", "sectors", "round_trips"):
