@@ -25,6 +25,7 @@ from simulator import engine  # noqa: E402
 from simulator import functional_run  # noqa: E402
 from simulator import load_graph  # noqa: E402
 from simulator import simulate  # noqa: E402
+from tuner.memory import keep_freed_memory  # noqa: E402
 
 DEFAULT_STRATEGIES = [
     "mapping=thread",
@@ -57,8 +58,13 @@ def main() -> None:
                         help="simulate each strategy this many times; print the first and "
                              "the fastest wall time (later runs reuse the process's memory, "
                              "as a tuning worker does)")
+    parser.add_argument("--return-freed-memory", action="store_true",
+                        help="leave glibc's default of returning large freed blocks to the "
+                             "system at once (the tool keeps them for reuse)")
     args = parser.parse_args()
     engine._SPARSE_SWEEPS = not args.full_layout
+    if not args.return_freed_memory:
+        keep_freed_memory()
 
     t0 = time.perf_counter()
     graph = load_graph(args.spec)

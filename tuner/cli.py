@@ -8,6 +8,7 @@ import os
 import sys
 
 from simulator.errors import WarpsweepError
+from tuner.memory import keep_freed_memory
 
 # Each module defines `register(subparsers)`, adding its verb with `set_defaults(run=callable)`;
 # the callable takes the parsed namespace and returns an exit code.
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; bad input gives one line on stderr and exit 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    keep_freed_memory()
     try:
         return int(args.run(args) or 0)
     except WarpsweepError as exc:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.errors import ConfigError
+from tuner.memory import keep_freed_memory
 
 TASK_RETRIES = 3
 CPU_REFRESH_S = 1.0
@@ -132,6 +133,7 @@ def _resolve(arg: Any) -> Any:
 
 def run_call(fn: Callable[..., Any], *args: Any) -> Any:
     """Body of every Ray task: resolve shared arguments (once per worker) and call ``fn``."""
+    keep_freed_memory()
     return fn(*(_resolve(a) for a in args))
 
 
