@@ -149,12 +149,20 @@ def _sum_positions(per_position: np.ndarray) -> np.ndarray:
     return per_position.sum(axis=1, dtype=np.int64)
 
 
-def _positions_in_sorted(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
-    """Indices in ascending ``haystack`` of those ``needles`` it contains."""
-    at = np.searchsorted(haystack, needles)
-    inside = at < haystack.size
-    inside[inside] = haystack[at[inside]] == needles[inside]
-    return at[inside]
+def _positions_in_runs(haystack: np.ndarray, lengths: np.ndarray,
+                       needles: np.ndarray) -> np.ndarray:
+    """Indices in ``haystack`` of those ascending ``needles`` it contains, where the haystack
+    is runs of consecutive ids, ``lengths`` long, ascending from run to run (the edges of
+    ascending vertices): a search among the runs' starts rather than all their ids."""
+    lengths = lengths[lengths > 0]
+    if lengths.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    starts = haystack[offsets]
+    run = np.maximum(np.searchsorted(starts, needles, side="right") - 1, 0)
+    within = needles - starts[run]
+    inside = (within >= 0) & (within < lengths[run])
+    return within[inside] + offsets[run[inside]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -333,8 +341,8 @@ def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
     writes = launch.writes
     if writes.size == 0 or edges.size == 0:
         return np.zeros(0, dtype=np.int64)
-    if launch.lookup == "status":  # distinct ascending vertices: edges are ascending
-        return _positions_in_sorted(edges, writes)
+    if launch.lookup == "status":  # distinct ascending vertices: ascending runs of edges
+        return _positions_in_runs(edges, slot_degree[expanding_slots], writes)
     # a worklist may hold a vertex twice: its first slot stores, later copies find it done
     vertices = slot_vertex[expanding_slots]
     first_copy = np.zeros(vertices.size, dtype=bool)

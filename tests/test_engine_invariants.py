@@ -12,6 +12,7 @@ from simulator import DEVICES
 from simulator import Graph
 from simulator import functional_run
 from simulator import simulate
+from simulator.engine import _positions_in_runs
 from tests.conftest import random_graph
 from tests.conftest import skewed_graph
 
@@ -83,3 +84,20 @@ def test_trace_has_one_entry_per_iteration():
     assert all(a.size == r.iterations for a in r.trace.values())
     assert r.trace["edges"].sum() == r.edges_touched
     assert r.trace["time_us"].sum() == pytest.approx(r.time_us)
+
+
+def test_positions_in_runs_match_a_membership_scan():
+    """The storing lanes' positions, found among runs of consecutive edge ids (some empty,
+    some needles outside every run), are those a plain membership test gives."""
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        runs = int(rng.integers(1, 40))
+        lengths = rng.integers(0, 6, runs)
+        starts = np.cumsum(rng.integers(0, 4, runs) + np.concatenate([[0], lengths[:-1]]))
+        haystack = np.concatenate([np.arange(s, s + n) for s, n in zip(starts, lengths,
+                                                                       strict=True)])
+        needles = np.unique(rng.integers(0, int(starts[-1] + lengths[-1] + 3),
+                                         int(rng.integers(0, 30))))
+        want = np.flatnonzero(np.isin(haystack, needles))
+        assert np.array_equal(_positions_in_runs(haystack.astype(np.int64), lengths, needles),
+                              want)
