@@ -144,17 +144,19 @@ DEVICES: dict[str, Device] = {
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=40 * 2**20,
                l2_latency_cycles=200,
                l2_bandwidth_gbs=4500.0),
-        # H100 SXM5: 132 SMs, 1.755 GHz boost, 3350 GB/s.
+        # H100 SXM5: 132 SMs, 1.755 GHz boost, 3350 GB/s. atomic_cycles as measured
+        # (bench/gpu): a dynamic BFS sweep takes its static twin's time plus a median 1.4
+        # cycles per grab on the one counter (34 runs, 0.7..2.9).
         Device("h100", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=3350.0,
-               dram_latency_cycles=600, atomic_cycles=4.0, launch_overhead_us=3.0,
+               dram_latency_cycles=600, atomic_cycles=1.4, launch_overhead_us=3.0,
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
                l2_latency_cycles=260,
                l2_bandwidth_gbs=5500.0),
-        # H200 SXM: the H100 die with 141 GB HBM3e at 4800 GB/s.
+        # H200 SXM: the H100 die (and L2) with 141 GB HBM3e at 4800 GB/s.
         Device("h200", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=4800.0,
-               dram_latency_cycles=600, atomic_cycles=4.0, launch_overhead_us=3.0,
+               dram_latency_cycles=600, atomic_cycles=1.4, launch_overhead_us=3.0,
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
                l2_latency_cycles=260,
                l2_bandwidth_gbs=5500.0),

@@ -26,7 +26,8 @@ SISD-phase instructions per position: a status check (every real task), the row-
 (PageRank); the vwarp kernel first stages its chunk's status and row bounds into shared memory
 (ceil(C/W) + ceil((C+1)/W) coalesced steps) and then checks from there; a dynamic kernel adds
 one queue grab per unit of K chunks (its K atomics on one counter are warp-aggregated into
-one). A warp's instruction count is I_p = SISD_p + (edge cost per step) * steps_p.
+one; each resident warp grabs once more and finds the queue empty). A warp's instruction count
+is I_p = SISD_p + (edge cost per step) * steps_p.
 
 Memory: each memory instruction of a warp step costs its distinct sectors (``sector_bytes``),
 counted exactly from the addresses of the lanes active in that step: the neighbour-list read
@@ -43,7 +44,13 @@ with M_p its dependent memory round trips (2 per SIMD step: neighbour id, then i
 Static distribution launches one virtual warp per chunk; blocks of block_size/32 units occupy a
 block slot (min(max_blocks_per_sm, max_warps_per_sm / warps_per_block) per SM) until their
 slowest warp ends, and are list-scheduled onto the slots. Dynamic distribution launches only the
-resident warps, which list-schedule the units themselves. Per SM:
+R resident warps, which list-schedule the units themselves; every grab is an atomicAdd on one
+counter, which serves one per atomic_cycles, and with all R warps grabbing a warp's grab queues
+behind one grab of each: it waits R * atomic_cycles before its unit starts, and once more for
+its last grab (the queue empty). So the grabs' serialisation lies on every warp's path and adds
+to the units' work (about grabs * atomic_cycles over the launch) rather than overlapping it, as
+the H100 measurements show (bench/gpu: a dynamic sweep takes the static one's time plus about
+1.4 cycles per grab). Per SM:
 
     T_sm   = max( sum I / issue_rate,  sum sectors / lsu_sectors_per_cycle,  latency makespan )
     T_kern = max( max_sm T_sm,  max((1 - h) bytes / dram_bw, bytes / l2_bw),
@@ -125,6 +132,7 @@ from simulator.strategy import Strategy
 from simulator.timing import UnitWork
 from simulator.timing import clean_sweep
 from simulator.timing import kernel_cycles
+from simulator.timing import schedule_slots
 from simulator.timing import sparse_sweep_cycles
 from simulator.timing import working_set_bytes
 from simulator.worklist import push_cost
@@ -647,10 +655,10 @@ def vertex_kernel(
     memory_per_step = 2 + (1 if reads_weights else 0)
     requests = memory_per_step * simd_steps.sum() + store_requests + sisd_requests
     # same-address atomics of a warp step are warp-aggregated (one per warp, as compilers
-    # emit them): one queue grab per dynamic unit, one outlier push per deferring position
-    queue_atomics = (full_layout.units if strategy.dynamic else 0) + (
-        int(deferred_positions.sum()) if n_deferred else 0
-    )
+    # emit them): one queue grab per dynamic unit and one more per resident warp (its last,
+    # which finds the queue empty), one outlier push per deferring position
+    grabs = (full_layout.units + schedule_slots(strategy, device)[0]) if strategy.dynamic else 0
+    queue_atomics = grabs + (int(deferred_positions.sum()) if n_deferred else 0)
     atomics = queue_atomics
     scan_cost = None
 
@@ -793,7 +801,8 @@ def outlier_kernel(
     sectors = sectors + 1  # the queue entry and row bounds
     round_trips = 2 * warp_rounds.ravel() + 1
     unit_work = UnitWork(sisd, simd, sectors.astype(np.float64), round_trips)
-    cycles, bounds = kernel_cycles(unit_work, strategy, device, 0, False,
+    # launched as blocks (no grabs on the queue counter), whatever the main kernel's distribution
+    cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, 0, False,
                                     units_per_block=warps, hit_rate=hit_rate)
 
     simd_issued = float(ws * warp_rounds.sum())

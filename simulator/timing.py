@@ -39,6 +39,13 @@ def grid_barrier_cycles(strategy: Strategy, device: Device, hit_rate: float = 0.
     return blocks * device.atomic_cycles + 2 * device.round_trip_cycles(hit_rate)
 
 
+def grab_cycles(strategy: Strategy, device: Device) -> float:
+    """How long a dynamic launch's warp waits for one grab on the shared queue counter: the
+    counter serves one atomic per ``atomic_cycles``, and with every resident warp grabbing,
+    a warp's grab queues behind one grab of each of them (itself included)."""
+    return schedule_slots(strategy, device)[0] * device.atomic_cycles
+
+
 def resident_blocks_per_sm(strategy: Strategy, device: Device) -> int:
     """Blocks of ``strategy.block_size`` threads an SM holds at once."""
     warps_per_block = strategy.block_size // device.warp_size
@@ -89,11 +96,13 @@ def kernel_cycles(
         if strategy.dynamic:
             slots = device.sms * blocks_per_sm * warps_per_block
             items = rows.copy()
-            items[0] += device.atomic_cycles
+            items[0] += grab_cycles(strategy, device)
         else:
             slots = device.sms * blocks_per_sm
             items = block_items(rows, units_per_block)
         owner, finish = list_schedule(items[0], slots)
+        if strategy.dynamic:  # every warp's last grab finds the queue empty
+            finish += grab_cycles(strategy, device)
         sm = owner % device.sms
         latency = finish.reshape(-1, device.sms).max(axis=0)
 
@@ -272,7 +281,7 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
         slots, per_item = schedule_slots(strategy, device)
         if strategy.dynamic:
             items = units.copy()
-            items[0] += device.atomic_cycles
+            items[0] += grab_cycles(strategy, device)
         else:
             items = block_items(units, per_item)
         durations, counts = np.unique(items[0], return_counts=True)
@@ -336,7 +345,7 @@ def sparse_sweep_cycles(
         slots, per_item = schedule_slots(strategy, device)
         if strategy.dynamic:
             dirty = units
-            rows[0] += device.atomic_cycles
+            rows[0] += grab_cycles(strategy, device)
         else:  # the blocks holding these units, their other units clean
             block_of = units // per_item
             first = np.empty(units.size, dtype=bool)
@@ -378,6 +387,8 @@ def sparse_sweep_cycles(
         owner, finish, placed = list_schedule_sparse(items, slots, clean.base, listed,
                                                      durations,
                                                      every_order=bool(clean.varying.size))
+        if strategy.dynamic:  # every warp's last grab finds the queue empty
+            finish += grab_cycles(strategy, device)
         slot_sums = np.repeat(placed.rounds * clean.items[1:, :1], slots, axis=1)
         if clean.varying.size:
             slot_sums[clean.varying - 1] = placed.slot_sums(clean.prefix)

@@ -6,12 +6,15 @@ BFS from 0: iteration 1 expands {0}, iteration 2 expands {1..40} and discovers n
 Sectors are 32 bytes = 8 words, so word x lies in sector x // 8.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hand_counted import SERIAL
 from hand_counted import star_graph
 
 from simulator import Strategy
+from simulator import engine
 from simulator import functional_run
 from simulator.driver import iteration_costs
 from simulator.engine import vertex_kernel
@@ -30,9 +33,9 @@ def bfs_run(star):
     return functional_run(star, "bfs", source=0)
 
 
-def launch(run, iteration, **knobs):
+def launch(run, iteration, device=SERIAL, **knobs):
     strategy = Strategy(block_size=32, **knobs)
-    return vertex_kernel(run.indptr, run.indices, run.iterations[iteration], strategy, SERIAL)
+    return vertex_kernel(run.indptr, run.indices, run.iterations[iteration], strategy, device)
 
 
 def test_functional_iterations(bfs_run):
@@ -116,10 +119,43 @@ def test_dynamic_distribution_adds_queue_atomics(bfs_run):
     static = launch(bfs_run, 0, mapping="vwarp", w=8, chunk=2)
     dynamic = launch(bfs_run, 0, mapping="vwarp", w=8, chunk=2, distribution="dynamic")
     # 64 vertices in chunks of 2, 4 virtual warps per warp: 8 warp units, whose 4 grabs on
-    # the one queue counter the compiler aggregates into one atomic each.
-    assert dynamic.atomics == 8
+    # the one queue counter the compiler aggregates into one atomic each, and the one
+    # resident warp's last grab, which finds the queue empty.
+    assert dynamic.atomics == 9
     assert static.atomics == 0
     assert dynamic.simd_issued == static.simd_issued
+
+
+# SERIAL with 4 resident warps (4 one-warp blocks on the SM) and a queue counter that serves
+# one atomic every 10 cycles.
+CONTENDED = dataclasses.replace(SERIAL, name="contended", max_warps_per_sm=4,
+                                max_blocks_per_sm=4, atomic_cycles=10)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_dynamic_grabs_queue_behind_every_resident_warp(bfs_run, monkeypatch, sparse):
+    monkeypatch.setattr(engine, "_SPARSE_SWEEPS", sparse)
+    # The hub iteration with W = 8, C = 8: 4 virtual warps of 8 tasks, 2 warp units of 32
+    # vertices. Unit 0 holds the hub (virtual warp 0, position 0): checks 2 * 8, staging
+    # ceil(8/8) + ceil(9/8) = 3, setup 3, grab 3, SIMD 4 * ceil(40/8) = 20: 45 instructions;
+    # round trips 2 * 5 steps + staging 1 + grab 1 = 12 -> 1245 cycles. Unit 1: 16 + 3 + 3 =
+    # 22 instructions, 2 round trips -> 222.
+    # Each grab waits for one grab of each of the 4 resident warps: 4 * 10 = 40 cycles. Warp 0
+    # takes unit 0 (40 + 1245), warp 1 unit 1 (40 + 222); then every warp's last grab finds
+    # the queue empty (40 more): warp 0 ends at 1325, the others at 302, 40 and 40.
+    dyn = launch(bfs_run, 0, mapping="vwarp", w=8, chunk=8, distribution="dynamic",
+                 device=CONTENDED)
+    issue, lsu, latency, memory, atomics, overhead = dyn.bounds[0]
+    assert latency == 1325
+    assert issue == 45 + 22
+    # 2 units' grabs and 4 empty ones on the counter: 6 atomics, 60 cycles of throughput
+    assert dyn.atomics == 6
+    assert atomics == 60
+    assert dyn.cycles == 1325
+    # Statically the 2 units are 2 blocks on the 4 block slots and do not grab: the hub's
+    # unit without the grab's 3 instructions and round trip, 1245 - 3 - 100.
+    static = launch(bfs_run, 0, mapping="vwarp", w=8, chunk=8, device=CONTENDED)
+    assert static.cycles == 1142 and static.atomics == 0
 
 
 def test_sssp_sweep_lowers_with_atomic_min():

@@ -21,7 +21,9 @@ larger, though its error on the rows it was fitted to is (``fit(relative=False)`
 The thetas then map onto the device's own figures (``calibrated_device``): exactly for lsu,
 memory, atomics, overhead and host; approximately for latency and issue (a warp's latency
 bound holds both its round trips and its instruction time, and each theta scales only one of
-them).
+them; in a dynamic launch it also holds the grabs' waits on the queue counter, resident warps
+x atomic_cycles each, which the latency theta scales in the fit and the atomics theta in the
+file).
 """
 
 from __future__ import annotations
@@ -740,7 +742,8 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
         "# fields: lsu, memory (dram and l2 bandwidth), atomics, launch overhead and host round",
         "# trip scale exactly; latency (dram and l2 latency) and issue (instruction_cycles)",
         "# approximately: a warp's latency bound holds both its round trips and its",
-        "# instructions, and each theta scales only one of them.",
+        "# instructions (and, dynamic, its grabs' waits on the queue counter, which scale",
+        "# with atomic_cycles), and each theta scales only one of them.",
         *(f"# {note}" for note in notes),
     ]
     if preset is not None:
