@@ -42,8 +42,9 @@ def grid_barrier_cycles(strategy: Strategy, device: Device, hit_rate: float = 0.
 def grab_cycles(strategy: Strategy, device: Device) -> float:
     """How long a dynamic launch's warp waits for one grab on the shared queue counter: the
     counter serves one atomic per ``atomic_cycles``, and with every resident warp grabbing,
-    a warp's grab queues behind one grab of each of them (itself included)."""
-    return schedule_slots(strategy, device)[0] * device.atomic_cycles
+    a warp's grab queues behind one grab of each of them (itself included). Whole cycles, so
+    that durations stay whole and the sparse schedule can add them exactly."""
+    return float(round(schedule_slots(strategy, device)[0] * device.atomic_cycles))
 
 
 def resident_blocks_per_sm(strategy: Strategy, device: Device) -> int:
