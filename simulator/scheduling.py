@@ -26,8 +26,9 @@ def list_schedule(durations: np.ndarray, slots: int) -> tuple[np.ndarray, np.nda
 
 class RoundOrders:
     """Where a list schedule's full rounds put their items: the rounds from ``starts[i]`` up
-    to the next start (or ``rounds``) hand position p to the p-th slot by the finish times
-    ``finish[i]`` (ties by index). Each order is worked out when first asked for."""
+    to the next start (or ``rounds``) hand position p to slot ``orders[i][p]``, the p-th by
+    the finish times ``finish[i]`` (ties by index). Orders not given are worked out from the
+    finish times when first asked for."""
 
     def __init__(self, starts: list[int], finish: list[np.ndarray] | None, rounds: int,
                  orders: list[np.ndarray] | None = None):
@@ -35,6 +36,7 @@ class RoundOrders:
         self.finish = finish
         self.rounds = rounds
         self._orders: dict[int, np.ndarray] = dict(enumerate(orders or ()))
+        self.slots = (orders[0] if orders else finish[0]).size
 
     def order(self, stretch: int) -> np.ndarray:
         """The slots in the order the rounds of ``stretch`` hand their items out."""
@@ -45,10 +47,9 @@ class RoundOrders:
 
     def owners(self, items: np.ndarray) -> np.ndarray:
         """The slots of ``items`` (ascending indices of items in the full rounds)."""
-        slots = self.order(0).size
-        rounds = items // slots
+        rounds = items // self.slots
         stretch = np.searchsorted(self.starts, rounds, side="right") - 1
-        position = items - rounds * slots
+        position = items - rounds * self.slots
         out = np.empty(items.size, dtype=np.int64)
         cuts = (np.flatnonzero(stretch[1:] != stretch[:-1]) + 1).tolist()
         for a, b in zip([0] + cuts, cuts + [items.size], strict=False):
@@ -59,7 +60,7 @@ class RoundOrders:
     def slot_sums(self, prefix: np.ndarray) -> np.ndarray:
         """Every slot's sums, per row, of the full rounds' items, from ``prefix`` (rows,
         rounds + 1, slots): each position's running sums over the rounds before."""
-        slots = prefix.shape[2]
+        slots = self.slots
         bounds = np.append(self.starts, self.rounds)
         stretch_sums = prefix[:, bounds[1:]] - prefix[:, bounds[:-1]]
         orders = np.concatenate([self.order(k) for k in range(self.starts.size)])
