@@ -375,10 +375,10 @@ def sparse_sweep_cycles(
         # the schedule lists the items of other than the base duration (the clean sweep's
         # timed ones unless now dirty and base, the dirty ones unless base) and the last round
         if clean.timed.size == items - last_start:  # only the last round is timed
-            faster = rows[0, :dirty_full] != clean.base
-            listed = np.concatenate([dirty[:dirty_full][faster], clean.timed])
-            durations = np.concatenate([rows[0, :dirty_full][faster], clean.items[0, last_start:]])
-            durations[faster.sum() + dirty[dirty_full:] - last_start] = rows[0, dirty_full:]
+            unlike = rows[0, :dirty_full] != clean.base
+            listed = np.concatenate([dirty[:dirty_full][unlike], clean.timed])
+            durations = np.concatenate([rows[0, :dirty_full][unlike], clean.items[0, last_start:]])
+            durations[unlike.sum() + dirty[dirty_full:] - last_start] = rows[0, dirty_full:]
         else:
             merged = distinct(np.concatenate([clean.timed, dirty]))
             durations = clean.items[0, merged]
