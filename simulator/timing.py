@@ -47,6 +47,24 @@ def grab_cycles(strategy: Strategy, device: Device) -> float:
     return float(round(schedule_slots(strategy, device)[0] * device.atomic_cycles))
 
 
+def unit_start_cycles(strategy: Strategy, device: Device, grid_stride: bool) -> float:
+    """When a unit's work starts after its slot frees: once its block has launched (static
+    blocks), once its grab has waited on the queue counter (dynamic), at once (fixed grid)."""
+    if grid_stride:
+        return 0.0
+    return grab_cycles(strategy, device) if strategy.dynamic else device.block_launch_cycles
+
+
+def resident_tail_cycles(strategy: Strategy, device: Device, grid_stride: bool) -> float:
+    """What launching only the resident warps adds to their schedule: the grid's one block
+    launch and, dynamic, each warp's last grab, which finds the queue empty."""
+    if grid_stride:
+        return device.block_launch_cycles
+    if strategy.dynamic:
+        return device.block_launch_cycles + grab_cycles(strategy, device)
+    return 0.0
+
+
 def resident_blocks_per_sm(strategy: Strategy, device: Device) -> int:
     """Blocks of ``strategy.block_size`` threads an SM holds at once."""
     warps_per_block = strategy.block_size // device.warp_size
@@ -77,10 +95,8 @@ def kernel_cycles(
     units_per_block = units_per_block or warps_per_block
     blocks_per_sm = resident_blocks_per_sm(strategy, device)
     pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
-    # a static launch's warps start after their block's launch, resident warps once
-    resident_grid = grid_stride or strategy.dynamic
-    start = 0.0 if resident_grid else device.block_launch_cycles
-    rows = unit_timing(unit, device, warp_uniform_sisd, hit_rate, start)
+    rows = unit_timing(unit, device, warp_uniform_sisd, hit_rate,
+                       unit_start_cycles(strategy, device, grid_stride))
     sectors_total = float(rows[3].sum())
     if grid_stride:
         resident = device.sms * blocks_per_sm * warps_per_block
@@ -96,14 +112,11 @@ def kernel_cycles(
     else:
         if strategy.dynamic:
             slots = device.sms * blocks_per_sm * warps_per_block
-            items = rows.copy()
-            items[0] += grab_cycles(strategy, device)
+            items = rows
         else:
             slots = device.sms * blocks_per_sm
             items = block_items(rows, units_per_block)
         owner, finish = list_schedule(items[0], slots)
-        if strategy.dynamic:  # every warp's last grab finds the queue empty
-            finish += grab_cycles(strategy, device)
         sm = owner % device.sms
         latency = finish.reshape(-1, device.sms).max(axis=0)
 
@@ -111,17 +124,18 @@ def kernel_cycles(
         return np.bincount(sm, weights=items[row], minlength=device.sms)
 
     return launch_bounds(per_sm, latency, sectors_total, queue_atomics, device,
-                         warp_uniform_sisd, hit_rate, resident_grid)
+                         warp_uniform_sisd, hit_rate,
+                         resident_tail_cycles(strategy, device, grid_stride))
 
 
 def launch_bounds(per_sm, latency: np.ndarray, sectors: float, queue_atomics: int,
                   device: Device, warp_uniform_sisd: bool, hit_rate: float,
-                  resident_grid: bool) -> tuple[float, np.ndarray]:
+                  tail: float) -> tuple[float, np.ndarray]:
     """A launch's time and its row of bounds (``costs.BOUND_NAMES``) from each SM's sums of
     the schedule items' rows (``per_sm(row)``: 1 issue passes, 2 SISD instructions, 3
-    sectors), each SM's latency makespan and the launch's sectors and queue atomics."""
-    if resident_grid:
-        latency = latency + device.block_launch_cycles
+    sectors), each SM's latency makespan (and the ``tail`` every SM's adds: see
+    ``resident_tail_cycles``) and the launch's sectors and queue atomics."""
+    latency = latency + tail
     # a scheduler issues one pass of a warp instruction per cycle
     issue = per_sm(1) / device.schedulers
     if device.scalar_unit and warp_uniform_sisd:
@@ -268,8 +282,8 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
         return cached[2]
     work = clean_unit_work(layout, strategy, costs, donated)
     sisd, sectors = work.sisd, work.sectors
-    start = 0.0 if grid_stride or strategy.dynamic else device.block_launch_cycles
-    units = unit_timing(work, device, layout.k == 1, hit_rate, start)
+    units = unit_timing(work, device, layout.k == 1, hit_rate,
+                        unit_start_cycles(strategy, device, grid_stride))
     items = timed = varying = prefix = per_warp = None
     base = 0.0
     if grid_stride:
@@ -280,11 +294,7 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
                              for row in units])
     else:
         slots, per_item = schedule_slots(strategy, device)
-        if strategy.dynamic:
-            items = units.copy()
-            items[0] += grab_cycles(strategy, device)
-        else:
-            items = block_items(units, per_item)
+        items = units if strategy.dynamic else block_items(units, per_item)
         durations, counts = np.unique(items[0], return_counts=True)
         base = float(durations[counts.argmax()])
         full = items.shape[1] // slots
@@ -322,9 +332,8 @@ def sparse_sweep_cycles(
     sectors in all: the same figure in O(units + slots x dirty rounds)."""
     sms = device.sms
     pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
-    resident_grid = grid_stride or strategy.dynamic
     rows = unit_timing(unit, device, warp_uniform_sisd, hit_rate,
-                        0.0 if resident_grid else device.block_launch_cycles)
+                        unit_start_cycles(strategy, device, grid_stride))
     warps_per_block = strategy.block_size // device.warp_size
     if grid_stride:
         resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
@@ -346,7 +355,6 @@ def sparse_sweep_cycles(
         slots, per_item = schedule_slots(strategy, device)
         if strategy.dynamic:
             dirty = units
-            rows[0] += grab_cycles(strategy, device)
         else:  # the blocks holding these units, their other units clean
             block_of = units // per_item
             first = np.empty(units.size, dtype=bool)
@@ -388,8 +396,6 @@ def sparse_sweep_cycles(
         owner, finish, placed = list_schedule_sparse(items, slots, clean.base, listed,
                                                      durations,
                                                      every_order=bool(clean.varying.size))
-        if strategy.dynamic:  # every warp's last grab finds the queue empty
-            finish += grab_cycles(strategy, device)
         slot_sums = np.repeat(placed.rounds * clean.items[1:, :1], slots, axis=1)
         if clean.varying.size:
             slot_sums[clean.varying - 1] = placed.slot_sums(clean.prefix)
@@ -410,4 +416,5 @@ def sparse_sweep_cycles(
             return slot_sums[row - 1].reshape(-1, sms).sum(axis=0)
 
     return launch_bounds(per_sm, latency, transactions, queue_atomics, device,
-                         warp_uniform_sisd, hit_rate, resident_grid)
+                         warp_uniform_sisd, hit_rate,
+                         resident_tail_cycles(strategy, device, grid_stride))
