@@ -125,6 +125,10 @@ from simulator.layout import TaskLayout
 from simulator.layout import task_layout
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
+from simulator.sectors import range_sectors
+from simulator.sectors import row_distinct
+from simulator.sectors import sector_of
+from simulator.sectors import step_distinct
 from simulator.sectors import unit_transactions
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import first_of_each
@@ -409,6 +413,11 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
     worklist's duplicates); lanes of later steps see the store and push nothing."""
     if lanes.size == 0:
         return lanes
+    targets = int(target.max()) + 1
+    if lanes.size * 8 >= targets:  # many stores: each target's first step through a table
+        first_step = np.full(targets, np.iinfo(np.int64).max)
+        np.minimum.at(first_step, target, step)
+        return np.sort(lanes[step == first_step[target]], kind="stable")
     key = target.astype(np.int64) << np.int64(int(step.max()).bit_length())
     key |= step
     order = np.argsort(key, kind="stable")
@@ -777,30 +786,35 @@ def outlier_kernel(
     sisd = np.full(warp_rounds.size, float(costs.setup))
     simd = per_step * warp_rounds.ravel().astype(np.float64)
 
-    edges, local = edge_ids(indptr, vertices, with_local=True)
-    owner = np.repeat(np.arange(vertices.size), degree)
-    warp_of_edge = (local % block) // ws
-    units = warp_rounds.size
-    group_base = np.zeros(units, dtype=np.int64)
-    np.cumsum(warp_rounds.ravel()[:-1], out=group_base[1:])
-    group = group_base[owner * warps + warp_of_edge] + local // block
-    order = np.argsort(group, kind="stable")
-    group, edges = group[order], edges[order]
-    neighbours = indices[edges].astype(np.int64)
+    # a warp step reads ws consecutive edges of one vertex: natural step j of a vertex is
+    # round j // warps of its warp j % warps, so steps are costed in edge order, no sort
     words = sb // WORD_BYTES
-    unit_of_step = np.repeat(np.arange(units), warp_rounds.ravel())
+    units = warp_rounds.size
+    steps_of = ceil_div(degree, ws)
+    steps = int(steps_of.sum())
+    step_base = np.cumsum(steps_of) - steps_of
+    step_vertex = np.repeat(np.arange(vertices.size), steps_of)
+    step_j = np.arange(steps, dtype=np.int64) - step_base[step_vertex]
+    step_unit = step_vertex * warps + step_j % warps
+    row_start = indptr[vertices].astype(np.int64)
+    first_edge = row_start[step_vertex] + step_j * ws
+    last_edge = np.minimum(first_edge + ws, row_start[step_vertex] + degree[step_vertex]) - 1
+    list_sectors = range_sectors(first_edge, last_edge, words)
 
-    count = partial(unit_transactions, words_per_sector=words, units=units)
-
-    list_sectors = count(group, edges, unit_of_step)
-    sectors = list_sectors + count(group, neighbours, unit_of_step)
+    edges = edge_ids(indptr, vertices)
+    lane_slot = np.repeat(step_base * ws - row_start, degree) + edges
+    neighbour_sector = sector_of(indices[edges], words)
+    rows = np.full(steps * ws, -1, dtype=neighbour_sector.dtype)
+    rows[lane_slot] = neighbour_sector
+    step_sectors = list_sectors + row_distinct(rows.reshape(steps, ws))
     if reads_weights:
-        sectors += list_sectors
-    writes = np.isin(edges, work.writes)
-    sectors += count(group[writes], neighbours[writes], unit_of_step)
-    sectors = sectors + 1  # the queue entry and row bounds
+        step_sectors += list_sectors
+    writes = _members(edges, work.writes, indices.size)
+    step_sectors += step_distinct(lane_slot[writes] // ws, neighbour_sector[writes], steps)
+    sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
+    sectors += 1  # the queue entry and row bounds
     round_trips = 2 * warp_rounds.ravel() + 1
-    unit_work = UnitWork(sisd, simd, sectors.astype(np.float64), round_trips)
+    unit_work = UnitWork(sisd, simd, sectors, round_trips)
     # launched as blocks (no grabs on the queue counter), whatever the main kernel's distribution
     cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, 0, False,
                                     units_per_block=warps, hit_rate=hit_rate)
