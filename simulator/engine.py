@@ -131,6 +131,7 @@ from simulator.sectors import sector_of
 from simulator.sectors import step_distinct
 from simulator.sectors import unit_transactions
 from simulator.sorted_runs import distinct
+from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
@@ -171,7 +172,11 @@ def _positions_in_runs(haystack: np.ndarray, lengths: np.ndarray,
         return np.zeros(0, dtype=np.int64)
     offsets = np.cumsum(lengths) - lengths
     starts = haystack[offsets]
-    run = np.maximum(np.searchsorted(starts, needles, side="right") - 1, 0)
+    if needles.size > starts.size:  # many needles: find where each run starts among them
+        run = np.bincount(np.searchsorted(needles, starts), minlength=needles.size + 1)
+        run = np.maximum(np.cumsum(run[:-1]) - 1, 0)
+    else:
+        run = np.maximum(np.searchsorted(starts, needles, side="right") - 1, 0)
     within = needles - starts[run]
     inside = (within >= 0) & (within < lengths[run])
     return within[inside] + offsets[run[inside]]
@@ -622,7 +627,8 @@ def vertex_kernel(
     store_requests = 0
     if store_lanes.size:
         sectors += count(group[store_lanes], neighbours[store_lanes], unit_of_step)
-        store_requests = distinct(group[store_lanes]).size
+        store_steps_at = distinct_ids(group[store_lanes], int(simd_steps.sum()))
+        store_requests = store_steps_at.size
 
     cluster_passes = None
     if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
@@ -675,7 +681,7 @@ def vertex_kernel(
     if store_lanes.size and (atomic_updates or launch.count_activations or launch.push):
         store_unit = unit_of_step[group[store_lanes]]
         store_steps = np.bincount(
-            unit_of_step[distinct(group[store_lanes])], minlength=units
+            unit_of_step[store_steps_at], minlength=units
         )
         if atomic_updates:  # atomicMin returns the old value before the push decision
             atomics += store_lanes.size
