@@ -618,8 +618,12 @@ def vertex_kernel(
     # --- exact sector counts ---------------------------------------------------------------
     neighbours = indices[edges].astype(np.int64)
     unit_of_step = np.repeat(np.arange(units), simd_steps)
-    list_sectors = count(group, edges, unit_of_step)
-    sectors = list_sectors + count(group, neighbours, unit_of_step)
+    unit_edges = None  # lanes stay in their slot's unit, but for donated ones
+    if not donations:
+        unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
+                                 minlength=units).astype(np.int64)
+    list_sectors = count(group, edges, unit_of_step, unit_sizes=unit_edges)
+    sectors = list_sectors + count(group, neighbours, unit_of_step, unit_sizes=unit_edges)
     if reads_weights:
         sectors += list_sectors
     store_lanes = _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch,

@@ -13,7 +13,8 @@ _RANGE_COUNT_FROM = 1 << 16
 
 
 def distinct_sectors(
-    group: np.ndarray, sector: np.ndarray, unit_of_group: np.ndarray | int
+    group: np.ndarray, sector: np.ndarray, unit_of_group: np.ndarray | int,
+    unit_sizes: np.ndarray | None = None,
 ) -> np.ndarray:
     """Distinct (group, sector) pairs per unit: the transactions each warp step issues.
 
@@ -21,6 +22,8 @@ def distinct_sectors(
     nondecreasing array, or an int g meaning unit = step // g), so that each unit's keys are
     one range of the sorted keys. Elements arrive as a few ascending runs per unit, which the
     stable (run-merging) sort handles fast. Counts run up to the last unit with a step.
+    ``unit_sizes``, the number of elements of each unit where the caller knows it, spares a
+    search of the sorted keys for where each unit's range starts.
     """
     if group.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -39,11 +42,17 @@ def distinct_sectors(
     last_group = int(keys[-1] >> bits)
     if isinstance(unit_of_group, int | np.integer):
         units = last_group // int(unit_of_group) + 1
-        unit_start = np.arange(units + 1, dtype=np.int64) * int(unit_of_group)
     else:
         units = int(unit_of_group[last_group]) + 1
-        unit_start = unit_of_group.searchsorted(np.arange(units + 1))
-    at = keys.searchsorted(unit_start << bits)
+    if unit_sizes is not None:
+        at = np.zeros(units + 1, dtype=np.int64)
+        np.cumsum(unit_sizes[:units], out=at[1:])
+    else:
+        if isinstance(unit_of_group, int | np.integer):
+            unit_start = np.arange(units + 1, dtype=np.int64) * int(unit_of_group)
+        else:
+            unit_start = unit_of_group.searchsorted(np.arange(units + 1))
+        at = keys.searchsorted(unit_start << bits)
     # each unit's first-of-a-kind flags, summed over its key range (the last one ends at the
     # end of the keys); units without keys count none
     counts = np.zeros(units, dtype=np.int64)
@@ -82,10 +91,12 @@ def unit_transactions(
     *,
     words_per_sector: int,
     units: int,
+    unit_sizes: np.ndarray | None = None,
 ) -> np.ndarray:
     """Transactions per warp unit of one memory instruction: lanes' 32-bit word indices,
     grouped by warp step, counted as distinct sectors (see ``distinct_sectors``)."""
-    counts = distinct_sectors(group, sector_of(word_index, words_per_sector), unit_of_group)
+    counts = distinct_sectors(group, sector_of(word_index, words_per_sector), unit_of_group,
+                              unit_sizes)
     return padded_counts(counts, units)
 
 
