@@ -1,0 +1,119 @@
+"""Per-step counts that the fast paths take without sorting every lane (the outlier kernel's
+rows of lanes, racing stores through a table, units' key ranges from their sizes) against
+counts by definition, with plain Python sets."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from simulator import engine
+from simulator import get_device
+from simulator import sectors
+from simulator.engine import Launch
+from simulator.engine import outlier_kernel
+from simulator.engine import racing_stores
+from simulator.strategy import Strategy
+from simulator.timing import kernel_cycles
+from tests.conftest import skewed_graph
+
+
+def _outlier_unit_sectors(indptr, indices, vertices, writes, block, ws, words, weights):
+    """Sectors of the outlier kernel's (vertex, warp) units by definition: per warp step
+    (a round of one warp) the distinct sectors of its edge ids, of its neighbours and of its
+    storing lanes' neighbours (and of the edge ids again for weights), plus one per unit."""
+    writes = set(writes.tolist())
+    warps = block // ws
+    units = [1] * (vertices.size * warps)  # the queue entry and row bounds
+    for i, v in enumerate(vertices.tolist()):
+        start, degree = int(indptr[v]), int(indptr[v + 1] - indptr[v])
+        for local0 in range(0, degree, ws):  # a step: ws consecutive edges of one warp
+            edges = range(start + local0, start + min(local0 + ws, degree))
+            unit = i * warps + (local0 % block) // ws
+            units[unit] += len({e // words for e in edges}) * (2 if weights else 1)
+            units[unit] += len({int(indices[e]) // words for e in edges})
+            units[unit] += len({int(indices[e]) // words for e in edges if e in writes})
+    return units
+
+
+@pytest.mark.parametrize("block", [32, 128, 256])
+@pytest.mark.parametrize("sector_bytes", [32, 128])
+@pytest.mark.parametrize("weights", [False, True])
+def test_outlier_kernel_sectors_by_definition(monkeypatch, block, sector_bytes, weights):
+    """The outlier kernel's sectors per unit, counted per step in edge order, are the distinct
+    sectors each of the unit's warp steps touches, on hubs of many degrees (partial last steps
+    included); the work it times is the work it counts."""
+    timed = []
+
+    def record(unit_work, *args, **kwargs):
+        timed.append(unit_work.sectors.copy())
+        return kernel_cycles(unit_work, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "kernel_cycles", record)
+    graph = skewed_graph(400, 6000, 7)
+    degree = np.diff(graph.indptr)
+    vertices = np.flatnonzero(degree > 20)
+    assert vertices.size > 3 and (degree[vertices] % 32).any()
+    rng = np.random.default_rng(block + sector_bytes)
+    writes = np.flatnonzero(rng.random(graph.indices.size) < 0.3)
+    device = dataclasses.replace(get_device("h100"), sector_bytes=sector_bytes)
+    cost = outlier_kernel(graph.indptr, graph.indices, vertices,
+                          Launch(active=vertices, writes=writes),
+                          Strategy.parse(f"mapping=thread,defer_threshold=20,block_size={block}"),
+                          device, reads_weights=weights)
+    want = _outlier_unit_sectors(graph.indptr, graph.indices, vertices, writes, block,
+                                 device.warp_size, sector_bytes // 4, weights)
+    assert timed[0].tolist() == want
+    assert cost.transactions == sum(want)
+
+
+def _racing_by_definition(step, target, lanes):
+    first = {}
+    for s, t in zip(step.tolist(), target.tolist(), strict=True):
+        first[t] = min(first.get(t, s), s)
+    return sorted(lane for lane, s, t in zip(lanes.tolist(), step.tolist(), target.tolist(),
+                                             strict=True) if s == first[t])
+
+
+@pytest.mark.parametrize(("stores", "targets"), [(2000, 50), (30, 10**6)])
+def test_racing_stores_by_table_or_sort(stores, targets):
+    """Every lane of a target's first storing step pushes it, whether the launch has many
+    stores for few targets (a table of first steps) or few for many (a sort)."""
+    rng = np.random.default_rng(stores)
+    lanes = np.sort(rng.choice(10 * stores, stores, replace=False))
+    step = rng.integers(0, stores // 3 + 1, stores)
+    target = rng.integers(0, targets, stores)
+    got = racing_stores(step, target, lanes)
+    assert got.tolist() == _racing_by_definition(step, target, lanes)
+
+
+def test_row_and_step_distinct_count_sets():
+    """Distinct sectors per row of lanes (idle lanes -1) and per step of lanes in any order."""
+    rng = np.random.default_rng(2)
+    rows = rng.integers(0, 9, (300, 32))
+    rows[rng.random(rows.shape) < 0.3] = -1
+    rows[0] = -1
+    rows[0, 5] = 4
+    want = [len(set(r.tolist()) - {-1}) for r in rows]
+    assert sectors.row_distinct(rows.copy()).tolist() == want
+    step = rng.integers(0, 50, 2000)
+    sector = rng.integers(0, 30, 2000)
+    want = np.zeros(60, dtype=np.int64)
+    for s, _ in set(zip(step.tolist(), sector.tolist(), strict=True)):
+        want[s] += 1
+    assert sectors.step_distinct(step, sector, 60).tolist() == want.tolist()
+    assert not sectors.step_distinct(step[:0], sector[:0], 4).any()
+
+
+@pytest.mark.parametrize("range_count_from", [0, 1 << 16])
+def test_unit_sizes_give_the_searched_ranges(monkeypatch, range_count_from):
+    """A caller's per-unit element counts stand in for the search of each unit's key range."""
+    monkeypatch.setattr(sectors, "_RANGE_COUNT_FROM", range_count_from)
+    rng = np.random.default_rng(4)
+    unit_of_step = np.repeat(np.arange(40), rng.integers(0, 4, 40))
+    group = rng.integers(0, unit_of_step.size, 2500)
+    sector = rng.integers(0, 25, 2500)
+    sizes = np.bincount(unit_of_step[group], minlength=40)
+    want = sectors.distinct_sectors(group.copy(), sector, unit_of_step)
+    got = sectors.distinct_sectors(group.copy(), sector, unit_of_step, unit_sizes=sizes)
+    assert got.tolist() == want.tolist() and want.sum() > 0
