@@ -369,6 +369,21 @@ def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
     return np.flatnonzero(lane_stores)
 
 
+def _run_steps(indptr: np.ndarray, vertices: np.ndarray, width: int, words: int):
+    """Warp steps that each read ``width`` consecutive edges of one vertex (the last one of a
+    vertex fewer): each step's vertex (index into ``vertices``), its number j within the vertex,
+    and the sectors of its edge-list read, a range in closed form."""
+    start = indptr[vertices].astype(np.int64)
+    end = indptr[vertices + 1].astype(np.int64)
+    steps_of = ceil_div(end - start, width)
+    owner = np.repeat(np.arange(vertices.size), steps_of)
+    j = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(steps_of) - steps_of,
+                                                            steps_of)
+    first = start[owner] + j * width
+    last = np.minimum(first + width, end[owner]) - 1
+    return owner, j, range_sectors(first, last, words)
+
+
 def _members(values: np.ndarray, members: np.ndarray, universe: int) -> np.ndarray:
     """Whether each of ``values`` (ids below ``universe``) is one of ``members``: by binary
     search in the ascending members when values are few (O(values log members), not
@@ -622,7 +637,13 @@ def vertex_kernel(
     if not donations:
         unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
                                  minlength=units).astype(np.int64)
-    list_sectors = count(group, edges, unit_of_step, unit_sizes=unit_edges)
+    if k == 1 and not strategy.redistributes and strategy.donate_threshold is None:
+        # a warp is one virtual warp: each step reads W consecutive edges of one vertex
+        owner, _, run_sectors = _run_steps(indptr, slot_vertex[expanding_slots], w, words)
+        list_sectors = np.bincount(expanding_slots[owner] // per_unit, weights=run_sectors,
+                                   minlength=units).astype(np.int64)
+    else:
+        list_sectors = count(group, edges, unit_of_step, unit_sizes=unit_edges)
     sectors = list_sectors + count(group, neighbours, unit_of_step, unit_sizes=unit_edges)
     if reads_weights:
         sectors += list_sectors
@@ -803,16 +824,11 @@ def outlier_kernel(
     steps_of = ceil_div(degree, ws)
     steps = int(steps_of.sum())
     step_base = np.cumsum(steps_of) - steps_of
-    step_vertex = np.repeat(np.arange(vertices.size), steps_of)
-    step_j = np.arange(steps, dtype=np.int64) - step_base[step_vertex]
+    step_vertex, step_j, list_sectors = _run_steps(indptr, vertices, ws, words)
     step_unit = step_vertex * warps + step_j % warps
-    row_start = indptr[vertices].astype(np.int64)
-    first_edge = row_start[step_vertex] + step_j * ws
-    last_edge = np.minimum(first_edge + ws, row_start[step_vertex] + degree[step_vertex]) - 1
-    list_sectors = range_sectors(first_edge, last_edge, words)
 
     edges = edge_ids(indptr, vertices)
-    lane_slot = np.repeat(step_base * ws - row_start, degree) + edges
+    lane_slot = np.repeat(step_base * ws - indptr[vertices].astype(np.int64), degree) + edges
     neighbour_sector = sector_of(indices[edges], words)
     rows = np.full(steps * ws, -1, dtype=neighbour_sector.dtype)
     rows[lane_slot] = neighbour_sector
