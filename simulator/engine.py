@@ -147,6 +147,9 @@ from simulator.worklist import scan_launch
 # Sweeps cost only the units holding an active vertex and take the others' cost from the
 # layout (``timing.clean_sweep``); False costs every unit of every sweep (the reference path).
 _SPARSE_SWEEPS = True
+# From this many expanded edges, a launch with one virtual warp per warp counts its edge-list
+# reads per (vertex, round) in closed form; below, the few calls of a small key sort cost less.
+_RUN_STEPS_FROM = 1 << 14
 
 
 def _any_virtual_warp(mask: np.ndarray, units: int, k: int, c: int) -> np.ndarray:
@@ -637,7 +640,8 @@ def vertex_kernel(
     if not donations:
         unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
                                  minlength=units).astype(np.int64)
-    if k == 1 and not strategy.redistributes and strategy.donate_threshold is None:
+    if (k == 1 and not strategy.redistributes and strategy.donate_threshold is None
+            and edges.size >= _RUN_STEPS_FROM):
         # a warp is one virtual warp: each step reads W consecutive edges of one vertex
         owner, _, run_sectors = _run_steps(indptr, slot_vertex[expanding_slots], w, words)
         list_sectors = np.bincount(expanding_slots[owner] // per_unit, weights=run_sectors,
