@@ -125,10 +125,11 @@ from simulator.layout import TaskLayout
 from simulator.layout import task_layout
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
+from simulator.sectors import distinct_sectors
+from simulator.sectors import padded_counts
 from simulator.sectors import range_sectors
 from simulator.sectors import row_distinct
 from simulator.sectors import sector_of
-from simulator.sectors import step_distinct
 from simulator.sectors import unit_transactions
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
@@ -825,10 +826,9 @@ def outlier_kernel(
     # round j // warps of its warp j % warps, so steps are costed in edge order, no sort
     words = sb // WORD_BYTES
     units = warp_rounds.size
-    steps_of = ceil_div(degree, ws)
-    steps = int(steps_of.sum())
-    step_base = np.cumsum(steps_of) - steps_of
     step_vertex, step_j, list_sectors = _run_steps(indptr, vertices, ws, words)
+    steps = step_vertex.size
+    step_base = np.flatnonzero(step_j == 0)  # each vertex's first step
     step_unit = step_vertex * warps + step_j % warps
 
     edges = edge_ids(indptr, vertices)
@@ -840,7 +840,8 @@ def outlier_kernel(
     if reads_weights:
         step_sectors += list_sectors
     writes = _members(edges, work.writes, indices.size)
-    step_sectors += step_distinct(lane_slot[writes] // ws, neighbour_sector[writes], steps)
+    step_sectors += padded_counts(
+        distinct_sectors(lane_slot[writes] // ws, neighbour_sector[writes], 1), steps)
     sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
     sectors += 1  # the queue entry and row bounds
     round_trips = 2 * warp_rounds.ravel() + 1

@@ -71,19 +71,6 @@ def row_distinct(rows: np.ndarray) -> np.ndarray:
     return counts
 
 
-def step_distinct(step: np.ndarray, sector: np.ndarray, steps: int) -> np.ndarray:
-    """Distinct sectors per warp step (``steps`` of them) of lanes given in any order."""
-    if step.size == 0:
-        return np.zeros(steps, dtype=np.int64)
-    keys = step.astype(np.int64) << int(sector.max()).bit_length()
-    keys |= sector
-    keys.sort()
-    first = np.empty(keys.size, dtype=bool)
-    first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    return np.bincount(keys[first] >> int(sector.max()).bit_length(), minlength=steps)
-
-
 def unit_transactions(
     group: np.ndarray,
     word_index: np.ndarray,

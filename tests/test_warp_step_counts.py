@@ -89,7 +89,8 @@ def test_racing_stores_by_table_or_sort(stores, targets):
 
 
 def test_row_and_step_distinct_count_sets():
-    """Distinct sectors per row of lanes (idle lanes -1) and per step of lanes in any order."""
+    """Distinct sectors per row of lanes (idle lanes -1) and per step of lanes in any order
+    (the outlier kernel's storing lanes: steps as their own units)."""
     rng = np.random.default_rng(2)
     rows = rng.integers(0, 9, (300, 32))
     rows[rng.random(rows.shape) < 0.3] = -1
@@ -102,8 +103,10 @@ def test_row_and_step_distinct_count_sets():
     want = np.zeros(60, dtype=np.int64)
     for s, _ in set(zip(step.tolist(), sector.tolist(), strict=True)):
         want[s] += 1
-    assert sectors.step_distinct(step, sector, 60).tolist() == want.tolist()
-    assert not sectors.step_distinct(step[:0], sector[:0], 4).any()
+    per_step = sectors.padded_counts(sectors.distinct_sectors(step, sector, 1), 60)
+    assert per_step.tolist() == want.tolist()
+    empty = sectors.padded_counts(sectors.distinct_sectors(step[:0], sector[:0], 1), 4)
+    assert not empty.any()
 
 
 @pytest.mark.parametrize("range_count_from", [0, 1 << 16])
