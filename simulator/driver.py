@@ -174,7 +174,7 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
     launch = Launch(
         work.active, work.writes, slots=worklist, lookup="worklist", push=s.push,
         pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
-        grid_stride=not s.variable_grid,
+        grid_stride=not s.variable_grid, write_values=work.write_values,
     )
     cost = launcher.launch(launch, s)
     cost.worklist_items += worklist.size

@@ -21,10 +21,13 @@ ALGORITHMS = ("bfs", "sssp", "pagerank", "cc")
 @dataclass(frozen=True)
 class IterationWork:
     """One iteration's work: the vertices whose edge lists are expanded, and the edges whose
-    lane performs a store (ids into the expansion CSR's ``indices``)."""
+    lane performs a store (ids into the expansion CSR's ``indices``). ``write_values``: where
+    writers of one target store different values (SSSP distances, CC labels, lowered with
+    atomicMin), each write's value; None where they all store the same (a BFS level)."""
 
     active: np.ndarray
     writes: np.ndarray
+    write_values: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,7 +144,8 @@ def _bfs(graph: Graph, source: int) -> FunctionalRun:
 
 def _relax(indptr, indices, active, values, edge_values):
     """One synchronous push step: candidates ``values[u] (+ edge value)``, all read before any
-    store, lowered onto their targets in ``values`` (in place)."""
+    store, lowered onto their targets in ``values`` (in place). Returns the improving edges,
+    their candidates, the values and the changed vertices."""
     edges = edge_ids(indptr, active)
     lengths = indptr[active + 1] - indptr[active]
     cand = np.repeat(values[active], lengths)
@@ -150,9 +154,10 @@ def _relax(indptr, indices, active, values, edge_values):
     targets = indices[edges]
     improves = cand < values[targets]
     lowered = targets[improves]
-    np.minimum.at(values, lowered, cand[improves])
+    written = cand[improves]
+    np.minimum.at(values, lowered, written)
     changed = distinct_ids(lowered, values.size).astype(np.int32)
-    return edges[improves], values, changed
+    return edges[improves], written, values, changed
 
 
 def _sssp(graph: Graph, source: int) -> FunctionalRun:
@@ -162,8 +167,9 @@ def _sssp(graph: Graph, source: int) -> FunctionalRun:
     active = np.array([source], dtype=np.int32)
     iterations = []
     while active.size:
-        writes, dist_next, changed = _relax(graph.indptr, graph.indices, active, dist, weights)
-        iterations.append(IterationWork(active, writes))
+        writes, written, dist_next, changed = _relax(graph.indptr, graph.indices, active, dist,
+                                                     weights)
+        iterations.append(IterationWork(active, writes, written))
         dist, active = dist_next, changed
     return FunctionalRun(
         "sssp", source, dist, tuple(iterations), graph.indptr, graph.indices,
@@ -179,8 +185,9 @@ def _cc(graph: Graph) -> FunctionalRun:
     active = np.arange(sym.n, dtype=np.int32)
     iterations = []
     while active.size:
-        writes, labels_next, changed = _relax(sym.indptr, sym.indices, active, labels, None)
-        iterations.append(IterationWork(active, writes))
+        writes, written, labels_next, changed = _relax(sym.indptr, sym.indices, active, labels,
+                                                       None)
+        iterations.append(IterationWork(active, writes, written))
         labels, active = labels_next, changed
     return FunctionalRun("cc", None, labels, tuple(iterations), sym.indptr, sym.indices)
 

@@ -160,17 +160,24 @@ def test_dynamic_grabs_queue_behind_every_resident_warp(bfs_run, monkeypatch, sp
 
 def test_sssp_sweep_lowers_with_atomic_min():
     # SSSP on the star (unit weights): the hub's sweep relaxes its 40 edges with atomicMin,
-    # which returns the old distance: one atomic per storing lane and a round trip per storing
-    # step. Warp 0: check 2 + setup 3 + (edge 4 + weight 1) * 40 = 205 instructions, round
-    # trips 2 + 2 * 40 + 40 = 122 -> 12405; warp 1 checks: 102. BFS stores its levels plainly.
+    # one atomic per storing lane; the sweep does not use the old value (the compiler emits a
+    # reduction), so no round trip waits on it. Each storing lane also sets its target's flag
+    # for the next sweep, and the hub clears its own (a vertex store, 1 instruction).
+    # Warp 0: check 2 + setup 3 + clear 1 + (edge 4 + weight 1) * 40 = 206 instructions,
+    # round trips 2 + 2 * 40 = 82 -> 8406; warp 1 checks: 102. BFS stores its levels plainly.
     star = star_graph(weights=np.ones(40))
     run = functional_run(star, "sssp", source=0)
     strategy = Strategy(block_size=32)
     hub = iteration_costs(run, strategy, SERIAL)[0].cost
     assert hub.atomics == 40
-    assert hub.cycles == 12405 + 102
+    assert hub.cycles == 8406 + 102
+    # Against BFS's sweep of the hub: the thread takes one edge per step, so each of its 40
+    # steps reads one more sector (the weight) and stores one more (the flag), and the clear
+    # is one more: 81 sectors in as many requests.
     bfs = iteration_costs(functional_run(star, "bfs", source=0), strategy, SERIAL)[0].cost
     assert bfs.atomics == 0
+    assert hub.transactions == bfs.transactions + 40 + 40 + 1
+    assert hub.requests == bfs.requests + 40 + 40 + 1
 
 
 def test_idle_outlier_kernel_follows_every_level(bfs_run):

@@ -515,3 +515,30 @@ def test_staged_worklist_round_trips(fan):
     # (15 + 600) + 2 * (11 + 400) = 1437.
     cost = fan_warp(fan, mapping="vwarp", w=32)
     assert cost.cycles == 615 + 2 * 411
+
+
+@pytest.mark.parametrize("late, pushed, duplicates", [
+    (2.0, [5, 4, 5], 1),  # 2->5 (1 + 2) lowers 5 below 1->5's 1 + 3: pushed again
+    (3.0, [5, 4], 0),  # a tie lowers nothing
+    (5.0, [5, 4], 0),
+])
+def test_later_step_lowers_again(late, pushed, duplicates):
+    # SSSP from 0 over 0->1, 0->2 (weight 1), 1->5 (3), 2->4 (1), 2->5 (late). The second
+    # launch's worklist [1, 2] puts 1 on lane 0 and 2 on lane 1: step 0 runs 1->5 and 2->4,
+    # step 1 runs 2->5. Every edge improves on the distances before the launch, but an
+    # atomicMin pushes only when its old value was higher: 2->5 pushes 5 again only if it
+    # comes below 1->5's 4 (BFS's plain stores would push nothing in step 1).
+    graph = Graph.from_edges(np.array([0, 0, 1, 2, 2]), np.array([1, 2, 5, 4, 5]), 6,
+                             weights=np.array([1.0, 1.0, 3.0, 1.0, late]), directed=True)
+    fr = functional_run(graph, "sssp", source=0)
+    work = fr.iterations[1]
+    assert work.writes.tolist() == [2, 3, 4]
+    assert work.write_values.tolist() == [4.0, 2.0, 1.0 + late]
+    launch = Launch(work.active, work.writes, slots=np.array([1, 2]), lookup="worklist",
+                    push="atomic", write_values=work.write_values)
+    cost = vertex_kernel(fr.indptr, fr.indices, launch, Strategy(), SERIAL, reads_weights=True,
+                         atomic_updates=True)
+    assert cost.pushed.tolist() == pushed
+    run = simulate(graph, "sssp", "mapping=thread,driven=data", SERIAL, source=0, trace=True)
+    assert run.trace["worklist"].tolist() == [1, 2, len(pushed)]
+    assert run.duplicates == duplicates

@@ -88,6 +88,28 @@ def test_racing_stores_by_table_or_sort(stores, targets):
     assert got.tolist() == _racing_by_definition(step, target, lanes)
 
 
+def test_lowering_stores_are_running_minima():
+    """An atomicMin lane pushes its target when its value is below every value stored to it
+    before, in (step, lane) order: checked against a walk through the stores in that order,
+    with ties, repeated steps and lanes given out of order."""
+    rng = np.random.default_rng(5)
+    stores = 3000
+    lanes = rng.permutation(np.sort(rng.choice(10 * stores, stores, replace=False)))
+    step = rng.integers(0, 400, stores)
+    target = rng.integers(0, 200, stores)
+    value = rng.integers(0, 40, stores).astype(np.float64)
+    lowest = {}
+    want = []
+    for i in sorted(range(stores), key=lambda i: (step[i], lanes[i])):
+        t = int(target[i])
+        if t not in lowest or value[i] < lowest[t]:
+            lowest[t] = value[i]
+            want.append(int(lanes[i]))
+    got = engine.lowering_stores(step, target, value, lanes)
+    assert got.tolist() == sorted(want)
+    assert len(want) > len(lowest)  # later steps did lower some targets again
+
+
 def test_row_and_step_distinct_count_sets():
     """Distinct sectors per row of lanes (idle lanes -1) and per step of lanes in any order
     (the outlier kernel's storing lanes: steps as their own units)."""

@@ -159,7 +159,9 @@ class DeviceGraph:
                     return it + 1
             return -1
         count = 1
+        self.items = 0  # worklist entries the launches read, duplicates included
         for it in range(limit):
+            self.items += count
             wl_in, wl_out = self.queues[it & 1], self.queues[(it + 1) & 1]
             grid = -(-count * plan.w // b)
             if plan.algorithm == "bfs":

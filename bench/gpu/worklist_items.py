@@ -1,0 +1,68 @@
+"""How many worklist entries the real data-driven runs read, duplicates included: the ground
+truth for the simulator's push model (who pushes a target a launch stores to more than once).
+
+Runs every data-driven (algorithm, config, variant) of configs.measurements() ``--runs`` times
+per graph (asynchronous kernels: the count varies from run to run) and writes one row per run
+with the entries summed over launches. Compare with ``python bench/worklist_fidelity.py``.
+
+    PYTHONPATH=. python bench/gpu/worklist_items.py --graphs-dir ../shared/graphs \\
+        --out bench/gpu/results/h100_worklist.parquet [--only rmat] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import cupy as cp
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from simulator.functional import default_source
+from simulator.graph_spec import parse_spec
+from simulator.load import load_graph
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import configs  # noqa: E402
+from harness import DeviceGraph  # noqa: E402
+from harness import compile_kernels  # noqa: E402
+from harness import resident_blocks_fn  # noqa: E402
+from plans import plan_for  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--graphs-dir", default=configs.REPO_GRAPHS_DIR)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--only", nargs="*", default=())
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    wanted = [(m, plan_for(m)) for m in configs.measurements()]
+    wanted = [(m, p) for m, p in wanted if p.driven == "data"]
+    kernels = compile_kernels([p for _, p in wanted])
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    resident = resident_blocks_fn(props["multiProcessorCount"])
+    rows = []
+    for spec, repo_spec in configs.graph_specs(args.graphs_dir, tuple(args.only)):
+        graph = load_graph(spec, cache=False)
+        source = default_source(graph)
+        dg = DeviceGraph(graph, resident)
+        name = parse_spec(repo_spec).short_name()
+        for m, plan in wanted:
+            for run in range(args.runs):
+                dg.reset(m.algorithm, source, plan.driven)
+                iterations = dg.run(plan, kernels, source, 4 * graph.n + 16)
+                cp.cuda.Device().synchronize()
+                rows.append({"graph": name, "graph_spec": repo_spec, "algorithm": m.algorithm,
+                             "config": m.config, "variant": m.variant, "source": source,
+                             "run": run, "iterations": iterations, "items": int(dg.items)})
+            print(f"{name} {m.algorithm} {m.config} {m.variant}: items "
+                  f"{[r['items'] for r in rows[-args.runs:]]}", flush=True)
+        cp.get_default_memory_pool().free_all_blocks()
+        pq.write_table(pa.Table.from_pylist(rows), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Worklist entries of the real data-driven runs against the simulator's (issue 11).
+
+The GPU counts come from ``bench/gpu/worklist_items.py`` (every data-driven BFS and SSSP
+kernel of the harness, a few runs each, entries read summed over launches, duplicates
+included); the simulator's are ``Result.worklist_items`` of the same (graph, algorithm,
+config, source). Prints per row the GPU median, the simulated count and their ratio, and per
+(algorithm, config) the median ratio: how well the push model (who pushes a target that a
+launch stores to more than once) predicts the duplicates.
+
+Run from anywhere: python bench/worklist_fidelity.py [RESULTS.parquet] [--graphs a,b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pyarrow.parquet as pq  # noqa: E402
+
+from simulator.functional import functional_run  # noqa: E402
+from simulator.load import load_graph  # noqa: E402
+from simulator.simulate import simulate  # noqa: E402
+
+RESULTS = ROOT / "bench" / "gpu" / "results" / "h100_worklist.parquet"
+
+
+def measured_items(path: Path, graphs: set[str] | None) -> dict[tuple, float]:
+    """Median entries over the runs of each (graph, spec, source, algorithm, config)."""
+    runs: dict[tuple, list[int]] = {}
+    for r in pq.read_table(path).to_pylist():
+        if graphs and r["graph"] not in graphs:
+            continue
+        key = (r["graph"], r["graph_spec"], r["source"], r["algorithm"], r["config"])
+        runs.setdefault(key, []).append(r["items"])
+    return {k: float(statistics.median(v)) for k, v in runs.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", nargs="?", type=Path, default=RESULTS)
+    parser.add_argument("--graphs", default=None, help="short graph names, comma-separated")
+    args = parser.parse_args(argv)
+    results = args.results.resolve()
+    os.chdir(ROOT)  # the recorded graph specs are relative to the repository root
+    measured = measured_items(results, set(args.graphs.split(",")) if args.graphs else None)
+    ratios: dict[tuple[str, str], list[float]] = {}
+    print(f"{'graph':<22} {'alg':<4} {'config':<44} {'gpu':>10} {'simulated':>10} {'ratio':>6}")
+    loaded = None
+    for (graph, spec, source, algorithm, config), gpu in sorted(measured.items()):
+        if loaded is None or loaded[0] != (spec, algorithm):
+            g = load_graph(spec)
+            loaded = ((spec, algorithm), g, functional_run(g, algorithm, source))
+        _, g, fr = loaded
+        sim = simulate(g, algorithm, config, "h100", functional=fr).worklist_items
+        ratio = sim / gpu
+        ratios.setdefault((algorithm, config), []).append(ratio)
+        print(f"{graph[:22]:<22} {algorithm:<4} {config:<44} {gpu:>10.0f} {sim:>10.0f} "
+              f"{ratio:>6.2f}")
+    print("\nmedian simulated / GPU entries over graphs (1 = the push model's duplicates are "
+          "right)")
+    for (algorithm, config), values in sorted(ratios.items()):
+        print(f"  {algorithm:<4} {config:<44} {statistics.median(values):5.2f}  "
+              f"(range {min(values):.2f}..{max(values):.2f}, {len(values)} graphs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
