@@ -31,12 +31,13 @@ RESULTS = ROOT / "bench" / "gpu" / "results" / "h100_worklist.parquet"
 
 
 def measured_items(path: Path, graphs: set[str] | None) -> dict[tuple, float]:
-    """Median entries over the runs of each (graph, spec, source, algorithm, config)."""
+    """Median entries over the runs of each (graph, spec, source, algorithm, config, variant)."""
     runs: dict[tuple, list[int]] = {}
     for r in pq.read_table(path).to_pylist():
         if graphs and r["graph"] not in graphs:
             continue
-        key = (r["graph"], r["graph_spec"], r["source"], r["algorithm"], r["config"])
+        key = (r["graph"], r["graph_spec"], r["source"], r["algorithm"], r["config"],
+               r["variant"])
         runs.setdefault(key, []).append(r["items"])
     return {k: float(statistics.median(v)) for k, v in runs.items()}
 
@@ -49,23 +50,28 @@ def main(argv: list[str] | None = None) -> int:
     results = args.results.resolve()
     os.chdir(ROOT)  # the recorded graph specs are relative to the repository root
     measured = measured_items(results, set(args.graphs.split(",")) if args.graphs else None)
-    ratios: dict[tuple[str, str], list[float]] = {}
-    print(f"{'graph':<22} {'alg':<4} {'config':<44} {'gpu':>10} {'simulated':>10} {'ratio':>6}")
+    ratios: dict[tuple[str, str, str], list[float]] = {}
+    print(f"{'graph':<22} {'alg':<4} {'config':<44} {'variant':<15} {'gpu':>10} "
+          f"{'simulated':>10} {'ratio':>6}")
     loaded = None
-    for (graph, spec, source, algorithm, config), gpu in sorted(measured.items()):
+    simulated: dict[tuple, float] = {}
+    for (graph, spec, source, algorithm, config, variant), gpu in sorted(measured.items()):
         if loaded is None or loaded[0] != (spec, algorithm):
             g = load_graph(spec)
             loaded = ((spec, algorithm), g, functional_run(g, algorithm, source))
         _, g, fr = loaded
-        sim = simulate(g, algorithm, config, "h100", functional=fr).worklist_items
+        if (spec, algorithm, config) not in simulated:  # the variants share a simulation
+            simulated[spec, algorithm, config] = simulate(g, algorithm, config, "h100",
+                                                          functional=fr).worklist_items
+        sim = simulated[spec, algorithm, config]
         ratio = sim / gpu
-        ratios.setdefault((algorithm, config), []).append(ratio)
-        print(f"{graph[:22]:<22} {algorithm:<4} {config:<44} {gpu:>10.0f} {sim:>10.0f} "
-              f"{ratio:>6.2f}")
+        ratios.setdefault((algorithm, config, variant), []).append(ratio)
+        print(f"{graph[:22]:<22} {algorithm:<4} {config:<44} {variant:<15} {gpu:>10.0f} "
+              f"{sim:>10.0f} {ratio:>6.2f}")
     print("\nmedian simulated / GPU entries over graphs (1 = the push model's duplicates are "
           "right)")
-    for (algorithm, config), values in sorted(ratios.items()):
-        print(f"  {algorithm:<4} {config:<44} {statistics.median(values):5.2f}  "
+    for (algorithm, config, variant), values in sorted(ratios.items()):
+        print(f"  {algorithm:<4} {config:<44} {variant:<15} {statistics.median(values):5.2f}  "
               f"(range {min(values):.2f}..{max(values):.2f}, {len(values)} graphs)")
     return 0
 
