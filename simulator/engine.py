@@ -137,9 +137,11 @@ from simulator.sectors import range_sectors
 from simulator.sectors import row_distinct
 from simulator.sectors import sector_of
 from simulator.sectors import unit_transactions
+from simulator.sorted_runs import dense_ranks
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
+from simulator.sorted_runs import run_starts
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
 from simulator.timing import clean_sweep
@@ -459,11 +461,8 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
     key = target.astype(np.int64) << np.int64(int(step.max()).bit_length())
     key |= step
     order = np.argsort(key, kind="stable")
-    ordered_target = target[order]
     ordered_step = step[order]
-    first_of_target = np.empty(order.size, dtype=bool)
-    first_of_target[0] = True
-    np.not_equal(ordered_target[1:], ordered_target[:-1], out=first_of_target[1:])
+    first_of_target = run_starts(target[order])
     first_step = np.maximum.accumulate(np.where(first_of_target, np.arange(order.size), 0))
     pushes = ordered_step == ordered_step[first_step]
     return np.sort(lanes[order[pushes]])
@@ -478,15 +477,11 @@ def lowering_stores(step: np.ndarray, target: np.ndarray, value: np.ndarray,
     if lanes.size == 0:
         return lanes
     order = np.lexsort((lanes, step, target))
-    ordered_target = target[order]
-    new_target = np.empty(order.size, dtype=bool)
-    new_target[0] = True
-    np.not_equal(ordered_target[1:], ordered_target[:-1], out=new_target[1:])
-    # dense ranks of the values, offset so that each target's ranks lie below all earlier
-    # targets': a running minimum then restarts at every target
-    _, rank = np.unique(value[order], return_inverse=True)
-    span = np.int64(rank.max()) + 1
-    keyed = rank.astype(np.int64) - np.cumsum(new_target, dtype=np.int64) * span
+    new_target = run_starts(target[order])
+    # the values' ranks, offset so that each target's ranks lie below all earlier targets':
+    # a running minimum then restarts at every target
+    rank = dense_ranks(value[order])
+    keyed = rank - np.cumsum(new_target, dtype=np.int64) * (rank.max() + 1)
     running = np.minimum.accumulate(keyed)
     lowers = new_target.copy()
     lowers[1:] |= keyed[1:] < running[:-1]

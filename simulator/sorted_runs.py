@@ -6,13 +6,26 @@ from __future__ import annotations
 import numpy as np
 
 
+def run_starts(ordered: np.ndarray) -> np.ndarray:
+    """Whether each element of sorted ``ordered`` starts a run of equal values."""
+    first = np.empty(ordered.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return first
+
+
+def dense_ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the distinct values (0 for the smallest; equal values share)."""
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(values.size, dtype=np.int64)
+    ranks[order] = np.cumsum(run_starts(values[order])) - 1
+    return ranks
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values, ascending."""
     ordered = np.sort(values, kind="stable")  # timsort: fast on the nearly sorted keys here
-    keep = np.empty(ordered.size, dtype=bool)
-    keep[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
+    return ordered[run_starts(ordered)]
 
 
 def distinct_ids(ids: np.ndarray, universe: int) -> np.ndarray:
@@ -30,8 +43,4 @@ def first_of_each(keys: np.ndarray) -> np.ndarray:
     if keys.size == 0:
         return np.zeros(0, dtype=np.int64)
     order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    first = np.empty(keys.size, dtype=bool)
-    first[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return order[first]
+    return order[run_starts(keys[order])]
