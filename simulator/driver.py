@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.asynchronous import AsynchronousLowering
 from simulator.costs import COSTS
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
@@ -25,6 +26,7 @@ from simulator.layout import task_layout
 from simulator.sorted_runs import distinct
 from simulator.strategy import Strategy
 from simulator.timing import grid_barrier_cycles
+from simulator.timing import resident_warps
 from simulator.timing import working_set_bytes
 
 HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
@@ -167,14 +169,22 @@ def initial_worklist(functional: FunctionalRun) -> np.ndarray:
     return functional.iterations[0].active.astype(np.int64)
 
 
+def wave_entries(strategy: Strategy, device: Device) -> int:
+    """Worklist entries a launch runs at once: its resident warps' units."""
+    per_unit = device.warp_size // strategy.lanes_per_vertex * strategy.vertices_per_grab
+    return resident_warps(strategy, device) * per_unit
+
+
 def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
-                 self_pushes: np.ndarray | None = None) -> tuple[LaunchCost, np.ndarray]:
+                 self_pushes: np.ndarray | None = None, store_lanes: np.ndarray | None = None,
+                 ) -> tuple[LaunchCost, np.ndarray]:
     """A worklist launch and the items it pushed (the next worklist, duplicates included)."""
     s = launcher.strategy_for(work.active)
     launch = Launch(
         work.active, work.writes, slots=worklist, lookup="worklist", push=s.push,
         pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
         grid_stride=not s.variable_grid, write_values=work.write_values,
+        store_lanes=store_lanes,
     )
     cost = launcher.launch(launch, s)
     cost.worklist_items += worklist.size
@@ -194,12 +204,31 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
             launcher.host(cost)
             out.append(IterationCost(cost, "data", launcher.width(work)))
         return out
+    if launcher.atomic_updates:
+        return _asynchronous_data(launcher)
     worklist = initial_worklist(fr)
     out = []
     for work in fr.iterations:
         cost, worklist = _data_launch(launcher, work, worklist)
         launcher.host(cost)
         out.append(IterationCost(cost, "data", launcher.width(work)))
+    return out
+
+
+def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
+    """SSSP's and CC's worklist launches as the device runs them, in waves of resident
+    entries (``simulator.asynchronous``), until one pushes nothing."""
+    run = AsynchronousLowering(launcher.fr)
+    worklist = initial_worklist(launcher.fr)
+    out = []
+    while worklist.size:
+        active = distinct(worklist)
+        s = launcher.strategy_for(active)
+        stores = run.launch(worklist, wave_entries(s, launcher.device), s.defer_threshold)
+        work = IterationWork(active, stores.outlier_writes, stores.values)
+        cost, worklist = _data_launch(launcher, work, worklist, store_lanes=stores.lanes)
+        launcher.host(cost)
+        out.append(IterationCost(cost, "data", s.lanes_per_vertex))
     return out
 
 

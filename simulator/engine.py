@@ -213,6 +213,10 @@ class Launch:
     grid_stride: launch the resident warps only, each striding over the units (fixed grid).
     write_values: each write's value where writers lower their target with atomicMin and
         push it only when they lowered it (see ``IterationWork``); None: plain stores.
+    store_lanes: where every copy of a vertex stores what it lowers (a worklist launch run
+        in waves, see ``simulator.asynchronous``), the storing lanes as positions in the
+        launch's edge order (slot by slot, CSR order within; ascending), ``write_values``
+        then theirs in that order; None: the first copy of a vertex stores ``writes``.
     """
 
     active: np.ndarray
@@ -226,6 +230,7 @@ class Launch:
     count_activations: bool = False
     grid_stride: bool = False
     write_values: np.ndarray | None = None
+    store_lanes: np.ndarray | None = None
 
     @classmethod
     def sweep(cls, work: IterationWork, **options) -> Launch:
@@ -370,6 +375,8 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
 
 def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
     """Positions, in the expansion's edge order, of the lanes that store."""
+    if launch.store_lanes is not None:
+        return launch.store_lanes
     writes = launch.writes
     if writes.size == 0 or edges.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -433,7 +440,9 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
         flag_unit = unit_of_step[group[store_lanes]]
         lanes = store_lanes[first_of_each(neighbours[store_lanes] // launch.partition)]
     elif launch.write_values is not None:
-        values = launch.write_values[launch.writes.searchsorted(edges[store_lanes])]
+        values = launch.write_values
+        if launch.store_lanes is None:  # the writes' values, by edge
+            values = values[launch.writes.searchsorted(edges[store_lanes])]
         lanes = lowering_stores(group[store_lanes], neighbours[store_lanes], values,
                                 store_lanes)
     else:

@@ -38,7 +38,8 @@ class FunctionalRun:
     for pull-style PageRank on a directed graph, or its symmetrisation for CC).
     ``worklist_run``: where a data-driven kernel computes something else (PageRank, which
     recomputes only the vertices whose rank still moved), that run; else the worklists
-    follow from this run's stores.
+    follow from this run's stores. ``edge_values``: what an edge adds to the value it
+    relays (SSSP's weights, as float64), None where it adds nothing.
     """
 
     algorithm: str
@@ -50,6 +51,7 @@ class FunctionalRun:
     reads_weights: bool = False
     stores_per_vertex: bool = False
     worklist_run: FunctionalRun | None = None
+    edge_values: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -142,54 +144,59 @@ def _bfs(graph: Graph, source: int) -> FunctionalRun:
     return FunctionalRun("bfs", source, level, tuple(iterations), indptr, indices)
 
 
-def _relax(indptr, indices, active, values, edge_values):
-    """One synchronous push step: candidates ``values[u] (+ edge value)``, all read before any
-    store, lowered onto their targets in ``values`` (in place). Returns the improving edges,
-    their candidates, the values and the changed vertices."""
-    edges = edge_ids(indptr, active)
-    lengths = indptr[active + 1] - indptr[active]
-    cand = np.repeat(values[active], lengths)
+def initial_values(algorithm: str, n: int, source: int | None = None) -> np.ndarray:
+    """What SSSP's distances and CC's labels start from, before any launch lowers them."""
+    if algorithm == "sssp":
+        dist = np.full(n, np.inf)
+        dist[source] = 0.0
+        return dist
+    if algorithm == "cc":
+        return np.arange(n, dtype=np.int64)
+    raise ValueError(f"{algorithm} does not lower values with atomicMin")
+
+
+def relax(indptr, indices, vertices, values, edge_values):
+    """One synchronous push step: every lane of ``vertices`` (duplicates too) reads its
+    candidate ``values[v] (+ edge value)`` before any store; those below their target's value
+    lower it (``values``, in place). Returns the lowering lanes (positions in the edge order
+    of ``vertices``: vertex by vertex, CSR order within), their edges and their candidates."""
+    edges = edge_ids(indptr, vertices)
+    lengths = indptr[vertices + 1] - indptr[vertices]
+    cand = np.repeat(values[vertices], lengths)
     if edge_values is not None:
         cand = cand + edge_values[edges]
     targets = indices[edges]
-    improves = cand < values[targets]
-    lowered = targets[improves]
-    written = cand[improves]
-    np.minimum.at(values, lowered, written)
-    changed = distinct_ids(lowered, values.size).astype(np.int32)
-    return edges[improves], written, values, changed
+    lanes = np.flatnonzero(cand < values[targets])
+    written = cand[lanes]
+    np.minimum.at(values, targets[lanes], written)
+    return lanes, edges[lanes], written
+
+
+def _lowering_run(algorithm, source, indptr, indices, values, active, edge_values):
+    """Iterate ``relax`` from ``active`` until no value moves."""
+    iterations = []
+    while active.size:
+        _, writes, written = relax(indptr, indices, active, values, edge_values)
+        iterations.append(IterationWork(active, writes, written))
+        active = distinct_ids(indices[writes], values.size).astype(np.int32)
+    return FunctionalRun(
+        algorithm, source, values, tuple(iterations), indptr, indices,
+        reads_weights=edge_values is not None, edge_values=edge_values,
+    )
 
 
 def _sssp(graph: Graph, source: int) -> FunctionalRun:
-    dist = np.full(graph.n, np.inf)
-    dist[source] = 0.0
-    weights = graph.weights.astype(np.float64)
-    active = np.array([source], dtype=np.int32)
-    iterations = []
-    while active.size:
-        writes, written, dist_next, changed = _relax(graph.indptr, graph.indices, active, dist,
-                                                     weights)
-        iterations.append(IterationWork(active, writes, written))
-        dist, active = dist_next, changed
-    return FunctionalRun(
-        "sssp", source, dist, tuple(iterations), graph.indptr, graph.indices,
-        reads_weights=True,
-    )
+    return _lowering_run("sssp", source, graph.indptr, graph.indices,
+                         initial_values("sssp", graph.n, source),
+                         np.array([source], dtype=np.int32), graph.weights.astype(np.float64))
 
 
 def _cc(graph: Graph) -> FunctionalRun:
     sym = graph if not graph.directed else Graph.from_edges(
         graph.sources, graph.indices, graph.n, name=graph.name
     )
-    labels = np.arange(sym.n, dtype=np.int64)
-    active = np.arange(sym.n, dtype=np.int32)
-    iterations = []
-    while active.size:
-        writes, written, labels_next, changed = _relax(sym.indptr, sym.indices, active, labels,
-                                                       None)
-        iterations.append(IterationWork(active, writes, written))
-        labels, active = labels_next, changed
-    return FunctionalRun("cc", None, labels, tuple(iterations), sym.indptr, sym.indices)
+    return _lowering_run("cc", None, sym.indptr, sym.indices, initial_values("cc", sym.n),
+                         np.arange(sym.n, dtype=np.int32), None)
 
 
 def _pagerank(graph: Graph, tolerance: float, max_iterations: int, damping: float):

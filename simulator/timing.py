@@ -71,6 +71,12 @@ def resident_blocks_per_sm(strategy: Strategy, device: Device) -> int:
     return max(1, min(device.max_blocks_per_sm, device.max_warps_per_sm // warps_per_block))
 
 
+def resident_warps(strategy: Strategy, device: Device) -> int:
+    """Warps the whole device holds at once (a fixed grid's size)."""
+    warps_per_block = strategy.block_size // device.warp_size
+    return device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
+
+
 def kernel_cycles(
     unit: UnitWork,
     strategy: Strategy,
@@ -99,7 +105,7 @@ def kernel_cycles(
                        unit_start_cycles(strategy, device, grid_stride))
     sectors_total = float(rows[3].sum())
     if grid_stride:
-        resident = device.sms * blocks_per_sm * warps_per_block
+        resident = resident_warps(strategy, device)
         warp = np.arange(rows.shape[1]) % resident
         items = np.stack([np.bincount(warp, weights=row, minlength=resident) for row in rows])
         items[0] += check * pass_cycles + device.round_trip_cycles(hit_rate)
@@ -111,7 +117,7 @@ def kernel_cycles(
         np.maximum.at(latency, sm, items[0])
     else:
         if strategy.dynamic:
-            slots = device.sms * blocks_per_sm * warps_per_block
+            slots = resident_warps(strategy, device)
             items = rows
         else:
             slots = device.sms * blocks_per_sm
@@ -205,7 +211,7 @@ def schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
     warps_per_block = strategy.block_size // device.warp_size
     blocks_per_sm = resident_blocks_per_sm(strategy, device)
     if strategy.dynamic:
-        return device.sms * blocks_per_sm * warps_per_block, 1
+        return resident_warps(strategy, device), 1
     return device.sms * blocks_per_sm, warps_per_block
 
 
@@ -287,8 +293,7 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     items = timed = varying = prefix = per_warp = None
     base = 0.0
     if grid_stride:
-        warps_per_block = strategy.block_size // device.warp_size
-        resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
+        resident = resident_warps(strategy, device)
         warp = np.arange(layout.units) % resident
         per_warp = np.stack([np.bincount(warp, weights=row, minlength=resident)
                              for row in units])
@@ -336,7 +341,7 @@ def sparse_sweep_cycles(
                         unit_start_cycles(strategy, device, grid_stride))
     warps_per_block = strategy.block_size // device.warp_size
     if grid_stride:
-        resident = device.sms * resident_blocks_per_sm(strategy, device) * warps_per_block
+        resident = resident_warps(strategy, device)
         warp = units % resident
         per_warp = clean.per_warp.copy()
         for row in range(4):

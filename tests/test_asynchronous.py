@@ -1,0 +1,127 @@
+"""Worklist SSSP and CC in waves of resident entries (simulator.asynchronous): counted on
+paper on a four-vertex graph, and against the synchronous run and scipy on random ones."""
+
+import numpy as np
+import pytest
+from hand_counted import SERIAL
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import dijkstra
+
+from simulator import Graph
+from simulator import Strategy
+from simulator import functional_run
+from simulator import simulate
+from simulator.asynchronous import AsynchronousLowering
+from simulator.driver import wave_entries
+from simulator.functional import edge_ids
+from simulator.load import load_graph
+
+
+def chain_graph() -> Graph:
+    """SSSP from 0 over 0->1 (1), 0->2 (5), 1->2 (1), 2->3 (1): edges 0..3 in that order."""
+    return Graph.from_edges(np.array([0, 0, 1, 2]), np.array([1, 2, 2, 3]), 4,
+                            weights=np.array([1.0, 5.0, 1.0, 1.0]), directed=True)
+
+
+def test_wave_entries_are_the_resident_lanes_vertices():
+    # SERIAL holds one block; 32-thread blocks make it one warp: 32 entries under the thread
+    # mapping, 32 / W under virtual warps; chunks of C vertices per virtual warp multiply it
+    one_warp = dict(block_size=32)
+    assert wave_entries(Strategy(**one_warp), SERIAL) == 32
+    assert wave_entries(Strategy(mapping="vwarp", w=32, **one_warp), SERIAL) == 1
+    assert wave_entries(Strategy(mapping="vwarp", w=8, chunk=4, **one_warp), SERIAL) == 16
+    # 256-thread blocks: SERIAL's one block slot holds 8 warps
+    assert wave_entries(Strategy(mapping="vwarp", w=32), SERIAL) == 8
+
+
+@pytest.mark.parametrize("mapping, worklists", [
+    # one wave holds [1, 2]: both read the distances before the launch (1, 5); 1->2 lowers 2
+    # to 2 and 2->3 sets 3 to 6, pushing [2, 3]; then 2 (read as 2) lowers 3 to 3: [3]
+    ("mapping=thread", [1, 2, 2, 1]),
+    # a wave holds one entry: 1 lowers 2 to 2 first, then 2 reads 2 and sets 3 to 3; the
+    # third launch's 2->3 finds 3 already at 3, so it pushes nothing
+    ("mapping=vwarp,w=32", [1, 2, 2]),
+])
+def test_later_waves_read_what_earlier_ones_lowered(mapping, worklists):
+    graph = chain_graph()
+    run = simulate(graph, "sssp", f"{mapping},driven=data,block_size=32", SERIAL, source=0,
+                   trace=True)
+    assert run.trace["worklist"].tolist() == worklists
+    assert run.worklist_items == sum(worklists)
+    assert run.output.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_stores_of_a_launch_in_waves():
+    fr = functional_run(chain_graph(), "sssp", source=0)
+    # the second launch's worklist [1, 2]: edges 2 (1->2) and 3 (2->3), positions 0 and 1
+    sync = AsynchronousLowering(fr)
+    sync.launch(np.array([0]), 32)
+    stores = sync.launch(np.array([1, 2]), 32)
+    assert stores.lanes.tolist() == [0, 1]
+    assert stores.values.tolist() == [2.0, 6.0]
+    waves = AsynchronousLowering(fr)
+    waves.launch(np.array([0]), 1)
+    stores = waves.launch(np.array([1, 2]), 1)
+    assert stores.lanes.tolist() == [0, 1]
+    assert stores.values.tolist() == [2.0, 3.0]
+    assert waves.values.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_only_the_first_copy_in_a_wave_stores():
+    fr = functional_run(chain_graph(), "sssp", source=0)
+    run = AsynchronousLowering(fr)
+    run.launch(np.array([0]), 32)
+    # [2, 1, 2]: the copies of 2 read 5 alike; the first stores 2->3 (position 0), the
+    # second (position 2) finds 3 at 6 already; 1->2 (position 1) lowers 2 to 2
+    stores = run.launch(np.array([2, 1, 2]), 32)
+    assert stores.lanes.tolist() == [0, 1]
+    assert stores.values.tolist() == [6.0, 2.0]
+    # in waves of one entry the second copy of 2 reads 2 and lowers 3 again, to 3
+    run = AsynchronousLowering(fr)
+    run.launch(np.array([0]), 1)
+    stores = run.launch(np.array([2, 1, 2]), 1)
+    assert stores.lanes.tolist() == [0, 1, 2]
+    assert stores.values.tolist() == [6.0, 2.0, 3.0]
+
+
+def test_deferred_entries_run_after_the_main_kernel():
+    fr = functional_run(chain_graph(), "sssp", source=0)
+    run = AsynchronousLowering(fr)
+    run.launch(np.array([0]), 32)
+    # deferring degree above 0 defers both 1 and 2: the main kernel stores nothing, the
+    # outlier kernel after it stores 1->2 (edge 2) and 2->3 (edge 3)
+    stores = run.launch(np.array([1, 2]), 32, defer_threshold=0)
+    assert stores.lanes.size == 0
+    assert stores.outlier_writes.tolist() == [2, 3]
+
+
+@pytest.mark.parametrize("spec", ["rmat:scale=9,ef=8,weights=random,seed=5",
+                                  "random:n=700,deg=4,weights=random,seed=2",
+                                  "road:rows=20,weights=random,seed=3"])
+@pytest.mark.parametrize("wave", [1, 7, 64, 10**9])
+def test_waves_reach_the_reference_answers(spec, wave):
+    graph = load_graph(spec)
+    matrix = csr_matrix((graph.weights, graph.indices, graph.indptr), shape=(graph.n,) * 2)
+    for algorithm in ("sssp", "cc"):
+        fr = functional_run(graph, algorithm)
+        run = AsynchronousLowering(fr)
+        worklist = fr.iterations[0].active.astype(np.int64)
+        launches = 0
+        while worklist.size:
+            stores = run.launch(worklist, wave)
+            # the next worklist: every target a store lowered (the pushes, without duplicates)
+            targets = fr.indices[edge_ids(fr.indptr, worklist)[stores.lanes]]
+            worklist = np.unique(targets).astype(np.int64)
+            launches += 1
+        if algorithm == "sssp":
+            reference = dijkstra(matrix, indices=fr.source)
+            assert np.allclose(run.values, reference)
+            assert np.array_equal(run.values, fr.output)
+        else:
+            _, labels = connected_components(matrix, directed=True, connection="weak")
+            assert np.array_equal(run.values, fr.output)
+            assert len(np.unique(run.values)) == labels.max() + 1
+        if wave >= graph.n:  # one wave a launch: the synchronous run's iterations
+            assert launches == len(fr.iterations)
+
