@@ -260,7 +260,8 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
     """Worklist launches while the worklist holds at most ``switch_to_topology`` x N items,
     sweeps (counting what they activate) until fewer than ``switch_to_data`` x N vertices
     are active; a switch to sweeps scatters the worklist into the status flags, a switch back
-    compacts the flags into a worklist."""
+    compacts the flags into a worklist. Its worklist launches replay the synchronous run's
+    iterations, as its sweeps do (not in waves, unlike ``driven=data``)."""
     fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
     n = fr.n
     to_topology, to_data = strategy.switch_to_topology * n, strategy.switch_to_data * n
