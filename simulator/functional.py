@@ -39,7 +39,7 @@ class FunctionalRun:
     ``worklist_run``: where a data-driven kernel computes something else (PageRank, which
     recomputes only the vertices whose rank still moved), that run; else the worklists
     follow from this run's stores. ``edge_values``: what an edge adds to the value it
-    relays (SSSP's weights, as float64), None where it adds nothing.
+    relays (SSSP's weights; sums are taken in float64), None where it adds nothing.
     """
 
     algorithm: str
@@ -188,7 +188,7 @@ def _lowering_run(algorithm, source, indptr, indices, values, active, edge_value
 def _sssp(graph: Graph, source: int) -> FunctionalRun:
     return _lowering_run("sssp", source, graph.indptr, graph.indices,
                          initial_values("sssp", graph.n, source),
-                         np.array([source], dtype=np.int32), graph.weights.astype(np.float64))
+                         np.array([source], dtype=np.int32), graph.weights)
 
 
 def _cc(graph: Graph) -> FunctionalRun:
