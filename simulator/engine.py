@@ -98,6 +98,10 @@ Items land in consecutive words: ceil(p / words per sector) sectors. SSSP and CC
 lane; a worklist launch waits for its old value (a round trip per storing step), a sweep does
 not (a reduction), but keeps activity in flags: each storing lane also sets its target's flag
 (the stores' sectors again) and each active vertex clears its own (a vertex store).
+A plain sweep (no worklist, no activation count) tells the host whether it changed anything
+through one flag word: every warp step with a storing lane stores it (one sector, one
+request), and these same-address stores serialise at the L2 like the tail's atomics (on the
+H100 they are most of an SSSP round's time where most edges improve: bench/gpu).
 A fixed grid (``variable_grid=false``) launches the resident warps only; warp g runs units
 g, g + G, ... in turn, each paying a loop check and a round trip.
 
@@ -614,6 +618,7 @@ def vertex_kernel(
     count = partial(unit_transactions, words_per_sector=words, units=units)
 
     flags = atomic_updates and launch.lookup == "status"
+    changed_flag = sweep and launch.push is None and not launch.count_activations
     stores_per_vertex = stores_per_vertex or flags
     if strategy.defer_threshold is not None:
         deferred = active & (slot_degree > strategy.defer_threshold)
@@ -706,6 +711,9 @@ def vertex_kernel(
         sectors += store_sectors * (2 if flags else 1)
         store_steps_at = distinct_ids(group[store_lanes], int(simd_steps.sum()))
         store_requests = store_steps_at.size * (2 if flags else 1)
+        if changed_flag:
+            sectors += np.bincount(unit_of_step[store_steps_at], minlength=units)
+            store_requests += store_steps_at.size
 
     cluster_passes = None
     if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
@@ -752,6 +760,8 @@ def vertex_kernel(
     grabs = (full_layout.units + schedule_slots(strategy, device)[0]) if strategy.dynamic else 0
     queue_atomics = grabs + (int(deferred_positions.sum()) if n_deferred else 0)
     atomics = queue_atomics
+    if changed_flag and store_lanes.size:
+        queue_atomics += store_steps_at.size  # stores, but serialised on one address
     scan_cost = None
 
     # --- storing lanes' atomics and the worklist they build ---------------------------------
@@ -842,6 +852,7 @@ def vertex_kernel(
         main = main + outlier_kernel(
             indptr, indices, slot_vertex[np.flatnonzero(deferred)], launch, strategy, device,
             reads_weights=reads_weights, costs=costs, hit_rate=hit_rate,
+            changed_flag=changed_flag,
         )
     return main
 
@@ -857,8 +868,10 @@ def outlier_kernel(
     reads_weights: bool = False,
     costs: InstructionCosts = COSTS,
     hit_rate: float = 0.0,
+    changed_flag: bool = False,
 ) -> LaunchCost:
-    """Cost of the second kernel that expands each deferred vertex with a whole block."""
+    """Cost of the second kernel that expands each deferred vertex with a whole block
+    (``changed_flag``: its storing steps store the sweep's changed flag, see the module)."""
     ws = device.warp_size
     block = strategy.block_size
     warps = block // ws
@@ -890,12 +903,18 @@ def outlier_kernel(
     writes = _members(edges, work.writes, indices.size)
     step_sectors += padded_counts(
         distinct_sectors(lane_slot[writes] // ws, neighbour_sector[writes], 1), steps)
+    flag_steps = 0
+    if changed_flag:  # as the main kernel's: one flag store per storing step
+        storing_steps = distinct(lane_slot[writes] // ws)
+        step_sectors += np.bincount(storing_steps, minlength=steps)
+        flag_steps = storing_steps.size
     sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
     sectors += 1  # the queue entry and row bounds
     round_trips = 2 * warp_rounds.ravel() + 1
     unit_work = UnitWork(sisd, simd, sectors, round_trips)
     # launched as blocks (no grabs on the queue counter), whatever the main kernel's distribution
-    cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, 0, False,
+    cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, flag_steps,
+                                    False,
                                     units_per_block=warps, hit_rate=hit_rate)
 
     simd_issued = float(ws * warp_rounds.sum())
@@ -912,7 +931,7 @@ def outlier_kernel(
         simd_active=edges_expanded,
         u_a=simd_issued - edges_expanded,
         u_r=0.0,
-        requests=float(memory_per_step * warp_rounds.sum() + warp_rounds.size),
+        requests=float(memory_per_step * warp_rounds.sum() + warp_rounds.size + flag_steps),
         transactions=float(sectors.sum()),
         edges=edges_expanded,
     )

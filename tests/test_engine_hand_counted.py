@@ -68,25 +68,27 @@ def test_simd_steps_and_underutilisation(bfs_run, knobs, hub, leaves):
 
 
 def test_sectors_thread_mapping(bfs_run):
-    # Hub iteration: 40 one-lane steps each read one list sector, one status sector and store
-    # one sector (40 + 40 + 40); the SISD checks read status words 0..31 and 32..63 (4 + 4
-    # sectors) and the hub's row bounds indptr[0], indptr[1] (sector 0, twice): 130.
-    assert launch(bfs_run, 0, mapping="thread").transactions == 130
+    # Hub iteration: 40 one-lane steps each read one list sector, one status sector, store
+    # one sector and the changed flag (40 + 40 + 40 + 40); the SISD checks read status words
+    # 0..31 and 32..63 (4 + 4 sectors) and the hub's row bounds indptr[0], indptr[1] (sector
+    # 0, twice): 170.
+    assert launch(bfs_run, 0, mapping="thread").transactions == 170
 
 
 def test_sectors_virtual_warp_8(bfs_run):
     # Hub: 5 steps read list words 8s..8s+7 (5 sectors); statuses 1..8, 9..16, ..., 33..40
-    # straddle two sectors each (10); every edge stores (10). Staging, per warp of 4 tasks:
-    # status words 4p..4p+3 (1 sector, 16 warps) and bounds 4p..4p+4 (2 sectors for odd p):
-    # 16 + 24. Total 5 + 10 + 10 + 40 = 65.
-    assert launch(bfs_run, 0, mapping="vwarp", w=8).transactions == 65
+    # straddle two sectors each (10); every edge stores (10), every step the flag (5).
+    # Staging, per warp of 4 tasks: status words 4p..4p+3 (1 sector, 16 warps) and bounds
+    # 4p..4p+4 (2 sectors for odd p): 16 + 24. Total 5 + 10 + 10 + 5 + 40 = 70.
+    assert launch(bfs_run, 0, mapping="vwarp", w=8).transactions == 70
 
 
 def test_sectors_virtual_warp_32(bfs_run):
-    # Hub: list words 0..31 and 32..39 (4 + 1); statuses 1..32 (5) and 33..40 (2); stores 7.
-    # Staging per warp of 1 task: status word v (64 sectors) and bounds v, v+1 (1 sector, or
-    # 2 when v+1 starts a sector: v = 7, 15, ..., 63 → 8 warps): 64 + 72. Total 5+7+7+136.
-    assert launch(bfs_run, 0, mapping="vwarp", w=32).transactions == 155
+    # Hub: list words 0..31 and 32..39 (4 + 1); statuses 1..32 (5) and 33..40 (2); stores 7,
+    # flags 2. Staging per warp of 1 task: status word v (64 sectors) and bounds v, v+1 (1
+    # sector, or 2 when v+1 starts a sector: v = 7, 15, ..., 63 → 8 warps): 64 + 72. Total
+    # 5 + 7 + 7 + 2 + 136.
+    assert launch(bfs_run, 0, mapping="vwarp", w=32).transactions == 157
 
 
 def test_cycles_virtual_warp_32(bfs_run):
@@ -101,6 +103,23 @@ def test_cycles_thread_mapping(bfs_run):
     assert launch(bfs_run, 0, mapping="thread").cycles == 8365 + 102
 
 
+def test_changed_flag_serialises_on_one_address(bfs_run):
+    # Every storing step of a sweep stores the flag the host reads to stop, one word: with a
+    # store to one address every 1000 cycles, the thread mapping's 40 storing steps take
+    # 40000 cycles, more than its latency makespan (8467); W = 32 stores in 2 steps (2000,
+    # under its 515 + 63 * 104). They are stores, not atomics.
+    slow = dataclasses.replace(SERIAL, name="slow-flag", atomic_cycles=1000)
+    thread = launch(bfs_run, 0, mapping="thread", device=slow)
+    assert thread.bounds[0][4] == 40000
+    assert thread.cycles == 40000
+    assert thread.atomics == 0
+    vw32 = launch(bfs_run, 0, mapping="vwarp", w=32, device=slow)
+    assert vw32.bounds[0][4] == 2000
+    assert vw32.cycles == 515 + 63 * 104
+    # the leaves' sweep stores nothing, so no flag
+    assert launch(bfs_run, 1, mapping="thread", device=slow).bounds[0][4] == 0
+
+
 def test_deferred_outlier(bfs_run):
     cost = launch(bfs_run, 0, mapping="thread", defer_threshold=32)
     # Main kernel: warp 0 checks (2), sets up (3) and pushes the hub (2) with 3 round trips
@@ -111,8 +130,8 @@ def test_deferred_outlier(bfs_run):
     assert cost.atomics == 1
     assert (cost.simd_issued, cost.u_a, cost.u_r) == (64, 24, 0)
     # Main: status checks 8 sectors, hub bounds 2, queue store 1. Outlier: list 5, status 7,
-    # stores 7, queue entry 1.
-    assert cost.transactions == 11 + 20
+    # stores 7, the changed flag in each of its 2 steps, queue entry 1.
+    assert cost.transactions == 11 + 22
 
 
 def test_dynamic_distribution_adds_queue_atomics(bfs_run):
@@ -148,9 +167,10 @@ def test_dynamic_grabs_queue_behind_every_resident_warp(bfs_run, monkeypatch, sp
     issue, lsu, latency, memory, atomics, overhead = dyn.bounds[0]
     assert latency == 1325
     assert issue == 45 + 22
-    # 2 units' grabs and 4 empty ones on the counter: 6 atomics, 60 cycles of throughput
+    # 2 units' grabs and 4 empty ones on the counter: 6 atomics; with the hub's 5 storing
+    # steps' stores of the changed flag, 11 operations on one address: 110 cycles
     assert dyn.atomics == 6
-    assert atomics == 60
+    assert atomics == 110
     assert dyn.cycles == 1325
     # Statically the 2 units are 2 blocks on the 4 block slots and do not grab: the hub's
     # unit without the grab's 3 instructions and round trip, 1245 - 3 - 100.
