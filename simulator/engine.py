@@ -101,7 +101,7 @@ not (a reduction), but keeps activity in flags: each storing lane also sets its 
 A plain sweep (no worklist, no activation count) tells the host whether it changed anything
 through one flag word: every warp step with a storing lane stores it (one sector, one
 request), and these same-address stores serialise at the L2 like the tail's atomics (on the
-H100 they are most of an SSSP round's time where most edges improve: bench/gpu).
+H100 they are most of an SSSP round's time where most edges improve: bench/gpu/flag_stores.py).
 A fixed grid (``variable_grid=false``) launches the resident warps only; warp g runs units
 g, g + G, ... in turn, each paying a loop check and a round trip.
 
