@@ -55,29 +55,28 @@ class AsynchronousLowering:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         degree = self.indptr[worklist + 1] - self.indptr[worklist]
         deferred = None if defer_threshold is None else degree > defer_threshold
-        lanes, values = [], []
+        lanes, values = [np.zeros(0, dtype=np.int64)], [self.values[:0]]
         offset = 0
         for first in range(0, worklist.size, entries_per_wave):
             wave = worklist[first:first + entries_per_wave]
+            wave_degree = degree[first:first + entries_per_wave]
             if deferred is not None:
-                wave = wave[~deferred[first:first + entries_per_wave]]
+                expands = ~deferred[first:first + entries_per_wave]
+                wave, wave_degree = wave[expands], wave_degree[expands]
             # a later copy of a vertex in the same wave reads what its first copy read and
             # finds its targets lowered already: only first copies store
             firsts = np.sort(first_of_each(wave))
             sub_lanes, _, wave_values = self._relax(wave[firsts])
-            degree_in_wave = self.indptr[wave + 1] - self.indptr[wave]
-            starts = np.cumsum(degree_in_wave) - degree_in_wave
-            sub_ends = np.cumsum(degree_in_wave[firsts])
-            shift = starts[firsts] - (sub_ends - degree_in_wave[firsts]) + offset
+            starts = np.cumsum(wave_degree) - wave_degree
+            sub_ends = np.cumsum(wave_degree[firsts])
+            shift = starts[firsts] - (sub_ends - wave_degree[firsts]) + offset
             lanes.append(sub_lanes + shift[np.searchsorted(sub_ends, sub_lanes, side="right")])
             values.append(wave_values)
-            offset += int(degree_in_wave.sum())
+            offset += int(wave_degree.sum())
         outlier_writes = np.zeros(0, dtype=np.int64)
         if deferred is not None and deferred.any():
             _, outlier_edges, _ = self._relax(distinct(worklist[deferred]))
-            outlier_writes = np.unique(outlier_edges)
-        if not lanes:
-            return WaveStores(outlier_writes, self.values[:0].copy(), outlier_writes)
+            outlier_writes = distinct(outlier_edges)
         return WaveStores(np.concatenate(lanes), np.concatenate(values), outlier_writes)
 
     def _relax(self, vertices: np.ndarray):

@@ -710,9 +710,10 @@ def vertex_kernel(
         store_sectors = count(group[store_lanes], neighbours[store_lanes], unit_of_step)
         sectors += store_sectors * (2 if flags else 1)
         store_steps_at = distinct_ids(group[store_lanes], int(simd_steps.sum()))
+        store_steps = np.bincount(unit_of_step[store_steps_at], minlength=units)
         store_requests = store_steps_at.size * (2 if flags else 1)
         if changed_flag:
-            sectors += np.bincount(unit_of_step[store_steps_at], minlength=units)
+            sectors += store_steps
             store_requests += store_steps_at.size
 
     cluster_passes = None
@@ -767,9 +768,6 @@ def vertex_kernel(
     # --- storing lanes' atomics and the worklist they build ---------------------------------
     if store_lanes.size and (atomic_updates or launch.count_activations or launch.push):
         store_unit = unit_of_step[group[store_lanes]]
-        store_steps = np.bincount(
-            unit_of_step[store_steps_at], minlength=units
-        )
         if atomic_updates:
             atomics += store_lanes.size
             if launch.push is not None:  # the push decision waits for atomicMin's old value
@@ -901,11 +899,12 @@ def outlier_kernel(
     if reads_weights:
         step_sectors += list_sectors
     writes = _members(edges, work.writes, indices.size)
-    step_sectors += padded_counts(
-        distinct_sectors(lane_slot[writes] // ws, neighbour_sector[writes], 1), steps)
+    write_step = lane_slot[writes] // ws
+    step_sectors += padded_counts(distinct_sectors(write_step, neighbour_sector[writes], 1),
+                                  steps)
     flag_steps = 0
     if changed_flag:  # as the main kernel's: one flag store per storing step
-        storing_steps = distinct(lane_slot[writes] // ws)
+        storing_steps = distinct(write_step)
         step_sectors += np.bincount(storing_steps, minlength=steps)
         flag_steps = storing_steps.size
     sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
