@@ -240,3 +240,32 @@ def test_wide_warps_sssp_worklists_converge_in_fewer_entries():
     simulated_thread = simulate(g, "sssp", thread, "h100", functional=fr).worklist_items
     assert abs(simulated_wide / measured_wide - 1) < 0.05
     assert simulated_wide < 0.97 * simulated_thread
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp"])
+def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(gpu, table, algorithm):
+    """results/h100_launches_<algorithm>.parquet (bench/gpu/launch_times.py, another device
+    session) holds every graph and configuration of h100.parquet in its plain or topology
+    variant, launches numbered 0..L-1, worklist launches starting from the source alone, and
+    per configuration launch times that sum to about the run's kernel time measured apart."""
+    configs, _ = gpu
+    launches = pq.read_table(GPU_DIR / "results" / f"h100_launches_{algorithm}.parquet")
+    runs: dict[tuple, list[dict]] = {}
+    for r in launches.to_pylist():
+        runs.setdefault((r["graph"], r["config"], r["variant"]), []).append(r)
+    expected = {(r["graph"], r["config"], r["variant"]) for r in table.to_pylist()
+                if r["algorithm"] == algorithm
+                and r["variant"] in ("plain", configs.TOPOLOGY_VARIANT)}
+    assert set(runs) == expected
+    kernel_us = {(r["graph"], r["config"], r["variant"]): r["kernel_us"]
+                 for r in table.to_pylist() if r["algorithm"] == algorithm}
+    for key, rows in runs.items():
+        rows.sort(key=lambda r: r["launch"])
+        assert [r["launch"] for r in rows] == list(range(len(rows))), key
+        assert all(r["kernel_us"] > 0 and r["runs"] >= 1 for r in rows), key
+        if "driven=data" in key[1]:
+            assert rows[0]["entries"] == 1 and all(r["entries"] > 0 for r in rows), key
+        else:
+            assert all(r["entries"] == -1 for r in rows), key
+        total = sum(r["kernel_us"] for r in rows)
+        assert 0.7 < total / kernel_us[key] < 1.6, (key, total, kernel_us[key])

@@ -1,0 +1,118 @@
+"""Each launch's kernel time in the real runs, to set against the simulator's per-launch times
+(``Result.trace``): where a run's total is off, which launches (large frontiers or small, sweeps
+or worklists) make the difference.
+
+Runs the harness's configurations of one algorithm (data-driven ones in their ``plain`` push
+variant, the fastest on the H100) ``--reps`` times per graph with CUDA events around every
+launch and writes one row per (graph, config, launch): the median kernel time over the runs
+and, for worklist launches, the entries the launch read (the median too: asynchronous
+kernels differ from run to run). Runs whose launch count differs from the first run's are
+left out of the medians.
+
+    PYTHONPATH=. python bench/gpu/launch_times.py --graphs-dir ../shared/graphs \\
+        --out bench/gpu/results/h100_launches.parquet [--only email-Enron] [--algorithm sssp]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import cupy as cp
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from simulator.functional import default_source
+from simulator.graph_spec import parse_spec
+from simulator.load import load_graph
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import configs  # noqa: E402
+from harness import Clock  # noqa: E402
+from harness import DeviceGraph  # noqa: E402
+from harness import compile_kernels  # noqa: E402
+from harness import resident_blocks_fn  # noqa: E402
+from harness import warm_gpu  # noqa: E402
+from plans import plan_for  # noqa: E402
+
+
+class EntryClock(Clock):
+    """A per-kernel clock that also notes each launch's worklist length (its count argument)."""
+
+    def __init__(self, count_arg: int | None) -> None:
+        super().__init__()
+        self.count_arg = count_arg
+        self.entries: list[int] = []
+
+    def start(self, per_kernel: bool) -> None:
+        super().start(per_kernel)
+        self.entries = []
+
+    def launch(self, kernel, grid: int, block: int, args: tuple, shared: int = 0) -> None:
+        self.entries.append(-1 if self.count_arg is None else int(args[self.count_arg]))
+        super().launch(kernel, grid, block, args, shared)
+
+    def launch_us(self) -> list[float]:
+        return [1000.0 * cp.cuda.get_elapsed_time(b, e) for b, e in self.pairs[: self.used]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--graphs-dir", default=configs.REPO_GRAPHS_DIR)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--only", nargs="*", default=())
+    parser.add_argument("--algorithm", default="sssp", choices=("bfs", "sssp"))
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args(argv)
+    wanted = [(m, plan_for(m)) for m in configs.measurements()
+              if m.algorithm == args.algorithm
+              and m.variant in ("plain", configs.TOPOLOGY_VARIANT)]
+    kernels = compile_kernels([p for _, p in wanted])
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    resident = resident_blocks_fn(props["multiProcessorCount"])
+    warm_gpu(2.0)
+    rows = []
+    for spec, repo_spec in configs.graph_specs(args.graphs_dir, tuple(args.only)):
+        graph = load_graph(spec, cache=False)
+        source = default_source(graph)
+        dg = DeviceGraph(graph, resident)
+        name = parse_spec(repo_spec).short_name()
+        for m, plan in wanted:
+            count_arg = None
+            if plan.driven == "data":
+                count_arg = 5 if args.algorithm == "bfs" else 6
+            dg.clock = EntryClock(count_arg)
+            runs = []
+            for _ in range(args.reps + 1):  # the first run warms up
+                dg.reset(m.algorithm, source, plan.driven)
+                dg.clock.start(True)
+                dg.run(plan, kernels, source, 4 * graph.n + 16)
+                cp.cuda.Device().synchronize()
+                runs.append((dg.clock.launch_us(), list(dg.clock.entries)))
+            runs = runs[1:]
+            launches = len(runs[0][0])
+            kept = [r for r in runs if len(r[0]) == launches]
+            for i in range(launches):
+                rows.append({
+                    "graph": name, "graph_spec": repo_spec, "algorithm": m.algorithm,
+                    "config": m.config, "variant": m.variant, "source": source,
+                    "launch": i, "runs": len(kept),
+                    "kernel_us": float(statistics.median(r[0][i] for r in kept)),
+                    "entries": int(statistics.median_low(r[1][i] for r in kept)),
+                })
+            total = sum(r["kernel_us"] for r in rows[-launches:])
+            print(f"{name} {m.config} {m.variant}: {launches} launches, {total:.1f} us "
+                  f"({len(kept)}/{len(runs)} runs)", flush=True)
+        del dg
+        cp.get_default_memory_pool().free_all_blocks()
+        pq.write_table(pa.Table.from_pylist(rows), args.out)
+    print(f"wrote {len(rows)} rows to {args.out}; entries -1: a sweep "
+          f"({np.mean([r['runs'] for r in rows]):.1f} runs a launch on average)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Per-launch fidelity: the simulator's kernel time of each launch against the H100's (issue 11).
+
+The GPU side is ``bench/gpu/launch_times.py`` (CUDA events around every launch, median of 5
+runs; ``results/h100_launches_<algorithm>.parquet``); the simulator's is ``Result.trace``'s
+per-iteration time less the host round trip. Launch i is set against launch i (worklist runs
+may differ in length by a few launches: the shorter one's launches are compared). Prints, per
+configuration, the median simulated / GPU ratio over launches in buckets of the GPU's kernel
+time (small launches are latency- and overhead-bound, large ones throughput-bound), and with
+``--entries`` the worklist entries per launch as well. A ratio that differs between buckets, or
+between the configurations of one bucket, is a cost the model mis-weights; one that is level
+across them is a matter for the device's calibrated figures.
+
+Run from anywhere: python bench/launch_fidelity.py [--algorithm sssp] [--device FILE|NAME]
+[--graphs a,b] [--entries]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from bench.fidelity import short  # noqa: E402
+from simulator.device import get_device  # noqa: E402
+from simulator.functional import functional_run  # noqa: E402
+from simulator.load import load_graph  # noqa: E402
+from simulator.simulate import simulate  # noqa: E402
+
+RESULTS = ROOT / "bench" / "gpu" / "results"
+BUCKETS_US = (0.0, 20.0, 50.0, 200.0, float("inf"))
+
+
+def graph_path(spec: str) -> str:
+    """The recorded spec (``file:../shared/graphs/...``, relative to the repo root) made to
+    load from anywhere."""
+    return spec.replace("file:../", f"file:{ROOT.parent}/", 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algorithm", default="sssp", choices=("bfs", "sssp"))
+    parser.add_argument("--device", default=str(RESULTS / "h100.toml"),
+                        help="device preset or file (default: the calibrated h100.toml)")
+    parser.add_argument("--graphs", default=None, help="short graph names, comma-separated")
+    parser.add_argument("--entries", action="store_true",
+                        help="also print each worklist launch's entries, GPU and simulated")
+    args = parser.parse_args(argv)
+    device = get_device(args.device)
+    rows = pq.read_table(RESULTS / f"h100_launches_{args.algorithm}.parquet").to_pylist()
+    wanted = set(args.graphs.split(",")) if args.graphs else None
+    by_run: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if wanted is None or r["graph"] in wanted:
+            key = (r["graph"], r["graph_spec"], r["source"], r["config"])
+            by_run.setdefault(key, []).append(r)
+    ratios: dict[str, list[list[float]]] = {}
+    loaded: dict[str, tuple] = {}
+    for (graph, spec, source, config), launches in by_run.items():
+        if graph not in loaded:
+            g = load_graph(graph_path(spec))
+            loaded.clear()  # one graph in memory at a time
+            loaded[graph] = (g, functional_run(g, args.algorithm, source))
+        g, run = loaded[graph]
+        launches.sort(key=lambda r: r["launch"])
+        gpu = np.array([r["kernel_us"] for r in launches])
+        result = simulate(g, args.algorithm, config, device, functional=run, trace=True)
+        sim = result.trace["time_us"] - device.host_roundtrip_us
+        k = min(sim.size, gpu.size)
+        buckets = ratios.setdefault(short(config), [[] for _ in BUCKETS_US[1:]])
+        where = np.searchsorted(BUCKETS_US, gpu[:k], side="right") - 1
+        for b, ratio in zip(where, sim[:k] / gpu[:k], strict=True):
+            buckets[b].append(float(ratio))
+        print(f"{graph:<22} {short(config):<13} launches GPU {gpu.size:5d} sim {sim.size:5d}  "
+              f"kernel us GPU {gpu.sum():9.0f} sim {sim[:k].sum():9.0f} "
+              f"({sim[:k].sum() / gpu[:k].sum():.2f})", flush=True)
+        if args.entries and launches[0]["entries"] >= 0:
+            simulated = result.trace["worklist"]
+            for i in range(k):
+                print(f"    launch {i:4d}  entries GPU {launches[i]['entries']:8d} "
+                      f"sim {int(simulated[i]):8d}  kernel us GPU {gpu[i]:8.1f} sim {sim[i]:8.1f}")
+    edges = [f"<{int(b)}" if b < float("inf") else f">={int(BUCKETS_US[-2])}"
+             for b in BUCKETS_US[1:]]
+    print(f"\nmedian simulated / GPU kernel time per launch ({args.device}), by the GPU's "
+          "launch time in us (launches in brackets)")
+    print(f"{'config':<14}" + "".join(f" {e:>14}" for e in edges))
+    for config, buckets in sorted(ratios.items()):
+        print(f"{config:<14}" + "".join(
+            f" {np.median(b):7.2f} ({len(b):4d})" if b else f" {'-':>14}" for b in buckets))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    sys.exit(main())
