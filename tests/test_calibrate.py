@@ -20,9 +20,11 @@ from tuner.calibrate import calibrated_device
 from tuner.calibrate import device_toml
 from tuner.calibrate import fit
 from tuner.calibrate import load_measured
+from tuner.calibrate import measured_host_us
 from tuner.calibrate import predict
 from tuner.calibrate import simulate_parts
 from tuner.cli import main
+from tuner.cli_calibrate import fit_table
 
 GRAPHS = {
     "rmat8": "rmat:scale=8,seed=1,weights=random",
@@ -58,21 +60,27 @@ def rows() -> list[Measured]:
     return out
 
 
-def write_measured(path, rows: list[Measured], times_us, device: str) -> None:
+def write_measured(path, rows: list[Measured], times_us, device: str,
+                   host: tuple[list[int], float] | None = None) -> None:
     """A measured file in the harness's format: per config the true time as its best correct
-    variant, beside a slower correct variant and a faster incorrect one (both to be ignored)."""
+    variant, beside a slower correct variant and a faster incorrect one (both to be ignored).
+    ``host``: each row's launches and the host's time per launch, which the kernel time then
+    leaves out (else the kernel time is the whole time, as if nothing was spent outside)."""
     records = []
-    for r, t in zip(rows, times_us, strict=True):
+    launches = host[0] if host else [1] * len(rows)
+    for r, t, n in zip(rows, times_us, launches, strict=True):
+        kernel_us = t - n * host[1] if host else t
         g = load_graph(r.graph_spec)
         base = {"device": device, "gpu_name": "test", "graph": r.graph,
                 "graph_spec": r.graph_spec, "n": g.n, "m": g.m, "algorithm": r.algorithm,
-                "config": r.config, "source": r.source, "iterations": 1, "launches": 1,
+                "config": r.config, "source": r.source, "iterations": 1, "launches": n,
                 "reps": 5, "cupy_version": "-", "cuda_version": "-", "commit": "-",
                 "measured_at": "2026-01-01T00:00:00Z"}
         for variant, time_us, correct in (("default", t, True), ("plain", 1.5 * t, True),
                                           ("claimed", 0.5 * t, False)):
             records.append({**base, "variant": variant, "time_us": float(time_us),
-                            "time_us_min": float(time_us), "kernel_us": float(time_us),
+                            "time_us_min": float(time_us),
+                            "kernel_us": float(time_us - (t - kernel_us)),
                             "correct": correct})
     pq.write_table(pa.Table.from_pylist(records), path)
 
@@ -95,6 +103,34 @@ def test_surrogate_times_give_back_their_thetas(rows, tmp_path):
         else:
             assert cal.thetas[part] == pytest.approx(TRUTH[part], rel=0.02), part
     assert cal.rms_after < 1e-3 < cal.rms_before
+
+
+def test_the_host_is_pinned_to_what_the_file_measured(rows, tmp_path):
+    """A file that records kernel time and launches gives the host's round trip itself: the
+    fit takes (total - kernel time) / launches as the host's figure (here 0.7x the device's,
+    as the times were made) and fits the rest around it; with ``measured_host=False`` it fits
+    the host too, and both give back the truth."""
+    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
+    times = [SMALL.us(c) for c in predict(parts, TRUTH)]
+    launches = [round(p.host_cycles / SMALL.cycles(SMALL.host_roundtrip_us)) for p in parts]
+    path = tmp_path / "measured.parquet"
+    write_measured(path, rows, times, SMALL.name,
+                   host=(launches, TRUTH["host"] * SMALL.host_roundtrip_us))
+    measured = load_measured(path, device=SMALL.name)
+    assert measured_host_us(measured) == pytest.approx(0.7 * SMALL.host_roundtrip_us)
+    parts = simulate_parts(measured, SMALL, cache=tmp_path / "cache")  # in the file's order
+    for pin in (True, False):
+        cal = fit(parts, measured, SMALL, measured_host=pin)
+        assert cal.pinned == (("host",) if pin else ())
+        assert "host" not in cal.unconstrained
+        for part in set(THETA_NAMES) - set(cal.unconstrained):
+            assert cal.thetas[part] == pytest.approx(TRUTH[part], rel=0.02), (pin, part)
+    # a host figure that disagrees with the times is kept as measured, and the fit shows it
+    write_measured(path, rows, times, SMALL.name, host=(launches, 2 * SMALL.host_roundtrip_us))
+    cal = fit(parts, load_measured(path, device=SMALL.name), SMALL)
+    assert cal.thetas["host"] == pytest.approx(2.0) and cal.rms_after > 1e-2
+    host_line = next(line for line in fit_table(cal).splitlines() if line.startswith("host"))
+    assert "2.0000" in host_line and "measured: (total - kernel time) / launches" in host_line
 
 
 def test_a_part_that_never_binds_stays_at_one(rows):

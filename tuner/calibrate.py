@@ -116,6 +116,7 @@ class Calibration:
     log_errors_before: np.ndarray = field(repr=False)
     log_errors_after: np.ndarray = field(repr=False)
     relative: bool = False  # fitted with a free offset per (graph, algorithm) (``fit``)
+    pinned: tuple[str, ...] = ()  # parts set from the measurements rather than fitted
 
     @property
     def rms_before(self) -> float:
@@ -492,21 +493,24 @@ def _demean(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int, seed: int,
-           groups: np.ndarray | None = None, weights: np.ndarray | None = None) -> np.ndarray:
-    """Least squares on log errors over the free parts' log thetas (the others stay at 1),
-    from ``starts`` seeded starting points (the first at theta = 1); the best solution.
-    ``groups`` (a group number per run) gives every group a free log offset, profiled out by
-    subtracting each group's mean error; ``weights`` scale each run's error."""
+           groups: np.ndarray | None = None, weights: np.ndarray | None = None,
+           fixed: np.ndarray | None = None) -> np.ndarray:
+    """Least squares on log errors over the free parts' log thetas (the others stay at
+    ``fixed``, default 1), from ``starts`` seeded starting points (the first at theta = 1);
+    the best solution. ``groups`` (a group number per run) gives every group a free log
+    offset, profiled out by subtracting each group's mean error; ``weights`` scale each
+    run's error."""
     from scipy.optimize import least_squares
 
+    base_theta = np.ones(len(THETA_NAMES)) if fixed is None else fixed
     k = int(free.sum())
     if k == 0:
-        return np.ones(len(THETA_NAMES))
+        return base_theta.copy()
     lo, hi = math.log(THETA_RANGE[0]), math.log(THETA_RANGE[1])
     w = np.ones(stack.runs) if weights is None else weights
 
     def full(x: np.ndarray) -> np.ndarray:
-        theta = np.ones(len(THETA_NAMES))
+        theta = base_theta.copy()
         theta[free] = np.exp(x)
         return theta
 
@@ -594,6 +598,7 @@ def fit(
     starts: int = 4,
     seed: int = 0,
     relative: bool = True,
+    measured_host: bool = True,
 ) -> Calibration:
     """Per-part scales minimising the squared log error of the surrogate against the measured
     times (converted to cycles at the base device's clock); parts whose bound never binds stay
@@ -604,7 +609,12 @@ def fit(
     configurations relative to each other (what ranking them needs), an error common to a
     whole graph (its host loop, say) does not bend them, and an algorithm measured in fewer
     configurations is not outweighed; then one common scale on the free thetas sets the
-    absolute level. Otherwise (absolute) plain least squares over the rows."""
+    absolute level. Otherwise (absolute) plain least squares over the rows.
+
+    ``measured_host``: where the rows record their kernel time and launches, the host's
+    round trip per launch is what they measured (``measured_host_us``), not a fitted part:
+    from total times alone it trades off against the launch overhead (both come once a
+    launch), and the kernel parts then have to make up for its error."""
     base = get_device(base_device)
     if len(parts) != len(measured):
         raise ConfigError(f"{len(parts)} simulations for {len(measured)} measured rows")
@@ -618,13 +628,22 @@ def fit(
         count = np.bincount(groups).astype(np.float64)
         weights = np.sqrt(len(measured) / (count.size * count[groups]))  # equal per group
     free = np.ones(len(THETA_NAMES), dtype=bool)
-    theta = _solve(stack, target, free, starts, seed, groups, weights)
+    fixed = np.ones(len(THETA_NAMES))
+    pinned: tuple[str, ...] = ()
+    host_us = measured_host_us(measured) if measured_host else None
+    if host_us is not None:
+        at = THETA_NAMES.index("host")
+        fixed[at] = float(np.clip(host_us / base.host_roundtrip_us, *THETA_RANGE))
+        free[at] = False
+        pinned = ("host",)
+    theta = _solve(stack, target, free, starts, seed, groups, weights, fixed)
     for _ in range(3):  # fix what never binds at 1, fit the rest again, until nothing changes
         idle = _never_binds(stack, theta) & free
         if not idle.any():
             break
         free &= ~idle
-        theta = _solve(stack, target, free, starts, seed, groups, weights)
+        fixed[idle] = 1.0
+        theta = _solve(stack, target, free, starts, seed, groups, weights, fixed)
     if relative:
         theta = _level(stack, target, theta, free)
     contrib = stack.contributions(theta)
@@ -643,7 +662,8 @@ def fit(
     return Calibration(
         base=base,
         thetas={n: float(t) for n, t in zip(THETA_NAMES, theta, strict=True)},
-        unconstrained=tuple(n for n, f in zip(THETA_NAMES, free, strict=True) if not f),
+        unconstrained=tuple(n for n, f in zip(THETA_NAMES, free, strict=True)
+                            if not f and n not in pinned),
         log_se={n: float(s) for n, s in zip(names, log_se, strict=True)},
         share={n: float(s) for n, s in
                zip(THETA_NAMES, contrib.sum(axis=0) / pred.sum(), strict=True)},
@@ -653,7 +673,16 @@ def fit(
         log_errors_before=before,
         log_errors_after=after,
         relative=relative,
+        pinned=pinned,
     )
+
+
+def measured_host_us(measured: Sequence[Measured]) -> float | None:
+    """The host's time per launch outside kernels, (total - kernel time) / launches, median
+    over the rows that record both (None where none does)."""
+    gaps = [(m.time_us - m.kernel_us) / m.launches for m in measured
+            if m.kernel_us is not None and m.launches and m.kernel_us < m.time_us]
+    return float(np.median(gaps)) if gaps else None
 
 
 # ---------------------------------------------------------------------------------- device

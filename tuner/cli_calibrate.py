@@ -109,6 +109,10 @@ def fit_table(calibration: Calibration) -> str:
             lines.append(f"{part:<9} {theta:8.4f}  {'-':>9}  {'-':>6}  unconstrained: its bound "
                          "never binds, kept at 1")
             continue
+        if part in calibration.pinned:
+            lines.append(f"{part:<9} {theta:8.4f}  {'-':>9}  {100 * calibration.share[part]:5.1f}%"
+                         "  measured: (total - kernel time) / launches, not fitted")
+            continue
         se = se_text(calibration.log_se.get(part, float("nan")))
         note = []
         if at_bound(theta):
