@@ -28,6 +28,10 @@ class Device:
     ``block_launch_cycles``: from a block's dispatch to its warps' first instruction (each
     block of a launch pays it; a resident grid once). ``instruction_cycles``: scheduler
     cycles per pass of a warp instruction (1: one per cycle; calibration may scale it).
+    ``atomic_round_trips``: memory round trips a thread waits for the value an atomic
+    returns (a queue grab, a push's slot on the tail, atomicMin's old value): the L2
+    serves atomics, and on the H100 a returning atomic takes about two loads' round trips
+    (a worklist launch expanding one hub vertex, ``bench/launch_fidelity.py``).
     """
 
     name: str
@@ -51,6 +55,7 @@ class Device:
     l2_bytes: int = 0
     l2_latency_cycles: float = 0.0
     l2_bandwidth_gbs: float = 0.0
+    atomic_round_trips: int = 2
     scalar_unit: bool = False
     cluster_issue: bool = False
 
@@ -58,7 +63,7 @@ class Device:
         positive = (
             "warp_size simd_width sms schedulers max_warps_per_sm max_blocks_per_sm "
             "max_threads_per_block clock_ghz dram_bandwidth_gbs sector_bytes "
-            "lsu_sectors_per_cycle instruction_cycles"
+            "lsu_sectors_per_cycle instruction_cycles atomic_round_trips"
         ).split()
         for field in positive:
             if not getattr(self, field) > 0:

@@ -87,17 +87,21 @@ on the H100 this gives the thread-mapped SSSP worklists' entries within 6%,
 bench/worklist_fidelity.py). Per warp unit, with p items over s pushing steps:
 
     atomic    lanes' atomicAdds on the tail, warp-aggregated as compilers emit them: per pushing
-              step push + aggregate instructions, a round trip and one tail atomic
-              (serialised on the tail's address at L2's atomic rate)
+              step push + aggregate instructions, the wait for the atomic's result and one
+              tail atomic (serialised on the tail's address at L2's atomic rate)
     chunked   one atomic per batch (thread, or warp for warp-based mappings) + a warp scan
     prefix    block scan (5 + 2 barriers + log2 warps per block), 2 round trips, no atomics,
               and a scan launch over the block totals
 
 Items land in consecutive words: ceil(p / words per sector) sectors. SSSP and CC launches
 (sweeps and worklists alike) lower distances/labels with atomicMin, one atomic per storing
-lane; a worklist launch waits for its old value (a round trip per storing step), a sweep does
+lane; a worklist launch waits for its old value (per storing step), a sweep does
 not (a reduction), but keeps activity in flags: each storing lane also sets its target's flag
 (the stores' sectors again) and each active vertex clears its own (a vertex store).
+A wait for an atomic's returned value (a queue grab, a push's slot, atomicMin's old value, an
+outlier's queue slot) takes ``device.atomic_round_trips`` round trips: the L2 serves atomics,
+and on the H100 a returning atomic takes about two loads' round trips (one warp expanding a
+hub vertex: a worklist launch against a sweep, ``bench/launch_fidelity.py``).
 A plain sweep (no worklist, no activation count) tells the host whether it changed anything
 through one flag word: every warp step with a storing lane stores it (one sector, one
 request), and these same-address stores serialise at the L2 like the tail's atomics (on the
@@ -743,7 +747,8 @@ def vertex_kernel(
         # the spatial kernel reads its representatives' worklist entries
         sectors += ceil_div(ceil_div(per_unit, launch.partition), words)
 
-    round_trips = 2 * simd_steps + deferred_positions
+    waits = device.atomic_round_trips  # for an atomic's returned value
+    round_trips = 2 * simd_steps + waits * deferred_positions
     # finding the slots' vertices: thread-based sweeps read the status, then the active
     # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
     # launches two (the entries, then their vertices' row bounds)
@@ -752,7 +757,7 @@ def vertex_kernel(
     else:
         round_trips += 2 if launch.lookup == "worklist" else 1
     if strategy.dynamic:
-        round_trips += 1
+        round_trips += waits
     memory_per_step = 2 + (1 if reads_weights else 0)
     requests = memory_per_step * simd_steps.sum() + store_requests + sisd_requests
     # same-address atomics of a warp step are warp-aggregated (one per warp, as compilers
@@ -771,7 +776,7 @@ def vertex_kernel(
         if atomic_updates:
             atomics += store_lanes.size
             if launch.push is not None:  # the push decision waits for atomicMin's old value
-                round_trips += store_steps
+                round_trips += waits * store_steps
         if launch.count_activations:
             storing_units = int(np.count_nonzero(np.bincount(store_unit, minlength=units)))
             sisd += costs.scan * (np.bincount(store_unit, minlength=units) > 0)

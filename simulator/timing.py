@@ -256,7 +256,7 @@ def reduce_items(rows: np.ndarray) -> np.ndarray:
 
 
 def clean_unit_work(layout: TaskLayout, strategy: Strategy, costs: InstructionCosts,
-                     donated: bool) -> UnitWork:
+                     donated: bool, atomic_round_trips: int) -> UnitWork:
     """Each unit's work in a sweep with no active vertex: its status checks (or staging),
     the dynamic grab, the donation barrier when some thread donates, the static reads."""
     staged = layout.w > 1
@@ -270,7 +270,7 @@ def clean_unit_work(layout: TaskLayout, strategy: Strategy, costs: InstructionCo
     round_trips = (layout.real_positions.astype(np.int64) if not staged
                    else np.ones(layout.units, dtype=np.int64))
     if strategy.dynamic:
-        round_trips = round_trips + 1
+        round_trips = round_trips + atomic_round_trips  # the grab's returned unit
     sectors = layout.static_sectors.astype(np.float64)
     return UnitWork(sisd, np.zeros(layout.units), sectors, round_trips)
 
@@ -286,7 +286,7 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     cached = layout.cache.get(key)
     if cached is not None and cached[0] is device and cached[1] is costs:
         return cached[2]
-    work = clean_unit_work(layout, strategy, costs, donated)
+    work = clean_unit_work(layout, strategy, costs, donated, device.atomic_round_trips)
     sisd, sectors = work.sisd, work.sectors
     units = unit_timing(work, device, layout.k == 1, hit_rate,
                         unit_start_cycles(strategy, device, grid_stride))

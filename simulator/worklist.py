@@ -76,7 +76,7 @@ def push_cost(
     atomic: each pushing lane does atomicAdd(tail, 1), which compilers warp-aggregate: per
         warp step with pushes a ballot, one atomic by a leader, a shuffle of the base, the
         stores (one tail atomic per pushing step, serialised on the tail's address at L2), and
-        a round trip for the atomic's result.
+        the wait for the atomic's result (``device.atomic_round_trips``).
     chunked: each batch (thread, or warp when the warp aggregates) adds its count with one
         atomic and stores its items at consecutive slots.
     prefix: every warp takes part in a block-wide prefix sum of the counts (scan, barriers);
@@ -87,7 +87,7 @@ def push_cost(
     if mode == "atomic":
         instructions = (costs.push + costs.aggregate) * steps
         sectors = stores + steps
-        round_trips = steps.copy()
+        round_trips = device.atomic_round_trips * steps
         tail_atomics = int(steps.sum())
         requests = 2 * int(steps.sum())
         scan = None
@@ -95,7 +95,7 @@ def push_cost(
         pushing = work.batches > 0
         instructions = costs.push_store * steps + (costs.scan + costs.batch) * pushing
         sectors = stores + work.batches
-        round_trips = pushing.astype(np.int64)
+        round_trips = device.atomic_round_trips * pushing.astype(np.int64)
         tail_atomics = int(work.batches.sum())
         requests = int(steps.sum() + work.batches.sum())
         scan = None

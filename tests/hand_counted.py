@@ -1,8 +1,9 @@
 """The device and graph the hand-counted cost tests share (counts done on paper).
 
 SERIAL: one SM running one warp at a time, one instruction per cycle, DRAM latency 100, no
-bandwidth, atomic, launch or host limits: a launch takes the sum over its warps of
-instructions + 100 * round trips. The star: vertex 0 joined to 1..40, 41..63 isolated.
+bandwidth, atomic, launch or host limits, an atomic's returned value one round trip away: a
+launch takes the sum over its warps of instructions + 100 * round trips. The star: vertex 0
+joined to 1..40, 41..63 isolated.
 """
 
 import numpy as np
@@ -14,6 +15,7 @@ SERIAL = Device(
     "serial", simd_width=32, sms=1, schedulers=1, max_warps_per_sm=1, max_blocks_per_sm=1,
     clock_ghz=1.0, dram_bandwidth_gbs=1e9, dram_latency_cycles=100,
     lsu_sectors_per_cycle=1e9, atomic_cycles=0, launch_overhead_us=0, host_roundtrip_us=0,
+    atomic_round_trips=1,
 )
 
 

@@ -542,3 +542,17 @@ def test_later_step_lowers_again(late, pushed, duplicates):
     run = simulate(graph, "sssp", "mapping=thread,driven=data", SERIAL, source=0, trace=True)
     assert run.trace["worklist"].tolist() == [1, 2, len(pushed)]
     assert run.duplicates == duplicates
+
+
+@pytest.mark.parametrize("push, cycles", [("atomic", 36 + 1600), ("chunked", 31 + 1200),
+                                          ("prefix", 1234 + SCAN_CYCLES)])
+def test_returning_atomics_wait_their_round_trips(broom_bfs, push, cycles):
+    """With a returned atomic value two round trips away (``atomic_round_trips``, the H100's
+    figure), each wait for one costs 200 cycles rather than 100: the atomic push waits once
+    per pushing step, (2, 3) times -> L = (27 + 1200, 36 + 1600); chunked once per pushing
+    unit -> (26 + 1000, 31 + 1200); prefix waits on no atomic (the slower warp's L each)."""
+    slow_atomics = dataclasses.replace(PAIR, name="pair-atomics", atomic_round_trips=2)
+    launch = worklist_launch(broom_bfs, 1, range(1, 34), push=push)
+    cost = vertex_kernel(broom_bfs.indptr, broom_bfs.indices, launch, Strategy(block_size=64),
+                         slow_atomics)
+    assert cost.cycles == cycles
