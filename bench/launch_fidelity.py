@@ -6,12 +6,14 @@ per-iteration time less the host round trip. Launch i is set against launch i (w
 may differ in length by a few launches: the shorter one's launches are compared). Prints, per
 configuration, the median simulated / GPU ratio over launches in buckets of the GPU's kernel
 time (small launches are latency- and overhead-bound, large ones throughput-bound), and with
-``--entries`` the worklist entries per launch as well. A ratio that differs between buckets, or
-between the configurations of one bucket, is a cost the model mis-weights; one that is level
-across them is a matter for the device's calibrated figures.
+``--launches`` every launch's times and (worklist launches) entries. Launch 0 expands the
+source alone: where it is a hub, one warp's chain of steps, which sets a worklist kernel's
+step against a sweep's (the evidence for ``Device.atomic_round_trips``). A ratio that differs
+between buckets, or between the configurations of one bucket, is a cost the model mis-weights;
+one that is level across them is a matter for the device's calibrated figures.
 
 Run from anywhere: python bench/launch_fidelity.py [--algorithm sssp] [--device FILE|NAME]
-[--graphs a,b] [--entries]
+[--graphs a,b] [--launches]
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default=str(RESULTS / "h100.toml"),
                         help="device preset or file (default: the calibrated h100.toml)")
     parser.add_argument("--graphs", default=None, help="short graph names, comma-separated")
-    parser.add_argument("--entries", action="store_true",
-                        help="also print each worklist launch's entries, GPU and simulated")
+    parser.add_argument("--launches", action="store_true",
+                        help="also print every launch: kernel times and worklist entries, "
+                             "GPU and simulated")
     args = parser.parse_args(argv)
     device = get_device(args.device)
     rows = pq.read_table(RESULTS / f"h100_launches_{args.algorithm}.parquet").to_pylist()
@@ -80,11 +83,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{graph:<22} {short(config):<13} launches GPU {gpu.size:5d} sim {sim.size:5d}  "
               f"kernel us GPU {gpu.sum():9.0f} sim {sim[:k].sum():9.0f} "
               f"({sim[:k].sum() / gpu[:k].sum():.2f})", flush=True)
-        if args.entries and launches[0]["entries"] >= 0:
+        if args.launches:
             simulated = result.trace["worklist"]
             for i in range(k):
-                print(f"    launch {i:4d}  entries GPU {launches[i]['entries']:8d} "
-                      f"sim {int(simulated[i]):8d}  kernel us GPU {gpu[i]:8.1f} sim {sim[i]:8.1f}")
+                entries = ""
+                if launches[i]["entries"] >= 0:
+                    entries = (f"  entries GPU {launches[i]['entries']:8d} "
+                               f"sim {int(simulated[i]):8d}")
+                print(f"    launch {i:4d}  kernel us GPU {gpu[i]:8.1f} sim {sim[i]:8.1f}"
+                      + entries)
     edges = [f"<{int(b)}" if b < float("inf") else f">={int(BUCKETS_US[-2])}"
              for b in BUCKETS_US[1:]]
     print(f"\nmedian simulated / GPU kernel time per launch ({args.device}), by the GPU's "
