@@ -131,6 +131,21 @@ def test_the_host_is_pinned_to_what_the_file_measured(rows, tmp_path):
     assert cal.thetas["host"] == pytest.approx(2.0) and cal.rms_after > 1e-2
     host_line = next(line for line in fit_table(cal).splitlines() if line.startswith("host"))
     assert "2.0000" in host_line and "measured: (total - kernel time) / launches" in host_line
+    # the command line's --fit-host fits it instead, back to the times' 0.7
+    base_file = tmp_path / "small.toml"
+    base_file.write_text('base = "h100"\nname = "h100-small"\nsms = 2\nschedulers = 1\n'
+                         'l2_bytes = 0\ndram_bandwidth_gbs = 40.0\n'
+                         'lsu_sectors_per_cycle = 1.0\natomic_cycles = 100.0\n'
+                         'dram_latency_cycles = 5\n')
+    assert get_device(str(base_file)) == SMALL
+    out = tmp_path / "fitted.toml"
+    argv = ["calibrate", str(path), "--device", str(base_file), "--out", str(out),
+            "--cache", str(tmp_path / "cache"), "-q"]
+    assert main(argv) == 0
+    assert get_device(str(out)).host_roundtrip_us == pytest.approx(2 * SMALL.host_roundtrip_us)
+    assert main([*argv, "--fit-host"]) == 0
+    assert get_device(str(out)).host_roundtrip_us == pytest.approx(
+        TRUTH["host"] * SMALL.host_roundtrip_us, rel=0.05)
 
 
 def test_a_part_that_never_binds_stays_at_one(rows):

@@ -82,6 +82,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "configurations compare (what ranking them needs), then one common "
                         "scale sets the level; absolute: plain least squares on "
                         "log(predicted / measured) over the rows (smaller in-sample error)")
+    p.add_argument("--fit-host", action="store_true",
+                   help="fit the host's round trip like the other parts; by default it is "
+                        "the measured (time_us - kernel_us) / launches where the file records "
+                        "those columns")
     p.add_argument("--seed", type=int, default=0, help="seed of the fit's random starts")
     p.add_argument("--verify", action="store_true",
                    help="re-simulate every config with the written file and report how far "
@@ -146,7 +150,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     cache = None if args.no_cache else args.cache
     parts = simulate_parts(measured, base, cache=cache, jobs=args.jobs, progress=progress)
-    calibration = fit(parts, measured, base, seed=args.seed, relative=args.fit == "relative")
+    calibration = fit(parts, measured, base, seed=args.seed, relative=args.fit == "relative",
+                      measured_host=not args.fit_host)
     print(fit_table(calibration))
     print(f"RMS log error: {calibration.rms_before:.3f} with {base.name}, "
           f"{calibration.rms_after:.3f} fitted (x{math.exp(calibration.rms_before):.2f} -> "
