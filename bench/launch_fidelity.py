@@ -3,9 +3,11 @@
 The GPU side is ``bench/gpu/launch_times.py`` (CUDA events around every launch, median of 5
 runs; ``results/h100_launches_<algorithm>.parquet``); the simulator's is ``Result.trace``'s
 per-iteration time less the host round trip. Launch i is set against launch i (worklist runs
-may differ in length by a few launches: the shorter one's launches are compared). Prints, per
-configuration, the median simulated / GPU ratio over launches in buckets of the GPU's kernel
-time (small launches are latency- and overhead-bound, large ones throughput-bound), and with
+may differ in length by a few launches: the shorter one's launches are compared; with
+deferral, a level's main and outlier kernels count as one launch, as the simulator traces
+them). Prints, per configuration, the median simulated / GPU ratio over launches in buckets of
+the GPU's kernel time (small launches are latency- and overhead-bound, large ones
+throughput-bound), and with
 ``--launches`` every launch's times and (worklist launches) entries. Launch 0 expands the
 source alone: where it is a hub, one warp's chain of steps, which sets a worklist kernel's
 step against a sweep's (the evidence for ``Device.atomic_round_trips``). A ratio that differs
@@ -34,6 +36,7 @@ from simulator.device import get_device  # noqa: E402
 from simulator.functional import functional_run  # noqa: E402
 from simulator.load import load_graph  # noqa: E402
 from simulator.simulate import simulate  # noqa: E402
+from simulator.strategy import Strategy  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results"
 BUCKETS_US = (0.0, 20.0, 50.0, 200.0, float("inf"))
@@ -75,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         gpu = np.array([r["kernel_us"] for r in launches])
         result = simulate(g, args.algorithm, config, device, functional=run, trace=True)
         sim = result.trace["time_us"] - device.host_roundtrip_us
+        if Strategy.parse(config).defer_threshold is not None and gpu.size == 2 * sim.size:
+            gpu = gpu.reshape(-1, 2).sum(axis=1)  # each level's main and outlier kernels
+            launches = launches[::2]
         k = min(sim.size, gpu.size)
         buckets = ratios.setdefault(short(config), [[] for _ in BUCKETS_US[1:]])
         where = np.searchsorted(BUCKETS_US, gpu[:k], side="right") - 1
