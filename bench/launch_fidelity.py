@@ -1,7 +1,9 @@
 """Per-launch fidelity: the simulator's kernel time of each launch against the H100's (issue 11).
 
 The GPU side is ``bench/gpu/launch_times.py`` (CUDA events around every launch, median of 5
-runs; ``results/h100_launches_<algorithm>.parquet``); the simulator's is ``Result.trace``'s
+runs; ``results/h100_launches_<algorithm>.parquet``), in each configuration's fastest correct
+variant in ``results/h100.parquet`` (the run ``bench/fidelity.py`` judges the configuration
+by); the simulator's is ``Result.trace``'s
 per-iteration time less the host round trip. Launch i is set against launch i (worklist runs
 may differ in length by a few launches: the shorter one's launches are compared; with
 deferral, a level's main and outlier kernels count as one launch, as the simulator traces
@@ -37,6 +39,7 @@ from simulator.functional import functional_run  # noqa: E402
 from simulator.load import load_graph  # noqa: E402
 from simulator.simulate import simulate  # noqa: E402
 from simulator.strategy import Strategy  # noqa: E402
+from tuner.calibrate import load_measured  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results"
 BUCKETS_US = (0.0, 20.0, 50.0, 200.0, float("inf"))
@@ -61,8 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     device = get_device(args.device)
     rows = pq.read_table(RESULTS / f"h100_launches_{args.algorithm}.parquet").to_pylist()
     wanted = set(args.graphs.split(",")) if args.graphs else None
+    fastest = {(m.graph, m.config): m.variant
+               for m in load_measured(RESULTS / "h100.parquet", algorithms=[args.algorithm])}
     by_run: dict[tuple, list[dict]] = {}
     for r in rows:
+        if fastest.get((r["graph"], r["config"])) != r["variant"]:
+            continue
         if wanted is None or r["graph"] in wanted:
             key = (r["graph"], r["graph_spec"], r["source"], r["config"])
             by_run.setdefault(key, []).append(r)

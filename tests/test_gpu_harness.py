@@ -243,19 +243,17 @@ def test_wide_warps_sssp_worklists_converge_in_fewer_entries():
 
 
 @pytest.mark.parametrize("algorithm", ["bfs", "sssp"])
-def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(gpu, table, algorithm):
+def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(table, algorithm):
     """results/h100_launches_<algorithm>.parquet (bench/gpu/launch_times.py, another device
-    session) holds every graph and configuration of h100.parquet in its plain or topology
-    variant, launches numbered 0..L-1, worklist launches starting from the source alone, and
-    per configuration launch times that sum to about the run's kernel time measured apart."""
-    configs, _ = gpu
+    session) holds every graph, configuration and variant of h100.parquet, launches numbered
+    0..L-1, worklist launches starting from the source alone, and per run launch times that
+    sum to about the run's kernel time measured apart."""
     launches = pq.read_table(GPU_DIR / "results" / f"h100_launches_{algorithm}.parquet")
     runs: dict[tuple, list[dict]] = {}
     for r in launches.to_pylist():
         runs.setdefault((r["graph"], r["config"], r["variant"]), []).append(r)
     expected = {(r["graph"], r["config"], r["variant"]) for r in table.to_pylist()
-                if r["algorithm"] == algorithm
-                and r["variant"] in ("plain", configs.TOPOLOGY_VARIANT)}
+                if r["algorithm"] == algorithm}
     assert set(runs) == expected
     kernel_us = {(r["graph"], r["config"], r["variant"]): r["kernel_us"]
                  for r in table.to_pylist() if r["algorithm"] == algorithm}

@@ -2,11 +2,11 @@
 (``Result.trace``): where a run's total is off, which launches (large frontiers or small, sweeps
 or worklists) make the difference.
 
-Runs the harness's configurations of one algorithm (data-driven ones in their ``plain`` push
-variant, the fastest on the H100) ``--reps`` times per graph with CUDA events around every
-launch and writes one row per (graph, config, launch): the median kernel time over the runs
-and, for worklist launches, the entries the launch read (the median too: asynchronous
-kernels differ from run to run). Runs whose launch count differs from the first run's are
+Runs the harness's measurements of one algorithm (every configuration in every kernel
+variant) ``--reps`` times per graph with CUDA events around every launch and writes one row per
+(graph, config, variant, launch): the median kernel time over the runs and, for worklist
+launches, the entries the launch read (the median too: asynchronous kernels differ from run
+to run). Runs whose launch count differs from the first run's are
 left out of the medians.
 
     PYTHONPATH=. python bench/gpu/launch_times.py --graphs-dir ../shared/graphs \\
@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args(argv)
     wanted = [(m, plan_for(m)) for m in configs.measurements()
-              if m.algorithm == args.algorithm
-              and m.variant in ("plain", configs.TOPOLOGY_VARIANT)]
+              if m.algorithm == args.algorithm]
     kernels = compile_kernels([p for _, p in wanted])
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     resident = resident_blocks_fn(props["multiProcessorCount"])
