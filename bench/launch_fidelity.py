@@ -2,19 +2,20 @@
 
 The GPU side is ``bench/gpu/launch_times.py`` (CUDA events around every launch, median of 5
 runs; ``results/h100_launches_<algorithm>.parquet``), in each configuration's fastest correct
-variant in ``results/h100.parquet`` (the run ``bench/fidelity.py`` judges the configuration
-by); the simulator's is ``Result.trace``'s
-per-iteration time less the host round trip. Launch i is set against launch i (worklist runs
-may differ in length by a few launches: the shorter one's launches are compared; with
-deferral, a level's main and outlier kernels count as one launch, as the simulator traces
-them). Prints, per configuration, the median simulated / GPU ratio over launches in buckets of
-the GPU's kernel time (small launches are latency- and overhead-bound, large ones
-throughput-bound), and with
-``--launches`` every launch's times and (worklist launches) entries. Launch 0 expands the
-source alone: where it is a hub, one warp's chain of steps, which sets a worklist kernel's
-step against a sweep's (the evidence for ``Device.atomic_round_trips``). A ratio that differs
-between buckets, or between the configurations of one bucket, is a cost the model mis-weights;
-one that is level across them is a matter for the device's calibrated figures.
+variant in ``results/h100.parquet`` (the run ``bench/fidelity.py`` judges it by); the
+simulator's is ``Result.trace``'s per-iteration time less the host round trip. Launch i is set
+against launch i (worklist runs may differ in length by a few launches: the shorter one's are
+compared; with deferral, a level's main and outlier kernels count as one launch, as the
+simulator traces them).
+
+Prints, per configuration, the median simulated / GPU ratio over launches in buckets of the
+GPU's kernel time (small launches are latency- and overhead-bound, large ones
+throughput-bound), and with ``--launches`` every launch's times and (worklist launches)
+entries. A ratio that differs between buckets, or between the configurations of one bucket,
+is a cost the model mis-weights; one that is level across them is a matter for the device's
+calibrated figures. Launch 0 expands the source alone: where it is a hub, one warp's chain of
+steps, which sets a worklist kernel's step against a sweep's (the evidence for
+``Device.atomic_round_trips``).
 
 Run from anywhere: python bench/launch_fidelity.py [--algorithm sssp] [--device FILE|NAME]
 [--graphs a,b] [--launches]
@@ -45,12 +46,6 @@ RESULTS = ROOT / "bench" / "gpu" / "results"
 BUCKETS_US = (0.0, 20.0, 50.0, 200.0, float("inf"))
 
 
-def graph_path(spec: str) -> str:
-    """The recorded spec (``file:../shared/graphs/...``, relative to the repo root) made to
-    load from anywhere."""
-    return spec.replace("file:../", f"file:{ROOT.parent}/", 1)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--algorithm", default="sssp", choices=("bfs", "sssp"))
@@ -62,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                              "GPU and simulated")
     args = parser.parse_args(argv)
     device = get_device(args.device)
+    os.chdir(ROOT)  # the recorded graph specs are relative to the repository root
     rows = pq.read_table(RESULTS / f"h100_launches_{args.algorithm}.parquet").to_pylist()
     wanted = set(args.graphs.split(",")) if args.graphs else None
     fastest = {(m.graph, m.config): m.variant
@@ -74,13 +70,12 @@ def main(argv: list[str] | None = None) -> int:
             key = (r["graph"], r["graph_spec"], r["source"], r["config"])
             by_run.setdefault(key, []).append(r)
     ratios: dict[str, list[list[float]]] = {}
-    loaded: dict[str, tuple] = {}
+    loaded = None  # one graph in memory at a time
     for (graph, spec, source, config), launches in by_run.items():
-        if graph not in loaded:
-            g = load_graph(graph_path(spec))
-            loaded.clear()  # one graph in memory at a time
-            loaded[graph] = (g, functional_run(g, args.algorithm, source))
-        g, run = loaded[graph]
+        if loaded is None or loaded[0] != graph:
+            g = load_graph(spec)
+            loaded = (graph, g, functional_run(g, args.algorithm, source))
+        _, g, run = loaded
         launches.sort(key=lambda r: r["launch"])
         gpu = np.array([r["kernel_us"] for r in launches])
         result = simulate(g, args.algorithm, config, device, functional=run, trace=True)

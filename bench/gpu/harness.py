@@ -214,6 +214,24 @@ def resident_blocks_fn(sms: int):
     return resident
 
 
+def device_graphs(graphs_dir: str, only: tuple[str, ...], resident):
+    """Each graph of the harness on the GPU, one at a time: (short name, spec as the repo's
+    users write it, its source, its ``DeviceGraph``); a graph's buffers are freed before the
+    next is loaded."""
+    for spec, repo_spec in configs.graph_specs(graphs_dir, only):
+        graph = load_graph(spec, cache=False)
+        dg = DeviceGraph(graph, resident)
+        yield parse_spec(repo_spec).short_name(), repo_spec, default_source(graph), dg
+        del dg
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+def device_resident_blocks():
+    """``resident_blocks_fn`` of the GPU in use."""
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    return resident_blocks_fn(props["multiProcessorCount"])
+
+
 def compile_kernels(plans: list[KernelPlan]) -> dict:
     """Compile kernels.cu once with NVRTC, instantiating every template the plans need."""
     names = sorted({p.name for p in plans} | {"bfs_outliers"})

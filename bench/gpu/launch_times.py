@@ -25,16 +25,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulator.functional import default_source
-from simulator.graph_spec import parse_spec
-from simulator.load import load_graph
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import configs  # noqa: E402
 from harness import Clock  # noqa: E402
-from harness import DeviceGraph  # noqa: E402
 from harness import compile_kernels  # noqa: E402
-from harness import resident_blocks_fn  # noqa: E402
+from harness import device_graphs  # noqa: E402
+from harness import device_resident_blocks  # noqa: E402
 from harness import warm_gpu  # noqa: E402
 from plans import plan_for  # noqa: E402
 
@@ -70,15 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [(m, plan_for(m)) for m in configs.measurements()
               if m.algorithm == args.algorithm]
     kernels = compile_kernels([p for _, p in wanted])
-    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-    resident = resident_blocks_fn(props["multiProcessorCount"])
+    resident = device_resident_blocks()
     warm_gpu(2.0)
     rows = []
-    for spec, repo_spec in configs.graph_specs(args.graphs_dir, tuple(args.only)):
-        graph = load_graph(spec, cache=False)
-        source = default_source(graph)
-        dg = DeviceGraph(graph, resident)
-        name = parse_spec(repo_spec).short_name()
+    for name, repo_spec, source, dg in device_graphs(args.graphs_dir, tuple(args.only),
+                                                     resident):
         for m, plan in wanted:
             count_arg = None
             if plan.driven == "data":
@@ -88,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.reps + 1):  # the first run warms up
                 dg.reset(m.algorithm, source, plan.driven)
                 dg.clock.start(True)
-                dg.run(plan, kernels, source, 4 * graph.n + 16)
+                dg.run(plan, kernels, source, 4 * dg.n + 16)
                 cp.cuda.Device().synchronize()
                 runs.append((dg.clock.launch_us(), list(dg.clock.entries)))
             runs = runs[1:]
@@ -105,8 +97,6 @@ def main(argv: list[str] | None = None) -> int:
             total = sum(r["kernel_us"] for r in rows[-launches:])
             print(f"{name} {m.config} {m.variant}: {launches} launches, {total:.1f} us "
                   f"({len(kept)}/{len(runs)} runs)", flush=True)
-        del dg
-        cp.get_default_memory_pool().free_all_blocks()
         pq.write_table(pa.Table.from_pylist(rows), args.out)
     print(f"wrote {len(rows)} rows to {args.out}; entries -1: a sweep "
           f"({np.mean([r['runs'] for r in rows]):.1f} runs a launch on average)")

@@ -19,15 +19,11 @@ import cupy as cp
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulator.functional import default_source
-from simulator.graph_spec import parse_spec
-from simulator.load import load_graph
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import configs  # noqa: E402
-from harness import DeviceGraph  # noqa: E402
 from harness import compile_kernels  # noqa: E402
-from harness import resident_blocks_fn  # noqa: E402
+from harness import device_graphs  # noqa: E402
+from harness import device_resident_blocks  # noqa: E402
 from plans import plan_for  # noqa: E402
 
 
@@ -41,25 +37,20 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [(m, plan_for(m)) for m in configs.measurements()]
     wanted = [(m, p) for m, p in wanted if p.driven == "data"]
     kernels = compile_kernels([p for _, p in wanted])
-    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-    resident = resident_blocks_fn(props["multiProcessorCount"])
+    resident = device_resident_blocks()
     rows = []
-    for spec, repo_spec in configs.graph_specs(args.graphs_dir, tuple(args.only)):
-        graph = load_graph(spec, cache=False)
-        source = default_source(graph)
-        dg = DeviceGraph(graph, resident)
-        name = parse_spec(repo_spec).short_name()
+    for name, repo_spec, source, dg in device_graphs(args.graphs_dir, tuple(args.only),
+                                                     resident):
         for m, plan in wanted:
             for run in range(args.runs):
                 dg.reset(m.algorithm, source, plan.driven)
-                iterations = dg.run(plan, kernels, source, 4 * graph.n + 16)
+                iterations = dg.run(plan, kernels, source, 4 * dg.n + 16)
                 cp.cuda.Device().synchronize()
                 rows.append({"graph": name, "graph_spec": repo_spec, "algorithm": m.algorithm,
                              "config": m.config, "variant": m.variant, "source": source,
                              "run": run, "iterations": iterations, "items": int(dg.items)})
             print(f"{name} {m.algorithm} {m.config} {m.variant}: items "
                   f"{[r['items'] for r in rows[-args.runs:]]}", flush=True)
-        cp.get_default_memory_pool().free_all_blocks()
         pq.write_table(pa.Table.from_pylist(rows), args.out)
     return 0
 
