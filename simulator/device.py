@@ -32,6 +32,11 @@ class Device:
     returns (a queue grab, a push's slot on the tail, atomicMin's old value): the L2
     serves atomics, and on the H100 a returning atomic takes about two loads' round trips
     (a worklist launch expanding one hub vertex, ``bench/launch_fidelity.py``).
+    ``serial_virtual_warps``: the virtual warps of a warp issue a sweep's SISD phase (status
+    checks, staging, vertex setup) one after another, not in lockstep: from Volta on, a vwarp
+    kernel must sync its lanes with ``__syncwarp(mask)`` on its own lane mask, and the K masks
+    of a warp split it (on the H100 a clean vwarp sweep costs per warp about 14 + 4 K SM
+    cycles, K = 32 / W, ``bench/gpu/results/h100_launches_bfs.parquet`` on USA-road-FLA).
     """
 
     name: str
@@ -56,6 +61,7 @@ class Device:
     l2_latency_cycles: float = 0.0
     l2_bandwidth_gbs: float = 0.0
     atomic_round_trips: int = 2
+    serial_virtual_warps: bool = False
     scalar_unit: bool = False
     cluster_issue: bool = False
 
@@ -148,7 +154,7 @@ DEVICES: dict[str, Device] = {
                dram_latency_cycles=470, atomic_cycles=4.0, launch_overhead_us=3.0,
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=40 * 2**20,
                l2_latency_cycles=200,
-               l2_bandwidth_gbs=4500.0),
+               l2_bandwidth_gbs=4500.0, serial_virtual_warps=True),
         # H100 SXM5: 132 SMs, 1.755 GHz boost, 3350 GB/s. atomic_cycles as measured
         # (bench/gpu): a dynamic BFS sweep takes its static twin's time plus a median 1.4
         # cycles per grab on the one counter (34 runs, 0.7..2.9).
@@ -157,14 +163,14 @@ DEVICES: dict[str, Device] = {
                dram_latency_cycles=600, atomic_cycles=1.4, launch_overhead_us=3.0,
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
                l2_latency_cycles=260,
-               l2_bandwidth_gbs=5500.0),
+               l2_bandwidth_gbs=5500.0, serial_virtual_warps=True),
         # H200 SXM: the H100 die (and L2) with 141 GB HBM3e at 4800 GB/s.
         Device("h200", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=4800.0,
                dram_latency_cycles=600, atomic_cycles=1.4, launch_overhead_us=3.0,
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
                l2_latency_cycles=260,
-               l2_bandwidth_gbs=5500.0),
+               l2_bandwidth_gbs=5500.0, serial_virtual_warps=True),
     )
 }
 

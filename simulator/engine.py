@@ -26,8 +26,11 @@ SISD-phase instructions per position: a status check (every real task), the row-
 (PageRank); the vwarp kernel first stages its chunk's status and row bounds into shared memory
 (ceil(C/W) + ceil((C+1)/W) coalesced steps) and then checks from there; a dynamic kernel adds
 one queue grab per unit of K chunks (its K atomics on one counter are warp-aggregated into
-one; each resident warp grabs once more and finds the queue empty). A warp's instruction count
-is I_p = SISD_p + (edge cost per step) * steps_p.
+one; each resident warp grabs once more and finds the queue empty). On a device with
+``serial_virtual_warps`` (Volta on: the staging's ``__syncwarp(mask)`` on each virtual warp's own
+lanes splits the warp) a sweep's K virtual warps issue that SISD phase one after another: the
+checks and staging once per virtual warp, the setup (and push, store) once per task. A warp's
+instruction count is I_p = SISD_p + (edge cost per step) * steps_p.
 
 Memory: each memory instruction of a warp step costs its distinct sectors (``sector_bytes``),
 counted exactly from the addresses of the lanes active in that step: the neighbour-list read
@@ -152,9 +155,11 @@ from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import run_starts
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
+from simulator.timing import check_and_stage_sisd
 from simulator.timing import clean_sweep
 from simulator.timing import kernel_cycles
 from simulator.timing import schedule_slots
+from simulator.timing import serial_virtual_warps
 from simulator.timing import sparse_sweep_cycles
 from simulator.timing import working_set_bytes
 from simulator.worklist import push_cost
@@ -564,7 +569,7 @@ def _dirty_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLay
     slot_degree[at] = indptr[act + 1] - indptr[act]
     view_layout = TaskLayout(
         layout.w, layout.c, layout.k, units.size, layout.real_positions[units],
-        layout.static_sectors[units], layout.static_requests,
+        layout.static_sectors[units], layout.static_requests, layout.real_tasks[units],
     )
     return _SlotView(view_layout, slot_vertex, active, slot_degree, real_slots, units)
 
@@ -659,15 +664,16 @@ def vertex_kernel(
         deferred_positions = _sum_positions(_any_virtual_warp(deferred, units, k, c))
 
     staged = w > 1
-    sisd = (
-        costs.check * layout.real_positions
-        + costs.setup * active_positions
-        + costs.defer_push * deferred_positions
-    ).astype(np.float64)
+    serial = sweep and serial_virtual_warps(layout, device)
+    sisd = check_and_stage_sisd(layout, costs, serial)
+    # the per-vertex SISD work: once per position in lockstep, once per task when serial
+    active_sisd = active.reshape(units, per_unit).sum(axis=1) if serial else active_positions
+    sisd += costs.setup * active_sisd
+    if n_deferred:
+        sisd += costs.defer_push * (deferred.reshape(units, per_unit).sum(axis=1) if serial
+                                    else deferred_positions)
     if stores_per_vertex:
-        sisd += costs.vertex_store * active_positions
-    stage_steps = ceil_div(c, w) + ceil_div(c + 1, w) if staged else 0
-    sisd += costs.stage * stage_steps
+        sisd += costs.vertex_store * active_sisd
     if strategy.dynamic:
         sisd += costs.grab
     if strategy.redistributes:  # push_job: a warp scan of the degrees, one table store

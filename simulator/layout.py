@@ -28,6 +28,7 @@ class TaskLayout:
     real_positions: np.ndarray
     static_sectors: np.ndarray
     static_requests: int
+    real_tasks: np.ndarray  # per unit: its slots that hold a task (not padding)
     # what a sweep with no active slot costs, per device, costs and launch form: clean_sweep
     cache: dict = field(default_factory=dict, repr=False)
 
@@ -52,6 +53,9 @@ def task_layout(
     real = np.zeros(units * per_unit, dtype=bool)
     real[:n] = True
     real_positions = real.reshape(units, k, c).any(axis=1).sum(axis=1)
+    real_tasks = np.full(units, per_unit, dtype=np.int64)
+    if units:
+        real_tasks[-1] = n - (units - 1) * per_unit
     count = partial(unit_transactions, words_per_sector=words, units=units)
     if w > 1 and c < w and slot_vertex is None:
         # one staging step reads the unit's status words, one its row bounds: two ranges
@@ -59,7 +63,8 @@ def task_layout(
         end = np.minimum(first + per_unit, n)
         static_sectors = (range_sectors(first, end - 1, words)
                           + range_sectors(first, end, words))
-        return TaskLayout(w, c, k, units, real_positions, static_sectors, units * 2)
+        return TaskLayout(w, c, k, units, real_positions, static_sectors, units * 2,
+                          real_tasks)
 
     tasks = np.arange(n, dtype=np.int64)
     task_unit = tasks // per_unit
@@ -89,4 +94,5 @@ def task_layout(
             static_sectors += count(stage_group, slot_vertex, per_stage)
             static_sectors += count(stage_group, slot_vertex + 1, per_stage)
             static_requests = units * 3 * ceil_div(c, w)
-    return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests)
+    return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests,
+                      real_tasks)

@@ -255,14 +255,29 @@ def reduce_items(rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def clean_unit_work(layout: TaskLayout, strategy: Strategy, costs: InstructionCosts,
-                     donated: bool, atomic_round_trips: int) -> UnitWork:
+def serial_virtual_warps(layout: TaskLayout, device: Device) -> bool:
+    """Whether a sweep's virtual warps issue their SISD phase one after another
+    (``Device.serial_virtual_warps``): only staged ones, several to a warp."""
+    return device.serial_virtual_warps and layout.w > 1 and layout.k > 1
+
+
+def check_and_stage_sisd(layout: TaskLayout, costs: InstructionCosts,
+                         serial: bool) -> np.ndarray:
+    """Per unit, the SISD instructions of a sweep's status checks and (vwarp) staging: once
+    per position of its K virtual warps in lockstep, or (``serial``) once per virtual warp."""
+    steps = ceil_div(layout.c, layout.w) + ceil_div(layout.c + 1, layout.w) if layout.w > 1 else 0
+    if serial:
+        vwarps = ceil_div(layout.real_tasks, layout.c)
+        return (costs.check * layout.real_tasks + costs.stage * steps * vwarps).astype(np.float64)
+    return (costs.check * layout.real_positions + costs.stage * steps).astype(np.float64)
+
+
+def clean_unit_work(layout: TaskLayout, strategy: Strategy, device: Device,
+                    costs: InstructionCosts, donated: bool) -> UnitWork:
     """Each unit's work in a sweep with no active vertex: its status checks (or staging),
     the dynamic grab, the donation barrier when some thread donates, the static reads."""
     staged = layout.w > 1
-    sisd = (costs.check * layout.real_positions).astype(np.float64)
-    if staged:
-        sisd += costs.stage * (ceil_div(layout.c, layout.w) + ceil_div(layout.c + 1, layout.w))
+    sisd = check_and_stage_sisd(layout, costs, serial_virtual_warps(layout, device))
     if strategy.dynamic:
         sisd += costs.grab
     if donated:
@@ -270,7 +285,7 @@ def clean_unit_work(layout: TaskLayout, strategy: Strategy, costs: InstructionCo
     round_trips = (layout.real_positions.astype(np.int64) if not staged
                    else np.ones(layout.units, dtype=np.int64))
     if strategy.dynamic:
-        round_trips = round_trips + atomic_round_trips  # the grab's returned unit
+        round_trips = round_trips + device.atomic_round_trips  # the grab's returned unit
     sectors = layout.static_sectors.astype(np.float64)
     return UnitWork(sisd, np.zeros(layout.units), sectors, round_trips)
 
@@ -286,7 +301,7 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     cached = layout.cache.get(key)
     if cached is not None and cached[0] is device and cached[1] is costs:
         return cached[2]
-    work = clean_unit_work(layout, strategy, costs, donated, device.atomic_round_trips)
+    work = clean_unit_work(layout, strategy, device, costs, donated)
     sisd, sectors = work.sisd, work.sectors
     units = unit_timing(work, device, layout.k == 1, hit_rate,
                         unit_start_cycles(strategy, device, grid_stride))

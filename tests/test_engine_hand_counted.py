@@ -103,6 +103,21 @@ def test_cycles_thread_mapping(bfs_run):
     assert launch(bfs_run, 0, mapping="thread").cycles == 8365 + 102
 
 
+def test_virtual_warps_issue_their_staging_one_after_another(bfs_run):
+    # W = 8: 16 warps of 4 virtual warps of one task. In lockstep a warp checks one position
+    # (2) and stages once (1 + 1): 4 instructions, 1 round trip -> 104; the hub's warp adds
+    # setup 3 and 5 SIMD steps of 4 with 2 round trips each: 27 instructions, 11 round trips
+    # -> 1127. 1127 + 15 * 104 = 2687. Serial, each of the 4 virtual warps checks and stages
+    # on its own: 16 instructions a warp -> 116, the hub's 39 -> 1139; 1139 + 15 * 116 = 2879.
+    assert launch(bfs_run, 0, mapping="vwarp", w=8).cycles == 2687
+    serial = dataclasses.replace(SERIAL, name="serial-vwarps", serial_virtual_warps=True)
+    assert launch(bfs_run, 0, mapping="vwarp", w=8, device=serial).cycles == 2879
+    # a virtual warp as wide as the warp, or one thread a vertex, has nothing to serialise
+    for knobs in (dict(mapping="vwarp", w=32), dict(mapping="thread")):
+        assert (launch(bfs_run, 0, device=serial, **knobs).cycles
+                == launch(bfs_run, 0, **knobs).cycles)
+
+
 def test_changed_flag_serialises_on_one_address(bfs_run):
     # Every storing step of a sweep stores the flag the host reads to stop, one word: with a
     # store to one address every 1000 cycles, the thread mapping's 40 storing steps take

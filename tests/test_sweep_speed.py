@@ -202,7 +202,7 @@ def test_sparse_cycles_equal_kernel_cycles(text, n):
     rounds have an item of other than the usual duration."""
     strategy = Strategy.parse(text)
     layout = layout_module.task_layout(n, strategy, TINY)
-    base = timing.clean_unit_work(layout, strategy, COSTS, False, TINY.atomic_round_trips)
+    base = timing.clean_unit_work(layout, strategy, TINY, COSTS, False)
     rng = np.random.default_rng(11)
     # most units; the first 32 (whole blocks) without a round trip, faster than clean ones
     units = np.flatnonzero((rng.random(layout.units) < 0.6) | (np.arange(layout.units) < 32))
