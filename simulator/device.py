@@ -37,6 +37,9 @@ class Device:
     kernel must sync its lanes with ``__syncwarp(mask)`` on its own lane mask, and the K masks
     of a warp split it (on the H100 a clean vwarp sweep costs per warp about 14 + 4 K SM
     cycles, K = 32 / W, ``bench/gpu/results/h100_launches_bfs.parquet`` on USA-road-FLA).
+    Off on the presets: with it on, the uncalibrated H100 picks better but the calibrated
+    fit left out one graph at a time picks worse on hub graphs (``bench/fidelity.py``); turn it
+    on in a device file (``serial_virtual_warps = true``).
     """
 
     name: str
@@ -154,7 +157,7 @@ DEVICES: dict[str, Device] = {
                dram_latency_cycles=470, atomic_cycles=4.0, launch_overhead_us=3.0,
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=40 * 2**20,
                l2_latency_cycles=200,
-               l2_bandwidth_gbs=4500.0, serial_virtual_warps=True),
+               l2_bandwidth_gbs=4500.0),
         # H100 SXM5: 132 SMs, 1.755 GHz boost, 3350 GB/s. atomic_cycles as measured
         # (bench/gpu): a dynamic BFS sweep takes its static twin's time plus a median 1.4
         # cycles per grab on the one counter (34 runs, 0.7..2.9).
@@ -163,14 +166,14 @@ DEVICES: dict[str, Device] = {
                dram_latency_cycles=600, atomic_cycles=1.4, launch_overhead_us=3.0,
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
                l2_latency_cycles=260,
-               l2_bandwidth_gbs=5500.0, serial_virtual_warps=True),
+               l2_bandwidth_gbs=5500.0),
         # H200 SXM: the H100 die (and L2) with 141 GB HBM3e at 4800 GB/s.
         Device("h200", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
                max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=4800.0,
                dram_latency_cycles=600, atomic_cycles=1.4, launch_overhead_us=3.0,
                host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
                l2_latency_cycles=260,
-               l2_bandwidth_gbs=5500.0, serial_virtual_warps=True),
+               l2_bandwidth_gbs=5500.0),
     )
 }
 
