@@ -36,11 +36,12 @@ from plans import plan_for  # noqa: E402
 
 
 class EntryClock(Clock):
-    """A per-kernel clock that also notes each launch's worklist length (its count argument)."""
+    """A per-kernel clock that also notes each worklist launch's length: its count argument,
+    which the harness passes third from last (count, output worklist, control words)."""
 
-    def __init__(self, count_arg: int | None) -> None:
+    def __init__(self, worklist: bool) -> None:
         super().__init__()
-        self.count_arg = count_arg
+        self.worklist = worklist
         self.entries: list[int] = []
 
     def start(self, per_kernel: bool) -> None:
@@ -48,7 +49,7 @@ class EntryClock(Clock):
         self.entries = []
 
     def launch(self, kernel, grid: int, block: int, args: tuple, shared: int = 0) -> None:
-        self.entries.append(-1 if self.count_arg is None else int(args[self.count_arg]))
+        self.entries.append(int(args[-3]) if self.worklist else -1)
         super().launch(kernel, grid, block, args, shared)
 
     def launch_us(self) -> list[float]:
@@ -72,10 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, repo_spec, source, dg in device_graphs(args.graphs_dir, tuple(args.only),
                                                      resident):
         for m, plan in wanted:
-            count_arg = None
-            if plan.driven == "data":
-                count_arg = 5 if args.algorithm == "bfs" else 6
-            dg.clock = EntryClock(count_arg)
+            dg.clock = EntryClock(plan.driven == "data")
             runs = []
             for _ in range(args.reps + 1):  # the first run warms up
                 dg.reset(m.algorithm, source, plan.driven)
