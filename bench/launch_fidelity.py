@@ -17,8 +17,15 @@ calibrated figures. Launch 0 expands the source alone: where it is a hub, one wa
 steps, which sets a worklist kernel's step against a sweep's (the evidence for
 ``Device.atomic_round_trips``).
 
+``--marginal`` splits each run's launches into a fixed and a per-vertex part: a least-squares
+line of kernel time against the vertices the launch expands (the functional run's frontier,
+the same for every configuration of a graph), GPU and simulated, and per configuration the
+median simulated / GPU ratio of each part over the graphs with enough launches. A slope ratio
+well below 1 is work per active vertex the model leaves out (the fixed part is mostly the
+calibrated launch overhead).
+
 Run from anywhere: python bench/launch_fidelity.py [--algorithm sssp] [--device FILE|NAME]
-[--graphs a,b] [--launches]
+[--graphs a,b] [--launches] [--marginal]
 """
 
 from __future__ import annotations
@@ -44,6 +51,13 @@ from tuner.calibrate import load_measured  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results"
 BUCKETS_US = (0.0, 20.0, 50.0, 200.0, float("inf"))
+MARGINAL_LAUNCHES = 20  # launches a run needs for its fixed / per-vertex split to be summarised
+
+
+def fixed_and_per_vertex(active: np.ndarray, us: np.ndarray) -> tuple[float, float]:
+    """Least-squares intercept (us) and slope (us per 1000 active vertices) of launch times."""
+    slope, intercept = np.polyfit(active.astype(np.float64), us, 1)
+    return float(intercept), float(1000 * slope)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--launches", action="store_true",
                         help="also print every launch: kernel times and worklist entries, "
                              "GPU and simulated")
+    parser.add_argument("--marginal", action="store_true",
+                        help="also split each run's kernel time into a fixed part and a part "
+                             "per active vertex, GPU and simulated")
     args = parser.parse_args(argv)
     device = get_device(args.device)
     os.chdir(ROOT)  # the recorded graph specs are relative to the repository root
@@ -70,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             key = (r["graph"], r["graph_spec"], r["source"], r["config"])
             by_run.setdefault(key, []).append(r)
     ratios: dict[str, list[list[float]]] = {}
+    splits: list[tuple[str, str, int, tuple[float, float], tuple[float, float]]] = []
     loaded = None  # one graph in memory at a time
     for (graph, spec, source, config), launches in by_run.items():
         if loaded is None or loaded[0] != graph:
@@ -91,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{graph:<22} {short(config):<13} launches GPU {gpu.size:5d} sim {sim.size:5d}  "
               f"kernel us GPU {gpu.sum():9.0f} sim {sim[:k].sum():9.0f} "
               f"({sim[:k].sum() / gpu[:k].sum():.2f})", flush=True)
+        if args.marginal and k > 2:
+            active = np.array([it.active.size for it in run.iterations[:k]])
+            splits.append((graph, short(config), k, fixed_and_per_vertex(active, gpu[:k]),
+                           fixed_and_per_vertex(active, sim[:k])))
         if args.launches:
             simulated = result.trace["worklist"]
             for i in range(k):
@@ -108,7 +130,27 @@ def main(argv: list[str] | None = None) -> int:
     for config, buckets in sorted(ratios.items()):
         print(f"{config:<14}" + "".join(
             f" {np.median(b):7.2f} ({len(b):4d})" if b else f" {'-':>14}" for b in buckets))
+    if args.marginal:
+        marginal_table(splits)
     return 0
+
+
+def marginal_table(splits: list) -> None:
+    """Each run's fixed and per-vertex parts, then per configuration the median ratios."""
+    print("\nfixed us + us per 1000 active vertices, least squares over a run's launches")
+    print(f"{'graph':<22} {'config':<13} {'launches':>8}  {'GPU':>16}  {'sim':>16}  "
+          f"{'fixed':>5} {'slope':>5}  (sim / GPU)")
+    by_config: dict[str, list[tuple[float, float]]] = {}
+    for graph, config, k, (g0, g1), (s0, s1) in splits:
+        print(f"{graph[:22]:<22} {config:<13} {k:8d}  {g0:7.2f} + {g1:6.3f}  "
+              f"{s0:7.2f} + {s1:6.3f}  {s0 / g0:5.2f} {s1 / g1:5.2f}")
+        if k >= MARGINAL_LAUNCHES and g0 > 0 and g1 > 0:
+            by_config.setdefault(config, []).append((s0 / g0, s1 / g1))
+    print(f"\nmedian sim / GPU over runs of >= {MARGINAL_LAUNCHES} launches")
+    print(f"{'config':<14} {'runs':>4} {'fixed':>6} {'per vertex':>10}")
+    for config, pairs in sorted(by_config.items()):
+        fixed, slope = np.median(np.array(pairs), axis=0)
+        print(f"{config:<14} {len(pairs):4d} {fixed:6.2f} {slope:10.2f}")
 
 
 if __name__ == "__main__":

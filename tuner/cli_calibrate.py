@@ -44,9 +44,9 @@ the same total weight: an error common to all of a graph's configurations (its h
 its size) no longer bends the scales, which then rank a graph's configurations better; one
 common scale on all of them then sets the absolute level. --fit absolute is the plain least
 squares over the rows: the smallest error on the rows it was fitted to, not on other graphs.
-On bench/gpu/results/h100.parquet, leaving one graph out (python bench/fidelity.py): picks
-within 5% of the best on 13/17 BFS graphs (absolute: 12), 12/17 SSSP (10); RMS log error of
-the held-out graphs 0.193 (0.205), of the fitted rows 0.186 (0.172).
+On bench/gpu/results/h100.parquet, leaving one graph out (python bench/fidelity.py
+[--fit absolute]): picks within 5% of the best on 16/17 BFS graphs (absolute: 15), 15/17 SSSP
+(15); RMS log error of the held-out graphs 0.198 (0.186), of the fitted rows 0.184 (0.139).
 """
 
 
