@@ -267,3 +267,19 @@ def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(table, algo
             assert all(r["entries"] == -1 for r in rows), key
         total = sum(r["kernel_us"] for r in rows)
         assert 0.7 < total / kernel_us[key] < 1.6, (key, total, kernel_us[key])
+
+
+def test_relative_rms_ignores_each_graphs_level():
+    """bench/fidelity.py's relative error, counted by hand: graph a's errors 0.1 and 0.3 are
+    +-0.1 about their mean, graph b's are all level (0); each graph weighs the same, so the
+    RMS is sqrt((0.01 + 0) / 2). Shifting a graph's errors by a constant changes nothing."""
+    import numpy as np
+
+    sys.path.insert(0, str(REPO))
+    from bench.fidelity import relative_rms
+
+    rows = {("bfs", "a"): np.array([0, 1]), ("bfs", "b"): np.array([2, 3, 4])}
+    errors = np.array([0.1, 0.3, 1.0, 1.0, 1.0])
+    assert relative_rms(errors, rows) == pytest.approx(np.sqrt(0.005))
+    assert relative_rms(errors + np.array([5, 5, -2, -2, -2]), rows) == pytest.approx(
+        np.sqrt(0.005))
