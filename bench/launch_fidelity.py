@@ -142,11 +142,15 @@ def marginal_table(splits: list) -> None:
           f"{'fixed':>5} {'slope':>5}  (sim / GPU)")
     by_config: dict[str, list[tuple[float, float]]] = {}
     for graph, config, k, (g0, g1), (s0, s1) in splits:
+        # a negative part means a line does not describe the run (few launches, a bend)
+        lines_up = min(g0, g1, s0, s1) > 0
+        ratios = f"{s0 / g0:5.2f} {s1 / g1:5.2f}" if lines_up else f"{'-':>5} {'-':>5}"
         print(f"{graph[:22]:<22} {config:<13} {k:8d}  {g0:7.2f} + {g1:6.3f}  "
-              f"{s0:7.2f} + {s1:6.3f}  {s0 / g0:5.2f} {s1 / g1:5.2f}")
-        if k >= MARGINAL_LAUNCHES and g0 > 0 and g1 > 0:
+              f"{s0:7.2f} + {s1:6.3f}  {ratios}")
+        if k >= MARGINAL_LAUNCHES and lines_up:
             by_config.setdefault(config, []).append((s0 / g0, s1 / g1))
-    print(f"\nmedian sim / GPU over runs of >= {MARGINAL_LAUNCHES} launches")
+    print(f"\nmedian sim / GPU over runs of >= {MARGINAL_LAUNCHES} launches whose parts are "
+          "all positive")
     print(f"{'config':<14} {'runs':>4} {'fixed':>6} {'per vertex':>10}")
     for config, pairs in sorted(by_config.items()):
         fixed, slope = np.median(np.array(pairs), axis=0)
