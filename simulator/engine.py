@@ -659,9 +659,10 @@ def vertex_kernel(
     active_pos = _any_virtual_warp(active, units, k, c)
     active_positions = _sum_positions(active_pos)
     n_deferred = 0 if deferred is None else int(deferred.sum())
-    deferred_positions = 0
+    deferred_positions = deferred_tasks = 0
     if n_deferred:
         deferred_positions = _sum_positions(_any_virtual_warp(deferred, units, k, c))
+        deferred_tasks = deferred.reshape(units, per_unit).sum(axis=1)
 
     staged = w > 1
     serial = sweep and serial_virtual_warps(layout, device)
@@ -670,8 +671,7 @@ def vertex_kernel(
     active_sisd = active.reshape(units, per_unit).sum(axis=1) if serial else active_positions
     sisd += costs.setup * active_sisd
     if n_deferred:
-        sisd += costs.defer_push * (deferred.reshape(units, per_unit).sum(axis=1) if serial
-                                    else deferred_positions)
+        sisd += costs.defer_push * (deferred_tasks if serial else deferred_positions)
     if stores_per_vertex:
         sisd += costs.vertex_store * active_sisd
     if strategy.dynamic:
@@ -748,7 +748,7 @@ def vertex_kernel(
         sectors += count((act // per_unit) * c + act % c, slot_vertex[act], c)
         sisd_requests += int(active_pos.sum())
     if n_deferred:
-        sectors += deferred.reshape(units, per_unit).sum(axis=1)
+        sectors += deferred_tasks
     if launch.slots is not None and launch.lookup == "status":
         # the spatial kernel reads its representatives' worklist entries
         sectors += ceil_div(ceil_div(per_unit, launch.partition), words)
