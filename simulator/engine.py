@@ -143,6 +143,7 @@ from simulator.layout import task_layout
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sectors import distinct_sectors
+from simulator.sectors import lockstep_list_sectors
 from simulator.sectors import padded_counts
 from simulator.sectors import range_sectors
 from simulator.sectors import row_distinct
@@ -169,9 +170,13 @@ from simulator.worklist import scan_launch
 # Sweeps cost only the units holding an active vertex and take the others' cost from the
 # layout (``timing.clean_sweep``); False costs every unit of every sweep (the reference path).
 _SPARSE_SWEEPS = True
-# From this many expanded edges, a launch with one virtual warp per warp counts its edge-list
-# reads per (vertex, round) in closed form; below, the few calls of a small key sort cost less.
-_RUN_STEPS_FROM = 1 << 14
+# From this many expanded edges, a lockstep launch counts its edge-list reads per vertex in
+# closed form (``lockstep_list_sectors``); below, the few calls of a small key sort cost less.
+_CLOSED_FORM_FROM = 1 << 14
+
+
+def _is_power_of_two(x: int) -> bool:
+    return x > 0 and x & (x - 1) == 0
 
 
 def _any_virtual_warp(mask: np.ndarray, units: int, k: int, c: int) -> np.ndarray:
@@ -702,12 +707,15 @@ def vertex_kernel(
     if not donations:
         unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
                                  minlength=units).astype(np.int64)
-    if (k == 1 and not strategy.redistributes and strategy.donate_threshold is None
-            and edges.size >= _RUN_STEPS_FROM):
-        # a warp is one virtual warp: each step reads W consecutive edges of one vertex
-        owner, _, run_sectors = _run_steps(indptr, slot_vertex[expanding_slots], w, words)
-        list_sectors = np.bincount(expanding_slots[owner] // per_unit, weights=run_sectors,
-                                   minlength=units).astype(np.int64)
+    expanding_vertices = slot_vertex[expanding_slots]
+    if (not strategy.redistributes and strategy.donate_threshold is None
+            and edges.size >= _CLOSED_FORM_FROM and _is_power_of_two(words)
+            and (k == 1 or bool((expanding_vertices[1:] > expanding_vertices[:-1]).all()))):
+        # lockstep virtual warps over ascending vertices (or one per warp): per vertex
+        list_sectors = lockstep_list_sectors(
+            indptr[expanding_vertices].astype(np.int64),
+            indptr[expanding_vertices + 1].astype(np.int64), expanding_slots,
+            w=w, k=k, c=c, units=units, words_per_sector=words)
     else:
         list_sectors = count(group, edges, unit_of_step, unit_sizes=unit_edges)
     sectors = list_sectors + count(group, neighbours, unit_of_step, unit_sizes=unit_edges)

@@ -108,3 +108,50 @@ def padded_counts(counts: np.ndarray, units: int) -> np.ndarray:
 
 def ceil_div(a, b):
     return -(-a // b)
+
+
+def lockstep_list_sectors(
+    start: np.ndarray, end: np.ndarray, slots: np.ndarray, *, w: int, k: int, c: int,
+    units: int, words_per_sector: int,
+) -> np.ndarray:
+    """Per warp unit, the distinct sectors of the edge-list reads of lockstep virtual warps,
+    in O(vertices) rather than a sort of every lane's key.
+
+    Slot ``slots[i]`` (unit * K * C + virtual warp * C + position, ascending) expands the
+    edges ``start[i]..end[i] - 1``, W per step; the vertices must ascend with their slots, so
+    that the K virtual warps of a step read ascending, disjoint ranges. A vertex's own steps
+    then cost ``steps`` plus the sector boundaries inside a step, and two virtual warps of one
+    step can share a sector only in its first steps (j * W <= words - 2), where the count
+    takes back each sector a warp shares with the next one. W and the words per sector must
+    be powers of two.
+    """
+    words = words_per_sector
+    degree = end - start
+    steps = ceil_div(degree, w)
+    boundaries = np.where(degree > 0, (end - 1) // words - start // words, 0)
+    if w <= words:  # steps start on multiples of W, so on a boundary only if start % W == 0
+        on_step_starts = np.where(start % w == 0, boundaries, 0)
+    else:  # every later step starts on a boundary if the first does
+        on_step_starts = np.where(start % words == 0, np.maximum(steps - 1, 0), 0)
+    per_unit = k * c
+    counts = np.bincount(slots // per_unit, weights=steps + boundaries - on_step_starts,
+                         minlength=units).astype(np.int64)
+    if k == 1:
+        return counts
+    # bring the virtual warps of one (unit, position) together, in virtual-warp order
+    within = slots % per_unit
+    lockstep_index = (slots - within) + (within % c) * k + within // c
+    if c > 1:
+        order = np.argsort(lockstep_index, kind="stable")
+        start, end, lockstep_index = start[order], end[order], lockstep_index[order]
+        degree = degree[order]
+    shared = np.zeros(units, dtype=np.int64)
+    for j in range(ceil_div(words - 1, w)):  # the steps with j * W <= words - 2
+        reading = degree > j * w
+        first = start[reading] + j * w
+        last = np.minimum(first + w, end[reading]) - 1
+        position = lockstep_index[reading] // k
+        next_shares = (position[1:] == position[:-1]) & (
+            last[:-1] // words == first[1:] // words)
+        shared += np.bincount(position[1:][next_shares] // c, minlength=units)
+    return counts - shared

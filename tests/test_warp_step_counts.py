@@ -145,16 +145,64 @@ def test_unit_sizes_give_the_searched_ranges(monkeypatch, range_count_from):
     assert got.tolist() == want.tolist() and want.sum() > 0
 
 
-@pytest.mark.parametrize("text", ["mapping=vwarp,w=32", "mapping=vwarp,w=32,chunk=3",
-                                  "mapping=vwarp,w=32,driven=data",
-                                  "mapping=vwarp,w=32,defer_threshold=40"])
+def _lockstep_list_sectors_by_definition(start, end, slots, w, k, c, units, words):
+    """Per unit, the distinct (step, sector) pairs of the edge-list reads: step j of a slot's
+    position takes words start + jW .. of each of the position's K virtual warps."""
+    per_unit = k * c
+    pairs = [set() for _ in range(units)]
+    for s, a, b in zip(slots.tolist(), start.tolist(), end.tolist(), strict=True):
+        unit, position = s // per_unit, s % c
+        for e in range(a, b):
+            pairs[unit].add((position, (e - a) // w, e // words))
+    return [len(p) for p in pairs]
+
+
+@pytest.mark.parametrize(("w", "c"), [(1, 1), (2, 1), (4, 3), (8, 1), (8, 5), (16, 2), (32, 1),
+                                      (32, 4)])
+@pytest.mark.parametrize("words", [8, 4])
+def test_lockstep_list_sectors_count_each_steps_sectors_once(w, c, words):
+    """Short, adjacent edge lists (degree 0-9) make neighbouring virtual warps share sectors
+    in their first steps; the closed form takes each shared sector back exactly once."""
+    rng = np.random.default_rng(w * 100 + c + words)
+    k = 32 // w
+    units = 30
+    slots = np.flatnonzero(rng.random(units * k * c) < 0.7)
+    degree = rng.integers(0, 10, slots.size)
+    degree[rng.random(slots.size) < 0.1] = rng.integers(10, 80)
+    gaps = rng.integers(0, 3, slots.size) * (rng.random(slots.size) < 0.3)
+    start = np.cumsum(degree + gaps) - degree
+    end = start + degree
+    got = sectors.lockstep_list_sectors(start, end, slots, w=w, k=k, c=c, units=units,
+                                        words_per_sector=words)
+    want = _lockstep_list_sectors_by_definition(start, end, slots, w, k, c, units, words)
+    assert got.tolist() == want and sum(want) > 0
+
+
+def test_lockstep_list_sectors_hand_count():
+    """Thread mapping, one unit of 32 lanes, 8-word sectors; lanes 0-2 expand words 0-2
+    (degree 1 each) and words 3-12 (lane 3, degree 10). Step 0 reads words 0, 1, 2, 3: one
+    sector. Steps 1-4 read words 4-7 (sector 0), steps 5-9 words 8-12 (sector 1): nine more."""
+    start, end = np.array([0, 1, 2, 3]), np.array([1, 2, 3, 13])
+    got = sectors.lockstep_list_sectors(start, end, np.arange(4), w=1, k=32, c=1, units=1,
+                                        words_per_sector=8)
+    assert got.tolist() == [10]
+
+
+@pytest.mark.parametrize("text", ["mapping=thread", "mapping=vwarp,w=4",
+                                  "mapping=vwarp,w=8,chunk=3", "mapping=vwarp,w=32",
+                                  "mapping=vwarp,w=32,chunk=3", "mapping=vwarp,w=32,driven=data",
+                                  "mapping=vwarp,w=2,driven=data",
+                                  "mapping=thread,defer_threshold=40",
+                                  "mapping=vwarp,w=16,chunk=2,distribution=dynamic",
+                                  "driven=spatial,partition=4",
+                                  "driven=temporal,switch_to_topology=0.1", "mapping=adaptive"])
 def test_closed_form_list_reads_match_the_key_sort(monkeypatch, text):
-    """With one virtual warp per warp, the edge-list reads counted per (vertex, round) in
-    closed form give every figure that the sort of all lanes' keys gives."""
+    """The edge-list reads counted per vertex in closed form give every figure that the sort
+    of all lanes' keys gives."""
     graph = skewed_graph(600, 9000, 11, weights=True)
     results = {}
     for threshold in (0, 1 << 62):
-        monkeypatch.setattr(engine, "_RUN_STEPS_FROM", threshold)
+        monkeypatch.setattr(engine, "_CLOSED_FORM_FROM", threshold)
         for algorithm in ("bfs", "sssp"):
             r = simulate(graph, algorithm, text, "h100")
             results[threshold, algorithm] = (r.to_dict(), r.bounds)
