@@ -369,25 +369,31 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
     step_base = np.zeros(units, dtype=np.int64)
     np.cumsum(simd_steps[:-1], out=step_base[1:])
     slot_unit = expanding_slots // warp_size
-    keeps = local < np.repeat(cap, degree)
-    group = np.empty(local.size, dtype=np.int64)
-    lane = np.empty(local.size, dtype=np.int64)
-    group[keeps] = np.repeat(step_base[slot_unit], degree)[keeps] + local[keeps]
-    lane[keeps] = np.repeat(expanding_slots % warp_size, degree)[keeps]
-    # donated edges in box order (slot order within the block); box entry b is drained by
-    # thread b % block_size in round b // block_size
-    given = ~keeps
-    block_of_edge = np.repeat(slot_block, degree)[given]
-    box_first = np.zeros(blocks, dtype=np.int64)
-    np.cumsum(box[:-1], out=box_first[1:])
-    entry = np.arange(int(given.sum()), dtype=np.int64) - box_first[block_of_edge]
-    threads = block_threads[block_of_edge]
-    thread = entry % threads
-    drain_unit = block_of_edge * warps_per_block + thread // warp_size
-    group[given] = step_base[drain_unit] + own_steps[drain_unit] + entry // threads
-    lane[given] = thread % warp_size
-    lanes = _Lanes(group, lane if want_lanes else None, simd_steps, 0.0,
-                   drain_rounds[unit_block])
+    group = np.repeat(step_base[slot_unit], degree)
+    group += local  # a kept edge: its thread's own step
+    lane = np.repeat(expanding_slots % warp_size, degree) if want_lanes else None
+    if donated.any():
+        given = local >= np.repeat(cap, degree)  # each slot's last ``donated`` edges
+        # donated edges in box order (slot order within the block); box entry b is drained
+        # by thread b % threads in round b // threads, after that thread's own steps
+        block_of_edge = np.repeat(slot_block, donated)
+        box_first = np.zeros(blocks, dtype=np.int64)
+        np.cumsum(box[:-1], out=box_first[1:])
+        entry = np.arange(block_of_edge.size, dtype=np.int64)
+        entry -= box_first[block_of_edge]
+        drain_round, thread = np.divmod(entry, block_size)
+        short = int(block_of_edge.searchsorted(blocks - 1))  # the last block's entries
+        if block_threads[-1] != block_size and short < entry.size:
+            drain_round[short:], thread[short:] = np.divmod(entry[short:], block_threads[-1])
+        del entry
+        drain_unit = block_of_edge
+        drain_unit *= warps_per_block
+        drain_unit += thread // warp_size
+        drain_round += (step_base + own_steps)[drain_unit]
+        group[given] = drain_round
+        if want_lanes:
+            lane[given] = thread % warp_size
+    lanes = _Lanes(group, lane, simd_steps, 0.0, drain_rounds[unit_block])
     return lanes, int(np.count_nonzero(donated))
 
 
