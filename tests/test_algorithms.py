@@ -101,6 +101,16 @@ def test_distinct_ids_few_and_many():
         np.testing.assert_array_equal(distinct_ids(ids, 1000), np.unique(ids))
 
 
+def test_first_of_each_gives_each_keys_first_index_in_key_order():
+    from simulator.sorted_runs import first_of_each
+
+    rng = np.random.default_rng(6)
+    for size in (0, 1, 40, 5000):  # sorted below universe / 16, through a table above
+        keys = rng.integers(0, 1000, size)
+        _, want = np.unique(keys, return_index=True)
+        np.testing.assert_array_equal(first_of_each(keys), want)
+
+
 def test_real_graph_matches_references():
     from tests.conftest import SHARED_GRAPHS
 
