@@ -405,6 +405,8 @@ def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
     if writes.size == 0 or edges.size == 0:
         return np.zeros(0, dtype=np.int64)
     if launch.lookup == "status":  # distinct ascending vertices: ascending runs of edges
+        if edges.size * 4 >= m:  # most of the graph's edges: mark the writes in a table
+            return np.flatnonzero(_members(edges, writes, m))
         return _positions_in_runs(edges, slot_degree[expanding_slots], writes)
     # a worklist may hold a vertex twice: its first slot stores, later copies find it done
     vertices = slot_vertex[expanding_slots]
@@ -476,7 +478,7 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     thread = expanding_slots[np.searchsorted(edge_end, lanes, side="right")]
     work = push_work(unit_of_step[lane_group], lane_group, thread, flag_unit, layout.units,
                      warp_batches)
-    return work, neighbours[lanes]
+    return work, neighbours[lanes].astype(np.int64)
 
 
 def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np.ndarray:
@@ -707,7 +709,7 @@ def vertex_kernel(
     )
 
     # --- exact sector counts ---------------------------------------------------------------
-    neighbours = indices[edges].astype(np.int64)
+    neighbours = indices[edges]  # the graph's index type (int32): half the bytes to move
     unit_of_step = np.repeat(np.arange(units), simd_steps)
     unit_edges = None  # lanes stay in their slot's unit, but for donated ones
     if not donations:

@@ -83,8 +83,10 @@ def edge_ids(indptr: np.ndarray, vertices: np.ndarray, *, with_local: bool = Fal
     offsets = np.cumsum(lengths) - lengths
     running = np.arange(total, dtype=np.int64)
     if with_local:
-        local = running - np.repeat(offsets, lengths)
-        return local + np.repeat(starts, lengths), local
+        running -= np.repeat(offsets, lengths)  # now each edge's local position
+        edges = np.repeat(starts, lengths)
+        edges += running
+        return edges, running
     running += np.repeat(starts - offsets, lengths)
     return running
 
