@@ -284,7 +284,8 @@ def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
         np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
         base += position_base[unit, expanding_slots % c]
     degree = slot_degree[expanding_slots]
-    group = np.repeat(base, degree) + (local if w == 1 else local // w)
+    group = local >> (w.bit_length() - 1) if _is_power_of_two(w) else local // w
+    group += np.repeat(base, degree)
     lane = None
     if want_lanes:
         vw = (expanding_slots % per_unit) // c

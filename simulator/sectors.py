@@ -57,7 +57,11 @@ def distinct_sectors(
     # end of the keys); units without keys count none
     counts = np.zeros(units, dtype=np.int64)
     held = at[1:] > at[:-1]
-    counts[held] = np.add.reduceat(first, at[:-1][held], dtype=np.int64)
+    # summed as bytes into int32 where a unit's count fits (casting each flag to int64 costs
+    # more than the sum)
+    flags = first.view(np.uint8)
+    wide = keys.size >= np.iinfo(np.int32).max
+    counts[held] = np.add.reduceat(flags, at[:-1][held], dtype=np.int64 if wide else np.int32)
     return counts
 
 
