@@ -132,19 +132,17 @@ def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
         excess = durations - base
         if every_order:
             return _ordered_rounds(owner, slots, base, rounds, position, excess, spans, full)
-        no_faster = bool((excess >= 0).all())
+        # with no item faster than base, the slots still at 0 come first (by index): while
+        # a round's positions fall among them, they are its order without a sort
+        idle = np.arange(slots) if bool((excess >= 0).all()) else np.zeros(0, dtype=np.int64)
         for a, b in spans:
             at = position[a:b]
-            if no_faster:  # untouched slots (0) first, by index, then the few others
-                order = (finish == 0).nonzero()[0]
-                if at[-1] >= order.size:
-                    later = finish.nonzero()[0]
-                    order = np.concatenate([order, later[finish[later].argsort(kind="stable")]])
-            else:
-                order = finish_order(finish)
-            taken = order[at]
+            taken = idle[at] if at[-1] < idle.size else finish_order(finish)[at]
             owner[a:b] = taken
-            finish[taken] += excess[a:b]
+            more = excess[a:b]
+            finish[taken] += more
+            if idle.size and more.any():
+                idle = (finish == 0).nonzero()[0]
             starts.append(int(rounds[a]) + 1)
             states.append(finish.copy())
         finish += full * base
