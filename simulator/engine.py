@@ -147,6 +147,7 @@ from simulator.sectors import lockstep_list_sectors
 from simulator.sectors import padded_counts
 from simulator.sectors import range_sectors
 from simulator.sectors import row_distinct
+from simulator.sectors import run_sectors
 from simulator.sectors import sector_of
 from simulator.sectors import unit_transactions
 from simulator.sorted_runs import dense_ranks
@@ -265,6 +266,10 @@ class _Lanes:
     steps: np.ndarray  # SIMD steps per unit
     u_a: float
     pop_steps: np.ndarray | int = 0  # steps per unit whose lanes first pop their edge
+    # work donation: the edges each expanding slot keeps (its thread's own steps, in
+    # lockstep) and which edges it gives to the block's box (None: it gives none)
+    kept: np.ndarray | None = None
+    given: np.ndarray | None = None
 
 
 def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
@@ -373,6 +378,7 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
     group = np.repeat(step_base[slot_unit], degree)
     group += local  # a kept edge: its thread's own step
     lane = np.repeat(expanding_slots % warp_size, degree) if want_lanes else None
+    given = None
     if donated.any():
         given = local >= np.repeat(cap, degree)  # each slot's last ``donated`` edges
         # donated edges in box order (slot order within the block); box entry b is drained
@@ -394,7 +400,7 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
         group[given] = drain_round
         if want_lanes:
             lane[given] = thread % warp_size
-    lanes = _Lanes(group, lane, simd_steps, 0.0, drain_rounds[unit_block])
+    lanes = _Lanes(group, lane, simd_steps, 0.0, drain_rounds[unit_block], own, given)
     return lanes, int(np.count_nonzero(donated))
 
 
@@ -717,14 +723,20 @@ def vertex_kernel(
         unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
                                  minlength=units).astype(np.int64)
     expanding_vertices = slot_vertex[expanding_slots]
-    if (not strategy.redistributes and strategy.donate_threshold is None
-            and edges.size >= _CLOSED_FORM_FROM and _is_power_of_two(words)
+    if (not strategy.redistributes and edges.size >= _CLOSED_FORM_FROM
+            and _is_power_of_two(words)
             and (k == 1 or bool((expanding_vertices[1:] > expanding_vertices[:-1]).all()))):
-        # lockstep virtual warps over ascending vertices (or one per warp): per vertex
-        list_sectors = lockstep_list_sectors(
-            indptr[expanding_vertices].astype(np.int64),
-            indptr[expanding_vertices + 1].astype(np.int64), expanding_slots,
-            w=w, k=k, c=c, units=units, words_per_sector=words)
+        # lockstep virtual warps over ascending vertices (or one per warp): per vertex; with
+        # donation the threads' own edges so, and the box's drain rounds (32 consecutive
+        # entries a step, ascending) by their runs
+        start = indptr[expanding_vertices].astype(np.int64)
+        end = (start + lanes.kept if lanes.kept is not None
+               else indptr[expanding_vertices + 1].astype(np.int64))
+        list_sectors = lockstep_list_sectors(start, end, expanding_slots, w=w, k=k, c=c,
+                                             units=units, words_per_sector=words)
+        if lanes.given is not None:
+            list_sectors += run_sectors(group[lanes.given], edges[lanes.given], unit_of_step,
+                                        words_per_sector=words, units=units)
     else:
         list_sectors = count(group, edges, unit_of_step, unit_sizes=unit_edges)
     sectors = list_sectors + count(group, neighbours, unit_of_step, unit_sizes=unit_edges)

@@ -159,3 +159,20 @@ def lockstep_list_sectors(
             last[:-1] // words == first[1:] // words)
         shared += np.bincount(position[1:][next_shares] // c, minlength=units)
     return counts - shared
+
+
+def run_sectors(
+    group: np.ndarray, word_index: np.ndarray, unit_of_group: np.ndarray, *,
+    words_per_sector: int, units: int,
+) -> np.ndarray:
+    """``unit_transactions`` of a memory instruction whose warp steps each read a run of
+    adjacent elements with ascending word indices (a donation box's drain rounds): each
+    step's sectors are the changes along its run, counted without a sort."""
+    if group.size == 0:
+        return np.zeros(units, dtype=np.int64)
+    sector = sector_of(word_index, words_per_sector)
+    new = np.empty(group.size, dtype=bool)
+    new[0] = True
+    np.not_equal(group[1:], group[:-1], out=new[1:])
+    new[1:] |= sector[1:] != sector[:-1]
+    return np.bincount(unit_of_group[group[new]], minlength=units)
