@@ -424,6 +424,33 @@ def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
     return np.flatnonzero(lane_stores)
 
 
+def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step, layout,
+                  strategy, words, unit_edges):
+    """Per unit, the transactions of the edge-list read indices[e] (the weights' read has
+    the same). Big launches over ascending vertices skip the sort of every lane's key:
+    lockstep virtual warps are counted per vertex in closed form (with donation, the
+    threads' own edges so and the box's drain rounds by their runs), and redistribution
+    over one chunk position by its steps' runs (each step pops consecutive table entries)."""
+    w, k, c, units = layout.w, layout.k, layout.c, layout.units
+    ascending = k == 1 or bool((vertices[1:] > vertices[:-1]).all())
+    if edges.size >= _CLOSED_FORM_FROM and _is_power_of_two(words) and ascending:
+        if not strategy.redistributes:
+            start = indptr[vertices].astype(np.int64)
+            end = (start + lanes.kept if lanes.kept is not None
+                   else indptr[vertices + 1].astype(np.int64))
+            counts = lockstep_list_sectors(start, end, expanding_slots, w=w, k=k, c=c,
+                                           units=units, words_per_sector=words)
+            if lanes.given is not None:
+                counts += run_sectors(lanes.group[lanes.given], edges[lanes.given],
+                                      unit_of_step, words_per_sector=words, units=units)
+            return counts
+        if c == 1:
+            return run_sectors(lanes.group, edges, unit_of_step, words_per_sector=words,
+                               units=units)
+    return unit_transactions(lanes.group, edges, unit_of_step, words_per_sector=words,
+                             units=units, unit_sizes=unit_edges)
+
+
 def _run_steps(indptr: np.ndarray, vertices: np.ndarray, width: int, words: int):
     """Warp steps that each read ``width`` consecutive edges of one vertex (the last one of a
     vertex fewer): each step's vertex (index into ``vertices``), its number j within the vertex,
@@ -722,23 +749,8 @@ def vertex_kernel(
     if not donations:
         unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
                                  minlength=units).astype(np.int64)
-    expanding_vertices = slot_vertex[expanding_slots]
-    if (not strategy.redistributes and edges.size >= _CLOSED_FORM_FROM
-            and _is_power_of_two(words)
-            and (k == 1 or bool((expanding_vertices[1:] > expanding_vertices[:-1]).all()))):
-        # lockstep virtual warps over ascending vertices (or one per warp): per vertex; with
-        # donation the threads' own edges so, and the box's drain rounds (32 consecutive
-        # entries a step, ascending) by their runs
-        start = indptr[expanding_vertices].astype(np.int64)
-        end = (start + lanes.kept if lanes.kept is not None
-               else indptr[expanding_vertices + 1].astype(np.int64))
-        list_sectors = lockstep_list_sectors(start, end, expanding_slots, w=w, k=k, c=c,
-                                             units=units, words_per_sector=words)
-        if lanes.given is not None:
-            list_sectors += run_sectors(group[lanes.given], edges[lanes.given], unit_of_step,
-                                        words_per_sector=words, units=units)
-    else:
-        list_sectors = count(group, edges, unit_of_step, unit_sizes=unit_edges)
+    list_sectors = _list_sectors(indptr, edges, slot_vertex[expanding_slots], expanding_slots,
+                                 lanes, unit_of_step, layout, strategy, words, unit_edges)
     sectors = list_sectors + count(group, neighbours, unit_of_step, unit_sizes=unit_edges)
     if reads_weights:
         sectors += list_sectors

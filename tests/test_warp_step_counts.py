@@ -195,12 +195,14 @@ def test_lockstep_list_sectors_hand_count():
                                   "mapping=thread,defer_threshold=40",
                                   "mapping=thread,donate_threshold=2",
                                   "mapping=thread,donate_threshold=0,block_size=96",
+                                  "mapping=wer", "mapping=wer+", "mapping=wer+,chunk=4",
                                   "mapping=vwarp,w=16,chunk=2,distribution=dynamic",
                                   "driven=spatial,partition=4",
                                   "driven=temporal,switch_to_topology=0.1", "mapping=adaptive"])
 def test_closed_form_list_reads_match_the_key_sort(monkeypatch, text):
-    """The edge-list reads counted per vertex in closed form (and a donation box's drain
-    rounds by their runs) give every figure that the sort of all lanes' keys gives."""
+    """The edge-list reads counted per vertex in closed form (a donation box's drain rounds
+    and redistributed steps by their runs) give every figure that the sort of all lanes'
+    keys gives."""
     graph = skewed_graph(600, 9000, 11, weights=True)
     results = {}
     for threshold in (0, 1 << 62):
