@@ -24,6 +24,7 @@ from simulator.functional import IterationWork
 from simulator.layout import TaskLayout
 from simulator.layout import task_layout
 from simulator.sorted_runs import distinct
+from simulator.sorted_runs import distinct_ids
 from simulator.strategy import Strategy
 from simulator.timing import grid_barrier_cycles
 from simulator.timing import resident_warps
@@ -252,7 +253,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
         cost.worklist_items += reps.size
         launcher.host(cost)
         out.append(IterationCost(cost, "spatial", s.lanes_per_vertex))
-        reps = distinct(fr.indices[work.writes].astype(np.int64) // p)
+        reps = distinct_ids(fr.indices[work.writes].astype(np.int64) // p, -(-n // p))
     return out
 
 
@@ -280,7 +281,7 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
         else:
             cost = launcher.launch(Launch.sweep(work, count_activations=True), s)
             ran = "topology"
-            following = distinct(fr.indices[work.writes].astype(np.int64))  # O(stores)
+            following = distinct_ids(fr.indices[work.writes], n).astype(np.int64, copy=False)
             if following.size < to_data:
                 form = "data"
                 cost = cost + compaction_kernel(n, following, s, device, launcher.costs,
