@@ -171,8 +171,8 @@ from simulator.worklist import scan_launch
 # Sweeps cost only the units holding an active vertex and take the others' cost from the
 # layout (``timing.clean_sweep``); False costs every unit of every sweep (the reference path).
 _SPARSE_SWEEPS = True
-# From this many expanded edges, a lockstep launch counts its edge-list reads per vertex in
-# closed form (``lockstep_list_sectors``); below, the few calls of a small key sort cost less.
+# From this many expanded edges, a launch counts its edge-list reads without the key sort where
+# its layout allows (``_list_sectors``); below, the few calls of a small key sort cost less.
 _CLOSED_FORM_FROM = 1 << 14
 
 
