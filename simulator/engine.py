@@ -143,6 +143,7 @@ from simulator.layout import task_layout
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sectors import distinct_sectors
+from simulator.sectors import is_power_of_two
 from simulator.sectors import lockstep_list_sectors
 from simulator.sectors import padded_counts
 from simulator.sectors import range_sectors
@@ -174,10 +175,6 @@ _SPARSE_SWEEPS = True
 # From this many expanded edges, a launch counts its edge-list reads without the key sort where
 # its layout allows (``_list_sectors``); below, the few calls of a small key sort cost less.
 _CLOSED_FORM_FROM = 1 << 14
-
-
-def _is_power_of_two(x: int) -> bool:
-    return x > 0 and x & (x - 1) == 0
 
 
 def _any_virtual_warp(mask: np.ndarray, units: int, k: int, c: int) -> np.ndarray:
@@ -289,7 +286,7 @@ def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
         np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
         base += position_base[unit, expanding_slots % c]
     degree = slot_degree[expanding_slots]
-    group = local >> (w.bit_length() - 1) if _is_power_of_two(w) else local // w
+    group = local >> (w.bit_length() - 1) if is_power_of_two(w) else local // w
     group += np.repeat(base, degree)
     lane = None
     if want_lanes:
@@ -432,8 +429,8 @@ def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step,
     threads' own edges so and the box's drain rounds by their runs), and redistribution
     over one chunk position by its steps' runs (each step pops consecutive table entries)."""
     w, k, c, units = layout.w, layout.k, layout.c, layout.units
-    ascending = k == 1 or bool((vertices[1:] > vertices[:-1]).all())
-    if edges.size >= _CLOSED_FORM_FROM and _is_power_of_two(words) and ascending:
+    if (edges.size >= _CLOSED_FORM_FROM and is_power_of_two(words)
+            and (k == 1 or bool((vertices[1:] > vertices[:-1]).all()))):
         if not strategy.redistributes:
             start = indptr[vertices].astype(np.int64)
             end = (start + lanes.kept if lanes.kept is not None
@@ -683,7 +680,8 @@ def vertex_kernel(
         deferred = None
         expanding_slots = active.nonzero()[0]
 
-    edges, local = edge_ids(indptr, slot_vertex[expanding_slots], with_local=True)
+    expanding_vertices = slot_vertex[expanding_slots]
+    edges, local = edge_ids(indptr, expanding_vertices, with_local=True)
     donations = 0
     # lane positions matter only where a step issues just the clusters holding a lane
     want_lanes = device.cluster_issue and device.simd_width < ws
@@ -749,8 +747,8 @@ def vertex_kernel(
     if not donations:
         unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
                                  minlength=units).astype(np.int64)
-    list_sectors = _list_sectors(indptr, edges, slot_vertex[expanding_slots], expanding_slots,
-                                 lanes, unit_of_step, layout, strategy, words, unit_edges)
+    list_sectors = _list_sectors(indptr, edges, expanding_vertices, expanding_slots, lanes,
+                                 unit_of_step, layout, strategy, words, unit_edges)
     sectors = list_sectors + count(group, neighbours, unit_of_step, unit_sizes=unit_edges)
     if reads_weights:
         sectors += list_sectors

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.sorted_runs import run_starts
+
 WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
 
 # From this many elements distinct_sectors counts each unit's distinct keys by summing their
@@ -91,9 +93,13 @@ def unit_transactions(
     return padded_counts(counts, units)
 
 
+def is_power_of_two(x: int) -> bool:
+    return x > 0 and x & (x - 1) == 0
+
+
 def sector_of(word_index: np.ndarray, words_per_sector: int) -> np.ndarray:
     """Sector of each 32-bit word index (a shift when the sector holds 2**k words)."""
-    if words_per_sector & (words_per_sector - 1) == 0:
+    if is_power_of_two(words_per_sector):
         return word_index >> (words_per_sector.bit_length() - 1)
     return word_index // words_per_sector
 
@@ -171,8 +177,6 @@ def run_sectors(
     if group.size == 0:
         return np.zeros(units, dtype=np.int64)
     sector = sector_of(word_index, words_per_sector)
-    new = np.empty(group.size, dtype=bool)
-    new[0] = True
-    np.not_equal(group[1:], group[:-1], out=new[1:])
+    new = run_starts(group)
     new[1:] |= sector[1:] != sector[:-1]
     return np.bincount(unit_of_group[group[new]], minlength=units)
