@@ -28,6 +28,7 @@ from simulator import simulate
 from simulator.costs import COSTS
 from simulator.driver import iteration_costs
 from simulator.engine import Launch
+from simulator.engine import arrival_order
 from simulator.engine import compaction_kernel
 from simulator.engine import scatter_kernel
 from simulator.engine import vertex_kernel
@@ -147,8 +148,12 @@ def test_push_modes_thread_mapping(broom_bfs, push, cycles, instructions, transa
     assert cost.launches == launches
     # 3 + 4 steps; edges 3 + 2 + 30 + 4
     assert (cost.simd_issued, cost.simd_active) == (32 * 7, 39)
-    if push is not None:  # the next worklist, in edge order: 1's 34, 35; 2's 34; 33's
-        assert cost.pushed.tolist() == [34, 35, 34, 36, 37, 38]
+    # the next worklist. Prefix: in edge order, 1's 34, 35; 2's 34; 33's 36, 37, 38. Atomic:
+    # as the warps' steps issue, both warps resident: step 1's 34, 34 (unit 0) and 36 (unit
+    # 1), step 2's 35, 37, step 3's 38. Chunked: a warp's batch at once, unit 0's first.
+    if push is not None:
+        assert cost.pushed.tolist() == {"atomic": [34, 34, 36, 35, 37, 38]}.get(
+            push, [34, 35, 34, 36, 37, 38])
 
 
 def test_later_step_sees_the_store():
@@ -556,3 +561,43 @@ def test_returning_atomics_wait_their_round_trips(broom_bfs, push, cycles):
     cost = vertex_kernel(broom_bfs.indptr, broom_bfs.indices, launch, Strategy(block_size=64),
                          slow_atomics)
     assert cost.cycles == cycles
+
+
+def two_unit_worklist(push):
+    """Vertex 0 (edges to 33, 34) on lane 0 of the first warp, vertex 32 (edge to 35) on lane
+    0 of the second; the 31 slots between hold vertices of no edges. Every edge stores."""
+    sources = np.array([0, 0, 32])
+    graph = Graph.from_edges(sources, np.array([33, 34, 35]), 36, directed=True)
+    fr = functional_run(graph, "bfs", source=0)
+    launch = Launch(np.arange(33), np.arange(3), slots=np.arange(33), lookup="worklist",
+                    push=push)
+    return fr, launch
+
+
+@pytest.mark.parametrize("device, block_size, push, pushed", [
+    # both warps resident at once: step 0 of both pushes before step 1 of the first
+    (PAIR, 64, "atomic", [33, 35, 34]),
+    # one resident warp: the second warp starts when the first ends
+    (SERIAL, 32, "atomic", [33, 34, 35]),
+    # a chunked batch lands when its warp is done: warp 0's (fixed scramble: unit 0 first)
+    (PAIR, 64, "chunked", [33, 34, 35]),
+    # prefix offsets follow the slots, whenever the stores happen
+    (PAIR, 64, "prefix", [33, 34, 35]),
+])
+def test_pushes_land_in_the_order_their_steps_issue(device, block_size, push, pushed):
+    fr, launch = two_unit_worklist(push)
+    cost = vertex_kernel(fr.indptr, fr.indices, launch, Strategy(block_size=block_size), device)
+    assert cost.pushed.tolist() == pushed
+
+
+def test_arrival_order_by_wave_then_step_then_scrambled_warp():
+    # pushes of units 0, 0, 0, 1, 1, 2 at global steps 0, 1, 1, 3, 4, 5; unit 1 starts at
+    # step 3, unit 2 at 5; two units resident. Wave 0 step 0: units 0, 1 (hashes 0 <
+    # 2654435761); step 1: unit 0's two lanes in lane order, then unit 1; wave 1: unit 2.
+    unit = np.array([0, 0, 0, 1, 1, 2])
+    step = np.array([0, 1, 1, 3, 4, 5])
+    first = np.array([0, 3, 5])
+    assert arrival_order(unit, step, "atomic", 2, first).tolist() == [0, 3, 1, 2, 4, 5]
+    # chunked: whole warps; unit 2's hash (2 x 2654435761 mod 2**32 = 1013904226) comes
+    # before unit 1's when they share a wave
+    assert arrival_order(unit, step, "chunked", 4, first).tolist() == [0, 1, 2, 5, 3, 4]
