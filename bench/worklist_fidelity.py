@@ -30,26 +30,35 @@ from simulator.simulate import simulate  # noqa: E402
 RESULTS = ROOT / "bench" / "gpu" / "results" / "h100_worklist.parquet"
 
 
-def measured_items(path: Path, graphs: set[str] | None) -> dict[tuple, float]:
-    """Median entries over the runs of each (graph, spec, source, algorithm, config, variant)."""
+KEY = ("graph", "graph_spec", "source", "algorithm", "config", "variant")
+
+
+def measured_items(path: Path, graphs: set[str] | None,
+                   key: tuple[str, ...] = KEY) -> dict[tuple, float]:
+    """Median entries over the runs of each ``key`` (its columns' values)."""
     runs: dict[tuple, list[int]] = {}
     for r in pq.read_table(path).to_pylist():
         if graphs and r["graph"] not in graphs:
             continue
-        key = (r["graph"], r["graph_spec"], r["source"], r["algorithm"], r["config"],
-               r["variant"])
-        runs.setdefault(key, []).append(r["items"])
+        runs.setdefault(tuple(r[c] for c in key), []).append(r["items"])
     return {k: float(statistics.median(v)) for k, v in runs.items()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", nargs="?", type=Path, default=RESULTS)
+def arguments(doc: str, default: Path, argv: list[str] | None):
+    """The results file (resolved) and the graphs to keep (None: all) from the command line;
+    the working directory becomes the repository root, as the recorded graph specs expect."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("results", nargs="?", type=Path, default=default)
     parser.add_argument("--graphs", default=None, help="short graph names, comma-separated")
     args = parser.parse_args(argv)
     results = args.results.resolve()
-    os.chdir(ROOT)  # the recorded graph specs are relative to the repository root
-    measured = measured_items(results, set(args.graphs.split(",")) if args.graphs else None)
+    os.chdir(ROOT)
+    return results, set(args.graphs.split(",")) if args.graphs else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    results, graphs = arguments(__doc__, RESULTS, argv)
+    measured = measured_items(results, graphs)
     ratios: dict[tuple[str, str, str], list[float]] = {}
     print(f"{'graph':<22} {'alg':<4} {'config':<44} {'variant':<15} {'gpu':>10} "
           f"{'simulated':>10} {'ratio':>6}")

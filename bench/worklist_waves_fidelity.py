@@ -14,8 +14,6 @@ Run from anywhere: python bench/worklist_waves_fidelity.py [RESULTS.parquet] [--
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -24,7 +22,8 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import pyarrow.parquet as pq  # noqa: E402
+from worklist_fidelity import arguments  # noqa: E402
+from worklist_fidelity import measured_items  # noqa: E402
 
 from simulator import driver  # noqa: E402
 from simulator import engine  # noqa: E402
@@ -48,26 +47,16 @@ def simulated_items(graph, functional, config: str, wave: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", nargs="?", type=Path, default=RESULTS)
-    parser.add_argument("--graphs", default=None, help="short graph names, comma-separated")
-    args = parser.parse_args(argv)
-    results = args.results.resolve()
-    os.chdir(ROOT)  # the recorded graph specs are relative to the repository root
-    wanted = set(args.graphs.split(",")) if args.graphs else None
-    runs: dict[tuple, list[int]] = {}
-    for r in pq.read_table(results).to_pylist():
-        if wanted is None or r["graph"] in wanted:
-            key = (r["graph"], r["graph_spec"], r["source"], r["config"], r["wave_entries"])
-            runs.setdefault(key, []).append(r["items"])
+    results, graphs = arguments(__doc__, RESULTS, argv)
+    runs = measured_items(results, graphs,
+                          ("graph", "graph_spec", "source", "config", "wave_entries"))
     print(f"{'graph':<22} {'config':<44} {'E':>6} {'gpu':>10} {'simulated':>10} {'ratio':>6}")
     ratios: dict[tuple[str, int], list[float]] = {}
     loaded = None
-    for (graph, spec, source, config, wave), items in sorted(runs.items()):
+    for (graph, spec, source, config, wave), gpu in sorted(runs.items()):
         if loaded is None or loaded[0] != spec:
             g = load_graph(spec)
             loaded = (spec, g, functional_run(g, "sssp", source))
-        gpu = statistics.median(items)
         sim = simulated_items(loaded[1], loaded[2], config, wave)
         ratios.setdefault((config, wave), []).append(sim / gpu)
         print(f"{graph[:22]:<22} {config:<44} {wave:>6} {gpu:>10.0f} {sim:>10} "

@@ -124,8 +124,11 @@ class DeviceGraph:
         if driven == "data":
             self.queues[0][0] = source
 
-    def run(self, plan: KernelPlan, kernels: dict, source: int, limit: int) -> int:
-        """Run the algorithm's host loop once; returns its iterations (-1: hit ``limit``)."""
+    def run(self, plan: KernelPlan, kernels: dict, source: int, limit: int,
+            entries_per_launch: int = 0) -> int:
+        """Run the algorithm's host loop once; returns its iterations (-1: hit ``limit``).
+        ``entries_per_launch``: split each worklist launch into consecutive launches of at
+        most this many entries, each seeing the stores of the ones before (0: one launch)."""
         kernel = kernels[plan.name]
         b = plan.block_size
         i32 = np.int32
@@ -163,14 +166,17 @@ class DeviceGraph:
         for it in range(limit):
             self.items += count
             wl_in, wl_out = self.queues[it & 1], self.queues[(it + 1) & 1]
-            grid = -(-count * plan.w // b)
-            if plan.algorithm == "bfs":
-                args = (self.indptr, self.indices, self.level, i32(it), wl_in, i32(count),
-                        wl_out, self.ctl)
-            else:
-                args = (self.indptr, self.indices, self.weights, self.dist, i32(it), wl_in,
-                        i32(count), wl_out, self.ctl)
-            clock.launch(kernel, grid, b, args)
+            step = entries_per_launch or count
+            for first in range(0, count, step):
+                entries = min(step, count - first)
+                grid = -(-entries * plan.w // b)
+                if plan.algorithm == "bfs":
+                    args = (self.indptr, self.indices, self.level, i32(it), wl_in[first:],
+                            i32(entries), wl_out, self.ctl)
+                else:
+                    args = (self.indptr, self.indices, self.weights, self.dist, i32(it),
+                            wl_in[first:], i32(entries), wl_out, self.ctl)
+                clock.launch(kernel, grid, b, args)
             count = int(self.read_ctl()[CTL_TAIL + (it & 1)])
             if count == 0:
                 return it + 1

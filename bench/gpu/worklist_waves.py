@@ -17,40 +17,15 @@ import sys
 from pathlib import Path
 
 import cupy as cp
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import configs  # noqa: E402
-from harness import CTL_TAIL  # noqa: E402
 from harness import compile_kernels  # noqa: E402
 from harness import device_graphs  # noqa: E402
 from harness import device_resident_blocks  # noqa: E402
 from plans import plan_for  # noqa: E402
-
-
-def run_in_waves(dg, plan, kernel, limit: int, wave: int) -> tuple[int, int]:
-    """SSSP's worklist loop with every launch split into launches of ``wave`` entries (0: one
-    launch); returns the loop's iterations and the entries read, duplicates included."""
-    i32 = np.int32
-    count, items = 1, 0
-    for it in range(limit):
-        items += count
-        wl_in, wl_out = dg.queues[it & 1], dg.queues[(it + 1) & 1]
-        step = wave or count
-        for first in range(0, count, step):  # later launches see the earlier ones' stores
-            entries = min(step, count - first)
-            grid = -(-entries * plan.w // plan.block_size)
-            dg.clock.launch(kernel, grid, plan.block_size,
-                            (dg.indptr, dg.indices, dg.weights, dg.dist, i32(it), wl_in[first:],
-                             i32(entries), wl_out, dg.ctl))
-        count = int(dg.read_ctl()[CTL_TAIL + (it & 1)])
-        if count == 0:
-            return it + 1, items
-        if count >= dg.queues[0].size:
-            raise RuntimeError(f"worklist overflow: {count} items")
-    return -1, items
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,13 +48,13 @@ def main(argv: list[str] | None = None) -> int:
             for wave in args.waves:
                 for run in range(args.runs):
                     dg.reset(m.algorithm, source, plan.driven)
-                    iterations, items = run_in_waves(dg, plan, kernels[plan.name],
-                                                     4 * dg.n + 16, wave)
+                    iterations = dg.run(plan, kernels, source, 4 * dg.n + 16,
+                                        entries_per_launch=wave)
                     cp.cuda.Device().synchronize()
                     rows.append({"graph": name, "graph_spec": repo_spec, "algorithm": "sssp",
                                  "config": m.config, "variant": m.variant, "source": source,
                                  "wave_entries": wave, "run": run, "iterations": iterations,
-                                 "items": items})
+                                 "items": int(dg.items)})
                 print(f"{name} {m.config} wave {wave}: items "
                       f"{[r['items'] for r in rows[-args.runs:]]}", flush=True)
         pq.write_table(pa.Table.from_pylist(rows), args.out)
