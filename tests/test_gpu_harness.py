@@ -269,6 +269,27 @@ def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(table, algo
         assert 0.7 < total / kernel_us[key] < 1.6, (key, total, kernel_us[key])
 
 
+def test_l1_probe_covers_every_measurement_in_each_mode(table):
+    """results/h100_l1.parquet (bench/l1_effect.py over bench/gpu/launch_times.py --l1)
+    holds every graph, configuration and variant of h100.parquet with L1 cached, shrunk and
+    bypassed, and the cached runs agree with the harness file's kernel times (another
+    session: within the spread between sessions)."""
+    rows = pq.read_table(GPU_DIR / "results" / "h100_l1.parquet").to_pylist()
+    expected = {(r["algorithm"], r["graph"], r["config"], r["variant"])
+                for r in table.to_pylist()}
+    for mode in ("cached", "small", "bypass"):
+        got = {(r["algorithm"], r["graph"], r["config"], r["variant"])
+               for r in rows if r["l1"] == mode}
+        assert got == expected, mode
+    assert all(r["kernel_us"] > 0 and r["launches"] >= 1 for r in rows)
+    kernel_us = {(r["algorithm"], r["graph"], r["config"], r["variant"]): r["kernel_us"]
+                 for r in table.to_pylist()}
+    ratios = sorted(r["kernel_us"] / kernel_us[(r["algorithm"], r["graph"], r["config"],
+                                                r["variant"])]
+                    for r in rows if r["l1"] == "cached")
+    assert 0.8 < ratios[len(ratios) // 2] < 1.2
+
+
 def test_relative_rms_ignores_each_graphs_level():
     """bench/fidelity.py's relative error, counted by hand: graph a's errors 0.1 and 0.3 are
     +-0.1 about their mean, graph b's are all level (0); each graph weighs the same, so the

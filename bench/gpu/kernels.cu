@@ -22,6 +22,15 @@
 #define PUSH_WARP_AGGREGATED 1
 #define PUSH_CLAIMED 2
 
+// Status and distance words read with plain loads (cached in L1, the default), or with
+// -DSTATUS_LOADS_BYPASS_L1 from L2 only (ld.global.cg): bench/gpu/launch_times.py --l1
+// measures how much of a launch's time L1 hits save.
+#ifdef STATUS_LOADS_BYPASS_L1
+#define STATUS_LOAD(p) __ldcg(p)
+#else
+#define STATUS_LOAD(p) (*(p))
+#endif
+
 __device__ __forceinline__ void reset_next(int* ctl, int it) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         const int nxt = (it + 1) & 1;
@@ -44,12 +53,12 @@ struct BfsTopo {  // status = level; a vertex expands when its level is the curr
     int* level;
     int* ctl;
     int depth;
-    __device__ int status(int v) const { return level[v]; }
+    __device__ int status(int v) const { return STATUS_LOAD(level + v); }
     __device__ bool active(int s) const { return s == depth; }
     __device__ float vertex(int) { return 0.0f; }
     __device__ void edge(float, int k) {
         const int u = indices[k];
-        if (level[u] == -1) {  // plain store: racing lanes store the same level
+        if (STATUS_LOAD(level + u) == -1) {  // plain store: racing lanes store the same level
             level[u] = depth + 1;
             ctl[CTL_FLAG] = depth + 1;
         }
@@ -64,16 +73,16 @@ struct SsspTopo {  // Bellman-Ford round: active flags for this round (cur) and 
     int* nxt;
     int* ctl;
     int round;
-    __device__ int status(int v) const { return cur[v]; }
+    __device__ int status(int v) const { return STATUS_LOAD(cur + v); }
     __device__ bool active(int s) const { return s != 0; }
     __device__ float vertex(int v) {
         cur[v] = 0;  // the owner clears its flag: cur is all zero again after the round
-        return dist[v];
+        return STATUS_LOAD(dist + v);
     }
     __device__ void edge(float dv, int k) {
         const int u = indices[k];
         const float nd = dv + weights[k];
-        if (nd < dist[u]) {  // non-negative floats order like their int bit patterns
+        if (nd < STATUS_LOAD(dist + u)) {  // non-negative floats order like their int bit patterns
             atomicMin(reinterpret_cast<int*>(dist) + u, __float_as_int(nd));
             nxt[u] = 1;
             ctl[CTL_FLAG] = round + 1;
@@ -89,7 +98,7 @@ struct BfsData {  // worklist BFS: push a neighbour seen unvisited (or claimed b
     template <int VARIANT>
     __device__ bool edge(float, int k, int& u) {
         u = indices[k];
-        if (level[u] != -1) return false;
+        if (STATUS_LOAD(level + u) != -1) return false;
         if (VARIANT == PUSH_CLAIMED) return atomicCAS(level + u, -1, depth + 1) == -1;
         level[u] = depth + 1;  // racing lanes all push: duplicates, as the simulator models
         return true;
@@ -100,12 +109,12 @@ struct SsspData {  // worklist SSSP: push the target when this lane's atomicMin 
     const int* __restrict__ indices;
     const float* __restrict__ weights;
     float* dist;
-    __device__ float vertex(int v) { return dist[v]; }
+    __device__ float vertex(int v) { return STATUS_LOAD(dist + v); }
     template <int VARIANT>
     __device__ bool edge(float dv, int k, int& u) {
         u = indices[k];
         const float nd = dv + weights[k];
-        if (!(nd < dist[u])) return false;
+        if (!(nd < STATUS_LOAD(dist + u))) return false;
         const int old = atomicMin(reinterpret_cast<int*>(dist) + u, __float_as_int(nd));
         return nd < __int_as_float(old);
     }

@@ -11,6 +11,12 @@ left out of the medians.
 
     PYTHONPATH=. python bench/gpu/launch_times.py --graphs-dir ../shared/graphs \\
         --out bench/gpu/results/h100_launches.parquet [--only email-Enron] [--algorithm sssp]
+        [--l1 cached|small|bypass]
+
+``--l1`` sets how the kernels' status and distance loads meet the SMs' L1 caches (the ``l1``
+column): ``cached``, as the harness runs them; ``small``, the L1 shrunk to its least (the
+kernels' carveout set to the most shared memory); ``bypass``, those loads served by L2 only
+(``STATUS_LOADS_BYPASS_L1``, ld.global.cg). The differences are what L1 hits save.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from harness import device_graphs  # noqa: E402
 from harness import device_resident_blocks  # noqa: E402
 from harness import warm_gpu  # noqa: E402
 from plans import plan_for  # noqa: E402
+
+L1_MODES = ("cached", "small", "bypass")
 
 
 class EntryClock(Clock):
@@ -63,10 +71,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=())
     parser.add_argument("--algorithm", default="sssp", choices=("bfs", "sssp"))
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--l1", default="cached", choices=L1_MODES)
+    parser.add_argument("--configs", nargs="*", default=(),
+                        help="only these configurations (the harness's config strings)")
     args = parser.parse_args(argv)
     wanted = [(m, plan_for(m)) for m in configs.measurements()
-              if m.algorithm == args.algorithm]
-    kernels = compile_kernels([p for _, p in wanted])
+              if m.algorithm == args.algorithm and (not args.configs
+                                                    or m.config in args.configs)]
+    defines = ("STATUS_LOADS_BYPASS_L1",) if args.l1 == "bypass" else ()
+    kernels = compile_kernels([p for _, p in wanted], defines)
+    if args.l1 == "small":
+        for kernel in kernels.values():  # percent of L1/shared memory given to shared
+            kernel.preferred_shared_memory_carveout = 100
     resident = device_resident_blocks()
     warm_gpu(2.0)
     rows = []
@@ -88,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append({
                     "graph": name, "graph_spec": repo_spec, "algorithm": m.algorithm,
                     "config": m.config, "variant": m.variant, "source": source,
-                    "launch": i, "runs": len(kept),
+                    "launch": i, "runs": len(kept), "l1": args.l1,
                     "kernel_us": float(statistics.median(r[0][i] for r in kept)),
                     "entries": int(statistics.median_low(r[1][i] for r in kept)),
                 })
