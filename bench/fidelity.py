@@ -6,7 +6,9 @@ configuration it ranks first over the best measured time), for
 
   (a) base       the preset device (e.g. h100), as simulated;
   (b) LOGO       leave-one-graph-out calibration: the device fitted on the other graphs'
-                 rows (both algorithms), this graph predicted with the fitted surrogate;
+                 rows (both algorithms; their launches' kernel times from
+                 h100_launches_*.parquet, or with --totals their runs' total times), this
+                 graph predicted with the fitted surrogate;
   (c) in-sample  the device fitted on every row, written as a TOML device file and every
                  configuration simulated again with it (in-sample: fitted to what it is
                  judged on; --no-resim judges the fitted surrogate instead).
@@ -18,8 +20,9 @@ little relative to each graph's best. The measured time of a configuration is it
 correct variant. The in-sample device file is written to bench/gpu/results/<device>.toml.
 
 Run from anywhere: python bench/fidelity.py [RESULTS.parquet] [--device h100] [--jobs N]
-[--max-edges N] [--json OUT]. Simulations are cached (~/.cache/warpsweep/calibrate, --cache):
-the first run simulates every configuration twice (base and calibrated device).
+[--max-edges N] [--totals [--fit absolute]] [--json OUT]. Simulations are cached
+(~/.cache/warpsweep/calibrate, --cache): the first run simulates every configuration twice
+(base and calibrated device).
 """
 
 from __future__ import annotations
@@ -45,12 +48,14 @@ from tuner.calibrate import THETA_NAMES  # noqa: E402
 from tuner.calibrate import Measured  # noqa: E402
 from tuner.calibrate import device_toml  # noqa: E402
 from tuner.calibrate import fit  # noqa: E402
+from tuner.calibrate import load_launch_times  # noqa: E402
 from tuner.calibrate import load_measured  # noqa: E402
 from tuner.calibrate import predict  # noqa: E402
 from tuner.calibrate import simulate_parts  # noqa: E402
 from tuner.cli_calibrate import fit_table  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results" / "h100.parquet"
+LAUNCHES = sorted((ROOT / "bench" / "gpu" / "results").glob("h100_launches_*.parquet"))
 TARGET_RHO = 0.93
 TARGET_WITHIN = 0.90
 WITHIN = 1.05
@@ -111,10 +116,11 @@ def relative_rms(log_errors: np.ndarray, rows: dict[tuple[str, str], np.ndarray]
     return float(np.sqrt(np.mean(per_graph)))
 
 
-def logo_predictions(parts, measured, base, progress, relative: bool = True
-                     ) -> tuple[np.ndarray, dict]:
+def logo_predictions(parts, measured, base, progress, relative: bool = True,
+                     launch_us=None) -> tuple[np.ndarray, dict]:
     """Surrogate cycles of every row from a fit on the other graphs' rows (``relative``: the
-    relative fit, see ``tuner.calibrate.fit``), and each fold's thetas."""
+    relative fit; ``launch_us``: each row's per-launch kernel times, to fit those instead; see
+    ``tuner.calibrate.fit``), and each fold's thetas."""
     graphs = sorted({m.graph for m in measured})
     pred = np.zeros(len(measured))
     folds = {}
@@ -122,7 +128,8 @@ def logo_predictions(parts, measured, base, progress, relative: bool = True
         test = np.array([m.graph == g for m in measured])
         train = np.flatnonzero(~test)
         cal = fit([parts[i] for i in train], [measured[i] for i in train], base, starts=3,
-                  relative=relative)
+                  relative=relative,
+                  launch_us=None if launch_us is None else [launch_us[i] for i in train])
         idx = np.flatnonzero(test)
         pred[idx] = predict([parts[i] for i in idx], cal.thetas)
         folds[g] = {"thetas": cal.thetas, "unconstrained": list(cal.unconstrained),
@@ -272,6 +279,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="how calibration fits (as warpsweep calibrate --fit): relative "
                              "(default), a free offset and equal weight per (graph, "
                              "algorithm); absolute, plain least squares over the rows")
+    parser.add_argument("--launches", type=Path, nargs="+", default=LAUNCHES, metavar="FILE",
+                        help="per-launch kernel times to fit the kernel parts to (default: "
+                             "bench/gpu/results/h100_launches_*.parquet)")
+    parser.add_argument("--totals", action="store_true",
+                        help="fit the runs' totals (as --fit says) rather than per-launch "
+                             "kernel times")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write every figure as JSON")
     args = parser.parse_args(argv)
@@ -294,8 +307,9 @@ def main(argv: list[str] | None = None) -> int:
         times = np.array([m.time_us for m in measured])
         base_pred = np.array([base.us(p.cycles) for p in parts])
         relative = args.fit == "relative"
-        logo, folds = logo_predictions(parts, measured, base, progress, relative)
-        calibration = fit(parts, measured, base, relative=relative)
+        launch_us = None if args.totals else load_launch_times(args.launches, measured)
+        logo, folds = logo_predictions(parts, measured, base, progress, relative, launch_us)
+        calibration = fit(parts, measured, base, relative=relative, launch_us=launch_us)
         out = args.out or results.with_suffix(".toml")
         text = device_toml(calibration, source=os.path.relpath(results, ROOT))
         out.write_text(text)
@@ -358,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         logo_rms[algorithm] = float(np.sqrt(np.mean(logo_errors[ix] ** 2)))
         logo_rms_relative[algorithm] = relative_rms(
             logo_errors, {k: v for k, v in graph_rows.items() if algorithm in ("all", k[0])})
-    print(f"{args.fit} fit; LOGO held-out RMS log error (absolute, vs measured) "
+    fit_name = args.fit if args.totals else "per-launch"
+    print(f"{fit_name} fit; LOGO held-out RMS log error (absolute, vs measured) "
           + ", ".join(f"{a} {v:.3f}" for a, v in logo_rms.items()))
     print("  relative (each graph's mean error removed, graphs weighted alike) "
           + ", ".join(f"{a} {v:.3f}" for a, v in logo_rms_relative.items()))
@@ -376,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         "thetas": calibration.thetas, "unconstrained": list(calibration.unconstrained),
         "log_se": calibration.log_se, "share": calibration.share,
         "rms_before": calibration.rms_before, "rms_after": calibration.rms_after,
-        "fit": args.fit, "logo_rms": logo_rms, "logo_rms_relative": logo_rms_relative,
+        "fit": fit_name, "logo_rms": logo_rms, "logo_rms_relative": logo_rms_relative,
         "resim_note": notes[0], "logo_folds": folds, "device_file": str(out),
     })
     if args.json:

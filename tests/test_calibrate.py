@@ -19,6 +19,7 @@ from tuner.calibrate import Measured
 from tuner.calibrate import calibrated_device
 from tuner.calibrate import device_toml
 from tuner.calibrate import fit
+from tuner.calibrate import load_launch_times
 from tuner.calibrate import load_measured
 from tuner.calibrate import measured_host_us
 from tuner.calibrate import predict
@@ -280,3 +281,87 @@ def test_relative_fit_ignores_per_graph_scale_errors(rows, tmp_path):
     for part in checked:
         assert relative.thetas[part] == pytest.approx(TRUTH[part], rel=0.02), part
     assert max(abs(np.log(plain.thetas[p] / TRUTH[p])) for p in checked) > 0.1
+
+
+def write_launch_times(path, rows: list[Measured], parts, thetas, *, drop_last=(),
+                       decoys: bool = True) -> int:
+    """Per-launch kernel times in bench/gpu/launch_times.py's format, made by the surrogate
+    with ``thetas`` launch by launch; the runs in ``drop_last`` miss their last launch (a
+    worklist run that converged a launch sooner). ``decoys``: rows the loader must pass over,
+    another variant's and an L1 probe's, with wrong times. Returns the launches written."""
+    theta = np.array([thetas[p] for p in THETA_NAMES])
+    records = []
+    for i, (r, p) in enumerate(zip(rows, parts, strict=True)):
+        bounds = np.asarray(p.bounds).reshape(-1, 6)
+        if i in drop_last:
+            bounds = bounds[:-1]
+        cycles = (bounds[:, :5] * theta[:5]).max(axis=1) + bounds[:, 5] * theta[5]
+        for j, c in enumerate(cycles):
+            row = {"graph": r.graph, "graph_spec": r.graph_spec, "algorithm": r.algorithm,
+                   "config": r.config, "variant": r.variant, "source": r.source, "launch": j,
+                   "runs": 5, "kernel_us": SMALL.us(c), "entries": -1, "l1": "cached"}
+            records.append(row)
+            if decoys:
+                records.append({**row, "variant": "plain", "kernel_us": 3 * SMALL.us(c)})
+                records.append({**row, "l1": "bypass", "kernel_us": 5 * SMALL.us(c)})
+    pq.write_table(pa.Table.from_pylist(records), path)
+    return sum(r["variant"] == "default" and r["l1"] == "cached" for r in records)
+
+
+def test_per_launch_kernel_times_give_back_their_thetas(rows, tmp_path):
+    """Kernel times of every launch made by the surrogate with known thetas (a few runs a
+    launch short, as asynchronous ones may be), the host measured from the results file:
+    the fit to the launches gives back every kernel part within 2%, skipping the decoy rows
+    of another variant and of an L1 probe; its device file says what it was fitted to."""
+    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
+    times = [SMALL.us(c) for c in predict(parts, TRUTH)]
+    launches = [round(p.host_cycles / SMALL.cycles(SMALL.host_roundtrip_us)) for p in parts]
+    path = tmp_path / "measured.parquet"
+    write_measured(path, rows, times, SMALL.name,
+                   host=(launches, TRUTH["host"] * SMALL.host_roundtrip_us))
+    measured = load_measured(path, device=SMALL.name)
+    parts = simulate_parts(measured, SMALL, cache=tmp_path / "cache")
+    launch_file = tmp_path / "launches.parquet"
+    written = write_launch_times(launch_file, measured, parts, TRUTH, drop_last=(0, 5, 11))
+    launch_us = load_launch_times([launch_file], measured)
+    assert sum(t.size for t in launch_us) == written
+    assert launch_us[0].size == np.asarray(parts[0].bounds).reshape(-1, 6).shape[0] - 1
+    cal = fit(parts, measured, SMALL, launch_us=launch_us)
+    assert cal.launches == written and cal.pinned == ("host",) and not cal.relative
+    assert set(cal.unconstrained) <= {"issue", "lsu"}
+    for part in set(THETA_NAMES) - set(cal.unconstrained):
+        assert cal.thetas[part] == pytest.approx(TRUTH[part], rel=0.02), part
+    assert f"measured kernel times of {written} launches" in device_toml(cal)
+    # the command line: --launches fits them and writes the same device
+    out = tmp_path / "fitted.toml"
+    base_file = tmp_path / "small.toml"
+    base_file.write_text('base = "h100"\nname = "h100-small"\nsms = 2\nschedulers = 1\n'
+                         'l2_bytes = 0\ndram_bandwidth_gbs = 40.0\n'
+                         'lsu_sectors_per_cycle = 1.0\natomic_cycles = 100.0\n'
+                         'dram_latency_cycles = 5\n')
+    argv = ["calibrate", str(path), "--device", str(base_file), "--out", str(out),
+            "--cache", str(tmp_path / "cache"), "-q", "--launches", str(launch_file)]
+    assert main(argv) == 0
+    assert get_device(str(out)).atomic_cycles == pytest.approx(
+        TRUTH["atomics"] * SMALL.atomic_cycles, rel=0.02)
+    # the host cannot be fitted from kernel times: --fit-host with --launches is refused
+    with pytest.raises(ConfigError, match="host's round trip measured"):
+        fit(parts, measured, SMALL, launch_us=launch_us, measured_host=False)
+
+
+def test_per_launch_times_that_do_not_fit_are_config_errors(rows, tmp_path):
+    """A missing file, one without the columns, or one that holds none of the measured runs
+    is a clear error."""
+    measured = rows[:2]
+    with pytest.raises(ConfigError, match="do not exist"):
+        load_launch_times([tmp_path / "nope.parquet"], measured)
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(pa.Table.from_pylist([{"graph": "x", "kernel_us": 1.0}]), bad)
+    with pytest.raises(ConfigError, match="missing column"):
+        load_launch_times([bad], measured)
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.Table.from_pylist([{"graph": "elsewhere", "algorithm": "bfs",
+                                          "config": "mapping=thread", "variant": "default",
+                                          "launch": 0, "kernel_us": 1.0}]), other)
+    with pytest.raises(ConfigError, match="hold none of the measured"):
+        load_launch_times([other], measured)

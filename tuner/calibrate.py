@@ -19,6 +19,11 @@ them), and one common factor on the free thetas then sets the absolute level. On
 measurements this picks better on graphs left out of the fit (BFS 16/17 within 5% against
 15/17), though its log error is larger, on them (0.198 against 0.186) and on the rows it was
 fitted to (``fit(relative=False)``: plain).
+Where the kernel time of every launch was measured (``bench/gpu/launch_times.py``), the kernel
+parts can be fitted to those instead (``fit(launch_us=...)``, ``load_launch_times``): tens of
+thousands of launches of every size set the parts apart better than a few hundred totals,
+most of which is host round trips and launch overheads (left out on the H100: BFS 17/17
+within 5%, SSSP 14/17, held-out RMS log error 0.183 against 0.197).
 The thetas then map onto the device's own figures (``calibrated_device``): exactly for lsu,
 memory, atomics, overhead and host; approximately for latency and issue (a warp's latency
 bound holds both its round trips and its instruction time, and each theta scales only one of
@@ -68,6 +73,7 @@ REQUIRED_COLUMNS = (
     "device", "graph", "graph_spec", "algorithm", "config", "variant", "source", "time_us",
     "correct",
 )
+LAUNCH_COLUMNS = ("graph", "algorithm", "config", "variant", "launch", "kernel_us")
 DEFAULT_CACHE = Path("~/.cache/warpsweep/calibrate")
 CACHE_VERSION = 1
 SIMULATOR_DIR = Path(__file__).resolve().parents[1] / "simulator"
@@ -118,6 +124,7 @@ class Calibration:
     log_errors_after: np.ndarray = field(repr=False)
     relative: bool = False  # fitted with a free offset per (graph, algorithm) (``fit``)
     pinned: tuple[str, ...] = ()  # parts set from the measurements rather than fitted
+    launches: int = 0  # launches whose kernel times the fit followed (0: the runs' totals)
 
     @property
     def rms_before(self) -> float:
@@ -217,6 +224,42 @@ def load_measured(
 def _optional(value, kind):
     """An optional column's value converted, None when absent."""
     return None if value is None else kind(value)
+
+
+def load_launch_times(paths: Iterable[str | Path], measured: Sequence[Measured]
+                      ) -> list[np.ndarray | None]:
+    """Each measured row's kernel time per launch (us, in launch order), in the row's own
+    variant, from Parquet files of per-launch times (``bench/gpu/launch_times.py``: columns
+    ``LAUNCH_COLUMNS``; of a file with an ``l1`` column, its ``cached`` rows); None for a row
+    the files do not hold."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    launches: dict[tuple[str, str, str, str], list[tuple[int, float]]] = {}
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise ConfigError(f"per-launch times {path} do not exist")
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise ConfigError(f"per-launch times {path}: cannot read Parquet: {exc}") from None
+        missing = [c for c in LAUNCH_COLUMNS if c not in table.column_names]
+        if missing:
+            raise ConfigError(f"per-launch times {path}: missing column(s) "
+                              f"{', '.join(missing)} (needed: {', '.join(LAUNCH_COLUMNS)})")
+        for r in table.to_pylist():
+            if r.get("l1", "cached") != "cached":
+                continue
+            key = (r["graph"], r["algorithm"], r["config"], r["variant"])
+            launches.setdefault(key, []).append((int(r["launch"]), float(r["kernel_us"])))
+    out: list[np.ndarray | None] = []
+    for m in measured:
+        rows = sorted(launches.get((m.graph, m.algorithm, m.config, m.variant), ()))
+        out.append(np.array([us for _, us in rows]) if rows else None)
+    if all(times is None for times in out):
+        raise ConfigError("the per-launch times hold none of the measured (graph, algorithm, "
+                          "config, variant) rows")
+    return out
 
 
 # ---------------------------------------------------------------------------------- simulate
@@ -591,6 +634,30 @@ def _standard_errors(jac: np.ndarray, residuals: np.ndarray, extra_dof: int = 0
     return np.sqrt(np.maximum(np.diag(cov), 0.0))
 
 
+def _launch_rows(parts: Sequence[Parts], measured: Sequence[Measured],
+                 launch_us: Sequence[np.ndarray | None], base: Device
+                 ) -> tuple[_Stack, np.ndarray, np.ndarray]:
+    """The runs' launches as rows of their own for a fit to measured kernel times: launch j
+    of a run against its simulated launch j (where the counts differ, as asynchronous worklist
+    runs' may by a few, the first of the longer run's), its log kernel time in cycles, and
+    weights that give every (graph, algorithm) the same total weight and each of its runs the
+    same share of it."""
+    runs_of = _group_index([(m.graph, m.algorithm) for m in measured])
+    runs_in_group = np.bincount(runs_of)
+    rows, target, weights = [], [], []
+    for i, times in enumerate(launch_us):
+        if times is None:
+            continue
+        bounds = np.asarray(parts[i].bounds, dtype=np.float64).reshape(-1, len(BOUND_NAMES))
+        k = min(times.size, bounds.shape[0])
+        rows += [Parts(bounds[j:j + 1], 0.0, 0.0, 0.0) for j in range(k)]
+        target.append(np.log(base.cycles(times[:k])))
+        weights.append(np.full(k, 1 / math.sqrt(k * runs_in_group[runs_of[i]])))
+    if not rows:
+        raise ConfigError("no measured run has per-launch times to fit")
+    return _Stack.of(rows), np.concatenate(target), np.concatenate(weights)
+
+
 def fit(
     parts: Sequence[Parts],
     measured: Sequence[Measured],
@@ -600,6 +667,7 @@ def fit(
     seed: int = 0,
     relative: bool = True,
     measured_host: bool = True,
+    launch_us: Sequence[np.ndarray | None] | None = None,
 ) -> Calibration:
     """Per-part scales minimising the squared log error of the surrogate against the measured
     times (converted to cycles at the base device's clock); parts whose bound never binds stay
@@ -615,7 +683,13 @@ def fit(
     ``measured_host``: where the rows record their kernel time and launches, the host's
     round trip per launch is what they measured (``measured_host_us``), not a fitted part:
     from total times alone it trades off against the launch overhead (both come once a
-    launch), and the kernel parts then have to make up for its error."""
+    launch), and the kernel parts then have to make up for its error.
+
+    ``launch_us`` (``load_launch_times``): fit the kernel parts to each launch's measured
+    kernel time rather than to the runs' totals (``_launch_rows``): thousands of launches,
+    small and large, tell the parts apart where a few hundred totals, most of them host round
+    trips and launch overheads, barely do; kernel times need no offset per graph, so
+    ``relative`` does not apply. The host's round trip stays as ``measured_host`` says."""
     base = get_device(base_device)
     if len(parts) != len(measured):
         raise ConfigError(f"{len(parts)} simulations for {len(measured)} measured rows")
@@ -637,14 +711,24 @@ def fit(
         fixed[at] = float(np.clip(host_us / base.host_roundtrip_us, *THETA_RANGE))
         free[at] = False
         pinned = ("host",)
-    theta = _solve(stack, target, free, starts, seed, groups, weights, fixed)
+    fit_stack, fit_target, fit_groups, fit_weights = stack, target, groups, weights
+    if launch_us is not None:
+        if host_us is None:
+            raise ConfigError("a fit to per-launch kernel times needs the host's round trip "
+                              "measured: the results file's kernel_us and launches columns "
+                              "(not --fit-host)")
+        relative = False
+        fit_stack, fit_target, fit_weights = _launch_rows(parts, measured, launch_us, base)
+        fit_groups = None
+    theta = _solve(fit_stack, fit_target, free, starts, seed, fit_groups, fit_weights, fixed)
     for _ in range(3):  # fix what never binds at 1, fit the rest again, until nothing changes
-        idle = _never_binds(stack, theta) & free
+        idle = _never_binds(fit_stack, theta) & free
         if not idle.any():
             break
         free &= ~idle
         fixed[idle] = 1.0
-        theta = _solve(stack, target, free, starts, seed, groups, weights, fixed)
+        theta = _solve(fit_stack, fit_target, free, starts, seed, fit_groups, fit_weights,
+                       fixed)
     if relative:
         theta = _level(stack, target, theta, free)
     contrib = stack.contributions(theta)
@@ -652,7 +736,13 @@ def fit(
     after = np.log(pred) - target
     before = np.log(stack.predict(np.ones(len(THETA_NAMES)))) - target
     jac = contrib[:, free] / pred[:, None]
-    if relative:
+    if launch_us is not None:
+        launch_contrib = fit_stack.contributions(theta)
+        launch_pred = launch_contrib.sum(axis=1) + fit_stack.extra
+        log_se = _standard_errors(
+            fit_weights[:, None] * launch_contrib[:, free] / launch_pred[:, None],
+            fit_weights * (np.log(launch_pred) - fit_target))
+    elif relative:
         # the ratios from the demeaned errors, the level from one row: the mean error
         level = np.sqrt(len(measured)) * jac.mean(axis=0, keepdims=True)
         log_se = _standard_errors(np.vstack([_demean(jac, groups), level]),
@@ -675,6 +765,7 @@ def fit(
         log_errors_after=after,
         relative=relative,
         pinned=pinned,
+        launches=0 if launch_us is None else fit_stack.runs,
     )
 
 
@@ -758,6 +849,9 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
     if calibration.relative:
         lines.insert(2, "# relative fit: a free log offset per (graph, algorithm), then one "
                         "common scale for the level")
+    if calibration.launches:
+        lines.insert(2, f"# kernel parts fitted to the measured kernel times of "
+                        f"{calibration.launches} launches (graphs weighted alike)")
     for part in THETA_NAMES:
         theta = calibration.thetas[part]
         if part in calibration.unconstrained:

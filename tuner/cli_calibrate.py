@@ -20,6 +20,7 @@ from tuner.calibrate import at_bound
 from tuner.calibrate import calibrated_device
 from tuner.calibrate import device_toml
 from tuner.calibrate import fit
+from tuner.calibrate import load_launch_times
 from tuner.calibrate import load_measured
 from tuner.calibrate import predict
 from tuner.calibrate import se_text
@@ -44,9 +45,15 @@ the same total weight: an error common to all of a graph's configurations (its h
 its size) no longer bends the scales, which then rank a graph's configurations better; one
 common scale on all of them then sets the absolute level. --fit absolute is the plain least
 squares over the rows: the smallest error on the rows it was fitted to, not on other graphs.
-On bench/gpu/results/h100.parquet, leaving one graph out (python bench/fidelity.py
-[--fit absolute]): picks within 5% of the best on 16/17 BFS graphs (absolute: 15), 15/17 SSSP
-(15); RMS log error of the held-out graphs 0.198 (0.186), of the fitted rows 0.184 (0.139).
+On bench/gpu/results/h100.parquet, leaving one graph out (python bench/fidelity.py --totals
+[--fit absolute]): picks within 5% of the best on 16/17 BFS graphs (absolute: 15), 14/17 SSSP;
+RMS log error of the held-out graphs 0.197.
+
+--launches FILE ... fits the kernel parts to every launch's measured kernel time instead
+(bench/gpu/launch_times.py's files: graph, algorithm, config, variant, launch, kernel_us), the
+host's round trip measured as above: far more data, of launches of every size, that tells the
+parts apart. On the H100 (python bench/fidelity.py): the same picks (BFS 16/17, SSSP 14/17), a
+held-out RMS log error of 0.184.
 """
 
 
@@ -82,6 +89,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "configurations compare (what ranking them needs), then one common "
                         "scale sets the level; absolute: plain least squares on "
                         "log(predicted / measured) over the rows (smaller in-sample error)")
+    p.add_argument("--launches", type=Path, nargs="+", default=None, metavar="FILE",
+                   help="fit the kernel parts to these per-launch kernel times "
+                        "(bench/gpu/launch_times.py's Parquet files) rather than to the runs' "
+                        "totals; --fit then does not apply")
     p.add_argument("--fit-host", action="store_true",
                    help="fit the host's round trip like the other parts; by default it is "
                         "the measured (time_us - kernel_us) / launches where the file records "
@@ -150,8 +161,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     cache = None if args.no_cache else args.cache
     parts = simulate_parts(measured, base, cache=cache, jobs=args.jobs, progress=progress)
+    launch_us = load_launch_times(args.launches, measured) if args.launches else None
     calibration = fit(parts, measured, base, seed=args.seed, relative=args.fit == "relative",
-                      measured_host=not args.fit_host)
+                      measured_host=not args.fit_host, launch_us=launch_us)
     print(fit_table(calibration))
     print(f"RMS log error: {calibration.rms_before:.3f} with {base.name}, "
           f"{calibration.rms_after:.3f} fitted (x{math.exp(calibration.rms_before):.2f} -> "
