@@ -1,4 +1,4 @@
-"""Worklist SSSP and CC as a device runs them: asynchronously, in waves of resident entries.
+"""SSSP and CC as a device runs them: asynchronously, in waves of resident entries.
 
 The functional run is level-synchronous: every lane of an iteration reads its value before any
 store. A worklist launch on a device holds only its resident warps' entries at once; the
@@ -13,6 +13,16 @@ tail (``simulator.engine.arrival_order``). Where a launch holds several waves of
 entries (W = 32 on the road graphs), the GPU reads about 0.75x the entries of this model:
 its warps start as others finish, not in waves (``bench/worklist_waves_fidelity.py``,
 E = 0).
+
+A sweep (``slots``) runs the same way over the vertex slots: a wave holds the resident warps'
+consecutive slots, and its active vertices read the distances the earlier waves of the sweep
+lowered (the kernel reads them live), so a vertex lowered again before its wave expands it
+relays the lower value at once. Wide virtual warps hold few slots a wave, and their sweeps
+converge in fewer rounds: on the H100 web-NotreDame's SSSP takes 31 sweeps at W = 32 and 35
+with the thread mapping, as many as the synchronous run (here 31 and 34: its waves hold 270k
+of the 326k vertices), random-deg32's 21 and 23 (here too; ``bench/gpu/results/h100.parquet``).
+Deferred vertices are expanded after every wave, by the outlier kernel, reading what the main
+kernel lowered.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from simulator.functional import FunctionalRun
 from simulator.functional import initial_values
 from simulator.functional import relax
 from simulator.sorted_runs import distinct
+from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
 
 
@@ -34,13 +45,19 @@ class WaveStores:
 
     lanes: the main kernel's storing lanes, as positions in its edge order (entry by entry,
     CSR order within, deferred entries left out; ascending); values: the value each stores;
-    outlier_writes: the edges the outlier kernel stores to, after the main kernel (ascending,
-    distinct).
+    writes: the edge each of them stores over; outlier_writes: the edges the outlier kernel
+    stores to, after the main kernel (ascending, distinct).
     """
 
     lanes: np.ndarray
     values: np.ndarray
+    writes: np.ndarray
     outlier_writes: np.ndarray
+
+    def lowered(self, indices: np.ndarray, n: int) -> np.ndarray:
+        """The vertices the launch lowered (ascending): a sweep's next active ones."""
+        targets = indices[np.concatenate([self.writes, self.outlier_writes])]
+        return distinct_ids(targets, n).astype(np.int64, copy=False)
 
 
 class AsynchronousLowering:
@@ -53,36 +70,49 @@ class AsynchronousLowering:
         self.values = initial_values(functional.algorithm, functional.n, functional.source)
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
-               defer_threshold: int | None = None) -> WaveStores:
+               defer_threshold: int | None = None, *, slots: np.ndarray | None = None
+               ) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
-        of degree above ``defer_threshold`` are expanded after them all (the outlier kernel)."""
+        of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
+        ``slots``: each entry's task slot (ascending), where the launch's slots are more than
+        its entries (a sweep's are every vertex, its entries the active ones): a wave then
+        holds ``entries_per_wave`` consecutive slots."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         degree = self.indptr[worklist + 1] - self.indptr[worklist]
         deferred = None if defer_threshold is None else degree > defer_threshold
-        lanes, values = [np.zeros(0, dtype=np.int64)], [self.values[:0]]
+        lanes, values, writes = [np.zeros(0, dtype=np.int64)], [self.values[:0]], []
         offset = 0
-        for first in range(0, worklist.size, entries_per_wave):
-            wave = worklist[first:first + entries_per_wave]
-            wave_degree = degree[first:first + entries_per_wave]
+        if slots is None or worklist.size == 0:
+            bounds = list(range(0, worklist.size, entries_per_wave)) + [worklist.size]
+        else:
+            wave_of = slots // entries_per_wave
+            bounds = [0, *(np.flatnonzero(wave_of[1:] != wave_of[:-1]) + 1).tolist(),
+                      worklist.size]
+        for first, end in zip(bounds[:-1], bounds[1:], strict=True):
+            wave = worklist[first:end]
+            wave_degree = degree[first:end]
             if deferred is not None:
-                expands = ~deferred[first:first + entries_per_wave]
+                expands = ~deferred[first:end]
                 wave, wave_degree = wave[expands], wave_degree[expands]
             # a later copy of a vertex in the same wave reads what its first copy read and
             # finds its targets lowered already: only first copies store
             firsts = np.sort(first_of_each(wave))
-            sub_lanes, _, wave_values = self._relax(wave[firsts])
+            sub_lanes, wave_writes, wave_values = self._relax(wave[firsts])
             starts = np.cumsum(wave_degree) - wave_degree
             sub_ends = np.cumsum(wave_degree[firsts])
             shift = starts[firsts] - (sub_ends - wave_degree[firsts]) + offset
             lanes.append(sub_lanes + shift[np.searchsorted(sub_ends, sub_lanes, side="right")])
             values.append(wave_values)
+            writes.append(wave_writes)
             offset += int(wave_degree.sum())
         outlier_writes = np.zeros(0, dtype=np.int64)
         if deferred is not None and deferred.any():
             _, outlier_edges, _ = self._relax(distinct(worklist[deferred]))
             outlier_writes = distinct(outlier_edges)
-        return WaveStores(np.concatenate(lanes), np.concatenate(values), outlier_writes)
+        return WaveStores(np.concatenate(lanes), np.concatenate(values),
+                          np.concatenate(writes or [np.zeros(0, dtype=np.int64)]),
+                          outlier_writes)
 
     def _relax(self, vertices: np.ndarray):
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)

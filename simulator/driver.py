@@ -143,15 +143,35 @@ def iteration_costs(
     return _temporal(launcher)
 
 
+def _sweeps(launcher: _Launcher):
+    """Each sweep's work, strategy and storing lanes (None: the first copy of a vertex stores
+    ``work.writes``): the functional run's iterations, or for SSSP and CC the sweeps as the
+    device runs them, each vertex reading the values its sweep's earlier waves of resident
+    warps lowered (``simulator.asynchronous``: wide virtual warps hold few vertices a wave,
+    so their sweeps converge in fewer rounds), until one lowers nothing."""
+    if not launcher.atomic_updates:
+        for work in launcher.fr.iterations:
+            yield work, launcher.strategy_for(work.active), None
+        return
+    run = AsynchronousLowering(launcher.fr)
+    active = launcher.fr.iterations[0].active.astype(np.int64)
+    while active.size:
+        s = launcher.strategy_for(active)
+        stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
+                            slots=active)
+        yield IterationWork(active, stores.outlier_writes, stores.values), s, stores.lanes
+        active = stores.lowered(launcher.fr.indices, launcher.fr.n)
+
+
 def _topology(launcher: _Launcher) -> list[IterationCost]:
     """Sweeps; with ``unroll`` k, k levels per launch on a resident (fixed) grid, separated by
     grid barriers instead of relaunches and host round trips."""
     strategy, device = launcher.strategy, launcher.device
     unroll = strategy.unroll or 1
     out = []
-    for i, work in enumerate(launcher.fr.iterations):
-        s = launcher.strategy_for(work.active)
-        cost = launcher.launch(Launch.sweep(work, grid_stride=unroll > 1), s)
+    for i, (work, s, store_lanes) in enumerate(_sweeps(launcher)):
+        cost = launcher.launch(Launch.sweep(work, grid_stride=unroll > 1,
+                                            store_lanes=store_lanes), s)
         if i % unroll == 0:
             launcher.host(cost)
         else:  # the level runs inside the previous launch, after a grid barrier
@@ -262,7 +282,7 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
     sweeps (counting what they activate) until fewer than ``switch_to_data`` x N vertices
     are active; a switch to sweeps scatters the worklist into the status flags, a switch back
     compacts the flags into a worklist. Its worklist launches replay the synchronous run's
-    iterations, as its sweeps do (not in waves, unlike ``driven=data``)."""
+    iterations, as its sweeps do (not in waves, unlike ``driven=data`` and ``topology``)."""
     fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
     n = fr.n
     to_topology, to_data = strategy.switch_to_topology * n, strategy.switch_to_data * n

@@ -10,6 +10,7 @@ from scipy.sparse.csgraph import shortest_path
 
 from simulator import ConfigError
 from simulator import Graph
+from simulator import functional_run
 from simulator import simulate
 from simulator.functional import default_source
 
@@ -175,11 +176,17 @@ FORMS = [
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("algorithm", ["bfs", "sssp", "cc"])
 def test_driven_forms_match_topology(small_graphs, form, algorithm):
+    """The answer always; the launches too where nothing runs asynchronously: these graphs fit
+    one wave of resident warps, but SSSP's and CC's outlier kernel reads what its main kernel
+    lowered, so deferring converges in as many launches as the synchronous run or fewer."""
     for g in small_graphs:
-        topology = simulate(g, algorithm, None).output
+        topology = simulate(g, algorithm, None)
         result = simulate(g, algorithm, form)
-        np.testing.assert_array_equal(result.output, topology)
-        assert result.iterations == simulate(g, algorithm, None).iterations
+        np.testing.assert_array_equal(result.output, topology.output)
+        if algorithm == "bfs" or "defer_threshold" not in form:
+            assert result.iterations == topology.iterations
+        else:
+            assert result.iterations <= len(functional_run(g, algorithm).iterations)
 
 
 @pytest.mark.parametrize("form", ["driven=data", "driven=data,mapping=wer+,push=prefix"])

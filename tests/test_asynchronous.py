@@ -125,3 +125,83 @@ def test_waves_reach_the_reference_answers(spec, wave):
         if wave >= graph.n:  # one wave a launch: the synchronous run's iterations
             assert launches == len(fr.iterations)
 
+
+
+@pytest.mark.parametrize("mapping, frontiers", [
+    # one wave holds every vertex: the synchronous rounds. {0} lowers 1 and 2 (to 5); {1, 2}
+    # read 1 and 5: 1->2 lowers 2 to 2, 2->3 sets 3 to 6; {2, 3}: 2->3 lowers 3 to 3; {3}
+    ("mapping=thread", [1, 2, 2, 1]),
+    # a wave a vertex: in the second sweep 2 reads the 2 that 1 has just stored and sets 3 to
+    # 3 at once, so the third sweep ({2, 3}) lowers nothing and is the last
+    ("mapping=vwarp,w=32", [1, 2, 2]),
+])
+def test_sweeps_read_what_their_earlier_waves_lowered(mapping, frontiers):
+    """SSSP's sweeps run as the device runs them: a vertex reads the distances the waves of
+    resident warps before it in the same sweep lowered (SERIAL holds one 32-thread block)."""
+    run = simulate(chain_graph(), "sssp", f"{mapping},block_size=32", SERIAL, source=0,
+                   trace=True)
+    assert run.trace["frontier"].tolist() == frontiers
+    assert run.iterations == len(frontiers)
+    assert run.output.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_sweeps_outlier_kernel_reads_what_its_main_kernel_lowered():
+    """Deferred vertices are expanded by the outlier kernel after the main kernel, reading
+    what it stored. Sweep 2 of the chain, {1, 2}, deferring degree above 0: the main kernel
+    expands nothing and the outlier kernel relaxes 1 and 2 together (2 reads its 5: 3 gets
+    6). Deferring nothing in waves of one vertex, 2 reads the 2 that 1 stored: 3 gets 3."""
+    fr = functional_run(chain_graph(), "sssp", source=0)
+    deferred = AsynchronousLowering(fr)
+    deferred.launch(np.array([0]), 32, slots=np.array([0]))
+    stores = deferred.launch(np.array([1, 2]), 32, defer_threshold=0, slots=np.array([1, 2]))
+    assert stores.lanes.size == 0 and stores.outlier_writes.tolist() == [2, 3]
+    assert deferred.values.tolist() == [0.0, 1.0, 2.0, 6.0]
+    assert stores.lowered(fr.indices, fr.n).tolist() == [2, 3]
+    waves = AsynchronousLowering(fr)
+    waves.launch(np.array([0]), 1, slots=np.array([0]))
+    stores = waves.launch(np.array([1, 2]), 1, slots=np.array([1, 2]))
+    assert stores.lanes.tolist() == [0, 1] and stores.writes.tolist() == [2, 3]
+    assert waves.values.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def sweeps_in_waves(fr, slots_per_wave: int) -> tuple[np.ndarray, int]:
+    """Sweeps as the driver runs them for SSSP and CC: each in waves of consecutive vertex
+    slots, the next one over the vertices it lowered; the final values and the sweeps."""
+    run = AsynchronousLowering(fr)
+    active = fr.iterations[0].active.astype(np.int64)
+    sweeps = 0
+    while active.size:
+        active = run.launch(active, slots_per_wave, slots=active).lowered(fr.indices, fr.n)
+        sweeps += 1
+    return run.values, sweeps
+
+
+@pytest.mark.parametrize("spec", ["rmat:scale=9,ef=8,weights=random,seed=5",
+                                  "random:n=700,deg=4,weights=random,seed=2",
+                                  "road:rows=20,weights=random,seed=3"])
+def test_asynchronous_sweeps_reach_the_reference_answers(spec):
+    """Sweeps in waves of 1, 7, 64 slots or all of them reach scipy's distances and
+    components, in no more sweeps than the synchronous run (all in one wave: as many), and the
+    simulator's launches are these sweeps: with a wave a vertex (SERIAL's one 32-thread block
+    under vwarp W = 32) the rmat graph's SSSP takes fewer."""
+    graph = load_graph(spec)
+    matrix = csr_matrix((graph.weights, graph.indices, graph.indptr), shape=(graph.n,) * 2)
+    for algorithm in ("sssp", "cc"):
+        fr = functional_run(graph, algorithm)
+        for wave in (1, 7, 64, graph.n):
+            values, sweeps = sweeps_in_waves(fr, wave)
+            if algorithm == "sssp":
+                assert np.allclose(values, dijkstra(matrix, indices=fr.source))
+            else:
+                _, labels = connected_components(matrix, directed=True, connection="weak")
+                assert np.array_equal(values, fr.output)
+                assert len(np.unique(values)) == labels.max() + 1
+            assert sweeps <= len(fr.iterations)
+            if wave == graph.n:
+                assert sweeps == len(fr.iterations)
+        one_a_wave = simulate(graph, algorithm, "mapping=vwarp,w=32,block_size=32", SERIAL,
+                              functional=fr)
+        assert one_a_wave.iterations == sweeps_in_waves(fr, 1)[1]
+    if spec.startswith("rmat"):
+        fr = functional_run(graph, "sssp")
+        assert sweeps_in_waves(fr, 1)[1] < len(fr.iterations)
