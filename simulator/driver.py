@@ -281,32 +281,58 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
     """Worklist launches while the worklist holds at most ``switch_to_topology`` x N items,
     sweeps (counting what they activate) until fewer than ``switch_to_data`` x N vertices
     are active; a switch to sweeps scatters the worklist into the status flags, a switch back
-    compacts the flags into a worklist. Its worklist launches replay the synchronous run's
-    iterations, as its sweeps do (not in waves, unlike ``driven=data`` and ``topology``)."""
+    compacts the flags into a worklist. SSSP's and CC's launches of either form run
+    asynchronously, as ``driven=data``'s and ``topology``'s do (``simulator.asynchronous``),
+    until one lowers nothing; the other algorithms' replay the synchronous run."""
     fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
     n = fr.n
     to_topology, to_data = strategy.switch_to_topology * n, strategy.switch_to_data * n
-    worklist = initial_worklist(fr)
-    form = "topology" if worklist.size > to_topology else "data"
+    run = AsynchronousLowering(fr) if launcher.atomic_updates else None
+    synchronous = iter(fr.iterations)
+    pending = initial_worklist(fr)  # the next worklist, or the next sweep's active vertices
+    form = "topology" if pending.size > to_topology else "data"
     out = []
-    for work in fr.iterations:
-        s = launcher.strategy_for(work.active)
+    while True:
+        if run is None:
+            work = next(synchronous, None)
+            if work is None:
+                break
+        elif pending.size == 0:
+            break
+        store_lanes = None
         if form == "data":
-            cost, worklist = _data_launch(launcher, work, worklist)
+            if run is not None:
+                active = distinct(pending)
+                s = launcher.strategy_for(active)
+                stores = run.launch(pending, wave_entries(s, device), s.defer_threshold)
+                work = IterationWork(active, stores.outlier_writes, stores.values)
+                store_lanes = stores.lanes
+            s = launcher.strategy_for(work.active)
+            cost, pending = _data_launch(launcher, work, pending, store_lanes=store_lanes)
             ran = "data"
-            if worklist.size > to_topology:
+            if pending.size > to_topology:
                 form = "topology"
-                cost = cost + scatter_kernel(worklist.size, s, device, launcher.costs,
+                cost = cost + scatter_kernel(pending.size, s, device, launcher.costs,
                                              launcher.hit_rate)
+                pending = distinct(pending)
         else:
-            cost = launcher.launch(Launch.sweep(work, count_activations=True), s)
+            if run is not None:
+                s = launcher.strategy_for(pending)
+                stores = run.launch(pending, wave_entries(s, device), s.defer_threshold,
+                                    slots=pending)
+                work = IterationWork(pending, stores.outlier_writes, stores.values)
+                store_lanes = stores.lanes
+                pending = stores.lowered(fr.indices, n)
+            else:
+                pending = distinct_ids(fr.indices[work.writes], n).astype(np.int64, copy=False)
+            s = launcher.strategy_for(work.active)
+            cost = launcher.launch(Launch.sweep(work, count_activations=True,
+                                                store_lanes=store_lanes), s)
             ran = "topology"
-            following = distinct_ids(fr.indices[work.writes], n).astype(np.int64, copy=False)
-            if following.size < to_data:
+            if pending.size < to_data:
                 form = "data"
-                cost = cost + compaction_kernel(n, following, s, device, launcher.costs,
+                cost = cost + compaction_kernel(n, pending, s, device, launcher.costs,
                                                 launcher.hit_rate)
-                worklist = following
         launcher.host(cost)
         out.append(IterationCost(cost, ran, s.lanes_per_vertex))
     return out

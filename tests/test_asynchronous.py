@@ -205,3 +205,40 @@ def test_asynchronous_sweeps_reach_the_reference_answers(spec):
     if spec.startswith("rmat"):
         fr = functional_run(graph, "sssp")
         assert sweeps_in_waves(fr, 1)[1] < len(fr.iterations)
+
+
+@pytest.mark.parametrize("mapping, forms", [
+    # one wave holds every vertex: the synchronous rounds; {0} as a worklist pushes [1, 2]
+    # (2 > 0.3 x 4: switch to sweeps), the sweep of {2, 3} lowers only 3: back to a worklist
+    ("mapping=thread", ["data", "topology", "topology", "data"]),
+    # a wave a vertex: {0} pushes [1, 2] (2 > 0.3 x 4: switch to sweeps); the sweep of
+    # {1, 2} lowers 2 to 2 and 2 then sets 3 to 3; the sweep of {2, 3} lowers nothing
+    ("mapping=vwarp,w=32", ["data", "topology", "topology"]),
+])
+def test_the_temporal_hybrids_launches_run_asynchronously(mapping, forms):
+    run = simulate(chain_graph(), "sssp",
+                   f"{mapping},block_size=32,driven=temporal,switch_to_topology=0.3",
+                   SERIAL, source=0, trace=True)
+    assert run.trace["form"].tolist() == forms
+    assert run.trace["frontier"].tolist() == [1, 2, 2, 1][:len(forms)]
+
+
+@pytest.mark.parametrize("algorithm", ["sssp", "cc"])
+def test_the_temporal_hybrid_in_one_form_is_that_form(algorithm):
+    """Never switching, the hybrid's asynchronous launches are those of ``driven=data`` (to
+    the cycle) or of ``topology`` (as many sweeps, each also counting what it activates), in
+    waves of a few vertices (SERIAL) on a graph whose runs need many waves."""
+    graph = load_graph("rmat:scale=9,ef=8,weights=random,seed=5")
+    fr = functional_run(graph, algorithm)
+    base = "mapping=vwarp,w=8,block_size=32"
+    data = simulate(graph, algorithm, f"{base},driven=data", SERIAL, functional=fr)
+    never = simulate(graph, algorithm, f"{base},driven=temporal,switch_to_topology=1000",
+                     SERIAL, functional=fr, trace=True)
+    assert set(never.trace["form"].tolist()) == {"data"}
+    assert never.time_us == data.time_us and never.iterations == data.iterations
+    sweeps = simulate(graph, algorithm, f"{base},driven=temporal,switch_to_topology=1e-9,"
+                      "switch_to_data=0", SERIAL, functional=fr, trace=True)
+    topology = simulate(graph, algorithm, base, SERIAL, functional=fr)
+    assert set(sweeps.trace["form"].tolist()) == {"topology"}
+    assert sweeps.iterations == topology.iterations < len(fr.iterations)
+    assert sweeps.edges_touched == topology.edges_touched
