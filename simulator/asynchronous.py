@@ -75,8 +75,8 @@ class AsynchronousLowering:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
         of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
         ``slots``: each entry's task slot (ascending), where the launch's slots are more than
-        its entries (a sweep's are every vertex, its entries the active ones): a wave then
-        holds ``entries_per_wave`` consecutive slots."""
+        its entries (a sweep's are every vertex, its entries the distinct active ones): a
+        wave then holds ``entries_per_wave`` consecutive slots."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         degree = self.indptr[worklist + 1] - self.indptr[worklist]
@@ -95,14 +95,19 @@ class AsynchronousLowering:
             if deferred is not None:
                 expands = ~deferred[first:end]
                 wave, wave_degree = wave[expands], wave_degree[expands]
-            # a later copy of a vertex in the same wave reads what its first copy read and
-            # finds its targets lowered already: only first copies store
-            firsts = np.sort(first_of_each(wave))
-            sub_lanes, wave_writes, wave_values = self._relax(wave[firsts])
-            starts = np.cumsum(wave_degree) - wave_degree
-            sub_ends = np.cumsum(wave_degree[firsts])
-            shift = starts[firsts] - (sub_ends - wave_degree[firsts]) + offset
-            lanes.append(sub_lanes + shift[np.searchsorted(sub_ends, sub_lanes, side="right")])
+            if slots is not None:  # a sweep's vertices are distinct: every lane may store
+                sub_lanes, wave_writes, wave_values = self._relax(wave)
+                lanes.append(sub_lanes + offset)
+            else:
+                # a later copy of a vertex in the same wave reads what its first copy read
+                # and finds its targets lowered already: only first copies store
+                firsts = np.sort(first_of_each(wave))
+                sub_lanes, wave_writes, wave_values = self._relax(wave[firsts])
+                starts = np.cumsum(wave_degree) - wave_degree
+                sub_ends = np.cumsum(wave_degree[firsts])
+                shift = starts[firsts] - (sub_ends - wave_degree[firsts]) + offset
+                lanes.append(sub_lanes + shift[np.searchsorted(sub_ends, sub_lanes,
+                                                               side="right")])
             values.append(wave_values)
             writes.append(wave_writes)
             offset += int(wave_degree.sum())

@@ -166,7 +166,7 @@ def relax(indptr, indices, vertices, values, edge_values):
     lengths = indptr[vertices + 1] - indptr[vertices]
     cand = np.repeat(values[vertices], lengths)
     if edge_values is not None:
-        cand = cand + edge_values[edges]
+        cand += edge_values[edges]
     targets = indices[edges]
     lanes = np.flatnonzero(cand < values[targets])
     written = cand[lanes]
