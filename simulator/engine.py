@@ -239,10 +239,11 @@ class Launch:
     grid_stride: launch the resident warps only, each striding over the units (fixed grid).
     write_values: each write's value where writers lower their target with atomicMin and
         push it only when they lowered it (see ``IterationWork``); None: plain stores.
-    store_lanes: where every copy of a vertex stores what it lowers (a worklist launch run
-        in waves, see ``simulator.asynchronous``), the storing lanes as positions in the
-        launch's edge order (slot by slot, CSR order within; ascending), ``write_values``
-        then theirs in that order; None: the first copy of a vertex stores ``writes``.
+    store_lanes: where every copy of a vertex stores what it lowers (SSSP's and CC's
+        launches, run in waves, see ``simulator.asynchronous``), the storing lanes as
+        positions in the launch's edge order (slot by slot, CSR order within; ascending),
+        ``write_values`` then theirs in that order; None: the first copy of a vertex stores
+        ``writes``.
     """
 
     active: np.ndarray
