@@ -18,8 +18,10 @@ steps, which sets a worklist kernel's step against a sweep's (the evidence for
 ``Device.atomic_round_trips``).
 
 ``--marginal`` splits each run's launches into a fixed and a per-vertex part: a least-squares
-line of kernel time against the vertices the launch expands (the functional run's frontier,
-the same for every configuration of a graph), GPU and simulated, and per configuration the
+line of kernel time against the vertices the launch expands (as the simulator runs the
+configuration: its active vertices or worklist entries, launch by launch; SSSP's
+asynchronous rounds are not the functional run's, and their counts follow the GPU's), GPU
+and simulated, and per configuration the
 median simulated / GPU ratio of each part over the graphs with enough launches. A slope ratio
 well below 1 is work per active vertex the model leaves out (the fixed part is mostly the
 calibrated launch overhead).
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
               f"kernel us GPU {gpu.sum():9.0f} sim {sim[:k].sum():9.0f} "
               f"({sim[:k].sum() / gpu[:k].sum():.2f})", flush=True)
         if args.marginal and k > 2:
-            active = np.array([it.active.size for it in run.iterations[:k]])
+            active = result.trace["frontier"][:k]
             splits.append((graph, short(config), k, fixed_and_per_vertex(active, gpu[:k]),
                            fixed_and_per_vertex(active, sim[:k])))
         if args.launches:
