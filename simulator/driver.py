@@ -146,9 +146,7 @@ def iteration_costs(
 def _sweeps(launcher: _Launcher):
     """Each sweep's work, strategy and storing lanes (None: the first copy of a vertex stores
     ``work.writes``): the functional run's iterations, or for SSSP and CC the sweeps as the
-    device runs them, each vertex reading the values its sweep's earlier waves of resident
-    warps lowered (``simulator.asynchronous``: wide virtual warps hold few vertices a wave,
-    so their sweeps converge in fewer rounds), until one lowers nothing."""
+    device runs them (``_asynchronous_sweep``), until one lowers nothing."""
     if not launcher.atomic_updates:
         for work in launcher.fr.iterations:
             yield work, launcher.strategy_for(work.active), None
@@ -156,11 +154,30 @@ def _sweeps(launcher: _Launcher):
     run = AsynchronousLowering(launcher.fr)
     active = launcher.fr.iterations[0].active.astype(np.int64)
     while active.size:
-        s = launcher.strategy_for(active)
-        stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
-                            slots=active)
-        yield IterationWork(active, stores.outlier_writes, stores.values), s, stores.lanes
-        active = stores.lowered(launcher.fr.indices, launcher.fr.n)
+        work, s, store_lanes, active = _asynchronous_sweep(launcher, run, active)
+        yield work, s, store_lanes
+
+
+def _asynchronous_sweep(launcher: _Launcher, run: AsynchronousLowering, active: np.ndarray):
+    """One SSSP or CC sweep over the ``active`` vertices, each reading the values its sweep's
+    earlier waves of resident warps lowered (``simulator.asynchronous``: wide virtual warps
+    hold few vertices a wave, so their sweeps converge in fewer rounds): its work, strategy,
+    storing lanes, and the vertices it lowered (the next sweep's)."""
+    s = launcher.strategy_for(active)
+    stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
+                        slots=active)
+    work = IterationWork(active, stores.outlier_writes, stores.values)
+    return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
+
+
+def _asynchronous_worklist(launcher: _Launcher, run: AsynchronousLowering,
+                           worklist: np.ndarray):
+    """One SSSP or CC worklist launch in waves of resident entries: its work, strategy and
+    storing lanes."""
+    active = distinct(worklist)
+    s = launcher.strategy_for(active)
+    stores = run.launch(worklist, wave_entries(s, launcher.device), s.defer_threshold)
+    return IterationWork(active, stores.outlier_writes, stores.values), s, stores.lanes
 
 
 def _topology(launcher: _Launcher) -> list[IterationCost]:
@@ -243,11 +260,8 @@ def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
     worklist = initial_worklist(launcher.fr)
     out = []
     while worklist.size:
-        active = distinct(worklist)
-        s = launcher.strategy_for(active)
-        stores = run.launch(worklist, wave_entries(s, launcher.device), s.defer_threshold)
-        work = IterationWork(active, stores.outlier_writes, stores.values)
-        cost, worklist = _data_launch(launcher, work, worklist, store_lanes=stores.lanes)
+        work, s, store_lanes = _asynchronous_worklist(launcher, run, worklist)
+        cost, worklist = _data_launch(launcher, work, worklist, store_lanes=store_lanes)
         launcher.host(cost)
         out.append(IterationCost(cost, "data", s.lanes_per_vertex))
     return out
@@ -301,13 +315,10 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
             break
         store_lanes = None
         if form == "data":
-            if run is not None:
-                active = distinct(pending)
-                s = launcher.strategy_for(active)
-                stores = run.launch(pending, wave_entries(s, device), s.defer_threshold)
-                work = IterationWork(active, stores.outlier_writes, stores.values)
-                store_lanes = stores.lanes
-            s = launcher.strategy_for(work.active)
+            if run is None:
+                s = launcher.strategy_for(work.active)
+            else:
+                work, s, store_lanes = _asynchronous_worklist(launcher, run, pending)
             cost, pending = _data_launch(launcher, work, pending, store_lanes=store_lanes)
             ran = "data"
             if pending.size > to_topology:
@@ -316,16 +327,11 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
                                              launcher.hit_rate)
                 pending = distinct(pending)
         else:
-            if run is not None:
-                s = launcher.strategy_for(pending)
-                stores = run.launch(pending, wave_entries(s, device), s.defer_threshold,
-                                    slots=pending)
-                work = IterationWork(pending, stores.outlier_writes, stores.values)
-                store_lanes = stores.lanes
-                pending = stores.lowered(fr.indices, n)
-            else:
+            if run is None:
+                s = launcher.strategy_for(work.active)
                 pending = distinct_ids(fr.indices[work.writes], n).astype(np.int64, copy=False)
-            s = launcher.strategy_for(work.active)
+            else:
+                work, s, store_lanes, pending = _asynchronous_sweep(launcher, run, pending)
             cost = launcher.launch(Launch.sweep(work, count_activations=True,
                                                 store_lanes=store_lanes), s)
             ran = "topology"

@@ -86,6 +86,19 @@ def write_measured(path, rows: list[Measured], times_us, device: str,
     pq.write_table(pa.Table.from_pylist(records), path)
 
 
+def write_measured_with_host(rows: list[Measured], tmp_path):
+    """The rows as the surrogate with the true thetas times them, written with their kernel
+    times and launches (the host taking ``TRUTH["host"]`` x the device's round trip a
+    launch): the file, the times and each row's launches."""
+    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
+    times = [SMALL.us(c) for c in predict(parts, TRUTH)]
+    launches = [round(p.host_cycles / SMALL.cycles(SMALL.host_roundtrip_us)) for p in parts]
+    path = tmp_path / "measured.parquet"
+    write_measured(path, rows, times, SMALL.name,
+                   host=(launches, TRUTH["host"] * SMALL.host_roundtrip_us))
+    return path, times, launches
+
+
 def test_surrogate_times_give_back_their_thetas(rows, tmp_path):
     """(1) Times made by the surrogate with known thetas: every constrained theta within 2%,
     and the file's rows reduce to the best correct variant per config."""
@@ -111,12 +124,7 @@ def test_the_host_is_pinned_to_what_the_file_measured(rows, tmp_path):
     fit takes (total - kernel time) / launches as the host's figure (here 0.7x the device's,
     as the times were made) and fits the rest around it; with ``measured_host=False`` it fits
     the host too, and both give back the truth."""
-    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
-    times = [SMALL.us(c) for c in predict(parts, TRUTH)]
-    launches = [round(p.host_cycles / SMALL.cycles(SMALL.host_roundtrip_us)) for p in parts]
-    path = tmp_path / "measured.parquet"
-    write_measured(path, rows, times, SMALL.name,
-                   host=(launches, TRUTH["host"] * SMALL.host_roundtrip_us))
+    path, times, launches = write_measured_with_host(rows, tmp_path)
     measured = load_measured(path, device=SMALL.name)
     assert measured_host_us(measured) == pytest.approx(0.7 * SMALL.host_roundtrip_us)
     parts = simulate_parts(measured, SMALL, cache=tmp_path / "cache")  # in the file's order
@@ -313,12 +321,7 @@ def test_per_launch_kernel_times_give_back_their_thetas(rows, tmp_path):
     launch short, as asynchronous ones may be), the host measured from the results file:
     the fit to the launches gives back every kernel part within 2%, skipping the decoy rows
     of another variant and of an L1 probe; its device file says what it was fitted to."""
-    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
-    times = [SMALL.us(c) for c in predict(parts, TRUTH)]
-    launches = [round(p.host_cycles / SMALL.cycles(SMALL.host_roundtrip_us)) for p in parts]
-    path = tmp_path / "measured.parquet"
-    write_measured(path, rows, times, SMALL.name,
-                   host=(launches, TRUTH["host"] * SMALL.host_roundtrip_us))
+    path, _, _ = write_measured_with_host(rows, tmp_path)
     measured = load_measured(path, device=SMALL.name)
     parts = simulate_parts(measured, SMALL, cache=tmp_path / "cache")
     launch_file = tmp_path / "launches.parquet"

@@ -46,14 +46,14 @@ its size) no longer bends the scales, which then rank a graph's configurations b
 common scale on all of them then sets the absolute level. --fit absolute is the plain least
 squares over the rows: the smallest error on the rows it was fitted to, not on other graphs.
 On bench/gpu/results/h100.parquet, leaving one graph out (python bench/fidelity.py --totals
-[--fit absolute]): picks within 5% of the best on 16/17 BFS graphs (absolute: 15), 14/17 SSSP;
-RMS log error of the held-out graphs 0.197.
+[--fit absolute]): picks within 5% of the best on 14/17 BFS graphs, 16/17 SSSP; RMS log error
+of the held-out graphs 0.209.
 
 --launches FILE ... fits the kernel parts to every launch's measured kernel time instead
 (bench/gpu/launch_times.py's files: graph, algorithm, config, variant, launch, kernel_us), the
 host's round trip measured as above: far more data, of launches of every size, that tells the
-parts apart. On the H100 (python bench/fidelity.py): the same picks (BFS 16/17, SSSP 14/17), a
-held-out RMS log error of 0.184.
+parts apart. On the H100 (python bench/fidelity.py): picks within 5% on 16/17 BFS graphs and
+15/17 SSSP, a held-out RMS log error of 0.190.
 """
 
 
