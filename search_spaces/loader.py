@@ -5,6 +5,7 @@ A space file has ``name``, ``description``, ``fixed`` (knob: value, always set) 
 
     w: {choices: [1, 2, 4, 8, 16, 32]}          # categorical (shorthand: w: [1, 2, 4])
     chunk: {int: [1, 2048], log: true}           # integer range, optional log / step / grid
+    chunk: {int: [1, 2048], powers_of_two: true} # 1, 2, 4, ..., 2048: Optuna draws log2_chunk
     switch_to_topology: {float: [0.01, 0.5], log: true, grid: [0.01, 0.05, 0.2]}
     block_size: {value: 256}                     # fixed value (shorthand: block_size: 256)
 
@@ -36,7 +37,7 @@ from simulator.errors import WarpsweepError
 SPACES_DIR = Path(__file__).resolve().parent
 TOP_KEYS = ("name", "description", "fixed", "params")
 KINDS = ("choices", "int", "float", "value")
-OPTIONS = ("log", "step", "grid", "when", "doc")
+OPTIONS = ("log", "step", "grid", "powers_of_two", "when", "doc")
 MAX_GRID = 200_000
 AUTO_INT_GRID = 64
 PROBE_LIMIT = 2_000
@@ -56,6 +57,7 @@ class Param:
     log: bool = False
     step: float | None = None
     grid: tuple[Scalar, ...] | None = None
+    powers_of_two: bool = False
     value: Scalar = None
     when: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
     line: int | None = None
@@ -65,6 +67,25 @@ class Param:
         """Whether Optuna draws this knob (fixed values are not drawn)."""
         return self.kind != "value"
 
+    @property
+    def optuna_name(self) -> str:
+        """The name Optuna draws this knob under: a powers-of-two range is drawn as its
+        exponent, an ordered integer whose few distinct values keep TPE's Parzen estimators
+        cheap (a log-scaled integer range costs it several times more per trial)."""
+        return f"log2_{self.name}" if self.powers_of_two else self.name
+
+    def optuna_value(self, value: Scalar) -> Scalar:
+        """A config value as Optuna holds it (the exponent of a power of two)."""
+        if not self.powers_of_two:
+            return value
+        if not (isinstance(value, int) and value >= 1 and value & (value - 1) == 0):
+            raise ConfigError(f"param {self.name!r} takes powers of two, got {value!r}")
+        return value.bit_length() - 1
+
+    def config_value(self, value: Scalar) -> Scalar:
+        """An Optuna value as the config holds it (the inverse of ``optuna_value``)."""
+        return 2 ** int(value) if self.powers_of_two else value
+
     def active(self, config: Mapping[str, Any]) -> bool:
         """Whether every ``when`` condition holds in the partial ``config``."""
         return all(k in config and _member(config[k], vals) for k, vals in self.when)
@@ -73,6 +94,9 @@ class Param:
         """Draw this knob from an Optuna trial (anything with ``suggest_*``)."""
         if self.kind == "choices":
             return trial.suggest_categorical(self.name, list(self.choices))
+        if self.powers_of_two:
+            exponents = self.optuna_value(self.low), self.optuna_value(self.high)
+            return self.config_value(trial.suggest_int(self.optuna_name, *exponents))
         if self.kind == "int":
             step = int(self.step or 1)
             return trial.suggest_int(self.name, int(self.low), int(self.high), step=step,
@@ -92,6 +116,8 @@ class Param:
             return self.grid
         if self.kind == "int":
             low, high = int(self.low), int(self.high)
+            if self.powers_of_two:
+                return tuple(2**k for k in range(low.bit_length() - 1, high.bit_length()))
             if self.log:
                 vals, v = [], low
                 while v <= high:
@@ -131,6 +157,8 @@ class Param:
             d["value"] = self.value
         else:
             d.update(low=self.low, high=self.high, log=self.log, step=self.step)
+            if self.powers_of_two:
+                d["powers_of_two"] = True
             if self.grid is not None:
                 d["grid"] = list(self.grid)
         if self.when:
@@ -220,9 +248,17 @@ class SearchSpace:
         return config
 
     def optuna_params(self, config: Mapping[str, Any]) -> dict[str, Scalar]:
-        """The subset of ``config`` Optuna draws (for enqueueing a configuration)."""
-        drawn = {p.name for p in self.params if p.suggested}
-        return {k: v for k, v in config.items() if k in drawn}
+        """The part of ``config`` Optuna draws, as Optuna names it (for enqueueing)."""
+        drawn = {p.name: p for p in self.params if p.suggested}
+        return {drawn[k].optuna_name: drawn[k].optuna_value(v) for k, v in config.items()
+                if k in drawn}
+
+    def config_params(self, params: Mapping[str, Any]) -> dict[str, Scalar]:
+        """Optuna's ``params`` as config knobs (the inverse of ``optuna_params``)."""
+        by_optuna = {p.optuna_name: p for p in self.params if p.suggested}
+        return {by_optuna[k].name if k in by_optuna else k:
+                by_optuna[k].config_value(v) if k in by_optuna else v
+                for k, v in params.items()}
 
     def configs(self) -> Iterator[dict[str, Scalar]]:
         """Every configuration of the grid, honouring conditions (finite spaces only)."""
@@ -451,6 +487,8 @@ def _parse_param(doc: YamlDoc, path: tuple, knob: str, spec: Any,
     for opt in ("log", "step", "grid"):
         if opt in spec and kind in ("choices", "value"):
             raise doc.error((*path, opt), f"`{opt}` applies only to int and float ranges")
+    if "powers_of_two" in spec:
+        fields["powers_of_two"] = _parse_powers_of_two(doc, path, kind, spec)
     fields["when"] = _parse_when(doc, (*path, "when"), spec.get("when"), defined)
     return Param(**fields)
 
@@ -488,6 +526,26 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
         low, high = float(low), float(high)
         step = float(step) if step is not None else None
     return {"low": low, "high": high, "log": log, "step": step, "grid": grid}
+
+
+def _parse_powers_of_two(doc: YamlDoc, path: tuple, kind: str, spec: dict) -> bool:
+    at = (*path, "powers_of_two")
+    flag = spec["powers_of_two"]
+    if not isinstance(flag, bool):
+        raise doc.error(at, f"`powers_of_two` must be true or false, got {flag!r}")
+    if not flag:
+        return False
+    if kind != "int":
+        raise doc.error(at, "`powers_of_two` applies only to int ranges")
+    for opt in ("log", "step", "grid"):
+        if opt in spec:
+            raise doc.error((*path, opt), f"`{opt}` cannot be combined with `powers_of_two` "
+                            "(its values are the powers of two from low to high)")
+    for end in spec[kind]:
+        if end < 1 or end & (end - 1):
+            raise doc.error((*path, kind), f"a powers_of_two range needs powers of two as "
+                            f"its ends, got {end}")
+    return True
 
 
 def _parse_when(doc: YamlDoc, path: tuple, raw: Any,

@@ -66,11 +66,55 @@ def test_optuna_suggestions_honour_conditionals():
         seen.add(config["mapping"])
         present = set(VWARP_ONLY) & set(config)
         assert present == (set(VWARP_ONLY) if config["mapping"] == "vwarp" else set())
-        assert set(trial.params) == set(config)  # nothing drawn that is not in the config
+        # nothing drawn that is not in the config; the chunk is drawn as its exponent
+        assert space.config_params(trial.params) == config
+        assert ("log2_chunk" in trial.params) == ("chunk" in config)
         if "chunk" in config:
             assert 1 <= config["chunk"] <= 2048
         study.tell(trial, 1.0)
     assert seen == {"thread", "vwarp"}
+
+
+def test_powers_of_two_range_is_drawn_as_its_exponent():
+    space = space_from("""
+params:
+  chunk: {int: [4, 64], powers_of_two: true}
+""")
+    (chunk,) = space.params
+    assert chunk.grid_values() == (4, 8, 16, 32, 64)
+    assert [c["chunk"] for c in space.configs()] == [4, 8, 16, 32, 64]
+    assert space.optuna_params({"chunk": 16}) == {"log2_chunk": 4}
+    assert space.config_params({"log2_chunk": 4}) == {"chunk": 16}
+    with pytest.raises(ConfigError, match="powers of two, got 12"):
+        space.optuna_params({"chunk": 12})
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=1, n_startup_trials=5))
+    drawn = set()
+    for _ in range(30):
+        trial = study.ask()
+        config = space.suggest(trial)
+        drawn.add(config["chunk"])
+        assert trial.distributions["log2_chunk"] == optuna.distributions.IntDistribution(2, 6)
+        study.tell(trial, abs(config["chunk"] - 16))
+    assert drawn <= {4, 8, 16, 32, 64} and len(drawn) > 1
+    study.enqueue_trial(space.optuna_params({"chunk": 32}))
+    assert space.suggest(study.ask()) == {"chunk": 32}
+    assert space.digest != space_from("params:\n  chunk: {int: [4, 64], log: true}\n").digest
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("{int: [1, 48], powers_of_two: true}", "powers of two as its ends, got 48"),
+        ("{int: [0, 8], powers_of_two: true}", "powers of two as its ends, got 0"),
+        ("{float: [1.0, 8.0], powers_of_two: true}", "applies only to int ranges"),
+        ("{int: [1, 8], powers_of_two: true, log: true}", "cannot be combined"),
+        ("{int: [1, 8], powers_of_two: yes please}", "must be true or false"),
+        ("{choices: [1, 2], powers_of_two: true}", "applies only to int ranges"),
+    ],
+)
+def test_bad_powers_of_two_range_is_named(spec, message):
+    with pytest.raises(ConfigError, match=message):
+        space_from(f"params:\n  chunk: {spec}\n")
 
 
 def test_conditional_on_list_fixed_and_value_params():

@@ -249,6 +249,26 @@ def test_grid_visits_every_configuration_once(tmp_path):
     assert again.calls == [] and summary.done == summary.budget
 
 
+def test_interrupted_grid_of_powers_of_two_resumes_without_repeats(tmp_path):
+    # Optuna holds the grid's queued chunks as log2_chunk: the resumed study runs the rest
+    space = tmp_path / "grid.yaml"
+    space.write_text("params:\n  mapping: [thread, vwarp]\n"
+                     "  chunk: {int: [1, 8], powers_of_two: true, when: {mapping: vwarp}}\n")
+    results = tmp_path / "res"
+    s = spec(space=str(space), trials=None, sampler="grid", references=False)
+    first = CountingBackend(interrupt_after=2)
+    with pytest.raises(KeyboardInterrupt):
+        run(results, [s], backend=first)
+    second = CountingBackend()
+    (summary,) = run(results, [s], backend=second).summaries
+    expected = list(load_space(str(space)).configs())
+    assert summary.budget == summary.done == len(expected) == 5
+    visited = first.calls + second.calls
+    assert sorted(map(repr, visited)) == sorted(map(repr, expected))
+    assert {r["param_chunk"] for r in rows(results) if r["param_mapping"] == "vwarp"} == {
+        1, 2, 4, 8}
+
+
 def test_multi_objective_pareto_front(tmp_path, capsys):
     code, results = tune(tmp_path, "--trials", "10", "--objective", "time_us,simd_efficiency",
                          "--no-references")

@@ -176,11 +176,12 @@ class StudySummary:
 def budget_of(spec: StudySpec, space: SearchSpace) -> int:
     """Distinct configurations a study evaluates: ``trials`` (default 100; grid sampler: the
     whole grid), never more than a finite space holds."""
-    distinct = distinct_configurations(space)
     if sampler_info(spec.sampler).exhaustive:
+        distinct = distinct_configurations(space)
         return min(spec.trials or distinct, distinct)
     budget = spec.trials or DEFAULT_TRIALS
-    return min(budget, distinct) if space.finite else budget
+    # an infinite space's grid (its ranges' grid values) can be large, and caps nothing
+    return min(budget, distinct_configurations(space)) if space.finite else budget
 
 
 @functools.lru_cache(maxsize=64)
@@ -327,7 +328,7 @@ class StudyRun:
         seen = {self._dedupe_key(r.params) for r in self.records.values()}
         waiting = self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
         for t in waiting:
-            fixed = t.system_attrs.get("fixed_params", {})
+            fixed = self.space.config_params(t.system_attrs.get("fixed_params", {}))
             seen.add(self._dedupe_key({**dict(self.space.fixed), **fixed}))
         room = self.budget - self.done - len(waiting)
         for config in configs:
