@@ -223,11 +223,30 @@ class SearchSpace:
 
     def _usable(self, accepts: Callable[[dict[str, Any]], bool], target: Param,
                 value: Scalar) -> bool:
-        def values_of(p: Param) -> tuple[Scalar, ...]:
-            return (value,) if p is target else p.corner_values()
-
-        candidates = (c for c in self._enumerate(values_of) if target.name in c)
+        candidates = self._corners_setting(target, value)
         return any(accepts(c) for c in itertools.islice(candidates, PROBE_LIMIT))
+
+    def _corners_setting(self, target: Param, value: Scalar) -> Iterator[dict[str, Scalar]]:
+        """The configurations of corner values in which ``target`` is set, to ``value``, in
+        grid order. The knobs its conditions name (and theirs, in turn) only take values
+        that let it be set: the others would yield nothing but configurations without it."""
+        params = {p.name: p for p in self.params}
+        allowed: dict[str, tuple[Scalar, ...]] = {}
+        pending = [target]
+        while pending:
+            for knob, values in pending.pop().when:
+                if knob not in allowed and knob in params:
+                    pending.append(params[knob])
+                allowed[knob] = tuple(v for v in allowed.get(knob, values)
+                                      if _member(v, values))
+
+        def values_of(p: Param) -> tuple[Scalar, ...]:
+            if p is target:
+                return (value,)
+            return tuple(v for v in p.corner_values()
+                         if p.name not in allowed or _member(v, allowed[p.name]))
+
+        return (c for c in self._enumerate(values_of) if target.name in c)
 
     @property
     def digest(self) -> str:
@@ -341,11 +360,8 @@ class SearchSpace:
 
     def _probe(self, build: Callable[[dict[str, Any]], Any], target: Param,
                value: Scalar) -> tuple[bool, str]:
-        def values_of(p: Param) -> tuple[Scalar, ...]:
-            return (value,) if p is target else p.corner_values()
-
+        candidates = self._corners_setting(target, value)
         reason = "the knob is never active"
-        candidates = (c for c in self._enumerate(values_of) if target.name in c)
         for config in itertools.islice(candidates, PROBE_LIMIT):
             try:
                 build(config)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import optuna
 import pytest
 
@@ -115,6 +117,35 @@ params:
 def test_bad_powers_of_two_range_is_named(spec, message):
     with pytest.raises(ConfigError, match=message):
         space_from(f"params:\n  chunk: {spec}\n")
+
+
+@pytest.mark.parametrize("name", available_spaces())
+def test_probing_a_knob_enumerates_only_configurations_that_set_it(name):
+    # validate and for_algorithm probe each knob value among the corner configurations that
+    # set it; they are generated directly, in the order a filter over all of them gives
+    space = load_space(name)
+    for target in space.params:
+        for value in target.corner_values():
+            def values_of(p, target=target, value=value):
+                return (value,) if p is target else p.corner_values()
+            every = (c for c in space._enumerate(values_of) if target.name in c)
+            direct = list(itertools.islice(space._corners_setting(target, value), 50))
+            assert direct == list(itertools.islice(every, 50)), (target.name, value)
+
+
+def test_probing_follows_conditions_of_conditions():
+    space = space_from("""
+params:
+  driven: [topology, data, spatial]
+  push: {choices: [atomic, chunked], when: {driven: [data, spatial]}}
+  batch: {choices: [1, 2, 3], when: {push: chunked}}
+  partition: {int: [2, 64], when: {driven: spatial}}
+""")
+    batch = space.params[2]
+    configs = list(space._corners_setting(batch, 2))
+    assert configs == [{"driven": "data", "push": "chunked", "batch": 2},
+                       {"driven": "spatial", "push": "chunked", "batch": 2, "partition": 2},
+                       {"driven": "spatial", "push": "chunked", "batch": 2, "partition": 64}]
 
 
 def test_conditional_on_list_fixed_and_value_params():
