@@ -22,7 +22,10 @@ converge in fewer rounds: on the H100 web-NotreDame's SSSP takes 31 sweeps at W 
 with the thread mapping, as many as the synchronous run (here 31 and 34: its waves hold 270k
 of the 326k vertices), random-deg32's 21 and 23 (here too; ``bench/gpu/results/h100.parquet``).
 Deferred vertices are expanded after every wave, by the outlier kernel, reading what the main
-kernel lowered.
+kernel lowered. Within a sweep's wave, a vertex's edges go W at a time in lockstep steps, and
+a lane reads its target after the earlier steps' stores: a relaxation that one of them
+already beat does not store (``later_steps_see_earlier``; with the thread mapping a vertex of
+degree 32 takes 32 steps), as the H100's stores count (``bench/store_count_fidelity.py``).
 """
 
 from __future__ import annotations
@@ -70,13 +73,15 @@ class AsynchronousLowering:
         self.values = initial_values(functional.algorithm, functional.n, functional.source)
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
-               defer_threshold: int | None = None, *, slots: np.ndarray | None = None
-               ) -> WaveStores:
+               defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
+               lanes_per_vertex: int | None = None) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
         of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
         ``slots``: each entry's task slot (ascending), where the launch's slots are more than
         its entries (a sweep's are every vertex, its entries the distinct active ones): a
-        wave then holds ``entries_per_wave`` consecutive slots."""
+        wave then holds ``entries_per_wave`` consecutive slots. ``lanes_per_vertex`` (a
+        sweep's W, each vertex's edges W at a time in lockstep steps): a wave's lanes see the
+        stores of its earlier steps (``later_steps_see_earlier``)."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         degree = self.indptr[worklist + 1] - self.indptr[worklist]
@@ -97,6 +102,12 @@ class AsynchronousLowering:
                 wave, wave_degree = wave[expands], wave_degree[expands]
             if slots is not None:  # a sweep's vertices are distinct: every lane may store
                 sub_lanes, wave_writes, wave_values = self._relax(wave)
+                if lanes_per_vertex is not None:
+                    keep = later_steps_see_earlier(
+                        sub_lanes, self.indices[wave_writes], wave_values,
+                        self.indptr[wave + 1] - self.indptr[wave], lanes_per_vertex)
+                    sub_lanes, wave_writes = sub_lanes[keep], wave_writes[keep]
+                    wave_values = wave_values[keep]
                 lanes.append(sub_lanes + offset)
             else:
                 # a later copy of a vertex in the same wave reads what its first copy read
@@ -121,3 +132,46 @@ class AsynchronousLowering:
 
     def _relax(self, vertices: np.ndarray):
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)
+
+
+def later_steps_see_earlier(lanes: np.ndarray, targets: np.ndarray, values: np.ndarray,
+                            degree: np.ndarray, lanes_per_vertex: int) -> np.ndarray:
+    """Which of a wave's lowering ``lanes`` (positions in its vertices' edge order; their
+    ``targets`` and the ``values`` they store) still store when each reads its target after
+    the stores of the wave's earlier steps (edge i of a vertex goes at step i // W): a lane
+    stores iff its value is below all an earlier step stored to its target. The lowest value
+    still stores, so the wave lowers the same vertices to the same values; only stores
+    lowered again at once drop out (random-deg32, thread mapping: the H100 stores 1.18M
+    times, synchronous waves 2.51M, these 1.20M: ``bench/store_count_fidelity.py``)."""
+    keep = np.ones(lanes.size, dtype=bool)
+    if lanes.size < 2:
+        return keep
+    ends = np.cumsum(degree)
+    vertex = np.searchsorted(ends, lanes, side="right")
+    step = (lanes - (ends[vertex] - degree[vertex])) // lanes_per_vertex
+    if not step.any():
+        return keep
+    span = int(step.max()) + 1
+    order = np.argsort(targets.astype(np.int64) * span + step)
+    key = targets[order].astype(np.int64) * span + step[order]
+    value = values[order]
+    # the (target, step) groups in order, and the lowest value each stores
+    group_start = np.ones(order.size, dtype=bool)
+    group_start[1:] = key[1:] != key[:-1]
+    starts = np.flatnonzero(group_start)
+    group_min = np.minimum.reduceat(value, starts)
+    target = key[starts] // span
+    # the lowest value the target's earlier steps stored: an exclusive running minimum per
+    # target, over dense ranks (ties alike), the targets kept apart by offsets that rank
+    # every earlier target above
+    distinct_values, rank = np.unique(group_min, return_inverse=True)
+    target_start = np.ones(starts.size, dtype=bool)
+    target_start[1:] = target[1:] != target[:-1]
+    segment = np.cumsum(target_start) - 1
+    offset = (segment[-1] - segment) * distinct_values.size
+    running = np.minimum.accumulate(rank + offset) - offset
+    earlier = np.full(starts.size, np.inf, dtype=np.float64)
+    later = ~target_start[1:]
+    earlier[1:][later] = distinct_values[running[:-1][later]]
+    keep[order] = value < earlier[np.cumsum(group_start) - 1]
+    return keep

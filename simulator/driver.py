@@ -165,9 +165,17 @@ def _asynchronous_sweep(launcher: _Launcher, run: AsynchronousLowering, active: 
     storing lanes, and the vertices it lowered (the next sweep's)."""
     s = launcher.strategy_for(active)
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
-                        slots=active)
+                        slots=active, lanes_per_vertex=_lockstep_width(s))
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
+
+
+def _lockstep_width(strategy: Strategy) -> int | None:
+    """W of a sweep whose vertices run their edges W at a time in lockstep steps, one chunk
+    vertex per virtual warp (thread or vwarp mapping, chunk 1, no donation); None for the
+    mappings that spread a vertex's edges otherwise."""
+    lockstep = strategy.mapping in ("thread", "vwarp") and strategy.donate_threshold is None
+    return strategy.lanes_per_vertex if lockstep and strategy.chunk in (None, 1) else None
 
 
 def _asynchronous_worklist(launcher: _Launcher, run: AsynchronousLowering,

@@ -242,3 +242,50 @@ def test_the_temporal_hybrid_in_one_form_is_that_form(algorithm):
     assert set(sweeps.trace["form"].tolist()) == {"topology"}
     assert sweeps.iterations == topology.iterations < len(fr.iterations)
     assert sweeps.edges_touched == topology.edges_touched
+
+
+def two_paths_to_t() -> Graph:
+    """SSSP from 0 over 0->1 (1), 0->2 (1), 1->4 (5), 2->3 (1), 2->4 (7): vertex 2's edge to
+    4 is its second, one step after vertex 1's."""
+    return Graph.from_edges(np.array([0, 0, 1, 2, 2]), np.array([1, 2, 4, 3, 4]), 5,
+                            weights=np.array([1.0, 1.0, 5.0, 1.0, 7.0]), directed=True)
+
+
+@pytest.mark.parametrize("lanes_per_vertex, stores", [
+    # the second sweep expands 1 and 2 (both at distance 1): lanes 1->4 (6, step 0), 2->3
+    # (2, step 0), 2->4 (8, step 1); thread-mapped, 2->4 reads 4 after 1->4 stored 6 and
+    # finds nothing to lower; with W = 2 vertex 2's edges go in one step, and all three store
+    (None, [0, 1, 2]), (1, [0, 1]), (2, [0, 1, 2]),
+])
+def test_a_sweeps_later_steps_see_its_earlier_stores(lanes_per_vertex, stores):
+    run = AsynchronousLowering(functional_run(two_paths_to_t(), "sssp", 0))
+    run.launch(np.array([0]), 1000, slots=np.array([0]), lanes_per_vertex=lanes_per_vertex)
+    second = run.launch(np.array([1, 2]), 1000, slots=np.array([1, 2]),
+                        lanes_per_vertex=lanes_per_vertex)
+    assert second.lanes.tolist() == stores
+    # the same vertices are lowered to the same distances either way
+    assert second.lowered(run.indices, 5).tolist() == [3, 4]
+    assert run.values.tolist() == [0.0, 1.0, 1.0, 2.0, 6.0]
+
+
+def test_later_steps_see_earlier_by_definition():
+    from simulator.asynchronous import later_steps_see_earlier
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        degree = rng.integers(1, 7, rng.integers(1, 6))
+        w = int(rng.choice([1, 2, 4]))
+        lanes = np.sort(rng.choice(int(degree.sum()), rng.integers(1, degree.sum() + 1),
+                                   replace=False))
+        targets = rng.integers(0, 3, lanes.size)
+        values = rng.integers(0, 5, lanes.size).astype(float)
+        ends = np.cumsum(degree)
+        vertex = np.searchsorted(ends, lanes, side="right")
+        step = (lanes - (ends - degree)[vertex]) // w
+        # a lane stores unless an earlier step stored no more to the same target
+        want = [not any(targets[j] == targets[i] and step[j] < step[i]
+                        and values[j] <= values[i] for j in range(lanes.size))
+                for i in range(lanes.size)]
+        got = later_steps_see_earlier(lanes, targets, values, degree, w)
+        assert got.tolist() == want
+

@@ -23,7 +23,7 @@ Where the kernel time of every launch was measured (``bench/gpu/launch_times.py`
 parts can be fitted to those instead (``fit(launch_us=...)``, ``load_launch_times``): tens of
 thousands of launches of every size set the parts apart better than a few hundred totals,
 most of which is host round trips and launch overheads (graphs left out on the H100: picks
-within 5% of the best on 31 of 34 against 30, held-out RMS log error 0.190 against 0.209).
+within 5% of the best on 31 of 34 against 30, held-out RMS log error 0.191 against 0.209).
 The thetas then map onto the device's own figures (``calibrated_device``): exactly for lsu,
 memory, atomics, overhead and host; approximately for latency and issue (a warp's latency
 bound holds both its round trips and its instruction time, and each theta scales only one of

@@ -53,7 +53,7 @@ of the held-out graphs 0.209.
 (bench/gpu/launch_times.py's files: graph, algorithm, config, variant, launch, kernel_us), the
 host's round trip measured as above: far more data, of launches of every size, that tells the
 parts apart. On the H100 (python bench/fidelity.py): picks within 5% on 16/17 BFS graphs and
-15/17 SSSP, a held-out RMS log error of 0.190.
+15/17 SSSP, a held-out RMS log error of 0.191.
 """
 
 
