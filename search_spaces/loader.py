@@ -275,9 +275,11 @@ class SearchSpace:
     def config_params(self, params: Mapping[str, Any]) -> dict[str, Scalar]:
         """Optuna's ``params`` as config knobs (the inverse of ``optuna_params``)."""
         by_optuna = {p.optuna_name: p for p in self.params if p.suggested}
-        return {by_optuna[k].name if k in by_optuna else k:
-                by_optuna[k].config_value(v) if k in by_optuna else v
-                for k, v in params.items()}
+        config = {}
+        for k, v in params.items():
+            p = by_optuna.get(k)
+            config[p.name if p else k] = p.config_value(v) if p else v
+        return config
 
     def configs(self) -> Iterator[dict[str, Scalar]]:
         """Every configuration of the grid, honouring conditions (finite spaces only)."""

@@ -103,9 +103,8 @@ class AsynchronousLowering:
             if slots is not None:  # a sweep's vertices are distinct: every lane may store
                 sub_lanes, wave_writes, wave_values = self._relax(wave)
                 if lanes_per_vertex is not None:
-                    keep = later_steps_see_earlier(
-                        sub_lanes, self.indices[wave_writes], wave_values,
-                        self.indptr[wave + 1] - self.indptr[wave], lanes_per_vertex)
+                    keep = later_steps_see_earlier(sub_lanes, self.indices[wave_writes],
+                                                   wave_values, wave_degree, lanes_per_vertex)
                     sub_lanes, wave_writes = sub_lanes[keep], wave_writes[keep]
                     wave_values = wave_values[keep]
                 lanes.append(sub_lanes + offset)
@@ -152,8 +151,9 @@ def later_steps_see_earlier(lanes: np.ndarray, targets: np.ndarray, values: np.n
     if not step.any():
         return keep
     span = int(step.max()) + 1
-    order = np.argsort(targets.astype(np.int64) * span + step)
-    key = targets[order].astype(np.int64) * span + step[order]
+    key = targets.astype(np.int64) * span + step
+    order = np.argsort(key)
+    key = key[order]
     value = values[order]
     # the (target, step) groups in order, and the lowest value each stores
     group_start = np.ones(order.size, dtype=bool)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import cupy as cp
@@ -60,19 +59,12 @@ def kernel_sources() -> dict[str, str]:
     }
 
 
-def compile_variants() -> dict[str, dict]:
-    plans = [KernelPlan("sssp", "topology", w, 1, False, None, BLOCK, "default")
-             for w in WIDTHS]
-    out = {}
-    original = harness.KERNELS
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, src in kernel_sources().items():
-            path = Path(tmp) / f"{name}.cu"
-            path.write_text(src)
-            harness.KERNELS = path
-            out[name] = harness.compile_kernels(plans)
-    harness.KERNELS = original
-    return out
+def compile_variants(plans: list[KernelPlan], names: tuple[str, ...] | None = None
+                     ) -> dict[str, dict]:
+    """The plans' kernel functions compiled from each of ``kernel_sources`` (or ``names``)."""
+    sources = kernel_sources()
+    return {name: harness.compile_kernels(plans, source=sources[name])
+            for name in names or sources}
 
 
 def time_sweeps(spec: str, variants: dict[str, dict], reps: int) -> list[tuple[str, int, float]]:
@@ -117,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="graphs whose spec contains one of these strings")
     parser.add_argument("--reps", type=int, default=20)
     args = parser.parse_args(argv)
-    variants = compile_variants()
+    variants = compile_variants([KernelPlan("sssp", "topology", w, 1, False, None, BLOCK,
+                                            "default") for w in WIDTHS])
     harness.warm_gpu(2.0)
     rows = []
     for spec, repo_spec in configs.graph_specs(args.graphs_dir, tuple(args.only)):

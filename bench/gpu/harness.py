@@ -238,12 +238,14 @@ def device_resident_blocks():
     return resident_blocks_fn(props["multiProcessorCount"])
 
 
-def compile_kernels(plans: list[KernelPlan], defines: tuple[str, ...] = ()) -> dict:
-    """Compile kernels.cu once with NVRTC, instantiating every template the plans need
-    (``defines``: macros such as ``STATUS_LOADS_BYPASS_L1``)."""
+def compile_kernels(plans: list[KernelPlan], defines: tuple[str, ...] = (),
+                    source: str | None = None) -> dict:
+    """Compile kernels.cu (or ``source``, a variant of it) once with NVRTC, instantiating
+    every template the plans need (``defines``: macros such as ``STATUS_LOADS_BYPASS_L1``)."""
     names = sorted({p.name for p in plans} | {"bfs_outliers"})
     options = ("-std=c++17", *(f"-D{d}" for d in defines))
-    module = cp.RawModule(code=KERNELS.read_text(), options=options, name_expressions=names)
+    code = KERNELS.read_text() if source is None else source
+    module = cp.RawModule(code=code, options=options, name_expressions=names)
     return {name: module.get_function(name) for name in names}
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import cupy as cp
@@ -49,19 +48,8 @@ def plan(algorithm: str, width: int) -> KernelPlan:
 
 def compile_all() -> dict[str, dict]:
     """Kernel functions per source variant: kernels.cu, and flag_stores' SSSP variants."""
-    sources = flag_stores.kernel_sources()
     plans = [plan(a, w) for a in ("bfs", "sssp") for w in WIDTHS]
-    out = {}
-    original = harness.KERNELS
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for name in ("kernel", "no_changed_flag", "plain_min"):
-                harness.KERNELS = Path(tmp) / f"{name}.cu"
-                harness.KERNELS.write_text(sources[name])
-                out[name] = harness.compile_kernels(plans)
-    finally:
-        harness.KERNELS = original
-    return out
+    return flag_stores.compile_variants(plans, ("kernel", "no_changed_flag", "plain_min"))
 
 
 def time_launches(spec: str, kernels: dict[str, dict], reps: int, seed: int) -> list[dict]:
