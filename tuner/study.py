@@ -249,6 +249,7 @@ class StudyRun:
                 directions=list(spec.objective.directions), load_if_exists=True,
             )
         self.records: dict[int, TrialRecord] = {}
+        self._best: list[float] | None = None  # the best values among self.records
         self.references: dict[str, TrialRecord] = {}
         self._answers: dict[Any, tuple[int, TrialRecord]] = {}
         self._inflight: dict[Any, Job] = {}
@@ -313,7 +314,7 @@ class StudyRun:
             elif data is None or not t.state.is_finished():
                 continue
             record = TrialRecord.from_json(data)
-            self.records[t.number] = record
+            self._add_record(t.number, record)
             self._tried.add(self._dedupe_key(record.params))
             if record.state != "duplicate":
                 self._remember(t.number, record)
@@ -523,9 +524,16 @@ class StudyRun:
             storage.set_trial_user_attr(trial_id, "record", failed.to_json())
             self.study.tell(number, state=TrialState.FAIL, skip_if_finished=True)
             record = failed
-        self.records[number] = record
+        self._add_record(number, record)
         self._tried.add(self._dedupe_key(record.params))
         return record
+
+    def _add_record(self, number: int, record: TrialRecord) -> None:
+        self.records[number] = record
+        sort_key = self.spec.objective.sort_key
+        if record.values is not None and (self._best is None
+                                          or sort_key(record.values) < sort_key(self._best)):
+            self._best = record.values
 
     # -- records ---------------------------------------------------------------------------
     def _record(self, role: str, state: str, config: dict[str, Any], trial: int | None = None,
@@ -587,10 +595,7 @@ class StudyRun:
     # -- results ---------------------------------------------------------------------------
     def best_value(self) -> float | None:
         """Best first-objective value so far among the trials."""
-        vals = [r.values for r in self.records.values() if r.values is not None]
-        if not vals:
-            return None
-        return min(vals, key=self.spec.objective.sort_key)[0]
+        return None if self._best is None else self._best[0]
 
     def ranked(self) -> list[TrialRecord]:
         """Every evaluated configuration, sampled or reference, best first (one row per
