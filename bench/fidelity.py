@@ -28,6 +28,7 @@ Run from anywhere: python bench/fidelity.py [RESULTS.parquet] [--device h100] [-
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -131,7 +132,7 @@ def logo_predictions(parts, measured, base, progress, relative: bool = True,
                   relative=relative,
                   launch_us=None if launch_us is None else [launch_us[i] for i in train])
         idx = np.flatnonzero(test)
-        pred[idx] = predict([parts[i] for i in idx], cal.thetas)
+        pred[idx] = predict([parts[i] for i in idx], cal.thetas, cal.base.bounds_norm)
         folds[g] = {"thetas": cal.thetas, "unconstrained": list(cal.unconstrained),
                     "rms_train": cal.rms_after}
         progress(f"LOGO fold without {g}: train RMS log error {cal.rms_after:.3f}")
@@ -285,6 +286,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--totals", action="store_true",
                         help="fit the runs' totals (as --fit says) rather than per-launch "
                              "kernel times")
+    parser.add_argument("--bounds-norm", type=float, default=None, metavar="P",
+                        help="fit a device whose launches take the p-norm of their bounds "
+                             "(Device.bounds_norm; default: the base device's, the "
+                             "presets' maximum)")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write every figure as JSON")
     args = parser.parse_args(argv)
@@ -308,13 +313,19 @@ def main(argv: list[str] | None = None) -> int:
         base_pred = np.array([base.us(p.cycles) for p in parts])
         relative = args.fit == "relative"
         launch_us = None if args.totals else load_launch_times(args.launches, measured)
-        logo, folds = logo_predictions(parts, measured, base, progress, relative, launch_us)
-        calibration = fit(parts, measured, base, relative=relative, launch_us=launch_us)
+        # the bounds are the same under any norm: simulated with the base as given (and
+        # cached so), combined with the norm asked for in the fit and its predictions
+        fit_base = (base if args.bounds_norm is None
+                    else dataclasses.replace(base, bounds_norm=args.bounds_norm))
+        logo, folds = logo_predictions(parts, measured, fit_base, progress, relative,
+                                       launch_us)
+        calibration = fit(parts, measured, fit_base, relative=relative, launch_us=launch_us)
         out = args.out or results.with_suffix(".toml")
         text = device_toml(calibration, source=os.path.relpath(results, ROOT))
         out.write_text(text)
         device = get_device(str(out))
-        surrogate = np.array([base.us(c) for c in predict(parts, calibration.thetas)])
+        surrogate = np.array([base.us(c) for c in predict(parts, calibration.thetas,
+                                                          fit_base.bounds_norm)])
         if args.no_resim:
             resim = surrogate
             notes = ["not re-simulated with this file (--no-resim): (c) is the fitted "

@@ -4,6 +4,7 @@ for a sweep of which only the units holding an active vertex differ from an idle
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,7 +156,18 @@ def launch_bounds(per_sm, latency: np.ndarray, sectors: float, queue_atomics: in
         queue_atomics * device.atomic_cycles,
         device.cycles(device.launch_overhead_us),
     ])
-    return float(bounds[:-1].max() + bounds[-1]), bounds
+    return combined_bounds(bounds[:-1], device.bounds_norm) + float(bounds[-1]), bounds
+
+
+def combined_bounds(bounds: np.ndarray, norm: float) -> float:
+    """A launch's time before its overhead from its issue, load/store, latency, memory and
+    atomics bounds: their maximum (``norm`` inf) or their p-norm (``Device.bounds_norm``)."""
+    if math.isinf(norm):
+        return float(bounds.max(initial=0.0))
+    top = float(bounds.max(initial=0.0))
+    if top <= 0:
+        return 0.0
+    return top * float(np.sum((bounds / top) ** norm)) ** (1 / norm)
 
 
 def memory_cycles(sectors: float, device: Device, hit_rate: float) -> float:

@@ -368,3 +368,42 @@ def test_per_launch_times_that_do_not_fit_are_config_errors(rows, tmp_path):
                                           "launch": 0, "kernel_us": 1.0}]), other)
     with pytest.raises(ConfigError, match="hold none of the measured"):
         load_launch_times([other], measured)
+
+
+def test_real_simulations_with_a_bounds_norm_give_back_the_device(real_case):
+    """Times simulated by a device whose launches take the 3-norm of their bounds: fitted
+    with that norm (bounds simulated once with the base's maximum, as the CLI caches them),
+    the file holds the true figures and the norm; fitted with the maximum, it fits worse."""
+    tmp, base_file, base, _, _ = real_case
+    truth = dataclasses.replace(base, bounds_norm=3.0, launch_overhead_us=2.1,
+                                dram_bandwidth_gbs=base.dram_bandwidth_gbs / 4)
+    rows = []
+    for name, spec in GRAPHS.items():
+        g = load_graph(spec)
+        source = default_source(g)
+        for algorithm in ("bfs", "sssp"):
+            rows += [Measured(name, spec, algorithm, c, source,
+                              simulate(g, algorithm, c, truth, source=source).time_us,
+                              "default") for c in CONFIGS]
+    path = tmp / "measured-norm3.parquet"
+    write_measured(path, rows, [r.time_us for r in rows], base.name)
+    measured = load_measured(path, device=base.name)
+    parts = simulate_parts(measured, base, cache=tmp / "cache")
+    cal = fit(parts, measured, dataclasses.replace(base, bounds_norm=3.0))
+    out = tmp / "fitted-norm3.toml"
+    out.write_text(device_toml(cal, source=str(path)))
+    fitted = get_device(str(out))
+    assert fitted.bounds_norm == 3.0
+    for name in ("launch_overhead_us", "dram_bandwidth_gbs"):
+        assert getattr(fitted, name) == pytest.approx(getattr(truth, name), rel=0.05), name
+    assert cal.rms_after < 0.01
+    assert fit(parts, measured, base).rms_after > 2 * cal.rms_after
+
+
+def test_bounds_norm_out_of_range_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="bounds_norm >= 1"):
+        dataclasses.replace(get_device("h100"), bounds_norm=0.5)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "h100"\nbounds_norm = 0\n')
+    with pytest.raises(ConfigError, match="bounds_norm >= 1"):
+        get_device(str(bad))

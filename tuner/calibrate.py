@@ -1,24 +1,26 @@
 """Fit a device's cost figures to measured GPU times (``warpsweep calibrate``).
 
 Every simulated launch keeps the row of bounds its time is made of (``Result.bounds``, columns
-``BOUND_NAMES``), and ``Result.cycles`` is exactly the sum over rows of max(first five) +
-overhead, plus ``host_cycles`` and ``extra_cycles``. So each measured (graph, algorithm, config)
+``BOUND_NAMES``), and ``Result.cycles`` is exactly the sum over rows of max(first five) (or,
+with ``Device.bounds_norm`` p, their p-norm) + overhead, plus ``host_cycles`` and
+``extra_cycles``. So each measured (graph, algorithm, config)
 is simulated once with the base device, and a scale theta per part (issue, lsu, latency,
 memory, atomics, overhead, host) is fitted on the surrogate
 
     predicted(theta) = sum_rows max_i(theta_i * row_i, i < 5) + theta_overhead * row_overhead
                        + theta_host * host + extra
 
-by least squares on log(predicted / measured), over log theta, bounded to 1/20..20, from a few
-seeded starts, with a tiny pull towards theta = 1 so that a part whose bound never binds stays
-at 1 (and is reported unconstrained) instead of drifting. By default the fit is relative: each
-(graph, algorithm) has a free log offset (its mean error is subtracted) and the same total
-weight, so only how a graph's configurations compare with each other shapes the thetas (what
-a tuner's ranking needs; an error common to a whole graph, e.g. its host loop, does not bend
-them), and one common factor on the free thetas then sets the absolute level. On the H100
-measurements this picks better on graphs left out of the fit (BFS 16/17 within 5% against
-15/17), though its log error is larger, on them (0.198 against 0.186) and on the rows it was
-fitted to (``fit(relative=False)``: plain).
+(max: the p-norm where the base device's ``bounds_norm`` says so, the bounds being the same
+under any norm) by least squares on log(predicted / measured), over log theta, bounded to
+1/20..20, from a few seeded starts, with a tiny pull towards theta = 1 so that a part whose
+bound never binds stays at 1 (and is reported unconstrained) instead of drifting. By default
+the fit is relative: each (graph, algorithm) has a free log offset (its mean error is
+subtracted) and the same total weight, so only how a graph's configurations compare with each
+other shapes the thetas (what a tuner's ranking needs; an error common to a whole graph, e.g.
+its host loop, does not bend them), and one common factor on the free thetas then sets the
+absolute level. On the H100 measurements this picks better on graphs left out of the fit (BFS
+16/17 within 5% against 15/17), though its log error is larger, on them (0.198 against 0.186)
+and on the rows it was fitted to (``fit(relative=False)``: plain).
 Where the kernel time of every launch was measured (``bench/gpu/launch_times.py``), the kernel
 parts can be fitted to those instead (``fit(launch_us=...)``, ``load_launch_times``): tens of
 thousands of launches of every size set the parts apart better than a few hundred totals,
@@ -428,19 +430,20 @@ class _Stack:
     overhead: np.ndarray  # per run: launch overheads
     host: np.ndarray  # per run
     extra: np.ndarray  # per run
+    norm: float = math.inf  # a launch takes this norm of its five bounds (``bounds_norm``)
 
     @classmethod
-    def of(cls, parts: Sequence[Parts]) -> _Stack:
+    def of(cls, parts: Sequence[Parts], norm: float = math.inf) -> _Stack:
         blocks = [np.asarray(p.bounds, dtype=np.float64).reshape(-1, len(BOUND_NAMES))
                   for p in parts]
         rows = np.concatenate(blocks) if blocks else np.zeros((0, len(BOUND_NAMES)))
         run = np.repeat(np.arange(len(parts)), [b.shape[0] for b in blocks])
         return cls.of_rows(rows, run, np.array([p.host_cycles for p in parts], dtype=np.float64),
-                           np.array([p.extra_cycles for p in parts], dtype=np.float64))
+                           np.array([p.extra_cycles for p in parts], dtype=np.float64), norm)
 
     @classmethod
     def of_rows(cls, rows: np.ndarray, run: np.ndarray, host: np.ndarray,
-                extra: np.ndarray) -> _Stack:
+                extra: np.ndarray, norm: float = math.inf) -> _Stack:
         """From launch rows (bounds, ``BOUND_NAMES``) and each one's run index."""
         runs = host.size
         five = rows[:, :MAX_BOUNDS]
@@ -456,7 +459,7 @@ class _Stack:
         return cls(
             rows=five[loose], run=run[loose], fixed=fixed,
             overhead=np.bincount(run, weights=rows[:, MAX_BOUNDS], minlength=runs),
-            host=host, extra=extra,
+            host=host, extra=extra, norm=norm,
         )
 
     @property
@@ -467,8 +470,11 @@ class _Stack:
         """Cycles each part contributes to each run, shape (runs, 7): a max bound only in the
         launches where it binds. With ``power`` p the launch takes the p-norm of its five
         bounds instead of their maximum (each bound contributes its share of it): a smooth
-        stand-in that lets a fit feel bounds that do not bind yet."""
+        stand-in that lets a fit feel bounds that do not bind yet. Without it, the launch
+        takes the stack's ``norm`` of them, as the simulator does."""
         scaled = self.rows * theta[:MAX_BOUNDS]
+        if power is None and not math.isinf(self.norm):
+            power = self.norm
         if power is None:
             winner = np.argmax(scaled, axis=1)
             top = scaled[np.arange(scaled.shape[0]), winner]
@@ -509,10 +515,11 @@ def theta_vector(thetas: Mapping[str, float] | Sequence[float] | None) -> np.nda
     return vector
 
 
-def predict(parts: Sequence[Parts], thetas: Mapping[str, float] | Sequence[float] | None
-            ) -> np.ndarray:
-    """Surrogate cycles of each simulation with every part scaled by its theta."""
-    return _Stack.of(parts).predict(theta_vector(thetas))
+def predict(parts: Sequence[Parts], thetas: Mapping[str, float] | Sequence[float] | None,
+            norm: float = math.inf) -> np.ndarray:
+    """Surrogate cycles of each simulation with every part scaled by its theta, its
+    launches taking the ``norm`` of their bounds (``Device.bounds_norm``)."""
+    return _Stack.of(parts, norm).predict(theta_vector(thetas))
 
 
 # ---------------------------------------------------------------------------------- fit
@@ -575,7 +582,8 @@ def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int, see
     x0s = [np.zeros(k)] + [rng.uniform(-1.5, 1.5, k) for _ in range(max(starts, 1) - 1)]
     best = None
     for x in x0s:
-        for power in (*SMOOTHING, None):  # from smooth p-norms to the exact maximum
+        smoothing = tuple(p for p in SMOOTHING if p > stack.norm)
+        for power in (*smoothing, None):  # from smooth p-norms to the stack's own norm
             x = least_squares(residuals, x, jac=jacobian, bounds=(lo, hi), method="trf",
                               xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=300,
                               args=(power,)).x
@@ -655,7 +663,8 @@ def _launch_rows(parts: Sequence[Parts], measured: Sequence[Measured],
         raise ConfigError("no measured run has per-launch times to fit")
     launches = sum(r.shape[0] for r in rows)
     none = np.zeros(launches)  # a launch row has no host round trip or other cycles
-    stack = _Stack.of_rows(np.concatenate(rows), np.arange(launches), none, none)
+    stack = _Stack.of_rows(np.concatenate(rows), np.arange(launches), none, none,
+                           base.bounds_norm)
     return stack, np.concatenate(target), np.concatenate(weights)
 
 
@@ -696,7 +705,7 @@ def fit(
         raise ConfigError(f"{len(parts)} simulations for {len(measured)} measured rows")
     if not measured:
         raise ConfigError("nothing to fit: no measured rows")
-    stack = _Stack.of(parts)
+    stack = _Stack.of(parts, base.bounds_norm)
     target = np.log([base.cycles(m.time_us) for m in measured])
     groups = weights = None
     if relative:
