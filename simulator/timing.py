@@ -162,11 +162,9 @@ def launch_bounds(per_sm, latency: np.ndarray, sectors: float, queue_atomics: in
 def combined_bounds(bounds: np.ndarray, norm: float) -> float:
     """A launch's time before its overhead from its issue, load/store, latency, memory and
     atomics bounds: their maximum (``norm`` inf) or their p-norm (``Device.bounds_norm``)."""
-    if math.isinf(norm):
-        return float(bounds.max(initial=0.0))
     top = float(bounds.max(initial=0.0))
-    if top <= 0:
-        return 0.0
+    if math.isinf(norm) or top <= 0:
+        return top
     return top * float(np.sum((bounds / top) ** norm)) ** (1 / norm)
 
 

@@ -581,8 +581,8 @@ def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int, see
     rng = np.random.default_rng(seed)
     x0s = [np.zeros(k)] + [rng.uniform(-1.5, 1.5, k) for _ in range(max(starts, 1) - 1)]
     best = None
+    smoothing = tuple(p for p in SMOOTHING if p > stack.norm)
     for x in x0s:
-        smoothing = tuple(p for p in SMOOTHING if p > stack.norm)
         for power in (*smoothing, None):  # from smooth p-norms to the stack's own norm
             x = least_squares(residuals, x, jac=jacobian, bounds=(lo, hi), method="trf",
                               xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=300,
