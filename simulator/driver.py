@@ -14,9 +14,11 @@ from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.engine import Launch
+from simulator.engine import batches_sweeps
 from simulator.engine import compaction_kernel
 from simulator.engine import idle_outlier_kernel
 from simulator.engine import scatter_kernel
+from simulator.engine import sweep_kernels
 from simulator.engine import vertex_kernel
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
@@ -31,6 +33,9 @@ from simulator.timing import resident_warps
 from simulator.timing import working_set_bytes
 
 HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
+# Consecutive plain sweeps of one strategy holding up to this many active vertices in all are
+# costed together (``engine.sweep_kernels``); 0 costs each on its own.
+_BATCH_ACTIVE = 1 << 14
 
 
 @dataclass
@@ -101,18 +106,36 @@ class _Launcher:
         """W the iteration runs with (1 for the thread-based mappings)."""
         return self.strategy_for(work.active).lanes_per_vertex
 
-    def launch(self, launch: Launch, strategy: Strategy):
-        layout = None
-        if launch.slots is None:
-            if strategy not in self.layouts:
-                self.layouts[strategy] = task_layout(self.fr.n, strategy, self.device)
-            layout = self.layouts[strategy]
+    def sweep_layout(self, strategy: Strategy) -> TaskLayout:
+        if strategy not in self.layouts:
+            self.layouts[strategy] = task_layout(self.fr.n, strategy, self.device)
+        return self.layouts[strategy]
+
+    def launch(self, launch: Launch, strategy: Strategy) -> LaunchCost:
         cost = vertex_kernel(
             self.fr.indptr, self.fr.indices, launch, strategy, self.device,
             reads_weights=self.fr.reads_weights, stores_per_vertex=self.fr.stores_per_vertex,
-            atomic_updates=self.atomic_updates, costs=self.costs, layout=layout,
+            atomic_updates=self.atomic_updates, costs=self.costs,
+            layout=self.sweep_layout(strategy) if launch.slots is None else None,
             hit_rate=self.hit_rate,
         )
+        return self._with_idle_outliers(cost, launch, strategy)
+
+    def sweeps(self, launches: list[Launch], strategy: Strategy) -> list[LaunchCost]:
+        """Costs of plain sweeps (``engine.batches_sweeps``) under one strategy, costed
+        together."""
+        costs = sweep_kernels(
+            self.fr.indptr, self.fr.indices, launches, strategy, self.device,
+            reads_weights=self.fr.reads_weights, stores_per_vertex=self.fr.stores_per_vertex,
+            costs=self.costs, layout=self.sweep_layout(strategy), hit_rate=self.hit_rate,
+        )
+        return [self._with_idle_outliers(cost, launch, strategy)
+                for cost, launch in zip(costs, launches, strict=True)]
+
+    def _with_idle_outliers(self, cost: LaunchCost, launch: Launch,
+                            strategy: Strategy) -> LaunchCost:
+        """With deferral on a graph with outliers, the outlier kernel follows every launch,
+        idle where the launch deferred none."""
         if self.has_outliers and not (self.degree[launch.active]
                                       > strategy.defer_threshold).any():
             cost = cost + idle_outlier_kernel(self.device, self.hit_rate)
@@ -193,10 +216,11 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
     grid barriers instead of relaunches and host round trips."""
     strategy, device = launcher.strategy, launcher.device
     unroll = strategy.unroll or 1
+    sweeps = [(Launch.sweep(work, grid_stride=unroll > 1, store_lanes=store_lanes), s)
+              for work, s, store_lanes in _sweeps(launcher)]
     out = []
-    for i, (work, s, store_lanes) in enumerate(_sweeps(launcher)):
-        cost = launcher.launch(Launch.sweep(work, grid_stride=unroll > 1,
-                                            store_lanes=store_lanes), s)
+    for i, ((_, s), cost) in enumerate(zip(sweeps, _sweep_costs(launcher, sweeps),
+                                           strict=True)):
         if i % unroll == 0:
             launcher.host(cost)
         else:  # the level runs inside the previous launch, after a grid barrier
@@ -208,6 +232,27 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
             cost.launches -= 1
         out.append(IterationCost(cost, "topology", s.lanes_per_vertex))
     return out
+
+
+def _sweep_costs(launcher: _Launcher, sweeps: list[tuple[Launch, Strategy]]):
+    """Each sweep's cost, in order: runs of small plain sweeps of one strategy costed
+    together (``_BATCH_ACTIVE``), the others one by one."""
+    batch: list[Launch] = []
+    batch_strategy, held = None, 0
+    for launch, s in sweeps:
+        small = (not launcher.atomic_updates and launch.active.size <= _BATCH_ACTIVE
+                 and batches_sweeps(launch, s))
+        if batch and not (small and held + launch.active.size <= _BATCH_ACTIVE
+                          and (s is batch_strategy or s == batch_strategy)):
+            yield from launcher.sweeps(batch, batch_strategy)
+            batch, held = [], 0
+        if small:
+            batch.append(launch)
+            batch_strategy, held = s, held + launch.active.size
+        else:
+            yield launcher.launch(launch, s)
+    if batch:
+        yield from launcher.sweeps(batch, batch_strategy)
 
 
 def initial_worklist(functional: FunctionalRun) -> np.ndarray:

@@ -187,10 +187,17 @@ _SPARSE_SWEEPS = True
 _CLOSED_FORM_FROM = 1 << 14
 
 
-def _any_virtual_warp(mask: np.ndarray, units: int, k: int, c: int) -> np.ndarray:
-    """Per (unit, position): whether any of the K virtual warps' tasks is set."""
-    shaped = mask.reshape(units, k, c)
-    return shaped[:, 0, :] if k == 1 else shaped.any(axis=1)
+def _position_of(slots: np.ndarray, per_unit: int, c: int) -> np.ndarray:
+    """Each slot's (unit, chunk position) as one index, unit * C + position."""
+    return (slots // per_unit) * c + slots % c
+
+
+def _positions_holding(slots: np.ndarray, units: int, per_unit: int, c: int) -> np.ndarray:
+    """Per (unit, position): whether one of ``slots`` lies there, any of the K virtual
+    warps' tasks at that position."""
+    out = np.zeros(units * c, dtype=bool)
+    out[_position_of(slots, per_unit, c)] = True
+    return out.reshape(units, c)
 
 
 def _sum_positions(per_position: np.ndarray) -> np.ndarray:
@@ -272,7 +279,7 @@ class _Lanes:
     group: np.ndarray
     lane: np.ndarray | None
     steps: np.ndarray  # SIMD steps per unit
-    u_a: float
+    u_a: np.ndarray  # per unit: idle lane-steps of the vertices' own lanes (Cheng et al.)
     pop_steps: np.ndarray | int = 0  # steps per unit whose lanes first pop their edge
     # work donation: the edges each expanding slot keeps (its thread's own steps, in
     # lockstep) and which edges it gives to the block's box (None: it gives none)
@@ -283,10 +290,15 @@ class _Lanes:
 def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
     """Virtual warps of W lanes walk their chunk positions in lockstep (thread: W = 1)."""
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
-    steps = np.zeros(units * per_unit, dtype=np.int64)
-    steps[expanding_slots] = ceil_div(slot_degree[expanding_slots], w)
-    steps3 = steps.reshape(units, k, c)
-    position_steps = steps3[:, 0, :] if k == 1 else steps3.max(axis=1)
+    slot_steps = ceil_div(slot_degree[expanding_slots], w)
+    # per (unit, position): the most steps of its virtual warps' tasks there
+    position_steps = np.zeros(units * c, dtype=np.int64)
+    at = _position_of(expanding_slots, per_unit, c)
+    if k == 1:  # one task a position
+        position_steps[at] = slot_steps
+    else:
+        np.maximum.at(position_steps, at, slot_steps)
+    position_steps = position_steps.reshape(units, c)
     simd_steps = _sum_positions(position_steps)
     step_base = np.zeros(units, dtype=np.int64)
     np.cumsum(simd_steps[:-1], out=step_base[1:])
@@ -303,7 +315,9 @@ def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
     if want_lanes:
         vw = (expanding_slots % per_unit) // c
         lane = np.repeat(vw * w, degree) + (local % w if w > 1 else 0)
-    u_a = float(w * steps.sum() - degree.sum())
+    u_a = np.zeros(units)
+    if w > 1:  # a vertex's lanes idle in its last step
+        u_a = np.bincount(unit, weights=w * slot_steps - degree, minlength=units)
     return _Lanes(group, lane, simd_steps, u_a)
 
 
@@ -351,8 +365,8 @@ def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size,
         lane_of_rank = (slots_in_order % per_unit) // c
         lane = lane_of_rank[np.repeat(first_active[position], slot_degree[expanding_slots])
                             + edge_offset % edge_lanes]
-    u_a = float((position_lanes * position_steps).sum() - position_edges.sum())
-    return _Lanes(group, lane, simd_steps, u_a, simd_steps)
+    u_a = (position_lanes * position_steps - position_edges).reshape(units, c).sum(axis=1)
+    return _Lanes(group, lane, simd_steps, u_a.astype(np.float64), simd_steps)
 
 
 def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, threshold,
@@ -408,7 +422,8 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
         group[given] = drain_round
         if want_lanes:
             lane[given] = thread % warp_size
-    lanes = _Lanes(group, lane, simd_steps, 0.0, drain_rounds[unit_block], own, given)
+    lanes = _Lanes(group, lane, simd_steps, np.zeros(units), drain_rounds[unit_block], own,
+                   given)
     return lanes, int(np.count_nonzero(donated))
 
 
@@ -592,8 +607,11 @@ class _SlotView:
     hold an active vertex, with their slots' activity, vertices and degrees (padded; a sweep's
     view fills the last two at its active slots only, the only ones the kernel reads).
 
-    units: the full layout's unit of each unit here (ascending); None when these are all.
+    units: the full layout's unit of each unit here (ascending within a sweep); None when
+        these are all.
     real_slots: slots that hold a task (the padding of a partial last unit follows them).
+    segments: where each sweep's units start, when the view holds several sweeps (each one
+        holds a unit at least).
     """
 
     layout: TaskLayout
@@ -602,6 +620,7 @@ class _SlotView:
     slot_degree: np.ndarray
     real_slots: int
     units: np.ndarray | None = None
+    segments: np.ndarray | None = None
 
 
 def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: int):
@@ -618,24 +637,36 @@ def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: 
     return _SlotView(layout, slot_vertex, active, slot_degree, n_slots)
 
 
-def _dirty_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLayout,
+def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout,
                 group: int) -> _SlotView:
-    """A sweep's units that hold an active vertex, in groups of ``group`` consecutive units
-    (whole blocks for donation, which works per block), in O(active vertices + their
+    """The units of one or more sweeps (each given by its active vertices) that hold an
+    active vertex, sweep after sweep, in groups of ``group`` consecutive units (whole blocks
+    for donation, which works per block; then one sweep only), in O(active vertices + their
     groups' slots)."""
     n = indptr.size - 1
     per_unit = layout.per_unit
     per_group = per_unit * group
-    act = np.asarray(active_vertices)
+    many = len(sweeps) > 1
+    if many and group != 1:
+        raise ValueError("sweeps are viewed together only unit by unit")
+    act = np.concatenate(sweeps) if many else np.asarray(sweeps[0])
     act_group = act // per_group
+    if many:  # number each sweep's groups after the previous sweep's
+        act_group = act_group.astype(np.int64) + np.repeat(np.arange(len(sweeps)) * layout.units,
+                               [sweep.size for sweep in sweeps])
     groups = (distinct(act_group).astype(np.int64, copy=False) if act.size
               else np.zeros(1, dtype=np.int64))
-    units = groups if group == 1 else (groups[:, None] * group + np.arange(group)).ravel()
-    if units[-1] >= layout.units:  # the last block may hold fewer units
-        units = units[units < layout.units]
-    padded = units.size * per_unit
-    real_slots = padded - max(0, (int(units[-1]) + 1) * per_unit - n)
     at = groups.searchsorted(act_group) * per_group + act % per_group
+    segments = None
+    if many:
+        segments = np.searchsorted(groups, np.arange(len(sweeps)) * layout.units)
+        units = groups % layout.units
+    else:
+        units = groups if group == 1 else (groups[:, None] * group + np.arange(group)).ravel()
+        if units[-1] >= layout.units:  # the last block may hold fewer units
+            units = units[units < layout.units]
+    padded = units.size * per_unit
+    real_slots = padded if many else padded - max(0, (int(units[-1]) + 1) * per_unit - n)
     active = np.zeros(padded, dtype=bool)
     active[at] = True
     # the kernel reads a slot's vertex and degree only where the slot is active
@@ -647,7 +678,8 @@ def _dirty_view(indptr: np.ndarray, active_vertices: np.ndarray, layout: TaskLay
         layout.w, layout.c, layout.k, units.size, layout.real_positions[units],
         layout.static_sectors[units], layout.static_requests, layout.real_tasks[units],
     )
-    return _SlotView(view_layout, slot_vertex, active, slot_degree, real_slots, units)
+    return _SlotView(view_layout, slot_vertex, active, slot_degree, real_slots, units,
+                     segments)
 
 
 def vertex_kernel(
@@ -676,7 +708,6 @@ def vertex_kernel(
     if isinstance(launch, IterationWork):
         launch = Launch.sweep(launch)
     n = indptr.size - 1
-    ws = device.warp_size
     sweep = launch.slots is None
     if hit_rate is None:
         hit_rate = device.l2_hit_rate(working_set_bytes(
@@ -686,14 +717,77 @@ def vertex_kernel(
     if layout is None:
         listed = None if sweep or launch.lookup == "status" else launch.slots.astype(np.int64)
         layout = task_layout(n_slots, strategy, device, listed)
-    full_layout = layout
     if sweep and launch.push is None and _SPARSE_SWEEPS:
         group = 1
         if strategy.donate_threshold is not None:  # donation works per block
-            group = max(1, strategy.block_size // ws)
-        view = _dirty_view(indptr, launch.active, layout, group)
+            group = max(1, strategy.block_size // device.warp_size)
+        view = _dirty_view(indptr, [launch.active], layout, group)
     else:
         view = _full_view(indptr, launch, layout, n_slots)
+    return _launch_costs(indptr, indices, [launch], view, layout, strategy, device,
+                         reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
+                         atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate)[0]
+
+
+def batches_sweeps(launch: Launch, strategy: Strategy) -> bool:
+    """Whether ``sweep_kernels`` takes this launch: a plain sweep (no worklist built, no
+    activations counted, the first copy of a vertex storing ``writes``) with an active
+    vertex, under a strategy without donation, costed sparsely."""
+    return (_SPARSE_SWEEPS and launch.slots is None and launch.push is None
+            and not launch.count_activations and launch.store_lanes is None
+            and launch.active.size > 0 and strategy.donate_threshold is None)
+
+
+def sweep_kernels(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    launches: list[Launch],
+    strategy: Strategy,
+    device: Device,
+    *,
+    reads_weights: bool = False,
+    stores_per_vertex: bool = False,
+    costs: InstructionCosts = COSTS,
+    layout: TaskLayout,
+    hit_rate: float,
+) -> list[LaunchCost]:
+    """``vertex_kernel``'s cost of each of several sweeps (``batches_sweeps``) under one
+    strategy, costed together: numpy's fixed cost per call is paid once for all of them
+    rather than per sweep, which is most of a small sweep's cost (a road graph's hundreds of
+    levels hold a few hundred vertices each). Stores are plain (BFS, PageRank)."""
+    for launch in launches:
+        if not batches_sweeps(launch, strategy):
+            raise ValueError(f"sweep_kernels takes plain sweeps with an active vertex only "
+                             f"(see batches_sweeps), not {launch}")
+    view = _dirty_view(indptr, [launch.active for launch in launches], layout, 1)
+    return _launch_costs(indptr, indices, launches, view, layout, strategy, device,
+                         reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
+                         atomic_updates=False, costs=costs, hit_rate=hit_rate)
+
+
+def _launch_costs(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    launches: list[Launch],
+    view: _SlotView,
+    full_layout: TaskLayout,
+    strategy: Strategy,
+    device: Device,
+    *,
+    reads_weights: bool,
+    stores_per_vertex: bool,
+    atomic_updates: bool,
+    costs: InstructionCosts,
+    hit_rate: float,
+) -> list[LaunchCost]:
+    """The cost of each launch of ``view`` (several only for sweeps, see ``sweep_kernels``;
+    all alike but for their work): the units' work laid out together, then each launch's
+    sums and time from its own units."""
+    launch = launches[0]  # their form
+    n = indptr.size - 1
+    ws = device.warp_size
+    sweep = launch.slots is None
+    n_slots = n if sweep else launch.slots.size
     layout, slot_vertex, active, slot_degree = (
         view.layout, view.slot_vertex, view.active, view.slot_degree
     )
@@ -701,16 +795,25 @@ def vertex_kernel(
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
     words = device.sector_bytes // WORD_BYTES  # 32-bit words per sector
     count = partial(unit_transactions, words_per_sector=words, units=units)
+    segments = view.segments if view.segments is not None else np.zeros(1, dtype=np.int64)
+
+    ends = np.append(segments[1:], units)
+
+    def per_launch(per_unit_values: np.ndarray) -> np.ndarray:
+        """Each launch's sum of a per-unit quantity."""
+        if per_unit_values.size == 0:
+            return np.zeros(segments.size, dtype=per_unit_values.dtype)
+        return np.add.reduceat(per_unit_values, segments)
 
     flags = atomic_updates and launch.lookup == "status"
     changed_flag = sweep and launch.push is None and not launch.count_activations
     stores_per_vertex = stores_per_vertex or flags
+    active_slots = active.nonzero()[0]
+    expanding_slots = active_slots
+    deferred_slots = active_slots[:0]
     if strategy.defer_threshold is not None:
-        deferred = active & (slot_degree > strategy.defer_threshold)
-        expanding_slots = (active & ~deferred).nonzero()[0]
-    else:
-        deferred = None
-        expanding_slots = active.nonzero()[0]
+        outlier = slot_degree[active_slots] > strategy.defer_threshold
+        deferred_slots, expanding_slots = active_slots[outlier], active_slots[~outlier]
 
     expanding_vertices = slot_vertex[expanding_slots]
     edges, local = edge_ids(indptr, expanding_vertices, with_local=True)
@@ -733,19 +836,21 @@ def vertex_kernel(
     simd_steps = lanes.steps
     group = lanes.group
 
-    active_pos = _any_virtual_warp(active, units, k, c)
+    active_pos = _positions_holding(active_slots, units, per_unit, c)
     active_positions = _sum_positions(active_pos)
-    n_deferred = 0 if deferred is None else int(deferred.sum())
+    n_deferred = deferred_slots.size
     deferred_positions = deferred_tasks = 0
     if n_deferred:
-        deferred_positions = _sum_positions(_any_virtual_warp(deferred, units, k, c))
-        deferred_tasks = deferred.reshape(units, per_unit).sum(axis=1)
+        deferred_positions = _sum_positions(_positions_holding(deferred_slots, units, per_unit,
+                                                               c))
+        deferred_tasks = np.bincount(deferred_slots // per_unit, minlength=units)
 
     staged = w > 1
     serial = sweep and serial_virtual_warps(layout, device)
     sisd = check_and_stage_sisd(layout, costs, serial)
     # the per-vertex SISD work: once per position in lockstep, once per task when serial
-    active_sisd = active.reshape(units, per_unit).sum(axis=1) if serial else active_positions
+    active_tasks = np.bincount(active_slots // per_unit, minlength=units)
+    active_sisd = active_tasks if serial else active_positions
     sisd += costs.setup * active_sisd
     if n_deferred:
         sisd += costs.defer_push * (deferred_tasks if serial else deferred_positions)
@@ -760,13 +865,13 @@ def vertex_kernel(
     per_step = costs.edge + (costs.weight if reads_weights else 0)
     simd = per_step * simd_steps.astype(np.float64) + costs.pop * lanes.pop_steps
 
-    n_active = int(active[:real_slots].sum())
-    edges_expanded = int(edges.size)
+    n_active = per_launch(active_tasks)
+    n_deferred_per_launch = per_launch(deferred_tasks) if n_deferred else 0
     chunks = ceil_div(n_slots, c)
     useful_sisd = (
         costs.check * n_slots
         + costs.setup * n_active
-        + costs.defer_push * n_deferred
+        + costs.defer_push * n_deferred_per_launch
         + (costs.vertex_store * n_active if stores_per_vertex else 0)
         + (costs.stage * (2 * n_slots + chunks) if staged else 0)
         + (costs.grab * chunks if strategy.dynamic else 0)
@@ -775,27 +880,33 @@ def vertex_kernel(
     # --- exact sector counts ---------------------------------------------------------------
     neighbours = indices[edges]  # the graph's index type (int32): half the bytes to move
     unit_of_step = np.repeat(np.arange(units), simd_steps)
-    unit_edges = None  # lanes stay in their slot's unit, but for donated ones
-    if not donations:
-        unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
-                                 minlength=units).astype(np.int64)
+    # lanes stay in their slot's unit, but for donated ones
+    unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
+                             minlength=units).astype(np.int64)
     list_sectors = _list_sectors(indptr, edges, expanding_vertices, expanding_slots, lanes,
-                                 unit_of_step, layout, strategy, words, unit_edges)
-    sectors = list_sectors + count(group, neighbours, unit_of_step, unit_sizes=unit_edges)
+                                 unit_of_step, layout, strategy, words,
+                                 None if donations else unit_edges)
+    sectors = list_sectors + count(group, neighbours, unit_of_step,
+                                   unit_sizes=None if donations else unit_edges)
     if reads_weights:
         sectors += list_sectors
-    store_lanes = _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch,
-                                 indices.size)
+    if len(launches) == 1:
+        store_lanes = _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch,
+                                     indices.size)
+    else:  # each sweep's writes among its own edges: both keyed by the sweep
+        store_lanes = _sweeps_storing_lanes(edges, expanding_slots, slot_degree, launches,
+                                            segments, ends, per_unit, indices.size)
     store_requests = 0
     if store_lanes.size:
         store_sectors = count(group[store_lanes], neighbours[store_lanes], unit_of_step)
         sectors += store_sectors * (2 if flags else 1)
         store_steps_at = distinct_ids(group[store_lanes], int(simd_steps.sum()))
         store_steps = np.bincount(unit_of_step[store_steps_at], minlength=units)
-        store_requests = store_steps_at.size * (2 if flags else 1)
+        steps_storing = per_launch(store_steps)
+        store_requests = steps_storing * (2 if flags else 1)
         if changed_flag:
             sectors += store_steps
-            store_requests += store_steps_at.size
+            store_requests = store_requests + steps_storing
 
     cluster_passes = None
     if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
@@ -807,17 +918,17 @@ def vertex_kernel(
     sectors += layout.static_sectors
     sisd_requests = layout.static_requests
     if launch.lookup == "status" and not staged:
-        act = active[:real_slots].nonzero()[0]
+        act = active_slots
         act_group = (act // per_unit) * c + act % c
         # two reads (row start, row end), counted as separate warp steps of one unit
         bounds_group = np.concatenate([2 * act_group, 2 * act_group + 1])
         bounds_vertex = np.concatenate([slot_vertex[act], slot_vertex[act] + 1])
         sectors += count(bounds_group, bounds_vertex, 2 * c)
-        sisd_requests += int(2 * active_pos.sum())
+        sisd_requests = sisd_requests + 2 * per_launch(active_positions)
     if stores_per_vertex:
-        act = np.flatnonzero(active[:real_slots])
+        act = active_slots
         sectors += count((act // per_unit) * c + act % c, slot_vertex[act], c)
-        sisd_requests += int(active_pos.sum())
+        sisd_requests = sisd_requests + per_launch(active_positions)
     if n_deferred:
         sectors += deferred_tasks
     if launch.slots is not None and launch.lookup == "status":
@@ -836,30 +947,33 @@ def vertex_kernel(
     if strategy.dynamic:
         round_trips += waits
     memory_per_step = 2 + (1 if reads_weights else 0)
-    requests = memory_per_step * simd_steps.sum() + store_requests + sisd_requests
+    requests = (memory_per_step * per_launch(simd_steps) + store_requests
+                + sisd_requests).astype(np.float64)
     # same-address atomics of a warp step are warp-aggregated (one per warp, as compilers
     # emit them): one queue grab per dynamic unit and one more per resident warp (its last,
     # which finds the queue empty), one outlier push per deferring position
     grabs = (full_layout.units + schedule_slots(strategy, device)[0]) if strategy.dynamic else 0
-    queue_atomics = grabs + (int(deferred_positions.sum()) if n_deferred else 0)
-    atomics = queue_atomics
+    queue_atomics = np.full(segments.size, grabs, dtype=np.int64)
+    if n_deferred:
+        queue_atomics += per_launch(deferred_positions)
+    atomics = queue_atomics.copy()
     if changed_flag and store_lanes.size:
-        queue_atomics += store_steps_at.size  # stores, but serialised on one address
+        queue_atomics += steps_storing  # stores, but serialised on one address
     scan_cost = None
 
     # --- storing lanes' atomics and the worklist they build ---------------------------------
     if store_lanes.size and (atomic_updates or launch.count_activations or launch.push):
         store_unit = unit_of_step[group[store_lanes]]
         if atomic_updates:
-            atomics += store_lanes.size
+            atomics += per_launch(np.bincount(store_unit, minlength=units))
             if launch.push is not None:  # the push decision waits for atomicMin's old value
                 round_trips += waits * store_steps
         if launch.count_activations:
-            storing_units = int(np.count_nonzero(np.bincount(store_unit, minlength=units)))
-            sisd += costs.scan * (np.bincount(store_unit, minlength=units) > 0)
-            queue_atomics += storing_units
-            atomics += storing_units
-    if launch.push is not None:
+            storing = (np.bincount(store_unit, minlength=units) > 0).astype(np.int64)
+            sisd += costs.scan * storing
+            queue_atomics += per_launch(storing)
+            atomics += per_launch(storing)
+    if launch.push is not None:  # one launch: a sweep that pushes is costed alone
         pushes, pushed = _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours,
                          expanding_slots, slot_degree, slot_vertex, layout, real_slots,
                          warp_batches=strategy.mapping != "thread" or donations > 0,
@@ -876,66 +990,89 @@ def vertex_kernel(
 
     unit_work = UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
                           cluster_passes=cluster_passes, simd_steps=simd_steps)
+    instructions = (per_launch(sisd) + per_launch(simd)).astype(np.float64)
+    transactions = per_launch(unit_work.sectors)
+    timed = []  # each launch's cycles and bounds
     if view.units is None:
-        cycles, bounds = kernel_cycles(unit_work, strategy, device, queue_atomics, k == 1,
-                                        grid_stride=launch.grid_stride, check=costs.check,
-                                        hit_rate=hit_rate)
-        instructions = float(sisd.sum() + simd.sum())
-        transactions = float(sectors.sum())
+        timed.append(kernel_cycles(unit_work, strategy, device, int(queue_atomics[0]), k == 1,
+                                   grid_stride=launch.grid_stride, check=costs.check,
+                                   hit_rate=hit_rate))
     else:
         clean = clean_sweep(full_layout, strategy, device, costs, bool(donations),
                              launch.grid_stride, hit_rate)
         clean_rows = clean.units[:, view.units]
-        rest_sisd, rest_sectors = clean.rest(clean_rows)
-        transactions = float(sectors.sum() + rest_sectors)
-        cycles, bounds = sparse_sweep_cycles(
-            clean, view.units, clean_rows, unit_work, strategy, device, queue_atomics, k == 1,
-            transactions, grid_stride=launch.grid_stride, check=costs.check, hit_rate=hit_rate,
-        )
-        instructions = float(sisd.sum() + simd.sum() + rest_sisd)
+        for i, (lo, hi) in enumerate(zip(segments.tolist(), ends.tolist(), strict=True)):
+            rows = clean_rows[:, lo:hi]
+            rest_sisd, rest_sectors = clean.rest(rows)
+            transactions[i] += rest_sectors
+            instructions[i] += rest_sisd
+            work = unit_work if len(launches) == 1 else unit_work.units(lo, hi)
+            timed.append(sparse_sweep_cycles(
+                clean, view.units[lo:hi], rows, work, strategy, device, int(queue_atomics[i]),
+                k == 1, float(transactions[i]), grid_stride=launch.grid_stride,
+                check=costs.check, hit_rate=hit_rate,
+            ))
 
-    simd_issued = float(ws * simd_steps.sum())
-    main = LaunchCost(
-        cycles=cycles,
-        bounds=bounds[None, :],
-        launches=1,
-        instructions=instructions,
-        issued_lane_instructions=float(ws * instructions),
-        useful_lane_instructions=float(useful_sisd + per_step * edges_expanded),
-        simd_issued=simd_issued,
-        simd_active=float(edges_expanded),
-        u_a=lanes.u_a,
-        u_r=simd_issued - edges_expanded - lanes.u_a,
-        requests=float(requests),
-        transactions=transactions,
-        atomics=float(atomics),
-        edges=float(edges_expanded),
-        tasks=float(n_slots),
-        active_tasks=float(n_active),
-    )
-    if launch.push is not None:
-        main.pushed = pushed
-        if n_deferred and launch.pushes == "targets":
-            # targets only deferred vertices store to: the outlier kernel's warps push them,
-            # one aggregated tail atomic per warp of them
-            needed = np.zeros(n, dtype=bool)
-            needed[indices[launch.writes]] = True
-            needed[pushed] = False
-            extra = np.flatnonzero(needed)
-            main.pushed = np.concatenate([pushed, extra])
-            tail = ceil_div(extra.size, ws)
-            main.atomics += tail
-            main.cycles += tail * device.atomic_cycles
-            main.extra_cycles += tail * device.atomic_cycles
-    if scan_cost is not None:
-        main = main + scan_cost
-    if n_deferred:
-        main = main + outlier_kernel(
-            indptr, indices, slot_vertex[np.flatnonzero(deferred)], launch, strategy, device,
-            reads_weights=reads_weights, costs=costs, hit_rate=hit_rate,
-            changed_flag=changed_flag,
+    simd_issued = ws * per_launch(simd_steps).astype(np.float64)
+    edges_expanded = per_launch(unit_edges).astype(np.float64)
+    u_a = per_launch(lanes.u_a)
+    out = []
+    for i, (cycles, bounds) in enumerate(timed):
+        main = LaunchCost(
+            cycles=cycles,
+            bounds=bounds[None, :],
+            launches=1,
+            instructions=float(instructions[i]),
+            issued_lane_instructions=float(ws * instructions[i]),
+            useful_lane_instructions=float(useful_sisd[i] + per_step * edges_expanded[i]),
+            simd_issued=float(simd_issued[i]),
+            simd_active=float(edges_expanded[i]),
+            u_a=float(u_a[i]),
+            u_r=float(simd_issued[i] - edges_expanded[i] - u_a[i]),
+            requests=float(requests[i]),
+            transactions=float(transactions[i]),
+            atomics=float(atomics[i]),
+            edges=float(edges_expanded[i]),
+            tasks=float(n_slots),
+            active_tasks=float(n_active[i]),
         )
-    return main
+        if launch.push is not None:
+            main.pushed = pushed
+            if n_deferred and launch.pushes == "targets":
+                # targets only deferred vertices store to: the outlier kernel's warps push
+                # them, one aggregated tail atomic per warp of them
+                needed = np.zeros(n, dtype=bool)
+                needed[indices[launch.writes]] = True
+                needed[pushed] = False
+                extra = np.flatnonzero(needed)
+                main.pushed = np.concatenate([pushed, extra])
+                tail = ceil_div(extra.size, ws)
+                main.atomics += tail
+                main.cycles += tail * device.atomic_cycles
+                main.extra_cycles += tail * device.atomic_cycles
+        if scan_cost is not None:
+            main = main + scan_cost
+        if n_deferred and n_deferred_per_launch[i]:
+            lo, hi = deferred_slots.searchsorted([segments[i] * per_unit, ends[i] * per_unit])
+            main = main + outlier_kernel(
+                indptr, indices, slot_vertex[deferred_slots[lo:hi]], launches[i], strategy,
+                device, reads_weights=reads_weights, costs=costs, hit_rate=hit_rate,
+                changed_flag=changed_flag,
+            )
+        out.append(main)
+    return out
+
+
+def _sweeps_storing_lanes(edges, expanding_slots, slot_degree, launches, segments, ends,
+                          per_unit, m):
+    """``_storing_lanes`` of several sweeps viewed together (``_dirty_view``): each sweep's
+    edges and writes keyed by the sweep, so that each is found among its own sweep's."""
+    sweep_of_unit = np.repeat(np.arange(segments.size), ends - segments)
+    degree = slot_degree[expanding_slots]
+    keys = edges + np.repeat(sweep_of_unit[expanding_slots // per_unit] * m, degree)
+    writes = np.concatenate([launch.writes.astype(np.int64) + i * m
+                             for i, launch in enumerate(launches)])
+    return _positions_in_runs(keys, degree, writes)
 
 
 def outlier_kernel(

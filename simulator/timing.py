@@ -32,6 +32,15 @@ class UnitWork:
     cluster_passes: np.ndarray | None = None
     simd_steps: np.ndarray | None = None
 
+    def units(self, start: int, stop: int) -> UnitWork:
+        """The work of units ``start`` to ``stop`` (exclusive)."""
+        part = slice(start, stop)
+        return UnitWork(
+            self.sisd[part], self.simd[part], self.sectors[part], self.round_trips[part],
+            None if self.cluster_passes is None else self.cluster_passes[part],
+            None if self.simd_steps is None else self.simd_steps[part],
+        )
+
 
 def grid_barrier_cycles(strategy: Strategy, device: Device, hit_rate: float = 0.0) -> float:
     """A software grid barrier among the resident blocks: one atomic each on the barrier

@@ -107,11 +107,11 @@ def test_sweeps_cost_only_active_blocks():
     strategy = Strategy.parse("mapping=vwarp,w=32")
     device = get_device("h100")
     layout = layout_module.task_layout(graph.n, strategy, device)
-    view = engine._dirty_view(graph.indptr, np.array([5, 6, 300]), layout, 8)
+    view = engine._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 8)
     assert view.units.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 296, 297, 298, 299, 300, 301,
                                    302, 303]
     assert np.flatnonzero(view.active).tolist() == [5, 6, 12]
-    view = engine._dirty_view(graph.indptr, np.array([5, 6, 300]), layout, 1)
+    view = engine._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 1)
     assert view.units.tolist() == [5, 6, 300]
     assert view.slot_degree.tolist() == [3, 3, 3]
 
@@ -311,3 +311,58 @@ def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
     layout = layout_module.task_layout(n, Strategy.parse(f"mapping=vwarp,w={w},chunk={c}"), dev)
     words = sector_bytes // 4
     assert layout.static_sectors.tolist() == _staged_static_sectors(n, w, c, layout.k, words)
+
+
+@pytest.mark.parametrize("text", [
+    "mapping=thread", "mapping=vwarp,w=4,chunk=8", "mapping=vwarp,w=32",
+    "mapping=vwarp,w=8,chunk=64,distribution=dynamic", "mapping=thread,defer_threshold=3",
+    "mapping=wer+,chunk=4", "mapping=thread,unroll=2",
+])
+def test_sweeps_costed_together_equal_one_by_one(text):
+    """``sweep_kernels`` over a BFS's levels gives each level's ``vertex_kernel`` cost: every
+    counter, the time and the bounds (deferral's outlier kernels included)."""
+    graph = load_graph("rmat:scale=9,ef=6,seed=4")
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+    layout = layout_module.task_layout(graph.n, strategy, device)
+    launches = [engine.Launch.sweep(work, grid_stride=strategy.unroll is not None)
+                for work in fr.iterations]
+    assert len(launches) > 3
+    together = engine.sweep_kernels(graph.indptr, graph.indices, launches, strategy, device,
+                                     layout=layout, hit_rate=0.25)
+    for launch, cost in zip(launches, together, strict=True):
+        alone = engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
+                                     layout=layout, hit_rate=0.25)
+        for field in dataclasses.fields(cost):
+            if field.name != "pushed":
+                assert np.allclose(getattr(cost, field.name), getattr(alone, field.name),
+                                   rtol=1e-12, atol=0), field.name
+
+
+def test_runs_of_small_sweeps_match_sweeps_alone(monkeypatch):
+    """A road graph's many small BFS levels, costed in runs (``driver._BATCH_ACTIVE``) and
+    one by one: the same figures."""
+    from simulator import driver
+
+    graph = load_graph("road:rows=60,cols=60,seed=1")
+    fr = functional_run(graph, "bfs")
+    assert len(fr.iterations) > 40
+    for text in ("mapping=thread", "mapping=vwarp,w=8", "mapping=adaptive"):
+        together = simulate(graph, "bfs", text, "h100", functional=fr, trace=True)
+        monkeypatch.setattr(driver, "_BATCH_ACTIVE", 0)
+        alone = simulate(graph, "bfs", text, "h100", functional=fr, trace=True)
+        monkeypatch.undo()
+        _assert_same(together, alone)
+
+
+def test_sweep_kernels_refuse_launches_that_push():
+    graph = load_graph("grid2d:rows=8,cols=8")
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy()
+    device = get_device("h100")
+    launch = engine.Launch(fr.iterations[0].active, fr.iterations[0].writes, push="atomic")
+    with pytest.raises(ValueError, match="plain sweeps"):
+        engine.sweep_kernels(graph.indptr, graph.indices, [launch], strategy, device,
+                             layout=layout_module.task_layout(graph.n, strategy, device),
+                             hit_rate=0.0)
