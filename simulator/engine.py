@@ -173,7 +173,7 @@ from simulator.timing import kernel_cycles
 from simulator.timing import resident_warps
 from simulator.timing import schedule_slots
 from simulator.timing import serial_virtual_warps
-from simulator.timing import sparse_sweep_cycles
+from simulator.timing import sparse_sweeps_cycles
 from simulator.timing import working_set_bytes
 from simulator.worklist import push_cost
 from simulator.worklist import push_work
@@ -992,26 +992,22 @@ def _launch_costs(
                           cluster_passes=cluster_passes, simd_steps=simd_steps)
     instructions = (per_launch(sisd) + per_launch(simd)).astype(np.float64)
     transactions = per_launch(unit_work.sectors)
-    timed = []  # each launch's cycles and bounds
     if view.units is None:
-        timed.append(kernel_cycles(unit_work, strategy, device, int(queue_atomics[0]), k == 1,
-                                   grid_stride=launch.grid_stride, check=costs.check,
-                                   hit_rate=hit_rate))
+        timed = [kernel_cycles(unit_work, strategy, device, int(queue_atomics[0]), k == 1,
+                               grid_stride=launch.grid_stride, check=costs.check,
+                               hit_rate=hit_rate)]
     else:
         clean = clean_sweep(full_layout, strategy, device, costs, bool(donations),
                              launch.grid_stride, hit_rate)
         clean_rows = clean.units[:, view.units]
-        for i, (lo, hi) in enumerate(zip(segments.tolist(), ends.tolist(), strict=True)):
-            rows = clean_rows[:, lo:hi]
-            rest_sisd, rest_sectors = clean.rest(rows)
-            transactions[i] += rest_sectors
-            instructions[i] += rest_sisd
-            work = unit_work if len(launches) == 1 else unit_work.units(lo, hi)
-            timed.append(sparse_sweep_cycles(
-                clean, view.units[lo:hi], rows, work, strategy, device, int(queue_atomics[i]),
-                k == 1, float(transactions[i]), grid_stride=launch.grid_stride,
-                check=costs.check, hit_rate=hit_rate,
-            ))
+        rest_sisd, rest_sectors = clean.rest(clean_rows, segments)
+        transactions += rest_sectors
+        instructions += rest_sisd
+        timed = sparse_sweeps_cycles(
+            clean, view.units, segments, clean_rows, unit_work, strategy, device,
+            queue_atomics, k == 1, transactions, grid_stride=launch.grid_stride,
+            check=costs.check, hit_rate=hit_rate,
+        )
 
     simd_issued = ws * per_launch(simd_steps).astype(np.float64)
     edges_expanded = per_launch(unit_edges).astype(np.float64)

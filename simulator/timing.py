@@ -32,15 +32,6 @@ class UnitWork:
     cluster_passes: np.ndarray | None = None
     simd_steps: np.ndarray | None = None
 
-    def units(self, start: int, stop: int) -> UnitWork:
-        """The work of units ``start`` to ``stop`` (exclusive)."""
-        part = slice(start, stop)
-        return UnitWork(
-            self.sisd[part], self.simd[part], self.sectors[part], self.round_trips[part],
-            None if self.cluster_passes is None else self.cluster_passes[part],
-            None if self.simd_steps is None else self.simd_steps[part],
-        )
-
 
 def grid_barrier_cycles(strategy: Strategy, device: Device, hit_rate: float = 0.0) -> float:
     """A software grid barrier among the resident blocks: one atomic each on the barrier
@@ -151,39 +142,54 @@ def launch_bounds(per_sm, latency: np.ndarray, sectors: float, queue_atomics: in
     the schedule items' rows (``per_sm(row)``: 1 issue passes, 2 SISD instructions, 3
     sectors), each SM's latency makespan (and the ``tail`` every SM's adds: see
     ``resident_tail_cycles``) and the launch's sectors and queue atomics."""
+    sums = np.stack([per_sm(1), per_sm(2), per_sm(3)])
+    cycles, bounds = launches_bounds(sums[None], latency[None], np.array([sectors]),
+                                     np.array([queue_atomics]), device, warp_uniform_sisd,
+                                     hit_rate, tail)
+    return float(cycles[0]), bounds[0]
+
+
+def launches_bounds(per_sm: np.ndarray, latency: np.ndarray, sectors: np.ndarray,
+                    queue_atomics: np.ndarray, device: Device, warp_uniform_sisd: bool,
+                    hit_rate: float, tail: float) -> tuple[np.ndarray, np.ndarray]:
+    """``launch_bounds`` of several launches: each one's time and row of bounds from its
+    SMs' sums (``per_sm``, launches x 3 rows x SMs) and latency makespans (launches x SMs)."""
     latency = latency + tail
     # a scheduler issues one pass of a warp instruction per cycle
-    issue = per_sm(1) / device.schedulers
+    issue = per_sm[:, 0] / device.schedulers
     if device.scalar_unit and warp_uniform_sisd:
-        issue = np.maximum(issue, per_sm(2) / device.schedulers)
-    lsu = per_sm(3) / device.lsu_sectors_per_cycle
-    bounds = np.array([
-        issue.max(initial=0.0),
-        lsu.max(initial=0.0),
-        latency.max(initial=0.0),
-        memory_cycles(sectors, device, hit_rate),
-        queue_atomics * device.atomic_cycles,
-        device.cycles(device.launch_overhead_us),
-    ])
-    return combined_bounds(bounds[:-1], device.bounds_norm) + float(bounds[-1]), bounds
+        issue = np.maximum(issue, per_sm[:, 1] / device.schedulers)
+    lsu = per_sm[:, 2] / device.lsu_sectors_per_cycle
+    bounds = np.empty((latency.shape[0], 6))
+    bounds[:, 0] = issue.max(axis=1, initial=0.0)
+    bounds[:, 1] = lsu.max(axis=1, initial=0.0)
+    bounds[:, 2] = latency.max(axis=1, initial=0.0)
+    bounds[:, 3] = memory_cycles(np.asarray(sectors, dtype=np.float64), device, hit_rate)
+    bounds[:, 4] = np.asarray(queue_atomics) * device.atomic_cycles
+    bounds[:, 5] = device.cycles(device.launch_overhead_us)
+    return combined_bounds(bounds[:, :-1], device.bounds_norm) + bounds[:, -1], bounds
 
 
-def combined_bounds(bounds: np.ndarray, norm: float) -> float:
+def combined_bounds(bounds: np.ndarray, norm: float):
     """A launch's time before its overhead from its issue, load/store, latency, memory and
-    atomics bounds: their maximum (``norm`` inf) or their p-norm (``Device.bounds_norm``)."""
-    top = float(bounds.max(initial=0.0))
-    if math.isinf(norm) or top <= 0:
-        return top
-    return top * float(np.sum((bounds / top) ** norm)) ** (1 / norm)
+    atomics bounds (the last axis): their maximum (``norm`` inf) or their p-norm
+    (``Device.bounds_norm``); one per row of a 2-d array."""
+    top = bounds.max(axis=-1, initial=0.0)
+    if math.isinf(norm):
+        return top if bounds.ndim > 1 else float(top)
+    scale = np.where(top > 0, top, 1.0)
+    norms = top * np.sum((bounds / scale[..., None]) ** norm, axis=-1) ** (1 / norm)
+    return norms if bounds.ndim > 1 else float(norms)
 
 
-def memory_cycles(sectors: float, device: Device, hit_rate: float) -> float:
-    """Time to move a launch's sectors: the DRAM share over DRAM bandwidth, all of them over
-    L2 bandwidth (where the device has an L2), whichever is longer."""
+def memory_cycles(sectors, device: Device, hit_rate: float):
+    """Time to move a launch's sectors (or each of an array's): the DRAM share over DRAM
+    bandwidth, all of them over L2 bandwidth (where the device has an L2), whichever is
+    longer."""
     total = sectors * device.sector_bytes
     dram = (1 - hit_rate) * total / device.dram_bytes_per_cycle
     if device.l2_bandwidth_gbs > 0:
-        return max(dram, total * device.clock_ghz / device.l2_bandwidth_gbs)
+        return np.maximum(dram, total * device.clock_ghz / device.l2_bandwidth_gbs)
     return dram
 
 
@@ -217,11 +223,11 @@ class CleanSweep:
     prefix: np.ndarray | None
     per_warp: np.ndarray | None
 
-    def rest(self, rows: np.ndarray) -> tuple[float, float]:
-        """SISD instructions and sectors of the units whose ``rows`` (of ``units``) are not
-        taken."""
-        sisd, sectors = rows[2:].sum(axis=1)
-        return self.sisd_total - float(sisd), self.sectors_total - float(sectors)
+    def rest(self, rows: np.ndarray, segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per sweep, the SISD instructions and sectors of the units whose ``rows`` (of
+        ``units``; sweep i's from ``segments[i]`` to the next) it did not take."""
+        sisd, sectors = np.add.reduceat(rows[2:], segments, axis=1)
+        return self.sisd_total - sisd, self.sectors_total - sectors
 
 
 def schedule_slots(strategy: Strategy, device: Device) -> tuple[int, int]:
@@ -369,41 +375,73 @@ def sparse_sweep_cycles(
     """``kernel_cycles`` of a sweep whose ``units`` (ascending; ``clean_rows`` their clean
     columns) did ``unit``'s work and whose other units did ``clean``'s, ``transactions``
     sectors in all: the same figure in O(units + slots x dirty rounds)."""
+    (cycles, bounds), = sparse_sweeps_cycles(
+        clean, units, np.zeros(1, dtype=np.int64), clean_rows, unit, strategy, device,
+        np.array([queue_atomics]), warp_uniform_sisd, np.array([transactions]),
+        grid_stride=grid_stride, check=check, hit_rate=hit_rate,
+    )
+    return cycles, bounds
+
+
+def sparse_sweeps_cycles(
+    clean: CleanSweep,
+    units: np.ndarray,
+    segments: np.ndarray,
+    clean_rows: np.ndarray,
+    unit: UnitWork,
+    strategy: Strategy,
+    device: Device,
+    queue_atomics: np.ndarray,
+    warp_uniform_sisd: bool,
+    transactions: np.ndarray,
+    *,
+    grid_stride: bool = False,
+    check: int = 0,
+    hit_rate: float = 0.0,
+) -> list[tuple[float, np.ndarray]]:
+    """``sparse_sweep_cycles`` of several sweeps of one layout: sweep i did ``unit``'s work on
+    its ``units`` from ``segments[i]`` to the next (ascending, at least one), ``queue_atomics[i]``
+    and ``transactions[i]`` in all. Only the list schedule runs sweep by sweep."""
     sms = device.sms
+    sweeps = segments.size
+    ends = np.append(segments[1:], units.size)
     pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
     rows = unit_timing(unit, device, warp_uniform_sisd, hit_rate,
                         unit_start_cycles(strategy, device, grid_stride))
     warps_per_block = strategy.block_size // device.warp_size
+    per_sm = np.empty((sweeps, 3, sms))
     if grid_stride:
         resident = resident_warps(strategy, device)
-        warp = units % resident
-        per_warp = clean.per_warp.copy()
-        for row in range(4):
-            per_warp[row] += np.bincount(warp, weights=rows[row] - clean_rows[row],
-                                         minlength=resident)
-        per_warp[0] += check * pass_cycles + device.round_trip_cycles(hit_rate)
-        per_warp[1] += check * pass_cycles
-        per_warp[2] += check
         sm = (np.arange(resident) // warps_per_block) % sms
-        latency = np.zeros(sms)
-        np.maximum.at(latency, sm, per_warp[0])
-
-        def per_sm(row):
-            return np.bincount(sm, weights=per_warp[row], minlength=sms)
+        latency = np.zeros((sweeps, sms))
+        for i, (lo, hi) in enumerate(zip(segments.tolist(), ends.tolist(), strict=True)):
+            warp = units[lo:hi] % resident
+            per_warp = clean.per_warp.copy()
+            more = rows[:, lo:hi] - clean_rows[:, lo:hi]
+            for row in range(4):
+                per_warp[row] += np.bincount(warp, weights=more[row], minlength=resident)
+            per_warp[0] += check * pass_cycles + device.round_trip_cycles(hit_rate)
+            per_warp[1] += check * pass_cycles
+            per_warp[2] += check
+            np.maximum.at(latency[i], sm, per_warp[0])
+            for row in range(1, 4):
+                per_sm[i, row - 1] = np.bincount(sm, weights=per_warp[row], minlength=sms)
     else:
         slots, per_item = schedule_slots(strategy, device)
         if strategy.dynamic:
-            dirty = units
+            dirty, item_segments = units, segments
         else:  # the blocks holding these units, their other units clean
             block_of = units // per_item
             first = np.empty(units.size, dtype=bool)
             first[:1] = True
             np.not_equal(block_of[1:], block_of[:-1], out=first[1:])
-            dirty = block_of[first]
+            first[segments] = True  # a sweep's blocks are its own
+            starts = first.nonzero()[0]
+            dirty = block_of[starts]
+            item_segments = starts.searchsorted(segments)
             if (rows[0] >= clean_rows[0]).all():
                 # a unit with work is no faster than without: a block's slowest unit is its
                 # slowest clean one or its slowest unit with work
-                starts = first.nonzero()[0]
                 block_rows = clean.items[:, dirty]
                 block_rows[1:] += np.add.reduceat(rows[1:] - clean_rows[1:], starts, axis=1)
                 np.maximum(block_rows[0], np.maximum.reduceat(rows[0], starts),
@@ -416,44 +454,71 @@ def sparse_sweep_cycles(
                 block_rows[:, real] = clean.units[:, members[real]]
                 block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
                 rows = reduce_items(block_rows.reshape(4, dirty.size, per_item))
-        items = clean.items.shape[1]
-        last_start = items // slots * slots  # the first item of the last, partial round
-        dirty_full = int(dirty.searchsorted(last_start))  # dirty items of the full rounds
+        latency, slot_sums = _scheduled_sweeps(clean, dirty, item_segments, rows, slots)
+        per_sm[:] = slot_sums.reshape(sweeps, 3, -1, sms).sum(axis=2)
+        latency = latency.reshape(sweeps, -1, sms).max(axis=1)
+
+    cycles, bounds = launches_bounds(per_sm, latency, transactions, queue_atomics, device,
+                                     warp_uniform_sisd, hit_rate,
+                                     resident_tail_cycles(strategy, device, grid_stride))
+    return [(float(cycles[i]), bounds[i]) for i in range(sweeps)]
+
+
+def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray,
+                      rows: np.ndarray, slots: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each sweep's list schedule of its items, those from ``segments[i]`` on in ``dirty``
+    (ascending item ids; ``rows`` their sums, see ``unit_timing``) and clean ones elsewhere:
+    every slot's finish time and sums of rows 1-3 (sweeps x slots, sweeps x 3 x slots)."""
+    sweeps = segments.size
+    items = clean.items.shape[1]
+    last_start = items // slots * slots  # the first item of the last, partial round
+    bounds = np.append(segments, dirty.size).tolist()
+    finish = np.empty((sweeps, slots))
+    slot_sums = np.empty((sweeps, 3, slots))
+    slot_sums[:] = (items // slots) * clean.items[1:, :1]  # the full rounds' clean items
+    last_owner = np.empty((sweeps, items - last_start), dtype=np.int64)
+    dirty_owner = np.empty(dirty.size, dtype=np.int64)
+    for i in range(sweeps):
+        lo, hi = bounds[i], bounds[i + 1]
+        mine, durations_now = dirty[lo:hi], rows[0, lo:hi]
+        dirty_full = int(mine.searchsorted(last_start))  # dirty items of the full rounds
         # the schedule lists the items of other than the base duration (the clean sweep's
         # timed ones unless now dirty and base, the dirty ones unless base) and the last round
         if clean.timed.size == items - last_start:  # only the last round is timed
-            unlike = rows[0, :dirty_full] != clean.base
-            listed = np.concatenate([dirty[:dirty_full][unlike], clean.timed])
-            durations = np.concatenate([rows[0, :dirty_full][unlike], clean.items[0, last_start:]])
-            durations[unlike.sum() + dirty[dirty_full:] - last_start] = rows[0, dirty_full:]
+            unlike = durations_now[:dirty_full] != clean.base
+            listed = np.concatenate([mine[:dirty_full][unlike], clean.timed])
+            durations = np.concatenate([durations_now[:dirty_full][unlike],
+                                        clean.items[0, last_start:]])
+            durations[unlike.sum() + mine[dirty_full:] - last_start] = durations_now[dirty_full:]
         else:
-            merged = distinct(np.concatenate([clean.timed, dirty]))
+            merged = distinct(np.concatenate([clean.timed, mine]))
             durations = clean.items[0, merged]
-            durations[np.searchsorted(merged, dirty)] = rows[0]
+            durations[np.searchsorted(merged, mine)] = durations_now
             keep = (durations != clean.base) | (merged >= last_start)
             listed, durations = merged[keep], durations[keep]
-        owner, finish, placed = list_schedule_sparse(items, slots, clean.base, listed,
-                                                     durations,
-                                                     every_order=bool(clean.varying.size))
-        slot_sums = np.repeat(placed.rounds * clean.items[1:, :1], slots, axis=1)
+        owner, finish[i], placed = list_schedule_sparse(items, slots, clean.base, listed,
+                                                        durations,
+                                                        every_order=bool(clean.varying.size))
         if clean.varying.size:
-            slot_sums[clean.varying - 1] = placed.slot_sums(clean.prefix)
-        last_round = listed.size - (items - last_start)  # listed, on distinct slots
-        slot_sums[:, owner[last_round:]] += clean.items[1:, last_start:]
-        # the dirty items' work, less their clean work counted above
-        at = np.minimum(np.searchsorted(listed, dirty), listed.size - 1)
-        dirty_owner = owner[at]
-        unlisted = listed[at] != dirty  # of the base duration, in full rounds
+            slot_sums[i, clean.varying - 1] = placed.slot_sums(clean.prefix)
+        last_owner[i] = owner[listed.size - (items - last_start):]  # on distinct slots
+        at = np.minimum(np.searchsorted(listed, mine), listed.size - 1)
+        mine_owner = owner[at]
+        unlisted = listed[at] != mine  # of the base duration, in full rounds
         if unlisted.any():
-            dirty_owner[unlisted] = placed.owners(dirty[unlisted])
-        more = rows[1:] - clean.items[1:, dirty]
-        slot_sums += np.bincount((dirty_owner + slots * np.arange(3)[:, None]).ravel(),
-                                 weights=more.ravel(), minlength=3 * slots).reshape(3, slots)
-        latency = finish.reshape(-1, sms).max(axis=0)
-
-        def per_sm(row):
-            return slot_sums[row - 1].reshape(-1, sms).sum(axis=0)
-
-    return launch_bounds(per_sm, latency, transactions, queue_atomics, device,
-                         warp_uniform_sisd, hit_rate,
-                         resident_tail_cycles(strategy, device, grid_stride))
+            mine_owner[unlisted] = placed.owners(mine[unlisted])
+        dirty_owner[lo:hi] = mine_owner
+    # the last round's clean items (by one count per row and slot: a fancy-indexed add of
+    # every sweep's costs more)
+    at = ((np.arange(sweeps)[:, None, None] * 3 + np.arange(3)[:, None]) * slots
+          + last_owner[:, None, :])
+    last = np.broadcast_to(clean.items[1:, last_start:], at.shape)
+    slot_sums += np.bincount(at.ravel(), weights=last.ravel(),
+                             minlength=sweeps * 3 * slots).reshape(sweeps, 3, slots)
+    # the dirty items' work, less their clean work counted above
+    more = rows[1:] - clean.items[1:, dirty]
+    sweep_of = np.repeat(np.arange(sweeps), np.diff(bounds))
+    at = (sweep_of * 3 + np.arange(3)[:, None]) * slots + dirty_owner
+    slot_sums += np.bincount(at.ravel(), weights=more.ravel(),
+                             minlength=sweeps * 3 * slots).reshape(sweeps, 3, slots)
+    return finish, slot_sums
