@@ -87,6 +87,24 @@ class LaunchCost:
                           pushed=_one_of(self.pushed, other.pushed))
 
 
+def total_cost(costs: list[LaunchCost]) -> LaunchCost:
+    """The counters of ``costs``, as adding them in turn gives them, with one concatenation
+    of their bounds rather than one per addition (hundreds of launches on a road graph)."""
+    numbers = {}
+    for f in dataclasses.fields(LaunchCost):
+        if f.name in ("pushed", "bounds"):
+            continue
+        acc = f.default
+        for cost in costs:
+            acc = acc + getattr(cost, f.name)
+        numbers[f.name] = acc
+    pushed = None
+    for cost in costs:
+        pushed = _one_of(pushed, cost.pushed)
+    bounds = np.concatenate([no_bounds()] + [cost.bounds for cost in costs])
+    return LaunchCost(**numbers, bounds=bounds, pushed=pushed)
+
+
 def _one_of(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
     """The pushed items of a sum: those of the one launch that pushed (None if both did)."""
     if a is None:

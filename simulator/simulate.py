@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from simulator.costs import LaunchCost
+from simulator.costs import total_cost
 from simulator.device import Device
 from simulator.device import get_device
 from simulator.driver import iteration_costs
@@ -62,9 +62,7 @@ def simulate(
             f"on {graph.n}"
         )
     iterations = iteration_costs(functional, strategy, device)
-    total = LaunchCost()
-    for it in iterations:
-        total = total + it.cost
+    total = total_cost([it.cost for it in iterations])
     time_us = device.us(total.cycles)
     result_trace = None
     if trace:

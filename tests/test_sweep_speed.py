@@ -366,3 +366,25 @@ def test_sweep_kernels_refuse_launches_that_push():
         engine.sweep_kernels(graph.indptr, graph.indices, [launch], strategy, device,
                              layout=layout_module.task_layout(graph.n, strategy, device),
                              hit_rate=0.0)
+
+
+def test_total_cost_adds_launches_in_turn():
+    """A run's total: every counter, the bounds' rows and the pushed items as adding the
+    launches' costs one after another gives them."""
+    from simulator.costs import LaunchCost
+    from simulator.costs import total_cost
+
+    graph = load_graph("road:rows=30,cols=30,seed=3")
+    fr = functional_run(graph, "bfs")
+    for text in ("mapping=vwarp,w=4", "mapping=thread,driven=data,push=atomic"):
+        costs = [it.cost for it in iteration_costs(fr, Strategy.parse(text),
+                                                   get_device("h100"))]
+        folded = LaunchCost()
+        for cost in costs:
+            folded = folded + cost
+        total = total_cost(costs)
+        for field in dataclasses.fields(LaunchCost):
+            if field.name == "pushed":
+                assert (total.pushed is None) == (folded.pushed is None)
+                continue
+            assert np.array_equal(getattr(total, field.name), getattr(folded, field.name))
