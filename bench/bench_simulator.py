@@ -5,8 +5,9 @@ Targets (issue 11, topology sweeps in O(active work)): one strategy <= 1 s on
 rmat:scale=20,ef=16 and <= 2 s on USA-road-FLA, and at most 3x the functional run's time.
 The functional run is timed once, apart; each strategy's first wall and CPU seconds, its best
 wall seconds over ``--repeat`` runs, and that best's ratio to the functional run's wall seconds
-are printed. ``--full-layout`` costs every unit of every
-sweep (the reference path the sparse one must agree with) for before/after comparisons.
+are printed. ``--full-layout`` costs every unit of every sweep (the reference path the
+sparse one must agree with), ``--one-by-one`` each sweep on its own rather than runs of small
+ones together (``simulator.driver._BATCH_ACTIVE``), for before/after comparisons.
 
 Run: python bench/bench_simulator.py [--spec SPEC] [--algo bfs] [--strategies ...]
 e.g. python bench/bench_simulator.py --spec file:../shared/graphs/USA-road-FLA.gr.gz
@@ -21,6 +22,7 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, as the floor is stated
 
+from simulator import driver  # noqa: E402
 from simulator import engine  # noqa: E402
 from simulator import functional_run  # noqa: E402
 from simulator import load_graph  # noqa: E402
@@ -54,6 +56,9 @@ def main() -> None:
     parser.add_argument("--strategies", nargs="*", default=DEFAULT_STRATEGIES)
     parser.add_argument("--full-layout", action="store_true",
                         help="cost every unit of every sweep (the reference path)")
+    parser.add_argument("--one-by-one", action="store_true",
+                        help="cost each sweep on its own (runs of small sweeps are costed "
+                             "together by default)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="simulate each strategy this many times; print the first and "
                              "the fastest wall time (later runs reuse the process's memory, "
@@ -63,6 +68,8 @@ def main() -> None:
                              "system at once (the tool keeps them for reuse)")
     args = parser.parse_args()
     engine._SPARSE_SWEEPS = not args.full_layout
+    if args.one_by_one:
+        driver._BATCH_ACTIVE = 0
     if not args.return_freed_memory:
         keep_freed_memory()
 
