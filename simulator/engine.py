@@ -131,7 +131,11 @@ sweep costs only the units holding an active vertex (``_dirty_view``; whole bloc
 donation), with the per-unit code above, and ``sparse_sweep_cycles`` combines them with the
 clean figures; ``list_schedule_sparse`` applies the rounds of clean blocks in bulk. The
 figures are those of costing every unit (``_SPARSE_SWEEPS = False``, the reference path the
-tests compare against) up to float rounding of sums.
+tests compare against) up to float rounding of sums. A road graph's hundreds of small sweeps
+would each pay numpy's fixed cost per call more than their work, so ``sweep_kernels`` costs
+several plain sweeps as one view of their active units, sweep after sweep, and splits the
+sums by sweep (``sparse_sweeps_cycles`` times them together but for each one's list
+schedule): the same figures as one by one.
 """
 
 from __future__ import annotations
