@@ -216,11 +216,10 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
     grid barriers instead of relaunches and host round trips."""
     strategy, device = launcher.strategy, launcher.device
     unroll = strategy.unroll or 1
-    sweeps = [(Launch.sweep(work, grid_stride=unroll > 1, store_lanes=store_lanes), s)
-              for work, s, store_lanes in _sweeps(launcher)]
+    sweeps = ((Launch.sweep(work, grid_stride=unroll > 1, store_lanes=store_lanes), s)
+              for work, s, store_lanes in _sweeps(launcher))
     out = []
-    for i, ((_, s), cost) in enumerate(zip(sweeps, _sweep_costs(launcher, sweeps),
-                                           strict=True)):
+    for i, (s, cost) in enumerate(_sweep_costs(launcher, sweeps)):
         if i % unroll == 0:
             launcher.host(cost)
         else:  # the level runs inside the previous launch, after a grid barrier
@@ -234,9 +233,10 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
     return out
 
 
-def _sweep_costs(launcher: _Launcher, sweeps: list[tuple[Launch, Strategy]]):
-    """Each sweep's cost, in order: runs of small plain sweeps of one strategy costed
-    together (``_BATCH_ACTIVE``), the others one by one."""
+def _sweep_costs(launcher: _Launcher, sweeps):
+    """Each of ``sweeps``' (launch, strategy) pairs' strategy and cost, in order: runs of
+    small plain sweeps of one strategy costed together (``_BATCH_ACTIVE``), the others one by
+    one as they come (an SSSP sweep's storing lanes are not held longer)."""
     batch: list[Launch] = []
     batch_strategy, held = None, 0
     for launch, s in sweeps:
@@ -244,15 +244,16 @@ def _sweep_costs(launcher: _Launcher, sweeps: list[tuple[Launch, Strategy]]):
                  and batches_sweeps(launch, s))
         if batch and not (small and held + launch.active.size <= _BATCH_ACTIVE
                           and (s is batch_strategy or s == batch_strategy)):
-            yield from launcher.sweeps(batch, batch_strategy)
+            for cost in launcher.sweeps(batch, batch_strategy):
+                yield batch_strategy, cost
             batch, held = [], 0
         if small:
             batch.append(launch)
             batch_strategy, held = s, held + launch.active.size
         else:
-            yield launcher.launch(launch, s)
-    if batch:
-        yield from launcher.sweeps(batch, batch_strategy)
+            yield s, launcher.launch(launch, s)
+    for cost in launcher.sweeps(batch, batch_strategy) if batch else ():
+        yield batch_strategy, cost
 
 
 def initial_worklist(functional: FunctionalRun) -> np.ndarray:
