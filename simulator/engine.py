@@ -656,8 +656,8 @@ def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout
     act = np.concatenate(sweeps) if many else np.asarray(sweeps[0])
     act_group = act // per_group
     if many:  # number each sweep's groups after the previous sweep's
-        act_group = act_group.astype(np.int64) + np.repeat(np.arange(len(sweeps)) * layout.units,
-                               [sweep.size for sweep in sweeps])
+        sweep_of = np.repeat(np.arange(len(sweeps)), [sweep.size for sweep in sweeps])
+        act_group = act_group.astype(np.int64) + sweep_of * layout.units
     groups = (distinct(act_group).astype(np.int64, copy=False) if act.size
               else np.zeros(1, dtype=np.int64))
     at = groups.searchsorted(act_group) * per_group + act % per_group
@@ -800,7 +800,6 @@ def _launch_costs(
     words = device.sector_bytes // WORD_BYTES  # 32-bit words per sector
     count = partial(unit_transactions, words_per_sector=words, units=units)
     segments = view.segments if view.segments is not None else np.zeros(1, dtype=np.int64)
-
     ends = np.append(segments[1:], units)
 
     def per_launch(per_unit_values: np.ndarray) -> np.ndarray:

@@ -454,9 +454,9 @@ def sparse_sweeps_cycles(
                 block_rows[:, real] = clean.units[:, members[real]]
                 block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
                 rows = reduce_items(block_rows.reshape(4, dirty.size, per_item))
-        latency, slot_sums = _scheduled_sweeps(clean, dirty, item_segments, rows, slots)
+        finish, slot_sums = _scheduled_sweeps(clean, dirty, item_segments, rows, slots)
         per_sm[:] = slot_sums.reshape(sweeps, 3, -1, sms).sum(axis=2)
-        latency = latency.reshape(sweeps, -1, sms).max(axis=1)
+        latency = finish.reshape(sweeps, -1, sms).max(axis=1)
 
     cycles, bounds = launches_bounds(per_sm, latency, transactions, queue_atomics, device,
                                      warp_uniform_sisd, hit_rate,
@@ -508,17 +508,21 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
         if unlisted.any():
             mine_owner[unlisted] = placed.owners(mine[unlisted])
         dirty_owner[lo:hi] = mine_owner
-    # the last round's clean items (by one count per row and slot: a fancy-indexed add of
-    # every sweep's costs more)
-    at = ((np.arange(sweeps)[:, None, None] * 3 + np.arange(3)[:, None]) * slots
-          + last_owner[:, None, :])
-    last = np.broadcast_to(clean.items[1:, last_start:], at.shape)
-    slot_sums += np.bincount(at.ravel(), weights=last.ravel(),
-                             minlength=sweeps * 3 * slots).reshape(sweeps, 3, slots)
-    # the dirty items' work, less their clean work counted above
-    more = rows[1:] - clean.items[1:, dirty]
-    sweep_of = np.repeat(np.arange(sweeps), np.diff(bounds))
-    at = (sweep_of * 3 + np.arange(3)[:, None]) * slots + dirty_owner
-    slot_sums += np.bincount(at.ravel(), weights=more.ravel(),
-                             minlength=sweeps * 3 * slots).reshape(sweeps, 3, slots)
+    # the last round's clean items, then the dirty items' work less their clean work
+    # counted above
+    last_sweep = np.repeat(np.arange(sweeps), items - last_start)
+    _add_to_slots(slot_sums, last_sweep, last_owner.ravel(),
+                  np.tile(clean.items[1:, last_start:], sweeps))
+    _add_to_slots(slot_sums, np.repeat(np.arange(sweeps), np.diff(bounds)), dirty_owner,
+                  rows[1:] - clean.items[1:, dirty])
     return finish, slot_sums
+
+
+def _add_to_slots(slot_sums: np.ndarray, sweep: np.ndarray, slot: np.ndarray,
+                  values: np.ndarray) -> None:
+    """Add each item's ``values`` (3 rows) to its sweep's and slot's sums (sweeps x 3 x
+    slots), by one count per row and slot (a fancy-indexed add costs more)."""
+    sweeps, rows, slots = slot_sums.shape
+    at = (sweep * rows + np.arange(rows)[:, None]) * slots + slot
+    slot_sums += np.bincount(at.ravel(), weights=values.ravel(),
+                             minlength=sweeps * rows * slots).reshape(sweeps, rows, slots)
