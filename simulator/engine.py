@@ -135,7 +135,8 @@ tests compare against) up to float rounding of sums. A road graph's hundreds of 
 would each pay numpy's fixed cost per call more than their work, so ``sweep_kernels`` costs
 several plain sweeps as one view of their active units, sweep after sweep, and splits the
 sums by sweep (``sparse_sweeps_cycles`` times them together but for each one's list
-schedule): the same figures as one by one.
+schedule; with donation, the sweeps that donated apart from the others, as their clean units
+pay the barrier): the same figures as one by one.
 """
 
 from __future__ import annotations
@@ -373,20 +374,20 @@ def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size,
     return _Lanes(group, lane, simd_steps, u_a.astype(np.float64), simd_steps)
 
 
-def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, threshold,
+def _donating_lanes(expanding_slots, slot_degree, local, unit_block, block_size, threshold,
                     warp_size, want_lanes):
     """Thread mapping with work donation: a thread keeps at most cap = ceil(block mean
     degree) + threshold edges and puts the rest in the block's box, which every thread of
     the block drains in rounds after its own edges (box entry b: round b // threads, thread
-    b % threads)."""
-    units = layout.units
-    warps_per_block = block_size // warp_size
-    blocks = ceil_div(units, warps_per_block)
-    slot_block = expanding_slots // block_size
+    b % threads). ``unit_block``: each unit's block (ascending; a block's units are
+    consecutive, a sweep's last one may hold fewer). Also each unit's donating threads."""
+    units = unit_block.size
+    slot_unit = expanding_slots // warp_size
+    slot_block = unit_block[slot_unit]
     degree = slot_degree[expanding_slots]
-    # the threads of a block (its last one may hold fewer warps)
-    block_threads = np.full(blocks, block_size, dtype=np.int64)
-    block_threads[-1] = (units - (blocks - 1) * warps_per_block) * warp_size
+    block_units = np.bincount(unit_block)
+    blocks = block_units.size
+    block_threads = block_units * warp_size
     block_edges = np.bincount(slot_block, weights=degree, minlength=blocks)
     cap = (np.ceil(block_edges / block_threads) + threshold).astype(np.int64)[slot_block]
     own = np.minimum(degree, cap)
@@ -396,15 +397,14 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
     own_steps = own_steps_slot.reshape(units, warp_size).max(axis=1)
     box = np.bincount(slot_block, weights=donated, minlength=blocks).astype(np.int64)
     drain_rounds = ceil_div(box, block_threads)
-    unit_block = np.arange(units) // warps_per_block
     simd_steps = own_steps + drain_rounds[unit_block]
     step_base = np.zeros(units, dtype=np.int64)
     np.cumsum(simd_steps[:-1], out=step_base[1:])
-    slot_unit = expanding_slots // warp_size
     group = np.repeat(step_base[slot_unit], degree)
     group += local  # a kept edge: its thread's own step
     lane = np.repeat(expanding_slots % warp_size, degree) if want_lanes else None
     given = None
+    donating = np.bincount(slot_unit[donated > 0], minlength=units)
     if donated.any():
         given = local >= np.repeat(cap, degree)  # each slot's last ``donated`` edges
         # donated edges in box order (slot order within the block); box entry b is drained
@@ -415,12 +415,15 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
         entry = np.arange(block_of_edge.size, dtype=np.int64)
         entry -= box_first[block_of_edge]
         drain_round, thread = np.divmod(entry, block_size)
-        short = int(block_of_edge.searchsorted(blocks - 1))  # the last block's entries
-        if block_threads[-1] != block_size and short < entry.size:
-            drain_round[short:], thread[short:] = np.divmod(entry[short:], block_threads[-1])
+        short = block_threads != block_size
+        if short.any():  # a sweep's last block holding fewer units: its entries
+            in_short = short[block_of_edge]
+            drain_round[in_short], thread[in_short] = np.divmod(
+                entry[in_short], block_threads[block_of_edge[in_short]])
         del entry
-        drain_unit = block_of_edge
-        drain_unit *= warps_per_block
+        block_first_unit = np.zeros(blocks, dtype=np.int64)
+        np.cumsum(block_units[:-1], out=block_first_unit[1:])
+        drain_unit = block_first_unit[block_of_edge]
         drain_unit += thread // warp_size
         drain_round += (step_base + own_steps)[drain_unit]
         group[given] = drain_round
@@ -428,7 +431,7 @@ def _donating_lanes(expanding_slots, slot_degree, local, layout, block_size, thr
             lane[given] = thread % warp_size
     lanes = _Lanes(group, lane, simd_steps, np.zeros(units), drain_rounds[unit_block], own,
                    given)
-    return lanes, int(np.count_nonzero(donated))
+    return lanes, donating
 
 
 def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
@@ -645,30 +648,35 @@ def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout
                 group: int) -> _SlotView:
     """The units of one or more sweeps (each given by its active vertices) that hold an
     active vertex, sweep after sweep, in groups of ``group`` consecutive units (whole blocks
-    for donation, which works per block; then one sweep only), in O(active vertices + their
-    groups' slots)."""
+    for donation, which works per block), in O(active vertices + their groups' slots)."""
     n = indptr.size - 1
     per_unit = layout.per_unit
     per_group = per_unit * group
+    layout_groups = ceil_div(layout.units, group)
     many = len(sweeps) > 1
-    if many and group != 1:
-        raise ValueError("sweeps are viewed together only unit by unit")
     act = np.concatenate(sweeps) if many else np.asarray(sweeps[0])
     act_group = act // per_group
     if many:  # number each sweep's groups after the previous sweep's
         sweep_of = np.repeat(np.arange(len(sweeps)), [sweep.size for sweep in sweeps])
-        act_group = act_group.astype(np.int64) + sweep_of * layout.units
+        act_group = act_group.astype(np.int64) + sweep_of * layout_groups
     groups = (distinct(act_group).astype(np.int64, copy=False) if act.size
               else np.zeros(1, dtype=np.int64))
     at = groups.searchsorted(act_group) * per_group + act % per_group
+    units = groups % layout_groups if many else groups
+    if group > 1:
+        units = (units[:, None] * group + np.arange(group)).ravel()
     segments = None
     if many:
-        segments = np.searchsorted(groups, np.arange(len(sweeps)) * layout.units)
-        units = groups % layout.units
-    else:
-        units = groups if group == 1 else (groups[:, None] * group + np.arange(group)).ravel()
-        if units[-1] >= layout.units:  # the last block may hold fewer units
-            units = units[units < layout.units]
+        segments = np.searchsorted(groups, np.arange(len(sweeps)) * layout_groups) * group
+    if layout.units % group and bool((units >= layout.units).any()):
+        # the layout's last block holds fewer units: drop the missing ones (each sweep's
+        # active slots lie before them)
+        kept = units < layout.units
+        units = units[kept]
+        new_unit = np.cumsum(kept) - 1
+        at = new_unit[at // per_unit] * per_unit + at % per_unit
+        if many:
+            segments = new_unit[segments]
     padded = units.size * per_unit
     real_slots = padded if many else padded - max(0, (int(units[-1]) + 1) * per_unit - n)
     active = np.zeros(padded, dtype=bool)
@@ -684,6 +692,14 @@ def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout
     )
     return _SlotView(view_layout, slot_vertex, active, slot_degree, real_slots, units,
                      segments)
+
+
+def _view_group(strategy: Strategy, device: Device) -> int:
+    """Units a sweep's view takes together: whole blocks for donation, which works per
+    block, else one."""
+    if strategy.donate_threshold is None:
+        return 1
+    return max(1, strategy.block_size // device.warp_size)
 
 
 def vertex_kernel(
@@ -722,10 +738,7 @@ def vertex_kernel(
         listed = None if sweep or launch.lookup == "status" else launch.slots.astype(np.int64)
         layout = task_layout(n_slots, strategy, device, listed)
     if sweep and launch.push is None and _SPARSE_SWEEPS:
-        group = 1
-        if strategy.donate_threshold is not None:  # donation works per block
-            group = max(1, strategy.block_size // device.warp_size)
-        view = _dirty_view(indptr, [launch.active], layout, group)
+        view = _dirty_view(indptr, [launch.active], layout, _view_group(strategy, device))
     else:
         view = _full_view(indptr, launch, layout, n_slots)
     return _launch_costs(indptr, indices, [launch], view, layout, strategy, device,
@@ -736,10 +749,10 @@ def vertex_kernel(
 def batches_sweeps(launch: Launch, strategy: Strategy) -> bool:
     """Whether ``sweep_kernels`` takes this launch: a plain sweep (no worklist built, no
     activations counted, the first copy of a vertex storing ``writes``) with an active
-    vertex, under a strategy without donation, costed sparsely."""
+    vertex, costed sparsely."""
     return (_SPARSE_SWEEPS and launch.slots is None and launch.push is None
             and not launch.count_activations and launch.store_lanes is None
-            and launch.active.size > 0 and strategy.donate_threshold is None)
+            and launch.active.size > 0)
 
 
 def sweep_kernels(
@@ -763,7 +776,8 @@ def sweep_kernels(
         if not batches_sweeps(launch, strategy):
             raise ValueError(f"sweep_kernels takes plain sweeps with an active vertex only "
                              f"(see batches_sweeps), not {launch}")
-    view = _dirty_view(indptr, [launch.active for launch in launches], layout, 1)
+    view = _dirty_view(indptr, [launch.active for launch in launches], layout,
+                       _view_group(strategy, device))
     return _launch_costs(indptr, indices, launches, view, layout, strategy, device,
                          reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
                          atomic_updates=False, costs=costs, hit_rate=hit_rate)
@@ -821,6 +835,7 @@ def _launch_costs(
     expanding_vertices = slot_vertex[expanding_slots]
     edges, local = edge_ids(indptr, expanding_vertices, with_local=True)
     donations = 0
+    launch_donates = np.zeros(segments.size, dtype=bool)
     # lane positions matter only where a step issues just the clusters holding a lane
     want_lanes = device.cluster_issue and device.simd_width < ws
     if strategy.redistributes:
@@ -829,10 +844,15 @@ def _launch_costs(
             want_lanes,
         )
     elif strategy.donate_threshold is not None:
-        lanes, donations = _donating_lanes(
-            expanding_slots, slot_degree, local, layout, strategy.block_size,
+        warps_per_block = strategy.block_size // ws
+        unit_block = (np.arange(units) // warps_per_block if view.units is None
+                      else np.cumsum(view.units % warps_per_block == 0) - 1)
+        lanes, donating = _donating_lanes(
+            expanding_slots, slot_degree, local, unit_block, strategy.block_size,
             strategy.donate_threshold, ws, want_lanes,
         )
+        launch_donates = per_launch(donating) > 0
+        donations = int(donating.sum())
     else:
         lanes = _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes)
     del local
@@ -863,8 +883,8 @@ def _launch_costs(
         sisd += costs.grab
     if strategy.redistributes:  # push_job: a warp scan of the degrees, one table store
         sisd += (costs.scan + costs.table_push) * active_positions
-    if donations:
-        sisd += costs.donate  # the donating threads' shared atomic, the barrier
+    if donations:  # the donating threads' shared atomic, the barrier: every unit of the launch
+        sisd += costs.donate * np.repeat(launch_donates, ends - segments)
     per_step = costs.edge + (costs.weight if reads_weights else 0)
     simd = per_step * simd_steps.astype(np.float64) + costs.pop * lanes.pop_steps
 
@@ -1000,17 +1020,30 @@ def _launch_costs(
                                grid_stride=launch.grid_stride, check=costs.check,
                                hit_rate=hit_rate)]
     else:
-        clean = clean_sweep(full_layout, strategy, device, costs, bool(donations),
-                             launch.grid_stride, hit_rate)
-        clean_rows = clean.units[:, view.units]
-        rest_sisd, rest_sectors = clean.rest(clean_rows, segments)
-        transactions += rest_sectors
-        instructions += rest_sisd
-        timed = sparse_sweeps_cycles(
-            clean, view.units, segments, clean_rows, unit_work, strategy, device,
-            queue_atomics, k == 1, transactions, grid_stride=launch.grid_stride,
-            check=costs.check, hit_rate=hit_rate,
-        )
+        # the launches' clean units cost alike but for the donation barrier: the launches
+        # that donated are timed against that clean sweep, the others against the plain one
+        timed = [None] * segments.size
+        for donated in np.unique(launch_donates).tolist():
+            picked = launch_donates == donated
+            clean = clean_sweep(full_layout, strategy, device, costs, donated,
+                                launch.grid_stride, hit_rate)
+            picked_units, picked_segments, picked_work = view.units, segments, unit_work
+            if not picked.all():
+                in_picked = np.repeat(picked, ends - segments)
+                picked_units, picked_work = view.units[in_picked], unit_work.of_units(in_picked)
+                sizes = (ends - segments)[picked]
+                picked_segments = np.cumsum(sizes) - sizes
+            clean_rows = clean.units[:, picked_units]
+            rest_sisd, rest_sectors = clean.rest(clean_rows, picked_segments)
+            transactions[picked] += rest_sectors
+            instructions[picked] += rest_sisd
+            picked_timed = sparse_sweeps_cycles(
+                clean, picked_units, picked_segments, clean_rows, picked_work, strategy,
+                device, queue_atomics[picked], k == 1, transactions[picked],
+                grid_stride=launch.grid_stride, check=costs.check, hit_rate=hit_rate,
+            )
+            for i, launch_timed in zip(np.flatnonzero(picked), picked_timed, strict=True):
+                timed[i] = launch_timed
 
     simd_issued = ws * per_launch(simd_steps).astype(np.float64)
     edges_expanded = per_launch(unit_edges).astype(np.float64)

@@ -32,6 +32,14 @@ class UnitWork:
     cluster_passes: np.ndarray | None = None
     simd_steps: np.ndarray | None = None
 
+    def of_units(self, picked: np.ndarray) -> UnitWork:
+        """The work of the ``picked`` units (a mask or indices) only."""
+        def pick(values):
+            return None if values is None else values[picked]
+        return UnitWork(self.sisd[picked], self.simd[picked], self.sectors[picked],
+                        self.round_trips[picked], pick(self.cluster_passes),
+                        pick(self.simd_steps))
+
 
 def grid_barrier_cycles(strategy: Strategy, device: Device, hit_rate: float = 0.0) -> float:
     """A software grid barrier among the resident blocks: one atomic each on the barrier

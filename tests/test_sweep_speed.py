@@ -340,6 +340,40 @@ def test_sweeps_costed_together_equal_one_by_one(text):
                                    rtol=1e-12, atol=0), field.name
 
 
+@pytest.mark.parametrize("text", ["mapping=thread,donate_threshold=2",
+                                  "mapping=thread,donate_threshold=1,block_size=128,unroll=2"])
+def test_donating_sweeps_costed_together_equal_one_by_one(text):
+    """Donation's views hold whole blocks, sweep after sweep, the graph's last block short
+    of units; levels that donate and levels that do not (each timed against its own clean
+    sweep) costed together give each level's ``vertex_kernel`` cost."""
+    graph = load_graph("road:rows=60,cols=60,seed=1")  # 113 units: the last block holds one
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+    layout = layout_module.task_layout(graph.n, strategy, device)
+    per_block = strategy.block_size
+    degree = np.diff(graph.indptr)
+    donates, reaches_last_block = [], False
+    for work in fr.iterations:
+        block = work.active // per_block
+        edges = np.bincount(block, weights=degree[work.active])
+        cap = np.ceil(edges / per_block) + strategy.donate_threshold
+        donates.append(bool((degree[work.active] > cap[block]).any()))
+        reaches_last_block |= bool((block == (graph.n - 1) // per_block).any())
+    assert any(donates) and not all(donates) and reaches_last_block
+    launches = [engine.Launch.sweep(work, grid_stride=strategy.unroll is not None)
+                for work in fr.iterations]
+    together = engine.sweep_kernels(graph.indptr, graph.indices, launches, strategy, device,
+                                     layout=layout, hit_rate=0.25)
+    for launch, cost in zip(launches, together, strict=True):
+        alone = engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
+                                     layout=layout, hit_rate=0.25)
+        for field in dataclasses.fields(cost):
+            if field.name != "pushed":
+                assert np.allclose(getattr(cost, field.name), getattr(alone, field.name),
+                                   rtol=1e-12, atol=0), field.name
+
+
 def test_runs_of_small_sweeps_match_sweeps_alone(monkeypatch):
     """A road graph's many small BFS levels, costed in runs (``driver._BATCH_ACTIVE``) and
     one by one: the same figures."""
@@ -348,7 +382,8 @@ def test_runs_of_small_sweeps_match_sweeps_alone(monkeypatch):
     graph = load_graph("road:rows=60,cols=60,seed=1")
     fr = functional_run(graph, "bfs")
     assert len(fr.iterations) > 40
-    for text in ("mapping=thread", "mapping=vwarp,w=8", "mapping=adaptive"):
+    for text in ("mapping=thread", "mapping=vwarp,w=8", "mapping=adaptive",
+                 "mapping=thread,donate_threshold=2"):
         together = simulate(graph, "bfs", text, "h100", functional=fr, trace=True)
         monkeypatch.setattr(driver, "_BATCH_ACTIVE", 0)
         alone = simulate(graph, "bfs", text, "h100", functional=fr, trace=True)
