@@ -64,7 +64,6 @@ def _tpe(seed: int, space: SearchSpace) -> optuna.samplers.BaseSampler:
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         sampler = optuna.samplers.TPESampler(
             seed=seed, multivariate=True, group=space.has_conditionals, constant_liar=True,
-            warn_independent_sampling=False,
         )
     groups = getattr(sampler, "_group_decomposed_search_space", None)
     if _GroupDecomposedSearchSpace is not None and type(groups) is _GroupDecomposedSearchSpace:
