@@ -57,12 +57,13 @@ def task_layout(
     if units:
         real_tasks[-1] = n - (units - 1) * per_unit
     count = partial(unit_transactions, words_per_sector=words, units=units)
+    # each unit's slots, ascending: with chunks of one a step reads their words together
+    first = np.arange(units, dtype=np.int64) * per_unit
+    end = np.minimum(first + per_unit, n)
+    slot_words = range_sectors(first, end - 1, words)
     if w > 1 and c < w and slot_vertex is None:
         # one staging step reads the unit's status words, one its row bounds: two ranges
-        first = np.arange(units, dtype=np.int64) * per_unit
-        end = np.minimum(first + per_unit, n)
-        static_sectors = (range_sectors(first, end - 1, words)
-                          + range_sectors(first, end, words))
+        static_sectors = slot_words + range_sectors(first, end, words)
         return TaskLayout(w, c, k, units, real_positions, static_sectors, units * 2,
                           real_tasks)
 
@@ -70,7 +71,7 @@ def task_layout(
     task_unit = tasks // per_unit
     if w == 1:
         # each thread reads its own slot's status word (or worklist entry): one per position
-        static_sectors = count(task_unit * c + tasks % c, tasks, c)
+        static_sectors = slot_words if c == 1 else count(task_unit * c + tasks % c, tasks, c)
         static_requests = int(real_positions.sum())
         if slot_vertex is not None:  # and the row bounds of its vertex, all entries active
             group = task_unit * c + tasks % c
@@ -80,7 +81,7 @@ def task_layout(
         # the chunk's status words (or entries) and row bounds, staged by W lanes per step
         per_stage = ceil_div(c + 1, w)
         stage_group = task_unit * per_stage + (tasks % c) // w
-        static_sectors = count(stage_group, tasks, per_stage)
+        static_sectors = slot_words if c == 1 else count(stage_group, tasks, per_stage)
         if slot_vertex is None:
             chunk_ends = np.arange(0, n, c, dtype=np.int64)
             bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])

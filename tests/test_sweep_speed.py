@@ -268,6 +268,11 @@ def test_members_by_search_or_table():
         for given in (members, rng.permutation(members)):
             assert np.array_equal(engine._members(values, given, 4000),
                                   np.isin(values, members))
+    # ascending values (repeats included), more than the members: searched the other way
+    values = np.sort(rng.integers(0, 4000, 900))
+    members = np.unique(rng.integers(0, 4000, 300))
+    found = engine._members(values, members, 10**6)
+    assert np.array_equal(found, np.isin(values, members)) and 0 < found.sum() < values.size
 
 
 def test_sweep_bounds_match_full_layout(monkeypatch, runs):
@@ -311,6 +316,30 @@ def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
     layout = layout_module.task_layout(n, Strategy.parse(f"mapping=vwarp,w={w},chunk={c}"), dev)
     words = sector_bytes // 4
     assert layout.static_sectors.tolist() == _staged_static_sectors(n, w, c, layout.k, words)
+
+
+@pytest.mark.parametrize("n", [1, 45, 300])
+@pytest.mark.parametrize(("w", "c"), [(1, 1), (1, 3), (8, 1), (4, 8)])
+def test_worklist_layout_reads_count_by_definition(n, w, c):
+    """A worklist launch's per-unit reads: each step's worklist entries, then its vertices'
+    row starts and row ends, in distinct sectors per step (positions of a chunk for W = 1,
+    W-lane staging steps otherwise)."""
+    device = get_device("h100")
+    words = device.sector_bytes // 4
+    slot_vertex = np.random.default_rng(n + w + c).integers(0, 5000, n)
+    strategy = Strategy.parse(f"mapping=vwarp,w={w},chunk={c}")
+    layout = layout_module.task_layout(n, strategy, device, slot_vertex)
+    per_unit = device.warp_size // w * c
+    expected = []
+    for u in range(-(-n // per_unit)):
+        steps: dict[int, tuple[set, set, set]] = {}
+        for t in range(u * per_unit, min(n, (u + 1) * per_unit)):
+            entries, starts, ends = steps.setdefault((t % c) // w, (set(), set(), set()))
+            entries.add(t // words)
+            starts.add(int(slot_vertex[t]) // words)
+            ends.add((int(slot_vertex[t]) + 1) // words)
+        expected.append(sum(len(a) + len(b) + len(e) for a, b, e in steps.values()))
+    assert layout.static_sectors.tolist() == expected
 
 
 @pytest.mark.parametrize("text", [
