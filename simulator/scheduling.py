@@ -123,7 +123,8 @@ def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
     new_round = np.empty(listed.size, dtype=bool)
     new_round[0] = True
     np.not_equal(rounds[1:], rounds[:-1], out=new_round[1:])
-    starts = new_round.nonzero()[0].tolist()
+    round_starts = new_round.nonzero()[0]
+    starts = round_starts.tolist()
     spans = zip(starts, starts[1:] + [listed.size], strict=False)
     finish = np.zeros(slots)
     starts, states = [0], [finish.copy()]
@@ -132,17 +133,30 @@ def _full_rounds(owner: np.ndarray, slots: int, base: float, listed: np.ndarray,
         excess = durations - base
         if every_order:
             return _ordered_rounds(owner, slots, base, rounds, position, excess, spans, full)
-        # with no item faster than base, the slots still at 0 come first (by index): while
-        # a round's positions fall among them, they are its order without a sort
-        idle = np.arange(slots) if bool((excess >= 0).all()) else np.zeros(0, dtype=np.int64)
-        for a, b in spans:
+        # with no item faster than base, the slots still at 0 come first (by index), then
+        # the busy ones by finish time and index: only those (the few that took a slower
+        # item) are sorted as the rounds go, by integer keys
+        no_faster = bool((excess >= 0).all())
+        idle, busy = np.arange(slots), None  # None: not sorted since they last changed
+        slower = np.add.reduceat(excess > 0, round_starts).tolist()  # per round
+        for (a, b), any_slower in zip(spans, slower, strict=True):
             at = position[a:b]
-            taken = idle[at] if at[-1] < idle.size else finish_order(finish)[at]
+            if not no_faster:
+                taken = finish_order(finish)[at]
+            elif at[-1] < idle.size:
+                taken = idle[at]
+            else:
+                if busy is None:
+                    busy = (finish != 0).nonzero()[0]
+                    keys = finish[busy].astype(np.int64) * slots + busy
+                    keys.sort()
+                    busy = keys % slots
+                taken = np.concatenate([idle, busy])[at]
             owner[a:b] = taken
             more = excess[a:b]
             finish[taken] += more
-            if idle.size and more.any():
-                idle = (finish == 0).nonzero()[0]
+            if no_faster and any_slower:
+                idle, busy = (finish == 0).nonzero()[0], None
             starts.append(int(rounds[a]) + 1)
             states.append(finish.copy())
         finish += full * base
