@@ -462,8 +462,7 @@ def sparse_sweeps_cycles(
                 block_rows[:, real] = clean.units[:, members[real]]
                 block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
                 rows = reduce_items(block_rows.reshape(4, dirty.size, per_item))
-        finish, slot_sums = _scheduled_sweeps(clean, dirty, item_segments, rows, slots)
-        per_sm[:] = slot_sums.reshape(sweeps, 3, -1, sms).sum(axis=2)
+        finish, per_sm = _scheduled_sweeps(clean, dirty, item_segments, rows, slots, sms)
         latency = finish.reshape(sweeps, -1, sms).max(axis=1)
 
     cycles, bounds = launches_bounds(per_sm, latency, transactions, queue_atomics, device,
@@ -473,17 +472,20 @@ def sparse_sweeps_cycles(
 
 
 def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray,
-                      rows: np.ndarray, slots: int) -> tuple[np.ndarray, np.ndarray]:
+                      rows: np.ndarray, slots: int, sms: int) -> tuple[np.ndarray, np.ndarray]:
     """Each sweep's list schedule of its items, those from ``segments[i]`` on in ``dirty``
     (ascending item ids; ``rows`` their sums, see ``unit_timing``) and clean ones elsewhere:
-    every slot's finish time and sums of rows 1-3 (sweeps x slots, sweeps x 3 x slots)."""
+    every slot's finish time and every SM's sums of rows 1-3 (sweeps x slots, sweeps x 3 x
+    SMs; slot s is on SM s % sms)."""
     sweeps = segments.size
     items = clean.items.shape[1]
-    last_start = items // slots * slots  # the first item of the last, partial round
+    full = items // slots
+    last_start = full * slots  # the first item of the last, partial round
     bounds = np.append(segments, dirty.size).tolist()
     finish = np.empty((sweeps, slots))
-    slot_sums = np.empty((sweeps, 3, slots))
-    slot_sums[:] = (items // slots) * clean.items[1:, :1]  # the full rounds' clean items
+    sm_sums = np.empty((sweeps, 3, sms))
+    # the full rounds' clean items: each slot takes one a round
+    sm_sums[:] = full * (slots // sms) * clean.items[1:, :1]
     last_owner = np.empty((sweeps, items - last_start), dtype=np.int64)
     dirty_owner = np.empty(dirty.size, dtype=np.int64)
     for i in range(sweeps):
@@ -508,7 +510,8 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
                                                         durations,
                                                         every_order=bool(clean.varying.size))
         if clean.varying.size:
-            slot_sums[i, clean.varying - 1] = placed.slot_sums(clean.prefix)
+            sm_sums[i, clean.varying - 1] = placed.slot_sums(clean.prefix).reshape(
+                clean.varying.size, -1, sms).sum(axis=1)
         last_owner[i] = owner[listed.size - (items - last_start):]  # on distinct slots
         at = np.minimum(np.searchsorted(listed, mine), listed.size - 1)
         mine_owner = owner[at]
@@ -516,21 +519,25 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
         if unlisted.any():
             mine_owner[unlisted] = placed.owners(mine[unlisted])
         dirty_owner[lo:hi] = mine_owner
-    # the last round's clean items, then the dirty items' work less their clean work
-    # counted above
-    last_sweep = np.repeat(np.arange(sweeps), items - last_start)
-    _add_to_slots(slot_sums, last_sweep, last_owner.ravel(),
-                  np.tile(clean.items[1:, last_start:], sweeps))
-    _add_to_slots(slot_sums, np.repeat(np.arange(sweeps), np.diff(bounds)), dirty_owner,
-                  rows[1:] - clean.items[1:, dirty])
-    return finish, slot_sums
+    # the last round's clean items (with no full round before it, every sweep hands them to
+    # the slots in order), then the dirty items' work less their clean work counted above
+    last = clean.items[1:, last_start:]
+    if full == 0:
+        sm_sums += np.stack([np.bincount(last_owner[0] % sms, weights=row, minlength=sms)
+                             for row in last])
+    else:
+        _add_to_sms(sm_sums, np.repeat(np.arange(sweeps), items - last_start),
+                    last_owner.ravel(), np.tile(last, sweeps))
+    _add_to_sms(sm_sums, np.repeat(np.arange(sweeps), np.diff(bounds)), dirty_owner,
+                rows[1:] - clean.items[1:, dirty])
+    return finish, sm_sums
 
 
-def _add_to_slots(slot_sums: np.ndarray, sweep: np.ndarray, slot: np.ndarray,
-                  values: np.ndarray) -> None:
-    """Add each item's ``values`` (3 rows) to its sweep's and slot's sums (sweeps x 3 x
-    slots), by one count per row and slot (a fancy-indexed add costs more)."""
-    sweeps, rows, slots = slot_sums.shape
-    at = (sweep * rows + np.arange(rows)[:, None]) * slots + slot
-    slot_sums += np.bincount(at.ravel(), weights=values.ravel(),
-                             minlength=sweeps * rows * slots).reshape(sweeps, rows, slots)
+def _add_to_sms(sm_sums: np.ndarray, sweep: np.ndarray, slot: np.ndarray,
+                values: np.ndarray) -> None:
+    """Add each item's ``values`` (3 rows) to its sweep's sums on its slot's SM (sweeps x 3
+    x SMs), by one count per row and SM (a fancy-indexed add costs more)."""
+    sweeps, rows, sms = sm_sums.shape
+    at = (sweep * rows + np.arange(rows)[:, None]) * sms + slot % sms
+    sm_sums += np.bincount(at.ravel(), weights=values.ravel(),
+                           minlength=sweeps * rows * sms).reshape(sweeps, rows, sms)
