@@ -292,10 +292,11 @@ class _Lanes:
     given: np.ndarray | None = None
 
 
-def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
-    """Virtual warps of W lanes walk their chunk positions in lockstep (thread: W = 1)."""
+def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
+    """Virtual warps of W lanes walk their chunk positions in lockstep (thread: W = 1);
+    ``degree``: each expanding slot's."""
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
-    slot_steps = ceil_div(slot_degree[expanding_slots], w)
+    slot_steps = ceil_div(degree, w)
     # per (unit, position): the most steps of its virtual warps' tasks there
     position_steps = np.zeros(units * c, dtype=np.int64)
     at = _position_of(expanding_slots, per_unit, c)
@@ -313,7 +314,6 @@ def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
         position_base = np.zeros_like(position_steps)
         np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
         base += position_base[unit, expanding_slots % c]
-    degree = slot_degree[expanding_slots]
     group = local >> (w.bit_length() - 1) if is_power_of_two(w) else local // w
     group += np.repeat(base, degree)
     lane = None
@@ -326,19 +326,19 @@ def _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes):
     return _Lanes(group, lane, simd_steps, u_a)
 
 
-def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size, all_lanes,
+def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_lanes,
                          want_lanes):
     """WER: per chunk position, the warp's edges are popped by its active lanes in turn
-    (WER+: by all lanes), so the position takes ceil(edges / lanes) steps."""
+    (WER+: by all lanes), so the position takes ceil(edges / lanes) steps; ``degree``:
+    each expanding slot's."""
     c, units, per_unit = layout.c, layout.units, layout.per_unit
     unit = expanding_slots // per_unit
     position = unit * c + expanding_slots % c
     order = np.argsort(position, kind="stable")  # by position, then virtual warp (lane)
     slots_in_order, pos_sorted = expanding_slots[order], position[order]
-    degree = slot_degree[slots_in_order]
-    position_edges = np.bincount(pos_sorted, weights=degree, minlength=units * c).astype(
-        np.int64
-    )
+    degree_in_order = degree[order]
+    position_edges = np.bincount(pos_sorted, weights=degree_in_order,
+                                 minlength=units * c).astype(np.int64)
     if all_lanes:
         position_lanes = np.full(units * c, warp_size, dtype=np.int64)
     else:
@@ -348,7 +348,7 @@ def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size,
     position_base = np.zeros(units * c, dtype=np.int64)
     np.cumsum(position_steps[:-1], out=position_base[1:])
     # edge offset inside its position's table: degrees of the earlier lanes of the position
-    running = np.cumsum(degree) - degree
+    running = np.cumsum(degree_in_order) - degree_in_order
     position_first_edge = np.zeros(units * c, dtype=np.int64)
     np.cumsum(position_edges[:-1], out=position_first_edge[1:])
     offset = running - position_first_edge[pos_sorted]
@@ -356,9 +356,9 @@ def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size,
     # ``local`` follows slot order; bring the offsets to that order
     inverse = np.empty_like(order)
     inverse[order] = np.arange(order.size)
-    edge_offset = np.repeat(offset[inverse], slot_degree[expanding_slots]) + local
-    edge_lanes = np.repeat(lanes[inverse], slot_degree[expanding_slots])
-    group = np.repeat(position_base[position], slot_degree[expanding_slots]) + (
+    edge_offset = np.repeat(offset[inverse], degree) + local
+    edge_lanes = np.repeat(lanes[inverse], degree)
+    group = np.repeat(position_base[position], degree) + (
         edge_offset // edge_lanes
     )
     lane = None
@@ -368,23 +368,23 @@ def _redistributed_lanes(expanding_slots, slot_degree, local, layout, warp_size,
         first_active = np.zeros(units * c, dtype=np.int64)
         np.cumsum(position_lanes[:-1], out=first_active[1:])
         lane_of_rank = (slots_in_order % per_unit) // c
-        lane = lane_of_rank[np.repeat(first_active[position], slot_degree[expanding_slots])
+        lane = lane_of_rank[np.repeat(first_active[position], degree)
                             + edge_offset % edge_lanes]
     u_a = (position_lanes * position_steps - position_edges).reshape(units, c).sum(axis=1)
     return _Lanes(group, lane, simd_steps, u_a.astype(np.float64), simd_steps)
 
 
-def _donating_lanes(expanding_slots, slot_degree, local, unit_block, block_size, threshold,
+def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, threshold,
                     warp_size, want_lanes):
     """Thread mapping with work donation: a thread keeps at most cap = ceil(block mean
     degree) + threshold edges and puts the rest in the block's box, which every thread of
     the block drains in rounds after its own edges (box entry b: round b // threads, thread
-    b % threads). ``unit_block``: each unit's block (ascending; a block's units are
-    consecutive, a sweep's last one may hold fewer). Also each unit's donating threads."""
+    b % threads). ``degree``: each expanding slot's; ``unit_block``: each unit's block
+    (ascending; a block's units are consecutive, a sweep's last one may hold fewer). Also
+    each unit's donating threads."""
     units = unit_block.size
     slot_unit = expanding_slots // warp_size
     slot_block = unit_block[slot_unit]
-    degree = slot_degree[expanding_slots]
     block_units = np.bincount(unit_block)
     blocks = block_units.size
     block_threads = block_units * warp_size
@@ -434,8 +434,9 @@ def _donating_lanes(expanding_slots, slot_degree, local, unit_block, block_size,
     return lanes, donating
 
 
-def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
-    """Positions, in the expansion's edge order, of the lanes that store."""
+def _storing_lanes(edges, vertices, degree, launch, m):
+    """Positions, in the expansion's edge order, of the lanes that store (``vertices`` and
+    ``degree``: each expanding slot's)."""
     if launch.store_lanes is not None:
         return launch.store_lanes
     writes = launch.writes
@@ -444,13 +445,12 @@ def _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch, m):
     if launch.lookup == "status":  # distinct ascending vertices: ascending runs of edges
         if edges.size * 4 >= m:  # most of the graph's edges: mark the writes in a table
             return np.flatnonzero(_members(edges, writes, m))
-        return _positions_in_runs(edges, slot_degree[expanding_slots], writes)
+        return _positions_in_runs(edges, degree, writes)
     # a worklist may hold a vertex twice: its first slot stores, later copies find it done
-    vertices = slot_vertex[expanding_slots]
     first_copy = np.zeros(vertices.size, dtype=bool)
     first_copy[first_of_each(vertices)] = True
     lane_stores = _members(edges, writes, m)
-    lane_stores &= np.repeat(first_copy, slot_degree[expanding_slots])
+    lane_stores &= np.repeat(first_copy, degree)
     return np.flatnonzero(lane_stores)
 
 
@@ -520,9 +520,10 @@ def _members(values: np.ndarray, members: np.ndarray, universe: int) -> np.ndarr
 
 
 def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expanding_slots,
-            slot_degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
+            degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
             resident):
-    """Who pushes what in a launch that builds a worklist (see ``Launch``)."""
+    """Who pushes what in a launch that builds a worklist (see ``Launch``; ``degree``: each
+    expanding slot's, ``slot_vertex``: every slot's vertex)."""
     empty = np.zeros(0, dtype=np.int64)
     flag_unit = empty
     if launch.pushes == "self":
@@ -548,7 +549,7 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     else:
         lanes = racing_stores(group[store_lanes], neighbours[store_lanes], store_lanes)
     lane_group = group[lanes]
-    edge_end = np.cumsum(slot_degree[expanding_slots])
+    edge_end = np.cumsum(degree)
     thread = expanding_slots[np.searchsorted(edge_end, lanes, side="right")]
     push_unit = unit_of_step[lane_group]
     work = push_work(push_unit, lane_group, thread, flag_unit, layout.units, warp_batches)
@@ -620,44 +621,45 @@ def lowering_stores(step: np.ndarray, target: np.ndarray, value: np.ndarray,
 @dataclass(frozen=True, eq=False)
 class _SlotView:
     """The units a launch is costed on: all of its layout's, or (a sweep) only those that
-    hold an active vertex, with their slots' activity, vertices and degrees (padded; a sweep's
-    view fills the last two at its active slots only, the only ones the kernel reads).
+    hold an active vertex, with their active slots (ascending) and those slots' vertices
+    and degrees: the kernel reads no other slot's.
 
+    real_slots: slots that hold a task (the padding of a partial last unit follows them).
     units: the full layout's unit of each unit here (ascending within a sweep); None when
         these are all.
-    real_slots: slots that hold a task (the padding of a partial last unit follows them).
     segments: where each sweep's units start, when the view holds several sweeps (each one
         holds a unit at least).
+    slot_vertex: every slot's vertex (padded), for a launch that pushes its own slots; None
+        in a sweep's view.
     """
 
     layout: TaskLayout
-    slot_vertex: np.ndarray
-    active: np.ndarray
-    slot_degree: np.ndarray
+    active_slots: np.ndarray
+    active_vertex: np.ndarray
+    active_degree: np.ndarray
     real_slots: int
     units: np.ndarray | None = None
     segments: np.ndarray | None = None
+    slot_vertex: np.ndarray | None = None
 
 
 def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: int):
     """Every slot of the launch (a sweep's: O(vertices) per launch; a worklist's: O(slots))."""
     n = indptr.size - 1
-    padded = layout.units * layout.per_unit
-    slot_vertex = np.zeros(padded, dtype=np.int64)
+    slot_vertex = np.zeros(layout.units * layout.per_unit, dtype=np.int64)
     slot_vertex[:n_slots] = np.arange(n) if launch.slots is None else launch.slots
-    real = slot_vertex[:n_slots]
-    active = np.zeros(padded, dtype=bool)
-    active[:n_slots] = _members(real, np.asarray(launch.active), n)
-    slot_degree = np.zeros(padded, dtype=np.int64)
-    slot_degree[:n_slots] = indptr[real + 1] - indptr[real]
-    return _SlotView(layout, slot_vertex, active, slot_degree, n_slots)
+    active_slots = np.flatnonzero(_members(slot_vertex[:n_slots], np.asarray(launch.active),
+                                           n))
+    vertex = slot_vertex[active_slots]
+    degree = (indptr[vertex + 1] - indptr[vertex]).astype(np.int64, copy=False)
+    return _SlotView(layout, active_slots, vertex, degree, n_slots, slot_vertex=slot_vertex)
 
 
 def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout,
                 group: int) -> _SlotView:
-    """The units of one or more sweeps (each given by its active vertices) that hold an
-    active vertex, sweep after sweep, in groups of ``group`` consecutive units (whole blocks
-    for donation, which works per block), in O(active vertices + their groups' slots)."""
+    """The units of one or more sweeps (each given by its active vertices, ascending) that
+    hold an active vertex, sweep after sweep, in groups of ``group`` consecutive units (whole
+    blocks for donation, which works per block), in O(active vertices + their groups)."""
     n = indptr.size - 1
     per_unit = layout.per_unit
     per_group = per_unit * group
@@ -688,19 +690,16 @@ def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout
             segments = new_unit[segments]
     padded = units.size * per_unit
     real_slots = padded if many else padded - max(0, (int(units[-1]) + 1) * per_unit - n)
-    active = np.zeros(padded, dtype=bool)
-    active[at] = True
-    # the kernel reads a slot's vertex and degree only where the slot is active
-    slot_vertex = np.zeros(padded, dtype=np.int64)
-    slot_vertex[at] = act
-    slot_degree = np.zeros(padded, dtype=np.int64)
-    slot_degree[at] = indptr[act + 1] - indptr[act]
+    if not bool((at[1:] > at[:-1]).all()):  # active vertices given out of order or twice
+        at, first = np.unique(at, return_index=True)
+        act = act[first]
     view_layout = TaskLayout(
         layout.w, layout.c, layout.k, units.size, layout.real_positions[units],
         layout.static_sectors[units], layout.static_requests, layout.real_tasks[units],
     )
-    return _SlotView(view_layout, slot_vertex, active, slot_degree, real_slots, units,
-                     segments)
+    act = act.astype(np.int64, copy=False)
+    degree = (indptr[act + 1] - indptr[act]).astype(np.int64, copy=False)
+    return _SlotView(view_layout, at, act, degree, real_slots, units, segments)
 
 
 def _view_group(strategy: Strategy, device: Device) -> int:
@@ -815,10 +814,7 @@ def _launch_costs(
     ws = device.warp_size
     sweep = launch.slots is None
     n_slots = n if sweep else launch.slots.size
-    layout, slot_vertex, active, slot_degree = (
-        view.layout, view.slot_vertex, view.active, view.slot_degree
-    )
-    real_slots = view.real_slots
+    layout, real_slots = view.layout, view.real_slots
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
     words = device.sector_bytes // WORD_BYTES  # 32-bit words per sector
     count = partial(unit_transactions, words_per_sector=words, units=units)
@@ -834,14 +830,17 @@ def _launch_costs(
     flags = atomic_updates and launch.lookup == "status"
     changed_flag = sweep and launch.push is None and not launch.count_activations
     stores_per_vertex = stores_per_vertex or flags
-    active_slots = active.nonzero()[0]
-    expanding_slots = active_slots
-    deferred_slots = active_slots[:0]
+    active_slots, active_vertex = view.active_slots, view.active_vertex
+    expanding_slots, expanding_vertices, degree = active_slots, active_vertex, view.active_degree
+    deferred_slots = deferred_vertices = active_slots[:0]
     if strategy.defer_threshold is not None:
-        outlier = slot_degree[active_slots] > strategy.defer_threshold
-        deferred_slots, expanding_slots = active_slots[outlier], active_slots[~outlier]
+        outlier = degree > strategy.defer_threshold
+        if outlier.any():
+            deferred_slots, deferred_vertices = active_slots[outlier], active_vertex[outlier]
+            expanding = ~outlier
+            expanding_slots, expanding_vertices = active_slots[expanding], active_vertex[expanding]
+            degree = degree[expanding]
 
-    expanding_vertices = slot_vertex[expanding_slots]
     edges, local = edge_ids(indptr, expanding_vertices, with_local=True)
     donations = 0
     launch_donates = np.zeros(segments.size, dtype=bool)
@@ -849,7 +848,7 @@ def _launch_costs(
     want_lanes = device.cluster_issue and device.simd_width < ws
     if strategy.redistributes:
         lanes = _redistributed_lanes(
-            expanding_slots, slot_degree, local, layout, ws, strategy.mapping == "wer+",
+            expanding_slots, degree, local, layout, ws, strategy.mapping == "wer+",
             want_lanes,
         )
     elif strategy.donate_threshold is not None:
@@ -857,13 +856,13 @@ def _launch_costs(
         unit_block = (np.arange(units) // warps_per_block if view.units is None
                       else np.cumsum(view.units % warps_per_block == 0) - 1)
         lanes, donating = _donating_lanes(
-            expanding_slots, slot_degree, local, unit_block, strategy.block_size,
+            expanding_slots, degree, local, unit_block, strategy.block_size,
             strategy.donate_threshold, ws, want_lanes,
         )
         launch_donates = per_launch(donating) > 0
         donations = int(donating.sum())
     else:
-        lanes = _lockstep_lanes(expanding_slots, slot_degree, local, layout, want_lanes)
+        lanes = _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes)
     del local
     simd_steps = lanes.steps
     group = lanes.group
@@ -913,7 +912,7 @@ def _launch_costs(
     neighbours = indices[edges]  # the graph's index type (int32): half the bytes to move
     unit_of_step = np.repeat(np.arange(units), simd_steps)
     # lanes stay in their slot's unit, but for donated ones
-    unit_edges = np.bincount(expanding_slots // per_unit, weights=slot_degree[expanding_slots],
+    unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
                              minlength=units).astype(np.int64)
     list_sectors = _list_sectors(indptr, edges, expanding_vertices, expanding_slots, lanes,
                                  unit_of_step, layout, strategy, words,
@@ -923,10 +922,9 @@ def _launch_costs(
     if reads_weights:
         sectors += list_sectors
     if len(launches) == 1:
-        store_lanes = _storing_lanes(edges, expanding_slots, slot_vertex, slot_degree, launch,
-                                     indices.size)
+        store_lanes = _storing_lanes(edges, expanding_vertices, degree, launch, indices.size)
     else:  # each sweep's writes among its own edges: both keyed by the sweep
-        store_lanes = _sweeps_storing_lanes(edges, expanding_slots, slot_degree, launches,
+        store_lanes = _sweeps_storing_lanes(edges, expanding_slots, degree, launches,
                                             segments, ends, per_unit, indices.size)
     store_requests = 0
     if store_lanes.size:
@@ -954,12 +952,12 @@ def _launch_costs(
         act_group = (act // per_unit) * c + act % c
         # two reads (row start, row end), counted as separate warp steps of one unit
         bounds_group = np.concatenate([2 * act_group, 2 * act_group + 1])
-        bounds_vertex = np.concatenate([slot_vertex[act], slot_vertex[act] + 1])
+        bounds_vertex = np.concatenate([active_vertex, active_vertex + 1])
         sectors += count(bounds_group, bounds_vertex, 2 * c)
         sisd_requests = sisd_requests + 2 * per_launch(active_positions)
     if stores_per_vertex:
         act = active_slots
-        sectors += count((act // per_unit) * c + act % c, slot_vertex[act], c)
+        sectors += count((act // per_unit) * c + act % c, active_vertex, c)
         sisd_requests = sisd_requests + per_launch(active_positions)
     if n_deferred:
         sectors += deferred_tasks
@@ -1007,7 +1005,7 @@ def _launch_costs(
             atomics += per_launch(storing)
     if launch.push is not None:  # one launch: a sweep that pushes is costed alone
         pushes, pushed = _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours,
-                         expanding_slots, slot_degree, slot_vertex, layout, real_slots,
+                         expanding_slots, degree, view.slot_vertex, layout, real_slots,
                          warp_batches=strategy.mapping != "thread" or donations > 0,
                          steps_per_unit=simd_steps, resident=resident_warps(strategy, device))
         extra = push_cost(pushes, launch.push, device, costs, block_size=strategy.block_size,
@@ -1096,7 +1094,7 @@ def _launch_costs(
         if n_deferred and n_deferred_per_launch[i]:
             lo, hi = deferred_slots.searchsorted([segments[i] * per_unit, ends[i] * per_unit])
             main = main + outlier_kernel(
-                indptr, indices, slot_vertex[deferred_slots[lo:hi]], launches[i], strategy,
+                indptr, indices, deferred_vertices[lo:hi], launches[i], strategy,
                 device, reads_weights=reads_weights, costs=costs, hit_rate=hit_rate,
                 changed_flag=changed_flag,
             )
@@ -1104,12 +1102,11 @@ def _launch_costs(
     return out
 
 
-def _sweeps_storing_lanes(edges, expanding_slots, slot_degree, launches, segments, ends,
+def _sweeps_storing_lanes(edges, expanding_slots, degree, launches, segments, ends,
                           per_unit, m):
     """``_storing_lanes`` of several sweeps viewed together (``_dirty_view``): each sweep's
     edges and writes keyed by the sweep, so that each is found among its own sweep's."""
     sweep_of_unit = np.repeat(np.arange(segments.size), ends - segments)
-    degree = slot_degree[expanding_slots]
     keys = edges + np.repeat(sweep_of_unit[expanding_slots // per_unit] * m, degree)
     writes = np.concatenate([launch.writes.astype(np.int64) + i * m
                              for i, launch in enumerate(launches)])

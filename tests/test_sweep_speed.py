@@ -110,10 +110,12 @@ def test_sweeps_cost_only_active_blocks():
     view = engine._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 8)
     assert view.units.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 296, 297, 298, 299, 300, 301,
                                    302, 303]
-    assert np.flatnonzero(view.active).tolist() == [5, 6, 12]
+    assert view.active_slots.tolist() == [5, 6, 12]
     view = engine._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 1)
     assert view.units.tolist() == [5, 6, 300]
-    assert view.slot_degree.tolist() == [3, 3, 3]
+    assert view.active_slots.tolist() == [0, 1, 2]
+    assert view.active_vertex.tolist() == [5, 6, 300]
+    assert view.active_degree.tolist() == [3, 3, 3]
 
 
 def test_many_rounds_with_narrow_simd_and_scalar_unit(monkeypatch, runs):
