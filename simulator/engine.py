@@ -161,6 +161,7 @@ from simulator.sectors import is_power_of_two
 from simulator.sectors import lockstep_list_sectors
 from simulator.sectors import padded_counts
 from simulator.sectors import range_sectors
+from simulator.sectors import row_bounds_transactions
 from simulator.sectors import row_distinct
 from simulator.sectors import run_sectors
 from simulator.sectors import sector_of
@@ -957,9 +958,8 @@ def _launch_costs(
         act = active_slots
         act_group = (act // per_unit) * c + act % c
         # two reads (row start, row end), counted as separate warp steps of one unit
-        bounds_group = np.concatenate([2 * act_group, 2 * act_group + 1])
-        bounds_vertex = np.concatenate([active_vertex, active_vertex + 1])
-        sectors += count(bounds_group, bounds_vertex, 2 * c)
+        sectors += row_bounds_transactions(act_group, active_vertex, c, words_per_sector=words,
+                                           units=units)
         sisd_requests = sisd_requests + 2 * per_launch(active_positions)
     if stores_per_vertex:
         act = active_slots

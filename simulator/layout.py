@@ -12,6 +12,7 @@ from simulator.device import Device
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sectors import range_sectors
+from simulator.sectors import row_bounds_transactions
 from simulator.sectors import unit_transactions
 from simulator.strategy import Strategy
 
@@ -57,6 +58,7 @@ def task_layout(
     if units:
         real_tasks[-1] = n - (units - 1) * per_unit
     count = partial(unit_transactions, words_per_sector=words, units=units)
+    row_bounds = partial(row_bounds_transactions, words_per_sector=words, units=units)
     # each unit's slots, ascending: with chunks of one a step reads their words together
     first = np.arange(units, dtype=np.int64) * per_unit
     end = np.minimum(first + per_unit, n)
@@ -74,8 +76,7 @@ def task_layout(
         static_sectors = slot_words if c == 1 else count(task_unit * c + tasks % c, tasks, c)
         static_requests = int(real_positions.sum())
         if slot_vertex is not None:  # and the row bounds of its vertex, all entries active
-            group = task_unit * c + tasks % c
-            static_sectors += count(group, slot_vertex, c) + count(group, slot_vertex + 1, c)
+            static_sectors += row_bounds(task_unit * c + tasks % c, slot_vertex, c)
             static_requests *= 3
     else:
         # the chunk's status words (or entries) and row bounds, staged by W lanes per step
@@ -92,8 +93,7 @@ def task_layout(
             static_sectors += count(bounds_group, bounds, per_stage)
             static_requests = units * (ceil_div(c, w) + per_stage)
         else:
-            static_sectors += count(stage_group, slot_vertex, per_stage)
-            static_sectors += count(stage_group, slot_vertex + 1, per_stage)
+            static_sectors += row_bounds(stage_group, slot_vertex, per_stage)
             static_requests = units * 3 * ceil_div(c, w)
     return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests,
                       real_tasks)

@@ -93,6 +93,18 @@ def unit_transactions(
     return padded_counts(counts, units)
 
 
+def row_bounds_transactions(
+    group: np.ndarray, vertex: np.ndarray, groups_per_unit: int, *, words_per_sector: int,
+    units: int,
+) -> np.ndarray:
+    """Transactions per warp unit of reading each lane's vertex's row start and row end (two
+    instructions of the same ``group`` of lanes): one count over both, each group split in
+    two."""
+    return unit_transactions(np.concatenate([2 * group, 2 * group + 1]),
+                             np.concatenate([vertex, vertex + 1]), 2 * groups_per_unit,
+                             words_per_sector=words_per_sector, units=units)
+
+
 def is_power_of_two(x: int) -> bool:
     return x > 0 and x & (x - 1) == 0
 
