@@ -849,7 +849,6 @@ def _launch_costs(
             degree = degree[expanding]
 
     edges, local = edge_ids(indptr, expanding_vertices, with_local=True)
-    donations = 0
     launch_donates = np.zeros(segments.size, dtype=bool)
     # lane positions matter only where a step issues just the clusters holding a lane
     want_lanes = device.cluster_issue and device.simd_width < ws
@@ -867,7 +866,6 @@ def _launch_costs(
             strategy.donate_threshold, ws, want_lanes,
         )
         launch_donates = per_launch(donating) > 0
-        donations = int(donating.sum())
     else:
         lanes = _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes)
     del local
@@ -898,7 +896,8 @@ def _launch_costs(
         sisd += costs.grab
     if strategy.redistributes:  # push_job: a warp scan of the degrees, one table store
         sisd += (costs.scan + costs.table_push) * active_positions
-    if donations:  # the donating threads' shared atomic, the barrier: every unit of the launch
+    donated = bool(launch_donates.any())
+    if donated:  # the donating threads' shared atomic, the barrier: every unit of the launch
         sisd += costs.donate * np.repeat(launch_donates, ends - segments)
     per_step = costs.edge + (costs.weight if reads_weights else 0)
     simd = per_step * simd_steps.astype(np.float64) + costs.pop * lanes.pop_steps
@@ -923,9 +922,9 @@ def _launch_costs(
                              minlength=units).astype(np.int64)
     list_sectors = _list_sectors(indptr, edges, expanding_vertices, expanding_slots, lanes,
                                  unit_of_step, layout, strategy, words,
-                                 None if donations else unit_edges)
+                                 None if donated else unit_edges)
     sectors = list_sectors + count(group, neighbours, unit_of_step,
-                                   unit_sizes=None if donations else unit_edges)
+                                   unit_sizes=None if donated else unit_edges)
     if reads_weights:
         sectors += list_sectors
     if len(launches) == 1:
@@ -1012,7 +1011,7 @@ def _launch_costs(
     if launch.push is not None:  # one launch: a sweep that pushes is costed alone
         pushes, pushed = _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours,
                          expanding_slots, degree, view.slot_vertex, layout, real_slots,
-                         warp_batches=strategy.mapping != "thread" or donations > 0,
+                         warp_batches=strategy.mapping != "thread" or donated,
                          steps_per_unit=simd_steps, resident=resident_warps(strategy, device))
         extra = push_cost(pushes, launch.push, device, costs, block_size=strategy.block_size,
                           words_per_sector=words, hit_rate=hit_rate)
@@ -1036,9 +1035,9 @@ def _launch_costs(
         # the launches' clean units cost alike but for the donation barrier: the launches
         # that donated are timed against that clean sweep, the others against the plain one
         timed = [None] * segments.size
-        for donated in np.unique(launch_donates).tolist():
-            picked = launch_donates == donated
-            clean = clean_sweep(full_layout, strategy, device, costs, donated,
+        for with_barrier in np.unique(launch_donates).tolist():
+            picked = launch_donates == with_barrier
+            clean = clean_sweep(full_layout, strategy, device, costs, with_barrier,
                                 launch.grid_stride, hit_rate)
             picked_units, picked_segments, picked_work = view.units, segments, unit_work
             if not picked.all():

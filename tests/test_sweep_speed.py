@@ -344,6 +344,23 @@ def test_worklist_layout_reads_count_by_definition(n, w, c):
     assert layout.static_sectors.tolist() == expected
 
 
+def _assert_together_equal_alone(graph, fr, strategy, device):
+    """``sweep_kernels`` over the run's levels gives each level's ``vertex_kernel`` cost:
+    every counter, the time and the bounds."""
+    layout = layout_module.task_layout(graph.n, strategy, device)
+    launches = [engine.Launch.sweep(work, grid_stride=strategy.unroll is not None)
+                for work in fr.iterations]
+    together = engine.sweep_kernels(graph.indptr, graph.indices, launches, strategy, device,
+                                     layout=layout, hit_rate=0.25)
+    for launch, cost in zip(launches, together, strict=True):
+        alone = engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
+                                     layout=layout, hit_rate=0.25)
+        for field in dataclasses.fields(cost):
+            if field.name != "pushed":
+                assert np.allclose(getattr(cost, field.name), getattr(alone, field.name),
+                                   rtol=1e-12, atol=0), field.name
+
+
 @pytest.mark.parametrize("text", [
     "mapping=thread", "mapping=vwarp,w=4,chunk=8", "mapping=vwarp,w=32",
     "mapping=vwarp,w=8,chunk=64,distribution=dynamic", "mapping=thread,defer_threshold=3",
@@ -356,19 +373,8 @@ def test_sweeps_costed_together_equal_one_by_one(text):
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
     device = get_device("h100")
-    layout = layout_module.task_layout(graph.n, strategy, device)
-    launches = [engine.Launch.sweep(work, grid_stride=strategy.unroll is not None)
-                for work in fr.iterations]
-    assert len(launches) > 3
-    together = engine.sweep_kernels(graph.indptr, graph.indices, launches, strategy, device,
-                                     layout=layout, hit_rate=0.25)
-    for launch, cost in zip(launches, together, strict=True):
-        alone = engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
-                                     layout=layout, hit_rate=0.25)
-        for field in dataclasses.fields(cost):
-            if field.name != "pushed":
-                assert np.allclose(getattr(cost, field.name), getattr(alone, field.name),
-                                   rtol=1e-12, atol=0), field.name
+    assert len(fr.iterations) > 3
+    _assert_together_equal_alone(graph, fr, strategy, device)
 
 
 @pytest.mark.parametrize("text", ["mapping=thread,donate_threshold=2",
@@ -381,7 +387,6 @@ def test_donating_sweeps_costed_together_equal_one_by_one(text):
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
     device = get_device("h100")
-    layout = layout_module.task_layout(graph.n, strategy, device)
     per_block = strategy.block_size
     degree = np.diff(graph.indptr)
     donates, reaches_last_block = [], False
@@ -392,17 +397,7 @@ def test_donating_sweeps_costed_together_equal_one_by_one(text):
         donates.append(bool((degree[work.active] > cap[block]).any()))
         reaches_last_block |= bool((block == (graph.n - 1) // per_block).any())
     assert any(donates) and not all(donates) and reaches_last_block
-    launches = [engine.Launch.sweep(work, grid_stride=strategy.unroll is not None)
-                for work in fr.iterations]
-    together = engine.sweep_kernels(graph.indptr, graph.indices, launches, strategy, device,
-                                     layout=layout, hit_rate=0.25)
-    for launch, cost in zip(launches, together, strict=True):
-        alone = engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
-                                     layout=layout, hit_rate=0.25)
-        for field in dataclasses.fields(cost):
-            if field.name != "pushed":
-                assert np.allclose(getattr(cost, field.name), getattr(alone, field.name),
-                                   rtol=1e-12, atol=0), field.name
+    _assert_together_equal_alone(graph, fr, strategy, device)
 
 
 def test_runs_of_small_sweeps_match_sweeps_alone(monkeypatch):
