@@ -5,6 +5,7 @@ switches with their conversion kernels, and the spatial hybrid's representatives
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
@@ -14,12 +15,16 @@ from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.engine import Launch
+from simulator.engine import LaunchPushes
 from simulator.engine import batches_sweeps
+from simulator.engine import batches_worklists
 from simulator.engine import compaction_kernel
 from simulator.engine import idle_outlier_kernel
+from simulator.engine import launch_pushes
 from simulator.engine import scatter_kernel
 from simulator.engine import sweep_kernels
 from simulator.engine import vertex_kernel
+from simulator.engine import worklist_kernels
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
 from simulator.functional import IterationWork
@@ -36,15 +41,38 @@ HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
 # Consecutive plain sweeps of one strategy holding up to this many active vertices in all are
 # costed together (``engine.sweep_kernels``); 0 costs each on its own.
 _BATCH_ACTIVE = 1 << 14
+# Worklist launches of one strategy holding up to this many slots in all are costed together
+# (``engine.worklist_kernels``) once their pushes are known; 0 costs each as it comes.
+_BATCH_SLOTS = 1 << 15
 
 
 @dataclass
 class IterationCost:
     """One iteration's launches: their cost, the form that ran it and the W it used."""
 
-    cost: LaunchCost
+    cost: LaunchCost | _PendingCost
     form: str
     w: int
+
+
+@dataclass(eq=False)
+class _PendingCost:
+    """A worklist launch whose pushes are known and whose cost comes later, with other
+    launches' (``_Launcher.settle``), and what that cost then takes on: the worklist's items
+    and duplicates, the kernels that follow it (``pending + kernel``), the host's round
+    trip."""
+
+    launch: Launch
+    strategy: Strategy
+    pushes: LaunchPushes
+    worklist_items: float = 0.0
+    duplicates: float = 0.0
+    kernels: list[LaunchCost] = field(default_factory=list)
+    host: bool = False
+
+    def __add__(self, kernel: LaunchCost) -> _PendingCost:
+        self.kernels.append(kernel)
+        return self
 
 
 def check_applicable(strategy: Strategy, algorithm: str) -> None:
@@ -96,6 +124,8 @@ class _Launcher:
         self.has_outliers = threshold is not None and bool(
             self.degree.size and self.degree.max() > threshold
         )
+        self.pending: list[IterationCost] = []
+        self.pending_slots = 0
 
     def strategy_for(self, active: np.ndarray) -> Strategy:
         if self.strategy.mapping != "adaptive":
@@ -132,6 +162,55 @@ class _Launcher:
         return [self._with_idle_outliers(cost, launch, strategy)
                 for cost, launch in zip(costs, launches, strict=True)]
 
+    def worklist_launch(self, launch: Launch, strategy: Strategy,
+                        ) -> tuple[LaunchCost | _PendingCost, np.ndarray]:
+        """A launch that builds a worklist: its cost, or a small one's cost to come (costed
+        with others by ``settle``), and the items it pushed."""
+        if not (_BATCH_SLOTS and batches_worklists(launch)
+                and launch.slots.size <= _BATCH_SLOTS):
+            cost = self.launch(launch, strategy)
+            return cost, cost.pushed
+        pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device)
+        return _PendingCost(launch, strategy, pushes), pushes.items
+
+    def iteration(self, cost: LaunchCost | _PendingCost, form: str, w: int) -> IterationCost:
+        """An iteration's record; a pending cost is filled in by a later ``settle``, which
+        comes once enough slots are pending."""
+        iteration = IterationCost(cost, form, w)
+        if isinstance(cost, _PendingCost):
+            self.pending.append(iteration)
+            self.pending_slots += cost.launch.slots.size
+            if self.pending_slots > _BATCH_SLOTS:
+                self.settle()
+        return iteration
+
+    def settle(self) -> None:
+        """Cost the pending worklist launches, runs of one strategy together."""
+        pending, self.pending, self.pending_slots = self.pending, [], 0
+        start = 0
+        while start < len(pending):
+            s = pending[start].cost.strategy
+            end = start + 1
+            while end < len(pending) and pending[end].cost.strategy == s:
+                end += 1
+            run = [iteration.cost for iteration in pending[start:end]]
+            costs = worklist_kernels(
+                self.fr.indptr, self.fr.indices, [p.launch for p in run],
+                [p.pushes for p in run], s, self.device, reads_weights=self.fr.reads_weights,
+                stores_per_vertex=self.fr.stores_per_vertex,
+                atomic_updates=self.atomic_updates, costs=self.costs, hit_rate=self.hit_rate,
+            )
+            for iteration, p, cost in zip(pending[start:end], run, costs, strict=True):
+                cost = self._with_idle_outliers(cost, p.launch, p.strategy)
+                cost.worklist_items += p.worklist_items
+                cost.duplicates += p.duplicates
+                for kernel in p.kernels:
+                    cost = cost + kernel
+                if p.host:
+                    self.host(cost)
+                iteration.cost = cost
+            start = end
+
     def _with_idle_outliers(self, cost: LaunchCost, launch: Launch,
                             strategy: Strategy) -> LaunchCost:
         """With deferral on a graph with outliers, the outlier kernel follows every launch,
@@ -141,8 +220,11 @@ class _Launcher:
             cost = cost + idle_outlier_kernel(self.device, self.hit_rate)
         return cost
 
-    def host(self, cost: LaunchCost) -> None:
+    def host(self, cost: LaunchCost | _PendingCost) -> None:
         """Add the host's round trip after a launch (it reads a flag or the queue length)."""
+        if isinstance(cost, _PendingCost):
+            cost.host = True
+            return
         host = self.device.cycles(self.device.host_roundtrip_us)
         cost.cycles += host
         cost.host_cycles += host
@@ -160,10 +242,13 @@ def iteration_costs(
     if strategy.driven == "topology":
         return _topology(launcher)
     if strategy.driven == "data":
-        return _data(launcher)
-    if strategy.driven == "spatial":
-        return _spatial(launcher)
-    return _temporal(launcher)
+        out = _data(launcher)
+    elif strategy.driven == "spatial":
+        out = _spatial(launcher)
+    else:
+        out = _temporal(launcher)
+    launcher.settle()
+    return out
 
 
 def _sweeps(launcher: _Launcher):
@@ -269,8 +354,9 @@ def wave_entries(strategy: Strategy, device: Device) -> int:
 
 def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
                  self_pushes: np.ndarray | None = None, store_lanes: np.ndarray | None = None,
-                 ) -> tuple[LaunchCost, np.ndarray]:
-    """A worklist launch and the items it pushed (the next worklist, duplicates included)."""
+                 ) -> tuple[LaunchCost | _PendingCost, np.ndarray]:
+    """A worklist launch (its cost, or its cost to come) and the items it pushed (the next
+    worklist, duplicates included)."""
     s = launcher.strategy_for(work.active)
     launch = Launch(
         work.active, work.writes, slots=worklist, lookup="worklist", push=s.push,
@@ -278,10 +364,10 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
         grid_stride=not s.variable_grid, write_values=work.write_values,
         store_lanes=store_lanes,
     )
-    cost = launcher.launch(launch, s)
+    cost, pushed = launcher.worklist_launch(launch, s)
     cost.worklist_items += worklist.size
     cost.duplicates += worklist.size - work.active.size
-    return cost, cost.pushed
+    return cost, pushed
 
 
 def _data(launcher: _Launcher) -> list[IterationCost]:
@@ -294,7 +380,7 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
             nxt = iterations[i + 1].active if i + 1 < len(iterations) else work.active[:0]
             cost, _ = _data_launch(launcher, work, work.active.astype(np.int64), nxt)
             launcher.host(cost)
-            out.append(IterationCost(cost, "data", launcher.width(work)))
+            out.append(launcher.iteration(cost, "data", launcher.width(work)))
         return out
     if launcher.atomic_updates:
         return _asynchronous_data(launcher)
@@ -303,7 +389,7 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
     for work in fr.iterations:
         cost, worklist = _data_launch(launcher, work, worklist)
         launcher.host(cost)
-        out.append(IterationCost(cost, "data", launcher.width(work)))
+        out.append(launcher.iteration(cost, "data", launcher.width(work)))
     return out
 
 
@@ -317,7 +403,7 @@ def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
         work, s, store_lanes = _asynchronous_worklist(launcher, run, worklist)
         cost, worklist = _data_launch(launcher, work, worklist, store_lanes=store_lanes)
         launcher.host(cost)
-        out.append(IterationCost(cost, "data", s.lanes_per_vertex))
+        out.append(launcher.iteration(cost, "data", s.lanes_per_vertex))
     return out
 
 
@@ -337,10 +423,10 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
             pushes="partitions", partition=p, grid_stride=not s.variable_grid,
         )
-        cost = launcher.launch(launch, s)
+        cost, _ = launcher.worklist_launch(launch, s)
         cost.worklist_items += reps.size
         launcher.host(cost)
-        out.append(IterationCost(cost, "spatial", s.lanes_per_vertex))
+        out.append(launcher.iteration(cost, "spatial", s.lanes_per_vertex))
         reps = distinct_ids(fr.indices[work.writes].astype(np.int64) // p, -(-n // p))
     return out
 
@@ -394,5 +480,5 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
                 cost = cost + compaction_kernel(n, pending, s, device, launcher.costs,
                                                 launcher.hit_rate)
         launcher.host(cost)
-        out.append(IterationCost(cost, ran, s.lanes_per_vertex))
+        out.append(launcher.iteration(cost, ran, s.lanes_per_vertex))
     return out

@@ -154,6 +154,7 @@ from simulator.functional import IterationWork
 from simulator.functional import edge_ids
 from simulator.layout import TaskLayout
 from simulator.layout import task_layout
+from simulator.layout import worklist_layouts
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sectors import distinct_sectors
@@ -170,17 +171,22 @@ from simulator.sorted_runs import dense_ranks
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
+from simulator.sorted_runs import lexicographic_order
 from simulator.sorted_runs import run_starts
+from simulator.sorted_runs import stable_order
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
 from simulator.timing import check_and_stage_sisd
 from simulator.timing import clean_sweep
 from simulator.timing import kernel_cycles
+from simulator.timing import kernels_cycles
 from simulator.timing import resident_warps
 from simulator.timing import schedule_slots
 from simulator.timing import serial_virtual_warps
 from simulator.timing import sparse_sweeps_cycles
 from simulator.timing import working_set_bytes
+from simulator.worklist import PushWork
+from simulator.worklist import prefix_scan_launch
 from simulator.worklist import push_cost
 from simulator.worklist import push_work
 from simulator.worklist import scan_launch
@@ -335,7 +341,7 @@ def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_
     c, units, per_unit = layout.c, layout.units, layout.per_unit
     unit = expanding_slots // per_unit
     position = unit * c + expanding_slots % c
-    order = np.argsort(position, kind="stable")  # by position, then virtual warp (lane)
+    order = stable_order(position)  # by position, then virtual warp (lane)
     slots_in_order, pos_sorted = expanding_slots[order], position[order]
     degree_in_order = degree[order]
     position_edges = np.bincount(pos_sorted, weights=degree_in_order,
@@ -577,10 +583,11 @@ def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
     concurrent warps, which reach the tail in no fixed order (a fixed scramble of the unit
     ids stands for it); a warp's own pushes keep lane order."""
     wave = unit // resident
-    scrambled = (unit.astype(np.uint64) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)
+    scrambled = ((unit.astype(np.uint64) * np.uint64(2654435761))
+                 & np.uint64(0xFFFFFFFF)).astype(np.int64)
     if push == "atomic":
-        return np.lexsort((scrambled, step - unit_first_step[unit], wave))
-    return np.lexsort((scrambled, wave))
+        return lexicographic_order([wave, step - unit_first_step[unit], scrambled])
+    return lexicographic_order([wave, scrambled])
 
 
 def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np.ndarray:
@@ -597,7 +604,7 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
         return np.sort(lanes[step == first_step[target]], kind="stable")
     key = target.astype(np.int64) << np.int64(int(step.max()).bit_length())
     key |= step
-    order = np.argsort(key, kind="stable")
+    order = stable_order(key)
     ordered_step = step[order]
     first_of_target = run_starts(target[order])
     first_step = np.maximum.accumulate(np.where(first_of_target, np.arange(order.size), 0))
@@ -613,7 +620,10 @@ def lowering_stores(step: np.ndarray, target: np.ndarray, value: np.ndarray,
     value before the launch). Ties push once."""
     if lanes.size == 0:
         return lanes
-    order = np.lexsort((lanes, step, target))
+    by = [target, step]
+    if not bool((lanes[1:] > lanes[:-1]).all()):  # else their order already breaks ties
+        by.append(lanes)
+    order = lexicographic_order(by)
     new_target = run_starts(target[order])
     # the values' ranks, offset so that each target's ranks lie below all earlier targets':
     # a running minimum then restarts at every target
@@ -655,8 +665,11 @@ def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: 
     n = indptr.size - 1
     slot_vertex = np.zeros(layout.units * layout.per_unit, dtype=np.int64)
     slot_vertex[:n_slots] = np.arange(n) if launch.slots is None else launch.slots
-    active_slots = np.flatnonzero(_members(slot_vertex[:n_slots], np.asarray(launch.active),
-                                           n))
+    if launch.lookup == "worklist":  # every entry is active
+        active_slots = np.arange(n_slots)
+    else:
+        active_slots = np.flatnonzero(_members(slot_vertex[:n_slots],
+                                               np.asarray(launch.active), n))
     vertex = slot_vertex[active_slots]
     degree = (indptr[vertex + 1] - indptr[vertex]).astype(np.int64, copy=False)
     return _SlotView(layout, active_slots, vertex, degree, n_slots, slot_vertex=slot_vertex)
@@ -709,12 +722,209 @@ def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout
     return _SlotView(view_layout, at, act, degree, real_slots, units, segments)
 
 
+def _joined_view(views: list[_SlotView], layout: TaskLayout | None = None) -> _SlotView:
+    """Several launches' full views as one, launch after launch, each keeping its own
+    layout's units (numbered on after the previous launch's); ``layout``: their layouts
+    joined, where worked out at once (``worklist_layouts``)."""
+    layouts = [view.layout for view in views]
+    first = layouts[0]
+    units = np.array([layout.units for layout in layouts])
+    segments = np.cumsum(units) - units
+    if layout is None:
+        layout = TaskLayout(
+            first.w, first.c, first.k, int(units.sum()),
+            np.concatenate([layout.real_positions for layout in layouts]),
+            np.concatenate([layout.static_sectors for layout in layouts]),
+            np.array([layout.static_requests for layout in layouts]),
+            np.concatenate([layout.real_tasks for layout in layouts]),
+        )
+    slot_offset = (segments * first.per_unit).tolist()
+    active_slots = np.concatenate([view.active_slots + offset
+                                   for view, offset in zip(views, slot_offset, strict=True)])
+    return _SlotView(layout, active_slots,
+                     np.concatenate([view.active_vertex for view in views]),
+                     np.concatenate([view.active_degree for view in views]),
+                     layout.units * first.per_unit, segments=segments)
+
+
 def _view_group(strategy: Strategy, device: Device) -> int:
     """Units a sweep's view takes together: whole blocks for donation, which works per
     block, else one."""
     if strategy.donate_threshold is None:
         return 1
     return max(1, strategy.block_size // device.warp_size)
+
+
+@dataclass(frozen=True, eq=False)
+class _Expansion:
+    """How a view's active slots run their edges: the slots that expand (the others,
+    deferred outliers, go to the outlier kernel), with their vertices and degrees, their
+    edges (slot by slot, CSR order within) and lanes, and each unit's donating threads (None
+    without donation)."""
+
+    slots: np.ndarray
+    vertices: np.ndarray
+    degree: np.ndarray
+    deferred_slots: np.ndarray
+    deferred_vertices: np.ndarray
+    edges: np.ndarray
+    lanes: _Lanes
+    donating: np.ndarray | None
+
+
+def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: Device,
+               segments: np.ndarray, ends: np.ndarray) -> _Expansion:
+    """Which of a view's active slots expand and where each of their edges runs (``segments``
+    and ``ends``: each launch's units in the view)."""
+    layout, ws = view.layout, device.warp_size
+    active_slots, active_vertex = view.active_slots, view.active_vertex
+    slots, vertices, degree = active_slots, active_vertex, view.active_degree
+    deferred_slots = deferred_vertices = active_slots[:0]
+    if strategy.defer_threshold is not None:
+        outlier = degree > strategy.defer_threshold
+        if outlier.any():
+            deferred_slots, deferred_vertices = active_slots[outlier], active_vertex[outlier]
+            expanding = ~outlier
+            slots, vertices, degree = slots[expanding], vertices[expanding], degree[expanding]
+
+    edges, local = edge_ids(indptr, vertices, with_local=True)
+    donating = None
+    # lane positions matter only where a step issues just the clusters holding a lane
+    want_lanes = device.cluster_issue and device.simd_width < ws
+    if strategy.redistributes:
+        lanes = _redistributed_lanes(slots, degree, local, layout, ws,
+                                     strategy.mapping == "wer+", want_lanes)
+    elif strategy.donate_threshold is not None:
+        warps_per_block = strategy.block_size // ws
+        unit_block = np.cumsum(_launch_unit_numbers(view, segments, ends)
+                               % warps_per_block == 0) - 1
+        lanes, donating = _donating_lanes(slots, degree, local, unit_block,
+                                          strategy.block_size, strategy.donate_threshold, ws,
+                                          want_lanes)
+    else:
+        lanes = _lockstep_lanes(slots, degree, local, layout, want_lanes)
+    return _Expansion(slots, vertices, degree, deferred_slots, deferred_vertices, edges, lanes,
+                      donating)
+
+
+def _launch_unit_numbers(view: _SlotView, segments: np.ndarray,
+                         ends: np.ndarray) -> np.ndarray:
+    """Each unit's number in its own launch's layout."""
+    if view.units is not None:
+        return view.units
+    numbers = np.arange(view.layout.units)
+    if segments.size > 1:
+        numbers -= np.repeat(segments, ends - segments)
+    return numbers
+
+
+@dataclass(frozen=True, eq=False)
+class LaunchPushes:
+    """What a worklist-building launch pushes, worked out before its cost (the next launch
+    expands it): its view (a worklist's layout placement only, see ``worklist_layouts``), the
+    lanes it expands and which of them store, per unit who pushes, and the items pushed (the
+    next worklist: in arrival order, then the targets only deferred vertices store to,
+    ``deferred_targets`` of them)."""
+
+    view: _SlotView
+    edges: int
+    store_lanes: np.ndarray
+    work: PushWork
+    items: np.ndarray
+    deferred_targets: int = 0
+
+
+def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_of_step,
+                   neighbours, strategy, device, donated) -> LaunchPushes:
+    """``LaunchPushes`` of one launch from its view's expansion (``neighbours``: its edges'
+    targets; ``donated``: whether a thread donated)."""
+    work, items = _pushes(launch, store_lanes, expansion.lanes.group, unit_of_step,
+                          expansion.edges, neighbours, expansion.slots, expansion.degree,
+                          view.slot_vertex, view.layout, view.real_slots,
+                          warp_batches=strategy.mapping != "thread" or donated,
+                          steps_per_unit=expansion.lanes.steps,
+                          resident=resident_warps(strategy, device))
+    deferred_targets = 0
+    if expansion.deferred_slots.size and launch.pushes == "targets":
+        # targets only deferred vertices store to: the outlier kernel pushes them
+        needed = np.zeros(indptr.size - 1, dtype=bool)
+        needed[indices[launch.writes]] = True
+        needed[items] = False
+        extra = np.flatnonzero(needed)
+        items = np.concatenate([items, extra])
+        deferred_targets = extra.size
+    return LaunchPushes(view, expansion.edges.size, store_lanes, work, items,
+                        deferred_targets)
+
+
+def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
+                  strategy: Strategy, device: Device) -> LaunchPushes:
+    """What a worklist-building launch (``batches_worklists``) pushes, ahead of its cost:
+    the next launch needs its items now, ``worklist_kernels`` costs several such launches
+    together later."""
+    n_slots = launch.slots.size
+    if launch.lookup == "worklist":  # its reads are counted with the others' later
+        layout = worklist_layouts(np.array([n_slots]), strategy, device, None)
+    else:
+        layout = task_layout(n_slots, strategy, device)
+    view = _full_view(indptr, launch, layout, n_slots)
+    expansion = _expansion(indptr, view, strategy, device, np.zeros(1, dtype=np.int64),
+                           np.array([layout.units]))
+    store_lanes = _storing_lanes(expansion.edges, expansion.vertices, expansion.degree,
+                                 launch, indices.size)
+    unit_of_step = np.repeat(np.arange(layout.units), expansion.lanes.steps)
+    donated = expansion.donating is not None and bool(expansion.donating.any())
+    return _launch_pushed(indptr, indices, launch, view, expansion, store_lanes,
+                          unit_of_step, indices[expansion.edges], strategy, device, donated)
+
+
+def batches_worklists(launch: Launch) -> bool:
+    """Whether ``worklist_kernels`` takes this launch: one with listed slots (a worklist or
+    a spatial hybrid's partitions), at least one, that builds a worklist."""
+    return launch.slots is not None and launch.slots.size > 0 and launch.push is not None
+
+
+def worklist_kernels(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    launches: list[Launch],
+    pushes: list[LaunchPushes],
+    strategy: Strategy,
+    device: Device,
+    *,
+    reads_weights: bool = False,
+    stores_per_vertex: bool = False,
+    atomic_updates: bool = False,
+    costs: InstructionCosts = COSTS,
+    hit_rate: float,
+) -> list[LaunchCost]:
+    """``vertex_kernel``'s cost of each of several worklist-building launches
+    (``batches_worklists``) under one strategy, given what each pushed (``launch_pushes``),
+    costed together: as with ``sweep_kernels``, numpy's fixed cost per call is paid once for
+    all of them; only working out the pushes, which the next launch needs, goes launch by
+    launch."""
+    for launch in launches:
+        if not batches_worklists(launch):
+            raise ValueError(f"worklist_kernels takes launches with listed slots that push "
+                             f"(see batches_worklists), not {launch}")
+    layout = None
+    if launches[0].lookup == "worklist":
+        layout = worklist_layouts(np.array([launch.slots.size for launch in launches]),
+                                  strategy, device,
+                                  np.concatenate([launch.slots for launch in launches]))
+    view = _joined_view([p.view for p in pushes], layout)
+    return _launch_costs(indptr, indices, launches, view, view.layout, strategy, device,
+                         reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
+                         atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate,
+                         pushes=pushes)
+
+
+def _joined_store_lanes(pushes: list[LaunchPushes]) -> np.ndarray:
+    """Several launches' storing lanes, as positions in their joined expansion."""
+    edges = np.array([p.edges for p in pushes])
+    offsets = (np.cumsum(edges) - edges).tolist()
+    return np.concatenate([p.store_lanes + offset
+                           for p, offset in zip(pushes, offsets, strict=True)])
 
 
 def vertex_kernel(
@@ -812,21 +1022,26 @@ def _launch_costs(
     atomic_updates: bool,
     costs: InstructionCosts,
     hit_rate: float,
+    pushes: list[LaunchPushes] | None = None,
 ) -> list[LaunchCost]:
-    """The cost of each launch of ``view`` (several only for sweeps, see ``sweep_kernels``;
-    all alike but for their work): the units' work laid out together, then each launch's
-    sums and time from its own units."""
+    """The cost of each launch of ``view`` (several: sweeps, see ``sweep_kernels``, or
+    worklist launches, see ``worklist_kernels``; all alike but for their work): the units'
+    work laid out together, then each launch's sums and time from its own units. ``pushes``:
+    what each launch pushed, when worked out ahead (``launch_pushes``)."""
     launch = launches[0]  # their form
     n = indptr.size - 1
     ws = device.warp_size
     sweep = launch.slots is None
-    n_slots = n if sweep else launch.slots.size
-    layout, real_slots = view.layout, view.real_slots
+    layout = view.layout
     w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
     words = device.sector_bytes // WORD_BYTES  # 32-bit words per sector
     count = partial(unit_transactions, words_per_sector=words, units=units)
     segments = view.segments if view.segments is not None else np.zeros(1, dtype=np.int64)
     ends = np.append(segments[1:], units)
+    n_slots = (np.full(segments.size, n) if sweep
+               else np.array([launch.slots.size for launch in launches]))
+    # each launch's layout's units (a sweep's view holds only some of them)
+    launch_units = full_layout.units if view.units is not None else ends - segments
 
     def per_launch(per_unit_values: np.ndarray) -> np.ndarray:
         """Each launch's sum of a per-unit quantity."""
@@ -838,37 +1053,12 @@ def _launch_costs(
     changed_flag = sweep and launch.push is None and not launch.count_activations
     stores_per_vertex = stores_per_vertex or flags
     active_slots, active_vertex = view.active_slots, view.active_vertex
-    expanding_slots, expanding_vertices, degree = active_slots, active_vertex, view.active_degree
-    deferred_slots = deferred_vertices = active_slots[:0]
-    if strategy.defer_threshold is not None:
-        outlier = degree > strategy.defer_threshold
-        if outlier.any():
-            deferred_slots, deferred_vertices = active_slots[outlier], active_vertex[outlier]
-            expanding = ~outlier
-            expanding_slots, expanding_vertices = active_slots[expanding], active_vertex[expanding]
-            degree = degree[expanding]
-
-    edges, local = edge_ids(indptr, expanding_vertices, with_local=True)
-    launch_donates = np.zeros(segments.size, dtype=bool)
-    # lane positions matter only where a step issues just the clusters holding a lane
-    want_lanes = device.cluster_issue and device.simd_width < ws
-    if strategy.redistributes:
-        lanes = _redistributed_lanes(
-            expanding_slots, degree, local, layout, ws, strategy.mapping == "wer+",
-            want_lanes,
-        )
-    elif strategy.donate_threshold is not None:
-        warps_per_block = strategy.block_size // ws
-        unit_block = (np.arange(units) // warps_per_block if view.units is None
-                      else np.cumsum(view.units % warps_per_block == 0) - 1)
-        lanes, donating = _donating_lanes(
-            expanding_slots, degree, local, unit_block, strategy.block_size,
-            strategy.donate_threshold, ws, want_lanes,
-        )
-        launch_donates = per_launch(donating) > 0
-    else:
-        lanes = _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes)
-    del local
+    expansion = _expansion(indptr, view, strategy, device, segments, ends)
+    expanding_slots, expanding_vertices = expansion.slots, expansion.vertices
+    degree, edges, lanes = expansion.degree, expansion.edges, expansion.lanes
+    deferred_slots, deferred_vertices = expansion.deferred_slots, expansion.deferred_vertices
+    launch_donates = (np.zeros(segments.size, dtype=bool) if expansion.donating is None
+                      else per_launch(expansion.donating) > 0)
     simd_steps = lanes.steps
     group = lanes.group
 
@@ -927,7 +1117,9 @@ def _launch_costs(
                                    unit_sizes=None if donated else unit_edges)
     if reads_weights:
         sectors += list_sectors
-    if len(launches) == 1:
+    if pushes is not None:
+        store_lanes = _joined_store_lanes(pushes)
+    elif len(launches) == 1:
         store_lanes = _storing_lanes(edges, expanding_vertices, degree, launch, indices.size)
     else:  # each sweep's writes among its own edges: both keyed by the sweep
         store_lanes = _sweeps_storing_lanes(edges, expanding_slots, degree, launches,
@@ -987,14 +1179,13 @@ def _launch_costs(
     # same-address atomics of a warp step are warp-aggregated (one per warp, as compilers
     # emit them): one queue grab per dynamic unit and one more per resident warp (its last,
     # which finds the queue empty), one outlier push per deferring position
-    grabs = (full_layout.units + schedule_slots(strategy, device)[0]) if strategy.dynamic else 0
-    queue_atomics = np.full(segments.size, grabs, dtype=np.int64)
+    grabs = (launch_units + schedule_slots(strategy, device)[0]) if strategy.dynamic else 0
+    queue_atomics = np.zeros(segments.size, dtype=np.int64) + grabs
     if n_deferred:
         queue_atomics += per_launch(deferred_positions)
     atomics = queue_atomics.copy()
     if changed_flag and store_lanes.size:
         queue_atomics += steps_storing  # stores, but serialised on one address
-    scan_cost = None
 
     # --- storing lanes' atomics and the worklist they build ---------------------------------
     if store_lanes.size and (atomic_updates or launch.count_activations or launch.push):
@@ -1008,29 +1199,30 @@ def _launch_costs(
             sisd += costs.scan * storing
             queue_atomics += per_launch(storing)
             atomics += per_launch(storing)
-    if launch.push is not None:  # one launch: a sweep that pushes is costed alone
-        pushes, pushed = _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours,
-                         expanding_slots, degree, view.slot_vertex, layout, real_slots,
-                         warp_batches=strategy.mapping != "thread" or donated,
-                         steps_per_unit=simd_steps, resident=resident_warps(strategy, device))
-        extra = push_cost(pushes, launch.push, device, costs, block_size=strategy.block_size,
+    if launch.push is not None:
+        if pushes is None:  # one launch, costed as it pushes
+            pushes = [_launch_pushed(indptr, indices, launch, view, expansion, store_lanes,
+                                     unit_of_step, neighbours, strategy, device, donated)]
+        work = (pushes[0].work if len(pushes) == 1
+                else PushWork.joined([p.work for p in pushes]))
+        extra = push_cost(work, launch.push, device, costs, block_size=strategy.block_size,
                           words_per_sector=words, hit_rate=hit_rate)
         sisd += extra.instructions
-        sectors += extra.sectors + pushes.flag_atomics
+        sectors += extra.sectors + work.flag_atomics
         round_trips += extra.round_trips
-        queue_atomics += extra.queue_atomics
-        atomics += extra.queue_atomics + int(pushes.flag_atomics.sum())
-        requests += extra.requests
-        scan_cost = extra.scan_launch
+        tail_atomics = per_launch(extra.queue_atomics)
+        queue_atomics += tail_atomics
+        atomics += tail_atomics + per_launch(work.flag_atomics)
+        requests += per_launch(extra.requests)
 
     unit_work = UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
                           cluster_passes=cluster_passes, simd_steps=simd_steps)
     instructions = (per_launch(sisd) + per_launch(simd)).astype(np.float64)
     transactions = per_launch(unit_work.sectors)
-    if view.units is None:
-        timed = [kernel_cycles(unit_work, strategy, device, int(queue_atomics[0]), k == 1,
+    if view.units is None:  # whole launches, each laid out on its own
+        timed = kernels_cycles(unit_work, segments, strategy, device, queue_atomics, k == 1,
                                grid_stride=launch.grid_stride, check=costs.check,
-                               hit_rate=hit_rate)]
+                               hit_rate=hit_rate)
     else:
         # the launches' clean units cost alike but for the donation barrier: the launches
         # that donated are timed against that clean sweep, the others against the plain one
@@ -1077,25 +1269,21 @@ def _launch_costs(
             transactions=float(transactions[i]),
             atomics=float(atomics[i]),
             edges=float(edges_expanded[i]),
-            tasks=float(n_slots),
+            tasks=float(n_slots[i]),
             active_tasks=float(n_active[i]),
         )
         if launch.push is not None:
-            main.pushed = pushed
-            if n_deferred and launch.pushes == "targets":
-                # targets only deferred vertices store to: the outlier kernel's warps push
-                # them, one aggregated tail atomic per warp of them
-                needed = np.zeros(n, dtype=bool)
-                needed[indices[launch.writes]] = True
-                needed[pushed] = False
-                extra = np.flatnonzero(needed)
-                main.pushed = np.concatenate([pushed, extra])
-                tail = ceil_div(extra.size, ws)
+            main.pushed = pushes[i].items
+            if pushes[i].deferred_targets:
+                # the outlier kernel's warps push them, one aggregated tail atomic per warp
+                tail = ceil_div(pushes[i].deferred_targets, ws)
                 main.atomics += tail
                 main.cycles += tail * device.atomic_cycles
                 main.extra_cycles += tail * device.atomic_cycles
-        if scan_cost is not None:
-            main = main + scan_cost
+        if launch.push == "prefix":
+            main = main + prefix_scan_launch(int(launch_units[i]), device, costs,
+                                             block_size=strategy.block_size,
+                                             words_per_sector=words, hit_rate=hit_rate)
         if n_deferred and n_deferred_per_launch[i]:
             lo, hi = deferred_slots.searchsorted([segments[i] * per_unit, ends[i] * per_unit])
             main = main + outlier_kernel(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -28,7 +29,7 @@ class TaskLayout:
     units: int
     real_positions: np.ndarray
     static_sectors: np.ndarray
-    static_requests: int
+    static_requests: int | np.ndarray  # one per worklist of joined ones (worklist_layouts)
     real_tasks: np.ndarray  # per unit: its slots that hold a task (not padding)
     # what a sweep with no active slot costs, per device, costs and launch form: clean_sweep
     cache: dict = field(default_factory=dict, repr=False)
@@ -45,25 +46,23 @@ def task_layout(
     """Lay n task slots out on warp units and count the SISD sectors each launch reads to
     find its slots' vertices: status words (``slot_vertex`` None: slot t is vertex t) or
     worklist entries (slot t reads entry t, then vertex ``slot_vertex[t]``'s row bounds)."""
+    if slot_vertex is not None:
+        layout = worklist_layouts(np.array([n]), strategy, device, slot_vertex)
+        return replace(layout, static_requests=int(layout.static_requests[0]))
     w = strategy.lanes_per_vertex
     c = strategy.vertices_per_grab
     k = device.warp_size // w
     per_unit = k * c
     units = ceil_div(n, per_unit)
     words = device.sector_bytes // WORD_BYTES
-    real = np.zeros(units * per_unit, dtype=bool)
-    real[:n] = True
-    real_positions = real.reshape(units, k, c).any(axis=1).sum(axis=1)
-    real_tasks = np.full(units, per_unit, dtype=np.int64)
-    if units:
-        real_tasks[-1] = n - (units - 1) * per_unit
+    real_tasks = _real_tasks(np.array([n]), per_unit)
+    real_positions = np.minimum(real_tasks, c)  # a position is real if its first task is
     count = partial(unit_transactions, words_per_sector=words, units=units)
-    row_bounds = partial(row_bounds_transactions, words_per_sector=words, units=units)
     # each unit's slots, ascending: with chunks of one a step reads their words together
     first = np.arange(units, dtype=np.int64) * per_unit
     end = np.minimum(first + per_unit, n)
     slot_words = range_sectors(first, end - 1, words)
-    if w > 1 and c < w and slot_vertex is None:
+    if w > 1 and c < w:
         # one staging step reads the unit's status words, one its row bounds: two ranges
         static_sectors = slot_words + range_sectors(first, end, words)
         return TaskLayout(w, c, k, units, real_positions, static_sectors, units * 2,
@@ -72,28 +71,83 @@ def task_layout(
     tasks = np.arange(n, dtype=np.int64)
     task_unit = tasks // per_unit
     if w == 1:
-        # each thread reads its own slot's status word (or worklist entry): one per position
+        # each thread reads its own slot's status word: one per position
         static_sectors = slot_words if c == 1 else count(task_unit * c + tasks % c, tasks, c)
         static_requests = int(real_positions.sum())
-        if slot_vertex is not None:  # and the row bounds of its vertex, all entries active
-            static_sectors += row_bounds(task_unit * c + tasks % c, slot_vertex, c)
-            static_requests *= 3
     else:
-        # the chunk's status words (or entries) and row bounds, staged by W lanes per step
+        # the chunk's status words and row bounds, staged by W lanes per step
         per_stage = ceil_div(c + 1, w)
         stage_group = task_unit * per_stage + (tasks % c) // w
         static_sectors = slot_words if c == 1 else count(stage_group, tasks, per_stage)
-        if slot_vertex is None:
-            chunk_ends = np.arange(0, n, c, dtype=np.int64)
-            bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
-            bounds_group = np.concatenate(
-                [stage_group, (chunk_ends // per_unit) * per_stage + c // w]
-            )
-            # two ascending runs: distinct_sectors' run-merging sort needs no argsort first
-            static_sectors += count(bounds_group, bounds, per_stage)
-            static_requests = units * (ceil_div(c, w) + per_stage)
-        else:
-            static_sectors += row_bounds(stage_group, slot_vertex, per_stage)
-            static_requests = units * 3 * ceil_div(c, w)
+        chunk_ends = np.arange(0, n, c, dtype=np.int64)
+        bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
+        bounds_group = np.concatenate(
+            [stage_group, (chunk_ends // per_unit) * per_stage + c // w]
+        )
+        # two ascending runs: distinct_sectors' run-merging sort needs no argsort first
+        static_sectors += count(bounds_group, bounds, per_stage)
+        static_requests = units * (ceil_div(c, w) + per_stage)
     return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests,
                       real_tasks)
+
+
+def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
+                     slot_vertex: np.ndarray | None) -> TaskLayout:
+    """Several worklists' layouts joined, worklist after worklist (each from a unit of its
+    own; ``static_requests`` one per worklist): slot t of a worklist reads its entry t, then
+    the row bounds of its vertex (``slot_vertex``, the worklists' entries one after another).
+    ``slot_vertex`` None: the placement only, without those reads (no ``static_sectors``),
+    which is all that laying a launch's lanes out needs."""
+    w = strategy.lanes_per_vertex
+    c = strategy.vertices_per_grab
+    k = device.warp_size // w
+    per_unit = k * c
+    units_of = ceil_div(sizes, per_unit)
+    units = int(units_of.sum())
+    real_tasks = _real_tasks(sizes, per_unit)
+    real_positions = np.minimum(real_tasks, c)  # a position is real if its first task is
+    if slot_vertex is None:
+        return TaskLayout(w, c, k, units, real_positions, np.zeros(0, dtype=np.int64), 0,
+                          real_tasks)
+    words = device.sector_bytes // WORD_BYTES
+    count = partial(unit_transactions, words_per_sector=words, units=units)
+    row_bounds = partial(row_bounds_transactions, words_per_sector=words, units=units)
+    segments = np.cumsum(units_of) - units_of
+    # each unit's entries, ascending: with chunks of one a step reads their words together
+    worklist_of_unit = np.repeat(np.arange(sizes.size), units_of)
+    first = (np.arange(units, dtype=np.int64) - segments[worklist_of_unit]) * per_unit
+    end = np.minimum(first + per_unit, sizes[worklist_of_unit])
+    slot_words = range_sectors(first, end - 1, words)
+    tasks = np.arange(int(sizes.sum()), dtype=np.int64)  # each entry's index in its worklist
+    if sizes.size > 1:
+        tasks -= np.repeat(np.cumsum(sizes) - sizes, sizes)
+    task_unit = tasks // per_unit
+    if sizes.size > 1:
+        task_unit += np.repeat(segments, sizes)
+    if w == 1:
+        # each thread reads its own entry and its vertex's row bounds: one each per position
+        group = task_unit * c + tasks % c
+        static_sectors = slot_words if c == 1 else count(group, tasks, c)
+        static_sectors += row_bounds(group, slot_vertex, c)
+        last = sizes - (units_of - 1) * per_unit  # the last unit's tasks
+        static_requests = 3 * np.where(units_of > 0,
+                                       c * (units_of - 1) + np.minimum(last, c), 0)
+    else:
+        # the chunk's entries and row bounds, staged by W lanes per step
+        per_stage = ceil_div(c + 1, w)
+        stage_group = task_unit * per_stage + (tasks % c) // w
+        static_sectors = slot_words if c == 1 else count(stage_group, tasks, per_stage)
+        static_sectors += row_bounds(stage_group, slot_vertex, per_stage)
+        static_requests = units_of * 3 * ceil_div(c, w)
+    return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests,
+                      real_tasks)
+
+
+def _real_tasks(sizes: np.ndarray, per_unit: int) -> np.ndarray:
+    """Per unit of listings of ``sizes`` slots laid one after another (each from a unit of
+    its own): its slots that hold a task."""
+    units_of = ceil_div(sizes, per_unit)
+    real_tasks = np.full(int(units_of.sum()), per_unit, dtype=np.int64)
+    held = units_of > 0
+    real_tasks[np.cumsum(units_of)[held] - 1] = sizes[held] - (units_of[held] - 1) * per_unit
+    return real_tasks

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.sorted_runs import run_starts
+from simulator.sorted_runs import stable_order
 
 WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
 
@@ -164,7 +165,7 @@ def lockstep_list_sectors(
     within = slots % per_unit
     lockstep_index = (slots - within) + (within % c) * k + within // c
     if c > 1:
-        order = np.argsort(lockstep_index, kind="stable")
+        order = stable_order(lockstep_index)
         start, end, lockstep_index = start[order], end[order], lockstep_index[order]
         degree = degree[order]
     shared = np.zeros(units, dtype=np.int64)

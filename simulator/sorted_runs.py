@@ -14,6 +14,39 @@ def run_starts(ordered: np.ndarray) -> np.ndarray:
     return first
 
 
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of non-negative integer keys: by one sort of the
+    keys packed with their indices where both fit in 63 bits (numpy's vectorised sort of
+    int64 takes a fraction of its stable argsort's time on scattered keys), else by that
+    argsort."""
+    if keys.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    index_bits = (keys.size - 1).bit_length()
+    if int(keys.max()).bit_length() + index_bits > 63:
+        return np.argsort(keys, kind="stable")
+    packed = keys.astype(np.int64) << np.int64(index_bits)
+    packed |= np.arange(keys.size, dtype=np.int64)
+    packed.sort()
+    packed &= np.int64((1 << index_bits) - 1)
+    return packed
+
+
+def lexicographic_order(columns: list[np.ndarray]) -> np.ndarray:
+    """The stable order of the rows of non-negative integer ``columns`` (the first the most
+    significant): ``np.lexsort(columns[::-1])``, by ``stable_order`` of the columns packed
+    into one key where they fit in 63 bits."""
+    key = np.asarray(columns[0]).astype(np.int64)
+    bits = int(key.max(initial=0)).bit_length()
+    for column in columns[1:]:
+        width = int(column.max(initial=0)).bit_length()
+        bits += width
+        if bits > 63:
+            return np.lexsort(columns[::-1])
+        key <<= np.int64(width)
+        key |= column
+    return stable_order(key)
+
+
 def dense_ranks(values: np.ndarray) -> np.ndarray:
     """Each value's rank among the distinct values (0 for the smallest; equal values share)."""
     order = np.argsort(values, kind="stable")
@@ -49,5 +82,5 @@ def first_of_each(keys: np.ndarray) -> np.ndarray:
         first = np.full(universe, keys.size, dtype=np.int64)
         np.minimum.at(first, keys, np.arange(keys.size, dtype=np.int64))
         return first[first < keys.size]
-    order = np.argsort(keys, kind="stable")
+    order = stable_order(keys)
     return order[run_starts(keys[order])]

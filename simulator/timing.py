@@ -143,6 +143,62 @@ def kernel_cycles(
                          resident_tail_cycles(strategy, device, grid_stride))
 
 
+def kernels_cycles(
+    unit: UnitWork,
+    segments: np.ndarray,
+    strategy: Strategy,
+    device: Device,
+    queue_atomics: np.ndarray,
+    warp_uniform_sisd: bool,
+    *,
+    grid_stride: bool = False,
+    check: int = 0,
+    hit_rate: float = 0.0,
+) -> list[tuple[float, np.ndarray]]:
+    """``kernel_cycles`` of several launches laid out one after another, launch i on
+    ``unit``'s units from ``segments[i]`` to the next, with ``queue_atomics[i]``: those
+    whose schedule items all start at once (no more than the slots: each item has a slot of
+    its own, slot j on SM j % SMs) timed together, the others one by one."""
+    sms = device.sms
+    units = unit.sisd.size
+    ends = np.append(segments[1:], units)
+    slots, per_item = schedule_slots(strategy, device)
+    items_of = ceil_div(ends - segments, per_item)
+    out: list[tuple[float, np.ndarray] | None] = [None] * segments.size
+    for i in (range(segments.size) if grid_stride
+              else np.flatnonzero(items_of > slots).tolist()):
+        out[i] = kernel_cycles(unit.of_units(slice(int(segments[i]), int(ends[i]))),
+                               strategy, device, int(queue_atomics[i]), warp_uniform_sisd,
+                               grid_stride=grid_stride, check=check, hit_rate=hit_rate)
+    together = np.flatnonzero([cost is None for cost in out])
+    if together.size == 0:
+        return out
+    rows = unit_timing(unit, device, warp_uniform_sisd, hit_rate,
+                       unit_start_cycles(strategy, device, False))
+    launch_of = np.repeat(np.arange(segments.size), ends - segments)
+    local = np.arange(units) - segments[launch_of]
+    if per_item > 1:  # a launch's blocks of consecutive units, the last maybe short
+        starts = np.flatnonzero(local % per_item == 0)
+        items = np.add.reduceat(rows, starts, axis=1)
+        items[0] = np.maximum.reduceat(rows[0], starts)
+        launch_of, local = launch_of[starts], local[starts] // per_item
+    else:
+        items = rows
+    at = launch_of * sms + local % sms
+    per_sm = np.stack([np.bincount(at, weights=items[row], minlength=segments.size * sms)
+                       .reshape(segments.size, sms) for row in (1, 2, 3)], axis=1)
+    latency = np.zeros(segments.size * sms)
+    np.maximum.at(latency, at, items[0])
+    sectors = np.add.reduceat(rows[3], segments)
+    cycles, bounds = launches_bounds(
+        per_sm[together], latency.reshape(-1, sms)[together],
+        sectors[together], np.asarray(queue_atomics)[together], device, warp_uniform_sisd,
+        hit_rate, resident_tail_cycles(strategy, device, False))
+    for j, i in enumerate(together.tolist()):
+        out[i] = (float(cycles[j]), bounds[j])
+    return out
+
+
 def launch_bounds(per_sm, latency: np.ndarray, sectors: float, queue_atomics: int,
                   device: Device, warp_uniform_sisd: bool, hit_rate: float,
                   tail: float) -> tuple[float, np.ndarray]:

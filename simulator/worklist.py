@@ -23,6 +23,12 @@ class PushWork:
     batches: np.ndarray
     flag_atomics: np.ndarray
 
+    @classmethod
+    def joined(cls, works: list[PushWork]) -> PushWork:
+        """Several launches' push work, launch after launch (their units joined)."""
+        return cls(*(np.concatenate([getattr(work, name) for work in works])
+                     for name in ("items", "steps", "batches", "flag_atomics")))
+
     @property
     def total(self) -> int:
         """Items pushed by the launch: the next worklist's length, duplicates included."""
@@ -31,14 +37,14 @@ class PushWork:
 
 @dataclass(frozen=True)
 class PushCost:
-    """What pushing adds to a launch, per warp unit, and the scan launch a prefix push needs."""
+    """What pushing adds to a launch, per warp unit (a prefix push also needs
+    ``prefix_scan_launch``)."""
 
     instructions: np.ndarray
     sectors: np.ndarray
     round_trips: np.ndarray
-    queue_atomics: int
-    requests: int
-    scan_launch: LaunchCost | None
+    queue_atomics: np.ndarray  # on the tail's address
+    requests: np.ndarray
 
 
 def push_work(
@@ -80,7 +86,8 @@ def push_cost(
     chunked: each batch (thread, or warp when the warp aggregates) adds its count with one
         atomic and stores its items at consecutive slots.
     prefix: every warp takes part in a block-wide prefix sum of the counts (scan, barriers);
-        a scan launch over the block totals gives the block offsets; no atomics.
+        a scan launch over the block totals gives the block offsets
+        (``prefix_scan_launch``); no atomics.
     """
     items, steps = work.items, work.steps
     stores = -(-items // words_per_sector)  # items of a unit land in consecutive words
@@ -88,27 +95,23 @@ def push_cost(
         instructions = (costs.push + costs.aggregate) * steps
         sectors = stores + steps
         round_trips = device.atomic_round_trips * steps
-        tail_atomics = int(steps.sum())
-        requests = 2 * int(steps.sum())
-        scan = None
+        tail_atomics = steps
+        requests = 2 * steps
     elif mode == "chunked":
         pushing = work.batches > 0
         instructions = costs.push_store * steps + (costs.scan + costs.batch) * pushing
         sectors = stores + work.batches
         round_trips = device.atomic_round_trips * pushing.astype(np.int64)
-        tail_atomics = int(work.batches.sum())
-        requests = int(steps.sum() + work.batches.sum())
-        scan = None
+        tail_atomics = work.batches
+        requests = steps + work.batches
     elif mode == "prefix":
         warps_per_block = max(1, block_size // device.warp_size)
         block_scan = costs.scan + 2 * costs.barrier + int(np.log2(warps_per_block))
         instructions = costs.push_store * steps + block_scan
-        blocks = -(-items.size // warps_per_block)
         sectors = stores + 1
-        round_trips = np.full(items.size, 2, dtype=np.int64)
+        round_trips = 2
         tail_atomics = 0
-        requests = int(steps.sum()) + 2 * items.size
-        scan = scan_launch(blocks, device, costs, words_per_sector, hit_rate)
+        requests = steps + 2
     else:
         raise ValueError(f"unknown push mode {mode!r}")
     def per_unit(values, dtype):
@@ -118,10 +121,18 @@ def push_cost(
         per_unit(instructions, np.float64),
         per_unit(sectors, np.int64),
         per_unit(round_trips, np.int64),
-        tail_atomics,
-        requests,
-        scan,
+        per_unit(tail_atomics, np.int64),
+        per_unit(requests, np.int64),
     )
+
+
+def prefix_scan_launch(units: int, device: Device, costs: InstructionCosts, *,
+                       block_size: int, words_per_sector: int,
+                       hit_rate: float = 0.0) -> LaunchCost:
+    """The scan launch a prefix push needs after a launch of ``units`` warp units: one
+    counter per block."""
+    warps_per_block = max(1, block_size // device.warp_size)
+    return scan_launch(-(-units // warps_per_block), device, costs, words_per_sector, hit_rate)
 
 
 def scan_launch(

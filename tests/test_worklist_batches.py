@@ -1,0 +1,171 @@
+"""Worklist launches costed in batches, their pushes worked out launch by launch, give the
+figures of costing each launch as it comes: the pushes, every counter, the time and the
+bounds; and the sorts and joins they rest on agree with their definitions."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from simulator import driver
+from simulator import engine
+from simulator import functional_run
+from simulator import get_device
+from simulator import load_graph
+from simulator import simulate
+from simulator.layout import task_layout
+from simulator.layout import worklist_layouts
+from simulator.result import METRICS
+from simulator.sorted_runs import lexicographic_order
+from simulator.sorted_runs import stable_order
+from simulator.strategy import Strategy
+from simulator.timing import UnitWork
+from simulator.timing import kernel_cycles
+from simulator.timing import kernels_cycles
+from simulator.timing import schedule_slots
+
+
+def _same_cost(together, alone):
+    for field in dataclasses.fields(together):
+        if field.name == "pushed":
+            assert np.array_equal(together.pushed, alone.pushed)
+        else:
+            assert np.allclose(getattr(together, field.name), getattr(alone, field.name),
+                               rtol=1e-12, atol=0), field.name
+
+
+@pytest.mark.parametrize("text", [
+    "mapping=thread,driven=data",
+    "mapping=vwarp,w=8,driven=data,push=chunked",
+    "mapping=vwarp,w=4,chunk=3,driven=data,push=prefix,variable_grid=false",
+    "mapping=vwarp,w=8,chunk=16,distribution=dynamic,driven=data",
+    "mapping=wer+,chunk=2,driven=data",
+    "mapping=thread,defer_threshold=3,driven=data",
+    "mapping=thread,donate_threshold=1,block_size=64,driven=data,push=chunked",
+])
+def test_worklist_launches_costed_together_equal_one_by_one(text):
+    """A BFS's chain of worklist launches: each launch's pushes worked out ahead
+    (``launch_pushes``) are the items ``vertex_kernel`` finds it pushed, and
+    ``worklist_kernels`` over the chain gives each launch's ``vertex_kernel`` cost."""
+    graph = load_graph("rmat:scale=9,ef=6,seed=4")
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+    worklist = driver.initial_worklist(fr)
+    launches, pushes, alone = [], [], []
+    for work in fr.iterations:
+        launch = engine.Launch(work.active, work.writes, slots=worklist, lookup="worklist",
+                               push=strategy.push, grid_stride=not strategy.variable_grid)
+        cost = engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
+                                    hit_rate=0.25)
+        ahead = engine.launch_pushes(graph.indptr, graph.indices, launch, strategy, device)
+        assert np.array_equal(ahead.items, cost.pushed)
+        launches.append(launch)
+        pushes.append(ahead)
+        alone.append(cost)
+        worklist = ahead.items
+    assert len(launches) > 3 and worklist.size == 0
+    together = engine.worklist_kernels(graph.indptr, graph.indices, launches, pushes,
+                                       strategy, device, hit_rate=0.25)
+    for cost, one in zip(together, alone, strict=True):
+        _same_cost(cost, one)
+
+
+@pytest.mark.parametrize("batch_slots", [64, 1 << 15])
+@pytest.mark.parametrize(("algorithm", "text"), [
+    ("bfs", "mapping=vwarp,w=8,driven=data,push=chunked"),
+    ("bfs", "driven=temporal,switch_to_topology=0.1"),
+    ("bfs", "mapping=adaptive,driven=data"),
+    ("bfs", "driven=spatial,partition=16"),
+    ("bfs", "mapping=thread,defer_threshold=3,driven=data"),
+    ("sssp", "mapping=thread,driven=data"),
+    ("sssp", "driven=temporal,switch_to_topology=0.05,switch_to_data=0.01"),
+    ("cc", "mapping=vwarp,w=4,driven=spatial,partition=4,push=prefix"),
+    ("pagerank", "mapping=vwarp,w=2,driven=data"),
+])
+def test_runs_of_worklist_launches_match_launches_alone(monkeypatch, batch_slots, algorithm,
+                                                        text):
+    """Whole runs with their small worklist launches costed in batches (many small batches,
+    launches too big for one costed as they come, or few big ones) and each as it comes
+    (``driver._BATCH_SLOTS = 0``): the same figures, per iteration too."""
+    graph = load_graph("road:rows=40,cols=40,seed=1,weights=random")
+    fr = functional_run(graph, algorithm)
+    monkeypatch.setattr(driver, "_BATCH_SLOTS", batch_slots)
+    together = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
+    monkeypatch.setattr(driver, "_BATCH_SLOTS", 0)
+    alone = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
+    assert together.launches > 10
+    for name in METRICS:
+        assert getattr(together, name) == pytest.approx(getattr(alone, name), rel=1e-12), name
+    assert np.allclose(together.trace["time_us"], alone.trace["time_us"], rtol=1e-12, atol=0)
+    assert list(together.trace["form"]) == list(alone.trace["form"])
+
+
+@pytest.mark.parametrize("text", ["mapping=thread", "mapping=vwarp,w=8,block_size=512",
+                                  "mapping=vwarp,w=4,chunk=2,distribution=dynamic",
+                                  "mapping=vwarp,w=8,variable_grid=false,driven=data"])
+def test_launches_timed_together_as_alone(text):
+    """``kernels_cycles`` over launches laid one after another gives each one's
+    ``kernel_cycles``: launches of one unit, of a short last block, of more schedule items
+    than slots (timed alone), and with a fixed grid."""
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+    slots, per_item = schedule_slots(strategy, device)
+    rng = np.random.default_rng(3)
+    sizes = np.array([1, per_item + 3, 200 * per_item + 1, slots * per_item + 7, 2])
+    units = int(sizes.sum())
+    work = UnitWork(rng.integers(0, 50, units).astype(np.float64),
+                    rng.integers(0, 400, units).astype(np.float64),
+                    rng.integers(0, 90, units).astype(np.float64),
+                    rng.integers(2, 60, units))
+    segments = np.cumsum(sizes) - sizes
+    atomics = rng.integers(0, 500, sizes.size)
+    grid_stride = strategy.variable_grid is False
+    together = kernels_cycles(work, segments, strategy, device, atomics, True,
+                              grid_stride=grid_stride, check=2, hit_rate=0.3)
+    for i, (start, size) in enumerate(zip(segments.tolist(), sizes.tolist(), strict=True)):
+        alone = kernel_cycles(work.of_units(slice(start, start + size)), strategy, device,
+                              int(atomics[i]), True, grid_stride=grid_stride, check=2,
+                              hit_rate=0.3)
+        assert together[i][0] == pytest.approx(alone[0], rel=1e-12)
+        assert np.allclose(together[i][1], alone[1], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("text", ["mapping=thread", "mapping=thread,chunk=1",
+                                  "mapping=vwarp,w=4,chunk=8", "mapping=vwarp,w=8",
+                                  "mapping=vwarp,w=2,chunk=3", "mapping=wer+,chunk=4"])
+def test_worklists_laid_out_together_as_alone(text):
+    """``worklist_layouts`` of several worklists is each one's ``task_layout``, unit after
+    unit, with each one's requests; without the entries, the placement alone."""
+    strategy = Strategy.parse(text.replace(",chunk=1", ""))
+    device = get_device("h100")
+    rng = np.random.default_rng(7)
+    sizes = np.array([5, 1, 33, 100, 700, 7, 64])
+    entries = [rng.integers(0, 5000, size) for size in sizes]
+    joined = worklist_layouts(sizes, strategy, device, np.concatenate(entries))
+    alone = [task_layout(int(size), strategy, device, slots)
+             for size, slots in zip(sizes, entries, strict=True)]
+    for name in ("real_positions", "static_sectors", "real_tasks"):
+        assert np.array_equal(getattr(joined, name),
+                              np.concatenate([getattr(layout, name) for layout in alone])), name
+    assert joined.static_requests.tolist() == [layout.static_requests for layout in alone]
+    placement = worklist_layouts(sizes, strategy, device, None)
+    assert placement.units == joined.units == sum(layout.units for layout in alone)
+    assert np.array_equal(placement.real_tasks, joined.real_tasks)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 100, 5000])
+@pytest.mark.parametrize("high", [1, 3, 1 << 20, 1 << 40, 1 << 62])
+def test_stable_order_is_numpys_stable_argsort(size, high):
+    """Packed or (keys too wide to pack with their indices) by numpy's stable argsort."""
+    keys = np.random.default_rng(size + high.bit_length()).integers(0, high, size)
+    assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
+
+
+@pytest.mark.parametrize("highs", [(4, 50, 1 << 32), (1 << 30, 1 << 30, 1 << 10), (3,),
+                                   (1, 5, 1), (1 << 40, 1 << 30)])
+def test_lexicographic_order_is_numpys_lexsort(highs):
+    """Ties on every column but the last, and columns too wide to pack (numpy's lexsort)."""
+    rng = np.random.default_rng(len(highs))
+    columns = [rng.integers(0, high, 3000) for high in highs]
+    assert np.array_equal(lexicographic_order(columns), np.lexsort(columns[::-1]))
