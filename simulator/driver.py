@@ -43,7 +43,7 @@ HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
 _BATCH_ACTIVE = 1 << 14
 # Worklist launches of one strategy holding up to this many slots in all are costed together
 # (``engine.worklist_kernels``) once their pushes are known; 0 costs each as it comes.
-_BATCH_SLOTS = 1 << 15
+_BATCH_SLOTS = 1 << 17
 
 
 @dataclass

@@ -562,8 +562,9 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     else:
         lanes = racing_stores(group[store_lanes], neighbours[store_lanes], store_lanes)
     lane_group = group[lanes]
-    edge_end = np.cumsum(degree)
-    thread = expanding_slots[np.searchsorted(edge_end, lanes, side="right")]
+    thread = None
+    if not warp_batches:  # each pushing lane's thread (slot)
+        thread = expanding_slots[np.searchsorted(np.cumsum(degree), lanes, side="right")]
     push_unit = unit_of_step[lane_group]
     work = push_work(push_unit, lane_group, thread, flag_unit, layout.units, warp_batches)
     items = neighbours[lanes].astype(np.int64)
@@ -646,8 +647,8 @@ class _SlotView:
         these are all.
     segments: where each sweep's units start, when the view holds several sweeps (each one
         holds a unit at least).
-    slot_vertex: every slot's vertex (padded), for a launch that pushes its own slots; None
-        in a sweep's view.
+    slot_vertex: every slot's vertex (padded) where the launch pushes its own slots, else
+        None.
     """
 
     layout: TaskLayout
@@ -663,15 +664,17 @@ class _SlotView:
 def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: int):
     """Every slot of the launch (a sweep's: O(vertices) per launch; a worklist's: O(slots))."""
     n = indptr.size - 1
-    slot_vertex = np.zeros(layout.units * layout.per_unit, dtype=np.int64)
-    slot_vertex[:n_slots] = np.arange(n) if launch.slots is None else launch.slots
+    slots = np.arange(n) if launch.slots is None else launch.slots.astype(np.int64, copy=False)
     if launch.lookup == "worklist":  # every entry is active
-        active_slots = np.arange(n_slots)
+        active_slots, vertex = np.arange(n_slots), slots
     else:
-        active_slots = np.flatnonzero(_members(slot_vertex[:n_slots],
-                                               np.asarray(launch.active), n))
-    vertex = slot_vertex[active_slots]
+        active_slots = np.flatnonzero(_members(slots, np.asarray(launch.active), n))
+        vertex = slots[active_slots]
     degree = (indptr[vertex + 1] - indptr[vertex]).astype(np.int64, copy=False)
+    slot_vertex = None
+    if launch.pushes == "self":
+        slot_vertex = np.zeros(layout.units * layout.per_unit, dtype=np.int64)
+        slot_vertex[:n_slots] = slots
     return _SlotView(layout, active_slots, vertex, degree, n_slots, slot_vertex=slot_vertex)
 
 

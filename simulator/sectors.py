@@ -13,6 +13,12 @@ WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit o
 # flags over the unit's key range (fewer passes over the keys); below, by compressing the
 # distinct keys and counting their units (fewer calls).
 _RANGE_COUNT_FROM = 1 << 16
+# From this many elements distinct_sectors sorts its keys by the stable (run-merging) sort: a
+# big launch's keys come as long ascending runs, which it merges several times faster than
+# numpy's vectorised sort sorts them; a small launch's (a worklist's scattered slots, a
+# thread's few edges) as short runs, where the vectorised sort is the faster (measured on
+# USA-road-FLA's and rmat:scale=20's launches).
+_STABLE_SORT_FROM = 1 << 19
 
 
 def distinct_sectors(
@@ -23,8 +29,7 @@ def distinct_sectors(
 
     ``group`` numbers warp steps globally; ``unit_of_group`` maps a step to its warp unit (a
     nondecreasing array, or an int g meaning unit = step // g), so that each unit's keys are
-    one range of the sorted keys. Elements arrive as a few ascending runs per unit, which the
-    stable (run-merging) sort handles fast. Counts run up to the last unit with a step.
+    one range of the sorted keys. Counts run up to the last unit with a step.
     ``unit_sizes``, the number of elements of each unit where the caller knows it, spares a
     search of the sorted keys for where each unit's range starts.
     """
@@ -33,7 +38,7 @@ def distinct_sectors(
     bits = int(sector.max()).bit_length()
     keys = group << bits
     keys |= sector
-    keys.sort(kind="stable")
+    keys.sort(kind="stable" if keys.size >= _STABLE_SORT_FROM else None)
     first = np.empty(keys.size, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])

@@ -50,13 +50,14 @@ class PushCost:
 def push_work(
     push_unit: np.ndarray,
     push_step: np.ndarray,
-    push_thread: np.ndarray,
+    push_thread: np.ndarray | None,
     flag_unit: np.ndarray,
     units: int,
     warp_batches: bool,
 ) -> PushWork:
     """Per-unit push counters from each pushed item's unit, warp step and thread (global ids),
-    and each flag atomic's unit. ``warp_batches``: a warp (not a thread) batches its items."""
+    and each flag atomic's unit. ``warp_batches``: a warp (not a thread) batches its items
+    (then ``push_thread`` is not needed)."""
     items = np.bincount(push_unit, minlength=units)
     steps = np.bincount(push_unit[first_of_each(push_step)], minlength=units)
     if warp_batches:
