@@ -50,7 +50,7 @@ _BATCH_SLOTS = 1 << 17
 class IterationCost:
     """One iteration's launches: their cost, the form that ran it and the W it used."""
 
-    cost: LaunchCost | _PendingCost
+    cost: LaunchCost | _PendingCost  # pending only until the run's launcher settles
     form: str
     w: int
 

@@ -137,6 +137,13 @@ several plain sweeps as one view of their active units, sweep after sweep, and s
 sums by sweep (``sparse_sweeps_cycles`` times them together but for each one's list
 schedule; with donation, the sweeps that donated apart from the others, as their clean units
 pay the barrier): the same figures as one by one.
+
+Worklist launches in batches. A worklist launch expands what the previous one pushed, so its
+pushes are worked out as it comes (``launch_pushes``: its view, lanes, storing lanes and
+pushes, a worklist's layout placed without its reads) and its cost later, with other small
+launches' (``worklist_kernels``: one view of their units, each launch's layout its own, its
+sums from its own units; ``timing.kernels_cycles`` times together the launches whose
+schedule items all start at once): the same figures as one by one.
 """
 
 from __future__ import annotations
