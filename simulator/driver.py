@@ -41,9 +41,12 @@ HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
 # Consecutive plain sweeps of one strategy holding up to this many active vertices in all are
 # costed together (``engine.sweep_kernels``); 0 costs each on its own.
 _BATCH_ACTIVE = 1 << 14
-# Worklist launches of one strategy holding up to this many slots in all are costed together
-# (``engine.worklist_kernels``) once their pushes are known; 0 costs each as it comes.
+# Worklist launches of one strategy holding up to this many slots and expanding up to this
+# many edges in all are costed together (``engine.worklist_kernels``) once their pushes are
+# known (which lays their lanes out twice: worth it only where numpy's fixed cost per call
+# outweighs the work); 0 slots costs each as it comes.
 _BATCH_SLOTS = 1 << 17
+_BATCH_EDGES = 1 << 17
 
 
 @dataclass
@@ -125,7 +128,7 @@ class _Launcher:
             self.degree.size and self.degree.max() > threshold
         )
         self.pending: list[IterationCost] = []
-        self.pending_slots = 0
+        self.pending_slots = self.pending_edges = 0
 
     def strategy_for(self, active: np.ndarray) -> Strategy:
         if self.strategy.mapping != "adaptive":
@@ -167,7 +170,8 @@ class _Launcher:
         """A launch that builds a worklist: its cost, or a small one's cost to come (costed
         with others by ``settle``), and the items it pushed."""
         if not (_BATCH_SLOTS and batches_worklists(launch)
-                and launch.slots.size <= _BATCH_SLOTS):
+                and launch.slots.size <= _BATCH_SLOTS
+                and int(self.degree[launch.slots].sum()) <= _BATCH_EDGES):
             cost = self.launch(launch, strategy)
             return cost, cost.pushed
         pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device)
@@ -175,18 +179,20 @@ class _Launcher:
 
     def iteration(self, cost: LaunchCost | _PendingCost, form: str, w: int) -> IterationCost:
         """An iteration's record; a pending cost is filled in by a later ``settle``, which
-        comes once enough slots are pending."""
+        comes once enough slots or edges are pending."""
         iteration = IterationCost(cost, form, w)
         if isinstance(cost, _PendingCost):
             self.pending.append(iteration)
             self.pending_slots += cost.launch.slots.size
-            if self.pending_slots > _BATCH_SLOTS:
+            self.pending_edges += cost.pushes.edges
+            if self.pending_slots > _BATCH_SLOTS or self.pending_edges > _BATCH_EDGES:
                 self.settle()
         return iteration
 
     def settle(self) -> None:
         """Cost the pending worklist launches, runs of one strategy together."""
-        pending, self.pending, self.pending_slots = self.pending, [], 0
+        pending, self.pending = self.pending, []
+        self.pending_slots = self.pending_edges = 0
         start = 0
         while start < len(pending):
             s = pending[start].cost.strategy

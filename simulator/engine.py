@@ -476,13 +476,18 @@ def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step,
     threads' own edges so and the box's drain rounds by their runs), and redistribution
     over one chunk position by its steps' runs (each step pops consecutive table entries)."""
     w, k, c, units = layout.w, layout.k, layout.c, layout.units
+    ascending = k == 1 or bool((vertices[1:] > vertices[:-1]).all())
     if (edges.size >= _CLOSED_FORM_FROM and is_power_of_two(words)
-            and (k == 1 or bool((vertices[1:] > vertices[:-1]).all()))):
+            and (ascending or (lanes.kept is None and not strategy.redistributes))):
         if not strategy.redistributes:
+            slots = expanding_slots
+            if not ascending:  # a worklist's vertices, in any order and some twice
+                slots, vertices = _lockstep_in_vertex_order(expanding_slots, vertices,
+                                                            layout)
             start = indptr[vertices].astype(np.int64)
             end = (start + lanes.kept if lanes.kept is not None
                    else indptr[vertices + 1].astype(np.int64))
-            counts = lockstep_list_sectors(start, end, expanding_slots, w=w, k=k, c=c,
+            counts = lockstep_list_sectors(start, end, slots, w=w, k=k, c=c,
                                            units=units, words_per_sector=words)
             if lanes.given is not None:
                 counts += run_sectors(lanes.group[lanes.given], edges[lanes.given],
@@ -493,6 +498,28 @@ def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step,
                                units=units)
     return unit_transactions(lanes.group, edges, unit_of_step, words_per_sector=words,
                              units=units, unit_sizes=unit_edges)
+
+
+def _lockstep_in_vertex_order(slots: np.ndarray, vertices: np.ndarray, layout: TaskLayout):
+    """Slots and vertices that read, step by step, the sectors the given ones read, each
+    (unit, position)'s vertices ascending along its virtual warps and each once: the K
+    virtual warps of a position read their vertices' j-th W edges in step j whatever their
+    order, and a vertex's copies read the same sectors (``lockstep_list_sectors`` wants
+    ascending, distinct vertices)."""
+    c, per_unit = layout.c, layout.per_unit
+    position = (slots // per_unit) * c + slots % c
+    key = position << np.int64(int(vertices.max(initial=0)).bit_length())
+    key |= vertices
+    order = stable_order(key)
+    key = key[order]
+    kept = run_starts(key)
+    order, position = order[kept], position[order[kept]]
+    # each vertex's rank among its position's, as its virtual warp
+    new_position = run_starts(position)
+    first = np.maximum.accumulate(np.where(new_position, np.arange(position.size), 0))
+    rank = np.arange(position.size) - first
+    new_slots = (position // c) * per_unit + rank * c + position % c
+    return new_slots, vertices[order]
 
 
 def _run_steps(indptr: np.ndarray, vertices: np.ndarray, width: int, words: int):

@@ -198,7 +198,10 @@ def test_lockstep_list_sectors_hand_count():
                                   "mapping=wer", "mapping=wer+", "mapping=wer+,chunk=4",
                                   "mapping=vwarp,w=16,chunk=2,distribution=dynamic",
                                   "driven=spatial,partition=4",
-                                  "driven=temporal,switch_to_topology=0.1", "mapping=adaptive"])
+                                  "driven=temporal,switch_to_topology=0.1", "mapping=adaptive",
+                                  "mapping=vwarp,w=8,driven=data,push=chunked",
+                                  "mapping=vwarp,w=4,chunk=3,driven=data",
+                                  "mapping=thread,driven=data,push=atomic"])
 def test_closed_form_list_reads_match_the_key_sort(monkeypatch, text):
     """The edge-list reads counted per vertex in closed form (a donation box's drain rounds
     and redistributed steps by their runs) give every figure that the sort of all lanes'

@@ -71,7 +71,8 @@ def test_worklist_launches_costed_together_equal_one_by_one(text):
         _same_cost(cost, one)
 
 
-@pytest.mark.parametrize("batch_slots", [64, 1 << 15])
+@pytest.mark.parametrize(("batch_slots", "batch_edges"), [(64, 1 << 17), (1 << 15, 1 << 17),
+                                                          (1 << 15, 200)])
 @pytest.mark.parametrize(("algorithm", "text"), [
     ("bfs", "mapping=vwarp,w=8,driven=data,push=chunked"),
     ("bfs", "driven=temporal,switch_to_topology=0.1"),
@@ -83,14 +84,15 @@ def test_worklist_launches_costed_together_equal_one_by_one(text):
     ("cc", "mapping=vwarp,w=4,driven=spatial,partition=4,push=prefix"),
     ("pagerank", "mapping=vwarp,w=2,driven=data"),
 ])
-def test_runs_of_worklist_launches_match_launches_alone(monkeypatch, batch_slots, algorithm,
-                                                        text):
+def test_runs_of_worklist_launches_match_launches_alone(monkeypatch, batch_slots, batch_edges,
+                                                        algorithm, text):
     """Whole runs with their small worklist launches costed in batches (many small batches,
-    launches too big for one costed as they come, or few big ones) and each as it comes
-    (``driver._BATCH_SLOTS = 0``): the same figures, per iteration too."""
+    launches with too many slots or edges for one costed as they come, or few big ones) and
+    each as it comes (``driver._BATCH_SLOTS = 0``): the same figures, per iteration too."""
     graph = load_graph("road:rows=40,cols=40,seed=1,weights=random")
     fr = functional_run(graph, algorithm)
     monkeypatch.setattr(driver, "_BATCH_SLOTS", batch_slots)
+    monkeypatch.setattr(driver, "_BATCH_EDGES", batch_edges)
     together = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
     monkeypatch.setattr(driver, "_BATCH_SLOTS", 0)
     alone = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
