@@ -204,6 +204,9 @@ _SPARSE_SWEEPS = True
 # From this many expanded edges, a launch counts its edge-list reads without the key sort where
 # its layout allows (``_list_sectors``); below, the few calls of a small key sort cost less.
 _CLOSED_FORM_FROM = 1 << 14
+# The same for launches whose vertices do not ascend (a worklist's, runs of sweeps), which
+# first put each step's vertices in order: below this, the key sort costs less.
+_UNORDERED_CLOSED_FORM_FROM = 1 << 18
 
 
 def _position_of(slots: np.ndarray, per_unit: int, c: int) -> np.ndarray:
@@ -478,7 +481,8 @@ def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step,
     w, k, c, units = layout.w, layout.k, layout.c, layout.units
     ascending = k == 1 or bool((vertices[1:] > vertices[:-1]).all())
     if (edges.size >= _CLOSED_FORM_FROM and is_power_of_two(words)
-            and (ascending or (lanes.kept is None and not strategy.redistributes))):
+            and (ascending or (edges.size >= _UNORDERED_CLOSED_FORM_FROM
+                               and lanes.kept is None and not strategy.redistributes))):
         if not strategy.redistributes:
             slots = expanding_slots
             if not ascending:  # a worklist's vertices, in any order and some twice

@@ -204,12 +204,13 @@ def test_lockstep_list_sectors_hand_count():
                                   "mapping=thread,driven=data,push=atomic"])
 def test_closed_form_list_reads_match_the_key_sort(monkeypatch, text):
     """The edge-list reads counted per vertex in closed form (a donation box's drain rounds
-    and redistributed steps by their runs) give every figure that the sort of all lanes'
-    keys gives."""
+    and redistributed steps by their runs, a worklist's vertices put in order step by step,
+    copies dropped) give every figure that the sort of all lanes' keys gives."""
     graph = skewed_graph(600, 9000, 11, weights=True)
     results = {}
     for threshold in (0, 1 << 62):
         monkeypatch.setattr(engine, "_CLOSED_FORM_FROM", threshold)
+        monkeypatch.setattr(engine, "_UNORDERED_CLOSED_FORM_FROM", threshold)
         for algorithm in ("bfs", "sssp"):
             r = simulate(graph, algorithm, text, "h100")
             results[threshold, algorithm] = (r.to_dict(), r.bounds)
