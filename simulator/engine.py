@@ -705,6 +705,12 @@ def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: 
     slots = np.arange(n) if launch.slots is None else launch.slots.astype(np.int64, copy=False)
     if launch.lookup == "worklist":  # every entry is active
         active_slots, vertex = np.arange(n_slots), slots
+    elif (launch.slots is not None and n_slots
+          and bool((slots[1:] > slots[:-1]).all())):  # a spatial launch's: find the active
+        active = np.asarray(launch.active)
+        at = np.minimum(slots.searchsorted(active), n_slots - 1)
+        active_slots = at[slots[at] == active]
+        vertex = slots[active_slots]
     else:
         active_slots = np.flatnonzero(_members(slots, np.asarray(launch.active), n))
         vertex = slots[active_slots]
