@@ -113,3 +113,32 @@ def test_without_address_a_running_cluster_is_not_borrowed(monkeypatch):
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+def _prepared(tag):
+    return (f"graph {tag}", f"runs {tag}", "meta")
+
+
+def test_a_shared_object_that_cannot_be_fetched_is_computed_again(monkeypatch):
+    """A worker waiting for a shared object longer than ``RESOLVE_TIMEOUT_S`` (one lost with
+    its node, say) computes it itself from its ``Rebuild``, and keeps it for the next call;
+    the object itself is still not ready."""
+    import time
+
+    from tuner import executor as executor_module
+    from tuner.executor import Rebuild
+    from tuner.executor import Shared
+
+    @ray.remote(num_cpus=0)
+    def never_ready():
+        time.sleep(3600)
+
+    ref = never_ready.remote()
+    monkeypatch.setattr(executor_module, "RESOLVE_TIMEOUT_S", 0.5)
+    start = time.monotonic()
+    value = executor_module._resolve(Shared(ref, Rebuild(_prepared, ("x",), 1)))
+    assert value == "runs x" and time.monotonic() - start < 30
+    assert executor_module._resolve(Shared(ref, Rebuild(_prepared, ("y",), 1))) == "runs x"
+    with pytest.raises(ray.exceptions.GetTimeoutError):  # no rebuild: Ray's own wait
+        ray.get(ref, timeout=0.5)
+    ray.cancel(ref, force=True)

@@ -56,8 +56,9 @@ class Executor(abc.ABC):
         """The call's value; raises if the call (or its worker) failed."""
 
     @abc.abstractmethod
-    def share(self, future: Future) -> Any:
-        """An argument for later calls that refers to ``future``'s value without fetching it."""
+    def share(self, future: Future, rebuild: Rebuild | None = None) -> Any:
+        """An argument for later calls that refers to ``future``'s value without fetching it;
+        ``rebuild``, a call that computes the value again where it cannot be fetched."""
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release workers and cancel what is still running."""
@@ -94,16 +95,33 @@ class InlineExecutor(Executor):
             raise future.error
         return future.value
 
-    def share(self, future: Future) -> Any:
+    def share(self, future: Future, rebuild: Rebuild | None = None) -> Any:
         """The value itself."""
         return self.result(future)
 
 
 @dataclass(frozen=True)
+class Rebuild:
+    """How to compute a shared value again: return ``index`` of ``fn(*args)``."""
+
+    fn: Callable[..., Any]
+    args: tuple
+    index: int
+
+
+@dataclass(frozen=True)
 class Shared:
-    """A reference to an object in Ray's store, resolved (and cached) by the worker."""
+    """A reference to an object in Ray's store, resolved (and cached) by the worker, and how
+    to compute it again where the store cannot give it (``rebuild``)."""
 
     ref: Any
+    rebuild: Rebuild | None = None
+
+
+# How long a worker waits for a shared object before computing it again itself (where it
+# can): an object lost with its node is re-created by Ray from its lineage, but a worker was
+# seen waiting for one for good after a node left (tests/test_cluster_multinode.py).
+RESOLVE_TIMEOUT_S = 30.0
 
 
 # Prepared graphs and functional runs a worker keeps resolved, most recently used first. A
@@ -124,7 +142,17 @@ def _resolve(arg: Any) -> Any:
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    value = ray.get(arg.ref)
+    if arg.rebuild is None:
+        value = ray.get(arg.ref)
+    else:
+        try:
+            value = ray.get(arg.ref, timeout=RESOLVE_TIMEOUT_S)
+        except (ray.exceptions.GetTimeoutError, ray.exceptions.ObjectLostError) as exc:
+            logging.getLogger(__name__).warning(
+                "shared object %s not fetched (%s); computing it here", key[:16],
+                type(exc).__name__)
+            rebuild = arg.rebuild
+            value = rebuild.fn(*rebuild.args)[rebuild.index]
     _CACHE[key] = value
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -221,9 +249,10 @@ class RayExecutor(Executor):
         """``ray.get``; task and worker failures raise."""
         return self._ray.get(future.ref)
 
-    def share(self, future: Future) -> Any:
-        """The object ref, wrapped so workers cache the resolved value."""
-        return Shared(future.ref)
+    def share(self, future: Future, rebuild: Rebuild | None = None) -> Any:
+        """The object ref, wrapped so workers cache the resolved value (or compute it again
+        with ``rebuild`` where it cannot be fetched)."""
+        return Shared(future.ref, rebuild)
 
     def put(self, value: Any) -> Shared:
         """Put a driver-side object into the store once."""

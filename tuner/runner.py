@@ -25,6 +25,7 @@ from tuner.evaluate import SimulatorBackend
 from tuner.evaluate import graph_id
 from tuner.executor import Executor
 from tuner.executor import Future
+from tuner.executor import Rebuild
 from tuner.location import Location
 from tuner.progress import Progress
 from tuner.records import TrialRecord
@@ -44,6 +45,7 @@ class Prep:
     """A prepared (graph, algorithm, sources): futures, then shared handles and metadata."""
 
     futures: list[Future]
+    rebuild: tuple = ()  # the prepare call: (fn, args)
     meta: GraphMeta | None = None
     graph: Any = None
     runs: Any = None
@@ -207,10 +209,10 @@ class Runner:
         prep = self._preps.get(key)
         if prep is None:
             want_features = True
-            futures = self.executor.call(self.backend.prepare, run.spec.graph, run.spec.algorithm,
-                                         run.spec.n_sources(), run.spec.seed, want_features,
-                                         num_returns=3)
-            prep = Prep(futures)
+            args = (run.spec.graph, run.spec.algorithm, run.spec.n_sources(), run.spec.seed,
+                    want_features)
+            futures = self.executor.call(self.backend.prepare, *args, num_returns=3)
+            prep = Prep(futures, (self.backend.prepare, args))
             self.stats.prepares += 1
             self._preps[key] = prep
             self._inflight[futures[2]] = ("prep", prep)
@@ -265,8 +267,9 @@ class Runner:
             content = prep.users[0].spec.graph_content
             meta = dataclasses.replace(meta, graph_id=graph_id(meta.spec, content))
         prep.meta = meta
-        prep.graph = self.executor.share(graph_f)
-        prep.runs = self.executor.share(runs_f)
+        fn, args = prep.rebuild
+        prep.graph = self.executor.share(graph_f, Rebuild(fn, args, 0))
+        prep.runs = self.executor.share(runs_f, Rebuild(fn, args, 1))
         self.store.add_graph(graph_row(meta))
         for run in prep.users:
             run.set_prepared(meta)
