@@ -146,13 +146,6 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
 def _real_tasks(sizes: np.ndarray, per_unit: int) -> np.ndarray:
     """Per unit of listings of ``sizes`` slots laid one after another (each from a unit of
     its own): its slots that hold a task."""
-    if sizes.size == 1:  # a launch's own (the common call: fewer numpy calls)
-        n = int(sizes[0])
-        units = ceil_div(n, per_unit)
-        real_tasks = np.full(units, per_unit, dtype=np.int64)
-        if units:
-            real_tasks[-1] = n - (units - 1) * per_unit
-        return real_tasks
     units_of = ceil_div(sizes, per_unit)
     real_tasks = np.full(int(units_of.sum()), per_unit, dtype=np.int64)
     held = units_of > 0
