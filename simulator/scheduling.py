@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.sorted_runs import run_starts
+from simulator.sorted_runs import stable_order
+
 
 def list_schedule(durations: np.ndarray, slots: int) -> tuple[np.ndarray, np.ndarray]:
     """Greedy list scheduling of items, in order, onto ``slots`` identical slots.
@@ -105,6 +108,85 @@ def list_schedule_sparse(
         owner[in_full:] = finish_order(finish)[:rest]
         finish[owner[in_full:]] += durations[in_full:]
     return owner, finish, placed
+
+
+def whole_cycle_schedules(
+    items: int, slots: int, base: float, sweep: np.ndarray, listed: np.ndarray,
+    durations: np.ndarray, last: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``list_schedule_sparse`` of several schedules at once (one per row of ``last``): each
+    of ``items`` items on ``slots`` slots, all lasting ``base`` except its ``listed`` items
+    of the full rounds (by ``sweep``, then ascending; with their ``durations``) and its last,
+    partial round's (``last``: every such item's duration). The listed items' slots, every
+    last-round item's and every slot's finish times (rows of ``last`` x slots), as
+    ``list_schedule`` gives them; None unless every duration is a whole number of cycles and
+    no listed item is faster than ``base`` (``list_schedule_sparse`` does those one by one).
+
+    In such rounds a slot that took a slower item stays behind the idle ones, so a round
+    hands its items to the idle slots by index, then to the busy ones by finish time: the
+    schedules advance together, each by its next round holding a listed item."""
+    base = float(base)
+    excess = durations - base
+    if not base.is_integer() or (excess < 0).any() or (np.floor(durations) != durations).any():
+        return None
+    schedules = last.shape[0]
+    full = items // slots
+    rounds = listed // slots
+    position = listed - rounds * slots
+    # each listed item's round among its schedule's rounds holding one
+    group = np.cumsum(run_starts(sweep * (full + 1) + rounds)) - 1
+    first_group = np.zeros(listed.size, dtype=np.int64)
+    starts = run_starts(sweep)
+    first_group[starts] = group[starts]
+    step = group - np.maximum.accumulate(first_group)
+    order = stable_order(step)
+    bounds = np.append(0, np.cumsum(np.bincount(step))).tolist()
+    sweep, position, gain = sweep[order], position[order], excess[order].astype(np.int64) * slots
+    # a step's schedules, and each item's among them
+    new_schedule = run_starts(step[order] * last.shape[0] + sweep)
+    schedule_count = np.cumsum(new_schedule)
+    # each slot's finish time less base a round, as whole cycles, packed with its index:
+    # the order a round hands items out in, idle slots (keys below slots) first
+    keys = np.tile(np.arange(slots, dtype=np.int64), (schedules, 1))
+    idle = np.full(schedules, slots)
+    owner = np.empty(listed.size, dtype=np.int64)
+    row_offsets = np.arange(schedules) * (slots + 1)
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        schedule, wanted, more = sweep[a:b], position[a:b], gain[a:b]
+        rows = schedule[new_schedule[a:b]]
+        row = schedule_count[a:b] - schedule_count[a]
+        held = keys[rows]
+        if (wanted < idle[schedule]).all():  # the wanted-th idle slot, by index
+            idle_before = (held < slots).cumsum(axis=1)
+            idle_before += row_offsets[: rows.size, None]
+            slot = (np.searchsorted(idle_before.ravel(), row_offsets[row] + wanted + 1)
+                    - row * slots)
+        else:
+            held.sort(axis=1)
+            slot = held[row, wanted] % slots
+        owner[a:b] = slot
+        idle -= np.bincount(schedule[(keys[schedule, slot] < slots) & (more > 0)],
+                            minlength=schedules)
+        keys[schedule, slot] += more
+    owner[order] = owner.copy()
+    # the last round: slots with no slower item keep their order by index
+    rest = last.shape[1]
+    finish = np.full((schedules, slots), full * base)
+    last_owner = np.tile(np.arange(rest), (schedules, 1))
+    finish[:, :rest] += last
+    busy = np.flatnonzero(idle < slots)
+    if busy.size:
+        keys = keys[busy]
+        finish[busy] = keys // slots + full * base
+        if (idle[busy] >= rest).all():
+            idle_slots = keys < slots
+            mine = (idle_slots & (idle_slots.cumsum(axis=1) <= rest)).nonzero()[1]
+            last_owner[busy] = mine.reshape(busy.size, rest)
+        else:
+            keys.sort(axis=1)
+            last_owner[busy] = keys[:, :rest] % slots
+        finish[busy[:, None], last_owner[busy]] += last[busy]
+    return owner, last_owner, finish
 
 
 def finish_order(finish: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ from simulator.device import Device
 from simulator.layout import TaskLayout
 from simulator.scheduling import list_schedule
 from simulator.scheduling import list_schedule_sparse
+from simulator.scheduling import whole_cycle_schedules
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sorted_runs import distinct
@@ -537,33 +538,87 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
     items = clean.items.shape[1]
     full = items // slots
     last_start = full * slots  # the first item of the last, partial round
-    bounds = np.append(segments, dirty.size).tolist()
-    finish = np.empty((sweeps, slots))
+    bounds = np.append(segments, dirty.size)
+    sweep = np.repeat(np.arange(sweeps), np.diff(bounds))
     sm_sums = np.empty((sweeps, 3, sms))
     # the full rounds' clean items: each slot takes one a round
     sm_sums[:] = full * (slots // sms) * clean.items[1:, :1]
+    placed = None
+    if not clean.varying.size and clean.timed.size == items - last_start:
+        placed = _whole_cycle_sweeps(clean, dirty, sweep, rows[0], slots, sweeps)
+    if placed is None:
+        placed = _sweeps_one_by_one(clean, dirty, bounds.tolist(), rows[0], slots, sms,
+                                    sm_sums)
+    finish, last_owner, dirty_owner = placed
+    # the last round's clean items (with no full round before it, every sweep hands them to
+    # the slots in order), then the dirty items' work less their clean work counted above
+    last = clean.items[1:, last_start:]
+    if full == 0:
+        sm_sums += np.stack([np.bincount(last_owner[0] % sms, weights=row, minlength=sms)
+                             for row in last])
+    else:
+        _add_to_sms(sm_sums, np.repeat(np.arange(sweeps), items - last_start),
+                    last_owner.ravel(), np.tile(last, sweeps))
+    _add_to_sms(sm_sums, sweep, dirty_owner, rows[1:] - clean.items[1:, dirty])
+    return finish, sm_sums
+
+
+def _whole_cycle_sweeps(clean: CleanSweep, dirty: np.ndarray, sweep: np.ndarray,
+                        durations: np.ndarray, slots: int, sweeps: int
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The sweeps' schedules together (``whole_cycle_schedules``) where only the last
+    round's clean items are timed: every slot's finish time, the last round's items' slots
+    and the ``dirty`` items' (of ``sweep``, lasting ``durations``); None where that does not
+    apply."""
+    items = clean.items.shape[1]
+    last_start = items // slots * slots
+    in_full = dirty < last_start
+    in_last = ~in_full
+    last = np.tile(clean.items[0, last_start:], (sweeps, 1))
+    last[sweep[in_last], dirty[in_last] - last_start] = durations[in_last]
+    placed = whole_cycle_schedules(items, slots, clean.base, sweep[in_full], dirty[in_full],
+                                   durations[in_full], last)
+    if placed is None:
+        return None
+    owner, last_owner, finish = placed
+    dirty_owner = np.empty(dirty.size, dtype=np.int64)
+    dirty_owner[in_full] = owner
+    dirty_owner[in_last] = last_owner[sweep[in_last], dirty[in_last] - last_start]
+    return finish, last_owner, dirty_owner
+
+
+def _sweeps_one_by_one(clean: CleanSweep, dirty: np.ndarray, bounds: list[int],
+                       durations: np.ndarray, slots: int, sms: int, sm_sums: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_whole_cycle_sweeps`` one sweep at a time by ``list_schedule_sparse``, for any
+    durations; adds the varying rows' sums of the full rounds' clean items to ``sm_sums``."""
+    sweeps = len(bounds) - 1
+    items = clean.items.shape[1]
+    last_start = items // slots * slots
+    finish = np.empty((sweeps, slots))
     last_owner = np.empty((sweeps, items - last_start), dtype=np.int64)
     dirty_owner = np.empty(dirty.size, dtype=np.int64)
     for i in range(sweeps):
         lo, hi = bounds[i], bounds[i + 1]
-        mine, durations_now = dirty[lo:hi], rows[0, lo:hi]
+        mine, durations_now = dirty[lo:hi], durations[lo:hi]
         dirty_full = int(mine.searchsorted(last_start))  # dirty items of the full rounds
         # the schedule lists the items of other than the base duration (the clean sweep's
         # timed ones unless now dirty and base, the dirty ones unless base) and the last round
         if clean.timed.size == items - last_start:  # only the last round is timed
             unlike = durations_now[:dirty_full] != clean.base
             listed = np.concatenate([mine[:dirty_full][unlike], clean.timed])
-            durations = np.concatenate([durations_now[:dirty_full][unlike],
-                                        clean.items[0, last_start:]])
-            durations[unlike.sum() + mine[dirty_full:] - last_start] = durations_now[dirty_full:]
+            listed_durations = np.concatenate([durations_now[:dirty_full][unlike],
+                                               clean.items[0, last_start:]])
+            listed_durations[unlike.sum() + mine[dirty_full:] - last_start] = (
+                durations_now[dirty_full:])
         else:
             merged = distinct(np.concatenate([clean.timed, mine]))
-            durations = clean.items[0, merged]
-            durations[np.searchsorted(merged, mine)] = durations_now
-            keep = (durations != clean.base) | (merged >= last_start)
-            listed, durations = merged[keep], durations[keep]
+            listed_durations = clean.items[0, merged]
+            listed_durations[np.searchsorted(merged, mine)] = durations_now
+            keep = (listed_durations != clean.base) | (merged >= last_start)
+            listed, listed_durations = merged[keep], listed_durations[keep]
         owner, finish[i], placed = list_schedule_sparse(items, slots, clean.base, listed,
-                                                        durations,
+                                                        listed_durations,
                                                         every_order=bool(clean.varying.size))
         if clean.varying.size:
             sm_sums[i, clean.varying - 1] = placed.slot_sums(clean.prefix).reshape(
@@ -575,18 +630,7 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
         if unlisted.any():
             mine_owner[unlisted] = placed.owners(mine[unlisted])
         dirty_owner[lo:hi] = mine_owner
-    # the last round's clean items (with no full round before it, every sweep hands them to
-    # the slots in order), then the dirty items' work less their clean work counted above
-    last = clean.items[1:, last_start:]
-    if full == 0:
-        sm_sums += np.stack([np.bincount(last_owner[0] % sms, weights=row, minlength=sms)
-                             for row in last])
-    else:
-        _add_to_sms(sm_sums, np.repeat(np.arange(sweeps), items - last_start),
-                    last_owner.ravel(), np.tile(last, sweeps))
-    _add_to_sms(sm_sums, np.repeat(np.arange(sweeps), np.diff(bounds)), dirty_owner,
-                rows[1:] - clean.items[1:, dirty])
-    return finish, sm_sums
+    return finish, last_owner, dirty_owner
 
 
 def _add_to_sms(sm_sums: np.ndarray, sweep: np.ndarray, slot: np.ndarray,

@@ -19,6 +19,7 @@ from simulator.driver import iteration_costs
 from simulator.result import METRICS
 from simulator.scheduling import list_schedule
 from simulator.scheduling import list_schedule_sparse
+from simulator.scheduling import whole_cycle_schedules
 from simulator.strategy import Strategy
 
 GRAPHS = {
@@ -150,6 +151,46 @@ def test_sparse_schedule_equals_list_schedule():
             assert np.array_equal(owner[listed], sparse_owner)
             assert np.array_equal(finish, sparse_finish)
             _assert_placed(placed, owner, slots, rng)
+
+
+def test_whole_cycle_schedules_equal_list_schedule_each():
+    """Several schedules at once, some with slower items in every round (so rounds reach the
+    busy slots), some with base-length items listed, some with none: each as
+    ``list_schedule`` places it on its own."""
+    rng = np.random.default_rng(11)
+    reached_busy = 0
+    for trial in range(600):
+        slots, items = int(rng.integers(1, 12)), int(rng.integers(0, 120))
+        schedules = int(rng.integers(1, 6))
+        base = float(rng.integers(1, 40))
+        last_start = items // slots * slots
+        dense = np.full((schedules, items), base)
+        dense[:, last_start:] = rng.integers(0, 60, (schedules, items - last_start))
+        share = rng.random()
+        listed = [np.flatnonzero(rng.random(last_start) < share * rng.random())
+                  for _ in range(schedules)]
+        for row, mine in zip(dense, listed, strict=True):
+            row[mine] = base + rng.integers(0, 30, mine.size) * (rng.random(mine.size) < 0.8)
+        sweep = np.repeat(np.arange(schedules), [mine.size for mine in listed])
+        listed = np.concatenate(listed).astype(np.int64)
+        owner, last_owner, finish = whole_cycle_schedules(
+            items, slots, base, sweep, listed, dense[sweep, listed], dense[:, last_start:])
+        for i in range(schedules):
+            want_owner, want_finish = list_schedule(dense[i], slots)
+            assert np.array_equal(owner[sweep == i], want_owner[listed[sweep == i]])
+            assert np.array_equal(last_owner[i], want_owner[last_start:])
+            assert np.array_equal(finish[i], want_finish)
+        reached_busy += bool(share > 0.5 and slots > 2)
+    assert reached_busy > 100
+
+
+def test_whole_cycle_schedules_leave_fractions_and_faster_items_to_one_by_one():
+    listed, sweep, last = np.array([0, 5]), np.array([0, 0]), np.zeros((1, 2))
+    assert whole_cycle_schedules(10, 4, 3.0, sweep, listed, np.array([4.0, 2.0]), last) is None
+    assert whole_cycle_schedules(10, 4, 3.0, sweep, listed, np.array([4.0, 3.5]), last) is None
+    assert whole_cycle_schedules(10, 4, 2.5, sweep, listed, np.array([4.0, 3.0]), last) is None
+    assert whole_cycle_schedules(10, 4, 3.0, sweep, listed, np.array([4.0, 3.0]),
+                                 last) is not None
 
 
 def _assert_placed(placed, owner, slots, rng):
