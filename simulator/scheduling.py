@@ -185,7 +185,7 @@ def whole_cycle_schedules(
         else:
             keys.sort(axis=1)
             last_owner[busy] = keys[:, :rest] % slots
-        finish[busy[:, None], last_owner[busy]] += last[busy]
+        finish.ravel()[(busy[:, None] * slots + last_owner[busy]).ravel()] += last[busy].ravel()
     return owner, last_owner, finish
 
 
