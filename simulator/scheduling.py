@@ -123,14 +123,24 @@ def whole_cycle_schedules(
     no listed item is faster than ``base`` (``list_schedule_sparse`` does those one by one).
 
     In such rounds a slot that took a slower item stays behind the idle ones, so a round
-    hands its items to the idle slots by index, then to the busy ones by finish time: the
-    schedules advance together, each by its next round holding a listed item."""
+    hands its items to the idle slots by index, then to the busy ones by finish time. Each
+    schedule keeps its slots in that order, the slots a round takes moving back in by their
+    new finish times; the schedules advance together, each by its next round holding a
+    listed item."""
     base = float(base)
     excess = durations - base
     if not base.is_integer() or (excess < 0).any() or (np.floor(durations) != durations).any():
         return None
-    schedules = last.shape[0]
+    schedules, rest = last.shape
     full = items // slots
+    # a slot's key: its finish time less base a round (whole cycles), times slots, plus its
+    # index, plus its schedule's offset: a schedule's keys ascending are the order its next
+    # round hands items out in, and the keys of every schedule ascend row after row
+    most = np.bincount(sweep, weights=excess, minlength=schedules).max(initial=0)
+    span = (int(most) + 1) * slots
+    if schedules * span >= 2**62:
+        return None
+    ordered = np.arange(schedules, dtype=np.int64)[:, None] * span + np.arange(slots)
     rounds = listed // slots
     position = listed - rounds * slots
     # each listed item's round among its schedule's rounds holding one
@@ -142,50 +152,48 @@ def whole_cycle_schedules(
     order = stable_order(step)
     bounds = np.append(0, np.cumsum(np.bincount(step))).tolist()
     sweep, position, gain = sweep[order], position[order], excess[order].astype(np.int64) * slots
-    # a step's schedules, and each item's among them
-    new_schedule = run_starts(step[order] * last.shape[0] + sweep)
-    schedule_count = np.cumsum(new_schedule)
-    # each slot's finish time less base a round, as whole cycles, packed with its index:
-    # the order a round hands items out in, idle slots (keys below slots) first
-    keys = np.tile(np.arange(slots, dtype=np.int64), (schedules, 1))
-    idle = np.full(schedules, slots)
     owner = np.empty(listed.size, dtype=np.int64)
-    row_offsets = np.arange(schedules) * (slots + 1)
+    touched = np.zeros(schedules, dtype=bool)
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         schedule, wanted, more = sweep[a:b], position[a:b], gain[a:b]
-        rows = schedule[new_schedule[a:b]]
-        row = schedule_count[a:b] - schedule_count[a]
-        held = keys[rows]
-        if (wanted < idle[schedule]).all():  # the wanted-th idle slot, by index
-            idle_before = (held < slots).cumsum(axis=1)
-            idle_before += row_offsets[: rows.size, None]
-            slot = (np.searchsorted(idle_before.ravel(), row_offsets[row] + wanted + 1)
-                    - row * slots)
-        else:
-            held.sort(axis=1)
-            slot = held[row, wanted] % slots
-        owner[a:b] = slot
-        idle -= np.bincount(schedule[(keys[schedule, slot] < slots) & (more > 0)],
-                            minlength=schedules)
-        keys[schedule, slot] += more
+        taken = ordered[schedule, wanted]
+        owner[a:b] = taken % slots
+        moving = more > 0
+        if not moving.all():
+            schedule, wanted, taken, more = (schedule[moving], wanted[moving], taken[moving],
+                                             more[moving])
+            if schedule.size == 0:
+                continue
+        # the taken slots leave their schedules' orders and go back in by their new keys
+        rows = schedule[run_starts(schedule)]
+        touched[rows] = True
+        held = ordered[rows].ravel()
+        leaving = np.searchsorted(rows, schedule) * slots + wanted
+        staying = np.ones(held.size, dtype=bool)
+        staying[leaving] = False
+        kept = held[staying]
+        back = np.sort(taken + more)
+        at = np.searchsorted(kept, back) + np.arange(back.size)
+        staying[:] = True
+        staying[at] = False
+        held[at] = back
+        held[staying] = kept
+        ordered[rows] = held.reshape(rows.size, slots)
     owner[order] = owner.copy()
     # the last round: slots with no slower item keep their order by index
-    rest = last.shape[1]
     finish = np.full((schedules, slots), full * base)
     last_owner = np.tile(np.arange(rest), (schedules, 1))
     finish[:, :rest] += last
-    busy = np.flatnonzero(idle < slots)
+    busy = np.flatnonzero(touched)
     if busy.size:
-        keys = keys[busy]
-        finish[busy] = keys // slots + full * base
-        if (idle[busy] >= rest).all():
-            idle_slots = keys < slots
-            mine = (idle_slots & (idle_slots.cumsum(axis=1) <= rest)).nonzero()[1]
-            last_owner[busy] = mine.reshape(busy.size, rest)
-        else:
-            keys.sort(axis=1)
-            last_owner[busy] = keys[:, :rest] % slots
-        finish.ravel()[(busy[:, None] * slots + last_owner[busy]).ravel()] += last[busy].ravel()
+        keys = ordered[busy] - busy[:, None] * span
+        slot = keys % slots
+        ahead = np.empty((busy.size, slots))
+        ahead[np.arange(busy.size)[:, None], slot] = keys // slots + full * base
+        last_owner[busy] = slot[:, :rest]
+        ahead.ravel()[(np.arange(busy.size)[:, None] * slots + slot[:, :rest]).ravel()] += (
+            last[busy].ravel())
+        finish[busy] = ahead
     return owner, last_owner, finish
 
 

@@ -159,7 +159,7 @@ def test_whole_cycle_schedules_equal_list_schedule_each():
     ``list_schedule`` places it on its own."""
     rng = np.random.default_rng(11)
     reached_busy = 0
-    for trial in range(600):
+    for _trial in range(600):
         slots, items = int(rng.integers(1, 12)), int(rng.integers(0, 120))
         schedules = int(rng.integers(1, 6))
         base = float(rng.integers(1, 40))
