@@ -229,16 +229,20 @@ def _sum_positions(per_position: np.ndarray) -> np.ndarray:
     return per_position.sum(axis=1, dtype=np.int64)
 
 
-def _positions_in_runs(haystack: np.ndarray, lengths: np.ndarray,
-                       needles: np.ndarray) -> np.ndarray:
+def _positions_in_runs(haystack: np.ndarray, lengths: np.ndarray, needles: np.ndarray,
+                       run_shift: np.ndarray | None = None) -> np.ndarray:
     """Indices in ``haystack`` of those ascending ``needles`` it contains, where the haystack
     is runs of consecutive ids, ``lengths`` long, ascending from run to run (the edges of
-    ascending vertices): a search among the runs' starts rather than all their ids."""
-    lengths = lengths[lengths > 0]
+    ascending vertices; each run's ids plus its ``run_shift`` where given): a search among
+    the runs' starts rather than all their ids."""
+    held = lengths > 0
+    lengths = lengths[held]
     if lengths.size == 0:
         return np.zeros(0, dtype=np.int64)
     offsets = np.cumsum(lengths) - lengths
     starts = haystack[offsets]
+    if run_shift is not None:
+        starts = starts + run_shift[held]
     if needles.size > starts.size:  # many needles: find where each run starts among them
         run = np.bincount(np.searchsorted(needles, starts), minlength=needles.size + 1)
         run = np.maximum(np.cumsum(run[:-1]) - 1, 0)
@@ -331,8 +335,8 @@ def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
         position_base = np.zeros_like(position_steps)
         np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
         base += position_base[unit, expanding_slots % c]
-    group = local >> (w.bit_length() - 1) if is_power_of_two(w) else local // w
-    group += np.repeat(base, degree)
+    group = np.repeat(base, degree)
+    group += local >> (w.bit_length() - 1) if is_power_of_two(w) else local // w
     lane = None
     if want_lanes:
         vw = (expanding_slots % per_unit) // c
@@ -1347,10 +1351,10 @@ def _sweeps_storing_lanes(edges, expanding_slots, degree, launches, segments, en
     """``_storing_lanes`` of several sweeps viewed together (``_dirty_view``): each sweep's
     edges and writes keyed by the sweep, so that each is found among its own sweep's."""
     sweep_of_unit = np.repeat(np.arange(segments.size), ends - segments)
-    keys = edges + np.repeat(sweep_of_unit[expanding_slots // per_unit] * m, degree)
     writes = np.concatenate([launch.writes.astype(np.int64) + i * m
                              for i, launch in enumerate(launches)])
-    return _positions_in_runs(keys, degree, writes)
+    return _positions_in_runs(edges, degree, writes,
+                              sweep_of_unit[expanding_slots // per_unit] * m)
 
 
 def outlier_kernel(
