@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# Below this many keys numpy's stable argsort is faster than packing keys with their indices
+# (measured: 300 random keys 7.5 vs 15.9 us, 1000 keys 27.6 vs 22.1 us).
+_PACKED_SORT_FROM = 800
+
 
 def run_starts(ordered: np.ndarray) -> np.ndarray:
     """Whether each element of sorted ``ordered`` starts a run of equal values."""
@@ -18,7 +22,10 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` of non-negative integer keys: by one sort of the
     keys packed with their indices where both fit in 63 bits (numpy's vectorised sort of
     int64 takes a fraction of its stable argsort's time on scattered keys), else by that
-    argsort; keys in order already, by none."""
+    argsort; keys in order already, by none; a few hundred keys, by that argsort (faster
+    there than packing them)."""
+    if keys.size < _PACKED_SORT_FROM:
+        return np.argsort(keys, kind="stable")
     if bool((keys[1:] >= keys[:-1]).all()):  # already in order (WER's positions, chunks of 1)
         return np.arange(keys.size)
     index_bits = (keys.size - 1).bit_length()
