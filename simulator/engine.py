@@ -160,6 +160,7 @@ from simulator.device import Device
 from simulator.functional import IterationWork
 from simulator.functional import edge_ids
 from simulator.layout import TaskLayout
+from simulator.layout import status_layouts
 from simulator.layout import task_layout
 from simulator.layout import worklist_layouts
 from simulator.sectors import WORD_BYTES
@@ -773,22 +774,13 @@ def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout
     return _SlotView(view_layout, at, act, degree, real_slots, units, segments)
 
 
-def _joined_view(views: list[_SlotView], layout: TaskLayout | None = None) -> _SlotView:
+def _joined_view(views: list[_SlotView], layout: TaskLayout) -> _SlotView:
     """Several launches' full views as one, launch after launch, each keeping its own
     layout's units (numbered on after the previous launch's); ``layout``: their layouts
-    joined, where worked out at once (``worklist_layouts``)."""
-    layouts = [view.layout for view in views]
-    first = layouts[0]
-    units = np.array([layout.units for layout in layouts])
+    joined (``worklist_layouts``, ``status_layouts``)."""
+    first = views[0].layout
+    units = np.array([view.layout.units for view in views])
     segments = np.cumsum(units) - units
-    if layout is None:
-        layout = TaskLayout(
-            first.w, first.c, first.k, int(units.sum()),
-            np.concatenate([layout.real_positions for layout in layouts]),
-            np.concatenate([layout.static_sectors for layout in layouts]),
-            np.array([layout.static_requests for layout in layouts]),
-            np.concatenate([layout.real_tasks for layout in layouts]),
-        )
     slot_offset = (segments * first.per_unit).tolist()
     active_slots = np.concatenate([view.active_slots + offset
                                    for view, offset in zip(views, slot_offset, strict=True)])
@@ -914,10 +906,8 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
     the next launch needs its items now, ``worklist_kernels`` costs several such launches
     together later."""
     n_slots = launch.slots.size
-    if launch.lookup == "worklist":  # its reads are counted with the others' later
-        layout = worklist_layouts(np.array([n_slots]), strategy, device, None)
-    else:
-        layout = task_layout(n_slots, strategy, device)
+    # its slots' placement only: their reads are counted with the others' later
+    layout = worklist_layouts(np.array([n_slots]), strategy, device, None)
     view = _full_view(indptr, launch, layout, n_slots)
     expansion = _expansion(indptr, view, strategy, device, np.zeros(1, dtype=np.int64),
                            np.array([layout.units]))
@@ -958,11 +948,12 @@ def worklist_kernels(
         if not batches_worklists(launch):
             raise ValueError(f"worklist_kernels takes launches with listed slots that push "
                              f"(see batches_worklists), not {launch}")
-    layout = None
+    sizes = np.array([launch.slots.size for launch in launches])
     if launches[0].lookup == "worklist":
-        layout = worklist_layouts(np.array([launch.slots.size for launch in launches]),
-                                  strategy, device,
+        layout = worklist_layouts(sizes, strategy, device,
                                   np.concatenate([launch.slots for launch in launches]))
+    else:
+        layout = status_layouts(sizes, strategy, device)
     view = _joined_view([p.view for p in pushes], layout)
     return _launch_costs(indptr, indices, launches, view, view.layout, strategy, device,
                          reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,

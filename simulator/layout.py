@@ -46,47 +46,65 @@ def task_layout(
     """Lay n task slots out on warp units and count the SISD sectors each launch reads to
     find its slots' vertices: status words (``slot_vertex`` None: slot t is vertex t) or
     worklist entries (slot t reads entry t, then vertex ``slot_vertex[t]``'s row bounds)."""
-    if slot_vertex is not None:
-        layout = worklist_layouts(np.array([n]), strategy, device, slot_vertex)
-        return replace(layout, static_requests=int(layout.static_requests[0]))
+    layout = (status_layouts(np.array([n]), strategy, device) if slot_vertex is None
+              else worklist_layouts(np.array([n]), strategy, device, slot_vertex))
+    return replace(layout, static_requests=int(layout.static_requests[0]))
+
+
+def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> TaskLayout:
+    """Several listings' layouts joined, listing after listing (each from a unit of its own;
+    ``static_requests`` one per listing), slot t of a listing reading status word t (a
+    spatial hybrid's partitions: ascending runs of vertices, aligned as the words are)."""
     w = strategy.lanes_per_vertex
     c = strategy.vertices_per_grab
     k = device.warp_size // w
     per_unit = k * c
-    units = ceil_div(n, per_unit)
+    units_of = ceil_div(sizes, per_unit)
+    units = int(units_of.sum())
     words = device.sector_bytes // WORD_BYTES
-    real_tasks = _real_tasks(np.array([n]), per_unit)
+    real_tasks = _real_tasks(sizes, per_unit)
     real_positions = np.minimum(real_tasks, c)  # a position is real if its first task is
     count = partial(unit_transactions, words_per_sector=words, units=units)
+    segments = np.cumsum(units_of) - units_of
     # each unit's slots, ascending: with chunks of one a step reads their words together
-    first = np.arange(units, dtype=np.int64) * per_unit
-    end = np.minimum(first + per_unit, n)
+    listing_of_unit = np.repeat(np.arange(sizes.size), units_of)
+    first = (np.arange(units, dtype=np.int64) - segments[listing_of_unit]) * per_unit
+    end = np.minimum(first + per_unit, sizes[listing_of_unit])
     slot_words = range_sectors(first, end - 1, words)
     if w > 1 and c < w:
         # one staging step reads the unit's status words, one its row bounds: two ranges
         static_sectors = slot_words + range_sectors(first, end, words)
-        return TaskLayout(w, c, k, units, real_positions, static_sectors, units * 2,
+        return TaskLayout(w, c, k, units, real_positions, static_sectors, units_of * 2,
                           real_tasks)
 
-    tasks = np.arange(n, dtype=np.int64)
+    tasks = np.arange(int(sizes.sum()), dtype=np.int64)  # each slot's index in its listing
+    if sizes.size > 1:
+        tasks -= np.repeat(np.cumsum(sizes) - sizes, sizes)
     task_unit = tasks // per_unit
+    if sizes.size > 1:
+        task_unit += np.repeat(segments, sizes)
     if w == 1:
         # each thread reads its own slot's status word: one per position
         static_sectors = slot_words if c == 1 else count(task_unit * c + tasks % c, tasks, c)
-        static_requests = int(real_positions.sum())
+        static_requests = np.bincount(listing_of_unit, weights=real_positions,
+                                      minlength=sizes.size).astype(np.int64)
     else:
         # the chunk's status words and row bounds, staged by W lanes per step
         per_stage = ceil_div(c + 1, w)
         stage_group = task_unit * per_stage + (tasks % c) // w
         static_sectors = slot_words if c == 1 else count(stage_group, tasks, per_stage)
-        chunk_ends = np.arange(0, n, c, dtype=np.int64)
-        bounds = np.concatenate([tasks, np.minimum(chunk_ends + c, n)])
-        bounds_group = np.concatenate(
-            [stage_group, (chunk_ends // per_unit) * per_stage + c // w]
-        )
+        chunks_of = ceil_div(sizes, c)
+        chunk_starts = np.arange(int(chunks_of.sum()), dtype=np.int64) * c
+        chunk_unit = chunk_starts // per_unit
+        if sizes.size > 1:
+            chunk_starts -= np.repeat((np.cumsum(chunks_of) - chunks_of) * c, chunks_of)
+            chunk_unit = chunk_starts // per_unit + np.repeat(segments, chunks_of)
+        bounds = np.concatenate([tasks, np.minimum(chunk_starts + c,
+                                                   np.repeat(sizes, chunks_of))])
+        bounds_group = np.concatenate([stage_group, chunk_unit * per_stage + c // w])
         # two ascending runs: distinct_sectors' run-merging sort needs no argsort first
         static_sectors += count(bounds_group, bounds, per_stage)
-        static_requests = units * (ceil_div(c, w) + per_stage)
+        static_requests = units_of * (ceil_div(c, w) + per_stage)
     return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests,
                       real_tasks)
 
@@ -148,6 +166,10 @@ def _real_tasks(sizes: np.ndarray, per_unit: int) -> np.ndarray:
     its own): its slots that hold a task."""
     units_of = ceil_div(sizes, per_unit)
     real_tasks = np.full(int(units_of.sum()), per_unit, dtype=np.int64)
+    if sizes.size == 1:  # one listing (a launch as it comes): its last unit's
+        if real_tasks.size:
+            real_tasks[-1] = int(sizes[0]) - (real_tasks.size - 1) * per_unit
+        return real_tasks
     held = units_of > 0
     real_tasks[np.cumsum(units_of)[held] - 1] = sizes[held] - (units_of[held] - 1) * per_unit
     return real_tasks

@@ -13,6 +13,7 @@ from simulator import functional_run
 from simulator import get_device
 from simulator import load_graph
 from simulator import simulate
+from simulator.layout import status_layouts
 from simulator.layout import task_layout
 from simulator.layout import worklist_layouts
 from simulator.result import METRICS
@@ -154,6 +155,25 @@ def test_worklists_laid_out_together_as_alone(text):
     placement = worklist_layouts(sizes, strategy, device, None)
     assert placement.units == joined.units == sum(layout.units for layout in alone)
     assert np.array_equal(placement.real_tasks, joined.real_tasks)
+
+
+@pytest.mark.parametrize("text", ["mapping=thread", "mapping=vwarp,w=1,chunk=4",
+                                  "mapping=vwarp,w=4,chunk=2", "mapping=vwarp,w=4,chunk=8",
+                                  "mapping=vwarp,w=8", "mapping=vwarp,w=2,chunk=3",
+                                  "mapping=wer+,chunk=4"])
+def test_status_listings_laid_out_together_as_alone(text):
+    """``status_layouts`` of several listings (a spatial hybrid's launches, costed together)
+    is each one's ``task_layout``, unit after unit, with each one's requests."""
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+    sizes = np.array([5, 1, 0, 33, 100, 700, 7, 64, 16])
+    joined = status_layouts(sizes, strategy, device)
+    alone = [task_layout(int(size), strategy, device) for size in sizes]
+    for name in ("real_positions", "static_sectors", "real_tasks"):
+        assert np.array_equal(getattr(joined, name),
+                              np.concatenate([getattr(layout, name) for layout in alone])), name
+    assert joined.static_requests.tolist() == [layout.static_requests for layout in alone]
+    assert joined.units == sum(layout.units for layout in alone)
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 100, 5000])
