@@ -138,7 +138,7 @@ def whole_cycle_schedules(
     # round hands items out in, and the keys of every schedule ascend row after row
     most = np.bincount(sweep, weights=excess, minlength=schedules).max(initial=0)
     span = (int(most) + 1) * slots
-    if schedules * span >= 2**62:
+    if most >= 2**52 or schedules * span >= 2**62:  # sums exact, keys within int64
         return None
     ordered = np.arange(schedules, dtype=np.int64)[:, None] * span + np.arange(slots)
     rounds = listed // slots

@@ -191,6 +191,9 @@ def test_whole_cycle_schedules_leave_fractions_and_faster_items_to_one_by_one():
     assert whole_cycle_schedules(10, 4, 2.5, sweep, listed, np.array([4.0, 3.0]), last) is None
     assert whole_cycle_schedules(10, 4, 3.0, sweep, listed, np.array([4.0, 3.0]),
                                  last) is not None
+    # finish times too long for their keys to fit in int64
+    assert whole_cycle_schedules(10, 4, 3.0, sweep, listed, np.array([2.0**60, 3.0]),
+                                 last) is None
 
 
 def _assert_placed(placed, owner, slots, rng):
