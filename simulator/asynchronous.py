@@ -40,6 +40,7 @@ from simulator.functional import relax
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
+from simulator.sorted_runs import stable_order
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ def later_steps_see_earlier(lanes: np.ndarray, targets: np.ndarray, values: np.n
         return keep
     span = int(step.max()) + 1
     key = targets.astype(np.int64) * span + step
-    order = np.argsort(key)
+    order = stable_order(key)
     key = key[order]
     value = values[order]
     # the (target, step) groups in order, and the lowest value each stores
@@ -161,17 +162,28 @@ def later_steps_see_earlier(lanes: np.ndarray, targets: np.ndarray, values: np.n
     starts = np.flatnonzero(group_start)
     group_min = np.minimum.reduceat(value, starts)
     target = key[starts] // span
-    # the lowest value the target's earlier steps stored: an exclusive running minimum per
-    # target, over dense ranks (ties alike), the targets kept apart by offsets that rank
-    # every earlier target above
-    distinct_values, rank = np.unique(group_min, return_inverse=True)
-    target_start = np.ones(starts.size, dtype=bool)
-    target_start[1:] = target[1:] != target[:-1]
-    segment = np.cumsum(target_start) - 1
-    offset = (segment[-1] - segment) * distinct_values.size
-    running = np.minimum.accumulate(rank + offset) - offset
     earlier = np.full(starts.size, np.inf, dtype=np.float64)
-    later = ~target_start[1:]
-    earlier[1:][later] = distinct_values[running[:-1][later]]
+    # only targets stored to in more than one step see an earlier step's store
+    again = np.zeros(starts.size, dtype=bool)
+    again[1:] = target[1:] == target[:-1]
+    if again.any():
+        several = again.copy()
+        several[:-1] |= again[1:]
+        groups = np.flatnonzero(several)
+        earlier[groups] = _earlier_lowest(group_min[groups], again[groups])
     keep[order] = value < earlier[np.cumsum(group_start) - 1]
     return keep
+
+
+def _earlier_lowest(lowest: np.ndarray, again: np.ndarray) -> np.ndarray:
+    """Per (target, step) group (by target, then step; ``again``: the group's target is the
+    previous group's), the lowest value the target's earlier steps stored (inf for its first
+    step): an exclusive running minimum per target, over dense ranks (ties alike), the
+    targets kept apart by offsets that rank every earlier target above."""
+    distinct_values, rank = np.unique(lowest, return_inverse=True)
+    segment = np.cumsum(~again) - 1
+    offset = (segment[-1] - segment) * distinct_values.size
+    running = np.minimum.accumulate(rank + offset) - offset
+    earlier = np.full(lowest.size, np.inf, dtype=np.float64)
+    earlier[1:][again[1:]] = distinct_values[running[:-1][again[1:]]]
+    return earlier

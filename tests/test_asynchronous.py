@@ -272,12 +272,13 @@ def test_later_steps_see_earlier_by_definition():
     from simulator.asynchronous import later_steps_see_earlier
 
     rng = np.random.default_rng(0)
-    for _ in range(200):
+    for _ in range(400):
         degree = rng.integers(1, 7, rng.integers(1, 6))
         w = int(rng.choice([1, 2, 4]))
         lanes = np.sort(rng.choice(int(degree.sum()), rng.integers(1, degree.sum() + 1),
                                    replace=False))
-        targets = rng.integers(0, 3, lanes.size)
+        # few targets (most stored to in several steps) or many (most in one)
+        targets = rng.integers(0, int(rng.choice([3, 12])), lanes.size)
         values = rng.integers(0, 5, lanes.size).astype(float)
         ends = np.cumsum(degree)
         vertex = np.searchsorted(ends, lanes, side="right")
