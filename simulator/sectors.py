@@ -154,13 +154,14 @@ def lockstep_list_sectors(
     be powers of two.
     """
     words = words_per_sector
+    shift = words.bit_length() - 1  # word to sector
     degree = end - start
     steps = ceil_div(degree, w)
-    boundaries = np.where(degree > 0, (end - 1) // words - start // words, 0)
+    boundaries = np.where(degree > 0, ((end - 1) >> shift) - (start >> shift), 0)
     if w <= words:  # steps start on multiples of W, so on a boundary only if start % W == 0
-        on_step_starts = np.where(start % w == 0, boundaries, 0)
+        on_step_starts = np.where(start & (w - 1) == 0, boundaries, 0)
     else:  # every later step starts on a boundary if the first does
-        on_step_starts = np.where(start % words == 0, np.maximum(steps - 1, 0), 0)
+        on_step_starts = np.where(start & (words - 1) == 0, np.maximum(steps - 1, 0), 0)
     per_unit = k * c
     counts = np.bincount(slots // per_unit, weights=steps + boundaries - on_step_starts,
                          minlength=units).astype(np.int64)
@@ -173,16 +174,24 @@ def lockstep_list_sectors(
         order = stable_order(lockstep_index)
         start, end, lockstep_index = start[order], end[order], lockstep_index[order]
         degree = degree[order]
-    shared = np.zeros(units, dtype=np.int64)
-    for j in range(ceil_div(words - 1, w)):  # the steps with j * W <= words - 2
-        reading = degree > j * w
-        first = start[reading] + j * w
-        last = np.minimum(first + w, end[reading]) - 1
-        position = lockstep_index[reading] // k
-        next_shares = (position[1:] == position[:-1]) & (
-            last[:-1] // words == first[1:] // words)
-        shared += np.bincount(position[1:][next_shares] // c, minlength=units)
-    return counts - shared
+    # the steps with j * W <= words - 2, each over the vertices still reading (a subset of
+    # the previous step's)
+    reading = degree > 0
+    start, end = start[reading], end[reading]
+    position = lockstep_index[reading] // k
+    sharing = []  # the position of each warp that shares a sector with the next one
+    for j in range(ceil_div(words - 1, w)):
+        if j:
+            reading = end - start > j * w
+            start, end, position = start[reading], end[reading], position[reading]
+        first_sector = (start + j * w) >> shift
+        last_sector = (first_sector if w == 1
+                       else (np.minimum(start + (j + 1) * w, end) - 1) >> shift)
+        next_shares = (position[1:] == position[:-1]) & (last_sector[:-1] == first_sector[1:])
+        sharing.append(position[1:][next_shares])
+    if not sharing:  # a sector of one word: no two warps share one
+        return counts
+    return counts - np.bincount(np.concatenate(sharing) // c, minlength=units)
 
 
 def run_sectors(
