@@ -55,38 +55,23 @@ def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> Tas
     """Several listings' layouts joined, listing after listing (each from a unit of its own;
     ``static_requests`` one per listing), slot t of a listing reading status word t (a
     spatial hybrid's partitions: ascending runs of vertices, aligned as the words are)."""
-    w = strategy.lanes_per_vertex
-    c = strategy.vertices_per_grab
-    k = device.warp_size // w
-    per_unit = k * c
-    units_of = ceil_div(sizes, per_unit)
-    units = int(units_of.sum())
+    placement = _placement(sizes, strategy, device)
+    w, c, per_unit, units = placement.w, placement.c, placement.per_unit, placement.units
     words = device.sector_bytes // WORD_BYTES
-    real_tasks = _real_tasks(sizes, per_unit)
-    real_positions = np.minimum(real_tasks, c)  # a position is real if its first task is
     count = partial(unit_transactions, words_per_sector=words, units=units)
-    segments = np.cumsum(units_of) - units_of
-    # each unit's slots, ascending: with chunks of one a step reads their words together
-    listing_of_unit = np.repeat(np.arange(sizes.size), units_of)
-    first = (np.arange(units, dtype=np.int64) - segments[listing_of_unit]) * per_unit
-    end = np.minimum(first + per_unit, sizes[listing_of_unit])
-    slot_words = range_sectors(first, end - 1, words)
+    slots = _ListedSlots.of(sizes, per_unit)
+    slot_words = range_sectors(slots.first, slots.end - 1, words)
     if w > 1 and c < w:
         # one staging step reads the unit's status words, one its row bounds: two ranges
-        static_sectors = slot_words + range_sectors(first, end, words)
-        return TaskLayout(w, c, k, units, real_positions, static_sectors, units_of * 2,
-                          real_tasks)
+        static_sectors = slot_words + range_sectors(slots.first, slots.end, words)
+        return replace(placement, static_sectors=static_sectors,
+                       static_requests=slots.units_of * 2)
 
-    tasks = np.arange(int(sizes.sum()), dtype=np.int64)  # each slot's index in its listing
-    if sizes.size > 1:
-        tasks -= np.repeat(np.cumsum(sizes) - sizes, sizes)
-    task_unit = tasks // per_unit
-    if sizes.size > 1:
-        task_unit += np.repeat(segments, sizes)
+    tasks, task_unit = slots.tasks, slots.task_unit
     if w == 1:
         # each thread reads its own slot's status word: one per position
         static_sectors = slot_words if c == 1 else count(task_unit * c + tasks % c, tasks, c)
-        static_requests = np.bincount(listing_of_unit, weights=real_positions,
+        static_requests = np.bincount(slots.listing_of_unit, weights=placement.real_positions,
                                       minlength=sizes.size).astype(np.int64)
     else:
         # the chunk's status words and row bounds, staged by W lanes per step
@@ -98,15 +83,14 @@ def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> Tas
         chunk_unit = chunk_starts // per_unit
         if sizes.size > 1:
             chunk_starts -= np.repeat((np.cumsum(chunks_of) - chunks_of) * c, chunks_of)
-            chunk_unit = chunk_starts // per_unit + np.repeat(segments, chunks_of)
+            chunk_unit = chunk_starts // per_unit + np.repeat(slots.segments, chunks_of)
         bounds = np.concatenate([tasks, np.minimum(chunk_starts + c,
                                                    np.repeat(sizes, chunks_of))])
         bounds_group = np.concatenate([stage_group, chunk_unit * per_stage + c // w])
         # two ascending runs: distinct_sectors' run-merging sort needs no argsort first
         static_sectors += count(bounds_group, bounds, per_stage)
-        static_requests = units_of * (ceil_div(c, w) + per_stage)
-    return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests,
-                      real_tasks)
+        static_requests = slots.units_of * (ceil_div(c, w) + per_stage)
+    return replace(placement, static_sectors=static_sectors, static_requests=static_requests)
 
 
 def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
@@ -116,32 +100,16 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
     the row bounds of its vertex (``slot_vertex``, the worklists' entries one after another).
     ``slot_vertex`` None: the placement only, without those reads (no ``static_sectors``),
     which is all that laying a launch's lanes out needs."""
-    w = strategy.lanes_per_vertex
-    c = strategy.vertices_per_grab
-    k = device.warp_size // w
-    per_unit = k * c
-    units_of = ceil_div(sizes, per_unit)
-    units = int(units_of.sum())
-    real_tasks = _real_tasks(sizes, per_unit)
-    real_positions = np.minimum(real_tasks, c)  # a position is real if its first task is
+    placement = _placement(sizes, strategy, device)
     if slot_vertex is None:
-        return TaskLayout(w, c, k, units, real_positions, np.zeros(0, dtype=np.int64), 0,
-                          real_tasks)
+        return placement
+    w, c, per_unit, units = placement.w, placement.c, placement.per_unit, placement.units
     words = device.sector_bytes // WORD_BYTES
     count = partial(unit_transactions, words_per_sector=words, units=units)
     row_bounds = partial(row_bounds_transactions, words_per_sector=words, units=units)
-    segments = np.cumsum(units_of) - units_of
-    # each unit's entries, ascending: with chunks of one a step reads their words together
-    worklist_of_unit = np.repeat(np.arange(sizes.size), units_of)
-    first = (np.arange(units, dtype=np.int64) - segments[worklist_of_unit]) * per_unit
-    end = np.minimum(first + per_unit, sizes[worklist_of_unit])
-    slot_words = range_sectors(first, end - 1, words)
-    tasks = np.arange(int(sizes.sum()), dtype=np.int64)  # each entry's index in its worklist
-    if sizes.size > 1:
-        tasks -= np.repeat(np.cumsum(sizes) - sizes, sizes)
-    task_unit = tasks // per_unit
-    if sizes.size > 1:
-        task_unit += np.repeat(segments, sizes)
+    slots = _ListedSlots.of(sizes, per_unit)
+    slot_words = range_sectors(slots.first, slots.end - 1, words)
+    tasks, task_unit, units_of = slots.tasks, slots.task_unit, slots.units_of
     if w == 1:
         # each thread reads its own entry and its vertex's row bounds: one each per position
         group = task_unit * c + tasks % c
@@ -157,8 +125,50 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
         static_sectors = slot_words if c == 1 else count(stage_group, tasks, per_stage)
         static_sectors += row_bounds(stage_group, slot_vertex, per_stage)
         static_requests = units_of * 3 * ceil_div(c, w)
-    return TaskLayout(w, c, k, units, real_positions, static_sectors, static_requests,
-                      real_tasks)
+    return replace(placement, static_sectors=static_sectors, static_requests=static_requests)
+
+
+def _placement(sizes: np.ndarray, strategy: Strategy, device: Device) -> TaskLayout:
+    """Listings of ``sizes`` slots laid on warp units one after another (each from a unit of
+    its own), without the reads that find their vertices."""
+    w = strategy.lanes_per_vertex
+    c = strategy.vertices_per_grab
+    k = device.warp_size // w
+    real_tasks = _real_tasks(sizes, k * c)
+    real_positions = np.minimum(real_tasks, c)  # a position is real if its first task is
+    return TaskLayout(w, c, k, real_tasks.size, real_positions, np.zeros(0, dtype=np.int64),
+                      0, real_tasks)
+
+
+@dataclass(frozen=True)
+class _ListedSlots:
+    """Where the slots of listings laid one after another fall: per unit its listing and
+    its first and end slot within it, per slot its index in its listing and its unit."""
+
+    units_of: np.ndarray  # per listing
+    segments: np.ndarray  # per listing: its first unit
+    listing_of_unit: np.ndarray
+    first: np.ndarray
+    end: np.ndarray
+    tasks: np.ndarray
+    task_unit: np.ndarray
+
+    @classmethod
+    def of(cls, sizes: np.ndarray, per_unit: int) -> _ListedSlots:
+        units_of = ceil_div(sizes, per_unit)
+        segments = np.cumsum(units_of) - units_of
+        # each unit's slots, ascending: with chunks of one a step reads their words together
+        listing_of_unit = np.repeat(np.arange(sizes.size), units_of)
+        first = (np.arange(int(units_of.sum()), dtype=np.int64)
+                 - segments[listing_of_unit]) * per_unit
+        end = np.minimum(first + per_unit, sizes[listing_of_unit])
+        tasks = np.arange(int(sizes.sum()), dtype=np.int64)  # each slot's index in its listing
+        if sizes.size > 1:
+            tasks -= np.repeat(np.cumsum(sizes) - sizes, sizes)
+        task_unit = tasks // per_unit
+        if sizes.size > 1:
+            task_unit += np.repeat(segments, sizes)
+        return cls(units_of, segments, listing_of_unit, first, end, tasks, task_unit)
 
 
 def _real_tasks(sizes: np.ndarray, per_unit: int) -> np.ndarray:
