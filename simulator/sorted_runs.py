@@ -20,10 +20,12 @@ def run_starts(ordered: np.ndarray) -> np.ndarray:
 
 def stable_order(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` of non-negative integer keys: by one sort of the
-    keys packed with their indices where both fit in 63 bits (numpy's vectorised sort of
-    int64 takes a fraction of its stable argsort's time on scattered keys), else by that
-    argsort; keys in order already, by none; a few hundred keys, by that argsort (faster
-    there than packing them)."""
+    keys packed with their indices where both fit in 63 bits (a sort of int64 takes a
+    fraction of the argsort's time), else by that argsort; keys in order already, by none; a
+    few hundred keys, by that argsort (faster there than packing them). The packed keys are
+    sorted by timsort: they mostly come as ascending runs (a sweep's, a round's, a step's),
+    which it merges faster than numpy's default sort sorts them (measured on USA-road-FLA's
+    and rmat:scale=20's BFS, 0.6x of its time over their calls; scattered keys, 1.2-1.4x)."""
     if keys.size < _PACKED_SORT_FROM:
         return np.argsort(keys, kind="stable")
     if bool((keys[1:] >= keys[:-1]).all()):  # already in order (WER's positions, chunks of 1)
@@ -33,7 +35,7 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
         return np.argsort(keys, kind="stable")
     packed = keys.astype(np.int64) << np.int64(index_bits)
     packed |= np.arange(keys.size, dtype=np.int64)
-    packed.sort()
+    packed.sort(kind="stable")
     packed &= np.int64((1 << index_bits) - 1)
     return packed
 
