@@ -151,50 +151,36 @@ def whole_cycle_schedules(
     step = group - np.maximum.accumulate(first_group)
     order = stable_order(step)
     bounds = np.append(0, np.cumsum(np.bincount(step))).tolist()
-    sweep, position, gain = sweep[order], position[order], excess[order].astype(np.int64) * slots
-    owner = np.empty(listed.size, dtype=np.int64)
-    touched = np.zeros(schedules, dtype=bool)
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        schedule, wanted, more = sweep[a:b], position[a:b], gain[a:b]
-        taken = ordered[schedule, wanted]
-        owner[a:b] = taken % slots
-        moving = more > 0
-        if not moving.all():
-            schedule, wanted, taken, more = (schedule[moving], wanted[moving], taken[moving],
-                                             more[moving])
-            if schedule.size == 0:
-                continue
-        # the taken slots leave their schedules' orders and go back in by their new keys
-        rows = schedule[run_starts(schedule)]
-        touched[rows] = True
+    stepped, position = sweep[order], position[order]
+    more = excess[order].astype(np.int64) * slots
+    # each step's rows (the schedules it advances, ascending) and each item's place in them
+    new_row = run_starts(step[order] * schedules + stepped)
+    row_of = np.cumsum(new_row) - 1
+    first_rows = row_of[bounds[:-1]]
+    row_bounds = first_rows.tolist() + [int(np.count_nonzero(new_row))]
+    rows_all = stepped[new_row]
+    held_at = (row_of - np.repeat(first_rows, np.diff(bounds))) * slots + position
+    taken = np.empty(listed.size, dtype=np.int64)
+    for a, b, r0, r1 in zip(bounds[:-1], bounds[1:], row_bounds[:-1], row_bounds[1:],
+                            strict=True):
+        rows = rows_all[r0:r1]
         held = ordered[rows].ravel()
-        leaving = np.searchsorted(rows, schedule) * slots + wanted
-        staying = np.ones(held.size, dtype=bool)
-        staying[leaving] = False
-        kept = held[staying]
-        back = np.sort(taken + more)
-        at = np.searchsorted(kept, back) + np.arange(back.size)
-        staying[:] = True
-        staying[at] = False
-        held[at] = back
-        held[staying] = kept
+        at = held_at[a:b]
+        taken[a:b] = held[at]
+        # the taken slots' keys grow by their items' excess: each row sorted again (timsort
+        # merges the few keys out of place into the rest)
+        held[at] += more[a:b]
+        held.sort(kind="stable")
         ordered[rows] = held.reshape(rows.size, slots)
-    owner[order] = owner.copy()
-    # the last round: slots with no slower item keep their order by index
-    finish = np.full((schedules, slots), full * base)
-    last_owner = np.tile(np.arange(rest), (schedules, 1))
-    finish[:, :rest] += last
-    busy = np.flatnonzero(touched)
-    if busy.size:
-        keys = ordered[busy] - busy[:, None] * span
-        slot = keys % slots
-        ahead = np.empty((busy.size, slots))
-        ahead[np.arange(busy.size)[:, None], slot] = keys // slots + full * base
-        last_owner[busy] = slot[:, :rest]
-        ahead.ravel()[(np.arange(busy.size)[:, None] * slots + slot[:, :rest]).ravel()] += (
-            last[busy].ravel())
-        finish[busy] = ahead
-    return owner, last_owner, finish
+    owner = np.empty(listed.size, dtype=np.int64)
+    owner[order] = taken % slots
+    # every slot's finish after the full rounds: base a round and its items' excess
+    finish = np.bincount(sweep * slots + owner, weights=excess,
+                         minlength=schedules * slots) + full * base
+    # the last round hands its items out in the slots' order after the full rounds
+    last_owner = ordered[:, :rest] % slots
+    finish[(np.arange(schedules)[:, None] * slots + last_owner).ravel()] += last.ravel()
+    return owner, last_owner, finish.reshape(schedules, slots)
 
 
 def finish_order(finish: np.ndarray) -> np.ndarray:
