@@ -396,6 +396,14 @@ def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_
     return _Lanes(group, lane, simd_steps, u_a.astype(np.float64), simd_steps)
 
 
+def _quotient(values: np.ndarray, divisor: int) -> np.ndarray:
+    """``values // divisor`` of non-negative integers: a shift where ``divisor`` is a power
+    of two (several times faster)."""
+    if is_power_of_two(divisor):
+        return values >> (divisor.bit_length() - 1)
+    return values // divisor
+
+
 def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, threshold,
                     warp_size, want_lanes):
     """Thread mapping with work donation: a thread keeps at most cap = ceil(block mean
@@ -428,25 +436,29 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
     given = None
     donating = np.bincount(slot_unit[donated > 0], minlength=units)
     if donated.any():
-        given = local >= np.repeat(cap, degree)  # each slot's last ``donated`` edges
+        # each slot's last ``donated`` edges: one repeat of (kept, given) flags
+        runs = np.stack([own, donated], axis=1).ravel()
+        given = np.repeat(np.tile(np.array([False, True]), own.size), runs)
         # donated edges in box order (slot order within the block); box entry b is drained
         # by thread b % threads in round b // threads, after that thread's own steps
-        block_of_edge = np.repeat(slot_block, donated)
         box_first = np.zeros(blocks, dtype=np.int64)
         np.cumsum(box[:-1], out=box_first[1:])
-        entry = np.arange(block_of_edge.size, dtype=np.int64)
-        entry -= box_first[block_of_edge]
-        drain_round, thread = np.divmod(entry, block_size)
+        # a block's slots, and so its donated edges, are consecutive
+        entry = np.arange(int(box.sum()), dtype=np.int64)
+        entry -= np.repeat(box_first, box)
+        drain_round = _quotient(entry, block_size)
+        thread = entry
+        thread -= drain_round * block_size
         short = block_threads != block_size
         if short.any():  # a sweep's last block holding fewer units: its entries
-            in_short = short[block_of_edge]
+            in_short = np.repeat(short, box)
             drain_round[in_short], thread[in_short] = np.divmod(
-                entry[in_short], block_threads[block_of_edge[in_short]])
-        del entry
+                np.flatnonzero(in_short) - np.repeat(box_first[short], box[short]),
+                np.repeat(block_threads[short], box[short]))
         block_first_unit = np.zeros(blocks, dtype=np.int64)
         np.cumsum(block_units[:-1], out=block_first_unit[1:])
-        drain_unit = block_first_unit[block_of_edge]
-        drain_unit += thread // warp_size
+        drain_unit = np.repeat(block_first_unit, box)
+        drain_unit += _quotient(thread, warp_size)
         drain_round += (step_base + own_steps)[drain_unit]
         group[given] = drain_round
         if want_lanes:
