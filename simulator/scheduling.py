@@ -140,45 +140,43 @@ def whole_cycle_schedules(
     span = (int(most) + 1) * slots
     if most >= 2**52 or schedules * span >= 2**62:  # sums exact, keys within int64
         return None
-    ordered = np.arange(schedules, dtype=np.int64)[:, None] * span + np.arange(slots)
     rounds = listed // slots
     position = listed - rounds * slots
     # each listed item's round among its schedule's rounds holding one
-    group = np.cumsum(run_starts(sweep * (full + 1) + rounds)) - 1
+    new_round = run_starts(sweep * (full + 1) + rounds)
+    group = np.cumsum(new_round) - 1
     first_group = np.zeros(listed.size, dtype=np.int64)
     starts = run_starts(sweep)
     first_group[starts] = group[starts]
     step = group - np.maximum.accumulate(first_group)
     order = stable_order(step)
     bounds = np.append(0, np.cumsum(np.bincount(step))).tolist()
-    stepped, position = sweep[order], position[order]
+    # the schedules' rows by their rounds holding a listed item, most first: a step
+    # advances the schedules with more such rounds than it, the first rows, sorted in place
+    rounds_of = np.bincount(sweep[new_round], minlength=schedules)
+    row = np.empty(schedules, dtype=np.int64)
+    row[np.argsort(-rounds_of, kind="stable")] = np.arange(schedules)
+    stepping = (schedules - np.sort(rounds_of).searchsorted(np.arange(len(bounds) - 1),
+                                                           side="right")) * slots
+    ordered = np.arange(schedules, dtype=np.int64)[:, None] * span + np.arange(slots)
+    keys = ordered.ravel()
+    at = (row[sweep] * slots + position)[order]
     more = excess[order].astype(np.int64) * slots
-    # each step's rows (the schedules it advances, ascending) and each item's place in them
-    new_row = run_starts(step[order] * schedules + stepped)
-    row_of = np.cumsum(new_row) - 1
-    first_rows = row_of[bounds[:-1]]
-    row_bounds = first_rows.tolist() + [int(np.count_nonzero(new_row))]
-    rows_all = stepped[new_row]
-    held_at = (row_of - np.repeat(first_rows, np.diff(bounds))) * slots + position
     taken = np.empty(listed.size, dtype=np.int64)
-    for a, b, r0, r1 in zip(bounds[:-1], bounds[1:], row_bounds[:-1], row_bounds[1:],
-                            strict=True):
-        rows = rows_all[r0:r1]
-        held = ordered[rows].ravel()
-        at = held_at[a:b]
-        taken[a:b] = held[at]
-        # the taken slots' keys grow by their items' excess: each row sorted again (timsort
+    for a, b, held in zip(bounds[:-1], bounds[1:], stepping.tolist(), strict=True):
+        now = at[a:b]
+        taken[a:b] = keys[now]
+        # the taken slots' keys grow by their items' excess: the rows sorted again (timsort
         # merges the few keys out of place into the rest)
-        held[at] += more[a:b]
-        held.sort(kind="stable")
-        ordered[rows] = held.reshape(rows.size, slots)
+        keys[now] += more[a:b]
+        keys[:held].sort(kind="stable")
     owner = np.empty(listed.size, dtype=np.int64)
     owner[order] = taken % slots
     # every slot's finish after the full rounds: base a round and its items' excess
     finish = np.bincount(sweep * slots + owner, weights=excess,
                          minlength=schedules * slots) + full * base
     # the last round hands its items out in the slots' order after the full rounds
-    last_owner = ordered[:, :rest] % slots
+    last_owner = ordered[row, :rest] % slots
     finish[(np.arange(schedules)[:, None] * slots + last_owner).ravel()] += last.ravel()
     return owner, last_owner, finish.reshape(schedules, slots)
 
