@@ -422,9 +422,8 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
     cap = (np.ceil(block_edges / block_threads) + threshold).astype(np.int64)[slot_block]
     own = np.minimum(degree, cap)
     donated = degree - own
-    own_steps_slot = np.zeros(units * warp_size, dtype=np.int64)
-    own_steps_slot[expanding_slots] = own
-    own_steps = own_steps_slot.reshape(units, warp_size).max(axis=1)
+    own_steps = np.zeros(units, dtype=np.int64)
+    np.maximum.at(own_steps, slot_unit, own)
     box = np.bincount(slot_block, weights=donated, minlength=blocks).astype(np.int64)
     drain_rounds = ceil_div(box, block_threads)
     simd_steps = own_steps + drain_rounds[unit_block]
@@ -754,9 +753,15 @@ def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout
     if many:  # number each sweep's groups after the previous sweep's
         sweep_of = np.repeat(np.arange(len(sweeps)), [sweep.size for sweep in sweeps])
         act_group = act_group.astype(np.int64) + sweep_of * layout_groups
-    groups = (distinct(act_group).astype(np.int64, copy=False) if act.size
-              else np.zeros(1, dtype=np.int64))
-    at = groups.searchsorted(act_group) * per_group + act % per_group
+    if act.size and bool((act_group[1:] >= act_group[:-1]).all()):  # each group's run
+        new_group = run_starts(act_group)
+        groups = act_group[new_group].astype(np.int64, copy=False)
+        group_of = np.cumsum(new_group) - 1
+    else:
+        groups = (distinct(act_group).astype(np.int64, copy=False) if act.size
+                  else np.zeros(1, dtype=np.int64))
+        group_of = groups.searchsorted(act_group)
+    at = group_of * per_group + act % per_group
     units = groups % layout_groups if many else groups
     if group > 1:
         units = (units[:, None] * group + np.arange(group)).ravel()
