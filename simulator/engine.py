@@ -309,9 +309,11 @@ class _Lanes:
     u_a: np.ndarray  # per unit: idle lane-steps of the vertices' own lanes (Cheng et al.)
     pop_steps: np.ndarray | int = 0  # steps per unit whose lanes first pop their edge
     # work donation: the edges each expanding slot keeps (its thread's own steps, in
-    # lockstep) and which edges it gives to the block's box (None: it gives none)
+    # lockstep), which edges it gives to the block's box (None: it gives none) and their
+    # steps (``group[given]``)
     kept: np.ndarray | None = None
     given: np.ndarray | None = None
+    given_group: np.ndarray | None = None
 
 
 def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
@@ -432,7 +434,7 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
     group = np.repeat(step_base[slot_unit], degree)
     group += local  # a kept edge: its thread's own step
     lane = np.repeat(expanding_slots % warp_size, degree) if want_lanes else None
-    given = None
+    given = given_group = None
     donating = np.bincount(slot_unit[donated > 0], minlength=units)
     if donated.any():
         # each slot's last ``donated`` edges: one repeat of (kept, given) flags
@@ -447,7 +449,10 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
         entry -= np.repeat(box_first, box)
         drain_round = _quotient(entry, block_size)
         thread = entry
-        thread -= drain_round * block_size
+        if is_power_of_two(block_size):
+            thread &= block_size - 1
+        else:
+            thread -= drain_round * block_size
         short = block_threads != block_size
         if short.any():  # a sweep's last block holding fewer units: its entries
             in_short = np.repeat(short, box)
@@ -462,8 +467,9 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
         group[given] = drain_round
         if want_lanes:
             lane[given] = thread % warp_size
+        given_group = drain_round
     lanes = _Lanes(group, lane, simd_steps, np.zeros(units), drain_rounds[unit_block], own,
-                   given)
+                   given, given_group)
     return lanes, donating
 
 
@@ -510,7 +516,7 @@ def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step,
             counts = lockstep_list_sectors(start, end, slots, w=w, k=k, c=c,
                                            units=units, words_per_sector=words)
             if lanes.given is not None:
-                counts += run_sectors(lanes.group[lanes.given], edges[lanes.given],
+                counts += run_sectors(lanes.given_group, edges[lanes.given],
                                       unit_of_step, words_per_sector=words, units=units)
             return counts
         if c == 1:
