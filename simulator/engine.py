@@ -350,6 +350,14 @@ def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
     return _Lanes(group, lane, simd_steps, u_a)
 
 
+def _quotient(values: np.ndarray, divisor: int) -> np.ndarray:
+    """``values // divisor`` of non-negative integers: a shift where ``divisor`` is a power
+    of two (several times faster)."""
+    if is_power_of_two(divisor):
+        return values >> (divisor.bit_length() - 1)
+    return values // divisor
+
+
 def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_lanes,
                          want_lanes):
     """WER: per chunk position, the warp's edges are popped by its active lanes in turn
@@ -380,14 +388,17 @@ def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_
     # ``local`` follows slot order; bring the offsets to that order
     inverse = np.empty_like(order)
     inverse[order] = np.arange(order.size)
-    edge_offset = np.repeat(offset[inverse], degree) + local
-    edge_lanes = np.repeat(lanes[inverse], degree)
-    group = np.repeat(position_base[position], degree) + (
-        edge_offset // edge_lanes
-    )
+    edge_offset = np.repeat(offset[inverse], degree)
+    edge_offset += local
+    group = np.repeat(position_base[position], degree)
+    if all_lanes:  # every position pops its edges warp_size at a time
+        group += _quotient(edge_offset, warp_size)
+    else:
+        edge_lanes = np.repeat(lanes[inverse], degree)
+        group += edge_offset // edge_lanes
     lane = None
     if want_lanes and all_lanes:
-        lane = edge_offset % edge_lanes
+        lane = edge_offset % warp_size
     elif want_lanes:  # the r-th active lane of the position pops edge r, r + L, ...
         first_active = np.zeros(units * c, dtype=np.int64)
         np.cumsum(position_lanes[:-1], out=first_active[1:])
@@ -396,14 +407,6 @@ def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_
                             + edge_offset % edge_lanes]
     u_a = (position_lanes * position_steps - position_edges).reshape(units, c).sum(axis=1)
     return _Lanes(group, lane, simd_steps, u_a.astype(np.float64), simd_steps)
-
-
-def _quotient(values: np.ndarray, divisor: int) -> np.ndarray:
-    """``values // divisor`` of non-negative integers: a shift where ``divisor`` is a power
-    of two (several times faster)."""
-    if is_power_of_two(divisor):
-        return values >> (divisor.bit_length() - 1)
-    return values // divisor
 
 
 def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, threshold,
