@@ -118,6 +118,7 @@ class _Launcher:
         # kernel must (two relaxations of one target race); BFS writers all store one level
         self.atomic_updates = functional.algorithm in ("sssp", "cc")
         self.layouts: dict[Strategy, TaskLayout] = {}
+        self.widths: dict[int, Strategy] = {}  # the vwarp strategy of each W adaptive picks
         self.hit_rate = device.l2_hit_rate(working_set_bytes(
             functional.n, functional.indices.size, reads_weights=functional.reads_weights,
             worklist=strategy.driven != "topology",
@@ -133,7 +134,10 @@ class _Launcher:
     def strategy_for(self, active: np.ndarray) -> Strategy:
         if self.strategy.mapping != "adaptive":
             return self.strategy
-        return self.strategy.with_width(adaptive_width(self.degree[active], self.strategy))
+        w = adaptive_width(self.degree[active], self.strategy)
+        if w not in self.widths:  # built once per W: a Strategy validates all its knobs
+            self.widths[w] = self.strategy.with_width(w)
+        return self.widths[w]
 
     def width(self, work: IterationWork) -> int:
         """W the iteration runs with (1 for the thread-based mappings)."""
