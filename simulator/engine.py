@@ -1305,7 +1305,8 @@ def _launch_costs(
                 picked_units, picked_work = view.units[in_picked], unit_work.of_units(in_picked)
                 sizes = (ends - segments)[picked]
                 picked_segments = np.cumsum(sizes) - sizes
-            clean_rows = clean.units[:, picked_units]
+            # np.take: several times faster than fancy indexing along the second axis
+            clean_rows = np.take(clean.units, picked_units, axis=1)
             rest_sisd, rest_sectors = clean.rest(clean_rows, picked_segments)
             transactions[picked] += rest_sectors
             instructions[picked] += rest_sisd

@@ -507,7 +507,7 @@ def sparse_sweeps_cycles(
             if (rows[0] >= clean_rows[0]).all():
                 # a unit with work is no faster than without: a block's slowest unit is its
                 # slowest clean one or its slowest unit with work
-                block_rows = clean.items[:, dirty]
+                block_rows = np.take(clean.items, dirty, axis=1)
                 block_rows[1:] += np.add.reduceat(rows[1:] - clean_rows[1:], starts, axis=1)
                 np.maximum(block_rows[0], np.maximum.reduceat(rows[0], starts),
                            out=block_rows[0])
@@ -516,7 +516,7 @@ def sparse_sweeps_cycles(
                 members = (dirty[:, None] * per_item + np.arange(per_item)).ravel()
                 real = members < clean.units.shape[1]
                 block_rows = np.zeros((4, members.size))
-                block_rows[:, real] = clean.units[:, members[real]]
+                block_rows[:, real] = np.take(clean.units, members[real], axis=1)
                 block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
                 rows = reduce_items(block_rows.reshape(4, dirty.size, per_item))
         finish, per_sm = _scheduled_sweeps(clean, dirty, item_segments, rows, slots, sms)
@@ -559,7 +559,7 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
     else:
         _add_to_sms(sm_sums, np.repeat(np.arange(sweeps), items - last_start),
                     last_owner.ravel(), np.tile(last, sweeps))
-    _add_to_sms(sm_sums, sweep, dirty_owner, rows[1:] - clean.items[1:, dirty])
+    _add_to_sms(sm_sums, sweep, dirty_owner, rows[1:] - np.take(clean.items[1:], dirty, axis=1))
     return finish, sm_sums
 
 
