@@ -163,13 +163,13 @@ def whole_cycle_schedules(
     at = (row[sweep] * slots + position)[order]
     more = excess[order].astype(np.int64) * slots
     taken = np.empty(listed.size, dtype=np.int64)
-    for a, b, held in zip(bounds[:-1], bounds[1:], stepping.tolist(), strict=True):
+    for a, b, stepped_keys in zip(bounds[:-1], bounds[1:], stepping.tolist(), strict=True):
         now = at[a:b]
         taken[a:b] = keys[now]
         # the taken slots' keys grow by their items' excess: the rows sorted again (timsort
         # merges the few keys out of place into the rest)
         keys[now] += more[a:b]
-        keys[:held].sort(kind="stable")
+        keys[:stepped_keys].sort(kind="stable")
     owner = np.empty(listed.size, dtype=np.int64)
     owner[order] = taken % slots
     # every slot's finish after the full rounds: base a round and its items' excess
