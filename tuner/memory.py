@@ -10,8 +10,6 @@ import ctypes.util
 import sys
 from functools import cache
 
-import numpy as np
-
 # mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -23,9 +21,8 @@ KEPT_BYTES = 1 << 30
 @cache
 def keep_freed_memory() -> bool:
     """Ask glibc to serve blocks up to ``KEPT_BYTES`` from its heap and keep them when freed,
-    for this process and the ones it forks, and (where glibc keeps them) stop numpy asking
-    for huge pages under them (``skip_huge_page_advice``). Once per process; False where the
-    C library is not glibc (the defaults then stay) or refuses."""
+    for this process and the ones it forks. Once per process; False where the C library is
+    not glibc (the default then stays) or refuses."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -35,25 +32,5 @@ def keep_freed_memory() -> bool:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    kept = bool(mallopt(_M_MMAP_THRESHOLD, KEPT_BYTES)) and bool(
+    return bool(mallopt(_M_MMAP_THRESHOLD, KEPT_BYTES)) and bool(
         mallopt(_M_TRIM_THRESHOLD, KEPT_BYTES))
-    if kept:
-        skip_huge_page_advice()
-    return kept
-
-
-def skip_huge_page_advice() -> bool:
-    """Stop numpy asking the kernel for huge pages under its arrays of 4 MB and more (its
-    default on Linux). With transparent huge pages in ``madvise`` mode the kernel may then
-    compact memory for a huge page at the fault, which, when free memory was fragmented,
-    made growing the kept heap twice as slow as faulting 4 KB pages in (rmat:scale=20 BFS:
-    the first simulation in a process 1.6-1.7 s against 0.8 s, the functional run up to
-    1.7 s against 0.8 s; with unfragmented memory both 0.8 s; later simulations the same
-    either way). numpy reads ``NUMPY_MADVISE_HUGEPAGE`` only at import; its switch at run
-    time is private, so where it is missing this changes nothing and says False."""
-    switch = getattr(getattr(np, "_core", None), "multiarray", None)
-    switch = getattr(switch, "_set_madvise_hugepage", None)
-    if switch is None:
-        return False
-    switch(False)
-    return True
