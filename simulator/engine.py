@@ -443,33 +443,26 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
         # each slot's last ``donated`` edges: one repeat of (kept, given) flags
         runs = np.stack([own, donated], axis=1).ravel()
         given = np.repeat(np.tile(np.array([False, True]), own.size), runs)
-        # donated edges in box order (slot order within the block); box entry b is drained
-        # by thread b % threads in round b // threads, after that thread's own steps
-        box_first = np.zeros(blocks, dtype=np.int64)
-        np.cumsum(box[:-1], out=box_first[1:])
-        # a block's slots, and so its donated edges, are consecutive
-        entry = np.arange(int(box.sum()), dtype=np.int64)
-        entry -= np.repeat(box_first, box)
-        drain_round = _quotient(entry, block_size)
-        thread = entry
-        if is_power_of_two(block_size):
-            thread &= block_size - 1
-        else:
-            thread -= drain_round * block_size
-        short = block_threads != block_size
-        if short.any():  # a sweep's last block holding fewer units: its entries
-            in_short = np.repeat(short, box)
-            drain_round[in_short], thread[in_short] = np.divmod(
-                np.flatnonzero(in_short) - np.repeat(box_first[short], box[short]),
-                np.repeat(block_threads[short], box[short]))
-        block_first_unit = np.zeros(blocks, dtype=np.int64)
-        np.cumsum(block_units[:-1], out=block_first_unit[1:])
-        drain_unit = np.repeat(block_first_unit, box)
-        drain_unit += _quotient(thread, warp_size)
-        drain_round += (step_base + own_steps)[drain_unit]
+        # donated edges in box order (slot order within the block; a block's slots, and so
+        # its donated edges, are consecutive); box entry b is drained by thread
+        # b % threads in round b // threads, after that thread's own steps: a round's
+        # warp-size consecutive entries are one warp's step, so each such chunk of a block's
+        # box is worked out once and its step repeated over its entries
+        chunks = ceil_div(box, warp_size)
+        chunk_first = np.cumsum(chunks) - chunks
+        chunk = np.arange(int(chunks.sum())) - np.repeat(chunk_first, chunks)
+        warp_round, warp = np.divmod(chunk, np.repeat(block_units, chunks))
+        block_first_unit = np.cumsum(block_units) - block_units
+        warp += np.repeat(block_first_unit, chunks)
+        chunk_step = (step_base + own_steps)[warp] + warp_round
+        entries = np.full(chunk.size, warp_size, dtype=np.int64)
+        last = chunk_first[chunks > 0] + chunks[chunks > 0] - 1  # each box's last chunk
+        entries[last] = box[chunks > 0] - (chunks[chunks > 0] - 1) * warp_size
+        drain_round = np.repeat(chunk_step, entries)
         group[given] = drain_round
-        if want_lanes:
-            lane[given] = thread % warp_size
+        if want_lanes:  # an entry's lane: its place in its chunk
+            lane[given] = (np.arange(drain_round.size)
+                           - np.repeat(np.cumsum(entries) - entries, entries))
         given_group = drain_round
     lanes = _Lanes(group, lane, simd_steps, np.zeros(units), drain_rounds[unit_block], own,
                    given, given_group)
