@@ -164,7 +164,8 @@ class _Launcher:
         costs = sweep_kernels(
             self.fr.indptr, self.fr.indices, launches, strategy, self.device,
             reads_weights=self.fr.reads_weights, stores_per_vertex=self.fr.stores_per_vertex,
-            costs=self.costs, layout=self.sweep_layout(strategy), hit_rate=self.hit_rate,
+            atomic_updates=self.atomic_updates, costs=self.costs,
+            layout=self.sweep_layout(strategy), hit_rate=self.hit_rate,
         )
         return [self._with_idle_outliers(cost, launch, strategy)
                 for cost, launch in zip(costs, launches, strict=True)]
@@ -330,13 +331,12 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
 
 def _sweep_costs(launcher: _Launcher, sweeps):
     """Each of ``sweeps``' (launch, strategy) pairs' strategy and cost, in order: runs of
-    small plain sweeps of one strategy costed together (``_BATCH_ACTIVE``), the others one by
-    one as they come (an SSSP sweep's storing lanes are not held longer)."""
+    small plain sweeps of one strategy costed together (``_BATCH_ACTIVE``; SSSP's and CC's
+    with the storing lanes their waves found), the others one by one as they come."""
     batch: list[Launch] = []
     batch_strategy, held = None, 0
     for launch, s in sweeps:
-        small = (not launcher.atomic_updates and launch.active.size <= _BATCH_ACTIVE
-                 and batches_sweeps(launch, s))
+        small = launch.active.size <= _BATCH_ACTIVE and batches_sweeps(launch, s)
         if batch and not (small and held + launch.active.size <= _BATCH_ACTIVE
                           and (s is batch_strategy or s == batch_strategy)):
             for cost in launcher.sweeps(batch, batch_strategy):

@@ -1034,11 +1034,9 @@ def vertex_kernel(
 
 def batches_sweeps(launch: Launch, strategy: Strategy) -> bool:
     """Whether ``sweep_kernels`` takes this launch: a plain sweep (no worklist built, no
-    activations counted, the first copy of a vertex storing ``writes``) with an active
-    vertex, costed sparsely."""
+    activations counted) with an active vertex, costed sparsely."""
     return (_SPARSE_SWEEPS and launch.slots is None and launch.push is None
-            and not launch.count_activations and launch.store_lanes is None
-            and launch.active.size > 0)
+            and not launch.count_activations and launch.active.size > 0)
 
 
 def sweep_kernels(
@@ -1050,6 +1048,7 @@ def sweep_kernels(
     *,
     reads_weights: bool = False,
     stores_per_vertex: bool = False,
+    atomic_updates: bool = False,
     costs: InstructionCosts = COSTS,
     layout: TaskLayout,
     hit_rate: float,
@@ -1057,16 +1056,20 @@ def sweep_kernels(
     """``vertex_kernel``'s cost of each of several sweeps (``batches_sweeps``) under one
     strategy, costed together: numpy's fixed cost per call is paid once for all of them
     rather than per sweep, which is most of a small sweep's cost (a road graph's hundreds of
-    levels hold a few hundred vertices each). Stores are plain (BFS, PageRank)."""
+    levels hold a few hundred vertices each). Either every sweep gives its storing lanes
+    (SSSP's and CC's, ``atomic_updates``) or none does (plain stores: BFS, PageRank)."""
     for launch in launches:
         if not batches_sweeps(launch, strategy):
             raise ValueError(f"sweep_kernels takes plain sweeps with an active vertex only "
                              f"(see batches_sweeps), not {launch}")
+    if len({launch.store_lanes is None for launch in launches}) > 1:
+        raise ValueError("sweep_kernels takes sweeps that all give their storing lanes or "
+                         "none that does")
     view = _dirty_view(indptr, [launch.active for launch in launches], layout,
                        _view_group(strategy, device))
     return _launch_costs(indptr, indices, launches, view, layout, strategy, device,
                          reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
-                         atomic_updates=False, costs=costs, hit_rate=hit_rate)
+                         atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate)
 
 
 def _launch_costs(
@@ -1182,6 +1185,12 @@ def _launch_costs(
         store_lanes = _joined_store_lanes(pushes)
     elif len(launches) == 1:
         store_lanes = _storing_lanes(edges, expanding_vertices, degree, launch, indices.size)
+    elif launch.store_lanes is not None:  # each sweep's own, after the earlier sweeps' edges
+        sweep_edges = np.bincount(np.repeat(np.arange(segments.size), ends - segments)[
+            expanding_slots // per_unit], weights=degree, minlength=segments.size)
+        offsets = (np.cumsum(sweep_edges) - sweep_edges).astype(np.int64).tolist()
+        store_lanes = np.concatenate([one.store_lanes + offset
+                                      for one, offset in zip(launches, offsets, strict=True)])
     else:  # each sweep's writes among its own edges: both keyed by the sweep
         store_lanes = _sweeps_storing_lanes(edges, expanding_slots, degree, launches,
                                             segments, ends, per_unit, indices.size)

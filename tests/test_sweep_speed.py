@@ -461,6 +461,40 @@ def test_runs_of_small_sweeps_match_sweeps_alone(monkeypatch):
         _assert_same(together, alone)
 
 
+@pytest.mark.parametrize("algorithm", ["sssp", "cc"])
+def test_runs_of_small_lowering_sweeps_match_sweeps_alone(monkeypatch, algorithm):
+    """SSSP's and CC's small sweeps (atomicMin stores, their storing lanes found wave by
+    wave) costed in runs and one by one: the same figures; deferral's outlier kernels and
+    donation's whole blocks included."""
+    from simulator import driver
+
+    graph = load_graph("road:rows=50,cols=50,seed=2,weights=random")
+    fr = functional_run(graph, algorithm)
+    small = [it.active.size for it in fr.iterations if it.active.size <= driver._BATCH_ACTIVE]
+    assert len(small) > 10
+    for text in ("mapping=thread", "mapping=vwarp,w=8", "mapping=thread,defer_threshold=3",
+                 "mapping=wer+", "mapping=thread,donate_threshold=2", "mapping=adaptive"):
+        together = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
+        monkeypatch.setattr(driver, "_BATCH_ACTIVE", 0)
+        alone = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
+        monkeypatch.undo()
+        _assert_same(together, alone)
+
+
+def test_sweep_kernels_refuse_sweeps_with_and_without_storing_lanes():
+    graph = load_graph("grid2d:rows=8,cols=8")
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy()
+    device = get_device("h100")
+    work = fr.iterations[1]
+    plain = engine.Launch(work.active, work.writes)
+    given = engine.Launch(work.active, work.writes, store_lanes=np.zeros(1, dtype=np.int64))
+    with pytest.raises(ValueError, match="storing lanes"):
+        engine.sweep_kernels(graph.indptr, graph.indices, [plain, given], strategy, device,
+                             layout=layout_module.task_layout(graph.n, strategy, device),
+                             hit_rate=0.0)
+
+
 def test_sweep_kernels_refuse_launches_that_push():
     graph = load_graph("grid2d:rows=8,cols=8")
     fr = functional_run(graph, "bfs")
