@@ -17,38 +17,17 @@ e.g. python bench/compare_revisions.py --base HEAD~3 \
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, as bench_simulator.py
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_simulator import DEFAULT_STRATEGIES  # noqa: E402
+from bench.revisions import old_and_new  # noqa: E402
 from tuner.memory import keep_freed_memory  # noqa: E402
-
-
-def import_simulator(root: Path) -> ModuleType:
-    """The ``simulator`` package under ``root``, imported apart from any other copy: its
-    modules bind one another at import time, so two copies can run side by side."""
-    def drop() -> None:
-        for name in [n for n in sys.modules if n == "simulator" or n.startswith("simulator.")]:
-            del sys.modules[name]
-
-    drop()
-    sys.path.insert(0, str(root))
-    try:
-        package = importlib.import_module("simulator")
-    finally:
-        sys.path.remove(str(root))
-        drop()
-    return package
 
 
 def main() -> None:
@@ -61,41 +40,26 @@ def main() -> None:
     parser.add_argument("--strategies", nargs="*", default=DEFAULT_STRATEGIES)
     args = parser.parse_args()
     keep_freed_memory()
-    known = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--quiet", "--verify",
-                            f"{args.base}^{{commit}}"], capture_output=True)
-    if known.returncode != 0:
-        sys.exit(f"compare_revisions: {args.base!r} is not a commit of {REPO}")
-
-    with tempfile.TemporaryDirectory(prefix="warpsweep-base-") as tmp:
-        base_tree = Path(tmp) / "base"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--quiet", "--detach",
-                        str(base_tree), args.base], check=True)
-        try:
-            packages = {"old": import_simulator(base_tree), "new": import_simulator(REPO)}
-            if packages["old"].__file__ == packages["new"].__file__:
-                raise RuntimeError("the base revision's simulator did not load apart")
-            graph = packages["new"].load_graph(args.spec)
-            functional = {name: package.functional_run(graph, args.algo)
-                          for name, package in packages.items()}
-            print(f"graph {graph}, {args.algo}; old = {args.base}, new = working tree; "
-                  f"best of {args.repeat}")
-            for text in args.strategies:
-                best = {"old": float("inf"), "new": float("inf")}
-                simulated = {}
-                for _ in range(max(1, args.repeat)):
-                    for name, package in packages.items():
-                        t0 = time.perf_counter()
-                        result = package.simulate(graph, args.algo, text, args.device,
-                                                  functional=functional[name])
-                        best[name] = min(best[name], time.perf_counter() - t0)
-                        simulated[name] = result.time_us
-                same = abs(simulated["old"] - simulated["new"]) <= 1e-9 * abs(simulated["old"])
-                print(f"{text:50s} old {best['old']:6.2f} s  new {best['new']:6.2f} s  "
-                      f"new/old {best['new'] / best['old']:5.2f}  "
-                      f"{'same time_us' if same else 'TIME_US DIFFERS'}", flush=True)
-        finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                            str(base_tree)], check=False)
+    with old_and_new(args.base, "compare_revisions") as packages:
+        graph = packages["new"].load_graph(args.spec)
+        functional = {name: package.functional_run(graph, args.algo)
+                      for name, package in packages.items()}
+        print(f"graph {graph}, {args.algo}; old = {args.base}, new = working tree; "
+              f"best of {args.repeat}")
+        for text in args.strategies:
+            best = {"old": float("inf"), "new": float("inf")}
+            simulated = {}
+            for _ in range(max(1, args.repeat)):
+                for name, package in packages.items():
+                    t0 = time.perf_counter()
+                    result = package.simulate(graph, args.algo, text, args.device,
+                                              functional=functional[name])
+                    best[name] = min(best[name], time.perf_counter() - t0)
+                    simulated[name] = result.time_us
+            same = abs(simulated["old"] - simulated["new"]) <= 1e-9 * abs(simulated["old"])
+            print(f"{text:50s} old {best['old']:6.2f} s  new {best['new']:6.2f} s  "
+                  f"new/old {best['new'] / best['old']:5.2f}  "
+                  f"{'same time_us' if same else 'TIME_US DIFFERS'}", flush=True)
 
 
 if __name__ == "__main__":
