@@ -39,8 +39,14 @@ from simulator.timing import working_set_bytes
 
 HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
 # Consecutive plain sweeps of one strategy holding up to this many active vertices in all are
-# costed together (``engine.sweep_kernels``); 0 costs each on its own.
-_BATCH_ACTIVE = 1 << 14
+# costed together (``engine.sweep_kernels``); 0 costs each on its own. (USA-road-FLA BFS, best
+# of 3 at 2^14 / 2^15 / 2^16 / 2^17: thread 0.40 / 0.38 / 0.34 / 0.40 s, W=32 0.55 / 0.50 /
+# 0.48 / 0.47 s, donation 0.51 / 0.46 / 0.44 / 0.44 s.)
+_BATCH_ACTIVE = 1 << 16
+# ... and expanding up to this many edges in all: a sweep of millions of edges costs less
+# alone, numpy's fixed cost per call being nothing to its work (rmat:scale=20's second level,
+# 64422 vertices and 22M edges, run with the first: 1.03-1.12x the whole BFS's time)
+_BATCH_SWEEP_EDGES = 1 << 20
 # Worklist launches of one strategy holding up to this many slots and expanding up to this
 # many edges in all are costed together (``engine.worklist_kernels``) once their pushes are
 # known (which lays their lanes out twice: worth it only where numpy's fixed cost per call
@@ -334,17 +340,21 @@ def _sweep_costs(launcher: _Launcher, sweeps):
     small plain sweeps of one strategy costed together (``_BATCH_ACTIVE``; SSSP's and CC's
     with the storing lanes their waves found), the others one by one as they come."""
     batch: list[Launch] = []
-    batch_strategy, held = None, 0
+    batch_strategy, held, held_edges = None, 0, 0
     for launch, s in sweeps:
         small = launch.active.size <= _BATCH_ACTIVE and batches_sweeps(launch, s)
+        edges = int(launcher.degree[launch.active].sum()) if small else 0
+        small = small and edges <= _BATCH_SWEEP_EDGES
         if batch and not (small and held + launch.active.size <= _BATCH_ACTIVE
+                          and held_edges + edges <= _BATCH_SWEEP_EDGES
                           and (s is batch_strategy or s == batch_strategy)):
             for cost in launcher.sweeps(batch, batch_strategy):
                 yield batch_strategy, cost
-            batch, held = [], 0
+            batch, held, held_edges = [], 0, 0
         if small:
             batch.append(launch)
-            batch_strategy, held = s, held + launch.active.size
+            batch_strategy = s
+            held, held_edges = held + launch.active.size, held_edges + edges
         else:
             yield s, launcher.launch(launch, s)
     for cost in launcher.sweeps(batch, batch_strategy) if batch else ():

@@ -11,8 +11,11 @@ WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit o
 
 # From this many elements distinct_sectors counts each unit's distinct keys by summing their
 # flags over the unit's key range (fewer passes over the keys); below, by compressing the
-# distinct keys and counting their units (fewer calls).
+# distinct keys and counting their units (fewer calls). Where the units' ranges must be
+# searched for (no unit sizes given) and the units outnumber the keys by this, it compresses
+# too (a donating launch's view holds whole blocks: many units, few of them with keys).
 _RANGE_COUNT_FROM = 1 << 16
+_SEARCHED_UNITS_PER_KEY = 1 / 8
 
 
 def distinct_sectors(
@@ -39,16 +42,18 @@ def distinct_sectors(
     first = np.empty(keys.size, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    if keys.size < _RANGE_COUNT_FROM:
+    if keys.size >= _RANGE_COUNT_FROM:
+        last_group = int(keys[-1] >> bits)
+        if isinstance(unit_of_group, int | np.integer):
+            units = last_group // int(unit_of_group) + 1
+        else:
+            units = int(unit_of_group[last_group]) + 1
+    if keys.size < _RANGE_COUNT_FROM or (
+            unit_sizes is None and units > keys.size * _SEARCHED_UNITS_PER_KEY):
         first_groups = keys[first] >> bits
         if isinstance(unit_of_group, int | np.integer):
             return np.bincount(first_groups // unit_of_group)
         return np.bincount(unit_of_group[first_groups])
-    last_group = int(keys[-1] >> bits)
-    if isinstance(unit_of_group, int | np.integer):
-        units = last_group // int(unit_of_group) + 1
-    else:
-        units = int(unit_of_group[last_group]) + 1
     if unit_sizes is not None:
         at = np.zeros(units + 1, dtype=np.int64)
         np.cumsum(unit_sizes[:units], out=at[1:])

@@ -281,6 +281,24 @@ def test_sparse_cycles_equal_kernel_cycles(text, n):
         assert np.allclose(got[1], want[1], rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("units_per_key", [1 / 8, 1e9])
+def test_distinct_sectors_with_more_units_than_keys(monkeypatch, units_per_key):
+    """A launch whose units far outnumber its keys (a donating view's whole blocks): the
+    count that compresses the distinct keys and the one that searches every unit's range
+    both give the plain count."""
+    monkeypatch.setattr(sectors, "_RANGE_COUNT_FROM", 0)
+    monkeypatch.setattr(sectors, "_SEARCHED_UNITS_PER_KEY", units_per_key)
+    rng = np.random.default_rng(6)
+    unit_of_step = np.repeat(np.arange(4000), rng.integers(0, 3, 4000))
+    group = np.sort(rng.choice(unit_of_step.size, 300))
+    sector = rng.integers(0, 30, 300)
+    want = np.zeros(4000, dtype=np.int64)
+    for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
+        want[unit_of_step[g]] += 1
+    got = sectors.distinct_sectors(group.copy(), sector, unit_of_step)
+    assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
+
+
 @pytest.mark.parametrize("range_count_from", [0, 1 << 16])
 def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from):
     """Distinct (step, sector) pairs per unit against a plain count, units without a step
