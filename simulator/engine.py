@@ -166,6 +166,7 @@ from simulator.layout import worklist_layouts
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sectors import distinct_sectors
+from simulator.sectors import floor_div
 from simulator.sectors import is_power_of_two
 from simulator.sectors import lockstep_list_sectors
 from simulator.sectors import padded_counts
@@ -339,7 +340,7 @@ def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
         np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
         base += position_base[unit, expanding_slots % c]
     group = np.repeat(base, degree)
-    group += local >> (w.bit_length() - 1) if is_power_of_two(w) else local // w
+    group += floor_div(local, w)
     lane = None
     if want_lanes:
         vw = (expanding_slots % per_unit) // c
@@ -348,14 +349,6 @@ def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
     if w > 1:  # a vertex's lanes idle in its last step
         u_a = np.bincount(unit, weights=w * slot_steps - degree, minlength=units)
     return _Lanes(group, lane, simd_steps, u_a)
-
-
-def _quotient(values: np.ndarray, divisor: int) -> np.ndarray:
-    """``values // divisor`` of non-negative integers: a shift where ``divisor`` is a power
-    of two (several times faster)."""
-    if is_power_of_two(divisor):
-        return values >> (divisor.bit_length() - 1)
-    return values // divisor
 
 
 def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_lanes,
@@ -392,7 +385,7 @@ def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_
     edge_offset += local
     group = np.repeat(position_base[position], degree)
     if all_lanes:  # every position pops its edges warp_size at a time
-        group += _quotient(edge_offset, warp_size)
+        group += floor_div(edge_offset, warp_size)
     else:
         edge_lanes = np.repeat(lanes[inverse], degree)
         group += edge_offset // edge_lanes
@@ -456,8 +449,9 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
         warp += np.repeat(block_first_unit, chunks)
         chunk_step = (step_base + own_steps)[warp] + warp_round
         entries = np.full(chunk.size, warp_size, dtype=np.int64)
-        last = chunk_first[chunks > 0] + chunks[chunks > 0] - 1  # each box's last chunk
-        entries[last] = box[chunks > 0] - (chunks[chunks > 0] - 1) * warp_size
+        filled = chunks > 0  # each box's last chunk holds the rest of its entries
+        entries[chunk_first[filled] + chunks[filled] - 1] = (
+            box[filled] - (chunks[filled] - 1) * warp_size)
         drain_round = np.repeat(chunk_step, entries)
         group[given] = drain_round
         if want_lanes:  # an entry's lane: its place in its chunk

@@ -117,11 +117,17 @@ def is_power_of_two(x: int) -> bool:
     return x > 0 and x & (x - 1) == 0
 
 
+def floor_div(values: np.ndarray, divisor: int) -> np.ndarray:
+    """``values // divisor`` of non-negative integers: a shift where ``divisor`` is a power
+    of two (several times faster)."""
+    if is_power_of_two(divisor):
+        return values >> (divisor.bit_length() - 1)
+    return values // divisor
+
+
 def sector_of(word_index: np.ndarray, words_per_sector: int) -> np.ndarray:
     """Sector of each 32-bit word index (a shift when the sector holds 2**k words)."""
-    if is_power_of_two(words_per_sector):
-        return word_index >> (words_per_sector.bit_length() - 1)
-    return word_index // words_per_sector
+    return floor_div(word_index, words_per_sector)
 
 
 def range_sectors(first: np.ndarray, last: np.ndarray, words_per_sector: int) -> np.ndarray:

@@ -292,7 +292,13 @@ def test_distinct_sectors_with_more_units_than_keys(monkeypatch, units_per_key):
     unit_of_step = np.repeat(np.arange(4000), rng.integers(0, 3, 4000))
     group = np.sort(rng.choice(unit_of_step.size, 300))
     sector = rng.integers(0, 30, 300)
-    want = np.zeros(4000, dtype=np.int64)
+    _assert_plain_count(group, sector, unit_of_step, 4000)
+
+
+def _assert_plain_count(group, sector, unit_of_step, units):
+    """``distinct_sectors`` against counting the distinct (step, sector) pairs one by one;
+    the units after its last count none."""
+    want = np.zeros(units, dtype=np.int64)
     for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
         want[unit_of_step[g]] += 1
     got = sectors.distinct_sectors(group.copy(), sector, unit_of_step)
@@ -310,11 +316,7 @@ def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from):
     unit_of_step = np.repeat(np.arange(50), steps_per_unit)
     group = rng.integers(0, unit_of_step.size, 3000)
     sector = rng.integers(0, 40, 3000)
-    want = np.zeros(50, dtype=np.int64)
-    for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
-        want[unit_of_step[g]] += 1
-    got = sectors.distinct_sectors(group.copy(), sector, unit_of_step)
-    assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
+    _assert_plain_count(group, sector, unit_of_step, 50)
     got = sectors.distinct_sectors(group.copy(), sector, 3)
     want = np.zeros(got.size, dtype=np.int64)
     for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
