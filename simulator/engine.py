@@ -625,42 +625,52 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
 
 
 def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
-                  unit_first_step: np.ndarray) -> np.ndarray:
-    """The order in which pushes (their warp unit and global warp step, in lane order) take
-    their places on the queue's tail: the units of the first ``resident`` warps run at once,
-    the later ones as places free up, so by wave of ``resident`` units first; within a wave,
-    atomic pushes by the step of its unit they issue in (a unit's steps follow each other),
-    chunked ones when their unit's batch is complete; pushes of one wave and step come from
-    concurrent warps, which reach the tail in no fixed order (a fixed scramble of the unit
-    ids stands for it); a warp's own pushes keep lane order."""
+                  unit_first_step: np.ndarray, lane: np.ndarray | None = None) -> np.ndarray:
+    """The order in which pushes (their warp unit and global warp step, in lane order, or in
+    any order with their ``lane``) take their places on the queue's tail: the units of the
+    first ``resident`` warps run at once, the later ones as places free up, so by wave of
+    ``resident`` units first; within a wave, atomic pushes by the step of its unit they
+    issue in (a unit's steps follow each other), chunked ones when their unit's batch is
+    complete; pushes of one wave and step come from concurrent warps, which reach the tail
+    in no fixed order (a fixed scramble of the unit ids stands for it); a warp's own pushes
+    keep lane order."""
     wave = unit // resident
     scrambled = ((unit.astype(np.uint64) * np.uint64(2654435761))
                  & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    if push == "atomic":
-        return lexicographic_order([wave, step - unit_first_step[unit], scrambled])
-    return lexicographic_order([wave, scrambled])
+    by = [wave, scrambled] if push != "atomic" else [wave, step - unit_first_step[unit],
+                                                     scrambled]
+    if lane is not None:
+        by.append(lane)
+    return lexicographic_order(by)
 
 
 def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np.ndarray:
-    """The storing lanes that push their target under plain stores (BFS): all lanes of the
-    first warp step (in step order) that stores to it read the old value before any store
-    lands, so each pushes (the worklist's duplicates); lanes of later steps see the store and
-    push nothing."""
+    """The storing lanes that push their target under plain stores (BFS), ascending: see
+    ``racing_winners``."""
     if lanes.size == 0:
         return lanes
+    return np.sort(lanes[racing_winners(step, target)])
+
+
+def racing_winners(step: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Which storing lanes (given by their warp step and target) push their target under
+    plain stores, as indices in no set order: all lanes of the first warp step (in step
+    order) that stores to it read the old value before any store lands, so each pushes (the
+    worklist's duplicates); lanes of later steps see the store and push nothing."""
+    if step.size == 0:
+        return np.zeros(0, dtype=np.int64)
     targets = int(target.max()) + 1
-    if lanes.size * 8 >= targets:  # many stores: each target's first step through a table
+    if step.size * 8 >= targets:  # many stores: each target's first step through a table
         first_step = np.full(targets, np.iinfo(np.int64).max)
         np.minimum.at(first_step, target, step)
-        return np.sort(lanes[step == first_step[target]], kind="stable")
+        return np.flatnonzero(step == first_step[target])
     key = target.astype(np.int64) << np.int64(int(step.max()).bit_length())
     key |= step
     order = stable_order(key)
     ordered_step = step[order]
     first_of_target = run_starts(target[order])
     first_step = np.maximum.accumulate(np.where(first_of_target, np.arange(order.size), 0))
-    pushes = ordered_step == ordered_step[first_step]
-    return np.sort(lanes[order[pushes]])
+    return order[ordered_step == ordered_step[first_step]]
 
 
 def lowering_stores(step: np.ndarray, target: np.ndarray, value: np.ndarray,
@@ -918,10 +928,21 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
     """What a worklist-building launch (``batches_worklists``) pushes, ahead of its cost:
     the next launch needs its items now, ``worklist_kernels`` costs several such launches
     together later."""
-    n_slots = launch.slots.size
     # its slots' placement only: their reads are counted with the others' later
-    layout = worklist_layouts(np.array([n_slots]), strategy, device, None)
-    view = _full_view(indptr, launch, layout, n_slots)
+    layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
+    if (launch.lookup == "worklist" and launch.pushes == "targets"
+            and launch.store_lanes is None and launch.write_values is None
+            and not strategy.redistributes and strategy.donate_threshold is None
+            and strategy.defer_threshold is None):
+        pushes = _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device)
+        if pushes is not None:
+            return pushes
+    return _laid_out_pushes(indptr, indices, launch, layout, strategy, device)
+
+
+def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> LaunchPushes:
+    """``launch_pushes`` of any launch, from the lanes of all its edges."""
+    view = _full_view(indptr, launch, layout, launch.slots.size)
     expansion = _expansion(indptr, view, strategy, device, np.zeros(1, dtype=np.int64),
                            np.array([layout.units]))
     store_lanes = _storing_lanes(expansion.edges, expansion.vertices, expansion.degree,
@@ -930,6 +951,55 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
     donated = expansion.donating is not None and bool(expansion.donating.any())
     return _launch_pushed(indptr, indices, launch, view, expansion, store_lanes,
                           unit_of_step, indices[expansion.edges], strategy, device, donated)
+
+
+def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device):
+    """``launch_pushes`` of a worklist launch whose virtual warps walk their chunk positions
+    in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone:
+    O(slots + writes) in a few dozen numpy calls, where laying out every edge's lane costs
+    a small launch several times more. None where a write leaves a vertex that is not on
+    the worklist."""
+    w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
+    vertex = launch.slots.astype(np.int64, copy=False)
+    n_slots = vertex.size
+    start = indptr[vertex].astype(np.int64)
+    degree = indptr[vertex + 1] - start
+    # each (unit, position)'s first warp step: its K virtual warps walk it in lockstep
+    slot_steps = np.zeros(units * per_unit, dtype=np.int64)
+    slot_steps[:n_slots] = ceil_div(degree, w) if w > 1 else degree
+    position_steps = (slot_steps if k == 1
+                      else slot_steps.reshape(units, k, c).max(axis=1).ravel())
+    position_base = np.cumsum(position_steps) - position_steps
+    # each write's lane: in the first slot holding its vertex (later copies find it done)
+    order = stable_order(vertex)
+    first_slot = order[run_starts(vertex[order])]
+    writes = launch.writes
+    owner = start[first_slot].searchsorted(writes, "right") - 1
+    if writes.size and owner[0] < 0:
+        return None
+    slot = first_slot[owner]
+    local = writes - start[slot]
+    if bool((local >= degree[slot]).any()):
+        return None
+    lane = (np.cumsum(degree) - degree)[slot]  # its position in the launch's edge order
+    lane += local
+    unit = floor_div(slot, per_unit)
+    step = position_base[unit * c + slot % c if c > 1 else unit] + floor_div(local, w)
+    target = indices[writes]
+    won = racing_winners(step, target)
+    push_unit, push_step = unit[won], step[won]
+    warp_batches = strategy.mapping != "thread"
+    work = push_work(push_unit, push_step, None if warp_batches else slot[won],
+                     np.zeros(0, dtype=np.int64), units, warp_batches)
+    if launch.push in ("atomic", "chunked"):
+        pushed = won[arrival_order(push_unit, push_step, launch.push,
+                                   resident_warps(strategy, device), position_base[::c],
+                                   lane[won])]
+    else:  # in lane order
+        pushed = won[stable_order(lane[won])]
+    view = _SlotView(layout, np.arange(n_slots), vertex, degree, n_slots)
+    return LaunchPushes(view, int(degree.sum()), np.sort(lane), work,
+                        target[pushed].astype(np.int64))
 
 
 def batches_worklists(launch: Launch) -> bool:

@@ -601,3 +601,10 @@ def test_arrival_order_by_wave_then_step_then_scrambled_warp():
     # chunked: whole warps; unit 2's hash (2 x 2654435761 mod 2**32 = 1013904226) comes
     # before unit 1's when they share a wave
     assert arrival_order(unit, step, "chunked", 4, first).tolist() == [0, 1, 2, 5, 3, 4]
+    # the same pushes given out of lane order, with their lanes: the same arrival
+    shuffled = np.array([4, 1, 5, 0, 3, 2])
+    for push, resident in ("atomic", 2), ("chunked", 4):
+        want = arrival_order(unit, step, push, resident, first)
+        got = arrival_order(unit[shuffled], step[shuffled], push, resident, first,
+                            lane=shuffled)
+        assert shuffled[got].tolist() == want.tolist()

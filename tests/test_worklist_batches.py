@@ -191,3 +191,69 @@ def test_lexicographic_order_is_numpys_lexsort(highs):
     rng = np.random.default_rng(len(highs))
     columns = [rng.integers(0, high, 3000) for high in highs]
     assert np.array_equal(lexicographic_order(columns), np.lexsort(columns[::-1]))
+
+
+def _pushes_fields(pushes):
+    view = pushes.view
+    return {"edges": pushes.edges, "store_lanes": pushes.store_lanes, "items": pushes.items,
+            "deferred_targets": pushes.deferred_targets,
+            **{f"work.{f.name}": getattr(pushes.work, f.name)
+               for f in dataclasses.fields(pushes.work)},
+            **{f"view.{name}": getattr(view, name)
+               for name in ("active_slots", "active_vertex", "active_degree", "real_slots")}}
+
+
+@pytest.mark.parametrize("text", [
+    "mapping=thread,driven=data",
+    "mapping=thread,driven=data,push=chunked",
+    "mapping=vwarp,w=1,chunk=4,driven=data,push=atomic",
+    "mapping=vwarp,w=8,driven=data,push=chunked",
+    "mapping=vwarp,w=4,chunk=3,driven=data,push=prefix,variable_grid=false",
+    "mapping=vwarp,w=32,driven=data,push=atomic",
+    "mapping=vwarp,w=2,chunk=64,distribution=dynamic,driven=data,push=chunked",
+])
+def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(text):
+    """A lockstep worklist launch's pushes worked out from its storing lanes alone are those
+    of laying out all its lanes: the storing lanes, every per-unit push counter, the items
+    in arrival order; on worklists in shuffled order holding vertices up to four times
+    (only a vertex's first copy stores) and with a hub of many warp steps."""
+    graph = load_graph("rmat:scale=10,ef=8,seed=2")
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+    rng = np.random.default_rng(7)
+    checked = 0
+    for work in fr.iterations:
+        copies = rng.integers(1, 5, work.active.size)
+        worklist = rng.permutation(np.repeat(work.active.astype(np.int64), copies))
+        launch = engine.Launch(work.active, work.writes, slots=worklist, lookup="worklist",
+                               push=strategy.push, grid_stride=not strategy.variable_grid)
+        layout = worklist_layouts(np.array([worklist.size]), strategy, device, None)
+        lean = engine._lockstep_worklist_pushes(graph.indptr, graph.indices, launch, layout,
+                                                strategy, device)
+        laid_out = engine._laid_out_pushes(graph.indptr, graph.indices, launch, layout,
+                                           strategy, device)
+        got, want = _pushes_fields(lean), _pushes_fields(laid_out)
+        for name in want:
+            assert np.array_equal(got[name], want[name]), name
+        checked += work.writes.size
+    assert checked > 1000 and np.diff(graph.indptr).max() > 64
+
+
+def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
+    """A launch whose writes leave a vertex that is not on its worklist is laid out lane by
+    lane (those writes store nowhere), as is one whose first write comes before every
+    listed vertex's edges."""
+    graph = load_graph("road:rows=6,cols=6,seed=1")
+    strategy = Strategy.parse("mapping=vwarp,w=4,driven=data")
+    device = get_device("h100")
+    indptr = graph.indptr
+    for listed, writer in ([5, 9], 7), ([9, 20], 3):
+        writes = np.arange(indptr[writer], indptr[writer + 1])
+        launch = engine.Launch(np.array(listed), writes, slots=np.array(listed),
+                               lookup="worklist", push="atomic")
+        layout = worklist_layouts(np.array([2]), strategy, device, None)
+        assert engine._lockstep_worklist_pushes(indptr, graph.indices, launch, layout,
+                                                strategy, device) is None
+        pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device)
+        assert pushes.store_lanes.size == 0 and pushes.items.size == 0
