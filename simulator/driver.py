@@ -66,14 +66,15 @@ class IterationCost:
 
 @dataclass(eq=False)
 class _PendingCost:
-    """A worklist launch whose pushes are known and whose cost comes later, with other
-    launches' (``_Launcher.settle``), and what that cost then takes on: the worklist's items
-    and duplicates, the kernels that follow it (``pending + kernel``), the host's round
-    trip."""
+    """A worklist launch whose cost comes later, with other launches' (``_Launcher.settle``),
+    its pushes known (None: partitions, worked out then) and its edges counted, and what that
+    cost then takes on: the worklist's items and duplicates, the kernels that follow it
+    (``pending + kernel``), the host's round trip."""
 
     launch: Launch
     strategy: Strategy
-    pushes: LaunchPushes
+    pushes: LaunchPushes | None
+    edges: int
     worklist_items: float = 0.0
     duplicates: float = 0.0
     kernels: list[LaunchCost] = field(default_factory=list)
@@ -177,16 +178,20 @@ class _Launcher:
                 for cost, launch in zip(costs, launches, strict=True)]
 
     def worklist_launch(self, launch: Launch, strategy: Strategy,
-                        ) -> tuple[LaunchCost | _PendingCost, np.ndarray]:
+                        ) -> tuple[LaunchCost | _PendingCost, np.ndarray | None]:
         """A launch that builds a worklist: its cost, or a small one's cost to come (costed
-        with others by ``settle``), and the items it pushed."""
+        with others by ``settle``), and the items it pushed (None for a small launch that
+        pushes partitions: no launch expands them, so they are worked out with its cost)."""
         if not (_BATCH_SLOTS and batches_worklists(launch)
                 and launch.slots.size <= _BATCH_SLOTS
                 and int(self.degree[launch.slots].sum()) <= _BATCH_EDGES):
             cost = self.launch(launch, strategy)
             return cost, cost.pushed
+        if launch.pushes == "partitions":
+            edges = int(self.degree[launch.active].sum())
+            return _PendingCost(launch, strategy, None, edges), None
         pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device)
-        return _PendingCost(launch, strategy, pushes), pushes.items
+        return _PendingCost(launch, strategy, pushes, pushes.edges), pushes.items
 
     def iteration(self, cost: LaunchCost | _PendingCost, form: str, w: int) -> IterationCost:
         """An iteration's record; a pending cost is filled in by a later ``settle``, which
@@ -195,25 +200,30 @@ class _Launcher:
         if isinstance(cost, _PendingCost):
             self.pending.append(iteration)
             self.pending_slots += cost.launch.slots.size
-            self.pending_edges += cost.pushes.edges
+            self.pending_edges += cost.edges
             if self.pending_slots > _BATCH_SLOTS or self.pending_edges > _BATCH_EDGES:
                 self.settle()
         return iteration
 
     def settle(self) -> None:
-        """Cost the pending worklist launches, runs of one strategy together."""
+        """Cost the pending worklist launches, runs of one strategy (and with pushes known
+        or not) together."""
         pending, self.pending = self.pending, []
         self.pending_slots = self.pending_edges = 0
         start = 0
         while start < len(pending):
             s = pending[start].cost.strategy
+            known = pending[start].cost.pushes is not None
             end = start + 1
-            while end < len(pending) and pending[end].cost.strategy == s:
+            while (end < len(pending) and pending[end].cost.strategy == s
+                   and (pending[end].cost.pushes is not None) == known):
                 end += 1
             run = [iteration.cost for iteration in pending[start:end]]
+            pushes = [p.pushes for p in run]
             costs = worklist_kernels(
                 self.fr.indptr, self.fr.indices, [p.launch for p in run],
-                [p.pushes for p in run], s, self.device, reads_weights=self.fr.reads_weights,
+                pushes if known else None, s, self.device,
+                reads_weights=self.fr.reads_weights,
                 stores_per_vertex=self.fr.stores_per_vertex,
                 atomic_updates=self.atomic_updates, costs=self.costs, hit_rate=self.hit_rate,
             )

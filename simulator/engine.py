@@ -143,7 +143,11 @@ pushes are worked out as it comes (``launch_pushes``: its view, lanes, storing l
 pushes, a worklist's layout placed without its reads) and its cost later, with other small
 launches' (``worklist_kernels``: one view of their units, each launch's layout its own, its
 sums from its own units; ``timing.kernels_cycles`` times together the launches whose
-schedule items all start at once): the same figures as one by one.
+schedule items all start at once): the same figures as one by one. A lockstep launch whose
+lanes race plainly (BFS) finds its pushes from its storing lanes alone
+(``_lockstep_worklist_pushes``), not every edge's lane. A spatial hybrid's launches push
+partitions that no launch expands (the next lists its own), so their pushes are worked out
+with their cost, all together.
 """
 
 from __future__ import annotations
@@ -584,9 +588,10 @@ def _members(values: np.ndarray, members: np.ndarray, universe: int) -> np.ndarr
 
 def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expanding_slots,
             degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
-            resident):
+            resident, launch_of_unit=None):
     """Who pushes what in a launch that builds a worklist (see ``Launch``; ``degree``: each
-    expanding slot's, ``slot_vertex``: every slot's vertex)."""
+    expanding slot's, ``slot_vertex``: every slot's vertex). ``launch_of_unit``: several
+    launches that push partitions, viewed together (their items launch after launch)."""
     empty = np.zeros(0, dtype=np.int64)
     flag_unit = empty
     if launch.pushes == "self":
@@ -602,7 +607,11 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
         return work, slot_vertex[slots]
     if launch.pushes == "partitions":  # an atomic on the flag, the first store pushes
         flag_unit = unit_of_step[group[store_lanes]]
-        lanes = store_lanes[first_of_each(neighbours[store_lanes] // launch.partition)]
+        partition = neighbours[store_lanes] // launch.partition
+        if launch_of_unit is not None:  # each launch's partitions apart
+            partition = (launch_of_unit[flag_unit] * (int(partition.max(initial=0)) + 1)
+                         + partition)
+        lanes = store_lanes[first_of_each(partition)]
     elif launch.write_values is not None:
         values = launch.write_values
         if launch.store_lanes is None:  # the writes' values, by edge
@@ -613,7 +622,7 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
         lanes = racing_stores(group[store_lanes], neighbours[store_lanes], store_lanes)
     lane_group = group[lanes]
     thread = None
-    if not warp_batches:  # each pushing lane's thread (slot)
+    if isinstance(warp_batches, np.ndarray) or not warp_batches:  # each lane's thread (slot)
         thread = expanding_slots[np.searchsorted(np.cumsum(degree), lanes, side="right")]
     push_unit = unit_of_step[lane_group]
     work = push_work(push_unit, lane_group, thread, flag_unit, layout.units, warp_batches)
@@ -811,6 +820,33 @@ def _joined_view(views: list[_SlotView], layout: TaskLayout) -> _SlotView:
                      np.concatenate([view.active_vertex for view in views]),
                      np.concatenate([view.active_degree for view in views]),
                      layout.units * first.per_unit, segments=segments)
+
+
+def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout) -> _SlotView:
+    """The full views of several launches that list their slots ascending and find the
+    active ones by their status (a spatial hybrid's partitions), joined as ``_joined_view``
+    joins them: each launch's active vertices found among its slots, both keyed by the
+    launch, in one search for all."""
+    n = indptr.size - 1
+    per_unit = layout.per_unit
+    sizes = np.array([launch.slots.size for launch in launches])
+    units = ceil_div(sizes, per_unit)
+    segments = np.cumsum(units) - units
+    key_of = (np.arange(len(launches)) * n).tolist()
+    listed = np.concatenate([launch.slots.astype(np.int64) + key
+                             for launch, key in zip(launches, key_of, strict=True)])
+    if not bool((listed[1:] > listed[:-1]).all()):
+        raise ValueError("_listed_view takes launches whose slots ascend")
+    active = np.concatenate([np.asarray(launch.active).astype(np.int64) + key
+                             for launch, key in zip(launches, key_of, strict=True)])
+    at = np.minimum(listed.searchsorted(active), listed.size - 1)
+    at = at[listed[at] == active]
+    launch_of = floor_div(listed[at], n) if n else np.zeros(at.size, dtype=np.int64)
+    vertex = listed[at] - launch_of * n
+    active_slots = at - (np.cumsum(sizes) - sizes)[launch_of] + segments[launch_of] * per_unit
+    degree = (indptr[vertex + 1] - indptr[vertex]).astype(np.int64, copy=False)
+    return _SlotView(layout, active_slots, vertex, degree, layout.units * per_unit,
+                     segments=segments)
 
 
 def _view_group(strategy: Strategy, device: Device) -> int:
@@ -1012,7 +1048,7 @@ def worklist_kernels(
     indptr: np.ndarray,
     indices: np.ndarray,
     launches: list[Launch],
-    pushes: list[LaunchPushes],
+    pushes: list[LaunchPushes] | None,
     strategy: Strategy,
     device: Device,
     *,
@@ -1026,18 +1062,23 @@ def worklist_kernels(
     (``batches_worklists``) under one strategy, given what each pushed (``launch_pushes``),
     costed together: as with ``sweep_kernels``, numpy's fixed cost per call is paid once for
     all of them; only working out the pushes, which the next launch needs, goes launch by
-    launch."""
+    launch. ``pushes`` None: launches that push partitions (a spatial hybrid's, whose next
+    launch lists its partitions by itself), their pushes worked out here, together."""
     for launch in launches:
         if not batches_worklists(launch):
             raise ValueError(f"worklist_kernels takes launches with listed slots that push "
                              f"(see batches_worklists), not {launch}")
+        if pushes is None and launch.pushes != "partitions":
+            raise ValueError(f"worklist_kernels needs the pushes of launches that push "
+                             f"{launch.pushes}, worked out ahead (launch_pushes)")
     sizes = np.array([launch.slots.size for launch in launches])
     if launches[0].lookup == "worklist":
         layout = worklist_layouts(sizes, strategy, device,
                                   np.concatenate([launch.slots for launch in launches]))
     else:
         layout = status_layouts(sizes, strategy, device)
-    view = _joined_view([p.view for p in pushes], layout)
+    view = (_joined_view([p.view for p in pushes], layout) if pushes is not None
+            else _listed_view(indptr, launches, layout))
     return _launch_costs(indptr, indices, launches, view, view.layout, strategy, device,
                          reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
                          atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate,
@@ -1334,11 +1375,25 @@ def _launch_costs(
             queue_atomics += per_launch(storing)
             atomics += per_launch(storing)
     if launch.push is not None:
-        if pushes is None:  # one launch, costed as it pushes
+        if pushes is None and len(launches) == 1:  # one launch, costed as it pushes
             pushes = [_launch_pushed(indptr, indices, launch, view, expansion, store_lanes,
                                      unit_of_step, neighbours, strategy, device, donated)]
-        work = (pushes[0].work if len(pushes) == 1
-                else PushWork.joined([p.work for p in pushes]))
+        if pushes is not None:
+            work = (pushes[0].work if len(pushes) == 1
+                    else PushWork.joined([p.work for p in pushes]))
+            pushed = [p.items for p in pushes]
+            deferred_targets = [p.deferred_targets for p in pushes]
+        else:  # several launches that push partitions: all their pushes at once
+            launch_of_unit = np.repeat(np.arange(segments.size), ends - segments)
+            warp_batches = (True if strategy.mapping != "thread"
+                            else launch_donates[launch_of_unit] if donated else False)
+            work, items = _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours,
+                                  expanding_slots, degree, None, layout, 0,
+                                  warp_batches=warp_batches, steps_per_unit=simd_steps,
+                                  resident=resident_warps(strategy, device),
+                                  launch_of_unit=launch_of_unit)
+            pushed = np.split(items, np.cumsum(per_launch(work.items))[:-1])
+            deferred_targets = [0] * segments.size
         extra = push_cost(work, launch.push, device, costs, block_size=strategy.block_size,
                           words_per_sector=words, hit_rate=hit_rate)
         sisd += extra.instructions
@@ -1408,10 +1463,10 @@ def _launch_costs(
             active_tasks=float(n_active[i]),
         )
         if launch.push is not None:
-            main.pushed = pushes[i].items
-            if pushes[i].deferred_targets:
+            main.pushed = pushed[i]
+            if deferred_targets[i]:
                 # the outlier kernel's warps push them, one aggregated tail atomic per warp
-                tail = ceil_div(pushes[i].deferred_targets, ws)
+                tail = ceil_div(deferred_targets[i], ws)
                 main.atomics += tail
                 main.cycles += tail * device.atomic_cycles
                 main.extra_cycles += tail * device.atomic_cycles

@@ -53,17 +53,20 @@ def push_work(
     push_thread: np.ndarray | None,
     flag_unit: np.ndarray,
     units: int,
-    warp_batches: bool,
+    warp_batches: bool | np.ndarray,
 ) -> PushWork:
     """Per-unit push counters from each pushed item's unit, warp step and thread (global ids),
-    and each flag atomic's unit. ``warp_batches``: a warp (not a thread) batches its items
-    (then ``push_thread`` is not needed)."""
+    and each flag atomic's unit. ``warp_batches``: a warp (not a thread) batches its items,
+    in every unit (then ``push_thread`` is not needed) or in the units marked."""
     items = np.bincount(push_unit, minlength=units)
     steps = np.bincount(push_unit[first_of_each(push_step)], minlength=units)
-    if warp_batches:
+    mixed = isinstance(warp_batches, np.ndarray)
+    if not mixed and warp_batches:
         batches = (items > 0).astype(np.int64)
     else:
         batches = np.bincount(push_unit[first_of_each(push_thread)], minlength=units)
+        if mixed:
+            batches = np.where(warp_batches, (items > 0).astype(np.int64), batches)
     flags = np.bincount(flag_unit, minlength=units)
     return PushWork(items, steps, batches, flags)
 

@@ -257,3 +257,87 @@ def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
                                                 strategy, device) is None
         pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device)
         assert pushes.store_lanes.size == 0 and pushes.items.size == 0
+
+
+def _spatial_launches(fr, strategy, n):
+    """A spatial hybrid's launches over a BFS, as ``driver._spatial`` lists them."""
+    p = strategy.partition
+    reps = np.unique(fr.iterations[0].active.astype(np.int64) // p)
+    launches = []
+    for work in fr.iterations:
+        slots = (reps[:, None] * p + np.arange(p)).ravel()
+        launches.append(engine.Launch(work.active, work.writes, slots=slots[slots < n],
+                                      lookup="status", push=strategy.push,
+                                      pushes="partitions", partition=p,
+                                      grid_stride=not strategy.variable_grid))
+        reps = np.unique(fr.indices[work.writes].astype(np.int64) // p)
+    return launches
+
+
+@pytest.mark.parametrize("text", [
+    "driven=spatial,partition=16",
+    "mapping=vwarp,w=8,driven=spatial,partition=4,push=chunked",
+    "mapping=vwarp,w=4,chunk=3,driven=spatial,partition=8,push=prefix",
+    "mapping=thread,driven=spatial,partition=4,push=chunked",
+    "mapping=thread,donate_threshold=2,block_size=64,driven=spatial,partition=4,push=chunked",
+    "mapping=wer+,driven=spatial,partition=2",
+])
+def test_partition_pushes_worked_out_together_equal_launch_by_launch(text):
+    """A spatial hybrid's launches, whose pushes no launch expands, costed together with
+    their pushes worked out there (``worklist_kernels`` without ``pushes``) give each
+    launch's ``vertex_kernel`` cost and pushed representatives; with donation, launches
+    that donated (their warps batch the pushes) beside launches that did not (each thread
+    batches its own)."""
+    graph = load_graph("rmat:scale=9,ef=6,seed=4")
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+    launches = _spatial_launches(fr, strategy, graph.n)
+    alone = [engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
+                                  hit_rate=0.25) for launch in launches]
+    together = engine.worklist_kernels(graph.indptr, graph.indices, launches, None, strategy,
+                                       device, hit_rate=0.25)
+    assert len(launches) > 3
+    for cost, one in zip(together, alone, strict=True):
+        _same_cost(cost, one)
+    if strategy.donate_threshold is not None:
+        layout = status_layouts(np.array([launch.slots.size for launch in launches]),
+                                strategy, device)
+        view = engine._listed_view(graph.indptr, launches, layout)
+        segments = view.segments
+        ends = np.append(segments[1:], layout.units)
+        donating = engine._expansion(graph.indptr, view, strategy, device, segments,
+                                     ends).donating
+        donated = np.add.reduceat(donating, segments) > 0
+        assert donated.any() and not donated.all()
+
+
+def test_listed_view_joins_the_launches_full_views():
+    """The joined view of several listed launches found in one search is the views of each
+    found alone, joined: active slots, vertices and degrees, launch segments."""
+    graph = load_graph("road:rows=30,cols=30,seed=2")
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy.parse("mapping=vwarp,w=4,chunk=2,driven=spatial,partition=4")
+    device = get_device("h100")
+    launches = _spatial_launches(fr, strategy, graph.n)
+    sizes = np.array([launch.slots.size for launch in launches])
+    layout = status_layouts(sizes, strategy, device)
+    views = [engine._full_view(graph.indptr, launch,
+                               status_layouts(np.array([launch.slots.size]), strategy, device),
+                               launch.slots.size) for launch in launches]
+    want = engine._joined_view(views, layout)
+    got = engine._listed_view(graph.indptr, launches, layout)
+    for name in ("active_slots", "active_vertex", "active_degree", "segments"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert got.real_slots == want.real_slots and len(launches) > 10
+
+
+def test_worklist_kernels_need_the_pushes_of_launches_that_push_targets():
+    graph = load_graph("road:rows=6,cols=6,seed=1")
+    fr = functional_run(graph, "bfs")
+    work = fr.iterations[1]
+    launch = engine.Launch(work.active, work.writes, slots=work.active.astype(np.int64),
+                           lookup="worklist", push="atomic")
+    with pytest.raises(ValueError, match="worked out ahead"):
+        engine.worklist_kernels(graph.indptr, graph.indices, [launch], None, Strategy(),
+                                get_device("h100"), hit_rate=0.0)
