@@ -464,6 +464,39 @@ def test_donating_sweeps_costed_together_equal_one_by_one(text):
     _assert_together_equal_alone(graph, fr, strategy, device)
 
 
+@pytest.mark.parametrize("table_per_write", [engine._TABLE_PER_WRITE, 0])
+@pytest.mark.parametrize("text", ["mapping=thread", "mapping=vwarp,w=4,chunk=2"])
+def test_sweeps_sharing_vertices_store_only_their_own_writes(monkeypatch, table_per_write,
+                                                             text):
+    """Sweeps costed together whose active vertices overlap (an edge expands in two of them
+    and stores in one) give each one's cost alone, as do sweeps of distinct vertices, with
+    their storing lanes found through a table of the writes or by a search."""
+    monkeypatch.setattr(engine, "_TABLE_PER_WRITE", table_per_write)
+    graph = load_graph("road:rows=12,cols=12,seed=3")
+    indptr = graph.indptr
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+
+    def sweep(active, writers):
+        writes = np.concatenate([np.arange(indptr[v], indptr[v + 1]) for v in writers])
+        return engine.Launch(np.array(active), writes)
+
+    overlapping = [sweep(range(0, 21), range(5, 10)), sweep(range(5, 31), range(20, 26)),
+                   sweep(range(40, 61), range(40, 61))]
+    disjoint = [sweep(range(0, 21), range(5, 10)), sweep(range(30, 51), range(30, 40))]
+    layout = layout_module.task_layout(graph.n, strategy, device)
+    for launches in overlapping, disjoint:
+        together = engine.sweep_kernels(indptr, graph.indices, launches, strategy, device,
+                                        layout=layout, hit_rate=0.25)
+        for launch, cost in zip(launches, together, strict=True):
+            alone = engine.vertex_kernel(indptr, graph.indices, launch, strategy, device,
+                                         layout=layout, hit_rate=0.25)
+            for field in dataclasses.fields(cost):
+                if field.name != "pushed":
+                    assert np.allclose(getattr(cost, field.name), getattr(alone, field.name),
+                                       rtol=1e-12, atol=0), field.name
+
+
 def test_runs_of_small_sweeps_match_sweeps_alone(monkeypatch):
     """A road graph's many small BFS levels, costed in runs (``driver._BATCH_ACTIVE``) and
     one by one: the same figures."""
