@@ -658,7 +658,7 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
     ``racing_winners``."""
     if lanes.size == 0:
         return lanes
-    return np.sort(lanes[racing_winners(step, target)])
+    return np.sort(lanes[racing_winners(step, target)], kind="stable")  # often in order
 
 
 def racing_winners(step: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -670,7 +670,10 @@ def racing_winners(step: np.ndarray, target: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     targets = int(target.max()) + 1
     if step.size * 8 >= targets:  # many stores: each target's first step through a table
-        first_step = np.full(targets, np.iinfo(np.int64).max)
+        # of int32 where the steps fit: the table's random reads and writes cost less
+        narrow = np.int32 if int(step.max()) < np.iinfo(np.int32).max else np.int64
+        step = step.astype(narrow, copy=False)
+        first_step = np.full(targets, np.iinfo(narrow).max, dtype=narrow)
         np.minimum.at(first_step, target, step)
         return np.flatnonzero(step == first_step[target])
     key = target.astype(np.int64) << np.int64(int(step.max()).bit_length())

@@ -76,13 +76,15 @@ def _racing_by_definition(step, target, lanes):
                                              strict=True) if s == first[t])
 
 
-@pytest.mark.parametrize(("stores", "targets"), [(2000, 50), (30, 10**6)])
-def test_racing_stores_by_table_or_sort(stores, targets):
+@pytest.mark.parametrize(("stores", "targets", "first_step"),
+                         [(2000, 50, 0), (2000, 50, 2**31), (30, 10**6, 0)])
+def test_racing_stores_by_table_or_sort(stores, targets, first_step):
     """Every lane of a target's first storing step pushes it, whether the launch has many
-    stores for few targets (a table of first steps) or few for many (a sort)."""
+    stores for few targets (a table of first steps, int32 or, for steps past 2^31, int64)
+    or few for many (a sort)."""
     rng = np.random.default_rng(stores)
     lanes = np.sort(rng.choice(10 * stores, stores, replace=False))
-    step = rng.integers(0, stores // 3 + 1, stores)
+    step = first_step + rng.integers(0, stores // 3 + 1, stores)
     target = rng.integers(0, targets, stores)
     got = racing_stores(step, target, lanes)
     assert got.tolist() == _racing_by_definition(step, target, lanes)
