@@ -969,14 +969,21 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
     together later."""
     # its slots' placement only: their reads are counted with the others' later
     layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
-    if (launch.lookup == "worklist" and launch.pushes == "targets"
-            and launch.store_lanes is None and launch.write_values is None
-            and not strategy.redistributes and strategy.donate_threshold is None
-            and strategy.defer_threshold is None):
+    if _pushes_follow_storing_lanes(launch, strategy):
         pushes = _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device)
         if pushes is not None:
             return pushes
     return _laid_out_pushes(indptr, indices, launch, layout, strategy, device)
+
+
+def _pushes_follow_storing_lanes(launch: Launch, strategy: Strategy) -> bool:
+    """Whether ``_lockstep_worklist_pushes`` applies: a worklist launch whose virtual warps
+    walk their chunk positions in lockstep (no deferral, donation or redistribution) and
+    whose vertices' first copies store plainly and push their targets (BFS)."""
+    return (launch.lookup == "worklist" and launch.pushes == "targets"
+            and launch.store_lanes is None and launch.write_values is None
+            and not strategy.redistributes and strategy.donate_threshold is None
+            and strategy.defer_threshold is None)
 
 
 def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> LaunchPushes:
