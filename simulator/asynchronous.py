@@ -37,6 +37,7 @@ import numpy as np
 from simulator.functional import FunctionalRun
 from simulator.functional import initial_values
 from simulator.functional import relax
+from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
@@ -101,13 +102,19 @@ class AsynchronousLowering:
             if deferred is not None:
                 expands = ~deferred[first:end]
                 wave, wave_degree = wave[expands], wave_degree[expands]
-            if slots is not None:  # a sweep's vertices are distinct: every lane may store
+            if slots is not None and lanes_per_vertex is not None:
+                # a sweep's vertices are distinct: every lane may store, unless an earlier
+                # step of the wave stored as low
+                sub_lanes, wave_writes, wave_values, local = relax(
+                    self.indptr, self.indices, wave, self.values, self.edge_values,
+                    with_local=True)
+                keep = later_steps_see_earlier(floor_div(local, lanes_per_vertex),
+                                               self.indices[wave_writes], wave_values)
+                sub_lanes, wave_writes = sub_lanes[keep], wave_writes[keep]
+                wave_values = wave_values[keep]
+                lanes.append(sub_lanes + offset)
+            elif slots is not None:
                 sub_lanes, wave_writes, wave_values = self._relax(wave)
-                if lanes_per_vertex is not None:
-                    keep = later_steps_see_earlier(sub_lanes, self.indices[wave_writes],
-                                                   wave_values, wave_degree, lanes_per_vertex)
-                    sub_lanes, wave_writes = sub_lanes[keep], wave_writes[keep]
-                    wave_values = wave_values[keep]
                 lanes.append(sub_lanes + offset)
             else:
                 # a later copy of a vertex in the same wave reads what its first copy read
@@ -134,23 +141,31 @@ class AsynchronousLowering:
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)
 
 
-def later_steps_see_earlier(lanes: np.ndarray, targets: np.ndarray, values: np.ndarray,
-                            degree: np.ndarray, lanes_per_vertex: int) -> np.ndarray:
-    """Which of a wave's lowering ``lanes`` (positions in its vertices' edge order; their
-    ``targets`` and the ``values`` they store) still store when each reads its target after
-    the stores of the wave's earlier steps (edge i of a vertex goes at step i // W): a lane
+# From this many lanes per target id, ``later_steps_see_earlier`` counts the lanes of each
+# target through a table and sorts only those of targets stored to more than once.
+_SHARED_TABLE_PER_LANE = 1 / 16
+
+
+def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
+                            values: np.ndarray) -> np.ndarray:
+    """Which of a wave's lowering lanes (their warp ``step`` within their vertex, edge i of a
+    vertex going at step i // W; their ``targets`` and the ``values`` they store) still
+    store when each reads its target after the stores of the wave's earlier steps: a lane
     stores iff its value is below all an earlier step stored to its target. The lowest value
     still stores, so the wave lowers the same vertices to the same values; only stores
     lowered again at once drop out (random-deg32, thread mapping: the H100 stores 1.18M
     times, synchronous waves 2.51M, these 1.20M: ``bench/store_count_fidelity.py``)."""
-    keep = np.ones(lanes.size, dtype=bool)
-    if lanes.size < 2:
+    keep = np.ones(step.size, dtype=bool)
+    if step.size < 2 or not step.any():
         return keep
-    ends = np.cumsum(degree)
-    vertex = np.searchsorted(ends, lanes, side="right")
-    step = (lanes - (ends[vertex] - degree[vertex])) // lanes_per_vertex
-    if not step.any():
-        return keep
+    picked = None
+    if step.size >= (int(targets.max()) + 1) * _SHARED_TABLE_PER_LANE:
+        # a lane whose target no other lane stores to sees no earlier store: only the
+        # others are sorted
+        picked = np.flatnonzero(np.bincount(targets)[targets] > 1)
+        if picked.size == 0:
+            return keep
+        targets, values, step = targets[picked], values[picked], step[picked]
     span = int(step.max()) + 1
     key = targets.astype(np.int64) * span + step
     order = stable_order(key)
@@ -171,7 +186,8 @@ def later_steps_see_earlier(lanes: np.ndarray, targets: np.ndarray, values: np.n
         several[:-1] |= again[1:]
         groups = np.flatnonzero(several)
         earlier[groups] = _earlier_lowest(group_min[groups], again[groups])
-    keep[order] = value < earlier[np.cumsum(group_start) - 1]
+    stores = value < earlier[np.cumsum(group_start) - 1]
+    keep[order if picked is None else picked[order]] = stores
     return keep
 
 

@@ -268,17 +268,24 @@ def test_a_sweeps_later_steps_see_its_earlier_stores(lanes_per_vertex, stores):
     assert run.values.tolist() == [0.0, 1.0, 1.0, 2.0, 6.0]
 
 
-def test_later_steps_see_earlier_by_definition():
+@pytest.mark.parametrize("table", [True, False])
+def test_later_steps_see_earlier_by_definition(monkeypatch, table):
+    """By definition, with the lanes of targets stored to once set aside through a table
+    of each target's lanes, and with every lane sorted."""
+    from simulator import asynchronous
     from simulator.asynchronous import later_steps_see_earlier
 
+    if not table:
+        monkeypatch.setattr(asynchronous, "_SHARED_TABLE_PER_LANE", float("inf"))
     rng = np.random.default_rng(0)
     for _ in range(400):
         degree = rng.integers(1, 7, rng.integers(1, 6))
         w = int(rng.choice([1, 2, 4]))
         lanes = np.sort(rng.choice(int(degree.sum()), rng.integers(1, degree.sum() + 1),
                                    replace=False))
-        # few targets (most stored to in several steps) or many (most in one)
-        targets = rng.integers(0, int(rng.choice([3, 12])), lanes.size)
+        # few targets (most stored to in several steps), more (most in one), or ids too
+        # many for a table of each target's lanes (sorted, every lane)
+        targets = rng.integers(0, int(rng.choice([3, 12, 10**6])), lanes.size)
         values = rng.integers(0, 5, lanes.size).astype(float)
         ends = np.cumsum(degree)
         vertex = np.searchsorted(ends, lanes, side="right")
@@ -287,6 +294,6 @@ def test_later_steps_see_earlier_by_definition():
         want = [not any(targets[j] == targets[i] and step[j] < step[i]
                         and values[j] <= values[i] for j in range(lanes.size))
                 for i in range(lanes.size)]
-        got = later_steps_see_earlier(lanes, targets, values, degree, w)
+        got = later_steps_see_earlier(step, targets, values)
         assert got.tolist() == want
 
