@@ -194,12 +194,23 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
 def _earlier_lowest(lowest: np.ndarray, again: np.ndarray) -> np.ndarray:
     """Per (target, step) group (by target, then step; ``again``: the group's target is the
     previous group's), the lowest value the target's earlier steps stored (inf for its first
-    step): an exclusive running minimum per target, over dense ranks (ties alike), the
-    targets kept apart by offsets that rank every earlier target above."""
-    distinct_values, rank = np.unique(lowest, return_inverse=True)
+    step): an exclusive running minimum per target, over ranks (ties alike), the targets
+    kept apart by offsets that rank every earlier target above. Integer values (CC's
+    labels) rank by their distance from the least; others (SSSP's distances) by their
+    dense ranks."""
     segment = np.cumsum(~again) - 1
-    offset = (segment[-1] - segment) * distinct_values.size
+    least = lowest.min()
+    if np.issubdtype(lowest.dtype, np.integer) and (
+            (int(lowest.max()) - int(least) + 1) * (int(segment[-1]) + 1) < 2**62):
+        ranks = int(lowest.max()) - int(least) + 1
+        rank = lowest - least
+        value_of = None
+    else:
+        value_of, rank = np.unique(lowest, return_inverse=True)
+        ranks = value_of.size
+    offset = (segment[-1] - segment) * ranks
     running = np.minimum.accumulate(rank + offset) - offset
     earlier = np.full(lowest.size, np.inf, dtype=np.float64)
-    earlier[1:][again[1:]] = distinct_values[running[:-1][again[1:]]]
+    earliest = running[:-1][again[1:]]
+    earlier[1:][again[1:]] = earliest + least if value_of is None else value_of[earliest]
     return earlier

@@ -268,10 +268,12 @@ def test_a_sweeps_later_steps_see_its_earlier_stores(lanes_per_vertex, stores):
     assert run.values.tolist() == [0.0, 1.0, 1.0, 2.0, 6.0]
 
 
+@pytest.mark.parametrize("dtype", [float, np.int64])
 @pytest.mark.parametrize("table", [True, False])
-def test_later_steps_see_earlier_by_definition(monkeypatch, table):
+def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
     """By definition, with the lanes of targets stored to once set aside through a table
-    of each target's lanes, and with every lane sorted."""
+    of each target's lanes, and with every lane sorted; for SSSP's distances (floats) and
+    CC's labels (integers, ranked without a sort)."""
     from simulator import asynchronous
     from simulator.asynchronous import later_steps_see_earlier
 
@@ -286,7 +288,7 @@ def test_later_steps_see_earlier_by_definition(monkeypatch, table):
         # few targets (most stored to in several steps), more (most in one), or ids too
         # many for a table of each target's lanes (sorted, every lane)
         targets = rng.integers(0, int(rng.choice([3, 12, 10**6])), lanes.size)
-        values = rng.integers(0, 5, lanes.size).astype(float)
+        values = (rng.integers(0, 5, lanes.size) + int(rng.choice([0, 10**6]))).astype(dtype)
         ends = np.cumsum(degree)
         vertex = np.searchsorted(ends, lanes, side="right")
         step = (lanes - (ends - degree)[vertex]) // w
