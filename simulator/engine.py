@@ -321,29 +321,36 @@ class _Lanes:
     given_group: np.ndarray | None = None
 
 
+def _lockstep_steps(slot_steps: np.ndarray, layout: TaskLayout,
+                    position: np.ndarray | None = None):
+    """Each (unit, position)'s first warp step (global; indexed unit * C + position) and
+    each unit's SIMD steps, where the K virtual warps of a position walk it in lockstep for
+    the most steps any of their tasks there takes. ``slot_steps``: those of the slots at
+    ``position``, or of the layout's first slots in order (None: a worklist's)."""
+    units, k, c = layout.units, layout.k, layout.c
+    if position is None:  # the most over the K virtual warps of each position
+        position_steps = np.zeros(units * layout.per_unit, dtype=np.int64)
+        position_steps[:slot_steps.size] = slot_steps
+        if k > 1:
+            position_steps = position_steps.reshape(units, k, c).max(axis=1).ravel()
+    else:
+        position_steps = np.zeros(units * c, dtype=np.int64)
+        if k == 1:  # one task a position
+            position_steps[position] = slot_steps
+        else:
+            np.maximum.at(position_steps, position, slot_steps)
+    simd_steps = _sum_positions(position_steps.reshape(units, c))
+    return np.cumsum(position_steps) - position_steps, simd_steps
+
+
 def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
     """Virtual warps of W lanes walk their chunk positions in lockstep (thread: W = 1);
     ``degree``: each expanding slot's."""
-    w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
+    w, c, units, per_unit = layout.w, layout.c, layout.units, layout.per_unit
     slot_steps = ceil_div(degree, w)
-    # per (unit, position): the most steps of its virtual warps' tasks there
-    position_steps = np.zeros(units * c, dtype=np.int64)
-    at = _position_of(expanding_slots, per_unit, c)
-    if k == 1:  # one task a position
-        position_steps[at] = slot_steps
-    else:
-        np.maximum.at(position_steps, at, slot_steps)
-    position_steps = position_steps.reshape(units, c)
-    simd_steps = _sum_positions(position_steps)
-    step_base = np.zeros(units, dtype=np.int64)
-    np.cumsum(simd_steps[:-1], out=step_base[1:])
-    unit = expanding_slots // per_unit
-    base = step_base[unit]
-    if c > 1:
-        position_base = np.zeros_like(position_steps)
-        np.cumsum(position_steps[:, :-1], axis=1, out=position_base[:, 1:])
-        base += position_base[unit, expanding_slots % c]
-    group = np.repeat(base, degree)
+    position = _position_of(expanding_slots, per_unit, c)
+    position_base, simd_steps = _lockstep_steps(slot_steps, layout, position)
+    group = np.repeat(position_base[position], degree)
     group += floor_div(local, w)
     lane = None
     if want_lanes:
@@ -351,7 +358,8 @@ def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
         lane = np.repeat(vw * w, degree) + (local % w if w > 1 else 0)
     u_a = np.zeros(units)
     if w > 1:  # a vertex's lanes idle in its last step
-        u_a = np.bincount(unit, weights=w * slot_steps - degree, minlength=units)
+        u_a = np.bincount(expanding_slots // per_unit, weights=w * slot_steps - degree,
+                          minlength=units)
     return _Lanes(group, lane, simd_steps, u_a)
 
 
@@ -999,23 +1007,19 @@ def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> Launc
                           unit_of_step, indices[expansion.edges], strategy, device, donated)
 
 
-def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device):
+def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy,
+                              device) -> LaunchPushes | None:
     """``launch_pushes`` of a worklist launch whose virtual warps walk their chunk positions
     in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone:
     O(slots + writes) in a few dozen numpy calls, where laying out every edge's lane costs
     a small launch several times more. None where a write leaves a vertex that is not on
     the worklist."""
-    w, c, k, units, per_unit = layout.w, layout.c, layout.k, layout.units, layout.per_unit
+    w, c, units, per_unit = layout.w, layout.c, layout.units, layout.per_unit
     vertex = launch.slots.astype(np.int64, copy=False)
     n_slots = vertex.size
     start = indptr[vertex].astype(np.int64)
     degree = indptr[vertex + 1] - start
-    # each (unit, position)'s first warp step: its K virtual warps walk it in lockstep
-    slot_steps = np.zeros(units * per_unit, dtype=np.int64)
-    slot_steps[:n_slots] = ceil_div(degree, w) if w > 1 else degree
-    position_steps = (slot_steps if k == 1
-                      else slot_steps.reshape(units, k, c).max(axis=1).ravel())
-    position_base = np.cumsum(position_steps) - position_steps
+    position_base, _ = _lockstep_steps(ceil_div(degree, w), layout)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
     order = stable_order(vertex)
     first_slot = order[run_starts(vertex[order])]
@@ -1217,6 +1221,9 @@ def _launch_costs(
     count = partial(unit_transactions, words_per_sector=words, units=units)
     segments = view.segments if view.segments is not None else np.zeros(1, dtype=np.int64)
     ends = np.append(segments[1:], units)
+    # each unit's launch, where the view holds several
+    launch_of_unit = (np.repeat(np.arange(segments.size), ends - segments)
+                      if segments.size > 1 else None)
     n_slots = (np.full(segments.size, n) if sweep
                else np.array([launch.slots.size for launch in launches]))
     # each launch's layout's units (a sweep's view holds only some of them)
@@ -1301,14 +1308,14 @@ def _launch_costs(
     elif len(launches) == 1:
         store_lanes = _storing_lanes(edges, expanding_vertices, degree, launch, indices.size)
     elif launch.store_lanes is not None:  # each sweep's own, after the earlier sweeps' edges
-        sweep_edges = np.bincount(np.repeat(np.arange(segments.size), ends - segments)[
-            expanding_slots // per_unit], weights=degree, minlength=segments.size)
+        sweep_edges = np.bincount(launch_of_unit[expanding_slots // per_unit],
+                                  weights=degree, minlength=segments.size)
         offsets = (np.cumsum(sweep_edges) - sweep_edges).astype(np.int64).tolist()
         store_lanes = np.concatenate([one.store_lanes + offset
                                       for one, offset in zip(launches, offsets, strict=True)])
     else:  # each sweep's writes among its own edges: both keyed by the sweep
         store_lanes = _sweeps_storing_lanes(edges, expanding_slots, expanding_vertices, degree,
-                                            launches, segments, ends, per_unit, indices.size)
+                                            launches, launch_of_unit, per_unit, indices.size)
     store_requests = 0
     if store_lanes.size:
         store_sectors = count(group[store_lanes], neighbours[store_lanes], unit_of_step)
@@ -1394,7 +1401,6 @@ def _launch_costs(
             pushed = [p.items for p in pushes]
             deferred_targets = [p.deferred_targets for p in pushes]
         else:  # several launches that push partitions: all their pushes at once
-            launch_of_unit = np.repeat(np.arange(segments.size), ends - segments)
             warp_batches = (True if strategy.mapping != "thread"
                             else launch_donates[launch_of_unit] if donated else False)
             work, items = _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours,
@@ -1501,7 +1507,7 @@ def _launch_costs(
 _TABLE_PER_WRITE = 200
 
 
-def _sweeps_storing_lanes(edges, expanding_slots, vertices, degree, launches, segments, ends,
+def _sweeps_storing_lanes(edges, expanding_slots, vertices, degree, launches, sweep_of_unit,
                           per_unit, m):
     """``_storing_lanes`` of several sweeps viewed together (``_dirty_view``): through a
     table of all their writes where no vertex expands in two of them (then an edge is a
@@ -1515,7 +1521,6 @@ def _sweeps_storing_lanes(edges, expanding_slots, vertices, degree, launches, se
             for launch in launches:
                 stores[launch.writes] = True
             return np.flatnonzero(stores[edges])
-    sweep_of_unit = np.repeat(np.arange(segments.size), ends - segments)
     writes = np.concatenate([launch.writes.astype(np.int64) + i * m
                              for i, launch in enumerate(launches)])
     return _positions_in_runs(edges, degree, writes,
