@@ -41,6 +41,7 @@ from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
+from simulator.sorted_runs import run_minima
 from simulator.sorted_runs import stable_order
 
 
@@ -175,7 +176,8 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     group_start = np.ones(order.size, dtype=bool)
     group_start[1:] = key[1:] != key[:-1]
     starts = np.flatnonzero(group_start)
-    group_min = np.minimum.reduceat(value, starts)
+    group_of = np.cumsum(group_start) - 1
+    group_min = run_minima(value, starts, group_of)
     target = key[starts] // span
     earlier = np.full(starts.size, np.inf, dtype=np.float64)
     # only targets stored to in more than one step see an earlier step's store
@@ -186,7 +188,7 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
         several[:-1] |= again[1:]
         groups = np.flatnonzero(several)
         earlier[groups] = _earlier_lowest(group_min[groups], again[groups])
-    stores = value < earlier[np.cumsum(group_start) - 1]
+    stores = value < earlier[group_of]
     keep[order if picked is None else picked[order]] = stores
     return keep
 

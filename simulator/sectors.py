@@ -16,6 +16,10 @@ WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit o
 # too (a donating launch's view holds whole blocks: many units, few of them with keys).
 _RANGE_COUNT_FROM = 1 << 16
 _SEARCHED_UNITS_PER_KEY = 1 / 8
+# From this many units per key it counts each unit's range by a running count rather than a
+# reduceat (measured on 22M keys: 0.73 ns a key for the count, 0.3 ns a key and 18 ns a
+# range for the reduceat)
+_RUNNING_COUNT_UNITS_PER_KEY = 1 / 40
 
 
 def distinct_sectors(
@@ -63,14 +67,19 @@ def distinct_sectors(
         else:
             unit_start = unit_of_group.searchsorted(np.arange(units + 1))
         at = keys.searchsorted(unit_start << bits)
-    # each unit's first-of-a-kind flags, summed over its key range (the last one ends at the
-    # end of the keys); units without keys count none
-    counts = np.zeros(units, dtype=np.int64)
-    held = at[1:] > at[:-1]
-    # summed as bytes into int32 where a unit's count fits (casting each flag to int64 costs
-    # more than the sum)
+    # each unit's first-of-a-kind flags, summed over its key range, as bytes into int32
+    # where a unit's count fits (casting each flag to int64 costs more than the sum)
     flags = first.view(np.uint8)
     wide = keys.size >= np.iinfo(np.int32).max
+    if units >= keys.size * _RUNNING_COUNT_UNITS_PER_KEY:
+        # as differences of their running count: a reduceat pays a call of its inner loop
+        # per range, several times more where most hold a few keys
+        running = np.zeros(keys.size + 1, dtype=np.int64 if wide else np.int32)
+        np.cumsum(flags, out=running[1:], dtype=running.dtype)
+        return np.diff(running[at]).astype(np.int64)
+    # units without keys count none (the last one's range ends at the end of the keys)
+    counts = np.zeros(units, dtype=np.int64)
+    held = at[1:] > at[:-1]
     counts[held] = np.add.reduceat(flags, at[:-1][held], dtype=np.int64 if wide else np.int32)
     return counts
 

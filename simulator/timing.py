@@ -18,6 +18,9 @@ from simulator.scheduling import whole_cycle_schedules
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sorted_runs import distinct
+from simulator.sorted_runs import run_maxima
+from simulator.sorted_runs import run_numbers
+from simulator.sorted_runs import run_sums
 from simulator.strategy import Strategy
 
 
@@ -180,8 +183,9 @@ def kernels_cycles(
     local = np.arange(units) - segments[launch_of]
     if per_item > 1:  # a launch's blocks of consecutive units, the last maybe short
         starts = np.flatnonzero(local % per_item == 0)
-        items = np.add.reduceat(rows, starts, axis=1)
-        items[0] = np.maximum.reduceat(rows[0], starts)
+        item_of = run_numbers(starts, units)
+        items = run_sums(rows, item_of, starts.size)
+        items[0] = run_maxima(rows[0], starts, item_of)
         launch_of, local = launch_of[starts], local[starts] // per_item
     else:
         items = rows
@@ -508,9 +512,10 @@ def sparse_sweeps_cycles(
                 # a unit with work is no faster than without: a block's slowest unit is its
                 # slowest clean one or its slowest unit with work
                 block_rows = np.take(clean.items, dirty, axis=1)
-                block_rows[1:] += np.add.reduceat(rows[1:] - clean_rows[1:], starts, axis=1)
-                np.maximum(block_rows[0], np.maximum.reduceat(rows[0], starts),
-                           out=block_rows[0])
+                block_of_unit = np.cumsum(first) - 1
+                block_rows[1:] += run_sums(rows[1:] - clean_rows[1:], block_of_unit,
+                                           dirty.size)
+                np.maximum.at(block_rows[0], block_of_unit, rows[0])
                 rows = block_rows
             else:
                 members = (dirty[:, None] * per_item + np.arange(per_item)).ravel()

@@ -112,6 +112,28 @@ def test_first_of_each_gives_each_keys_first_index_in_key_order():
         np.testing.assert_array_equal(first_of_each(keys), want)
 
 
+def test_run_reductions_equal_reduceat():
+    from simulator.sorted_runs import run_maxima
+    from simulator.sorted_runs import run_minima
+    from simulator.sorted_runs import run_numbers
+    from simulator.sorted_runs import run_sums
+
+    rng = np.random.default_rng(7)
+    for size, mean_run in ((1, 1), (30, 1.2), (4000, 3), (4000, 40)):
+        first = np.append(True, rng.random(size - 1) < 1 / mean_run)
+        starts = np.flatnonzero(first)
+        numbers = run_numbers(starts, size)
+        np.testing.assert_array_equal(numbers, np.cumsum(first) - 1)
+        rows = rng.integers(0, 50, (3, size)).astype(np.float64)  # whole: sums exact
+        np.testing.assert_array_equal(run_sums(rows, numbers, starts.size),
+                                      np.add.reduceat(rows, starts, axis=1))
+        for values in (rows[0], rng.integers(-9, 9, size)):
+            np.testing.assert_array_equal(run_maxima(values, starts, numbers),
+                                          np.maximum.reduceat(values, starts))
+            np.testing.assert_array_equal(run_minima(values, starts, numbers),
+                                          np.minimum.reduceat(values, starts))
+
+
 def test_real_graph_matches_references():
     from tests.conftest import SHARED_GRAPHS
 

@@ -305,12 +305,15 @@ def _assert_plain_count(group, sector, unit_of_step, units):
     assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
 
 
-@pytest.mark.parametrize("range_count_from", [0, 1 << 16])
-def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from):
+@pytest.mark.parametrize("range_count_from,running_count_from",
+                         [(0, 0.0), (0, float("inf")), (1 << 16, 0.0)])
+def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from,
+                                                running_count_from):
     """Distinct (step, sector) pairs per unit against a plain count, units without a step
-    (no steps, or no element) included, for both forms of the step-to-unit map and both ways
-    of counting."""
+    (no steps, or no element) included, for both forms of the step-to-unit map and every
+    way of counting (compressed keys, ranges by a running count or by a reduceat)."""
     monkeypatch.setattr(sectors, "_RANGE_COUNT_FROM", range_count_from)
+    monkeypatch.setattr(sectors, "_RUNNING_COUNT_UNITS_PER_KEY", running_count_from)
     rng = np.random.default_rng(5)
     steps_per_unit = rng.integers(0, 4, 50)
     unit_of_step = np.repeat(np.arange(50), steps_per_unit)
