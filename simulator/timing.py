@@ -315,17 +315,23 @@ def unit_timing(unit: UnitWork, device: Device, warp_uniform_sisd: bool,
     SISD instructions and sectors (the quantities ``kernel_cycles`` schedules and sums)."""
     pass_cycles = device.warp_size / device.simd_width * device.instruction_cycles
     scalar = device.scalar_unit and warp_uniform_sisd
-    simd_passes = unit.simd * pass_cycles
-    if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
-        simd_passes = (unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
-                       * device.instruction_cycles)
-    simd_cycles = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
-    round_trip = device.round_trip_cycles(hit_rate)
-    scalar_cycles = unit.sisd * device.instruction_cycles if scalar else 0
-    alone = start + simd_cycles + scalar_cycles + unit.round_trips * round_trip
-    instructions = simd_passes + (0 if scalar else unit.sisd * pass_cycles)
     out = np.empty((4, unit.sisd.size))
-    out[0], out[1], out[2], out[3] = alone, instructions, unit.sisd, unit.sectors
+    # issue passes: the SIMD ones, and the SISD ones unless the scalar unit takes those
+    # (worked out in place: a sweep's clean units number up to the graph's vertices)
+    instructions = out[1]
+    if unit.cluster_passes is not None:  # narrow SIMD issues only clusters with a lane
+        instructions[:] = (unit.simd * unit.cluster_passes / np.maximum(unit.simd_steps, 1)
+                           * device.instruction_cycles)
+    else:
+        np.multiply(unit.simd, pass_cycles, out=instructions)
+    if not scalar:
+        instructions += unit.sisd * pass_cycles
+    alone = out[0]
+    np.add(instructions, start, out=alone)
+    if scalar:
+        alone += unit.sisd * device.instruction_cycles
+    alone += unit.round_trips * device.round_trip_cycles(hit_rate)
+    out[2], out[3] = unit.sisd, unit.sectors
     return out
 
 
@@ -344,8 +350,13 @@ def block_items(rows: np.ndarray, per_item: int) -> np.ndarray:
 def reduce_items(rows: np.ndarray) -> np.ndarray:
     """Rows of per-unit quantities, shaped (4, items, units per item), to per-item ones:
     the slowest unit's cycles, the sums of the others."""
-    out = rows.sum(axis=2)
-    out[0] = rows[0].max(axis=1)
+    # einsum's sum and a running maximum over the items' units: a reduction over a short
+    # innermost axis costs several times more (a sweep's clean units: up to the vertices)
+    out = np.einsum("rik->ri", rows)
+    slowest = out[0]
+    slowest[:] = rows[0, :, 0]
+    for position in range(1, rows.shape[2]):
+        np.maximum(slowest, rows[0, :, position], out=slowest)
     return out
 
 
