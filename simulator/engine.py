@@ -808,10 +808,7 @@ def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout
     if not bool((at[1:] > at[:-1]).all()):  # active vertices given out of order or twice
         at, first = np.unique(at, return_index=True)
         act = act[first]
-    view_layout = TaskLayout(
-        layout.w, layout.c, layout.k, units.size, layout.real_positions[units],
-        layout.static_sectors[units], layout.static_requests, layout.real_tasks[units],
-    )
+    view_layout = layout.of_units(units)
     act = act.astype(np.int64, copy=False)
     degree = (indptr[act + 1] - indptr[act]).astype(np.int64, copy=False)
     return _SlotView(view_layout, at, act, degree, real_slots, units, segments)

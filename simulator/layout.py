@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
+from functools import cached_property
 from functools import partial
 
 import numpy as np
@@ -38,6 +39,24 @@ class TaskLayout:
     def per_unit(self) -> int:
         """Tasks per physical-warp unit (K virtual warps of C tasks)."""
         return self.k * self.c
+
+    @cached_property
+    def _full_but_last(self) -> bool:
+        """Whether every unit but the last holds ``per_unit`` tasks (one listing's layout)."""
+        return bool((self.real_tasks[:-1] == self.per_unit).all())
+
+    def of_units(self, units: np.ndarray) -> TaskLayout:
+        """The layout of some of its ``units``, as a view of a sweep holds them. A sweep's
+        units hold full chunks but for the last: their tasks and positions follow from that
+        (a gather from every unit's costs more where the units are many)."""
+        if self._full_but_last and self.units:
+            real_tasks = np.full(units.size, self.per_unit, dtype=np.int64)
+            real_tasks[units == self.units - 1] = self.real_tasks[-1]
+            real_positions = np.minimum(real_tasks, self.c)
+        else:
+            real_tasks, real_positions = self.real_tasks[units], self.real_positions[units]
+        return TaskLayout(self.w, self.c, self.k, units.size, real_positions,
+                          self.static_sectors[units], self.static_requests, real_tasks)
 
 
 def task_layout(

@@ -387,6 +387,23 @@ def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
     assert layout.static_sectors.tolist() == _staged_static_sectors(n, w, c, layout.k, words)
 
 
+@pytest.mark.parametrize("spec", ["mapping=thread", "mapping=vwarp,w=8,chunk=3",
+                                  "mapping=vwarp,w=32"])
+def test_layout_of_some_units_equals_their_rows(spec):
+    """A view's layout of some units (worked out for a sweep's, whose units are full but the
+    last) holds what the whole layout holds for them, for one listing and for several."""
+    device, strategy = get_device("h100"), Strategy.parse(spec)
+    rng = np.random.default_rng(4)
+    for sizes in ([1000], [1], [0, 300, 77, 5]):
+        whole = layout_module.status_layouts(np.array(sizes), strategy, device)
+        units = np.sort(rng.choice(whole.units, min(whole.units, 9), replace=False))
+        units = np.append(units, whole.units - 1)  # the last one, whatever else
+        part = whole.of_units(units)
+        assert part.units == units.size
+        for name in ("real_positions", "static_sectors", "real_tasks"):
+            assert getattr(part, name).tolist() == getattr(whole, name)[units].tolist(), name
+
+
 @pytest.mark.parametrize("n", [1, 45, 300])
 @pytest.mark.parametrize(("w", "c"), [(1, 1), (1, 3), (8, 1), (4, 8)])
 def test_worklist_layout_reads_count_by_definition(n, w, c):
