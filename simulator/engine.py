@@ -191,6 +191,7 @@ from simulator.strategy import Strategy
 from simulator.timing import UnitWork
 from simulator.timing import check_and_stage_sisd
 from simulator.timing import clean_sweep
+from simulator.timing import clean_unit_rows
 from simulator.timing import kernel_cycles
 from simulator.timing import kernels_cycles
 from simulator.timing import resident_warps
@@ -1434,13 +1435,18 @@ def _launch_costs(
             clean = clean_sweep(full_layout, strategy, device, costs, with_barrier,
                                 launch.grid_stride, hit_rate)
             picked_units, picked_segments, picked_work = view.units, segments, unit_work
-            if not picked.all():
+            if picked.all():
+                # the view's units' clean rows from its own layout (a gather of them from
+                # the sweep's clean rows costs several times more)
+                clean_rows = clean_unit_rows(layout, strategy, device, costs, with_barrier,
+                                             launch.grid_stride, hit_rate)
+            else:
                 in_picked = np.repeat(picked, ends - segments)
                 picked_units, picked_work = view.units[in_picked], unit_work.of_units(in_picked)
                 sizes = (ends - segments)[picked]
                 picked_segments = np.cumsum(sizes) - sizes
-            # np.take: several times faster than fancy indexing along the second axis
-            clean_rows = np.take(clean.units, picked_units, axis=1)
+                # np.take: several times faster than fancy indexing along the second axis
+                clean_rows = np.take(clean.units, picked_units, axis=1)
             rest_sisd, rest_sectors = clean.rest(clean_rows, picked_segments)
             transactions[picked] += rest_sectors
             instructions[picked] += rest_sisd

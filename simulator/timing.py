@@ -395,6 +395,17 @@ def clean_unit_work(layout: TaskLayout, strategy: Strategy, device: Device,
     return UnitWork(sisd, np.zeros(layout.units), sectors, round_trips)
 
 
+def clean_unit_rows(layout: TaskLayout, strategy: Strategy, device: Device,
+                    costs: InstructionCosts, donated: bool, grid_stride: bool,
+                    hit_rate: float) -> np.ndarray:
+    """Per unit of ``layout``, the rows (see ``unit_timing``) of its work in a sweep with no
+    active vertex: they follow from the unit's own layout alone, so a view's layout (some
+    units of a sweep's) gives its units' rows without a gather from every unit's."""
+    work = clean_unit_work(layout, strategy, device, costs, donated)
+    return unit_timing(work, device, layout.k == 1, hit_rate,
+                       unit_start_cycles(strategy, device, grid_stride))
+
+
 def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
                  costs: InstructionCosts, donated: bool, grid_stride: bool,
                  hit_rate: float) -> CleanSweep:
@@ -406,10 +417,7 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     cached = layout.cache.get(key)
     if cached is not None and cached[0] is device and cached[1] is costs:
         return cached[2]
-    work = clean_unit_work(layout, strategy, device, costs, donated)
-    sisd, sectors = work.sisd, work.sectors
-    units = unit_timing(work, device, layout.k == 1, hit_rate,
-                        unit_start_cycles(strategy, device, grid_stride))
+    units = clean_unit_rows(layout, strategy, device, costs, donated, grid_stride, hit_rate)
     items = timed = varying = prefix = per_warp = None
     base = 0.0
     if grid_stride:
@@ -431,7 +439,7 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
         prefix = np.zeros((varying.size, full + 1, slots))
         np.cumsum(in_full[varying].reshape(varying.size, full, slots), axis=1,
                   out=prefix[:, 1:])
-    clean = CleanSweep(units, float(sisd.sum()), float(sectors.sum()), items, base, timed,
+    clean = CleanSweep(units, float(units[2].sum()), float(units[3].sum()), items, base, timed,
                         varying, prefix, per_warp)
     layout.cache[key] = (device, costs, clean)
     return clean
