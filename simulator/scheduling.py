@@ -171,12 +171,13 @@ def whole_cycle_schedules(
         keys[now] += more[a:b]
         keys[:stepped_keys].sort(kind="stable")
     owner = np.empty(listed.size, dtype=np.int64)
-    owner[order] = taken % slots
+    owner[order] = taken - taken // slots * slots  # numpy divides by a scalar faster than %
     # every slot's finish after the full rounds: base a round and its items' excess
     finish = np.bincount(sweep * slots + owner, weights=excess,
                          minlength=schedules * slots) + full * base
     # the last round hands its items out in the slots' order after the full rounds
-    last_owner = ordered[row, :rest] % slots
+    last_owner = ordered[row, :rest]
+    last_owner -= last_owner // slots * slots
     finish[(np.arange(schedules)[:, None] * slots + last_owner).ravel()] += last.ravel()
     return owner, last_owner, finish.reshape(schedules, slots)
 

@@ -662,6 +662,7 @@ def _add_to_sms(sm_sums: np.ndarray, sweep: np.ndarray, slot: np.ndarray,
     """Add each item's ``values`` (3 rows) to its sweep's sums on its slot's SM (sweeps x 3
     x SMs), by one count per row and SM (a fancy-indexed add costs more)."""
     sweeps, rows, sms = sm_sums.shape
-    at = (sweep * rows + np.arange(rows)[:, None]) * sms + slot % sms
-    sm_sums += np.bincount(at.ravel(), weights=values.ravel(),
-                           minlength=sweeps * rows * sms).reshape(sweeps, rows, sms)
+    at = sweep * sms + (slot - slot // sms * sms)  # numpy divides by a scalar faster than %
+    for row in range(rows):
+        sm_sums[:, row] += np.bincount(at, weights=values[row],
+                                       minlength=sweeps * sms).reshape(sweeps, sms)
