@@ -153,6 +153,7 @@ with their cost, all together.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -1182,11 +1183,54 @@ def sweep_kernels(
     if len({launch.store_lanes is None for launch in launches}) > 1:
         raise ValueError("sweep_kernels takes sweeps that all give their storing lanes or "
                          "none that does")
-    view = _dirty_view(indptr, [launch.active for launch in launches], layout,
-                       _view_group(strategy, device))
-    return _launch_costs(indptr, indices, launches, view, layout, strategy, device,
-                         reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
-                         atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate)
+    options = dict(reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
+                   atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate)
+
+    def viewed(picked: list[Launch], form: Strategy) -> list[LaunchCost]:
+        view = _dirty_view(indptr, [launch.active for launch in picked], layout,
+                           _view_group(form, device))
+        return _launch_costs(indptr, indices, picked, view, layout, form, device, **options)
+
+    if strategy.donate_threshold is None or len(launches) == 1:
+        return viewed(launches, strategy)
+    # a sweep in which no thread donates costs what it costs without donation: those are
+    # viewed unit by unit, not in whole blocks (most of a road graph's levels)
+    donates = _sweeps_donate(indptr, launches, strategy, device, layout).tolist()
+    out: list[LaunchCost | None] = [None] * len(launches)
+    for flag, form in ((False, replace(strategy, donate_threshold=None)), (True, strategy)):
+        picked = [i for i, donating in enumerate(donates) if donating == flag]
+        if picked:
+            for i, cost in zip(picked, viewed([launches[i] for i in picked], form),
+                               strict=True):
+                out[i] = cost
+    return out
+
+
+def _sweeps_donate(indptr: np.ndarray, launches: list[Launch], strategy: Strategy,
+                   device: Device, layout: TaskLayout) -> np.ndarray:
+    """Whether a thread of each sweep donates edges (``_donating_lanes``: it has more than
+    its block's cap), from the sweeps' expanding vertices alone. Sweeps whose active
+    vertices are not ascending count as donating (their blocks are not runs)."""
+    warps_per_block = strategy.block_size // device.warp_size
+    block_slots = layout.per_unit * warps_per_block
+    vertex = np.concatenate([launch.active for launch in launches]).astype(np.int64)
+    sweep = np.repeat(np.arange(len(launches)), [launch.active.size for launch in launches])
+    degree = indptr[vertex + 1] - indptr[vertex]
+    if strategy.defer_threshold is not None:  # deferred outliers do not expand
+        expanding = degree <= strategy.defer_threshold
+        vertex, sweep, degree = vertex[expanding], sweep[expanding], degree[expanding]
+    block = vertex // block_slots
+    key = sweep * ceil_div(layout.units, warps_per_block) + block
+    if not bool((key[1:] >= key[:-1]).all()):
+        return np.ones(len(launches), dtype=bool)
+    first = run_starts(key)
+    block_of = np.cumsum(first) - 1
+    block_edges = np.bincount(block_of, weights=degree)
+    block_units = np.minimum(warps_per_block, layout.units - block[first] * warps_per_block)
+    cap = (np.ceil(block_edges / (block_units * device.warp_size))
+           + strategy.donate_threshold).astype(np.int64)
+    donating = degree > cap[block_of]
+    return np.bincount(sweep[donating], minlength=len(launches)) > 0
 
 
 def _launch_costs(
