@@ -127,9 +127,10 @@ cluster holding an active lane, instead of warp_size / simd_width passes.
 Sweeps in O(active work). A sweep's inactive vertices only check their status, so the units
 holding no active vertex cost the same in every sweep of a run: ``clean_sweep`` computes
 them (and each block's duration and sums) once and caches them in the ``TaskLayout``. Each
-sweep costs only the units holding an active vertex (``_dirty_view``; whole blocks for
-donation), with the per-unit code above, and ``sparse_sweep_cycles`` combines them with the
-clean figures; ``list_schedule_sparse`` applies the rounds of clean blocks in bulk. The
+sweep costs only the units holding an active vertex (``_dirty_view``; with donation also
+every unit of a block in which a thread donates, ``_sweeps_view``), with the per-unit code
+above, and ``sparse_sweep_cycles`` combines them with the clean figures;
+``list_schedule_sparse`` applies the rounds of clean blocks in bulk. The
 figures are those of costing every unit (``_SPARSE_SWEEPS = False``, the reference path the
 tests compare against) up to float rounding of sums. A road graph's hundreds of small sweeps
 would each pay numpy's fixed cost per call more than their work, so ``sweep_kernels`` costs
@@ -153,7 +154,6 @@ with their cost, all together.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -316,8 +316,8 @@ class _Lanes:
     u_a: np.ndarray  # per unit: idle lane-steps of the vertices' own lanes (Cheng et al.)
     pop_steps: np.ndarray | int = 0  # steps per unit whose lanes first pop their edge
     # work donation: the edges each expanding slot keeps (its thread's own steps, in
-    # lockstep), which edges it gives to the block's box (None: it gives none) and their
-    # steps (``group[given]``)
+    # lockstep), the positions of those it gives to the block's box, ascending (None: it
+    # gives none), and their steps (``group[given]``)
     kept: np.ndarray | None = None
     given: np.ndarray | None = None
     given_group: np.ndarray | None = None
@@ -447,9 +447,11 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
     given = given_group = None
     donating = np.bincount(slot_unit[donated > 0], minlength=units)
     if donated.any():
-        # each slot's last ``donated`` edges: one repeat of (kept, given) flags
-        runs = np.stack([own, donated], axis=1).ravel()
-        given = np.repeat(np.tile(np.array([False, True]), own.size), runs)
+        # each donating slot's last ``donated`` edges, by position (few of all the edges)
+        giving = np.flatnonzero(donated)
+        gives = donated[giving]
+        given = np.repeat(np.cumsum(degree)[giving] - np.cumsum(gives), gives)
+        given += np.arange(given.size)  # slot s's run starts at its end less its gives
         # donated edges in box order (slot order within the block; a block's slots, and so
         # its donated edges, are consecutive); box entry b is drained by thread
         # b % threads in round b // threads, after that thread's own steps: a round's
@@ -767,53 +769,70 @@ def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: 
 
 
 def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout,
-                group: int) -> _SlotView:
+                block: int = 1) -> _SlotView:
     """The units of one or more sweeps (each given by its active vertices, ascending) that
-    hold an active vertex, sweep after sweep, in groups of ``group`` consecutive units (whole
-    blocks for donation, which works per block), in O(active vertices + their groups)."""
-    n = indptr.size - 1
-    per_unit = layout.per_unit
-    per_group = per_unit * group
-    layout_groups = ceil_div(layout.units, group)
+    hold an active vertex, sweep after sweep, in O(active vertices + their units); with
+    ``block`` > 1, every unit of the blocks of ``block`` units that hold one."""
+    unit_keys, at, act, degree = _active_units(indptr, sweeps, layout)
+    whole_blocks = None
+    if block > 1:
+        sweep, unit = np.divmod(unit_keys, layout.units)
+        whole_blocks = distinct(sweep * ceil_div(layout.units, block) + unit // block)
+    return _view_of_units(indptr.size - 1, layout, len(sweeps), unit_keys, at, act, degree,
+                          block, whole_blocks)
+
+
+def _active_units(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout):
+    """The units of sweeps' active vertices (keys sweep * units + unit, ascending), each
+    active vertex's slot in a view of those units, the vertices (ascending by slot, once
+    each) and their degrees."""
+    per_unit, layout_units = layout.per_unit, layout.units
     many = len(sweeps) > 1
     act = np.concatenate(sweeps) if many else np.asarray(sweeps[0])
-    act_group = act // per_group
-    if many:  # number each sweep's groups after the previous sweep's
+    act_unit = act // per_unit
+    if many:  # number each sweep's units after the previous sweep's
         sweep_of = np.repeat(np.arange(len(sweeps)), [sweep.size for sweep in sweeps])
-        act_group = act_group.astype(np.int64) + sweep_of * layout_groups
-    if act.size and bool((act_group[1:] >= act_group[:-1]).all()):  # each group's run
-        new_group = run_starts(act_group)
-        groups = act_group[new_group].astype(np.int64, copy=False)
-        group_of = np.cumsum(new_group) - 1
+        act_unit = act_unit.astype(np.int64) + sweep_of * layout_units
+    if act.size and bool((act_unit[1:] >= act_unit[:-1]).all()):  # each unit's run
+        new_unit = run_starts(act_unit)
+        unit_keys = act_unit[new_unit].astype(np.int64, copy=False)
+        unit_of = np.cumsum(new_unit) - 1
     else:
-        groups = (distinct(act_group).astype(np.int64, copy=False) if act.size
-                  else np.zeros(1, dtype=np.int64))
-        group_of = groups.searchsorted(act_group)
-    at = group_of * per_group + act % per_group
-    units = groups % layout_groups if many else groups
-    if group > 1:
-        units = (units[:, None] * group + np.arange(group)).ravel()
-    segments = None
-    if many:
-        segments = np.searchsorted(groups, np.arange(len(sweeps)) * layout_groups) * group
-    if layout.units % group and bool((units >= layout.units).any()):
-        # the layout's last block holds fewer units: drop the missing ones (each sweep's
-        # active slots lie before them)
-        kept = units < layout.units
-        units = units[kept]
-        new_unit = np.cumsum(kept) - 1
-        at = new_unit[at // per_unit] * per_unit + at % per_unit
-        if many:
-            segments = new_unit[segments]
-    padded = units.size * per_unit
-    real_slots = padded if many else padded - max(0, (int(units[-1]) + 1) * per_unit - n)
+        unit_keys = (distinct(act_unit).astype(np.int64, copy=False) if act.size
+                     else np.zeros(1, dtype=np.int64))
+        unit_of = unit_keys.searchsorted(act_unit)
+    at = unit_of * per_unit + act % per_unit
     if not bool((at[1:] > at[:-1]).all()):  # active vertices given out of order or twice
         at, first = np.unique(at, return_index=True)
         act = act[first]
-    view_layout = layout.of_units(units)
     act = act.astype(np.int64, copy=False)
     degree = (indptr[act + 1] - indptr[act]).astype(np.int64, copy=False)
-    return _SlotView(view_layout, at, act, degree, real_slots, units, segments)
+    return unit_keys, at, act, degree
+
+
+def _view_of_units(n: int, layout: TaskLayout, sweeps: int, unit_keys: np.ndarray,
+                   at: np.ndarray, act: np.ndarray, degree: np.ndarray, block: int = 1,
+                   whole_blocks: np.ndarray | None = None) -> _SlotView:
+    """A view of ``sweeps`` sweeps' units (``unit_keys``, ascending: sweep * units + unit)
+    whose slots ``at`` hold the active vertices ``act`` of ``degree``, with every unit of
+    the ``whole_blocks`` as well (ascending keys sweep * blocks + block, ``block`` units a
+    block; the layout's last block may hold fewer): donation works per block, its warps
+    all draining the block's box."""
+    layout_units, per_unit = layout.units, layout.per_unit
+    if whole_blocks is not None and whole_blocks.size:
+        sweep, block_number = np.divmod(whole_blocks, ceil_div(layout_units, block))
+        members = ((block_number * block)[:, None] + np.arange(block)).ravel()
+        real = members < layout_units
+        members = members[real] + np.repeat(sweep * layout_units, block)[real]
+        keys = distinct(np.concatenate([unit_keys, members]))
+        at = keys.searchsorted(unit_keys)[at // per_unit] * per_unit + at % per_unit
+        unit_keys = keys
+    units = unit_keys % layout_units if sweeps > 1 else unit_keys
+    segments = (np.searchsorted(unit_keys, np.arange(sweeps) * layout_units) if sweeps > 1
+                else None)
+    padded = units.size * per_unit
+    real_slots = padded if sweeps > 1 else padded - max(0, (int(units[-1]) + 1) * per_unit - n)
+    return _SlotView(layout.of_units(units), at, act, degree, real_slots, units, segments)
 
 
 def _joined_view(views: list[_SlotView], layout: TaskLayout) -> _SlotView:
@@ -859,14 +878,6 @@ def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout)
                      segments=segments)
 
 
-def _view_group(strategy: Strategy, device: Device) -> int:
-    """Units a sweep's view takes together: whole blocks for donation, which works per
-    block, else one."""
-    if strategy.donate_threshold is None:
-        return 1
-    return max(1, strategy.block_size // device.warp_size)
-
-
 @dataclass(frozen=True, eq=False)
 class _Expansion:
     """How a view's active slots run their edges: the slots that expand (the others,
@@ -907,9 +918,11 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
         lanes = _redistributed_lanes(slots, degree, local, layout, ws,
                                      strategy.mapping == "wer+", want_lanes)
     elif strategy.donate_threshold is not None:
-        warps_per_block = strategy.block_size // ws
-        unit_block = np.cumsum(_launch_unit_numbers(view, segments, ends)
-                               % warps_per_block == 0) - 1
+        # a view may hold only some units of a block (where no thread of it donates)
+        new_block = run_starts(_launch_unit_numbers(view, segments, ends)
+                               // (strategy.block_size // ws))
+        new_block[segments[segments < new_block.size]] = True  # each launch's own blocks
+        unit_block = np.cumsum(new_block) - 1
         lanes, donating = _donating_lanes(slots, degree, local, unit_block,
                                           strategy.block_size, strategy.donate_threshold, ws,
                                           want_lanes)
@@ -1142,7 +1155,7 @@ def vertex_kernel(
         listed = None if sweep or launch.lookup == "status" else launch.slots.astype(np.int64)
         layout = task_layout(n_slots, strategy, device, listed)
     if sweep and launch.push is None and _SPARSE_SWEEPS:
-        view = _dirty_view(indptr, [launch.active], layout, _view_group(strategy, device))
+        view = _sweeps_view(indptr, [launch.active], layout, strategy, device)
     else:
         view = _full_view(indptr, launch, layout, n_slots)
     return _launch_costs(indptr, indices, [launch], view, layout, strategy, device,
@@ -1183,54 +1196,54 @@ def sweep_kernels(
     if len({launch.store_lanes is None for launch in launches}) > 1:
         raise ValueError("sweep_kernels takes sweeps that all give their storing lanes or "
                          "none that does")
-    options = dict(reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
-                   atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate)
-
-    def viewed(picked: list[Launch], form: Strategy) -> list[LaunchCost]:
-        view = _dirty_view(indptr, [launch.active for launch in picked], layout,
-                           _view_group(form, device))
-        return _launch_costs(indptr, indices, picked, view, layout, form, device, **options)
-
-    if strategy.donate_threshold is None or len(launches) == 1:
-        return viewed(launches, strategy)
-    # a sweep in which no thread donates costs what it costs without donation: those are
-    # viewed unit by unit, not in whole blocks (most of a road graph's levels)
-    donates = _sweeps_donate(indptr, launches, strategy, device, layout).tolist()
-    out: list[LaunchCost | None] = [None] * len(launches)
-    for flag, form in ((False, replace(strategy, donate_threshold=None)), (True, strategy)):
-        picked = [i for i, donating in enumerate(donates) if donating == flag]
-        if picked:
-            for i, cost in zip(picked, viewed([launches[i] for i in picked], form),
-                               strict=True):
-                out[i] = cost
-    return out
+    view = _sweeps_view(indptr, [launch.active for launch in launches], layout, strategy,
+                        device)
+    return _launch_costs(indptr, indices, launches, view, layout, strategy, device,
+                         reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
+                         atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate)
 
 
-def _sweeps_donate(indptr: np.ndarray, launches: list[Launch], strategy: Strategy,
-                   device: Device, layout: TaskLayout) -> np.ndarray:
-    """Whether a thread of each sweep donates edges (``_donating_lanes``: it has more than
-    its block's cap), from the sweeps' expanding vertices alone. Sweeps whose active
-    vertices are not ascending count as donating (their blocks are not runs)."""
+def _sweeps_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout,
+                 strategy: Strategy, device: Device) -> _SlotView:
+    """The view of sweeps (their active vertices) that their costs need: the units holding
+    an active vertex, and with donation every unit of a block in which a thread donates
+    (the block's warps drain its box; elsewhere a sweep runs as without donation)."""
+    if strategy.donate_threshold is None:
+        return _dirty_view(indptr, sweeps, layout)
+    unit_keys, at, act, degree = _active_units(indptr, sweeps, layout)
+    block = strategy.block_size // device.warp_size
+    sweep = unit_keys[at // layout.per_unit] // layout.units
+    return _view_of_units(indptr.size - 1, layout, len(sweeps), unit_keys, at, act, degree,
+                          block, _donating_blocks(act, degree, sweep, strategy, device,
+                                                  layout))
+
+
+def _donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
+                     strategy: Strategy, device: Device, layout: TaskLayout) -> np.ndarray:
+    """The blocks (keys sweep * blocks + block, ascending) in which a thread donates edges
+    (``_donating_lanes``: it has more than its block's cap), from sweeps' active vertices
+    (ascending by sweep, then vertex) alone. A donor has more than the donation threshold
+    and one edges (its block's cap is at least that): only the blocks of such vertices
+    have their edges summed."""
     warps_per_block = strategy.block_size // device.warp_size
-    block_slots = layout.per_unit * warps_per_block
-    vertex = np.concatenate([launch.active for launch in launches]).astype(np.int64)
-    sweep = np.repeat(np.arange(len(launches)), [launch.active.size for launch in launches])
-    degree = indptr[vertex + 1] - indptr[vertex]
+    blocks = ceil_div(layout.units, warps_per_block)
+    threshold = strategy.donate_threshold
     if strategy.defer_threshold is not None:  # deferred outliers do not expand
-        expanding = degree <= strategy.defer_threshold
-        vertex, sweep, degree = vertex[expanding], sweep[expanding], degree[expanding]
-    block = vertex // block_slots
-    key = sweep * ceil_div(layout.units, warps_per_block) + block
-    if not bool((key[1:] >= key[:-1]).all()):
-        return np.ones(len(launches), dtype=bool)
-    first = run_starts(key)
-    block_of = np.cumsum(first) - 1
-    block_edges = np.bincount(block_of, weights=degree)
-    block_units = np.minimum(warps_per_block, layout.units - block[first] * warps_per_block)
-    cap = (np.ceil(block_edges / (block_units * device.warp_size))
-           + strategy.donate_threshold).astype(np.int64)
-    donating = degree > cap[block_of]
-    return np.bincount(sweep[donating], minlength=len(launches)) > 0
+        degree = np.where(degree <= strategy.defer_threshold, degree, 0)
+    candidate = np.flatnonzero(degree > threshold + 1)
+    if candidate.size == 0:
+        return candidate
+    key = sweep * blocks + vertex // (layout.per_unit * warps_per_block)
+    # each candidate's block's expanding edges, from the running sum of all degrees
+    edges_before = np.zeros(degree.size + 1, dtype=np.int64)
+    np.cumsum(degree, out=edges_before[1:])
+    candidate_key = key[candidate]
+    block_edges = (edges_before[key.searchsorted(candidate_key, "right")]
+                   - edges_before[key.searchsorted(candidate_key, "left")])
+    block = candidate_key % blocks
+    block_units = np.minimum(warps_per_block, layout.units - block * warps_per_block)
+    cap = np.ceil(block_edges / (block_units * device.warp_size)) + threshold
+    return distinct(candidate_key[degree[candidate] > cap])
 
 
 def _launch_costs(

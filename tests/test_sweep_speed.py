@@ -484,6 +484,32 @@ def test_donating_sweeps_costed_together_equal_one_by_one(text):
     _assert_together_equal_alone(graph, fr, strategy, device)
 
 
+@pytest.mark.parametrize("text", ["mapping=thread,donate_threshold=2",
+                                  "mapping=thread,donate_threshold=1,block_size=96",
+                                  "mapping=thread,donate_threshold=0,defer_threshold=6"])
+@pytest.mark.parametrize("spec", ["road:rows=60,cols=60,seed=1", "rmat:scale=9,ef=6,seed=4"])
+def test_donating_blocks_are_those_whose_threads_donate(spec, text):
+    """The blocks a sweep's view takes whole are exactly those in which ``_donating_lanes``,
+    laying out every block whole, finds a donating thread (found from the degrees alone)."""
+    graph = load_graph(spec)
+    fr = functional_run(graph, "bfs")
+    strategy, device = Strategy.parse(text), get_device("h100")
+    layout = layout_module.task_layout(graph.n, strategy, device)
+    block = strategy.block_size // device.warp_size
+    blocks = -(-layout.units // block)
+    sweeps = [work.active for work in fr.iterations if work.active.size]
+    whole = engine._dirty_view(graph.indptr, sweeps, layout, block)
+    ends = np.append(whole.segments[1:], whole.units.size)
+    expansion = engine._expansion(graph.indptr, whole, strategy, device, whole.segments, ends)
+    sweep_of_unit = np.repeat(np.arange(len(sweeps)), ends - whole.segments)
+    donating = np.flatnonzero(expansion.donating)
+    want = np.unique(sweep_of_unit[donating] * blocks + whole.units[donating] // block)
+    unit_keys, at, act, degree = engine._active_units(graph.indptr, sweeps, layout)
+    sweep = unit_keys[at // layout.per_unit] // layout.units
+    got = engine._donating_blocks(act, degree, sweep, strategy, device, layout)
+    assert want.size and got.tolist() == want.tolist()
+
+
 @pytest.mark.parametrize("table_per_write", [engine._TABLE_PER_WRITE, 0])
 @pytest.mark.parametrize("text", ["mapping=thread", "mapping=vwarp,w=4,chunk=2"])
 def test_sweeps_sharing_vertices_store_only_their_own_writes(monkeypatch, table_per_write,
