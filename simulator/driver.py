@@ -4,6 +4,7 @@ switches with their conversion kernels, and the spatial hybrid's representatives
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -105,12 +106,12 @@ def adaptive_width(degrees: np.ndarray, strategy: Strategy) -> int:
     clamped to ``adaptive_min_w..adaptive_max_w``."""
     if degrees.size == 0:
         return strategy.adaptive_min_w
-    stat = {
-        "mean": lambda d: d.mean(),
-        "median": lambda d: np.median(d),
-        "p90": lambda d: np.percentile(d, 90),
-    }[strategy.adaptive_stat](degrees)
-    w = 1 << max(0, int(np.ceil(stat)) - 1).bit_length()
+    if strategy.adaptive_stat == "mean":  # of whole degrees: their sum is exact either way
+        stat = int(degrees.sum()) / degrees.size  # (numpy's mean costs several times more)
+    else:
+        stat = np.median(degrees) if strategy.adaptive_stat == "median" else np.percentile(
+            degrees, 90)
+    w = 1 << max(0, math.ceil(stat) - 1).bit_length()
     return int(min(max(w, strategy.adaptive_min_w), strategy.adaptive_max_w))
 
 
