@@ -866,9 +866,15 @@ def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout)
                              for launch, key in zip(launches, key_of, strict=True)])
     if not bool((listed[1:] > listed[:-1]).all()):
         raise ValueError("_listed_view takes launches whose slots ascend")
-    active = np.concatenate([np.asarray(launch.active).astype(np.int64) + key
-                             for launch, key in zip(launches, key_of, strict=True)])
-    at = np.minimum(listed.searchsorted(active), listed.size - 1)
+    actives = [np.asarray(launch.active).astype(np.int64) for launch in launches]
+    active = np.concatenate([vertex + key for vertex, key in zip(actives, key_of, strict=True)])
+    partition = launches[0].partition
+    if partition and partition > 1:  # whole partitions (but the graph's last) are listed
+        at = _partition_positions(launches, actives, sizes, partition, n)
+        missed = np.flatnonzero(listed[at] != active)  # off the list, or not so listed
+        at[missed] = np.minimum(listed.searchsorted(active[missed]), listed.size - 1)
+    else:
+        at = np.minimum(listed.searchsorted(active), listed.size - 1)
     at = at[listed[at] == active]
     launch_of = floor_div(listed[at], n) if n else np.zeros(at.size, dtype=np.int64)
     vertex = listed[at] - launch_of * n
@@ -876,6 +882,25 @@ def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout)
     degree = (indptr[vertex + 1] - indptr[vertex]).astype(np.int64, copy=False)
     return _SlotView(layout, active_slots, vertex, degree, layout.units * per_unit,
                      segments=segments)
+
+
+def _partition_positions(launches: list[Launch], actives: list[np.ndarray],
+                         sizes: np.ndarray, partition: int, n: int) -> np.ndarray:
+    """Where each launch's active vertices sit among the launches' slots, one after another,
+    where each lists whole partitions of ``partition`` consecutive vertices, ascending (a
+    spatial hybrid's; the graph's last may be short): found among the partitions' first
+    slots, a search a partition's worth shorter than among all slots."""
+    partitions = ceil_div(n, partition)
+    starts = np.cumsum(sizes) - sizes
+    firsts = [launch.slots[::partition].astype(np.int64) // partition for launch in launches]
+    keys = np.concatenate([i * partitions + first for i, first in enumerate(firsts)])
+    first_slot = np.concatenate([start + np.arange(first.size) * partition
+                                 for start, first in zip(starts.tolist(), firsts, strict=True)])
+    active = np.concatenate(actives)
+    launch_of = np.repeat(np.arange(len(actives)), [vertex.size for vertex in actives])
+    at = np.minimum(keys.searchsorted(launch_of * partitions + active // partition),
+                    keys.size - 1)
+    return np.minimum(first_slot[at] + active % partition, int(sizes.sum()) - 1)
 
 
 @dataclass(frozen=True, eq=False)

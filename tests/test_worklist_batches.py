@@ -312,14 +312,22 @@ def test_partition_pushes_worked_out_together_equal_launch_by_launch(text):
         assert donated.any() and not donated.all()
 
 
-def test_listed_view_joins_the_launches_full_views():
+@pytest.mark.parametrize("partition", [4, 7])
+@pytest.mark.parametrize("listing", ["partitions", "some slots"])
+def test_listed_view_joins_the_launches_full_views(partition, listing):
     """The joined view of several listed launches found in one search is the views of each
-    found alone, joined: active slots, vertices and degrees, launch segments."""
+    found alone, joined: active slots, vertices and degrees, launch segments; with whole
+    partitions listed (the graph's last short for P = 7) and with slots that are not whole
+    partitions and miss some active vertices."""
     graph = load_graph("road:rows=30,cols=30,seed=2")
     fr = functional_run(graph, "bfs")
-    strategy = Strategy.parse("mapping=vwarp,w=4,chunk=2,driven=spatial,partition=4")
+    strategy = Strategy.parse(f"mapping=vwarp,w=4,chunk=2,driven=spatial,"
+                              f"partition={partition}")
     device = get_device("h100")
     launches = _spatial_launches(fr, strategy, graph.n)
+    if listing == "some slots":  # every third slot dropped
+        launches = [dataclasses.replace(launch, slots=np.delete(launch.slots, np.s_[1::3]))
+                    for launch in launches]
     sizes = np.array([launch.slots.size for launch in launches])
     layout = status_layouts(sizes, strategy, device)
     views = [engine._full_view(graph.indptr, launch,
