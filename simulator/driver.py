@@ -25,6 +25,7 @@ from simulator.engine import launch_pushes
 from simulator.engine import scatter_kernel
 from simulator.engine import sweep_kernels
 from simulator.engine import vertex_kernel
+from simulator.engine import vertex_table
 from simulator.engine import worklist_kernels
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
@@ -138,6 +139,7 @@ class _Launcher:
         )
         self.pending: list[IterationCost] = []
         self.pending_slots = self.pending_edges = 0
+        self.vertex_table: np.ndarray | None = None  # lent to each launch_pushes
 
     def strategy_for(self, active: np.ndarray) -> Strategy:
         if self.strategy.mapping != "adaptive":
@@ -191,7 +193,10 @@ class _Launcher:
         if launch.pushes == "partitions":
             edges = int(self.degree[launch.active].sum())
             return _PendingCost(launch, strategy, None, edges), None
-        pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device)
+        if self.vertex_table is None:
+            self.vertex_table = vertex_table(self.fr.n)
+        pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device,
+                               self.vertex_table)
         return _PendingCost(launch, strategy, pushes, pushes.edges), pushes.items
 
     def iteration(self, cost: LaunchCost | _PendingCost, form: str, w: int) -> IterationCost:

@@ -673,13 +673,21 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
     return np.sort(lanes[racing_winners(step, target)], kind="stable")  # often in order
 
 
-def racing_winners(step: np.ndarray, target: np.ndarray) -> np.ndarray:
+def racing_winners(step: np.ndarray, target: np.ndarray,
+                   table: np.ndarray | None = None) -> np.ndarray:
     """Which storing lanes (given by their warp step and target) push their target under
     plain stores, as indices in no set order: all lanes of the first warp step (in step
     order) that stores to it read the old value before any store lands, so each pushes (the
-    worklist's duplicates); lanes of later steps see the store and push nothing."""
+    worklist's duplicates); lanes of later steps see the store and push nothing.
+    ``table``: a ``vertex_table`` to borrow for each target's first step."""
     if step.size == 0:
         return np.zeros(0, dtype=np.int64)
+    if table is not None:
+        target = target.astype(np.intp, copy=False)
+        np.minimum.at(table, target, step)
+        won = np.flatnonzero(step == table[target])
+        table[target] = _UNSET
+        return won
     targets = int(target.max()) + 1
     if step.size * 8 >= targets:  # many stores: each target's first step through a table
         # of int32 where the steps fit: the table's random reads and writes cost less
@@ -1007,15 +1015,28 @@ def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_o
                         deferred_targets)
 
 
+# What a vertex table lent to launch_pushes holds where it holds nothing.
+_UNSET = np.iinfo(np.int64).max
+
+
+def vertex_table(n: int) -> np.ndarray:
+    """A table of one entry per vertex for ``launch_pushes`` to borrow: it finds a launch's
+    first copies and racing stores through it in O(slots + writes), and leaves it as it
+    found it."""
+    return np.full(n, _UNSET, dtype=np.int64)
+
+
 def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
-                  strategy: Strategy, device: Device) -> LaunchPushes:
+                  strategy: Strategy, device: Device,
+                  table: np.ndarray | None = None) -> LaunchPushes:
     """What a worklist-building launch (``batches_worklists``) pushes, ahead of its cost:
     the next launch needs its items now, ``worklist_kernels`` costs several such launches
-    together later."""
+    together later. ``table``: a ``vertex_table`` to borrow (else sorts serve)."""
     # its slots' placement only: their reads are counted with the others' later
     layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
     if _pushes_follow_storing_lanes(launch, strategy):
-        pushes = _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device)
+        pushes = _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
+                                           table)
         if pushes is not None:
             return pushes
     return _laid_out_pushes(indptr, indices, launch, layout, strategy, device)
@@ -1044,8 +1065,8 @@ def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> Launc
                           unit_of_step, indices[expansion.edges], strategy, device, donated)
 
 
-def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy,
-                              device) -> LaunchPushes | None:
+def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
+                              table=None) -> LaunchPushes | None:
     """``launch_pushes`` of a worklist launch whose virtual warps walk their chunk positions
     in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone:
     O(slots + writes) in a few dozen numpy calls, where laying out every edge's lane costs
@@ -1058,22 +1079,30 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy,
     degree = indptr[vertex + 1] - start
     position_base, _ = _lockstep_steps(ceil_div(degree, w), layout)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
-    order = stable_order(vertex)
-    first_slot = order[run_starts(vertex[order])]
     writes = launch.writes
-    owner = start[first_slot].searchsorted(writes, "right") - 1
-    if writes.size and owner[0] < 0:
-        return None
-    slot = first_slot[owner]
-    local = writes - start[slot]
-    if bool((local >= degree[slot]).any()):
-        return None
+    if table is not None:  # each write's vertex by the row starts, its first slot so
+        np.minimum.at(table, vertex, np.arange(n_slots))
+        slot = table[indptr.searchsorted(writes, "right") - 1]
+        table[vertex] = _UNSET
+        if bool((slot == _UNSET).any()):
+            return None
+        local = writes - start[slot]
+    else:
+        order = stable_order(vertex)
+        first_slot = order[run_starts(vertex[order])]
+        owner = start[first_slot].searchsorted(writes, "right") - 1
+        if writes.size and owner[0] < 0:
+            return None
+        slot = first_slot[owner]
+        local = writes - start[slot]
+        if bool((local >= degree[slot]).any()):
+            return None
     lane = (np.cumsum(degree) - degree)[slot]  # its position in the launch's edge order
     lane += local
     unit = floor_div(slot, per_unit)
     step = position_base[unit * c + slot % c if c > 1 else unit] + floor_div(local, w)
     target = indices[writes]
-    won = racing_winners(step, target)
+    won = racing_winners(step, target, table)
     push_unit, push_step = unit[won], step[won]
     warp_batches = strategy.mapping != "thread"
     work = push_work(push_unit, push_step, None if warp_batches else slot[won],

@@ -222,6 +222,7 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
     strategy = Strategy.parse(text)
     device = get_device("h100")
     rng = np.random.default_rng(7)
+    table = engine.vertex_table(graph.n)
     checked = 0
     for work in fr.iterations:
         copies = rng.integers(1, 5, work.active.size)
@@ -229,15 +230,18 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
         launch = engine.Launch(work.active, work.writes, slots=worklist, lookup="worklist",
                                push=strategy.push, grid_stride=not strategy.variable_grid)
         layout = worklist_layouts(np.array([worklist.size]), strategy, device, None)
-        lean = engine._lockstep_worklist_pushes(graph.indptr, graph.indices, launch, layout,
-                                                strategy, device)
         laid_out = engine._laid_out_pushes(graph.indptr, graph.indices, launch, layout,
                                            strategy, device)
-        got, want = _pushes_fields(lean), _pushes_fields(laid_out)
-        for name in want:
-            assert np.array_equal(got[name], want[name]), name
+        want = _pushes_fields(laid_out)
+        for borrowed in (None, table):  # first copies and racing stores by sorts, by table
+            lean = engine._lockstep_worklist_pushes(graph.indptr, graph.indices, launch,
+                                                    layout, strategy, device, borrowed)
+            got = _pushes_fields(lean)
+            for name in want:
+                assert np.array_equal(got[name], want[name]), name
         checked += work.writes.size
     assert checked > 1000 and np.diff(graph.indptr).max() > 64
+    assert np.array_equal(table, engine.vertex_table(graph.n))  # left as it was
 
 
 def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
@@ -253,10 +257,14 @@ def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
         launch = engine.Launch(np.array(listed), writes, slots=np.array(listed),
                                lookup="worklist", push="atomic")
         layout = worklist_layouts(np.array([2]), strategy, device, None)
-        assert engine._lockstep_worklist_pushes(indptr, graph.indices, launch, layout,
-                                                strategy, device) is None
-        pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device)
-        assert pushes.store_lanes.size == 0 and pushes.items.size == 0
+        table = engine.vertex_table(graph.n)
+        for borrowed in (None, table):
+            assert engine._lockstep_worklist_pushes(indptr, graph.indices, launch, layout,
+                                                    strategy, device, borrowed) is None
+            pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device,
+                                          borrowed)
+            assert pushes.store_lanes.size == 0 and pushes.items.size == 0
+        assert np.array_equal(table, engine.vertex_table(graph.n))
 
 
 def _spatial_launches(fr, strategy, n):
