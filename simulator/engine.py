@@ -1080,13 +1080,14 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
     position_base, _ = _lockstep_steps(ceil_div(degree, w), layout)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
     writes = launch.writes
-    if table is not None:  # each write's vertex by the row starts, its first slot so
+    if table is not None:  # each write's vertex among the active ones, its first slot so
+        active = np.asarray(launch.active)
+        owner = indptr[active].searchsorted(writes, "right") - 1
         np.minimum.at(table, vertex, np.arange(n_slots))
-        slot = table[indptr.searchsorted(writes, "right") - 1]
+        slot = table[active[np.maximum(owner, 0)]]
         table[vertex] = _UNSET
-        if bool((slot == _UNSET).any()):
+        if writes.size and (owner[0] < 0 or bool((slot == _UNSET).any())):
             return None
-        local = writes - start[slot]
     else:
         order = stable_order(vertex)
         first_slot = order[run_starts(vertex[order])]
@@ -1094,9 +1095,9 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
         if writes.size and owner[0] < 0:
             return None
         slot = first_slot[owner]
-        local = writes - start[slot]
-        if bool((local >= degree[slot]).any()):
-            return None
+    local = writes - start[slot]
+    if bool((local >= degree[slot]).any()):
+        return None
     lane = (np.cumsum(degree) - degree)[slot]  # its position in the launch's edge order
     lane += local
     unit = floor_div(slot, per_unit)
