@@ -1277,9 +1277,9 @@ def _donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
                      strategy: Strategy, device: Device, layout: TaskLayout) -> np.ndarray:
     """The blocks (keys sweep * blocks + block, ascending) in which a thread donates edges
     (``_donating_lanes``: it has more than its block's cap), from sweeps' active vertices
-    (ascending by sweep, then vertex) alone. A donor has more than the donation threshold
-    and one edges (its block's cap is at least that): only the blocks of such vertices
-    have their edges summed."""
+    (ascending by sweep, then vertex) alone. A donor's block's cap is at least the
+    threshold plus one (the block holds the donor's edges), so only the blocks of vertices
+    with more edges than that have their edges summed."""
     warps_per_block = strategy.block_size // device.warp_size
     blocks = ceil_div(layout.units, warps_per_block)
     threshold = strategy.donate_threshold
