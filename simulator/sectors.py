@@ -122,6 +122,22 @@ def row_bounds_transactions(
                              words_per_sector=words_per_sector, units=units)
 
 
+def step_row_bounds_transactions(unit: np.ndarray, lane: np.ndarray, vertex: np.ndarray, *,
+                                 words_per_sector: int, units: int, width: int) -> np.ndarray:
+    """``row_bounds_transactions`` where each unit's lanes (``lane``: a place among the
+    unit's ``width``) read their row bounds in one step: each step's sectors laid out as a
+    row and the rows sorted, rather than one sort of all the (step, sector) keys."""
+    sector = sector_of(vertex, words_per_sector)
+    narrow = int(sector.max(initial=0)) < np.iinfo(np.int32).max - 1
+    rows = np.full((units, width), -1, dtype=np.int32 if narrow else np.int64)
+    counts = np.zeros(units, dtype=np.int64)
+    for read in (sector, sector_of(vertex + 1, words_per_sector)):  # row starts, row ends
+        rows.fill(-1)
+        rows[unit, lane] = read
+        counts += row_distinct(rows)
+    return counts
+
+
 def is_power_of_two(x: int) -> bool:
     return x > 0 and x & (x - 1) == 0
 

@@ -405,11 +405,12 @@ def test_layout_of_some_units_equals_their_rows(spec):
 
 
 @pytest.mark.parametrize("n", [1, 45, 300])
-@pytest.mark.parametrize(("w", "c"), [(1, 1), (1, 3), (8, 1), (4, 8)])
+@pytest.mark.parametrize(("w", "c"), [(1, 1), (1, 3), (8, 1), (4, 8), (4, 3), (2, 1)])
 def test_worklist_layout_reads_count_by_definition(n, w, c):
     """A worklist launch's per-unit reads: each step's worklist entries, then its vertices'
     row starts and row ends, in distinct sectors per step (positions of a chunk for W = 1,
-    W-lane staging steps otherwise)."""
+    W-lane staging steps otherwise; counted as rows of a unit's slots where one step reads
+    them all and they are 8 or more, by a sort of the keys otherwise)."""
     device = get_device("h100")
     words = device.sector_bytes // 4
     slot_vertex = np.random.default_rng(n + w + c).integers(0, 5000, n)
