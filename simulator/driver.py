@@ -185,13 +185,15 @@ class _Launcher:
         """A launch that builds a worklist: its cost, or a small one's cost to come (costed
         with others by ``settle``), and the items it pushed (None for a small launch that
         pushes partitions: no launch expands them, so they are worked out with its cost)."""
-        if not (_BATCH_SLOTS and batches_worklists(launch)
-                and launch.slots.size <= _BATCH_SLOTS
-                and int(self.degree[launch.slots].sum()) <= _BATCH_EDGES):
+        small = (_BATCH_SLOTS and batches_worklists(launch)
+                 and launch.slots.size <= _BATCH_SLOTS)
+        # the edges it expands: a worklist's every slot's, a status lookup's active ones'
+        edges = int(self.degree[launch.active if launch.lookup == "status"
+                                else launch.slots].sum()) if small else 0
+        if not small or edges > _BATCH_EDGES:
             cost = self.launch(launch, strategy)
             return cost, cost.pushed
         if launch.pushes == "partitions":
-            edges = int(self.degree[launch.active].sum())
             return _PendingCost(launch, strategy, None, edges), None
         if self.vertex_table is None:
             self.vertex_table = vertex_table(self.fr.n)
