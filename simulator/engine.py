@@ -1031,7 +1031,8 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
                   table: np.ndarray | None = None) -> LaunchPushes:
     """What a worklist-building launch (``batches_worklists``) pushes, ahead of its cost:
     the next launch needs its items now, ``worklist_kernels`` costs several such launches
-    together later. ``table``: a ``vertex_table`` to borrow (else sorts serve)."""
+    together later. ``table``: a ``vertex_table`` to borrow (None: one of its own, which
+    costs O(vertices))."""
     # its slots' placement only: their reads are counted with the others' later
     layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
     if _pushes_follow_storing_lanes(launch, strategy):
@@ -1071,7 +1072,7 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
     in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone:
     O(slots + writes) in a few dozen numpy calls, where laying out every edge's lane costs
     a small launch several times more. None where a write leaves a vertex that is not on
-    the worklist."""
+    the worklist. ``table``: a ``vertex_table`` to borrow (None: one of its own)."""
     w, c, units, per_unit = layout.w, layout.c, layout.units, layout.per_unit
     vertex = launch.slots.astype(np.int64, copy=False)
     n_slots = vertex.size
@@ -1080,21 +1081,16 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
     position_base, _ = _lockstep_steps(ceil_div(degree, w), layout)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
     writes = launch.writes
-    if table is not None:  # each write's vertex among the active ones, its first slot so
-        active = np.asarray(launch.active)
-        owner = indptr[active].searchsorted(writes, "right") - 1
-        np.minimum.at(table, vertex, np.arange(n_slots))
-        slot = table[active[np.maximum(owner, 0)]]
-        table[vertex] = _UNSET
-        if writes.size and (owner[0] < 0 or bool((slot == _UNSET).any())):
-            return None
-    else:
-        order = stable_order(vertex)
-        first_slot = order[run_starts(vertex[order])]
-        owner = start[first_slot].searchsorted(writes, "right") - 1
-        if writes.size and owner[0] < 0:
-            return None
-        slot = first_slot[owner]
+    if table is None:
+        table = vertex_table(indptr.size - 1)
+    # each write's vertex among the active ones, its first slot through the table
+    active = np.asarray(launch.active)
+    owner = indptr[active].searchsorted(writes, "right") - 1
+    np.minimum.at(table, vertex, np.arange(n_slots))
+    slot = table[active[np.maximum(owner, 0)]]
+    table[vertex] = _UNSET
+    if writes.size and (owner[0] < 0 or bool((slot == _UNSET).any())):
+        return None
     local = writes - start[slot]
     if bool((local >= degree[slot]).any()):
         return None

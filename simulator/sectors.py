@@ -129,7 +129,7 @@ def step_row_bounds_transactions(unit: np.ndarray, lane: np.ndarray, vertex: np.
     row and the rows sorted, rather than one sort of all the (step, sector) keys."""
     sector = sector_of(vertex, words_per_sector)
     narrow = int(sector.max(initial=0)) < np.iinfo(np.int32).max - 1
-    rows = np.full((units, width), -1, dtype=np.int32 if narrow else np.int64)
+    rows = np.empty((units, width), dtype=np.int32 if narrow else np.int64)
     counts = np.zeros(units, dtype=np.int64)
     for read in (sector, sector_of(vertex + 1, words_per_sector)):  # row starts, row ends
         rows.fill(-1)
