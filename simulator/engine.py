@@ -655,14 +655,42 @@ def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
     complete; pushes of one wave and step come from concurrent warps, which reach the tail
     in no fixed order (a fixed scramble of the unit ids stands for it); a warp's own pushes
     keep lane order."""
-    wave = unit // resident
-    scrambled = ((unit.astype(np.uint64) * np.uint64(2654435761))
-                 & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    by = [wave, scrambled] if push != "atomic" else [wave, step - unit_first_step[unit],
-                                                     scrambled]
+    if unit.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    last_unit = int(unit.max())
+    wave = unit // resident if last_unit >= resident else None
+    in_unit = step - unit_first_step[unit] if push == "atomic" else None
+    # the columns, most significant first (None: all zero) and their widths in bits
+    columns = [wave, in_unit, None, lane]
+    widths = [0 if c is None else int(c.max()).bit_length() for c in columns]
+    widths[2] = _SCRAMBLE_BITS
+    if last_unit >= 1 << 31 or sum(widths) > 63:  # the columns apart
+        columns[2] = _scrambled(unit)
+        return lexicographic_order([c for c in columns if c is not None])
+    # one key: the scramble in int64 (unit * multiplier < 2**63), the others packed round it
+    key = np.zeros(unit.size, dtype=np.int64) if wave is None else wave.astype(np.int64)
+    if in_unit is not None:
+        key <<= widths[1]
+        key |= in_unit
+    scrambled = unit.astype(np.int64)
+    scrambled *= _SCRAMBLE_MULTIPLIER
+    scrambled &= (1 << _SCRAMBLE_BITS) - 1
+    key <<= _SCRAMBLE_BITS
+    key |= scrambled
     if lane is not None:
-        by.append(lane)
-    return lexicographic_order(by)
+        key <<= widths[3]
+        key |= lane
+    return stable_order(key)
+
+
+_SCRAMBLE_MULTIPLIER = 2654435761  # Knuth's multiplicative hash, odd: a bijection mod 2**32
+_SCRAMBLE_BITS = 32
+
+
+def _scrambled(unit: np.ndarray) -> np.ndarray:
+    """A fixed scramble of warp unit ids (distinct ids stay distinct)."""
+    return ((unit.astype(np.uint64) * np.uint64(_SCRAMBLE_MULTIPLIER))
+            & np.uint64((1 << _SCRAMBLE_BITS) - 1)).astype(np.int64)
 
 
 def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np.ndarray:
@@ -976,20 +1004,65 @@ def _launch_unit_numbers(view: _SlotView, segments: np.ndarray,
     return numbers
 
 
+@dataclass(frozen=True)
+class Pushers:
+    """Who pushes in one launch, before ``push_work`` counts them per unit: each pushing
+    lane's warp unit and global warp step, and its thread's slot where threads (not warps)
+    batch their items (else None). ``steps`` and ``slots`` bound the launch's steps and
+    (padded) slots, so several launches' pushers join without overlapping."""
+
+    unit: np.ndarray
+    step: np.ndarray
+    slot: np.ndarray | None
+    units: int
+    steps: int
+    slots: int
+
+    @staticmethod
+    def work_of(pushers: list[Pushers]) -> PushWork:
+        """The push work of several launches' pushers, launch after launch, counted at once
+        (numpy's fixed cost per call paid once, not per launch)."""
+        if len(pushers) == 1:
+            one = pushers[0]
+            return push_work(one.unit, one.step, one.slot, np.zeros(0, dtype=np.int64),
+                             one.units, one.slot is None)
+        def joined(name: str, bound: str) -> np.ndarray:
+            sizes = np.array([getattr(p, bound) for p in pushers])
+            offsets = (np.cumsum(sizes) - sizes).tolist()
+            return np.concatenate([getattr(p, name) + offset
+                                   for p, offset in zip(pushers, offsets, strict=True)])
+        warp_batches = pushers[0].slot is None
+        return push_work(joined("unit", "units"), joined("step", "steps"),
+                         None if warp_batches else joined("slot", "slots"),
+                         np.zeros(0, dtype=np.int64), sum(p.units for p in pushers),
+                         warp_batches)
+
+
 @dataclass(frozen=True, eq=False)
 class LaunchPushes:
     """What a worklist-building launch pushes, worked out before its cost (the next launch
     expands it): its view (a worklist's layout placement only, see ``worklist_layouts``), the
-    lanes it expands and which of them store, per unit who pushes, and the items pushed (the
-    next worklist: in arrival order, then the targets only deferred vertices store to,
+    lanes it expands and which of them store (``stores``: in any order), who pushes (per unit
+    counters, or the pushers to count, see ``Pushers``), and the items pushed (the next
+    worklist: in arrival order, then the targets only deferred vertices store to,
     ``deferred_targets`` of them)."""
 
     view: _SlotView
     edges: int
-    store_lanes: np.ndarray
-    work: PushWork
+    stores: np.ndarray
+    pushers: PushWork | Pushers
     items: np.ndarray
     deferred_targets: int = 0
+
+    @property
+    def store_lanes(self) -> np.ndarray:
+        """The storing lanes, ascending."""
+        return _joined_store_lanes([self])
+
+    @property
+    def work(self) -> PushWork:
+        """Who pushes, per warp unit."""
+        return _joined_push_work([self])
 
 
 def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_of_step,
@@ -1094,24 +1167,24 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
     local = writes - start[slot]
     if bool((local >= degree[slot]).any()):
         return None
-    lane = (np.cumsum(degree) - degree)[slot]  # its position in the launch's edge order
-    lane += local
     unit = floor_div(slot, per_unit)
     step = position_base[unit * c + slot % c if c > 1 else unit] + floor_div(local, w)
     target = indices[writes]
     won = racing_winners(step, target, table)
-    push_unit, push_step = unit[won], step[won]
+    edge_offset = np.cumsum(degree) - degree
+    lane = edge_offset[slot]  # each write's position in the launch's edge order
+    lane += local
     warp_batches = strategy.mapping != "thread"
-    work = push_work(push_unit, push_step, None if warp_batches else slot[won],
-                     np.zeros(0, dtype=np.int64), units, warp_batches)
+    pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
+                      int(edge_offset[-1] + degree[-1]) + n_slots, units * per_unit)
     if launch.push in ("atomic", "chunked"):
-        pushed = won[arrival_order(push_unit, push_step, launch.push,
+        pushed = won[arrival_order(pushers.unit, pushers.step, launch.push,
                                    resident_warps(strategy, device), position_base[::c],
                                    lane[won])]
     else:  # in lane order
         pushed = won[stable_order(lane[won])]
     view = _SlotView(layout, np.arange(n_slots), vertex, degree, n_slots)
-    return LaunchPushes(view, int(degree.sum()), np.sort(lane), work,
+    return LaunchPushes(view, int(edge_offset[-1] + degree[-1]), lane, pushers,
                         target[pushed].astype(np.int64))
 
 
@@ -1163,11 +1236,22 @@ def worklist_kernels(
 
 
 def _joined_store_lanes(pushes: list[LaunchPushes]) -> np.ndarray:
-    """Several launches' storing lanes, as positions in their joined expansion."""
+    """Several launches' storing lanes, as positions in their joined expansion, ascending:
+    marked in a table of all their lanes rather than sorted launch by launch."""
     edges = np.array([p.edges for p in pushes])
     offsets = (np.cumsum(edges) - edges).tolist()
-    return np.concatenate([p.store_lanes + offset
-                           for p, offset in zip(pushes, offsets, strict=True)])
+    storing = np.zeros(int(edges.sum()), dtype=bool)
+    for p, offset in zip(pushes, offsets, strict=True):
+        storing[p.stores + offset] = True
+    return np.flatnonzero(storing)
+
+
+def _joined_push_work(pushes: list[LaunchPushes]) -> PushWork:
+    """Several launches' push work, launch after launch (their units joined)."""
+    if all(isinstance(p.pushers, Pushers) for p in pushes):
+        return Pushers.work_of([p.pushers for p in pushes])
+    return PushWork.joined([p.pushers if isinstance(p.pushers, PushWork)
+                            else Pushers.work_of([p.pushers]) for p in pushes])
 
 
 def vertex_kernel(
@@ -1502,8 +1586,7 @@ def _launch_costs(
             pushes = [_launch_pushed(indptr, indices, launch, view, expansion, store_lanes,
                                      unit_of_step, neighbours, strategy, device, donated)]
         if pushes is not None:
-            work = (pushes[0].work if len(pushes) == 1
-                    else PushWork.joined([p.work for p in pushes]))
+            work = _joined_push_work(pushes)
             pushed = [p.items for p in pushes]
             deferred_targets = [p.deferred_targets for p in pushes]
         else:  # several launches that push partitions: all their pushes at once

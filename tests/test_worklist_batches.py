@@ -72,6 +72,39 @@ def test_worklist_launches_costed_together_equal_one_by_one(text):
         _same_cost(cost, one)
 
 
+@pytest.mark.parametrize("text", ["mapping=thread,driven=data,push=chunked",
+                                  "mapping=vwarp,w=4,chunk=3,driven=data,push=atomic"])
+def test_lean_and_laid_out_pushes_join_alike(text):
+    """A chain whose pushes come from storing lanes alone (``Pushers`` still to count) and
+    from all lanes laid out (counted), alternately or all of one kind: ``worklist_kernels``
+    joins their storing lanes and push work to the same costs."""
+    graph = load_graph("rmat:scale=9,ef=6,seed=4")
+    fr = functional_run(graph, "bfs")
+    strategy = Strategy.parse(text)
+    device = get_device("h100")
+    worklist = driver.initial_worklist(fr)
+    launches, lean, laid_out = [], [], []
+    for work in fr.iterations:
+        launch = engine.Launch(work.active, work.writes, slots=worklist, lookup="worklist",
+                               push=strategy.push, grid_stride=not strategy.variable_grid)
+        layout = worklist_layouts(np.array([worklist.size]), strategy, device, None)
+        launches.append(launch)
+        lean.append(engine.launch_pushes(graph.indptr, graph.indices, launch, strategy,
+                                         device))
+        laid_out.append(engine._laid_out_pushes(graph.indptr, graph.indices, launch, layout,
+                                                strategy, device))
+        worklist = lean[-1].items
+    assert len(launches) > 3 and all(isinstance(p.pushers, engine.Pushers) for p in lean)
+    mixed = [pushes[i % 2] for i, pushes in enumerate(zip(lean, laid_out, strict=True))]
+    want = engine.worklist_kernels(graph.indptr, graph.indices, launches, laid_out, strategy,
+                                   device, hit_rate=0.25)
+    for pushes in lean, mixed:
+        got = engine.worklist_kernels(graph.indptr, graph.indices, launches, pushes,
+                                      strategy, device, hit_rate=0.25)
+        for cost, one in zip(got, want, strict=True):
+            _same_cost(cost, one)
+
+
 @pytest.mark.parametrize(("batch_slots", "batch_edges"), [(64, 1 << 17), (1 << 15, 1 << 17),
                                                           (1 << 15, 200)])
 @pytest.mark.parametrize(("algorithm", "text"), [
