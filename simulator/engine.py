@@ -187,6 +187,7 @@ from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import lexicographic_order
 from simulator.sorted_runs import run_starts
+from simulator.sorted_runs import scattered_order
 from simulator.sorted_runs import stable_order
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
@@ -680,7 +681,7 @@ def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
     if lane is not None:
         key <<= widths[3]
         key |= lane
-    return stable_order(key)
+    return scattered_order(key, sum(widths))
 
 
 _SCRAMBLE_MULTIPLIER = 2654435761  # Knuth's multiplicative hash, odd: a bijection mod 2**32

@@ -18,6 +18,7 @@ from simulator.layout import task_layout
 from simulator.layout import worklist_layouts
 from simulator.result import METRICS
 from simulator.sorted_runs import lexicographic_order
+from simulator.sorted_runs import scattered_order
 from simulator.sorted_runs import stable_order
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
@@ -215,6 +216,8 @@ def test_stable_order_is_numpys_stable_argsort(size, high):
     """Packed or (keys too wide to pack with their indices) by numpy's stable argsort."""
     keys = np.random.default_rng(size + high.bit_length()).integers(0, high, size)
     assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
+    bits = max(high - 1, 0).bit_length()
+    assert np.array_equal(scattered_order(keys, bits), np.argsort(keys, kind="stable"))
 
 
 @pytest.mark.parametrize("highs", [(4, 50, 1 << 32), (1 << 30, 1 << 30, 1 << 10), (3,),
