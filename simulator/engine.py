@@ -324,26 +324,40 @@ class _Lanes:
     given_group: np.ndarray | None = None
 
 
-def _lockstep_steps(slot_steps: np.ndarray, layout: TaskLayout,
-                    position: np.ndarray | None = None):
+def _lockstep_steps(slot_steps: np.ndarray, layout: TaskLayout, position: np.ndarray):
     """Each (unit, position)'s first warp step (global; indexed unit * C + position) and
     each unit's SIMD steps, where the K virtual warps of a position walk it in lockstep for
     the most steps any of their tasks there takes. ``slot_steps``: those of the slots at
-    ``position``, or of the layout's first slots in order (None: a worklist's)."""
+    ``position``."""
     units, k, c = layout.units, layout.k, layout.c
-    if position is None:  # the most over the K virtual warps of each position
-        position_steps = np.zeros(units * layout.per_unit, dtype=np.int64)
-        position_steps[:slot_steps.size] = slot_steps
-        if k > 1:
-            position_steps = position_steps.reshape(units, k, c).max(axis=1).ravel()
+    position_steps = np.zeros(units * c, dtype=np.int64)
+    if k == 1:  # one task a position
+        position_steps[position] = slot_steps
     else:
-        position_steps = np.zeros(units * c, dtype=np.int64)
-        if k == 1:  # one task a position
-            position_steps[position] = slot_steps
-        else:
-            np.maximum.at(position_steps, position, slot_steps)
+        np.maximum.at(position_steps, position, slot_steps)
     simd_steps = _sum_positions(position_steps.reshape(units, c))
     return np.cumsum(position_steps) - position_steps, simd_steps
+
+
+def _worklist_first_steps(degree: np.ndarray, layout: TaskLayout) -> tuple[np.ndarray, int]:
+    """``_lockstep_steps`` of a worklist's slots in order, each of ``degree`` edges: each
+    (unit, position)'s first warp step, and the launch's warp steps."""
+    units, k, c = layout.units, layout.k, layout.c
+    position_steps = np.zeros(units * layout.per_unit, dtype=np.int64)
+    position_steps[:degree.size] = degree
+    if layout.w > 1:
+        position_steps += layout.w - 1
+        position_steps = floor_div(position_steps, layout.w)
+    if 1 < k <= 4:  # the most over a few virtual warps: pairwise, faster than a reduction
+        by_warp = position_steps.reshape(units, k, c)
+        most = by_warp[:, 0]
+        for j in range(1, k):
+            most = np.maximum(most, by_warp[:, j])
+        position_steps = most.ravel()
+    elif k > 1:
+        position_steps = position_steps.reshape(units, k, c).max(axis=1).ravel()
+    ends = np.cumsum(position_steps)
+    return ends - position_steps, int(ends[-1]) if ends.size else 0
 
 
 def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
@@ -1009,8 +1023,8 @@ def _launch_unit_numbers(view: _SlotView, segments: np.ndarray,
 class Pushers:
     """Who pushes in one launch, before ``push_work`` counts them per unit: each pushing
     lane's warp unit and global warp step, and its thread's slot where threads (not warps)
-    batch their items (else None). ``steps`` and ``slots`` bound the launch's steps and
-    (padded) slots, so several launches' pushers join without overlapping."""
+    batch their items (else None); ``units``, ``steps`` and ``slots``: the launch's warp
+    units, warp steps and (padded) slots, by which several launches' pushers join."""
 
     unit: np.ndarray
     step: np.ndarray
@@ -1027,11 +1041,14 @@ class Pushers:
             one = pushers[0]
             return push_work(one.unit, one.step, one.slot, np.zeros(0, dtype=np.int64),
                              one.units, one.slot is None)
+        pushes = np.array([p.unit.size for p in pushers])
+
         def joined(name: str, bound: str) -> np.ndarray:
             sizes = np.array([getattr(p, bound) for p in pushers])
-            offsets = (np.cumsum(sizes) - sizes).tolist()
-            return np.concatenate([getattr(p, name) + offset
-                                   for p, offset in zip(pushers, offsets, strict=True)])
+            values = np.concatenate([getattr(p, name) for p in pushers])
+            values += np.repeat(np.cumsum(sizes) - sizes, pushes)
+            return values
+
         warp_batches = pushers[0].slot is None
         return push_work(joined("unit", "units"), joined("step", "steps"),
                          None if warp_batches else joined("slot", "slots"),
@@ -1150,9 +1167,9 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
     w, c, units, per_unit = layout.w, layout.c, layout.units, layout.per_unit
     vertex = launch.slots.astype(np.int64, copy=False)
     n_slots = vertex.size
-    start = indptr[vertex].astype(np.int64)
+    start = indptr[vertex].astype(np.int64, copy=False)
     degree = indptr[vertex + 1] - start
-    position_base, _ = _lockstep_steps(ceil_div(degree, w), layout)
+    position_base, steps = _worklist_first_steps(degree, layout)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
     writes = launch.writes
     if table is None:
@@ -1161,10 +1178,11 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
     active = np.asarray(launch.active)
     owner = indptr[active].searchsorted(writes, "right") - 1
     np.minimum.at(table, vertex, np.arange(n_slots))
-    slot = table[active[np.maximum(owner, 0)]]
+    first_slot = table[active]
     table[vertex] = _UNSET
-    if writes.size and (owner[0] < 0 or bool((slot == _UNSET).any())):
+    if writes.size and (owner[0] < 0 or int(first_slot.max()) == _UNSET):
         return None
+    slot = first_slot[owner]
     local = writes - start[slot]
     if bool((local >= degree[slot]).any()):
         return None
@@ -1177,7 +1195,7 @@ def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
     lane += local
     warp_batches = strategy.mapping != "thread"
     pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
-                      int(edge_offset[-1] + degree[-1]) + n_slots, units * per_unit)
+                      steps, units * per_unit)
     if launch.push in ("atomic", "chunked"):
         pushed = won[arrival_order(pushers.unit, pushers.step, launch.push,
                                    resident_warps(strategy, device), position_base[::c],

@@ -164,7 +164,13 @@ def _placement(sizes: np.ndarray, strategy: Strategy, device: Device) -> TaskLay
     w = strategy.lanes_per_vertex
     c = strategy.vertices_per_grab
     k = device.warp_size // w
-    real_tasks = _real_tasks(sizes, k * c)
+    if sizes.size == 1:  # one listing (a launch as it comes): full units but its last
+        size, per_unit = int(sizes[0]), k * c
+        real_tasks = np.full(-(-size // per_unit), per_unit, dtype=np.int64)
+        if size:
+            real_tasks[-1] = size - (real_tasks.size - 1) * per_unit
+    else:
+        real_tasks = _real_tasks(sizes, k * c)
     real_positions = np.minimum(real_tasks, c)  # a position is real if its first task is
     return TaskLayout(w, c, k, real_tasks.size, real_positions, np.zeros(0, dtype=np.int64),
                       0, real_tasks)
@@ -206,10 +212,6 @@ def _real_tasks(sizes: np.ndarray, per_unit: int) -> np.ndarray:
     its own): its slots that hold a task."""
     units_of = ceil_div(sizes, per_unit)
     real_tasks = np.full(int(units_of.sum()), per_unit, dtype=np.int64)
-    if sizes.size == 1:  # one listing (a launch as it comes): its last unit's
-        if real_tasks.size:
-            real_tasks[-1] = int(sizes[0]) - (real_tasks.size - 1) * per_unit
-        return real_tasks
     held = units_of > 0
     real_tasks[np.cumsum(units_of)[held] - 1] = sizes[held] - (units_of[held] - 1) * per_unit
     return real_tasks
