@@ -180,11 +180,12 @@ class _Launcher:
         return [self._with_idle_outliers(cost, launch, strategy)
                 for cost, launch in zip(costs, launches, strict=True)]
 
-    def worklist_launch(self, launch: Launch, strategy: Strategy,
+    def worklist_launch(self, launch: Launch, strategy: Strategy, cache: dict | None = None,
                         ) -> tuple[LaunchCost | _PendingCost, np.ndarray | None]:
         """A launch that builds a worklist: its cost, or a small one's cost to come (costed
         with others by ``settle``), and the items it pushed (None for a small launch that
-        pushes partitions: no launch expands them, so they are worked out with its cost)."""
+        pushes partitions: no launch expands them, so they are worked out with its cost).
+        ``cache``: that of the work it replays (``IterationWork.cache``)."""
         small = (_BATCH_SLOTS and batches_worklists(launch)
                  and launch.slots.size <= _BATCH_SLOTS)
         # the edges it expands: a worklist's every slot's, a status lookup's active ones'
@@ -198,7 +199,7 @@ class _Launcher:
         if self.vertex_table is None:
             self.vertex_table = vertex_table(self.fr.n)
         pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device,
-                               self.vertex_table)
+                               self.vertex_table, cache)
         return _PendingCost(launch, strategy, pushes, pushes.edges), pushes.items
 
     def iteration(self, cost: LaunchCost | _PendingCost, form: str, w: int) -> IterationCost:
@@ -402,7 +403,7 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
         grid_stride=not s.variable_grid, write_values=work.write_values,
         store_lanes=store_lanes,
     )
-    cost, pushed = launcher.worklist_launch(launch, s)
+    cost, pushed = launcher.worklist_launch(launch, s, work.cache)
     cost.worklist_items += worklist.size
     cost.duplicates += worklist.size - work.active.size
     return cost, pushed

@@ -1119,16 +1119,27 @@ def vertex_table(n: int) -> np.ndarray:
 
 def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
                   strategy: Strategy, device: Device,
-                  table: np.ndarray | None = None) -> LaunchPushes:
+                  table: np.ndarray | None = None, cache: dict | None = None,
+                  ) -> LaunchPushes:
     """What a worklist-building launch (``batches_worklists``) pushes, ahead of its cost:
     the next launch needs its items now, ``worklist_kernels`` costs several such launches
     together later. ``table``: a ``vertex_table`` to borrow (None: one of its own, which
-    costs O(vertices))."""
+    costs O(vertices)). ``cache``: the ``IterationWork.cache`` of the work the launch
+    replays (its active vertices and writes), where what follows from that work alone is
+    kept for the next strategy (None: worked out again)."""
     # its slots' placement only: their reads are counted with the others' later
     layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
     if _pushes_follow_storing_lanes(launch, strategy):
-        pushes = _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
-                                           table)
+        if cache is None:
+            sources = write_sources(indptr, indices, launch.active, launch.writes)
+        elif "write_sources" in cache:
+            sources = cache["write_sources"]
+        else:
+            sources = cache["write_sources"] = write_sources(indptr, indices, launch.active,
+                                                             launch.writes)
+        pushes = (None if sources is None else
+                  _lockstep_worklist_pushes(indptr, launch, layout, strategy, device,
+                                            sources, table))
         if pushes is not None:
             return pushes
     return _laid_out_pushes(indptr, indices, launch, layout, strategy, device)
@@ -1157,38 +1168,57 @@ def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> Launc
                           unit_of_step, indices[expansion.edges], strategy, device, donated)
 
 
-def _lockstep_worklist_pushes(indptr, indices, launch, layout, strategy, device,
+@dataclass(frozen=True)
+class WriteSources:
+    """Where each write of a launch comes from: its vertex's index among the launch's
+    (ascending) active vertices, its place in that vertex's list, and its target. They
+    follow from the launch's work alone, whatever its worklist's order."""
+
+    owner: np.ndarray
+    local: np.ndarray
+    target: np.ndarray
+
+
+def write_sources(indptr: np.ndarray, indices: np.ndarray, active: np.ndarray,
+                  writes: np.ndarray) -> WriteSources | None:
+    """``WriteSources`` of ascending ``writes`` from the lists of ascending ``active``
+    vertices; None where a write lies in no active vertex's list."""
+    starts = indptr[np.asarray(active)]
+    owner = starts.searchsorted(writes, "right") - 1
+    if writes.size and owner[0] < 0:
+        return None
+    local = writes - starts[owner]
+    if bool((writes >= indptr[np.asarray(active)[owner] + 1]).any()):
+        return None
+    narrow = np.int32 if indptr[-1] <= np.iinfo(np.int32).max else np.int64
+    return WriteSources(owner.astype(narrow), local.astype(narrow), indices[writes])
+
+
+def _lockstep_worklist_pushes(indptr, launch, layout, strategy, device, sources,
                               table=None) -> LaunchPushes | None:
     """``launch_pushes`` of a worklist launch whose virtual warps walk their chunk positions
-    in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone:
-    O(slots + writes) in a few dozen numpy calls, where laying out every edge's lane costs
-    a small launch several times more. None where a write leaves a vertex that is not on
-    the worklist. ``table``: a ``vertex_table`` to borrow (None: one of its own)."""
+    in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone
+    (``sources``: where its writes come from): O(slots + writes) in a few dozen numpy calls,
+    where laying out every edge's lane costs a small launch several times more. None where
+    a write leaves a vertex that is not on the worklist. ``table``: a ``vertex_table`` to
+    borrow (None: one of its own)."""
     w, c, units, per_unit = layout.w, layout.c, layout.units, layout.per_unit
     vertex = launch.slots.astype(np.int64, copy=False)
     n_slots = vertex.size
-    start = indptr[vertex].astype(np.int64, copy=False)
-    degree = indptr[vertex + 1] - start
+    degree = indptr[vertex + 1] - indptr[vertex]
     position_base, steps = _worklist_first_steps(degree, layout)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
-    writes = launch.writes
     if table is None:
         table = vertex_table(indptr.size - 1)
-    # each write's vertex among the active ones, its first slot through the table
-    active = np.asarray(launch.active)
-    owner = indptr[active].searchsorted(writes, "right") - 1
     np.minimum.at(table, vertex, np.arange(n_slots))
-    first_slot = table[active]
+    slot = table[np.asarray(launch.active)][sources.owner]
     table[vertex] = _UNSET
-    if writes.size and (owner[0] < 0 or int(first_slot.max()) == _UNSET):
+    if slot.size and int(slot.max()) == _UNSET:
         return None
-    slot = first_slot[owner]
-    local = writes - start[slot]
-    if bool((local >= degree[slot]).any()):
-        return None
+    local = sources.local
     unit = floor_div(slot, per_unit)
     step = position_base[unit * c + slot % c if c > 1 else unit] + floor_div(local, w)
-    target = indices[writes]
+    target = sources.target
     won = racing_winners(step, target, table)
     edge_offset = np.cumsum(degree) - degree
     lane = edge_offset[slot]  # each write's position in the launch's edge order

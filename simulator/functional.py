@@ -8,6 +8,7 @@ depend on the load-balancing knobs, so it is computed once per (graph, algorithm
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
@@ -23,11 +24,14 @@ class IterationWork:
     """One iteration's work: the vertices whose edge lists are expanded, and the edges whose
     lane performs a store (ids into the expansion CSR's ``indices``). ``write_values``: where
     writers of one target store different values (SSSP distances, CC labels, lowered with
-    atomicMin), each write's value; None where they all store the same (a BFS level)."""
+    atomicMin), each write's value; None where they all store the same (a BFS level).
+    ``cache``: what the timing engine works out from this work alone, kept for the next
+    strategy replayed on it (``simulator.engine.launch_pushes``)."""
 
     active: np.ndarray
     writes: np.ndarray
     write_values: np.ndarray | None = None
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True, eq=False)

@@ -269,10 +269,19 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
         laid_out = engine._laid_out_pushes(graph.indptr, graph.indices, launch, layout,
                                            strategy, device)
         want = _pushes_fields(laid_out)
+        sources = engine.write_sources(graph.indptr, graph.indices, work.active, work.writes)
         for borrowed in (None, table):  # first copies and racing stores by sorts, by table
-            lean = engine._lockstep_worklist_pushes(graph.indptr, graph.indices, launch,
-                                                    layout, strategy, device, borrowed)
+            lean = engine._lockstep_worklist_pushes(graph.indptr, launch, layout, strategy,
+                                                    device, sources, borrowed)
             got = _pushes_fields(lean)
+            for name in want:
+                assert np.array_equal(got[name], want[name]), name
+        cache = {}  # the work's write sources, worked out once and kept
+        for _ in range(2):
+            kept = engine.launch_pushes(graph.indptr, graph.indices, launch, strategy, device,
+                                        table, cache)
+            assert isinstance(cache["write_sources"], engine.WriteSources)
+            got = _pushes_fields(kept)
             for name in want:
                 assert np.array_equal(got[name], want[name]), name
         checked += work.writes.size
@@ -282,21 +291,25 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
 
 def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
     """A launch whose writes leave a vertex that is not on its worklist is laid out lane by
-    lane (those writes store nowhere), as is one whose first write comes before every
-    listed vertex's edges."""
+    lane (those writes store nowhere): writes of a vertex that is not active (no
+    ``write_sources``), whether after an active vertex's edges or before every one's, and
+    writes of an active vertex that is not listed."""
     graph = load_graph("road:rows=6,cols=6,seed=1")
     strategy = Strategy.parse("mapping=vwarp,w=4,driven=data")
     device = get_device("h100")
     indptr = graph.indptr
-    for listed, writer in ([5, 9], 7), ([9, 20], 3):
+    for active, listed, writer in ([5, 9], [5, 9], 7), ([9, 20], [9, 20], 3), ([5, 9], [9], 5):
         writes = np.arange(indptr[writer], indptr[writer + 1])
-        launch = engine.Launch(np.array(listed), writes, slots=np.array(listed),
+        launch = engine.Launch(np.array(active), writes, slots=np.array(listed),
                                lookup="worklist", push="atomic")
-        layout = worklist_layouts(np.array([2]), strategy, device, None)
+        layout = worklist_layouts(np.array([len(listed)]), strategy, device, None)
+        sources = engine.write_sources(indptr, graph.indices, launch.active, writes)
+        assert (sources is None) == (writer not in active)
         table = engine.vertex_table(graph.n)
         for borrowed in (None, table):
-            assert engine._lockstep_worklist_pushes(indptr, graph.indices, launch, layout,
-                                                    strategy, device, borrowed) is None
+            if sources is not None:
+                assert engine._lockstep_worklist_pushes(indptr, launch, layout, strategy,
+                                                        device, sources, borrowed) is None
             pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device,
                                           borrowed)
             assert pushes.store_lanes.size == 0 and pushes.items.size == 0
