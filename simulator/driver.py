@@ -469,7 +469,8 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
     for work in fr.iterations:
         s = launcher.strategy_for(work.active)
         slots = (reps[:, None] * p + np.arange(p)).ravel()
-        slots = slots[slots < n]
+        if reps.size and (int(reps[-1]) + 1) * p > n:  # the graph's last partition is short
+            slots = slots[slots < n]
         launch = Launch(
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
             pushes="partitions", partition=p, grid_stride=not s.variable_grid,
