@@ -913,7 +913,7 @@ def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout)
     units = ceil_div(sizes, per_unit)
     segments = np.cumsum(units) - units
     key_of = (np.arange(len(launches)) * n).tolist()
-    listed = np.concatenate([launch.slots.astype(np.int64) + key
+    listed = np.concatenate([np.add(launch.slots, key, dtype=np.int64)
                              for launch, key in zip(launches, key_of, strict=True)])
     if not bool((listed[1:] > listed[:-1]).all()):
         raise ValueError("_listed_view takes launches whose slots ascend")

@@ -93,15 +93,16 @@ def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> Tas
         return replace(placement, static_sectors=static_sectors,
                        static_requests=slots.units_of * 2)
 
-    tasks, task_unit = slots.tasks, slots.task_unit
     if w == 1:
         # each thread reads its own slot's status word: one per position
-        static_sectors = slot_words if c == 1 else count(task_unit * c + tasks % c, tasks, c)
+        static_sectors = (slot_words if c == 1 else
+                          count(slots.task_unit * c + slots.tasks % c, slots.tasks, c))
         static_requests = np.bincount(slots.listing_of_unit, weights=placement.real_positions,
                                       minlength=sizes.size).astype(np.int64)
     else:
         # the chunk's status words and row bounds, staged by W lanes per step
         per_stage = ceil_div(c + 1, w)
+        tasks, task_unit = slots.tasks, slots.task_unit
         stage_group = task_unit * per_stage + (tasks % c) // w
         static_sectors = slot_words if c == 1 else count(stage_group, tasks, per_stage)
         chunks_of = ceil_div(sizes, c)
@@ -179,15 +180,16 @@ def _placement(sizes: np.ndarray, strategy: Strategy, device: Device) -> TaskLay
 @dataclass(frozen=True)
 class _ListedSlots:
     """Where the slots of listings laid one after another fall: per unit its listing and
-    its first and end slot within it, per slot its index in its listing and its unit."""
+    its first and end slot within it, per slot (worked out where asked for) its index in
+    its listing and its unit."""
 
+    sizes: np.ndarray  # per listing
+    per_unit: int
     units_of: np.ndarray  # per listing
     segments: np.ndarray  # per listing: its first unit
     listing_of_unit: np.ndarray
     first: np.ndarray
     end: np.ndarray
-    tasks: np.ndarray
-    task_unit: np.ndarray
 
     @classmethod
     def of(cls, sizes: np.ndarray, per_unit: int) -> _ListedSlots:
@@ -198,13 +200,24 @@ class _ListedSlots:
         first = (np.arange(int(units_of.sum()), dtype=np.int64)
                  - segments[listing_of_unit]) * per_unit
         end = np.minimum(first + per_unit, sizes[listing_of_unit])
-        tasks = np.arange(int(sizes.sum()), dtype=np.int64)  # each slot's index in its listing
+        return cls(sizes, per_unit, units_of, segments, listing_of_unit, first, end)
+
+    @cached_property
+    def tasks(self) -> np.ndarray:
+        """Each slot's index in its listing."""
+        sizes = self.sizes
+        tasks = np.arange(int(sizes.sum()), dtype=np.int64)
         if sizes.size > 1:
             tasks -= np.repeat(np.cumsum(sizes) - sizes, sizes)
-        task_unit = tasks // per_unit
-        if sizes.size > 1:
-            task_unit += np.repeat(segments, sizes)
-        return cls(units_of, segments, listing_of_unit, first, end, tasks, task_unit)
+        return tasks
+
+    @cached_property
+    def task_unit(self) -> np.ndarray:
+        """Each slot's unit."""
+        task_unit = self.tasks // self.per_unit
+        if self.sizes.size > 1:
+            task_unit += np.repeat(self.segments, self.sizes)
+        return task_unit
 
 
 def _real_tasks(sizes: np.ndarray, per_unit: int) -> np.ndarray:
