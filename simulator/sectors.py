@@ -24,28 +24,44 @@ _RUNNING_COUNT_UNITS_PER_KEY = 1 / 40
 
 def distinct_sectors(
     group: np.ndarray, sector: np.ndarray, unit_of_group: np.ndarray | int,
-    unit_sizes: np.ndarray | None = None,
-) -> np.ndarray:
+    unit_sizes: np.ndarray | None = None, marked: np.ndarray | None = None,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Distinct (group, sector) pairs per unit: the transactions each warp step issues.
 
     ``group`` numbers warp steps globally; ``unit_of_group`` maps a step to its warp unit (a
     nondecreasing array, or an int g meaning unit = step // g), so that each unit's keys are
     one range of the sorted keys. Counts run up to the last unit with a step.
     ``unit_sizes``, the number of elements of each unit where the caller knows it, spares a
-    search of the sorted keys for where each unit's range starts.
+    search of the sorted keys for where each unit's range starts. ``marked``: a flag per
+    element; then also the distinct pairs per unit among the marked elements (the
+    transactions of another instruction of those lanes at the same addresses, a store after
+    a load), from the same sort, as a second array of the same length.
     """
     if group.size == 0:
-        return np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        return empty if marked is None else (empty, empty)
     bits = int(sector.max()).bit_length()
     keys = group << bits
     keys |= sector
+    if marked is not None:  # the flag below the pair: a pair's marked elements sort last
+        keys <<= 1
+        keys |= marked
+        bits += 1
     # timsort: the keys come in warp-step order, out of order only within a step's few lanes
     # (or in long ascending runs), which it sorts in a fraction of the default sort's time
     # (measured on USA-road-FLA's and rmat:scale=20's launches)
     keys.sort(kind="stable")
+    pairs = keys if marked is None else keys >> 1
     first = np.empty(keys.size, dtype=bool)
     first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
+    flag_sets = [first]
+    if marked is not None:  # a pair with a marked element ends with one
+        last_marked = np.empty(keys.size, dtype=bool)
+        last_marked[-1] = True
+        last_marked[:-1] = first[1:]
+        last_marked &= (keys & 1).astype(bool)
+        flag_sets.append(last_marked)
     if keys.size >= _RANGE_COUNT_FROM:
         last_group = int(keys[-1] >> bits)
         if isinstance(unit_of_group, int | np.integer):
@@ -54,10 +70,16 @@ def distinct_sectors(
             units = int(unit_of_group[last_group]) + 1
     if keys.size < _RANGE_COUNT_FROM or (
             unit_sizes is None and units > keys.size * _SEARCHED_UNITS_PER_KEY):
-        first_groups = keys[first] >> bits
-        if isinstance(unit_of_group, int | np.integer):
-            return np.bincount(first_groups // unit_of_group)
-        return np.bincount(unit_of_group[first_groups])
+        counts = []
+        for flags in flag_sets:
+            flagged_groups = keys[flags] >> bits
+            if isinstance(unit_of_group, int | np.integer):
+                counts.append(np.bincount(flagged_groups // unit_of_group))
+            else:
+                counts.append(np.bincount(unit_of_group[flagged_groups]))
+        if marked is not None:  # both up to the last unit with a step
+            counts[1] = padded_counts(counts[1], counts[0].size)
+        return counts[0] if marked is None else (counts[0], counts[1])
     if unit_sizes is not None:
         at = np.zeros(units + 1, dtype=np.int64)
         np.cumsum(unit_sizes[:units], out=at[1:])
@@ -67,14 +89,19 @@ def distinct_sectors(
         else:
             unit_start = unit_of_group.searchsorted(np.arange(units + 1))
         at = keys.searchsorted(unit_start << bits)
-    # each unit's first-of-a-kind flags, summed over its key range, as bytes into int32
-    # where a unit's count fits (casting each flag to int64 costs more than the sum)
-    flags = first.view(np.uint8)
-    wide = keys.size >= np.iinfo(np.int32).max
-    if units >= keys.size * _RUNNING_COUNT_UNITS_PER_KEY:
+    counts = [_range_sums(flags, at, units) for flags in flag_sets]
+    return counts[0] if marked is None else (counts[0], counts[1])
+
+
+def _range_sums(flags: np.ndarray, at: np.ndarray, units: int) -> np.ndarray:
+    """Each unit's flags, summed over its key range ``at[u]..at[u + 1]``, as bytes into
+    int32 where a unit's count fits (casting each flag to int64 costs more than the sum)."""
+    flags = flags.view(np.uint8)
+    wide = flags.size >= np.iinfo(np.int32).max
+    if units >= flags.size * _RUNNING_COUNT_UNITS_PER_KEY:
         # as differences of their running count: a reduceat pays a call of its inner loop
         # per range, several times more where most hold a few keys
-        running = np.zeros(keys.size + 1, dtype=np.int64 if wide else np.int32)
+        running = np.zeros(flags.size + 1, dtype=np.int64 if wide else np.int32)
         np.cumsum(flags, out=running[1:], dtype=running.dtype)
         return np.diff(running[at]).astype(np.int64)
     # units without keys count none (the last one's range ends at the end of the keys)
@@ -102,12 +129,16 @@ def unit_transactions(
     words_per_sector: int,
     units: int,
     unit_sizes: np.ndarray | None = None,
-) -> np.ndarray:
+    marked: np.ndarray | None = None,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Transactions per warp unit of one memory instruction: lanes' 32-bit word indices,
-    grouped by warp step, counted as distinct sectors (see ``distinct_sectors``)."""
+    grouped by warp step, counted as distinct sectors (see ``distinct_sectors``; with
+    ``marked``, also those of the marked lanes)."""
     counts = distinct_sectors(group, sector_of(word_index, words_per_sector), unit_of_group,
-                              unit_sizes)
-    return padded_counts(counts, units)
+                              unit_sizes, marked)
+    if marked is None:
+        return padded_counts(counts, units)
+    return padded_counts(counts[0], units), padded_counts(counts[1], units)
 
 
 def row_bounds_transactions(

@@ -297,12 +297,25 @@ def test_distinct_sectors_with_more_units_than_keys(monkeypatch, units_per_key):
 
 def _assert_plain_count(group, sector, unit_of_step, units):
     """``distinct_sectors`` against counting the distinct (step, sector) pairs one by one;
-    the units after its last count none."""
-    want = np.zeros(units, dtype=np.int64)
-    for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
-        want[unit_of_step[g]] += 1
+    the units after its last count none. With some elements marked (and with the units'
+    sizes given or searched for), the same count, and that of the marked elements alone."""
+    def plain(group, sector):
+        want = np.zeros(units, dtype=np.int64)
+        for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
+            want[unit_of_step[g]] += 1
+        return want
+
+    want = plain(group, sector)
     got = sectors.distinct_sectors(group.copy(), sector, unit_of_step)
     assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
+    marked = np.random.default_rng(group.size).random(group.size) < 0.3
+    want_marked = plain(group[marked], sector[marked])
+    for unit_sizes in None, np.bincount(unit_of_step[group], minlength=units):
+        got, got_marked = sectors.distinct_sectors(group.copy(), sector, unit_of_step,
+                                                   unit_sizes, marked=marked)
+        assert got.size == got_marked.size
+        assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
+        assert got_marked.tolist() == want_marked[: got.size].tolist()
 
 
 @pytest.mark.parametrize("range_count_from,running_count_from",
