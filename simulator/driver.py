@@ -200,9 +200,15 @@ class _Launcher:
         ``cache``: that of the work it replays (``IterationWork.cache``)."""
         small = (_BATCH_SLOTS and batches_worklists(launch)
                  and _batch_slots(launch) <= _BATCH_SLOTS)
-        # the edges it expands: a worklist's every slot's, a status lookup's active ones'
-        edges = int(self.degree[launch.active if launch.lookup == "status"
-                                else launch.slots].sum()) if small else 0
+        # the edges its active vertices expand (a worklist's duplicates expand theirs again,
+        # counted once its pushes are known): the work's alone, kept with it
+        edges = 0
+        if small:
+            edges = None if cache is None else cache.get("active_edges")
+            if edges is None:
+                edges = int(self.degree[launch.active].sum())
+                if cache is not None:
+                    cache["active_edges"] = edges
         if not small or edges > _BATCH_EDGES:
             cost = self.launch(launch, strategy)
             return cost, cost.pushed
@@ -475,7 +481,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
             pushes="partitions", partition=p, grid_stride=not s.variable_grid,
         )
-        cost, _ = launcher.worklist_launch(launch, s)
+        cost, _ = launcher.worklist_launch(launch, s, work.cache)
         cost.worklist_items += reps.size
         launcher.host(cost)
         out.append(launcher.iteration(cost, "spatial", s.lanes_per_vertex))

@@ -26,7 +26,8 @@ class IterationWork:
     writers of one target store different values (SSSP distances, CC labels, lowered with
     atomicMin), each write's value; None where they all store the same (a BFS level).
     ``cache``: what the timing engine works out from this work alone, kept for the next
-    strategy replayed on it (``simulator.engine.launch_pushes``)."""
+    strategy replayed on it (``simulator.engine.launch_pushes``' write sources, the edges
+    the driver batches launches by)."""
 
     active: np.ndarray
     writes: np.ndarray
