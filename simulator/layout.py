@@ -19,12 +19,6 @@ from simulator.sectors import step_row_bounds_transactions
 from simulator.sectors import unit_transactions
 from simulator.strategy import Strategy
 
-# A worklist's row bounds, where one step of each unit reads them all, are counted as rows of
-# the unit's slots from this many slots a unit (21 worklists of 100k slots in all, rows
-# against a sort of the keys: 32 slots a unit 2.5 against 5.2 ms, 16 3.3 against 5.7, 8 4.1
-# against 4.8; 4, W=8: 5.5 against 4.3)
-_ROW_STEPS_FROM = 8
-
 
 @dataclass(frozen=True, eq=False)
 class TaskLayout:
@@ -150,7 +144,12 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
         group = task_unit * per_group + (tasks % c) // w
         static_sectors = slot_words if c == 1 else count(group, tasks, per_group)
         static_requests = units_of * 3 * ceil_div(c, w)
-    if per_group == 1 and per_unit >= _ROW_STEPS_FROM:  # one step reads a unit's row bounds
+    if per_group == 1:
+        # one step reads a unit's row bounds: its sectors as a row of the unit's slots (21
+        # worklists of 100k slots, rows against a sort of all the keys: 32 slots a unit 2.5
+        # against 5.2 ms, 16 3.3 against 5.7, 8 4.1 against 4.8; up to 4 compared lane by
+        # lane, the whole layout: W=8 4.9 against 10.3 ms, W=16 6.9 against 10.5, W=32 7.0
+        # against 10.4)
         static_sectors += step_row_bounds_transactions(
             task_unit, tasks % per_unit, slot_vertex, words_per_sector=words, units=units,
             width=per_unit)

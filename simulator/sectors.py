@@ -162,10 +162,28 @@ def step_row_bounds_transactions(unit: np.ndarray, lane: np.ndarray, vertex: np.
     narrow = int(sector.max(initial=0)) < np.iinfo(np.int32).max - 1
     rows = np.empty((units, width), dtype=np.int32 if narrow else np.int64)
     counts = np.zeros(units, dtype=np.int64)
+    at = unit * width + lane  # a flat index: several times faster to scatter through
     for read in (sector, sector_of(vertex + 1, words_per_sector)):  # row starts, row ends
         rows.fill(-1)
-        rows[unit, lane] = read
-        counts += row_distinct(rows)
+        rows.reshape(-1)[at] = read
+        counts += row_distinct(rows) if width > _PAIRWISE_UP_TO else pairwise_distinct(rows)
+    return counts
+
+
+# Rows of up to this many lanes count their distinct sectors by comparing each lane with the
+# earlier ones (6 comparisons for 4 lanes) rather than sorting them
+_PAIRWISE_UP_TO = 4
+
+
+def pairwise_distinct(rows: np.ndarray) -> np.ndarray:
+    """``row_distinct`` of a few lanes a row, each lane compared with the row's earlier
+    ones: a lane counts if it is busy (not -1) and differs from each of them."""
+    counts = (rows[:, 0] >= 0).astype(np.int64)
+    for i in range(1, rows.shape[1]):
+        new = rows[:, i] >= 0
+        for j in range(i):
+            new &= rows[:, i] != rows[:, j]
+        counts += new
     return counts
 
 

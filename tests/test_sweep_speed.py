@@ -418,12 +418,13 @@ def test_layout_of_some_units_equals_their_rows(spec):
 
 
 @pytest.mark.parametrize("n", [1, 45, 300])
-@pytest.mark.parametrize(("w", "c"), [(1, 1), (1, 3), (8, 1), (4, 8), (4, 3), (2, 1)])
+@pytest.mark.parametrize(("w", "c"), [(1, 1), (1, 3), (8, 1), (4, 8), (4, 3), (2, 1),
+                                    (16, 1), (32, 1)])
 def test_worklist_layout_reads_count_by_definition(n, w, c):
     """A worklist launch's per-unit reads: each step's worklist entries, then its vertices'
     row starts and row ends, in distinct sectors per step (positions of a chunk for W = 1,
     W-lane staging steps otherwise; counted as rows of a unit's slots where one step reads
-    them all and they are 8 or more, by a sort of the keys otherwise)."""
+    them all, by a sort of the keys otherwise)."""
     device = get_device("h100")
     words = device.sector_bytes // 4
     slot_vertex = np.random.default_rng(n + w + c).integers(0, 5000, n)
@@ -440,6 +441,15 @@ def test_worklist_layout_reads_count_by_definition(n, w, c):
             ends.add((int(slot_vertex[t]) + 1) // words)
         expected.append(sum(len(a) + len(b) + len(e) for a, b, e in steps.values()))
     assert layout.static_sectors.tolist() == expected
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+def test_pairwise_distinct_is_row_distinct(width):
+    """Rows of a few lanes, busy or idle (-1), with many repeated sectors: the pairwise
+    count is the sorted rows' count."""
+    rng = np.random.default_rng(width)
+    rows = rng.integers(-1, 4, (5000, width))
+    assert np.array_equal(sectors.pairwise_distinct(rows), sectors.row_distinct(rows.copy()))
 
 
 def _assert_together_equal_alone(graph, fr, strategy, device):
