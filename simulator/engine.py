@@ -661,7 +661,8 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
 
 
 def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
-                  unit_first_step: np.ndarray, lane: np.ndarray | None = None) -> np.ndarray:
+                  unit_first_step: np.ndarray, lane: np.ndarray | None = None, *,
+                  units: int | None = None, lanes: int | None = None) -> np.ndarray:
     """The order in which pushes (their warp unit and global warp step, in lane order, or in
     any order with their ``lane``) take their places on the queue's tail: the units of the
     first ``resident`` warps run at once, the later ones as places free up, so by wave of
@@ -669,37 +670,48 @@ def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
     issue in (a unit's steps follow each other), chunked ones when their unit's batch is
     complete; pushes of one wave and step come from concurrent warps, which reach the tail
     in no fixed order (a fixed scramble of the unit ids stands for it); a warp's own pushes
-    keep lane order."""
+    keep lane order. ``units``, ``lanes``: the launch's, where known (bounds on the ids that
+    spare a pass over them)."""
     if unit.size == 0:
         return np.zeros(0, dtype=np.int64)
-    last_unit = int(unit.max())
+    last_unit = units - 1 if units is not None else int(unit.max())
     wave = unit // resident if last_unit >= resident else None
     in_unit = step - unit_first_step[unit] if push == "atomic" else None
-    # the columns, most significant first (None: all zero) and their widths in bits
-    columns = [wave, in_unit, None, lane]
-    widths = [0 if c is None else int(c.max()).bit_length() for c in columns]
-    widths[2] = _SCRAMBLE_BITS
-    if last_unit >= 1 << 31 or sum(widths) > 63:  # the columns apart
-        columns[2] = _scrambled(unit)
+    wave_bits = 0 if wave is None else (last_unit // resident).bit_length()
+    in_bits = 0 if in_unit is None else int(in_unit.max()).bit_length()
+    lane_bits = (0 if lane is None else (lanes - 1).bit_length() if lanes is not None
+                 else int(lane.max()).bit_length())
+    bits = wave_bits + in_bits + _SCRAMBLE_BITS + lane_bits
+    if last_unit >= 1 << 31 or bits > 63:  # the columns apart
+        columns = [wave, in_unit, _scrambled(unit), lane]
         return lexicographic_order([c for c in columns if c is not None])
-    # one key: the scramble in int64 (unit * multiplier < 2**63), the others packed round it
-    key = np.zeros(unit.size, dtype=np.int64) if wave is None else wave.astype(np.int64)
+    # one key: the scramble, the columns above it, the lane below
+    key = _unit_scrambles(last_unit + 1)[unit]
     if in_unit is not None:
-        key <<= widths[1]
-        key |= in_unit
-    scrambled = unit.astype(np.int64)
-    scrambled *= _SCRAMBLE_MULTIPLIER
-    scrambled &= (1 << _SCRAMBLE_BITS) - 1
-    key <<= _SCRAMBLE_BITS
-    key |= scrambled
+        key |= in_unit.astype(np.int64) << _SCRAMBLE_BITS
+    if wave is not None:
+        key |= wave.astype(np.int64) << (_SCRAMBLE_BITS + in_bits)
     if lane is not None:
-        key <<= widths[3]
+        key <<= lane_bits
         key |= lane
-    return scattered_order(key, sum(widths))
+    return scattered_order(key, bits)
 
 
 _SCRAMBLE_MULTIPLIER = 2654435761  # Knuth's multiplicative hash, odd: a bijection mod 2**32
 _SCRAMBLE_BITS = 32
+_UNIT_SCRAMBLES = np.zeros(0, dtype=np.int64)
+
+
+def _unit_scrambles(units: int) -> np.ndarray:
+    """``_scrambled`` of unit ids 0 up to at least ``units`` - 1 (below 2**31), kept and
+    grown as needed: a gather from it costs less than scrambling each push's unit."""
+    global _UNIT_SCRAMBLES
+    if _UNIT_SCRAMBLES.size < units:
+        ids = np.arange(max(units, 2 * _UNIT_SCRAMBLES.size), dtype=np.int64)
+        ids *= _SCRAMBLE_MULTIPLIER  # below 2**63 for ids below 2**31
+        ids &= (1 << _SCRAMBLE_BITS) - 1
+        _UNIT_SCRAMBLES = ids
+    return _UNIT_SCRAMBLES
 
 
 def _scrambled(unit: np.ndarray) -> np.ndarray:
@@ -1191,7 +1203,9 @@ def write_sources(indptr: np.ndarray, indices: np.ndarray, active: np.ndarray,
     if bool((writes >= indptr[np.asarray(active)[owner] + 1]).any()):
         return None
     narrow = np.int32 if indptr[-1] <= np.iinfo(np.int32).max else np.int64
-    return WriteSources(owner.astype(narrow), local.astype(narrow), indices[writes])
+    # the targets as indices (each launch looks them up in a table)
+    return WriteSources(owner.astype(narrow), local.astype(narrow),
+                        indices[writes].astype(np.intp))
 
 
 def _lockstep_worklist_pushes(indptr, launch, layout, strategy, device, sources,
@@ -1221,6 +1235,7 @@ def _lockstep_worklist_pushes(indptr, launch, layout, strategy, device, sources,
     target = sources.target
     won = racing_winners(step, target, table)
     edge_offset = np.cumsum(degree) - degree
+    edges = int(edge_offset[-1] + degree[-1])
     lane = edge_offset[slot]  # each write's position in the launch's edge order
     lane += local
     warp_batches = strategy.mapping != "thread"
@@ -1229,12 +1244,11 @@ def _lockstep_worklist_pushes(indptr, launch, layout, strategy, device, sources,
     if launch.push in ("atomic", "chunked"):
         pushed = won[arrival_order(pushers.unit, pushers.step, launch.push,
                                    resident_warps(strategy, device), position_base[::c],
-                                   lane[won])]
+                                   lane[won], units=units, lanes=edges)]
     else:  # in lane order
         pushed = won[stable_order(lane[won])]
     view = _SlotView(layout, np.arange(n_slots), vertex, degree, n_slots)
-    return LaunchPushes(view, int(edge_offset[-1] + degree[-1]), lane, pushers,
-                        target[pushed].astype(np.int64))
+    return LaunchPushes(view, edges, lane, pushers, target[pushed].astype(np.int64))
 
 
 def batches_worklists(launch: Launch) -> bool:
