@@ -180,6 +180,7 @@ from simulator.sectors import row_bounds_transactions
 from simulator.sectors import row_distinct
 from simulator.sectors import run_sectors
 from simulator.sectors import sector_of
+from simulator.sectors import thread_list_sectors
 from simulator.sectors import unit_transactions
 from simulator.sorted_runs import dense_ranks
 from simulator.sorted_runs import distinct
@@ -523,6 +524,14 @@ def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step,
     over one chunk position by its steps' runs (each step pops consecutive table entries)."""
     w, k, c, units = layout.w, layout.k, layout.c, layout.units
     ascending = k == 1 or bool((vertices[1:] > vertices[:-1]).all())
+    if (not ascending and w == 1 and c == 1 and lanes.kept is None
+            and not strategy.redistributes and is_power_of_two(words)):
+        # threads, each on its own list, in any order: in closed form per pair of threads
+        start = indptr[vertices].astype(np.int64, copy=False)
+        return thread_list_sectors(start, indptr[vertices + 1] - start,
+                                   expanding_slots // layout.per_unit,
+                                   expanding_slots % layout.per_unit, units=units,
+                                   width=layout.per_unit, words_per_sector=words)
     if (edges.size >= _CLOSED_FORM_FROM and is_power_of_two(words)
             and (ascending or (edges.size >= _UNORDERED_CLOSED_FORM_FROM
                                and lanes.kept is None and not strategy.redistributes))):

@@ -280,6 +280,77 @@ def lockstep_list_sectors(
     return counts - np.bincount(np.concatenate(sharing) // c, minlength=units)
 
 
+def thread_list_sectors(
+    start: np.ndarray, degree: np.ndarray, unit: np.ndarray, lane: np.ndarray, *,
+    units: int, width: int, words_per_sector: int,
+) -> np.ndarray:
+    """Per warp unit, the distinct sectors of the edge-list reads of threads that each walk
+    their own vertex's list in lockstep (thread mapping, one task a position), in any order,
+    without a sort of every lane's key.
+
+    Thread ``lane`` of ``unit`` (of ``width``) reads word ``start + j`` in the unit's step j
+    for j below its ``degree``. Each thread's reads count a sector a step, less those where
+    the nearest thread reading before it in address order reads the same sector: only a
+    thread less than a sector's words after it can, and over the steps where both read and
+    none between them does, the steps where the pair shares a sector are a run of residues
+    mod the sector's words, counted in closed form. Lists are disjoint but for a vertex
+    listed twice in a unit, whose copies read the same words. The words per sector must be
+    a power of two.
+    """
+    words = words_per_sector
+    shift = words.bit_length() - 1
+    reading = degree > 0
+    start, degree, unit, lane = start[reading], degree[reading], unit[reading], lane[reading]
+    # each unit's threads by address: a row each, sorted (padding, lane id ``width``, last)
+    lane_bits = width.bit_length()
+    padding = ((1 << (62 - lane_bits)) << lane_bits) | width
+    keys = np.full((units, width), padding, dtype=np.int64)
+    place = unit * width + lane
+    packed = start.astype(np.int64) << lane_bits
+    packed |= lane
+    keys.reshape(-1)[place] = packed
+    keys.sort(axis=1)
+    keys = keys.reshape(-1)
+    address = keys >> lane_bits
+    kept = np.empty(keys.size, dtype=bool)  # a vertex's first copy in its unit, no padding
+    kept[0] = True
+    np.not_equal(address[1:], address[:-1], out=kept[1:])
+    kept[::width] = True
+    kept &= keys != padding
+    at = np.flatnonzero(kept)
+    owner = at // width
+    s = address[at]
+    steps_of = np.zeros(units * width, dtype=np.int64)
+    steps_of[place] = degree
+    d = steps_of[owner * width + (keys[at] & ((1 << lane_bits) - 1))]
+    reads = np.bincount(owner, weights=d, minlength=units).astype(np.int64)
+    # pairs (p, i = p + o) of one unit less than a sector apart, with the most steps of the
+    # threads between them (those steps read nothing between the pair)
+    i = np.flatnonzero(s[1:] - s[:-1] < words) + 1
+    i = i[owner[i] == owner[i - 1]]
+    between = np.zeros(i.size, dtype=np.int64)
+    shares = np.zeros(units, dtype=np.int64)
+    for o in range(1, words):  # disjoint lists: o threads apart is at least o words apart
+        if o > 1:
+            keep = i >= o
+            i, between = i[keep], between[keep]
+            between = np.maximum(between, d[i - o + 1])
+            keep = (owner[i - o] == owner[i]) & (s[i] - s[i - o] < words)
+            i, between = i[keep], between[keep]
+        if i.size == 0:
+            break
+        both = np.minimum(d[i - o], d[i])
+        live = both > between  # steps between..both - 1: both read, none between them
+        later, lo, hi = i[live], between[live], both[live]
+        first = s[later - o]
+        sharing = words - (s[later] - first)  # residues of first + j below this share
+        count = (((first + hi) >> shift) - ((first + lo) >> shift)) * sharing
+        count += (np.minimum((first + hi) & (words - 1), sharing)
+                  - np.minimum((first + lo) & (words - 1), sharing))
+        shares += np.bincount(owner[later], weights=count, minlength=units).astype(np.int64)
+    return reads - shares
+
+
 def run_sectors(
     group: np.ndarray, word_index: np.ndarray, unit_of_group: np.ndarray, *,
     words_per_sector: int, units: int,

@@ -443,6 +443,47 @@ def test_worklist_layout_reads_count_by_definition(n, w, c):
     assert layout.static_sectors.tolist() == expected
 
 
+@pytest.mark.parametrize(("width", "words"), [(32, 8), (32, 4), (8, 16), (32, 1)])
+def test_thread_list_sectors_count_each_steps_sectors(width, words):
+    """Threads each walking their own list in lockstep, in any order, some vertices listed
+    twice in a unit, some lists empty, a few long (hubs), on a graph whose lists sit a few
+    words apart: the closed form per pair of threads equals the distinct (step, sector)
+    pairs of every lane."""
+    rng = np.random.default_rng(width + words)
+    for _ in range(40):
+        units = int(rng.integers(1, 30))
+        full = rng.random() < 0.3  # units full up: a unit's last vertex may start the next
+        n = units * width if full else int(rng.integers(1, units * width + 1))
+        slots = np.sort(rng.choice(units * width, n, replace=False))
+        unit, lane = slots // width, slots % width
+        vertices = int(rng.integers(2, 12)) if full else int(rng.integers(5, 300))
+        degree_of = rng.integers(0, 6, vertices)
+        hubs = rng.random(vertices) < 0.05
+        degree_of[hubs] = rng.integers(6, 60, int(hubs.sum()))
+        indptr = np.concatenate([[0], np.cumsum(degree_of)])
+        vertex = rng.integers(0, vertices, n)
+        start, degree = indptr[vertex], degree_of[vertex]
+        got = sectors.thread_list_sectors(start, degree, unit, lane, units=units,
+                                          width=width, words_per_sector=words)
+        # every lane: thread t's j-th edge in its unit's step j
+        unit_steps = np.zeros(units, dtype=np.int64)
+        np.maximum.at(unit_steps, unit, degree)
+        thread = np.repeat(np.arange(n), degree)
+        j = np.arange(thread.size) - np.repeat(np.cumsum(degree) - degree, degree)
+        step = (np.cumsum(unit_steps) - unit_steps)[unit[thread]] + j
+        want = np.zeros(units, dtype=np.int64)
+        for g, _ in set(zip(step.tolist(), ((start[thread] + j) // words).tolist(),
+                            strict=True)):
+            want[np.repeat(np.arange(units), unit_steps)[g]] += 1
+        assert got.tolist() == want.tolist()
+    # two full units of one vertex's 12 edges: each unit reads a sector a step
+    slots = np.arange(2 * width)
+    got = sectors.thread_list_sectors(np.full(2 * width, 3), np.full(2 * width, 12),
+                                      slots // width, slots % width, units=2, width=width,
+                                      words_per_sector=words)
+    assert got.tolist() == [12, 12]
+
+
 @pytest.mark.parametrize("width", [1, 2, 3, 4])
 def test_pairwise_distinct_is_row_distinct(width):
     """Rows of a few lanes, busy or idle (-1), with many repeated sectors: the pairwise
