@@ -465,6 +465,10 @@ def test_thread_list_sectors_count_each_steps_sectors(width, words):
         start, degree = indptr[vertex], degree_of[vertex]
         got = sectors.thread_list_sectors(start, degree, unit, lane, units=units,
                                           width=width, words_per_sector=words)
+        shuffled = rng.permutation(n)  # the threads given in any order
+        assert np.array_equal(got, sectors.thread_list_sectors(
+            start[shuffled], degree[shuffled], unit[shuffled], lane[shuffled], units=units,
+            width=width, words_per_sector=words))
         # every lane: thread t's j-th edge in its unit's step j
         unit_steps = np.zeros(units, dtype=np.int64)
         np.maximum.at(unit_steps, unit, degree)
