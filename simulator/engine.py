@@ -666,7 +666,10 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     lane_group = group[lanes]
     thread = None
     if isinstance(warp_batches, np.ndarray) or not warp_batches:  # each lane's thread (slot)
-        thread = expanding_slots[np.searchsorted(np.cumsum(degree), lanes, side="right")]
+        if lanes.size * 10 >= edges.size:  # many: each lane's slot by a repeat of them all
+            thread = np.repeat(expanding_slots, degree)[lanes]
+        else:
+            thread = expanding_slots[np.searchsorted(np.cumsum(degree), lanes, side="right")]
     push_unit = unit_of_step[lane_group]
     work = push_work(push_unit, lane_group, thread, flag_unit, layout.units, warp_batches)
     items = neighbours[lanes].astype(np.int64)
