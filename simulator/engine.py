@@ -970,19 +970,22 @@ def _partition_positions(launches: list[Launch], actives: list[np.ndarray],
                          sizes: np.ndarray, partition: int, n: int) -> np.ndarray:
     """Where each launch's active vertices sit among the launches' slots, one after another,
     where each lists whole partitions of ``partition`` consecutive vertices, ascending (a
-    spatial hybrid's; the graph's last may be short): found among the partitions' first
-    slots, a search a partition's worth shorter than among all slots."""
-    partitions = ceil_div(n, partition)
-    starts = np.cumsum(sizes) - sizes
-    firsts = [launch.slots[::partition].astype(np.int64) // partition for launch in launches]
-    keys = np.concatenate([i * partitions + first for i, first in enumerate(firsts)])
-    first_slot = np.concatenate([start + np.arange(first.size) * partition
-                                 for start, first in zip(starts.tolist(), firsts, strict=True)])
-    active = np.concatenate(actives)
-    launch_of = np.repeat(np.arange(len(actives)), [vertex.size for vertex in actives])
-    at = np.minimum(keys.searchsorted(launch_of * partitions + active // partition),
-                    keys.size - 1)
-    return np.minimum(first_slot[at] + active % partition, int(sizes.sum()) - 1)
+    spatial hybrid's; the graph's last may be short): each listed partition's first slot
+    looked up in a table of the graph's partitions, launch by launch (a place off the list
+    comes out as the launches' first slot; the caller checks)."""
+    first_slot = np.full(ceil_div(n, partition), -1, dtype=np.int64)
+    starts = (np.cumsum(sizes) - sizes).tolist()
+    at = []
+    for launch, active, start in zip(launches, actives, starts, strict=True):
+        listed = launch.slots[::partition] // partition
+        first_slot[listed] = np.arange(start, start + listed.size * partition, partition)
+        part = active // partition
+        found = first_slot[part]
+        found += active - part * partition
+        at.append(found)
+        first_slot[listed] = -1
+    at = np.concatenate(at)
+    return np.clip(at, 0, int(sizes.sum()) - 1, out=at)
 
 
 @dataclass(frozen=True, eq=False)
