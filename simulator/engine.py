@@ -221,6 +221,8 @@ _UNORDERED_CLOSED_FORM_FROM = 1 << 18
 
 def _position_of(slots: np.ndarray, per_unit: int, c: int) -> np.ndarray:
     """Each slot's (unit, chunk position) as one index, unit * C + position."""
+    if c == 1:
+        return floor_div(slots, per_unit)
     return (slots // per_unit) * c + slots % c
 
 
@@ -1020,7 +1022,7 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
             expanding = ~outlier
             slots, vertices, degree = slots[expanding], vertices[expanding], degree[expanding]
 
-    edges, local = edge_ids(indptr, vertices, with_local=True)
+    edges, local = edge_ids(indptr, vertices, with_local=True, lengths=degree)
     donating = None
     # lane positions matter only where a step issues just the clusters holding a lane
     want_lanes = device.cluster_issue and device.simd_width < ws

@@ -77,13 +77,16 @@ def default_source(graph: Graph) -> int:
     return int(np.argmax(graph.degrees))
 
 
-def edge_ids(indptr: np.ndarray, vertices: np.ndarray, *, with_local: bool = False):
+def edge_ids(indptr: np.ndarray, vertices: np.ndarray, *, with_local: bool = False,
+             lengths: np.ndarray | None = None):
     """Ids of all edges leaving ``vertices``, in vertex order then CSR order (int64).
 
-    With ``with_local`` also each edge's position within its vertex's list.
+    With ``with_local`` also each edge's position within its vertex's list. ``lengths``:
+    the vertices' degrees, where the caller has them.
     """
-    starts = indptr[vertices].astype(np.int64)
-    lengths = indptr[vertices + 1].astype(np.int64) - starts
+    starts = indptr[vertices].astype(np.int64, copy=False)
+    if lengths is None:
+        lengths = indptr[vertices + 1].astype(np.int64, copy=False) - starts
     total = int(lengths.sum())
     offsets = np.cumsum(lengths) - lengths
     if with_local:
