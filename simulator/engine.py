@@ -1073,10 +1073,11 @@ class Pushers:
     def work_of(pushers: list[Pushers]) -> PushWork:
         """The push work of several launches' pushers, launch after launch, counted at once
         (numpy's fixed cost per call paid once, not per launch)."""
+        per_unit = pushers[0].slots // max(pushers[0].units, 1)  # a slot's unit: slot // this
         if len(pushers) == 1:
             one = pushers[0]
             return push_work(one.unit, one.step, one.slot, np.zeros(0, dtype=np.int64),
-                             one.units, one.slot is None)
+                             one.units, one.slot is None, per_unit)
         pushes = np.array([p.unit.size for p in pushers])
 
         def joined(name: str, bound: str) -> np.ndarray:
@@ -1089,7 +1090,7 @@ class Pushers:
         return push_work(joined("unit", "units"), joined("step", "steps"),
                          None if warp_batches else joined("slot", "slots"),
                          np.zeros(0, dtype=np.int64), sum(p.units for p in pushers),
-                         warp_batches)
+                         warp_batches, per_unit)
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,15 +54,24 @@ def push_work(
     flag_unit: np.ndarray,
     units: int,
     warp_batches: bool | np.ndarray,
+    threads_per_unit: int | None = None,
 ) -> PushWork:
     """Per-unit push counters from each pushed item's unit, warp step and thread (global ids),
     and each flag atomic's unit. ``warp_batches``: a warp (not a thread) batches its items,
-    in every unit (then ``push_thread`` is not needed) or in the units marked."""
+    in every unit (then ``push_thread`` is not needed) or in the units marked.
+    ``threads_per_unit``: where thread t is in unit t // threads_per_unit (a layout's padded
+    slots), its threads with a push are counted through a table of all the units' threads."""
     items = np.bincount(push_unit, minlength=units)
     steps = np.bincount(push_unit[first_of_each(push_step)], minlength=units)
     mixed = isinstance(warp_batches, np.ndarray)
     if not mixed and warp_batches:
         batches = (items > 0).astype(np.int64)
+    elif threads_per_unit is not None:
+        pushing = np.zeros(units * threads_per_unit, dtype=bool)
+        pushing[push_thread] = True
+        batches = np.count_nonzero(pushing.reshape(units, threads_per_unit), axis=1)
+        if mixed:
+            batches = np.where(warp_batches, (items > 0).astype(np.int64), batches)
     else:
         batches = np.bincount(push_unit[first_of_each(push_thread)], minlength=units)
         if mixed:
