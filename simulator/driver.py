@@ -485,7 +485,11 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
         cost.worklist_items += reps.size
         launcher.host(cost)
         out.append(launcher.iteration(cost, "spatial", s.lanes_per_vertex))
-        reps = distinct_ids(fr.indices[work.writes].astype(np.int64) // p, -(-n // p))
+        # the partitions its writes store into: the work's alone, kept with it
+        reps = work.cache.get(("partitions", p))
+        if reps is None:
+            reps = distinct_ids(fr.indices[work.writes].astype(np.int64) // p, -(-n // p))
+            work.cache[("partitions", p)] = reps
     return out
 
 

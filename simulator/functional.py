@@ -27,7 +27,7 @@ class IterationWork:
     atomicMin), each write's value; None where they all store the same (a BFS level).
     ``cache``: what the timing engine works out from this work alone, kept for the next
     strategy replayed on it (``simulator.engine.launch_pushes``' write sources, the edges
-    the driver batches launches by)."""
+    the driver batches launches by, the partitions a spatial hybrid's writes store into)."""
 
     active: np.ndarray
     writes: np.ndarray
