@@ -406,3 +406,23 @@ def test_worklist_kernels_need_the_pushes_of_launches_that_push_targets():
     with pytest.raises(ValueError, match="worked out ahead"):
         engine.worklist_kernels(graph.indptr, graph.indices, [launch], None, Strategy(),
                                 get_device("h100"), hit_rate=0.0)
+
+
+def test_work_kept_across_strategies_changes_no_figure():
+    """What a level's work keeps for the next strategy (write sources, edges, a spatial
+    hybrid's partitions per partition size) gives every strategy replayed on one functional
+    run the figures of its own fresh run, whatever ran before it."""
+    graph = load_graph("road:rows=30,cols=40,seed=2")
+    texts = ["driven=spatial,partition=16", "driven=spatial,partition=4",
+             "mapping=vwarp,w=8,driven=data,push=chunked", "mapping=thread,driven=data",
+             "driven=temporal,switch_to_topology=0.1", "driven=spatial,partition=16"]
+    shared = functional_run(graph, "bfs")
+    for text in texts:
+        kept = simulate(graph, "bfs", text, "h100", functional=shared, trace=True)
+        fresh = simulate(graph, "bfs", text, "h100", functional=functional_run(graph, "bfs"),
+                         trace=True)
+        for name in METRICS:
+            assert getattr(kept, name) == getattr(fresh, name), (text, name)
+        assert np.array_equal(kept.trace["time_us"], fresh.trace["time_us"])
+    assert any(("partitions", 4) in work.cache for work in shared.iterations)
+    assert any("write_sources" in work.cache for work in shared.iterations)
