@@ -36,6 +36,19 @@ def _same_cost(together, alone):
                                rtol=1e-12, atol=0), field.name
 
 
+def _worklist_chain(graph, strategy, device):
+    """A BFS's worklist launches, each listing what the one before pushed, with their pushes
+    worked out ahead (``launch_pushes``)."""
+    fr = functional_run(graph, "bfs")
+    worklist = driver.initial_worklist(fr)
+    for work in fr.iterations:
+        launch = engine.Launch(work.active, work.writes, slots=worklist, lookup="worklist",
+                               push=strategy.push, grid_stride=not strategy.variable_grid)
+        pushes = engine.launch_pushes(graph.indptr, graph.indices, launch, strategy, device)
+        yield launch, pushes
+        worklist = pushes.items
+
+
 @pytest.mark.parametrize("text", [
     "mapping=thread,driven=data",
     "mapping=vwarp,w=8,driven=data,push=chunked",
@@ -50,23 +63,17 @@ def test_worklist_launches_costed_together_equal_one_by_one(text):
     (``launch_pushes``) are the items ``vertex_kernel`` finds it pushed, and
     ``worklist_kernels`` over the chain gives each launch's ``vertex_kernel`` cost."""
     graph = load_graph("rmat:scale=9,ef=6,seed=4")
-    fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
     device = get_device("h100")
-    worklist = driver.initial_worklist(fr)
     launches, pushes, alone = [], [], []
-    for work in fr.iterations:
-        launch = engine.Launch(work.active, work.writes, slots=worklist, lookup="worklist",
-                               push=strategy.push, grid_stride=not strategy.variable_grid)
+    for launch, ahead in _worklist_chain(graph, strategy, device):
         cost = engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
                                     hit_rate=0.25)
-        ahead = engine.launch_pushes(graph.indptr, graph.indices, launch, strategy, device)
         assert np.array_equal(ahead.items, cost.pushed)
         launches.append(launch)
         pushes.append(ahead)
         alone.append(cost)
-        worklist = ahead.items
-    assert len(launches) > 3 and worklist.size == 0
+    assert len(launches) > 3 and pushes[-1].items.size == 0
     together = engine.worklist_kernels(graph.indptr, graph.indices, launches, pushes,
                                        strategy, device, hit_rate=0.25)
     for cost, one in zip(together, alone, strict=True):
@@ -80,21 +87,15 @@ def test_lean_and_laid_out_pushes_join_alike(text):
     from all lanes laid out (counted), alternately or all of one kind: ``worklist_kernels``
     joins their storing lanes and push work to the same costs."""
     graph = load_graph("rmat:scale=9,ef=6,seed=4")
-    fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
     device = get_device("h100")
-    worklist = driver.initial_worklist(fr)
     launches, lean, laid_out = [], [], []
-    for work in fr.iterations:
-        launch = engine.Launch(work.active, work.writes, slots=worklist, lookup="worklist",
-                               push=strategy.push, grid_stride=not strategy.variable_grid)
-        layout = worklist_layouts(np.array([worklist.size]), strategy, device, None)
+    for launch, pushes in _worklist_chain(graph, strategy, device):
+        layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
         launches.append(launch)
-        lean.append(engine.launch_pushes(graph.indptr, graph.indices, launch, strategy,
-                                         device))
+        lean.append(pushes)
         laid_out.append(engine._laid_out_pushes(graph.indptr, graph.indices, launch, layout,
                                                 strategy, device))
-        worklist = lean[-1].items
     assert len(launches) > 3 and all(isinstance(p.pushers, engine.Pushers) for p in lean)
     mixed = [pushes[i % 2] for i, pushes in enumerate(zip(lean, laid_out, strict=True))]
     want = engine.worklist_kernels(graph.indptr, graph.indices, launches, laid_out, strategy,
