@@ -1074,10 +1074,6 @@ class Pushers:
         """The push work of several launches' pushers, launch after launch, counted at once
         (numpy's fixed cost per call paid once, not per launch)."""
         per_unit = pushers[0].slots // max(pushers[0].units, 1)  # a slot's unit: slot // this
-        if len(pushers) == 1:
-            one = pushers[0]
-            return push_work(one.unit, one.step, one.slot, np.zeros(0, dtype=np.int64),
-                             one.units, one.slot is None, per_unit)
         pushes = np.array([p.unit.size for p in pushers])
 
         def joined(name: str, bound: str) -> np.ndarray:
