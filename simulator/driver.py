@@ -25,7 +25,6 @@ from simulator.engine import launch_pushes
 from simulator.engine import scatter_kernel
 from simulator.engine import sweep_kernels
 from simulator.engine import vertex_kernel
-from simulator.engine import vertex_table
 from simulator.engine import worklist_kernels
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
@@ -151,7 +150,6 @@ class _Launcher:
         )
         self.pending: list[IterationCost] = []
         self.pending_slots = self.pending_edges = 0
-        self.vertex_table: np.ndarray | None = None  # lent to each launch_pushes
 
     def strategy_for(self, active: np.ndarray) -> Strategy:
         if self.strategy.mapping != "adaptive":
@@ -193,11 +191,13 @@ class _Launcher:
                 for cost, launch in zip(costs, launches, strict=True)]
 
     def worklist_launch(self, launch: Launch, strategy: Strategy, cache: dict | None = None,
-                        ) -> tuple[LaunchCost | _PendingCost, np.ndarray | None]:
+                        ) -> tuple[LaunchCost | _PendingCost, np.ndarray | None,
+                                   np.ndarray | None]:
         """A launch that builds a worklist: its cost, or a small one's cost to come (costed
-        with others by ``settle``), and the items it pushed (None for a small launch that
-        pushes partitions: no launch expands them, so they are worked out with its cost).
-        ``cache``: that of the work it replays (``IterationWork.cache``)."""
+        with others by ``settle``), the items it pushed (None for a small launch that
+        pushes partitions: no launch expands them, so they are worked out with its cost) and,
+        where known, their ranks among its targets (``LaunchPushes.item_ranks``). ``cache``:
+        that of the work it replays (``IterationWork.cache``)."""
         small = (_BATCH_SLOTS and batches_worklists(launch)
                  and _batch_slots(launch) <= _BATCH_SLOTS)
         # the edges its active vertices expand (a worklist's duplicates expand theirs again,
@@ -211,14 +211,13 @@ class _Launcher:
                     cache["active_edges"] = edges
         if not small or edges > _BATCH_EDGES:
             cost = self.launch(launch, strategy)
-            return cost, cost.pushed
+            return cost, cost.pushed, None
         if launch.pushes == "partitions":
-            return _PendingCost(launch, strategy, None, edges), None
-        if self.vertex_table is None:
-            self.vertex_table = vertex_table(self.fr.n)
+            return _PendingCost(launch, strategy, None, edges), None, None
         pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device,
-                               self.vertex_table, cache)
-        return _PendingCost(launch, strategy, pushes, pushes.edges), pushes.items
+                               cache)
+        return (_PendingCost(launch, strategy, pushes, pushes.edges), pushes.items,
+                pushes.item_ranks)
 
     def iteration(self, cost: LaunchCost | _PendingCost, form: str, w: int) -> IterationCost:
         """An iteration's record; a pending cost is filled in by a later ``settle``, which
@@ -411,20 +410,22 @@ def wave_entries(strategy: Strategy, device: Device) -> int:
 
 def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
                  self_pushes: np.ndarray | None = None, store_lanes: np.ndarray | None = None,
-                 ) -> tuple[LaunchCost | _PendingCost, np.ndarray]:
-    """A worklist launch (its cost, or its cost to come) and the items it pushed (the next
-    worklist, duplicates included)."""
+                 ranks: np.ndarray | None = None,
+                 ) -> tuple[LaunchCost | _PendingCost, np.ndarray, np.ndarray | None]:
+    """A worklist launch (its cost, or its cost to come), the items it pushed (the next
+    worklist, duplicates included) and, where known, their ranks among its targets (the
+    next launch's ``ranks``: its slots' among its active vertices)."""
     s = launcher.strategy_for(work.active)
     launch = Launch(
         work.active, work.writes, slots=worklist, lookup="worklist", push=s.push,
         pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
         grid_stride=not s.variable_grid, write_values=work.write_values,
-        store_lanes=store_lanes,
+        store_lanes=store_lanes, slot_ranks=ranks,
     )
-    cost, pushed = launcher.worklist_launch(launch, s, work.cache)
+    cost, pushed, pushed_ranks = launcher.worklist_launch(launch, s, work.cache)
     cost.worklist_items += worklist.size
     cost.duplicates += worklist.size - work.active.size
-    return cost, pushed
+    return cost, pushed, pushed_ranks
 
 
 def _data(launcher: _Launcher) -> list[IterationCost]:
@@ -435,16 +436,16 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
         out = []
         for i, work in enumerate(iterations):
             nxt = iterations[i + 1].active if i + 1 < len(iterations) else work.active[:0]
-            cost, _ = _data_launch(launcher, work, work.active.astype(np.int64), nxt)
+            cost, _, _ = _data_launch(launcher, work, work.active.astype(np.int64), nxt)
             launcher.host(cost)
             out.append(launcher.iteration(cost, "data", launcher.width(work)))
         return out
     if launcher.atomic_updates:
         return _asynchronous_data(launcher)
-    worklist = initial_worklist(fr)
+    worklist, ranks = initial_worklist(fr), None
     out = []
     for work in fr.iterations:
-        cost, worklist = _data_launch(launcher, work, worklist)
+        cost, worklist, ranks = _data_launch(launcher, work, worklist, ranks=ranks)
         launcher.host(cost)
         out.append(launcher.iteration(cost, "data", launcher.width(work)))
     return out
@@ -458,7 +459,7 @@ def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
     out = []
     while worklist.size:
         work, s, store_lanes = _asynchronous_worklist(launcher, run, worklist)
-        cost, worklist = _data_launch(launcher, work, worklist, store_lanes=store_lanes)
+        cost, worklist, _ = _data_launch(launcher, work, worklist, store_lanes=store_lanes)
         launcher.host(cost)
         out.append(launcher.iteration(cost, "data", s.lanes_per_vertex))
     return out
@@ -481,7 +482,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
             pushes="partitions", partition=p, grid_stride=not s.variable_grid,
         )
-        cost, _ = launcher.worklist_launch(launch, s, work.cache)
+        cost, _, _ = launcher.worklist_launch(launch, s, work.cache)
         cost.worklist_items += reps.size
         launcher.host(cost)
         out.append(launcher.iteration(cost, "spatial", s.lanes_per_vertex))
@@ -506,6 +507,7 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
     run = AsynchronousLowering(fr) if launcher.atomic_updates else None
     synchronous = iter(fr.iterations)
     pending = initial_worklist(fr)  # the next worklist, or the next sweep's active vertices
+    ranks = None  # the next worklist's ranks among its launch's active vertices, where known
     form = "topology" if pending.size > to_topology else "data"
     out = []
     while True:
@@ -521,13 +523,14 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
                 s = launcher.strategy_for(work.active)
             else:
                 work, s, store_lanes = _asynchronous_worklist(launcher, run, pending)
-            cost, pending = _data_launch(launcher, work, pending, store_lanes=store_lanes)
+            cost, pending, ranks = _data_launch(launcher, work, pending,
+                                                store_lanes=store_lanes, ranks=ranks)
             ran = "data"
             if pending.size > to_topology:
                 form = "topology"
                 cost = cost + scatter_kernel(pending.size, s, device, launcher.costs,
                                              launcher.hit_rate)
-                pending = distinct(pending)
+                pending, ranks = distinct(pending), None
         else:
             if run is None:
                 s = launcher.strategy_for(work.active)

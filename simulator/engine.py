@@ -289,6 +289,8 @@ class Launch:
         positions in the launch's edge order (slot by slot, CSR order within; ascending),
         ``write_values`` then theirs in that order; None: the first copy of a vertex stores
         ``writes``.
+    slot_ranks: each slot's vertex's index among ``active``, where the caller knows it (a
+        worklist pushed by a lean launch, ``LaunchPushes.item_ranks``; checked before use).
     """
 
     active: np.ndarray
@@ -303,6 +305,7 @@ class Launch:
     grid_stride: bool = False
     write_values: np.ndarray | None = None
     store_lanes: np.ndarray | None = None
+    slot_ranks: np.ndarray | None = None
 
     @classmethod
     def sweep(cls, work: IterationWork, **options) -> Launch:
@@ -749,21 +752,13 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
     return np.sort(lanes[racing_winners(step, target)], kind="stable")  # often in order
 
 
-def racing_winners(step: np.ndarray, target: np.ndarray,
-                   table: np.ndarray | None = None) -> np.ndarray:
+def racing_winners(step: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Which storing lanes (given by their warp step and target) push their target under
     plain stores, as indices in no set order: all lanes of the first warp step (in step
     order) that stores to it read the old value before any store lands, so each pushes (the
-    worklist's duplicates); lanes of later steps see the store and push nothing.
-    ``table``: a ``vertex_table`` to borrow for each target's first step."""
+    worklist's duplicates); lanes of later steps see the store and push nothing."""
     if step.size == 0:
         return np.zeros(0, dtype=np.int64)
-    if table is not None:
-        target = target.astype(np.intp, copy=False)
-        np.minimum.at(table, target, step)
-        won = np.flatnonzero(step == table[target])
-        table[target] = _UNSET
-        return won
     targets = int(target.max()) + 1
     if step.size * 8 >= targets:  # many stores: each target's first step through a table
         # of int32 where the steps fit: the table's random reads and writes cost less
@@ -1096,7 +1091,8 @@ class LaunchPushes:
     lanes it expands and which of them store (``stores``: in any order), who pushes (per unit
     counters, or the pushers to count, see ``Pushers``), and the items pushed (the next
     worklist: in arrival order, then the targets only deferred vertices store to,
-    ``deferred_targets`` of them)."""
+    ``deferred_targets`` of them; ``item_ranks``: where a lean launch pushed them, each one's
+    index among its distinct targets, the next BFS level's active vertices)."""
 
     view: _SlotView
     edges: int
@@ -1104,6 +1100,7 @@ class LaunchPushes:
     pushers: PushWork | Pushers
     items: np.ndarray
     deferred_targets: int = 0
+    item_ranks: np.ndarray | None = None  # each item's index among the launch's targets
 
     @property
     def store_lanes(self) -> np.ndarray:
@@ -1139,27 +1136,14 @@ def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_o
                         deferred_targets)
 
 
-# What a vertex table lent to launch_pushes holds where it holds nothing.
-_UNSET = np.iinfo(np.int64).max
-
-
-def vertex_table(n: int) -> np.ndarray:
-    """A table of one entry per vertex for ``launch_pushes`` to borrow: it finds a launch's
-    first copies and racing stores through it in O(slots + writes), and leaves it as it
-    found it."""
-    return np.full(n, _UNSET, dtype=np.int64)
-
-
 def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
-                  strategy: Strategy, device: Device,
-                  table: np.ndarray | None = None, cache: dict | None = None,
+                  strategy: Strategy, device: Device, cache: dict | None = None,
                   ) -> LaunchPushes:
     """What a worklist-building launch (``batches_worklists``) pushes, ahead of its cost:
     the next launch needs its items now, ``worklist_kernels`` costs several such launches
-    together later. ``table``: a ``vertex_table`` to borrow (None: one of its own, which
-    costs O(vertices)). ``cache``: the ``IterationWork.cache`` of the work the launch
-    replays (its active vertices and writes), where what follows from that work alone is
-    kept for the next strategy (None: worked out again)."""
+    together later. ``cache``: the ``IterationWork.cache`` of the work the launch replays
+    (its active vertices and writes), where what follows from that work alone is kept for
+    the next strategy (None: worked out again)."""
     # its slots' placement only: their reads are counted with the others' later
     layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
     if _pushes_follow_storing_lanes(launch, strategy):
@@ -1171,8 +1155,7 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
             sources = cache["write_sources"] = write_sources(indptr, indices, launch.active,
                                                              launch.writes)
         pushes = (None if sources is None else
-                  _lockstep_worklist_pushes(indptr, launch, layout, strategy, device,
-                                            sources, table))
+                  _lockstep_worklist_pushes(launch, layout, strategy, device, sources))
         if pushes is not None:
             return pushes
     return _laid_out_pushes(indptr, indices, launch, layout, strategy, device)
@@ -1204,57 +1187,71 @@ def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> Launc
 @dataclass(frozen=True)
 class WriteSources:
     """Where each write of a launch comes from: its vertex's index among the launch's
-    (ascending) active vertices, its place in that vertex's list, and its target. They
-    follow from the launch's work alone, whatever its worklist's order."""
+    (ascending) active vertices, its place in that vertex's list, its target and that
+    target's index among the launch's distinct ``targets`` (ascending: a BFS level's next
+    active vertices); and each active vertex's degree. They follow from the launch's work
+    alone, whatever its worklist's order."""
 
     owner: np.ndarray
     local: np.ndarray
     target: np.ndarray
+    target_rank: np.ndarray
+    targets: np.ndarray
+    active_degree: np.ndarray
 
 
 def write_sources(indptr: np.ndarray, indices: np.ndarray, active: np.ndarray,
                   writes: np.ndarray) -> WriteSources | None:
     """``WriteSources`` of ascending ``writes`` from the lists of ascending ``active``
     vertices; None where a write lies in no active vertex's list."""
-    starts = indptr[np.asarray(active)]
+    active = np.asarray(active)
+    starts = indptr[active]
     owner = starts.searchsorted(writes, "right") - 1
     if writes.size and owner[0] < 0:
         return None
     local = writes - starts[owner]
-    if bool((writes >= indptr[np.asarray(active)[owner] + 1]).any()):
+    active_degree = (indptr[active + 1] - starts).astype(np.int64, copy=False)
+    if bool((local >= active_degree[owner]).any()):
         return None
     narrow = np.int32 if indptr[-1] <= np.iinfo(np.int32).max else np.int64
-    # the targets as indices (each launch looks them up in a table)
-    return WriteSources(owner.astype(narrow), local.astype(narrow),
-                        indices[writes].astype(np.intp))
+    target = indices[writes]
+    targets = distinct(target)
+    return WriteSources(owner.astype(narrow), local.astype(narrow), target,
+                        targets.searchsorted(target), targets, active_degree)
 
 
-def _lockstep_worklist_pushes(indptr, launch, layout, strategy, device, sources,
-                              table=None) -> LaunchPushes | None:
+def _lockstep_worklist_pushes(launch, layout, strategy, device, sources) -> LaunchPushes | None:
     """``launch_pushes`` of a worklist launch whose virtual warps walk their chunk positions
     in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone
-    (``sources``: where its writes come from): O(slots + writes) in a few dozen numpy calls,
-    where laying out every edge's lane costs a small launch several times more. None where
-    a write leaves a vertex that is not on the worklist. ``table``: a ``vertex_table`` to
-    borrow (None: one of its own)."""
+    (``sources``: where its writes come from): O(slots + writes) in a few dozen numpy calls
+    on arrays of the launch's size, where laying out every edge's lane costs a small launch
+    several times more. None where a slot's vertex is not active or a write's vertex not
+    listed."""
     w, c, units, per_unit = layout.w, layout.c, layout.units, layout.per_unit
-    vertex = launch.slots.astype(np.int64, copy=False)
+    vertex = launch.slots
     n_slots = vertex.size
-    degree = indptr[vertex + 1] - indptr[vertex]
+    active = np.asarray(launch.active)
+    # each slot's vertex's index among the active ones: given (checked), or searched for
+    rank = launch.slot_ranks
+    if rank is None:
+        rank = np.minimum(active.searchsorted(vertex), max(active.size - 1, 0))
+    if active.size == 0 or not bool((active[rank] == vertex).all()):
+        return None
+    degree = sources.active_degree[rank]
     position_base, steps = _worklist_first_steps(degree, layout)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
-    if table is None:
-        table = vertex_table(indptr.size - 1)
-    np.minimum.at(table, vertex, np.arange(n_slots))
-    slot = table[np.asarray(launch.active)][sources.owner]
-    table[vertex] = _UNSET
-    if slot.size and int(slot.max()) == _UNSET:
+    first_slot = np.full(active.size, n_slots, dtype=np.int64)
+    np.minimum.at(first_slot, rank, np.arange(n_slots))
+    slot = first_slot[sources.owner]
+    if slot.size and int(slot.max()) == n_slots:
         return None
     local = sources.local
     unit = floor_div(slot, per_unit)
     step = position_base[unit * c + slot % c if c > 1 else unit] + floor_div(local, w)
-    target = sources.target
-    won = racing_winners(step, target, table)
+    # racing stores: each target pushed by the lanes of the first step that stores to it
+    first_step = np.full(sources.targets.size, steps, dtype=np.int64)
+    np.minimum.at(first_step, sources.target_rank, step)
+    won = np.flatnonzero(step == first_step[sources.target_rank])
     edge_offset = np.cumsum(degree) - degree
     edges = int(edge_offset[-1] + degree[-1])
     lane = edge_offset[slot]  # each write's position in the launch's edge order
@@ -1268,8 +1265,11 @@ def _lockstep_worklist_pushes(indptr, launch, layout, strategy, device, sources,
                                    lane[won], units=units, lanes=edges)]
     else:  # in lane order
         pushed = won[stable_order(lane[won])]
-    view = _SlotView(layout, np.arange(n_slots), vertex, degree, n_slots)
-    return LaunchPushes(view, edges, lane, pushers, target[pushed].astype(np.int64))
+    view = _SlotView(layout, np.arange(n_slots), vertex.astype(np.int64, copy=False), degree,
+                     n_slots)
+    return LaunchPushes(view, edges, lane, pushers,
+                        sources.target[pushed].astype(np.int64),
+                        item_ranks=sources.target_rank[pushed])
 
 
 def batches_worklists(launch: Launch) -> bool:

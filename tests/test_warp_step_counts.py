@@ -15,7 +15,6 @@ from simulator.engine import Launch
 from simulator.engine import outlier_kernel
 from simulator.engine import racing_stores
 from simulator.engine import racing_winners
-from simulator.engine import vertex_table
 from simulator.strategy import Strategy
 from simulator.timing import kernel_cycles
 from tests.conftest import skewed_graph
@@ -83,17 +82,15 @@ def _racing_by_definition(step, target, lanes):
 def test_racing_stores_by_table_or_sort(stores, targets, first_step):
     """Every lane of a target's first storing step pushes it, whether the launch has many
     stores for few targets (a table of first steps, int32 or, for steps past 2^31, int64)
-    or few for many (a sort), or it borrows a table of the targets."""
+    or few for many (a sort)."""
     rng = np.random.default_rng(stores)
     lanes = np.sort(rng.choice(10 * stores, stores, replace=False))
     step = first_step + rng.integers(0, stores // 3 + 1, stores)
     target = rng.integers(0, targets, stores)
     got = racing_stores(step, target, lanes)
     assert got.tolist() == _racing_by_definition(step, target, lanes)
-    table = vertex_table(targets)  # borrowed, and left as it was
-    got = np.sort(lanes[racing_winners(step, target.astype(np.int32), table)])
+    got = np.sort(lanes[racing_winners(step, target.astype(np.int32))])
     assert got.tolist() == _racing_by_definition(step, target, lanes)
-    assert np.array_equal(table, vertex_table(targets))
 
 
 def test_lowering_stores_are_running_minima():

@@ -253,13 +253,14 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
     """A lockstep worklist launch's pushes worked out from its storing lanes alone are those
     of laying out all its lanes: the storing lanes, every per-unit push counter, the items
     in arrival order; on worklists in shuffled order holding vertices up to four times
-    (only a vertex's first copy stores) and with a hub of many warp steps."""
+    (only a vertex's first copy stores) and with a hub of many warp steps; with the slots'
+    ranks among the active vertices searched for or given, and the work's sources kept.
+    Each item's rank is its place among the launch's targets."""
     graph = load_graph("rmat:scale=10,ef=8,seed=2")
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
     device = get_device("h100")
     rng = np.random.default_rng(7)
-    table = engine.vertex_table(graph.n)
     checked = 0
     for work in fr.iterations:
         copies = rng.integers(1, 5, work.active.size)
@@ -271,50 +272,55 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
                                            strategy, device)
         want = _pushes_fields(laid_out)
         sources = engine.write_sources(graph.indptr, graph.indices, work.active, work.writes)
-        for borrowed in (None, table):  # first copies and racing stores by sorts, by table
-            lean = engine._lockstep_worklist_pushes(graph.indptr, launch, layout, strategy,
-                                                    device, sources, borrowed)
+        ranked = dataclasses.replace(launch, slot_ranks=np.searchsorted(work.active, worklist))
+        for given in launch, ranked:
+            lean = engine._lockstep_worklist_pushes(given, layout, strategy, device, sources)
             got = _pushes_fields(lean)
             for name in want:
                 assert np.array_equal(got[name], want[name]), name
+            assert np.array_equal(sources.targets[lean.item_ranks], lean.items)
         cache = {}  # the work's write sources, worked out once and kept
         for _ in range(2):
             kept = engine.launch_pushes(graph.indptr, graph.indices, launch, strategy, device,
-                                        table, cache)
+                                        cache)
             assert isinstance(cache["write_sources"], engine.WriteSources)
             got = _pushes_fields(kept)
             for name in want:
                 assert np.array_equal(got[name], want[name]), name
         checked += work.writes.size
     assert checked > 1000 and np.diff(graph.indptr).max() > 64
-    assert np.array_equal(table, engine.vertex_table(graph.n))  # left as it was
 
 
 def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
-    """A launch whose writes leave a vertex that is not on its worklist is laid out lane by
-    lane (those writes store nowhere): writes of a vertex that is not active (no
-    ``write_sources``), whether after an active vertex's edges or before every one's, and
-    writes of an active vertex that is not listed."""
+    """A launch whose writes leave a vertex that is not on its worklist, or that lists a
+    vertex that is not active, is laid out lane by lane (such writes store nowhere): writes
+    of a vertex that is not active (no ``write_sources``), whether after an active vertex's
+    edges or before every one's, writes of an active vertex that is not listed, a listed
+    vertex that is not active, and ranks given that do not name the slots' vertices."""
     graph = load_graph("road:rows=6,cols=6,seed=1")
     strategy = Strategy.parse("mapping=vwarp,w=4,driven=data")
     device = get_device("h100")
     indptr = graph.indptr
-    for active, listed, writer in ([5, 9], [5, 9], 7), ([9, 20], [9, 20], 3), ([5, 9], [9], 5):
+    for active, listed, writer, ranks in (([5, 9], [5, 9], 7, None), ([9, 20], [9, 20], 3, None),
+                                          ([5, 9], [9], 5, None), ([5, 9], [5, 8], 5, None),
+                                          ([5, 9], [5, 9], 5, [1, 0])):
         writes = np.arange(indptr[writer], indptr[writer + 1])
         launch = engine.Launch(np.array(active), writes, slots=np.array(listed),
-                               lookup="worklist", push="atomic")
+                               lookup="worklist", push="atomic",
+                               slot_ranks=None if ranks is None else np.array(ranks))
         layout = worklist_layouts(np.array([len(listed)]), strategy, device, None)
         sources = engine.write_sources(indptr, graph.indices, launch.active, writes)
         assert (sources is None) == (writer not in active)
-        table = engine.vertex_table(graph.n)
-        for borrowed in (None, table):
-            if sources is not None:
-                assert engine._lockstep_worklist_pushes(indptr, launch, layout, strategy,
-                                                        device, sources, borrowed) is None
-            pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device,
-                                          borrowed)
+        if sources is not None:
+            assert engine._lockstep_worklist_pushes(launch, layout, strategy, device,
+                                                    sources) is None
+        pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device)
+        laid_out = engine._laid_out_pushes(indptr, graph.indices, launch, layout, strategy,
+                                           device)
+        assert np.array_equal(pushes.store_lanes, laid_out.store_lanes)
+        assert np.array_equal(pushes.items, laid_out.items)
+        if writer not in listed or writer not in active:
             assert pushes.store_lanes.size == 0 and pushes.items.size == 0
-        assert np.array_equal(table, engine.vertex_table(graph.n))
 
 
 def _spatial_launches(fr, strategy, n):
