@@ -29,6 +29,7 @@ from simulator.engine import worklist_kernels
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
 from simulator.functional import IterationWork
+from simulator.functional import kept
 from simulator.layout import TaskLayout
 from simulator.layout import task_layout
 from simulator.sorted_runs import distinct
@@ -202,13 +203,8 @@ class _Launcher:
                  and _batch_slots(launch) <= _BATCH_SLOTS)
         # the edges its active vertices expand (a worklist's duplicates expand theirs again,
         # counted once its pushes are known): the work's alone, kept with it
-        edges = 0
-        if small:
-            edges = None if cache is None else cache.get("active_edges")
-            if edges is None:
-                edges = int(self.degree[launch.active].sum())
-                if cache is not None:
-                    cache["active_edges"] = edges
+        edges = (kept(cache, "active_edges", lambda: int(self.degree[launch.active].sum()))
+                 if small else 0)
         if not small or edges > _BATCH_EDGES:
             cost = self.launch(launch, strategy)
             return cost, cost.pushed, None
@@ -487,10 +483,8 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
         launcher.host(cost)
         out.append(launcher.iteration(cost, "spatial", s.lanes_per_vertex))
         # the partitions its writes store into: the work's alone, kept with it
-        reps = work.cache.get(("partitions", p))
-        if reps is None:
-            reps = distinct_ids(fr.indices[work.writes].astype(np.int64) // p, -(-n // p))
-            work.cache[("partitions", p)] = reps
+        reps = kept(work.cache, ("partitions", p), lambda writes=work.writes: distinct_ids(
+            fr.indices[writes].astype(np.int64) // p, -(-n // p)))
     return out
 
 

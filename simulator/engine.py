@@ -164,6 +164,7 @@ from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.functional import IterationWork
 from simulator.functional import edge_ids
+from simulator.functional import kept
 from simulator.layout import TaskLayout
 from simulator.layout import status_layouts
 from simulator.layout import task_layout
@@ -727,14 +728,11 @@ _UNIT_SCRAMBLES = np.zeros(0, dtype=np.int64)
 
 
 def _unit_scrambles(units: int) -> np.ndarray:
-    """``_scrambled`` of unit ids 0 up to at least ``units`` - 1 (below 2**31), kept and
-    grown as needed: a gather from it costs less than scrambling each push's unit."""
+    """``_scrambled`` of unit ids 0 up to at least ``units`` - 1, kept and grown as needed:
+    a gather from it costs less than scrambling each push's unit."""
     global _UNIT_SCRAMBLES
     if _UNIT_SCRAMBLES.size < units:
-        ids = np.arange(max(units, 2 * _UNIT_SCRAMBLES.size), dtype=np.int64)
-        ids *= _SCRAMBLE_MULTIPLIER  # below 2**63 for ids below 2**31
-        ids &= (1 << _SCRAMBLE_BITS) - 1
-        _UNIT_SCRAMBLES = ids
+        _UNIT_SCRAMBLES = _scrambled(np.arange(max(units, 2 * _UNIT_SCRAMBLES.size)))
     return _UNIT_SCRAMBLES
 
 
@@ -968,8 +966,8 @@ def _partition_positions(launches: list[Launch], actives: list[np.ndarray],
     """Where each launch's active vertices sit among the launches' slots, one after another,
     where each lists whole partitions of ``partition`` consecutive vertices, ascending (a
     spatial hybrid's; the graph's last may be short): each listed partition's first slot
-    looked up in a table of the graph's partitions, launch by launch (a place off the list
-    comes out as the launches' first slot; the caller checks)."""
+    looked up in a table of the graph's partitions, launch by launch (a vertex off the list
+    comes out at some other slot, clipped to the slots; the caller checks)."""
     first_slot = np.full(ceil_div(n, partition), -1, dtype=np.int64)
     starts = (np.cumsum(sizes) - sizes).tolist()
     at = []
@@ -1147,13 +1145,8 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
     # its slots' placement only: their reads are counted with the others' later
     layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
     if _pushes_follow_storing_lanes(launch, strategy):
-        if cache is None:
-            sources = write_sources(indptr, indices, launch.active, launch.writes)
-        elif "write_sources" in cache:
-            sources = cache["write_sources"]
-        else:
-            sources = cache["write_sources"] = write_sources(indptr, indices, launch.active,
-                                                             launch.writes)
+        sources = kept(cache, "write_sources",
+                       lambda: write_sources(indptr, indices, launch.active, launch.writes))
         pushes = (None if sources is None else
                   _lockstep_worklist_pushes(launch, layout, strategy, device, sources))
         if pushes is not None:

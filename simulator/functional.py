@@ -7,8 +7,11 @@ depend on the load-balancing knobs, so it is computed once per (graph, algorithm
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from dataclasses import field
+from typing import TypeVar
 
 import numpy as np
 
@@ -17,6 +20,7 @@ from simulator.graph import Graph
 from simulator.sorted_runs import distinct_ids
 
 ALGORITHMS = ("bfs", "sssp", "pagerank", "cc")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,16 @@ class IterationWork:
     writes: np.ndarray
     write_values: np.ndarray | None = None
     cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+
+def kept(cache: dict | None, key: Hashable, work_out: Callable[[], T]) -> T:
+    """What ``work_out`` gives, kept in ``cache`` (an ``IterationWork.cache``) under ``key``
+    for the next strategy replayed on the work; worked out each time where there is none."""
+    if cache is None:
+        return work_out()
+    if key not in cache:
+        cache[key] = work_out()
+    return cache[key]
 
 
 @dataclass(frozen=True, eq=False)

@@ -66,14 +66,13 @@ def push_work(
     mixed = isinstance(warp_batches, np.ndarray)
     if not mixed and warp_batches:
         batches = (items > 0).astype(np.int64)
-    elif threads_per_unit is not None:
-        pushing = np.zeros(units * threads_per_unit, dtype=bool)
-        pushing[push_thread] = True
-        batches = np.count_nonzero(pushing.reshape(units, threads_per_unit), axis=1)
-        if mixed:
-            batches = np.where(warp_batches, (items > 0).astype(np.int64), batches)
     else:
-        batches = np.bincount(push_unit[first_of_each(push_thread)], minlength=units)
+        if threads_per_unit is not None:
+            pushing = np.zeros(units * threads_per_unit, dtype=bool)
+            pushing[push_thread] = True
+            batches = np.count_nonzero(pushing.reshape(units, threads_per_unit), axis=1)
+        else:
+            batches = np.bincount(push_unit[first_of_each(push_thread)], minlength=units)
         if mixed:
             batches = np.where(warp_batches, (items > 0).astype(np.int64), batches)
     flags = np.bincount(flag_unit, minlength=units)
