@@ -557,7 +557,8 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
     """Each sweep's list schedule of its items, those from ``segments[i]`` on in ``dirty``
     (ascending item ids; ``rows`` their sums, see ``unit_timing``) and clean ones elsewhere:
     every slot's finish time and every SM's sums of rows 1-3 (sweeps x slots, sweeps x 3 x
-    SMs; slot s is on SM s % sms)."""
+    SMs; slot s is on SM s % sms). Where one round holds every item, the finish times only
+    of the slots up to the SMs' round holding the last one (the others stay idle at 0)."""
     sweeps = segments.size
     items = clean.items.shape[1]
     full = items // slots
@@ -568,7 +569,9 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
     # the full rounds' clean items: each slot takes one a round
     sm_sums[:] = full * (slots // sms) * clean.items[1:, :1]
     placed = None
-    if not clean.varying.size and clean.timed.size == items - last_start:
+    if full == 0:
+        placed = _single_round_sweeps(clean, dirty, sweep, rows[0], sweeps, sms)
+    elif not clean.varying.size and clean.timed.size == items - last_start:
         placed = _whole_cycle_sweeps(clean, dirty, sweep, rows[0], slots, sweeps)
     if placed is None:
         placed = _sweeps_one_by_one(clean, dirty, bounds.tolist(), rows[0], slots, sms,
@@ -585,6 +588,19 @@ def _scheduled_sweeps(clean: CleanSweep, dirty: np.ndarray, segments: np.ndarray
                     last_owner.ravel(), np.tile(last, sweeps))
     _add_to_sms(sm_sums, sweep, dirty_owner, rows[1:] - np.take(clean.items[1:], dirty, axis=1))
     return finish, sm_sums
+
+
+def _single_round_sweeps(clean: CleanSweep, dirty: np.ndarray, sweep: np.ndarray,
+                         durations: np.ndarray, sweeps: int, sms: int
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_whole_cycle_sweeps`` where the items fit on the slots in one round (a dynamic
+    launch's units on its resident warps): item i takes slot i in every sweep. The slots'
+    finish times only up to the SM round holding the last item (the others stay idle)."""
+    items = clean.items.shape[1]
+    finish = np.zeros((sweeps, ceil_div(items, sms) * sms))
+    finish[:, :items] = clean.items[0]
+    finish[sweep, dirty] = durations
+    return finish, np.arange(items)[None, :], dirty
 
 
 def _whole_cycle_sweeps(clean: CleanSweep, dirty: np.ndarray, sweep: np.ndarray,
