@@ -11,9 +11,11 @@ WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit o
 
 # From this many elements distinct_sectors counts each unit's distinct keys by summing their
 # flags over the unit's key range (fewer passes over the keys); below, by compressing the
-# distinct keys and counting their units (fewer calls). Where the units' ranges must be
-# searched for (no unit sizes given) and the units outnumber the keys by this, it compresses
-# too (a donating launch's view holds whole blocks: many units, few of them with keys).
+# distinct keys and counting their units (fewer calls). Where no unit sizes are given, it
+# searches the sorted keys for the units' ranges, unless the units outnumber the keys by
+# this (a donating launch's view holds whole blocks: many units, few of them with keys):
+# then it counts each unit's keys (compressing each set of flags, as it did, costs more:
+# the flags fall at random, so the compress mispredicts its branches)
 _RANGE_COUNT_FROM = 1 << 16
 _SEARCHED_UNITS_PER_KEY = 1 / 8
 # From this many units per key it counts each unit's range by a running count rather than a
@@ -66,24 +68,15 @@ def distinct_sectors(
         last_marked[:-1] = first[1:]
         np.logical_and(last_marked, sorted_marked, out=last_marked)
         flag_sets.append(last_marked)
-    if keys.size >= _RANGE_COUNT_FROM:
-        last_group = int(keys[-1] >> bits)
-        if isinstance(unit_of_group, int | np.integer):
-            units = last_group // int(unit_of_group) + 1
-        else:
-            units = int(unit_of_group[last_group]) + 1
-    if keys.size < _RANGE_COUNT_FROM or (
-            unit_sizes is None and units > keys.size * _SEARCHED_UNITS_PER_KEY):
-        counts = []
-        for flags in flag_sets:
-            flagged_groups = keys[flags] >> bits
-            if isinstance(unit_of_group, int | np.integer):
-                counts.append(np.bincount(flagged_groups // unit_of_group))
-            else:
-                counts.append(np.bincount(unit_of_group[flagged_groups]))
+    if keys.size < _RANGE_COUNT_FROM:
+        counts = [np.bincount(_unit_of(keys[flags] >> bits, unit_of_group))
+                  for flags in flag_sets]
         if marked is not None:  # both up to the last unit with a step
             counts[1] = padded_counts(counts[1], counts[0].size)
         return counts[0] if marked is None else (counts[0], counts[1])
+    units = int(_unit_of(keys[-1] >> bits, unit_of_group)) + 1
+    if unit_sizes is None and units > keys.size * _SEARCHED_UNITS_PER_KEY:
+        unit_sizes = np.bincount(_unit_of(keys >> bits, unit_of_group), minlength=units)
     if unit_sizes is not None:
         at = np.zeros(units + 1, dtype=np.int64)
         np.cumsum(unit_sizes[:units], out=at[1:])
@@ -95,6 +88,13 @@ def distinct_sectors(
         at = keys.searchsorted(unit_start << bits)
     counts = [_range_sums(flags, at, units) for flags in flag_sets]
     return counts[0] if marked is None else (counts[0], counts[1])
+
+
+def _unit_of(group: np.ndarray, unit_of_group: np.ndarray | int) -> np.ndarray:
+    """Each of some warp steps' unit (see ``distinct_sectors``)."""
+    if isinstance(unit_of_group, int | np.integer):
+        return group // unit_of_group
+    return unit_of_group[group]
 
 
 def _range_sums(flags: np.ndarray, at: np.ndarray, units: int) -> np.ndarray:

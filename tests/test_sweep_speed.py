@@ -284,8 +284,8 @@ def test_sparse_cycles_equal_kernel_cycles(text, n):
 @pytest.mark.parametrize("units_per_key", [1 / 8, 1e9])
 def test_distinct_sectors_with_more_units_than_keys(monkeypatch, units_per_key):
     """A launch whose units far outnumber its keys (a donating view's whole blocks): the
-    count that compresses the distinct keys and the one that searches every unit's range
-    both give the plain count."""
+    count that counts each unit's keys and the one that searches every unit's range both
+    give the plain count."""
     monkeypatch.setattr(sectors, "_RANGE_COUNT_FROM", 0)
     monkeypatch.setattr(sectors, "_SEARCHED_UNITS_PER_KEY", units_per_key)
     rng = np.random.default_rng(6)
