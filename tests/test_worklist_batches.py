@@ -212,9 +212,10 @@ def test_status_listings_laid_out_together_as_alone(text):
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 100, 5000])
-@pytest.mark.parametrize("high", [1, 3, 1 << 20, 1 << 40, 1 << 62])
+@pytest.mark.parametrize("high", [1, 3, 1 << 16, 1 << 17, 1 << 20, 1 << 40, 1 << 62])
 def test_stable_order_is_numpys_stable_argsort(size, high):
-    """Packed or (keys too wide to pack with their indices) by numpy's stable argsort."""
+    """Radix-sorted (16-bit keys), packed, or (keys too wide to pack with their indices) by
+    numpy's stable argsort."""
     keys = np.random.default_rng(size + high.bit_length()).integers(0, high, size)
     assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
     bits = max(high - 1, 0).bit_length()
