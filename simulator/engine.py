@@ -168,6 +168,7 @@ from simulator.functional import kept
 from simulator.layout import TaskLayout
 from simulator.layout import status_layouts
 from simulator.layout import task_layout
+from simulator.layout import unit_shape
 from simulator.layout import worklist_layouts
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
@@ -346,15 +347,16 @@ def _lockstep_steps(slot_steps: np.ndarray, layout: TaskLayout, position: np.nda
     return np.cumsum(position_steps) - position_steps, simd_steps
 
 
-def _worklist_first_steps(degree: np.ndarray, layout: TaskLayout) -> tuple[np.ndarray, int]:
-    """``_lockstep_steps`` of a worklist's slots in order, each of ``degree`` edges: each
+def _worklist_first_steps(degree: np.ndarray, w: int, k: int, c: int, units: int
+                          ) -> tuple[np.ndarray, int]:
+    """``_lockstep_steps`` of a worklist's slots in order, each of ``degree`` edges, on
+    ``units`` warp units of K virtual warps of W lanes taking chunks of C slots: each
     (unit, position)'s first warp step, and the launch's warp steps."""
-    units, k, c = layout.units, layout.k, layout.c
-    position_steps = np.zeros(units * layout.per_unit, dtype=np.int64)
+    position_steps = np.zeros(units * k * c, dtype=np.int64)
     position_steps[:degree.size] = degree
-    if layout.w > 1:
-        position_steps += layout.w - 1
-        position_steps = floor_div(position_steps, layout.w)
+    if w > 1:
+        position_steps += w - 1
+        position_steps = floor_div(position_steps, w)
     if 1 < k <= 4:  # the most over a few virtual warps: pairwise, faster than a reduction
         by_warp = position_steps.reshape(units, k, c)
         most = by_warp[:, 0]
@@ -912,20 +914,30 @@ def _view_of_units(n: int, layout: TaskLayout, sweeps: int, unit_keys: np.ndarra
     return _SlotView(layout.of_units(units), at, act, degree, real_slots, units, segments)
 
 
-def _joined_view(views: list[_SlotView], layout: TaskLayout) -> _SlotView:
+def _joined_view(layout: TaskLayout, units: list[int], active_slots: list[np.ndarray | None],
+                 active_vertex: list[np.ndarray], active_degree: list[np.ndarray]
+                 ) -> _SlotView:
     """Several launches' full views as one, launch after launch, each keeping its own
     layout's units (numbered on after the previous launch's); ``layout``: their layouts
-    joined (``worklist_layouts``, ``status_layouts``)."""
-    first = views[0].layout
-    units = np.array([view.layout.units for view in views])
+    joined (``worklist_layouts``, ``status_layouts``). Per launch: its layout's ``units``
+    and its active slots (None: all its slots, in order, as a worklist's), their vertices
+    and degrees."""
+    units = np.array(units)
     segments = np.cumsum(units) - units
-    slot_offset = (segments * first.per_unit).tolist()
-    active_slots = np.concatenate([view.active_slots + offset
-                                   for view, offset in zip(views, slot_offset, strict=True)])
-    return _SlotView(layout, active_slots,
-                     np.concatenate([view.active_vertex for view in views]),
-                     np.concatenate([view.active_degree for view in views]),
-                     layout.units * first.per_unit, segments=segments)
+    slot_offset = segments * layout.per_unit
+    if all(slots is None for slots in active_slots):  # one range, shifted launch by launch
+        sizes = np.array([vertex.size for vertex in active_vertex])
+        joined_slots = np.arange(int(sizes.sum()), dtype=np.int64)
+        joined_slots += np.repeat(slot_offset - (np.cumsum(sizes) - sizes), sizes)
+    else:
+        joined_slots = np.concatenate([
+            (np.arange(vertex.size) if slots is None else slots) + offset
+            for slots, vertex, offset in zip(active_slots, active_vertex,
+                                             slot_offset.tolist(), strict=True)])
+    return _SlotView(layout, joined_slots,
+                     np.concatenate(active_vertex).astype(np.int64, copy=False),
+                     np.concatenate(active_degree), layout.units * layout.per_unit,
+                     segments=segments)
 
 
 def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout) -> _SlotView:
@@ -1085,14 +1097,18 @@ class Pushers:
 @dataclass(frozen=True, eq=False)
 class LaunchPushes:
     """What a worklist-building launch pushes, worked out before its cost (the next launch
-    expands it): its view (a worklist's layout placement only, see ``worklist_layouts``), the
+    expands it): its full view (its layout's warp ``units``, its active slots, None where
+    they are all its slots in order, as a worklist's, and their vertices and degrees), the
     lanes it expands and which of them store (``stores``: in any order), who pushes (per unit
     counters, or the pushers to count, see ``Pushers``), and the items pushed (the next
     worklist: in arrival order, then the targets only deferred vertices store to,
     ``deferred_targets`` of them; ``item_ranks``: where a lean launch pushed them, each one's
     index among its distinct targets, the next BFS level's active vertices)."""
 
-    view: _SlotView
+    units: int
+    active_slots: np.ndarray | None
+    active_vertex: np.ndarray
+    active_degree: np.ndarray
     edges: int
     stores: np.ndarray
     pushers: PushWork | Pushers
@@ -1130,7 +1146,8 @@ def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_o
         extra = np.flatnonzero(needed)
         items = np.concatenate([items, extra])
         deferred_targets = extra.size
-    return LaunchPushes(view, expansion.edges.size, store_lanes, work, items,
+    return LaunchPushes(view.layout.units, view.active_slots, view.active_vertex,
+                        view.active_degree, expansion.edges.size, store_lanes, work, items,
                         deferred_targets)
 
 
@@ -1142,15 +1159,15 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
     together later. ``cache``: the ``IterationWork.cache`` of the work the launch replays
     (its active vertices and writes), where what follows from that work alone is kept for
     the next strategy (None: worked out again)."""
-    # its slots' placement only: their reads are counted with the others' later
-    layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
     if _pushes_follow_storing_lanes(launch, strategy):
         sources = kept(cache, "write_sources",
                        lambda: write_sources(indptr, indices, launch.active, launch.writes))
         pushes = (None if sources is None else
-                  _lockstep_worklist_pushes(launch, layout, strategy, device, sources))
+                  _lockstep_worklist_pushes(launch, strategy, device, sources))
         if pushes is not None:
             return pushes
+    # its slots' placement only: their reads are counted with the others' later
+    layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
     return _laid_out_pushes(indptr, indices, launch, layout, strategy, device)
 
 
@@ -1213,16 +1230,19 @@ def write_sources(indptr: np.ndarray, indices: np.ndarray, active: np.ndarray,
                         targets.searchsorted(target), targets, active_degree)
 
 
-def _lockstep_worklist_pushes(launch, layout, strategy, device, sources) -> LaunchPushes | None:
+def _lockstep_worklist_pushes(launch, strategy, device, sources) -> LaunchPushes | None:
     """``launch_pushes`` of a worklist launch whose virtual warps walk their chunk positions
     in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone
     (``sources``: where its writes come from): O(slots + writes) in a few dozen numpy calls
     on arrays of the launch's size, where laying out every edge's lane costs a small launch
     several times more. None where a slot's vertex is not active or a write's vertex not
     listed."""
-    w, c, units, per_unit = layout.w, layout.c, layout.units, layout.per_unit
+    # its slots' placement (``worklist_layouts``): full units of K virtual warps but the last
+    w, c, k = unit_shape(strategy, device)
+    per_unit = k * c
     vertex = launch.slots
     n_slots = vertex.size
+    units = -(-n_slots // per_unit)
     active = np.asarray(launch.active)
     # each slot's vertex's index among the active ones: given (checked), or searched for
     rank = launch.slot_ranks
@@ -1231,7 +1251,7 @@ def _lockstep_worklist_pushes(launch, layout, strategy, device, sources) -> Laun
     if active.size == 0 or not bool((active[rank] == vertex).all()):
         return None
     degree = sources.active_degree[rank]
-    position_base, steps = _worklist_first_steps(degree, layout)
+    position_base, steps = _worklist_first_steps(degree, w, k, c, units)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
     first_slot = np.full(active.size, n_slots, dtype=np.int64)
     np.minimum.at(first_slot, rank, np.arange(n_slots))
@@ -1258,9 +1278,7 @@ def _lockstep_worklist_pushes(launch, layout, strategy, device, sources) -> Laun
                                    lane[won], units=units, lanes=edges)]
     else:  # in lane order
         pushed = won[stable_order(lane[won])]
-    view = _SlotView(layout, np.arange(n_slots), vertex.astype(np.int64, copy=False), degree,
-                     n_slots)
-    return LaunchPushes(view, edges, lane, pushers,
+    return LaunchPushes(units, None, vertex, degree, edges, lane, pushers,
                         sources.target[pushed].astype(np.int64),
                         item_ranks=sources.target_rank[pushed])
 
@@ -1304,8 +1322,9 @@ def worklist_kernels(
                                   np.concatenate([launch.slots for launch in launches]))
     else:
         layout = status_layouts(sizes, strategy, device)
-    view = (_joined_view([p.view for p in pushes], layout) if pushes is not None
-            else _listed_view(indptr, launches, layout))
+    view = (_joined_view(layout, [p.units for p in pushes], [p.active_slots for p in pushes],
+                         [p.active_vertex for p in pushes], [p.active_degree for p in pushes])
+            if pushes is not None else _listed_view(indptr, launches, layout))
     return _launch_costs(indptr, indices, launches, view, view.layout, strategy, device,
                          reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
                          atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate,

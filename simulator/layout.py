@@ -158,12 +158,17 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
     return replace(placement, static_sectors=static_sectors, static_requests=static_requests)
 
 
+def unit_shape(strategy: Strategy, device: Device) -> tuple[int, int, int]:
+    """W, C and K of a strategy's warp units: K virtual warps of W lanes, each taking
+    chunks of C slots."""
+    w = strategy.lanes_per_vertex
+    return w, strategy.vertices_per_grab, device.warp_size // w
+
+
 def _placement(sizes: np.ndarray, strategy: Strategy, device: Device) -> TaskLayout:
     """Listings of ``sizes`` slots laid on warp units one after another (each from a unit of
     its own), without the reads that find their vertices."""
-    w = strategy.lanes_per_vertex
-    c = strategy.vertices_per_grab
-    k = device.warp_size // w
+    w, c, k = unit_shape(strategy, device)
     if sizes.size == 1:  # one listing (a launch as it comes): full units but its last
         size, per_unit = int(sizes[0]), k * c
         real_tasks = np.full(-(-size // per_unit), per_unit, dtype=np.int64)

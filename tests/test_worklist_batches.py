@@ -232,13 +232,13 @@ def test_lexicographic_order_is_numpys_lexsort(highs):
 
 
 def _pushes_fields(pushes):
-    view = pushes.view
+    slots = pushes.active_slots
     return {"edges": pushes.edges, "store_lanes": pushes.store_lanes, "items": pushes.items,
-            "deferred_targets": pushes.deferred_targets,
+            "deferred_targets": pushes.deferred_targets, "units": pushes.units,
+            "active_slots": np.arange(pushes.active_vertex.size) if slots is None else slots,
             **{f"work.{f.name}": getattr(pushes.work, f.name)
                for f in dataclasses.fields(pushes.work)},
-            **{f"view.{name}": getattr(view, name)
-               for name in ("active_slots", "active_vertex", "active_degree", "real_slots")}}
+            **{name: getattr(pushes, name) for name in ("active_vertex", "active_degree")}}
 
 
 @pytest.mark.parametrize("text", [
@@ -275,7 +275,7 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
         sources = engine.write_sources(graph.indptr, graph.indices, work.active, work.writes)
         ranked = dataclasses.replace(launch, slot_ranks=np.searchsorted(work.active, worklist))
         for given in launch, ranked:
-            lean = engine._lockstep_worklist_pushes(given, layout, strategy, device, sources)
+            lean = engine._lockstep_worklist_pushes(given, strategy, device, sources)
             got = _pushes_fields(lean)
             for name in want:
                 assert np.array_equal(got[name], want[name]), name
@@ -313,8 +313,7 @@ def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
         sources = engine.write_sources(indptr, graph.indices, launch.active, writes)
         assert (sources is None) == (writer not in active)
         if sources is not None:
-            assert engine._lockstep_worklist_pushes(launch, layout, strategy, device,
-                                                    sources) is None
+            assert engine._lockstep_worklist_pushes(launch, strategy, device, sources) is None
         pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device)
         laid_out = engine._laid_out_pushes(indptr, graph.indices, launch, layout, strategy,
                                            device)
@@ -398,7 +397,10 @@ def test_listed_view_joins_the_launches_full_views(partition, listing):
     views = [engine._full_view(graph.indptr, launch,
                                status_layouts(np.array([launch.slots.size]), strategy, device),
                                launch.slots.size) for launch in launches]
-    want = engine._joined_view(views, layout)
+    want = engine._joined_view(layout, [view.layout.units for view in views],
+                               [view.active_slots for view in views],
+                               [view.active_vertex for view in views],
+                               [view.active_degree for view in views])
     got = engine._listed_view(graph.indptr, launches, layout)
     for name in ("active_slots", "active_vertex", "active_degree", "segments"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
