@@ -352,6 +352,11 @@ def _worklist_first_steps(degree: np.ndarray, w: int, k: int, c: int, units: int
     """``_lockstep_steps`` of a worklist's slots in order, each of ``degree`` edges, on
     ``units`` warp units of K virtual warps of W lanes taking chunks of C slots: each
     (unit, position)'s first warp step, and the launch's warp steps."""
+    if c == 1 and degree.size:  # a unit's K slots one after another: the most of each run
+        most = np.maximum.reduceat(degree, np.arange(0, degree.size, k)) if k > 1 else degree
+        position_steps = floor_div(most + (w - 1), w) if w > 1 else most
+        ends = np.cumsum(position_steps)
+        return ends - position_steps, int(ends[-1])
     position_steps = np.zeros(units * k * c, dtype=np.int64)
     position_steps[:degree.size] = degree
     if w > 1:
