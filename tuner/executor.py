@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.errors import ConfigError
+from tuner.dtype_pickling import pickle_dtypes_by_name
 from tuner.memory import keep_freed_memory
 
 TASK_RETRIES = 3
@@ -160,8 +161,11 @@ def _resolve(arg: Any) -> Any:
 
 
 def run_call(fn: Callable[..., Any], *args: Any) -> Any:
-    """Body of every Ray task: resolve shared arguments (once per worker) and call ``fn``."""
+    """Body of every Ray task: resolve shared arguments (once per worker) and call ``fn``
+    (whose results, a study's graph and functional runs among them, go to Ray's store with
+    their dtypes pickled by name: see ``tuner.dtype_pickling``)."""
     keep_freed_memory()
+    pickle_dtypes_by_name()
     return fn(*(_resolve(a) for a in args))
 
 
@@ -177,6 +181,7 @@ class RayExecutor(Executor):
             raise ConfigError(f"Ray is not installed ({exc}); use --workers 0") from None
         self._ray = ray
         self._owns = False
+        pickle_dtypes_by_name()  # what the driver puts in the store (see run_call)
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
                                       "log_to_driver": True}
