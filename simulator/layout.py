@@ -133,7 +133,8 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
     tasks, task_unit, units_of = slots.tasks, slots.task_unit, slots.units_of
     if w == 1:
         # each thread reads its own entry and its vertex's row bounds: one each per position
-        group, per_group = task_unit * c + tasks % c, c
+        per_group = c
+        group = None if c == 1 else task_unit * c + tasks % c
         static_sectors = slot_words if c == 1 else count(group, tasks, c)
         last = sizes - (units_of - 1) * per_unit  # the last unit's tasks
         static_requests = 3 * np.where(units_of > 0,
