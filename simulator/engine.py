@@ -189,6 +189,7 @@ from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import lexicographic_order
+from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import scattered_order
 from simulator.sorted_runs import stable_order
@@ -381,7 +382,7 @@ def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
     slot_steps = ceil_div(degree, w)
     position = _position_of(expanding_slots, per_unit, c)
     position_base, simd_steps = _lockstep_steps(slot_steps, layout, position)
-    group = np.repeat(position_base[position], degree)
+    group = repeat_runs(position_base[position], degree, local.size)
     group += floor_div(local, w)
     lane = None
     if want_lanes:
@@ -680,7 +681,7 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     thread = None
     if isinstance(warp_batches, np.ndarray) or not warp_batches:  # each lane's thread (slot)
         if lanes.size * 10 >= edges.size:  # many: each lane's slot by a repeat of them all
-            thread = np.repeat(expanding_slots, degree)[lanes]
+            thread = repeat_runs(expanding_slots, degree, edges.size)[lanes]
         else:
             thread = expanding_slots[np.searchsorted(np.cumsum(degree), lanes, side="right")]
     push_unit = unit_of_step[lane_group]
@@ -1583,7 +1584,7 @@ def _launch_costs(
 
     # --- exact sector counts ---------------------------------------------------------------
     neighbours = indices[edges]  # the graph's index type (int32): half the bytes to move
-    unit_of_step = np.repeat(np.arange(units), simd_steps)
+    unit_of_step = repeat_runs(np.arange(units), simd_steps)
     # lanes stay in their slot's unit, but for donated ones
     unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
                              minlength=units).astype(np.int64)
