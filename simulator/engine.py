@@ -471,7 +471,7 @@ def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, thre
     simd_steps = own_steps + drain_rounds[unit_block]
     step_base = np.zeros(units, dtype=np.int64)
     np.cumsum(simd_steps[:-1], out=step_base[1:])
-    group = np.repeat(step_base[slot_unit], degree)
+    group = repeat_runs(step_base[slot_unit], degree, local.size)
     group += local  # a kept edge: its thread's own step
     lane = np.repeat(expanding_slots % warp_size, degree) if want_lanes else None
     given = given_group = None
