@@ -350,8 +350,8 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
     grid barriers instead of relaunches and host round trips."""
     strategy, device = launcher.strategy, launcher.device
     unroll = strategy.unroll or 1
-    sweeps = ((Launch.sweep(work, grid_stride=unroll > 1, store_lanes=store_lanes), s)
-              for work, s, store_lanes in _sweeps(launcher))
+    sweeps = ((Launch.sweep(work, grid_stride=unroll > 1, store_lanes=store_lanes), s,
+               work.cache) for work, s, store_lanes in _sweeps(launcher))
     out = []
     for i, (s, cost) in enumerate(_sweep_costs(launcher, sweeps)):
         if i % unroll == 0:
@@ -368,14 +368,18 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
 
 
 def _sweep_costs(launcher: _Launcher, sweeps):
-    """Each of ``sweeps``' (launch, strategy) pairs' strategy and cost, in order: runs of
-    small plain sweeps of one strategy costed together (``_BATCH_ACTIVE``; SSSP's and CC's
-    with the storing lanes their waves found), the others one by one as they come."""
+    """Each of ``sweeps``' (launch, strategy, ``IterationWork.cache`` of the work it replays)
+    triples' strategy and cost, in order: runs of small plain sweeps of one strategy costed
+    together (``_BATCH_ACTIVE``; SSSP's and CC's with the storing lanes their waves found),
+    the others one by one as they come."""
     batch: list[Launch] = []
     batch_strategy, held, held_edges = None, 0, 0
-    for launch, s in sweeps:
+    for launch, s, cache in sweeps:
         small = launch.active.size <= _BATCH_ACTIVE and batches_sweeps(launch, s)
-        edges = int(launcher.degree[launch.active].sum()) if small else 0
+        # the edges its active vertices expand: the work's alone, kept with it
+        edges = (kept(cache, "active_edges",
+                      lambda active=launch.active: int(launcher.degree[active].sum()))
+                 if small else 0)
         small = small and edges <= _BATCH_SWEEP_EDGES
         if batch and not (small and held + launch.active.size <= _BATCH_ACTIVE
                           and held_edges + edges <= _BATCH_SWEEP_EDGES

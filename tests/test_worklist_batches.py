@@ -442,11 +442,13 @@ def test_worklist_kernels_need_the_pushes_of_launches_that_push_targets():
 def test_work_kept_across_strategies_changes_no_figure():
     """What a level's work keeps for the next strategy (write sources, edges, a spatial
     hybrid's partitions per partition size) gives every strategy replayed on one functional
-    run the figures of its own fresh run, whatever ran before it."""
+    run the figures of its own fresh run, whatever ran before it (sweeps and worklists
+    sharing the level's edges)."""
     graph = load_graph("road:rows=30,cols=40,seed=2")
     texts = ["driven=spatial,partition=16", "driven=spatial,partition=4",
              "mapping=vwarp,w=8,driven=data,push=chunked", "mapping=thread,driven=data",
-             "driven=temporal,switch_to_topology=0.1", "driven=spatial,partition=16"]
+             "mapping=vwarp,w=32", "driven=temporal,switch_to_topology=0.1",
+             "mapping=thread", "driven=spatial,partition=16"]
     shared = functional_run(graph, "bfs")
     for text in texts:
         kept = simulate(graph, "bfs", text, "h100", functional=shared, trace=True)
