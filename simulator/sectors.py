@@ -120,6 +120,11 @@ def row_distinct(rows: np.ndarray) -> np.ndarray:
     lane: the transactions of warp steps laid out a row each. Sorts ``rows`` in place (a
     row sort of 32 lanes is several times faster than one sort of all the keys)."""
     rows.sort(axis=1)
+    return _sorted_row_distinct(rows)
+
+
+def _sorted_row_distinct(rows: np.ndarray) -> np.ndarray:
+    """``row_distinct`` of rows sorted already (idle lanes, negative, first)."""
     counts = np.count_nonzero(rows[:, 1:] != rows[:, :-1], axis=1) + 1
     counts -= rows[:, 0] < 0
     return counts
@@ -161,16 +166,26 @@ def step_row_bounds_transactions(unit: np.ndarray, lane: np.ndarray, vertex: np.
                                  words_per_sector: int, units: int, width: int) -> np.ndarray:
     """``row_bounds_transactions`` where each unit's lanes (``lane``: a place among the
     unit's ``width``) read their row bounds in one step: each step's sectors laid out as a
-    row and the rows sorted, rather than one sort of all the (step, sector) keys."""
+    row and the rows sorted, rather than one sort of all the (step, sector) keys. Wide rows
+    are sorted once, by vertex: both the row starts' and the row ends' sectors then ascend
+    along them."""
+    at = unit * width + lane  # a flat index: several times faster to scatter through
+    if width > _PAIRWISE_UP_TO:
+        narrow = int(vertex.max(initial=0)) < np.iinfo(np.int32).max - 1
+        rows = np.full((units, width), -2, dtype=np.int32 if narrow else np.int64)
+        rows.reshape(-1)[at] = vertex
+        rows.sort(axis=1)
+        # an idle lane (-2) reads sector -1 either way, and sorts first
+        return sum(_sorted_row_distinct(sector_of(bound, words_per_sector))
+                   for bound in (rows, rows + 1))
     sector = sector_of(vertex, words_per_sector)
     narrow = int(sector.max(initial=0)) < np.iinfo(np.int32).max - 1
     rows = np.empty((units, width), dtype=np.int32 if narrow else np.int64)
     counts = np.zeros(units, dtype=np.int64)
-    at = unit * width + lane  # a flat index: several times faster to scatter through
     for read in (sector, sector_of(vertex + 1, words_per_sector)):  # row starts, row ends
         rows.fill(-1)
         rows.reshape(-1)[at] = read
-        counts += row_distinct(rows) if width > _PAIRWISE_UP_TO else pairwise_distinct(rows)
+        counts += pairwise_distinct(rows)
     return counts
 
 
