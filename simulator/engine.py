@@ -721,7 +721,7 @@ def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
     # one key: the scramble, the columns above it, the lane below
     key = _unit_scrambles(last_unit + 1)[unit]
     if in_unit is not None:
-        key |= in_unit.astype(np.int64) << _SCRAMBLE_BITS
+        key |= in_unit.astype(np.int64, copy=False) << _SCRAMBLE_BITS
     if wave is not None:
         key |= wave.astype(np.int64) << (_SCRAMBLE_BITS + in_bits)
     if lane is not None:
@@ -1230,7 +1230,7 @@ def write_sources(indptr: np.ndarray, indices: np.ndarray, active: np.ndarray,
     if bool((local >= active_degree[owner]).any()):
         return None
     narrow = np.int32 if indptr[-1] <= np.iinfo(np.int32).max else np.int64
-    target = indices[writes]
+    target = indices[writes].astype(np.int64)  # as worklists hold them
     targets = distinct(target)
     return WriteSources(owner.astype(narrow), local.astype(narrow), target,
                         targets.searchsorted(target), targets, active_degree)
@@ -1266,7 +1266,8 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources) -> LaunchPushes
         return None
     local = sources.local
     unit = floor_div(slot, per_unit)
-    step = position_base[unit * c + slot % c if c > 1 else unit] + floor_div(local, w)
+    step = position_base[unit * c + slot % c if c > 1 else unit]
+    step += floor_div(local, w) if w > 1 else local
     # racing stores: each target pushed by the lanes of the first step that stores to it
     first_step = np.full(sources.targets.size, steps, dtype=np.int64)
     np.minimum.at(first_step, sources.target_rank, step)
@@ -1285,7 +1286,7 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources) -> LaunchPushes
     else:  # in lane order
         pushed = won[stable_order(lane[won])]
     return LaunchPushes(units, None, vertex, degree, edges, lane, pushers,
-                        sources.target[pushed].astype(np.int64),
+                        sources.target[pushed],
                         item_ranks=sources.target_rank[pushed])
 
 

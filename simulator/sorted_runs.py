@@ -111,7 +111,7 @@ def scattered_order(keys: np.ndarray, key_bits: int) -> np.ndarray:
     index_bits = max(keys.size - 1, 0).bit_length()
     if key_bits + index_bits > 63:
         return np.argsort(keys, kind="stable")
-    packed = keys.astype(np.int64) << np.int64(index_bits)
+    packed = keys.astype(np.int64, copy=False) << np.int64(index_bits)
     packed |= np.arange(keys.size, dtype=np.int64)
     packed.sort()
     packed &= np.int64((1 << index_bits) - 1)
