@@ -529,8 +529,8 @@ def _storing_lanes(edges, vertices, degree, launch, m):
     return np.flatnonzero(lane_stores)
 
 
-def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step, layout,
-                  strategy, words, unit_edges):
+def _list_sectors(indptr, edges, vertices, degree, expanding_slots, lanes, unit_of_step,
+                  layout, strategy, words, unit_edges):
     """Per unit, the transactions of the edge-list read indices[e] (the weights' read has
     the same). Big launches over ascending vertices skip the sort of every lane's key:
     lockstep virtual warps are counted per vertex in closed form (with donation, the
@@ -544,8 +544,7 @@ def _list_sectors(indptr, edges, vertices, expanding_slots, lanes, unit_of_step,
         # threads, each on its own list, in any order, filling most of their units (a
         # worklist's, not a spatial hybrid's partitions, whose rows would be mostly empty):
         # in closed form per pair of threads
-        start = indptr[vertices].astype(np.int64, copy=False)
-        return thread_list_sectors(start, indptr[vertices + 1] - start,
+        return thread_list_sectors(indptr[vertices].astype(np.int64, copy=False), degree,
                                    expanding_slots // layout.per_unit,
                                    expanding_slots % layout.per_unit, units=units,
                                    width=layout.per_unit, words_per_sector=words)
@@ -1589,8 +1588,8 @@ def _launch_costs(
     # lanes stay in their slot's unit, but for donated ones
     unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
                              minlength=units).astype(np.int64)
-    list_sectors = _list_sectors(indptr, edges, expanding_vertices, expanding_slots, lanes,
-                                 unit_of_step, layout, strategy, words,
+    list_sectors = _list_sectors(indptr, edges, expanding_vertices, degree, expanding_slots,
+                                 lanes, unit_of_step, layout, strategy, words,
                                  None if donated else unit_edges)
     if pushes is not None:
         store_lanes = _joined_store_lanes(pushes)
