@@ -201,6 +201,14 @@ class _ListedSlots:
         units_of = ceil_div(sizes, per_unit)
         segments = np.cumsum(units_of) - units_of
         # each unit's slots, ascending: with chunks of one a step reads their words together
+        if sizes.size == 1:  # one listing (a sweep's): full units but the last
+            units = int(units_of[0])
+            listing_of_unit = np.zeros(units, dtype=np.int64)
+            first = np.arange(0, units * per_unit, per_unit, dtype=np.int64)
+            end = first + per_unit
+            if units:
+                end[-1] = int(sizes[0])
+            return cls(sizes, per_unit, units_of, segments, listing_of_unit, first, end)
         listing_of_unit = np.repeat(np.arange(sizes.size), units_of)
         first = (np.arange(int(units_of.sum()), dtype=np.int64)
                  - segments[listing_of_unit]) * per_unit
