@@ -356,7 +356,9 @@ def _worklist_first_steps(degree: np.ndarray, w: int, k: int, c: int, units: int
     if c == 1 and degree.size:  # a unit's K slots one after another: the most of each run
         most = np.maximum.reduceat(degree, np.arange(0, degree.size, k)) if k > 1 else degree
         position_steps = floor_div(most + (w - 1), w) if w > 1 else most
-        ends = np.cumsum(position_steps)
+        # the degrees are int64: add.accumulate sums as cumsum would, without its wrapper's
+        # microsecond a call (a lean launch is a few dozen such calls)
+        ends = np.add.accumulate(position_steps)
         return ends - position_steps, int(ends[-1])
     position_steps = np.zeros(units * k * c, dtype=np.int64)
     position_steps[:degree.size] = degree
@@ -1270,8 +1272,8 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources) -> LaunchPushes
     # racing stores: each target pushed by the lanes of the first step that stores to it
     first_step = np.full(sources.targets.size, steps, dtype=np.int64)
     np.minimum.at(first_step, sources.target_rank, step)
-    won = np.flatnonzero(step == first_step[sources.target_rank])
-    edge_offset = np.cumsum(degree) - degree
+    won = (step == first_step[sources.target_rank]).nonzero()[0]
+    edge_offset = np.add.accumulate(degree) - degree
     edges = int(edge_offset[-1] + degree[-1])
     lane = edge_offset[slot]  # each write's position in the launch's edge order
     lane += local
