@@ -608,3 +608,24 @@ def test_arrival_order_by_wave_then_step_then_scrambled_warp():
         got = arrival_order(unit[shuffled], step[shuffled], push, resident, first,
                             lane=shuffled)
         assert shuffled[got].tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("lanes", [3000, 1 << 16, (1 << 16) + 1])
+def test_arrival_order_with_lanes_is_the_lane_ordered_one(lanes):
+    """Pushes given out of lane order with their lanes (one wave of few lanes: two radix
+    sorts; more lanes than 16 bits hold, or several waves: the packed keys) arrive as the
+    same pushes given in lane order."""
+    rng = np.random.default_rng(lanes)
+    units = 40
+    unit_steps = rng.integers(1, 9, units)
+    first = np.cumsum(unit_steps) - unit_steps
+    lane = np.sort(rng.choice(lanes, 500, replace=False))
+    unit = np.sort(rng.integers(0, units, lane.size))
+    step = first[unit] + rng.integers(0, unit_steps[unit])
+    shuffled = rng.permutation(lane.size)
+    for push in ("atomic", "chunked"):
+        for resident in (64, 16):
+            want = arrival_order(unit, step, push, resident, first)
+            got = arrival_order(unit[shuffled], step[shuffled], push, resident, first,
+                                lane=lane[shuffled], units=units, lanes=lanes)
+            assert shuffled[got].tolist() == want.tolist()
