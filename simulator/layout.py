@@ -130,20 +130,23 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
     row_bounds = partial(row_bounds_transactions, words_per_sector=words, units=units)
     slots = _ListedSlots.of(sizes, per_unit)
     slot_words = range_sectors(slots.first, slots.end - 1, words)
-    tasks, task_unit, units_of = slots.tasks, slots.task_unit, slots.units_of
+    units_of = slots.units_of
+    # with one slot a position (C = 1) one step reads a unit's entries, one its row bounds:
+    # no step groups to work out
     if w == 1:
         # each thread reads its own entry and its vertex's row bounds: one each per position
         per_group = c
-        group = None if c == 1 else task_unit * c + tasks % c
-        static_sectors = slot_words if c == 1 else count(group, tasks, c)
+        group = None if c == 1 else slots.task_unit * c + slots.tasks % c
+        static_sectors = slot_words if c == 1 else count(group, slots.tasks, c)
         last = sizes - (units_of - 1) * per_unit  # the last unit's tasks
         static_requests = 3 * np.where(units_of > 0,
                                        c * (units_of - 1) + np.minimum(last, c), 0)
     else:
         # the chunk's entries and row bounds, staged by W lanes per step
         per_group = ceil_div(c + 1, w)
-        group = task_unit * per_group + (tasks % c) // w
-        static_sectors = slot_words if c == 1 else count(group, tasks, per_group)
+        group = (None if c == 1
+                 else slots.task_unit * per_group + (slots.tasks % c) // w)
+        static_sectors = slot_words if c == 1 else count(group, slots.tasks, per_group)
         static_requests = units_of * 3 * ceil_div(c, w)
     if per_group == 1:
         # one step reads a unit's row bounds: its sectors as a row of the unit's slots (21
@@ -152,8 +155,7 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
         # lane, the whole layout: W=8 4.9 against 10.3 ms, W=16 6.9 against 10.5, W=32 7.0
         # against 10.4)
         static_sectors += step_row_bounds_transactions(
-            task_unit, tasks % per_unit, slot_vertex, words_per_sector=words, units=units,
-            width=per_unit)
+            slots.places, slot_vertex, words_per_sector=words, units=units, width=per_unit)
     else:
         static_sectors += row_bounds(group, slot_vertex, per_group)
     return replace(placement, static_sectors=static_sectors, static_requests=static_requests)
@@ -223,6 +225,17 @@ class _ListedSlots:
         if sizes.size > 1:
             tasks -= np.repeat(np.cumsum(sizes) - sizes, sizes)
         return tasks
+
+    @cached_property
+    def places(self) -> np.ndarray:
+        """Each slot's place among the units' slots (its unit's first slot on, as
+        ``unit * per_unit + its place in the unit``)."""
+        sizes = self.sizes
+        places = np.arange(int(sizes.sum()), dtype=np.int64)
+        if sizes.size > 1:
+            places += np.repeat(self.segments * self.per_unit - (np.cumsum(sizes) - sizes),
+                                sizes)
+        return places
 
     @cached_property
     def task_unit(self) -> np.ndarray:

@@ -162,18 +162,18 @@ def row_bounds_transactions(
                              words_per_sector=words_per_sector, units=units)
 
 
-def step_row_bounds_transactions(unit: np.ndarray, lane: np.ndarray, vertex: np.ndarray, *,
+def step_row_bounds_transactions(place: np.ndarray, vertex: np.ndarray, *,
                                  words_per_sector: int, units: int, width: int) -> np.ndarray:
-    """``row_bounds_transactions`` where each unit's lanes (``lane``: a place among the
-    unit's ``width``) read their row bounds in one step: each step's sectors laid out as a
-    row and the rows sorted, rather than one sort of all the (step, sector) keys. Wide rows
-    are sorted once, by vertex: both the row starts' and the row ends' sectors then ascend
-    along them."""
-    at = unit * width + lane  # a flat index: several times faster to scatter through
+    """``row_bounds_transactions`` where each unit's lanes (``place``: unit * ``width`` +
+    the lane's place in its unit) read their row bounds in one step: each step's sectors laid
+    out as a row and the rows sorted, rather than one sort of all the (step, sector) keys.
+    Wide rows are sorted once, by vertex: both the row starts' and the row ends' sectors then
+    ascend along them. The lanes go into the rows by their flat places (several times
+    faster to scatter through than a 2-D index)."""
     if width > _PAIRWISE_UP_TO:
         narrow = int(vertex.max(initial=0)) < np.iinfo(np.int32).max - 1
         rows = np.full((units, width), -2, dtype=np.int32 if narrow else np.int64)
-        rows.reshape(-1)[at] = vertex
+        rows.reshape(-1)[place] = vertex
         rows.sort(axis=1)
         # an idle lane (-2) reads sector -1 either way, and sorts first
         return sum(_sorted_row_distinct(sector_of(bound, words_per_sector))
@@ -184,7 +184,7 @@ def step_row_bounds_transactions(unit: np.ndarray, lane: np.ndarray, vertex: np.
     counts = np.zeros(units, dtype=np.int64)
     for read in (sector, sector_of(vertex + 1, words_per_sector)):  # row starts, row ends
         rows.fill(-1)
-        rows.reshape(-1)[at] = read
+        rows.reshape(-1)[place] = read
         counts += pairwise_distinct(rows)
     return counts
 
