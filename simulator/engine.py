@@ -756,7 +756,7 @@ def _unit_scrambles(units: int) -> np.ndarray:
     return _UNIT_SCRAMBLES
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=256)  # launches of up to 2**16 units: 128 kB a table at most
 def _scramble_ranks(units: int) -> np.ndarray:
     """Each of ``units`` unit ids' rank among their scrambles (uint16; at most 2**16 units),
     kept per count of units: the order of ``_scrambled`` among a launch's units."""
