@@ -201,10 +201,8 @@ class _Launcher:
         that of the work it replays (``IterationWork.cache``)."""
         small = (_BATCH_SLOTS and batches_worklists(launch)
                  and _batch_slots(launch) <= _BATCH_SLOTS)
-        # the edges its active vertices expand (a worklist's duplicates expand theirs again,
-        # counted once its pushes are known): the work's alone, kept with it
-        edges = (kept(cache, "active_edges", lambda: int(self.degree[launch.active].sum()))
-                 if small else 0)
+        # a worklist's duplicates expand their edges again, counted once its pushes are known
+        edges = self.active_edges(launch, cache) if small else 0
         if not small or edges > _BATCH_EDGES:
             cost = self.launch(launch, strategy)
             return cost, cost.pushed, None
@@ -214,6 +212,11 @@ class _Launcher:
                                cache)
         return (_PendingCost(launch, strategy, pushes, pushes.edges), pushes.items,
                 pushes.item_ranks)
+
+    def active_edges(self, launch: Launch, cache: dict | None) -> int:
+        """The edges the launch's active vertices expand: the work's alone, kept with it
+        (``cache``: its ``IterationWork.cache``)."""
+        return kept(cache, "active_edges", lambda: int(self.degree[launch.active].sum()))
 
     def iteration(self, cost: LaunchCost | _PendingCost, form: str, w: int) -> IterationCost:
         """An iteration's record; a pending cost is filled in by a later ``settle``, which
@@ -376,10 +379,7 @@ def _sweep_costs(launcher: _Launcher, sweeps):
     batch_strategy, held, held_edges = None, 0, 0
     for launch, s, cache in sweeps:
         small = launch.active.size <= _BATCH_ACTIVE and batches_sweeps(launch, s)
-        # the edges its active vertices expand: the work's alone, kept with it
-        edges = (kept(cache, "active_edges",
-                      lambda active=launch.active: int(launcher.degree[active].sum()))
-                 if small else 0)
+        edges = launcher.active_edges(launch, cache) if small else 0
         small = small and edges <= _BATCH_SWEEP_EDGES
         if batch and not (small and held + launch.active.size <= _BATCH_ACTIVE
                           and held_edges + edges <= _BATCH_SWEEP_EDGES

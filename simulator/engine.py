@@ -167,6 +167,7 @@ from simulator.functional import IterationWork
 from simulator.functional import edge_ids
 from simulator.functional import kept
 from simulator.layout import TaskLayout
+from simulator.layout import padded_places
 from simulator.layout import status_layouts
 from simulator.layout import task_layout
 from simulator.layout import unit_shape
@@ -548,9 +549,8 @@ def _list_sectors(indptr, edges, vertices, degree, expanding_slots, lanes, unit_
         # worklist's, not a spatial hybrid's partitions, whose rows would be mostly empty):
         # in closed form per pair of threads
         return thread_list_sectors(indptr[vertices].astype(np.int64, copy=False), degree,
-                                   expanding_slots // layout.per_unit,
-                                   expanding_slots % layout.per_unit, units=units,
-                                   width=layout.per_unit, words_per_sector=words)
+                                   expanding_slots, units=units, width=layout.per_unit,
+                                   words_per_sector=words)
     if (edges.size >= _CLOSED_FORM_FROM and is_power_of_two(words)
             and (ascending or (edges.size >= _UNORDERED_CLOSED_FORM_FROM
                                and lanes.kept is None and not strategy.redistributes))):
@@ -952,16 +952,15 @@ def _joined_view(layout: TaskLayout, units: list[int], active_slots: list[np.nda
     and degrees."""
     units = np.array(units)
     segments = np.cumsum(units) - units
-    slot_offset = segments * layout.per_unit
-    if all(slots is None for slots in active_slots):  # one range, shifted launch by launch
-        sizes = np.array([vertex.size for vertex in active_vertex])
-        joined_slots = np.arange(int(sizes.sum()), dtype=np.int64)
-        joined_slots += np.repeat(slot_offset - (np.cumsum(sizes) - sizes), sizes)
+    if all(slots is None for slots in active_slots):
+        joined_slots = padded_places(np.array([vertex.size for vertex in active_vertex]),
+                                     segments, layout.per_unit)
     else:
         joined_slots = np.concatenate([
             (np.arange(vertex.size) if slots is None else slots) + offset
             for slots, vertex, offset in zip(active_slots, active_vertex,
-                                             slot_offset.tolist(), strict=True)])
+                                             (segments * layout.per_unit).tolist(),
+                                             strict=True)])
     return _SlotView(layout, joined_slots,
                      np.concatenate(active_vertex).astype(np.int64, copy=False),
                      np.concatenate(active_degree), layout.units * layout.per_unit,

@@ -228,14 +228,8 @@ class _ListedSlots:
 
     @cached_property
     def places(self) -> np.ndarray:
-        """Each slot's place among the units' slots (its unit's first slot on, as
-        ``unit * per_unit + its place in the unit``)."""
-        sizes = self.sizes
-        places = np.arange(int(sizes.sum()), dtype=np.int64)
-        if sizes.size > 1:
-            places += np.repeat(self.segments * self.per_unit - (np.cumsum(sizes) - sizes),
-                                sizes)
-        return places
+        """Each slot's place among the units' slots (``padded_places``)."""
+        return padded_places(self.sizes, self.segments, self.per_unit)
 
     @cached_property
     def task_unit(self) -> np.ndarray:
@@ -244,6 +238,16 @@ class _ListedSlots:
         if self.sizes.size > 1:
             task_unit += np.repeat(self.segments, self.sizes)
         return task_unit
+
+
+def padded_places(sizes: np.ndarray, segments: np.ndarray, per_unit: int) -> np.ndarray:
+    """Each slot's place among the warp units' slots of listings of ``sizes`` slots laid one
+    after another, each from its own first unit (``segments``): unit * ``per_unit`` + its
+    place in the unit."""
+    places = np.arange(int(sizes.sum()), dtype=np.int64)
+    if sizes.size > 1:
+        places += np.repeat(segments * per_unit - (np.cumsum(sizes) - sizes), sizes)
+    return places
 
 
 def _real_tasks(sizes: np.ndarray, per_unit: int) -> np.ndarray:

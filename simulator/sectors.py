@@ -296,33 +296,32 @@ def lockstep_list_sectors(
 
 
 def thread_list_sectors(
-    start: np.ndarray, degree: np.ndarray, unit: np.ndarray, lane: np.ndarray, *,
+    start: np.ndarray, degree: np.ndarray, place: np.ndarray, *,
     units: int, width: int, words_per_sector: int,
 ) -> np.ndarray:
     """Per warp unit, the distinct sectors of the edge-list reads of threads that each walk
     their own vertex's list in lockstep (thread mapping, one task a position), in any order,
     without a sort of every lane's key.
 
-    Thread ``lane`` of ``unit`` (of ``width``) reads word ``start + j`` in the unit's step j
-    for j below its ``degree``. Each thread's reads count a sector a step, less those where
-    the nearest thread reading before it in address order reads the same sector: only a
-    thread less than a sector's words after it can, and over the steps where both read and
-    none between them does, the steps where the pair shares a sector are a run of residues
-    mod the sector's words, counted in closed form. Lists are disjoint but for a vertex
-    listed twice in a unit, whose copies read the same words. The words per sector must be
-    a power of two.
+    The thread at ``place`` (unit * ``width`` + its lane) reads word ``start + j`` in its
+    unit's step j for j below its ``degree``. Each thread's reads count a sector a step,
+    less those where the nearest thread reading before it in address order reads the same
+    sector: only a thread less than a sector's words after it can, and over the steps where
+    both read and none between them does, the steps where the pair shares a sector are a run
+    of residues mod the sector's words, counted in closed form. Lists are disjoint but for a
+    vertex listed twice in a unit, whose copies read the same words. The words per sector
+    must be a power of two.
     """
     words = words_per_sector
     shift = words.bit_length() - 1
     reading = degree > 0
-    start, degree, unit, lane = start[reading], degree[reading], unit[reading], lane[reading]
+    start, degree, place = start[reading], degree[reading], place[reading]
     # each unit's threads by address: a row each, sorted (padding, lane id ``width``, last)
     lane_bits = width.bit_length()
     padding = ((1 << (62 - lane_bits)) << lane_bits) | width
     keys = np.full((units, width), padding, dtype=np.int64)
-    place = unit * width + lane
     packed = start.astype(np.int64) << lane_bits
-    packed |= lane
+    packed |= place % width
     keys.reshape(-1)[place] = packed
     keys.sort(axis=1)
     keys = keys.reshape(-1)

@@ -92,14 +92,7 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
     key_bits = int(keys.max()).bit_length()
     if key_bits <= 16:  # numpy sorts 16-bit keys by radix: O(keys), whatever their order
         return np.argsort(keys.astype(np.uint16), kind="stable")
-    index_bits = (keys.size - 1).bit_length()
-    if key_bits + index_bits > 63:
-        return np.argsort(keys, kind="stable")
-    packed = keys.astype(np.int64) << np.int64(index_bits)
-    packed |= np.arange(keys.size, dtype=np.int64)
-    packed.sort(kind="stable")
-    packed &= np.int64((1 << index_bits) - 1)
-    return packed
+    return _packed_order(keys, key_bits, "stable")
 
 
 def scattered_order(keys: np.ndarray, key_bits: int) -> np.ndarray:
@@ -108,12 +101,19 @@ def scattered_order(keys: np.ndarray, key_bits: int) -> np.ndarray:
     keys packed with their indices, where both fit in 63 bits, which sorts such keys in about
     half a stable argsort's time (timsort finds no runs to merge; arrival orders of
     USA-road-FLA's worklist launches: 14 against 22-27 us a launch)."""
+    return _packed_order(keys, key_bits, None)
+
+
+def _packed_order(keys: np.ndarray, key_bits: int, kind: str | None) -> np.ndarray:
+    """The stable order of ``keys`` below ``2**key_bits`` by a sort (of ``kind``) of the
+    keys packed with their indices into one int64, where both fit in 63 bits, else by a
+    stable argsort."""
     index_bits = max(keys.size - 1, 0).bit_length()
     if key_bits + index_bits > 63:
         return np.argsort(keys, kind="stable")
     packed = keys.astype(np.int64, copy=False) << np.int64(index_bits)
     packed |= np.arange(keys.size, dtype=np.int64)
-    packed.sort()
+    packed.sort(kind=kind)
     packed &= np.int64((1 << index_bits) - 1)
     return packed
 

@@ -455,7 +455,7 @@ def test_thread_list_sectors_count_each_steps_sectors(width, words):
         full = rng.random() < 0.3  # units full up: a unit's last vertex may start the next
         n = units * width if full else int(rng.integers(1, units * width + 1))
         slots = np.sort(rng.choice(units * width, n, replace=False))
-        unit, lane = slots // width, slots % width
+        unit = slots // width
         vertices = int(rng.integers(2, 12)) if full else int(rng.integers(5, 300))
         degree_of = rng.integers(0, 6, vertices)
         hubs = rng.random(vertices) < 0.05
@@ -463,12 +463,12 @@ def test_thread_list_sectors_count_each_steps_sectors(width, words):
         indptr = np.concatenate([[0], np.cumsum(degree_of)])
         vertex = rng.integers(0, vertices, n)
         start, degree = indptr[vertex], degree_of[vertex]
-        got = sectors.thread_list_sectors(start, degree, unit, lane, units=units,
-                                          width=width, words_per_sector=words)
+        got = sectors.thread_list_sectors(start, degree, slots, units=units, width=width,
+                                          words_per_sector=words)
         shuffled = rng.permutation(n)  # the threads given in any order
         assert np.array_equal(got, sectors.thread_list_sectors(
-            start[shuffled], degree[shuffled], unit[shuffled], lane[shuffled], units=units,
-            width=width, words_per_sector=words))
+            start[shuffled], degree[shuffled], slots[shuffled], units=units, width=width,
+            words_per_sector=words))
         # every lane: thread t's j-th edge in its unit's step j
         unit_steps = np.zeros(units, dtype=np.int64)
         np.maximum.at(unit_steps, unit, degree)
@@ -482,9 +482,8 @@ def test_thread_list_sectors_count_each_steps_sectors(width, words):
         assert got.tolist() == want.tolist()
     # two full units of one vertex's 12 edges: each unit reads a sector a step
     slots = np.arange(2 * width)
-    got = sectors.thread_list_sectors(np.full(2 * width, 3), np.full(2 * width, 12),
-                                      slots // width, slots % width, units=2, width=width,
-                                      words_per_sector=words)
+    got = sectors.thread_list_sectors(np.full(2 * width, 3), np.full(2 * width, 12), slots,
+                                      units=2, width=width, words_per_sector=words)
     assert got.tolist() == [12, 12]
 
 
