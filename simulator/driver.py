@@ -480,7 +480,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
             slots = slots[slots < n]
         launch = Launch(
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
-            pushes="partitions", partition=p, grid_stride=not s.variable_grid,
+            pushes="partitions", partition=p, partitions=reps, grid_stride=not s.variable_grid,
         )
         cost, _, _ = launcher.worklist_launch(launch, s, work.cache)
         cost.worklist_items += reps.size

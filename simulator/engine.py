@@ -296,6 +296,9 @@ class Launch:
         ``writes``.
     slot_ranks: each slot's vertex's index among ``active``, where the caller knows it (a
         worklist pushed by a lean launch, ``LaunchPushes.item_ranks``; checked before use).
+    partitions: where ``slots`` lists whole partitions of ``partition`` consecutive
+        vertices (a spatial hybrid's; the graph's last may be short), those partitions,
+        ascending: an active vertex's slot follows from its partition's place among them.
     """
 
     active: np.ndarray
@@ -311,6 +314,7 @@ class Launch:
     write_values: np.ndarray | None = None
     store_lanes: np.ndarray | None = None
     slot_ranks: np.ndarray | None = None
+    partitions: np.ndarray | None = None
 
     @classmethod
     def sweep(cls, work: IterationWork, **options) -> Launch:
@@ -670,7 +674,9 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
         if launch_of_unit is not None:  # each launch's partitions apart
             partition = (launch_of_unit[flag_unit] * (int(partition.max(initial=0)) + 1)
                          + partition)
-        lanes = store_lanes[first_of_each(partition)]
+        first = np.zeros(store_lanes.size, dtype=bool)  # in lane order: by thread
+        first[first_of_each(partition)] = True
+        lanes = store_lanes[first]
     elif launch.write_values is not None:
         values = launch.write_values
         if launch.store_lanes is None:  # the writes' values, by edge
@@ -970,56 +976,37 @@ def _joined_view(layout: TaskLayout, units: list[int], active_slots: list[np.nda
 def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout) -> _SlotView:
     """The full views of several launches that list their slots ascending and find the
     active ones by their status (a spatial hybrid's partitions), joined as ``_joined_view``
-    joins them: each launch's active vertices found among its slots, both keyed by the
-    launch, in one search for all."""
+    joins them: each launch's active vertices found among its slots (among its listed
+    partitions where it lists whole ones), both keyed by the launch, in one search for all."""
     n = indptr.size - 1
     per_unit = layout.per_unit
     sizes = np.array([launch.slots.size for launch in launches])
     units = ceil_div(sizes, per_unit)
     segments = np.cumsum(units) - units
-    key_of = (np.arange(len(launches)) * n).tolist()
-    listed = np.concatenate([np.add(launch.slots, key, dtype=np.int64)
-                             for launch, key in zip(launches, key_of, strict=True)])
-    if not bool((listed[1:] > listed[:-1]).all()):
-        raise ValueError("_listed_view takes launches whose slots ascend")
-    actives = [np.asarray(launch.active).astype(np.int64) for launch in launches]
-    active = np.concatenate([vertex + key for vertex, key in zip(actives, key_of, strict=True)])
-    partition = launches[0].partition
-    if partition and partition > 1:  # whole partitions (but the graph's last) are listed
-        at = _partition_positions(launches, actives, sizes, partition, n)
-        missed = np.flatnonzero(listed[at] != active)  # off the list, or not so listed
-        at[missed] = np.minimum(listed.searchsorted(active[missed]), listed.size - 1)
+    actives = [np.asarray(launch.active) for launch in launches]
+    launch_of = np.repeat(np.arange(len(launches)), [active.size for active in actives])
+    active = np.concatenate(actives).astype(np.int64, copy=False)
+    if all(launch.partitions is not None for launch in launches):  # by partition
+        p = launches[0].partition
+        listings, per_launch = [launch.partitions for launch in launches], ceil_div(n, p)
+        key, offset = launch_of * per_launch + active // p, active % p
     else:
-        at = np.minimum(listed.searchsorted(active), listed.size - 1)
-    at = at[listed[at] == active]
-    launch_of = floor_div(listed[at], n) if n else np.zeros(at.size, dtype=np.int64)
-    vertex = listed[at] - launch_of * n
-    active_slots = at - (np.cumsum(sizes) - sizes)[launch_of] + segments[launch_of] * per_unit
-    degree = (indptr[vertex + 1] - indptr[vertex]).astype(np.int64, copy=False)
-    return _SlotView(layout, active_slots, vertex, degree, layout.units * per_unit,
+        p, listings, per_launch = 1, [launch.slots for launch in launches], n
+        key, offset = launch_of * n + active, 0
+    counts = np.array([listing.size for listing in listings])
+    listed = np.concatenate([np.add(listing, base, dtype=np.int64) for listing, base
+                             in zip(listings, (np.arange(len(launches)) * per_launch).tolist(),
+                                    strict=True)])
+    if not bool((listed[1:] > listed[:-1]).all()):
+        raise ValueError("_listed_view takes launches whose slots (partitions) ascend")
+    at = np.minimum(listed.searchsorted(key), max(listed.size - 1, 0))
+    found = (listed[at] == key) if listed.size else np.zeros(key.size, dtype=bool)
+    slot = ((at - (np.cumsum(counts) - counts)[launch_of]) * p + offset)[found]
+    launch_of, active = launch_of[found], active[found]
+    active_slots = slot + segments[launch_of] * per_unit
+    degree = (indptr[active + 1] - indptr[active]).astype(np.int64, copy=False)
+    return _SlotView(layout, active_slots, active, degree, layout.units * per_unit,
                      segments=segments)
-
-
-def _partition_positions(launches: list[Launch], actives: list[np.ndarray],
-                         sizes: np.ndarray, partition: int, n: int) -> np.ndarray:
-    """Where each launch's active vertices sit among the launches' slots, one after another,
-    where each lists whole partitions of ``partition`` consecutive vertices, ascending (a
-    spatial hybrid's; the graph's last may be short): each listed partition's first slot
-    looked up in a table of the graph's partitions, launch by launch (a vertex off the list
-    comes out at some other slot, clipped to the slots; the caller checks)."""
-    first_slot = np.full(ceil_div(n, partition), -1, dtype=np.int64)
-    starts = (np.cumsum(sizes) - sizes).tolist()
-    at = []
-    for launch, active, start in zip(launches, actives, starts, strict=True):
-        listed = launch.slots[::partition] // partition
-        first_slot[listed] = np.arange(start, start + listed.size * partition, partition)
-        part = active // partition
-        found = first_slot[part]
-        found += active - part * partition
-        at.append(found)
-        first_slot[listed] = -1
-    at = np.concatenate(at)
-    return np.clip(at, 0, int(sizes.sum()) - 1, out=at)
 
 
 @dataclass(frozen=True, eq=False)

@@ -158,6 +158,24 @@ def distinct_ids(ids: np.ndarray, universe: int) -> np.ndarray:
     return np.flatnonzero(table)
 
 
+def distinct_per_group(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """How many distinct ``values`` (non-negative) each of ``n_groups`` groups holds, where
+    a value always comes with the same group (a warp step's or a thread's unit): through a
+    table of each value's group where the values are many for their range (every value's
+    entries write the same group, so the order of the writes does not matter), else by
+    one sort of them; values in order, by their runs."""
+    if values.size == 0:
+        return np.zeros(n_groups, dtype=np.int64)
+    if bool((values[1:] >= values[:-1]).all()):
+        return np.bincount(groups[run_starts(values)], minlength=n_groups)
+    universe = int(values.max()) + 1
+    if values.size * 16 >= universe:
+        group_of = np.zeros(universe, dtype=np.int64)
+        group_of[values] = groups + 1  # 0: a value none holds
+        return np.bincount(group_of, minlength=n_groups + 1)[1:]
+    return np.bincount(groups[first_of_each(values)], minlength=n_groups)
+
+
 def first_of_each(keys: np.ndarray) -> np.ndarray:
     """Indices of the first occurrence of every distinct key (non-negative), in key order:
     through a table of first indices when the keys are many for their range (a stable sort

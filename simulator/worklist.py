@@ -10,7 +10,7 @@ import numpy as np
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
-from simulator.sorted_runs import first_of_each
+from simulator.sorted_runs import distinct_per_group
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def push_work(
     ``threads_per_unit``: where thread t is in unit t // threads_per_unit (a layout's padded
     slots), its threads with a push are counted through a table of all the units' threads."""
     items = np.bincount(push_unit, minlength=units)
-    steps = np.bincount(push_unit[first_of_each(push_step)], minlength=units)
+    steps = distinct_per_group(push_step, push_unit, units)
     mixed = isinstance(warp_batches, np.ndarray)
     if not mixed and warp_batches:
         batches = (items > 0).astype(np.int64)
@@ -72,7 +72,7 @@ def push_work(
             pushing[push_thread] = True
             batches = np.count_nonzero(pushing.reshape(units, threads_per_unit), axis=1)
         else:
-            batches = np.bincount(push_unit[first_of_each(push_thread)], minlength=units)
+            batches = distinct_per_group(push_thread, push_unit, units)
         if mixed:
             batches = np.where(warp_batches, (items > 0).astype(np.int64), batches)
     flags = np.bincount(flag_unit, minlength=units)

@@ -112,6 +112,24 @@ def test_first_of_each_gives_each_keys_first_index_in_key_order():
         np.testing.assert_array_equal(first_of_each(keys), want)
 
 
+def test_distinct_per_group_counts_each_groups_distinct_values():
+    """Against a count of the distinct (group, value) pairs, on every path: values in
+    order (by runs), many for their range (a table), few (a sort); groups with none."""
+    from simulator.sorted_runs import distinct_per_group
+
+    rng = np.random.default_rng(8)
+    for size, universe, ordered in ((0, 1, False), (1, 5, False), (300, 200, False),
+                                    (300, 200, True), (300, 100_000, False),
+                                    (5000, 1_000_000, True)):
+        values = rng.integers(0, universe, size)
+        if ordered:
+            values.sort()
+        groups = values * 7 // universe  # a value's group is its own, 0-6; group 7 holds none
+        pairs = np.unique(np.stack([groups, values]), axis=1)
+        want = np.bincount(pairs[0], minlength=8) if size else np.zeros(8, dtype=np.int64)
+        np.testing.assert_array_equal(distinct_per_group(values, groups, 8), want)
+
+
 def test_run_reductions_equal_reduceat():
     from simulator.sorted_runs import run_maxima
     from simulator.sorted_runs import run_minima

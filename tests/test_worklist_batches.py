@@ -353,7 +353,7 @@ def _spatial_launches(fr, strategy, n):
         slots = (reps[:, None] * p + np.arange(p)).ravel()
         launches.append(engine.Launch(work.active, work.writes, slots=slots[slots < n],
                                       lookup="status", push=strategy.push,
-                                      pushes="partitions", partition=p,
+                                      pushes="partitions", partition=p, partitions=reps,
                                       grid_stride=not strategy.variable_grid))
         reps = np.unique(fr.indices[work.writes].astype(np.int64) // p)
     return launches
@@ -411,8 +411,8 @@ def test_listed_view_joins_the_launches_full_views(partition, listing):
     device = get_device("h100")
     launches = _spatial_launches(fr, strategy, graph.n)
     if listing == "some slots":  # every third slot dropped
-        launches = [dataclasses.replace(launch, slots=np.delete(launch.slots, np.s_[1::3]))
-                    for launch in launches]
+        launches = [dataclasses.replace(launch, slots=np.delete(launch.slots, np.s_[1::3]),
+                                        partitions=None) for launch in launches]
     sizes = np.array([launch.slots.size for launch in launches])
     layout = status_layouts(sizes, strategy, device)
     views = [engine._full_view(graph.indptr, launch,
