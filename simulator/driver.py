@@ -31,7 +31,7 @@ from simulator.functional import FunctionalRun
 from simulator.functional import IterationWork
 from simulator.functional import kept
 from simulator.layout import TaskLayout
-from simulator.layout import task_layout
+from simulator.layout import sweep_layout
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.strategy import Strategy
@@ -166,7 +166,7 @@ class _Launcher:
 
     def sweep_layout(self, strategy: Strategy) -> TaskLayout:
         if strategy not in self.layouts:
-            self.layouts[strategy] = task_layout(self.fr.n, strategy, self.device)
+            self.layouts[strategy] = sweep_layout(self.fr.n, strategy, self.device)
         return self.layouts[strategy]
 
     def launch(self, launch: Launch, strategy: Strategy) -> LaunchCost:

@@ -406,6 +406,9 @@ def clean_unit_rows(layout: TaskLayout, strategy: Strategy, device: Device,
                        unit_start_cycles(strategy, device, grid_stride))
 
 
+CLEAN_SWEEPS_KEPT = 4  # per layout: the last worked out
+
+
 def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
                  costs: InstructionCosts, donated: bool, grid_stride: bool,
                  hit_rate: float) -> CleanSweep:
@@ -414,8 +417,9 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     launch would cost more)."""
     key = (strategy.dynamic, strategy.block_size, id(device), id(costs), donated, grid_stride,
            hit_rate)
-    cached = layout.cache.get(key)
+    cached = layout.cache.pop(key, None)
     if cached is not None and cached[0] is device and cached[1] is costs:
+        layout.cache[key] = cached  # the most recent last
         return cached[2]
     units = clean_unit_rows(layout, strategy, device, costs, donated, grid_stride, hit_rate)
     items = timed = varying = prefix = per_warp = None
@@ -442,6 +446,8 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     clean = CleanSweep(units, float(units[2].sum()), float(units[3].sum()), items, base, timed,
                         varying, prefix, per_warp)
     layout.cache[key] = (device, costs, clean)
+    while len(layout.cache) > CLEAN_SWEEPS_KEPT:  # a layout outlives its run (sweep_layout)
+        layout.cache.pop(next(iter(layout.cache)), None)
     return clean
 
 

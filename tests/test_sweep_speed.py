@@ -694,3 +694,43 @@ def test_total_cost_adds_launches_in_turn():
                 assert (total.pushed is None) == (folded.pushed is None)
                 continue
             assert np.array_equal(getattr(total, field.name), getattr(folded, field.name))
+
+
+def test_sweep_layouts_are_kept_by_shape_and_reused_alike(monkeypatch):
+    """A sweep layout (and the clean sweeps it keeps) is shared by runs of one shape and
+    slot count, a few at most; runs that reuse it give the figures fresh ones give: BFS and
+    SSSP (another L2 hit rate), static and dynamic distribution, another graph of the same
+    size, each against a run with nothing kept."""
+    monkeypatch.setattr(layout_module, "_SWEEP_LAYOUTS", {})
+    monkeypatch.setattr(layout_module, "SWEEP_LAYOUTS_KEPT", 2)
+    monkeypatch.setattr(timing, "CLEAN_SWEEPS_KEPT", 2)
+    device = get_device("h100")
+    w32 = Strategy.parse("mapping=vwarp,w=32")
+    same_shape = Strategy.parse("mapping=vwarp,w=32,distribution=dynamic,block_size=128")
+    kept = layout_module.sweep_layout(500, w32, device)
+    assert layout_module.sweep_layout(500, same_shape, device) is kept
+    assert layout_module.sweep_layout(501, w32, device) is not kept
+    layout_module.sweep_layout(500, Strategy.parse("mapping=vwarp,w=8"), device)
+    assert len(layout_module._SWEEP_LAYOUTS) == 2
+    assert layout_module.sweep_layout(500, w32, device) is not kept  # the oldest went
+
+    # an L2 of a few kB: BFS's and SSSP's working sets hit it at different rates; a few SMs:
+    # several rounds of blocks, the clean ones' times among them
+    small_l2 = dataclasses.replace(device, l2_bytes=4096, sms=4)
+
+    def fresh(graph, algorithm, strategy):
+        monkeypatch.setattr(layout_module, "_SWEEP_LAYOUTS", {})
+        return simulate(graph, algorithm, strategy, small_l2)
+
+    graphs = [load_graph("road:rows=20,cols=25,seed=1,weights=random"),
+              load_graph("road:rows=25,cols=20,seed=3,weights=random")]
+    assert graphs[0].n == graphs[1].n
+    runs = [(graph, algorithm, strategy) for graph in graphs for algorithm in ("bfs", "sssp")
+            for strategy in ("mapping=vwarp,w=32", "mapping=vwarp,w=32,distribution=dynamic",
+                             "mapping=thread", "mapping=vwarp,w=32,defer_threshold=2")]
+    want = [fresh(*run).time_us for run in runs]
+    monkeypatch.setattr(layout_module, "_SWEEP_LAYOUTS", {})
+    for _ in range(2):  # in the order given, then again: each run meets what others kept
+        assert [simulate(*run, small_l2).time_us for run in runs] == want
+    shared = layout_module.sweep_layout(graphs[0].n, w32, small_l2)
+    assert 0 < len(shared.cache) <= 2
