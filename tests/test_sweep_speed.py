@@ -11,6 +11,7 @@ from simulator import functional_run
 from simulator import get_device
 from simulator import layout as layout_module
 from simulator import load_graph
+from simulator import scheduling
 from simulator import sectors
 from simulator import simulate
 from simulator import timing
@@ -153,10 +154,13 @@ def test_sparse_schedule_equals_list_schedule():
             _assert_placed(placed, owner, slots, rng)
 
 
-def test_whole_cycle_schedules_equal_list_schedule_each():
+@pytest.mark.parametrize("compacted_from", [1, 100, 10**9])
+def test_whole_cycle_schedules_equal_list_schedule_each(monkeypatch, compacted_from):
     """Several schedules at once, some with slower items in every round (so rounds reach the
     busy slots), some with base-length items listed, some with none: each as
-    ``list_schedule`` places it on its own."""
+    ``list_schedule`` places it on its own; with the grown keys of a step moved behind the
+    others never, where they are many, always."""
+    monkeypatch.setattr(scheduling, "_COMPACTED_FROM", compacted_from)
     rng = np.random.default_rng(11)
     reached_busy = 0
     for _trial in range(600):
