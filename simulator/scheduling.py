@@ -139,11 +139,13 @@ def whole_cycle_schedules(
         return None
     schedules, rest = last.shape
     full = items // slots
-    # a slot's key: its finish time less base a round (whole cycles), times slots, plus its
-    # index, plus its schedule's offset: a schedule's keys ascending are the order its next
+    # a slot's key: its finish time less base a round (whole cycles) plus its schedule's
+    # offset, above the bits of its index: a schedule's keys ascending are the order its next
     # round hands items out in, and the keys of every schedule ascend row after row
     most = np.bincount(sweep, weights=excess, minlength=schedules).max(initial=0)
-    span = (int(most) + 1) * slots
+    index_bits = (slots - 1).bit_length()
+    index_mask = (1 << index_bits) - 1
+    span = (int(most) + 1) << index_bits
     if most >= 2**52 or schedules * span >= 2**62:  # sums exact, keys within int64
         return None
     rounds = listed // slots
@@ -164,10 +166,10 @@ def whole_cycle_schedules(
     row[np.argsort(-rounds_of, kind="stable")] = np.arange(schedules)
     stepping = (schedules - np.sort(rounds_of).searchsorted(np.arange(len(bounds) - 1),
                                                            side="right")) * slots
-    ordered = np.arange(schedules, dtype=np.int64)[:, None] * span + np.arange(slots)
+    ordered = (np.arange(schedules, dtype=np.int64) * span)[:, None] + np.arange(slots)
     keys = ordered.ravel()
     at = (row[sweep] * slots + position)[order]
-    more = excess[order].astype(np.int64) * slots
+    more = excess[order].astype(np.int64) << index_bits
     taken = np.empty(listed.size, dtype=np.int64)
     for a, b, stepped_keys in zip(bounds[:-1], bounds[1:], stepping.tolist(), strict=True):
         now = at[a:b]
@@ -186,13 +188,12 @@ def whole_cycle_schedules(
             keys[now] += more[a:b]
         keys[:stepped_keys].sort(kind="stable")
     owner = np.empty(listed.size, dtype=np.int64)
-    owner[order] = taken - taken // slots * slots  # numpy divides by a scalar faster than %
+    owner[order] = taken & index_mask
     # every slot's finish after the full rounds: base a round and its items' excess
     finish = np.bincount(sweep * slots + owner, weights=excess,
                          minlength=schedules * slots) + full * base
     # the last round hands its items out in the slots' order after the full rounds
-    last_owner = ordered[row, :rest]
-    last_owner -= last_owner // slots * slots
+    last_owner = ordered[row, :rest] & index_mask
     finish[(np.arange(schedules)[:, None] * slots + last_owner).ravel()] += last.ravel()
     return owner, last_owner, finish.reshape(schedules, slots)
 
