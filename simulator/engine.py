@@ -537,10 +537,11 @@ def _storing_lanes(edges, vertices, degree, launch, m):
     return np.flatnonzero(lane_stores)
 
 
-def _list_sectors(indptr, edges, vertices, degree, expanding_slots, lanes, unit_of_step,
-                  layout, strategy, words, unit_edges):
+def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lanes,
+                  unit_of_step, layout, strategy, words, unit_edges):
     """Per unit, the transactions of the edge-list read indices[e] (the weights' read has
-    the same). Big launches over ascending vertices skip the sort of every lane's key:
+    the same; ``starts``: the vertices' first edges). Big launches over ascending vertices
+    skip the sort of every lane's key:
     lockstep virtual warps are counted per vertex in closed form (with donation, the
     threads' own edges so and the box's drain rounds by their runs), and redistribution
     over one chunk position by its steps' runs (each step pops consecutive table entries)."""
@@ -552,20 +553,19 @@ def _list_sectors(indptr, edges, vertices, degree, expanding_slots, lanes, unit_
         # threads, each on its own list, in any order, filling most of their units (a
         # worklist's, not a spatial hybrid's partitions, whose rows would be mostly empty):
         # in closed form per pair of threads
-        return thread_list_sectors(indptr[vertices].astype(np.int64, copy=False), degree,
-                                   expanding_slots, units=units, width=layout.per_unit,
-                                   words_per_sector=words)
+        return thread_list_sectors(starts, degree, expanding_slots, units=units,
+                                   width=layout.per_unit, words_per_sector=words)
     if (edges.size >= _CLOSED_FORM_FROM and is_power_of_two(words)
             and (ascending or (edges.size >= _UNORDERED_CLOSED_FORM_FROM
                                and lanes.kept is None and not strategy.redistributes))):
         if not strategy.redistributes:
-            slots = expanding_slots
+            slots, start, length = expanding_slots, starts, degree
             if not ascending:  # a worklist's vertices, in any order and some twice
                 slots, vertices = _lockstep_in_vertex_order(expanding_slots, vertices,
                                                             layout)
-            start = indptr[vertices].astype(np.int64)
-            end = (start + lanes.kept if lanes.kept is not None
-                   else indptr[vertices + 1].astype(np.int64))
+                start = indptr[vertices].astype(np.int64)
+                length = indptr[vertices + 1] - start
+            end = start + (lanes.kept if lanes.kept is not None else length)
             counts = lockstep_list_sectors(start, end, slots, w=w, k=k, c=c,
                                            units=units, words_per_sector=words)
             if lanes.given is not None:
@@ -1019,6 +1019,7 @@ class _Expansion:
     slots: np.ndarray
     vertices: np.ndarray
     degree: np.ndarray
+    starts: np.ndarray  # the expanding vertices' first edges
     deferred_slots: np.ndarray
     deferred_vertices: np.ndarray
     edges: np.ndarray
@@ -1041,7 +1042,8 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
             expanding = ~outlier
             slots, vertices, degree = slots[expanding], vertices[expanding], degree[expanding]
 
-    edges, local = edge_ids(indptr, vertices, with_local=True, lengths=degree)
+    starts = indptr[vertices].astype(np.int64, copy=False)
+    edges, local = edge_ids(indptr, vertices, with_local=True, lengths=degree, starts=starts)
     donating = None
     # lane positions matter only where a step issues just the clusters holding a lane
     want_lanes = device.cluster_issue and device.simd_width < ws
@@ -1059,7 +1061,8 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
                                           want_lanes)
     else:
         lanes = _lockstep_lanes(slots, degree, local, layout, want_lanes)
-    return _Expansion(slots, vertices, degree, deferred_slots, deferred_vertices, edges, lanes,
+    return _Expansion(slots, vertices, degree, starts, deferred_slots, deferred_vertices, edges,
+                      lanes,
                       donating)
 
 
@@ -1597,8 +1600,8 @@ def _launch_costs(
     # lanes stay in their slot's unit, but for donated ones
     unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
                              minlength=units).astype(np.int64)
-    list_sectors = _list_sectors(indptr, edges, expanding_vertices, degree, expanding_slots,
-                                 lanes, unit_of_step, layout, strategy, words,
+    list_sectors = _list_sectors(indptr, edges, expanding_vertices, degree, expansion.starts,
+                                 expanding_slots, lanes, unit_of_step, layout, strategy, words,
                                  None if donated else unit_edges)
     if pushes is not None:
         store_lanes = _joined_store_lanes(pushes)

@@ -93,13 +93,14 @@ def default_source(graph: Graph) -> int:
 
 
 def edge_ids(indptr: np.ndarray, vertices: np.ndarray, *, with_local: bool = False,
-             lengths: np.ndarray | None = None):
+             lengths: np.ndarray | None = None, starts: np.ndarray | None = None):
     """Ids of all edges leaving ``vertices``, in vertex order then CSR order (int64).
 
-    With ``with_local`` also each edge's position within its vertex's list. ``lengths``:
-    the vertices' degrees, where the caller has them.
+    With ``with_local`` also each edge's position within its vertex's list. ``lengths``
+    and ``starts`` (int64): the vertices' degrees and first edges, where the caller has them.
     """
-    starts = indptr[vertices].astype(np.int64, copy=False)
+    if starts is None:
+        starts = indptr[vertices].astype(np.int64, copy=False)
     if lengths is None:
         lengths = indptr[vertices + 1].astype(np.int64, copy=False) - starts
     total = int(lengths.sum())
