@@ -1622,8 +1622,11 @@ def _launch_costs(
     if store_lanes.size * _STORES_SORTED_WITH_READS >= group.size:
         storing = np.zeros(group.size, dtype=bool)
         storing[store_lanes] = True
+    # a thread-mapped worklist's lanes read unrelated vertices' neighbours, scrambled
+    scattered = w == 1 and not sweep and launch.lookup == "worklist" and not donated
     read_sectors = count(group, neighbours, unit_of_step,
-                         unit_sizes=None if donated else unit_edges, marked=storing)
+                         unit_sizes=None if donated else unit_edges, marked=storing,
+                         scattered=scattered)
     if storing is not None:
         read_sectors, store_sectors = read_sectors
     elif store_lanes.size:
