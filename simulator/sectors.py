@@ -23,9 +23,12 @@ _SEARCHED_UNITS_PER_KEY = 1 / 8
 # range for the reduceat)
 _RUNNING_COUNT_UNITS_PER_KEY = 1 / 40
 _LITTLE_ENDIAN = np.dtype(np.int64).byteorder == "=" and np.little_endian
-# scattered keys from this many are counted through a hash table (``_hashed_distinct``), by
-# Knuth's multiplicative hash (the golden ratio times 2**64, odd)
+# scattered keys from this many up to the most are counted through a hash table
+# (``_hashed_distinct``), by Knuth's multiplicative hash (the golden ratio times 2**64, odd);
+# more keys sort for less than a table that no cache holds costs (rmat:scale=20's temporal
+# launches of millions of edges: a table of 2**27 slots took the run from 0.8 to 1.5 s)
 _HASHED_FROM = 1 << 12
+_HASHED_UP_TO = 1 << 18
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -54,7 +57,7 @@ def distinct_sectors(
     bits = int(sector.max()).bit_length()
     keys = group << bits
     keys |= sector
-    if scattered and keys.size >= _HASHED_FROM:
+    if scattered and _HASHED_FROM <= keys.size <= _HASHED_UP_TO:
         return _hashed_distinct(keys, bits, group, unit_of_group, unit_sizes, marked)
     if marked is not None:  # the flag below the pair: a pair's marked elements sort last
         keys <<= 1
