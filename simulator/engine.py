@@ -154,6 +154,7 @@ with their cost, all together.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from functools import lru_cache
 from functools import partial
 
@@ -729,8 +730,10 @@ def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
         # its unit's scramble among the launch's, two radix sorts of 16-bit keys (a fifth
         # of one comparison sort of the packed keys)
         by_lane = np.argsort(lane.astype(np.uint16), kind="stable")
-        group = _scramble_ranks(last_unit + 1)[unit[by_lane]]
-        if in_unit is not None:
+        if in_unit is None:  # the units' ranks among all 2**16 keep their scrambles' order
+            group = _all_scramble_ranks()[unit[by_lane]]
+        else:  # the ranks among the launch's own units, below the step's bits
+            group = _scramble_ranks(last_unit + 1)[unit[by_lane]]
             group |= in_unit[by_lane].astype(np.uint16) << rank_bits
         return by_lane[np.argsort(group, kind="stable")]
     if last_unit >= 1 << 31 or bits > 63:  # the columns apart
@@ -770,6 +773,14 @@ def _scramble_ranks(units: int) -> np.ndarray:
     ranks[np.argsort(_unit_scrambles(units)[:units])] = np.arange(units, dtype=np.uint16)
     ranks.flags.writeable = False
     return ranks
+
+
+@cache
+def _all_scramble_ranks() -> np.ndarray:
+    """``_scramble_ranks`` of all 2**16 unit ids: among any first units, their order is
+    their scrambles' (one table for every launch, where a table per count of units, 455 of
+    them over USA-road-FLA's chunked BFS launches, would not stay cached)."""
+    return _scramble_ranks.__wrapped__(1 << 16)
 
 
 def _scrambled(unit: np.ndarray) -> np.ndarray:
