@@ -193,12 +193,13 @@ class _Launcher:
 
     def worklist_launch(self, launch: Launch, strategy: Strategy, cache: dict | None = None,
                         ) -> tuple[LaunchCost | _PendingCost, np.ndarray | None,
-                                   np.ndarray | None]:
+                                   tuple[np.ndarray, np.ndarray] | None]:
         """A launch that builds a worklist: its cost, or a small one's cost to come (costed
         with others by ``settle``), the items it pushed (None for a small launch that
         pushes partitions: no launch expands them, so they are worked out with its cost) and,
-        where known, their ranks among its targets (``LaunchPushes.item_ranks``). ``cache``:
-        that of the work it replays (``IterationWork.cache``)."""
+        where known, their ranks among its targets and those targets
+        (``LaunchPushes.item_ranks``, ``targets``). ``cache``: that of the work it replays
+        (``IterationWork.cache``)."""
         small = (_BATCH_SLOTS and batches_worklists(launch)
                  and _batch_slots(launch) <= _BATCH_SLOTS)
         # a worklist's duplicates expand their edges again, counted once its pushes are known
@@ -210,8 +211,8 @@ class _Launcher:
             return _PendingCost(launch, strategy, None, edges), None, None
         pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device,
                                cache)
-        return (_PendingCost(launch, strategy, pushes, pushes.edges), pushes.items,
-                pushes.item_ranks)
+        ranks = None if pushes.item_ranks is None else (pushes.item_ranks, pushes.targets)
+        return _PendingCost(launch, strategy, pushes, pushes.edges), pushes.items, ranks
 
     def active_edges(self, launch: Launch, cache: dict | None) -> int:
         """The edges the launch's active vertices expand: the work's alone, kept with it
@@ -410,17 +411,19 @@ def wave_entries(strategy: Strategy, device: Device) -> int:
 
 def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
                  self_pushes: np.ndarray | None = None, store_lanes: np.ndarray | None = None,
-                 ranks: np.ndarray | None = None,
-                 ) -> tuple[LaunchCost | _PendingCost, np.ndarray, np.ndarray | None]:
+                 ranks: tuple[np.ndarray, np.ndarray] | None = None,
+                 ) -> tuple[LaunchCost | _PendingCost, np.ndarray,
+                            tuple[np.ndarray, np.ndarray] | None]:
     """A worklist launch (its cost, or its cost to come), the items it pushed (the next
-    worklist, duplicates included) and, where known, their ranks among its targets (the
-    next launch's ``ranks``: its slots' among its active vertices)."""
+    worklist, duplicates included) and, where known, their ranks among its targets with
+    those targets (the next launch's ``ranks``: its slots' among its active vertices)."""
     s = launcher.strategy_for(work.active)
     launch = Launch(
         work.active, work.writes, slots=worklist, lookup="worklist", push=s.push,
         pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
         grid_stride=not s.variable_grid, write_values=work.write_values,
-        store_lanes=store_lanes, slot_ranks=ranks,
+        store_lanes=store_lanes, slot_ranks=None if ranks is None else ranks[0],
+        ranked_among=None if ranks is None else ranks[1],
     )
     cost, pushed, pushed_ranks = launcher.worklist_launch(launch, s, work.cache)
     cost.worklist_items += worklist.size

@@ -297,6 +297,9 @@ class Launch:
         ``writes``.
     slot_ranks: each slot's vertex's index among ``active``, where the caller knows it (a
         worklist pushed by a lean launch, ``LaunchPushes.item_ranks``; checked before use).
+    ranked_among: the array ``slot_ranks`` index, which gives the slots' vertices at them (a
+        lean launch's targets, ``LaunchPushes.targets``): where it equals ``active`` (the
+        next BFS level's), the ranks need no check (it is compared once per work, kept).
     partitions: where ``slots`` lists whole partitions of ``partition`` consecutive
         vertices (a spatial hybrid's; the graph's last may be short), those partitions,
         ascending: an active vertex's slot follows from its partition's place among them.
@@ -315,6 +318,7 @@ class Launch:
     write_values: np.ndarray | None = None
     store_lanes: np.ndarray | None = None
     slot_ranks: np.ndarray | None = None
+    ranked_among: np.ndarray | None = None
     partitions: np.ndarray | None = None
 
     @classmethod
@@ -1131,7 +1135,7 @@ class LaunchPushes:
     counters, or the pushers to count, see ``Pushers``), and the items pushed (the next
     worklist: in arrival order, then the targets only deferred vertices store to,
     ``deferred_targets`` of them; ``item_ranks``: where a lean launch pushed them, each one's
-    index among its distinct targets, the next BFS level's active vertices)."""
+    index among its distinct ``targets``, the next BFS level's active vertices)."""
 
     units: int
     active_slots: np.ndarray | None
@@ -1143,6 +1147,7 @@ class LaunchPushes:
     items: np.ndarray
     deferred_targets: int = 0
     item_ranks: np.ndarray | None = None  # each item's index among the launch's targets
+    targets: np.ndarray | None = None
 
     @property
     def store_lanes(self) -> np.ndarray:
@@ -1191,7 +1196,7 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
         sources = kept(cache, "write_sources",
                        lambda: write_sources(indptr, indices, launch.active, launch.writes))
         pushes = (None if sources is None else
-                  _lockstep_worklist_pushes(launch, strategy, device, sources))
+                  _lockstep_worklist_pushes(launch, strategy, device, sources, cache))
         if pushes is not None:
             return pushes
     # its slots' placement only: their reads are counted with the others' later
@@ -1258,7 +1263,8 @@ def write_sources(indptr: np.ndarray, indices: np.ndarray, active: np.ndarray,
                         targets.searchsorted(target), targets, active_degree)
 
 
-def _lockstep_worklist_pushes(launch, strategy, device, sources) -> LaunchPushes | None:
+def _lockstep_worklist_pushes(launch, strategy, device, sources, cache=None
+                              ) -> LaunchPushes | None:
     """``launch_pushes`` of a worklist launch whose virtual warps walk their chunk positions
     in lockstep and whose storing lanes race plainly (BFS), from its storing lanes alone
     (``sources``: where its writes come from): O(slots + writes) in a few dozen numpy calls
@@ -1276,7 +1282,8 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources) -> LaunchPushes
     rank = launch.slot_ranks
     if rank is None:
         rank = np.minimum(active.searchsorted(vertex), max(active.size - 1, 0))
-    if active.size == 0 or not bool((active[rank] == vertex).all()):
+    if active.size == 0 or not (_ranked_among_active(launch, active, cache)
+                                or bool((active[rank] == vertex).all())):
         return None
     degree = sources.active_degree[rank]
     position_base, steps = _worklist_first_steps(degree, w, k, c, units)
@@ -1309,7 +1316,22 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources) -> LaunchPushes
         pushed = won[stable_order(lane[won])]
     return LaunchPushes(units, None, vertex, degree, edges, lane, pushers,
                         sources.target[pushed],
-                        item_ranks=sources.target_rank[pushed])
+                        item_ranks=sources.target_rank[pushed], targets=sources.targets)
+
+
+def _ranked_among_active(launch: Launch, active: np.ndarray, cache: dict | None) -> bool:
+    """Whether the launch's slot ranks, given among ``launch.ranked_among``, are its slots'
+    ranks among its ``active`` vertices: the two arrays are equal (compared once per work
+    and array ranked among, kept with the work, rather than each slot's rank checked in
+    every launch that replays it)."""
+    among = launch.ranked_among
+    if launch.slot_ranks is None or among is None:
+        return False
+    kept_among, equal = kept(cache, "ranked among",
+                             lambda: (among, bool(np.array_equal(among, active))))
+    if kept_among is not among:  # ranks among another array than the kept one
+        return bool(np.array_equal(among, active))
+    return equal
 
 
 def batches_worklists(launch: Launch) -> bool:

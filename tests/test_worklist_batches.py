@@ -295,20 +295,23 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
         want = _pushes_fields(laid_out)
         sources = engine.write_sources(graph.indptr, graph.indices, work.active, work.writes)
         ranked = dataclasses.replace(launch, slot_ranks=np.searchsorted(work.active, worklist))
-        for given in launch, ranked:
+        # ranks among an array equal to the active vertices (not them): not checked
+        among = dataclasses.replace(ranked, ranked_among=work.active.copy())
+        for given in launch, ranked, among:
             lean = engine._lockstep_worklist_pushes(given, strategy, device, sources)
             got = _pushes_fields(lean)
             for name in want:
                 assert np.array_equal(got[name], want[name]), name
             assert np.array_equal(sources.targets[lean.item_ranks], lean.items)
         cache = {}  # the work's write sources, worked out once and kept
-        for _ in range(2):
-            kept = engine.launch_pushes(graph.indptr, graph.indices, launch, strategy, device,
+        for given in launch, among, among:
+            kept = engine.launch_pushes(graph.indptr, graph.indices, given, strategy, device,
                                         cache)
             assert isinstance(cache["write_sources"], engine.WriteSources)
             got = _pushes_fields(kept)
             for name in want:
                 assert np.array_equal(got[name], want[name]), name
+        assert cache["ranked among"] == (among.ranked_among, True)
         checked += work.writes.size
     assert checked > 1000 and np.diff(graph.indptr).max() > 64
 
@@ -318,18 +321,21 @@ def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
     vertex that is not active, is laid out lane by lane (such writes store nowhere): writes
     of a vertex that is not active (no ``write_sources``), whether after an active vertex's
     edges or before every one's, writes of an active vertex that is not listed, a listed
-    vertex that is not active, and ranks given that do not name the slots' vertices."""
+    vertex that is not active, and ranks given that do not name the slots' vertices (among
+    another array than the active vertices, whose ranks are then checked)."""
     graph = load_graph("road:rows=6,cols=6,seed=1")
     strategy = Strategy.parse("mapping=vwarp,w=4,driven=data")
     device = get_device("h100")
     indptr = graph.indptr
-    for active, listed, writer, ranks in (([5, 9], [5, 9], 7, None), ([9, 20], [9, 20], 3, None),
-                                          ([5, 9], [9], 5, None), ([5, 9], [5, 8], 5, None),
-                                          ([5, 9], [5, 9], 5, [1, 0])):
+    for active, listed, writer, ranks, among in (
+            ([5, 9], [5, 9], 7, None, None), ([9, 20], [9, 20], 3, None, None),
+            ([5, 9], [9], 5, None, None), ([5, 9], [5, 8], 5, None, None),
+            ([5, 9], [5, 9], 5, [1, 0], None), ([5, 9], [5, 9], 5, [1, 0], [9, 5])):
         writes = np.arange(indptr[writer], indptr[writer + 1])
         launch = engine.Launch(np.array(active), writes, slots=np.array(listed),
                                lookup="worklist", push="atomic",
-                               slot_ranks=None if ranks is None else np.array(ranks))
+                               slot_ranks=None if ranks is None else np.array(ranks),
+                               ranked_among=None if among is None else np.array(among))
         layout = worklist_layouts(np.array([len(listed)]), strategy, device, None)
         sources = engine.write_sources(indptr, graph.indices, launch.active, writes)
         assert (sources is None) == (writer not in active)
