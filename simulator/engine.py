@@ -1633,9 +1633,21 @@ def _launch_costs(
     # lanes stay in their slot's unit, but for donated ones
     unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
                              minlength=units).astype(np.int64)
+    lane_units = unit_edges  # each unit's lanes
+    if donated:
+        lane_units = None  # the counts find them among the sorted keys
+        given = lanes.given_group
+        if lanes.kept is not None and (given is None or given.size * 4 < edges.size):
+            # few given lanes: its threads' kept edges and those the box gives it (a count
+            # of every lane's unit costs more; a search of the units' ranges too, where the
+            # view holds whole blocks of units)
+            lane_units = np.bincount(expanding_slots // per_unit, weights=lanes.kept,
+                                     minlength=units).astype(np.int64)
+            if given is not None:
+                lane_units += np.bincount(unit_of_step[given], minlength=units)
     list_sectors = _list_sectors(indptr, edges, expanding_vertices, degree, expansion.starts,
                                  expanding_slots, lanes, unit_of_step, layout, strategy, words,
-                                 None if donated else unit_edges)
+                                 lane_units)
     if pushes is not None:
         store_lanes = _joined_store_lanes(pushes)
     elif len(launches) == 1:
@@ -1658,7 +1670,7 @@ def _launch_costs(
     # a thread-mapped worklist's lanes read unrelated vertices' neighbours, scrambled
     scattered = w == 1 and not sweep and launch.lookup == "worklist" and not donated
     read_sectors = count(group, neighbours, unit_of_step,
-                         unit_sizes=None if donated else unit_edges, marked=storing,
+                         unit_sizes=lane_units, marked=storing,
                          scattered=scattered)
     if storing is not None:
         read_sectors, store_sectors = read_sectors
