@@ -546,8 +546,8 @@ def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lane
                   unit_of_step, layout, strategy, words, unit_edges):
     """Per unit, the transactions of the edge-list read indices[e] (the weights' read has
     the same; ``starts``: the vertices' first edges). Big launches over ascending vertices
-    skip the sort of every lane's key:
-    lockstep virtual warps are counted per vertex in closed form (with donation, the
+    skip the sort of every lane's key: lockstep virtual warps are counted per vertex in
+    closed form (with donation, the
     threads' own edges so and the box's drain rounds by their runs), and redistribution
     over one chunk position by its steps' runs (each step pops consecutive table entries)."""
     w, k, c, units = layout.w, layout.k, layout.c, layout.units
@@ -1077,8 +1077,7 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
     else:
         lanes = _lockstep_lanes(slots, degree, local, layout, want_lanes)
     return _Expansion(slots, vertices, degree, starts, deferred_slots, deferred_vertices, edges,
-                      lanes,
-                      donating)
+                      lanes, donating)
 
 
 def _launch_unit_numbers(view: _SlotView, segments: np.ndarray,
