@@ -547,9 +547,9 @@ def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lane
     """Per unit, the transactions of the edge-list read indices[e] (the weights' read has
     the same; ``starts``: the vertices' first edges). Big launches over ascending vertices
     skip the sort of every lane's key: lockstep virtual warps are counted per vertex in
-    closed form (with donation, the
-    threads' own edges so and the box's drain rounds by their runs), and redistribution
-    over one chunk position by its steps' runs (each step pops consecutive table entries)."""
+    closed form (with donation, the threads' own edges so and the box's drain rounds by
+    their runs), and redistribution over one chunk position by its steps' runs (each step
+    pops consecutive table entries)."""
     w, k, c, units = layout.w, layout.k, layout.c, layout.units
     ascending = k == 1 or bool((vertices[1:] > vertices[:-1]).all())
     if (not ascending and w == 1 and c == 1 and lanes.kept is None
