@@ -406,7 +406,7 @@ def clean_unit_rows(layout: TaskLayout, strategy: Strategy, device: Device,
                        unit_start_cycles(strategy, device, grid_stride))
 
 
-CLEAN_SWEEPS_KEPT = 4  # per layout: the last worked out
+CLEAN_SWEEPS_KEPT = 2  # per layout: the last worked out (a donating run times two)
 
 
 def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
