@@ -50,6 +50,19 @@ def kept(cache: dict | None, key: Hashable, work_out: Callable[[], T]) -> T:
     return cache[key]
 
 
+def kept_recent(cache: dict, key: Hashable, work_out: Callable[[], T], most: int,
+                holds: Callable[[T], bool] = lambda value: True) -> T:
+    """``kept`` in a cache that outlives a run: only the ``most`` values last asked for stay
+    (the oldest go first); a kept value that no longer ``holds`` is worked out again."""
+    value = cache.pop(key, None)
+    if value is None or not holds(value):
+        value = work_out()
+    cache[key] = value  # the most recent last
+    while len(cache) > most:
+        cache.pop(next(iter(cache)))
+    return value
+
+
 @dataclass(frozen=True, eq=False)
 class FunctionalRun:
     """An algorithm's answer and its per-iteration work on one graph, reusable across strategies.

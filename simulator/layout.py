@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 
 from simulator.device import Device
+from simulator.functional import kept_recent
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sectors import range_sectors
@@ -81,14 +82,8 @@ def sweep_layout(n: int, strategy: Strategy, device: Device) -> TaskLayout:
     ``SWEEP_LAYOUTS_KEPT`` asked for): it depends on n and the units' shape alone, and it
     keeps what a sweep with no active vertex costs (``timing.clean_sweep``), which a run of
     W = 32 on a million vertices would otherwise work out again (40 ms a run)."""
-    key = (n, *unit_shape(strategy, device), device.sector_bytes)
-    layout = _SWEEP_LAYOUTS.pop(key, None)
-    if layout is None:
-        layout = task_layout(n, strategy, device)
-    _SWEEP_LAYOUTS[key] = layout  # the most recent last
-    while len(_SWEEP_LAYOUTS) > SWEEP_LAYOUTS_KEPT:
-        _SWEEP_LAYOUTS.pop(next(iter(_SWEEP_LAYOUTS)), None)
-    return layout
+    return kept_recent(_SWEEP_LAYOUTS, (n, *unit_shape(strategy, device), device.sector_bytes),
+                       lambda: task_layout(n, strategy, device), SWEEP_LAYOUTS_KEPT)
 
 
 def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> TaskLayout:

@@ -11,6 +11,7 @@ import numpy as np
 
 from simulator.costs import InstructionCosts
 from simulator.device import Device
+from simulator.functional import kept_recent
 from simulator.layout import TaskLayout
 from simulator.scheduling import list_schedule
 from simulator.scheduling import list_schedule_sparse
@@ -417,10 +418,18 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
     launch would cost more)."""
     key = (strategy.dynamic, strategy.block_size, id(device), id(costs), donated, grid_stride,
            hit_rate)
-    cached = layout.cache.pop(key, None)
-    if cached is not None and cached[0] is device and cached[1] is costs:
-        layout.cache[key] = cached  # the most recent last
-        return cached[2]
+    # a layout outlives its run (``sweep_layout``): its last few clean sweeps stay
+    return kept_recent(
+        layout.cache, key,
+        lambda: (device, costs, _clean_sweep(layout, strategy, device, costs, donated,
+                                             grid_stride, hit_rate)),
+        CLEAN_SWEEPS_KEPT, lambda kept: kept[0] is device and kept[1] is costs)[2]
+
+
+def _clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
+                 costs: InstructionCosts, donated: bool, grid_stride: bool,
+                 hit_rate: float) -> CleanSweep:
+    """``clean_sweep``, worked out."""
     units = clean_unit_rows(layout, strategy, device, costs, donated, grid_stride, hit_rate)
     items = timed = varying = prefix = per_warp = None
     base = 0.0
@@ -443,12 +452,8 @@ def clean_sweep(layout: TaskLayout, strategy: Strategy, device: Device,
         prefix = np.zeros((varying.size, full + 1, slots))
         np.cumsum(in_full[varying].reshape(varying.size, full, slots), axis=1,
                   out=prefix[:, 1:])
-    clean = CleanSweep(units, float(units[2].sum()), float(units[3].sum()), items, base, timed,
-                        varying, prefix, per_warp)
-    layout.cache[key] = (device, costs, clean)
-    while len(layout.cache) > CLEAN_SWEEPS_KEPT:  # a layout outlives its run (sweep_layout)
-        layout.cache.pop(next(iter(layout.cache)), None)
-    return clean
+    return CleanSweep(units, float(units[2].sum()), float(units[3].sum()), items, base, timed,
+                      varying, prefix, per_warp)
 
 
 def sparse_sweep_cycles(

@@ -745,3 +745,20 @@ def test_sweep_layouts_are_kept_by_shape_and_reused_alike(monkeypatch):
         assert [simulate(*run, small_l2).time_us for run in runs] == want
     shared = layout_module.sweep_layout(graphs[0].n, w32, small_l2)
     assert 0 < len(shared.cache) <= 2
+
+
+def test_kept_recent_keeps_the_last_asked_for():
+    """Only the values last asked for stay (a value asked for again counts as new); one that
+    no longer holds is worked out again."""
+    from simulator.functional import kept_recent
+
+    cache, worked = {}, []
+
+    def ask(key, holds=lambda value: True):
+        return kept_recent(cache, key, lambda: worked.append(key) or f"{key}{len(worked)}", 2,
+                           holds)
+
+    assert [ask("a"), ask("b"), ask("a"), ask("c")] == ["a1", "b2", "a1", "c3"]
+    assert list(cache) == ["a", "c"]  # b, the oldest asked for, went
+    assert ask("b") == "b4" and list(cache) == ["c", "b"]
+    assert ask("c", holds=lambda value: False) == "c5" and worked == ["a", "b", "c", "b", "c"]
