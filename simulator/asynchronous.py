@@ -9,7 +9,7 @@ on the H100, 1.2-1.5x fewer at W = 32 on coAuthorsDBLP and dblp-2010 than the sy
 replay (``bench/worklist_fidelity.py``). Modelled here as waves of consecutive entries, each
 reading the values every earlier wave left, its own lanes all reading before any store.
 Which entries share a wave follows the worklist's order, the order its pushes reached the
-tail (``simulator.engine.arrival_order``). Where a launch holds several waves of short-lived
+tail (``simulator.pushes.arrival_order``). Where a launch holds several waves of short-lived
 entries (W = 32 on the road graphs), the GPU reads about 0.75x the entries of this model:
 its warps start as others finish, not in waves (``bench/worklist_waves_fidelity.py``,
 E = 0).

@@ -11,6 +11,9 @@ from dataclasses import field
 import numpy as np
 
 from simulator.asynchronous import AsynchronousLowering
+from simulator.auxiliary_kernels import compaction_kernel
+from simulator.auxiliary_kernels import idle_outlier_kernel
+from simulator.auxiliary_kernels import scatter_kernel
 from simulator.costs import COSTS
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
@@ -19,10 +22,7 @@ from simulator.engine import Launch
 from simulator.engine import LaunchPushes
 from simulator.engine import batches_sweeps
 from simulator.engine import batches_worklists
-from simulator.engine import compaction_kernel
-from simulator.engine import idle_outlier_kernel
 from simulator.engine import launch_pushes
-from simulator.engine import scatter_kernel
 from simulator.engine import sweep_kernels
 from simulator.engine import vertex_kernel
 from simulator.engine import worklist_kernels

@@ -1,7 +1,10 @@
 """The warp cost model: one kernel launch's work laid out on lanes exactly, and its time.
 
 This module lays each launch's work on lanes and counts it; ``simulator.layout`` places the
-task slots on warp units, ``simulator.sectors`` counts the distinct sectors of warp steps, and
+task slots on warp units, ``simulator.lanes`` gives each edge its lane and warp step under each
+mapping, ``simulator.sectors`` counts the distinct sectors of warp steps,
+``simulator.pushes`` finds which stores push and in what order the items reach the tail,
+``simulator.auxiliary_kernels`` costs the outlier and hybrid-switch kernels, and
 ``simulator.timing`` turns per-unit work into the launch's time (the "Time" and "Sweeps in
 O(active work)" sections below).
 
@@ -154,12 +157,11 @@ with their cost, all together.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from functools import lru_cache
 from functools import partial
 
 import numpy as np
 
+from simulator.auxiliary_kernels import outlier_kernel
 from simulator.costs import COSTS
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
@@ -167,41 +169,43 @@ from simulator.device import Device
 from simulator.functional import IterationWork
 from simulator.functional import edge_ids
 from simulator.functional import kept
+from simulator.lanes import Lanes
+from simulator.lanes import donating_lanes
+from simulator.lanes import lockstep_lanes
+from simulator.lanes import positions_holding
+from simulator.lanes import redistributed_lanes
+from simulator.lanes import sum_positions
+from simulator.lanes import worklist_first_steps
 from simulator.layout import TaskLayout
 from simulator.layout import padded_places
 from simulator.layout import status_layouts
 from simulator.layout import task_layout
 from simulator.layout import unit_shape
 from simulator.layout import worklist_layouts
+from simulator.pushes import arrival_order
+from simulator.pushes import lowering_stores
+from simulator.pushes import racing_stores
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
-from simulator.sectors import distinct_sectors
 from simulator.sectors import floor_div
 from simulator.sectors import is_power_of_two
 from simulator.sectors import lockstep_list_sectors
-from simulator.sectors import padded_counts
-from simulator.sectors import range_sectors
 from simulator.sectors import row_bounds_transactions
-from simulator.sectors import row_distinct
 from simulator.sectors import run_sectors
-from simulator.sectors import sector_of
 from simulator.sectors import thread_list_sectors
 from simulator.sectors import unit_transactions
-from simulator.sorted_runs import dense_ranks
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
-from simulator.sorted_runs import lexicographic_order
+from simulator.sorted_runs import member_mask
 from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import run_starts
-from simulator.sorted_runs import scattered_order
 from simulator.sorted_runs import stable_order
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
 from simulator.timing import check_and_stage_sisd
 from simulator.timing import clean_sweep
 from simulator.timing import clean_unit_rows
-from simulator.timing import kernel_cycles
 from simulator.timing import kernels_cycles
 from simulator.timing import resident_warps
 from simulator.timing import schedule_slots
@@ -212,7 +216,6 @@ from simulator.worklist import PushWork
 from simulator.worklist import prefix_scan_launch
 from simulator.worklist import push_cost
 from simulator.worklist import push_work
-from simulator.worklist import scan_launch
 
 # Sweeps cost only the units holding an active vertex and take the others' cost from the
 # layout (``timing.clean_sweep``); False costs every unit of every sweep (the reference path).
@@ -223,28 +226,6 @@ _CLOSED_FORM_FROM = 1 << 14
 # The same for launches whose vertices do not ascend (a worklist's, runs of sweeps), which
 # first put each step's vertices in order: below this, the key sort costs less.
 _UNORDERED_CLOSED_FORM_FROM = 1 << 18
-
-
-def _position_of(slots: np.ndarray, per_unit: int, c: int) -> np.ndarray:
-    """Each slot's (unit, chunk position) as one index, unit * C + position."""
-    if c == 1:
-        return floor_div(slots, per_unit)
-    return (slots // per_unit) * c + slots % c
-
-
-def _positions_holding(slots: np.ndarray, units: int, per_unit: int, c: int) -> np.ndarray:
-    """Per (unit, position): whether one of ``slots`` lies there, any of the K virtual
-    warps' tasks at that position."""
-    out = np.zeros(units * c, dtype=bool)
-    out[_position_of(slots, per_unit, c)] = True
-    return out.reshape(units, c)
-
-
-def _sum_positions(per_position: np.ndarray) -> np.ndarray:
-    """Per unit: the sum over its C positions (int64)."""
-    if per_position.shape[1] == 1:
-        return per_position[:, 0].astype(np.int64)
-    return per_position.sum(axis=1, dtype=np.int64)
 
 
 def _positions_in_runs(haystack: np.ndarray, lengths: np.ndarray, needles: np.ndarray,
@@ -327,201 +308,6 @@ class Launch:
         return cls(work.active, work.writes, **options)
 
 
-@dataclass
-class _Lanes:
-    """Where each expanded edge runs: its warp step (global id) and its lane in the warp."""
-
-    group: np.ndarray
-    lane: np.ndarray | None
-    steps: np.ndarray  # SIMD steps per unit
-    u_a: np.ndarray  # per unit: idle lane-steps of the vertices' own lanes (Cheng et al.)
-    pop_steps: np.ndarray | int = 0  # steps per unit whose lanes first pop their edge
-    # work donation: the edges each expanding slot keeps (its thread's own steps, in
-    # lockstep), the positions of those it gives to the block's box, ascending (None: it
-    # gives none), and their steps (``group[given]``)
-    kept: np.ndarray | None = None
-    given: np.ndarray | None = None
-    given_group: np.ndarray | None = None
-
-
-def _lockstep_steps(slot_steps: np.ndarray, layout: TaskLayout, position: np.ndarray):
-    """Each (unit, position)'s first warp step (global; indexed unit * C + position) and
-    each unit's SIMD steps, where the K virtual warps of a position walk it in lockstep for
-    the most steps any of their tasks there takes. ``slot_steps``: those of the slots at
-    ``position``."""
-    units, k, c = layout.units, layout.k, layout.c
-    position_steps = np.zeros(units * c, dtype=np.int64)
-    if k == 1:  # one task a position
-        position_steps[position] = slot_steps
-    else:
-        np.maximum.at(position_steps, position, slot_steps)
-    simd_steps = _sum_positions(position_steps.reshape(units, c))
-    return np.cumsum(position_steps) - position_steps, simd_steps
-
-
-def _worklist_first_steps(degree: np.ndarray, w: int, k: int, c: int, units: int
-                          ) -> tuple[np.ndarray, int]:
-    """``_lockstep_steps`` of a worklist's slots in order, each of ``degree`` edges, on
-    ``units`` warp units of K virtual warps of W lanes taking chunks of C slots: each
-    (unit, position)'s first warp step, and the launch's warp steps."""
-    if c == 1 and degree.size:  # a unit's K slots one after another: the most of each run
-        most = np.maximum.reduceat(degree, np.arange(0, degree.size, k)) if k > 1 else degree
-        position_steps = floor_div(most + (w - 1), w) if w > 1 else most
-        # the degrees are int64: add.accumulate sums as cumsum would, without its wrapper's
-        # microsecond a call (a lean launch is a few dozen such calls)
-        ends = np.add.accumulate(position_steps)
-        return ends - position_steps, int(ends[-1])
-    position_steps = np.zeros(units * k * c, dtype=np.int64)
-    position_steps[:degree.size] = degree
-    if w > 1:
-        position_steps += w - 1
-        position_steps = floor_div(position_steps, w)
-    if 1 < k <= 4:  # the most over a few virtual warps: pairwise, faster than a reduction
-        by_warp = position_steps.reshape(units, k, c)
-        most = by_warp[:, 0]
-        for j in range(1, k):
-            most = np.maximum(most, by_warp[:, j])
-        position_steps = most.ravel()
-    elif k > 1:
-        position_steps = position_steps.reshape(units, k, c).max(axis=1).ravel()
-    ends = np.cumsum(position_steps)
-    return ends - position_steps, int(ends[-1]) if ends.size else 0
-
-
-def _lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
-    """Virtual warps of W lanes walk their chunk positions in lockstep (thread: W = 1);
-    ``degree``: each expanding slot's."""
-    w, c, units, per_unit = layout.w, layout.c, layout.units, layout.per_unit
-    slot_steps = ceil_div(degree, w)
-    position = _position_of(expanding_slots, per_unit, c)
-    position_base, simd_steps = _lockstep_steps(slot_steps, layout, position)
-    group = repeat_runs(position_base[position], degree, local.size)
-    group += floor_div(local, w)
-    lane = None
-    if want_lanes:
-        vw = (expanding_slots % per_unit) // c
-        lane = np.repeat(vw * w, degree) + (local % w if w > 1 else 0)
-    u_a = np.zeros(units)
-    if w > 1:  # a vertex's lanes idle in its last step
-        u_a = np.bincount(expanding_slots // per_unit, weights=w * slot_steps - degree,
-                          minlength=units)
-    return _Lanes(group, lane, simd_steps, u_a)
-
-
-def _redistributed_lanes(expanding_slots, degree, local, layout, warp_size, all_lanes,
-                         want_lanes):
-    """WER: per chunk position, the warp's edges are popped by its active lanes in turn
-    (WER+: by all lanes), so the position takes ceil(edges / lanes) steps; ``degree``:
-    each expanding slot's."""
-    c, units, per_unit = layout.c, layout.units, layout.per_unit
-    unit = expanding_slots // per_unit
-    position = unit * c + expanding_slots % c
-    order = stable_order(position)  # by position, then virtual warp (lane)
-    slots_in_order, pos_sorted = expanding_slots[order], position[order]
-    degree_in_order = degree[order]
-    position_edges = np.bincount(pos_sorted, weights=degree_in_order,
-                                 minlength=units * c).astype(np.int64)
-    if all_lanes:
-        position_lanes = np.full(units * c, warp_size, dtype=np.int64)
-    else:
-        position_lanes = np.bincount(pos_sorted, minlength=units * c)
-    position_steps = ceil_div(position_edges, np.maximum(position_lanes, 1))
-    simd_steps = position_steps.reshape(units, c).sum(axis=1)
-    position_base = np.zeros(units * c, dtype=np.int64)
-    np.cumsum(position_steps[:-1], out=position_base[1:])
-    # edge offset inside its position's table: degrees of the earlier lanes of the position
-    running = np.cumsum(degree_in_order) - degree_in_order
-    position_first_edge = np.zeros(units * c, dtype=np.int64)
-    np.cumsum(position_edges[:-1], out=position_first_edge[1:])
-    offset = running - position_first_edge[pos_sorted]
-    lanes = position_lanes[pos_sorted]
-    # ``local`` follows slot order; bring the offsets to that order
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.size)
-    edge_offset = np.repeat(offset[inverse], degree)
-    edge_offset += local
-    group = np.repeat(position_base[position], degree)
-    if all_lanes:  # every position pops its edges warp_size at a time
-        group += floor_div(edge_offset, warp_size)
-    else:
-        edge_lanes = np.repeat(lanes[inverse], degree)
-        group += edge_offset // edge_lanes
-    lane = None
-    if want_lanes and all_lanes:
-        lane = edge_offset % warp_size
-    elif want_lanes:  # the r-th active lane of the position pops edge r, r + L, ...
-        first_active = np.zeros(units * c, dtype=np.int64)
-        np.cumsum(position_lanes[:-1], out=first_active[1:])
-        lane_of_rank = (slots_in_order % per_unit) // c
-        lane = lane_of_rank[np.repeat(first_active[position], degree)
-                            + edge_offset % edge_lanes]
-    u_a = (position_lanes * position_steps - position_edges).reshape(units, c).sum(axis=1)
-    return _Lanes(group, lane, simd_steps, u_a.astype(np.float64), simd_steps)
-
-
-def _donating_lanes(expanding_slots, degree, local, unit_block, block_size, threshold,
-                    warp_size, want_lanes):
-    """Thread mapping with work donation: a thread keeps at most cap = ceil(block mean
-    degree) + threshold edges and puts the rest in the block's box, which every thread of
-    the block drains in rounds after its own edges (box entry b: round b // threads, thread
-    b % threads). ``degree``: each expanding slot's; ``unit_block``: each unit's block
-    (ascending; a block's units are consecutive, a sweep's last one may hold fewer). Also
-    each unit's donating threads."""
-    units = unit_block.size
-    slot_unit = expanding_slots // warp_size
-    slot_block = unit_block[slot_unit]
-    block_units = np.bincount(unit_block)
-    blocks = block_units.size
-    block_threads = block_units * warp_size
-    block_edges = np.bincount(slot_block, weights=degree, minlength=blocks)
-    cap = (np.ceil(block_edges / block_threads) + threshold).astype(np.int64)[slot_block]
-    own = np.minimum(degree, cap)
-    donated = degree - own
-    own_steps = np.zeros(units, dtype=np.int64)
-    np.maximum.at(own_steps, slot_unit, own)
-    box = np.bincount(slot_block, weights=donated, minlength=blocks).astype(np.int64)
-    drain_rounds = ceil_div(box, block_threads)
-    simd_steps = own_steps + drain_rounds[unit_block]
-    step_base = np.zeros(units, dtype=np.int64)
-    np.cumsum(simd_steps[:-1], out=step_base[1:])
-    group = repeat_runs(step_base[slot_unit], degree, local.size)
-    group += local  # a kept edge: its thread's own step
-    lane = np.repeat(expanding_slots % warp_size, degree) if want_lanes else None
-    given = given_group = None
-    donating = np.bincount(slot_unit[donated > 0], minlength=units)
-    if donated.any():
-        # each donating slot's last ``donated`` edges, by position (few of all the edges)
-        giving = np.flatnonzero(donated)
-        gives = donated[giving]
-        given = np.repeat(np.cumsum(degree)[giving] - np.cumsum(gives), gives)
-        given += np.arange(given.size)  # slot s's run starts at its end less its gives
-        # donated edges in box order (slot order within the block; a block's slots, and so
-        # its donated edges, are consecutive); box entry b is drained by thread
-        # b % threads in round b // threads, after that thread's own steps: a round's
-        # warp-size consecutive entries are one warp's step, so each such chunk of a block's
-        # box is worked out once and its step repeated over its entries
-        chunks = ceil_div(box, warp_size)
-        chunk_first = np.cumsum(chunks) - chunks
-        chunk = np.arange(int(chunks.sum())) - np.repeat(chunk_first, chunks)
-        warp_round, warp = np.divmod(chunk, np.repeat(block_units, chunks))
-        block_first_unit = np.cumsum(block_units) - block_units
-        warp += np.repeat(block_first_unit, chunks)
-        chunk_step = (step_base + own_steps)[warp] + warp_round
-        entries = np.full(chunk.size, warp_size, dtype=np.int64)
-        filled = chunks > 0  # each box's last chunk holds the rest of its entries
-        entries[chunk_first[filled] + chunks[filled] - 1] = (
-            box[filled] - (chunks[filled] - 1) * warp_size)
-        drain_round = np.repeat(chunk_step, entries)
-        group[given] = drain_round
-        if want_lanes:  # an entry's lane: its place in its chunk
-            lane[given] = (np.arange(drain_round.size)
-                           - np.repeat(np.cumsum(entries) - entries, entries))
-        given_group = drain_round
-    lanes = _Lanes(group, lane, simd_steps, np.zeros(units), drain_rounds[unit_block], own,
-                   given, given_group)
-    return lanes, donating
-
-
 def _storing_lanes(edges, vertices, degree, launch, m):
     """Positions, in the expansion's edge order, of the lanes that store (``vertices`` and
     ``degree``: each expanding slot's)."""
@@ -532,12 +318,12 @@ def _storing_lanes(edges, vertices, degree, launch, m):
         return np.zeros(0, dtype=np.int64)
     if launch.lookup == "status":  # distinct ascending vertices: ascending runs of edges
         if edges.size * 4 >= m:  # most of the graph's edges: mark the writes in a table
-            return np.flatnonzero(_members(edges, writes, m))
+            return np.flatnonzero(member_mask(edges, writes, m))
         return _positions_in_runs(edges, degree, writes)
     # a worklist may hold a vertex twice: its first slot stores, later copies find it done
     first_copy = np.zeros(vertices.size, dtype=bool)
     first_copy[first_of_each(vertices)] = True
-    lane_stores = _members(edges, writes, m)
+    lane_stores = member_mask(edges, writes, m)
     lane_stores &= np.repeat(first_copy, degree)
     return np.flatnonzero(lane_stores)
 
@@ -606,54 +392,10 @@ def _lockstep_in_vertex_order(slots: np.ndarray, vertices: np.ndarray, layout: T
     return new_slots, vertices[order]
 
 
-def _run_steps(indptr: np.ndarray, vertices: np.ndarray, width: int, words: int):
-    """Warp steps that each read ``width`` consecutive edges of one vertex (the last one of a
-    vertex fewer): each step's vertex (index into ``vertices``), its number j within the vertex,
-    and the sectors of its edge-list read, a range in closed form."""
-    start = indptr[vertices].astype(np.int64)
-    end = indptr[vertices + 1].astype(np.int64)
-    steps_of = ceil_div(end - start, width)
-    owner = np.repeat(np.arange(vertices.size), steps_of)
-    j = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(steps_of) - steps_of,
-                                                            steps_of)
-    first = start[owner] + j * width
-    last = np.minimum(first + width, end[owner]) - 1
-    return owner, j, range_sectors(first, last, words)
-
-
 # Thread-mapped lists in any order are counted as rows of their units' threads where the
 # expanding threads fill at least 1/this of the units' places (USA-road-FLA BFS: a
 # worklist's fill them, 0.93x of the time; a spatial hybrid's, 1 in 16, 2.6x its sort's)
 _ROWS_HELD_PER_SLOT = 2
-# Membership is searched for when values are fewer than 1/1024 of the ids, else looked up in
-# a table: numpy searches unsorted values at about 10-90 ns each (more as they grow), and
-# clears a table of ids at about 0.03 ns an id (measured on this project's machines).
-_SEARCH_BELOW = 1024
-
-
-def _members(values: np.ndarray, members: np.ndarray, universe: int) -> np.ndarray:
-    """Whether each of ``values`` (ids below ``universe``) is one of ``members``: by binary
-    search in the ascending members when values are few (O(values log members), not
-    O(universe) per launch), else by a table."""
-    if values.size * _SEARCH_BELOW < universe and bool((members[1:] >= members[:-1]).all()):
-        if values.size > members.size and bool((values[1:] >= values[:-1]).all()):
-            # ascending values (a spatial launch's partitions): each member's run of equal
-            # values, from searching the members among them (numpy searches unsorted keys
-            # several times slower than sorted ones)
-            lo = values.searchsorted(members, "left")
-            hi = values.searchsorted(members, "right")
-            runs = np.bincount(lo, minlength=values.size + 1)
-            runs -= np.bincount(hi, minlength=values.size + 1)
-            return np.cumsum(runs[:-1]) > 0
-        at = members.searchsorted(values)
-        found = at < members.size
-        found[found] = members[at[found]] == values[found]
-        return found
-    table = np.zeros(universe, dtype=bool)
-    table[members] = True
-    return table[values]
-
-
 def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expanding_slots,
             degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
             resident, launch_of_unit=None):
@@ -706,148 +448,6 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     return work, items
 
 
-def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
-                  unit_first_step: np.ndarray, lane: np.ndarray | None = None, *,
-                  units: int | None = None, lanes: int | None = None) -> np.ndarray:
-    """The order in which pushes (their warp unit and global warp step, in lane order, or in
-    any order with their ``lane``) take their places on the queue's tail: the units of the
-    first ``resident`` warps run at once, the later ones as places free up, so by wave of
-    ``resident`` units first; within a wave, atomic pushes by the step of its unit they
-    issue in (a unit's steps follow each other), chunked ones when their unit's batch is
-    complete; pushes of one wave and step come from concurrent warps, which reach the tail
-    in no fixed order (a fixed scramble of the unit ids stands for it); a warp's own pushes
-    keep lane order. ``units``, ``lanes``: the launch's, where known (bounds on the ids that
-    spare a pass over them)."""
-    if unit.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    last_unit = units - 1 if units is not None else int(unit.max())
-    wave = unit // resident if last_unit >= resident else None
-    in_unit = step - unit_first_step[unit] if push == "atomic" else None
-    wave_bits = 0 if wave is None else (last_unit // resident).bit_length()
-    in_bits = 0 if in_unit is None else int(in_unit.max()).bit_length()
-    lane_bits = (0 if lane is None else (lanes - 1).bit_length() if lanes is not None
-                 else int(lane.max()).bit_length())
-    bits = wave_bits + in_bits + _SCRAMBLE_BITS + lane_bits
-    rank_bits = last_unit.bit_length()
-    if lane is not None and wave is None and max(lane_bits, in_bits + rank_bits) <= 16:
-        # a launch of one wave, with few lanes: by lane, then stably by step and the rank of
-        # its unit's scramble among the launch's, two radix sorts of 16-bit keys (a fifth
-        # of one comparison sort of the packed keys)
-        by_lane = np.argsort(lane.astype(np.uint16), kind="stable")
-        if in_unit is None:  # the units' ranks among all 2**16 keep their scrambles' order
-            group = _all_scramble_ranks()[unit[by_lane]]
-        else:  # the ranks among the launch's own units, below the step's bits
-            group = _scramble_ranks(last_unit + 1)[unit[by_lane]]
-            group |= in_unit[by_lane].astype(np.uint16) << rank_bits
-        return by_lane[np.argsort(group, kind="stable")]
-    if last_unit >= 1 << 31 or bits > 63:  # the columns apart
-        columns = [wave, in_unit, _scrambled(unit), lane]
-        return lexicographic_order([c for c in columns if c is not None])
-    # one key: the scramble, the columns above it, the lane below
-    key = _unit_scrambles(last_unit + 1)[unit]
-    if in_unit is not None:
-        key |= in_unit.astype(np.int64, copy=False) << _SCRAMBLE_BITS
-    if wave is not None:
-        key |= wave.astype(np.int64) << (_SCRAMBLE_BITS + in_bits)
-    if lane is not None:
-        key <<= lane_bits
-        key |= lane
-    return scattered_order(key, bits)
-
-
-_SCRAMBLE_MULTIPLIER = 2654435761  # Knuth's multiplicative hash, odd: a bijection mod 2**32
-_SCRAMBLE_BITS = 32
-_UNIT_SCRAMBLES = np.zeros(0, dtype=np.int64)
-
-
-def _unit_scrambles(units: int) -> np.ndarray:
-    """``_scrambled`` of unit ids 0 up to at least ``units`` - 1, kept and grown as needed:
-    a gather from it costs less than scrambling each push's unit."""
-    global _UNIT_SCRAMBLES
-    if _UNIT_SCRAMBLES.size < units:
-        _UNIT_SCRAMBLES = _scrambled(np.arange(max(units, 2 * _UNIT_SCRAMBLES.size)))
-    return _UNIT_SCRAMBLES
-
-
-@lru_cache(maxsize=256)  # launches of up to 2**16 units: 128 kB a table at most
-def _scramble_ranks(units: int) -> np.ndarray:
-    """Each of ``units`` unit ids' rank among their scrambles (uint16; at most 2**16 units),
-    kept per count of units: the order of ``_scrambled`` among a launch's units."""
-    ranks = np.empty(units, dtype=np.uint16)
-    ranks[np.argsort(_unit_scrambles(units)[:units])] = np.arange(units, dtype=np.uint16)
-    ranks.flags.writeable = False
-    return ranks
-
-
-@cache
-def _all_scramble_ranks() -> np.ndarray:
-    """``_scramble_ranks`` of all 2**16 unit ids: among any first units, their order is
-    their scrambles' (one table for every launch, where a table per count of units, 455 of
-    them over USA-road-FLA's chunked BFS launches, would not stay cached)."""
-    return _scramble_ranks.__wrapped__(1 << 16)
-
-
-def _scrambled(unit: np.ndarray) -> np.ndarray:
-    """A fixed scramble of warp unit ids (distinct ids stay distinct)."""
-    return ((unit.astype(np.uint64) * np.uint64(_SCRAMBLE_MULTIPLIER))
-            & np.uint64((1 << _SCRAMBLE_BITS) - 1)).astype(np.int64)
-
-
-def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np.ndarray:
-    """The storing lanes that push their target under plain stores (BFS), ascending: see
-    ``racing_winners``."""
-    if lanes.size == 0:
-        return lanes
-    return np.sort(lanes[racing_winners(step, target)], kind="stable")  # often in order
-
-
-def racing_winners(step: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Which storing lanes (given by their warp step and target) push their target under
-    plain stores, as indices in no set order: all lanes of the first warp step (in step
-    order) that stores to it read the old value before any store lands, so each pushes (the
-    worklist's duplicates); lanes of later steps see the store and push nothing."""
-    if step.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    targets = int(target.max()) + 1
-    if step.size * 8 >= targets:  # many stores: each target's first step through a table
-        # of int32 where the steps fit: the table's random reads and writes cost less
-        narrow = np.int32 if int(step.max()) < np.iinfo(np.int32).max else np.int64
-        step = step.astype(narrow, copy=False)
-        first_step = np.full(targets, np.iinfo(narrow).max, dtype=narrow)
-        np.minimum.at(first_step, target, step)
-        return np.flatnonzero(step == first_step[target])
-    key = target.astype(np.int64) << np.int64(int(step.max()).bit_length())
-    key |= step
-    order = stable_order(key)
-    ordered_step = step[order]
-    first_of_target = run_starts(target[order])
-    first_step = np.maximum.accumulate(np.where(first_of_target, np.arange(order.size), 0))
-    return order[ordered_step == ordered_step[first_step]]
-
-
-def lowering_stores(step: np.ndarray, target: np.ndarray, value: np.ndarray,
-                    lanes: np.ndarray) -> np.ndarray:
-    """The storing lanes that push their target when each lowers it with atomicMin and pushes
-    only if the old value it returns was higher: in (step, lane) order, those whose value is
-    below every earlier one stored to that target (the first always is: it improves on the
-    value before the launch). Ties push once."""
-    if lanes.size == 0:
-        return lanes
-    by = [target, step]
-    if not bool((lanes[1:] > lanes[:-1]).all()):  # else their order already breaks ties
-        by.append(lanes)
-    order = lexicographic_order(by)
-    new_target = run_starts(target[order])
-    # the values' ranks, offset so that each target's ranks lie below all earlier targets':
-    # a running minimum then restarts at every target
-    rank = dense_ranks(value[order])
-    keyed = rank - np.cumsum(new_target, dtype=np.int64) * (rank.max() + 1)
-    running = np.minimum.accumulate(keyed)
-    lowers = new_target.copy()
-    lowers[1:] |= keyed[1:] < running[:-1]
-    return np.sort(lanes[order[lowers]])
-
-
 @dataclass(frozen=True, eq=False)
 class _SlotView:
     """The units a launch is costed on: all of its layout's, or (a sweep) only those that
@@ -886,7 +486,7 @@ def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: 
         active_slots = at[slots[at] == active]
         vertex = slots[active_slots]
     else:
-        active_slots = np.flatnonzero(_members(slots, np.asarray(launch.active), n))
+        active_slots = np.flatnonzero(member_mask(slots, np.asarray(launch.active), n))
         vertex = slots[active_slots]
     degree = (indptr[vertex + 1] - indptr[vertex]).astype(np.int64, copy=False)
     slot_vertex = None
@@ -1038,7 +638,7 @@ class _Expansion:
     deferred_slots: np.ndarray
     deferred_vertices: np.ndarray
     edges: np.ndarray
-    lanes: _Lanes
+    lanes: Lanes
     donating: np.ndarray | None
 
 
@@ -1063,7 +663,7 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
     # lane positions matter only where a step issues just the clusters holding a lane
     want_lanes = device.cluster_issue and device.simd_width < ws
     if strategy.redistributes:
-        lanes = _redistributed_lanes(slots, degree, local, layout, ws,
+        lanes = redistributed_lanes(slots, degree, local, layout, ws,
                                      strategy.mapping == "wer+", want_lanes)
     elif strategy.donate_threshold is not None:
         # a view may hold only some units of a block (where no thread of it donates)
@@ -1071,11 +671,11 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
                                // (strategy.block_size // ws))
         new_block[segments[segments < new_block.size]] = True  # each launch's own blocks
         unit_block = np.cumsum(new_block) - 1
-        lanes, donating = _donating_lanes(slots, degree, local, unit_block,
+        lanes, donating = donating_lanes(slots, degree, local, unit_block,
                                           strategy.block_size, strategy.donate_threshold, ws,
                                           want_lanes)
     else:
-        lanes = _lockstep_lanes(slots, degree, local, layout, want_lanes)
+        lanes = lockstep_lanes(slots, degree, local, layout, want_lanes)
     return _Expansion(slots, vertices, degree, starts, deferred_slots, deferred_vertices, edges,
                       lanes, donating)
 
@@ -1285,7 +885,7 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources, cache=None
                                 or bool((active[rank] == vertex).all())):
         return None
     degree = sources.active_degree[rank]
-    position_base, steps = _worklist_first_steps(degree, w, k, c, units)
+    position_base, steps = worklist_first_steps(degree, w, k, c, units)
     # each write's lane: in the first slot holding its vertex (later copies find it done)
     first_slot = np.full(active.size, n_slots, dtype=np.int64)
     np.minimum.at(first_slot, rank, np.arange(n_slots))
@@ -1502,7 +1102,7 @@ def _sweeps_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayou
 def _donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
                      strategy: Strategy, device: Device, layout: TaskLayout) -> np.ndarray:
     """The blocks (keys sweep * blocks + block, ascending) in which a thread donates edges
-    (``_donating_lanes``: it has more than its block's cap), from sweeps' active vertices
+    (``donating_lanes``: it has more than its block's cap), from sweeps' active vertices
     (ascending by sweep, then vertex) alone. A donor's block's cap is at least the
     threshold plus one (the block holds the donor's edges), so only the blocks of vertices
     with more edges than that have their edges summed."""
@@ -1584,12 +1184,12 @@ def _launch_costs(
     simd_steps = lanes.steps
     group = lanes.group
 
-    active_pos = _positions_holding(active_slots, units, per_unit, c)
-    active_positions = _sum_positions(active_pos)
+    active_pos = positions_holding(active_slots, units, per_unit, c)
+    active_positions = sum_positions(active_pos)
     n_deferred = deferred_slots.size
     deferred_positions = deferred_tasks = 0
     if n_deferred:
-        deferred_positions = _sum_positions(_positions_holding(deferred_slots, units, per_unit,
+        deferred_positions = sum_positions(positions_holding(deferred_slots, units, per_unit,
                                                                c))
         deferred_tasks = np.bincount(deferred_slots // per_unit, minlength=units)
 
@@ -1895,148 +1495,3 @@ def _sweeps_storing_lanes(edges, expanding_slots, vertices, degree, launches, sw
                              for i, launch in enumerate(launches)])
     return _positions_in_runs(edges, degree, writes,
                               sweep_of_unit[expanding_slots // per_unit] * m)
-
-
-def outlier_kernel(
-    indptr: np.ndarray,
-    indices: np.ndarray,
-    vertices: np.ndarray,
-    work: IterationWork | Launch,
-    strategy: Strategy,
-    device: Device,
-    *,
-    reads_weights: bool = False,
-    costs: InstructionCosts = COSTS,
-    hit_rate: float = 0.0,
-    changed_flag: bool = False,
-) -> LaunchCost:
-    """Cost of the second kernel that expands each deferred vertex with a whole block
-    (``changed_flag``: its storing steps store the sweep's changed flag, see the module)."""
-    ws = device.warp_size
-    block = strategy.block_size
-    warps = block // ws
-    sb = device.sector_bytes
-    degree = (indptr[vertices + 1] - indptr[vertices]).astype(np.int64)
-    lane_offset = np.arange(warps, dtype=np.int64) * ws
-    warp_rounds = ceil_div(np.maximum(degree[:, None] - lane_offset[None, :], 0), block)
-    per_step = costs.edge + (costs.weight if reads_weights else 0)
-    sisd = np.full(warp_rounds.size, float(costs.setup))
-    simd = per_step * warp_rounds.ravel().astype(np.float64)
-
-    # a warp step reads ws consecutive edges of one vertex: natural step j of a vertex is
-    # round j // warps of its warp j % warps, so steps are costed in edge order, no sort
-    words = sb // WORD_BYTES
-    units = warp_rounds.size
-    step_vertex, step_j, list_sectors = _run_steps(indptr, vertices, ws, words)
-    steps = step_vertex.size
-    step_base = np.flatnonzero(step_j == 0)  # each vertex's first step
-    step_unit = step_vertex * warps + step_j % warps
-
-    edges = edge_ids(indptr, vertices)
-    lane_slot = np.repeat(step_base * ws - indptr[vertices].astype(np.int64), degree) + edges
-    neighbour_sector = sector_of(indices[edges], words)
-    rows = np.full(steps * ws, -1, dtype=neighbour_sector.dtype)
-    rows[lane_slot] = neighbour_sector
-    step_sectors = list_sectors + row_distinct(rows.reshape(steps, ws))
-    if reads_weights:
-        step_sectors += list_sectors
-    writes = _members(edges, work.writes, indices.size)
-    write_step = lane_slot[writes] // ws
-    step_sectors += padded_counts(distinct_sectors(write_step, neighbour_sector[writes], 1),
-                                  steps)
-    flag_steps = 0
-    if changed_flag:  # as the main kernel's: one flag store per storing step
-        storing_steps = distinct(write_step)
-        step_sectors += np.bincount(storing_steps, minlength=steps)
-        flag_steps = storing_steps.size
-    sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
-    sectors += 1  # the queue entry and row bounds
-    round_trips = 2 * warp_rounds.ravel() + 1
-    unit_work = UnitWork(sisd, simd, sectors, round_trips)
-    # launched as blocks (no grabs on the queue counter), whatever the main kernel's distribution
-    cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, flag_steps,
-                                    False,
-                                    units_per_block=warps, hit_rate=hit_rate)
-
-    simd_issued = float(ws * warp_rounds.sum())
-    edges_expanded = float(degree.sum())
-    memory_per_step = 2 + (1 if reads_weights else 0)
-    return LaunchCost(
-        cycles=cycles,
-        bounds=bounds[None, :],
-        launches=1,
-        instructions=float(sisd.sum() + simd.sum()),
-        issued_lane_instructions=float(ws * (sisd.sum() + simd.sum())),
-        useful_lane_instructions=float(costs.setup * warp_rounds.size + per_step * edges_expanded),
-        simd_issued=simd_issued,
-        simd_active=edges_expanded,
-        u_a=simd_issued - edges_expanded,
-        u_r=0.0,
-        requests=float(memory_per_step * warp_rounds.sum() + warp_rounds.size + flag_steps),
-        transactions=float(sectors.sum()),
-        edges=edges_expanded,
-    )
-
-
-def idle_outlier_kernel(device: Device, hit_rate: float = 0.0) -> LaunchCost:
-    """The outlier kernel of a level that deferred nothing: the host launches it anyway (it
-    does not read the queue length back); its first block reads the empty queue and exits."""
-    latency = device.block_launch_cycles + device.round_trip_cycles(hit_rate)
-    overhead = device.cycles(device.launch_overhead_us)
-    return LaunchCost(cycles=latency + overhead, launches=1, requests=1.0, transactions=1.0,
-                      bounds=np.array([[0.0, 0.0, latency, 0.0, 0.0, overhead]]))
-
-
-def compaction_kernel(
-    n: int, flagged: np.ndarray, strategy: Strategy, device: Device,
-    costs: InstructionCosts = COSTS, hit_rate: float = 0.0,
-) -> LaunchCost:
-    """A thread per vertex reads its flag, and the flagged ones are written to a worklist at
-    offsets from a block prefix sum and a scan launch (the temporal hybrid's switch back)."""
-    words = device.sector_bytes // WORD_BYTES
-    ws = device.warp_size
-    units = ceil_div(n, ws)
-    items = np.bincount(flagged // ws, minlength=units).astype(np.int64)
-    block_scan = costs.scan + 2 * costs.barrier + int(np.log2(strategy.block_size // ws))
-    sisd = np.full(units, float(costs.check + block_scan)) + costs.push_store * (items > 0)
-    sectors = np.full(units, ceil_div(ws, words)) + ceil_div(items, words)
-    round_trips = np.full(units, 2)
-    plain = Strategy(block_size=strategy.block_size)
-    cycles, bounds = kernel_cycles(
-        UnitWork(sisd, np.zeros(units), sectors.astype(np.float64), round_trips), plain,
-        device, 0, False, hit_rate=hit_rate,
-    )
-    blocks = ceil_div(units, strategy.block_size // ws)
-    return LaunchCost(
-        cycles=cycles, bounds=bounds[None, :], launches=1, instructions=float(sisd.sum()),
-        issued_lane_instructions=float(ws * sisd.sum()),
-        useful_lane_instructions=float(ws * sisd.sum()),
-        requests=float(units * 2 + np.count_nonzero(items)), transactions=float(sectors.sum()),
-    ) + scan_launch(blocks, device, costs, words, hit_rate=hit_rate)
-
-
-def scatter_kernel(
-    items: int, strategy: Strategy, device: Device, costs: InstructionCosts = COSTS,
-    hit_rate: float = 0.0,
-) -> LaunchCost:
-    """A thread per worklist item sets its vertex's status flag (the temporal hybrid's switch
-    to sweeps): coalesced item reads, one scattered store each."""
-    words = device.sector_bytes // WORD_BYTES
-    ws = device.warp_size
-    units = ceil_div(items, ws)
-    lanes = np.full(units, ws)
-    if units:
-        lanes[-1] = items - ws * (units - 1)
-    sisd = np.full(units, float(costs.check + costs.vertex_store))
-    sectors = (ceil_div(lanes, words) + lanes).astype(np.float64)
-    plain = Strategy(block_size=strategy.block_size)
-    cycles, bounds = kernel_cycles(
-        UnitWork(sisd, np.zeros(units), sectors, np.full(units, 2)), plain, device, 0, False,
-        hit_rate=hit_rate,
-    )
-    return LaunchCost(
-        cycles=cycles, bounds=bounds[None, :], launches=1, instructions=float(sisd.sum()),
-        issued_lane_instructions=float(ws * sisd.sum()),
-        useful_lane_instructions=float(items * (costs.check + costs.vertex_store)),
-        requests=float(2 * units), transactions=float(sectors.sum()),
-    )

@@ -25,13 +25,13 @@ from simulator import Graph
 from simulator import Strategy
 from simulator import functional_run
 from simulator import simulate
+from simulator.auxiliary_kernels import compaction_kernel
+from simulator.auxiliary_kernels import scatter_kernel
 from simulator.costs import COSTS
 from simulator.driver import iteration_costs
 from simulator.engine import Launch
-from simulator.engine import arrival_order
-from simulator.engine import compaction_kernel
-from simulator.engine import scatter_kernel
 from simulator.engine import vertex_kernel
+from simulator.pushes import arrival_order
 from simulator.worklist import scan_launch
 
 # One block slot of two warps (block_size=64): a block takes its slower warp's L.

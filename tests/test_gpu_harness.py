@@ -315,7 +315,7 @@ def test_sssp_waves_of_pushes_in_arrival_order_match_the_gpu(config, wave, monke
     """With USA-road-NY's worklist launches split into launches of E entries on the H100
     (bench/gpu/worklist_waves.py), the waves of simulator.asynchronous run on hardware, the
     simulator with waves of E entries reads within 5% of the GPU's entries: its pushes land
-    on the next worklist as the warps' steps issue (simulator.engine.arrival_order). In slot
+    on the next worklist as the warps' steps issue (simulator.pushes.arrival_order). In slot
     order it counted 1.20x (thread, E = 8448) and 1.31x (W = 32, E = 2048)."""
     from simulator import functional_run
     from simulator.load import load_graph

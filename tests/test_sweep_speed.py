@@ -21,6 +21,7 @@ from simulator.result import METRICS
 from simulator.scheduling import list_schedule
 from simulator.scheduling import list_schedule_sparse
 from simulator.scheduling import whole_cycle_schedules
+from simulator.sorted_runs import member_mask
 from simulator.strategy import Strategy
 
 GRAPHS = {
@@ -359,12 +360,12 @@ def test_members_by_search_or_table():
         values = rng.integers(0, 4000, values_size)
         members = np.unique(rng.integers(0, 4000, 300))
         for given in (members, rng.permutation(members)):
-            assert np.array_equal(engine._members(values, given, universe),
+            assert np.array_equal(member_mask(values, given, universe),
                                   np.isin(values, members))
     # ascending values (repeats included), more than the members: searched the other way
     values = np.sort(rng.integers(0, 4000, 900))
     members = np.unique(rng.integers(0, 4000, 300))
-    found = engine._members(values, members, 10**6)
+    found = member_mask(values, members, 10**6)
     assert np.array_equal(found, np.isin(values, members)) and 0 < found.sum() < values.size
 
 
@@ -568,7 +569,7 @@ def test_donating_sweeps_costed_together_equal_one_by_one(text):
                                   "mapping=thread,donate_threshold=0,defer_threshold=6"])
 @pytest.mark.parametrize("spec", ["road:rows=60,cols=60,seed=1", "rmat:scale=9,ef=6,seed=4"])
 def test_donating_blocks_are_those_whose_threads_donate(spec, text):
-    """The blocks a sweep's view takes whole are exactly those in which ``_donating_lanes``,
+    """The blocks a sweep's view takes whole are exactly those in which ``lanes.donating_lanes``,
     laying out every block whole, finds a donating thread (found from the degrees alone)."""
     graph = load_graph(spec)
     fr = functional_run(graph, "bfs")

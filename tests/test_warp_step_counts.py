@@ -7,14 +7,16 @@ import dataclasses
 import numpy as np
 import pytest
 
+from simulator import auxiliary_kernels
 from simulator import engine
 from simulator import get_device
 from simulator import sectors
 from simulator import simulate
+from simulator.auxiliary_kernels import outlier_kernel
 from simulator.engine import Launch
-from simulator.engine import outlier_kernel
-from simulator.engine import racing_stores
-from simulator.engine import racing_winners
+from simulator.pushes import lowering_stores
+from simulator.pushes import racing_stores
+from simulator.pushes import racing_winners
 from simulator.strategy import Strategy
 from simulator.timing import kernel_cycles
 from tests.conftest import skewed_graph
@@ -51,7 +53,7 @@ def test_outlier_kernel_sectors_by_definition(monkeypatch, block, sector_bytes, 
         timed.append(unit_work.sectors.copy())
         return kernel_cycles(unit_work, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "kernel_cycles", record)
+    monkeypatch.setattr(auxiliary_kernels, "kernel_cycles", record)
     graph = skewed_graph(400, 6000, 7)
     degree = np.diff(graph.indptr)
     vertices = np.flatnonzero(degree > 20)
@@ -110,7 +112,7 @@ def test_lowering_stores_are_running_minima():
         if t not in lowest or value[i] < lowest[t]:
             lowest[t] = value[i]
             want.append(int(lanes[i]))
-    got = engine.lowering_stores(step, target, value, lanes)
+    got = lowering_stores(step, target, value, lanes)
     assert got.tolist() == sorted(want)
     assert len(want) > len(lowest)  # later steps did lower some targets again
 

@@ -1,0 +1,192 @@
+"""The kernels beside a launch's main expansion: the deferred outliers' kernel (a block per
+vertex), the one a level that deferred nothing still launches, and the temporal hybrid's
+switches between a worklist and status flags (compaction and scatter)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simulator.costs import COSTS
+from simulator.costs import InstructionCosts
+from simulator.costs import LaunchCost
+from simulator.device import Device
+from simulator.functional import IterationWork
+from simulator.functional import edge_ids
+from simulator.sectors import WORD_BYTES
+from simulator.sectors import ceil_div
+from simulator.sectors import distinct_sectors
+from simulator.sectors import padded_counts
+from simulator.sectors import range_sectors
+from simulator.sectors import row_distinct
+from simulator.sectors import sector_of
+from simulator.sorted_runs import distinct
+from simulator.sorted_runs import member_mask
+from simulator.strategy import Strategy
+from simulator.timing import UnitWork
+from simulator.timing import kernel_cycles
+from simulator.worklist import scan_launch
+
+if TYPE_CHECKING:  # not at run time: the engine imports this module
+    from simulator.engine import Launch
+
+
+def outlier_kernel(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    vertices: np.ndarray,
+    work: IterationWork | Launch,
+    strategy: Strategy,
+    device: Device,
+    *,
+    reads_weights: bool = False,
+    costs: InstructionCosts = COSTS,
+    hit_rate: float = 0.0,
+    changed_flag: bool = False,
+) -> LaunchCost:
+    """Cost of the second kernel that expands each deferred vertex with a whole block
+    (``changed_flag``: its storing steps store the sweep's changed flag, see the module)."""
+    ws = device.warp_size
+    block = strategy.block_size
+    warps = block // ws
+    sb = device.sector_bytes
+    degree = (indptr[vertices + 1] - indptr[vertices]).astype(np.int64)
+    lane_offset = np.arange(warps, dtype=np.int64) * ws
+    warp_rounds = ceil_div(np.maximum(degree[:, None] - lane_offset[None, :], 0), block)
+    per_step = costs.edge + (costs.weight if reads_weights else 0)
+    sisd = np.full(warp_rounds.size, float(costs.setup))
+    simd = per_step * warp_rounds.ravel().astype(np.float64)
+
+    # a warp step reads ws consecutive edges of one vertex: natural step j of a vertex is
+    # round j // warps of its warp j % warps, so steps are costed in edge order, no sort
+    words = sb // WORD_BYTES
+    units = warp_rounds.size
+    step_vertex, step_j, list_sectors = _run_steps(indptr, vertices, ws, words)
+    steps = step_vertex.size
+    step_base = np.flatnonzero(step_j == 0)  # each vertex's first step
+    step_unit = step_vertex * warps + step_j % warps
+
+    edges = edge_ids(indptr, vertices)
+    lane_slot = np.repeat(step_base * ws - indptr[vertices].astype(np.int64), degree) + edges
+    neighbour_sector = sector_of(indices[edges], words)
+    rows = np.full(steps * ws, -1, dtype=neighbour_sector.dtype)
+    rows[lane_slot] = neighbour_sector
+    step_sectors = list_sectors + row_distinct(rows.reshape(steps, ws))
+    if reads_weights:
+        step_sectors += list_sectors
+    writes = member_mask(edges, work.writes, indices.size)
+    write_step = lane_slot[writes] // ws
+    step_sectors += padded_counts(distinct_sectors(write_step, neighbour_sector[writes], 1),
+                                  steps)
+    flag_steps = 0
+    if changed_flag:  # as the main kernel's: one flag store per storing step
+        storing_steps = distinct(write_step)
+        step_sectors += np.bincount(storing_steps, minlength=steps)
+        flag_steps = storing_steps.size
+    sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
+    sectors += 1  # the queue entry and row bounds
+    round_trips = 2 * warp_rounds.ravel() + 1
+    unit_work = UnitWork(sisd, simd, sectors, round_trips)
+    # launched as blocks (no grabs on the queue counter), whatever the main kernel's distribution
+    cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, flag_steps,
+                                    False,
+                                    units_per_block=warps, hit_rate=hit_rate)
+
+    simd_issued = float(ws * warp_rounds.sum())
+    edges_expanded = float(degree.sum())
+    memory_per_step = 2 + (1 if reads_weights else 0)
+    return LaunchCost(
+        cycles=cycles,
+        bounds=bounds[None, :],
+        launches=1,
+        instructions=float(sisd.sum() + simd.sum()),
+        issued_lane_instructions=float(ws * (sisd.sum() + simd.sum())),
+        useful_lane_instructions=float(costs.setup * warp_rounds.size + per_step * edges_expanded),
+        simd_issued=simd_issued,
+        simd_active=edges_expanded,
+        u_a=simd_issued - edges_expanded,
+        u_r=0.0,
+        requests=float(memory_per_step * warp_rounds.sum() + warp_rounds.size + flag_steps),
+        transactions=float(sectors.sum()),
+        edges=edges_expanded,
+    )
+
+
+def idle_outlier_kernel(device: Device, hit_rate: float = 0.0) -> LaunchCost:
+    """The outlier kernel of a level that deferred nothing: the host launches it anyway (it
+    does not read the queue length back); its first block reads the empty queue and exits."""
+    latency = device.block_launch_cycles + device.round_trip_cycles(hit_rate)
+    overhead = device.cycles(device.launch_overhead_us)
+    return LaunchCost(cycles=latency + overhead, launches=1, requests=1.0, transactions=1.0,
+                      bounds=np.array([[0.0, 0.0, latency, 0.0, 0.0, overhead]]))
+
+
+def compaction_kernel(
+    n: int, flagged: np.ndarray, strategy: Strategy, device: Device,
+    costs: InstructionCosts = COSTS, hit_rate: float = 0.0,
+) -> LaunchCost:
+    """A thread per vertex reads its flag, and the flagged ones are written to a worklist at
+    offsets from a block prefix sum and a scan launch (the temporal hybrid's switch back)."""
+    words = device.sector_bytes // WORD_BYTES
+    ws = device.warp_size
+    units = ceil_div(n, ws)
+    items = np.bincount(flagged // ws, minlength=units).astype(np.int64)
+    block_scan = costs.scan + 2 * costs.barrier + int(np.log2(strategy.block_size // ws))
+    sisd = np.full(units, float(costs.check + block_scan)) + costs.push_store * (items > 0)
+    sectors = np.full(units, ceil_div(ws, words)) + ceil_div(items, words)
+    round_trips = np.full(units, 2)
+    plain = Strategy(block_size=strategy.block_size)
+    cycles, bounds = kernel_cycles(
+        UnitWork(sisd, np.zeros(units), sectors.astype(np.float64), round_trips), plain,
+        device, 0, False, hit_rate=hit_rate,
+    )
+    blocks = ceil_div(units, strategy.block_size // ws)
+    return LaunchCost(
+        cycles=cycles, bounds=bounds[None, :], launches=1, instructions=float(sisd.sum()),
+        issued_lane_instructions=float(ws * sisd.sum()),
+        useful_lane_instructions=float(ws * sisd.sum()),
+        requests=float(units * 2 + np.count_nonzero(items)), transactions=float(sectors.sum()),
+    ) + scan_launch(blocks, device, costs, words, hit_rate=hit_rate)
+
+
+def scatter_kernel(
+    items: int, strategy: Strategy, device: Device, costs: InstructionCosts = COSTS,
+    hit_rate: float = 0.0,
+) -> LaunchCost:
+    """A thread per worklist item sets its vertex's status flag (the temporal hybrid's switch
+    to sweeps): coalesced item reads, one scattered store each."""
+    words = device.sector_bytes // WORD_BYTES
+    ws = device.warp_size
+    units = ceil_div(items, ws)
+    lanes = np.full(units, ws)
+    if units:
+        lanes[-1] = items - ws * (units - 1)
+    sisd = np.full(units, float(costs.check + costs.vertex_store))
+    sectors = (ceil_div(lanes, words) + lanes).astype(np.float64)
+    plain = Strategy(block_size=strategy.block_size)
+    cycles, bounds = kernel_cycles(
+        UnitWork(sisd, np.zeros(units), sectors, np.full(units, 2)), plain, device, 0, False,
+        hit_rate=hit_rate,
+    )
+    return LaunchCost(
+        cycles=cycles, bounds=bounds[None, :], launches=1, instructions=float(sisd.sum()),
+        issued_lane_instructions=float(ws * sisd.sum()),
+        useful_lane_instructions=float(items * (costs.check + costs.vertex_store)),
+        requests=float(2 * units), transactions=float(sectors.sum()),
+    )
+
+
+def _run_steps(indptr: np.ndarray, vertices: np.ndarray, width: int, words: int):
+    """Warp steps that each read ``width`` consecutive edges of one vertex (the last one of a
+    vertex fewer): each step's vertex (index into ``vertices``), its number j within the vertex,
+    and the sectors of its edge-list read, a range in closed form."""
+    start = indptr[vertices].astype(np.int64)
+    end = indptr[vertices + 1].astype(np.int64)
+    steps_of = ceil_div(end - start, width)
+    owner = np.repeat(np.arange(vertices.size), steps_of)
+    j = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(steps_of) - steps_of,
+                                                            steps_of)
+    first = start[owner] + j * width
+    last = np.minimum(first + width, end[owner]) - 1
+    return owner, j, range_sectors(first, last, words)
