@@ -6,6 +6,10 @@ rmat:scale=20,ef=16 and <= 2 s on USA-road-FLA, and at most 3x the functional ru
 The functional run and each strategy are timed alike: the first wall and CPU seconds, and the
 best wall seconds over ``--repeat`` runs (later runs reuse the process's memory, as a tuning
 worker does); each strategy's best is also printed as a ratio to the functional run's best.
+``--fresh`` runs each strategy in a process of its own (its graph loaded and its functional
+run done there first), so its first run pays what a one-off ``warpsweep simulate`` pays: the
+first touch of its memory, its shapes' first layouts, what a run keeps per work for the next;
+"x 1st" is that first run's time over the functional run's first.
 ``--full-layout`` costs every unit of every sweep (the reference path the sparse one must
 agree with), ``--one-by-one`` each sweep on its own rather than runs of small ones together
 (``simulator.driver._BATCH_ACTIVE``), for before/after comparisons.
@@ -19,6 +23,8 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
+import sys
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, as the floor is stated
@@ -67,7 +73,23 @@ def main() -> None:
     parser.add_argument("--return-freed-memory", action="store_true",
                         help="leave glibc's default of returning large freed blocks to the "
                              "system at once (the tool keeps them for reuse)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="run each strategy in a process of its own, after its own graph "
+                             "load and functional run: its first run is a one-off run's")
+    parser.add_argument("--rows-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.fresh:
+        print_header()
+        for text in args.strategies:
+            child = [sys.executable, __file__, "--rows-only", "--spec", args.spec, "--algo",
+                     args.algo, "--device", args.device, "--repeat", str(args.repeat),
+                     *[flag for flag, given in (("--full-layout", args.full_layout),
+                                                ("--one-by-one", args.one_by_one),
+                                                ("--return-freed-memory",
+                                                 args.return_freed_memory)) if given],
+                     "--strategies", text]
+            subprocess.run(child, check=True)
+        return
     engine._SPARSE_SWEEPS = not args.full_layout
     if args.one_by_one:
         driver._BATCH_ACTIVE = 0
@@ -76,7 +98,8 @@ def main() -> None:
 
     t0 = time.perf_counter()
     graph = load_graph(args.spec)
-    print(f"graph {graph}: loaded in {time.perf_counter() - t0:.2f} s")
+    if not args.rows_only:
+        print(f"graph {graph}: loaded in {time.perf_counter() - t0:.2f} s")
     functional_walls, functional_cpus = [], []
     for _ in range(max(1, args.repeat)):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -84,13 +107,11 @@ def main() -> None:
         functional_walls.append(time.perf_counter() - t0)
         functional_cpus.append(time.process_time() - c0)
     functional_s = min(functional_walls)
-    print(f"functional {args.algo}: {functional_walls[0]:.2f} s wall, {functional_cpus[0]:.2f} "
-          f"s CPU, best {functional_s:.2f} s, {len(fr.iterations)} iterations, "
-          f"{fr.edges_expanded:,} edges (floor 5 s)")
-    header = ("strategy", "wall s", "cpu s", "best s", "x func", "Medges/s", "sim time_us",
-              "simd_eff")
-    print(f"{header[0]:50s} {header[1]:>7s} {header[2]:>7s} {header[3]:>7s} {header[4]:>6s} "
-          f"{header[5]:>9s} {header[6]:>12s} {header[7]:>8s}")
+    if not args.rows_only:
+        print(f"functional {args.algo}: {functional_walls[0]:.2f} s wall, "
+              f"{functional_cpus[0]:.2f} s CPU, best {functional_s:.2f} s, "
+              f"{len(fr.iterations)} iterations, {fr.edges_expanded:,} edges (floor 5 s)")
+        print_header()
     for text in args.strategies:
         walls, cpus = [], []
         for _ in range(max(1, args.repeat)):
@@ -101,9 +122,17 @@ def main() -> None:
         cpu = cpus[0]
         wall, best = walls[0], min(walls)
         print(f"{text:50s} {wall:7.2f} {cpu:7.2f} {best:7.2f} {best / functional_s:6.2f} "
-              f"{r.edges_touched / best / 1e6:9.1f} {r.time_us:12.1f} {r.simd_efficiency:8.3f}",
-              flush=True)
-    print(f"peak memory {peak_gb():.2f} GB (floor 4 GB)")
+              f"{wall / functional_walls[0]:6.2f} {r.edges_touched / best / 1e6:9.1f} "
+              f"{r.time_us:12.1f} {r.simd_efficiency:8.3f}", flush=True)
+    if not args.rows_only:
+        print(f"peak memory {peak_gb():.2f} GB (floor 4 GB)")
+
+
+def print_header() -> None:
+    """The strategies' table header: first run's wall and CPU seconds, the best wall
+    seconds, the best and the first over the functional run's."""
+    print(f"{'strategy':50s} {'wall s':>7s} {'cpu s':>7s} {'best s':>7s} {'x func':>6s} "
+          f"{'x 1st':>6s} {'Medges/s':>9s} {'sim time_us':>12s} {'simd_eff':>8s}")
 
 
 if __name__ == "__main__":
