@@ -1,5 +1,5 @@
 """Distinct values and first occurrences by one sort and a run mask (np.unique is far slower
-on tens of millions of keys with numpy 2.x), and membership among ascending ids."""
+on tens of millions of keys with numpy 2.x), and membership in a set of ids."""
 
 from __future__ import annotations
 
