@@ -329,13 +329,13 @@ def _storing_lanes(edges, vertices, degree, launch, m):
 
 
 def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lanes,
-                  unit_of_step, layout, strategy, words, unit_edges):
+                  unit_of_step, layout, strategy, words, lane_units):
     """Per unit, the transactions of the edge-list read indices[e] (the weights' read has
     the same; ``starts``: the vertices' first edges). Big launches over ascending vertices
     skip the sort of every lane's key: lockstep virtual warps are counted per vertex in
     closed form (with donation, the threads' own edges so and the box's drain rounds by
     their runs), and redistribution over one chunk position by its steps' runs (each step
-    pops consecutive table entries)."""
+    pops consecutive table entries). ``lane_units``: each unit's lanes, where known."""
     w, k, c, units = layout.w, layout.k, layout.c, layout.units
     ascending = k == 1 or bool((vertices[1:] > vertices[:-1]).all())
     if (not ascending and w == 1 and c == 1 and lanes.kept is None
@@ -367,7 +367,7 @@ def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lane
             return run_sectors(lanes.group, edges, unit_of_step, words_per_sector=words,
                                units=units)
     return unit_transactions(lanes.group, edges, unit_of_step, words_per_sector=words,
-                             units=units, unit_sizes=unit_edges)
+                             units=units, unit_sizes=lane_units)
 
 
 def _lockstep_in_vertex_order(slots: np.ndarray, vertices: np.ndarray, layout: TaskLayout):
