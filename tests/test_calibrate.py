@@ -50,6 +50,22 @@ TRUTH = {"issue": 1.3, "lsu": 1.2, "latency": 1.6, "memory": 0.8, "atomics": 1.5
          "overhead": 1.8, "host": 0.7}
 
 
+def surrogate_cycles(parts, thetas) -> list[float]:
+    """The surrogate of tuner/calibrate.py's docstring worked out here, launch by launch,
+    apart from ``predict`` and ``_Stack`` (which the fit runs on): per launch the largest of
+    its first five bounds, each scaled by its theta, plus its scaled overhead; then the
+    scaled host round trips and the other cycles."""
+    theta = [thetas.get(part, 1.0) for part in THETA_NAMES]
+    out = []
+    for p in parts:
+        total = p.extra_cycles + theta[6] * p.host_cycles
+        for launch in np.asarray(p.bounds).reshape(-1, 6).tolist():
+            total += max(t * b for t, b in zip(theta[:5], launch[:5], strict=True))
+            total += theta[5] * launch[5]
+        out.append(total)
+    return out
+
+
 @pytest.fixture(scope="module")
 def rows() -> list[Measured]:
     """Every (graph, algorithm, config) to measure, times not yet known."""
@@ -91,7 +107,7 @@ def write_measured_with_host(rows: list[Measured], tmp_path):
     times and launches (the host taking ``TRUTH["host"]`` x the device's round trip a
     launch): the file, the times and each row's launches."""
     parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
-    times = [SMALL.us(c) for c in predict(parts, TRUTH)]
+    times = [SMALL.us(c) for c in surrogate_cycles(parts, TRUTH)]
     launches = [round(p.host_cycles / SMALL.cycles(SMALL.host_roundtrip_us)) for p in parts]
     path = tmp_path / "measured.parquet"
     write_measured(path, rows, times, SMALL.name,
@@ -99,11 +115,32 @@ def write_measured_with_host(rows: list[Measured], tmp_path):
     return path, times, launches
 
 
+def test_the_hand_surrogate_at_theta_one_is_the_simulated_time(rows):
+    """What the fits below are given is the simulator's own time where every theta is 1."""
+    parts = simulate_parts(rows[:10], SMALL, cache=None)
+    for r, got in zip(rows[:10], surrogate_cycles(parts, {}), strict=True):
+        want = simulate(load_graph(r.graph_spec), r.algorithm, r.config, SMALL, source=r.source)
+        assert got == pytest.approx(want.cycles, rel=1e-12)
+
+
+@pytest.mark.parametrize("thetas", [
+    TRUTH,
+    {"issue": 20.0, "lsu": 1 / 20, "latency": 20.0, "memory": 1 / 20, "atomics": 20.0},
+    {"issue": 1 / 20, "lsu": 20.0, "latency": 1 / 20, "memory": 20.0, "overhead": 1 / 20},
+])
+def test_predict_is_the_surrogate_worked_by_hand(rows, thetas):
+    """Also at the ends of the thetas' range, where _Stack's launches whose winner it took as
+    fixed must still win."""
+    parts = simulate_parts(rows, SMALL, cache=None)
+    np.testing.assert_allclose(predict(parts, thetas), surrogate_cycles(parts, thetas),
+                               rtol=1e-12)
+
+
 def test_surrogate_times_give_back_their_thetas(rows, tmp_path):
-    """(1) Times made by the surrogate with known thetas: every constrained theta within 2%,
-    and the file's rows reduce to the best correct variant per config."""
+    """(1) Times made by the surrogate (worked by hand) with known thetas: every constrained
+    theta within 2%, and the file's rows reduce to the best correct variant per config."""
     parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
-    times = [SMALL.us(c) for c in predict(parts, TRUTH)]
+    times = [SMALL.us(c) for c in surrogate_cycles(parts, TRUTH)]
     path = tmp_path / "measured.parquet"
     write_measured(path, rows, times, SMALL.name)
     measured = load_measured(path, device=SMALL.name)
@@ -162,7 +199,7 @@ def test_a_part_that_never_binds_stays_at_one(rows):
     parts = simulate_parts(rows[:10], "h100", cache=None)
     truth = {"latency": 1.4, "overhead": 2.0, "host": 0.5}
     measured = [dataclasses.replace(r, time_us=get_device("h100").us(c))
-                for r, c in zip(rows[:10], predict(parts, truth), strict=True)]
+                for r, c in zip(rows[:10], surrogate_cycles(parts, truth), strict=True)]
     cal = fit(parts, measured, "h100")
     assert "atomics" in cal.unconstrained and cal.thetas["atomics"] == 1.0
     assert cal.thetas["host"] == pytest.approx(0.5, rel=0.02)
@@ -279,7 +316,7 @@ def test_relative_fit_ignores_per_graph_scale_errors(rows, tmp_path):
     log_scale = dict(zip(keys, np.linspace(-0.6, 0.6, len(keys))[[3, 0, 5, 1, 4, 2]],
                          strict=True))
     times = [SMALL.us(c) * np.exp(log_scale[(r.graph, r.algorithm)])
-             for r, c in zip(rows, predict(parts, TRUTH), strict=True)]
+             for r, c in zip(rows, surrogate_cycles(parts, TRUTH), strict=True)]
     measured = [dataclasses.replace(r, time_us=t) for r, t in zip(rows, times, strict=True)]
     relative = fit(parts, measured, SMALL)  # the default
     assert relative.relative

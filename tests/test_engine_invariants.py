@@ -72,16 +72,41 @@ def test_lane_accounting(seed, knob, algorithm):
     assert r.time_us > 0 and r.launches >= r.iterations
 
 
+# No L2: DRAM carries every sector. Cut 10^5-fold, DRAM bandwidth binds in every launch of
+# these runs, so time is the rest plus the run's bytes over the bandwidth.
+NO_L2 = dataclasses.replace(DEVICES["h100"], l2_bytes=0)
+CUT = 1e5
+
+
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), knob=knobs)
-def test_time_grows_when_bandwidth_is_cut(seed, knob):
+def test_time_grows_with_the_bytes_when_bandwidth_binds(seed, knob):
     g = random_graph(400, 3000, seed)
-    fast = DEVICES["h100"]
-    slow = dataclasses.replace(fast, dram_bandwidth_gbs=fast.dram_bandwidth_gbs / 100)
     fr = functional_run(g, "bfs")
-    assert simulate(g, "bfs", knob, slow, functional=fr).time_us >= simulate(
-        g, "bfs", knob, fast, functional=fr
-    ).time_us
+
+    def run(cut):
+        device = dataclasses.replace(NO_L2, dram_bandwidth_gbs=NO_L2.dram_bandwidth_gbs / cut)
+        return simulate(g, "bfs", knob, device, functional=fr)
+
+    fast, slow, slower = run(1), run(CUT), run(2 * CUT)
+    assert slow.time_us > fast.time_us
+    # halving the bandwidth again adds the time to move the run's bytes once more at the
+    # slow bandwidth (GB/s = 10^3 bytes/us); Result.bytes also counts the outlier queue's
+    # atomics, a sector each, which the atomics bound times: hence rel=1e-3, not exact
+    bytes_us = slow.bytes / (NO_L2.dram_bandwidth_gbs / CUT * 1e3)
+    assert slower.time_us - slow.time_us == pytest.approx(bytes_us, rel=1e-3)
+
+
+def test_dram_bandwidth_does_not_matter_while_l2_holds_the_working_set():
+    """The preset H100's 50 MB L2 holds a small graph's arrays: DRAM carries no sector."""
+    g = random_graph(400, 3000, 3)
+    fast = DEVICES["h100"]
+    slow = dataclasses.replace(fast, dram_bandwidth_gbs=fast.dram_bandwidth_gbs / CUT)
+    knob = {"mapping": "vwarp", "w": 8}
+    assert simulate(g, "bfs", knob, slow).time_us == simulate(g, "bfs", knob, fast).time_us
+    # without the L2 the same cut binds
+    no_l2 = dataclasses.replace(slow, l2_bytes=0)
+    assert simulate(g, "bfs", knob, no_l2).time_us > 10 * simulate(g, "bfs", knob, fast).time_us
 
 
 def test_full_warps_on_degree_32_graph():

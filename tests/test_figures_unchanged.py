@@ -12,8 +12,14 @@ from simulator import simulate
 from simulator.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
+TOOLS = ("bench/figures_unchanged.py", "bench/revisions.py")
 sys.path.insert(0, str(REPO))
+from bench.figures_unchanged import QUICK_CASES  # noqa: E402
+from bench.figures_unchanged import STRATEGIES  # noqa: E402
 from bench.figures_unchanged import differences  # noqa: E402
+from tests.head_worktree import head_worktree  # noqa: E402
+from tests.head_worktree import lengthen_h100_host_roundtrip  # noqa: E402
+from tests.head_worktree import worktrees  # noqa: E402
 
 
 def _git(*args):
@@ -52,22 +58,39 @@ def test_refusals_compare_by_kind_and_message(result):
     assert differences(ConfigError("W=3"), result) == ["refusal"]
 
 
-@pytest.mark.skipif(_git("rev-parse", "HEAD").returncode != 0, reason="not a git checkout")
-def test_the_working_tree_against_head_quick_matrix():
-    before = _git("worktree", "list").stdout
+def _figures_unchanged(tree: Path) -> tuple[subprocess.CompletedProcess, int, int]:
+    """Run ``tree``'s copy of the tool against HEAD at --quick size: the outcome, the cases
+    and how many differ (from its last line)."""
     done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "figures_unchanged.py"), "--base", "HEAD",
+        [sys.executable, str(tree / "bench" / "figures_unchanged.py"), "--base", "HEAD",
          "--quick"],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
+        capture_output=True, text=True, timeout=300, cwd=tree,
     )
-    # the working tree may hold uncommitted changes to the simulator: then it says so
-    summary = done.stdout.strip().splitlines()[-1]
-    assert " cases, " in summary and summary.split()[0].isdigit()
-    differing = int(summary.split(" cases, ")[1].split()[0])
-    assert done.returncode == (1 if differing else 0), done.stderr
-    assert len([line for line in done.stdout.splitlines()
-                if line.startswith("DIFFERS")]) == differing
-    assert _git("worktree", "list").stdout == before
+    cases, rest = done.stdout.strip().splitlines()[-1].split(" cases, ")
+    return done, int(cases), int(rest.split()[0])
+
+
+@pytest.mark.skipif(_git("rev-parse", "HEAD").returncode != 0, reason="not a git checkout")
+def test_head_against_itself_differs_nowhere_and_a_moved_figure_is_found(tmp_path):
+    """Run where the "working tree" is HEAD's own: no case may differ. Then with the H100's
+    host round trip lengthened there, every case it runs must differ in time_us."""
+    quick_cases = sum(len(algorithms) for _, algorithms in QUICK_CASES) * len(STRATEGIES)
+    with head_worktree(tmp_path, TOOLS) as tree:
+        before = worktrees()
+        done, cases, differing = _figures_unchanged(tree)
+        assert (done.returncode, cases, differing) == (0, quick_cases, 0), done.stdout
+        assert "DIFFERS" not in done.stdout
+        assert worktrees() == before  # the tool removed the revision's worktree
+
+        lengthen_h100_host_roundtrip(tree)
+        done, cases, differing = _figures_unchanged(tree)
+        assert done.returncode == 1, done.stderr
+        lines = [line for line in done.stdout.splitlines() if line.startswith("DIFFERS")]
+        assert cases == quick_cases and differing == len(lines)
+        # all but the 6 that both refuse alike (PageRank: unroll and the hybrids)
+        assert differing == quick_cases - 6
+        assert all("time_us" in line.split(": ")[1] for line in lines)
+        assert worktrees() == before
 
 
 def test_an_unknown_revision_fails_with_a_message():
