@@ -1,17 +1,21 @@
 """The GPU harness's CPU side: its configurations are simulator strategies the kernels
-implement, and the committed H100 results file keeps the contract bench/fidelity.py reads."""
+implement, it writes the columns bench/fidelity.py and calibrate read, and the committed H100
+files hold every measurement. (How well the simulator matches them is bench/*fidelity.py's
+to judge, over every graph, not a test's.)"""
 
 import importlib
 import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from simulator import Strategy
 from simulator.graph_spec import parse_spec
+from tuner.calibrate import load_measured
 
 REPO = Path(__file__).resolve().parents[1]
 GPU_DIR = REPO / "bench" / "gpu"
@@ -88,17 +92,47 @@ def test_only_bfs_has_the_claimed_variant(gpu):
         plans.plan_for(configs.Measurement("sssp", config, "claimed"))
 
 
-def test_results_file_keeps_the_column_contract(gpu, table):
+def test_harness_rows_are_written_in_the_contract_and_read_back_by_calibrate(gpu, tmp_path):
+    """The harness's writer gives the contract's columns, in order, with their types and the
+    rows' values; calibrate's reader takes back per configuration its fastest correct
+    variant (here not the faster incorrect one)."""
     configs, _ = gpu
-    assert tuple(table.column_names) == configs.COLUMNS
+    data = "mapping=thread,driven=data,push=atomic"
+    meta = {"device": "h100", "gpu_name": "test", "graph": "rmat8",
+            "graph_spec": "rmat:scale=8,seed=1", "n": np.int64(256), "m": np.int64(2000),
+            "algorithm": "bfs", "source": np.int64(3), "iterations": 5, "launches": 6,
+            "reps": 5, "cupy_version": "-", "cuda_version": "-", "commit": "0" * 40,
+            "measured_at": "2026-01-01T00:00:00+00:00", "not_a_column": 1}
+
+    def row(config, variant, time_us, correct=True):
+        return {**meta, "config": config, "variant": variant, "time_us": time_us,
+                "time_us_min": 0.9 * time_us, "kernel_us": 0.5 * time_us, "correct": correct}
+
+    rows = [row("mapping=thread", "default", 50.0), row(data, "plain", 40.0),
+            row(data, "warp_aggregated", 30.0), row(data, "claimed", 10.0, correct=False)]
+    path = tmp_path / "results.parquet"
+    configs.write_results(rows, path)
+    written = pq.read_table(path)
+    assert tuple(written.column_names) == configs.COLUMNS
     for name in INT_COLUMNS:
-        assert table.schema.field(name).type == pa.int64(), name
+        assert written.schema.field(name).type == pa.int64(), name
     for name in FLOAT_COLUMNS:
-        assert table.schema.field(name).type == pa.float64(), name
-    assert table.schema.field("correct").type == pa.bool_()
+        assert written.schema.field(name).type == pa.float64(), name
+    assert written.schema.field("correct").type == pa.bool_()
     for name in ("device", "gpu_name", "graph", "graph_spec", "algorithm", "config", "variant",
                  "cupy_version", "cuda_version", "commit", "measured_at"):
-        assert table.schema.field(name).type == pa.string(), name
+        assert written.schema.field(name).type == pa.string(), name
+    assert written.to_pylist() == [{c: r[c] for c in configs.COLUMNS} for r in rows]
+    measured = load_measured(path, device="h100")
+    assert [(m.config, m.variant, m.time_us, m.kernel_us, m.launches, m.source)
+            for m in measured] == [("mapping=thread", "default", 50.0, 25.0, 6, 3),
+                                   (data, "warp_aggregated", 30.0, 15.0, 6, 3)]
+
+
+def test_the_committed_results_have_the_writers_schema(gpu, table):
+    """A change to the contract must come with the file measured again."""
+    configs, _ = gpu
+    assert table.schema.equals(configs.SCHEMA)
 
 
 def test_every_row_is_correct_with_positive_times(table):
@@ -186,68 +220,14 @@ def test_sessions_of_other_commits_or_measurements_do_not_merge(merge, table):
         merge.merge_sessions([one, one.slice(0, 2)])
 
 
-WORKLIST = GPU_DIR / "results" / "h100_worklist.parquet"
-
-
-@pytest.mark.parametrize("graph", ["rmat16-ef16", "random-n131072-deg8"])
-def test_sssp_worklist_duplicates_match_the_gpu(graph):
-    """The thread-mapped SSSP worklist's entries, duplicates included, within 5% of what the
-    H100 read (bench/gpu/worklist_items.py): a lane pushes its target only when its atomicMin
-    lowered it, so a target lowered by several steps is pushed several times. (With a push per
-    target and launch, as for BFS's plain stores, the simulator counts 0.6x the GPU's.)"""
-    from simulator import functional_run
-    from simulator import simulate
-    from simulator.load import load_graph
-
-    config = "mapping=thread,driven=data,push=atomic"
-    rows = [r for r in pq.read_table(WORKLIST).to_pylist()
-            if r["graph"] == graph and r["algorithm"] == "sssp" and r["config"] == config]
-    assert len(rows) >= 3
-    measured = sorted(r["items"] for r in rows)[len(rows) // 2]
-    g = load_graph(rows[0]["graph_spec"])
-    fr = functional_run(g, "sssp", rows[0]["source"])
-    simulated = simulate(g, "sssp", config, "h100", functional=fr).worklist_items
-    distinct = sum(it.active.size for it in fr.iterations)
-    assert abs(simulated / measured - 1) < 0.05
-    assert measured > 1.25 * distinct  # the GPU's duplicates are many: the test can tell
-
-
-def test_wide_warps_sssp_worklists_converge_in_fewer_entries():
-    """At W = 32 a launch holds 32x fewer worklist entries at once than under the thread
-    mapping, so its later waves relax from the distances earlier ones lowered (simulator/
-    asynchronous.py): on random-n131072-deg8 the H100 reads 8% fewer entries at W = 32 than
-    with the thread mapping, the simulator 5% fewer and within 5% of the GPU (the
-    level-synchronous replay counted 9% over)."""
-    from simulator import functional_run
-    from simulator import simulate
-    from simulator.load import load_graph
-
-    def gpu(config):
-        rows = [r for r in pq.read_table(WORKLIST).to_pylist()
-                if r["graph"] == "random-n131072-deg8" and r["algorithm"] == "sssp"
-                and r["config"] == config and r["variant"] == "plain"]
-        return rows[0]["graph_spec"], rows[0]["source"], sorted(
-            r["items"] for r in rows)[len(rows) // 2]
-
-    wide, thread = ("mapping=vwarp,w=32,driven=data,push=atomic",
-                    "mapping=thread,driven=data,push=atomic")
-    spec, source, measured_wide = gpu(wide)
-    measured_thread = gpu(thread)[2]
-    assert measured_wide < 0.95 * measured_thread
-    g = load_graph(spec)
-    fr = functional_run(g, "sssp", source)
-    simulated_wide = simulate(g, "sssp", wide, "h100", functional=fr).worklist_items
-    simulated_thread = simulate(g, "sssp", thread, "h100", functional=fr).worklist_items
-    assert abs(simulated_wide / measured_wide - 1) < 0.05
-    assert simulated_wide < 0.97 * simulated_thread
-
-
-@pytest.mark.parametrize("algorithm", ["bfs", "sssp"])
-def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(table, algorithm):
+@pytest.mark.parametrize("algorithm, spread", [("bfs", (0.73, 1.11)), ("sssp", (0.77, 1.04))])
+def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(table, algorithm, spread):
     """results/h100_launches_<algorithm>.parquet (bench/gpu/launch_times.py, another device
     session) holds every graph, configuration and variant of h100.parquet, launches numbered
     0..L-1, worklist launches starting from the source alone, and per run launch times that
-    sum to about the run's kernel time measured apart."""
+    sum to the run's kernel time measured apart within the ``spread`` these committed files
+    show (the smallest and largest ratio, to 2 places: files measured again must be looked
+    at again)."""
     launches = pq.read_table(GPU_DIR / "results" / f"h100_launches_{algorithm}.parquet")
     runs: dict[tuple, list[dict]] = {}
     for r in launches.to_pylist():
@@ -257,6 +237,7 @@ def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(table, algo
     assert set(runs) == expected
     kernel_us = {(r["graph"], r["config"], r["variant"]): r["kernel_us"]
                  for r in table.to_pylist() if r["algorithm"] == algorithm}
+    ratios = []
     for key, rows in runs.items():
         rows.sort(key=lambda r: r["launch"])
         assert [r["launch"] for r in rows] == list(range(len(rows))), key
@@ -265,15 +246,15 @@ def test_per_launch_times_cover_the_measurements_and_sum_to_the_runs(table, algo
             assert rows[0]["entries"] == 1 and all(r["entries"] > 0 for r in rows), key
         else:
             assert all(r["entries"] == -1 for r in rows), key
-        total = sum(r["kernel_us"] for r in rows)
-        assert 0.7 < total / kernel_us[key] < 1.6, (key, total, kernel_us[key])
+        ratios.append(sum(r["kernel_us"] for r in rows) / kernel_us[key])
+    assert (round(min(ratios), 2), round(max(ratios), 2)) == spread
 
 
 def test_l1_probe_covers_every_measurement_in_each_mode(table):
     """results/h100_l1.parquet (bench/l1_effect.py over bench/gpu/launch_times.py --l1)
     holds every graph, configuration and variant of h100.parquet with L1 cached, shrunk and
-    bypassed, and the cached runs agree with the harness file's kernel times (another
-    session: within the spread between sessions)."""
+    bypassed, and the cached runs' kernel times over the harness file's (another session)
+    have the median these committed files show, 0.93 (to 2 places)."""
     rows = pq.read_table(GPU_DIR / "results" / "h100_l1.parquet").to_pylist()
     expected = {(r["algorithm"], r["graph"], r["config"], r["variant"])
                 for r in table.to_pylist()}
@@ -287,7 +268,7 @@ def test_l1_probe_covers_every_measurement_in_each_mode(table):
     ratios = sorted(r["kernel_us"] / kernel_us[(r["algorithm"], r["graph"], r["config"],
                                                 r["variant"])]
                     for r in rows if r["l1"] == "cached")
-    assert 0.8 < ratios[len(ratios) // 2] < 1.2
+    assert round(ratios[len(ratios) // 2], 2) == 0.93
 
 
 def test_relative_rms_ignores_each_graphs_level():
@@ -304,34 +285,3 @@ def test_relative_rms_ignores_each_graphs_level():
     assert relative_rms(errors, rows) == pytest.approx(np.sqrt(0.005))
     assert relative_rms(errors + np.array([5, 5, -2, -2, -2]), rows) == pytest.approx(
         np.sqrt(0.005))
-
-
-WAVES = GPU_DIR / "results" / "h100_worklist_waves.parquet"
-
-
-@pytest.mark.parametrize("config, wave", [("mapping=thread,driven=data,push=atomic", 8448),
-                                          ("mapping=vwarp,w=32,driven=data,push=atomic", 2048)])
-def test_sssp_waves_of_pushes_in_arrival_order_match_the_gpu(config, wave, monkeypatch):
-    """With USA-road-NY's worklist launches split into launches of E entries on the H100
-    (bench/gpu/worklist_waves.py), the waves of simulator.asynchronous run on hardware, the
-    simulator with waves of E entries reads within 5% of the GPU's entries: its pushes land
-    on the next worklist as the warps' steps issue (simulator.pushes.arrival_order). In slot
-    order it counted 1.20x (thread, E = 8448) and 1.31x (W = 32, E = 2048)."""
-    from simulator import functional_run
-    from simulator.load import load_graph
-
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        fidelity = importlib.import_module("worklist_waves_fidelity")
-    finally:
-        sys.path.remove(str(REPO / "bench"))
-    monkeypatch.chdir(REPO)  # the recorded graph specs are relative to the repository root
-    rows = [r for r in pq.read_table(WAVES).to_pylist()
-            if r["graph"] == "USA-road-NY" and r["config"] == config
-            and r["wave_entries"] == wave]
-    assert len(rows) >= 2
-    measured = sorted(r["items"] for r in rows)[len(rows) // 2]
-    g = load_graph(rows[0]["graph_spec"])
-    fr = functional_run(g, "sssp", rows[0]["source"])
-    simulated = fidelity.simulated_items(g, fr, config, wave)
-    assert abs(simulated / measured - 1) < 0.05

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
-from dataclasses import field
 from pathlib import Path
 
 import pytest
@@ -19,8 +17,10 @@ from tuner.query import connect
 from tuner.records import TrialRecord
 from tuner.report import Entry
 from tuner.report import build_report
+from tuner.report import history_figure
 from tuner.report import plot_history
 from tuner.report import plot_selector
+from tuner.report import selector_figure
 from tuner.report_data import NO_DEFER
 from tuner.report_data import Filters
 from tuner.report_data import Group
@@ -31,6 +31,8 @@ from tuner.report_data import knob_curves
 from tuner.report_data import simd_bars
 from tuner.report_data import time_over_w
 from tuner.report_data import w_chunk_cells
+from tuner.selector import Evaluation
+from tuner.selector import GraphRegret
 from tuner.store import ResultStore
 
 GRAPHS = ("rmat:scale=8,seed=1", "grid2d:rows=16,cols=16")
@@ -270,43 +272,75 @@ def test_simd_bars_one_per_configuration_and_summing_to_one():
 
 
 # -- figure functions on hand-built data -----------------------------------------------------
-def test_history_marks_failed_trials(tmp_path):
+def _xy(line) -> tuple[list[float], list[float]]:
+    return [float(x) for x in line.get_xdata()], [float(y) for y in line.get_ydata()]
+
+
+def test_history_figure_plots_trials_best_so_far_references_and_failures(tmp_path):
     hist = History("s", "vwarp", "time_us", False,
-                   [(0, 30.0, "complete"), (1, 20.0, "complete"), (3, 20.0, "duplicate")],
-                   [2, 4], 40.0, ("vwarp w=8", 25.0))
-    assert hist.best_so_far() == [(0, 30.0), (1, 20.0), (3, 20.0)]
-    caption = plot_history(hist, "a history", tmp_path / "h.png")
-    assert "2 failed trial(s)" in caption
-    assert png_size(tmp_path / "h.png")[0] > 0
+                   [(0, 30.0, "complete"), (1, 20.0, "complete"), (3, 25.0, "duplicate"),
+                    (4, 12.0, "complete")],
+                   [2, 5], 40.0, ("vwarp w=8", 25.0))
+    fig, caption = history_figure(hist, "a history")
+    (ax,) = fig.axes
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines) == ["trial (new configuration)", "repeat (answered from the study)",
+                           "best so far", "thread per vertex (40)", "best fixed vwarp w=8 (25)",
+                           "failed trial (no value)"]
+    assert _xy(lines["trial (new configuration)"]) == ([0, 1, 4], [30, 20, 12])
+    assert _xy(lines["repeat (answered from the study)"]) == ([3], [25])
+    assert _xy(lines["best so far"]) == ([0, 1, 3, 4], [30, 20, 20, 12])
+    assert lines["best so far"].get_drawstyle() == "steps-post"
+    assert _xy(lines["thread per vertex (40)"])[1] == [40, 40]
+    assert _xy(lines["best fixed vwarp w=8 (25)"])[1] == [25, 25]
+    assert _xy(lines["failed trial (no value)"])[0] == [2, 5]  # no value: at the top
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == (
+        "trial number", "time_us (µs)", "a history")
+    assert ax.get_yscale() == "linear"  # 12..40: within 10x
+    assert "lower is better" in caption and "2 failed trial(s)" in caption
+    # the PNG is that figure
+    assert plot_history(hist, "a history", tmp_path / "h.png") == caption
+    assert png_size(tmp_path / "h.png") == (750, 450)
 
 
-@dataclass
-class FakeRegret:
-    graph_id: str
-    graph_spec: str
-    best_time_us: float
-    best_config: dict
-    regrets: dict
+def test_history_over_a_wide_range_of_a_maximised_metric_is_on_a_log_axis():
+    hist = History("s", "vwarp", "meps", True, [(0, 2.0, "complete"), (1, 50.0, "complete")],
+                   [], None, None)
+    fig, caption = history_figure(hist, "meps")
+    (ax,) = fig.axes
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines) == ["trial (new configuration)", "best so far"]
+    assert _xy(lines["best so far"]) == ([0, 1], [2, 50])
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "meps"
+    assert "higher is better" in caption and "No trial failed" in caption
 
 
-@dataclass
-class FakeEvaluation:
-    algorithm: str
-    device: str
-    policies: list
-    rows: list
-    geomean: dict = field(default_factory=dict)
-
-
-def test_selector_figure_from_an_evaluation_like_object(tmp_path):
+def test_selector_figure_has_a_bar_per_graph_and_policy_at_its_regret(tmp_path):
     policies = ["selector", "thread", "w=32"]
-    rows = [FakeRegret(f"g{i}", f"rmat:scale={i}", 10.0, {"mapping": "thread"},
-                       {"selector": 1.0 + i / 10, "thread": 3.0, "w=32": 1.5})
+    rows = [GraphRegret(f"g{i}", f"rmat:scale={i}", 10.0, {"mapping": "thread"},
+                        {"selector": 1.0 + i / 10, "thread": 3.0, "w=32": 1.5}, {})
             for i in range(4)]
-    ev = FakeEvaluation("bfs", "h100", policies, rows,
-                        {"selector": 1.14, "thread": 3.0, "w=32": float("nan")})
-    caption = plot_selector(ev, "regret", tmp_path / "sel.png")
+    ev = Evaluation("bfs", "h100", policies, rows,
+                    {"selector": 1.14, "thread": 3.0, "w=32": float("nan")})
+    fig, caption = selector_figure(ev, "regret", names={"g1": "one"})
+    (ax,) = fig.axes
+    bars = {c.get_label(): list(c) for c in ax.containers}
+    assert list(bars) == policies
+    assert [b.get_height() for b in bars["selector"]] == pytest.approx([1.0, 1.1, 1.2, 1.3])
+    assert [b.get_height() for b in bars["thread"]] == [3.0] * 4
+    assert [b.get_height() for b in bars["w=32"]] == [1.5] * 4
+    for k, policy in enumerate(policies):  # policies side by side about each graph's tick
+        centres = [b.get_x() + b.get_width() / 2 for b in bars[policy]]
+        assert centres == pytest.approx([i + (k - 1) * 0.8 / 3 for i in range(4)])
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "rmat:scale=0", "one", "rmat:scale=2", "rmat:scale=3"]
+    (best,) = ax.get_lines()
+    assert best.get_label() == "1.0 = best found" and _xy(best)[1] == [1, 1]
+    assert ax.get_yscale() == "log"
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == (
+        "held-out graph", "regret (policy's time / best time found)", "regret")
     assert "selector 1.140" in caption and "thread 3.000" in caption and "w=32 n/a" in caption
+    assert plot_selector(ev, "regret", tmp_path / "sel.png", {"g1": "one"}) == caption
     assert png_size(tmp_path / "sel.png")[0] > 0
 
 

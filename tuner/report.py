@@ -303,7 +303,15 @@ def plot_simd_breakdown(bars: Sequence[SimdBar], title: str, path: Path) -> str:
 
 
 def plot_history(hist: History, title: str, path: Path) -> str:
-    """Objective per trial number, the best-so-far step line and the reference lines."""
+    """Objective per trial number, the best-so-far step line and the reference lines: the
+    PNG of ``history_figure``; returns its caption."""
+    fig, caption = history_figure(hist, title)
+    _save(fig, path)
+    return caption
+
+
+def history_figure(hist: History, title: str) -> tuple[Figure, str]:
+    """``plot_history``'s figure and caption."""
     fig = _new_figure()
     ax = fig.add_subplot()
     done = [(t, v) for t, v, s in hist.trials if s == "complete"]
@@ -339,20 +347,28 @@ def plot_history(hist: History, title: str, path: Path) -> str:
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    _save(fig, path)
     better = "higher" if hist.maximize else "lower"
     failed = (f" {len(hist.failed)} failed trial(s) are the x marks at the top."
               if hist.failed else " No trial failed.")
-    return (f"The {hist.metric} objective of each trial of the {hist.space} study in the order "
-            f"the sampler drew them, with the best so far as a step line; {better} is better, "
-            "and the dashed and dotted lines are the thread baseline and the best fixed "
-            f"virtual warp.{failed}")
+    return fig, (f"The {hist.metric} objective of each trial of the {hist.space} study in the "
+                 f"order the sampler drew them, with the best so far as a step line; {better} "
+                 "is better, and the dashed and dotted lines are the thread baseline and the "
+                 f"best fixed virtual warp.{failed}")
 
 
 def plot_selector(evaluation: Any, title: str, path: Path,
                   names: dict[str, str] | None = None) -> str:
     """Regret per held-out graph per policy (grouped bars, log y, 1.0 = the best); graphs
-    labelled by ``names[graph_id]`` where given, else by their spec."""
+    labelled by ``names[graph_id]`` where given, else by their spec: the PNG of
+    ``selector_figure``; returns its caption."""
+    fig, caption = selector_figure(evaluation, title, names)
+    _save(fig, path)
+    return caption
+
+
+def selector_figure(evaluation: Any, title: str,
+                    names: dict[str, str] | None = None) -> tuple[Figure, str]:
+    """``plot_selector``'s figure and caption."""
     rows = list(evaluation.rows)
     names = names or {}
     policies = list(evaluation.policies)
@@ -378,12 +394,11 @@ def plot_selector(evaluation: Any, title: str, path: Path,
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8, title="policy")
-    _save(fig, path)
     geo = ", ".join(f"{p} {_ratio(evaluation.geomean[p])}" for p in policies
                     if p in evaluation.geomean)
-    return ("For each graph held out of the selector's training, the time of each policy's "
-            "choice over the best time found for that graph (log scale; 1.0 is the best, lower "
-            f"is better). Geometric means: {geo}.")
+    return fig, ("For each graph held out of the selector's training, the time of each "
+                 "policy's choice over the best time found for that graph (log scale; 1.0 is "
+                 f"the best, lower is better). Geometric means: {geo}.")
 
 
 def _ratio(value: Any) -> str:

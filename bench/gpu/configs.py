@@ -7,6 +7,10 @@ No CuPy here: the tests import this module on machines without a GPU.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 # The real graphs of ../shared/graphs (SOURCES.md there); none has weights of its own, so SSSP
 # uses seeded random weights as the sweeps do (weights do not change BFS).
@@ -61,6 +65,10 @@ COLUMNS = (
     "source", "iterations", "launches", "time_us", "time_us_min", "kernel_us", "reps",
     "correct", "cupy_version", "cuda_version", "commit", "measured_at",
 )
+_TYPES = {"n": pa.int64(), "m": pa.int64(), "source": pa.int64(), "iterations": pa.int64(),
+          "launches": pa.int64(), "reps": pa.int64(), "time_us": pa.float64(),
+          "time_us_min": pa.float64(), "kernel_us": pa.float64(), "correct": pa.bool_()}
+SCHEMA = pa.schema([(c, _TYPES.get(c, pa.string())) for c in COLUMNS])
 
 
 @dataclass(frozen=True)
@@ -94,3 +102,10 @@ def graph_specs(graphs_dir: str, only: tuple[str, ...] = ()) -> list[tuple[str, 
     if only:
         pairs = [p for p in pairs if any(o in p[1] for o in only)]
     return pairs
+
+
+def write_results(rows: list[dict], out: Path) -> None:
+    """The harness's rows as Parquet, in the contract's column order and types."""
+    table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in rows], SCHEMA)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, out)

@@ -26,8 +26,6 @@ from pathlib import Path
 
 import cupy as cp
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from simulator import functional_run
 from simulator.functional import default_source
@@ -330,17 +328,6 @@ def warm_gpu(seconds: float) -> None:
         cp.cuda.Device().synchronize()
 
 
-def write(rows: list[dict], out: Path) -> None:
-    """The rows as Parquet, in the contract's column order and types."""
-    types = {"n": pa.int64(), "m": pa.int64(), "source": pa.int64(), "iterations": pa.int64(),
-             "launches": pa.int64(), "reps": pa.int64(), "time_us": pa.float64(),
-             "time_us_min": pa.float64(), "kernel_us": pa.float64(), "correct": pa.bool_()}
-    schema = pa.schema([(c, types.get(c, pa.string())) for c in configs.COLUMNS])
-    table = pa.Table.from_pylist([{c: r[c] for c in configs.COLUMNS} for r in rows], schema)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, out)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs-dir", default=configs.REPO_GRAPHS_DIR,
@@ -379,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += measure_graph(spec, repo_spec, wanted, kernels, resident, args, meta)
         gc.enable()
         cp.get_default_memory_pool().free_all_blocks()  # the graph's buffers are gone now
-        write(rows, args.out)
+        configs.write_results(rows, args.out)
     bad = [r for r in rows if not r["correct"]]
     print(f"{len(rows)} rows, {len(bad)} incorrect, {time.time() - t_begin:.0f} s; "
           f"wrote {args.out}", flush=True)
