@@ -41,6 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from simulator.device import Device  # noqa: E402
 from simulator.device import get_device  # noqa: E402
 from simulator.errors import WarpsweepError  # noqa: E402
 from simulator.strategy import Strategy  # noqa: E402
@@ -54,13 +55,57 @@ from tuner.calibrate import load_measured  # noqa: E402
 from tuner.calibrate import predict  # noqa: E402
 from tuner.calibrate import simulate_parts  # noqa: E402
 from tuner.cli_calibrate import fit_table  # noqa: E402
+from tuner.heldout import Choice  # noqa: E402
+from tuner.heldout import Data  # noqa: E402
+from tuner.heldout import bootstrap_interval  # noqa: E402
+from tuner.heldout import choices  # noqa: E402
+from tuner.heldout import fit_predict_all  # noqa: E402
+from tuner.heldout import nested_logo  # noqa: E402
+from tuner.heldout import regret  # noqa: E402
+from tuner.heldout import spearman  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results" / "h100.parquet"
 LAUNCHES = sorted((ROOT / "bench" / "gpu" / "results").glob("h100_launches_*.parquet"))
 TARGET_RHO = 0.93
 TARGET_WITHIN = 0.90
 WITHIN = 1.05
-MODELS = ("base", "LOGO", "in-sample")
+MODELS = ("base", "LOGO", "nested", "in-sample")
+MODEL_NOTES = {
+    "base": "the preset, for information",
+    "LOGO": "choices fixed beforehand, picked on these graphs: partly in-sample",
+    "in-sample": "fitted to what it is judged on",
+}
+SESSIONS = ROOT / "bench" / "gpu" / "results" / "h100.log"
+# the nested evaluation's candidates: the choices earlier revisions made by looking at LOGO on
+# these graphs (issue 48), each against its alternatives
+NORMS = ("inf", "2", "3")
+FIT_MODES = ("launch", "relative", "absolute")
+SIMULATIONS = ("preset", "serial_virtual_warps=true", "atomic_round_trips=1", "atomic_cycles=4")
+
+
+def parse_simulation(spec: str) -> tuple[tuple[str, object], ...]:
+    """``field=value[,field=value]`` (or ``preset``) as sorted Device overrides."""
+    spec = spec.strip()
+    if spec in ("", "preset"):
+        return ()
+    fields = {f.name: f for f in dataclasses.fields(Device)}
+    out = []
+    for item in spec.split(","):
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in fields or key in ("name", "bounds_norm"):
+            raise WarpsweepError(f"--simulations: {item!r} is not field=value of a device "
+                                 "field that changes the simulation")
+        if value.lower() in ("true", "false"):
+            parsed: object = value.lower() == "true"
+        else:
+            try:
+                parsed = int(value) if value.lstrip("-").isdigit() else float(value)
+            except ValueError:
+                raise WarpsweepError(f"--simulations: {item!r}: not a number or "
+                                     "true/false") from None
+        out.append((key, parsed))
+    return tuple(sorted(out))
 
 
 def short(config: str) -> str:
@@ -81,24 +126,6 @@ def short(config: str) -> str:
     return " ".join(words)
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho (scipy), NaN with fewer than 3 points or a constant side."""
-    from scipy.stats import spearmanr
-
-    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(spearmanr(x, y).statistic)
-
-
-def regret(predicted: np.ndarray, measured: np.ndarray) -> tuple[float, int]:
-    """Measured time of the predicted-fastest configuration over the best measured time, and
-    that configuration's index; exact ties in the prediction count against it (the worst of
-    the tied configurations is what a user may get)."""
-    tied = np.flatnonzero(predicted == predicted.min())
-    pick = int(tied[np.argmax(measured[tied])])
-    return float(measured[pick] / measured.min()), pick
-
-
 def groups(measured: list[Measured]) -> dict[tuple[str, str], np.ndarray]:
     """Row indices of each (algorithm, graph), graphs in increasing size."""
     out: dict[tuple[str, str], list[int]] = {}
@@ -117,25 +144,21 @@ def relative_rms(log_errors: np.ndarray, rows: dict[tuple[str, str], np.ndarray]
     return float(np.sqrt(np.mean(per_graph)))
 
 
-def logo_predictions(parts, measured, base, progress, relative: bool = True,
-                     launch_us=None) -> tuple[np.ndarray, dict]:
-    """Surrogate cycles of every row from a fit on the other graphs' rows (``relative``: the
-    relative fit; ``launch_us``: each row's per-launch kernel times, to fit those instead; see
-    ``tuner.calibrate.fit``), and each fold's thetas."""
+def logo_predictions(data: Data, choice: Choice, progress, jobs: int = 1
+                     ) -> tuple[np.ndarray, dict]:
+    """Predicted times (us) of every row by ``choice`` fitted on the other graphs' rows
+    (``tuner.heldout.fit_predict``, 3 seeded starts), and each fold's thetas."""
+    measured = data.measured
     graphs = sorted({m.graph for m in measured})
+    tasks = [(choice, np.flatnonzero([m.graph != g for m in measured]),
+              np.flatnonzero([m.graph == g for m in measured]), 3) for g in graphs]
     pred = np.zeros(len(measured))
     folds = {}
-    for g in graphs:
-        test = np.array([m.graph == g for m in measured])
-        train = np.flatnonzero(~test)
-        cal = fit([parts[i] for i in train], [measured[i] for i in train], base, starts=3,
-                  relative=relative,
-                  launch_us=None if launch_us is None else [launch_us[i] for i in train])
-        idx = np.flatnonzero(test)
-        pred[idx] = predict([parts[i] for i in idx], cal.thetas, cal.base.bounds_norm)
-        folds[g] = {"thetas": cal.thetas, "unconstrained": list(cal.unconstrained),
-                    "rms_train": cal.rms_after}
-        progress(f"LOGO fold without {g}: train RMS log error {cal.rms_after:.3f}")
+    for g, (_, _, test, _), (p, thetas) in zip(graphs, tasks,
+                                               fit_predict_all(tasks, data, jobs), strict=True):
+        pred[test] = p
+        folds[g] = {"thetas": thetas}
+    progress(f"LOGO: {len(graphs)} folds fitted ({choice.label})")
     return pred, folds
 
 
@@ -152,7 +175,7 @@ def fmt_rho(x: float) -> str:
 def table(algorithm: str, graph_rows: dict, measured: list[Measured], scores: dict) -> list[str]:
     """The per-graph lines of one algorithm."""
     head = (f"{'graph':<22} {'n_cfg':>5} {'best measured':<15}"
-            + "".join(f" | {m + ' rho':>13} {'regret':>6} {'pick':<13}" for m in MODELS))
+            + "".join(f" | {m + ' rho':>13} {'regret':>6} {'pick':<13}" for m in scores))
     lines = [f"{algorithm.upper()}", head, "-" * len(head)]
     times = np.array([m.time_us for m in measured])
     for (algo, graph), idx in graph_rows.items():
@@ -160,7 +183,7 @@ def table(algorithm: str, graph_rows: dict, measured: list[Measured], scores: di
             continue
         best = short(measured[int(idx[np.argmin(times[idx])])].config)
         line = f"{graph[:22]:<22} {len(idx):>5} {best:<15}"
-        for model in MODELS:
+        for model in scores:
             s = scores[model][(algo, graph)]
             line += (f" | {fmt_rho(s['rho']):>13} {s['regret']:6.2f} "
                      f"{short(measured[s['pick']].config):<13}")
@@ -168,13 +191,47 @@ def table(algorithm: str, graph_rows: dict, measured: list[Measured], scores: di
     return lines
 
 
-def summary(algorithm: str, scores: dict) -> tuple[list[str], dict]:
-    """Median rho and the fraction of picks within 5% per model, with PASS/FAIL."""
-    lines = [f"{algorithm.upper()} summary ({'targets judged on LOGO'}): median rho >= "
+def session_times(log: Path) -> dict[tuple[str, str, str], list[float]]:
+    """Each (graph, algorithm, config)'s time in every harness session of ``log`` (the
+    harness's printout, sessions headed ``# session K``): its fastest correct variant's
+    median run in that session."""
+    out: dict[tuple[str, str, str], dict[int, float]] = {}
+    session, graph = 0, None
+    for line in log.read_text().splitlines():
+        if line.startswith("# session"):
+            session += 1
+        elif line and not line.startswith((" ", "#")) and ": n=" in line:
+            graph = line.split(":", 1)[0]
+        elif line.startswith("  ") and " time=" in line and "INCORRECT" not in line:
+            words = line.split()
+            us = float(line.split(" time=", 1)[1].split()[0])
+            at = out.setdefault((graph, words[0], words[1]), {})
+            at[session] = min(us, at.get(session, math.inf))
+    return {k: list(v.values()) for k, v in out.items()}
+
+
+def within_noise(pick: Measured, best: Measured,
+                 sessions: dict[tuple[str, str, str], list[float]]) -> bool | None:
+    """Whether the pick is as fast as the best within the measured run-to-run spread: its
+    fastest session no slower than the best's slowest (None: fewer than 2 sessions of
+    either)."""
+    a = sessions.get((pick.graph, pick.algorithm, pick.config), [])
+    b = sessions.get((best.graph, best.algorithm, best.config), [])
+    if len(a) < 2 or len(b) < 2:
+        return None
+    return min(a) <= max(b)
+
+
+def summary(algorithm: str, scores: dict, headline: str, noise: dict | None = None
+            ) -> tuple[list[str], dict]:
+    """Median rho and the fraction of picks within 5% per model, with PASS/FAIL on the
+    ``headline`` model; its bootstrap interval over graphs, and (``noise``: model -> (algo,
+    graph) -> bool or None) the share of picks within the run-to-run spread."""
+    lines = [f"{algorithm.upper()} summary (targets judged on {headline}): median rho >= "
              f"{TARGET_RHO}, pick within {100 * (WITHIN - 1):.0f}% of the best on >= "
              f"{100 * TARGET_WITHIN:.0f}% of graphs"]
     out = {}
-    for model in MODELS:
+    for model in scores:
         vals = [s for (a, _), s in scores[model].items() if a == algorithm]
         rhos = [s["rho"] for s in vals if not math.isnan(s["rho"])]
         med = float(np.median(rhos)) if rhos else float("nan")
@@ -185,13 +242,27 @@ def summary(algorithm: str, scores: dict) -> tuple[list[str], dict]:
         within_ok = frac >= TARGET_WITHIN
         verdict = (f"rho {'PASS' if rho_ok else 'FAIL'}, within-5% "
                    f"{'PASS' if within_ok else 'FAIL'}")
-        if model != "LOGO":
-            verdict = f"({verdict}; for information)"
+        if model != headline:
+            verdict = f"({verdict}; {MODEL_NOTES.get(model, 'for information')})"
         lines.append(f"  {model:<10} median rho {fmt_rho(med)}  within 5%: {within}/{len(vals)}"
                      f" ({100 * frac:.0f}%)  geomean regret {geo:.3f}  {verdict}")
         out[model] = {"median_rho": med, "within": within, "graphs": len(vals),
                       "fraction_within": frac, "geomean_regret": geo,
                       "rho_pass": bool(rho_ok), "within_pass": bool(within_ok)}
+        flags = [f for (a, _), f in (noise or {}).get(model, {}).items()
+                 if a == algorithm and f is not None]
+        if flags:
+            out[model]["within_noise"] = [sum(flags), len(flags)]
+            lines.append(f"  {'':<10} picks within the run-to-run spread (the pick's fastest "
+                         f"session no slower than the best's slowest): {sum(flags)}/{len(flags)}")
+        if model == headline:
+            ci = bootstrap_interval([s["rho"] for s in vals], [s["regret"] for s in vals],
+                                    within=WITHIN)
+            out[model]["bootstrap95"] = ci
+            lines.append(f"  {'':<10} 95% bootstrap interval over graphs: median rho "
+                         f"{ci['median_rho'][0]:.2f}..{ci['median_rho'][1]:.2f}, within 5% "
+                         f"{100 * ci['fraction_within'][0]:.0f}..."
+                         f"{100 * ci['fraction_within'][1]:.0f}%")
     return lines, out
 
 
@@ -251,6 +322,41 @@ def launch_table(algorithm: str, measured: list[Measured], parts) -> list[str]:
     return lines
 
 
+def run_nested(args, data: Data, progress) -> dict:
+    """Nested leave-one-graph-out over the candidate choices the arguments name: every
+    simulation variant simulated (cached), then ``tuner.heldout.nested_logo``."""
+    simulations = [parse_simulation(s) for s in args.simulations.split(";")]
+    norms = [math.inf if n.strip() in ("inf", "max") else float(n) for n in args.norms.split(",")]
+    candidates = choices(simulations, norms, [f.strip() for f in args.fits.split(",")])
+    by_simulation = dict(data.parts)
+    for simulation in dict.fromkeys(simulations):
+        if simulation not in by_simulation:
+            progress(f"simulating with {dict(simulation)}")
+            by_simulation[simulation] = simulate_parts(
+                data.measured, dataclasses.replace(data.base, **dict(simulation)),
+                cache=args.cache, jobs=args.jobs)
+    data = dataclasses.replace(data, parts=by_simulation)
+    pred, folds, final = nested_logo(data, candidates, inner_folds=args.inner_folds,
+                                     jobs=args.jobs, progress=progress)
+    return {"pred": pred, "folds": folds, "final": final, "data": data,
+            "candidates": [c for c in candidates if data.supports(c)]}
+
+
+def selection_lines(nested: dict) -> list[str]:
+    """What the inner cross-validation chose, in how many outer folds, and on all graphs."""
+    count: dict[str, list[str]] = {}
+    for graph, selection in nested["folds"].items():
+        count.setdefault(selection.chosen.label, []).append(graph)
+    lines = [f"nested LOGO: {len(nested['candidates'])} candidate models; the choice made "
+             "inside each outer fold (inner cross-validation on its training graphs alone):"]
+    for label, graphs in sorted(count.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {len(graphs):>2} folds: {label}")
+    final = nested["final"]
+    lines.append(f"  on all graphs (the device file written): {final.chosen.label}; inner "
+                 f"mean log regret {final.scores[final.chosen][0]:.4f}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Spearman rho and pick regret of the simulator against measured GPU "
@@ -292,6 +398,24 @@ def main(argv: list[str] | None = None) -> int:
                              "presets' maximum)")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write every figure as JSON")
+    nested = parser.add_argument_group(
+        "nested leave-one-graph-out (the headline figure; tuner/heldout.py)")
+    nested.add_argument("--no-nested", action="store_true",
+                        help="skip it: judge LOGO with the choices given above, fixed")
+    nested.add_argument("--norms", default=",".join(NORMS), metavar="P,P",
+                        help=f"candidate bounds norms (default {','.join(NORMS)})")
+    nested.add_argument("--fits", default=",".join(FIT_MODES), metavar="MODE,MODE",
+                        help=f"candidate fit modes (default {','.join(FIT_MODES)})")
+    nested.add_argument("--simulations", default=";".join(SIMULATIONS), metavar="SPEC;SPEC",
+                        help="candidate device fields that change the simulation, one "
+                             "variant per ';' as field=value[,field=value], 'preset' for "
+                             f"none (default {';'.join(SIMULATIONS)!r})")
+    nested.add_argument("--inner-folds", type=int, default=4, metavar="K",
+                        help="inner cross-validation folds over each outer fold's training "
+                             "graphs (default 4)")
+    nested.add_argument("--sessions", type=Path, default=SESSIONS, metavar="LOG",
+                        help="the harness's printout of several sessions, for the run-to-run "
+                             f"spread (default {SESSIONS.relative_to(ROOT)}; '' for none)")
     args = parser.parse_args(argv)
     results = args.results.resolve()
     os.chdir(ROOT)  # the measured graph specs are relative to the repository root
@@ -311,15 +435,25 @@ def main(argv: list[str] | None = None) -> int:
                                progress=progress)
         times = np.array([m.time_us for m in measured])
         base_pred = np.array([base.us(p.cycles) for p in parts])
-        relative = args.fit == "relative"
-        launch_us = None if args.totals else load_launch_times(args.launches, measured)
         # the bounds are the same under any norm: simulated with the base as given (and
         # cached so), combined with the norm asked for in the fit and its predictions
-        fit_base = (base if args.bounds_norm is None
-                    else dataclasses.replace(base, bounds_norm=args.bounds_norm))
-        logo, folds = logo_predictions(parts, measured, fit_base, progress, relative,
-                                       launch_us)
-        calibration = fit(parts, measured, fit_base, relative=relative, launch_us=launch_us)
+        fixed = Choice((), math.inf if args.bounds_norm is None else args.bounds_norm,
+                       args.fit if args.totals else "launch")
+        launch_us = None
+        if not args.totals or (not args.no_nested and "launch" in args.fits):
+            launch_us = load_launch_times(args.launches, measured)
+        data = Data(measured, {(): parts}, launch_us, base)
+        logo, folds = logo_predictions(data, fixed, progress, args.jobs)
+        nested = None
+        chosen = fixed
+        if not args.no_nested:
+            nested = run_nested(args, data, progress)
+            chosen = nested["final"].chosen
+            data = nested["data"]
+        fit_base = chosen.device(base)
+        parts = data.parts[chosen.simulation]
+        calibration = fit(parts, measured, fit_base, relative=chosen.fit == "relative",
+                          launch_us=launch_us if chosen.fit == "launch" else None)
         out = args.out or results.with_suffix(".toml")
         text = device_toml(calibration, source=os.path.relpath(results, ROOT))
         out.write_text(text)
@@ -346,11 +480,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fidelity: error: {exc}", file=sys.stderr)
         return 2
 
-    preds = {"base": base_pred, "LOGO": np.array([base.us(c) for c in logo]),
-             "in-sample": resim}
+    preds = {"base": base_pred, "LOGO": logo}
+    if nested is not None:
+        preds["nested"] = nested["pred"]
+    preds["in-sample"] = resim
+    headline = "nested" if nested is not None else "LOGO"
     graph_rows = groups(measured)
     scores = {model: {key: score(pred, times, idx) for key, idx in graph_rows.items()}
               for model, pred in preds.items()}
+    noise = None
+    if args.sessions and str(args.sessions) not in ("", ".") and args.sessions.is_file():
+        sessions = session_times(args.sessions)
+        best_of = {key: measured[int(idx[np.argmin(times[idx])])]
+                   for key, idx in graph_rows.items()}
+        noise = {model: {key: within_noise(measured[s["pick"]], best_of[key], sessions)
+                         for key, s in by_graph.items()}
+                 for model, by_graph in scores.items()}
     report: dict = {"results": str(results), "device": base.name, "rows": len(measured),
                     "graphs": sorted({m.graph for m in measured}), "algorithms": {}}
     print(f"fidelity: {len(measured)} measured configs on {len(report['graphs'])} graphs from "
@@ -360,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print("\n".join(table(algorithm, graph_rows, measured, scores)))
         print()
-        lines, summ = summary(algorithm, scores)
+        lines, summ = summary(algorithm, scores, headline, noise)
         print("\n".join(lines))
         print()
         charge_lines, charges = charge_table(algorithm, graph_rows, measured, preds)
@@ -371,31 +516,43 @@ def main(argv: list[str] | None = None) -> int:
             "summary": summ, "charges": charges,
             "graphs": {g: {model: {**scores[model][(a, g)],
                                    "pick": measured[scores[model][(a, g)]["pick"]].config}
-                           for model in MODELS}
+                           for model in scores}
                        for (a, g) in graph_rows if a == algorithm},
         }
     print()
-    logo_us = preds["LOGO"]
-    logo_rms, logo_rms_relative = {}, {}
-    logo_errors = np.log(logo_us / times)
-    for algorithm in ("all", *sorted({m.algorithm for m in measured})):
-        ix = np.array([algorithm in ("all", m.algorithm) for m in measured])
-        logo_rms[algorithm] = float(np.sqrt(np.mean(logo_errors[ix] ** 2)))
-        logo_rms_relative[algorithm] = relative_rms(
-            logo_errors, {k: v for k, v in graph_rows.items() if algorithm in ("all", k[0])})
-    fit_name = args.fit if args.totals else "per-launch"
-    print(f"{fit_name} fit; LOGO held-out RMS log error (absolute, vs measured) "
-          + ", ".join(f"{a} {v:.3f}" for a, v in logo_rms.items()))
-    print("  relative (each graph's mean error removed, graphs weighted alike) "
-          + ", ".join(f"{a} {v:.3f}" for a, v in logo_rms_relative.items()))
+    held_out = [m for m in ("LOGO", "nested") if m in preds]
+    logo_rms: dict = {m: {} for m in held_out}
+    logo_rms_relative: dict = {m: {} for m in held_out}
+    for model in held_out:
+        errors = np.log(preds[model] / times)
+        for algorithm in ("all", *sorted({m.algorithm for m in measured})):
+            ix = np.array([algorithm in ("all", m.algorithm) for m in measured])
+            logo_rms[model][algorithm] = float(np.sqrt(np.mean(errors[ix] ** 2)))
+            logo_rms_relative[model][algorithm] = relative_rms(
+                errors, {k: v for k, v in graph_rows.items() if algorithm in ("all", k[0])})
+        print(f"{model} held-out RMS log error (absolute, vs measured) "
+              + ", ".join(f"{a} {v:.3f}" for a, v in logo_rms[model].items())
+              + "; relative (each graph's mean error removed, graphs weighted alike) "
+              + ", ".join(f"{a} {v:.3f}" for a, v in logo_rms_relative[model].items()))
+    fit_name = chosen.label
+    print(f"LOGO's fixed choice: {fixed.label}; the device file's: {chosen.label}")
     print(f"in-sample calibration ({calibration.rows} rows): RMS log error "
           f"{calibration.rms_before:.3f} with {base.name} -> {calibration.rms_after:.3f} fitted")
     print(fit_table(calibration))
     print(notes[0])
     spread = {p: (min(f["thetas"][p] for f in folds.values()),
                   max(f["thetas"][p] for f in folds.values())) for p in THETA_NAMES}
-    print("LOGO folds' thetas (min..max): " + ", ".join(
+    print("LOGO (fixed choice) folds' thetas (min..max): " + ", ".join(
         f"{p} {lo:.3g}..{hi:.3g}" for p, (lo, hi) in spread.items()))
+    if nested is not None:
+        print()
+        print("\n".join(selection_lines(nested)))
+        report["nested"] = {
+            "chosen_per_fold": {g: sel.chosen.label for g, sel in nested["folds"].items()},
+            "chosen_on_all_graphs": nested["final"].chosen.label,
+            "inner_folds": args.inner_folds,
+            "candidates": [c.label for c in nested["candidates"]],
+        }
     print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} "
           f"({time.perf_counter() - started:.0f} s)")
     report.update({
