@@ -162,6 +162,14 @@ def _task(args: tuple[Choice, np.ndarray, np.ndarray, int]
     return fit_predict(_DATA, choice, train, test, starts)
 
 
+def _one_blas_thread() -> None:
+    """A worker's BLAS runs on one thread: ``jobs`` processes of as many threads each (the
+    fit's least squares) oversubscribe the cores several times over."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+
+
 def fit_predict_all(tasks: list[tuple[Choice, np.ndarray, np.ndarray, int]], data: Data,
                     jobs: int = 1) -> list[tuple[np.ndarray, dict[str, float]]]:
     """``fit_predict`` of every (choice, train, test, starts) task, in order, in ``jobs``
@@ -172,7 +180,8 @@ def fit_predict_all(tasks: list[tuple[Choice, np.ndarray, np.ndarray, int]], dat
         if jobs <= 1 or len(tasks) <= 1:
             return [_task(t) for t in tasks]
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+                                 initializer=_one_blas_thread) as pool:
             return list(pool.map(_task, tasks, chunksize=1))
     finally:
         _DATA = None
