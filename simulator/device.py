@@ -35,17 +35,15 @@ class Device:
     (a worklist launch expanding one hub vertex, ``bench/launch_fidelity.py``).
     ``bounds_norm``: a launch takes the p-norm of its issue, load/store, latency, memory and
     atomics bounds (inf, the presets': their maximum) before the launch overhead: with p = 3
-    the bounds overlap only in part, which the H100's launch times show (a calibrated fit
-    to them, graphs left out: held-out RMS log error 0.174 against 0.191, picks within 5%
-    on 16 of 17 graphs for BFS and SSSP; ``bench/fidelity.py --bounds-norm 3``).
+    the bounds overlap only in part, which the H100's launch times show (how each norm
+    ranks configurations on graphs left out of the fit: ``python bench/fidelity.py``).
     ``serial_virtual_warps``: the virtual warps of a warp issue a sweep's SISD phase (status
     checks, staging, vertex setup) one after another, not in lockstep: from Volta on, a vwarp
     kernel must sync its lanes with ``__syncwarp(mask)`` on its own lane mask, and the K masks
     of a warp split it (on the H100 a clean vwarp sweep costs per warp about 14 + 4 K SM
     cycles, K = 32 / W, ``bench/gpu/results/h100_launches_bfs.parquet`` on USA-road-FLA).
-    Off on the presets: with it on, the uncalibrated H100 picks better but the calibrated
-    fit left out one graph at a time picks worse on hub graphs (``bench/fidelity.py``); turn it
-    on in a device file (``serial_virtual_warps = true``).
+    Off on the presets; on in a device file (``serial_virtual_warps = true``).
+    ``bench/fidelity.py`` weighs it against the other choices inside each held-out fold.
     """
 
     name: str

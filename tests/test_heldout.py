@@ -133,14 +133,14 @@ def test_bootstrap_interval_by_hand():
 LOG = """# session 1
 gpu line
 gA: n=10 m=20 source=0 levels=3
-  bfs  mapping=thread                          default         it=    3 time=     100.0 (min 90.0) us kernels= 80.0 us
-  bfs  mapping=vwarp,w=8,driven=data,push=atomic plain         it=    3 time=     120.0 (min 90.0) us kernels= 80.0 us
-  bfs  mapping=vwarp,w=8,driven=data,push=atomic claimed       it=    3 time=      95.0 (min 90.0) us kernels= 80.0 us   <-- INCORRECT
+  bfs mapping=thread default it= 3 time= 100.0 (min 90.0) us
+  bfs mapping=vwarp,w=8,driven=data,push=atomic plain it= 3 time= 120.0 (min 90.0) us
+  bfs mapping=vwarp,w=8,driven=data,push=atomic claimed it= 3 time= 95.0 us <-- INCORRECT
 # session 2
 gA: n=10 m=20 source=0 levels=3
-  bfs  mapping=thread                          default         it=    3 time=     110.0 (min 90.0) us kernels= 80.0 us
-  bfs  mapping=vwarp,w=8,driven=data,push=atomic plain         it=    3 time=     105.0 (min 90.0) us kernels= 80.0 us
-  bfs  mapping=vwarp,w=8,driven=data,push=atomic claimed       it=    3 time=     130.0 (min 90.0) us kernels= 80.0 us
+  bfs mapping=thread default it= 3 time= 110.0 (min 90.0) us
+  bfs mapping=vwarp,w=8,driven=data,push=atomic plain it= 3 time= 105.0 (min 90.0) us
+  bfs mapping=vwarp,w=8,driven=data,push=atomic claimed it= 3 time= 130.0 (min 90.0) us
 """
 
 
@@ -171,3 +171,33 @@ def test_parse_simulation_reads_typed_device_fields():
     for bad in ("warp=3", "name=x", "atomic_cycles=fast", "bounds_norm=2"):
         with pytest.raises(WarpsweepError):
             parse_simulation(bad)
+
+
+GRAPHS_DIR = Path(__file__).resolve().parents[2] / "shared" / "graphs"
+
+
+@pytest.mark.skipif(not (GRAPHS_DIR / "p2p-Gnutella08.txt.gz").is_file(),
+                    reason="needs ../shared/graphs")
+def test_fidelity_reports_the_nested_figure_on_three_small_graphs(tmp_path, capsys):
+    from bench.fidelity import main as fidelity
+
+    out = tmp_path / "h100.toml"
+    report = tmp_path / "fidelity.json"
+    assert fidelity(["--graphs", "p2p-Gnutella08,ca-AstroPh,email-Enron", "--algorithms",
+                     "sssp", "--simulations", "preset", "--norms", "inf", "--fits",
+                     "launch,relative", "--inner-folds", "2", "--no-resim", "--cache",
+                     str(tmp_path / "cache"), "--out", str(out), "--json", str(report)]) == 0
+    text = capsys.readouterr().out
+    assert "SSSP summary (targets judged on nested)" in text
+    assert "95% bootstrap interval over graphs" in text
+    assert "picks within the run-to-run spread" in text
+    import json
+
+    figures = json.loads(report.read_text())
+    nested = figures["algorithms"]["sssp"]["summary"]["nested"]
+    assert nested["graphs"] == 3
+    lo, hi = nested["bootstrap95"]["fraction_within"]
+    assert 0 <= lo <= nested["fraction_within"] <= hi <= 1
+    assert set(figures["nested"]["chosen_per_fold"]) == {"p2p-Gnutella08", "ca-AstroPh",
+                                                         "email-Enron"}
+    assert get_device(str(out)).name == "h100-calibrated"

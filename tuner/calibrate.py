@@ -18,14 +18,13 @@ the fit is relative: each (graph, algorithm) has a free log offset (its mean err
 subtracted) and the same total weight, so only how a graph's configurations compare with each
 other shapes the thetas (what a tuner's ranking needs; an error common to a whole graph, e.g.
 its host loop, does not bend them), and one common factor on the free thetas then sets the
-absolute level. On the H100 measurements this picks better on graphs left out of the fit (BFS
-16/17 within 5% against 15/17), though its log error is larger, on them (0.198 against 0.186)
-and on the rows it was fitted to (``fit(relative=False)``: plain).
+absolute level (``fit(relative=False)``: plain least squares).
 Where the kernel time of every launch was measured (``bench/gpu/launch_times.py``), the kernel
 parts can be fitted to those instead (``fit(launch_us=...)``, ``load_launch_times``): tens of
 thousands of launches of every size set the parts apart better than a few hundred totals,
-most of which is host round trips and launch overheads (graphs left out on the H100: picks
-within 5% of the best on 31 of 34 against 30, held-out RMS log error 0.191 against 0.209).
+most of which is host round trips and launch overheads. Which of these fits (and which
+norm) ranks configurations best on graphs left out is not restated here: ``python
+bench/fidelity.py`` chooses them inside each held-out fold and prints the figures.
 The thetas then map onto the device's own figures (``calibrated_device``): exactly for lsu,
 memory, atomics, overhead and host; approximately for latency and issue (a warp's latency
 bound holds both its round trips and its instruction time, and each theta scales only one of

@@ -46,15 +46,15 @@ the same total weight: an error common to all of a graph's configurations (its h
 its size) no longer bends the scales, which then rank a graph's configurations better; one
 common scale on all of them then sets the absolute level. --fit absolute is the plain least
 squares over the rows: the smallest error on the rows it was fitted to, not on other graphs.
-On bench/gpu/results/h100.parquet, leaving one graph out (python bench/fidelity.py --totals
-[--fit absolute]): picks within 5% of the best on 14/17 BFS graphs, 16/17 SSSP; RMS log error
-of the held-out graphs 0.209.
 
 --launches FILE ... fits the kernel parts to every launch's measured kernel time instead
 (bench/gpu/launch_times.py's files: graph, algorithm, config, variant, launch, kernel_us), the
 host's round trip measured as above: far more data, of launches of every size, that tells the
-parts apart. On the H100 (python bench/fidelity.py): picks within 5% on 16/17 BFS graphs and
-15/17 SSSP, a held-out RMS log error of 0.191.
+parts apart.
+
+How well each choice ranks configurations on graphs it was not fitted to (the norm, the fit
+mode and the device switches chosen inside each fold, on the other graphs alone) is what
+`python bench/fidelity.py` prints; its committed output is bench/gpu/results/fidelity.txt.
 """
 
 
