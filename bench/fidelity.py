@@ -29,8 +29,8 @@ correct variant. The in-sample device file is written to bench/gpu/results/<devi
 
 Run from anywhere: python bench/fidelity.py [RESULTS.parquet] [--device h100] [--jobs N]
 [--bounds-norm P] [--max-edges N] [--no-nested] [--json OUT]. Simulations are cached
-(~/.cache/warpsweep/calibrate, --cache). The nested run fits every candidate 4 x 18 times:
-some 2,600 fits, about an hour of one core (--jobs N divides it).
+(~/.cache/warpsweep/calibrate, --cache). The nested run fits every candidate 3 x 18 times:
+some 1,900 fits, about 1.7 hours of one core (--jobs N divides it: 7 minutes on 16).
 """
 
 from __future__ import annotations
@@ -418,9 +418,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="candidate device fields that change the simulation, one "
                              "variant per ';' as field=value[,field=value], 'preset' for "
                              f"none (default {';'.join(SIMULATIONS)!r})")
-    nested.add_argument("--inner-folds", type=int, default=4, metavar="K",
+    nested.add_argument("--inner-folds", type=int, default=3, metavar="K",
                         help="inner cross-validation folds over each outer fold's training "
-                             "graphs (default 4)")
+                             "graphs (default 3)")
     nested.add_argument("--sessions", type=Path, default=SESSIONS, metavar="LOG",
                         help="the harness's printout of several sessions, for the run-to-run "
                              f"spread (default {SESSIONS.relative_to(ROOT)}; '' for none)")

@@ -226,7 +226,7 @@ def _select(data: Data, candidates: Sequence[Choice], graphs: Sequence[str],
     return Selection(tuple(graphs), chosen, scores)
 
 
-def nested_logo(data: Data, candidates: Sequence[Choice], *, inner_folds: int = 4,
+def nested_logo(data: Data, candidates: Sequence[Choice], *, inner_folds: int = 3,
                 starts: int = 3, inner_starts: int = 1, seed: int = 0, jobs: int = 1,
                 progress: Callable[[str], None] | None = None,
                 ) -> tuple[np.ndarray, dict[str, Selection], Selection]:
