@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from simulator.errors import ConfigError
 from tuner import answers
 from tuner.api import DEFAULT_RESULTS
+from tuner.damaged import reading
 from tuner.query import connect
 from tuner.query import run_sql
 
@@ -398,7 +399,9 @@ def _study_line(study: answers.Study) -> str:
 def run_best(args: argparse.Namespace) -> int:
     """``warpsweep best``: one row per study, then each group's fixed configuration."""
     objective = answers.Objective.parse(args.metric)
-    result = answers.best(connect(args.results), _filters_of(args), objective)
+    con = connect(args.results)
+    with reading(con):
+        result = answers.best(con, _filters_of(args), objective)
     if args.json:
         _dump(result.to_json())
         return 0 if result.studies else 1
@@ -430,7 +433,9 @@ def run_best(args: argparse.Namespace) -> int:
 def run_effect(args: argparse.Namespace) -> int:
     """``warpsweep effect KNOB``: per study, the metric at each value of the knob."""
     objective = answers.Objective.parse(args.metric)
-    result = answers.effect(connect(args.results), args.knob, _filters_of(args), objective)
+    con = connect(args.results)
+    with reading(con):
+        result = answers.effect(con, args.knob, _filters_of(args), objective)
     if args.json:
         _dump(result.to_json())
         return 0 if result.studies else 1
@@ -466,7 +471,9 @@ def _knob_value(value: Any) -> str:
 def run_pareto(args: argparse.Namespace) -> int:
     """``warpsweep pareto``: per study, its non-dominated configurations."""
     objectives = answers.parse_objectives(args.objectives)
-    result = answers.pareto(connect(args.results), objectives, _filters_of(args))
+    con = connect(args.results)
+    with reading(con):
+        result = answers.pareto(con, objectives, _filters_of(args))
     if args.json:
         _dump(result.to_json())
         return 0 if result.studies else 1

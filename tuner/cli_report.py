@@ -6,6 +6,7 @@ import argparse
 import time
 
 from tuner.api import DEFAULT_RESULTS
+from tuner.damaged import scanning
 from tuner.report_data import Filters
 
 DEFAULT_OUT = "./warpsweep-report"
@@ -47,7 +48,8 @@ def run_report(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     filters = Filters(args.algo, args.device, tuple(args.graph))
-    report = build_report(args.results, args.out, filters, selector=args.selector)
+    with scanning(args.results):
+        report = build_report(args.results, args.out, filters, selector=args.selector)
     skipped = len(report.skipped)
     took = time.perf_counter() - start
     selector = (f", of which {report.selector_s:.0f} s the selector's evaluation "

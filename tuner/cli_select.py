@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from tuner.api import DEFAULT_RESULTS
+from tuner.cli_tune import seed_arg
+from tuner.damaged import scanning
 
 EXAMPLES = """examples:
   warpsweep sweep sweeps/selector.yaml --workers 1 --results selector-results
@@ -47,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--model", required=True, metavar="FILE.json",
                        help="model file to write (JSON)")
     train.add_argument("--json", action="store_true", help="print a JSON summary")
-    train.set_defaults(run=run_train)
+    train.set_defaults(run=_scanned(run_train))
 
     ev = sub.add_parser(
         "evaluate", help="leave-one-graph-out regret of the selector against fixed rules",
@@ -63,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _group_args(ev)
     ev.add_argument("--json", action="store_true", help="print one JSON object")
-    ev.set_defaults(run=run_evaluate)
+    ev.set_defaults(run=_scanned(run_evaluate))
 
     rec = sub.add_parser(
         "recommend", help="the configuration a model picks for a graph",
@@ -103,7 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ad.add_argument("--algo", default=None, help="only this algorithm (default: every one)")
     ad.add_argument("--device", default=None, help="only this device (default: every one)")
     ad.add_argument("--json", action="store_true", help="print one JSON object")
-    ad.set_defaults(run=run_adaptive)
+    ad.set_defaults(run=_scanned(run_adaptive))
 
 
 def _group_args(p: argparse.ArgumentParser) -> None:
@@ -112,12 +116,23 @@ def _group_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algo", default=None,
                    help="algorithm (default: the only one in the results)")
     p.add_argument("--device", default=None, help="device (default: the only one)")
-    p.add_argument("--seed", type=int, default=0, help="model seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="model seed (default 0)")
 
 
 def _dump(obj: Any) -> None:
     json.dump(obj, sys.stdout, indent=1, default=str, allow_nan=False)
     print()
+
+
+def _scanned(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A verb whose reading of ``--results`` names a damaged file in one line."""
+
+    @functools.wraps(run)
+    def wrapped(args: argparse.Namespace) -> int:
+        with scanning(args.results):
+            return run(args)
+
+    return wrapped
 
 
 def _num(x: float | None) -> float | None:

@@ -25,6 +25,33 @@ SWEEP_EXAMPLES = """examples:
 """
 
 
+MAX_SEED = 2**32 - 1  # numpy's RandomState, behind Optuna's samplers, takes no more
+
+
+def seed_arg(text: str) -> int:
+    """An argparse type: a seed from 0 to MAX_SEED (argparse then says what is wrong in one
+    line and exits 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_SEED}, got "
+                                         f"{text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED}, got {value}")
+    return value
+
+
+def positive_arg(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``tune`` and ``sweep`` to the ``warpsweep`` parser."""
     tune = subparsers.add_parser(
@@ -52,8 +79,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "(default time_us)")
     tune.add_argument("--sources", type=int, default=4,
                       help="BFS/SSSP sources averaged per trial (default 4)")
-    tune.add_argument("--seed", type=int, default=0, help="sampler and source seed (default 0)")
-    tune.add_argument("--top", type=int, default=5, help="rows in the final table (default 5)")
+    tune.add_argument("--seed", type=seed_arg, default=0,
+                      help=f"sampler and source seed, 0 to {MAX_SEED} (default 0)")
+    tune.add_argument("--top", type=positive_arg, default=5,
+                      help="rows in the final table, at least 1 (default 5)")
     tune.add_argument("--no-references", dest="references", action="store_false",
                       help="skip the thread and fixed-vwarp baseline runs")
     _common(tune)
@@ -117,7 +146,7 @@ def run_tune(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     for summary in result.studies:
-        summary.best = summary.best[: max(args.top, 0)]
+        summary.best = summary.best[: args.top]
     _report(args, result, lambda: [study_table(s) for s in result.studies])
     return 0 if any(s.best for s in result.studies) else 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,10 @@ import pyarrow as pa
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.graph_spec import parse_spec
+from tuner.damaged import check_footers
+from tuner.damaged import damage_behind
+from tuner.damaged import damage_of
+from tuner.damaged import remember
 from tuner.location import Location
 from tuner.schema import GRAPHS
 from tuner.schema import TRIALS
@@ -28,32 +33,90 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
 
     A table with no file yet is an empty view with the declared columns, so queries over a
     fresh directory answer with no rows rather than an error. A results URI (``s3://...``) is
-    read through its pyarrow filesystem.
+    read through its pyarrow filesystem. The files are listed here and named to DuckDB one by
+    one, their paths taken literally (glob characters, spaces, any script); a file whose footer
+    cannot be read raises DamagedResults naming it.
+
+    The connection is read-only towards everything outside it: once the views are made it can
+    read only those files (no other file, no writing, no ATTACH of a file, no extension
+    installed or loaded) and its configuration is locked, so no statement can undo that.
     """
     location = Location.of(results)
     check_readable(location)
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
+                                             "autoload_known_extensions": False})
     # Every query re-binds the views, which reads each file's footer: keep the footers.
     con.execute("SET parquet_metadata_cache = true")
+    allowed: list[str] = []
+    every: list[str] = []
+    fs = None
     for table in (TRIALS, GRAPHS):
+        source = None
         if location.local:
-            root = location.local_path()
-            files = (sorted((root / table).rglob("part-*.parquet"))
-                     if (root / table).exists() else [])
-            pattern = str(root / table / "**" / "*.parquet").replace("'", "''")
-            source = (f"read_parquet('{pattern}', hive_partitioning=true, "
-                      "union_by_name=true)") if files else None
+            files = table_files(location.local_path(), table)
+            check_footers(files, location.text)
+            every += [str(f) for f in files]
+            if files:
+                # read_parquet expands glob characters even in a list of files: escape them
+                listed = ", ".join(_sql_string(_glob_literal(str(f))) for f in files)
+                source = (f"read_parquet([{listed}], hive_partitioning=true, "
+                          "union_by_name=true)")
+                # DuckDB checks the pattern as written, then each file it names
+                allowed += [p for f in files for p in {str(f), _glob_literal(str(f))}]
         else:
-            dataset = ParquetDirBackend(location).dataset(table)
-            source = None
+            backend = ParquetDirBackend(location)
+            fs = location.fs
+            files = backend.files(table)
+            check_footers(files, location.text, fs)
+            every += [str(f) for f in files]
+            dataset = backend.dataset(table)
             if dataset is not None:
                 con.register(f"_{table}_dataset", dataset)
                 source = f"_{table}_dataset"
         if source is None:
             con.register(f"_{table}_empty", _empty_table(table))
             source = f"_{table}_empty"
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+        with reading_files(every, location.text, fs):
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+    remember(con, every, location.text, fs)
+    lock_down(con, allowed)
     return con
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
+    """No file access but ``allowed_paths`` (read by the views), no extension installed or
+    loaded, and the configuration locked so that no later statement can change it."""
+    if allowed_paths:
+        con.execute("SET allowed_paths = ?", [allowed_paths])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def table_files(root: Path, table: str) -> list[Path]:
+    """A local table's Parquet files, listed by pathlib (``root`` taken literally)."""
+    directory = root / table
+    return sorted(directory.rglob("part-*.parquet")) if directory.is_dir() else []
+
+
+def _glob_literal(path: str) -> str:
+    """A path as a DuckDB glob pattern that matches only itself."""
+    return re.sub(r"([\[*?])", r"[\1]", path)
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@contextmanager
+def reading_files(files: list[str], results: str, fs: object = None) -> Iterator[None]:
+    """Errors from a damaged file among ``files`` raise DamagedResults naming it."""
+    try:
+        yield
+    except (duckdb.Error, pa.ArrowException, OSError) as exc:
+        damage = damage_behind(exc, files, results, fs)
+        if damage is None:
+            raise
+        raise damage from None
 
 
 def _empty_table(table: str) -> pa.Table:
@@ -73,40 +136,76 @@ def sql_error(exc: Exception) -> ConfigError:
     return ConfigError("SQL error: " + " ".join(kept))
 
 
+READ_ONLY = ("SELECT (with WITH, FROM-first, DESCRIBE, SUMMARIZE, SHOW) and EXPLAIN; "
+             "--out FILE writes the rows to a file")
+
+
 @contextmanager
-def sql_errors() -> Iterator[None]:
-    """Turn DuckDB's errors about a user's statement into ConfigError (internal ones stay)."""
+def sql_errors(con: duckdb.DuckDBPyConnection | None = None) -> Iterator[None]:
+    """Turn DuckDB's errors about a user's statement into ConfigError (internal ones stay); a
+    refused file access says the query is read-only; an error from a damaged results file of
+    ``con`` raises DamagedResults naming the file."""
     try:
         yield
     except (duckdb.InternalException, duckdb.InterruptException):
         raise
-    except duckdb.Error as exc:
-        raise sql_error(exc) from None
+    except duckdb.PermissionException as exc:
+        raise ConfigError("refused: warpsweep query reads the results only (no other file, no "
+                          "writing, no ATTACH, no extension): "
+                          + sql_error(exc).args[0].removeprefix("SQL error: ")) from None
+    except (duckdb.Error, pa.ArrowException, OSError) as exc:
+        damage = damage_of(con, exc) if con is not None else None
+        if damage is not None:
+            raise damage from None
+        raise sql_error(exc) from None  # DuckDB's error, directly or through Arrow
+
+
+def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Refuse (ConfigError) a statement that is not a read: only SELECT and EXPLAIN of one."""
+    with sql_errors():
+        statements = con.extract_statements(sql)
+    if not statements:
+        raise ConfigError("SQL error: empty statement")
+    for statement in statements:
+        kind = statement.type
+        if kind == duckdb.StatementType.EXPLAIN:
+            inner = _EXPLAIN.sub("", statement.query.strip(), count=1)
+            if inner.strip().rstrip(";").strip() and inner != statement.query.strip():
+                check_read_only(con, inner)
+                continue
+        elif kind == duckdb.StatementType.SELECT:
+            continue
+        verb = (statement.query.split() or [kind.name])[0].upper()
+        raise ConfigError(f"refused: warpsweep query runs read-only statements ({READ_ONLY}), "
+                          f"not {verb}")
+
+
+_EXPLAIN = re.compile(r"^\s*explain\s+(analy[sz]e\s+|\([^)]*\)\s*)?", re.IGNORECASE)
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, sql: str,
             batch_rows: int = BATCH_ROWS) -> pa.RecordBatchReader | None:
-    """Run a user's SQL; its rows as a stream of Arrow batches, or None for a statement that
-    answers no rows. Errors in the SQL (while binding or running) raise ConfigError."""
+    """Run a user's SQL (read statements only: ``check_read_only``); its rows as a stream of
+    Arrow batches, or None for a statement that answers no rows. Errors in the SQL (while
+    binding or running) raise ConfigError; a damaged results file, DamagedResults."""
     if not sql.strip():
         raise ConfigError("SQL error: empty statement")
-    with sql_errors():
+    check_read_only(con, sql)
+    with sql_errors(con):
         relation = con.sql(sql)
         if relation is None:
             return None
         reader = relation.to_arrow_reader(batch_rows)
-    return _guarded(reader)
+    return _guarded(reader, con)
 
 
-def _guarded(reader: pa.RecordBatchReader) -> pa.RecordBatchReader:
+def _guarded(reader: pa.RecordBatchReader,
+             con: duckdb.DuckDBPyConnection | None = None) -> pa.RecordBatchReader:
     """The reader, with errors raised while the rows are produced turned into ConfigError."""
 
     def batches() -> Iterator[pa.RecordBatch]:
-        with sql_errors():
-            try:
-                yield from reader
-            except (pa.ArrowException, OSError) as exc:  # DuckDB's error, through Arrow
-                raise sql_error(exc) from None
+        with sql_errors(con):
+            yield from reader
 
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
