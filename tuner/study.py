@@ -12,8 +12,11 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 import random
 import re
+import sys
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +41,8 @@ from tuner.location import Location
 from tuner.records import TrialRecord
 from tuner.samplers import make_sampler
 from tuner.samplers import sampler_info
+from tuner.store import ConflictError
+from tuner.store import record_fingerprint
 
 MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 DEFAULT_TRIALS = 100
@@ -224,7 +229,9 @@ class StudyRun:
     def __init__(self, spec: StudySpec, space: SearchSpace, results: str | Path | Location,
                  stored: set[tuple[str, Any]], add_row: Callable[[TrialRecord], None],
                  amend_row: Callable[[TrialRecord, TrialRecord], None],
-                 build: Callable[[dict[str, Any]], Any]) -> None:
+                 build: Callable[[dict[str, Any]], Any],
+                 load_rows: Callable[[], list[TrialRecord]] | None = None,
+                 conflicts: list[str] | None = None) -> None:
         self.spec = spec
         self.space = space
         self.key = spec.key(space)
@@ -259,6 +266,7 @@ class StudyRun:
         self._repeats_in_a_row = 0
         self._tried: set[Any] = set()
         try:
+            self._reconcile(stored, load_rows, conflicts or [])
             self._resume(stored)
         except BaseException:
             self.close()
@@ -282,6 +290,100 @@ class StudyRun:
         if size != self._pushed_size:
             self.location.push_journal(self.journal)
             self._pushed_size = size
+
+    # -- reconcile -------------------------------------------------------------------------
+    def _reconcile(self, stored: Any, load_rows: Callable[[], list[TrialRecord]] | None,
+                   conflicts: list[str]) -> None:
+        """Make the journal agree with the stored rows, which are the record: a journal that
+        lost trials the rows hold (truncated, deleted, an older copy pulled from a bucket) is
+        rebuilt from the rows, trial numbers kept; rows that disagree with each other are
+        refused."""
+        where = self.location.text
+        if conflicts:
+            raise ConflictError(
+                f"study {self.key}: {len(conflicts)} key(s) hold two different rows in {where} "
+                f"({conflicts[0]}); run `warpsweep check {where} --repair`")
+        if not stored:
+            return
+        trials = {t.number: t for t in self.study.get_trials(deepcopy=False)}
+        behind, refs = [], []
+        for (role, ident), fp in stored.items():
+            if role == "reference":
+                if f"ref:{ident}" not in self.study.user_attrs:
+                    refs.append(ident)
+                continue
+            t = trials.get(ident)
+            data = t.user_attrs.get("record") if t is not None else None
+            if data is None or record_fingerprint(TrialRecord.from_json(data)) != fp:
+                behind.append(ident)
+        if not behind and not refs:
+            return
+        if load_rows is None:
+            raise ConflictError(
+                f"study {self.key}: its journal is behind the rows in {where} (trials "
+                f"{_ranges(sorted(behind))}); run `warpsweep check {where} --repair`")
+        rows = load_rows()
+        if not behind:
+            for r in rows:
+                if r.role == "reference" and r.label in refs:
+                    self.study.set_user_attr(f"ref:{r.label}", r.to_json())
+            return
+        self._rebuild(rows, trials, sorted(behind))
+
+    def _rebuild(self, rows: list[TrialRecord], trials: dict[int, Any],
+                 behind: list[int]) -> None:
+        by_number = {r.trial: r for r in rows if r.role == "trial"}
+        records = {n: TrialRecord.from_json(t.user_attrs["record"]) for n, t in trials.items()
+                   if "record" in t.user_attrs and n not in by_number}  # told, row lost
+        records.update(by_number)
+        requeue = [t.params for n, t in trials.items()
+                   if n not in records and t.state == TrialState.RUNNING and t.params]
+        attrs = dict(self.study.user_attrs)
+        for r in rows:
+            if r.role == "reference":
+                attrs[f"ref:{r.label}"] = r.to_json()
+        self._journal.close()
+        stale = None
+        if self.journal.exists():
+            stale = self.journal.with_name(f"{self.journal.name}.behind-{time.time_ns()}")
+            os.replace(self.journal, stale)
+        storage, self._journal = journal_storage(self.journal)
+        self._pushed_size = -1
+        directions = list(self.spec.objective.directions)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            study = optuna.create_study(
+                storage=storage, study_name=self.key, directions=directions,
+                sampler=optuna.samplers.RandomSampler(seed=self.spec.seed))
+            for k, v in attrs.items():
+                study.set_user_attr(k, v)
+            for n in range(max(records, default=-1) + 1):
+                record = records.get(n)
+                if record is not None:
+                    study.enqueue_trial(self.space.optuna_params(record.params))
+                trial = study.ask()
+                if trial.number != n:  # cannot happen on a fresh journal: say so if it does
+                    raise ConflictError(f"study {self.key}: rebuilding its journal gave trial "
+                                        f"{trial.number} where {n} was due")
+                if record is None:  # a number the rows never held (interrupted, requeued)
+                    storage.set_trial_user_attr(trial._trial_id, "rebuilt_gap", True)
+                    study.tell(n, state=TrialState.FAIL)
+                    continue
+                self.space.suggest(trial)
+                storage.set_trial_user_attr(trial._trial_id, "record", record.to_json())
+                if record.values is not None:
+                    study.tell(n, record.values)
+                else:
+                    study.tell(n, state=TrialState.FAIL)
+            for params in requeue:
+                study.enqueue_trial(params)
+            self.study = optuna.create_study(
+                storage=storage, study_name=self.key, directions=directions,
+                sampler=make_sampler(self.spec.sampler, self.spec.seed, self.space),
+                load_if_exists=True)
+        kept = f"; the old one is kept as {stale.name}" if stale is not None else ""
+        print(f"warpsweep: study {self.key}: its journal was behind the results (trials "
+              f"{_ranges(behind)}); rebuilt from the rows{kept}", file=sys.stderr)
 
     # -- resume ----------------------------------------------------------------------------
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
@@ -621,6 +723,19 @@ class StudyRun:
             best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
             exhausted=self.exhausted,
         )
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``0-2,5`` for [0, 1, 2, 5]."""
+    out: list[str] = []
+    for n in numbers:
+        if out and "-" not in out[-1].split(",")[-1] and int(out[-1]) == n - 1:
+            out[-1] = f"{n - 1}-{n}"
+        elif out and "-" in out[-1] and int(out[-1].split("-")[1]) == n - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ",".join(out)
 
 
 def pareto_front(records: list[TrialRecord], objective: Objective) -> list[TrialRecord]:

@@ -1,0 +1,237 @@
+"""Results that survive anything (issue 41): the Parquet rows are the record. A resumed study
+whose journal lags the rows (truncated, deleted, an older copy) is rebuilt from them; no
+(study, trial) key is written twice, no trial number carries two configurations, the budget
+holds; `warpsweep check` finds damaged files and `--repair` sets them right."""
+
+from __future__ import annotations
+
+import collections
+import json
+import uuid
+
+import pytest
+
+from tuner import api
+from tuner.cli import main
+from tuner.location import Location
+from tuner.store import read_graphs
+from tuner.store import read_trials
+
+GRAPH = "rmat:scale=7,seed=3"
+TRIALS = 12
+
+
+def tune(results, trials=TRIALS, **kw):
+    return api.tune(GRAPH, trials=trials, sources=1, results=str(results), sampler="random",
+                    **kw)
+
+
+def assert_sound(results, budget=TRIALS):
+    """Nothing doubled, nothing conflicting, the budget respected."""
+    rows = read_trials(str(results)).to_pylist()
+    keys = collections.Counter((r["study_key"], r["role"], r["trial"] if r["role"] == "trial"
+                                else r["label"]) for r in rows)
+    assert [k for k, c in keys.items() if c > 1] == []
+    trials = [r for r in rows if r["role"] == "trial"]
+    numbers = sorted(r["trial"] for r in trials)
+    assert numbers == sorted(set(numbers))
+    configs = {json.dumps({k: v for k, v in r.items() if k.startswith("param_")},
+                          sort_keys=True) for r in trials}
+    assert len(configs) <= budget  # distinct configurations never exceed the budget
+    return rows
+
+
+def journal_of(results):
+    (path,) = (Location.of(str(results)).journal_dir()).glob("*.journal")
+    return path
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete", "empty"])
+def test_a_journal_behind_its_rows_is_rebuilt_on_resume(tmp_path, damage, capsys):
+    results = tmp_path / "r"
+    first = tune(results)
+    before = assert_sound(results)
+    by_number = {r["trial"]: r for r in before if r["role"] == "trial"}
+    path = journal_of(results)
+    lines = path.read_bytes().splitlines(keepends=True)
+    if damage == "truncate":  # cut at a line boundary, a third of the way in
+        path.write_bytes(b"".join(lines[: len(lines) // 3]))
+    elif damage == "delete":
+        path.unlink()
+    else:
+        path.write_bytes(b"")
+    again = tune(results)
+    assert "journal was behind the results" in capsys.readouterr().err
+    assert again.evaluations == 0  # nothing run again: the references neither
+    assert again.studies[0].done == first.studies[0].done == TRIALS
+    after = assert_sound(results)
+    assert len(after) == len(before)
+    # each trial number keeps its configuration
+    for r in after:
+        if r["role"] == "trial":
+            assert {k: v for k, v in r.items() if k.startswith("param_")} == {
+                k: v for k, v in by_number[r["trial"]].items() if k.startswith("param_")}
+    more = tune(results, trials=TRIALS + 4)  # and it goes on from there, numbers in order
+    assert more.studies[0].done == TRIALS + 4
+    rows = assert_sound(results, TRIALS + 4)
+    assert max(r["trial"] for r in rows if r["role"] == "trial") >= TRIALS + 3
+
+
+def test_rows_that_conflict_are_refused_loudly(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    (f,) = [p for p in (results / "trials").rglob("part-*.parquet")]
+    table = pq.read_table(f)
+    rows = table.to_pylist()
+    twin = dict(next(r for r in rows if r["role"] == "trial" and r["state"] == "complete"))
+    twin["values"] = [v + 1.0 for v in twin["values"]]
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist([twin], schema=table.schema),
+                   f.with_name("part-extra.parquet"))
+    code = main(["tune", "--graph", GRAPH, "--trials", str(TRIALS), "--sources", "1",
+                 "--sampler", "random", "--results", str(results), "--workers", "0"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "two different rows" in err and "warpsweep check" in err
+
+
+# -- crash injection: the driver killed (os._exit, no cleanup) at every write point ------------
+
+DRIVER = r'''
+import os, sys
+import tuner.plan as plan
+from tuner import api, journal, location
+
+point, n = sys.argv[1], int(sys.argv[2])
+seen = [0]
+
+def hit(tag):
+    if tag == point:
+        seen[0] += 1
+        if seen[0] == n:
+            os._exit(9)  # a kill: no flush, no close, no upload
+
+write_bytes = location.Location.write_bytes
+
+def patched_write(self, path, data):
+    tag = ("journal-upload" if "/studies/" in path
+           else "parquet" if path.endswith(".parquet") else "other")
+    hit(tag + "-before")
+    write_bytes(self, path, data)
+    hit(tag + "-after")
+
+append_logs = journal.DriverJournal.append_logs
+
+def patched_append(self, logs):
+    append_logs(self, logs)
+    hit("journal")
+
+location.Location.write_bytes = patched_write
+journal.DriverJournal.append_logs = patched_append
+run_studies = plan.run_studies
+plan.run_studies = lambda *a, **kw: run_studies(*a, **{**kw, "flush_every_s": 0.0})
+api.run_studies = plan.run_studies
+api.tune(sys.argv[3], trials=int(sys.argv[4]), sources=1, results=sys.argv[5],
+         sampler="random")
+'''
+
+
+def crash(tmp_path, results, point, n, env=None):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    proc = subprocess.run([sys.executable, str(script), point, str(n), GRAPH, str(TRIALS),
+                           str(results)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+    assert proc.returncode == 9, (point, n, proc.returncode, proc.stderr[-2000:])
+
+
+def row_keys(results):
+    try:
+        rows = read_trials(str(results)).to_pylist()
+    except Exception:  # noqa: BLE001 - nothing written yet
+        return {}
+    return {(r["role"], r["trial"], r["label"]): (r["state"], r["values"]) for r in rows}
+
+
+def resume_and_check(results, before):
+    again = tune(results)
+    assert again.studies[0].done == TRIALS
+    rows = assert_sound(results)
+    after = {(r["role"], r["trial"], r["label"]): (r["state"], r["values"]) for r in rows}
+    assert before.items() <= after.items()  # nothing the crash left was lost or changed
+    distinct = {json.dumps({k: v for k, v in r.items() if k.startswith("param_")},
+                           sort_keys=True) for r in rows
+                if r["role"] == "trial"}
+    assert len(distinct) == TRIALS  # the budget (distinct configurations tried), exactly
+    assert {r["label"] for r in rows if r["role"] == "reference"} == {
+        "thread", *(f"vwarp w={w}" for w in (1, 2, 4, 8, 16, 32))}
+    assert tune(results).evaluations == 0  # and a third run finds it all done
+    assert read_graphs(str(results)).num_rows == 1
+
+
+@pytest.mark.parametrize(("point", "n"), [
+    ("parquet-before", 1), ("parquet-after", 1), ("parquet-after", 9),
+    ("journal", 12), ("journal", 70),
+])
+def test_killed_at_a_write_point_resumes_with_nothing_lost_or_doubled(tmp_path, point, n):
+    results = tmp_path / "r"
+    crash(tmp_path, results, point, n)
+    resume_and_check(results, row_keys(results))
+
+
+moto_server = pytest.importorskip("moto.server")
+
+
+@pytest.fixture
+def bucket_uri(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "warpsweep-test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "warpsweep-test")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    bucket = f"sweeps-{uuid.uuid4().hex[:12]}"  # moto's state outlives the server: a new one
+    yield (f"s3://{bucket}/results?endpoint_override=http://{host}:{port}&scheme=http"
+           "&region=us-east-1&allow_bucket_creation=true")
+    server.stop()
+
+
+@pytest.mark.parametrize(("point", "n", "head"), [
+    ("parquet-after", 2, "b"),  # rows PUT, journal never uploaded; another head resumes
+    ("parquet-after", 8, "b"),
+    ("parquet-after", 14, "b"),
+    ("journal-upload-after", 9, "b"),
+    ("parquet-before", 3, "a"),
+    ("journal", 40, "a"),
+])
+def test_killed_writing_to_a_bucket_resumes_from_any_head(tmp_path, monkeypatch, bucket_uri,
+                                                          point, n, head):
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "head-a"))
+    crash(tmp_path, bucket_uri, point, n)
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / f"head-{head}"))
+    resume_and_check(bucket_uri, row_keys(bucket_uri))
+
+
+def test_two_writers_of_one_graph_leave_one_graph_row(tmp_path):
+    from datetime import UTC
+    from datetime import datetime
+
+    from tuner.store import ResultStore
+
+    results = str(tmp_path / "r")
+    one, two = ResultStore.open(results), ResultStore.open(results)
+    assert one.graph_ids() == two.graph_ids() == set()  # both read before either wrote
+    for store in (one, two):
+        store.add_graph({"graph_id": "g-1", "graph_spec": "rmat:scale=7", "name": "g",
+                         "kind": "rmat", "n": 128, "m": 1024, "directed": False,
+                         "weighted": False, "timestamp": datetime.now(UTC)})
+        store.flush()
+    assert read_graphs(results).column("graph_id").to_pylist() == ["g-1"]
