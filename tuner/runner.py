@@ -112,7 +112,7 @@ class Runner:
         start = time.monotonic()
         self._single = len(specs) == 1
         pending = deque(specs)
-        stored = self.store.stored_trials()
+        stored = self.store.index()
         self._order = {id(s): i for i, s in enumerate(specs)}
         done_summaries: dict[int, StudySummary] = {}
         last, capacity = start, self.executor.capacity
@@ -193,8 +193,11 @@ class Runner:
         return None
 
     def _open(self, spec: StudySpec, space: SearchSpace, stored: dict[str, set]) -> StudyRun:
-        run = StudyRun(spec, space, self.results, stored.get(spec.key(space), set()),
-                       self.store.add_trial, self.store.amend_trial, self._build)
+        key = spec.key(space)
+        run = StudyRun(spec, space, self.results, stored.get(key, {}),
+                       self.store.add_trial, self.store.amend_trial, self._build,
+                       load_rows=lambda: self.store.study_records(key),
+                       conflicts=self.store.conflicts.get(key))
         self._counted[id(run)] = run.runs_done
         if run.runs_done and self.progress is not None:
             self.progress.resume(run.runs_done)

@@ -8,7 +8,10 @@ leaves a torn file) and ``MemoryBackend`` (tests, benchmarks).
 from __future__ import annotations
 
 import abc
+import dataclasses
+import hashlib
 import json
+import math
 import time
 import urllib.parse
 import uuid
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -31,6 +35,7 @@ from tuner.schema import GRAPH_PARTITIONS
 from tuner.schema import GRAPHS
 from tuner.schema import MANIFEST
 from tuner.schema import METRIC_NAMES
+from tuner.schema import PARAM_PREFIX
 from tuner.schema import PARAM_TYPES
 from tuner.schema import SCHEMA_VERSION
 from tuner.schema import TRIAL_COLUMNS
@@ -49,8 +54,10 @@ class Backend(abc.ABC):
     """Where tables live. Implementations must make each append all-or-nothing."""
 
     @abc.abstractmethod
-    def append(self, table: str, partition: dict[str, str], data: pa.Table) -> None:
-        """Add ``data`` (without the partition columns) to ``table`` under ``partition``."""
+    def append(self, table: str, partition: dict[str, str], data: pa.Table,
+               name: str | None = None) -> None:
+        """Add ``data`` (without the partition columns) to ``table`` under ``partition``;
+        ``name``, when given, identifies the write (writing it again replaces it)."""
 
     @abc.abstractmethod
     def scan(self, table: str, columns: list[str] | None = None) -> pa.Table:
@@ -62,12 +69,20 @@ class MemoryBackend(Backend):
 
     def __init__(self) -> None:
         self.tables: dict[str, list[pa.Table]] = {}
+        self._named: dict[tuple[str, str], int] = {}
 
-    def append(self, table: str, partition: dict[str, str], data: pa.Table) -> None:
+    def append(self, table: str, partition: dict[str, str], data: pa.Table,
+               name: str | None = None) -> None:
         """Keep the table with its partition values as constant columns."""
         for key, value in partition.items():
             data = data.append_column(key, pa.array([value] * data.num_rows, pa.string()))
-        self.tables.setdefault(table, []).append(data)
+        parts = self.tables.setdefault(table, [])
+        if name is not None and (table, name) in self._named:
+            parts[self._named[(table, name)]] = data  # the same write again: replaced
+            return
+        if name is not None:
+            self._named[(table, name)] = len(parts)
+        parts.append(data)
 
     def scan(self, table: str, columns: list[str] | None = None) -> pa.Table:
         """Concatenation of the appended tables (missing columns null)."""
@@ -85,13 +100,16 @@ class ParquetDirBackend(Backend):
     def __init__(self, root: str | Path | Location) -> None:
         self.location = Location.of(root)
 
-    def append(self, table: str, partition: dict[str, str], data: pa.Table) -> None:
-        """Write a new file whole: readers never see part of it."""
+    def append(self, table: str, partition: dict[str, str], data: pa.Table,
+               name: str | None = None) -> None:
+        """Write a new file whole: readers never see part of it. ``name`` (derived from the
+        rows' keys) makes a retried write replace the same file instead of adding one."""
         parts = [f"{key}={urllib.parse.quote(str(value), safe='')}"
                  for key, value in partition.items()]
-        name = f"part-{time.time_ns()}-{uuid.uuid4().hex[:8]}.parquet"
+        name = name or f"part-{time.time_ns()}-{uuid.uuid4().hex[:8]}.parquet"
         buffer = pa.BufferOutputStream()
-        pq.write_table(data, buffer)
+        # page checksums: `warpsweep check` finds bytes damaged anywhere in a file's body
+        pq.write_table(data, buffer, write_page_checksum=True)
         self.location.write_bytes(self.location.path(table, *parts, name),
                                   buffer.getvalue().to_pybytes())
 
@@ -136,8 +154,11 @@ def _empty(table: str, columns: list[str] | None) -> pa.Table:
 class ResultStore:
     """Buffers trial and graph rows and flushes them as new files every few seconds and at close.
 
-    A row reaches the buffer before its trial is told to Optuna; the journal keeps each told
-    trial's record, so a row lost with the buffer in a crash is rewritten on resume.
+    The rows are the record. A (study, role, trial-or-label) key is written once: adding a
+    record whose key is already stored (on disk or buffered) with the same content does
+    nothing, with other content is refused (``ConflictError``). A trial file is named by the
+    keys it holds and a graph's file by its graph id, so a retried or concurrent write of the
+    same rows replaces a file instead of adding one.
     """
 
     def __init__(self, backend: Backend, flush_every_s: float = 2.0, max_rows: int = 5000):
@@ -148,6 +169,9 @@ class ResultStore:
         self._graphs: list[dict[str, Any]] = []
         self._last_flush = time.monotonic()
         self._graph_ids: set[str] | None = None
+        self._index: dict[str, dict[tuple[str, Any], tuple]] | None = None
+        self.conflicts: dict[str, list[str]] = {}
+        self._unsure = False  # a write failed: it may have landed anyway
         self.files_written = 0
         self.flush_hooks: list[Callable[[], None]] = []
 
@@ -161,15 +185,37 @@ class ResultStore:
 
     # -- writing ---------------------------------------------------------------------------
     def add_trial(self, record: TrialRecord) -> None:
-        """Buffer one evaluation's record."""
+        """Buffer one evaluation's record (nothing if that very row is already stored)."""
+        if not self._claim(record):
+            return
         self._trials.append(record)
         if len(self._trials) >= self.max_rows:
             self.flush()
+
+    def _claim(self, record: TrialRecord, replacing: TrialRecord | None = None) -> bool:
+        """Register a record's key: True if new, False if stored with the same content."""
+        known = self.index().setdefault(record.study_key, {})
+        key = _row_id(record.role, record.trial, record.label)
+        fp = record_fingerprint(record)
+        have = known.get(key)
+        if have is not None and replacing is None:
+            if have == fp:
+                return False
+            what = (f"trial {record.trial}" if record.role == "trial"
+                    else f"reference {record.label!r}")
+            raise ConflictError(
+                f"study {record.study_key}: {what} is already stored with another "
+                f"configuration or result ({_describe(have)} vs {_describe(fp)}); refusing "
+                "to write a second row for it"
+            )
+        known[key] = fp
+        return True
 
     def amend_trial(self, old: TrialRecord, new: TrialRecord) -> None:
         """Replace a still-buffered record (a trial whose tell failed becomes failed)."""
         for i in range(len(self._trials) - 1, -1, -1):
             if self._trials[i] is old:
+                self._claim(new, replacing=old)
                 self._trials[i] = new
                 return
         self.add_trial(new)
@@ -192,19 +238,35 @@ class ResultStore:
             self.flush()
 
     def flush(self) -> None:
-        """Write the buffered rows as new files (one per partition)."""
+        """Write the buffered rows as new files (one per partition; one per graph)."""
         self._last_flush = time.monotonic()
         trials, self._trials = self._trials, []
         graphs, self._graphs = self._graphs, []
         try:
+            if self._unsure and trials:  # a failed write may have landed: not twice
+                trials = self._not_on_disk(trials)
             self._write(TRIALS, [r.to_row() for r in trials])
             self._write(GRAPHS, graphs)
         except BaseException:
             self._trials[:0] = trials
             self._graphs[:0] = graphs
+            self._unsure = True
             raise
+        self._unsure = False
         for hook in list(self.flush_hooks):
             hook()
+
+    def _not_on_disk(self, trials: list[TrialRecord]) -> list[TrialRecord]:
+        disk, conflicts = scan_index(self.backend)
+        out = []
+        for r in trials:
+            have = disk.get(r.study_key, {}).get(_row_id(r.role, r.trial, r.label))
+            if have is None:
+                out.append(r)
+            elif have != record_fingerprint(r):
+                raise ConflictError(f"study {r.study_key}: trial {r.trial} landed on disk "
+                                    "with other content than retried")
+        return out
 
     def close(self) -> None:
         """Flush what is left."""
@@ -218,11 +280,12 @@ class ResultStore:
         for row in rows:
             groups.setdefault(tuple(str(row[k]) for k in keys), []).append(row)
         for values, group in groups.items():
-            data = rows_to_table(table, group)
-            meta = {b"warpsweep.schema_version": str(SCHEMA_VERSION).encode()}
-            self.backend.append(table, dict(zip(keys, values, strict=True)),
-                                data.replace_schema_metadata(meta))
-            self.files_written += 1
+            for name, chunk in _named_files(table, group):
+                data = rows_to_table(table, chunk)
+                meta = {b"warpsweep.schema_version": str(SCHEMA_VERSION).encode()}
+                self.backend.append(table, dict(zip(keys, values, strict=True)),
+                                    data.replace_schema_metadata(meta), name=name)
+                self.files_written += 1
 
     # -- reading ---------------------------------------------------------------------------
     def graph_ids(self) -> set[str]:
@@ -232,16 +295,125 @@ class ResultStore:
             self._graph_ids = set(table.column("graph_id").to_pylist())
         return self._graph_ids
 
+    def index(self) -> dict[str, dict[tuple[str, Any], tuple]]:
+        """Per study key, each stored row's key -> its fingerprint (state, configuration,
+        values): on disk (read once) and buffered."""
+        if self._index is None:
+            self._index, self.conflicts = scan_index(self.backend)
+        return self._index
+
     def stored_trials(self) -> dict[str, set[tuple[str, Any]]]:
         """Per study key, the (role, trial-or-label) pairs already on disk or buffered."""
-        table = self.backend.scan(TRIALS, columns=["study_key", "role", "trial", "label"])
-        out: dict[str, set[tuple[str, Any]]] = {}
-        cols = [table.column(c).to_pylist() for c in ("study_key", "role", "trial", "label")]
-        for key, role, trial, label in zip(*cols, strict=True):
-            out.setdefault(key, set()).add(_row_id(role, trial, label))
-        for r in self._trials:
-            out.setdefault(r.study_key, set()).add(_row_id(r.role, r.trial, r.label))
-        return out
+        return {key: set(rows) for key, rows in self.index().items()}
+
+    def study_records(self, study_key: str) -> list[TrialRecord]:
+        """The stored rows of one study as records (disk, then buffered)."""
+        table = self.backend.scan(TRIALS)
+        if table.num_rows:
+            table = table.filter(pa.compute.equal(table.column("study_key"), study_key))
+        out = [row_to_record(row) for row in table.to_pylist()]
+        return out + [r for r in self._trials if r.study_key == study_key]
+
+
+class ConflictError(ConfigError):
+    """Two different rows (or a row and a journal) claim one key."""
+
+
+def _named_files(table: str, rows: list[dict[str, Any]]):
+    """(file name, rows) pairs: a graph's row in a file named by its id (whoever writes it
+    writes that file), trial rows in one file named by the keys it holds."""
+    if table == GRAPHS:
+        return [(f"part-g{_digest(str(r['graph_id']))}.parquet", [r]) for r in rows]
+    ids = sorted(json.dumps([r["study_key"], r["role"], r.get("trial"), r.get("label")])
+                 for r in rows)
+    return [(f"part-t{_digest(chr(10).join(ids))}.parquet", rows)]
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    return str(value)
+
+
+def fingerprint(state: str, params: dict[str, Any], values: list[float] | None) -> tuple:
+    """What must agree between two rows (or a row and a journal record) of one key: the
+    state, the configuration and the objective values."""
+    config = tuple(sorted((k, _norm(v)) for k, v in params.items() if v is not None))
+    vals = None if values is None else tuple(
+        float(v) if not math.isnan(float(v)) else "nan" for v in values)
+    return (state, config, vals)
+
+
+def record_fingerprint(record: TrialRecord) -> tuple:
+    """A record's fingerprint (see ``fingerprint``)."""
+    return fingerprint(record.state, record.params, record.values)
+
+
+def row_fingerprint(row: dict[str, Any]) -> tuple:
+    """A stored row's fingerprint (see ``fingerprint``)."""
+    params = {k[len(PARAM_PREFIX):]: v for k, v in row.items() if k.startswith(PARAM_PREFIX)}
+    return fingerprint(row["state"], params, row.get("values"))
+
+
+def _describe(fp: tuple) -> str:
+    state, config, values = fp
+    knobs = " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in config)
+    return f"{state} {knobs}" + (f" values={list(values)}" if values else "")
+
+
+def scan_index(backend: Backend) -> tuple[dict[str, dict[tuple[str, Any], tuple]],
+                                          dict[str, list[str]]]:
+    """Every stored trial row's key -> fingerprint, per study; and per study, the keys that
+    hold two different rows (a conflict only ``warpsweep check --repair`` settles)."""
+    names = [c for c in _trial_columns(backend)
+             if c in ("study_key", "role", "trial", "label", "state", "values")
+             or c.startswith(PARAM_PREFIX)]
+    table = backend.scan(TRIALS, columns=names or None)
+    index: dict[str, dict[tuple[str, Any], tuple]] = {}
+    conflicts: dict[str, list[str]] = {}
+    for row in table.to_pylist():
+        key = _row_id(row["role"], row["trial"], row["label"])
+        fp = row_fingerprint(row)
+        known = index.setdefault(row["study_key"], {})
+        if key in known and known[key] != fp:
+            conflicts.setdefault(row["study_key"], []).append(
+                f"{key[0]} {key[1]}: {_describe(known[key])} vs {_describe(fp)}")
+        known.setdefault(key, fp)
+    return index, conflicts
+
+
+def _trial_columns(backend: Backend) -> list[str]:
+    if isinstance(backend, ParquetDirBackend):
+        dataset = backend.dataset(TRIALS)
+        return [] if dataset is None else list(dataset.schema.names)
+    parts = backend.tables.get(TRIALS, []) if isinstance(backend, MemoryBackend) else []
+    return sorted({n for t in parts for n in t.schema.names})
+
+
+def row_to_record(row: dict[str, Any]) -> TrialRecord:
+    """A stored ``trials`` row back as the record it was written from."""
+    declared = {c.name for c in TRIAL_COLUMNS + TRIAL_PARTITIONS}
+    params = {k[len(PARAM_PREFIX):]: v for k, v in row.items()
+              if k.startswith(PARAM_PREFIX) and v is not None}
+    metrics = {k: v for k, v in row.items()
+               if k not in declared and not k.startswith(PARAM_PREFIX) and v is not None}
+    fields = {f.name for f in dataclasses.fields(TrialRecord)} - {"params", "metrics"}
+    kwargs = {k: row.get(k) for k in fields if k in row}
+    for k in ("values", "values_std"):
+        if kwargs.get(k) is not None:
+            kwargs[k] = list(kwargs[k])
+    kwargs["sources"] = list(row.get("sources") or [])
+    kwargs["n_sources"] = int(row.get("n_sources") or 0)
+    kwargs["wall_s"] = float(row.get("wall_s") or 0.0)
+    if kwargs.get("timestamp") is None:
+        kwargs.pop("timestamp", None)
+    return TrialRecord(params=params, metrics=metrics or None, **kwargs)
 
 
 def _row_id(role: str, trial: int | None, label: str | None) -> tuple[str, Any]:
