@@ -5,13 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from search_spaces.loader import available_spaces
 from tuner import api
 from tuner.api import DEFAULT_RESULTS
+from tuner.plan import check_spec
+from tuner.plan import load_spaces
+from tuner.plan import run_studies
 from tuner.progress import study_table
 from tuner.progress import sweep_table
 from tuner.samplers import SAMPLERS
+from tuner.study import Objective
+from tuner.study import StudySpec
+from tuner.sweep import load_sweep
 
 TUNE_EXAMPLES = """examples:
   warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60
@@ -103,6 +110,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="evaluations in flight (default: every CPU of the Ray cluster; "
                         "0: in this process, without Ray)")
+    p.add_argument("--deterministic", action="store_true",
+                   help="with --workers N: tell the sampler each result in the order its trial "
+                        "was asked, N in flight, so --seed gives the same trials on every run "
+                        "(workers may wait on a slower earlier trial)")
     p.add_argument("--address", default=None,
                    help="Ray cluster to use: auto, HOST:PORT or ray://HOST:10001 "
                         "(default: start a local one)")
@@ -138,13 +149,21 @@ def progress_mode(args: argparse.Namespace) -> str:
 
 def run_tune(args: argparse.Namespace) -> int:
     """``warpsweep tune``: one study, with its table of best configurations."""
-    result = api.tune(
-        args.graph, args.algo, args.device, args.space, trials=args.trials,
-        sampler=args.sampler, objective=args.objective, sources=args.sources, seed=args.seed,
-        references=args.references, results=args.results, workers=args.workers,
-        address=args.address, timeout=args.timeout, progress=progress_mode(args),
-        verbose=args.verbose,
-    )
+    if not args.deterministic:
+        result = api.tune(
+            args.graph, args.algo, args.device, args.space, trials=args.trials,
+            sampler=args.sampler, objective=args.objective, sources=args.sources,
+            seed=args.seed, references=args.references, results=args.results,
+            workers=args.workers, address=args.address, timeout=args.timeout,
+            progress=progress_mode(args), verbose=args.verbose,
+        )
+    else:  # what api.tune does, on an executor that takes the results in order
+        spec = check_spec(StudySpec(
+            graph=args.graph, algorithm=args.algo, device=args.device, space=args.space,
+            trials=args.trials, sampler=args.sampler, objective=Objective.parse(args.objective),
+            sources=args.sources, seed=args.seed, references=args.references,
+        ))
+        result = _deterministic([spec], args, "tune")
     for summary in result.studies:
         summary.best = summary.best[: args.top]
     _report(args, result, lambda: [study_table(s) for s in result.studies])
@@ -153,11 +172,24 @@ def run_tune(args: argparse.Namespace) -> int:
 
 def run_sweep(args: argparse.Namespace) -> int:
     """``warpsweep sweep``: every study of the file, then a summary line per study."""
-    result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
-                       address=args.address, timeout=args.timeout,
-                       progress=progress_mode(args), verbose=args.verbose)
+    if not args.deterministic:
+        result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
+                           address=args.address, timeout=args.timeout,
+                           progress=progress_mode(args), verbose=args.verbose)
+    else:
+        specs = [check_spec(s) for s in load_sweep(args.sweep_file)]
+        result = _deterministic(specs, args, Path(args.sweep_file).stem)
     _report(args, result, lambda: sweep_table(result.studies))
     return 0 if any(s.best for s in result.studies) else 1
+
+
+def _deterministic(specs: list[StudySpec], args: argparse.Namespace,
+                   desc: str) -> api.TuneResult:
+    """Run the studies with ``--deterministic`` (results taken in the order asked)."""
+    run = run_studies(specs, load_spaces(specs), args.results, workers=args.workers,
+                      address=args.address, timeout=args.timeout, progress=progress_mode(args),
+                      desc=desc, verbose=args.verbose, deterministic=True)
+    return api.TuneResult.of(run, args.results)
 
 
 def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:

@@ -292,12 +292,83 @@ def probe_address(address: str, timeout: float = 5.0) -> None:
                           f"{host}:{port} ({exc.strerror or exc})") from None
 
 
-def make_executor(workers: int | None, address: str | None) -> Executor:
-    """``--workers 0``: in-process; otherwise Ray (local, or the cluster at ``address``)."""
+class OrderedExecutor(Executor):
+    """Another executor's calls, seen finishing in the order they were made (``--workers N
+    --deterministic``), with exactly ``slots`` in flight.
+
+    The runner tells the sampler each result as ``wait`` hands it over and asks the next trial
+    when a slot frees. Handing results over in call order, whatever order the workers finish
+    them in, makes that sequence of asks and tells, hence every trial a seeded sampler draws,
+    the same on every run with the same seed and ``slots``; the price is a worker left idle
+    while an earlier call is still running.
+    """
+
+    def __init__(self, inner: Executor, slots: int) -> None:
+        self.inner = inner
+        self.slots = slots
+        self.asynchronous = inner.asynchronous
+        self._order: dict[Future, int] = {}
+        self._made = 0
+
+    @property
+    def capacity(self) -> int:
+        """Always ``slots``, whatever the cluster has (Ray queues what it cannot run yet)."""
+        return self.slots
+
+    @property
+    def description(self) -> str:
+        """For the run's footer."""
+        return f"{self.inner.description}; {self.slots} in flight, results taken in order"
+
+    def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
+        """The inner executor's call, numbered."""
+        futures = self.inner.call(fn, *args, num_returns=num_returns)
+        for f in futures:
+            self._order[f] = self._made
+        self._made += 1
+        return futures
+
+    def wait(self, futures: list[Future], timeout: float) -> list[Future]:
+        """The earliest made of ``futures`` once it is done (nothing before that)."""
+        if not futures:
+            return []
+        first = min(futures, key=lambda f: self._order.get(f, -1))
+        done = self.inner.wait([first], timeout)
+        if done:
+            self._order.pop(first, None)
+        return done
+
+    def result(self, future: Future) -> Any:
+        """The inner executor's result."""
+        return self.inner.result(future)
+
+    def share(self, future: Future, rebuild: Rebuild | None = None) -> Any:
+        """The inner executor's shared reference."""
+        return self.inner.share(future, rebuild)
+
+    def __getattr__(self, name: str) -> Any:  # put, cancel, max_capacity of a Ray executor
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def close(self) -> None:
+        """Close the inner executor."""
+        self.inner.close()
+
+
+def make_executor(workers: int | None, address: str | None,
+                  deterministic: bool = False) -> Executor:
+    """``--workers 0``: in-process; otherwise Ray (local, or the cluster at ``address``).
+    ``deterministic``: results taken in the order the calls were made, ``workers`` in flight
+    (``OrderedExecutor``); in-process runs are in order already."""
     if workers is not None and workers < 0:
         raise ConfigError(f"--workers must be >= 0, got {workers}")
     if workers == 0:
         if address is not None:
             raise ConfigError("--workers 0 runs in-process; it cannot be combined with --address")
         return InlineExecutor()
-    return RayExecutor(workers=workers, address=address)
+    if deterministic and workers is None:
+        raise ConfigError("--deterministic needs --workers N: the number of evaluations in "
+                          "flight is part of what fixes the trials")
+    ray_executor = RayExecutor(workers=workers, address=address)
+    return OrderedExecutor(ray_executor, workers) if deterministic else ray_executor

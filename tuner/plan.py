@@ -140,8 +140,13 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
                 workers: int | None = None, address: str | None = None,
                 timeout: float | None = None, progress: bool | str = False,
                 backend: Any = None, flush_every_s: float = 2.0,
-                desc: str = "tune", verbose: bool = False) -> RunResult:
+                desc: str = "tune", verbose: bool = False,
+                deterministic: bool = False) -> RunResult:
     """Run checked studies on a fresh executor, results under ``results``.
+
+    ``deterministic``: with ``workers`` N > 0, results are told to the samplers in the order
+    their trials were asked, N in flight, so a seed gives the same trials on every run
+    (``tuner.executor.OrderedExecutor``).
 
     ``progress``: ``bar``, ``log`` (a line every few seconds), ``off``, or True/False for
     bar/off; ``verbose`` adds a line per finished run.
@@ -156,7 +161,7 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
         raise ConfigError(f"the same study is listed twice: {dup}")
     check_manifest(results, create=False)
     total = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
-    executor = make_executor(workers, address)
+    executor = make_executor(workers, address, deterministic)
     try:
         store = ResultStore.open(results, flush_every_s=flush_every_s)
     except BaseException:
