@@ -175,9 +175,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
                       relative=args.fit == "relative", measured_host=not args.fit_host,
                       launch_us=launch_us)
     print(fit_table(calibration))
-    print(f"RMS log error: {calibration.rms_before:.3f} with {base.name}, "
-          f"{calibration.rms_after:.3f} fitted (x{math.exp(calibration.rms_before):.2f} -> "
-          f"x{math.exp(calibration.rms_after):.2f} typical factor)")
+    print(f"RMS log error on the rows fitted (in-sample): {calibration.rms_before:.3f} with "
+          f"{base.name}, {calibration.rms_after:.3f} fitted "
+          f"(x{math.exp(calibration.rms_before):.2f} -> x{math.exp(calibration.rms_after):.2f} "
+          "typical factor); on graphs left out of the fit: python bench/fidelity.py")
     notes = []
     if args.verify:
         device = calibrated_device(fit_base, calibration.thetas)
