@@ -136,16 +136,14 @@ def scanning(results: Any) -> Iterator[None]:
     except (duckdb.Error, pa.ArrowException, OSError) as exc:
         if not location.local:
             raise
-        files = [str(f) for table in ("trials", "graphs")
-                 for f in _local_files(location.local_path() / table)]
+        from tuner.store import ParquetDirBackend
+
+        backend = ParquetDirBackend(location)
+        files = [f for table in ("trials", "graphs") for f in backend.files(table)]
         damage = damage_behind(exc, files, location.text)
         if damage is None:
             raise
         raise damage from None
-
-
-def _local_files(directory: Path) -> list[Path]:
-    return sorted(directory.rglob("part-*.parquet")) if directory.is_dir() else []
 
 
 # The files (and results directory) behind each connection made by tuner.query.connect.

@@ -33,9 +33,9 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
 
     A table with no file yet is an empty view with the declared columns, so queries over a
     fresh directory answer with no rows rather than an error. A results URI (``s3://...``) is
-    read through its pyarrow filesystem. The files are listed here and named to DuckDB one by
-    one, their paths taken literally (glob characters, spaces, any script); a file whose footer
-    cannot be read raises DamagedResults naming it.
+    read through its pyarrow filesystem. The files are listed as the store lists them and named
+    to DuckDB one by one, their paths taken literally (glob characters, spaces, any script); a
+    file whose footer cannot be read raises DamagedResults naming it.
 
     The connection is read-only towards everything outside it: once the views are made it can
     read only those files (no other file, no writing, no ATTACH of a file, no extension
@@ -53,9 +53,10 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
     for table in (TRIALS, GRAPHS):
         source = None
         if location.local:
-            files = table_files(location.local_path(), table)
+            # the store's own listing (pyarrow's, no glob): the files it counts as results
+            files = ParquetDirBackend(location).files(table)
             check_footers(files, location.text)
-            every += [str(f) for f in files]
+            every += files
             if files:
                 # read_parquet expands glob characters even in a list of files: escape them
                 listed = ", ".join(_sql_string(_glob_literal(str(f))) for f in files)
@@ -90,12 +91,6 @@ def lock_down(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
         con.execute("SET allowed_paths = ?", [allowed_paths])
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
-
-
-def table_files(root: Path, table: str) -> list[Path]:
-    """A local table's Parquet files, listed by pathlib (``root`` taken literally)."""
-    directory = root / table
-    return sorted(directory.rglob("part-*.parquet")) if directory.is_dir() else []
 
 
 def _glob_literal(path: str) -> str:
