@@ -102,25 +102,31 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
          sources: int = 4, seed: int = 0, references: bool = True,
          results: str | Path = DEFAULT_RESULTS, workers: int | None = 0,
          address: str | None = None, timeout: float | None = None,
-         progress: bool | str = False, verbose: bool = False) -> TuneResult:
+         progress: bool | str = False, verbose: bool = False,
+         deterministic: bool = False) -> TuneResult:
     """Tune one (graph, algorithm, device) over a search space; resumes the study if
-    ``results`` holds it. ``workers=0`` evaluates in this process (None: a local Ray)."""
+    ``results`` holds it. ``workers=0`` evaluates in this process (None: a local Ray);
+    ``deterministic`` with ``workers`` N tells the sampler the results in the order it asked
+    for them, so that a seed gives the same trials on every run."""
     spec = check_spec(StudySpec(
         graph=graph, algorithm=algorithm, device=device, space=space, trials=trials,
         sampler=sampler, objective=Objective.parse(objective), sources=sources, seed=seed,
         references=references,
     ))
     run = run_studies([spec], load_spaces([spec]), results, workers=workers, address=address,
-                      timeout=timeout, progress=progress, desc="tune", verbose=verbose)
+                      timeout=timeout, progress=progress, desc="tune", verbose=verbose,
+                      deterministic=deterministic)
     return TuneResult.of(run, results)
 
 
 def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
           workers: int | None = 0, address: str | None = None, timeout: float | None = None,
-          progress: bool | str = False, verbose: bool = False) -> TuneResult:
-    """Run every study of a sweep file (graphs x algorithms x devices x spaces)."""
+          progress: bool | str = False, verbose: bool = False,
+          deterministic: bool = False) -> TuneResult:
+    """Run every study of a sweep file (graphs x algorithms x devices x spaces);
+    ``deterministic`` as ``tune`` says."""
     specs = [check_spec(s) for s in load_sweep(sweep_file)]
     run = run_studies(specs, load_spaces(specs), results, workers=workers, address=address,
                       timeout=timeout, progress=progress, desc=Path(sweep_file).stem,
-                      verbose=verbose)
+                      verbose=verbose, deterministic=deterministic)
     return TuneResult.of(run, results)

@@ -5,20 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from search_spaces.loader import available_spaces
 from tuner import api
 from tuner.api import DEFAULT_RESULTS
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
 from tuner.progress import study_table
 from tuner.progress import sweep_table
 from tuner.samplers import SAMPLERS
-from tuner.study import Objective
-from tuner.study import StudySpec
-from tuner.sweep import load_sweep
 
 TUNE_EXAMPLES = """examples:
   warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60
@@ -149,21 +142,13 @@ def progress_mode(args: argparse.Namespace) -> str:
 
 def run_tune(args: argparse.Namespace) -> int:
     """``warpsweep tune``: one study, with its table of best configurations."""
-    if not args.deterministic:
-        result = api.tune(
-            args.graph, args.algo, args.device, args.space, trials=args.trials,
-            sampler=args.sampler, objective=args.objective, sources=args.sources,
-            seed=args.seed, references=args.references, results=args.results,
-            workers=args.workers, address=args.address, timeout=args.timeout,
-            progress=progress_mode(args), verbose=args.verbose,
-        )
-    else:  # what api.tune does, on an executor that takes the results in order
-        spec = check_spec(StudySpec(
-            graph=args.graph, algorithm=args.algo, device=args.device, space=args.space,
-            trials=args.trials, sampler=args.sampler, objective=Objective.parse(args.objective),
-            sources=args.sources, seed=args.seed, references=args.references,
-        ))
-        result = _deterministic([spec], args, "tune")
+    result = api.tune(
+        args.graph, args.algo, args.device, args.space, trials=args.trials,
+        sampler=args.sampler, objective=args.objective, sources=args.sources,
+        seed=args.seed, references=args.references, results=args.results,
+        workers=args.workers, address=args.address, timeout=args.timeout,
+        progress=progress_mode(args), verbose=args.verbose, deterministic=args.deterministic,
+    )
     for summary in result.studies:
         summary.best = summary.best[: args.top]
     _report(args, result, lambda: [study_table(s) for s in result.studies])
@@ -172,24 +157,12 @@ def run_tune(args: argparse.Namespace) -> int:
 
 def run_sweep(args: argparse.Namespace) -> int:
     """``warpsweep sweep``: every study of the file, then a summary line per study."""
-    if not args.deterministic:
-        result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
-                           address=args.address, timeout=args.timeout,
-                           progress=progress_mode(args), verbose=args.verbose)
-    else:
-        specs = [check_spec(s) for s in load_sweep(args.sweep_file)]
-        result = _deterministic(specs, args, Path(args.sweep_file).stem)
+    result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
+                       address=args.address, timeout=args.timeout,
+                       progress=progress_mode(args), verbose=args.verbose,
+                       deterministic=args.deterministic)
     _report(args, result, lambda: sweep_table(result.studies))
     return 0 if any(s.best for s in result.studies) else 1
-
-
-def _deterministic(specs: list[StudySpec], args: argparse.Namespace,
-                   desc: str) -> api.TuneResult:
-    """Run the studies with ``--deterministic`` (results taken in the order asked)."""
-    run = run_studies(specs, load_spaces(specs), args.results, workers=args.workers,
-                      address=args.address, timeout=args.timeout, progress=progress_mode(args),
-                      desc=desc, verbose=args.verbose, deterministic=True)
-    return api.TuneResult.of(run, args.results)
 
 
 def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:
