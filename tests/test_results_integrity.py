@@ -235,3 +235,70 @@ def test_two_writers_of_one_graph_leave_one_graph_row(tmp_path):
                          "weighted": False, "timestamp": datetime.now(UTC)})
         store.flush()
     assert read_graphs(results).column("graph_id").to_pylist() == ["g-1"]
+
+
+# -- warpsweep check [--repair] ----------------------------------------------------------------
+
+def check(results, *more):
+    return main(["check", str(results), *more])
+
+
+@pytest.mark.parametrize("damage", ["truncate", "empty", "body"])
+def test_check_finds_a_damaged_parquet_file_and_repair_sets_it_aside(tmp_path, damage,
+                                                                     capsys):
+    results = tmp_path / "r"
+    tune(results)
+    assert check(results) == 0
+    capsys.readouterr()
+    count = read_trials(str(results)).num_rows
+    victim = max((results / "trials").rglob("part-*.parquet"), key=lambda p: p.stat().st_size)
+    data = victim.read_bytes()
+    if damage == "truncate":
+        victim.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        victim.write_bytes(b"")
+    else:  # random bytes in the body: the footer still reads
+        import random
+
+        at = len(data) // 3
+        noise = random.Random(1).randbytes(48)
+        victim.write_bytes(data[:at] + noise + data[at + len(noise):])
+    assert check(results) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith(str(victim) + ": ")  # one line per problem, naming the file
+    assert len(out) == 2 and "recorded result(s) missing from the rows" in out[1]
+    assert check(results, "--repair") == 0
+    assert "moved to" in capsys.readouterr().out
+    assert list((results / "quarantine").rglob(victim.name + ".*"))  # set aside
+    # (its rows, rewritten from the journal, land in a file of the same name: named by keys)
+    assert check(results) == 0
+    assert read_trials(str(results)).num_rows == count  # its rows rewritten from the journal
+    assert_sound(results)
+
+
+def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    count = read_trials(str(results)).num_rows
+    f = next((results / "trials").rglob("part-*.parquet"))
+    table = pq.read_table(f)
+    pq.write_table(table.slice(0, 2), f.with_name("part-copy.parquet"))  # same rows again
+    graphs = next((results / "graphs").rglob("part-*.parquet"))
+    pq.write_table(pq.read_table(graphs), graphs.with_name("part-copy.parquet"))
+    journal = journal_of(results)
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[: len(lines) // 2]))
+    assert check(results) == 1
+    out = capsys.readouterr().out
+    assert out.count("has 2 rows (same content)") == 3  # two trial rows and the graph's
+    assert "journal behind the rows" in out
+    assert check(results, "--repair") == 0
+    capsys.readouterr()
+    assert check(results) == 0
+    assert len(assert_sound(results)) == count  # the copies gone, nothing else
+    assert read_graphs(str(results)).num_rows == 1
+    again = tune(results)  # the next run rebuilds the journal from the rows
+    assert again.evaluations == 0 and again.studies[0].done == TRIALS
+    assert check(results) == 0

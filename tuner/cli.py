@@ -21,6 +21,7 @@ VERB_MODULES = (
     "tuner.cli_report",
     "tuner.cli_select",
     "tuner.cli_calibrate",
+    "tuner.cli_check",
 )
 
 

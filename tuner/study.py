@@ -344,6 +344,8 @@ class StudyRun:
                 attrs[f"ref:{r.label}"] = r.to_json()
         self._journal.close()
         stale = None
+        if self.journal.exists() and not self.journal.stat().st_size:
+            self.journal.unlink()
         if self.journal.exists():
             stale = self.journal.with_name(f"{self.journal.name}.behind-{time.time_ns()}")
             os.replace(self.journal, stale)
