@@ -61,16 +61,56 @@ def parse_yaml(text: str, source: str = "<string>") -> YamlDoc:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: invalid YAML: {_one_line(exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: invalid YAML: nested too deeply") from None
     doc = YamlDoc(data=None, source=source)
     if node is None:
         return doc
     constructor = yaml.SafeLoader("")
     doc.lines[()] = node.start_mark.line + 1
-    doc.data = _convert(node, (), doc, constructor)
+    doc.data = _convert(node, (), doc, _Walk(constructor))
     return doc
 
 
-def _convert(node: yaml.Node, path: KeyPath, doc: YamlDoc, ctor: yaml.SafeLoader) -> Any:
+# Nodes a document may expand to (aliases repeat their anchor's nodes): a space or sweep file
+# has a few hundred; an alias bomb ("billion laughs") would have billions.
+MAX_NODES = 100_000
+MAX_DEPTH = 64
+
+
+@dataclass
+class _Walk:
+    """The constructor, the nodes expanded so far and the collections being expanded."""
+
+    ctor: yaml.SafeLoader
+    nodes: int = 0
+    open: set[int] = field(default_factory=set)
+
+
+def _convert(node: yaml.Node, path: KeyPath, doc: YamlDoc, walk: _Walk) -> Any:
+    walk.nodes += 1
+    if walk.nodes > MAX_NODES:
+        raise ConfigError(f"{source_at(doc, node)}: the document expands to more than "
+                          f"{MAX_NODES:,} values (aliases repeating aliases?)")
+    if len(path) > MAX_DEPTH:
+        raise ConfigError(f"{source_at(doc, node)}: nested more than {MAX_DEPTH} levels deep")
+    if not isinstance(node, yaml.ScalarNode):
+        if id(node) in walk.open:
+            raise ConfigError(f"{source_at(doc, node)}: {'.'.join(map(str, path))}: an alias "
+                              "refers to a collection that contains it (a cycle)")
+        walk.open.add(id(node))
+        try:
+            return _convert_collection(node, path, doc, walk)
+        finally:
+            walk.open.discard(id(node))
+    try:
+        return walk.ctor.construct_object(node)
+    except yaml.YAMLError as exc:
+        raise doc.error(path, _one_line(exc)) from None
+
+
+def _convert_collection(node: yaml.Node, path: KeyPath, doc: YamlDoc, walk: _Walk) -> Any:
+    ctor = walk.ctor
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
@@ -86,19 +126,14 @@ def _convert(node: yaml.Node, path: KeyPath, doc: YamlDoc, ctor: yaml.SafeLoader
                     f"{source_at(doc, key_node)}: {'.'.join(map(str, sub))}: duplicate key {key!r}"
                 )
             doc.lines[sub] = key_node.start_mark.line + 1
-            out[key] = _convert(value_node, sub, doc, ctor)
+            out[key] = _convert(value_node, sub, doc, walk)
         return out
-    if isinstance(node, yaml.SequenceNode):
-        items = []
-        for i, item in enumerate(node.value):
-            sub = (*path, i)
-            doc.lines[sub] = item.start_mark.line + 1
-            items.append(_convert(item, sub, doc, ctor))
-        return items
-    try:
-        return ctor.construct_object(node)
-    except yaml.YAMLError as exc:
-        raise doc.error(path, _one_line(exc)) from None
+    items = []
+    for i, item in enumerate(node.value):
+        sub = (*path, i)
+        doc.lines[sub] = item.start_mark.line + 1
+        items.append(_convert(item, sub, doc, walk))
+    return items
 
 
 def source_at(doc: YamlDoc, node: yaml.Node) -> str:

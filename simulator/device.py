@@ -186,32 +186,141 @@ DEVICES: dict[str, Device] = {
 }
 
 
-def load_device_file(path: str | Path) -> Device:
-    """A user device from a TOML or YAML file; ``base = "h100"`` starts from a preset."""
-    path = Path(path)
+# Fields whose value may be fractional although the preset's is an integer (a calibrated
+# device file scales them, ``tuner/calibrate.py``).
+_FRACTIONAL = ("dram_latency_cycles",)
+# Fields a value of inf is meaningful for (every other number must be finite).
+_MAY_BE_INFINITE = ("bounds_norm",)
+# Upper bounds past which no GPU (or simulation) makes sense: caught before arrays of that
+# size are allocated.
+_AT_MOST = {
+    "warp_size": 1024, "simd_width": 1024, "sms": 1 << 16, "schedulers": 64,
+    "max_warps_per_sm": 1 << 12, "max_blocks_per_sm": 1 << 12,
+    "max_threads_per_block": 1 << 14, "sector_bytes": 4096, "atomic_round_trips": 1 << 10,
+}
+MAX_BASE_DEPTH = 16
+
+
+def _field_kind(field: dataclasses.Field) -> str:
+    kind = field.type if isinstance(field.type, str) else field.type.__name__
+    return "float" if field.name in _FRACTIONAL else kind
+
+
+def check_device_fields(data: dict, where: str) -> None:
+    """ConfigError naming ``where`` and the field unless every value has its field's type:
+    bools TOML/YAML booleans, integers integers, numbers int or float (finite), the name a
+    string; and within the field's upper bound."""
+    fields = {f.name: f for f in dataclasses.fields(Device)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown field(s) {unknown}; allowed: {sorted(fields)}"
+        )
+    for name, value in data.items():
+        kind = _field_kind(fields[name])
+        shown = f"{value!r} ({type(value).__name__})"
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: field `{name}` must be true or false (a boolean, "
+                                  f"unquoted), got {shown}")
+            continue
+        if kind == "str":
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{where}: field `{name}` must be a non-empty string, "
+                                  f"got {shown}")
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where}: field `{name}` must be a number, got {shown}")
+        if kind == "int" and not isinstance(value, int):
+            raise ConfigError(f"{where}: field `{name}` must be an integer, got {shown}")
+        if isinstance(value, float) and (value != value or (
+                math.isinf(value) and name not in _MAY_BE_INFINITE)):
+            raise ConfigError(f"{where}: field `{name}` must be a finite number, got {shown}")
+        if name in _AT_MOST and value > _AT_MOST[name]:
+            raise ConfigError(f"{where}: field `{name}` must be at most {_AT_MOST[name]}, "
+                              f"got {value!r}")
+
+
+def _check_consistent(device: Device, where: str) -> None:
+    """Cross-field rules a real GPU keeps."""
+    if device.max_threads_per_block < device.warp_size or (
+            device.max_threads_per_block % device.warp_size):
+        raise ConfigError(
+            f"{where}: field `max_threads_per_block` ({device.max_threads_per_block}) must be "
+            f"a multiple of warp_size ({device.warp_size}): a block holds whole warps"
+        )
+    if device.max_threads_per_block > device.max_warps_per_sm * device.warp_size:
+        raise ConfigError(
+            f"{where}: field `max_threads_per_block` ({device.max_threads_per_block}) exceeds "
+            f"max_warps_per_sm x warp_size ({device.max_warps_per_sm * device.warp_size}): "
+            "a block must fit on one SM"
+        )
+
+
+def _read_device_table(path: Path) -> dict:
     if not path.is_file():
         raise ConfigError(f"device file {path} does not exist")
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"device file {path}: cannot read it: {exc}") from None
     try:
         data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"device file {path}: cannot parse: {exc}") from None
+        raise ConfigError(f"device file {path}: cannot parse: {' '.join(str(exc).split())}"
+                          ) from None
+    except RecursionError:
+        raise ConfigError(f"device file {path}: cannot parse: nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"device file {path}: expected a table of device fields")
-    data = dict(data.get("device", data))
+    if "device" in data:
+        if not isinstance(data["device"], dict):
+            raise ConfigError(f"device file {path}: `device` must be a table of device fields")
+        data = data["device"]
+    if any(not isinstance(k, str) for k in data):
+        raise ConfigError(f"device file {path}: field names must be strings")
+    return dict(data)
+
+
+def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
+    """A user device from a TOML or YAML file; ``base = "h100"`` (a preset, or another device
+    file, relative to this one) starts from it. Every field is type-checked
+    (:func:`check_device_fields`)."""
+    path = Path(path)
+    data = _read_device_table(path)
+    where = f"device file {path}"
     base_name = data.pop("base", None)
-    base = get_device(base_name) if base_name else Device(name=path.stem)
-    known = {f.name for f in dataclasses.fields(Device)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(
-            f"device file {path}: unknown field(s) {unknown}; allowed: {sorted(known)}"
-        )
+    check_device_fields(data, where)
+    if base_name is None:
+        base = Device(name=path.stem)
+    elif not isinstance(base_name, str) or not base_name.strip():
+        raise ConfigError(f"{where}: field `base` must be a preset name or a device file path, "
+                          f"got {base_name!r}")
+    elif base_name in DEVICES:
+        base = DEVICES[base_name]
+    else:
+        base_path = Path(base_name).expanduser()
+        if not base_path.is_absolute() and (path.parent / base_path).exists():
+            base_path = path.parent / base_path  # relative to this file, else to the cwd
+        resolved = path.resolve()
+        if base_path.resolve() in (*_seen, resolved):
+            chain = " -> ".join(str(p) for p in (*_seen, resolved, base_path.resolve()))
+            raise ConfigError(f"{where}: field `base` makes a cycle: {chain}")
+        if len(_seen) >= MAX_BASE_DEPTH:
+            raise ConfigError(f"{where}: field `base`: more than {MAX_BASE_DEPTH} files deep")
+        if not base_name.endswith((".toml", ".yaml", ".yml")):
+            raise ConfigError(f"{where}: field `base` {base_name!r} is neither a preset "
+                              f"({', '.join(DEVICES)}) nor a .toml/.yaml device file")
+        base = load_device_file(base_path, (*_seen, resolved))
     data.setdefault("name", path.stem)
     try:
-        return dataclasses.replace(base, **data)
+        device = dataclasses.replace(base, **data)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     except TypeError as exc:
-        raise ConfigError(f"device file {path}: {exc}") from None
+        raise ConfigError(f"{where}: {exc}") from None
+    _check_consistent(device, where)
+    return device
 
 
 def get_device(device: str | Device) -> Device:
@@ -220,6 +329,8 @@ def get_device(device: str | Device) -> Device:
         return device
     if device in DEVICES:
         return DEVICES[device]
+    if not isinstance(device, str):
+        raise ConfigError(f"device must be a preset name or a device file, got {device!r}")
     if device.endswith((".toml", ".yaml", ".yml")):
         return load_device_file(device)
     raise ConfigError(

@@ -31,6 +31,9 @@ class Graph:
         indices = np.asarray(self.indices)
         if indptr.ndim != 1 or indptr.size < 1:
             raise GraphError(f"{label}: indptr must be a 1-d array of length n+1 >= 1")
+        for key, array in (("indptr", indptr), ("indices", indices)):
+            if array.size and array.dtype.kind not in "iu":
+                raise GraphError(f"{label}: {key} must hold integers, not {array.dtype}")
         if indptr.dtype not in (np.int32, np.int64):
             indptr = indptr.astype(np.int64)
         if indices.ndim != 1:
@@ -54,7 +57,10 @@ class Graph:
             )
         weights = self.weights
         if weights is not None:
-            weights = np.asarray(weights, dtype=np.float32)
+            try:
+                weights = np.asarray(weights, dtype=np.float32)
+            except (TypeError, ValueError):
+                raise GraphError(f"{label}: edge weights must be numbers") from None
             if weights.shape != indices.shape:
                 raise GraphError(
                     f"{label}: {weights.size} weights for {indices.size} edges"

@@ -21,6 +21,7 @@ from simulator.graph import Graph
 from simulator.graph_spec import GraphSpec
 from simulator.graph_spec import parse_spec
 from simulator.loaders import read_edges
+from simulator.sizes import check_spec
 
 _GOLDEN = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
@@ -29,6 +30,7 @@ _MASK64 = (1 << 64) - 1
 def load_graph(spec: str | GraphSpec, *, cache: bool = True) -> Graph:
     """The normalised graph of ``spec``, from the on-disk cache when ``cache`` allows."""
     parsed = parse_spec(spec)
+    check_spec(parsed)
     use_cache = cache and graph_cache.should_cache(parsed)
     if use_cache:
         cached = graph_cache.load_cached(parsed)

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import tempfile
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,11 +269,11 @@ def _ids(
     """Columns 0, 1 as 0-based ids: from ``base``..n-1+base if n is declared, else compacted."""
     ids = rows[:, :2]
     if ids.dtype != np.int64:
-        whole = np.isfinite(ids) & (ids == np.round(ids))
+        whole = np.isfinite(ids) & (ids == np.round(ids)) & (np.abs(ids) < 2.0**62)
         if not whole.all():
             i = int(np.argmax(~whole.all(axis=1)))
             raise GraphError(
-                f"{label}: line {int(lines[i])}: vertex ids must be integers, got "
+                f"{label}: line {int(lines[i])}: vertex ids must be integers below 2**62, got "
                 f"{ids[i, 0]:g} {ids[i, 1]:g}"
             )
         ids = ids.astype(np.int64)
@@ -570,6 +571,11 @@ def read_edges(
 # --------------------------------------------------------------------------- npz
 
 
+def _first_line(exc: BaseException) -> str:
+    """An exception's message on one line, cut short."""
+    return " ".join(str(exc).split())[:200]
+
+
 def _text(array: np.ndarray) -> str:
     """A 0-d string or bytes array as str."""
     value = array.item() if array.shape == () else ""
@@ -611,14 +617,19 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
     source = io.BytesIO(data) if data is not None else path
     try:
         with np.load(source, allow_pickle=False) as z:
+            if not hasattr(z, "files"):
+                raise GraphError(f"{label}: not a .npz archive (a single .npy array)")
             arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError, zlib.error) as exc:
-        raise GraphError(f"{label}: not a readable .npz file: {exc}") from None
+    except (OSError, ValueError, EOFError, zlib.error, zipfile.BadZipFile, KeyError,
+            NotImplementedError, RuntimeError) as exc:
+        raise GraphError(f"{label}: not a readable .npz file: {_first_line(exc)}") from None
     if "meta" in arrays:
         try:
             meta = json.loads(str(arrays["meta"]))
         except ValueError:
             raise GraphError(f"{label}: .npz has unreadable metadata") from None
+        if not isinstance(meta, dict):
+            raise GraphError(f"{label}: .npz metadata is not a JSON object")
         if meta.get("format") != NPZ_FORMAT or meta.get("version") != NPZ_VERSION:
             raise GraphError(
                 f"{label}: .npz format {meta.get('format')!r} version {meta.get('version')!r}"
@@ -628,7 +639,10 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
         directed = bool(meta.get("directed", False))
         name, spec = str(meta.get("name", "graph")), str(meta.get("spec", ""))
     elif "format" in arrays and _text(arrays["format"]) == "csr":
-        shape = tuple(int(s) for s in arrays["shape"])
+        try:
+            shape = tuple(int(s) for s in np.asarray(arrays["shape"]).ravel())
+        except (KeyError, TypeError, ValueError):
+            raise GraphError(f"{label}: scipy CSR matrix without a readable 'shape'") from None
         if len(shape) != 2 or shape[0] != shape[1]:
             raise GraphError(f"{label}: scipy CSR matrix must be square, got shape {shape}")
         weights, directed, name, spec = arrays.get("data"), True, path.stem, ""
@@ -640,6 +654,11 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
     for key in ("indptr", "indices"):
         if key not in arrays:
             raise GraphError(f"{label}: .npz lacks the {key!r} array")
+        if arrays[key].dtype.kind not in "iu":
+            raise GraphError(f"{label}: .npz array {key!r} must hold integers, not "
+                             f"{arrays[key].dtype}")
+    if weights is not None and weights.dtype.kind not in "iuf":
+        raise GraphError(f"{label}: .npz weights must be numbers, not {weights.dtype}")
     graph = Graph(
         arrays["indptr"], arrays["indices"], weights, name=name, spec=spec or label,
         directed=directed,

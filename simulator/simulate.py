@@ -16,6 +16,7 @@ from simulator.functional import FunctionalRun
 from simulator.functional import functional_run
 from simulator.graph import Graph
 from simulator.result import Result
+from simulator.sizes import check_simulation
 from simulator.strategy import Strategy
 
 
@@ -51,6 +52,13 @@ def simulate(
         raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
     strategy = as_strategy(strategy)
     device = get_device(device)
+    if strategy.block_size > device.max_threads_per_block:
+        raise ConfigError(
+            f"block_size={strategy.block_size} exceeds the device {device.name}'s "
+            f"max_threads_per_block={device.max_threads_per_block}"
+        )
+    check_simulation(graph.n, graph.m, strategy,
+                     f"simulating {strategy} on {graph.spec or graph.name}")
     if functional is None:
         functional = functional_run(graph, algorithm, source)
     elif functional.algorithm != algorithm or functional.n != graph.n or (

@@ -14,6 +14,9 @@ VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
 DRIVEN = ("topology", "data", "temporal", "spatial")
 PUSHES = ("atomic", "chunked", "prefix")
 ADAPTIVE_STATS = ("mean", "median", "p90")
+# Integer knobs are 32-bit on the GPU (and in the simulator's slot arrays).
+INT_MAX = 2**31 - 1
+_INT_KNOBS = ("chunk", "defer_threshold", "donate_threshold", "partition", "unroll")
 # Knobs that only some mappings / driven forms take: (knob, the settings it applies to, default).
 _MAPPING_KNOBS = {
     "w": (("vwarp",), 32),
@@ -94,7 +97,7 @@ class Strategy:
         if self.w is not None:
             _check_width("w", self.w)
         if self.chunk is not None and (not _is_int(self.chunk) or self.chunk < 1):
-            raise ConfigError(f"`chunk >= 1` must hold, but got chunk={self.chunk!r}")
+            raise ConfigError(f"`chunk >= 1` must hold (an integer), but got chunk={self.chunk!r}")
         _check_choice("distribution", self.distribution, DISTRIBUTIONS)
         if self.mapping == "adaptive":
             _check_width("adaptive_min_w", self.adaptive_min_w)
@@ -141,7 +144,15 @@ class Strategy:
         for knob in ("partition", "unroll"):
             value = getattr(self, knob)
             if value is not None and (not _is_int(value) or value < 1):
-                raise ConfigError(f"`{knob} >= 1` must hold, but got {knob}={value!r}")
+                raise ConfigError(
+                    f"`{knob} >= 1` must hold (an integer), but got {knob}={value!r}")
+        for knob in _INT_KNOBS:
+            value = getattr(self, knob)
+            if value is not None and value > INT_MAX:
+                raise ConfigError(
+                    f"`{knob} <= {INT_MAX}` must hold (the kernels' counters are 32-bit), "
+                    f"but got {knob}={value!r}"
+                )
 
     def _apply(self, knobs: dict, selector: str, setting: str) -> None:
         """Default the knobs that apply to ``setting``; refuse those set that do not."""

@@ -11,6 +11,10 @@ from pathlib import Path
 from simulator.features import graph_features
 from simulator.load import load_graph
 from simulator.loaders import save_npz
+from simulator.sizes import set_max_memory
+
+MAX_MEMORY_HELP = ("refuse a graph or simulation estimated to need more memory than SIZE (8G, "
+                   "512M; default: what the machine has available; env WARPSWEEP_MAX_MEMORY)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     info.add_argument("spec", help="graph spec, e.g. rmat:scale=14 or file:road.gr.gz")
     info.add_argument("--json", action="store_true", help="print one JSON object")
+    info.add_argument("--max-memory", default=None, metavar="SIZE", help=MAX_MEMORY_HELP)
     info.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")
     info.set_defaults(run=run_info)
     convert = sub.add_parser(
@@ -45,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     convert.add_argument("spec", help="graph spec, e.g. file:web.txt.gz,order=bfs")
     convert.add_argument("out", type=Path, help="output .npz path (loadable as file:OUT.npz)")
+    convert.add_argument("--max-memory", default=None, metavar="SIZE", help=MAX_MEMORY_HELP)
     convert.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")
     convert.set_defaults(run=run_convert)
 
@@ -58,6 +64,7 @@ def _format(value: float | int) -> str:
 
 def run_info(args: argparse.Namespace) -> int:
     """Load the graph and print its features (a table, or JSON with --json)."""
+    set_max_memory(args.max_memory)
     start = time.perf_counter()
     graph = load_graph(args.spec, cache=not args.no_cache)
     loaded = time.perf_counter() - start
@@ -77,6 +84,7 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Load the graph and write it as a CSR .npz file."""
+    set_max_memory(args.max_memory)
     graph = load_graph(args.spec, cache=not args.no_cache)
     path = save_npz(graph, args.out)
     print(f"wrote {path}: {graph.name}, n={graph.n:,}, m={graph.m:,}, spec {graph.spec}")

@@ -11,7 +11,11 @@ from simulator import ALGORITHMS
 from simulator import DEVICES
 from simulator import simulate
 from simulator.simulate import as_strategy
+from simulator.sizes import set_max_memory
 from simulator.strategy import Strategy
+
+MAX_MEMORY_HELP = ("refuse a graph or simulation estimated to need more memory than SIZE (8G, "
+                   "512M; default: what the machine has available; env WARPSWEEP_MAX_MEMORY)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", default="", metavar="K=V,K=V",
                    help="knobs as one comma-separated string (combined with --set)")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.add_argument("--max-memory", default=None, metavar="SIZE", help=MAX_MEMORY_HELP)
     p.add_argument("--trace", action="store_true", help="also print the per-iteration trace")
     p.set_defaults(run=run)
 
@@ -47,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     """Load the graph, simulate, print."""
     from simulator.load import load_graph
 
+    set_max_memory(args.max_memory)
     strategy = as_strategy(",".join(filter(None, [args.config, *args.set])))
     graph = load_graph(args.graph)
     result = simulate(graph, args.algo, strategy, args.device, args.source, trace=args.trace)

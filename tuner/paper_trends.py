@@ -32,6 +32,7 @@ import numpy as np
 from simulator import functional_run
 from simulator import load_graph
 from simulator import simulate
+from simulator.device import get_device
 from simulator.errors import ConfigError
 
 # The repository's sibling `shared/graphs` (real graphs); experiments skip them when absent.
@@ -1112,6 +1113,8 @@ def run_trends(
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     names = select(only)
     size = sizes(quick)
+    if device:
+        get_device(device)  # an unknown device is the user's error, not a skipped experiment
     devices = {k: device or v for k, v in DEFAULT_DEVICES.items()}
     lab = Lab(log)
     ctx = Context(lab, size, devices, log)

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+from simulator.strategy import Strategy
 from tuner.configs import config_key
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
@@ -115,8 +117,26 @@ def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:
     return selector, doc
 
 
+def check_candidates(candidates: Any) -> list[dict[str, Any]]:
+    """The candidate configurations, each a valid Strategy (ValueError naming the first that
+    is not: an edited or foreign file must not recommend what cannot run)."""
+    if not isinstance(candidates, list) or not candidates:
+        raise ValueError("candidates must be a non-empty list of configurations")
+    configs = []
+    for i, config in enumerate(candidates):
+        if not isinstance(config, dict):
+            raise ValueError(f"candidate {i} is {type(config).__name__}, not a configuration")
+        try:
+            Strategy.from_params({k: v for k, v in config.items() if v is not None})
+        except WarpsweepError as exc:
+            raise ValueError(f"candidate {i} ({describe_config(config)}) is not a valid "
+                             f"strategy: {exc}") from None
+        configs.append(dict(config))
+    return configs
+
+
 def _rebuild(doc: dict[str, Any]) -> Selector:
-    configs = [dict(c) for c in doc["candidates"]]
+    configs = check_candidates(doc["candidates"])
     keys = [config_key(c) for c in configs]
     times = np.asarray(doc["time_us"], dtype=np.float64)
     graphs = [GraphInfo(g["graph_id"], g["graph_spec"],

@@ -1,0 +1,323 @@
+"""Hostile-but-fair inputs (issue 41): every one is refused in one line, before any allocation.
+
+Sizes are checked from a spec's parameters or a file's header before anything is allocated;
+device files against their schema; knob values, space files (alias bombs), garbage graph files
+and selector model files through the CLI as a user gives them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from simulator import load_graph
+from simulator import simulate
+from simulator.device import get_device
+from simulator.errors import ConfigError
+from simulator.errors import GraphError
+from simulator.graph_spec import parse_spec
+from simulator.sizes import ENV_MAX_MEMORY
+from simulator.sizes import parse_size
+from simulator.sizes import spec_estimate
+from simulator.strategy import Strategy
+from tuner.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _no_limit(monkeypatch):
+    """No limit from the environment (a test sets its own); --max-memory sets it in-process."""
+    monkeypatch.delenv(ENV_MAX_MEMORY, raising=False)
+
+
+def cli_error(capsys, argv: list[str]) -> str:
+    """Run the CLI; it must fail with one line on stderr naming an error, no traceback."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code != 0, out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warpsweep: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- size guard
+
+
+@pytest.mark.parametrize("spec", [
+    "rmat:scale=26", "rmat:scale=30", "rmat:scale=20,ef=100000000", "grid2d:rows=65536",
+])
+def test_generator_too_big_for_the_machine_is_refused_with_the_estimate(capsys, spec):
+    line = cli_error(capsys, ["graph", "info", "--no-cache", spec])
+    assert "needs about" in line and "available on this machine" in line
+
+
+def test_estimate_is_honest_for_a_graph_that_is_built(monkeypatch):
+    """Within 3x of the measured figure per stored edge (the CSR, about 30 B per stored edge
+    and 40 per vertex): the estimate uses an upper bound of the stored edges."""
+    spec = parse_spec("rmat:scale=12,seed=1")
+    est = spec_estimate(spec)
+    g = load_graph(spec, cache=False)
+    measured = 30 * g.m + 40 * g.n
+    assert measured <= est.bytes <= 3 * measured
+    # refused just under the estimate, loaded just over it
+    monkeypatch.setenv(ENV_MAX_MEMORY, str(est.bytes - 1))
+    with pytest.raises(GraphError, match="needs about"):
+        load_graph(spec, cache=False)
+    monkeypatch.setenv(ENV_MAX_MEMORY, str(est.bytes + 1))
+    assert load_graph(spec, cache=False).m == g.m
+
+
+def test_max_memory_option_refuses_and_names_the_limit(capsys):
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=12", "--algo", "bfs",
+                              "--max-memory", "1M"])
+    assert "WARPSWEEP_MAX_MEMORY=1M (1.0 MB)" in line
+    line = cli_error(capsys, ["graph", "info", "rmat:scale=8", "--max-memory", "lots"])
+    assert "--max-memory='lots'" in line
+
+
+@pytest.mark.parametrize("text,want", [
+    ("8G", 8 << 30), ("512M", 512 << 20), ("1.5GiB", 3 << 29), ("100000", 100000),
+    ("2kb", 2048),
+])
+def test_parse_size(text, want):
+    assert parse_size(text) == want
+
+
+@pytest.mark.parametrize("text", ["", "-1G", "abc", "1X", "0", "nan", "inf"])
+def test_parse_size_refuses(text):
+    with pytest.raises(ConfigError):
+        parse_size(text)
+
+
+@pytest.mark.parametrize("name,text", [
+    ("big.gr", "p sp 100000000000 1\na 1 2 3\n"),
+    ("big.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+                "3000000000 3000000000 1\n1 2\n"),
+    ("big.graph", "5000000000 1\n2\n1\n"),
+    ("big.lg", "5000000000,1,u\n1,2\n"),
+])
+def test_file_header_declaring_a_huge_graph_is_refused_before_reading(capsys, tmp_path, name,
+                                                                      text):
+    path = tmp_path / name
+    path.write_text(text)
+    line = cli_error(capsys, ["graph", "info", "--no-cache", f"file:{path}"])
+    assert "needs about" in line and "vertices" in line
+
+
+def test_npz_array_shapes_are_read_without_loading(tmp_path, monkeypatch):
+    path = tmp_path / "g.npz"
+    g = load_graph("rmat:scale=9,seed=2", cache=False)
+    from simulator.loaders import save_npz
+    save_npz(g, path)
+    est = spec_estimate(parse_spec(f"file:{path}"))
+    assert str(f"{g.n:,} vertices") in est.what
+    monkeypatch.setenv(ENV_MAX_MEMORY, str(est.bytes // 2))
+    with pytest.raises(GraphError, match="needs about"):
+        load_graph(f"file:{path}", cache=False)
+
+
+def test_simulation_working_memory_is_checked(capsys):
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--config", "mapping=vwarp,w=8,chunk=2147483647"])
+    assert "task slots" in line
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--config", "driven=spatial,partition=2000000000"])
+    assert "task slots" in line
+
+
+# --------------------------------------------------------------------------- knobs
+
+
+@pytest.mark.parametrize("config,match", [
+    ("mapping=vwarp,chunk=1000000000000", "chunk <= 2147483647"),
+    ("mapping=vwarp,chunk=1e12", "an integer"),
+    ("mapping=thread,donate_threshold=99999999999999999999", "donate_threshold <= "),
+    ("defer_threshold=1e400", "defer_threshold"),
+    ("driven=spatial,partition=-3", "partition >= 1"),
+    ("unroll=nan", "unroll"),
+    ("block_size=2048", "block_size"),
+    ("mapping=vwarp,w=inf", "w in"),
+])
+def test_absurd_knob_values(capsys, config, match):
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--config", config])
+    assert match in line
+
+
+def test_block_size_above_the_devices_limit(capsys):
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--device", "gtx260", "--set", "block_size=1024"])
+    assert "max_threads_per_block=512" in line
+    assert Strategy(block_size=1024).block_size == 1024  # a valid strategy on other devices
+
+
+# --------------------------------------------------------------------------- device files
+
+
+@pytest.mark.parametrize("name,text,match", [
+    ("a.toml", 'base = "h100"\nserial_virtual_warps = "false"\n',
+     "`serial_virtual_warps` must be true or false"),
+    ("b.toml", "sms = 1.5\n", "`sms` must be an integer, got 1.5"),
+    ("c.toml", 'base = "c.toml"\n', "`base` makes a cycle"),
+    ("d.toml", "max_threads_per_block = 16\n", "`max_threads_per_block` (16) must be a multiple"),
+    ("e.yaml", "clock_ghz: .nan\n", "`clock_ghz` must be a finite number"),
+    ("f.yaml", "sms: [1]\n", "`sms` must be a number"),
+    ("g.toml", "colour = 1\n", "unknown field(s) ['colour']"),
+    ("h.toml", "sms = 100000000000\n", "`sms` must be at most"),
+    ("i.toml", "l2_bytes = true\n", "`l2_bytes` must be a number"),
+    ("j.toml", "sms = -4\n", "sms > 0"),
+    ("k.toml", "max_threads_per_block = 4096\n", "must fit on one SM"),
+    ("l.yaml", "- 1\n", "expected a table"),
+    ("m.toml", "sms = [\n", "cannot parse"),
+    ("n.toml", "base = 3\n", "`base` must be a preset name"),
+    ("o.yaml", "a: &a [*a]\n", "unknown field(s) ['a']"),
+])
+def test_device_file_schema(capsys, tmp_path, name, text, match):
+    path = tmp_path / name
+    path.write_text(text)
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--device", str(path)])
+    assert str(path) in line and match in line
+
+
+def test_device_file_base_chain_of_two_files_is_a_cycle(tmp_path):
+    (tmp_path / "x.yaml").write_text("base: y.yaml\n")
+    (tmp_path / "y.yaml").write_text("base: x.yaml\n")
+    with pytest.raises(ConfigError, match="makes a cycle"):
+        get_device(str(tmp_path / "x.yaml"))
+
+
+def test_valid_device_files_still_load(tmp_path):
+    (tmp_path / "small.toml").write_text(
+        'base = "h100"\nserial_virtual_warps = true\nsms = 2\ndram_latency_cycles = 612.5\n'
+        "bounds_norm = inf\n")
+    (tmp_path / "child.yaml").write_text("base: small.toml\nschedulers: 2\n")
+    d = get_device(str(tmp_path / "child.yaml"))
+    assert (d.sms, d.schedulers, d.serial_virtual_warps) == (2, 2, True)
+    assert d.dram_latency_cycles == 612.5 and math.isinf(d.bounds_norm)
+
+
+# --------------------------------------------------------------------------- space files
+
+BOMB = "".join(
+    f"{a}: &{a} [{','.join([f'*{p}'] * 9) if p else ','.join(['lol'] * 9)}]\n"
+    for p, a in zip(["", *"abcdefgh"], "abcdefghi", strict=True)
+) + "params: {}\n"
+
+
+@pytest.mark.parametrize("text,match", [
+    (BOMB, "expands to more than"),
+    ("params: &p\n  mapping: *p\n", "a cycle"),
+    ("params: " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
+    ("params:\n  chunk: {int: [1, 1e400]}\n", "chunk"),
+])
+def test_hostile_space_files(capsys, tmp_path, text, match):
+    path = tmp_path / "space.yaml"
+    path.write_text(text)
+    results = tmp_path / "res"
+    line = cli_error(capsys, ["tune", "--graph", "rmat:scale=6", "--algo", "bfs", "--space",
+                              str(path), "--workers", "0", "--trials", "2", "--results",
+                              str(results), "--no-progress"])
+    assert match in line
+    assert not results.exists() or not any(results.rglob("*.parquet"))
+
+
+# --------------------------------------------------------------------------- graph files
+
+
+def _npz(path, **arrays):
+    np.savez(path, **arrays)
+    return path
+
+
+META = np.array(json.dumps({"format": "warpsweep-csr", "version": 1}))
+
+
+@pytest.mark.parametrize("maker,match", [
+    (lambda p: p.write_bytes(b"PK\x03\x04garbage"), "not a readable .npz"),
+    (lambda p: p.write_bytes(bytes(range(256)) * 8), "not a readable .npz"),
+    (lambda p: _npz(p, meta=np.array("[1]"), indptr=np.array([0, 1]),
+                    indices=np.array([0])), "not a JSON object"),
+    (lambda p: _npz(p, meta=META, indptr=np.array([0, 1, 2]), indices=np.array([1.5, 0])),
+     "must hold integers"),
+    (lambda p: _npz(p, meta=META, indptr=np.array([0, 1, 2]), indices=np.array([1, 0]),
+                    weights=np.array(["a", "b"])), "weights must be numbers"),
+    (lambda p: _npz(p, format=np.array("csr"), indptr=np.array([0, 1]),
+                    indices=np.array([0])), "shape"),
+])
+def test_garbage_npz(capsys, tmp_path, maker, match):
+    path = tmp_path / "g.npz"
+    maker(path)
+    line = cli_error(capsys, ["graph", "info", "--no-cache", f"file:{path}"])
+    assert match in line
+
+
+@pytest.mark.parametrize("name,data,match", [
+    ("a.txt", b"1e300 2\n", "below 2**62"),
+    ("b.txt", b"\x00\x01\xff\xfe\n", "cannot read"),
+    ("c.txt", b"", "empty graph"),
+    ("d.txt.gz", b"\x1f\x8b\x08\x00garbage", "corrupt gzip"),
+    ("e.gr", b"p sp 3 2\na 1 2 1\na 2 x 1\n", "line 3"),
+    ("f.mtx", b"%%MatrixMarket matrix coordinate pattern general\n3 3 9\n1 2\n", "declares 9"),
+    ("g.graph", b"3 2\n2\n1 3\n", "vertex lines"),
+    ("h.lg", b"3,1,x\n1,2\n", "LG header"),
+])
+def test_malformed_text_graph_files(capsys, tmp_path, name, data, match):
+    path = tmp_path / name
+    path.write_bytes(data)
+    line = cli_error(capsys, ["graph", "info", "--no-cache", f"file:{path}"])
+    assert match in line
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("rmat:scale=", "empty value"), ("rmat:scale=abc", "expected an integer"),
+    ("rmat:scale=8,bogus=1", "unknown key"), ("file:/nonexistent/x.gr", "not found"),
+])
+def test_malformed_specs(capsys, tmp_path, spec, match):
+    assert match in cli_error(capsys, ["graph", "info", spec])
+    assert "not a regular file" in cli_error(capsys, ["graph", "info", f"file:{tmp_path}"])
+
+
+# --------------------------------------------------------------------------- bench, selector
+
+
+def test_bench_trends_unknown_device_is_an_error(capsys):
+    line = cli_error(capsys, ["bench", "trends", "--quick", "--device", "nosuch"])
+    assert "unknown device 'nosuch'" in line
+
+
+def test_selector_model_with_an_unknown_mapping_is_refused(tmp_path):
+    from simulator.features import graph_features
+    from tuner.selector import GraphInfo
+    from tuner.selector import TimeMatrix
+    from tuner.selector import train
+    from tuner.selector_model import load_model
+    from tuner.selector_model import save_model
+
+    configs = [{"mapping": "thread"}, {"mapping": "vwarp", "w": 8}]
+    specs = ["rmat:scale=7,seed=1", "grid2d:rows=12", "rmat:scale=7,seed=2", "road:rows=12"]
+    graphs = [GraphInfo(f"g{i}", s, graph_features(load_graph(s))) for i, s in enumerate(specs)]
+    times = np.array([[2.0, 1.0], [1.0, 2.0], [2.0, 1.0], [1.0, 2.0]])
+    keys = ["t", "v"]
+    matrix = TimeMatrix("bfs", "h100", graphs, configs, times,
+                        [dict(zip(keys, r.tolist(), strict=True)) for r in times],
+                        dict(zip(keys, configs, strict=True)))
+    path = save_model(train(matrix), tmp_path / "model.json")
+    load_model(path)  # as written: loads
+    doc = json.loads(path.read_text())
+    doc["candidates"][1] = {"mapping": "warp-drive", "w": 8}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="candidate 1 .* is not a valid strategy"):
+        load_model(path)
+    doc["candidates"][1] = {"mapping": "vwarp", "w": 3}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="w in"):
+        load_model(path)
+
+
+def test_simulate_in_python_still_takes_a_graph_it_can_hold():
+    g = load_graph("rmat:scale=8,seed=1")
+    assert simulate(g, "bfs", "mapping=vwarp,w=8,chunk=4").time_us > 0
