@@ -302,3 +302,28 @@ def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_pat
     again = tune(results)  # the next run rebuilds the journal from the rows
     assert again.evaluations == 0 and again.studies[0].done == TRIALS
     assert check(results) == 0
+
+
+def test_a_graph_row_set_aside_is_flagged_then_written_again_by_the_next_run(tmp_path):
+    """check --repair quarantines a damaged graphs file; the trials then name a graph with no
+    row (flagged, exit 1) until the next run of the finished study writes it again."""
+    import pyarrow.parquet as pq
+
+    from tuner.cli import main
+    from tuner.cli_check import check
+
+    results = tmp_path / "r"
+    args = ["tune", "--graph", "rmat:scale=7,seed=2", "--algo", "bfs", "--trials", "3",
+            "--workers", "0", "--results", str(results), "-q"]
+    assert main(args) == 0
+    (graph_file,) = (results / "graphs").rglob("*.parquet")
+    data = bytearray(graph_file.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 48] = bytes(48)
+    graph_file.write_bytes(data)
+    report = check(str(results), repair=True)
+    assert any("quarantine" in line for line in report.repaired)
+    assert len(report.problems) == 1 and "no row for graph rmat7" in report.problems[0]
+    assert main(args) == 0  # nothing left to run, but the graph row comes back
+    assert check(str(results)).problems == []
+    rows = pq.read_table(results / "graphs").num_rows
+    assert rows == 1

@@ -115,7 +115,27 @@ def check(results: str, repair: bool = False) -> Report:
                 report.problems.append(f"{f}: {problem}")
     _check_keys(loc, tables, report, repair)
     _check_journals(loc, tables, report, repair)
+    _check_graph_rows(loc, tables, report)
     return report
+
+
+def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
+    """Every graph the trials name has a ``graphs`` row (a join drops trials without one)."""
+    graphs: set[str] = set()
+    studies: dict[str, set[str]] = {}
+    for f, t in tables.items():
+        if f.startswith(loc.path(TRIALS) + "/"):
+            if "graph_id" in t.column_names:
+                for study, graph in zip(t.column("study_key").to_pylist(),
+                                        t.column("graph_id").to_pylist(), strict=True):
+                    studies.setdefault(graph, set()).add(study)
+        else:
+            graphs.update(t.column("graph_id").to_pylist())
+    for graph in sorted(set(studies) - graphs - {None, ""}):
+        report.problems.append(
+            f"{loc.path(GRAPHS)}: no row for graph {graph}, which the trials of "
+            f"{', '.join(sorted(studies[graph]))} name (the next `warpsweep tune` or `sweep` "
+            "of such a study writes it)")
 
 
 def _schema_problem(loc: Location, table: str, path: str) -> str | None:

@@ -51,7 +51,7 @@ def footer_problem(path: str | Path, filesystem: Any = None) -> str | None:
     try:
         pq.read_metadata(str(path), filesystem=filesystem)
     except (OSError, pa.ArrowException, ValueError) as exc:
-        return str(exc) or type(exc).__name__
+        return " ".join(str(exc).split()) or type(exc).__name__
     return None
 
 
@@ -66,7 +66,7 @@ def body_problem(path: str | Path, filesystem: Any = None) -> str | None:
         for i in range(pf.num_row_groups):
             pf.read_row_group(i)
     except (OSError, pa.ArrowException, ValueError) as exc:
-        return str(exc) or type(exc).__name__
+        return " ".join(str(exc).split()) or type(exc).__name__
     return None
 
 

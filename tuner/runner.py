@@ -29,6 +29,7 @@ from tuner.executor import Rebuild
 from tuner.location import Location
 from tuner.progress import Progress
 from tuner.records import TrialRecord
+from tuner.schema import TRIALS
 from tuner.store import ResultStore
 from tuner.study import Job
 from tuner.study import StudyRun
@@ -105,6 +106,7 @@ class Runner:
         self._counted: dict[int, int] = {}
         self._ready: deque[Job] = deque()
         self._ask_ahead = bool(getattr(executor, "asynchronous", False))
+        self._study_graphs: dict[str, set[str]] | None = None  # graph ids of stored rows
 
     def run(self, specs: list[StudySpec],
             spaces: dict[tuple[str, str], SearchSpace]) -> list[StudySummary]:
@@ -158,6 +160,7 @@ class Runner:
             spec = pending.popleft()
             run = self._open(spec, spaces[spec.space_ref], stored)
             if not run.wants_prepare():
+                self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]))
                 run.stopping = True
                 done[self._spec_index(spec)] = run.summary()
                 self._count_study(done)
@@ -206,6 +209,25 @@ class Runner:
         run.on_trial = self._after
         self.store.flush_hooks.append(run.sync)
         return run
+
+    def _restore_graph_row(self, spec: StudySpec, key: str) -> None:
+        """Write the ``graphs`` row of a study with nothing left to run whose rows name a graph
+        the store lacks (its file set aside by ``warpsweep check --repair``): the graph is
+        loaded for that alone."""
+        if self._study_graphs is None:
+            table = self.store.backend.scan(TRIALS, columns=["study_key", "graph_id"])
+            self._study_graphs = {}
+            for study, graph in zip(table.column("study_key").to_pylist(),
+                                    table.column("graph_id").to_pylist(), strict=True):
+                self._study_graphs.setdefault(study, set()).add(graph)
+        if not self._study_graphs.get(key, set()) - self.store.graph_ids() - {None, ""}:
+            return
+        args = (spec.graph, spec.algorithm, spec.n_sources(), spec.seed, True)
+        meta: GraphMeta = self.executor.result(
+            self.executor.call(self.backend.prepare, *args, num_returns=3)[2])
+        if meta.error is None:
+            self.store.add_graph(graph_row(dataclasses.replace(
+                meta, graph_id=graph_id(meta.spec, spec.graph_content))))
 
     def _attach(self, run: StudyRun) -> None:
         key = run.spec.prepare_key()
