@@ -109,8 +109,8 @@ def synthetic(tmp_path_factory):
         for label, t in zip(LABELS, times, strict=True):
             store.add_trial(record(gid, spec, label, t, full_params=k % 2 == 0))
         # neither a repeat (even a wrong one) nor a failure is a candidate or a time
-        store.add_trial(record(gid, spec, "vwarp w=16", 1.0, full_params=True,
-                               state="duplicate"))
+        store.add_trial(record(gid, spec, None, 1.0, full_params=True, state="duplicate",
+                               params=label_params("vwarp w=16"), role="trial", trial=0))
         store.add_trial(record(gid, spec, "wer+", 0.0, full_params=False, state="failed",
                                params={"mapping": "wer+"}))
     # the first graph again under another spec: one of the two is left out, or
