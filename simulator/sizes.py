@@ -23,6 +23,8 @@ import os
 import re
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,12 +72,23 @@ def parse_size(text: str, source: str = ENV_MAX_MEMORY) -> int:
     return int(value)
 
 
-def set_max_memory(text: str | None) -> None:
-    """``--max-memory SIZE``: checked now, and set as WARPSWEEP_MAX_MEMORY for this process
-    and the workers it starts."""
-    if text is not None:
-        parse_size(text, "--max-memory")
-        os.environ[ENV_MAX_MEMORY] = text
+@contextmanager
+def max_memory(text: str | None) -> Iterator[None]:
+    """``--max-memory SIZE``: checked now, and WARPSWEEP_MAX_MEMORY for this process and the
+    workers it starts while the block runs (then as it was)."""
+    if text is None:
+        yield
+        return
+    parse_size(text, "--max-memory")
+    before = os.environ.get(ENV_MAX_MEMORY)
+    os.environ[ENV_MAX_MEMORY] = text
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV_MAX_MEMORY, None)
+        else:
+            os.environ[ENV_MAX_MEMORY] = before
 
 
 def format_bytes(value: float) -> str:

@@ -321,3 +321,13 @@ def test_selector_model_with_an_unknown_mapping_is_refused(tmp_path):
 def test_simulate_in_python_still_takes_a_graph_it_can_hold():
     g = load_graph("rmat:scale=8,seed=1")
     assert simulate(g, "bfs", "mapping=vwarp,w=8,chunk=4").time_us > 0
+
+
+def test_max_memory_holds_for_its_command_only(capsys):
+    """--max-memory sets the limit for the command it is given to, not for the process after."""
+    import os
+
+    assert main(["graph", "info", "rmat:scale=10", "--max-memory", "1M"]) == 2
+    assert ENV_MAX_MEMORY not in os.environ
+    capsys.readouterr()
+    assert main(["graph", "info", "rmat:scale=10", "--json"]) == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from simulator.features import graph_features
 from simulator.load import load_graph
 from simulator.loaders import save_npz
-from simulator.sizes import set_max_memory
+from simulator.sizes import max_memory
 
 MAX_MEMORY_HELP = ("refuse a graph or simulation estimated to need more memory than SIZE (8G, "
                    "512M; default: what the machine has available; env WARPSWEEP_MAX_MEMORY)")
@@ -64,7 +64,11 @@ def _format(value: float | int) -> str:
 
 def run_info(args: argparse.Namespace) -> int:
     """Load the graph and print its features (a table, or JSON with --json)."""
-    set_max_memory(args.max_memory)
+    with max_memory(args.max_memory):
+        return _info(args)
+
+
+def _info(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     graph = load_graph(args.spec, cache=not args.no_cache)
     loaded = time.perf_counter() - start
@@ -84,8 +88,8 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Load the graph and write it as a CSR .npz file."""
-    set_max_memory(args.max_memory)
-    graph = load_graph(args.spec, cache=not args.no_cache)
+    with max_memory(args.max_memory):
+        graph = load_graph(args.spec, cache=not args.no_cache)
     path = save_npz(graph, args.out)
     print(f"wrote {path}: {graph.name}, n={graph.n:,}, m={graph.m:,}, spec {graph.spec}")
     return 0

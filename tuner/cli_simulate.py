@@ -11,7 +11,7 @@ from simulator import ALGORITHMS
 from simulator import DEVICES
 from simulator import simulate
 from simulator.simulate import as_strategy
-from simulator.sizes import set_max_memory
+from simulator.sizes import max_memory
 from simulator.strategy import Strategy
 
 MAX_MEMORY_HELP = ("refuse a graph or simulation estimated to need more memory than SIZE (8G, "
@@ -49,10 +49,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the graph, simulate, print."""
+    """Load the graph, simulate, print (under ``--max-memory``)."""
+    with max_memory(args.max_memory):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from simulator.load import load_graph
 
-    set_max_memory(args.max_memory)
     strategy = as_strategy(",".join(filter(None, [args.config, *args.set])))
     graph = load_graph(args.graph)
     result = simulate(graph, args.algo, strategy, args.device, args.source, trace=args.trace)
