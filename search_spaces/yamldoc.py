@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import stat
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -12,6 +14,8 @@ import yaml
 from simulator.errors import ConfigError
 
 KeyPath = tuple[str | int, ...]
+# A sweep or space file is hand-written: a bigger one is a mistake (or garbage), not a config.
+MAX_YAML_BYTES = 16 << 20
 
 
 @dataclass
@@ -47,6 +51,14 @@ def load_yaml(path: str | Path) -> YamlDoc:
     """Read ``path`` as YAML with line numbers; unreadable or invalid files raise ConfigError."""
     path = Path(path)
     try:
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory")
+        if not stat.S_ISREG(st.st_mode):  # /dev/zero, a FIFO: reading would never end
+            raise ConfigError(f"cannot read {str(path)!r}: not a regular file")
+        if st.st_size > MAX_YAML_BYTES:
+            raise ConfigError(f"{path}: {st.st_size:,} bytes is too large for a configuration "
+                              f"file (at most {MAX_YAML_BYTES:,})")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None

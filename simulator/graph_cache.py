@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 from simulator.errors import GraphError
@@ -52,6 +53,8 @@ def content_digest(spec: GraphSpec) -> str:
         try:
             resolved = path.resolve()
             st = resolved.stat()
+            if not stat.S_ISREG(st.st_mode):  # a device or FIFO would be read forever
+                raise GraphError(f"graph file {str(path)!r}: not a regular file")
             memo = (str(resolved), st.st_size, st.st_mtime_ns)
             if memo not in _DIGESTS:
                 with open(resolved, "rb") as f:

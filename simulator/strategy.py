@@ -191,6 +191,8 @@ class Strategy:
             key, sep, value = item.partition("=")
             if not sep:
                 raise ConfigError(f"strategy setting {item!r} is not of the form key=value")
+            if key.strip() in params:  # the last one silently winning hides a typo
+                raise ConfigError(f"knob {key.strip()!r} is set twice in {text!r}")
             params[key.strip()] = _parse_value(value.strip())
         return cls.from_params(params)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -331,3 +332,173 @@ def test_max_memory_holds_for_its_command_only(capsys):
     assert ENV_MAX_MEMORY not in os.environ
     capsys.readouterr()
     assert main(["graph", "info", "rmat:scale=10", "--json"]) == 0
+
+
+# --------------------------------------------------------------------------- round 2
+
+
+def write(path, data):
+    (path.write_bytes if isinstance(data, bytes) else path.write_text)(data)
+    return str(path)
+
+
+SWEEP = "graphs: [rmat:scale=5]\nalgorithms: [bfs]\ndevices: [h100]\nspaces: [vwarp]\ntrials: 2\n"
+
+
+@pytest.mark.parametrize("extra,match", [
+    ("seed: 4294967296\n", "seed. must be from 0 to 4294967295"),
+    ("objective: [time_us, me]\n", "objective. must be a string"),
+    ("objective: null\n", "objective. must be a string"),
+])
+def test_sweep_settings_round_2(capsys, tmp_path, extra, match):
+    path = write(tmp_path / "s.yaml", SWEEP + extra)
+    assert re.search(match, cli_error(capsys, ["sweep", path, "--workers", "0",
+                                               "--results", str(tmp_path / "r")]))
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("verb", [
+    ["sweep", "/dev/zero", "--workers", "0"],
+    ["tune", "--graph", "file:/dev/zero", "--workers", "0"],
+    ["tune", "--graph", "rmat:scale=5", "--space", "/dev/zero", "--workers", "0"],
+    ["select", "recommend", "--graph", "rmat:scale=5", "--model", "/dev/zero"],
+])
+def test_device_files_are_refused_not_read_forever(capsys, tmp_path, verb):
+    assert "not a regular file" in cli_error(capsys, [*verb[:1], *verb[1:]] + (
+        ["--results", str(tmp_path / "r")] if verb[0] in ("sweep", "tune") else []))
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--timeout", "nan"], "timeout"),
+    (["--results", ""], "--results is empty"),
+])
+def test_tune_options_round_2(capsys, tmp_path, monkeypatch, args, match):
+    monkeypatch.chdir(tmp_path)
+    line = cli_error(capsys, ["tune", "--graph", "rmat:scale=5", "--trials", "2",
+                              "--workers", "0", "--results", str(tmp_path / "r"), *args])
+    assert match in line
+    assert list(tmp_path.iterdir()) == []  # nothing written, here or in the cwd
+
+
+@pytest.mark.parametrize("kw,name", [
+    ({"results": None}, "results"), ({"results": 5}, "results"), ({"trials": "5"}, "trials"),
+    ({"trials": 2.5}, "trials"), ({"trials": True}, "trials"), ({"sources": 2.0}, "sources"),
+    ({"seed": "1"}, "seed"), ({"seed": 2**40}, "seed"), ({"workers": "2"}, "workers"),
+    ({"timeout": "5"}, "timeout"), ({"references": "no"}, "references"),
+    ({"progress": "weird"}, "progress"), ({"objective": ["time_us"]}, "objective"),
+])
+def test_api_tune_refuses_arguments_of_the_wrong_type(tmp_path, monkeypatch, kw, name):
+    from tuner import api
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=name):
+        api.tune(**{"graph": "rmat:scale=5", "trials": 2, "results": str(tmp_path / "r"),
+                    **kw})
+    assert list(tmp_path.iterdir()) == []  # no ./None, ./5
+
+
+def test_repeated_knob_is_refused(capsys):
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=5", "--algo", "bfs",
+                              "--set", "mapping=vwarp",
+                              "--set", "mapping=thread"])
+    assert "'mapping' is set twice" in line
+
+
+@pytest.mark.parametrize("out,match", [
+    ("g.txt", "must be a FILE.npz"), ("", "must be a FILE.npz"), ("d.npz", "is a directory"),
+])
+def test_graph_convert_output_name(capsys, tmp_path, monkeypatch, out, match):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.npz").mkdir()
+    assert match in cli_error(capsys, ["graph", "convert", "rmat:scale=4", out])
+    assert not (tmp_path / "g.txt").exists()
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    from tuner import api
+
+    path = tmp_path_factory.mktemp("q") / "r"
+    api.tune("rmat:scale=5,seed=1", trials=3, results=str(path), sampler="random")
+    return str(path)
+
+
+@pytest.mark.parametrize("args,match", [
+    (["SELECT 1; SELECT 2"], "2 statements"),
+    (["WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t",
+      "--timeout", "1"], "query stopped after 1 s"),
+    (["SELECT * FROM range(10000000000)", "--timeout", "1"], "query stopped after 1 s"),
+    (["SELECT 1", "--timeout", "nan"], "--timeout must be > 0"),
+    (["SELECT INTERVAL 1 DAY i", "--format", "parquet", "--out", "OUT/i.parquet"],
+     "parquet cannot hold"),
+    (["SELECT 1", "--format", "parquet", "--out", ""], "give a file name"),
+    (["SELECT 1", "--format", "csv", "--out", "OUT"], "is a directory"),
+    (["SELECT 1", "--format", "csv", "--out", "OUT/no/x.csv"], "does not exist"),
+    (["SELECT 1", "--format", "parquet", "--out", "RESULTS/trials/x.parquet"],
+     "inside the results directory"),
+])
+def test_query_round_2(capsys, tmp_path, results, args, match):
+    args = [a.replace("OUT", str(tmp_path)).replace("RESULTS", results) for a in args]
+    assert match in cli_error(capsys, ["query", *args, "--results", results])
+    assert not list(tmp_path.iterdir())
+
+
+def test_query_limit_beyond_64_bits_is_every_row(capsys, results):
+    assert main(["query", "SELECT 1 AS a", "--limit", "9" * 20, "--results", results]) == 0
+    assert "(1 row)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args,match", [
+    (["best", "--metric", "error"], "unknown metric 'error'"),
+    (["best", "--metric", "param_w"], "unknown metric 'param_w'"),
+    (["pareto", "--objectives", "time_us,,me"], "an empty name between commas"),
+])
+def test_answers_round_2(capsys, results, args, match):
+    assert match in cli_error(capsys, [*args, "--results", results])
+
+
+@pytest.mark.parametrize("out,match", [
+    ("", "--out is empty"), ("RESULTS", "inside the results directory"),
+    ("FILE", "is a file"), ("SITE", "not a warpsweep report"),
+])
+def test_report_out_round_2(capsys, tmp_path, monkeypatch, results, out, match):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f").write_text("x")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<html>mine</html>")
+    out = {"RESULTS": results, "FILE": "f", "SITE": "site"}.get(out, out)
+    assert match in cli_error(capsys, ["report", "--results", results, "--out", out,
+                                       "--no-selector"])
+    assert (tmp_path / "site" / "index.html").read_text() == "<html>mine</html>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f", "site"]
+
+
+def test_bench_trends_empty_only_is_refused(capsys, tmp_path):
+    assert "names no experiment" in cli_error(capsys, ["bench", "trends", "--only", ""])
+    assert "give a file name" in cli_error(capsys, ["bench", "trends", "--only", "hong7a",
+                                                    "--json", str(tmp_path)])
+
+
+@pytest.mark.parametrize("column,values,match", [
+    ("time_us", ["1"], "'time_us' is string"), ("correct", ["yes"], "'correct' is string"),
+    ("source", [None], "'source' has 1 null"),
+])
+def test_calibrate_measured_column_types(capsys, tmp_path, column, values, match):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    row = {"device": "h100", "graph": "g", "graph_spec": "rmat:scale=4", "algorithm": "bfs",
+           "config": "mapping=thread", "variant": "default", "source": 0, "time_us": 1.0,
+           "correct": True}
+    table = pa.Table.from_pylist([row])
+    table = table.set_column(table.schema.get_field_index(column), column,
+                             pa.array(values, pa.int64() if values == [None] else None))
+    pq.write_table(table, tmp_path / "m.parquet")
+    assert match in cli_error(capsys, ["calibrate", str(tmp_path / "m.parquet"), "--out",
+                                       str(tmp_path / "x.toml"), "--no-cache", "-q"])
+
+
+def test_calibrate_seed_is_checked(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["calibrate", str(tmp_path / "m.parquet"), "--seed", "-1"])
+    assert "must be from 0 to 4294967295" in capsys.readouterr().err

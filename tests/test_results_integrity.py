@@ -327,3 +327,26 @@ def test_a_graph_row_set_aside_is_flagged_then_written_again_by_the_next_run(tmp
     assert check(str(results)).problems == []
     rows = pq.read_table(results / "graphs").num_rows
     assert rows == 1
+
+
+# --------------------------------------------------------------------------- round 2
+
+
+def test_a_resumed_random_study_draws_new_configurations(tmp_path):
+    """A seeded sampler resumed as on its first run drew the first run's configurations again;
+    past 50 of them in a row the study 'ended early' and could never grow (round 2)."""
+    results = tmp_path / "r"
+    for budget in (5, 60, 70):
+        summary = tune(results, trials=budget, seed=7).studies[0]
+        assert summary.done == budget and not summary.exhausted
+    assert_sound(results, budget=70)
+
+
+def test_n_sources_records_the_sources_averaged(tmp_path):
+    """--sources beyond the graph's vertices with edges averages over fewer: the rows and the
+    summary say how many, not how many were asked (round 2)."""
+    result = api.tune("rmat:scale=1", trials=2, sources=50, results=str(tmp_path / "r"),
+                      sampler="random")
+    rows = read_trials(str(tmp_path / "r")).to_pylist()
+    assert {r["n_sources"] for r in rows} == {len(rows[0]["sources"])} != {50}
+    assert result.to_json()["studies"][0]["sources"] == len(rows[0]["sources"])

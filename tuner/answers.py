@@ -94,7 +94,10 @@ class Objective:
 
 def parse_objectives(text: str) -> list[Objective]:
     """Comma-separated objectives, e.g. ``time_us,transactions`` or ``meps:max,bytes``."""
-    objectives = [Objective.parse(part) for part in text.split(",") if part.strip()]
+    parts = text.split(",")
+    if text.strip() and any(not part.strip() for part in parts):
+        raise ConfigError(f"objectives {text!r}: an empty name between commas")
+    objectives = [Objective.parse(part) for part in parts if part.strip()]
     if not objectives:
         raise ConfigError(f"objectives {text!r}: expected METRIC[:max|:min],...")
     names = [o.metric for o in objectives]
@@ -665,9 +668,10 @@ class _Source:
         self.columns = _columns(con)
         known = _metrics(self.columns)
         for metric in metrics:
-            if metric not in self.columns and known:
+            # a metric column: not a knob (param_w), a text column (error) or bookkeeping
+            if metric not in known:
                 raise ConfigError(f"unknown metric {metric!r}; metrics present: "
-                                  f"{', '.join(known)}")
+                                  f"{', '.join(known) or 'none'}")
         self.metrics = metrics
         self.knobs = _knobs(self.columns)
         self.types = {k: self.columns[PARAM_PREFIX + k] for k in self.knobs}

@@ -11,10 +11,13 @@ problem), resume a study already in ``results`` and return its summary.
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simulator.errors import ConfigError
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.plan import RunResult
@@ -72,7 +75,7 @@ def study_json(s: StudySummary) -> dict[str, Any]:
         "graph": {"spec": g.spec, "graph_id": g.graph_id, "name": g.name, "n": g.n, "m": g.m}
         if g is not None else {"spec": spec.graph},
         "algorithm": spec.algorithm, "device": spec.device, "space": s.space,
-        "sampler": spec.sampler, "objective": str(obj), "sources": spec.n_sources(),
+        "sampler": spec.sampler, "objective": str(obj), "sources": s.n_sources,
         "seed": spec.seed, "budget": s.budget, "tried": s.done, "evaluated": s.evaluations,
         "failed": s.failed, "repeats": s.duplicates, "complete": s.complete,
         "best": [_ranked(i, r, obj) for i, r in enumerate(s.best, 1)],
@@ -97,6 +100,34 @@ def _speedup(obj: Objective, base: float | None, value: float | None) -> float |
     return base / value if obj.directions[0] == "minimize" else value / base
 
 
+def _check_types(**args: Any) -> None:
+    """Arguments of the wrong type are a ConfigError naming the argument, not a TypeError deep
+    inside (or, worse, a silent reading: ``results=None`` is not the directory ``./None``,
+    ``trials=2.5`` not 2, ``references="no"`` not True)."""
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    checks = {
+        "trials": lambda v: v is None or is_int(v), "sources": is_int, "seed": is_int,
+        "workers": lambda v: v is None or is_int(v),
+        "timeout": lambda v: v is None or (isinstance(v, (int, float))
+                                           and not isinstance(v, bool) and not math.isnan(v)),
+        "results": lambda v: isinstance(v, (str, os.PathLike)),
+        "sweep_file": lambda v: isinstance(v, (str, os.PathLike)),
+        "algorithm": lambda v: isinstance(v, str), "device": lambda v: isinstance(v, str),
+        "space": lambda v: isinstance(v, (str, os.PathLike)),
+        "sampler": lambda v: isinstance(v, str), "objective": lambda v: isinstance(v, str),
+        "address": lambda v: v is None or isinstance(v, str),
+        "references": lambda v: isinstance(v, bool), "verbose": lambda v: isinstance(v, bool),
+        "deterministic": lambda v: isinstance(v, bool),
+        "progress": lambda v: isinstance(v, bool) or v in ("bar", "log", "off"),
+    }
+    for name, value in args.items():
+        if not checks[name](value):
+            raise ConfigError(f"{name}={value!r}: not a valid value for `{name}` "
+                              f"(a {type(value).__name__})")
+
+
 def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = "vwarp",
          trials: int | None = None, sampler: str = "tpe", objective: str = "time_us",
          sources: int = 4, seed: int = 0, references: bool = True,
@@ -108,8 +139,13 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
     ``results`` holds it. ``workers=0`` evaluates in this process (None: a local Ray);
     ``deterministic`` with ``workers`` N tells the sampler the results in the order it asked
     for them, so that a seed gives the same trials on every run."""
+    _check_types(algorithm=algorithm, device=device, space=space, trials=trials,
+                 sampler=sampler, objective=objective, sources=sources, seed=seed,
+                 references=references, results=results, workers=workers, address=address,
+                 timeout=timeout, progress=progress, verbose=verbose,
+                 deterministic=deterministic)
     spec = check_spec(StudySpec(
-        graph=graph, algorithm=algorithm, device=device, space=space, trials=trials,
+        graph=graph, algorithm=algorithm, device=device, space=str(space), trials=trials,
         sampler=sampler, objective=Objective.parse(objective), sources=sources, seed=seed,
         references=references,
     ))
@@ -125,6 +161,9 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
           deterministic: bool = False) -> TuneResult:
     """Run every study of a sweep file (graphs x algorithms x devices x spaces);
     ``deterministic`` as ``tune`` says."""
+    _check_types(sweep_file=sweep_file, results=results, workers=workers, address=address,
+                 timeout=timeout, progress=progress, verbose=verbose,
+                 deterministic=deterministic)
     specs = [check_spec(s) for s in load_sweep(sweep_file)]
     run = run_studies(specs, load_spaces(specs), results, workers=workers, address=address,
                       timeout=timeout, progress=progress, desc=Path(sweep_file).stem,

@@ -48,6 +48,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -224,7 +225,37 @@ def _read_parquet(path: Path, what: str, columns: Sequence[str]):
     if missing:
         raise ConfigError(f"{what} {path}: missing column(s) {', '.join(missing)} "
                           f"(needed: {', '.join(columns)})")
+    kinds = _kinds()
+    for name in columns:  # "yes" in `correct`, "1" in `time_us`: refused, not guessed at
+        kind, wanted = table.schema.field(name).type, kinds.get(name)
+        if wanted is not None and not wanted[0](kind):
+            raise ConfigError(f"{what} {path}: column {name!r} is {kind}, expected {wanted[1]}")
+    for name in NOT_NULL & set(columns):
+        nulls = table.column(name).null_count
+        if nulls:
+            raise ConfigError(f"{what} {path}: column {name!r} has {nulls} null value(s)")
     return table
+
+
+def _kinds() -> dict[str, tuple[Callable[[Any], bool], str]]:
+    import pyarrow as pa
+
+    def number(t: Any) -> bool:
+        return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+    def text(t: Any) -> bool:
+        return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+    return {
+        **{c: (text, "text") for c in ("device", "graph", "graph_spec", "algorithm",
+                                        "config", "variant")},
+        "source": (pa.types.is_integer, "integers"), "launch": (pa.types.is_integer, "integers"),
+        "time_us": (number, "numbers"), "kernel_us": (number, "numbers"),
+        "correct": (pa.types.is_boolean, "true/false"),
+    }
+
+
+NOT_NULL = {"graph", "graph_spec", "algorithm", "config", "source"}
 
 
 def _optional(value, kind):

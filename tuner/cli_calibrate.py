@@ -26,6 +26,8 @@ from tuner.calibrate import load_measured
 from tuner.calibrate import predict
 from tuner.calibrate import se_text
 from tuner.calibrate import simulate_parts
+from tuner.cli_tune import seed_arg
+from tuner.plan import MAX_SEED
 
 EPILOG = """examples:
   warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml
@@ -103,7 +105,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "latency, memory and atomics bounds (bounds_norm in the file; "
                         "default: the base device's, the presets' maximum; the H100's "
                         "launches fit 3 best)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the fit's random starts")
+    p.add_argument("--seed", type=seed_arg, default=0,
+                   help=f"seed of the fit's random starts, 0 to {MAX_SEED}")
     p.add_argument("--verify", action="store_true",
                    help="re-simulate every config with the written file and report how far "
                         "it is from the fitted surrogate")

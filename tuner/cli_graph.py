@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from simulator.errors import ConfigError
 from simulator.features import graph_features
 from simulator.load import load_graph
 from simulator.loaders import save_npz
@@ -88,6 +89,13 @@ def _info(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Load the graph and write it as a CSR .npz file."""
+    out = str(args.out)
+    if not out.lower().endswith(".npz") or args.out.name.lower() == ".npz":
+        # loaders pick the format by extension: OUT.txt would hold a zip no reader takes
+        raise ConfigError(f"graph convert: output {out!r} must be a FILE.npz "
+                          "(read back as file:FILE.npz)")
+    if args.out.is_dir():
+        raise ConfigError(f"graph convert: output {out!r} is a directory")
     with max_memory(args.max_memory):
         graph = load_graph(args.spec, cache=not args.no_cache)
     path = save_npz(graph, args.out)

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import sys
+import threading
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from typing import TextIO
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -27,11 +29,14 @@ from simulator.errors import ConfigError
 from tuner import answers
 from tuner.api import DEFAULT_RESULTS
 from tuner.damaged import reading
+from tuner.location import Location
 from tuner.query import connect
 from tuner.query import run_sql
 
 FORMATS = ("table", "csv", "json", "parquet")
 TABLE_LIMIT = 50
+QUERY_TIMEOUT_S = 60.0
+MAX_LIMIT = 2**62  # more rows than any result has: --limit beyond it is every row
 CELL_WIDTH = 60
 
 QUERY_EXAMPLES = """examples:
@@ -88,6 +93,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "the other formats; 0: every row)")
     query.add_argument("--out", type=Path, default=None, metavar="FILE",
                        help="write to FILE instead of stdout (required for parquet)")
+    query.add_argument("--timeout", type=float, default=QUERY_TIMEOUT_S, metavar="S",
+                       help=f"stop a query still running after S seconds (default "
+                            f"{QUERY_TIMEOUT_S:g}; a recursive query that never ends, a "
+                            "cross join of everything)")
     _results(query)
     query.set_defaults(run=run_query)
 
@@ -172,9 +181,19 @@ def run_query(args: argparse.Namespace) -> int:
         raise ConfigError("--format parquet writes a file: give --out FILE")
     if args.limit is not None and args.limit < 0:
         raise ConfigError(f"--limit must be >= 0, got {args.limit}")
+    if not args.timeout > 0:  # NaN too
+        raise ConfigError(f"--timeout must be > 0 seconds, got {args.timeout}")
     limit = args.limit if args.limit is not None else (
         TABLE_LIMIT if args.format == "table" else 0)
+    limit = min(limit, MAX_LIMIT)  # Arrow slices take 64-bit lengths
+    if args.out is not None:
+        _check_out(args.out, args.results)
     con = connect(args.results)
+    with _time_limit(con, args.timeout):
+        return _answer(con, sql, args, limit)
+
+
+def _answer(con: Any, sql: str, args: argparse.Namespace, limit: int) -> int:
     reader = run_sql(con, sql)
     if reader is None:
         return 0
@@ -191,6 +210,49 @@ def run_query(args: argparse.Namespace) -> int:
         else:
             write_json(reader, out, limit)
     return 0
+
+
+def _check_out(out: Path, results: str) -> None:
+    """``--out`` names a file to write, outside the results (a file written among the results'
+    Parquet would be read as results)."""
+    if not str(out).strip() or out.name in ("", ".", ".."):
+        raise ConfigError(f"--out {str(out)!r}: give a file name")
+    if out.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is a directory; give a file name")
+    if not out.absolute().parent.is_dir():
+        raise ConfigError(f"--out {str(out)!r}: directory {str(out.parent)!r} does not exist")
+    location = Location.of(results)
+    if location.local:
+        root = Path(location.root).resolve()
+        if out.absolute().resolve().is_relative_to(root):
+            raise ConfigError(f"--out {str(out)!r} is inside the results directory "
+                              f"{results!r}; write it elsewhere")
+
+
+@contextmanager
+def _time_limit(con: Any, seconds: float) -> Iterator[None]:
+    """Interrupt the connection's query after ``seconds``: a ConfigError saying so."""
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        con.interrupt()
+
+    timer = threading.Timer(seconds, stop) if math.isfinite(seconds) else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    except (duckdb.InterruptException, ConfigError, pa.ArrowException):
+        if fired.is_set():
+            raise ConfigError(f"query stopped after {seconds:g} s (--timeout S allows "
+                              "longer)") from None
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+            timer.join()  # no thread left running while the interpreter shuts down
 
 
 @contextmanager
@@ -361,10 +423,14 @@ def _csv_value(value: Any) -> Any:
 def write_parquet(reader: pa.RecordBatchReader, path: Path, limit: int) -> int:
     """Write the rows as one Parquet file; the number of rows written."""
     rows = 0
-    with pq.ParquetWriter(path, reader.schema) as writer:
-        for batch in _batches(reader, limit):
-            writer.write_batch(batch)
-            rows += batch.num_rows
+    try:
+        with pq.ParquetWriter(path, reader.schema) as writer:
+            for batch in _batches(reader, limit):
+                writer.write_batch(batch)
+                rows += batch.num_rows
+    except pa.ArrowNotImplementedError as exc:  # a type Parquet has no form for (INTERVAL)
+        raise ConfigError(f"--format parquet cannot hold these columns: {exc}; cast them "
+                          "(e.g. to VARCHAR) or use --format csv/json") from None
     return rows
 
 

@@ -9,6 +9,7 @@ import sys
 from search_spaces.loader import available_spaces
 from tuner import api
 from tuner.api import DEFAULT_RESULTS
+from tuner.plan import MAX_SEED
 from tuner.progress import study_table
 from tuner.progress import sweep_table
 from tuner.samplers import SAMPLERS
@@ -23,9 +24,6 @@ SWEEP_EXAMPLES = """examples:
   warpsweep sweep sweeps/quick.yaml --results quick-results
   warpsweep sweep sweeps/paper.yaml --address auto --timeout 3600 --json > summary.json
 """
-
-
-MAX_SEED = 2**32 - 1  # numpy's RandomState, behind Optuna's samplers, takes no more
 
 
 def seed_arg(text: str) -> int:

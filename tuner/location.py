@@ -39,6 +39,8 @@ class Location:
         if isinstance(results, Location):
             return results
         text = str(results)
+        if not text.strip():  # '' would be the current directory, taken without saying so
+            raise ConfigError("--results is empty; give a directory or a URI")
         if _URI.match(text):
             try:
                 fs, root = pafs.FileSystem.from_uri(text)

@@ -1083,9 +1083,12 @@ EXPERIMENTS: dict[str, Callable[[Context], list[Row]]] = {
 def select(only: str | None) -> list[str]:
     """Experiment names chosen by ``--only`` (comma separated; a prefix such as ``hong`` picks
     every experiment starting with it)."""
-    if not only:
+    if only is None:
         return list(EXPERIMENTS)
     wanted = [w.strip().lower() for w in only.split(",") if w.strip()]
+    if not wanted:  # --only '' is a mistake, not "everything" (the full run takes minutes)
+        raise ConfigError(f"--only {only!r} names no experiment; choose from "
+                          f"{list(EXPERIMENTS)} or a prefix")
     unknown = [w for w in wanted if not any(name.startswith(w) for name in EXPERIMENTS)]
     if unknown:
         raise ConfigError(
@@ -1179,6 +1182,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_args(args: argparse.Namespace) -> int:
     """Run from parsed options: table on stdout, progress on stderr, rows to --json."""
+    if args.json is not None and (not str(args.json).strip() or args.json.is_dir()
+                                  or args.json.name in ("", ".", "..")):
+        # checked before the run, not found out after it
+        raise ConfigError(f"--json {str(args.json)!r}: give a file name")
     report = run_trends(quick=args.quick, device=args.device, only=args.only)
     print(render(report.rows))
     print()

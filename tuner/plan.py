@@ -31,6 +31,8 @@ from tuner.study import StudySpec
 from tuner.study import StudySummary
 from tuner.study import planned_runs
 
+MAX_SEED = 2**32 - 1  # numpy's RandomState, behind Optuna's samplers, takes no more
+
 
 def check_algorithm(name: str) -> str:
     """An algorithm the simulator knows."""
@@ -84,6 +86,8 @@ def check_spec(spec: StudySpec) -> StudySpec:
             raise ConfigError(f"trials must be >= 1, got {spec.trials}")
         if spec.sources < 1:
             raise ConfigError(f"sources must be >= 1, got {spec.sources}")
+        if not 0 <= spec.seed <= MAX_SEED:  # numpy and Optuna take 32-bit seeds
+            raise ConfigError(f"seed must be from 0 to {MAX_SEED}, got {spec.seed}")
         graph, content = canonical_graph(spec.graph)
     except WarpsweepError as exc:
         raise type(exc)(f"{where}{exc}") from None
@@ -153,7 +157,7 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
     """
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    if timeout is not None and timeout <= 0:
+    if timeout is not None and not timeout > 0:  # NaN too: no clock ever reaches it
         raise ConfigError(f"--timeout must be > 0 seconds, got {timeout}")
     keys = [s.key(spaces[s.space_ref]) for s in specs]
     if len(set(keys)) != len(keys):

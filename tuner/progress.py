@@ -196,7 +196,7 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
           f"{summary.failed} failed; {summary.duplicates} repeats answered from the study"
           + (" (the sampler proposed only repeats: study ended early)"
              if summary.exhausted and summary.done < summary.budget else ""), file=out)
-    n = spec.n_sources()
+    n = summary.n_sources
     print(f"  every configuration evaluated is ranked, references included; values are means "
           f"over {n} source{'s' if n != 1 else ''}" if n > 1 or spec.algorithm in ("bfs", "sssp")
           else "  every configuration evaluated is ranked, references included", file=out)

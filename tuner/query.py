@@ -161,6 +161,8 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         statements = con.extract_statements(sql)
     if not statements:
         raise ConfigError("SQL error: empty statement")
+    if len(statements) > 1:  # only the last one's rows would be shown
+        raise ConfigError(f"SQL error: {len(statements)} statements; give one at a time")
     for statement in statements:
         kind = statement.type
         if kind == duckdb.StatementType.EXPLAIN:

@@ -33,8 +33,10 @@ from matplotlib.ticker import LogFormatter
 from matplotlib.ticker import MaxNLocator
 from matplotlib.ticker import NullLocator
 
+from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.env import warpsweep_version
+from tuner.location import Location
 from tuner.report_data import NO_DEFER
 from tuner.report_data import VWARP_SIZES
 from tuner.report_data import Curve
@@ -487,6 +489,7 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     """Render every figure the results can fill into ``out/figures`` and write
     ``out/index.html``; figures without data are listed as skipped with the reason."""
     filters = filters or Filters()
+    _check_out(out, results)
     data = load_results(results, filters)
     out = Path(out)
     (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
@@ -507,6 +510,33 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     index = out / "index.html"
     index.write_text(render_html(data, filters, sections, lines), encoding="utf-8")
     return Report(index, sections, lines, selector_s)
+
+
+REPORT_TITLE = "<title>warpsweep report</title>"
+
+
+def _check_out(out: str | Path, results: str | Path) -> None:
+    """The report directory is the report's own: its figures/*.png are replaced and its
+    index.html overwritten, so it must not be the results, a file, or a page of another."""
+    text = str(out)
+    if not text.strip():
+        raise ConfigError("--out is empty; give the report's directory")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {text!r} is a file; give the report's directory")
+    location = Location.of(results)
+    if location.local:
+        root = Path(location.root).resolve()
+        if out.resolve().is_relative_to(root):
+            raise ConfigError(f"--out {text!r} is inside the results directory "
+                              f"{str(results)!r}; write the report elsewhere")
+    index = out / "index.html"
+    if index.is_file():
+        with open(index, "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+        if REPORT_TITLE not in head:
+            raise ConfigError(f"--out {text!r} holds an index.html that is not a warpsweep "
+                              "report (it would be overwritten); choose another directory")
 
 
 def _group_anchor(group: Group) -> str:
@@ -616,7 +646,7 @@ def render_html(data: ResultsData, filters: Filters, sections: Sequence[Section]
               f"{len(data.runs) - len(drawn)} baseline runs")
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           "<title>warpsweep report</title>", f"<style>{STYLE}</style></head><body>",
+           REPORT_TITLE, f"<style>{STYLE}</style></head><body>",
            "<h1>warpsweep report</h1>",
            f'<p class="meta">Results <code>{e(str(data.results))}</code> ({e(describe(filters))})'
            f"; generated {e(now)} by warpsweep {e(warpsweep_version())}; "

@@ -91,6 +91,9 @@ def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:
     """The fitted selector of a model file and the file's content; ConfigError for a file
     that is not a selector model of this schema version."""
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # /dev/zero, a FIFO: reading it would never end (or fill the memory)
+        raise ConfigError(f"model file {str(path)!r} is not a regular file")
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:

@@ -98,6 +98,21 @@ class Objective:
         return values[0] if self.directions[0] == "minimize" else -values[0]
 
 
+def resume_seed(seed: int, trials: int) -> int:
+    """The sampler's seed for a study resumed with ``trials`` trials: the same for the same
+    (seed, trials), different from ``seed`` and from every other resume point."""
+    digest = hashlib.sha256(f"warpsweep-resume|{seed}|{trials}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def used_sources(spec: StudySpec, meta: GraphMeta | None) -> int:
+    """Simulations averaged per evaluation: the sources chosen on the graph (fewer than asked
+    on a graph with fewer vertices that have edges), or the asked number before it is loaded."""
+    if meta is not None and meta.sources:
+        return len(meta.sources)
+    return spec.n_sources()
+
+
 @dataclass(frozen=True)
 class StudySpec:
     """What to tune: one study of a tune run or of a sweep's cross product."""
@@ -171,6 +186,12 @@ class StudySummary:
     references: dict[str, TrialRecord]
     graph: GraphMeta | None
     exhausted: bool = False
+
+    @property
+    def n_sources(self) -> int:
+        """Sources each value is a mean over: those the graph had room for (``--sources``
+        beyond its vertices with edges picks them all), else as asked."""
+        return used_sources(self.spec, self.graph)
 
     @property
     def complete(self) -> bool:
@@ -271,6 +292,13 @@ class StudyRun:
         except BaseException:
             self.close()
             raise
+        resumed = len(self.study.get_trials(deepcopy=False))
+        if resumed:
+            # A sampler seeded as on the first run would draw its first run's configurations
+            # again: a random study answered them as repeats until 50 in a row ended it early,
+            # so it could never grow past them. Seeded by how far the study got, it draws on.
+            self.study.sampler = make_sampler(spec.sampler, resume_seed(spec.seed, resumed),
+                                              space)
 
     def sync(self) -> None:
         """fsync the study's journal (called with every results flush), and upload it when
@@ -658,7 +686,7 @@ class StudyRun:
             seed=self.spec.seed, trial=trial, label=label, values=values,
             values_std=values_std or None,
             metrics=outcome.metrics if outcome is not None and state == "complete" else None,
-            sources=list(meta.sources) if meta else [], n_sources=self.spec.n_sources(),
+            sources=list(meta.sources) if meta else [], n_sources=used_sources(self.spec, meta),
             time_us_std=t_spread[0] if t_spread else None,
             time_us_min=t_spread[1] if t_spread else None,
             time_us_max=t_spread[2] if t_spread else None,

@@ -28,6 +28,7 @@ from search_spaces.yamldoc import YamlDoc
 from search_spaces.yamldoc import load_yaml
 from simulator.errors import WarpsweepError
 from simulator.graph_spec import parse_spec
+from tuner.plan import MAX_SEED
 from tuner.plan import check_algorithm
 from tuner.plan import check_device
 from tuner.plan import check_objective
@@ -131,10 +132,15 @@ def _settings(doc: YamlDoc, path: tuple, data: dict[str, Any]) -> dict[str, Any]
             low = 0 if key == "seed" else 1
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise doc.error(at, f"`{key}` must be an integer >= {low}, got {value!r}")
+            if key == "seed" and value > MAX_SEED:  # numpy and Optuna take 32-bit seeds
+                raise doc.error(at, f"`seed` must be from 0 to {MAX_SEED}, got {value!r}")
         elif key == "references":
             if not isinstance(value, bool):
                 raise doc.error(at, f"`references` must be true or false, got {value!r}")
         elif key == "objective":
+            if not isinstance(value, str):
+                raise doc.error(at, "`objective` must be a string such as time_us or "
+                                f"'time_us,transactions', got {value!r}")
             try:
                 value = check_objective(Objective.parse(value))
             except WarpsweepError as exc:
