@@ -350,3 +350,69 @@ def test_n_sources_records_the_sources_averaged(tmp_path):
     rows = read_trials(str(tmp_path / "r")).to_pylist()
     assert {r["n_sources"] for r in rows} == {len(rows[0]["sources"])} != {50}
     assert result.to_json()["studies"][0]["sources"] == len(rows[0]["sources"])
+
+
+def test_bytes_damaged_in_a_page_are_an_error_never_wrong_values(tmp_path):
+    """Snappy carries no checksum: a flipped byte in a page's data can decode to other values.
+    The store writes page checksums and verifies them on every scan, so a copy damaged
+    anywhere before the footer either fails to read or reads back exactly. (The footer has no
+    checksum: damage there can change a column's type, which `check` compares with the
+    schema, or a row count, which nothing catches.)"""
+    import numpy as np
+    import pyarrow as pa
+
+    from tuner.store import ParquetDirBackend
+
+    backend = ParquetDirBackend(tmp_path)
+    table = pa.table({"graph_id": [f"g{i}" for i in range(500)],
+                      "n": np.arange(500, dtype=np.int64) * 7919})
+    backend.append("graphs", {"kind": "rmat"}, table, name="part-g.parquet")
+    (path,) = (tmp_path / "graphs").rglob("part-g.parquet")
+    clean = path.read_bytes()
+    expected = backend.scan("graphs", ["graph_id", "n"])
+    silent = 0
+    footer = int.from_bytes(clean[-8:-4], "little") + 8
+    for offset in range(4, len(clean) - footer, 3):
+        damaged = bytearray(clean)
+        damaged[offset] ^= 0x5A
+        path.write_bytes(bytes(damaged))
+        try:
+            got = backend.scan("graphs", ["graph_id", "n"])
+        except (OSError, pa.ArrowException):
+            continue
+        silent += not got.equals(expected)
+    assert silent == 0
+
+
+def test_query_refuses_a_file_whose_page_was_damaged_not_read_wrong(tmp_path, monkeypatch,
+                                                                     capsys):
+    """DuckDB does not check page checksums: `query` verifies each file once (kept in a cache
+    outside the results) and names a damaged one, where DuckDB alone reads other values."""
+    import pyarrow.parquet as pq
+
+    from tuner.cli import main
+
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
+    results = tmp_path / "r"
+    assert main(["tune", "--graph", "rmat:scale=7,seed=3", "--algo", "bfs", "--trials", "3",
+                 "--workers", "0", "--results", str(results), "-q"]) == 0
+    sql = "SELECT sum(time_us) AS s FROM trials"
+    assert main(["query", "--results", str(results), "--format", "csv", sql]) == 0
+    clean = capsys.readouterr().out
+    (path,) = (results / "trials").rglob("*.parquet")
+    data = path.read_bytes()
+    footer = int.from_bytes(data[-8:-4], "little") + 8
+    md = pq.read_metadata(path)
+    col = next(md.row_group(0).column(i) for i in range(md.num_columns)
+               if md.row_group(0).column(i).path_in_schema == "time_us")
+    damaged = bytearray(data)
+    at = col.data_page_offset + col.total_compressed_size - 3  # inside its last page's data
+    assert at < len(data) - footer
+    damaged[at] ^= 0x5A
+    path.write_bytes(bytes(damaged))
+    import os
+
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 1))
+    assert main(["query", "--results", str(results), "--format", "csv", sql]) == 2
+    err = capsys.readouterr().err
+    assert f"damaged results file {path}" in err and clean

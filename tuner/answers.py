@@ -668,8 +668,9 @@ class _Source:
         self.columns = _columns(con)
         known = _metrics(self.columns)
         for metric in metrics:
-            # a metric column: not a knob (param_w), a text column (error) or bookkeeping
-            if metric not in known:
+            # a metric column: not a knob (param_w), a text column (error) or bookkeeping;
+            # results with no row yet have no metric column to name (and nothing to rank)
+            if known and metric not in known:
                 raise ConfigError(f"unknown metric {metric!r}; metrics present: "
                                   f"{', '.join(known) or 'none'}")
         self.metrics = metrics

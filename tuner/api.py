@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.errors import ConfigError
+from tuner.damaged import scanning
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.plan import RunResult
@@ -149,9 +150,10 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
         sampler=sampler, objective=Objective.parse(objective), sources=sources, seed=seed,
         references=references,
     ))
-    run = run_studies([spec], load_spaces([spec]), results, workers=workers, address=address,
-                      timeout=timeout, progress=progress, desc="tune", verbose=verbose,
-                      deterministic=deterministic)
+    with scanning(results):  # a damaged results file is named, not a bare Arrow error
+        run = run_studies([spec], load_spaces([spec]), results, workers=workers,
+                          address=address, timeout=timeout, progress=progress, desc="tune",
+                          verbose=verbose, deterministic=deterministic)
     return TuneResult.of(run, results)
 
 
@@ -165,7 +167,9 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
                  timeout=timeout, progress=progress, verbose=verbose,
                  deterministic=deterministic)
     specs = [check_spec(s) for s in load_sweep(sweep_file)]
-    run = run_studies(specs, load_spaces(specs), results, workers=workers, address=address,
-                      timeout=timeout, progress=progress, desc=Path(sweep_file).stem,
-                      verbose=verbose, deterministic=deterministic)
+    with scanning(results):
+        run = run_studies(specs, load_spaces(specs), results, workers=workers,
+                          address=address, timeout=timeout, progress=progress,
+                          desc=Path(sweep_file).stem, verbose=verbose,
+                          deterministic=deterministic)
     return TuneResult.of(run, results)

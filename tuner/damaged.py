@@ -8,6 +8,9 @@ named by ``reading``, which scans the files whole to find the one that fails.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import shlex
 import weakref
@@ -77,6 +80,49 @@ def check_footers(files: Iterable[str | Path], results: str | Path | None = None
         problem = footer_problem(f, filesystem)
         if problem is not None:
             raise DamagedResults(f, problem, results)
+
+
+VERIFIED_ENV = "WARPSWEEP_VERIFIED_CACHE"
+
+
+def _verified_path(results: str, table: str) -> Path:
+    root = Path(os.environ.get(VERIFIED_ENV, "~/.cache/warpsweep/verified")).expanduser()
+    name = hashlib.sha256(str(Path(results).resolve()).encode()).hexdigest()[:24]
+    return root / f"{name}.{table}.json"
+
+
+def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
+    """Raise DamagedResults for the first local file that does not read whole with its page
+    checksums (``body_problem``): DuckDB does not verify them, so bytes damaged in a page
+    could otherwise be read as other values. A file is read once: those verified are kept
+    (path, size and modification time) in a cache outside the results, and a file is never
+    changed in place (a retried write replaces it, with a new time). ``files`` are all of one
+    table's: the cache keeps those alone."""
+    cache = _verified_path(results, table)
+    try:
+        known = set(map(tuple, json.loads(cache.read_text())))
+    except (OSError, ValueError, TypeError):
+        known = set()
+    keys = []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError as exc:
+            raise DamagedResults(f, str(exc), results) from None
+        keys.append((str(f), st.st_size, st.st_mtime_ns))
+    fresh = [k for k in keys if k not in known]
+    for path, _, _ in fresh:
+        problem = body_problem(path)
+        if problem is not None:
+            raise DamagedResults(path, problem, results)
+    if fresh:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
+            tmp.write_text(json.dumps([list(k) for k in keys]))
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # an unwritable cache only means reading the files again next time
 
 
 def find_damaged(files: Iterable[str | Path], filesystem: Any = None) -> tuple[str, str] | None:

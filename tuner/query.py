@@ -17,6 +17,7 @@ from tuner.damaged import check_footers
 from tuner.damaged import damage_behind
 from tuner.damaged import damage_of
 from tuner.damaged import remember
+from tuner.damaged import verify_files
 from tuner.location import Location
 from tuner.schema import GRAPHS
 from tuner.schema import TRIALS
@@ -55,7 +56,7 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
         if location.local:
             # the store's own listing (pyarrow's, no glob): the files it counts as results
             files = ParquetDirBackend(location).files(table)
-            check_footers(files, location.text)
+            verify_files(files, location.text, table)
             every += files
             if files:
                 # read_parquet expands glob characters even in a list of files: escape them
