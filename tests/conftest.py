@@ -36,3 +36,23 @@ def small_graphs():
         skewed_graph(500, 3000, 3, weights=True),
         random_graph(200, 800, 4, directed=True, weights=True),
     ]
+
+
+@pytest.fixture
+def bucket_uri(monkeypatch):
+    """An ``s3://`` results URI on a moto server of this test's own, in a new bucket (moto's
+    state outlives the server)."""
+    import uuid
+
+    moto_server = pytest.importorskip("moto.server")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "warpsweep-test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "warpsweep-test")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    bucket = f"sweeps-{uuid.uuid4().hex[:12]}"
+    yield (f"s3://{bucket}/results?endpoint_override=http://{host}:{port}&scheme=http"
+           "&region=us-east-1&allow_bucket_creation=true")
+    server.stop()

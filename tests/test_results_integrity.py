@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import collections
 import json
-import uuid
 
 import pytest
 
@@ -186,22 +185,6 @@ def test_killed_at_a_write_point_resumes_with_nothing_lost_or_doubled(tmp_path, 
     resume_and_check(results, row_keys(results))
 
 
-moto_server = pytest.importorskip("moto.server")
-
-
-@pytest.fixture
-def bucket_uri(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "warpsweep-test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "warpsweep-test")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    bucket = f"sweeps-{uuid.uuid4().hex[:12]}"  # moto's state outlives the server: a new one
-    yield (f"s3://{bucket}/results?endpoint_override=http://{host}:{port}&scheme=http"
-           "&region=us-east-1&allow_bucket_creation=true")
-    server.stop()
 
 
 @pytest.mark.parametrize(("point", "n", "head"), [

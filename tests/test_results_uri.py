@@ -25,20 +25,6 @@ def test_a_bad_results_location_is_a_clear_error(results, message, capsys, monke
     assert message in capsys.readouterr().err
 
 
-moto_server = pytest.importorskip("moto.server")
-
-
-@pytest.fixture
-def bucket_uri(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "warpsweep-test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "warpsweep-test")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield (f"s3://sweeps/results?endpoint_override=http://{host}:{port}&scheme=http"
-           "&region=us-east-1&allow_bucket_creation=true")
-    server.stop()
 
 
 def test_tune_into_a_bucket_and_resume_elsewhere(bucket_uri, tmp_path, monkeypatch):
