@@ -31,7 +31,7 @@ from tuner.plan import MAX_SEED
 
 EPILOG = """examples:
   warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml
-  warpsweep calibrate h100.parquet --algorithms bfs --graphs USA-road-NY,rmat16 --verify
+  warpsweep calibrate h100.parquet --algorithms bfs --graphs USA-road-NY,rmat16-ef16 --verify
   warpsweep simulate --graph rmat:scale=16 --algo bfs --device h100.toml --config mapping=vwarp,w=8
 
 The file holds one row per measured (graph, algorithm, config, variant) with the columns

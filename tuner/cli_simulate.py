@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n"
                "  warpsweep simulate --graph rmat:scale=16 --algo bfs --set mapping=vwarp "
                "--set w=8\n"
-               "  warpsweep simulate --graph road:rows=256 --algo sssp --device c2050 "
-               "--config driven=data,push=chunked --json\n"
+               "  warpsweep simulate --graph road:rows=256,weights=random --algo sssp "
+               "--device c2050 --config driven=data,push=chunked --json\n"
                "  warpsweep simulate --graph rmat:scale=12 --algo bfs --trace",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

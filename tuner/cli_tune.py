@@ -16,7 +16,7 @@ from tuner.samplers import SAMPLERS
 
 TUNE_EXAMPLES = """examples:
   warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60
-  warpsweep tune --graph file:../shared/graphs/USA-road-NY.gr.gz --algo sssp --space driven
+  warpsweep tune --graph road:rows=512,weights=random --algo sssp --space driven
   warpsweep tune --graph grid2d:rows=256,cols=256 --space vwarp --sampler grid --workers 0
   warpsweep tune --graph rmat:scale=12 --objective time_us,transactions --json > front.json
 """

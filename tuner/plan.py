@@ -74,6 +74,17 @@ def canonical_graph(spec: str) -> tuple[str, str]:
     return parsed.canonical(), content_digest(parsed)
 
 
+def check_weighted(algorithm: str, spec: str) -> None:
+    """SSSP on a graph spec that asks for no weights is refused before anything runs (a sweep
+    would otherwise meet it only when that study's graph is loaded)."""
+    from simulator.graph_spec import parse_spec
+
+    if algorithm == "sssp" and parse_spec(spec).options.weights == "none":
+        raise ConfigError(
+            f"{spec}: SSSP needs edge weights; add `weights=random` to the spec (e.g. "
+            f"'{spec},weights=random') or, for a file with weights, `weights=file`")
+
+
 def check_spec(spec: StudySpec) -> StudySpec:
     """A study spec with every name checked and the graph spec canonical."""
     where = f"{spec.origin}: " if spec.origin else ""
@@ -89,6 +100,7 @@ def check_spec(spec: StudySpec) -> StudySpec:
         if not 0 <= spec.seed <= MAX_SEED:  # numpy and Optuna take 32-bit seeds
             raise ConfigError(f"seed must be from 0 to {MAX_SEED}, got {spec.seed}")
         graph, content = canonical_graph(spec.graph)
+        check_weighted(spec.algorithm, spec.graph)
     except WarpsweepError as exc:
         raise type(exc)(f"{where}{exc}") from None
     return dataclasses.replace(spec, graph=graph, graph_content=content)

@@ -1,0 +1,157 @@
+"""Every `warpsweep ...` example of the README and of the CLI's --help texts works as printed.
+
+Each is parsed by the real parser (optional parts in [brackets] taken in, shell redirections
+left out); the study specs of `tune` and `sweep` examples are checked as a run checks them
+before it starts (names, graph spec, SSSP's weights); `graph info`, `simulate` and the
+readers (`query`, `best`, `effect`, `pareto`, `check`) run for real, the readers on a small
+results directory. Long runs (tuning budgets, sweeps of many graphs, reports, selector
+training, calibration) are checked but not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tuner.cli import build_parser
+from tuner.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+# placeholders the examples use for a value of the reader's own
+PLACEHOLDERS = {"G": "rmat:scale=14,seed=1", "A": "bfs", "D": "h100"}
+# a file an earlier example writes (calibrate's output), read by a later one
+WRITTEN_BY_EXAMPLES = {"h100.toml": REPO / "bench" / "gpu" / "results" / "h100.toml"}
+READERS = {"query", "best", "effect", "pareto", "check"}
+RUN = {"graph info", "simulate"}
+
+
+def readme_examples() -> list[str]:
+    """The `warpsweep ...` lines of the README's bash blocks (continuations joined)."""
+    out = []
+    text = (REPO / "README.md").read_text()
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split(" #")[0].strip()
+            if "&& warpsweep " in line:  # `pip install ... && warpsweep ...`, `ray exec '...'`
+                line = line.split("&&", 1)[1].strip().rstrip("'\"")
+            if line.startswith("warpsweep "):
+                out.append(line)
+    return out
+
+
+def help_examples() -> list[str]:
+    """The `warpsweep ...` lines of every parser's epilog."""
+    out = []
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        for line in (parser.epilog or "").splitlines():
+            line = line.strip()
+            if line.startswith("warpsweep ") and "VERB" not in line:
+                out.append(re.split(r"\s{3,}| #", line)[0].strip())
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in dict.fromkeys(action.choices.values()):
+                    walk(sub)
+
+    walk(build_parser())
+    return out
+
+
+EXAMPLES = sorted(set(readme_examples()) | set(help_examples()))
+
+
+def argv_of(example: str) -> list[str]:
+    """The example's arguments: [optional parts] taken in, placeholders filled, `...` and
+    shell redirections left out."""
+    text = re.sub(r"\[([^\[\]]*)\]", r"\1", example)
+    words = shlex.split(text)[1:]
+    out, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word in (">", "<"):
+            skip = True
+            continue
+        if word == "...":
+            continue
+        out.append(PLACEHOLDERS.get(word, word))
+    return [str(WRITTEN_BY_EXAMPLES.get(w, w)) for w in out]
+
+
+def verb_of(argv: list[str]) -> str:
+    return " ".join(argv[:2]) if argv[0] in ("graph", "select", "bench") else argv[0]
+
+
+def test_the_docs_hold_examples_of_every_verb():
+    verbs = {verb_of(argv_of(e)) for e in EXAMPLES}
+    assert {"tune", "sweep", "simulate", "graph info", "query", "best", "check",
+            "calibrate", "report", "select train"} <= verbs
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_example_parses_and_its_names_check_out(example):
+    argv = argv_of(example)
+    args = build_parser().parse_args(argv)  # SystemExit(2) on an unknown option or choice
+    verb = verb_of(argv)
+    if verb == "tune":
+        from tuner.plan import check_spec
+        from tuner.study import Objective
+        from tuner.study import StudySpec
+
+        check_spec(StudySpec(graph=args.graph, algorithm=args.algo, device=args.device,
+                             space=args.space, trials=args.trials, sampler=args.sampler,
+                             objective=Objective.parse(args.objective), sources=args.sources,
+                             seed=args.seed, references=args.references))
+    elif verb == "sweep":
+        from tuner.plan import check_spec
+        from tuner.sweep import load_sweep
+
+        for spec in load_sweep(REPO / args.sweep_file):
+            check_spec(spec)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """A small results directory: BFS on the README's graph, SSSP on a small road grid."""
+    root = tmp_path_factory.mktemp("doc-results") / "results"
+    for graph, algo in (("rmat:scale=14,seed=1", "bfs"),
+                        ("road:rows=16,seed=1,weights=random", "sssp")):
+        assert main(["tune", "--graph", graph, "--algo", algo, "--trials", "3",
+                     "--sources", "1", "--workers", "0", "--results", str(root), "-q"]) == 0
+    return root
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES
+                                     if verb_of(argv_of(e)) in READERS | RUN])
+def test_example_runs(example, results, tmp_path, monkeypatch, capsys):
+    argv = argv_of(example)
+    verb = verb_of(argv)
+    if any(w.startswith("file:../shared/") for w in argv) and not SHARED.is_dir():
+        pytest.skip("needs ../shared/graphs")
+    monkeypatch.chdir(REPO)  # the examples' relative paths are the repository root's
+    argv = [str(tmp_path / Path(w).name) if w.endswith((".parquet", ".json", ".npz"))
+            and not Path(w).exists() else w for w in argv]
+    if verb in READERS:
+        if argv[0] == "check":
+            argv = ["check", str(results)] + argv[2:]
+        else:
+            argv += ["--results", str(results)]
+        if argv[1:2] == ["-"]:  # SQL from stdin
+            monkeypatch.setattr("sys.stdin", _stdin("SELECT count(*) FROM trials"))
+    code = main(argv)
+    err = capsys.readouterr().err
+    # 1: an answer with nothing to show (a graph these results do not hold); 2: bad input
+    assert code in (0, 1), f"{example!r} exited {code}: {err}"
+    assert "Traceback" not in err
+
+
+def _stdin(text: str):
+    import io
+
+    return io.StringIO(text)
