@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -502,3 +503,12 @@ def test_calibrate_seed_is_checked(capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["calibrate", str(tmp_path / "m.parquet"), "--seed", "-1"])
     assert "must be from 0 to 4294967295" in capsys.readouterr().err
+
+
+def test_calibrate_names_a_graph_the_measured_file_lacks(capsys):
+    """--graphs of a name the file does not hold is an error that lists the names it has,
+    not a fit over fewer graphs than asked."""
+    results = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
+    assert main(["calibrate", str(results), "--graphs", "USA-road-NY,rmat16"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no graph named rmat16" in err and "rmat16-ef16" in err and "\n" not in err

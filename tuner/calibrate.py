@@ -176,6 +176,11 @@ def load_measured(
         rows = [r for r in rows if r["algorithm"] in wanted]
     if graphs is not None:
         wanted = set(graphs)
+        unknown = sorted(wanted - {str(r["graph"]) for r in rows})
+        if unknown:
+            raise ConfigError(
+                f"measured results {path}: no graph named {', '.join(unknown)} (it has: "
+                f"{', '.join(sorted({str(r['graph']) for r in rows}))})")
         rows = [r for r in rows if r["graph"] in wanted]
     if max_edges is not None and "m" in table.column_names:
         rows = [r for r in rows if r["m"] is None or r["m"] <= max_edges]
