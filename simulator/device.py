@@ -282,6 +282,15 @@ def _read_device_table(path: Path) -> dict:
     return dict(data)
 
 
+def device_digest(device: Device) -> str:
+    """A short hash of every field of ``device``: equal digests, equal cost figures."""
+    import hashlib
+    import json
+
+    text = json.dumps(dataclasses.asdict(device), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
     """A user device from a TOML or YAML file; ``base = "h100"`` (a preset, or another device
     file, relative to this one) starts from it. Every field is type-checked

@@ -55,6 +55,7 @@ import numpy as np
 from simulator.costs import BOUND_NAMES
 from simulator.device import DEVICES
 from simulator.device import Device
+from simulator.device import device_digest
 from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
@@ -292,12 +293,6 @@ def load_launch_times(paths: Iterable[str | Path], measured: Sequence[Measured]
 
 
 # ---------------------------------------------------------------------------------- simulate
-
-
-def device_digest(device: Device) -> str:
-    """A short hash of every field of ``device``: equal digests, equal cost figures."""
-    text = json.dumps(dataclasses.asdict(device), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def simulator_digest() -> str:

@@ -120,9 +120,10 @@ class SimulatorBackend:
         )
         return graph, runs, meta
 
-    def evaluate(self, graph: Any, runs: dict[int | None, Any], algorithm: str, device: str,
-                 config: dict[str, Any]) -> Outcome:
-        """Simulate ``config`` from every prepared source; any exception becomes the error."""
+    def evaluate(self, graph: Any, runs: dict[int | None, Any], algorithm: str,
+                 device: Any, config: dict[str, Any]) -> Outcome:
+        """Simulate ``config`` from every prepared source on ``device`` (a preset's name or a
+        Device); any exception becomes the error."""
         from simulator import Strategy
         from simulator import simulate
 

@@ -17,6 +17,7 @@ import optuna
 
 from search_spaces.loader import SearchSpace
 from search_spaces.loader import load_space
+from simulator.device import Device
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.executor import make_executor
@@ -43,12 +44,29 @@ def check_algorithm(name: str) -> str:
     return name
 
 
-def check_device(name: str) -> str:
-    """A device preset name."""
-    from simulator import DEVICES
+DEVICE_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
 
-    if name not in DEVICES:
-        raise ConfigError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)}")
+
+def device_model(name: str) -> Device | None:
+    """None for a preset's name (every worker has the presets); for a device file, the device
+    it describes, read here on the driver (a cluster's workers need not hold the file)."""
+    from simulator import DEVICES
+    from simulator.device import load_device_file
+
+    if name in DEVICES:
+        return None
+    if not name.endswith(DEVICE_FILE_SUFFIXES):
+        raise ConfigError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)} or a "
+                          "device file (.toml/.yaml, e.g. what `warpsweep calibrate` writes)")
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"device file {name!r} not found")
+    return load_device_file(path)
+
+
+def check_device(name: str) -> str:
+    """A device preset name or a device file (checked against the Device fields)."""
+    device_model(name)
     return name
 
 
@@ -90,7 +108,6 @@ def check_spec(spec: StudySpec) -> StudySpec:
     where = f"{spec.origin}: " if spec.origin else ""
     try:
         check_algorithm(spec.algorithm)
-        check_device(spec.device)
         sampler_info(spec.sampler)
         check_objective(spec.objective)
         if spec.trials is not None and spec.trials < 1:
@@ -101,8 +118,12 @@ def check_spec(spec: StudySpec) -> StudySpec:
             raise ConfigError(f"seed must be from 0 to {MAX_SEED}, got {spec.seed}")
         graph, content = canonical_graph(spec.graph)
         check_weighted(spec.algorithm, spec.graph)
+        model = spec.device_model or device_model(spec.device)
     except WarpsweepError as exc:
         raise type(exc)(f"{where}{exc}") from None
+    if model is not None:  # results name the device by its name; its fields travel along
+        return dataclasses.replace(spec, graph=graph, graph_content=content, device=model.name,
+                                   device_model=model)
     return dataclasses.replace(spec, graph=graph, graph_content=content)
 
 

@@ -251,7 +251,8 @@ class Runner:
         if self._first_eval is None:
             self._first_eval = time.monotonic()
         (future,) = self.executor.call(self.backend.evaluate, prep.graph, prep.runs,
-                                       spec.algorithm, spec.device, job.config)
+                                       spec.algorithm, spec.device_model or spec.device,
+                                       job.config)
         self._inflight[future] = ("eval", job)
 
     # -- results ---------------------------------------------------------------------------

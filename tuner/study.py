@@ -29,6 +29,8 @@ from optuna.storages import JournalStorage
 from optuna.trial import TrialState
 
 from search_spaces.loader import SearchSpace
+from simulator.device import Device
+from simulator.device import device_digest
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.evaluate import SOURCE_ALGORITHMS
@@ -129,6 +131,8 @@ class StudySpec:
     references: bool = True
     origin: str = ""
     graph_content: str = ""
+    # a device file's device (``device`` is then its name): what the workers simulate with
+    device_model: Device | None = None
 
     @property
     def space_ref(self) -> tuple[str, str]:
@@ -148,6 +152,8 @@ class StudySpec:
             "sources": self.n_sources(),
             "source_seed": self.seed if self.n_sources() > 1 else None,
         }
+        if self.device_model is not None:  # two files of one device name are two studies
+            ident["device_fields"] = device_digest(self.device_model)
         digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:10]
         return f"{graph_slug(self.graph)}.{self.algorithm}.{self.device}.{space.name}.{digest}"
 

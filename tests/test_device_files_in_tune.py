@@ -1,0 +1,109 @@
+"""A device file (what `warpsweep calibrate` writes) works wherever a device is named: tune,
+sweep and the API simulate with its fields, the rows name it by its name, and two files of
+one name are two studies."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from simulator import get_device
+from simulator import load_graph
+from simulator import simulate
+from simulator.errors import ConfigError
+from tuner import api
+from tuner.cli import main
+from tuner.store import read_trials
+
+GRAPH = "rmat:scale=8,seed=1"
+CALIBRATED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.toml"
+
+
+def slow_h100(tmp_path: Path, name: str = "h100-slow", factor: float = 4.0) -> Path:
+    """A device file: the H100 with a launch overhead ``factor`` times the preset's."""
+    base = get_device("h100")
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'base = "h100"\nname = "{name}"\n'
+                    f"launch_overhead_us = {base.launch_overhead_us * factor}\n")
+    return path
+
+
+def test_tune_simulates_with_the_files_fields_and_names_the_device(tmp_path):
+    results = tmp_path / "r"
+    run = api.tune(GRAPH, "bfs", device=str(slow_h100(tmp_path)), trials=3, sources=1,
+                   results=str(results))
+    rows = read_trials(results).to_pylist()
+    assert {r["device"] for r in rows} == {"h100-slow"}
+    assert run.studies[0].spec.device == "h100-slow"
+    # the stored thread reference is what the simulator gives on that device, not the preset
+    thread = next(r for r in rows if r["label"] == "thread")
+    graph = load_graph(GRAPH)
+    source = thread["sources"][0]
+    slow = simulate(graph, "bfs", {"mapping": "thread"}, device=get_device(
+        str(tmp_path / "h100-slow.toml")), source=source)
+    preset = simulate(graph, "bfs", {"mapping": "thread"}, device="h100", source=source)
+    assert thread["time_us"] == pytest.approx(slow.time_us)
+    assert slow.time_us > preset.time_us * 1.05
+
+
+def test_two_files_of_one_name_are_two_studies(tmp_path):
+    results = str(tmp_path / "r")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = slow_h100(tmp_path / "a", factor=2.0)
+    second = slow_h100(tmp_path / "b", factor=3.0)
+    for path in (first, second, first):  # the third resumes the first
+        api.tune(GRAPH, "bfs", device=str(path), trials=2, sources=1, results=results)
+    keys = {r["study_key"] for r in read_trials(results).to_pylist()}
+    assert len(keys) == 2 and all(".h100-slow." in k for k in keys)
+
+
+def test_sweep_names_a_device_file(tmp_path, capsys):
+    path = slow_h100(tmp_path)
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"graphs: ['{GRAPH}']\nalgorithms: [bfs]\ndevices: [h100, '{path}']\n"
+                     "spaces: [vwarp]\ntrials: 2\nsources: 1\n")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r"),
+                 "-q"]) == 0
+    devices = {r["device"] for r in read_trials(tmp_path / "r").to_pylist()}
+    assert devices == {"h100", "h100-slow"}
+
+
+def test_the_committed_calibrated_file_tunes(tmp_path):
+    run = api.tune(GRAPH, "bfs", device=str(CALIBRATED), trials=2, sources=1,
+                   results=str(tmp_path / "r"))
+    assert run.studies[0].spec.device == get_device(str(CALIBRATED)).name
+
+
+@pytest.mark.parametrize(("device", "message"), [
+    ("h1000", "unknown device 'h1000'"),
+    ("missing.toml", "device file 'missing.toml' not found"),
+])
+def test_bad_devices_are_refused_before_anything_runs(tmp_path, device, message):
+    with pytest.raises(ConfigError, match=message):
+        api.tune(GRAPH, "bfs", device=device, trials=2, results=str(tmp_path / "r"))
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_bad_device_file_names_its_field(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('base = "h100"\nsms = 1.5\n')
+    with pytest.raises(ConfigError, match="sms"):
+        api.tune(GRAPH, "bfs", device=str(path), trials=2, results=str(tmp_path / "r"))
+
+
+def test_the_device_travels_as_fields_not_as_a_path(tmp_path):
+    """The driver reads the file; what the workers get is the Device (a cluster's workers need
+    not hold the file)."""
+    from tuner.plan import check_spec
+    from tuner.study import StudySpec
+
+    path = slow_h100(tmp_path)
+    spec = check_spec(StudySpec(graph=GRAPH, algorithm="bfs", device=str(path),
+                                space="vwarp"))
+    assert spec.device == "h100-slow"
+    assert spec.device_model == dataclasses.replace(
+        get_device("h100"), name="h100-slow",
+        launch_overhead_us=get_device("h100").launch_overhead_us * 4.0)
