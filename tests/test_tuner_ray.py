@@ -142,3 +142,30 @@ def test_a_shared_object_that_cannot_be_fetched_is_computed_again(monkeypatch):
     with pytest.raises(ray.exceptions.GetTimeoutError):  # no rebuild: Ray's own wait
         ray.get(ref, timeout=0.5)
     ray.cancel(ref, force=True)
+
+
+def test_rays_token_notice_is_left_out_but_not_its_warning():
+    """Starting a local cluster, Ray says token authentication is on: not the tool's output
+    (-q, --json). That it is off is a security warning, and stays."""
+    import logging
+
+    from tuner.executor import _quiet_token_notice
+
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    handler = Keep(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        with _quiet_token_notice():
+            logger.warning("Token authentication is enabled for this Ray cluster. Set ...")
+            logger.warning("Token authentication is disabled for this Ray cluster. Anyone ...")
+        logger.warning("Token authentication is enabled for this Ray cluster. Set ...")
+    finally:
+        logger.removeHandler(handler)
+    assert [m[:29] for m in seen] == ["Token authentication is disab",
+                                      "Token authentication is enabl"]

@@ -14,6 +14,8 @@ import socket
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,6 +171,23 @@ def run_call(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*(_resolve(a) for a in args))
 
 
+@contextmanager
+def _quiet_token_notice() -> Iterator[None]:
+    """Ray's notice that token authentication is on (as it should be) is left out of the
+    tool's output, which `-q` and `--json` keep to the results; its warning that it is off is
+    not."""
+    logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+
+    def not_the_notice(record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Token authentication is enabled")
+
+    logger.addFilter(not_the_notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(not_the_notice)
+
+
 class RayExecutor(Executor):
     """Runs calls as Ray tasks, one CPU each, on a local or existing Ray cluster."""
 
@@ -196,7 +215,8 @@ class RayExecutor(Executor):
             if address is not None:
                 probe_address(address)
             try:
-                ray.init(address=target, **kwargs)
+                with _quiet_token_notice():
+                    ray.init(address=target, **kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 where = address or "a new local cluster"
                 raise ConfigError(f"no Ray cluster at --address {where!r}: "
