@@ -512,3 +512,18 @@ def test_calibrate_names_a_graph_the_measured_file_lacks(capsys):
     assert main(["calibrate", str(results), "--graphs", "USA-road-NY,rmat16"]) == 2
     err = capsys.readouterr().err.strip()
     assert "no graph named rmat16" in err and "rmat16-ef16" in err and "\n" not in err
+
+
+def test_calibrate_refuses_a_kernel_time_above_the_total(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    results = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
+    table = pq.read_table(results).slice(0, 30)
+    rows = table.to_pylist()
+    rows[3]["kernel_us"] = rows[3]["time_us"] * 2
+    bad = tmp_path / "m.parquet"
+    pq.write_table(table.from_pylist(rows, schema=table.schema), bad)
+    assert main(["calibrate", str(bad), "--out", str(tmp_path / "d.toml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "kernel_us" in err and "exceeds time_us" in err and "\n" not in err
+    assert not (tmp_path / "d.toml").exists()

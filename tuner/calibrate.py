@@ -190,6 +190,14 @@ def load_measured(
         if r["correct"] and r["time_us"] is not None and math.isfinite(r["time_us"])
         and r["time_us"] > 0
     ]
+    for r in correct:  # what the fit reads beside the total: it must be a part of it
+        where = f"measured results {path}: {r['graph']} {r['algorithm']} {r['config']!r}"
+        kernel, launches = r.get("kernel_us"), r.get("launches")
+        if kernel is not None and not (math.isfinite(kernel) and kernel <= r["time_us"]):
+            raise ConfigError(f"{where}: kernel_us {kernel} exceeds time_us ({r['time_us']}), "
+                              "of which it is a part")
+        if launches is not None and launches < 1:
+            raise ConfigError(f"{where}: launches {launches} (a run launches at least once)")
     if not correct:
         raise ConfigError(
             f"measured results {path}: no correct rows with a positive time_us"
