@@ -227,3 +227,20 @@ def test_python_api_result_is_json(tmp_path):
     swept = api.sweep(sweep, results=tmp_path / "res2")
     assert [s.spec.algorithm for s in swept.studies] == ["bfs", "cc"]
     assert all(s.done == 3 for s in swept.studies)
+
+
+def test_tied_configurations_name_one_winner_in_tune_and_best(tmp_path):
+    """On a road grid several configurations tie for the best time: the tune's table and
+    `best` name the same one (references first, then trial number, then label)."""
+    from tuner import answers
+    from tuner.query import connect
+
+    results = str(tmp_path / "r")
+    run = api.tune("road:rows=64,seed=1", "bfs", space="vwarp", trials=40, sources=1,
+                   results=results, sampler="random")
+    ranked = run.studies[0].best
+    assert ranked[0].values == ranked[1].values  # a tie, or the test proves nothing
+    (won,) = answers.best(connect(results)).studies
+    top = ranked[0]
+    assert (won.role, won.trial, won.label) == (top.role, top.trial, top.label)
+    assert won.value == top.values[0]

@@ -855,6 +855,7 @@ def _summaries(src: _Source, objective: Objective | None, canonical: bool = True
     if objective is not None:
         sign = "-" if objective.maximize else ""
         m = src.metric(0)
+        # ties broken as the tune's own table breaks them (StudyRun.ranked)
         extra = (f", arg_min({src.row_struct()}, ({sign}{m}, t.role, t.trial, t.label)) AS win"
                  f", avg({m}) FILTER (WHERE t.role = 'reference' AND t.label = ?) AS thread")
         params.append(THREAD_LABEL)

@@ -740,13 +740,18 @@ class StudyRun:
         configuration; for several objectives, the Pareto front)."""
         complete = [r for r in self.records.values() if r.state == "complete"]
         complete += [r for r in self.references.values() if r.state == "complete"]
+        if len(self.spec.objective.metrics) == 1:
+            # ties as `warpsweep best` breaks them (tuner.answers._summaries): references
+            # first, then by trial number, then by label
+            complete.sort(key=lambda r: (self.spec.objective.sort_key(r.values), r.role,
+                                         -1 if r.trial is None else r.trial, r.label or ""))
         distinct: dict[Any, TrialRecord] = {}
         for r in complete:
             distinct.setdefault(self._dedupe_key(r.params), r)
         configs = list(distinct.values())
         if len(self.spec.objective.metrics) > 1:
             return pareto_front(configs, self.spec.objective)
-        return sorted(configs, key=lambda r: self.spec.objective.sort_key(r.values))
+        return configs
 
     def summary(self, top: int = 5) -> StudySummary:
         """Best configurations, the references and the counts."""
