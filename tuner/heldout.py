@@ -244,7 +244,7 @@ def nested_logo(data: Data, candidates: Sequence[Choice], *, inner_folds: int = 
     graphs = sorted({m.graph for m in data.measured})
     if len(graphs) < 3:
         raise ConfigError(f"nested leave-one-graph-out needs 3 graphs or more, got {graphs}")
-    outer = [g for g in graphs]
+    outer = list(graphs)
     inner = {g: _inner_tasks(data, candidates, [h for h in graphs if h != g], inner_folds,
                              inner_starts, seed) for g in outer}
     final_tasks = _inner_tasks(data, candidates, graphs, inner_folds, inner_starts, seed)
