@@ -71,7 +71,9 @@ def differences(old, new, rtol: float = 1e-9) -> list[str]:
     old_trace, new_trace = old.trace or {}, new.trace or {}
     for name in sorted(set(old_trace) | set(new_trace)):
         a, b = old_trace.get(name), new_trace.get(name)
-        if a is None or b is None:
+        if a is None:  # an array the base did not trace: added, no figure changed
+            continue
+        if b is None:
             out.append(f"trace[{name}]")
             continue
         a, b = np.asarray(a), np.asarray(b)

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from simulator.costs import BOUND_NAMES
+from simulator.costs import LaunchCost
 from simulator.costs import total_cost
 from simulator.device import Device
 from simulator.device import get_device
@@ -83,6 +85,11 @@ def simulate(
             "form": np.array([it.form for it in iterations]),
             "w": np.array([it.w for it in iterations]),
             "worklist": np.array([c.worklist_items for c in costs]),
+            "duplicates": np.array([c.duplicates for c in costs]),
+            "pushed": np.array([0 if c.pushed is None else c.pushed.size for c in costs]),
+            "atomics": np.array([c.atomics for c in costs]),
+            "host_us": np.array([device.us(c.host_cycles) for c in costs]),
+            "bound": np.array([limiting_bound(c) for c in costs]),
         }
     output = functional.output
     if strategy.driven == "data" and functional.worklist_run is not None:
@@ -115,6 +122,20 @@ def simulate(
         host_cycles=total.host_cycles,
         extra_cycles=total.extra_cycles,
     )
+
+
+def limiting_bound(cost: LaunchCost) -> str:
+    """What most of an iteration's cycles wait on: the host's round trips, or the bound
+    (``costs.BOUND_NAMES``) that limits its launches for the most cycles in all."""
+    rows = cost.bounds
+    by_bound = np.zeros(len(BOUND_NAMES))
+    if rows.size:
+        limiting = rows[:, :5].argmax(axis=1)
+        np.add.at(by_bound, limiting, rows[np.arange(rows.shape[0]), limiting])
+        by_bound[5] = rows[:, 5].sum()
+    if cost.host_cycles >= by_bound.max():
+        return "host"
+    return BOUND_NAMES[int(by_bound.argmax())]
 
 
 def _ratio(num: float, den: float) -> float:

@@ -131,11 +131,38 @@ def test_trace_has_one_entry_per_iteration():
     g = random_graph(200, 600, 8)
     r = simulate(g, "bfs", {"mapping": "vwarp", "w": 8}, trace=True)
     assert set(r.trace) == {
-        "frontier", "edges", "time_us", "simd_efficiency", "form", "w", "worklist"
+        "frontier", "edges", "time_us", "simd_efficiency", "form", "w", "worklist",
+        "duplicates", "pushed", "atomics", "host_us", "bound",
     }
     assert all(a.size == r.iterations for a in r.trace.values())
     assert r.trace["edges"].sum() == r.edges_touched
     assert r.trace["time_us"].sum() == pytest.approx(r.time_us)
+    assert r.trace["atomics"].sum() == r.atomics
+
+
+@pytest.mark.parametrize("config", ["driven=data", "mapping=vwarp,w=32,driven=data",
+                                    "driven=temporal,switch_to_topology=0.05"])
+def test_sssp_trace_explains_a_worklist_run(config):
+    """An SSSP worklist run's trace: each launch's pushes are the next launch's worklist,
+    its duplicates the entries beyond its distinct vertices, its host time the device's
+    round trip, its bound one of the named bounds; the totals are the run's."""
+    from simulator.costs import BOUND_NAMES
+    from simulator.device import get_device
+
+    g = random_graph(400, 3000, 3, weights=True)
+    r = simulate(g, "sssp", config, trace=True)
+    t = r.trace
+    data = np.flatnonzero(t["form"] == "data")
+    assert data.size
+    for i in data[:-1]:
+        if i + 1 < r.iterations and t["form"][i + 1] == "data":
+            assert t["pushed"][i] == t["worklist"][i + 1]
+    assert (t["pushed"][t["form"] == "topology"] == 0).all()
+    assert t["duplicates"].sum() == r.duplicates and (t["duplicates"] <= t["worklist"]).all()
+    assert t["worklist"].sum() == r.worklist_items
+    round_trip = get_device("h100").host_roundtrip_us
+    assert t["host_us"] == pytest.approx(np.full(r.iterations, round_trip))
+    assert set(t["bound"].tolist()) <= {*BOUND_NAMES, "host"}
 
 
 def test_positions_in_runs_match_a_membership_scan():

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from simulator import load_graph
@@ -50,6 +51,13 @@ def test_a_moved_metric_or_trace_array_is_named(result):
         "trace[time_us]"]
     within = dataclasses.replace(result, time_us=result.time_us * (1 + 1e-12))
     assert differences(result, within) == []
+
+
+def test_a_trace_array_added_is_no_change_and_one_lost_is(result):
+    added = {**result.trace, "since_the_base": np.zeros(result.iterations)}
+    assert differences(result, dataclasses.replace(result, trace=added)) == []
+    lost = {k: v for k, v in result.trace.items() if k != "time_us"}
+    assert differences(result, dataclasses.replace(result, trace=lost)) == ["trace[time_us]"]
 
 
 def test_refusals_compare_by_kind_and_message(result):

@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                "--set w=8\n"
                "  warpsweep simulate --graph road:rows=256,weights=random --algo sssp "
                "--device c2050 --config driven=data,push=chunked --json\n"
-               "  warpsweep simulate --graph rmat:scale=12 --algo bfs --trace",
+               "  warpsweep simulate --graph rmat:scale=12 --algo bfs --trace\n"
+               "  warpsweep simulate --graph rmat:scale=12,weights=random --algo sssp "
+               "--config mapping=vwarp,w=32,driven=data --trace",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--graph", required=True, metavar="SPEC", help="graph spec, e.g. rmat:scale=14")
@@ -75,12 +77,34 @@ def _run(args: argparse.Namespace) -> int:
     for name, value in result.to_dict().items():
         print(f"  {name:26s} {_fmt(value)}")
     if args.trace:
-        print("  iter   frontier        edges     time_us  simd_eff")
-        t = result.trace
-        for i in range(result.iterations):
-            print(f"  {i:4d} {t['frontier'][i]:10.0f} {t['edges'][i]:12.0f} "
-                  f"{t['time_us'][i]:11.2f} {t['simd_efficiency'][i]:9.3f}")
+        print_trace(result.trace)
     return 0
+
+
+def print_trace(trace: dict) -> None:
+    """One line per iteration: the form that ran it, its work, its pushes and duplicates,
+    its time and what bounds it; then the time by form and by bound, which is why one
+    strategy beats another on a graph."""
+    print("  iter form      W   frontier   worklist  duplicates     pushed        edges"
+          "     atomics     time_us   host_us  simd_eff  bound")
+    t = trace
+    for i in range(len(t["time_us"])):
+        print(f"  {i:4d} {t['form'][i]:8s} {t['w'][i]:3d} {t['frontier'][i]:10.0f} "
+              f"{t['worklist'][i]:10.0f} {t['duplicates'][i]:11.0f} {t['pushed'][i]:10.0f} "
+              f"{t['edges'][i]:12.0f} {t['atomics'][i]:11.0f} {t['time_us'][i]:11.2f} "
+              f"{t['host_us'][i]:9.2f} {t['simd_efficiency'][i]:9.3f}  {t['bound'][i]}")
+    total = float(t["time_us"].sum()) or 1.0
+    for key in ("form", "bound"):
+        shares = ", ".join(
+            f"{name} {t['time_us'][t[key] == name].sum() / total:.0%}"
+            f" ({int((t[key] == name).sum())} it.)"
+            for name in sorted(set(t[key].tolist()),
+                               key=lambda v: -t["time_us"][t[key] == v].sum()))
+        print(f"  time by {key}: {shares}")
+    dup = float(t["duplicates"].sum())
+    items = float(t["worklist"].sum())
+    if items:
+        print(f"  worklist entries {items:,.0f}, duplicates {dup:,.0f} ({dup / items:.0%})")
 
 
 def _fmt(value: float) -> str:
