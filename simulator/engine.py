@@ -266,8 +266,10 @@ class Launch:
         pushed, ``targets`` (each storing lane pushes its neighbour), ``partitions`` (the
         first store into each partition pushes its representative, after an atomic on the
         partition's flag) or ``self`` (the vertices in ``self_pushes`` push themselves).
-    count_activations: the launch counts the vertices it activates (a warp-aggregated
-        atomic per warp that stores), so the host can decide a hybrid's next form.
+    count_activations: the launch counts the vertices it activates, each once (a storing
+        lane claims its target's flag with an exchange and waits for the old flag; a
+        warp-aggregated atomic per warp that stores adds the claims), so the host can decide
+        a hybrid's next form.
     grid_stride: launch the resident warps only, each striding over the units (fixed grid).
     write_values: each write's value where writers lower their target with atomicMin and
         push it only when they lowered it (see ``IterationWork``); None: plain stores.
@@ -442,7 +444,7 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     push_unit = unit_of_step[lane_group]
     work = push_work(push_unit, lane_group, thread, flag_unit, layout.units, warp_batches)
     items = neighbours[lanes].astype(np.int64)
-    if launch.pushes == "targets" and launch.push in ("atomic", "chunked"):
+    if launch.pushes == "targets" and launch.push in ("atomic", "chunked", "block"):
         items = items[arrival_order(push_unit, lane_group, launch.push, resident,
                                     np.cumsum(steps_per_unit) - steps_per_unit)]
     return work, items
@@ -907,7 +909,7 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources, cache=None
     warp_batches = strategy.mapping != "thread"
     pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
                       steps, units * per_unit)
-    if launch.push in ("atomic", "chunked"):
+    if launch.push in ("atomic", "chunked", "block"):
         pushed = won[arrival_order(pushers.unit, pushers.step, launch.push,
                                    resident_warps(strategy, device), position_base[::c],
                                    lane[won], units=units, lanes=edges)]
@@ -1348,10 +1350,16 @@ def _launch_costs(
             if launch.push is not None:  # the push decision waits for atomicMin's old value
                 round_trips += waits * store_steps
         if launch.count_activations:
-            storing = (np.bincount(store_unit, minlength=units) > 0).astype(np.int64)
+            # a vertex is counted once: the lane that stored to it (under atomicMin, once
+            # its old value says it lowered it) claims its flag with an exchange and waits
+            # for the old flag, then the warp adds its claims with one aggregated atomic
+            lanes_storing = np.bincount(store_unit, minlength=units)
+            storing = (lanes_storing > 0).astype(np.int64)
             sisd += costs.scan * storing
             queue_atomics += per_launch(storing)
-            atomics += per_launch(storing)
+            atomics += per_launch(storing + lanes_storing)
+            if launch.push is None:
+                round_trips += (2 if atomic_updates else 1) * waits * store_steps
     if launch.push is not None:
         if pushes is None and len(launches) == 1:  # one launch, costed as it pushes
             pushes = [_launch_pushed(indptr, indices, launch, view, expansion, store_lanes,
@@ -1371,7 +1379,7 @@ def _launch_costs(
             pushed = np.split(items, np.cumsum(per_launch(work.items))[:-1])
             deferred_targets = [0] * segments.size
         extra = push_cost(work, launch.push, device, costs, block_size=strategy.block_size,
-                          words_per_sector=words, hit_rate=hit_rate)
+                          words_per_sector=words, hit_rate=hit_rate, launch_starts=segments)
         sisd += extra.instructions
         sectors += extra.sectors + work.flag_atomics
         round_trips += extra.round_trips

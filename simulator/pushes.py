@@ -32,7 +32,7 @@ def arrival_order(unit: np.ndarray, step: np.ndarray, push: str, resident: int,
         return np.zeros(0, dtype=np.int64)
     last_unit = units - 1 if units is not None else int(unit.max())
     wave = unit // resident if last_unit >= resident else None
-    in_unit = step - unit_first_step[unit] if push == "atomic" else None
+    in_unit = step - unit_first_step[unit] if push in ("atomic", "block") else None
     wave_bits = 0 if wave is None else (last_unit // resident).bit_length()
     in_bits = 0 if in_unit is None else int(in_unit.max()).bit_length()
     lane_bits = (0 if lane is None else (lanes - 1).bit_length() if lanes is not None

@@ -12,7 +12,7 @@ MAPPINGS = ("thread", "vwarp", "wer", "wer+", "adaptive")
 DISTRIBUTIONS = ("static", "dynamic")
 VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
 DRIVEN = ("topology", "data", "temporal", "spatial")
-PUSHES = ("atomic", "chunked", "prefix")
+PUSHES = ("atomic", "chunked", "prefix", "block")
 ADAPTIVE_STATS = ("mean", "median", "p90")
 # Integer knobs are 32-bit on the GPU (and in the simulator's slot arrays).
 INT_MAX = 2**31 - 1
@@ -57,7 +57,8 @@ class Strategy:
     block_size: threads per block, a multiple of 32.
     driven: ``topology`` checks every vertex each iteration; ``data`` expands a worklist
         built by the previous launch (``push``: ``atomic`` per item, ``chunked`` one atomic
-        per thread or warp batch, ``prefix`` an atomic-free prefix sum), duplicates included;
+        per thread or warp batch, ``prefix`` an atomic-free prefix sum, ``block`` one atomic
+        per block a round of its warps in step), duplicates included;
         ``temporal`` switches to topology when the worklist exceeds ``switch_to_topology``
         x N and back below ``switch_to_data`` x N; ``spatial`` pushes a representative per
         ``partition`` consecutive vertices, all of which are visited.

@@ -88,6 +88,7 @@ def push_cost(
     block_size: int,
     words_per_sector: int,
     hit_rate: float = 0.0,
+    launch_starts: np.ndarray | None = None,
 ) -> PushCost:
     """The instructions, sectors, dependent round trips and tail atomics of a push mode.
 
@@ -100,6 +101,12 @@ def push_cost(
     prefix: every warp takes part in a block-wide prefix sum of the counts (scan, barriers);
         a scan launch over the block totals gives the block offsets
         (``prefix_scan_launch``); no atomics.
+    block: the block pushes in rounds, its warps in step together: per round a block-wide
+        prefix sum of the lanes' pushes (scan, barriers), one atomicAdd on the tail by one
+        thread, a barrier to hand out its base, the stores; every warp of a block takes part
+        in as many rounds as the block's unit with the most pushing steps, and waits for
+        the round's atomic. A block is ``block_size / warp_size`` consecutive units of a
+        launch (``launch_starts``: the first unit of each launch, where several are joined).
     """
     items, steps = work.items, work.steps
     stores = -(-items // words_per_sector)  # items of a unit land in consecutive words
@@ -124,8 +131,20 @@ def push_cost(
         round_trips = 2
         tail_atomics = 0
         requests = steps + 2
+    elif mode == "block":
+        warps_per_block = max(1, block_size // device.warp_size)
+        rounds, first_units, block_rounds = block_push_rounds(steps, warps_per_block,
+                                                              launch_starts)
+        round_cost = costs.scan + 3 * costs.barrier + int(np.log2(warps_per_block))
+        instructions = costs.push_store * steps + round_cost * rounds
+        tail_atomics = np.zeros(items.size, dtype=np.int64)
+        tail_atomics[first_units] = block_rounds  # one thread's atomic a round
+        sectors = stores + tail_atomics
+        round_trips = device.atomic_round_trips * rounds
+        requests = steps + tail_atomics
     else:
         raise ValueError(f"unknown push mode {mode!r}")
+
     def per_unit(values, dtype):
         return np.broadcast_to(np.asarray(values, dtype=dtype), items.shape).copy()
 
@@ -136,6 +155,28 @@ def push_cost(
         per_unit(tail_atomics, np.int64),
         per_unit(requests, np.int64),
     )
+
+
+def block_push_rounds(steps: np.ndarray, warps_per_block: int,
+                      launch_starts: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A block push's rounds: per unit, its block's most pushing steps of any unit; the first
+    unit of each block; each block's rounds. Blocks are runs of ``warps_per_block`` units
+    from each launch's first unit (``launch_starts``, ascending; None: one launch)."""
+    units = steps.size
+    if units == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    starts = np.zeros(units, dtype=bool)
+    starts[0] = True
+    if launch_starts is not None:
+        starts[np.asarray(launch_starts)[np.asarray(launch_starts) < units]] = True
+    index = np.arange(units)
+    local = index - np.maximum.accumulate(np.where(starts, index, 0))
+    first_units = np.flatnonzero(starts | (local % warps_per_block == 0))
+    block_rounds = np.maximum.reduceat(np.asarray(steps, dtype=np.int64), first_units)
+    rounds = np.repeat(block_rounds, np.diff(np.append(first_units, units)))
+    return rounds, first_units, block_rounds
 
 
 def prefix_scan_launch(units: int, device: Device, costs: InstructionCosts, *,

@@ -215,6 +215,24 @@ def test_sssp_sweep_lowers_with_atomic_min():
     assert hub.requests == bfs.requests + 40 + 40 + 1
 
 
+def test_sssp_counting_sweep_waits_for_its_claims():
+    # A temporal hybrid's sweep counts the vertices it activates, each once: a lane that
+    # lowered its target (atomicMin's old value, waited for: 1 round trip on SERIAL) claims
+    # the target's flag with an exchange (its old flag waited for: 1 more); the warp adds its
+    # claims with one aggregated atomic after a warp scan (5 instructions). On the star, the
+    # hub's sweep (the worklist [0] is over 0.01 x 64 entries, so it runs as a sweep):
+    # warp 0 as the plain sweep (206 instructions, 82 round trips) + the scan 5 + 2 waits in
+    # each of its 40 storing steps: 211 + 100 * (82 + 80) = 16411; warp 1 checks: 102.
+    # Atomics: 40 atomicMin, 40 exchanges, 1 count.
+    star = star_graph(weights=np.ones(40))
+    run = functional_run(star, "sssp", source=0)
+    strategy = Strategy(driven="temporal", switch_to_topology=0.01, block_size=32)
+    first = iteration_costs(run, strategy, SERIAL)[0]
+    assert first.form == "topology"
+    assert first.cost.cycles == 16411 + 102
+    assert first.cost.atomics == 40 + 40 + 1
+
+
 def test_idle_outlier_kernel_follows_every_level(bfs_run):
     # With deferral the host launches the outlier kernel after every level (it does not read
     # the queue length): the leaves' level defers nothing, and its outlier kernel reads the

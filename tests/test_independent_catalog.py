@@ -44,7 +44,7 @@ def test_configs_follow_the_mapping_rules():
         "mapping=vwarp,w=32,driven=data,push=atomic")
     assert by_id["wl-w1-recheck-flag-thread"].config == "mapping=thread,driven=data,push=atomic"
     assert by_id["wl-w8-atomicmin-flag-block"].config == (
-        "mapping=vwarp,w=8,driven=data,push=prefix")
+        "mapping=vwarp,w=8,driven=data,push=block")
     assert by_id["temporal-w32-edges-0.05"].config == (
         "mapping=vwarp,w=32,driven=temporal,push=atomic,switch_to_topology=0.05")
 

@@ -27,8 +27,9 @@ BLOCK_SIZE = 256
 
 # The simulator's atomic push is warp-aggregated as compilers emit a same-address atomicAdd
 # (bench/gpu's plain and warp-aggregated pushes measure within 10% of each other), so a
-# lane's own and a warp's explicit aggregation are one configuration; a block's is prefix.
-_SIM_PUSH = {"thread": "atomic", "warp": "atomic", "block": "prefix"}
+# lane's own and a warp's explicit aggregation are one configuration; a block's is push=block
+# (added after the first measurement showed the scan launch of push=prefix is not what it does).
+_SIM_PUSH = {"thread": "atomic", "warp": "atomic", "block": "block"}
 _RELAX_ID = {"atomicmin": "atomicmin", "store_recheck": "recheck"}
 _DEDUP_ID = {"none": "nodedup", "flag": "flag"}
 _RELAX_CODE = {"atomicmin": 0, "store_recheck": 1}
