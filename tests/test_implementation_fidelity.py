@@ -1,0 +1,56 @@
+"""bench/implementation_fidelity.py's inputs: the independent kernels' committed measurements
+and how they are grouped into implementation sets."""
+
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from simulator import Strategy
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import implementation_fidelity as fidelity  # noqa: E402
+
+RESULTS = ROOT / "bench" / "gpu" / "results"
+
+
+@pytest.mark.parametrize("name, device", [("h100_independent.parquet", "h100"),
+                                          ("h200_independent.parquet", "h200")])
+def test_committed_measurements_are_whole_and_correct(name, device):
+    rows = pq.read_table(RESULTS / name).to_pylist()
+    ids = {i.impl for i in fidelity.catalog.implementations()}
+    assert {r["device"] for r in rows} == {device}
+    assert all(r["correct"] and r["time_us"] > 0 for r in rows)
+    graphs = {r["graph"] for r in rows}
+    assert len(graphs) == 17
+    assert {(r["graph"], r["impl"]) for r in rows} == {(g, i) for g in graphs for i in ids}
+
+
+def test_rows_take_the_catalog_mapping_or_the_measured_one():
+    now, raw = fidelity.independent_rows(fidelity.INDEPENDENT)
+    blind, _ = fidelity.independent_rows(fidelity.INDEPENDENT, "measured")
+    by_id = {i.impl: i for i in fidelity.catalog.implementations()}
+    for m, b in zip(now, blind, strict=True):
+        Strategy.parse(m.config)
+        assert m.config == by_id[m.variant].config
+        if by_id[m.variant].push == "block" and by_id[m.variant].driven == "data":
+            assert "push=block" in m.config and "push=prefix" in b.config
+        else:
+            assert m.config == b.config
+
+
+def test_implementation_sets_hold_one_style_at_every_width_with_the_sweeps():
+    _, raw = fidelity.independent_rows(fidelity.INDEPENDENT)
+    sets = fidelity.implementation_sets(raw)
+    assert len(sets) == 2 * 2 * 3  # relax x dedup x push
+    sweeps = {"topo-w1", "topo-w8", "topo-w32"}
+    for name, ids in sets.items():
+        relax, dedup, push = name.split("/")
+        data = {i for i in ids if i.startswith("wl-")}
+        assert len(data) == 3 and sweeps <= ids
+        assert all(i.endswith(push) and (dedup == "none") == ("nodedup" in i) for i in data)
+        hybrids = {i for i in ids if i.startswith("temporal-")}
+        assert len(hybrids) == (8 if name == "atomicmin/none/warp" else 0)
