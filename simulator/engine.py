@@ -1387,6 +1387,16 @@ def _launch_costs(
         queue_atomics += tail_atomics
         atomics += tail_atomics + per_launch(work.flag_atomics)
         requests += per_launch(extra.requests)
+        if strategy.dedup and launch.lookup == "worklist":
+            # the in-queue flags: each entry clears its own (an exchange, then a fence before
+            # it reads its value: a round trip a position); each would-be push claims its
+            # target's (a fence, then an exchange whose old flag it waits for), one word a
+            # claim and a clear; the tail's pushes are counted for every claim
+            sisd += 2 * active_positions + 3 * work.steps
+            round_trips += active_positions + (1 + waits) * work.steps
+            sectors += active_tasks + work.items
+            atomics += per_launch(active_tasks + work.items)
+            requests += per_launch(active_positions + work.steps)
 
     unit_work = UnitWork(sisd, simd, sectors.astype(np.float64), round_trips,
                           cluster_passes=cluster_passes, simd_steps=simd_steps)

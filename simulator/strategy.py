@@ -29,6 +29,7 @@ _MAPPING_KNOBS = {
 }
 _DRIVEN_KNOBS = {
     "push": (("data", "temporal", "spatial"), "atomic"),
+    "dedup": (("data", "temporal"), False),
     "variable_grid": (("data", "temporal", "spatial"), True),
     "switch_to_topology": (("temporal",), 0.1),
     "switch_to_data": (("temporal",), None),
@@ -62,6 +63,10 @@ class Strategy:
         ``temporal`` switches to topology when the worklist exceeds ``switch_to_topology``
         x N and back below ``switch_to_data`` x N; ``spatial`` pushes a representative per
         ``partition`` consecutive vertices, all of which are visited.
+    dedup: (worklist forms) an in-queue flag per vertex keeps duplicates off the worklist:
+        a pushing lane claims its target's flag with an exchange (waited for, after a fence)
+        and pushes only if it was clear; an entry clears its own flag (an exchange and a
+        fence) before it reads its value.
     variable_grid: (worklist forms) size the grid to the worklist instead of launching the
         resident warps, which then stride over it.
     unroll: (topology) levels per launch, separated by grid barriers instead of relaunches.
@@ -82,6 +87,7 @@ class Strategy:
     donate_threshold: int | None = None
     driven: str = "topology"
     push: str | None = None
+    dedup: bool | None = None
     variable_grid: bool | None = None
     switch_to_topology: float | None = None
     switch_to_data: float | None = None
@@ -123,10 +129,10 @@ class Strategy:
                 f"but got block_size={self.block_size!r}"
             )
         _check_choice("push", self.push, PUSHES)
-        if self.variable_grid is not None and not isinstance(self.variable_grid, bool):
-            raise ConfigError(
-                f"`variable_grid` must be true or false, but got {self.variable_grid!r}"
-            )
+        for knob in ("variable_grid", "dedup"):
+            value = getattr(self, knob)
+            if value is not None and not isinstance(value, bool):
+                raise ConfigError(f"`{knob}` must be true or false, but got {value!r}")
         if self.driven == "temporal":
             if self.switch_to_data is None:
                 object.__setattr__(self, "switch_to_data", self.switch_to_topology)
@@ -172,7 +178,7 @@ class Strategy:
     KNOBS = (
         "mapping", "w", "chunk", "distribution", "defer_threshold", "block_size",
         "adaptive_min_w", "adaptive_max_w", "adaptive_stat", "donate_threshold",
-        "driven", "push", "variable_grid", "switch_to_topology", "switch_to_data",
+        "driven", "push", "dedup", "variable_grid", "switch_to_topology", "switch_to_data",
         "partition", "unroll",
     )
 

@@ -388,6 +388,29 @@ def test_temporal_run(relay, relay_bfs):
     assert r.duplicates == 1
 
 
+def test_deduplicated_worklist_relay(relay, relay_bfs):
+    # dedup=true on the relay (SERIAL: a wait is 1 round trip). Each entry clears its flag
+    # (2 instructions, a fence's round trip a position; thread mapping: one position a
+    # launch); each pushing step's lanes claim their targets (3 instructions, a fence and
+    # the exchange's wait: 2 round trips). Only the first push of a target lands, so
+    # iteration 2 expands [3] and iteration 4 [24, 25], in the same lockstep steps as their
+    # duplicated worklists did:
+    #   0: 823 + I 2 + 3*2, RT 1 + 2*2 -> 31 + 100*13 = 1331
+    #   1: 718 + I 2 + 3, RT 1 + 2 -> 23 + 1000 = 1023 (pushes 3, 3: one lands)
+    #   2: 6793 + I 2 + 3*20, RT 1 + 2*20 -> 255 + 10700 = 10955
+    #   3: 718 -> 1023 as in 1 (pushes 24, 24, 25: two land)
+    #   4: 922 + I 5, RT 3 -> 27 + 1200 = 1227
+    #   5: 409 + I 2, RT 1 -> 11 + 500 = 511
+    r = simulate(relay, "bfs", Strategy(driven="data", dedup=True, block_size=32), SERIAL,
+                 source=0, functional=relay_bfs, trace=True)
+    assert r.trace["time_us"].tolist() == [1.331, 1.023, 10.955, 1.023, 1.227, 0.511]
+    assert r.trace["worklist"].tolist() == [1, 2, 1, 20, 2, 1]
+    assert r.duplicates == 0
+    # tail atomics one a pushing step (25, as without dedup), an exchange a claim (2 + 2 + 20
+    # + 3 + 1) and a clear an entry (27)
+    assert r.atomics == 25 + 28 + 27
+
+
 def test_data_driven_relay(relay, relay_bfs):
     # Without the switch, iteration 3 expands the worklist [4..23] (2 steps, step 1 pushes
     # 24, 24, 25: I = 18, 7 round trips -> 718) and iteration 4 the worklist [24, 24, 25]

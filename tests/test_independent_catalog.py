@@ -42,8 +42,11 @@ def test_configs_follow_the_mapping_rules():
     assert by_id["topo-w8"].config == "mapping=vwarp,w=8"
     assert by_id["wl-w32-atomicmin-nodedup-warp"].config == (
         "mapping=vwarp,w=32,driven=data,push=atomic")
-    assert by_id["wl-w1-recheck-flag-thread"].config == "mapping=thread,driven=data,push=atomic"
+    assert by_id["wl-w1-recheck-flag-thread"].config == (
+        "mapping=thread,driven=data,push=atomic,dedup=true")
     assert by_id["wl-w8-atomicmin-flag-block"].config == (
+        "mapping=vwarp,w=8,driven=data,push=block,dedup=true")
+    assert by_id["wl-w8-atomicmin-nodedup-block"].config == (
         "mapping=vwarp,w=8,driven=data,push=block")
     assert by_id["temporal-w32-edges-0.05"].config == (
         "mapping=vwarp,w=32,driven=temporal,push=atomic,switch_to_topology=0.05")

@@ -81,6 +81,7 @@ PARAM_TYPES: dict[str, pa.DataType] = {
     "block_size": pa.int64(),
     "driven": pa.string(),
     "push": pa.string(),
+    "dedup": pa.bool_(),
     "donate_threshold": pa.int64(),
     "variable_grid": pa.bool_(),
     "switch_to_topology": pa.float64(),

@@ -30,6 +30,8 @@ BLOCK_SIZE = 256
 # lane's own and a warp's explicit aggregation are one configuration; a block's is push=block
 # (added after the first measurement showed the scan launch of push=prefix is not what it does).
 _SIM_PUSH = {"thread": "atomic", "warp": "atomic", "block": "block"}
+# The in-queue flag is the simulator's dedup=true (added after the second measurement: it
+# had simulated the flag's kernels as the plain worklist).
 _RELAX_ID = {"atomicmin": "atomicmin", "store_recheck": "recheck"}
 _DEDUP_ID = {"none": "nodedup", "flag": "flag"}
 _RELAX_CODE = {"atomicmin": 0, "store_recheck": 1}
@@ -62,7 +64,8 @@ class Implementation:
             return mapping
         push = _SIM_PUSH[self.push]
         if self.driven == "data":
-            return f"{mapping},driven=data,push={push}"
+            dedup = ",dedup=true" if self.dedup == "flag" else ""
+            return f"{mapping},driven=data,push={push}{dedup}"
         return f"{mapping},driven=temporal,push={push},switch_to_topology={self.switch_fraction}"
 
     @property
