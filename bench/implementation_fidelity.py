@@ -36,9 +36,10 @@ judgement); that showed prefix's scan launch is not what the kernel does, and ``
 was added to the simulator (no constant fitted to these times); the default mapping uses it,
 so the block sets' figures are no longer blind. Likewise the hybrids came out at 0.6x their
 measured times, and a counting sweep's claims (an exchange per storing lane, waited for) were
-added: the hybrids' figures are no longer blind either. The blind figures: the simulator of
-f2367ba (before both) with ``--mapping measured``
-(``bench/gpu/results/implementation_fidelity_blind.txt``).
+added: the hybrids' figures are no longer blind either; nor are the in-queue flag's, whose
+kernels were simulated as the plain worklist at about 0.5x their time until ``dedup=true``
+was added. The blind figures: the simulator of f2367ba (before all three) with
+``--mapping measured`` (``bench/gpu/results/implementation_fidelity_blind.txt``).
 
 Run: python bench/implementation_fidelity.py [--mapping catalog|measured] [--jobs N]
 [--logo] [--cache DIR] [--out FILE]

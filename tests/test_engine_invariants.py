@@ -141,7 +141,8 @@ def test_trace_has_one_entry_per_iteration():
 
 
 @pytest.mark.parametrize("config", ["driven=data", "mapping=vwarp,w=32,driven=data",
-                                    "driven=temporal,switch_to_topology=0.05"])
+                                    "driven=temporal,switch_to_topology=0.05",
+                                    "mapping=vwarp,w=8,driven=data,push=block,dedup=true"])
 def test_sssp_trace_explains_a_worklist_run(config):
     """An SSSP worklist run's trace: each launch's pushes are the next launch's worklist,
     its duplicates the entries beyond its distinct vertices, its host time the device's
