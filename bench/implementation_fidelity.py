@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default=str(DEFAULT_CACHE))
     parser.add_argument("--out", type=Path, help="also write the report here")
     parser.add_argument("--logo", action="store_true",
-                        help="also LOIO+LOGO: a fit per (set, graph), 204 of them (some 25 s "
-                             "each: --jobs 16 on a 16-core machine)")
+                        help="also LOIO+LOGO: a fit per (set, graph), 204 of them, some 30 s "
+                             "each (33 min with --jobs 2 on 2 cores, 7.5 with --jobs 16)")
     args = parser.parse_args(argv)
     t0 = time.time()
     lines: list[str] = []
