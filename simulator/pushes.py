@@ -148,11 +148,18 @@ def lowering_stores(step: np.ndarray, target: np.ndarray, value: np.ndarray,
         by.append(lanes)
     order = lexicographic_order(by)
     new_target = run_starts(target[order])
+    starts = np.flatnonzero(new_target)
+    sizes = np.diff(starts, append=order.size)
+    if starts.size == order.size:  # every target stored to once: each lane lowers it
+        return np.sort(lanes)
+    # only the lanes of targets stored to more than once can fail to lower theirs
+    shared = np.flatnonzero(np.repeat(sizes > 1, sizes))
+    first = new_target[shared]
     # the values' ranks, offset so that each target's ranks lie below all earlier targets':
     # a running minimum then restarts at every target
-    rank = dense_ranks(value[order])
-    keyed = rank - np.cumsum(new_target, dtype=np.int64) * (rank.max() + 1)
+    rank = dense_ranks(value[order[shared]])
+    keyed = rank - np.cumsum(first, dtype=np.int64) * (rank.max() + 1)
     running = np.minimum.accumulate(keyed)
-    lowers = new_target.copy()
-    lowers[1:] |= keyed[1:] < running[:-1]
+    lowers = np.ones(order.size, dtype=bool)
+    lowers[shared[1:]] = first[1:] | (keyed[1:] < running[:-1])
     return np.sort(lanes[order[lowers]])
