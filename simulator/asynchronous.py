@@ -77,14 +77,17 @@ class AsynchronousLowering:
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
-               lanes_per_vertex: int | None = None) -> WaveStores:
+               lanes_per_vertex: int | None = None,
+               first_copies: np.ndarray | None = None) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
         of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
         ``slots``: each entry's task slot (ascending), where the launch's slots are more than
         its entries (a sweep's are every vertex, its entries the distinct active ones): a
         wave then holds ``entries_per_wave`` consecutive slots. ``lanes_per_vertex`` (a
         sweep's W, each vertex's edges W at a time in lockstep steps): a wave's lanes see the
-        stores of its earlier steps (``later_steps_see_earlier``)."""
+        stores of its earlier steps (``later_steps_see_earlier``). ``first_copies``: where
+        the caller has them, the index of each vertex's first entry in ``worklist``
+        (ascending), used where the launch is one wave."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         degree = self.indptr[worklist + 1] - self.indptr[worklist]
@@ -120,7 +123,9 @@ class AsynchronousLowering:
             else:
                 # a later copy of a vertex in the same wave reads what its first copy read
                 # and finds its targets lowered already: only first copies store
-                firsts = np.sort(first_of_each(wave))
+                whole = first == 0 and end == worklist.size and deferred is None
+                firsts = (first_copies if whole and first_copies is not None
+                          else np.sort(first_of_each(wave)))
                 sub_lanes, wave_writes, wave_values = self._relax(wave[firsts])
                 starts = np.cumsum(wave_degree) - wave_degree
                 sub_ends = np.cumsum(wave_degree[firsts])

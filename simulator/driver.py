@@ -36,6 +36,8 @@ from simulator.layout import sweep_layout
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
+from simulator.sorted_runs import run_starts
+from simulator.sorted_runs import stable_order
 from simulator.strategy import Strategy
 from simulator.timing import grid_barrier_cycles
 from simulator.timing import resident_warps
@@ -352,9 +354,12 @@ def _asynchronous_worklist(launcher: _Launcher, run: AsynchronousLowering,
                            worklist: np.ndarray):
     """One SSSP or CC worklist launch in waves of resident entries: its work, strategy and
     storing lanes."""
-    active = distinct(worklist)
+    order = stable_order(worklist)  # one sort gives the distinct vertices and first copies
+    starts = run_starts(worklist[order])
+    active = worklist[order[starts]]
     s = launcher.strategy_for(active)
-    stores = run.launch(worklist, wave_entries(s, launcher.device), s.defer_threshold)
+    stores = run.launch(worklist, wave_entries(s, launcher.device), s.defer_threshold,
+                        first_copies=np.sort(order[starts]))
     return IterationWork(active, stores.outlier_writes, stores.values), s, stores.lanes
 
 
