@@ -170,7 +170,8 @@ def block_push_rounds(steps: np.ndarray, warps_per_block: int,
     starts = np.zeros(units, dtype=bool)
     starts[0] = True
     if launch_starts is not None:
-        starts[np.asarray(launch_starts)[np.asarray(launch_starts) < units]] = True
+        launch_starts = np.asarray(launch_starts)
+        starts[launch_starts[launch_starts < units]] = True
     index = np.arange(units)
     local = index - np.maximum.accumulate(np.where(starts, index, 0))
     first_units = np.flatnonzero(starts | (local % warps_per_block == 0))
