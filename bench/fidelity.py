@@ -4,7 +4,7 @@ Per graph and algorithm, over that graph's measured configurations: the Spearman
 simulated and measured times, and the regret of the simulator's pick (the measured time of the
 configuration it ranks first over the best measured time), for
 
-  base       the preset device (e.g. h100), as simulated;
+  base       the datasheet preset (h100-datasheet for --device h100), as simulated;
   LOGO       leave-one-graph-out with the choices given on the command line (--bounds-norm,
              --totals, --fit) fixed: the thetas are fitted without the judged graph, but those
              choices were made earlier by looking at this very figure on these graphs, so it
@@ -56,6 +56,7 @@ from simulator.strategy import Strategy  # noqa: E402
 from tuner.calibrate import DEFAULT_CACHE  # noqa: E402
 from tuner.calibrate import THETA_NAMES  # noqa: E402
 from tuner.calibrate import Measured  # noqa: E402
+from tuner.calibrate import calibration_base  # noqa: E402
 from tuner.calibrate import device_toml  # noqa: E402
 from tuner.calibrate import fit  # noqa: E402
 from tuner.calibrate import load_launch_times  # noqa: E402
@@ -376,7 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("results", nargs="?", type=Path, default=RESULTS,
                         help=f"measured Parquet file (default {RESULTS.relative_to(ROOT)})")
-    parser.add_argument("--device", default="h100", help="base device (default h100)")
+    parser.add_argument("--device", default="h100",
+                        help="the measured GPU (default h100: its rows, on the datasheet model "
+                             "h100-datasheet, as `warpsweep calibrate` fits), or a device file")
     parser.add_argument("--out", type=Path, default=None,
                         help="calibrated device file to write (default: beside the results, "
                              "<device>.toml)")
@@ -433,9 +436,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  [{time.perf_counter() - started:6.0f} s] {line}", file=sys.stderr, flush=True)
 
     try:
-        base = get_device(args.device)
+        gpu, base = calibration_base(args.device)
         measured = load_measured(
-            results, device=base.name,
+            results, device=gpu,
             algorithms=args.algorithms.split(",") if args.algorithms else None,
             graphs=args.graphs.split(",") if args.graphs else None, max_edges=args.max_edges,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import tomllib
 from dataclasses import dataclass
@@ -135,57 +136,6 @@ class Device:
         return us * self.clock_ghz * 1e3
 
 
-# Datasheet figures (SM count, clock, bandwidth, residency limits). Latencies, atomic and
-# launch costs are typical published micro-benchmark figures for each generation.
-DEVICES: dict[str, Device] = {
-    d.name: d
-    for d in (
-        # GT200 (Hong et al.): 27 SMs of 8 SPs, 1.242 GHz shader clock, 111.9 GB/s.
-        Device("gtx260", simd_width=8, sms=27, schedulers=1, max_warps_per_sm=32,
-               max_blocks_per_sm=8, max_threads_per_block=512, clock_ghz=1.242,
-               dram_bandwidth_gbs=111.9, dram_latency_cycles=550, lsu_sectors_per_cycle=1.0,
-               atomic_cycles=250.0, launch_overhead_us=7.0, host_roundtrip_us=15.0),
-        # Fermi GF100 (Cheng et al.): 14 SMs of 32 cores, 1.15 GHz, 144 GB/s.
-        Device("c2050", simd_width=16, sms=14, schedulers=2, max_warps_per_sm=48,
-               max_blocks_per_sm=8, clock_ghz=1.15, dram_bandwidth_gbs=144.0,
-               dram_latency_cycles=600, lsu_sectors_per_cycle=2.0, atomic_cycles=40.0,
-               launch_overhead_us=5.0, host_roundtrip_us=12.0, l2_bytes=768 * 1024,
-               l2_latency_cycles=310, l2_bandwidth_gbs=300.0),
-        # Quadro 6000 (Nasre et al.): GF100, 14 SMs, 1.147 GHz, 144 GB/s.
-        Device("quadro6000", simd_width=16, sms=14, schedulers=2, max_warps_per_sm=48,
-               max_blocks_per_sm=8, clock_ghz=1.147, dram_bandwidth_gbs=144.0,
-               dram_latency_cycles=600, lsu_sectors_per_cycle=2.0, atomic_cycles=40.0,
-               launch_overhead_us=5.0, host_roundtrip_us=12.0, l2_bytes=768 * 1024,
-               l2_latency_cycles=310, l2_bandwidth_gbs=300.0),
-        # L2 (Fermi on): 768 KB on GF100, 40 MB on A100, 50 MB on H100/H200; hit latencies and
-        # bandwidths are typical micro-benchmark figures (to be calibrated: warpsweep calibrate).
-        # A100 SXM4 40GB: 108 SMs, 1.41 GHz boost, 1555 GB/s; 16 INT32 lanes per scheduler.
-        Device("a100", simd_width=16, sms=108, schedulers=4, max_warps_per_sm=64,
-               max_blocks_per_sm=32, clock_ghz=1.41, dram_bandwidth_gbs=1555.0,
-               dram_latency_cycles=470, atomic_cycles=4.0, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=40 * 2**20,
-               l2_latency_cycles=200,
-               l2_bandwidth_gbs=4500.0),
-        # H100 SXM5: 132 SMs, 1.755 GHz boost, 3350 GB/s. atomic_cycles as measured
-        # (bench/gpu): a dynamic BFS sweep takes its static twin's time plus a median 1.4
-        # cycles per grab on the one counter (34 runs, 0.7..2.9).
-        Device("h100", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
-               max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=3350.0,
-               dram_latency_cycles=600, atomic_cycles=1.4, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
-               l2_latency_cycles=260,
-               l2_bandwidth_gbs=5500.0),
-        # H200 SXM: the H100 die (and L2) with 141 GB HBM3e at 4800 GB/s.
-        Device("h200", simd_width=16, sms=132, schedulers=4, max_warps_per_sm=64,
-               max_blocks_per_sm=32, clock_ghz=1.755, dram_bandwidth_gbs=4800.0,
-               dram_latency_cycles=600, atomic_cycles=1.4, launch_overhead_us=3.0,
-               host_roundtrip_us=8.0, block_launch_cycles=500, l2_bytes=50 * 2**20,
-               l2_latency_cycles=260,
-               l2_bandwidth_gbs=5500.0),
-    )
-}
-
-
 # Fields whose value may be fractional although the preset's is an integer (a calibrated
 # device file scales them, ``tuner/calibrate.py``).
 _FRACTIONAL = ("dram_latency_cycles",)
@@ -199,6 +149,10 @@ _AT_MOST = {
     "max_threads_per_block": 1 << 14, "sector_bytes": 4096, "atomic_round_trips": 1 << 10,
 }
 MAX_BASE_DEPTH = 16
+# The presets: one TOML device file each, shipped in the package (``simulator/devices``), named
+# by its file. A preset file with a ``base`` is a calibration of that (datasheet) preset:
+# ``h100`` is the H100 fitted by ``warpsweep calibrate`` on ``h100-datasheet``.
+PRESET_DIR = Path(__file__).resolve().parent / "devices"
 
 
 def _field_kind(field: dataclasses.Field) -> str:
@@ -305,8 +259,8 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
     elif not isinstance(base_name, str) or not base_name.strip():
         raise ConfigError(f"{where}: field `base` must be a preset name or a device file path, "
                           f"got {base_name!r}")
-    elif base_name in DEVICES:
-        base = DEVICES[base_name]
+    elif base_name in _preset_names():
+        base = _load_preset(base_name)
     else:
         base_path = Path(base_name).expanduser()
         if not base_path.is_absolute() and (path.parent / base_path).exists():
@@ -319,7 +273,7 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
             raise ConfigError(f"{where}: field `base`: more than {MAX_BASE_DEPTH} files deep")
         if not base_name.endswith((".toml", ".yaml", ".yml")):
             raise ConfigError(f"{where}: field `base` {base_name!r} is neither a preset "
-                              f"({', '.join(DEVICES)}) nor a .toml/.yaml device file")
+                              f"({', '.join(_preset_names())}) nor a .toml/.yaml device file")
         base = load_device_file(base_path, (*_seen, resolved))
     data.setdefault("name", path.stem)
     try:
@@ -332,6 +286,17 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
     return device
 
 
+DEVICE_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
+
+
+def device_name(device: str) -> str:
+    """The name results record for a ``--device`` value: a device file's ``name`` (the file
+    read and checked), else the value itself (a preset's or any recorded device's name)."""
+    if isinstance(device, str) and device.endswith(DEVICE_FILE_SUFFIXES):
+        return load_device_file(device).name
+    return device
+
+
 def get_device(device: str | Device) -> Device:
     """A preset by name, a device file by path, or the Device itself."""
     if isinstance(device, Device):
@@ -340,8 +305,51 @@ def get_device(device: str | Device) -> Device:
         return DEVICES[device]
     if not isinstance(device, str):
         raise ConfigError(f"device must be a preset name or a device file, got {device!r}")
-    if device.endswith((".toml", ".yaml", ".yml")):
+    if device.endswith(DEVICE_FILE_SUFFIXES):
         return load_device_file(device)
     raise ConfigError(
         f"unknown device {device!r}; presets: {', '.join(DEVICES)} (or a .toml/.yaml file)"
     )
+
+
+@functools.cache
+def _preset_names() -> tuple[str, ...]:
+    """Names of the shipped presets (their files' stems), sorted."""
+    return tuple(sorted(p.stem for p in PRESET_DIR.glob("*.toml")))
+
+
+@functools.cache
+def _load_preset(name: str) -> Device:
+    """A shipped preset from its file; its ``name`` must be the file's stem (one namespace)."""
+    path = PRESET_DIR / f"{name}.toml"
+    device = load_device_file(path)
+    if device.name != name:
+        raise ConfigError(f"preset file {path}: name {device.name!r} differs from the file's "
+                          f"stem {name!r}")
+    return device
+
+
+def _preset_base(name: str) -> str | None:
+    """The ``base`` a preset's file names (None for a datasheet preset)."""
+    base = _read_device_table(PRESET_DIR / f"{name}.toml").get("base")
+    return base if isinstance(base, str) else None
+
+
+# Every preset by name: what ``get_device(name)`` returns, in every verb and on every worker.
+DEVICES: dict[str, Device] = {name: _load_preset(name) for name in _preset_names()}
+# Calibrated presets and the datasheet preset each was fitted on (h100 -> h100-datasheet).
+DATASHEETS: dict[str, str] = {
+    name: base for name in DEVICES if (base := _preset_base(name)) is not None
+}
+
+
+def datasheet_of(name: str) -> str:
+    """The datasheet preset a calibrated preset was fitted on (``h100`` -> ``h100-datasheet``),
+    else ``name`` itself: a calibration starts from the datasheet model, never from a fit."""
+    return DATASHEETS.get(name, name)
+
+
+def gpu_name(name: str) -> str:
+    """The GPU a device name stands for in measured results: a datasheet preset's calibrated
+    preset (``h100-datasheet`` -> ``h100``), else ``name`` itself."""
+    return next((calibrated for calibrated, base in DATASHEETS.items() if base == name), name)

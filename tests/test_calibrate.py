@@ -42,7 +42,7 @@ CONFIGS = (
 # A small device on which every part binds somewhere on these small graphs: 2 SMs, one
 # scheduler, no L2, slow DRAM and LSU, slow same-address atomics, short latencies.
 SMALL = dataclasses.replace(
-    get_device("h100"), name="h100-small", sms=2, schedulers=1, l2_bytes=0,
+    get_device("h100-datasheet"), name="h100-small", sms=2, schedulers=1, l2_bytes=0,
     dram_bandwidth_gbs=40.0, lsu_sectors_per_cycle=1.0, atomic_cycles=100.0,
     dram_latency_cycles=5,
 )
@@ -179,7 +179,7 @@ def test_the_host_is_pinned_to_what_the_file_measured(rows, tmp_path):
     assert "2.0000" in host_line and "measured: (total - kernel time) / launches" in host_line
     # the command line's --fit-host fits it instead, back to the times' 0.7
     base_file = tmp_path / "small.toml"
-    base_file.write_text('base = "h100"\nname = "h100-small"\nsms = 2\nschedulers = 1\n'
+    base_file.write_text('base = "h100-datasheet"\nname = "h100-small"\nsms = 2\nschedulers = 1\n'
                          'l2_bytes = 0\ndram_bandwidth_gbs = 40.0\n'
                          'lsu_sectors_per_cycle = 1.0\natomic_cycles = 100.0\n'
                          'dram_latency_cycles = 5\n')
@@ -196,11 +196,11 @@ def test_the_host_is_pinned_to_what_the_file_measured(rows, tmp_path):
 
 def test_a_part_that_never_binds_stays_at_one(rows):
     """Atomics never bind on the preset H100 here: their theta is 1 and unconstrained."""
-    parts = simulate_parts(rows[:10], "h100", cache=None)
+    parts = simulate_parts(rows[:10], "h100-datasheet", cache=None)
     truth = {"latency": 1.4, "overhead": 2.0, "host": 0.5}
-    measured = [dataclasses.replace(r, time_us=get_device("h100").us(c))
+    measured = [dataclasses.replace(r, time_us=get_device("h100-datasheet").us(c))
                 for r, c in zip(rows[:10], surrogate_cycles(parts, truth), strict=True)]
-    cal = fit(parts, measured, "h100")
+    cal = fit(parts, measured, "h100-datasheet")
     assert "atomics" in cal.unconstrained and cal.thetas["atomics"] == 1.0
     assert cal.thetas["host"] == pytest.approx(0.5, rel=0.02)
 
@@ -212,7 +212,7 @@ def real_case(rows, tmp_path_factory):
     DRAM carries every sector and memory binds in some launches."""
     tmp = tmp_path_factory.mktemp("real")
     base_file = tmp / "base.toml"
-    base_file.write_text('base = "h100"\nname = "h100-nol2"\nl2_bytes = 0\n'
+    base_file.write_text('base = "h100-datasheet"\nname = "h100-nol2"\nl2_bytes = 0\n'
                          'dram_bandwidth_gbs = 100.0\n')
     base = get_device(str(base_file))
     truth = dataclasses.replace(base, host_roundtrip_us=12.0, launch_overhead_us=2.1,
@@ -292,7 +292,7 @@ def test_bad_inputs_are_config_errors(rows, tmp_path):
         load_measured(path)
     missing = Measured("gone", "file:/nonexistent/g.gr", "bfs", "mapping=thread", 0, 1.0, "d")
     with pytest.raises(ConfigError, match="graph gone .* will not load"):
-        simulate_parts([missing], "h100", cache=tmp_path / "c")
+        simulate_parts([missing], "h100-datasheet", cache=tmp_path / "c")
 
 
 def test_device_mapping_is_exact_where_it_says(rows):
@@ -375,7 +375,7 @@ def test_per_launch_kernel_times_give_back_their_thetas(rows, tmp_path):
     # the command line: --launches fits them and writes the same device
     out = tmp_path / "fitted.toml"
     base_file = tmp_path / "small.toml"
-    base_file.write_text('base = "h100"\nname = "h100-small"\nsms = 2\nschedulers = 1\n'
+    base_file.write_text('base = "h100-datasheet"\nname = "h100-small"\nsms = 2\nschedulers = 1\n'
                          'l2_bytes = 0\ndram_bandwidth_gbs = 40.0\n'
                          'lsu_sectors_per_cycle = 1.0\natomic_cycles = 100.0\n'
                          'dram_latency_cycles = 5\n')
@@ -439,8 +439,8 @@ def test_real_simulations_with_a_bounds_norm_give_back_the_device(real_case):
 
 def test_bounds_norm_out_of_range_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="bounds_norm >= 1"):
-        dataclasses.replace(get_device("h100"), bounds_norm=0.5)
+        dataclasses.replace(get_device("h100-datasheet"), bounds_norm=0.5)
     bad = tmp_path / "bad.toml"
-    bad.write_text('base = "h100"\nbounds_norm = 0\n')
+    bad.write_text('base = "h100-datasheet"\nbounds_norm = 0\n')
     with pytest.raises(ConfigError, match="bounds_norm >= 1"):
         get_device(str(bad))

@@ -49,14 +49,17 @@ def test_tune_simulates_with_the_files_fields_and_names_the_device(tmp_path):
 
 
 def test_two_files_of_one_name_are_two_studies(tmp_path):
-    results = str(tmp_path / "r")
+    """Each in its own results directory: one directory keeps one meaning per device name
+    (the second file in the first's directory is refused: test_device_presets.py)."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     first = slow_h100(tmp_path / "a", factor=2.0)
     second = slow_h100(tmp_path / "b", factor=3.0)
-    for path in (first, second, first):  # the third resumes the first
-        api.tune(GRAPH, "bfs", device=str(path), trials=2, sources=1, results=results)
-    keys = {r["study_key"] for r in read_trials(results).to_pylist()}
+    keys = set()
+    for path, results in ((first, "ra"), (second, "rb"), (first, "ra")):  # the third resumes
+        run = api.tune(GRAPH, "bfs", device=str(path), trials=2, sources=1,
+                       results=str(tmp_path / results))
+        keys.add(run.studies[0].key)
     assert len(keys) == 2 and all(".h100-slow." in k for k in keys)
 
 

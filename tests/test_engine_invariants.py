@@ -74,7 +74,7 @@ def test_lane_accounting(seed, knob, algorithm):
 
 # No L2: DRAM carries every sector. Cut 10^5-fold, DRAM bandwidth binds in every launch of
 # these runs, so time is the rest plus the run's bytes over the bandwidth.
-NO_L2 = dataclasses.replace(DEVICES["h100"], l2_bytes=0)
+NO_L2 = dataclasses.replace(DEVICES["h100-datasheet"], l2_bytes=0)
 CUT = 1e5
 
 
@@ -100,7 +100,7 @@ def test_time_grows_with_the_bytes_when_bandwidth_binds(seed, knob):
 def test_dram_bandwidth_does_not_matter_while_l2_holds_the_working_set():
     """The preset H100's 50 MB L2 holds a small graph's arrays: DRAM carries no sector."""
     g = random_graph(400, 3000, 3)
-    fast = DEVICES["h100"]
+    fast = DEVICES["h100-datasheet"]
     slow = dataclasses.replace(fast, dram_bandwidth_gbs=fast.dram_bandwidth_gbs / CUT)
     knob = {"mapping": "vwarp", "w": 8}
     assert simulate(g, "bfs", knob, slow).time_us == simulate(g, "bfs", knob, fast).time_us
@@ -151,7 +151,7 @@ def test_sssp_trace_explains_a_worklist_run(config):
     from simulator.device import get_device
 
     g = random_graph(400, 3000, 3, weights=True)
-    r = simulate(g, "sssp", config, trace=True)
+    r = simulate(g, "sssp", config, device="h100-datasheet", trace=True)
     t = r.trace
     data = np.flatnonzero(t["form"] == "data")
     assert data.size
@@ -161,7 +161,7 @@ def test_sssp_trace_explains_a_worklist_run(config):
     assert (t["pushed"][t["form"] == "topology"] == 0).all()
     assert t["duplicates"].sum() == r.duplicates and (t["duplicates"] <= t["worklist"]).all()
     assert t["worklist"].sum() == r.worklist_items
-    round_trip = get_device("h100").host_roundtrip_us
+    round_trip = get_device("h100-datasheet").host_roundtrip_us
     assert t["host_us"] == pytest.approx(np.full(r.iterations, round_trip))
     assert set(t["bound"].tolist()) <= {*BOUND_NAMES, "host"}
 

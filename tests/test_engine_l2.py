@@ -88,7 +88,7 @@ STRATEGIES = [
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_bounds_add_up_to_cycles(algorithm, strategy):
     graph = load_graph("rmat:scale=9,seed=3,weights=random")
-    r = simulate(graph, algorithm, strategy, "h100")
+    r = simulate(graph, algorithm, strategy, "h100-datasheet")
     assert r.bounds.shape[1] == len(BOUND_NAMES)
     parts = (r.bounds[:, :5].max(axis=1) + r.bounds[:, 5]).sum()
     assert parts + r.host_cycles + r.extra_cycles == pytest.approx(r.cycles, rel=1e-12)
@@ -127,7 +127,7 @@ def test_a_launch_takes_the_norm_of_its_bounds():
     assert combined_bounds(np.array([3.0, 4.0, 0.0, 0.0, 0.0]), math.inf) == 4.0
     assert combined_bounds(np.zeros(5), 3.0) == 0.0
     g = load_graph("rmat:scale=9,seed=3,weights=random")
-    base = get_device("h100")
+    base = get_device("h100-datasheet")
     cubed = dataclasses.replace(base, bounds_norm=3.0)
     for algorithm, config in (("bfs", "mapping=vwarp,w=8"), ("sssp", "mapping=thread")):
         r_max = simulate(g, algorithm, config, base)

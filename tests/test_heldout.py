@@ -29,7 +29,7 @@ from bench.fidelity import parse_simulation  # noqa: E402
 from bench.fidelity import session_times  # noqa: E402
 from bench.fidelity import within_noise  # noqa: E402
 
-BASE = get_device("h100")
+BASE = get_device("h100-datasheet")
 TRUTH = (1.5, 0.8, 2.0, 1.0, 1.2, 1.7)  # issue, lsu, latency, memory, atomics, overhead
 
 

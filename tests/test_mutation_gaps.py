@@ -39,7 +39,7 @@ def test_donated_edges_take_the_lanes_of_their_place_in_the_step(text):
     graph = load_graph("rmat:scale=9,ef=6,seed=4")
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
-    device = dataclasses.replace(get_device("h100"), simd_width=8, cluster_issue=True)
+    device = dataclasses.replace(get_device("h100-datasheet"), simd_width=8, cluster_issue=True)
     layout = layout_module.task_layout(graph.n, strategy, device)
     sweeps = [work.active for work in fr.iterations if work.active.size]
     view = engine._dirty_view(graph.indptr, sweeps, layout,

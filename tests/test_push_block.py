@@ -14,7 +14,7 @@ from simulator.worklist import PushWork
 from simulator.worklist import block_push_rounds
 from simulator.worklist import push_cost
 
-H100 = get_device("h100")
+H100 = get_device("h100-datasheet")
 
 
 def _work(items, steps):

@@ -54,7 +54,7 @@ STRATEGIES = [
 ]
 # A small device: 2 SMs of one block slot each, so that a sweep takes many rounds of blocks;
 # with a small L2 the hit rate, and so every duration, is a fraction of a cycle.
-TINY = dataclasses.replace(get_device("h100"), name="tiny", sms=2, max_blocks_per_sm=1)
+TINY = dataclasses.replace(get_device("h100-datasheet"), name="tiny", sms=2, max_blocks_per_sm=1)
 TINY_L2 = dataclasses.replace(TINY, name="tiny-l2", l2_bytes=3000)
 
 
@@ -100,7 +100,8 @@ def test_sweeps_match_full_layout(monkeypatch, runs, kind, algorithm):
         for strategy in STRATEGIES[::4]:
             if algorithm == "pagerank" and "unroll" in strategy:
                 continue
-            _assert_same(*_both_paths(monkeypatch, graph, algorithm, strategy, "h100", fr))
+            _assert_same(*_both_paths(monkeypatch, graph, algorithm, strategy,
+                                      "h100-datasheet", fr))
 
 
 def test_sweeps_cost_only_active_blocks():
@@ -108,7 +109,7 @@ def test_sweeps_cost_only_active_blocks():
     not the whole graph."""
     graph = load_graph("grid2d:rows=20,cols=30")  # vertex 300 sits on the left border
     strategy = Strategy.parse("mapping=vwarp,w=32")
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     layout = layout_module.task_layout(graph.n, strategy, device)
     view = engine._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 8)
     assert view.units.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 296, 297, 298, 299, 300, 301,
@@ -406,7 +407,7 @@ def _staged_static_sectors(n: int, w: int, c: int, k: int, words: int) -> list[i
 def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
     """A staged sweep's per-launch reads (status words and row bounds, in sectors per unit) are
     what its staging steps touch, for chunks shorter than W (closed form) and longer (counted)."""
-    dev = dataclasses.replace(get_device("h100"), sector_bytes=sector_bytes)
+    dev = dataclasses.replace(get_device("h100-datasheet"), sector_bytes=sector_bytes)
     layout = layout_module.task_layout(n, Strategy.parse(f"mapping=vwarp,w={w},chunk={c}"), dev)
     words = sector_bytes // 4
     assert layout.static_sectors.tolist() == _staged_static_sectors(n, w, c, layout.k, words)
@@ -417,7 +418,7 @@ def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
 def test_layout_of_some_units_equals_their_rows(spec):
     """A view's layout of some units (worked out for a sweep's, whose units are full but the
     last) holds what the whole layout holds for them, for one listing and for several."""
-    device, strategy = get_device("h100"), Strategy.parse(spec)
+    device, strategy = get_device("h100-datasheet"), Strategy.parse(spec)
     rng = np.random.default_rng(4)
     for sizes in ([1000], [1], [0, 300, 77, 5]):
         whole = layout_module.status_layouts(np.array(sizes), strategy, device)
@@ -437,7 +438,7 @@ def test_worklist_layout_reads_count_by_definition(n, w, c):
     row starts and row ends, in distinct sectors per step (positions of a chunk for W = 1,
     W-lane staging steps otherwise; counted as rows of a unit's slots where one step reads
     them all, by a sort of the keys otherwise)."""
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     words = device.sector_bytes // 4
     slot_vertex = np.random.default_rng(n + w + c).integers(0, 5000, n)
     strategy = Strategy.parse(f"mapping=vwarp,w={w},chunk={c}")
@@ -536,7 +537,7 @@ def test_sweeps_costed_together_equal_one_by_one(text):
     graph = load_graph("rmat:scale=9,ef=6,seed=4")
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     assert len(fr.iterations) > 3
     _assert_together_equal_alone(graph, fr, strategy, device)
 
@@ -550,7 +551,7 @@ def test_donating_sweeps_costed_together_equal_one_by_one(text):
     graph = load_graph("road:rows=60,cols=60,seed=1")  # 113 units: the last block holds one
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     per_block = strategy.block_size
     degree = np.diff(graph.indptr)
     donates, reaches_last_block = [], False
@@ -573,7 +574,7 @@ def test_donating_blocks_are_those_whose_threads_donate(spec, text):
     laying out every block whole, finds a donating thread (found from the degrees alone)."""
     graph = load_graph(spec)
     fr = functional_run(graph, "bfs")
-    strategy, device = Strategy.parse(text), get_device("h100")
+    strategy, device = Strategy.parse(text), get_device("h100-datasheet")
     layout = layout_module.task_layout(graph.n, strategy, device)
     block = strategy.block_size // device.warp_size
     blocks = -(-layout.units // block)
@@ -601,7 +602,7 @@ def test_sweeps_sharing_vertices_store_only_their_own_writes(monkeypatch, table_
     graph = load_graph("road:rows=12,cols=12,seed=3")
     indptr = graph.indptr
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
 
     def sweep(active, writers):
         writes = np.concatenate([np.arange(indptr[v], indptr[v + 1]) for v in writers])
@@ -633,9 +634,9 @@ def test_runs_of_small_sweeps_match_sweeps_alone(monkeypatch):
     assert len(fr.iterations) > 40
     for text in ("mapping=thread", "mapping=vwarp,w=8", "mapping=adaptive",
                  "mapping=thread,donate_threshold=2"):
-        together = simulate(graph, "bfs", text, "h100", functional=fr, trace=True)
+        together = simulate(graph, "bfs", text, "h100-datasheet", functional=fr, trace=True)
         monkeypatch.setattr(driver, "_BATCH_ACTIVE", 0)
-        alone = simulate(graph, "bfs", text, "h100", functional=fr, trace=True)
+        alone = simulate(graph, "bfs", text, "h100-datasheet", functional=fr, trace=True)
         monkeypatch.undo()
         _assert_same(together, alone)
 
@@ -653,9 +654,9 @@ def test_runs_of_small_lowering_sweeps_match_sweeps_alone(monkeypatch, algorithm
     assert len(small) > 10
     for text in ("mapping=thread", "mapping=vwarp,w=8", "mapping=thread,defer_threshold=3",
                  "mapping=wer+", "mapping=thread,donate_threshold=2", "mapping=adaptive"):
-        together = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
+        together = simulate(graph, algorithm, text, "h100-datasheet", functional=fr, trace=True)
         monkeypatch.setattr(driver, "_BATCH_ACTIVE", 0)
-        alone = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
+        alone = simulate(graph, algorithm, text, "h100-datasheet", functional=fr, trace=True)
         monkeypatch.undo()
         _assert_same(together, alone)
 
@@ -664,7 +665,7 @@ def test_sweep_kernels_refuse_sweeps_with_and_without_storing_lanes():
     graph = load_graph("grid2d:rows=8,cols=8")
     fr = functional_run(graph, "bfs")
     strategy = Strategy()
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     work = fr.iterations[1]
     plain = engine.Launch(work.active, work.writes)
     given = engine.Launch(work.active, work.writes, store_lanes=np.zeros(1, dtype=np.int64))
@@ -678,7 +679,7 @@ def test_sweep_kernels_refuse_launches_that_push():
     graph = load_graph("grid2d:rows=8,cols=8")
     fr = functional_run(graph, "bfs")
     strategy = Strategy()
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     launch = engine.Launch(fr.iterations[0].active, fr.iterations[0].writes, push="atomic")
     with pytest.raises(ValueError, match="plain sweeps"):
         engine.sweep_kernels(graph.indptr, graph.indices, [launch], strategy, device,
@@ -696,7 +697,7 @@ def test_total_cost_adds_launches_in_turn():
     fr = functional_run(graph, "bfs")
     for text in ("mapping=vwarp,w=4", "mapping=thread,driven=data,push=atomic"):
         costs = [it.cost for it in iteration_costs(fr, Strategy.parse(text),
-                                                   get_device("h100"))]
+                                                   get_device("h100-datasheet"))]
         folded = LaunchCost()
         for cost in costs:
             folded = folded + cost
@@ -716,7 +717,7 @@ def test_sweep_layouts_are_kept_by_shape_and_reused_alike(monkeypatch):
     monkeypatch.setattr(layout_module, "_SWEEP_LAYOUTS", {})
     monkeypatch.setattr(layout_module, "SWEEP_LAYOUTS_KEPT", 2)
     monkeypatch.setattr(timing, "CLEAN_SWEEPS_KEPT", 2)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     w32 = Strategy.parse("mapping=vwarp,w=32")
     same_shape = Strategy.parse("mapping=vwarp,w=32,distribution=dynamic,block_size=128")
     kept = layout_module.sweep_layout(500, w32, device)

@@ -8,7 +8,7 @@ from simulator import simulate
 load_graph = pytest.importorskip("simulator.load").load_graph
 
 
-def best_time(g, fr, strategies, device="h100"):
+def best_time(g, fr, strategies, device="h100-datasheet"):
     return min(simulate(g, "bfs", s, device, functional=fr).time_us for s in strategies)
 
 

@@ -236,8 +236,10 @@ def test_tied_configurations_name_one_winner_in_tune_and_best(tmp_path):
     from tuner.query import connect
 
     results = str(tmp_path / "r")
-    run = api.tune("road:rows=64,seed=1", "bfs", space="vwarp", trials=40, sources=1,
-                   results=results, sampler="random")
+    # the datasheet model (the maximum of the bounds) ties configurations whose largest
+    # bound is the same; the calibrated h100's 3-norm of the bounds rarely ties exactly
+    run = api.tune("road:rows=64,seed=1", "bfs", device="h100-datasheet", space="vwarp",
+                   trials=40, sources=1, results=results, sampler="random")
     ranked = run.studies[0].best
     assert ranked[0].values == ranked[1].values  # a tie, or the test proves nothing
     (won,) = answers.best(connect(results)).studies

@@ -60,7 +60,7 @@ def test_outlier_kernel_sectors_by_definition(monkeypatch, block, sector_bytes, 
     assert vertices.size > 3 and (degree[vertices] % 32).any()
     rng = np.random.default_rng(block + sector_bytes)
     writes = np.flatnonzero(rng.random(graph.indices.size) < 0.3)
-    device = dataclasses.replace(get_device("h100"), sector_bytes=sector_bytes)
+    device = dataclasses.replace(get_device("h100-datasheet"), sector_bytes=sector_bytes)
     cost = outlier_kernel(graph.indptr, graph.indices, vertices,
                           Launch(active=vertices, writes=writes),
                           Strategy.parse(f"mapping=thread,defer_threshold=20,block_size={block}"),
@@ -219,7 +219,7 @@ def test_closed_form_list_reads_match_the_key_sort(monkeypatch, text):
         monkeypatch.setattr(engine, "_CLOSED_FORM_FROM", threshold)
         monkeypatch.setattr(engine, "_UNORDERED_CLOSED_FORM_FROM", threshold)
         for algorithm in ("bfs", "sssp"):
-            r = simulate(graph, algorithm, text, "h100")
+            r = simulate(graph, algorithm, text, "h100-datasheet")
             results[threshold, algorithm] = (r.to_dict(), r.bounds)
     for algorithm in ("bfs", "sssp"):
         fast, slow = results[0, algorithm], results[1 << 62, algorithm]

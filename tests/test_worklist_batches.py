@@ -66,7 +66,7 @@ def test_worklist_launches_costed_together_equal_one_by_one(text):
     ``worklist_kernels`` over the chain gives each launch's ``vertex_kernel`` cost."""
     graph = load_graph("rmat:scale=9,ef=6,seed=4")
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     launches, pushes, alone = [], [], []
     for launch, ahead in _worklist_chain(graph, strategy, device):
         cost = engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
@@ -90,7 +90,7 @@ def test_lean_and_laid_out_pushes_join_alike(text):
     joins their storing lanes and push work to the same costs."""
     graph = load_graph("rmat:scale=9,ef=6,seed=4")
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     launches, lean, laid_out = [], [], []
     for launch, pushes in _worklist_chain(graph, strategy, device):
         layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
@@ -131,9 +131,9 @@ def test_runs_of_worklist_launches_match_launches_alone(monkeypatch, batch_slots
     fr = functional_run(graph, algorithm)
     monkeypatch.setattr(driver, "_BATCH_SLOTS", batch_slots)
     monkeypatch.setattr(driver, "_BATCH_EDGES", batch_edges)
-    together = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
+    together = simulate(graph, algorithm, text, "h100-datasheet", functional=fr, trace=True)
     monkeypatch.setattr(driver, "_BATCH_SLOTS", 0)
-    alone = simulate(graph, algorithm, text, "h100", functional=fr, trace=True)
+    alone = simulate(graph, algorithm, text, "h100-datasheet", functional=fr, trace=True)
     assert together.launches > 10
     for name in METRICS:
         assert getattr(together, name) == pytest.approx(getattr(alone, name), rel=1e-12), name
@@ -149,7 +149,7 @@ def test_launches_timed_together_as_alone(text):
     ``kernel_cycles``: launches of one unit, of a short last block, of more schedule items
     than slots (timed alone), and with a fixed grid."""
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     slots, per_item = schedule_slots(strategy, device)
     rng = np.random.default_rng(3)
     sizes = np.array([1, per_item + 3, 200 * per_item + 1, slots * per_item + 7, 2])
@@ -178,7 +178,7 @@ def test_worklists_laid_out_together_as_alone(text):
     """``worklist_layouts`` of several worklists is each one's ``task_layout``, unit after
     unit, with each one's requests; without the entries, the placement alone."""
     strategy = Strategy.parse(text.replace(",chunk=1", ""))
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     rng = np.random.default_rng(7)
     sizes = np.array([5, 1, 33, 100, 700, 7, 64])
     entries = [rng.integers(0, 5000, size) for size in sizes]
@@ -202,7 +202,7 @@ def test_status_listings_laid_out_together_as_alone(text):
     """``status_layouts`` of several listings (a spatial hybrid's launches, costed together)
     is each one's ``task_layout``, unit after unit, with each one's requests."""
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     sizes = np.array([5, 1, 0, 33, 100, 700, 7, 64, 16])
     joined = status_layouts(sizes, strategy, device)
     alone = [task_layout(int(size), strategy, device) for size in sizes]
@@ -281,7 +281,7 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
     graph = load_graph("rmat:scale=10,ef=8,seed=2")
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     rng = np.random.default_rng(7)
     checked = 0
     for work in fr.iterations:
@@ -325,7 +325,7 @@ def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
     another array than the active vertices, whose ranks are then checked)."""
     graph = load_graph("road:rows=6,cols=6,seed=1")
     strategy = Strategy.parse("mapping=vwarp,w=4,driven=data")
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     indptr = graph.indptr
     for active, listed, writer, ranks, among in (
             ([5, 9], [5, 9], 7, None, None), ([9, 20], [9, 20], 3, None, None),
@@ -382,7 +382,7 @@ def test_partition_pushes_worked_out_together_equal_launch_by_launch(text):
     graph = load_graph("rmat:scale=9,ef=6,seed=4")
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(text)
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     launches = _spatial_launches(fr, strategy, graph.n)
     alone = [engine.vertex_kernel(graph.indptr, graph.indices, launch, strategy, device,
                                   hit_rate=0.25) for launch in launches]
@@ -414,7 +414,7 @@ def test_listed_view_joins_the_launches_full_views(partition, listing):
     fr = functional_run(graph, "bfs")
     strategy = Strategy.parse(f"mapping=vwarp,w=4,chunk=2,driven=spatial,"
                               f"partition={partition}")
-    device = get_device("h100")
+    device = get_device("h100-datasheet")
     launches = _spatial_launches(fr, strategy, graph.n)
     if listing == "some slots":  # every third slot dropped
         launches = [dataclasses.replace(launch, slots=np.delete(launch.slots, np.s_[1::3]),
@@ -442,7 +442,7 @@ def test_worklist_kernels_need_the_pushes_of_launches_that_push_targets():
                            lookup="worklist", push="atomic")
     with pytest.raises(ValueError, match="worked out ahead"):
         engine.worklist_kernels(graph.indptr, graph.indices, [launch], None, Strategy(),
-                                get_device("h100"), hit_rate=0.0)
+                                get_device("h100-datasheet"), hit_rate=0.0)
 
 
 def test_work_kept_across_strategies_changes_no_figure():
@@ -457,9 +457,9 @@ def test_work_kept_across_strategies_changes_no_figure():
              "mapping=thread", "driven=spatial,partition=16"]
     shared = functional_run(graph, "bfs")
     for text in texts:
-        kept = simulate(graph, "bfs", text, "h100", functional=shared, trace=True)
-        fresh = simulate(graph, "bfs", text, "h100", functional=functional_run(graph, "bfs"),
-                         trace=True)
+        kept = simulate(graph, "bfs", text, "h100-datasheet", functional=shared, trace=True)
+        fresh = simulate(graph, "bfs", text, "h100-datasheet",
+                         functional=functional_run(graph, "bfs"), trace=True)
         for name in METRICS:
             assert getattr(kept, name) == getattr(fresh, name), (text, name)
         assert np.array_equal(kept.trace["time_us"], fresh.trace["time_us"])

@@ -55,8 +55,10 @@ import numpy as np
 from simulator.costs import BOUND_NAMES
 from simulator.device import DEVICES
 from simulator.device import Device
+from simulator.device import datasheet_of
 from simulator.device import device_digest
 from simulator.device import get_device
+from simulator.device import gpu_name
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.functional import functional_run
@@ -850,7 +852,18 @@ def calibrated_device(base: str | Device, thetas: Mapping[str, float] | Sequence
         for name_, how in fields:
             value = float(getattr(base, name_))
             changes[name_] = value * theta[part] if how == "x" else value / theta[part]
-    return dataclasses.replace(base, name=name or f"{base.name}-calibrated", **changes)
+    return dataclasses.replace(base, name=name or f"{gpu_name(base.name)}-calibrated", **changes)
+
+
+def calibration_base(device: str) -> tuple[str, Device]:
+    """What ``calibrate --device NAME`` fits: the measured rows' device name and the model the
+    fit starts from. A preset fits its GPU's rows on its datasheet model (``h100`` and
+    ``h100-datasheet``: the rows of ``h100``, on ``h100-datasheet``), so a calibration never
+    scales an earlier fit; a device file fits the rows of its name on its own fields."""
+    if device in DEVICES:
+        return gpu_name(datasheet_of(device)), get_device(datasheet_of(device))
+    base = get_device(device)
+    return base.name, base
 
 
 def se_text(log_se: float) -> str:

@@ -19,6 +19,7 @@ from tuner.calibrate import THETA_RANGE
 from tuner.calibrate import Calibration
 from tuner.calibrate import at_bound
 from tuner.calibrate import calibrated_device
+from tuner.calibrate import calibration_base
 from tuner.calibrate import device_toml
 from tuner.calibrate import fit
 from tuner.calibrate import load_launch_times
@@ -33,6 +34,10 @@ EPILOG = """examples:
   warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml
   warpsweep calibrate h100.parquet --algorithms bfs --graphs USA-road-NY,rmat16-ef16 --verify
   warpsweep simulate --graph rmat:scale=16 --algo bfs --device h100.toml --config mapping=vwarp,w=8
+  warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --device h100.toml
+
+--device h100 (the default) fits the file's h100 rows on the datasheet model h100-datasheet;
+the preset h100 is that fit, made on bench/gpu/results/h100.parquet.
 
 The file holds one row per measured (graph, algorithm, config, variant) with the columns
 device, graph, graph_spec, algorithm, config, variant, source, time_us, correct (as
@@ -71,8 +76,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("results", type=Path, help="measured results, a Parquet file")
     p.add_argument("--device", default="h100",
-                   help="base device: a preset or a device file (default h100); only the "
-                        "file's rows of that device name are used")
+                   help="the measured GPU: a preset (default h100: the file's rows of h100, "
+                        "fitted on the datasheet model h100-datasheet, never on an earlier "
+                        "fit) or a device file (the rows of its name, fitted on its fields)")
     p.add_argument("--out", type=Path, default=None,
                    help="device file to write (default ./<device>-calibrated.toml)")
     p.add_argument("--algorithms", default=None, metavar="A,B",
@@ -150,13 +156,13 @@ def fit_table(calibration: Calibration) -> str:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """Load, simulate, fit, write the device file and print the fit."""
-    base = get_device(args.device)
+    gpu, base = calibration_base(args.device)
     if args.out is not None and args.out.suffix != ".toml":
         raise ConfigError(f"--out {args.out}: a device file must end in .toml")
     if args.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {args.jobs}")
     measured = load_measured(
-        args.results, device=base.name, algorithms=_names(args.algorithms),
+        args.results, device=gpu, algorithms=_names(args.algorithms),
         graphs=_names(args.graphs), max_edges=args.max_edges,
     )
     graphs = sorted({m.graph for m in measured})
@@ -192,10 +198,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
                 f"{float(np.sqrt(np.mean(gap ** 2))):.3f}, worst {float(np.max(np.abs(gap))):.3f}")
         print(line)
         notes.append(line)
-    out = args.out or Path(f"{base.name}-calibrated.toml")
+    out = args.out or Path(f"{gpu}-calibrated.toml")
     text = device_toml(calibration, source=str(args.results), notes=notes)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     get_device(str(out))  # what was written loads
-    print(f"wrote {out} (device {calibrated_device(fit_base, calibration.thetas).name})")
+    name = calibrated_device(fit_base, calibration.thetas).name
+    print(f"wrote {out} (device {name}; tune, sweep or simulate with it: --device {out})")
     return 0

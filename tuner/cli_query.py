@@ -158,7 +158,8 @@ def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graph", default=None, metavar="GRAPH",
                    help="only studies of this graph (its spec, graph id or name)")
     p.add_argument("--algo", default=None, help="only this algorithm")
-    p.add_argument("--device", default=None, help="only this device")
+    p.add_argument("--device", default=None,
+                   help="only this device: a preset's name or a device file (its name)")
 
 
 def _results(p: argparse.ArgumentParser, json_flag: bool = False) -> None:
@@ -169,7 +170,10 @@ def _results(p: argparse.ArgumentParser, json_flag: bool = False) -> None:
 
 
 def _filters_of(args: argparse.Namespace) -> answers.Filters:
-    return answers.Filters(graph=args.graph, algo=args.algo, device=args.device)
+    from simulator.device import device_name
+
+    device = device_name(args.device) if args.device is not None else None
+    return answers.Filters(graph=args.graph, algo=args.algo, device=device)
 
 
 # -- query ----------------------------------------------------------------------------------

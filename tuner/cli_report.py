@@ -34,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                    help=f"report directory (default {DEFAULT_OUT})")
     p.add_argument("--algo", default=None, help="only this algorithm (default: all)")
-    p.add_argument("--device", default=None, help="only this device (default: all)")
+    p.add_argument("--device", default=None,
+                   help="only this device: a preset's name or a device file (default: all)")
     p.add_argument("--graph", action="append", default=[], metavar="GRAPH",
                    help="only this graph: its name, id or spec (repeatable; default: all)")
     p.add_argument("--no-selector", dest="selector", action="store_false",
@@ -47,7 +48,10 @@ def run_report(args: argparse.Namespace) -> int:
     from tuner.report import build_report
 
     start = time.perf_counter()
-    filters = Filters(args.algo, args.device, tuple(args.graph))
+    from simulator.device import device_name
+
+    device = device_name(args.device) if args.device is not None else None
+    filters = Filters(args.algo, device, tuple(args.graph))
     with scanning(args.results):
         report = build_report(args.results, args.out, filters, selector=args.selector)
     skipped = len(report.skipped)

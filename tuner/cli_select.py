@@ -85,7 +85,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--graph", required=True, metavar="SPEC",
                      help="graph spec, e.g. rmat:scale=13,seed=7 or file:PATH")
     rec.add_argument("--algo", default=None, help="algorithm (default: the model's)")
-    rec.add_argument("--device", default=None, help="device (default: the model's)")
+    rec.add_argument("--device", default=None,
+                     help="device: a preset's name or a device file, the model's (default: "
+                          "the model's; --verify simulates with a file's fields)")
     rec.add_argument("--model", required=True, metavar="FILE.json", help="model file")
     rec.add_argument("--verify", action="store_true",
                      help="simulate the configuration (and thread, for scale) on the graph")
@@ -105,7 +107,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ad.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
                     help=f"results directory (default {DEFAULT_RESULTS})")
     ad.add_argument("--algo", default=None, help="only this algorithm (default: every one)")
-    ad.add_argument("--device", default=None, help="only this device (default: every one)")
+    ad.add_argument("--device", default=None,
+                    help="only this device, a name or a device file (default: every one)")
     ad.add_argument("--json", action="store_true", help="print one JSON object")
     ad.set_defaults(run=_scanned(run_adaptive))
 
@@ -115,7 +118,8 @@ def _group_args(p: argparse.ArgumentParser) -> None:
                    help=f"results directory (default {DEFAULT_RESULTS})")
     p.add_argument("--algo", default=None,
                    help="algorithm (default: the only one in the results)")
-    p.add_argument("--device", default=None, help="device (default: the only one)")
+    p.add_argument("--device", default=None,
+                   help="device, a name or a device file (default: the only one)")
     p.add_argument("--seed", type=seed_arg, default=0, help="model seed (default 0)")
 
 
@@ -149,6 +153,13 @@ def _short(spec: str, width: int = 34) -> str:
     return text if len(text) <= width else text[: width - 1] + "~"
 
 
+def _device_name(device: str | None) -> str | None:
+    """A --device value as the name the results record (a device file: its ``name``)."""
+    from simulator.device import device_name
+
+    return device_name(device) if device is not None else None
+
+
 def run_train(args: argparse.Namespace) -> int:
     """Fit the selector on one group and write the model file."""
     from simulator.errors import ConfigError
@@ -157,7 +168,7 @@ def run_train(args: argparse.Namespace) -> int:
     from tuner.selector_model import save_model
 
     check_model_path(args.model)  # before the training, not after
-    found = sel.pick_groups(args.results, args.algo, args.device)
+    found = sel.pick_groups(args.results, args.algo, _device_name(args.device))
     if len(found) > 1:
         raise ConfigError("the results hold several groups (" + ", ".join(
             f"{a}/{d}" for a, d in found) + "); choose one with --algo and --device")
@@ -187,8 +198,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from simulator.errors import ConfigError
     from tuner import selector as sel
 
-    sel.pick_groups(args.results, args.algo, args.device)  # a clear error when none match
-    evaluations = sel.evaluate(args.results, args.algo, args.device, args.seed)
+    device = _device_name(args.device)
+    sel.pick_groups(args.results, args.algo, device)  # a clear error when none match
+    evaluations = sel.evaluate(args.results, args.algo, device, args.seed)
     if not evaluations:
         raise ConfigError(f"no group in {str(args.results)!r} has {sel.MIN_GRAPHS} graphs with "
                           "features and a configuration evaluated on every graph")
@@ -250,6 +262,7 @@ def _cell(v: float) -> str:
 def run_recommend(args: argparse.Namespace) -> int:
     """Load a graph, pick its configuration with the model, optionally simulate it."""
     from simulator import functional_run
+    from simulator import get_device
     from simulator import load_graph
     from simulator import simulate
     from simulator.errors import ConfigError
@@ -259,7 +272,8 @@ def run_recommend(args: argparse.Namespace) -> int:
 
     selector, doc = load_model(args.model)
     algo, device = doc["algorithm"], doc["device"]
-    for flag, given, have in (("--algo", args.algo, algo), ("--device", args.device, device)):
+    given_device = _device_name(args.device)
+    for flag, given, have in (("--algo", args.algo, algo), ("--device", given_device, device)):
         if given is not None and given != have:
             raise ConfigError(f"{flag} {given}: the model {args.model!r} was trained for "
                               f"{algo} on {device}; train one for {given}")
@@ -283,9 +297,11 @@ def run_recommend(args: argparse.Namespace) -> int:
         "path": choice.path,
     }
     if args.verify:
+        # a device file given is simulated with its fields; else the model's device by name
+        model = get_device(args.device if args.device is not None else device)
         fr = functional_run(graph, algo)
-        real = simulate(graph, algo, choice.config, device, functional=fr).time_us
-        thread = simulate(graph, algo, {"mapping": "thread"}, device, functional=fr).time_us
+        real = simulate(graph, algo, choice.config, model, functional=fr).time_us
+        thread = simulate(graph, algo, {"mapping": "thread"}, model, functional=fr).time_us
         out["verify"] = {"time_us": real, "thread_time_us": thread,
                          "prediction_error": predicted / real - 1.0,
                          "speedup_over_thread": thread / real}
@@ -329,7 +345,7 @@ def run_adaptive(args: argparse.Namespace) -> int:
     from tuner.selector import compare_adaptive
     from tuner.selector import describe_config
 
-    comparisons = compare_adaptive(args.results, args.algo, args.device)
+    comparisons = compare_adaptive(args.results, args.algo, _device_name(args.device))
     if args.json:
         _dump({"comparisons": [{
             "algorithm": c.algorithm, "device": c.device, "geomean_ratio": _num(c.geomean_ratio),

@@ -47,14 +47,15 @@ def check_algorithm(name: str) -> str:
 DEVICE_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
 
 
-def device_model(name: str) -> Device | None:
-    """None for a preset's name (every worker has the presets); for a device file, the device
-    it describes, read here on the driver (a cluster's workers need not hold the file)."""
+def device_model(name: str) -> Device:
+    """The device a preset's name or a device file stands for, read here on the driver: the
+    workers get its fields, so a cluster's workers need not hold the file, and one with an
+    older warpsweep (where a preset's name meant other fields) simulates the same device."""
     from simulator import DEVICES
     from simulator.device import load_device_file
 
     if name in DEVICES:
-        return None
+        return DEVICES[name]
     if not name.endswith(DEVICE_FILE_SUFFIXES):
         raise ConfigError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)} or a "
                           "device file (.toml/.yaml, e.g. what `warpsweep calibrate` writes)")
@@ -121,10 +122,59 @@ def check_spec(spec: StudySpec) -> StudySpec:
         model = spec.device_model or device_model(spec.device)
     except WarpsweepError as exc:
         raise type(exc)(f"{where}{exc}") from None
-    if model is not None:  # results name the device by its name; its fields travel along
-        return dataclasses.replace(spec, graph=graph, graph_content=content, device=model.name,
-                                   device_model=model)
-    return dataclasses.replace(spec, graph=graph, graph_content=content)
+    # results name the device by its name; its fields travel along
+    return dataclasses.replace(spec, graph=graph, graph_content=content, device=model.name,
+                               device_model=model)
+
+
+def stored_device_digests(results: str | Path) -> dict[str, set[str | None]]:
+    """Per device name in ``results``, the digests of the device fields its rows were
+    simulated with (None: a row written before rows recorded it)."""
+    from tuner.location import Location
+    from tuner.schema import TRIALS
+    from tuner.store import ParquetDirBackend
+
+    location = Location.of(results)
+    if location.local and not location.local_path().is_dir():
+        return {}
+    dataset = ParquetDirBackend(location).dataset(TRIALS)
+    if dataset is None:
+        return {}
+    columns = [c for c in ("device", "device_digest") if c in dataset.schema.names]
+    table = dataset.to_table(columns=columns).group_by(columns).aggregate([])
+    digests = (table.column("device_digest").to_pylist() if "device_digest" in columns
+               else [None] * table.num_rows)
+    found: dict[str, set[str | None]] = {}
+    for name, digest in zip(table.column("device").to_pylist(), digests, strict=True):
+        found.setdefault(name, set()).add(digest)
+    return found
+
+
+def check_device_fields_match(results: str | Path, specs: list[StudySpec]) -> None:
+    """Refuse (ConfigError) a study whose device name already names rows in ``results`` that
+    were simulated with other device fields: best, effect, report and select group rows by the
+    device's name, so a name keeps one meaning within a results directory. A row written
+    before rows recorded the digest counts as its preset's fields at the time
+    (``LEGACY_PRESET_DIGESTS``: ``h100`` then meant what ``h100-datasheet`` is now); such rows
+    of a device file cannot be told apart and are not checked."""
+    from simulator.device import DATASHEETS
+    from tuner.study import LEGACY_PRESET_DIGESTS
+
+    stored = stored_device_digests(results)
+    for spec in specs:
+        wanted = spec.device_digest
+        for digest in stored.get(spec.device, ()):
+            old = digest if digest is not None else LEGACY_PRESET_DIGESTS.get(spec.device)
+            if old is None or old == wanted:
+                continue
+            hint = ""
+            if digest is None and spec.device in DATASHEETS:
+                hint = (f"; they were written before `{spec.device}` meant the calibrated "
+                        f"device, and are the model now named {DATASHEETS[spec.device]}")
+            raise ConfigError(
+                f"results directory {str(results)!r} holds {spec.device} rows simulated with "
+                f"other device fields (digest {old}, this run's {wanted}){hint}: tune into "
+                "another --results directory, or give the device another name")
 
 
 def load_spaces(specs: list[StudySpec],
@@ -197,6 +247,7 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ConfigError(f"the same study is listed twice: {dup}")
     check_manifest(results, create=False)
+    check_device_fields_match(results, specs)
     total = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
     executor = make_executor(workers, address, deterministic)
     try:

@@ -57,6 +57,7 @@ class TrialRecord:
     wall_s: float = 0.0
     worker: str | None = None
     node_id: str | None = None
+    device_digest: str | None = None
     timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def __post_init__(self) -> None:

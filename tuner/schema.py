@@ -1,6 +1,6 @@
 """The Parquet results schema, declared once: columns, types, partitions and version.
 
-``python -m tuner.schema`` prints it as Markdown (the README's schema section).
+``python -m tuner.schema`` prints it as Markdown (the schema section of docs/results-store.md).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ TRIAL_COLUMNS = _cols(
     ("graph_id", pa.string(), "graph id (slug of the spec + hash); key of `graphs`"),
     ("graph_spec", pa.string(), "graph spec string as loaded"),
     ("space", pa.string(), "search space name"),
+    ("device_digest", pa.string(), "hash of the device's fields the row was simulated with "
+     "(null in rows written before it was recorded, issue 42)"),
     ("space_digest", pa.string(), "hash of the space's content"),
     ("sampler", pa.string(), "tpe, random, grid or gp"),
     ("objective", pa.string(), "objective metric(s), comma separated, `:max` when maximised"),

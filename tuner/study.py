@@ -52,6 +52,24 @@ DEFAULT_TRIALS = 100
 # many times in a row (a small or converged space): repeats never use up the budget.
 MAX_REPEATS_IN_A_ROW = 50
 REFERENCE_WIDTHS = (1, 2, 4, 8, 16, 32)
+# Each preset's device digest when presets were still code (before issue 42). A study of a
+# preset whose fields still hash to this keeps its key (older results directories resume); any
+# other device, a preset whose fields changed (``h100``, now the calibrated H100), or a device
+# file, puts its digest in the key, so results simulated with other fields are never resumed
+# as the same study.
+LEGACY_PRESET_DIGESTS = {
+    "gtx260": "d49c1358d7b5429b", "c2050": "0ca5405b1fbd453a",
+    "quadro6000": "7bdd3633037cb1d7", "a100": "c587df0a7d766c24",
+    "h100": "9a731a5c989842f1", "h200": "4f14017b63115f1b",
+}
+
+
+def device_fields_digest(name: str, model: Device | None = None) -> str:
+    """The digest of the fields a study simulates with: ``model`` (a device file's), else the
+    preset ``name`` as this warpsweep defines it."""
+    from simulator.device import get_device
+
+    return device_digest(model if model is not None else get_device(name))
 
 
 @dataclass(frozen=True)
@@ -131,7 +149,8 @@ class StudySpec:
     references: bool = True
     origin: str = ""
     graph_content: str = ""
-    # a device file's device (``device`` is then its name): what the workers simulate with
+    # the device's fields (``device`` is its name), read on the driver: what the workers
+    # simulate with (a device file's, or a preset's as this warpsweep defines it)
     device_model: Device | None = None
 
     @property
@@ -152,10 +171,16 @@ class StudySpec:
             "sources": self.n_sources(),
             "source_seed": self.seed if self.n_sources() > 1 else None,
         }
-        if self.device_model is not None:  # two files of one device name are two studies
-            ident["device_fields"] = device_digest(self.device_model)
+        fields = self.device_digest
+        if fields != LEGACY_PRESET_DIGESTS.get(self.device):
+            ident["device_fields"] = fields  # other fields under one name: another study
         digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:10]
         return f"{graph_slug(self.graph)}.{self.algorithm}.{self.device}.{space.name}.{digest}"
+
+    @property
+    def device_digest(self) -> str:
+        """The digest of the device fields this study simulates with."""
+        return device_fields_digest(self.device, self.device_model)
 
     def prepare_key(self) -> tuple[str, str, str, int, int]:
         """Studies with equal prepare keys share a prepared graph and functional runs."""
@@ -698,6 +723,7 @@ class StudyRun:
             time_us_max=t_spread[2] if t_spread else None,
             error=error, duplicate_of=duplicate_of,
             wall_s=outcome.wall_s if outcome is not None else 0.0,
+            device_digest=self.spec.device_digest,
             worker=outcome.worker or None if outcome is not None else None,
             node_id=outcome.node_id if outcome is not None else None,
         )
