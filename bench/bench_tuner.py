@@ -6,8 +6,11 @@ Floors (issue 5):
 - scaling: 2 Ray workers >= 1.7x the throughput of 1 on rmat:scale=16 (busy fraction reported);
 - efficiency: on the vwarp space, TPE gets within 2% of the grid optimum in <= 10% of the
   grid's evaluations (median over 6 graphs of different shapes).
+- startup (issue 42): a default `warpsweep tune --graph rmat:scale=10 --trials 10` at most 2x
+  the same run with `--workers 0` (median of the pairs, run alternately in one process).
 
-Run from the repository root: python bench/bench_tuner.py [overhead|scaling|efficiency|all]
+Run from the repository root:
+python bench/bench_tuner.py [overhead|scaling|efficiency|startup|all]
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -209,10 +213,44 @@ def efficiency(seeds: int, workers: int | None) -> dict:
     return {"grid": grid, "budget": budget, "graphs": per_graph, "median": overall}
 
 
+def _cli_seconds(args: list[str]) -> float:
+    """Wall time of one ``warpsweep`` command run as a user runs it (a fresh process)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "tuner.cli", *args], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def startup(repeat: int, graph: str, trials: int) -> dict:
+    """Wall time of a small default tune, of the same with ``--workers 0``, and of a resume
+    with nothing left to run, each in a fresh process and results directory; the variants
+    alternate within each repeat (this machine's load drifts) and the medians are compared."""
+    times: dict[str, list[float]] = {"default": [], "workers0": [], "resume": []}
+    for rep in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            base = ["tune", "--graph", graph, "--trials", str(trials), "-q"]
+            order = ("default", "workers0") if rep % 2 == 0 else ("workers0", "default")
+            for variant in order:
+                extra = ["--workers", "0"] if variant == "workers0" else []
+                times[variant].append(_cli_seconds(
+                    [*base, *extra, "--results", f"{tmp}/{variant}"]))
+            times["resume"].append(_cli_seconds([*base, "--results", f"{tmp}/default"]))
+        print(f"startup   run {rep + 1}: default {times['default'][-1]:.2f} s, --workers 0 "
+              f"{times['workers0'][-1]:.2f} s, default resume with nothing left "
+              f"{times['resume'][-1]:.2f} s", flush=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ratio = med["default"] / med["workers0"]
+    print(f"startup   resume with nothing left: median {med['resume']:.2f} s", flush=True)
+    print(f"startup   `tune --graph {graph} --trials {trials}` median of {repeat}: default "
+          f"{med['default']:.2f} s, --workers 0 {med['workers0']:.2f} s, ratio {ratio:.2f} "
+          "(target <= 2)", flush=True)
+    return {"runs": times, "median_s": med, "ratio": round(ratio, 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", nargs="?", default="all",
-                        choices=["overhead", "scaling", "efficiency", "all"])
+                        choices=["overhead", "scaling", "efficiency", "startup", "all"])
     parser.add_argument("--overhead-trials", type=int, default=300)
     parser.add_argument("--overhead-repeat", type=int, default=3,
                         help="runs of each overhead study; the fastest counts")
@@ -224,6 +262,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3, help="TPE seeds per graph")
     parser.add_argument("--workers", type=int, default=None,
                         help="workers for the efficiency runs (default: every CPU)")
+    parser.add_argument("--startup-repeat", type=int, default=5)
+    parser.add_argument("--startup-graph", default="rmat:scale=10")
+    parser.add_argument("--startup-trials", type=int, default=10)
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     os.chdir(Path(__file__).resolve().parent.parent)  # graph paths are relative to the repo
@@ -236,6 +277,9 @@ def main() -> None:
                                      args.scaling_repeat)
     if args.what in ("efficiency", "all"):
         figures["efficiency"] = efficiency(args.seeds, args.workers)
+    if args.what in ("startup", "all"):  # last: its last line states both times and the ratio
+        figures["startup"] = startup(args.startup_repeat, args.startup_graph,
+                                     args.startup_trials)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1, default=str) + "\n")
 

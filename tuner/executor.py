@@ -3,6 +3,8 @@
 An executor has a ``capacity`` (how many calls may be in flight), ``call`` (start
 ``fn(*args)``; arguments made with ``share`` travel by reference), ``wait`` and ``result``.
 Ray is imported only by ``RayExecutor``, so the in-process path and the simulator never need it.
+``HandoverExecutor`` (the default) evaluates in-process and starts a local Ray in the background
+only once the work left is worth Ray's start-up, handing new calls to it when it is up.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ import abc
 import logging
 import os
 import socket
+import sys
+import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -175,17 +180,23 @@ def run_call(fn: Callable[..., Any], *args: Any) -> Any:
 def _quiet_token_notice() -> Iterator[None]:
     """Ray's notice that token authentication is on (as it should be) is left out of the
     tool's output, which `-q` and `--json` keep to the results; its warning that it is off is
-    not."""
-    logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    not. So is its notice that a Ray started off the main thread (``HandoverExecutor``) sets
+    no SIGTERM handler: the driver's own handling of signals is unchanged."""
+    notices = (("ray._private.authentication.authentication_token_setup",
+                "Token authentication is enabled"),
+               ("ray._private.worker", "SIGTERM handler is not set"))
+    filters = []
+    for name, text in notices:
+        def not_the_notice(record: logging.LogRecord, text: str = text) -> bool:
+            return not record.getMessage().startswith(text)
 
-    def not_the_notice(record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("Token authentication is enabled")
-
-    logger.addFilter(not_the_notice)
+        logging.getLogger(name).addFilter(not_the_notice)
+        filters.append((name, not_the_notice))
     try:
         yield
     finally:
-        logger.removeFilter(not_the_notice)
+        for name, f in filters:
+            logging.getLogger(name).removeFilter(f)
 
 
 class RayExecutor(Executor):
@@ -312,6 +323,156 @@ def probe_address(address: str, timeout: float = 5.0) -> None:
                           f"{host}:{port} ({exc.strerror or exc})") from None
 
 
+# In-process work left (seconds at the mean evaluation time so far) above which the default
+# executor starts a local Ray. Ray's start-up takes 2-5 s of wall time (10 on a loaded
+# machine), a CPU meanwhile and ~1.5 s to shut down, and a run that ends before Ray is up
+# waits for it: below this a study finishes sooner in-process (a 10-trial rmat:scale=10 study
+# is ~1 s; a 40-trial rmat:scale=15 one ~9 s), above it Ray's CPUs win it back.
+RAY_AFTER_S = 15.0
+
+
+class Local:
+    """A value computed in-process that later calls take by reference: passed as it is to an
+    in-process call, put into Ray's store once for Ray calls (``HandoverExecutor``)."""
+
+    def __init__(self, value: Any, rebuild: Rebuild | None = None) -> None:
+        self.value = value
+        self.rebuild = rebuild
+
+
+class HandoverExecutor(Executor):
+    """The default (no ``--workers``, no ``--address``): evaluates in this process, one call
+    at a time, and starts a local Ray in a background thread only when told (``consider``)
+    that the work left exceeds ``start_after_s``; once Ray is up, every new call goes to it
+    and up to every CPU is in flight.
+
+    In-process calls finish inside ``call``, so nothing is in flight when Ray takes over:
+    no result can be lost or doubled by the handover. A small study, or a resume with nothing
+    left, never starts Ray. Ray is started and shut down by the same background thread (its
+    processes are tied to the thread that started them, which waits until ``close``).
+    """
+
+    def __init__(self, start_after_s: float | None = None,
+                 cpus: int | None = None) -> None:
+        self.start_after_s = RAY_AFTER_S if start_after_s is None else start_after_s
+        self._cpus = (os.cpu_count() or 1) if cpus is None else cpus
+        self._inline = InlineExecutor()
+        self._ray: RayExecutor | None = None
+        self._starting: RayExecutor | None = None
+        self._thread: threading.Thread | None = None
+        self._up = threading.Event()
+        self._stop = threading.Event()
+        self.start_error: str | None = None
+        self.inline_calls = 0
+        self.ray_calls = 0
+        self._puts: weakref.WeakKeyDictionary[Local, Shared] = weakref.WeakKeyDictionary()
+
+    # -- starting Ray ----------------------------------------------------------------------
+    def consider(self, work_left_s: float) -> None:
+        """Start Ray in the background if the in-process work left is worth it (and this
+        machine has more than one CPU to spread it over)."""
+        if self._thread is None and self._cpus > 1 and work_left_s > self.start_after_s:
+            self._thread = threading.Thread(target=self._serve_ray, name="warpsweep-ray",
+                                            daemon=True)
+            self._thread.start()
+
+    def _serve_ray(self) -> None:
+        try:
+            self._starting = RayExecutor()
+        except BaseException as exc:  # noqa: BLE001 - reported by the driver; it goes on
+            self.start_error = " ".join(str(exc).split())[:300] or type(exc).__name__
+        self._up.set()
+        self._stop.wait()
+        if self._starting is not None:
+            self._starting.close()
+
+    @property
+    def started(self) -> bool:
+        """Whether Ray was asked to start."""
+        return self._thread is not None
+
+    def _poll(self) -> RayExecutor | None:
+        if self._ray is None and self._up.is_set() and self._starting is not None:
+            self._ray = self._starting
+        return self._ray
+
+    # -- the executor ----------------------------------------------------------------------
+    @property
+    def asynchronous(self) -> bool:  # type: ignore[override]
+        """Calls run elsewhere once Ray has taken over."""
+        return self._poll() is not None
+
+    @property
+    def capacity(self) -> int:  # type: ignore[override]
+        """1 in-process; the Ray cluster's CPUs once it is up."""
+        ray = self._poll()
+        return ray.capacity if ray is not None else 1
+
+    @property
+    def max_capacity(self) -> int:
+        """The most calls that were in flight at once."""
+        return self._ray.max_capacity if self._ray is not None else 1
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        """For the run's footer: where the evaluations ran."""
+        if self._ray is None or not self.ray_calls:
+            return "in-process" + (f" (Ray did not start: {self.start_error})"
+                                   if self.start_error else "")
+        return (f"in-process for the first {self.inline_calls} calls, then "
+                f"{self._ray.description}")
+
+    def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
+        """In-process (done on return) until Ray is up, then a Ray task."""
+        ray = self._poll()
+        if ray is None:
+            self.inline_calls += 1
+            plain = [a.value if isinstance(a, Local) else a for a in args]
+            return self._inline.call(fn, *plain, num_returns=num_returns)
+        self.ray_calls += 1
+        return ray.call(fn, *(self._in_store(a) if isinstance(a, Local) else a for a in args),
+                        num_returns=num_returns)
+
+    def _in_store(self, local: Local) -> Shared:
+        shared = self._puts.get(local)
+        if shared is None:
+            shared = Shared(self._ray._ray.put(local.value), local.rebuild)
+            self._puts[local] = shared
+        return shared
+
+    def wait(self, futures: list[Future], timeout: float) -> list[Future]:
+        """In-process calls are done; Ray's are waited for."""
+        done = [f for f in futures if f.ref is None and f.done]
+        if done or self._ray is None:
+            return done
+        return self._ray.wait([f for f in futures if f.ref is not None], timeout)
+
+    def result(self, future: Future) -> Any:
+        """The value (an in-process call's exception, or a Ray task's failure, re-raised)."""
+        if future.ref is None:
+            return self._inline.result(future)
+        return self._ray.result(future)
+
+    def share(self, future: Future, rebuild: Rebuild | None = None) -> Any:
+        """An in-process value wrapped as ``Local`` (put into Ray's store when a Ray call
+        first takes it); a Ray result by reference."""
+        if future.ref is None:
+            return Local(self._inline.result(future), rebuild)
+        return self._ray.share(future, rebuild)
+
+    def cancel(self, futures: list[Future]) -> None:
+        """Cancel the Ray calls among ``futures`` (in-process ones are done)."""
+        if self._ray is not None:
+            self._ray.cancel([f for f in futures if f.ref is not None])
+
+    def close(self) -> None:
+        """Shut down the Ray this executor started (waiting for a start under way)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._ray = None
+
+
 class OrderedExecutor(Executor):
     """Another executor's calls, seen finishing in the order they were made (``--workers N
     --deterministic``), with exactly ``slots`` in flight.
@@ -378,8 +539,11 @@ class OrderedExecutor(Executor):
 
 def make_executor(workers: int | None, address: str | None,
                   deterministic: bool = False) -> Executor:
-    """``--workers 0``: in-process; otherwise Ray (local, or the cluster at ``address``).
-    ``deterministic``: results taken in the order the calls were made, ``workers`` in flight
+    """``--workers 0``: in-process; ``--workers N`` or ``--address``: Ray (local, or the
+    cluster at ``address``); neither: in-process, handing over to a local Ray once the work
+    left is worth its start-up (``HandoverExecutor``; a cluster job, which sets
+    ``RAY_ADDRESS``, and a process that already runs Ray use it at once). ``deterministic``:
+    results taken in the order the calls were made, ``workers`` in flight
     (``OrderedExecutor``); in-process runs are in order already."""
     if workers is not None and workers < 0:
         raise ConfigError(f"--workers must be >= 0, got {workers}")
@@ -390,5 +554,8 @@ def make_executor(workers: int | None, address: str | None,
     if deterministic and workers is None:
         raise ConfigError("--deterministic needs --workers N: the number of evaluations in "
                           "flight is part of what fixes the trials")
+    if workers is None and address is None and not os.environ.get("RAY_ADDRESS") and not (
+            "ray" in sys.modules and sys.modules["ray"].is_initialized()):
+        return HandoverExecutor()  # a Ray this process already runs is used at once
     ray_executor = RayExecutor(workers=workers, address=address)
     return OrderedExecutor(ray_executor, workers) if deterministic else ray_executor

@@ -35,6 +35,7 @@ from tuner.study import Job
 from tuner.study import StudyRun
 from tuner.study import StudySpec
 from tuner.study import StudySummary
+from tuner.study import planned_runs
 
 # Times the driver submits a trial again when its task fails for a system reason (Ray has
 # already retried it TASK_RETRIES times): then it becomes a failed trial with the reason.
@@ -67,6 +68,7 @@ class RunStats:
     eval_s: float = 0.0
     capacity_s: float = 0.0
     resubmitted: int = 0
+    eval_wall_s: float = 0.0  # busy_s without the preparations
 
     @property
     def busy_fraction(self) -> float:
@@ -105,7 +107,8 @@ class Runner:
         self._order: dict[int, int] = {}
         self._counted: dict[int, int] = {}
         self._ready: deque[Job] = deque()
-        self._ask_ahead = bool(getattr(executor, "asynchronous", False))
+        self._planned = 0  # runs the studies make to their ends, resumed ones included
+        self._finished = 0  # of those, done (resumed or in this session)
         self._study_graphs: dict[str, set[str]] | None = None  # graph ids of stored rows
 
     def run(self, specs: list[StudySpec],
@@ -113,6 +116,7 @@ class Runner:
         """Run every study to its budget (or the timeout); returns their summaries in order."""
         start = time.monotonic()
         self._single = len(specs) == 1
+        self._planned = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
         pending = deque(specs)
         stored = self.store.index()
         self._order = {id(s): i for i, s in enumerate(specs)}
@@ -177,6 +181,21 @@ class Runner:
                 break
             self._ready.append(job)
 
+    @property
+    def _ask_ahead(self) -> bool:
+        """Whether calls run elsewhere (asked anew: the default executor hands over to Ray)."""
+        return bool(getattr(self.executor, "asynchronous", False))
+
+    def _consider_ray(self) -> None:
+        """Tell an executor that can start Ray how much in-process work is left: the runs
+        not done yet at the mean evaluation time so far."""
+        consider = getattr(self.executor, "consider", None)
+        if consider is None or not self.stats.evaluations:
+            return
+        left = max(0, self._planned - self._finished)
+        mean_s = self.stats.eval_wall_s / self.stats.evaluations
+        consider(left * mean_s)
+
     def _take_ready(self) -> Job | None:
         while self._ready:
             job = self._ready.popleft()
@@ -202,6 +221,7 @@ class Runner:
                        load_rows=lambda: self.store.study_records(key),
                        conflicts=self.store.conflicts.get(key))
         self._counted[id(run)] = run.runs_done
+        self._finished += run.runs_done
         if run.runs_done and self.progress is not None:
             self.progress.resume(run.runs_done)
             if self._single:
@@ -276,11 +296,13 @@ class Runner:
             outcome = Outcome(None, error=f"worker failure: {reason}")
         self.stats.evaluations += 1
         self.stats.busy_s += outcome.wall_s
+        self.stats.eval_wall_s += outcome.wall_s
         self.stats.eval_s = time.monotonic() - (self._first_eval or time.monotonic())
         record = job.run.finish(job, outcome)
         if job.role == "reference":
             self._count(job.run, reference=True)
             self._note(job.run, record)
+        self._consider_ray()
 
     def _prepared(self, prep: Prep) -> None:
         graph_f, runs_f, meta_f = prep.futures
@@ -309,6 +331,7 @@ class Runner:
         """Advance the progress by the runs this study finished since last counted."""
         new = run.runs_done - self._counted.get(id(run), 0)
         self._counted[id(run)] = run.runs_done
+        self._finished += max(0, new)
         if self.progress is not None:
             self.progress.advance(new, reference=reference)
             if self._single:
@@ -335,6 +358,8 @@ class Runner:
             if not run.finished():
                 continue
             self._active.remove(run)
+            if run.exhausted:
+                self._planned -= max(0, run.budget - run.done)
             if run.exhausted and self.progress is not None:
                 self.progress.discount(run.budget - run.done)
             done[self._spec_index(run.spec)] = run.summary()
