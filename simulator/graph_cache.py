@@ -112,9 +112,9 @@ def load_cached(spec: GraphSpec) -> Graph | None:
         return None
     if graph.spec != spec.canonical() and not spec.is_file:
         return None
-    if graph.spec != spec.canonical() or graph.name != spec.short_name():
+    if graph.spec != spec.canonical() or graph.name != spec.unique_name():
         graph = Graph(
-            graph.indptr, graph.indices, graph.weights, name=spec.short_name(),
+            graph.indptr, graph.indices, graph.weights, name=spec.unique_name(),
             spec=spec.canonical(), directed=graph.directed,
         )
     return graph

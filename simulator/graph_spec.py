@@ -208,7 +208,9 @@ class GraphSpec:
         return f"{self.kind}:{','.join(fields)}"
 
     def short_name(self) -> str:
-        """A short human name: the file's stem, or the generator and its size."""
+        """The file's stem, or the generator and its size (``rmat14-ef16``): the readable
+        slug of study keys and graph ids (and measured GPU rows' graph names), kept as it was
+        so results written before keep their keys. Not unique: :meth:`unique_name` is."""
         p = self.params
         if self.kind == "file":
             return file_stem(p["path"])
@@ -218,6 +220,33 @@ class GraphSpec:
             size = f"m{p['m']}" if p.get("m") is not None else f"deg{p['deg']:g}"
             return f"random-n{p['n']}-{size}"
         return f"{self.kind}-{p['rows']}x{p['cols']}"
+
+    def unique_name(self) -> str:
+        """The graph's name: :meth:`short_name` plus everything else that tells two graphs
+        apart: generator parameters off their defaults, a file's format if given, then
+        ``directed``, weights, vertex order and the seed wherever it matters
+        (``rmat14-ef16-wrandom-s1``, ``grid2d-16x16``, ``road-64x64-keep0.5-s2``). Equal
+        canonical specs give equal names; generated graphs whose specs differ get different
+        names (floats to 6 significant digits); files are named by their stem."""
+        parts = [self.short_name()]
+        named = {"rmat": ("scale", "ef"), "random": ("n", "m", "deg"),
+                 "grid2d": ("rows", "cols"), "mesh2d": ("rows", "cols"),
+                 "road": ("rows", "cols"), "file": ("path",)}[self.kind]
+        for p in KIND_PARAMS[self.kind]:
+            value = self.params.get(p.name)
+            if p.name in named or value is None or value == p.default:
+                continue
+            parts.append(f"{p.name}{value:g}" if isinstance(value, float) else str(value))
+        opts = self.options
+        if opts.directed:
+            parts.append("directed")
+        if opts.weights != "none":
+            parts.append(f"w{opts.weights}")
+        if opts.order != "none":
+            parts.append(f"{opts.order}-order")
+        if self.uses_seed:
+            parts.append(f"s{opts.seed}")
+        return "-".join(parts)
 
     def __str__(self) -> str:
         return self.canonical()

@@ -55,7 +55,7 @@ def build_graph(spec: GraphSpec) -> Graph:
         )
     else:
         edges = generate(spec)
-    graph = normalise(edges, directed=opts.directed, name=spec.short_name(), spec=canonical)
+    graph = normalise(edges, directed=opts.directed, name=spec.unique_name(), spec=canonical)
     if opts.weights == "random":
         graph = graph.with_weights(random_weights(graph, opts.seed))
     if opts.order != "none":

@@ -123,7 +123,7 @@ def test_html_links_every_png_and_captions_each(report, results):
     # contents by graph, each link to a section of the page
     for anchor in re.findall(r'<a href="#([^"]+)"', page):
         assert f'id="{anchor}"' in page
-    assert "rmat8-ef16: <a href=" in page and "grid2d-16x16: <a href=" in page
+    assert "rmat8-ef16-s1: <a href=" in page and "grid2d-16x16: <a href=" in page
     # the selector's absence is explained, not an empty plot
     assert re.search(r"Not drawn: selector regret per held-out graph: .+\.", page)
 

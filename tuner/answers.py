@@ -32,6 +32,7 @@ from tuner.configs import config_text
 from tuner.configs import strategy_defaults
 from tuner.configs import value_text
 from tuner.query import graph_ids
+from tuner.query import graph_name
 from tuner.schema import PARAM_PREFIX
 from tuner.schema import reserved_names
 from tuner.study import MAXIMIZED
@@ -875,7 +876,8 @@ def _studies(con: duckdb.DuckDBPyConnection, summaries: list[dict[str, Any]]
     names = dict(con.execute("SELECT graph_id, any_value(name) FROM graphs "
                              "WHERE name IS NOT NULL GROUP BY graph_id").fetchall())
     return {s["study_key"]: Study(
-        s["study_key"], names.get(s["graph_id"]) or s["graph_spec"], s["graph_spec"],
+        s["study_key"], graph_name(s["graph_spec"], names.get(s["graph_id"])) or s["graph_spec"],
+        s["graph_spec"],
         s["graph_id"], s["algorithm"], s["device"], s["space"], s["objective"], s["n"])
         for s in summaries}
 
@@ -894,9 +896,9 @@ def _explain_empty(con: duckdb.DuckDBPyConnection, filters: Filters) -> None:
             raise ConfigError(f"--{option} {value!r} matches no complete trial; present: "
                               f"{_listing(present)}")
     if filters.graph is not None and not graph_ids(con, filters.graph):
-        present = [r[0] for r in con.execute(
-            "SELECT DISTINCT coalesce(g.name, t.graph_spec) FROM trials t LEFT JOIN graphs g "
-            "USING (graph_id) WHERE t.state = 'complete' ORDER BY 1").fetchall()]
+        present = sorted({graph_name(spec, name) or spec for spec, name in con.execute(
+            "SELECT DISTINCT t.graph_spec, g.name FROM trials t LEFT JOIN graphs g "
+            "USING (graph_id) WHERE t.state = 'complete'").fetchall()})
         raise ConfigError(f"--graph {filters.graph!r} matches no graph spec, id or name "
                           f"with a complete trial; graphs present: {_listing(present)}")
 

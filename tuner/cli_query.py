@@ -61,7 +61,7 @@ every graph, the lowest geometric mean of time relative to each graph's best) ov
 """
 EFFECT_EXAMPLES = """examples:
   warpsweep effect w
-  warpsweep effect chunk --algo bfs --graph rmat14-ef16 --metric transactions
+  warpsweep effect chunk --algo bfs --graph rmat14-ef16-s1 --metric transactions
   warpsweep effect mapping --json
 
 others: 'at best' when the row has every other knob at the study's best configuration;
@@ -70,7 +70,7 @@ others: 'at best' when the row has every other knob at the study's best configur
 PARETO_EXAMPLES = """examples:
   warpsweep pareto --objectives time_us,transactions
   warpsweep pareto --objectives time_us,simd_efficiency --algo sssp --json
-  warpsweep pareto --objectives bytes:min,meps:max --graph rmat14-ef16
+  warpsweep pareto --objectives bytes:min,meps:max --graph rmat14-ef16-s1
 
 larger is better for simd_efficiency, me, work_efficiency and meps, smaller for every other
 metric; METRIC:max or METRIC:min overrides.

@@ -12,7 +12,7 @@ from tuner.report_data import Filters
 DEFAULT_OUT = "./warpsweep-report"
 EXAMPLES = """examples:
   warpsweep report --results quick-results --out quick-report
-  warpsweep report --algo bfs --device h100 --graph rmat14-ef16 --no-selector
+  warpsweep report --algo bfs --device h100 --graph rmat14-ef16-s1 --no-selector
   warpsweep report --results res --graph rmat:scale=14,seed=1 --graph road:rows=128,seed=1
 
 Open OUT/index.html in a browser; the figures are PNGs under OUT/figures (replaced on each run).

@@ -208,6 +208,30 @@ def _guarded(reader: pa.RecordBatchReader,
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
+def _unique_name(spec: str) -> str | None:
+    """The unique name of a stored graph spec (None if it no longer parses)."""
+    try:
+        return parse_spec(spec).unique_name()
+    except WarpsweepError:
+        return None
+
+
+def _short_name(spec: str) -> str | None:
+    """The name warpsweep stored for a spec before names were unique (None if unparsable)."""
+    try:
+        return parse_spec(spec).short_name()
+    except WarpsweepError:
+        return None
+
+
+def graph_name(spec: str | None, stored: str | None) -> str | None:
+    """The name shown for a stored graph: the name stored, but where that is the shared name
+    warpsweep stored before names were unique (issue 42), or none, the spec's unique name."""
+    if not spec or (stored and stored != _short_name(spec)):
+        return stored
+    return _unique_name(spec) or stored
+
+
 def graph_ids(con: duckdb.DuckDBPyConnection, graph: str) -> set[str]:
     """Graph ids a --graph value names: a graph name, id or spec (as given or canonical)."""
     specs = [graph]
@@ -221,6 +245,10 @@ def graph_ids(con: duckdb.DuckDBPyConnection, graph: str) -> set[str]:
     found = {r[0] for r in con.execute(
         f"SELECT DISTINCT graph_id FROM graphs WHERE name = ? OR graph_id = ? "
         f"OR graph_spec IN ({marks})", [graph, graph, *specs]).fetchall()}
+    # a graph's unique name (issue 42) also finds rows stored before it, under the old name
+    for gid, spec in con.execute("SELECT DISTINCT graph_id, graph_spec FROM graphs").fetchall():
+        if gid not in found and spec and _unique_name(spec) == graph:
+            found.add(gid)
     if not found:
         found = {r[0] for r in con.execute(
             f"SELECT DISTINCT graph_id FROM trials WHERE graph_id = ? "

@@ -16,6 +16,7 @@ from tuner.configs import canonical_params
 from tuner.configs import config_text
 from tuner.query import connect
 from tuner.query import graph_ids
+from tuner.query import graph_name
 from tuner.schema import PARAM_PREFIX
 
 # Metric columns the report reads (any that a results directory lacks read as null).
@@ -165,7 +166,7 @@ def describe(filters: Filters) -> str:
 
 def _graph_rows(con: Any) -> dict[str, dict[str, Any]]:
     rows = con.execute("SELECT graph_id, graph_spec, name, n, m FROM graphs").fetchall()
-    return {gid: {"graph_spec": spec, "name": name, "n": n, "m": m}
+    return {gid: {"graph_spec": spec, "name": graph_name(spec, name), "n": n, "m": m}
             for gid, spec, name, n, m in rows}
 
 

@@ -36,6 +36,7 @@ from simulator.features import FEATURE_KEYS
 from simulator.strategy import Strategy
 from tuner.configs import canonical_params
 from tuner.configs import config_key
+from tuner.query import graph_name
 
 # Features on a multiplicative scale (sizes, degrees, diameter): compared as signed log1p.
 LOG_FEATURES = frozenset({
@@ -208,7 +209,8 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     keys = sorted(common)
     times = np.array([[t[k] for k in keys] for t in all_times], dtype=np.float64)
     times = times.reshape(len(ids), len(keys))
-    graphs = [GraphInfo(g, specs[g], feats[g], names.get(g) or "") for g in ids]
+    graphs = [GraphInfo(g, specs[g], feats[g], graph_name(specs[g], names.get(g)) or "")
+              for g in ids]
     return TimeMatrix(algorithm, device, graphs, [configs[k] for k in keys], times, all_times,
                       configs, dropped)
 
