@@ -4,6 +4,9 @@
 >>> result = tune("rmat:scale=10,seed=1", "bfs", trials=20, workers=0, results="res")
 >>> best = result.studies[0].best[0]          # a TrialRecord: .params, .values, .metrics
 >>> result.to_json()                          # the summary `warpsweep tune --json` prints
+>>> frame = result.to_pandas()                # its studies' rows: knobs and metrics as columns
+>>> frame = load_results("res")               # every trial row of a results directory
+>>> figs = figures("res")                     # the report's figures, matplotlib Figures by title
 
 Both check every input before anything runs (a ``ConfigError`` or ``GraphError`` names the
 problem), resume a study already in ``results`` and return its summary.
@@ -15,6 +18,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 from simulator.errors import ConfigError
@@ -31,6 +35,10 @@ from tuner.study import Objective
 from tuner.study import StudySpec
 from tuner.study import StudySummary
 from tuner.sweep import load_sweep
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 DEFAULT_RESULTS = "./warpsweep-results"
 
@@ -52,6 +60,13 @@ class TuneResult:
         st = run.stats
         return cls(run.summaries, str(results), st.evaluations, st.elapsed_s, run.executor,
                    st.busy_fraction)
+
+    def to_pandas(self, duplicates: bool = False) -> pd.DataFrame:
+        """The rows of this run's studies as ``load_results`` gives them (every trial and
+        reference of each study, those of earlier sessions of a resumed study too)."""
+        frame = load_results(self.results, duplicates=duplicates)
+        keys = [s.key for s in self.studies]
+        return frame[frame["study_key"].isin(keys)].reset_index(drop=True)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able summary (what ``--json`` prints)."""
@@ -173,3 +188,61 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
                           desc=Path(sweep_file).stem, verbose=verbose,
                           deterministic=deterministic)
     return TuneResult.of(run, results)
+
+
+def load_results(results: str | Path = DEFAULT_RESULTS,
+                 duplicates: bool = False) -> pd.DataFrame:
+    """Every trial row of a results directory (or URI) as a pandas DataFrame: one row per
+    evaluation, each knob a column by its name (``w``, ``chunk``, ...: its effective value,
+    missing where it does not apply), each metric a column (``time_us``, ...), and ``graph``
+    the graph's name. Read through the store, so a damaged file is an error naming it, never
+    values read wrong. ``duplicates``: also the ``duplicate`` rows, which repeat an earlier
+    evaluation's figures (left out by default, so that means over rows count each
+    configuration once)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tuner.query import graph_name
+    from tuner.schema import PARAM_PREFIX
+    from tuner.schema import reserved_names
+    from tuner.store import read_graphs
+    from tuner.store import read_trials
+
+    _check_types(results=results)
+    with scanning(results):
+        trials = read_trials(results)
+        graphs = read_graphs(results, columns=["graph_id", "graph_spec", "name"])
+    if not duplicates and trials.num_rows:
+        trials = trials.filter(pc.not_equal(trials.column("state"), "duplicate"))
+    nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    frame = trials.to_pandas(types_mapper=nullable.get)
+    taken = reserved_names() | set(frame.columns)
+    frame = frame.rename(columns={
+        c: c[len(PARAM_PREFIX):] for c in frame.columns
+        if c.startswith(PARAM_PREFIX) and c[len(PARAM_PREFIX):] not in taken})
+    names = {gid: graph_name(spec, name) for gid, spec, name in zip(
+        *(graphs.column(c).to_pylist() for c in ("graph_id", "graph_spec", "name")),
+        strict=True)}
+    frame.insert(frame.columns.get_loc("graph_id"), "graph", [
+        names.get(gid) or graph_name(spec, None) or spec
+        for gid, spec in zip(frame["graph_id"], frame["graph_spec"], strict=True)])
+    return frame
+
+
+def figures(results: str | Path = DEFAULT_RESULTS, algorithm: str | None = None,
+            device: str | None = None, graphs: tuple[str, ...] = (),
+            selector: bool = False) -> dict[str, Figure]:
+    """The figures ``warpsweep report`` draws from ``results``, as matplotlib Figures by
+    title (nothing written); ``algorithm``, ``device`` (a name or a device file) and
+    ``graphs`` (names, specs or ids) filter as the report's options do, ``selector`` adds the
+    selector's figures (it trains models)."""
+    from simulator.device import device_name
+    from tuner.report import report_figures
+    from tuner.report_data import Filters
+
+    _check_types(results=results)
+    if device is not None:
+        device = device_name(device)
+    with scanning(results):
+        return report_figures(results, Filters(algorithm, device, tuple(graphs)), selector)

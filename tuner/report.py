@@ -120,6 +120,13 @@ def _us(value: float) -> str:
 
 # -- the figures -----------------------------------------------------------------------------
 def plot_time_over_w(curve: WCurve, title: str, path: Path) -> str:
+    """The PNG of ``time_over_w_figure`` (the same figure, written); returns its caption."""
+    fig, caption = time_over_w_figure(curve, title)
+    _save(fig, path)
+    return caption
+
+
+def time_over_w_figure(curve: WCurve, title: str) -> tuple[Figure, str]:
     """Hong et al. Fig. 7b: best time per virtual warp size W, thread baseline dashed."""
     fig = _new_figure()
     ax = fig.add_subplot()
@@ -149,15 +156,22 @@ def plot_time_over_w(curve: WCurve, title: str, path: Path) -> str:
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    _save(fig, path)
-    return ("Best simulated time for each virtual warp size W over every complete vwarp run of "
-            "this graph, whatever its other knobs (chunk, distribution, deferring, driven form); "
-            "lower is better. The dashed line "
-            "is the thread-per-vertex baseline, the star the best W, and each dotted line a "
-            "study's best configuration of any mapping.")
+    return fig, (
+        "Best simulated time for each virtual warp size W over every complete vwarp run of "
+        "this graph, whatever its other knobs (chunk, distribution, deferring, driven form); "
+        "lower is better. The dashed line "
+        "is the thread-per-vertex baseline, the star the best W, and each dotted line a "
+        "study's best configuration of any mapping.")
 
 
 def plot_w_chunk_heatmap(heat: Heatmap, title: str, path: Path) -> str:
+    """The PNG of ``w_chunk_heatmap_figure`` (the same figure, written); returns its caption."""
+    fig, caption = w_chunk_heatmap_figure(heat, title)
+    _save(fig, path)
+    return caption
+
+
+def w_chunk_heatmap_figure(heat: Heatmap, title: str) -> tuple[Figure, str]:
     """Best time per (W, chunk) cell, annotated; empty cells blank."""
     fig = _new_figure(max(6.0, 1.0 * len(heat.chunks) + 2.5), 4.8)
     ax = fig.add_subplot()
@@ -185,9 +199,9 @@ def plot_w_chunk_heatmap(heat: Heatmap, title: str, path: Path) -> str:
     ax.set_ylabel("virtual warp size W (lanes per vertex)")
     ax.set_title(title)
     fig.colorbar(image, ax=ax, label="best time (µs)")
-    _save(fig, path)
-    return ("Best simulated time of the vwarp runs in each (W, chunk) cell; greener is faster, "
-            "the boxed cell is the best, and blank cells were never run.")
+    return fig, (
+        "Best simulated time of the vwarp runs in each (W, chunk) cell; greener is faster, "
+        "the boxed cell is the best, and blank cells were never run.")
 
 
 def _cell(value: float) -> str:
@@ -202,6 +216,13 @@ def _masked(grid: list[list[float]]) -> Any:
 
 
 def plot_defer_curves(curves: Sequence[Curve], title: str, path: Path) -> str:
+    """The PNG of ``defer_curves_figure`` (the same figure, written); returns its caption."""
+    fig, caption = defer_curves_figure(curves, title)
+    _save(fig, path)
+    return caption
+
+
+def defer_curves_figure(curves: Sequence[Curve], title: str) -> tuple[Figure, str]:
     """Best time per defer threshold, one line per graph, 'none' first."""
     keys = sorted({k for c in curves for k, _ in c.points},
                   key=lambda k: -1 if k == NO_DEFER else k)
@@ -220,14 +241,22 @@ def plot_defer_curves(curves: Sequence[Curve], title: str, path: Path) -> str:
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, title="graph")
-    _save(fig, path)
-    return ("Best time per defer threshold for each graph, over the mappings that were run with "
-            "deferring; lower is better, and a line falling to the right of 'no deferring' "
-            "means deferring high-degree outliers to a second kernel pays off.")
+    return fig, (
+        "Best time per defer threshold for each graph, over the mappings that were run with "
+        "deferring; lower is better, and a line falling to the right of 'no deferring' "
+        "means deferring high-degree outliers to a second kernel pays off.")
 
 
 def plot_switch_curves(temporal: Sequence[Curve], spatial: Sequence[Curve], title: str,
                        path: Path) -> str:
+    """The PNG of ``switch_curves_figure`` (the same figure, written); returns its caption."""
+    fig, caption = switch_curves_figure(temporal, spatial, title)
+    _save(fig, path)
+    return caption
+
+
+def switch_curves_figure(temporal: Sequence[Curve], spatial: Sequence[Curve],
+                         title: str) -> tuple[Figure, str]:
     """Best time of the temporal hybrid per switch point and of the spatial one per partition."""
     panels = [(c, lab) for c, lab in (
         (temporal, "switch_to_topology (worklist size / N, binned to powers of two)"),
@@ -258,14 +287,21 @@ def plot_switch_curves(temporal: Sequence[Curve], spatial: Sequence[Curve], titl
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8, title="graph")
     fig.suptitle(title)
-    _save(fig, path)
-    return ("Best time of the temporal hybrid for each switch point (it turns to a topology "
-            "sweep when the worklist exceeds that fraction of N) and, where it was run, of the "
-            "spatial hybrid for each partition size; lower is better, and the lowest point is "
-            "the switch point to use.")
+    return fig, (
+        "Best time of the temporal hybrid for each switch point (it turns to a topology "
+        "sweep when the worklist exceeds that fraction of N) and, where it was run, of the "
+        "spatial hybrid for each partition size; lower is better, and the lowest point is "
+        "the switch point to use.")
 
 
 def plot_simd_breakdown(bars: Sequence[SimdBar], title: str, path: Path) -> str:
+    """The PNG of ``simd_breakdown_figure`` (the same figure, written); returns its caption."""
+    fig, caption = simd_breakdown_figure(bars, title)
+    _save(fig, path)
+    return caption
+
+
+def simd_breakdown_figure(bars: Sequence[SimdBar], title: str) -> tuple[Figure, str]:
     """Stacked active / U_A / U_R fractions per configuration (side by side if they do not
     partition the issued lane-steps)."""
     fig = _new_figure(max(6.5, 1.3 * len(bars) + 1.5), 5.0, (0.9, 0.3, 0.9, 0.45))
@@ -293,15 +329,15 @@ def plot_simd_breakdown(bars: Sequence[SimdBar], title: str, path: Path) -> str:
     ax.set_title(title)
     ax.legend(fontsize=8, loc="upper center", ncol=3)
     ax.grid(True, axis="y", alpha=0.3)
-    _save(fig, path)
     how = ("stacked to 1" if stacked else
            "side by side, because here the three do not add up to 1")
     configs = "; ".join(f"{b.name}: {b.config}" for b in bars)
-    return (f"How each configuration's issued SIMD lane-steps of edge expansion split ({how}) "
-            "into active lanes (the SIMD efficiency, higher is better), U_A (lanes of a group "
-            "idle in its vertex's last, partial step) and U_R (lanes whose group is done while "
-            "the warp's heaviest group still steps), after Cheng et al.; under each bar its "
-            f"time. Configurations: {configs}.")
+    return fig, (
+        f"How each configuration's issued SIMD lane-steps of edge expansion split ({how}) "
+        "into active lanes (the SIMD efficiency, higher is better), U_A (lanes of a group "
+        "idle in its vertex's last, partial step) and U_R (lanes whose group is done while "
+        "the warp's heaviest group still steps), after Cheng et al.; under each bar its "
+        f"time. Configurations: {configs}.")
 
 
 def plot_history(hist: History, title: str, path: Path) -> str:
@@ -352,7 +388,8 @@ def history_figure(hist: History, title: str) -> tuple[Figure, str]:
     better = "higher" if hist.maximize else "lower"
     failed = (f" {len(hist.failed)} failed trial(s) are the x marks at the top."
               if hist.failed else " No trial failed.")
-    return fig, (f"The {hist.metric} objective of each trial of the {hist.space} study in the "
+    return fig, (
+        f"The {hist.metric} objective of each trial of the {hist.space} study in the "
                  f"order the sampler drew them, with the best so far as a step line; {better} "
                  "is better, and the dashed and dotted lines are the thread baseline and the "
                  f"best fixed virtual warp.{failed}")
@@ -398,7 +435,8 @@ def selector_figure(evaluation: Any, title: str,
     ax.legend(fontsize=8, title="policy")
     geo = ", ".join(f"{p} {_ratio(evaluation.geomean[p])}" for p in policies
                     if p in evaluation.geomean)
-    return fig, ("For each graph held out of the selector's training, the time of each "
+    return fig, (
+        "For each graph held out of the selector's training, the time of each "
                  "policy's choice over the best time found for that graph (log scale; 1.0 is "
                  f"the best, lower is better). Geometric means: {geo}.")
 
@@ -473,15 +511,52 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.") or "figure"
 
 
-def _draw(section: Section, out: Path, names: _Names, title: str, name: tuple[str, ...],
-          data: Any, missing: str, plot: Callable[..., str], *args: Any) -> None:
-    """Draw one figure into the section, or list it as skipped when its data is absent."""
+# Where a drawn figure goes: (its file under the report, its title, the figure).
+Sink = Callable[[str, str, Figure], None]
+
+
+def _draw(section: Section, sink: Sink, names: _Names, title: str, name: tuple[str, ...],
+          data: Any, missing: str, figure: Callable[..., tuple[Figure, str]],
+          *args: Any) -> None:
+    """Draw one figure (``figure(*args, title)``) into the section and hand it to ``sink``,
+    or list it as skipped when its data is absent."""
     if not data:
         section.entries.append(Entry(title, missing))
         return
     file = names(*name)
-    caption = plot(*args, title, out / file)
+    fig, caption = figure(*args, title)
+    sink(file, title, fig)
     section.entries.append(Entry(title, caption, file))
+
+
+def _sections(data: ResultsData, filters: Filters, sink: Sink,
+              selector: bool) -> tuple[list[Section], float]:
+    """Every section of the report, each figure handed to ``sink``; and the seconds the
+    selector's section took."""
+    names = _Names()
+    sections = [_group_section(data, group, sink, names) for group in data.groups()]
+    algo_devices = sorted({(g.algorithm, g.device) for g in data.groups()})
+    for algo, device in algo_devices:
+        sections.append(_across_section(data, algo, device, sink, names))
+    start = time.perf_counter()
+    if selector:
+        sections.append(_selector_section(data, filters, sink, names))
+    return sections, time.perf_counter() - start
+
+
+def report_figures(results: str | Path, filters: Filters | None = None,
+                   selector: bool = False) -> dict[str, Figure]:
+    """Every figure ``warpsweep report`` draws from ``results`` (``filters`` as its options),
+    as matplotlib Figures by title, nothing written: for a notebook. ``selector`` adds the
+    selector's regret figures (it trains models, so it is off by default)."""
+    data = load_results(results, filters or Filters())
+    drawn: dict[str, Figure] = {}
+
+    def keep(file: str, title: str, fig: Figure) -> None:
+        drawn[title if title not in drawn else f"{title} ({Path(file).stem})"] = fig
+
+    _sections(data, filters or Filters(), keep, selector)
+    return drawn
 
 
 def build_report(results: str | Path, out: str | Path, filters: Filters | None = None,
@@ -495,17 +570,8 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
     for old in (out / FIGURES_DIR).glob("*.png"):
         old.unlink()  # figures of an earlier report (the directory is the report's own)
-    names = _Names()
-    sections = []
-    for group in data.groups():
-        sections.append(_group_section(data, group, out, names))
-    algo_devices = sorted({(g.algorithm, g.device) for g in data.groups()})
-    for algo, device in algo_devices:
-        sections.append(_across_section(data, algo, device, out, names))
-    start = time.perf_counter()
-    if selector:
-        sections.append(_selector_section(data, filters, out, names))
-    selector_s = time.perf_counter() - start
+    sections, selector_s = _sections(data, filters, lambda file, _, fig: _save(fig, out / file),
+                                     selector)
     lines = study_lines(data)
     index = out / "index.html"
     index.write_text(render_html(data, filters, sections, lines), encoding="utf-8")
@@ -543,7 +609,7 @@ def _group_anchor(group: Group) -> str:
     return slug(f"{group.graph_id}-{group.algorithm}-{group.device}")
 
 
-def _group_section(data: ResultsData, group: Group, out: Path, names: _Names) -> Section:
+def _group_section(data: ResultsData, group: Group, sink: Sink, names: _Names) -> Section:
     runs = data.runs_of(group)
     size = f"n = {group.n:,}, m = {group.m:,}; " if group.n is not None else ""
     section = Section(_group_anchor(group),
@@ -552,41 +618,41 @@ def _group_section(data: ResultsData, group: Group, out: Path, names: _Names) ->
     head = f"{group.graph_name}, {group.algorithm} on {group.device}"
     stem = (group.graph_id, group.algorithm, group.device)
     curve = time_over_w(runs)
-    _draw(section, out, names, f"{head}: time over virtual warp size", (*stem, "time-over-w"),
-          curve, "no complete vwarp run", plot_time_over_w, curve)
+    _draw(section, sink, names, f"{head}: time over virtual warp size", (*stem, "time-over-w"),
+          curve, "no complete vwarp run", time_over_w_figure, curve)
     heat = w_chunk_cells(runs)
-    _draw(section, out, names, f"{head}: best time per W and chunk", (*stem, "w-chunk"),
-          heat, "the vwarp runs cover fewer than two chunk values", plot_w_chunk_heatmap, heat)
+    _draw(section, sink, names, f"{head}: best time per W and chunk", (*stem, "w-chunk"),
+          heat, "the vwarp runs cover fewer than two chunk values", w_chunk_heatmap_figure, heat)
     bars = simd_bars(runs)
-    _draw(section, out, names, f"{head}: SIMD efficiency breakdown", (*stem, "simd"),
-          bars, "no complete run with SIMD metrics", plot_simd_breakdown, bars)
+    _draw(section, sink, names, f"{head}: SIMD efficiency breakdown", (*stem, "simd"),
+          bars, "no complete run with SIMD metrics", simd_breakdown_figure, bars)
     for hist in histories(runs):
         title = f"{head}: optimisation history of the {hist.space} study"
-        _draw(section, out, names, title, ("history", hist.study_key),
-              hist.trials or hist.failed, "the study has no trial", plot_history, hist)
+        _draw(section, sink, names, title, ("history", hist.study_key),
+              hist.trials or hist.failed, "the study has no trial", history_figure, hist)
     return section
 
 
-def _across_section(data: ResultsData, algo: str, device: str, out: Path,
+def _across_section(data: ResultsData, algo: str, device: str, sink: Sink,
                     names: _Names) -> Section:
     groups = [(g, data.runs_of(g)) for g in data.groups()
               if (g.algorithm, g.device) == (algo, device)]
     section = Section(slug(f"across-{algo}-{device}"), f"Across graphs: {algo} on {device}",
                       f"{len(groups)} graph(s)")
     defer = defer_curves(groups)
-    _draw(section, out, names, f"{algo} on {device}: best time per defer threshold",
-          (algo, device, "defer"), defer, "no run with a defer threshold", plot_defer_curves,
+    _draw(section, sink, names, f"{algo} on {device}: best time per defer threshold",
+          (algo, device, "defer"), defer, "no run with a defer threshold", defer_curves_figure,
           defer)
     temporal = knob_curves(groups, "temporal", "switch_to_topology")
     spatial = knob_curves(groups, "spatial", "partition")
-    _draw(section, out, names, f"{algo} on {device}: hybrid switch points",
+    _draw(section, sink, names, f"{algo} on {device}: hybrid switch points",
           (algo, device, "switch"), temporal or spatial,
           "no temporal (driven=temporal) or spatial (driven=spatial) hybrid run",
-          plot_switch_curves, temporal, spatial)
+          switch_curves_figure, temporal, spatial)
     return section
 
 
-def _selector_section(data: ResultsData, filters: Filters, out: Path,
+def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
                       names: _Names) -> Section:
     section = Section("selector", "The selector's evaluation",
                       "Graphs held out one at a time; see tuner/selector.py.")
@@ -599,9 +665,9 @@ def _selector_section(data: ResultsData, filters: Filters, out: Path,
     for ev in evaluations:
         name = f"{ev.algorithm} on {ev.device}: {title}"
         rows = list(getattr(ev, "rows", []) or [])
-        _draw(section, out, names, name, (ev.algorithm, ev.device, "selector"),
+        _draw(section, sink, names, name, (ev.algorithm, ev.device, "selector"),
               len(rows) >= 3, f"fewer than 3 graphs to hold out ({len(rows)})",
-              partial(plot_selector, names=graph_names), ev)
+              partial(selector_figure, names=graph_names), ev)
     return section
 
 

@@ -1,0 +1,132 @@
+"""The notebook API (issue 42): a results directory as a pandas DataFrame, a tune's rows as
+one, and the report's figures as matplotlib Figures, all from a real (small, in-process)
+tune."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from matplotlib.figure import Figure
+
+from simulator import load_graph
+from simulator import simulate
+from simulator.errors import ConfigError
+from tuner import api
+from tuner import report
+from tuner.damaged import DamagedResults
+from tuner.report_data import load_results as report_data
+from tuner.report_data import simd_bars
+from tuner.report_data import time_over_w
+from tuner.store import read_trials
+
+GRAPH = "rmat:scale=7,seed=2"
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    results = tmp_path_factory.mktemp("nb") / "r"
+    run = api.tune(GRAPH, "bfs", trials=6, sources=1, seed=3, results=str(results),
+                   workers=0)
+    other = api.tune("grid2d:rows=12", "bfs", trials=3, sources=1, results=str(results),
+                     workers=0)
+    return results, run, other
+
+
+def test_load_results_has_knobs_and_metrics_as_columns(tuned):
+    results, run, _ = tuned
+    frame = api.load_results(results)
+    rows = [r for r in read_trials(results).to_pylist() if r["state"] != "duplicate"]
+    assert isinstance(frame, pd.DataFrame) and len(frame) == len(rows)
+    for column in ("mapping", "w", "chunk", "time_us", "simd_efficiency", "graph", "device",
+                   "study_key", "role", "label"):
+        assert column in frame.columns, column
+    assert not any(c.startswith("param_") for c in {"mapping", "w", "chunk"} & set(frame))
+    assert set(frame["graph"]) == {"rmat7-ef16-s2", "grid2d-12x12"}
+    # the thread reference's time is what the simulator gives for it
+    thread = frame[(frame["label"] == "thread") & (frame["graph"] == "rmat7-ef16-s2")]
+    assert len(thread) == 1 and thread["mapping"].item() == "thread"
+    source = int(thread["sources"].item()[0])
+    assert thread["time_us"].item() == pytest.approx(simulate(
+        load_graph(GRAPH), "bfs", {"mapping": "thread"}, "h100", source=source).time_us)
+    # the best row by time is the tune's winner
+    mine = frame[frame["study_key"] == run.studies[0].key]
+    assert mine["time_us"].min() == pytest.approx(run.studies[0].best[0].values[0])
+    # knob values keep their types: W an integer (missing where it does not apply)
+    assert str(frame["w"].dtype) == "Int64" and frame.loc[frame["mapping"] == "thread",
+                                                          "w"].isna().all()
+    vwarp = frame[frame["label"] == "vwarp w=8"]
+    assert set(vwarp["w"]) == {8}
+
+
+def test_duplicates_are_left_out_unless_asked(tuned):
+    results, _, _ = tuned
+    stored = read_trials(results).to_pylist()
+    with_all = api.load_results(results, duplicates=True)
+    assert len(with_all) == len(stored)
+    assert (api.load_results(results)["state"] != "duplicate").all()
+
+
+def test_to_pandas_is_the_runs_own_studies(tuned):
+    results, run, other = tuned
+    frame = run.to_pandas()
+    assert set(frame["study_key"]) == {run.studies[0].key}
+    assert set(other.to_pandas()["graph"]) == {"grid2d-12x12"}
+    assert len(frame) + len(other.to_pandas()) == len(api.load_results(results))
+    # the references and the budget's distinct configurations
+    assert (frame["role"] == "reference").sum() == 7
+    assert (frame["role"] == "trial").sum() >= run.studies[0].evaluations - 7
+
+
+def test_the_reports_figures_come_back_as_figures(tuned):
+    results, _, _ = tuned
+    figs = api.figures(results, graphs=("rmat7-ef16-s2",))
+    assert figs and all(isinstance(f, Figure) for f in figs.values())
+    title = "rmat7-ef16-s2, bfs on h100: time over virtual warp size"
+    assert title in figs
+    assert figs[title].axes[0].get_title() == title
+    # the points drawn are the data the report computes: best time per W
+    data = report_data(results)
+    group = next(g for g in data.groups() if g.graph_name == "rmat7-ef16-s2")
+    curve = time_over_w(data.runs_of(group))
+    line = figs[title].axes[0].lines[0]
+    assert list(line.get_xdata()) == [w for w, _ in curve.points]
+    assert list(line.get_ydata()) == pytest.approx([t for _, t in curve.points])
+    assert not any("grid2d" in t for t in figs)  # the filter held
+    every = api.figures(results)
+    assert any(t.startswith("grid2d-12x12") for t in every) and len(every) > len(figs)
+
+
+def test_every_report_figure_has_a_function_that_returns_it(tuned):
+    results, _, _ = tuned
+    data = report_data(results)
+    group = data.groups()[0]
+    runs = data.runs_of(group)
+    fig, caption = report.time_over_w_figure(time_over_w(runs), "t")
+    assert isinstance(fig, Figure) and "virtual warp size" in caption
+    fig, caption = report.simd_breakdown_figure(simd_bars(runs), "s")
+    assert isinstance(fig, Figure) and "SIMD" in caption
+    for name in ("time_over_w", "w_chunk_heatmap", "defer_curves", "switch_curves",
+                 "simd_breakdown", "history", "selector"):
+        assert callable(getattr(report, f"{name}_figure")), name
+
+
+def test_bad_input_is_a_clear_error(tmp_path, tuned):
+    with pytest.raises(ConfigError, match="not a warpsweep results directory"):
+        api.load_results(tmp_path / "nothing")
+    with pytest.raises(ConfigError, match="results=None"):
+        api.load_results(None)
+    results, _, _ = tuned
+    damaged = tmp_path / "damaged"
+    import shutil
+
+    shutil.copytree(results, damaged)
+    part = next((damaged / "trials").rglob("part-*.parquet"))
+    meta = pq.read_metadata(part)
+    col = next(meta.row_group(0).column(i) for i in range(meta.num_columns)
+               if meta.row_group(0).column(i).path_in_schema == "time_us")
+    body = bytearray(part.read_bytes())
+    body[col.data_page_offset + col.total_compressed_size - 3] ^= 0x5A  # in time_us's data
+    part.write_bytes(bytes(body))
+    with pytest.raises((DamagedResults, ConfigError), match=part.name):
+        api.load_results(damaged)
