@@ -13,6 +13,7 @@ from simulator.sorted_runs import dense_ranks
 from simulator.sorted_runs import lexicographic_order
 from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import scattered_order
+from simulator.sorted_runs import sort_keys
 from simulator.sorted_runs import stable_order
 
 
@@ -108,7 +109,9 @@ def racing_stores(step: np.ndarray, target: np.ndarray, lanes: np.ndarray) -> np
     ``racing_winners``."""
     if lanes.size == 0:
         return lanes
-    return np.sort(lanes[racing_winners(step, target)], kind="stable")  # often in order
+    winners = lanes[racing_winners(step, target)]
+    sort_keys(winners)  # often in order
+    return winners
 
 
 def racing_winners(step: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.sorted_runs import run_starts
+from simulator.sorted_runs import sort_keys
 from simulator.sorted_runs import stable_order
 
 WORD_BYTES = 4  # vertex ids, row offsets, status words and weights are 32-bit on the device
@@ -63,10 +64,9 @@ def distinct_sectors(
         keys <<= 1
         keys |= marked
         bits += 1
-    # timsort: the keys come in warp-step order, out of order only within a step's few lanes
-    # (or in long ascending runs), which it sorts in a fraction of the default sort's time
-    # (measured on USA-road-FLA's and rmat:scale=20's launches)
-    keys.sort(kind="stable")
+    # the keys come in warp-step order, out of order within a step's lanes: timsort where
+    # those are few or come in order, else the default sort
+    sort_keys(keys)
     if marked is not None:  # the flags apart (each key's low byte: no int64 temporary)
         sorted_marked = keys.view(np.uint8)[::8] & 1 if _LITTLE_ENDIAN else keys & 1
         keys >>= 1
@@ -123,7 +123,7 @@ def _hashed_distinct(keys: np.ndarray, bits: int, group: np.ndarray,
     if marked is not None:  # the flag below the pair, as distinct_sectors keys it
         ordered <<= 1
         ordered |= marked[at]
-    ordered.sort(kind="stable")
+    sort_keys(ordered)
     pair = ordered >> 1 if marked is not None else ordered
     first = np.empty(pair.size, dtype=bool)
     first[:1] = True
