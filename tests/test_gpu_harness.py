@@ -16,6 +16,7 @@ import pytest
 from simulator import Strategy
 from simulator.graph_spec import parse_spec
 from tuner.calibrate import load_measured
+from tuner.measure.plan import KERNELS
 
 REPO = Path(__file__).resolve().parents[1]
 GPU_DIR = REPO / "bench" / "gpu"
@@ -46,7 +47,7 @@ def table():
 
 def test_every_config_is_a_simulator_strategy_with_a_kernel(gpu):
     configs, plans = gpu
-    source = (GPU_DIR / "kernels.cu").read_text()
+    source = KERNELS.read_text()  # moved to tuner/measure (warpsweep measure)
     kernels = set(re.findall(r"__global__ void (\w+)\(", source))
     measurements = configs.measurements()
     assert len(set(measurements)) == len(measurements) == 29

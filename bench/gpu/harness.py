@@ -32,44 +32,20 @@ from simulator.functional import default_source
 from simulator.graph_spec import parse_spec
 from simulator.load import load_graph
 
+# the kernels, the launch clock, the occupancy query and the warm-up are `warpsweep measure`'s
+from tuner.measure.plan import KERNELS  # noqa: E402,F401  (flag_stores, store_counts)
+from tuner.measure.runner import Clock  # noqa: E402
+from tuner.measure.runner import device_resident_blocks  # noqa: E402,F401
+from tuner.measure.runner import resident_blocks_fn  # noqa: E402
+from tuner.measure.runner import warm_gpu  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import configs  # noqa: E402
 from plans import KernelPlan  # noqa: E402
 from plans import plan_for  # noqa: E402
 
-KERNELS = Path(__file__).resolve().parent / "kernels.cu"
 CTL_FLAG, CTL_TAIL = 0, 5  # kernels.cu's control words
 WORD = 4
-
-
-class Clock:
-    """Launches kernels, optionally between a pair of CUDA events each (for kernel_us)."""
-
-    def __init__(self) -> None:
-        self.pairs: list[tuple[cp.cuda.Event, cp.cuda.Event]] = []
-        self.used = 0
-        self.per_kernel = False
-        self.launches = 0
-
-    def start(self, per_kernel: bool) -> None:
-        self.per_kernel, self.used, self.launches = per_kernel, 0, 0
-
-    def launch(self, kernel, grid: int, block: int, args: tuple, shared: int = 0) -> None:
-        self.launches += 1
-        if not self.per_kernel:
-            kernel((grid,), (block,), args, shared_mem=shared)
-            return
-        if self.used == len(self.pairs):
-            self.pairs.append((cp.cuda.Event(), cp.cuda.Event()))
-        begin, end = self.pairs[self.used]
-        self.used += 1
-        begin.record()
-        kernel((grid,), (block,), args, shared_mem=shared)
-        end.record()
-
-    def kernel_us(self) -> float:
-        """Sum of the per-kernel event times of the last run (after it synchronised)."""
-        return 1000.0 * sum(cp.cuda.get_elapsed_time(b, e) for b, e in self.pairs[: self.used])
 
 
 class DeviceGraph:
@@ -197,27 +173,6 @@ def correct(algorithm: str, got: np.ndarray, reference: np.ndarray) -> bool:
     return bool(np.allclose(got[finite], reference[finite], rtol=1e-5, atol=0.0))
 
 
-def resident_blocks_fn(sms: int):
-    """Resident blocks of a kernel on the whole GPU (CUDA's occupancy query; a safe guess if
-    CuPy does not expose it)."""
-    cache: dict = {}
-
-    def resident(kernel, block: int, shared: int) -> int:
-        key = (id(kernel), block, shared)
-        if key not in cache:
-            try:
-                per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-                    kernel.kernel.ptr, block, shared)
-            except Exception as exc:  # noqa: BLE001
-                per_sm = max(1, 2048 // block)
-                print(f"  occupancy query failed ({exc}); assuming {per_sm} blocks/SM")
-            cache[key] = sms * max(1, int(per_sm))
-            print(f"  resident blocks of {block} threads ({shared} B shared): {cache[key]}")
-        return cache[key]
-
-    return resident
-
-
 def device_graphs(graphs_dir: str, only: tuple[str, ...], resident):
     """Each graph of the harness on the GPU, one at a time: (short name, spec as the repo's
     users write it, its source, its ``DeviceGraph``); a graph's buffers are freed before the
@@ -228,12 +183,6 @@ def device_graphs(graphs_dir: str, only: tuple[str, ...], resident):
         yield parse_spec(repo_spec).short_name(), repo_spec, default_source(graph), dg
         del dg
         cp.get_default_memory_pool().free_all_blocks()
-
-
-def device_resident_blocks():
-    """``resident_blocks_fn`` of the GPU in use."""
-    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-    return resident_blocks_fn(props["multiProcessorCount"])
 
 
 def compile_kernels(plans: list[KernelPlan], defines: tuple[str, ...] = (),
@@ -316,16 +265,6 @@ def measure_graph(spec: str, repo_spec: str, plans, kernels, resident, args, met
               f"time={row['time_us']:10.1f} (min {row['time_us_min']:10.1f}) us "
               f"kernels={row['kernel_us']:10.1f} us{mark}", flush=True)
     return rows
-
-
-def warm_gpu(seconds: float) -> None:
-    """Keep the GPU busy for a moment so that the first graph is not timed at idle clocks."""
-    x = cp.arange(1 << 24, dtype=np.float32)
-    end = time.time() + seconds
-    while time.time() < end:
-        for _ in range(50):
-            x = x * np.float32(0.5) + np.float32(1.0)
-        cp.cuda.Device().synchronize()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,10 @@
-// BFS and SSSP kernels laid out exactly as simulator/engine.py's docstring models them.
-// Compiled by NVRTC through CuPy (bench/gpu/harness.py); templates are instantiated by name.
+// BFS, SSSP, PageRank and CC kernels laid out exactly as simulator/engine.py's docstring
+// models them. Compiled by NVRTC through CuPy (tuner/measure/runner.py, `warpsweep measure`;
+// bench/gpu/harness.py); templates are instantiated by name. The first part (bfs_topo,
+// sssp_topo, bfs_outliers, bfs_data, sssp_data) is what bench/gpu's committed measurements
+// ran, unchanged; the `*_sweep`, `*_wl`, `*_outliers`, scatter and compaction kernels below
+// it are `warpsweep measure`'s (all four algorithms, deferral, block pushes, in-queue flags,
+// the temporal hybrid), with a 32-word control block (CTL_WORDS).
 //
 // Layout: W lanes per vertex (W = 1: the thread mapping), K = 32 / W virtual warps per warp,
 // each taking C consecutive vertices; virtual warp g of a static launch takes chunk g, so warp
@@ -29,6 +34,33 @@
 #define STATUS_LOAD(p) __ldcg(p)
 #else
 #define STATUS_LOAD(p) (*(p))
+#endif
+
+// warpsweep measure's control block and atomic tally (see its section below)
+#define CTL_COUNT 8
+#define CTL_RETIRED 10  // three copies: data-driven PageRank's retired vertices per launch
+#define CTL_ACC 16  // int offset of the doubles (byte 64)
+#define CTL_WORDS 32
+#define PUSH_BLOCK 3
+
+#ifdef WS_COUNT
+__device__ unsigned long long ws_counts[1];
+__device__ __forceinline__ void ws_count_lanes(bool pred) {  // one per lane that does it
+    const unsigned active = __activemask();
+    const unsigned b = __ballot_sync(active, pred);
+    if (b && (threadIdx.x & 31) == (unsigned)(__ffs(active) - 1))
+        atomicAdd(ws_counts, (unsigned long long)__popc(b));
+}
+__device__ __forceinline__ void ws_count_warp(bool pred) {  // one per warp step that does it
+    const unsigned active = __activemask();
+    const unsigned b = __ballot_sync(active, pred);
+    if (b && (threadIdx.x & 31) == (unsigned)(__ffs(active) - 1)) atomicAdd(ws_counts, 1ull);
+}
+__device__ __forceinline__ void ws_count_one() { atomicAdd(ws_counts, 1ull); }
+#else
+__device__ __forceinline__ void ws_count_lanes(bool) {}
+__device__ __forceinline__ void ws_count_warp(bool) {}
+__device__ __forceinline__ void ws_count_one() {}
 #endif
 
 __device__ __forceinline__ void reset_next(int* ctl, int it) {
@@ -141,6 +173,18 @@ __device__ __forceinline__ void push(bool want, int u, int* queue, int* tail) {
 
 // ---- topology-driven sweep ----------------------------------------------------------------
 
+// A vertex's expansion by its W lanes: the vertex's value, then its edges W at a time. PageRank
+// (PrSweep, below) gathers instead and reduces over the virtual warp.
+template <int W, class Op>
+__device__ __forceinline__ void expand_vertex(Op& op, int v, int s, int e, int vlane,
+                                              unsigned) {
+    const float val = op.vertex(v);
+    for (int k = s + vlane; k < e; k += W) op.edge(val, k);
+}
+struct PrSweep;
+template <int W>
+__device__ void expand_vertex(PrSweep& op, int v, int s, int e, int vlane, unsigned mask);
+
 template <int W, int C, bool DEFER, class Op>
 __device__ __forceinline__ void vwarp_chunk(Op& op, const int* __restrict__ indptr, int n,
                                             int chunk, int* s_status, int* s_bounds,
@@ -157,11 +201,11 @@ __device__ __forceinline__ void vwarp_chunk(Op& op, const int* __restrict__ indp
         const int v = base + j;
         const int s = s_bounds[j], e = s_bounds[j + 1];
         if (DEFER && e - s > thr) {
+            ws_count_warp(vlane == 0);
             if (vlane == 0) dq[atomicAdd(dcount, 1)] = v;
             continue;
         }
-        const float val = op.vertex(v);
-        for (int k = s + vlane; k < e; k += W) op.edge(val, k);
+        expand_vertex<W>(op, v, s, e, vlane, mask);
     }
     __syncwarp(mask);  // the next grab re-stages into the same shared words
 }
@@ -177,11 +221,11 @@ __device__ __forceinline__ void topology_sweep(Op& op, const int* __restrict__ i
         if (v >= n || !op.active(op.status(v))) return;
         const int s = indptr[v], e = indptr[v + 1];
         if (DEFER && e - s > thr) {
+            ws_count_warp(true);
             dq[atomicAdd(dcount, 1)] = v;
             return;
         }
-        const float val = op.vertex(v);
-        for (int k = s; k < e; ++k) op.edge(val, k);
+        expand_vertex<1>(op, v, s, e, 0, 1u << (threadIdx.x & 31));
         return;
     }
     const int vlane = threadIdx.x & (W - 1);
@@ -202,7 +246,10 @@ __device__ __forceinline__ void topology_sweep(Op& op, const int* __restrict__ i
     const int lane = threadIdx.x & 31;
     for (;;) {
         int unit = 0;
-        if (lane == 0) unit = atomicAdd(grab, 1);
+        if (lane == 0) {
+            unit = atomicAdd(grab, 1);
+            ws_count_one();
+        }
         unit = __shfl_sync(0xffffffffu, unit, 0);
         if (unit >= units) break;
         vwarp_chunk<W, C, DEFER>(op, indptr, n, unit * K + lane / W, s_status, s_bounds, mask,
@@ -275,4 +322,522 @@ __global__ void sssp_data(const int* __restrict__ indptr, const int* __restrict_
                           const int* __restrict__ wl_in, int in_count, int* wl_out, int* ctl) {
     SsspData op{indices, weights, dist};
     worklist_launch<W, VARIANT>(op, indptr, wl_in, in_count, wl_out, ctl, it);
+}
+
+
+// =============================================================================================
+// `warpsweep measure`'s kernels (tuner/measure/runner.py). Control block: CTL_WORDS ints, the
+// words above plus the activation counts (CTL_COUNT, two copies) and, from CTL_ACC on, doubles:
+// PageRank's L1 change (three copies: launch it adds to it % 3) and its dangling rank sum
+// (three copies: launch it reads 3 + it % 3 and builds 3 + (it + 1) % 3). Launch it zeroes what
+// launch it + 1 uses (and the sum launch it + 1 builds), so there are no memset launches.
+//
+// With -DWS_COUNT the atomics the simulator counts are tallied in ws_counts[0] (one per lane
+// for atomicMin, atomicCAS and exchanges; one per warp step for the warp-aggregated
+// same-address ones: tail pushes, grabs, deferrals, activation counts; one per block round of
+// a block push), read back after a separate, untimed run.
+// =============================================================================================
+
+
+__device__ __forceinline__ double* ctl_acc(int* ctl) {
+    return reinterpret_cast<double*>(ctl + CTL_ACC);
+}
+
+__device__ __forceinline__ void reset_next_all(int* ctl, int it) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const int nxt = (it + 1) & 1;
+        ctl[CTL_GRAB + nxt] = 0;
+        ctl[CTL_DEFER + nxt] = 0;
+        ctl[CTL_TAIL + nxt] = 0;
+        ctl[CTL_COUNT + nxt] = 0;
+        ctl[CTL_RETIRED + (it + 1) % 3] = 0;
+        double* acc = ctl_acc(ctl);
+        acc[(it + 1) % 3] = 0.0;
+        acc[3 + (it + 2) % 3] = 0.0;
+    }
+}
+
+template <class T>
+__device__ __forceinline__ int as_bits(T x);
+template <>
+__device__ __forceinline__ int as_bits<float>(float x) { return __float_as_int(x); }
+template <>
+__device__ __forceinline__ int as_bits<int>(int x) { return x; }
+template <class T>
+__device__ __forceinline__ T from_bits(int x);
+template <>
+__device__ __forceinline__ float from_bits<float>(int x) { return __int_as_float(x); }
+template <>
+__device__ __forceinline__ int from_bits<int>(int x) { return x; }
+
+// The sum of x over the block, on thread 0 (every thread of the block must call it).
+__device__ __forceinline__ double block_sum(double x) {
+    __shared__ double s_sum[32];
+    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+    if ((threadIdx.x & 31) == 0) s_sum[threadIdx.x >> 5] = x;
+    __syncthreads();
+    double t = 0.0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) t += s_sum[w];
+    __syncthreads();  // s_sum is reused by the next call
+    return t;
+}
+
+// ---- sweeps' per-vertex and per-edge work ----------------------------------------------------
+
+template <bool COUNT>
+struct BfsSweep {  // COUNT (temporal hybrid): claim the target with atomicCAS and count it once
+    const int* __restrict__ indices;
+    int* level;
+    int* ctl;
+    int depth;
+    __device__ int status(int v) const { return STATUS_LOAD(level + v); }
+    __device__ bool active(int s) const { return s == depth; }
+    __device__ float vertex(int) { return 0.0f; }
+    __device__ void edge(float, int k) {
+        const int u = indices[k];
+        if (STATUS_LOAD(level + u) != -1) return;
+        if (COUNT) {
+            const bool claimed = atomicCAS(level + u, -1, depth + 1) == -1;
+            ws_count_lanes(true);
+            ws_count_warp(claimed);
+            if (claimed) atomicAdd(ctl + CTL_COUNT + (depth & 1), 1);
+        } else {
+            level[u] = depth + 1;
+            ctl[CTL_FLAG] = depth + 1;
+        }
+    }
+};
+
+// SSSP (T = float, WEIGHTED) and CC (T = int labels): lower the target with atomicMin and flag
+// it for the next sweep; COUNT (temporal hybrid): the lane whose atomicMin lowered the target
+// claims its flag with an exchange (waiting for the old value) and counts it once.
+template <class T, bool WEIGHTED, bool COUNT>
+struct LowerSweep {
+    const int* __restrict__ indices;
+    const float* __restrict__ weights;
+    T* value;
+    int* cur;
+    int* nxt;
+    int* ctl;
+    int round;
+    T mine;
+    __device__ int status(int v) const { return STATUS_LOAD(cur + v); }
+    __device__ bool active(int s) const { return s != 0; }
+    __device__ float vertex(int v) {
+        cur[v] = 0;  // the owner clears its flag
+        mine = STATUS_LOAD(value + v);
+        return 0.0f;
+    }
+    __device__ void edge(float, int k) {
+        const int u = indices[k];
+        T nd = mine;
+        if (WEIGHTED) nd = nd + (T)weights[k];
+        if (!(nd < STATUS_LOAD(value + u))) return;
+        const int old = atomicMin(reinterpret_cast<int*>(value) + u, as_bits<T>(nd));
+        ws_count_lanes(true);
+        if (COUNT) {
+            if (!(nd < from_bits<T>(old))) return;
+            const bool claimed = atomicExch(nxt + u, 1) == 0;
+            ws_count_lanes(true);
+            ws_count_warp(claimed);
+            if (claimed) atomicAdd(ctl + CTL_COUNT + (round & 1), 1);
+        } else {
+            nxt[u] = 1;
+            ctl[CTL_FLAG] = round + 1;
+        }
+    }
+};
+
+// PageRank's ranks, shares (rank / out-degree) and sums are doubles: the functional run's
+// float64, so that the data-driven form retires the same vertices at the same iterations.
+typedef double rank_t;
+
+// Pull PageRank: a vertex gathers its in-neighbours' rank shares (rank / out-degree) with its
+// W lanes, reduces them over the virtual warp, and its first lane stores the new rank and
+// share and adds to the L1 change and (dangling vertices) the next dangling sum.
+struct PrSweep {
+    const int* __restrict__ indices;
+    const rank_t* __restrict__ share_in;
+    const rank_t* __restrict__ rank_in;
+    const rank_t* __restrict__ inv_outdeg;
+    rank_t* rank_out;
+    rank_t* share_out;
+    rank_t base;
+    rank_t damping;
+    double err;
+    double dang;
+    __device__ int status(int) const { return 1; }
+    __device__ bool active(int) const { return true; }
+    __device__ float vertex(int) { return 0.0f; }
+    __device__ void edge(float, int) {}
+    __device__ void store(int v, rank_t sum) {
+        const rank_t r = base + damping * sum;
+        const rank_t inv = inv_outdeg[v];
+        rank_out[v] = r;
+        share_out[v] = r * inv;
+        err += fabs((double)r - (double)rank_in[v]);
+        if (inv == 0) dang += r;
+    }
+};
+
+template <int W>
+__device__ void expand_vertex(PrSweep& op, int v, int s, int e, int vlane, unsigned mask) {
+    rank_t sum = 0;
+    for (int k = s + vlane; k < e; k += W) sum += op.share_in[op.indices[k]];
+    for (int off = W / 2; off > 0; off >>= 1) sum += __shfl_xor_sync(mask, sum, off);
+    if (vlane == 0) op.store(v, sum);
+}
+
+__device__ __forceinline__ rank_t pr_base(int* ctl, int it, rank_t damping, int n) {
+    const double dsum = ctl_acc(ctl)[3 + it % 3];
+    return (rank_t)((1.0 - damping) / n + damping * dsum / n);
+}
+
+// ---- measure's sweeps: all four algorithms, with deferral and (hybrid) activation counts ----
+
+template <int W, int C, bool DYN, bool DEFER, bool COUNT>
+__global__ void bfs_sweep(const int* __restrict__ indptr, const int* __restrict__ indices,
+                          int* level, int n, int it, int depth, int* ctl, int thr, int* dq) {
+    reset_next_all(ctl, it);
+    BfsSweep<COUNT> op{indices, level, ctl, depth};
+    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+}
+
+template <int W, int C, bool DYN, bool DEFER, bool COUNT>
+__global__ void sssp_sweep(const int* __restrict__ indptr, const int* __restrict__ indices,
+                           const float* __restrict__ weights, float* dist, int* cur, int* nxt,
+                           int n, int it, int* ctl, int thr, int* dq) {
+    reset_next_all(ctl, it);
+    LowerSweep<float, true, COUNT> op{indices, weights, dist, cur, nxt, ctl, it, 0.0f};
+    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+}
+
+template <int W, int C, bool DYN, bool DEFER, bool COUNT>
+__global__ void cc_sweep(const int* __restrict__ indptr, const int* __restrict__ indices,
+                         int* label, int* cur, int* nxt, int n, int it, int* ctl, int thr,
+                         int* dq) {
+    reset_next_all(ctl, it);
+    LowerSweep<int, false, COUNT> op{indices, nullptr, label, cur, nxt, ctl, it, 0};
+    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+}
+
+template <int W, int C, bool DYN, bool DEFER>
+__global__ void pagerank_sweep(const int* __restrict__ indptr, const int* __restrict__ indices,
+                               const rank_t* __restrict__ share_in,
+                               const rank_t* __restrict__ rank_in,
+                               const rank_t* __restrict__ inv_outdeg, rank_t* rank_out,
+                               rank_t* share_out, rank_t damping, int n, int it, int* ctl,
+                               int thr, int* dq) {
+    reset_next_all(ctl, it);
+    PrSweep op{indices, share_in, rank_in, inv_outdeg, rank_out, share_out,
+               pr_base(ctl, it, damping, n), damping, 0.0, 0.0};
+    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+    const double err = block_sum(op.err);
+    const double dang = block_sum(op.dang);
+    if (threadIdx.x == 0) {
+        if (err != 0.0) atomicAdd(ctl_acc(ctl) + it % 3, err);
+        if (dang != 0.0) atomicAdd(ctl_acc(ctl) + 3 + (it + 1) % 3, dang);
+    }
+}
+
+// Deferred outliers: a whole block per queued vertex; the grid strides over the queue.
+template <class Op>
+__device__ __forceinline__ void expand_outliers(Op& op, const int* __restrict__ indptr,
+                                                int* ctl, int it, const int* __restrict__ dq) {
+    const int count = ctl[CTL_DEFER + (it & 1)];
+    for (int q = blockIdx.x; q < count; q += gridDim.x) {
+        const int v = dq[q];
+        const int e = indptr[v + 1];
+        const float val = op.vertex(v);
+        for (int k = indptr[v] + threadIdx.x; k < e; k += blockDim.x) op.edge(val, k);
+        __syncthreads();  // every thread has read v's value before a later vertex's stores
+    }
+}
+
+__global__ void bfs_sweep_outliers(const int* __restrict__ indptr,
+                                   const int* __restrict__ indices, int* level, int it,
+                                   int depth, int* ctl, const int* __restrict__ dq) {
+    BfsSweep<false> op{indices, level, ctl, depth};
+    expand_outliers(op, indptr, ctl, it, dq);
+}
+
+__global__ void sssp_outliers(const int* __restrict__ indptr, const int* __restrict__ indices,
+                              const float* __restrict__ weights, float* dist, int* cur,
+                              int* nxt, int it, int* ctl, const int* __restrict__ dq) {
+    LowerSweep<float, true, false> op{indices, weights, dist, cur, nxt, ctl, it, 0.0f};
+    expand_outliers(op, indptr, ctl, it, dq);
+}
+
+__global__ void cc_outliers(const int* __restrict__ indptr, const int* __restrict__ indices,
+                            int* label, int* cur, int* nxt, int it, int* ctl,
+                            const int* __restrict__ dq) {
+    LowerSweep<int, false, false> op{indices, nullptr, label, cur, nxt, ctl, it, 0};
+    expand_outliers(op, indptr, ctl, it, dq);
+}
+
+__global__ void pagerank_outliers(const int* __restrict__ indptr,
+                                  const int* __restrict__ indices,
+                                  const rank_t* __restrict__ share_in,
+                                  const rank_t* __restrict__ rank_in,
+                                  const rank_t* __restrict__ inv_outdeg, rank_t* rank_out,
+                                  rank_t* share_out, rank_t damping, int n, int it, int* ctl,
+                                  const int* __restrict__ dq) {
+    PrSweep op{indices, share_in, rank_in, inv_outdeg, rank_out, share_out,
+               pr_base(ctl, it, damping, n), damping, 0.0, 0.0};
+    const int count = ctl[CTL_DEFER + (it & 1)];
+    for (int q = blockIdx.x; q < count; q += gridDim.x) {
+        const int v = dq[q];
+        const int e = indptr[v + 1];
+        rank_t sum = 0;
+        for (int k = indptr[v] + threadIdx.x; k < e; k += blockDim.x) sum += share_in[indices[k]];
+        const double total = block_sum(sum);
+        if (threadIdx.x == 0) op.store(v, (rank_t)total);
+    }
+    if (threadIdx.x == 0) {
+        if (op.err != 0.0) atomicAdd(ctl_acc(ctl) + it % 3, op.err);
+        if (op.dang != 0.0) atomicAdd(ctl_acc(ctl) + 3 + (it + 1) % 3, op.dang);
+    }
+}
+
+// ---- measure's worklist launches -----------------------------------------------------------
+
+struct BfsWl {  // push a neighbour seen unvisited (plain store: duplicates), or claim it (CAS)
+    const int* __restrict__ indices;
+    int* level;
+    int depth;
+    __device__ float vertex(int) { return 0.0f; }
+    template <int VARIANT>
+    __device__ bool edge(float, int k, int& u) {
+        u = indices[k];
+        if (STATUS_LOAD(level + u) != -1) return false;
+        if (VARIANT == PUSH_CLAIMED) {
+            ws_count_lanes(true);
+            return atomicCAS(level + u, -1, depth + 1) == -1;
+        }
+        level[u] = depth + 1;
+        return true;
+    }
+};
+
+template <class T, bool WEIGHTED>
+struct LowerWl {  // SSSP / CC: push the target when this lane's atomicMin lowered it
+    const int* __restrict__ indices;
+    const float* __restrict__ weights;
+    T* value;
+    T mine;
+    __device__ float vertex(int v) {
+        mine = STATUS_LOAD(value + v);
+        return 0.0f;
+    }
+    template <int VARIANT>
+    __device__ bool edge(float, int k, int& u) {
+        u = indices[k];
+        T nd = mine;
+        if (WEIGHTED) nd = nd + (T)weights[k];
+        if (!(nd < STATUS_LOAD(value + u))) return false;
+        const int old = atomicMin(reinterpret_cast<int*>(value) + u, as_bits<T>(nd));
+        ws_count_lanes(true);
+        return nd < from_bits<T>(old);
+    }
+};
+
+template <int VARIANT>
+__device__ __forceinline__ void push_counted(bool want, int u, int* queue, int* tail) {
+    ws_count_warp(want);
+    push<VARIANT == PUSH_WARP_AGGREGATED ? PUSH_WARP_AGGREGATED : PUSH_PLAIN>(want, u, queue,
+                                                                              tail);
+}
+
+// A block's round of pushes: warp counts, one scan and one tail atomic for the block, then
+// each pushing lane stores at its place. Every thread of the block must call it.
+__device__ __forceinline__ void push_block(bool want, int u, int* queue, int* tail) {
+    __shared__ int s_base[33];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned ballot = __ballot_sync(0xffffffffu, want);
+    if (lane == 0) s_base[warp] = __popc(ballot);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int total = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+            const int c = s_base[w];
+            s_base[w] = total;
+            total += c;
+        }
+        s_base[32] = total ? atomicAdd(tail, total) : 0;
+        if (total) ws_count_one();
+    }
+    __syncthreads();
+    if (want) queue[s_base[32] + s_base[warp] + __popc(ballot & ((1u << lane) - 1u))] = u;
+    __syncthreads();
+}
+
+// In-queue flags (dedup): an entry clears its own flag before reading its value; a would-be
+// push claims its target's flag with an exchange after a fence and pushes only if it was clear.
+template <bool DEDUP>
+__device__ __forceinline__ bool claim(bool want, int u, int* inq) {
+    if (!DEDUP) return want;
+    if (want) {
+        __threadfence();
+        want = atomicExch(inq + u, 1) == 0;
+    }
+    return want;
+}
+
+template <int W, int VARIANT, bool DEDUP, class Op>
+__device__ __forceinline__ void wl_launch(Op& op, const int* __restrict__ indptr,
+                                          const int* __restrict__ wl_in, int in_count,
+                                          int* wl_out, int* ctl, int it, int* inq) {
+    reset_next_all(ctl, it);
+    int* tail = ctl + CTL_TAIL + (it & 1);
+    const int g = (blockIdx.x * blockDim.x + threadIdx.x) / W;
+    const bool has = g < in_count;
+    const int vlane = threadIdx.x & (W - 1);
+    int v = 0, s = 0, e = 0;
+    if (has) {
+        v = wl_in[g];
+        s = indptr[v];
+        e = indptr[v + 1];
+    }
+    if (DEDUP) {
+        ws_count_lanes(has && vlane == 0);
+        if (has && vlane == 0) atomicExch(inq + v, 0);
+        __threadfence();
+    }
+    const float val = has ? op.vertex(v) : 0.0f;
+    if constexpr (VARIANT != PUSH_BLOCK) {
+        if (!has) return;
+        for (int k = s + vlane; k < e; k += W) {
+            int u = 0;
+            bool want = op.template edge<VARIANT>(val, k, u);
+            if (DEDUP) ws_count_lanes(want);
+            want = claim<DEDUP>(want, u, inq);
+            push_counted<VARIANT>(want, u, wl_out, tail);
+        }
+    } else {
+        for (int r = 0;; ++r) {  // rounds in step over the block, while any lane has an edge
+            const int k = s + vlane + r * W;
+            const bool live = has && k < e;
+            if (!__syncthreads_or(live)) break;
+            int u = 0;
+            bool want = false;
+            if (live) want = op.template edge<PUSH_PLAIN>(val, k, u);
+            if (DEDUP) ws_count_lanes(want);
+            want = claim<DEDUP>(want, u, inq);
+            push_block(want, u, wl_out, tail);
+        }
+    }
+}
+
+template <int W, int VARIANT, bool DEDUP>
+__global__ void bfs_wl(const int* __restrict__ indptr, const int* __restrict__ indices,
+                       int* level, int it, int depth, const int* __restrict__ wl_in,
+                       int in_count, int* wl_out, int* ctl, int* inq) {
+    BfsWl op{indices, level, depth};
+    wl_launch<W, VARIANT, DEDUP>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq);
+}
+
+template <int W, int VARIANT, bool DEDUP>
+__global__ void sssp_wl(const int* __restrict__ indptr, const int* __restrict__ indices,
+                        const float* __restrict__ weights, float* dist, int it,
+                        const int* __restrict__ wl_in, int in_count, int* wl_out, int* ctl,
+                        int* inq) {
+    LowerWl<float, true> op{indices, weights, dist, 0.0f};
+    wl_launch<W, VARIANT, DEDUP>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq);
+}
+
+template <int W, int VARIANT, bool DEDUP>
+__global__ void cc_wl(const int* __restrict__ indptr, const int* __restrict__ indices,
+                      int* label, int it, const int* __restrict__ wl_in, int in_count,
+                      int* wl_out, int* ctl, int* inq) {
+    LowerWl<int, false> op{indices, nullptr, label, 0};
+    wl_launch<W, VARIANT, DEDUP>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq);
+}
+
+// Data-driven PageRank: each entry recomputes its vertex into the other buffer and pushes it
+// again while its rank moves by more than tol; the dangling sum moves by what the dangling
+// entries changed. A vertex that stops moving never comes back, so its last rank must reach
+// both buffers: it is queued (retired_out), and the next launch copies it across before any
+// launch reads that buffer (every read sees the last launch's values, as the functional run's
+// synchronous step does).
+template <int W, int VARIANT>
+__global__ void pagerank_wl(const int* __restrict__ indptr, const int* __restrict__ indices,
+                            const rank_t* __restrict__ share_in,
+                            const rank_t* __restrict__ rank_in,
+                            const rank_t* __restrict__ inv_outdeg, rank_t* rank_out,
+                            rank_t* share_out, rank_t damping, rank_t tol, int n, int it,
+                            const int* __restrict__ wl_in, int in_count, int* wl_out,
+                            int* ctl, const int* __restrict__ retired_in, int* retired_out) {
+    reset_next_all(ctl, it);
+    int* tail = ctl + CTL_TAIL + (it & 1);
+    const rank_t base = pr_base(ctl, it, damping, n);
+    const int stride = gridDim.x * blockDim.x;
+    const int retired = it ? ctl[CTL_RETIRED + (it + 2) % 3] : 0;  // by the last launch
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < retired; i += stride) {
+        const int r = retired_in[i];
+        rank_out[r] = rank_in[r];
+        share_out[r] = share_in[r];
+    }
+    const int g = (blockIdx.x * blockDim.x + threadIdx.x) / W;
+    const bool has = g < in_count;
+    const int vlane = threadIdx.x & (W - 1);
+    int v = 0;
+    rank_t sum = 0;
+    if (has) {
+        v = wl_in[g];
+        const int e = indptr[v + 1];
+        for (int k = indptr[v] + vlane; k < e; k += W) sum += share_in[indices[k]];
+    }
+    for (int off = W / 2; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    bool want = false;
+    double dang = 0.0;
+    if (has && vlane == 0) {
+        const rank_t r = base + damping * sum;
+        const rank_t old = rank_in[v];
+        const rank_t inv = inv_outdeg[v];
+        rank_out[v] = r;
+        share_out[v] = r * inv;
+        want = fabs(r - old) > tol;
+        if (inv == 0) dang = (double)r - (double)old;
+    }
+    if (VARIANT == PUSH_BLOCK) {
+        push_block(want, v, wl_out, tail);
+    } else {
+        push_counted<VARIANT>(want, v, wl_out, tail);
+    }
+    push<PUSH_WARP_AGGREGATED>(has && vlane == 0 && !want, v, retired_out,
+                               ctl + CTL_RETIRED + it % 3);
+    const double total = block_sum(dang);
+    if (threadIdx.x == 0) {
+        double add = total;
+        if (blockIdx.x == 0) add += ctl_acc(ctl)[3 + it % 3];  // the sum so far
+        atomicAdd(ctl_acc(ctl) + 3 + (it + 1) % 3, add);
+    }
+}
+
+// ---- the temporal hybrid's switches ----------------------------------------------------------
+
+// worklist -> the flags of the sweep to come (SSSP, CC; BFS sweeps read the levels)
+__global__ void scatter_flags(const int* __restrict__ wl, int count, int* flags) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) flags[wl[i]] = 1;
+}
+
+// flags -> worklist (clearing them), warp-aggregated pushes onto the tail of launch `it`
+__global__ void compact_flags(int* flags, int n, int* queue, int* ctl, int it) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    bool want = false;
+    if (v < n && flags[v]) {
+        flags[v] = 0;
+        want = true;
+    }
+    push_counted<PUSH_WARP_AGGREGATED>(want, v, queue, ctl + CTL_TAIL + (it & 1));
+}
+
+// BFS: the vertices of level `depth` -> worklist
+__global__ void compact_levels(const int* __restrict__ level, int n, int depth, int* queue,
+                               int* ctl, int it) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool want = v < n && level[v] == depth;
+    push_counted<PUSH_WARP_AGGREGATED>(want, v, queue, ctl + CTL_TAIL + (it & 1));
 }

@@ -1,0 +1,190 @@
+"""`warpsweep measure`'s CPU side, for real on machines without a GPU: a configuration's
+kernel plan (template instances, grids, shared memory) or its one-line refusal, the answer
+checks, the counters set beside the simulator's, and the CLI without a GPU."""
+
+import argparse
+import json
+import re
+
+import numpy as np
+import pytest
+
+from simulator import functional_run
+from simulator import simulate
+from simulator.errors import ConfigError
+from simulator.load import load_graph
+from tuner import cli_measure
+from tuner.measure import measure as measure_module
+from tuner.measure.check import check_output
+from tuner.measure.check import pagerank_slack
+from tuner.measure.check import reference_iterations
+from tuner.measure.check import reference_output
+from tuner.measure.plan import KERNELS
+from tuner.measure.plan import UnsupportedConfig
+from tuner.measure.plan import plan_for
+from tuner.measure.record import Counters
+from tuner.measure.record import MeasureResult
+from tuner.measure.record import simulated_counters
+
+SUPPORTED = [
+    ("bfs", "mapping=thread,defer_threshold=32", None),
+    ("sssp", "mapping=vwarp,w=8,chunk=16,distribution=dynamic", None),
+    ("cc", "mapping=vwarp,w=32,chunk=4,defer_threshold=64", None),
+    ("pagerank", "mapping=vwarp,w=4,distribution=dynamic,defer_threshold=100", None),
+    ("bfs", "mapping=vwarp,w=8,driven=data,push=atomic", "claimed"),
+    ("sssp", "mapping=thread,driven=data,push=block,dedup=true", None),
+    ("cc", "mapping=vwarp,w=16,driven=data,push=atomic", "warp_aggregated"),
+    ("pagerank", "mapping=vwarp,w=32,driven=data,push=block", None),
+    ("bfs", "mapping=vwarp,w=8,driven=temporal,switch_to_topology=0.1", None),
+    ("cc", "mapping=thread,driven=temporal,push=block,switch_to_topology=0.2,"
+           "switch_to_data=0.01", None),
+]
+
+
+def kernel_templates() -> set[str]:
+    """The __global__ functions kernels.cu defines."""
+    return set(re.findall(r"__global__ void (\w+)\(", KERNELS.read_text()))
+
+
+@pytest.mark.parametrize("algorithm, config, variant", SUPPORTED)
+def test_every_supported_plan_names_kernels_that_exist(algorithm, config, variant):
+    plan = plan_for(algorithm, config, variant)
+    assert plan.names()
+    for name in plan.names():
+        assert name.split("<")[0] in kernel_templates(), name
+
+
+def test_plans_follow_the_strategy():
+    sweep = plan_for("sssp", "mapping=vwarp,w=8,chunk=16,distribution=dynamic")
+    assert sweep.names() == ("sssp_sweep<8,16,true,false,false>",)
+    assert sweep.shared_bytes == 4 * (256 // 8) * (2 * 16 + 1)
+    assert sweep.sweep_grid(1000) == 2  # 63 chunks x 8 lanes over blocks of 256
+    deferred = plan_for("pagerank", "mapping=thread,defer_threshold=32")
+    assert deferred.names() == ("pagerank_sweep<1,1,false,true>", "pagerank_outliers")
+    assert deferred.shared_bytes == 0
+    data = plan_for("bfs", "mapping=vwarp,w=32,driven=data,push=atomic", "warp_aggregated")
+    assert data.names() == ("bfs_wl<32,1,false>",) and data.worklist_grid(100) == 13
+    block = plan_for("sssp", "mapping=thread,driven=data,push=block,dedup=true")
+    assert block.variant == "block" and block.names() == ("sssp_wl<1,3,true>",)
+    hybrid = plan_for("sssp", "mapping=vwarp,w=4,driven=temporal,switch_to_topology=0.3")
+    assert hybrid.names() == ("sssp_sweep<4,1,false,false,true>", "sssp_wl<4,0,false>",
+                              "scatter_flags", "compact_flags")
+    assert hybrid.switch_to_data == 0.3  # the strategy's default: the same threshold
+    assert plan_for("bfs", "driven=temporal").names()[-1] == "compact_levels"
+    assert plan_for("pagerank", "driven=data").names() == ("pagerank_wl<1,0>",)
+    assert plan_for("cc", "mapping=vwarp,w=2,block_size=128").block_size == 128
+
+
+@pytest.mark.parametrize("algorithm, config, variant, words", [
+    ("bfs", "mapping=wer", None, "mapping=wer "),
+    ("bfs", "mapping=wer+", None, "mapping=wer+"),
+    ("sssp", "mapping=adaptive", None, "mapping=adaptive"),
+    ("bfs", "mapping=thread,donate_threshold=4", None, "donate_threshold"),
+    ("cc", "driven=spatial", None, "driven=spatial"),
+    ("bfs", "unroll=2", None, "unroll"),
+    ("sssp", "driven=data,push=prefix", None, "push=prefix"),
+    ("sssp", "driven=data,push=chunked", None, "push=chunked"),
+    ("bfs", "driven=data,variable_grid=false", None, "variable_grid=false"),
+    ("bfs", "mapping=vwarp,w=8,chunk=4,driven=data", None, "chunk=1"),
+    ("bfs", "mapping=vwarp,w=8,driven=data,distribution=dynamic", None, "static"),
+    ("sssp", "driven=data,defer_threshold=8", None, "deferring outliers"),
+    ("pagerank", "driven=data,dedup=true", None, "dedup"),
+    ("bfs", "driven=temporal", "claimed", "temporal"),
+])
+def test_what_has_no_kernel_is_refused_in_one_line(algorithm, config, variant, words):
+    with pytest.raises(UnsupportedConfig) as info:
+        plan_for(algorithm, config, variant)
+    message = str(info.value)
+    assert words in message and "\n" not in message
+
+
+@pytest.mark.parametrize("algorithm, config, variant", [
+    ("sssp", "driven=data", "claimed"),          # only BFS claims
+    ("bfs", "mapping=vwarp,w=8", "plain"),       # variants are for worklist pushes
+    ("bfs", "driven=data,push=block", "plain"),  # a block push has one way
+    ("pagerank", "driven=temporal", None),       # the simulator refuses it too
+    ("sssp", "mapping=thread,w=8", None),        # not a strategy
+])
+def test_what_does_not_apply_is_a_config_error(algorithm, config, variant):
+    with pytest.raises(ConfigError):
+        plan_for(algorithm, config, variant)
+
+
+def test_checks_catch_wrong_answers():
+    levels = np.array([0, 1, 2, -1])
+    assert check_output("bfs", levels.astype(np.int32), levels) is None
+    assert "1 vertices differ" in check_output("bfs", np.array([0, 1, 3, -1]), levels)
+    dist = np.array([0.0, 1.5, np.inf])
+    assert check_output("sssp", dist.astype(np.float32), dist) is None
+    assert "reachability" in check_output("sssp", np.array([0.0, 1.5, 2.0]), dist)
+    assert "beyond float32" in check_output("sssp", np.array([0.0, 1.6, np.inf]), dist)
+    assert check_output("cc", np.array([0, 0, 2]), np.array([0, 0, 2])) is None
+    assert check_output("cc", np.array([0, 1, 2]), np.array([0, 0, 2])) is not None
+    ranks = np.array([0.25, 0.5, 0.25])
+    assert check_output("pagerank", ranks + 1e-7, ranks) is None
+    assert "differ" in check_output("pagerank", ranks + [0, 1e-4, 0], ranks)
+    assert check_output("pagerank", ranks + [0, 1e-4, 0], ranks,
+                        slack=np.array([0, 2e-4, 0])) is None
+    assert "not finite" in check_output("pagerank", ranks * np.nan, ranks)
+    assert "values for" in check_output("cc", np.zeros(2), np.zeros(3))
+
+
+def test_references_follow_the_driven_form():
+    graph = load_graph("rmat:scale=8,ef=4,seed=2")
+    fr = functional_run(graph, "pagerank")
+    assert reference_output(fr, "data") is fr.worklist_run.output
+    assert reference_output(fr, "topology") is fr.output
+    assert reference_iterations(fr, "data") == len(fr.worklist_run.iterations)
+    slack = pagerank_slack(fr, graph.degrees)
+    # one in-neighbour u adds 2 x tolerance x damping / out-degree(u)
+    v = int(np.argmax(np.diff(fr.indptr)))
+    us = fr.indices[fr.indptr[v]:fr.indptr[v + 1]]
+    assert slack[v] == pytest.approx(2e-6 * 0.85 * (1.0 / graph.degrees[us]).sum())
+
+
+def test_simulated_counters_sit_beside_the_measured():
+    graph = load_graph("rmat:scale=8,ef=4,weights=random,seed=2")
+    data = simulate(graph, "sssp", "mapping=vwarp,w=8,driven=data")
+    c = simulated_counters(data, "data", graph.n)
+    assert c.launches == data.launches and c.iterations == data.iterations
+    assert c.pushes == c.worklist_items - 1 and c.atomics == round(data.atomics)
+    sweep = simulate(graph, "cc", "mapping=thread")
+    assert simulated_counters(sweep, "topology", graph.n).pushes == 0
+    hybrid = simulate(graph, "cc", "driven=temporal")
+    assert simulated_counters(hybrid, "temporal", graph.n).pushes is None
+    result = MeasureResult(
+        graph="g", graph_spec="rmat:scale=8", n=graph.n, m=graph.m, algorithm="sssp",
+        config="mapping=vwarp,w=8,driven=data", variant="plain", source=0, gpu_name="GPU",
+        time_us=100.0, time_us_min=90.0, kernel_us=40.0, reps=3, correct=True, check="ok",
+        measured=Counters(4, 4, 10, 9, 30), simulated=c, simulated_time_us=150.0,
+        sim_device="h100", reference_iterations=4, seconds={"runs": 0.5})
+    row = result.to_dict()
+    assert row["measured_atomics"] == 30 and row["simulated_launches"] == data.launches
+    assert row["runs_s"] == 0.5 and json.loads(json.dumps(row)) == row
+    text = result.to_text()
+    assert "1.50x" in text and "worklist_items" in text and "correct" in text
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    cli_measure.register(parser.add_subparsers())
+    return parser.parse_args(["measure", *argv])
+
+
+def test_without_a_gpu_measure_says_so_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(measure_module, "gpu_unavailable",
+                        lambda index=0: "CuPy is not installed (pip install -e \".[gpu]\")")
+    args = parse(["--graph", "rmat:scale=8", "--algo", "bfs", "--config", "mapping=thread"])
+    assert args.run(args) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("warpsweep measure: cannot measure on a GPU here") and "\n" not in err
+
+
+def test_an_unsupported_config_is_refused_before_the_gpu(monkeypatch):
+    def no_gpu_check(index=0):
+        raise AssertionError("the GPU was asked about")
+
+    monkeypatch.setattr(measure_module, "gpu_unavailable", no_gpu_check)
+    args = parse(["--graph", "rmat:scale=8", "--algo", "bfs", "--config", "mapping=wer"])
+    with pytest.raises(UnsupportedConfig):
+        args.run(args)
