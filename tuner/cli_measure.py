@@ -85,3 +85,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.to_text())
     return 0 if result.correct else 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tuner.cli_measure ...`: the verb alone, for a GPU machine that has CuPy but
+    not the tuner's other dependencies (Optuna, Ray, DuckDB)."""
+    from simulator.errors import WarpsweepError
+
+    parser = argparse.ArgumentParser(prog="warpsweep")
+    register(parser.add_subparsers(dest="verb", required=True))
+    args = parser.parse_args(["measure", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return args.run(args)
+    except WarpsweepError as exc:
+        print(f"warpsweep: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

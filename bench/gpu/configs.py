@@ -60,6 +60,20 @@ BFS_PUSH_VARIANTS = ("plain", "warp_aggregated", "claimed")
 SSSP_PUSH_VARIANTS = ("plain", "warp_aggregated")
 TOPOLOGY_VARIANT = "default"
 
+# PageRank and CC (bench/gpu/pr_cc.py, `warpsweep measure`'s kernels): the BFS topology list,
+# the data-driven list with both atomic push variants and as block pushes, and (CC) two
+# temporal hybrids
+PR_CC_TOPOLOGY = BFS_TOPOLOGY
+PR_CC_PUSH_VARIANTS = ("plain", "warp_aggregated")
+BLOCK_PUSH = tuple(c.replace("push=atomic", "push=block") for c in DATA_DRIVEN)
+CC_TEMPORAL = (
+    "mapping=thread,driven=temporal,switch_to_topology=0.05",
+    "mapping=vwarp,w=32,driven=temporal,switch_to_topology=0.05",
+)
+PR_CC_ALGORITHMS = ("pagerank", "cc")
+# what the PR/CC file adds to the contract's columns: the counters `warpsweep measure` reads
+PR_CC_EXTRA = ("worklist_items", "pushes", "atomics")
+
 COLUMNS = (
     "device", "gpu_name", "graph", "graph_spec", "n", "m", "algorithm", "config", "variant",
     "source", "iterations", "launches", "time_us", "time_us_min", "kernel_us", "reps",
@@ -89,6 +103,18 @@ def measurements() -> list[Measurement]:
     return out
 
 
+def pr_cc_measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) bench/gpu/pr_cc.py runs on each graph, in run order."""
+    out = []
+    for algorithm in PR_CC_ALGORITHMS:
+        out += [Measurement(algorithm, c, TOPOLOGY_VARIANT) for c in PR_CC_TOPOLOGY]
+        out += [Measurement(algorithm, c, v) for c in DATA_DRIVEN for v in PR_CC_PUSH_VARIANTS]
+        out += [Measurement(algorithm, c, "block") for c in BLOCK_PUSH]
+        if algorithm == "cc":
+            out += [Measurement(algorithm, c, "plain") for c in CC_TEMPORAL]
+    return out
+
+
 def file_spec(name: str, graphs_dir: str) -> str:
     """The spec of a file graph in ``graphs_dir``, with the options every run uses."""
     return f"file:{graphs_dir.rstrip('/')}/{name},{FILE_OPTIONS}"
@@ -104,8 +130,12 @@ def graph_specs(graphs_dir: str, only: tuple[str, ...] = ()) -> list[tuple[str, 
     return pairs
 
 
-def write_results(rows: list[dict], out: Path) -> None:
-    """The harness's rows as Parquet, in the contract's column order and types."""
-    table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in rows], SCHEMA)
+def write_results(rows: list[dict], out: Path, extra: tuple[str, ...] = ()) -> None:
+    """The harness's rows as Parquet, in the contract's column order and types (``extra``:
+    int64 columns after them)."""
+    schema = SCHEMA
+    for c in extra:
+        schema = schema.append(pa.field(c, pa.int64()))
+    table = pa.Table.from_pylist([{c: r[c] for c in schema.names} for r in rows], schema)
     out.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, out)
