@@ -6,11 +6,14 @@ Floors (issue 5):
 - scaling: 2 Ray workers >= 1.7x the throughput of 1 on rmat:scale=16 (busy fraction reported);
 - efficiency: on the vwarp space, TPE gets within 2% of the grid optimum in <= 10% of the
   grid's evaluations (median over 6 graphs of different shapes).
+- repeats (issue 42): on 60-trial vwarp TPE studies, proposals of tried configurations at
+  most 10%, with a best at least as good as answering them from the study (the behaviour
+  before), against the grid optimum, over several graphs and seeds.
 - startup (issue 42): a default `warpsweep tune --graph rmat:scale=10 --trials 10` at most 2x
   the same run with `--workers 0` (median of the pairs, run alternately in one process).
 
 Run from the repository root:
-python bench/bench_tuner.py [overhead|scaling|efficiency|startup|all]
+python bench/bench_tuner.py [overhead|scaling|efficiency|repeats|startup|all]
 """
 
 from __future__ import annotations
@@ -94,10 +97,9 @@ def overhead(trials: int, repeat: int) -> dict:
                 result = run_studies(specs, spaces, tmp, workers=workers,
                                      backend=TrivialBackend())
                 summary = result.summaries[0]
-                asked = summary.done + summary.duplicates
+                asked = read_trials(tmp).num_rows  # one a trial (repeats are not trials)
                 whole.append(1000 * result.stats.elapsed_s / asked)
-                rows = read_trials(tmp).num_rows  # distinct trials plus answered repeats
-                assert rows >= asked and (summary.done == trials or summary.exhausted), rows
+                assert asked >= summary.done and (summary.done == trials or summary.exhausted)
                 first.append(_first_trials_ms(Path(tmp), trials))
         key = f"{space}, {sampler}, {'in-process' if workers == 0 else 'Ray 2 workers'}"
         out[key] = {"ms_per_trial": round(min(whole), 2),
@@ -105,7 +107,8 @@ def overhead(trials: int, repeat: int) -> dict:
                     f"first_{trials}_ms_runs": [round(x, 2) for x in first]}
         ended = " (ended on repeats)" if summary.exhausted else ""
         print(f"overhead  {key:35s} {min(whole):6.2f} ms/trial  ({asked} trials asked, "
-              f"{summary.done} distinct{ended}); the first {trials}: {min(first):6.2f} "
+              f"{summary.done} distinct, {summary.duplicates} repeats{ended}); the first "
+              f"{trials}: {min(first):6.2f} "
               f"ms/trial (best of {', '.join(f'{x:.2f}' for x in first)})", flush=True)
     return out
 
@@ -213,6 +216,67 @@ def efficiency(seeds: int, workers: int | None) -> dict:
     return {"grid": grid, "budget": budget, "graphs": per_graph, "median": overall}
 
 
+REPEAT_GRAPHS = EFFICIENCY_GRAPHS[:4]  # the generated ones: no file needed
+
+
+def repeats(seeds: int, trials: int, graphs: tuple[str, ...]) -> dict:
+    """Per graph: the grid optimum, then TPE studies of ``trials`` distinct configurations
+    per seed, with repeated proposals replaced by untried neighbours (now) and answered from
+    the study (before, ``REPLACE_REPEATS`` off), in-process. Reported: each best's gap to
+    the grid optimum, the repeats among the study's proposals (answered from the study), and
+    how often the wrapped TPE itself proposed a tried configuration."""
+    from tuner import samplers
+
+    out: dict[str, dict] = {}
+    gaps: dict[str, list[float]] = {"now": [], "before": []}
+    shares: dict[str, list[float]] = {"now": [], "before": [], "tpe_now": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for gi, graph in enumerate(graphs):
+            grid = [_spec(graph, None, "grid")]
+            run_studies(grid, load_spaces(grid), Path(tmp) / f"grid{gi}", workers=0)
+            optimum = min(r["values"][0] for r in read_trials(Path(tmp) / f"grid{gi}").to_pylist()
+                          if r["state"] == "complete")
+            row: dict[str, list] = {"now": [], "before": []}
+            for seed in range(seeds):
+                for variant in ("before", "now"):
+                    samplers.REPLACE_REPEATS = variant == "now"
+                    try:
+                        specs = [_spec(graph, trials, "tpe", seed=seed)]
+                        result = run_studies(specs, load_spaces(specs),
+                                             Path(tmp) / f"{variant}{gi}-{seed}", workers=0)
+                    finally:
+                        samplers.REPLACE_REPEATS = True
+                    summary = result.summaries[0]
+                    rows = read_trials(Path(tmp) / f"{variant}{gi}-{seed}").to_pylist()
+                    answered = sum(r["state"] == "duplicate" for r in rows)
+                    replaced = sum(r["repeats"] or 0 for r in rows)
+                    best = min(r["values"][0] for r in rows if r["state"] == "complete")
+                    gap = 100 * (best / optimum - 1)
+                    proposals = len(rows) - answered
+                    row[variant].append({"best": best, "gap_pct": round(gap, 3),
+                                         "rows": len(rows), "answered": answered,
+                                         "replaced": replaced, "done": summary.done})
+                    gaps[variant].append(gap)
+                    shares[variant].append(100 * answered / len(rows))
+                    if variant == "now":
+                        shares["tpe_now"].append(100 * replaced / (proposals + replaced))
+                    print(f"repeats   {graph:28s} seed {seed} {variant:6s}: best {best:9.3f} us "
+                          f"({gap:5.2f}% over the grid's {optimum:.3f}); {len(rows)} rows for "
+                          f"{summary.done} configurations, {answered} answered from the "
+                          f"study, {replaced} replaced by an untried neighbour", flush=True)
+            out[graph] = {"optimum_us": optimum, **row}
+    med = {k: statistics.median(v) for k, v in gaps.items()}
+    share = {k: statistics.median(v) for k, v in shares.items()}
+    wins = sum(n <= b + 1e-9 for n, b in zip(gaps["now"], gaps["before"], strict=True))
+    print(f"repeats   {len(gaps['now'])} studies: repeats among the study's proposals median "
+          f"{share['now']:.1f}% now, {share['before']:.1f}% before (target <= 10%); the wrapped "
+          f"TPE proposed a tried configuration {share['tpe_now']:.1f}% of the time (replaced); "
+          f"gap to the grid optimum median {med['now']:.2f}% now, {med['before']:.2f}% before, "
+          f"now as good or better in {wins}/{len(gaps['now'])}", flush=True)
+    return {"graphs": out, "gap_median_pct": med, "repeat_share_median_pct": share,
+            "now_as_good": wins}
+
+
 def _cli_seconds(args: list[str]) -> float:
     """Wall time of one ``warpsweep`` command run as a user runs it (a fresh process)."""
     t0 = time.perf_counter()
@@ -250,7 +314,8 @@ def startup(repeat: int, graph: str, trials: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", nargs="?", default="all",
-                        choices=["overhead", "scaling", "efficiency", "startup", "all"])
+                        choices=["overhead", "scaling", "efficiency", "repeats", "startup",
+                                 "all"])
     parser.add_argument("--overhead-trials", type=int, default=300)
     parser.add_argument("--overhead-repeat", type=int, default=3,
                         help="runs of each overhead study; the fastest counts")
@@ -262,6 +327,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3, help="TPE seeds per graph")
     parser.add_argument("--workers", type=int, default=None,
                         help="workers for the efficiency runs (default: every CPU)")
+    parser.add_argument("--repeat-seeds", type=int, default=5)
+    parser.add_argument("--repeat-trials", type=int, default=60)
     parser.add_argument("--startup-repeat", type=int, default=5)
     parser.add_argument("--startup-graph", default="rmat:scale=10")
     parser.add_argument("--startup-trials", type=int, default=10)
@@ -277,6 +344,8 @@ def main() -> None:
                                      args.scaling_repeat)
     if args.what in ("efficiency", "all"):
         figures["efficiency"] = efficiency(args.seeds, args.workers)
+    if args.what in ("repeats", "all"):
+        figures["repeats"] = repeats(args.repeat_seeds, args.repeat_trials, REPEAT_GRAPHS)
     if args.what in ("startup", "all"):  # last: its last line states both times and the ratio
         figures["startup"] = startup(args.startup_repeat, args.startup_graph,
                                      args.startup_trials)

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import optuna
 import pytest
 
 from search_spaces.loader import load_space
@@ -200,7 +201,31 @@ def test_failed_trial_is_recorded_and_the_study_goes_on(tmp_path):
     assert any(r["state"] == "complete" for r in trials)
 
 
-def test_duplicates_are_answered_from_the_study(tmp_path):
+def test_repeats_are_replaced_by_untried_configurations(tmp_path):
+    space = tmp_path / "tiny.yaml"
+    space.write_text("fixed: {mapping: vwarp}\nparams:\n  w: [8, 32]\n  chunk: [1, 4]\n")
+    results = tmp_path / "res"
+    s = spec(space=str(space), trials=12, references=False, sampler="random")
+    backend = CountingBackend()
+    (summary,) = run(results, [s], backend=backend).summaries
+    assert len(backend.calls) == 4 and summary.budget == 4 and summary.done == 4
+    trials = rows(results)  # one row per configuration, every one evaluated
+    assert len(trials) == 4 and {r["state"] for r in trials} == {"complete"}
+    assert len({(r["param_w"], r["param_chunk"]) for r in trials}) == 4
+    # random draws from 4 configurations repeat: each repeat is counted on the trial that
+    # replaced it, none is a row or a journal trial of its own
+    assert summary.duplicates == sum(r["repeats"] for r in trials) > 0
+    (path,) = (results / "studies").glob("*.journal")
+    storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(
+        str(path)))
+    study = optuna.load_study(study_name=path.stem, storage=storage)
+    assert len(study.trials) == 4
+
+
+def test_duplicates_are_answered_from_the_study(tmp_path, monkeypatch):
+    from tuner import samplers
+
+    monkeypatch.setattr(samplers, "REPLACE_REPEATS", False)  # as before issue 42
     space = tmp_path / "tiny.yaml"
     space.write_text("fixed: {mapping: vwarp}\nparams:\n  w: [8, 32]\n  chunk: [1, 4]\n")
     results = tmp_path / "res"

@@ -22,6 +22,7 @@ VERB_MODULES = (
     "tuner.cli_select",
     "tuner.cli_calibrate",
     "tuner.cli_check",
+    "tuner.cli_dashboard",
     "tuner.cli_measure",
 )
 

@@ -2,7 +2,10 @@
 what can be set right.
 
 Checked: the manifest; every Parquet file read whole (footer, every page, page checksums) and
-its columns' types; one row per (study, role, trial-or-label) key and per graph id; each study
+its columns' types; one row per (study, role, trial-or-label) key and per graph id; no
+configuration evaluated twice by a study that counts its repeats (the `repeats` column: a
+configuration the sampler proposes again is counted there, not run again; rows written before
+it have a `duplicate` row per repeat instead, which is fine), and no negative count; each study
 journal readable and agreeing with the study's rows (the rows are the record). ``--repair``
 moves unreadable files and journals to ``RESULTS/quarantine/``, keeps the first of rows that
 share a key (a conflicting later one is set aside in ``quarantine/``), writes the rows of trials
@@ -74,7 +77,8 @@ def run_check(args: argparse.Namespace) -> int:
     if report.problems:
         return 1
     print(f"{args.results}: {report.files} files checked, "
-          + ("all repaired" if report.repaired else "no problem"))
+          + ("all repaired" if report.repaired else "no problem")
+          + (f"; {report.counts}" if report.counts else ""))
     return 0
 
 
@@ -85,6 +89,7 @@ class Report:
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
     files: int = 0
+    counts: str = ""  # configurations, evaluations and repeats the rows hold
 
 
 @dataclass
@@ -114,9 +119,47 @@ def check(results: str, repair: bool = False) -> Report:
             else:
                 report.problems.append(f"{f}: {problem}")
     _check_keys(loc, tables, report, repair)
+    _check_repeats(loc, tables, report)
     _check_journals(loc, tables, report, repair)
     _check_graph_rows(loc, tables, report)
     return report
+
+
+def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
+    """Repeats counted, not run: no configuration evaluated twice in a study whose rows count
+    their repeats (``repeats`` set), no negative count; and the totals for the summary."""
+    evaluated: dict[tuple, list[tuple[str, Any, Any]]] = {}
+    counted = duplicates = evaluations = 0
+    for f, t in tables.items():
+        if not f.startswith(loc.path(TRIALS) + "/"):
+            continue
+        for row in t.to_pylist():
+            repeats = row.get("repeats")
+            if repeats is not None and repeats < 0:
+                report.problems.append(f"{f}: study {row['study_key']} trial {row['trial']}: "
+                                       f"repeats {repeats} is negative")
+            counted += repeats or 0
+            if row["state"] == "duplicate":
+                duplicates += 1
+                continue
+            evaluations += 1
+            if row["role"] == "trial" and row["state"] == "complete":
+                config = json.dumps(row_fingerprint(row)[1], default=str)
+                evaluated.setdefault((row["study_key"], config), []).append(
+                    (f, row["trial"], repeats))
+    configurations = 0
+    for (study, _), found in evaluated.items():
+        configurations += 1
+        if len(found) > 1 and any(r is not None for _, _, r in found):
+            numbers = ", ".join(str(n) for _, n, _ in sorted(found, key=lambda x: x[1]))
+            report.problems.append(f"{found[-1][0]}: study {study}: one configuration "
+                                   f"evaluated by trials {numbers}; a repeat is counted, "
+                                   "not run again")
+    if evaluations:
+        report.counts = (f"{configurations} configurations sampled, {evaluations} evaluations "
+                         f"(references included), {counted + duplicates} repeats"
+                         + (f" ({duplicates} as duplicate rows written before repeats were "
+                            "counted)" if duplicates else ""))
 
 
 def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:

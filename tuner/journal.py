@@ -83,3 +83,74 @@ class DriverJournal(BaseJournalBackend):
         self._file.close()
         fcntl.flock(self._lock, fcntl.LOCK_UN)
         self._lock.close()
+
+
+class MergedJournals(BaseJournalBackend):
+    """Every study journal of a results directory as one read-only journal: what
+    ``warpsweep dashboard`` gives optuna-dashboard, which opens one storage.
+
+    Each file numbers its study and trials from 0; read in turn, each file's study and trial
+    ids are renumbered to the next free ones as its create operations come (the order
+    ``JournalStorage`` assigns ids in). Files are re-read for what was appended since (a
+    study being tuned: the view is live); a last line not yet complete waits for its end.
+    """
+
+    STUDY_OPS = frozenset({0})   # create_study
+    TRIAL_OPS = frozenset({4})   # create_trial
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self._logs: list[dict[str, Any]] = []
+        self._read: dict[Path, int] = {}  # bytes consumed per file
+        self._studies: dict[Path, list[int]] = {}  # per file: local study id -> global
+        self._trials: dict[Path, list[int]] = {}
+        self._next_study = 0
+        self._next_trial = 0
+        self._names: set[str] = set()
+
+    def _refresh(self) -> None:
+        for path in sorted(self.directory.glob("*.journal")):
+            done = self._read.get(path, 0)
+            try:
+                with open(path, "rb") as f:
+                    f.seek(done)
+                    data = f.read()
+            except OSError:
+                continue
+            cut = data.rfind(b"\n") + 1
+            self._read[path] = done + cut
+            studies = self._studies.setdefault(path, [])
+            trials = self._trials.setdefault(path, [])
+            for line in data[:cut].splitlines():
+                if not line.strip():
+                    continue
+                log = json.loads(line)
+                if "study_id" in log and log.get("op_code") not in self.STUDY_OPS:
+                    local = log["study_id"]
+                    log["study_id"] = studies[local] if local < len(studies) else -1
+                if "trial_id" in log:
+                    local = log["trial_id"]
+                    log["trial_id"] = trials[local] if local < len(trials) else -1
+                if log.get("op_code") in self.STUDY_OPS:
+                    if log.get("study_name") in self._names:  # a copy: Optuna ignores it
+                        studies.append(-1)
+                    else:
+                        self._names.add(log.get("study_name"))
+                        studies.append(self._next_study)
+                        self._next_study += 1
+                elif log.get("op_code") in self.TRIAL_OPS:
+                    if log["study_id"] < 0:  # a trial of no study: Optuna numbers nothing
+                        trials.append(-1)
+                    else:
+                        trials.append(self._next_trial)
+                        self._next_trial += 1
+                self._logs.append(log)
+
+    def read_logs(self, log_number_from: int) -> Iterable[dict[str, Any]]:
+        """Logs from ``log_number_from`` on, after reading what the files gained."""
+        self._refresh()
+        return self._logs[log_number_from:]
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        """Refused: the journals are written by the tuner only."""
+        raise ConfigError("the merged study journals are read-only")

@@ -59,6 +59,10 @@ class TrialRecord:
     node_id: str | None = None
     device_digest: str | None = None
     timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # proposals of configurations already tried that the sampler made for this trial before
+    # it proposed this untried one instead (None in records written before it counted them,
+    # when each repeat got a `duplicate` record of its own)
+    repeats: int | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

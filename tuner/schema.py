@@ -41,7 +41,9 @@ TRIAL_COLUMNS = _cols(
     ("role", pa.string(), "`trial` (drawn by the sampler) or `reference` (baseline runs)"),
     ("label", pa.string(), "reference name, e.g. `thread` or `vwarp w=8` (null for trials)"),
     ("state", pa.string(), "`complete`, `failed` (error set, no metrics) or `duplicate` "
-     "(configuration already evaluated; answered from the study, its metrics repeated)"),
+     "(configuration already evaluated; answered from the study, its metrics repeated: "
+     "written only where the sampler found no untried configuration, and by versions before "
+     "`repeats` was counted)"),
     ("duplicate_of", pa.int64(), "trial number whose result a duplicate reused (-1: a reference)"),
     ("graph_id", pa.string(), "graph id (slug of the spec + hash); key of `graphs`"),
     ("graph_spec", pa.string(), "graph spec string as loaded"),
@@ -62,6 +64,10 @@ TRIAL_COLUMNS = _cols(
     ("wall_s", pa.float64(), "wall time of the evaluation on its worker, seconds"),
     ("worker", pa.string(), "host name of the worker that ran it"),
     ("node_id", pa.string(), "Ray node id of the worker that ran it (null in-process)"),
+    ("repeats", pa.int64(), "times the sampler proposed an already-tried configuration for "
+     "this trial before it proposed this untried one (its neighbour) instead; a study's "
+     "repeats are its sum. Null in rows written before it was counted, where each repeat has "
+     "a `duplicate` row of its own"),
     ("seed", pa.int64(), "study seed (sampler and source choice)"),
     ("timestamp", pa.timestamp("us", tz="UTC"), "when the result reached the driver"),
     ("warpsweep_version", pa.string(), "warpsweep version that produced the row"),

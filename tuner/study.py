@@ -41,6 +41,8 @@ from tuner.evaluate import is_finite
 from tuner.journal import DriverJournal
 from tuner.location import Location
 from tuner.records import TrialRecord
+from tuner.samplers import UntriedSampler
+from tuner.samplers import UserNamedTrial
 from tuner.samplers import make_sampler
 from tuner.samplers import sampler_info
 from tuner.store import ConflictError
@@ -199,6 +201,7 @@ class Job:
     trial: optuna.trial.Trial | None = None
     label: str | None = None
     attempts: int = 0
+    repeats: int = 0  # proposals of tried configurations this trial was chosen in place of
 
 
 @dataclass
@@ -303,8 +306,7 @@ class StudyRun:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.study = optuna.create_study(
-                storage=storage, study_name=self.key,
-                sampler=make_sampler(spec.sampler, spec.seed, space),
+                storage=storage, study_name=self.key, sampler=self._sampler(spec.seed),
                 directions=list(spec.objective.directions), load_if_exists=True,
             )
         self.records: dict[int, TrialRecord] = {}
@@ -328,8 +330,43 @@ class StudyRun:
             # A sampler seeded as on the first run would draw its first run's configurations
             # again: a random study answered them as repeats until 50 in a row ended it early,
             # so it could never grow past them. Seeded by how far the study got, it draws on.
-            self.study.sampler = make_sampler(spec.sampler, resume_seed(spec.seed, resumed),
-                                              space)
+            self.study.sampler = self._sampler(resume_seed(spec.seed, resumed))
+
+    def _sampler(self, seed: int) -> UntriedSampler:
+        """The study's sampler, proposing only configurations not tried yet (see
+        ``UntriedSampler``)."""
+        return UntriedSampler(make_sampler(self.spec.sampler, seed, self.space), self.space,
+                              seed, self._key_and_valid, self._is_tried, self._answer_of)
+
+    def _key_and_valid(self, config: dict[str, Any]) -> tuple[Any, bool]:
+        try:
+            return self._build(config), True
+        except WarpsweepError:
+            return ("invalid", json.dumps(config, sort_keys=True, default=repr)), False
+
+    def _is_tried(self, key: Any) -> bool:
+        """Whether a configuration is answered, being evaluated or waited for (a reference
+        counts: the study answers a trial of its configuration from it)."""
+        return key in self._answers or key in self._inflight or key in self._waiters
+
+    def _answer_of(self, key: Any) -> tuple[bool, list[float] | None]:
+        """Whether the study holds a result for a configuration, and its objective values
+        (None: it failed)."""
+        if key not in self._answers:
+            return False, None
+        record = self._answers[key][1]
+        return True, record.values if record.state == "complete" else None
+
+    def _journal_params(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The knobs of ``config`` Optuna draws, by their own names (what is enqueued)."""
+        return {p.name: config[p.name] for p in self.space.params
+                if p.suggested and p.name in config}
+
+    def _name_metrics(self, study: optuna.Study) -> None:
+        """The objective's metric names on the study (optuna-dashboard shows them)."""
+        names = list(self.spec.objective.metrics)
+        if study.metric_names != names:
+            study.set_metric_names(names)
 
     def sync(self) -> None:
         """fsync the study's journal (called with every results flush), and upload it when
@@ -421,7 +458,7 @@ class StudyRun:
             for n in range(max(records, default=-1) + 1):
                 record = records.get(n)
                 if record is not None:
-                    study.enqueue_trial(self.space.optuna_params(record.params))
+                    study.enqueue_trial(self._journal_params(record.params))
                 trial = study.ask()
                 if trial.number != n:  # cannot happen on a fresh journal: say so if it does
                     raise ConflictError(f"study {self.key}: rebuilding its journal gave trial "
@@ -430,24 +467,24 @@ class StudyRun:
                     storage.set_trial_user_attr(trial._trial_id, "rebuilt_gap", True)
                     study.tell(n, state=TrialState.FAIL)
                     continue
-                self.space.suggest(trial)
+                self.space.suggest(UserNamedTrial(trial, self.space))
                 storage.set_trial_user_attr(trial._trial_id, "record", record.to_json())
                 if record.values is not None:
                     study.tell(n, record.values)
                 else:
                     study.tell(n, state=TrialState.FAIL)
             for params in requeue:
-                study.enqueue_trial(params)
+                study.enqueue_trial(self._journal_params(self.space.config_params(params)))
             self.study = optuna.create_study(
                 storage=storage, study_name=self.key, directions=directions,
-                sampler=make_sampler(self.spec.sampler, self.spec.seed, self.space),
-                load_if_exists=True)
+                sampler=self._sampler(self.spec.seed), load_if_exists=True)
         kept = f"; the old one is kept as {stale.name}" if stale is not None else ""
         print(f"warpsweep: study {self.key}: its journal was behind the results (trials "
               f"{_ranges(behind)}); rebuilt from the rows{kept}", file=sys.stderr)
 
     # -- resume ----------------------------------------------------------------------------
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
+        self._name_metrics(self.study)
         if not self.study.user_attrs.get("spec"):
             self.study.set_user_attr("spec", {
                 "graph": self.spec.graph, "algorithm": self.spec.algorithm,
@@ -472,7 +509,8 @@ class StudyRun:
                 else:  # interrupted: fail it, and enqueue its configuration again
                     storage.set_trial_user_attr(t._trial_id, "interrupted", True)
                     self.study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
-                    self.study.enqueue_trial(t.params, user_attrs={"requeued_from": t.number})
+                    self.study.enqueue_trial(self._journal_params(self.space.config_params(
+                        t.params)), user_attrs={"requeued_from": t.number})
                     continue
             elif data is None or not t.state.is_finished():
                 continue
@@ -502,7 +540,7 @@ class StudyRun:
             if k in seen:
                 continue
             seen.add(k)
-            self.study.enqueue_trial(self.space.optuna_params(config))
+            self.study.enqueue_trial(self._journal_params(config))
             room -= 1
 
     def _dedupe_key(self, config: dict[str, Any]) -> Any:
@@ -585,7 +623,8 @@ class StudyRun:
             return job
         while self.done + self._trials_busy() < self.budget and not self.exhausted:
             trial = self.study.ask()
-            config = self.space.suggest(trial)
+            config = self.space.suggest(UserNamedTrial(trial, self.space))
+            repeats = self.study.sampler.repeats.pop(trial.number, 0)
             key = self._dedupe_key(config)
             if key in self._answers or key in self._inflight:
                 self._repeats_in_a_row += 1
@@ -602,11 +641,13 @@ class StudyRun:
             try:
                 strategy = self._build(config)
             except WarpsweepError as exc:
-                record = self._finish_trial(trial, config, self._failed_record(
-                    "trial", config, f"invalid configuration: {exc}", trial=trial.number))
+                failed = self._failed_record("trial", config, f"invalid configuration: {exc}",
+                                             trial=trial.number)
+                failed.repeats = repeats
+                record = self._finish_trial(trial, config, failed)
                 self._answers[key] = (trial.number, record)
                 continue
-            job = Job(self, "trial", config, strategy, trial=trial)
+            job = Job(self, "trial", config, strategy, trial=trial, repeats=repeats)
             self._inflight[strategy] = job
             return job
         return None
@@ -620,7 +661,7 @@ class StudyRun:
         else:
             self.study._storage.set_trial_user_attr(job.trial._trial_id, "interrupted", True)
             self.study.tell(job.trial.number, state=TrialState.FAIL, skip_if_finished=True)
-            self.study.enqueue_trial(job.trial.params,
+            self.study.enqueue_trial(self._journal_params(job.config),
                                      user_attrs={"requeued_from": job.trial.number})
         for trial, _ in self._waiters.pop(job.strategy, []):
             self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
@@ -642,6 +683,8 @@ class StudyRun:
             else:
                 record = self._record(job.role, "complete", job.config, trial=number,
                                       label=job.label, values=values, outcome=outcome)
+        if job.role == "trial":
+            record.repeats = job.repeats
         if job.role == "reference":
             self._add_row(record)
             self.study.set_user_attr(f"ref:{job.label}", record.to_json())
@@ -779,6 +822,12 @@ class StudyRun:
             return pareto_front(configs, self.spec.objective)
         return configs
 
+    @property
+    def repeats(self) -> int:
+        """Proposals of configurations already tried: those the sampler replaced by an untried
+        one (each trial's ``repeats``) and those answered from the study (``duplicate``)."""
+        return sum((r.repeats or 0) + (r.state == "duplicate") for r in self.records.values())
+
     def summary(self, top: int = 5) -> StudySummary:
         """Best configurations, the references and the counts."""
         evaluated = [r for r in self.records.values() if r.state != "duplicate"]
@@ -786,7 +835,7 @@ class StudyRun:
             key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
             done=self.done, evaluations=len(evaluated),
             failed=sum(r.state == "failed" for r in evaluated),
-            duplicates=sum(r.state == "duplicate" for r in self.records.values()),
+            duplicates=self.repeats,
             best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
             exhausted=self.exhausted,
         )

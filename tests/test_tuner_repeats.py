@@ -1,0 +1,136 @@
+"""Few repeats, clean records (issue 42): a study proposes only configurations it has not tried,
+counting the sampler's repeats on the trials instead of storing them; its journal holds one trial
+per configuration under the knobs' own names and the metric's name; `warpsweep check` knows it;
+`warpsweep dashboard` reads every journal of a results directory as one storage."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import optuna
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+
+from tuner import api
+from tuner.cli import main
+from tuner.cli_check import check
+from tuner.journal import MergedJournals
+from tuner.samplers import REPEATED_ATTR
+from tuner.store import read_trials
+
+GRAPH = "rmat:scale=8,seed=2"
+
+
+def _journal(results):
+    (path,) = (results / "studies").glob("*.journal")
+    storage = JournalStorage(JournalFileBackend(str(path)))
+    return optuna.load_study(study_name=path.stem, storage=storage)
+
+
+def _config(row):
+    return json.dumps({k: v for k, v in row.items() if k.startswith("param_")}, sort_keys=True,
+                      default=str)
+
+
+def test_a_60_trial_vwarp_study_stores_one_trial_and_row_per_configuration(tmp_path):
+    result = api.tune(GRAPH, trials=60, sources=1, results=str(tmp_path), seed=3)
+    (summary,) = result.studies
+    rows = read_trials(str(tmp_path)).to_pylist()
+    trials = [r for r in rows if r["role"] == "trial"]
+    assert summary.done == 60 and len(trials) == 60
+    assert {r["state"] for r in trials} <= {"complete", "failed"}  # no `duplicate` row
+    assert len({_config(r) for r in trials}) == 60  # every row a new configuration
+    # TPE converges within the space's 725 configurations and proposes tried ones: each is
+    # counted on the trial that replaced it, and shown to TPE as it was seen before
+    repeats = sum(r["repeats"] for r in trials)
+    assert repeats == summary.duplicates > 0
+    study = _journal(tmp_path)
+    assert len(study.trials) == 60  # one trial per configuration (references: user attrs)
+    assert study.metric_names == ["time_us"]
+    chunked = [t for t in study.trials if "chunk" in t.params]
+    assert chunked and not any("log2_chunk" in t.params for t in study.trials)
+    assert all(t.params["chunk"] & (t.params["chunk"] - 1) == 0 for t in chunked)
+    shown = sum(len(t.user_attrs.get(REPEATED_ATTR, [])) for t in study.trials)
+    assert 0 < shown <= repeats
+    report = check(str(tmp_path))
+    assert report.problems == [] and f"{repeats} repeats" in report.counts
+
+
+def test_a_resumed_study_never_evaluates_a_configuration_twice(tmp_path):
+    api.tune(GRAPH, trials=25, sources=1, results=str(tmp_path), seed=1)
+    again = api.tune(GRAPH, trials=50, sources=1, results=str(tmp_path), seed=1)
+    assert again.studies[0].done == 50
+    trials = [r for r in read_trials(str(tmp_path)).to_pylist() if r["role"] == "trial"]
+    assert len(trials) == 50 and len({_config(r) for r in trials}) == 50
+    assert len(_journal(tmp_path).trials) == 50
+    assert check(str(tmp_path)).problems == []
+
+
+def test_check_flags_a_configuration_evaluated_twice(tmp_path, capsys):
+    api.tune(GRAPH, trials=6, sources=1, results=str(tmp_path), references=False)
+    (path,) = (tmp_path / "trials").rglob("*.parquet")
+    table = pq.read_table(path)
+    first = table.slice(0, 1).to_pylist()[0]
+    first["trial"] = 99  # a second trial of the same configuration
+    twice = pa.concat_tables([table, pa.Table.from_pylist([first], schema=table.schema)])
+    pq.write_table(twice, path)
+    assert main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "one configuration evaluated by trials 0, 99" in out
+
+
+def test_the_journals_of_a_results_directory_open_as_one_storage(tmp_path):
+    api.tune(GRAPH, trials=5, sources=1, results=str(tmp_path / "a"), references=False)
+    api.tune(GRAPH, algorithm="cc", trials=4, results=str(tmp_path / "a"), references=False)
+    storage = JournalStorage(MergedJournals(tmp_path / "a" / "studies"))
+    studies = {s.study_name: s for s in optuna.get_all_study_summaries(storage)}
+    assert len(studies) == 2
+    counts = sorted(len(optuna.load_study(study_name=n, storage=storage).trials)
+                    for n in studies)
+    assert counts == [4, 5]
+    with pytest.raises(Exception, match="read-only"):
+        optuna.create_study(storage=storage, study_name="new")
+    # a study that goes on is seen going on (the dashboard is live)
+    api.tune(GRAPH, trials=8, sources=1, results=str(tmp_path / "a"), references=False)
+    bfs = next(n for n in studies if ".bfs." in n)
+    assert len(optuna.load_study(study_name=bfs, storage=storage).trials) == 8
+
+
+def test_dashboard_without_the_extra_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "optuna_dashboard" else real(name, *a))
+    api.tune(GRAPH, trials=2, sources=1, results=str(tmp_path), references=False)
+    assert main(["dashboard", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and 'pip install -e ".[dashboard]"' in err
+
+
+def test_results_from_before_repeats_were_counted_still_check_and_resume(tmp_path,
+                                                                        monkeypatch):
+    from tuner import samplers
+
+    monkeypatch.setattr(samplers, "REPLACE_REPEATS", False)  # repeats answered as rows
+    api.tune(GRAPH, trials=30, sources=1, results=str(tmp_path), seed=2)
+    rows = read_trials(str(tmp_path)).to_pylist()
+    duplicates = sum(r["state"] == "duplicate" for r in rows)
+    assert duplicates > 0
+    for f in (tmp_path / "trials").rglob("*.parquet"):  # written before the column existed
+        table = pq.read_table(f)
+        pq.write_table(table.drop_columns(["repeats"]), f)
+    shutil.rmtree(tmp_path / "studies")  # and rebuilt from the rows
+    report = check(str(tmp_path))
+    assert report.problems == [] and f"{duplicates} as duplicate rows" in report.counts
+    monkeypatch.setattr(samplers, "REPLACE_REPEATS", True)
+    more = api.tune(GRAPH, trials=40, sources=1, results=str(tmp_path), seed=2)
+    assert more.studies[0].done == 40
+    new = [r for r in read_trials(str(tmp_path)).to_pylist()
+           if r["role"] == "trial" and r["repeats"] is not None]
+    assert new and all(r["state"] != "duplicate" for r in new)
+    assert check(str(tmp_path)).problems == []
