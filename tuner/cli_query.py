@@ -48,7 +48,7 @@ QUERY_EXAMPLES = """examples:
 
 views: trials (one row per evaluation: study_key, role, label, state, graph_id, graph_spec,
 algorithm, device, param_<knob>, time_us and the other metrics) and graphs (graph_id,
-graph_spec, name, kind, n, m and the graph features); see the README's schema tables.
+graph_spec, name, kind, n, m and the graph features); see docs/results-store.md (Schema).
 """
 BEST_EXAMPLES = """examples:
   warpsweep best
