@@ -1,0 +1,102 @@
+"""The committed PageRank/CC ground truth (bench/gpu/results/h100_pr_cc.parquet, from
+bench/gpu/pr_cc.py with `warpsweep measure`'s kernels) is whole, correct and in the harness's
+contract, calibrate reads it, and its sessions merged as the log says. CPU only."""
+
+import importlib
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tuner.calibrate import load_measured
+from tuner.measure.plan import plan_for
+
+REPO = Path(__file__).resolve().parents[1]
+GPU_DIR = REPO / "bench" / "gpu"
+RESULTS = GPU_DIR / "results" / "h100_pr_cc.parquet"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """bench/gpu's configs and merge modules (scripts, not a package)."""
+    sys.path.insert(0, str(GPU_DIR))
+    try:
+        yield importlib.import_module("configs"), importlib.import_module("merge")
+    finally:
+        sys.path.remove(str(GPU_DIR))
+        for name in ("configs", "merge"):
+            sys.modules.pop(name, None)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return pq.read_table(RESULTS).to_pylist()
+
+
+def test_every_measurement_has_a_kernel_plan(bench):
+    configs, _ = bench
+    measurements = configs.pr_cc_measurements()
+    assert len(set(measurements)) == len(measurements) == 42
+    for m in measurements:
+        plan = plan_for(m.algorithm, m.config, m.variant)
+        assert plan.variant == m.variant
+
+
+def test_the_file_has_the_contract_and_the_counters(bench):
+    configs, _ = bench
+    schema = pq.read_schema(RESULTS)
+    assert schema.names == [*configs.COLUMNS, *configs.PR_CC_EXTRA]
+    for name in configs.PR_CC_EXTRA:
+        assert schema.field(name).type == pa.int64()
+
+
+def test_every_measurement_ran_on_every_graph_and_was_correct(bench, rows):
+    configs, _ = bench
+    keys = {(r["graph_spec"], r["algorithm"], r["config"], r["variant"]) for r in rows}
+    assert len(keys) == len(rows)
+    specs = [repo for _, repo in configs.graph_specs(configs.REPO_GRAPHS_DIR)]
+    assert keys == {(s, m.algorithm, m.config, m.variant)
+                    for s in specs for m in configs.pr_cc_measurements()}
+    for r in rows:
+        assert r["correct"] is True and r["device"] == "h100" and r["source"] == -1, r
+        assert 0 < r["time_us_min"] <= r["time_us"], r
+        assert r["kernel_us"] is None or 0 < r["kernel_us"] <= r["time_us"], r
+        assert r["launches"] >= r["iterations"] >= 1 and r["reps"] == 10, r
+        assert r["atomics"] >= 0 and r["pushes"] >= 0 and r["worklist_items"] >= 0, r
+        if "driven=" not in r["config"]:  # sweeps only
+            assert r["worklist_items"] == r["pushes"] == 0, r
+        elif "driven=data" in r["config"]:
+            assert r["worklist_items"] > 0, r
+
+
+def test_data_driven_worklists_are_the_pushes_and_the_first_list(rows):
+    for r in rows:
+        if "driven=data" in r["config"]:
+            assert r["worklist_items"] == r["pushes"] + r["n"], r  # every vertex, then pushes
+
+
+def test_calibrate_reads_one_row_per_configuration(rows):
+    measured = load_measured(RESULTS, device="h100")
+    graphs = {r["graph"] for r in rows}
+    # CC: 11 sweeps, 3 atomic worklists (fastest variant), 3 block pushes, 2 hybrids
+    assert len(measured) == len(graphs) * (19 + 17)
+    assert {m.algorithm for m in measured} == {"pagerank", "cc"}
+
+
+def test_two_sessions_merge_to_the_fastest(bench, rows):
+    _, merge = bench
+    table = pa.Table.from_pylist(rows[:3], schema=pq.read_schema(RESULTS))
+    slow = table.to_pylist()
+    for r in slow:
+        r.update(time_us=2 * r["time_us"], time_us_min=2 * r["time_us_min"],
+                 kernel_us=None if r["kernel_us"] is None else 2 * r["kernel_us"],
+                 atomics=r["atomics"] + 2)
+    other = pa.Table.from_pylist(slow, schema=table.schema)
+    fastest = merge.merge_sessions([other, table], "min").to_pylist()
+    median = merge.merge_sessions([other, table]).to_pylist()
+    for r, f, m in zip(rows[:3], fastest, median, strict=True):
+        assert f["time_us"] == r["time_us"] and f["kernel_us"] == r["kernel_us"]
+        assert m["time_us"] == pytest.approx(1.5 * r["time_us"]) and f["reps"] == 20
+        assert f["atomics"] == r["atomics"]  # the lower median of the counters
