@@ -81,6 +81,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help=f"sampler and source seed, 0 to {MAX_SEED} (default 0)")
     tune.add_argument("--top", type=positive_arg, default=5,
                       help="rows in the final table, at least 1 (default 5)")
+    tune.add_argument("--verify", type=positive_arg, default=None, metavar="K",
+                      help="after the search, measure the top K configurations and the "
+                           "references on the GPU (warpsweep measure, the gpu extra): "
+                           "RESULTS/measured/STUDY.parquet; without a GPU, one line says so")
     tune.add_argument("--no-references", dest="references", action="store_false",
                       help="skip the thread and fixed-vwarp baseline runs")
     _common(tune)
@@ -147,9 +151,16 @@ def run_tune(args: argparse.Namespace) -> int:
         workers=args.workers, address=args.address, timeout=args.timeout,
         progress=progress_mode(args), verbose=args.verbose, deterministic=args.deterministic,
     )
+    verified = None
+    if args.verify:  # (before the table keeps only --top rows)
+        from tuner.measure.verify import verify_text
+
+        verified = verify_text(result.studies, args.verify, args.results)
     for summary in result.studies:
         summary.best = summary.best[: args.top]
     _report(args, result, lambda: [study_table(s) for s in result.studies])
+    if verified:
+        print(verified, file=sys.stderr if args.json else sys.stdout)
     return 0 if any(s.best for s in result.studies) else 1
 
 

@@ -1,0 +1,212 @@
+"""`warpsweep tune --verify K`: after the simulated search, the top K configurations of each
+study and its references measured on the GPU (`warpsweep measure`'s kernels), the measured
+winner named. The measured rows go to ``RESULTS/measured/<study key>.parquet`` beside the
+trials (``time_us`` simulated, ``measured_us`` on the GPU); without a GPU, one line says so
+and the study stands as simulated. Importable without CuPy."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from simulator.errors import WarpsweepError
+from simulator.strategy import Strategy
+from tuner.measure.plan import plan_for
+
+MEASURED_DIR = "measured"
+
+
+@dataclass
+class VerifiedRow:
+    """One configuration of a study, simulated and (where it could be) measured."""
+
+    study_key: str
+    role: str  # trial | reference
+    trial: int | None
+    label: str | None
+    config: str
+    rank: int  # its rank in the simulated search (1: the pick)
+    time_us: float  # simulated (the study's mean over its sources)
+    measured_us: float | None = None
+    kernel_us: float | None = None
+    correct: bool | None = None
+    note: str = ""  # why it was not measured, or how its answer was wrong
+    gpu_name: str | None = None
+
+
+@dataclass
+class Verification:
+    """A study's measured candidates and what they say about its pick."""
+
+    study_key: str
+    graph: str
+    algorithm: str
+    rows: list[VerifiedRow]
+
+    def measured(self) -> list[VerifiedRow]:
+        """The rows measured with a correct answer."""
+        return [r for r in self.rows if r.correct and r.measured_us is not None]
+
+    def winner(self) -> VerifiedRow | None:
+        """The fastest measured configuration (ties: the better simulated rank)."""
+        rows = self.measured()
+        return min(rows, key=lambda r: (r.measured_us, r.rank)) if rows else None
+
+    def pick_regret(self) -> float | None:
+        """The simulated pick's measured time over the measured winner's (None: the pick was
+        not measured)."""
+        best = self.winner()
+        pick = next((r for r in self.measured() if r.rank == 1), None)
+        if best is None or pick is None:
+            return None
+        return pick.measured_us / best.measured_us
+
+
+MeasureFn = Callable[[str, str, str, int | None], dict[str, Any]]
+
+
+def candidates(summary, k: int) -> list[VerifiedRow]:
+    """The study's top ``k`` configurations by simulated rank and every reference (ranked
+    where the search ranked it), each once."""
+    rows: list[VerifiedRow] = []
+    seen: set[str] = set()
+    ranked = list(summary.best)
+    ranks = {id(r): i for i, r in enumerate(ranked, 1)}
+    chosen = ranked[:k] + [r for r in summary.references.values() if r not in ranked[:k]]
+    for record in chosen:
+        if record.state != "complete" or not record.values:
+            continue
+        params = {name: v for name, v in record.params.items() if v is not None}
+        config = str(Strategy.from_params(params))
+        if config in seen:
+            continue
+        seen.add(config)
+        rows.append(VerifiedRow(
+            study_key=summary.key, role=record.role, trial=record.trial, label=record.label,
+            config=config, rank=ranks.get(id(record), len(ranked) + 1),
+            time_us=float((record.metrics or {}).get("time_us", record.values[0]))))
+    return rows
+
+
+def verify_study(summary, k: int, measure: MeasureFn) -> Verification:
+    """Measure a study's candidates with ``measure(graph_spec, algorithm, config, source)``
+    (a dict: measured_us, kernel_us, correct, note, gpu_name); a configuration the GPU
+    module cannot run is kept with its one-line reason."""
+    spec = summary.spec
+    rows = candidates(summary, k)
+    sources = next((r.sources for r in summary.best if r.sources), [])
+    source = int(sources[0]) if sources else None
+    for row in rows:
+        try:
+            plan_for(spec.algorithm, row.config)
+        except WarpsweepError as exc:
+            row.note = str(exc)
+            continue
+        for name, value in measure(spec.graph, spec.algorithm, row.config, source).items():
+            setattr(row, name, value)
+    return Verification(summary.key, spec.graph, spec.algorithm, rows)
+
+
+def gpu_measure(device_index: int = 0, reps: int = 3) -> MeasureFn:
+    """``measure`` on CUDA device ``device_index``: the graph loaded and uploaded once."""
+    from simulator.load import load_graph
+    from tuner.measure.measure import Session
+    from tuner.measure.measure import prepare
+
+    session = Session(device_index)
+    prepared: dict[tuple[str, str, int | None], object] = {}
+
+    def measure(graph_spec: str, algorithm: str, config: str, source: int | None) -> dict:
+        key = (graph_spec, algorithm, source if algorithm in ("bfs", "sssp") else None)
+        if key not in prepared:
+            prepared.clear()
+            prepared[key] = prepare(load_graph(graph_spec), graph_spec, algorithm, key[2])
+        plan = plan_for(algorithm, config)
+        r = session.measure(prepared[key], algorithm, plan, config, reps)
+        return {"measured_us": r.time_us, "kernel_us": r.kernel_us, "correct": r.correct,
+                "note": "" if r.correct else r.check, "gpu_name": r.gpu_name}
+
+    return measure
+
+
+def verify_tune(summaries, k: int, results: str | Path, device_index: int = 0,
+                reps: int = 3, measure: MeasureFn | None = None
+                ) -> tuple[list[Verification], str | None]:
+    """Every study's verification, written beside its trials; (``[]``, one line) without a
+    GPU, the studies left as simulated."""
+    if measure is None:
+        from tuner.measure.measure import gpu_unavailable
+
+        reason = gpu_unavailable(device_index)
+        if reason is not None:
+            return [], (f"--verify {k}: not measured, no GPU here ({reason}); the study stands "
+                        "as simulated")
+        measure = gpu_measure(device_index, reps)
+    out = [verify_study(s, k, measure) for s in summaries]
+    for v in out:
+        write_verification(v, results)
+    return out, None
+
+
+SCHEMA = pa.schema([
+    ("study_key", pa.string()), ("role", pa.string()), ("trial", pa.int64()),
+    ("label", pa.string()), ("config", pa.string()), ("rank", pa.int64()),
+    ("time_us", pa.float64()), ("measured_us", pa.float64()), ("kernel_us", pa.float64()),
+    ("correct", pa.bool_()), ("note", pa.string()), ("gpu_name", pa.string()),
+    ("winner", pa.bool_()),
+])
+
+
+def write_verification(v: Verification, results: str | Path) -> Path:
+    """The study's measured rows as ``RESULTS/measured/<study key>.parquet`` (replacing an
+    earlier verification of it), the measured winner flagged."""
+    path = Path(results) / MEASURED_DIR / f"{v.study_key}.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    winner = v.winner()
+    rows = [{**asdict(r), "winner": r is winner} for r in v.rows]
+    pq.write_table(pa.Table.from_pylist(rows, SCHEMA), path)
+    return path
+
+
+def read_verification(results: str | Path, study_key: str) -> list[dict]:
+    """The measured rows of a study (empty if it was never verified)."""
+    path = Path(results) / MEASURED_DIR / f"{study_key}.parquet"
+    return pq.read_table(path).to_pylist() if path.is_file() else []
+
+
+def verification_table(v: Verification) -> str:
+    """Simulated rank and time beside the measured, the measured winner and the pick's
+    regret against it."""
+    lines = [f"\nmeasured on the GPU ({v.algorithm} on {v.graph}, study {v.study_key}):",
+             f"  {'rank':>4} {'time_us':>12} {'measured_us':>12}  configuration"]
+    winner = v.winner()
+    for r in sorted(v.rows, key=lambda r: r.rank):
+        got = f"{r.measured_us:12.1f}" if r.measured_us is not None and r.correct else (
+            f"{'wrong':>12}" if r.correct is False else f"{'-':>12}")
+        origin = f"  [reference: {r.label}]" if r.role == "reference" else ""
+        mark = "  <- measured winner" if r is winner else ""
+        note = f"  ({r.note})" if r.note else ""
+        lines.append(f"  {r.rank:>4} {r.time_us:12.1f} {got}  {r.config}{origin}{mark}{note}")
+    regret = v.pick_regret()
+    if winner is not None:
+        lines.append(f"  measured winner: {winner.config}"
+                     + (f"; the simulated pick's regret {regret:.3f}"
+                        if regret is not None and not math.isnan(regret) else ""))
+    return "\n".join(lines)
+
+
+def verify_text(summaries, k: int, results: str | Path, device_index: int = 0,
+                reps: int = 3) -> str:
+    """What `tune --verify K` prints after the study's table: each study's measured table,
+    or the one line saying why nothing was measured."""
+    verifications, note = verify_tune(summaries, k, results, device_index, reps)
+    if note is not None:
+        return note
+    return "\n".join(verification_table(v) for v in verifications)
