@@ -301,6 +301,10 @@ def iteration_costs(
     costs: InstructionCosts = COSTS,
 ) -> list[IterationCost]:
     """Every iteration's launches under ``strategy``, host round trips included."""
+    if strategy.policy is not None:  # a per-iteration policy file (simulator/policy.py)
+        from simulator.policy import policy_iteration_costs
+        from simulator.policy import strategy_policy
+        return policy_iteration_costs(functional, strategy_policy(strategy), device, costs)
     check_applicable(strategy, functional.algorithm)
     launcher = _Launcher(functional, strategy, device, costs)
     if strategy.driven == "topology":
@@ -522,15 +526,25 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
     are active; a switch to sweeps scatters the worklist into the status flags, a switch back
     compacts the flags into a worklist. SSSP's and CC's launches of either form run
     asynchronously, as ``driven=data``'s and ``topology``'s do (``simulator.asynchronous``),
-    until one lowers nothing; the other algorithms' replay the synchronous run."""
+    until one lowers nothing; the other algorithms' replay the synchronous run.
+    ``switch_on=edges`` weighs the worklist and the active vertices by their out-edges
+    against the fractions of M."""
     fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
     n = fr.n
-    to_topology, to_data = strategy.switch_to_topology * n, strategy.switch_to_data * n
+    whole = n if strategy.switch_on == "vertices" else fr.indices.size
+    to_topology, to_data = strategy.switch_to_topology * whole, strategy.switch_to_data * whole
+
+    def size(frontier: np.ndarray) -> int:
+        """What the switch weighs: the frontier's entries, or their out-edges."""
+        if strategy.switch_on == "vertices":
+            return frontier.size
+        return int(launcher.degree[frontier].sum())
+
     run = AsynchronousLowering(fr) if launcher.atomic_updates else None
     synchronous = iter(fr.iterations)
     pending = initial_worklist(fr)  # the next worklist, or the next sweep's active vertices
     ranks = None  # the next worklist's ranks among its launch's active vertices, where known
-    form = "topology" if pending.size > to_topology else "data"
+    form = "topology" if size(pending) > to_topology else "data"
     out = []
     while True:
         if run is None:
@@ -548,7 +562,7 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
             cost, pending, ranks = _data_launch(launcher, work, pending,
                                                 store_lanes=store_lanes, ranks=ranks)
             ran = "data"
-            if pending.size > to_topology:
+            if size(pending) > to_topology:
                 form = "topology"
                 cost = cost + scatter_kernel(pending.size, s, device, launcher.costs,
                                              launcher.hit_rate)
@@ -562,7 +576,7 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
             cost = launcher.launch(Launch.sweep(work, count_activations=True,
                                                 store_lanes=store_lanes), s)
             ran = "topology"
-            if pending.size < to_data:
+            if size(pending) < to_data:
                 form = "data"
                 cost = cost + compaction_kernel(n, pending, s, device, launcher.costs,
                                                 launcher.hit_rate)

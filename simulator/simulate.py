@@ -91,6 +91,11 @@ def simulate(
             "host_us": np.array([device.us(c.host_cycles) for c in costs]),
             "bound": np.array([limiting_bound(c) for c in costs]),
         }
+        if strategy.policy is not None:  # what the policy chose per iteration, and why
+            result_trace["choice"] = np.array([it.choice for it in iterations])
+            result_trace["rule"] = np.array([it.rule for it in iterations])
+            result_trace["switch_us"] = np.array(
+                [device.us(it.switch_cycles) for it in iterations])
     output = functional.output
     if strategy.driven == "data" and functional.worklist_run is not None:
         output = functional.worklist_run.output

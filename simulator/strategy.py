@@ -13,6 +13,7 @@ DISTRIBUTIONS = ("static", "dynamic")
 VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
 DRIVEN = ("topology", "data", "temporal", "spatial")
 PUSHES = ("atomic", "chunked", "prefix", "block")
+SWITCH_ONS = ("vertices", "edges")
 ADAPTIVE_STATS = ("mean", "median", "p90")
 # Integer knobs are 32-bit on the GPU (and in the simulator's slot arrays).
 INT_MAX = 2**31 - 1
@@ -26,6 +27,12 @@ _MAPPING_KNOBS = {
     "adaptive_max_w": (("adaptive",), 32),
     "adaptive_stat": (("adaptive",), "mean"),
     "donate_threshold": (("thread",), None),
+    # a per-iteration policy file (simulator/policy.py) and factors on its first splits'
+    # thresholds (``policy=FILE`` alone implies ``mapping=adaptive``)
+    "policy": (("adaptive",), None),
+    "policy_t1": (("adaptive",), None),
+    "policy_t2": (("adaptive",), None),
+    "policy_t3": (("adaptive",), None),
 }
 _DRIVEN_KNOBS = {
     "push": (("data", "temporal", "spatial"), "atomic"),
@@ -33,6 +40,7 @@ _DRIVEN_KNOBS = {
     "variable_grid": (("data", "temporal", "spatial"), True),
     "switch_to_topology": (("temporal",), 0.1),
     "switch_to_data": (("temporal",), None),
+    "switch_on": (("temporal",), "vertices"),
     "partition": (("spatial",), 16),
     "unroll": (("topology",), 1),
 }
@@ -61,7 +69,9 @@ class Strategy:
         per thread or warp batch, ``prefix`` an atomic-free prefix sum, ``block`` one atomic
         per block a round of its warps in step), duplicates included;
         ``temporal`` switches to topology when the worklist exceeds ``switch_to_topology``
-        x N and back below ``switch_to_data`` x N; ``spatial`` pushes a representative per
+        x N and back below ``switch_to_data`` x N (``switch_on=edges``: when the
+        frontier's out-edges exceed those fractions of M; the kernels sum the pushed
+        vertices' degrees); ``spatial`` pushes a representative per
         ``partition`` consecutive vertices, all of which are visited.
     dedup: (worklist forms) an in-queue flag per vertex keeps duplicates off the worklist:
         a pushing lane claims its target's flag with an exchange (waited for, after a fence)
@@ -91,10 +101,17 @@ class Strategy:
     variable_grid: bool | None = None
     switch_to_topology: float | None = None
     switch_to_data: float | None = None
+    switch_on: str | None = None
     partition: int | None = None
     unroll: int | None = None
+    policy: str | None = None
+    policy_t1: float | None = None
+    policy_t2: float | None = None
+    policy_t3: float | None = None
 
     def __post_init__(self) -> None:
+        if self.policy is not None and self.mapping == "thread":
+            object.__setattr__(self, "mapping", "adaptive")
         if self.mapping not in MAPPINGS:
             raise ConfigError(f"`mapping in {MAPPINGS}` must hold, but got {self.mapping!r}")
         if self.driven not in DRIVEN:
@@ -106,6 +123,8 @@ class Strategy:
         if self.chunk is not None and (not _is_int(self.chunk) or self.chunk < 1):
             raise ConfigError(f"`chunk >= 1` must hold (an integer), but got chunk={self.chunk!r}")
         _check_choice("distribution", self.distribution, DISTRIBUTIONS)
+        if self.policy is not None:
+            _check_policy_knobs(self)
         if self.mapping == "adaptive":
             _check_width("adaptive_min_w", self.adaptive_min_w)
             _check_width("adaptive_max_w", self.adaptive_max_w)
@@ -133,6 +152,7 @@ class Strategy:
             value = getattr(self, knob)
             if value is not None and not isinstance(value, bool):
                 raise ConfigError(f"`{knob}` must be true or false, but got {value!r}")
+        _check_choice("switch_on", self.switch_on, SWITCH_ONS)
         if self.driven == "temporal":
             if self.switch_to_data is None:
                 object.__setattr__(self, "switch_to_data", self.switch_to_topology)
@@ -179,7 +199,7 @@ class Strategy:
         "mapping", "w", "chunk", "distribution", "defer_threshold", "block_size",
         "adaptive_min_w", "adaptive_max_w", "adaptive_stat", "donate_threshold",
         "driven", "push", "dedup", "variable_grid", "switch_to_topology", "switch_to_data",
-        "partition", "unroll",
+        "switch_on", "partition", "unroll", "policy", "policy_t1", "policy_t2", "policy_t3",
     )
 
     @classmethod
@@ -261,6 +281,24 @@ def _check_width(knob: str, value: object) -> None:
             f"`{knob} in {VIRTUAL_WARP_SIZES}` (a power of two up to the warp size) must "
             f"hold, but got {knob}={value!r}"
         )
+
+
+def _check_policy_knobs(strategy: Strategy) -> None:
+    """A policy run takes its configurations from the policy file: the strategy holds only
+    the file and the threshold factors (each > 0)."""
+    if not isinstance(strategy.policy, str) or not strategy.policy:
+        raise ConfigError(f"`policy` must be a policy file's path, but got {strategy.policy!r}")
+    if strategy.driven != "topology":
+        raise ConfigError("`policy` picks each iteration's driven form itself: leave `driven` "
+                          f"unset, but got driven={strategy.driven!r}")
+    for knob in ("policy_t1", "policy_t2", "policy_t3"):
+        value = getattr(strategy, knob)
+        if value is not None and not (_is_number(value) and value > 0):
+            raise ConfigError(f"`{knob} > 0` must hold (a factor on a threshold), but got "
+                              f"{knob}={value!r}")
+    if strategy.defer_threshold is not None or (strategy.unroll or 1) > 1:
+        raise ConfigError("`defer_threshold` and `unroll` do not apply with `policy`: the "
+                          "policy file's candidates set each iteration's knobs")
 
 
 def _check_choice(knob: str, value: object, choices: tuple[str, ...]) -> None:

@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="only this graph: its name, id or spec (repeatable; default: all)")
     p.add_argument("--no-selector", dest="selector", action="store_false",
                    help="leave out the selector's evaluation (it trains models)")
+    p.add_argument("--adaptation", action="store_true",
+                   help="add per graph the per-iteration oracle's gap over the best constant "
+                        "configuration (BFS, SSSP, CC; simulates 8 candidates a graph, cached)")
     p.set_defaults(run=run_report)
 
 
@@ -53,7 +56,8 @@ def run_report(args: argparse.Namespace) -> int:
     device = device_name(args.device) if args.device is not None else None
     filters = Filters(args.algo, device, tuple(args.graph))
     with scanning(args.results):
-        report = build_report(args.results, args.out, filters, selector=args.selector)
+        report = build_report(args.results, args.out, filters, selector=args.selector,
+                              adaptation=args.adaptation)
     skipped = len(report.skipped)
     took = time.perf_counter() - start
     selector = (f", of which {report.selector_s:.0f} s the selector's evaluation "

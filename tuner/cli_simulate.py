@@ -93,6 +93,10 @@ def print_trace(trace: dict) -> None:
               f"{t['worklist'][i]:10.0f} {t['duplicates'][i]:11.0f} {t['pushed'][i]:10.0f} "
               f"{t['edges'][i]:12.0f} {t['atomics'][i]:11.0f} {t['time_us'][i]:11.2f} "
               f"{t['host_us'][i]:9.2f} {t['simd_efficiency'][i]:9.3f}  {t['bound'][i]}")
+    if "rule" in t:  # a policy run (policy=FILE): what it chose per iteration, and why
+        print("  iter choice switch_us  rule that fired")
+        for i in range(len(t["time_us"])):
+            print(f"  {i:4d} {t['choice'][i]:6d} {t['switch_us'][i]:9.2f}  {t['rule'][i]}")
     total = float(t["time_us"].sum()) or 1.0
     for key in ("form", "bound"):
         shares = ", ".join(

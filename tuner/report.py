@@ -530,7 +530,7 @@ def _draw(section: Section, sink: Sink, names: _Names, title: str, name: tuple[s
 
 
 def _sections(data: ResultsData, filters: Filters, sink: Sink,
-              selector: bool) -> tuple[list[Section], float]:
+              selector: bool, adaptation: bool = False) -> tuple[list[Section], float]:
     """Every section of the report, each figure handed to ``sink``; and the seconds the
     selector's section took."""
     names = _Names()
@@ -541,6 +541,8 @@ def _sections(data: ResultsData, filters: Filters, sink: Sink,
     start = time.perf_counter()
     if selector:
         sections.append(_selector_section(data, filters, sink, names))
+    if adaptation:
+        sections.append(_adaptation_section(data, sink, names))
     return sections, time.perf_counter() - start
 
 
@@ -560,9 +562,11 @@ def report_figures(results: str | Path, filters: Filters | None = None,
 
 
 def build_report(results: str | Path, out: str | Path, filters: Filters | None = None,
-                 selector: bool = True) -> Report:
+                 selector: bool = True, adaptation: bool = False) -> Report:
     """Render every figure the results can fill into ``out/figures`` and write
-    ``out/index.html``; figures without data are listed as skipped with the reason."""
+    ``out/index.html``; figures without data are listed as skipped with the reason.
+    ``adaptation`` adds the per-iteration oracle's gap per graph (it simulates the
+    candidates, cached under ~/.cache/warpsweep/adaptive)."""
     filters = filters or Filters()
     _check_out(out, results)
     data = load_results(results, filters)
@@ -571,7 +575,7 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     for old in (out / FIGURES_DIR).glob("*.png"):
         old.unlink()  # figures of an earlier report (the directory is the report's own)
     sections, selector_s = _sections(data, filters, lambda file, _, fig: _save(fig, out / file),
-                                     selector)
+                                     selector, adaptation)
     lines = study_lines(data)
     index = out / "index.html"
     index.write_text(render_html(data, filters, sections, lines), encoding="utf-8")
@@ -671,6 +675,45 @@ def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
     return section
 
 
+def _adaptation_section(data: ResultsData, sink: Sink, names: _Names) -> Section:
+    """Per graph: the per-iteration oracle's time over the best constant candidate's
+    (``tuner.adaptive``); under 2% the constant is kept."""
+    from tuner.adaptive import CANDIDATES
+    from tuner.adaptive import adaptation_rows
+
+    section = Section("adaptation", "Per-iteration adaptation: the oracle's gap",
+                      "The best configuration chosen independently per iteration among "
+                      f"{len(CANDIDATES)} candidates, switches paid (tuner/adaptive.py), over "
+                      "the best constant candidate; where it saves under 2% the constant is "
+                      "kept.")
+    title = "oracle over best constant per graph"
+    groups = sorted({(g.graph_spec, g.algorithm, g.device) for g in data.groups()})
+    rows, skipped = adaptation_rows(groups)
+    why = "; ".join(skipped) or "no BFS, SSSP or CC group"
+    _draw(section, sink, names, title, ("adaptation",), rows, why, adaptation_figure, rows)
+    return section
+
+
+def adaptation_figure(rows: Sequence[Any], title: str) -> tuple[Figure, str]:
+    """Bars of oracle / best constant per (graph, algorithm), the 2% line marked."""
+    fig = _new_figure(7.5, 1.2 + 0.3 * len(rows), margins=(3.0, 0.3, 0.7, 0.45))
+    ax = fig.add_subplot()
+    labels = [f"{r.graph} {r.algorithm} ({r.device})" for r in rows]
+    ratios = [1 / r.gain for r in rows]
+    ax.barh(range(len(rows)), ratios, color=["#4c72b0" if v < 0.98 else "#bbbbbb"
+                                             for v in ratios])
+    ax.axvline(0.98, color="#c44e52", linestyle="--", linewidth=1, label="2% saving")
+    ax.set_yticks(range(len(rows)), labels, fontsize=7)
+    ax.set_xlim(min(0.9, min(ratios) - 0.02), 1.01)
+    ax.set_xlabel("oracle time / best constant time (lower: adaptation wins more)")
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=7)
+    caption = ("Per graph and algorithm: " + "; ".join(
+        f"{r.graph} {r.algorithm}: best constant {r.best_constant} {_us(r.constant_us)}, "
+        f"oracle {1 / r.gain:.3f}x, {r.verdict}" for r in rows) + ".")
+    return fig, caption
+
+
 def selector_evaluations(results: str, filters: Filters) -> tuple[list[Any], str]:
     """The selector's evaluations (``tuner.selector.evaluate``), or none and why not."""
     try:
@@ -757,7 +800,7 @@ def _contents(data: ResultsData, sections: Sequence[Section]) -> list[str]:
                           f"{e(g.device)}</a>" for g in groups if _group_anchor(g) in by_anchor)
         out.append(f"<li>{e(name)}: {links}</li>")
     for s in sections:
-        if s.anchor.startswith("across-") or s.anchor == "selector":
+        if s.anchor.startswith("across-") or s.anchor in ("selector", "adaptation"):
             out.append(f'<li><a href="#{e(s.anchor)}">{e(s.heading)}</a></li>')
     out += ['<li><a href="#skipped">Skipped figures</a></li>', "</ul>"]
     return out

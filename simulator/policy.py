@@ -1,0 +1,443 @@
+"""Per-iteration policies: each iteration's configuration chosen among a few candidates by a
+small decision tree over what the GPU knows when the iteration starts.
+
+A policy file (JSON) holds the candidate configurations (each ``driven=topology`` or
+``driven=data``) and either a decision tree (``tree``: nested ``{"feature", "threshold",
+"le", "gt"}`` nodes ending in ``{"choose": i}``) or a fixed ``schedule`` (candidate per
+iteration; the last repeats): the tree is plain rules a CUDA launcher evaluates on the host
+between launches. :func:`policy_iteration_costs` runs one inside the simulator.
+
+What a switch costs. A candidate's launches are those of its constant run; where the driven
+form changes the run converts the frontier as the temporal hybrid does: a sweep's flags become
+a worklist by the compaction kernel, a worklist becomes flags by the scatter kernel
+(``simulator.auxiliary_kernels``). A change of mapping, W, chunk or grid within one form costs
+nothing beyond its own launch (the next launch is a different kernel either way; the frontier
+is the same status words or the same vertex list).
+
+What the features cost. The launch that builds a frontier also counts it: its vertices, the
+sum and the largest of their degrees (the row bounds of each new frontier vertex, one sector
+each) and its issued and active lane-steps, each a warp-aggregated atomic on its own counter
+word (``feature_counter_cost``); the host reads those words in the round trip it already makes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simulator.asynchronous import AsynchronousLowering
+from simulator.auxiliary_kernels import compaction_kernel
+from simulator.auxiliary_kernels import idle_outlier_kernel
+from simulator.auxiliary_kernels import scatter_kernel
+from simulator.costs import COSTS
+from simulator.costs import InstructionCosts
+from simulator.costs import LaunchCost
+from simulator.device import Device
+from simulator.driver import IterationCost
+from simulator.driver import _asynchronous_sweep
+from simulator.driver import _asynchronous_worklist
+from simulator.driver import _data_launch
+from simulator.driver import _Launcher
+from simulator.driver import check_applicable
+from simulator.driver import initial_worklist
+from simulator.engine import Launch
+from simulator.errors import ConfigError
+from simulator.functional import FunctionalRun
+from simulator.sorted_runs import distinct
+from simulator.sorted_runs import distinct_ids
+from simulator.strategy import Strategy
+from simulator.timing import working_set_bytes
+
+FORMAT = "warpsweep-policy"
+POLICY_SCHEMA_VERSION = 1
+POLICY_ALGORITHMS = ("bfs", "sssp", "cc")
+# What the host knows when an iteration starts (the frontier's counters, the graph's sizes
+# and the previous launch's SIMD efficiency): the tree's inputs.
+FEATURES = (
+    "frontier_frac",    # frontier vertices / n
+    "edge_frac",        # frontier edges / m
+    "frontier_degree",  # frontier edges / frontier vertices
+    "degree_spread",    # largest frontier degree / frontier_degree
+    "graph_degree",     # m / n
+    "graph_spread",     # largest degree / graph_degree
+    "iteration",        # 0, 1, ...
+    "last_simd",        # the previous iteration's SIMD efficiency (1 before the first)
+)
+# Knobs that scale the thresholds of the tree's first splits (pre-order): what `tune` searches.
+THRESHOLD_KNOBS = ("policy_t1", "policy_t2", "policy_t3")
+
+
+def frontier_features(frontier: np.ndarray, degree: np.ndarray, m: int, iteration: int,
+                      last_simd: float) -> dict[str, float]:
+    """The features of a frontier (distinct vertex ids) at the start of ``iteration``."""
+    n = degree.size
+    d = degree[frontier]
+    f = int(frontier.size)
+    edges = int(d.sum())
+    avg = edges / f if f else 0.0
+    graph_avg = m / n if n else 0.0
+    return {
+        "frontier_frac": f / n if n else 0.0,
+        "edge_frac": edges / m if m else 0.0,
+        "frontier_degree": avg,
+        "degree_spread": float(d.max()) / avg if f and avg > 0 else 0.0,
+        "graph_degree": graph_avg,
+        "graph_spread": float(degree.max()) / graph_avg if n and graph_avg > 0 else 0.0,
+        "iteration": float(iteration),
+        "last_simd": float(last_simd),
+    }
+
+
+def feature_counter_cost(frontier: int, tasks: int, device: Device) -> LaunchCost:
+    """What counting an iteration's features adds to the launch that builds its frontier:
+    one warp-aggregated atomic per 32 frontier vertices on each of three counter words
+    (vertices, degree sum, largest degree) and per 32 of the launch's tasks on the lane-step
+    counters; the words are distinct, so the rounds on each serialise at ``atomic_cycles``
+    side by side: ceil(max(frontier, tasks) / 32) x atomic_cycles cycles. Reading each new
+    frontier vertex's row bounds takes a sector, at DRAM bandwidth."""
+    ws = device.warp_size
+    rounds = -(-max(frontier, tasks) // ws)
+    atomics = 3 * -(-frontier // ws) + 2 * -(-tasks // ws)
+    sectors = float(frontier)
+    cycles = rounds * device.atomic_cycles + sectors * device.sector_bytes / (
+        device.dram_bytes_per_cycle)
+    return LaunchCost(cycles=cycles, extra_cycles=cycles, atomics=float(atomics),
+                      transactions=sectors, requests=sectors)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Candidate configurations and the rule that picks one per iteration."""
+
+    candidates: tuple[Strategy, ...]
+    tree: dict[str, Any] | None = None
+    schedule: tuple[int, ...] | None = None
+    name: str = ""
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.candidates:
+            raise ConfigError("a policy needs at least one candidate configuration")
+        for i, s in enumerate(self.candidates):
+            if s.driven not in ("topology", "data") or s.mapping == "adaptive" or (
+                    s.unroll or 1) > 1 or s.policy is not None:
+                raise ConfigError(
+                    f"policy candidate {i} ({s}) must be a plain topology or data-driven "
+                    "configuration (no adaptive mapping, hybrid, unroll or nested policy)")
+        if (self.tree is None) == (self.schedule is None):
+            raise ConfigError("a policy has either a tree or a schedule, not both or neither")
+        if self.tree is not None:
+            _check_node(self.tree, len(self.candidates))
+        else:
+            if not self.schedule or any(not 0 <= c < len(self.candidates)
+                                        for c in self.schedule):
+                raise ConfigError("a policy schedule lists candidate indices, at least one")
+
+    def choose(self, features: dict[str, float]) -> tuple[int, str]:
+        """The candidate for an iteration and the rule that fired."""
+        if self.schedule is not None:
+            i = min(int(features["iteration"]), len(self.schedule) - 1)
+            return self.schedule[i], f"schedule[{i}]"
+        node, path = self.tree, []
+        while "choose" not in node:
+            value = features[node["feature"]]
+            if value <= node["threshold"]:
+                path.append(f"{node['feature']} <= {node['threshold']:.6g}")
+                node = node["le"]
+            else:
+                path.append(f"{node['feature']} > {node['threshold']:.6g}")
+                node = node["gt"]
+        return int(node["choose"]), " and ".join(path) or "always"
+
+    def rules(self) -> list[dict[str, Any]]:
+        """The tree as flat rules, first match wins: conditions, candidate index, its knobs."""
+        if self.tree is None:
+            return [{"when": f"iteration == {i}", "choose": c}
+                    for i, c in enumerate(self.schedule)]
+        out: list[dict[str, Any]] = []
+
+        def walk(node: dict[str, Any], conds: list[str]) -> None:
+            if "choose" in node:
+                c = int(node["choose"])
+                out.append({"when": " and ".join(conds) or "always", "choose": c,
+                            "config": str(self.candidates[c])})
+                return
+            walk(node["le"], [*conds, f"{node['feature']} <= {node['threshold']:.6g}"])
+            walk(node["gt"], [*conds, f"{node['feature']} > {node['threshold']:.6g}"])
+
+        walk(self.tree, [])
+        return out
+
+    def splits(self) -> list[dict[str, Any]]:
+        """The tree's split nodes in pre-order (those ``THRESHOLD_KNOBS`` scale, first)."""
+        out: list[dict[str, Any]] = []
+
+        def walk(node: dict[str, Any]) -> None:
+            if "choose" not in node:
+                out.append(node)
+                walk(node["le"])
+                walk(node["gt"])
+
+        if self.tree is not None:
+            walk(self.tree)
+        return out
+
+    def scaled(self, factors: dict[int, float]) -> Policy:
+        """The policy with split i's threshold (pre-order) multiplied by ``factors[i]``."""
+        if not factors:
+            return self
+        tree = json.loads(json.dumps(self.tree))
+        nodes = Policy(self.candidates, tree=tree).splits()
+        for i, f in factors.items():
+            if i >= len(nodes):
+                raise ConfigError(f"policy_t{i + 1}: the policy has only {len(nodes)} splits")
+            nodes[i]["threshold"] = float(nodes[i]["threshold"]) * float(f)
+        return Policy(self.candidates, tree=tree, name=self.name, meta=self.meta)
+
+    def to_json(self) -> dict[str, Any]:
+        """The policy file's content."""
+        doc: dict[str, Any] = {
+            "format": FORMAT, "schema_version": POLICY_SCHEMA_VERSION, "name": self.name,
+            "features": list(FEATURES),
+            "candidates": [s.to_params() for s in self.candidates],
+        }
+        if self.tree is not None:
+            doc["tree"] = self.tree
+            doc["rules"] = self.rules()
+        else:
+            doc["schedule"] = list(self.schedule)
+        doc.update({k: v for k, v in self.meta.items() if k not in doc})
+        return doc
+
+    def save(self, path: str | Path) -> Path:
+        """Write the policy file (JSON)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
+        return path
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Policy:
+        """Build from a policy file's content; ConfigError for anything else."""
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ConfigError(f"not a warpsweep policy (format {FORMAT!r} expected)")
+        if doc.get("schema_version") != POLICY_SCHEMA_VERSION:
+            raise ConfigError(f"policy schema version {doc.get('schema_version')}; this "
+                              f"warpsweep reads {POLICY_SCHEMA_VERSION}")
+        try:
+            candidates = tuple(Strategy.from_params(c) for c in doc["candidates"])
+            schedule = doc.get("schedule")
+            meta = {k: v for k, v in doc.items()
+                    if k not in ("format", "schema_version", "name", "features", "candidates",
+                                 "tree", "schedule", "rules")}
+            return cls(candidates, tree=doc.get("tree"),
+                       schedule=None if schedule is None else tuple(int(c) for c in schedule),
+                       name=str(doc.get("name", "")), meta=meta)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"damaged policy ({type(exc).__name__}: {exc})") from None
+
+
+def _check_node(node: Any, k: int) -> None:
+    if not isinstance(node, dict):
+        raise ConfigError(f"policy tree node {node!r} is not an object")
+    if "choose" in node:
+        if not isinstance(node["choose"], int) or not 0 <= node["choose"] < k:
+            raise ConfigError(f"policy leaf chooses {node['choose']!r}: not one of 0..{k - 1}")
+        return
+    if node.get("feature") not in FEATURES:
+        raise ConfigError(f"policy split on {node.get('feature')!r}: features are {FEATURES}")
+    t = node.get("threshold")
+    if not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t):
+        raise ConfigError(f"policy threshold {t!r} is not a finite number")
+    _check_node(node.get("le"), k)
+    _check_node(node.get("gt"), k)
+
+
+_LOADED: dict[tuple[str, float], Policy] = {}
+
+
+def load_policy(path: str | Path) -> Policy:
+    """The policy of a file (kept while the file is unchanged)."""
+    path = Path(path)
+    try:
+        key = (str(path.resolve()), path.stat().st_mtime)
+    except OSError:
+        raise ConfigError(f"policy file {str(path)!r} does not exist") from None
+    if key not in _LOADED:
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"policy file {str(path)!r} is not readable JSON ({exc})"
+                              ) from None
+        try:
+            _LOADED[key] = Policy.from_json(doc)
+        except ConfigError as exc:
+            raise ConfigError(f"policy file {str(path)!r}: {exc}") from None
+    return _LOADED[key]
+
+
+def strategy_policy(strategy: Strategy) -> Policy:
+    """The policy a ``policy=FILE`` strategy runs, its thresholds scaled by ``policy_t*``."""
+    policy = load_policy(strategy.policy)
+    factors = {i: getattr(strategy, k) for i, k in enumerate(THRESHOLD_KNOBS)
+               if getattr(strategy, k) is not None}
+    return policy.scaled(factors)
+
+
+@dataclass
+class PolicyIteration(IterationCost):
+    """An iteration of a policy run: which candidate ran it, why, on what features, and
+    (``record``) what converting its frontier to the other form would have cost."""
+
+    choice: int = 0
+    rule: str = ""
+    features: dict[str, float] = field(default_factory=dict)
+    switch_cycles: float = 0.0     # the conversion kernel this iteration paid, cycles
+    feature_cycles: float = 0.0    # counting its features
+    convert_out_cycles: float = 0.0  # (record) converting the frontier it built
+
+
+class _PolicyLauncher(_Launcher):
+    """A launcher whose strategy is the candidate the policy chose for the iteration."""
+
+    def __init__(self, functional: FunctionalRun, policy: Policy, device: Device,
+                 costs: InstructionCosts):
+        super().__init__(functional, policy.candidates[0], device, costs)
+        self.current = policy.candidates[0]
+        self.max_degree = int(self.degree.max()) if self.degree.size else 0
+        # a launch's working set holds the worklist where the launch expands one
+        self.hit_rates = {
+            form: device.l2_hit_rate(working_set_bytes(
+                functional.n, functional.indices.size, reads_weights=functional.reads_weights,
+                worklist=form == "data"))
+            for form in ("topology", "data")
+        }
+
+    def use(self, strategy: Strategy) -> None:
+        """Run the next launches under ``strategy``."""
+        self.settle()
+        self.current = strategy
+        self.hit_rate = self.hit_rates[strategy.driven]
+
+    def strategy_for(self, active: np.ndarray) -> Strategy:
+        return self.current
+
+    def _with_idle_outliers(self, cost: LaunchCost, launch: Launch,
+                            strategy: Strategy) -> LaunchCost:
+        t = strategy.defer_threshold
+        if t is not None and self.max_degree > t and not (self.degree[launch.active] > t).any():
+            cost = cost + idle_outlier_kernel(self.device, self.hit_rate)
+        return cost
+
+
+def _simd(cost: LaunchCost) -> float:
+    return float(cost.simd_active / cost.simd_issued) if cost.simd_issued else 1.0
+
+
+def policy_iteration_costs(
+    functional: FunctionalRun,
+    policy: Policy,
+    device: Device,
+    costs: InstructionCosts = COSTS,
+    *,
+    count_features: bool = True,
+    record: bool = False,
+) -> list[PolicyIteration]:
+    """Every iteration of a run whose configuration ``policy`` picks per iteration, host
+    round trips, conversions between forms and (``count_features``) the feature counters
+    included. ``record``: also cost, for each iteration, converting the frontier it built
+    to the other form (the oracle's switch costs). SSSP's and CC's launches of either form run
+    asynchronously, as their constant runs do, until one lowers nothing."""
+    fr = functional
+    if fr.algorithm not in POLICY_ALGORITHMS:
+        raise ConfigError(f"a policy runs {', '.join(POLICY_ALGORITHMS)}, not {fr.algorithm}")
+    for s in policy.candidates:
+        check_applicable(s, fr.algorithm)
+    launcher = _PolicyLauncher(fr, policy, device, costs)
+    degree, n, m = launcher.degree, fr.n, int(fr.indices.size)
+    run = AsynchronousLowering(fr) if launcher.atomic_updates else None
+    synchronous = iter(fr.iterations)
+    pending = initial_worklist(fr)  # the next worklist, or the next sweep's active vertices
+    held = None  # the form ``pending`` is held in: "data" (a worklist) or "topology" (flags)
+    ranks = None
+    last_simd = 1.0
+    out: list[PolicyIteration] = []
+    while True:
+        work = None
+        if run is None:
+            work = next(synchronous, None)
+            if work is None:
+                break
+            frontier = work.active
+        elif pending.size == 0:
+            break
+        else:
+            frontier = pending if held == "topology" else distinct(pending)
+        features = frontier_features(frontier, degree, m, len(out), last_simd)
+        choice, rule = policy.choose(features)
+        s = policy.candidates[choice]
+        launcher.use(s)
+        switch = None
+        if held is not None and held != s.driven:
+            if s.driven == "data":  # the sweep's flags become a worklist
+                switch = compaction_kernel(n, np.asarray(frontier, dtype=np.int64), s, device,
+                                           costs, launcher.hit_rate)
+                pending = np.asarray(frontier, dtype=np.int64)
+            else:  # the worklist's entries set their flags
+                switch = scatter_kernel(pending.size, s, device, costs, launcher.hit_rate)
+                pending = distinct(pending)
+            ranks = None
+        if s.driven == "data":
+            store_lanes = None
+            if run is not None:
+                work, _, store_lanes = _asynchronous_worklist(launcher, run, pending)
+                cost, pending, _ = _data_launch(launcher, work, pending,
+                                                store_lanes=store_lanes)
+            else:
+                cost, pending, ranks = _data_launch(launcher, work, pending, ranks=ranks)
+        else:
+            store_lanes = None
+            if run is None:
+                pending = distinct_ids(fr.indices[work.writes], n).astype(np.int64, copy=False)
+            else:
+                work, _, store_lanes, pending = _asynchronous_sweep(launcher, run, pending)
+            cost = launcher.launch(Launch.sweep(work, store_lanes=store_lanes), s)
+        held = s.driven
+        launcher.host(cost)
+        settled = launcher.iteration(cost, held, s.lanes_per_vertex)
+        launcher.settle()  # the next choice reads this launch's SIMD efficiency
+        cost = settled.cost
+        last_simd = _simd(cost)
+        iteration = PolicyIteration(cost, held, s.lanes_per_vertex, choice=choice, rule=rule,
+                                    features=features)
+        if switch is not None:
+            cost = cost + switch
+            iteration.switch_cycles = switch.cycles
+        if count_features:
+            counters = feature_counter_cost(int(frontier.size), int(cost.active_tasks), device)
+            cost = cost + counters
+            iteration.feature_cycles = counters.cycles
+        iteration.cost = cost
+        if record:
+            iteration.convert_out_cycles = _convert_out(pending, held, s, launcher)
+        out.append(iteration)
+    return out
+
+
+def _convert_out(pending: np.ndarray, held: str, strategy: Strategy,
+                 launcher: _PolicyLauncher) -> float:
+    """Cycles to convert the frontier an iteration built (``pending``, held as ``held``) to
+    the other form: compaction of a sweep's flags, scatter of a worklist."""
+    fr, device = launcher.fr, launcher.device
+    if held == "topology":
+        other = launcher.hit_rates["data"]
+        return compaction_kernel(fr.n, np.asarray(pending, dtype=np.int64), strategy, device,
+                                 launcher.costs, other).cycles
+    other = launcher.hit_rates["topology"]
+    return scatter_kernel(int(pending.size), strategy, device, launcher.costs, other).cycles
