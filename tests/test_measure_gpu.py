@@ -134,3 +134,33 @@ def test_cli_measures_and_prints_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["correct"] and out["measured_launches"] >= 1
     assert out["simulated_launches"] >= 1 and out["simulated_time_us"] > 0
+
+
+def test_verify_measures_a_studys_candidates_on_the_gpu(tmp_path):
+    """tune --verify's GPU side without a tune (the GPU machine has no Optuna): a study's top
+    configurations measured, checked and written beside its trials, WER kept unmeasured."""
+    from types import SimpleNamespace
+
+    from tuner.measure.verify import gpu_measure
+    from tuner.measure.verify import read_verification
+    from tuner.measure.verify import verify_study
+    from tuner.measure.verify import write_verification
+
+    def record(params, time_us, role="trial", label=None):
+        return SimpleNamespace(role=role, trial=None if label else 1, label=label,
+                               state="complete", params=params, values=[time_us],
+                               metrics={"time_us": time_us}, sources=[])
+
+    thread = record({"mapping": "thread"}, 30.0, "reference", "thread")
+    best = [record({"mapping": "vwarp", "w": 8, "driven": "data", "push": "block"}, 10.0),
+            record({"mapping": "wer"}, 11.0), thread]
+    study = SimpleNamespace(key="gpu-study", best=best, references={"thread": thread},
+                            spec=SimpleNamespace(graph="rmat:scale=12,ef=8,seed=3",
+                                                 algorithm="cc"))
+    v = verify_study(study, 2, gpu_measure(0, reps=2))
+    measured = v.measured()
+    assert len(measured) == 2 and all(r.measured_us > 0 for r in measured)
+    assert v.winner() is not None and v.pick_regret() >= 1.0
+    write_verification(v, tmp_path)
+    rows = read_verification(tmp_path, "gpu-study")
+    assert sum(r["winner"] for r in rows) == 1 and len(rows) == 3
