@@ -49,7 +49,9 @@ def test_configs_follow_the_mapping_rules():
     assert by_id["wl-w8-atomicmin-nodedup-block"].config == (
         "mapping=vwarp,w=8,driven=data,push=block")
     assert by_id["temporal-w32-edges-0.05"].config == (
-        "mapping=vwarp,w=32,driven=temporal,push=atomic,switch_to_topology=0.05")
+        "mapping=vwarp,w=32,driven=temporal,push=atomic,switch_to_topology=0.05,"
+        "switch_on=edges")
+    assert by_id["temporal-w1-vertices-0.2"].config.endswith("switch_on=vertices")
 
 
 def test_ids_are_unique_and_there_are_47(impls):

@@ -275,7 +275,7 @@ def test_null_defaults_are_read_as_strategy_reads_them(tmp_path):
     (switch_to_data defaults to switch_to_topology)."""
     full = {"mapping": "thread", "block_size": 256, "driven": "temporal", "push": "atomic",
             "dedup": False, "variable_grid": True, "switch_to_topology": 0.5,
-            "switch_to_data": 0.5}
+            "switch_to_data": 0.5, "switch_on": "vertices"}
     old = {"mapping": "thread", "driven": "temporal", "switch_to_topology": 0.5}
     check_manifest(tmp_path)
     store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=1e9)

@@ -66,7 +66,8 @@ class Implementation:
         if self.driven == "data":
             dedup = ",dedup=true" if self.dedup == "flag" else ""
             return f"{mapping},driven=data,push={push}{dedup}"
-        return f"{mapping},driven=temporal,push={push},switch_to_topology={self.switch_fraction}"
+        return (f"{mapping},driven=temporal,push={push},switch_to_topology={self.switch_fraction}"
+                f",switch_on={self.switch_on}")
 
     @property
     def wl_kernel(self) -> str:
