@@ -384,7 +384,9 @@ class GraphOutcome:
     def captured(self) -> float:
         """Share of the oracle's saving the policy captures (1: all of it)."""
         saving = self.constant_us - self.oracle_us
-        return (self.constant_us - self.policy_us) / saving if saving > 0 else float("nan")
+        if saving <= 1e-6 * self.constant_us:  # nothing to capture
+            return float("nan")
+        return (self.constant_us - self.policy_us) / saving
 
     def to_json(self) -> dict[str, Any]:
         """The outcome with its derived ratios."""
