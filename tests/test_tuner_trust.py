@@ -145,7 +145,7 @@ class FakeClock:
 
 def test_log_lines_count_references_and_keep_the_eta_after_a_resume():
     clock, out = FakeClock(), io.StringIO()
-    p = Progress(107, "log", desc="tune", out=out, clock=clock, log_every_s=5)
+    p = Progress(107, "log", desc="tune", out=out, clock=clock, log_every_s=5, references=7)
     p.resume(50)  # finished in an earlier session: no part of this session's rate
     for _ in range(7):
         clock.now += 1
@@ -157,7 +157,8 @@ def test_log_lines_count_references_and_keep_the_eta_after_a_resume():
     assert p.rate() == pytest.approx(1.0) and p.eta_s() == pytest.approx(40.0)
     lines = out.getvalue().splitlines()
     assert len(lines) == 3  # one every 5 s of the 17
-    assert lines[-1] == "tune: 65/107 runs (7 references, 50 resumed), 1.0 runs/s, ETA 0:42"
+    assert lines[-1] == ("tune: 58/100 configurations, 7/7 references (50 resumed), 1.0/s, "
+                         "ETA 0:42")
 
 
 def test_output_that_is_not_a_terminal_gets_log_lines(tmp_path, capsys):
@@ -165,7 +166,7 @@ def test_output_that_is_not_a_terminal_gets_log_lines(tmp_path, capsys):
                  "--results", str(tmp_path / "res")])
     err = capsys.readouterr().err
     assert code == 0
-    assert "tune: 11/11 runs (7 references)" in err  # the closing line, references counted
+    assert "tune: 4/4 configurations, 7/7 references" in err  # the closing line
 
 
 def test_verbose_prints_a_line_per_run(tmp_path, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from search_spaces.loader import available_spaces
@@ -88,7 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument("--no-references", dest="references", action="store_false",
                       help="skip the thread and fixed-vwarp baseline runs")
     _common(tune)
-    tune.set_defaults(run=run_tune)
+    tune.set_defaults(run=run_tune, verb="tune")
 
     sweep = subparsers.add_parser(
         "sweep", help="run a sweep file: one study per graph x algorithm x device x space",
@@ -98,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sweep.add_argument("sweep_file", metavar="SWEEP.yaml", help="the sweep file")
     _common(sweep)
-    sweep.set_defaults(run=run_sweep)
+    sweep.set_defaults(run=run_sweep, verb="sweep")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -142,8 +143,52 @@ def progress_mode(args: argparse.Namespace) -> str:
     return "bar" if sys.stderr.isatty() else "log"
 
 
+# (option, attribute, default) of the options a resumed run repeats, in --help's order
+TUNE_OPTIONS = (("--graph", "graph", None), ("--algo", "algo", "bfs"),
+                ("--device", "device", "h100"), ("--space", "space", "vwarp"),
+                ("--trials", "trials", None), ("--sampler", "sampler", "tpe"),
+                ("--objective", "objective", "time_us"), ("--sources", "sources", 4),
+                ("--seed", "seed", 0), ("--top", "top", 5))
+COMMON_OPTIONS = (("--workers", "workers", None), ("--address", "address", None),
+                  ("--timeout", "timeout", None), ("--results", "results", DEFAULT_RESULTS))
+FLAGS = (("--no-references", "references", False), ("--deterministic", "deterministic", True),
+         ("--json", "json", True), ("--progress", "progress", True),
+         ("--no-progress", "progress", False), ("-q", "quiet", True), ("-v", "verbose", True))
+
+
+def resume_command(args: argparse.Namespace) -> str:
+    """The command that resumes an interrupted ``tune`` or ``sweep``: the same study, options
+    as given (the results directory names where it is kept)."""
+    words = ["warpsweep", args.verb]
+    if args.verb == "sweep":
+        words.append(args.sweep_file)
+    options = (TUNE_OPTIONS if args.verb == "tune" else ()) + COMMON_OPTIONS
+    for flag, attr, default in options:
+        value = getattr(args, attr, default)
+        if value != default or flag in ("--graph", "--results"):
+            words += [flag, str(value)]
+    for flag, attr, when in FLAGS:
+        if getattr(args, attr, None) is when:
+            words.append(flag)
+    return shlex.join(words)
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    print("warpsweep: interrupted; every finished evaluation is saved. Resume with:\n  "
+          + resume_command(args), file=sys.stderr)
+    return 130
+
+
 def run_tune(args: argparse.Namespace) -> int:
-    """``warpsweep tune``: one study, with its table of best configurations."""
+    """``warpsweep tune``: one study, with its table of best configurations (Ctrl-C: the
+    command that resumes it)."""
+    try:
+        return _run_tune(args)
+    except KeyboardInterrupt:
+        return _interrupted(args)
+
+
+def _run_tune(args: argparse.Namespace) -> int:
     result = api.tune(
         args.graph, args.algo, args.device, args.space, trials=args.trials,
         sampler=args.sampler, objective=args.objective, sources=args.sources,
@@ -165,7 +210,15 @@ def run_tune(args: argparse.Namespace) -> int:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    """``warpsweep sweep``: every study of the file, then a summary line per study."""
+    """``warpsweep sweep``: every study of the file, then a summary line per study (Ctrl-C:
+    the command that resumes it)."""
+    try:
+        return _run_sweep(args)
+    except KeyboardInterrupt:
+        return _interrupted(args)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
     result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
                        address=args.address, timeout=args.timeout,
                        progress=progress_mode(args), verbose=args.verbose,
@@ -176,14 +229,20 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:
     if args.json:
-        json.dump(result.to_json(), sys.stdout, indent=1, allow_nan=False, default=str)
+        doc = result.to_json()
+        for study, s in zip(doc["studies"], result.studies, strict=True):
+            # the table's words: configurations tried, evaluations (references included)
+            study["configurations"] = s.done
+            study["evaluations"] = s.total_evaluations
+        json.dump(doc, sys.stdout, indent=1, allow_nan=False, default=str)
         print()
     elif args.quiet:
         for s in result.studies:
             best = s.best[0] if s.best else None
             text = (f"{best.values[0]:.6g} " + " ".join(f"{k}={v}" for k, v in best.params.items())
                     if best else "no successful evaluation")
-            print(f"{s.key}: {text}")
+            stopped = "" if s.complete else f"  (stopped at {s.done}/{s.budget} configurations)"
+            print(f"{s.key}: {text}{stopped}")
     else:
         tables()
         _footer(result)
@@ -191,6 +250,7 @@ def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:
 
 def _footer(result: api.TuneResult) -> None:
     rate = result.evaluations / result.elapsed_s if result.elapsed_s else 0.0
-    print(f"\n{result.evaluations} evaluations in {result.elapsed_s:.1f} s ({rate:.1f}/s, "
-          f"{result.executor}, workers busy {100 * result.busy_fraction:.0f}%); results in "
-          f"{result.results}/trials and {result.results}/graphs")
+    print(f"\n{result.evaluations} evaluations in this run, {result.elapsed_s:.1f} s "
+          f"({rate:.1f}/s, {result.executor}, workers busy "
+          f"{100 * result.busy_fraction:.0f}%); results in {result.results}/trials and "
+          f"{result.results}/graphs")

@@ -31,6 +31,7 @@ from tuner.study import Objective
 from tuner.study import StudySpec
 from tuner.study import StudySummary
 from tuner.study import planned_runs
+from tuner.study import reference_configs
 
 MAX_SEED = 2**32 - 1  # numpy's RandomState, behind Optuna's samplers, takes no more
 
@@ -256,7 +257,8 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
         executor.close()
         raise
     mode = {True: "bar", False: "off"}.get(progress, progress)
-    bar = Progress(total, mode, desc=desc, verbose=verbose)
+    references = sum(len(reference_configs()) for s in specs if s.references)
+    bar = Progress(total, mode, desc=desc, verbose=verbose, references=references)
     try:
         runner = Runner(executor, store, results, backend=backend, progress=bar,
                         timeout=timeout)

@@ -18,24 +18,27 @@ LOG_EVERY_S = 5.0
 
 
 class Progress:
-    """Runs done (trials and the baseline references), best so far, rate and ETA, on stderr.
+    """Configurations tried and baseline references run, out of those planned, the best value
+    so far (references included), rate and ETA, on stderr: the words of the final table
+    (configurations, references, evaluations, repeats).
 
     ``bar`` draws a tqdm bar (a terminal); ``log`` prints a line every few seconds (output
-    that is not a terminal: CI logs, ``nohup``); ``off`` prints nothing. Runs resumed from an
-    earlier session count as done but not towards the rate, so the ETA holds after a resume.
-    With ``verbose``, every finished run also gets its own line.
+    that is not a terminal: CI logs, ``nohup``); ``off`` prints nothing. Work resumed from an
+    earlier session counts as done but not towards the rate, so the ETA holds after a resume.
+    With ``verbose``, every finished evaluation also gets its own line.
     """
 
     def __init__(self, total: int, mode: str = "off", desc: str = "tune",
                  verbose: bool = False, out: TextIO | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 log_every_s: float = LOG_EVERY_S) -> None:
+                 log_every_s: float = LOG_EVERY_S, references: int = 0) -> None:
         if mode not in PROGRESS_MODES:
             raise ValueError(f"progress mode must be one of {PROGRESS_MODES}, got {mode!r}")
         self.mode = mode
         self.desc = desc
         self.verbose = verbose
-        self.total = total
+        self.total = total  # configurations and references planned
+        self.planned_references = references
         self.done = 0
         self.resumed = 0
         self.references = 0
@@ -46,8 +49,10 @@ class Progress:
         self._last_log = self._start
         self._best: float | None = None
         self._studies = ""
-        self._bar = tqdm(total=total, desc=desc, unit="run", file=self.out,
-                         dynamic_ncols=True, disable=mode != "bar", smoothing=0.1)
+        self._bar = tqdm(total=total, desc=desc, file=self.out, dynamic_ncols=True,
+                         disable=mode != "bar", smoothing=0.1,
+                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} "
+                                    "[{elapsed}<{remaining}]")
 
     @property
     def out(self) -> TextIO:
@@ -55,12 +60,14 @@ class Progress:
         return self._out or sys.stderr
 
     # -- counting ----------------------------------------------------------------------
-    def resume(self, n: int) -> None:
-        """Count runs finished in an earlier session (not towards the rate)."""
+    def resume(self, n: int, references: int = 0) -> None:
+        """Count configurations and references (``references`` of the ``n``) finished in an
+        earlier session (not towards the rate)."""
         if n <= 0:
             return
         self.done += n
         self.resumed += n
+        self.references += references
         if self.mode == "bar":  # tqdm's rate leaves out `initial`, so its ETA holds too
             self._bar.n += n
             self._bar.initial += n
@@ -68,7 +75,7 @@ class Progress:
             self._bar.refresh()
 
     def advance(self, n: int = 1, reference: bool = False) -> None:
-        """Count finished runs (``reference``: baseline runs)."""
+        """Count configurations tried (``reference``: baseline references run)."""
         if n <= 0:
             return
         self.done += n
@@ -78,7 +85,7 @@ class Progress:
         self._refresh()
 
     def discount(self, n: int) -> None:
-        """Take runs off the total (a study that ended early: its space ran dry)."""
+        """Take configurations off the total (a study that ended early: its space ran dry)."""
         if n <= 0:
             return
         self.total -= n
@@ -96,7 +103,7 @@ class Progress:
         self._refresh()
 
     def note(self, text: str) -> None:
-        """A line about one run (printed with ``verbose`` only, above the bar)."""
+        """A line about one evaluation (printed with ``verbose`` only, above the bar)."""
         if self.verbose and self.mode != "off":
             if self.mode == "bar":
                 self._bar.write(f"{self.desc}: {text}", file=self.out)
@@ -105,7 +112,8 @@ class Progress:
 
     # -- figures -----------------------------------------------------------------------
     def rate(self) -> float | None:
-        """Runs per second in this session (resumed runs left out)."""
+        """Configurations and references per second in this session (resumed ones left
+        out)."""
         elapsed = self._clock() - self._start
         new = self.done - self.resumed
         return new / elapsed if new > 0 and elapsed > 0 else None
@@ -115,37 +123,40 @@ class Progress:
         rate = self.rate()
         return max(0, self.total - self.done) / rate if rate else None
 
+    def counts(self) -> str:
+        """``53/60 configurations, 7/7 references (50 resumed)``: what the bar and the log
+        line say."""
+        configs = self.done - self.references
+        text = f"{configs}/{self.total - self.planned_references} configurations"
+        if self.planned_references or self.references:
+            text += f", {self.references}/{max(self.planned_references, self.references)} "
+            text += "references"
+        if self.resumed:
+            text += f" ({self.resumed} resumed)"
+        return text
+
     def status(self) -> str:
         """The one-line status of a log line."""
-        parts = [f"{self.done}/{self.total} runs"]
-        extra = []
-        if self.references:
-            extra.append(f"{self.references} references")
-        if self.resumed:
-            extra.append(f"{self.resumed} resumed")
-        if extra:
-            parts[0] += f" ({', '.join(extra)})"
+        parts = [self.counts()]
         if self._studies:
             parts.append(f"studies {self._studies}")
         if self._best is not None:
             parts.append(f"best {self._best:.6g}")
         rate, eta = self.rate(), self.eta_s()
         if rate is not None:
-            parts.append(f"{rate:.1f} runs/s")
+            parts.append(f"{rate:.1f}/s")
         if eta is not None:
             parts.append(f"ETA {_clock_text(eta)}")
         return f"{self.desc}: " + ", ".join(parts)
 
     def _refresh(self) -> None:
         if self.mode == "bar":
-            post = {}
-            if self.references:
-                post["refs"] = self.references
-            if self._best is not None:
-                post["best"] = f"{self._best:.6g}"
+            post = [self.counts()]
             if self._studies:
-                post["studies"] = self._studies
-            self._bar.set_postfix(post, refresh=False)
+                post.append(f"studies {self._studies}")
+            if self._best is not None:
+                post.append(f"best {self._best:.6g}")
+            self._bar.set_postfix_str(", ".join(post), refresh=False)
         elif self.mode == "log":
             now = self._clock()
             if now - self._last_log >= self._log_every_s:
@@ -187,13 +198,12 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
     obj = spec.objective
     g = summary.graph
     graph = f"{g.spec} (n={g.n}, m={g.m})" if g else spec.graph
-    status = "" if summary.complete else f" (stopped at {summary.done}/{summary.budget})"
+    status = "" if summary.complete else (
+        f" (stopped at {summary.done}/{summary.budget} configurations)")
     print(f"\nstudy {summary.key}{status}", file=out)
     print(f"  {graph}, {spec.algorithm} on {spec.device}, space {summary.space}, sampler "
           f"{spec.sampler}, objective {obj}", file=out)
-    tried = f"{summary.done} configuration{'s' if summary.done != 1 else ''} tried"
-    print(f"  {tried}: {summary.evaluations} evaluated, "
-          f"{summary.failed} failed; {summary.duplicates} repeats answered from the study"
+    print(f"  {counts_text(summary)}"
           + (" (the sampler proposed only repeats: study ended early)"
              if summary.exhausted and summary.done < summary.budget else ""), file=out)
     n = summary.n_sources
@@ -226,6 +236,25 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
         print("  " + "  ".join(cells) + "  " + r[4], file=out)
 
 
+def counts_text(summary: StudySummary) -> str:
+    """``60 configurations tried and 7 references: 67 evaluations, 0 failed; 43 repeats
+    (tried configurations the sampler proposed again: counted, not run)``: the words the
+    progress line, the footer, ``--json`` and the journal use."""
+    n = summary.done
+    text = f"{n} configuration{'s' if n != 1 else ''} tried"
+    refs = len(summary.references)
+    if refs:
+        text += f" and {refs} reference{'s' if refs != 1 else ''}"
+    text += f": {summary.total_evaluations} evaluations, {summary.failed} failed"
+    answered = summary.done - summary.evaluations
+    if answered > 0:
+        text += (f" ({answered} configuration{'s' if answered != 1 else ''} answered from "
+                 "a reference or an earlier trial)")
+    r = summary.duplicates
+    return text + f"; {r} repeat{'s' if r != 1 else ''} (tried configurations the sampler " \
+        "proposed again: counted, not run)"
+
+
 def _value(r: TrialRecord) -> str:
     return f"{r.values[0]:.6g}" if r.state == "complete" else f"failed: {r.error}"
 
@@ -242,8 +271,8 @@ def _speedup(obj, base: float | None, value: float) -> str:
 def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> None:
     """One line per study: best value and speedups."""
     out = out or sys.stdout
-    rows = [("graph", "algo", "device", "space", "trials", "best", "vs thread", "vs vwarp",
-             "best configuration")]
+    rows = [("graph", "algo", "device", "space", "configurations", "best", "vs thread",
+             "vs vwarp", "best configuration")]
     for s in summaries:
         obj = s.spec.objective
         thread = s.references.get("thread")

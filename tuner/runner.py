@@ -223,7 +223,7 @@ class Runner:
         self._counted[id(run)] = run.runs_done
         self._finished += run.runs_done
         if run.runs_done and self.progress is not None:
-            self.progress.resume(run.runs_done)
+            self.progress.resume(run.runs_done, references=len(run.references))
             if self._single:
                 self.progress.set_best(run.best_value())
         run.on_trial = self._after

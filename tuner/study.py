@@ -228,6 +228,11 @@ class StudySummary:
         return used_sources(self.spec, self.graph)
 
     @property
+    def total_evaluations(self) -> int:
+        """Simulator runs the study holds: its configurations evaluated and its references."""
+        return self.evaluations + len(self.references)
+
+    @property
     def complete(self) -> bool:
         """Whether the study reached its budget, or its sampler ran out of new configurations."""
         return self.done >= self.budget or self.exhausted
@@ -374,6 +379,9 @@ class StudyRun:
         self._journal.sync()
         self._push()
 
+    def _journal_closed(self) -> bool:
+        return self._journal._file.closed
+
     def close(self) -> None:
         """Sync and release the study's journal."""
         self._journal.close()
@@ -497,6 +505,7 @@ class StudyRun:
                 record = TrialRecord.from_json(data)
                 self.references[record.label] = record
                 self._remember(-1, record)
+                self._consider_best(record)
                 if ("reference", record.label) not in stored:
                     self._add_row(record)
         storage = self.study._storage
@@ -690,6 +699,7 @@ class StudyRun:
             self.study.set_user_attr(f"ref:{job.label}", record.to_json())
             self.references[job.label] = record
             self._remember(-1, record)
+            self._consider_best(record)
         else:
             record = self._finish_trial(job.trial, job.config, record)
             self._remember(number, record)
@@ -736,6 +746,10 @@ class StudyRun:
 
     def _add_record(self, number: int, record: TrialRecord) -> None:
         self.records[number] = record
+        self._consider_best(record)
+
+    def _consider_best(self, record: TrialRecord) -> None:
+        """Keep the best values seen, trials' and references' alike."""
         sort_key = self.spec.objective.sort_key
         if record.values is not None and (self._best is None
                                           or sort_key(record.values) < sort_key(self._best)):
@@ -801,7 +815,7 @@ class StudyRun:
 
     # -- results ---------------------------------------------------------------------------
     def best_value(self) -> float | None:
-        """Best first-objective value so far among the trials."""
+        """Best first-objective value so far, the references' included."""
         return None if self._best is None else self._best[0]
 
     def ranked(self) -> list[TrialRecord]:
@@ -831,10 +845,16 @@ class StudyRun:
     def summary(self, top: int = 5) -> StudySummary:
         """Best configurations, the references and the counts."""
         evaluated = [r for r in self.records.values() if r.state != "duplicate"]
+        failed = sum(r.state == "failed" for r in [*evaluated, *self.references.values()])
+        counts = {"configurations": self.done, "evaluations": len(evaluated) + len(
+            self.references), "references": len(self.references), "failed": failed,
+            "repeats": self.repeats}
+        if not self._journal_closed() and self.study.user_attrs.get("counts") != counts:
+            self.study.set_user_attr("counts", counts)  # the journal says what the table says
         return StudySummary(
             key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
             done=self.done, evaluations=len(evaluated),
-            failed=sum(r.state == "failed" for r in evaluated),
+            failed=failed,
             duplicates=self.repeats,
             best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
             exhausted=self.exhausted,
