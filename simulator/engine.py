@@ -1379,7 +1379,8 @@ def _launch_costs(
             pushed = np.split(items, np.cumsum(per_launch(work.items))[:-1])
             deferred_targets = [0] * segments.size
         extra = push_cost(work, launch.push, device, costs, block_size=strategy.block_size,
-                          words_per_sector=words, hit_rate=hit_rate, launch_starts=segments)
+                          words_per_sector=words, hit_rate=hit_rate, launch_starts=segments,
+                          unit_steps=simd_steps)
         sisd += extra.instructions
         sectors += extra.sectors + work.flag_atomics
         round_trips += extra.round_trips

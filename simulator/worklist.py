@@ -89,6 +89,7 @@ def push_cost(
     words_per_sector: int,
     hit_rate: float = 0.0,
     launch_starts: np.ndarray | None = None,
+    unit_steps: np.ndarray | None = None,
 ) -> PushCost:
     """The instructions, sectors, dependent round trips and tail atomics of a push mode.
 
@@ -101,12 +102,15 @@ def push_cost(
     prefix: every warp takes part in a block-wide prefix sum of the counts (scan, barriers);
         a scan launch over the block totals gives the block offsets
         (``prefix_scan_launch``); no atomics.
-    block: the block pushes in rounds, its warps in step together: per round a block-wide
-        prefix sum of the lanes' pushes (scan, barriers), one atomicAdd on the tail by one
-        thread, a barrier to hand out its base, the stores; every warp of a block takes part
-        in as many rounds as the block's unit with the most pushing steps, and waits for
-        the round's atomic. A block is ``block_size / warp_size`` consecutive units of a
-        launch (``launch_starts``: the first unit of each launch, where several are joined).
+    block: the block pushes in rounds, its warps in step together: every step of its edge
+        loop (a barrier to agree on going on) a block-wide prefix sum of the lanes' pushes
+        (scan, barriers) and a barrier to hand out the base, so every warp of a block runs as
+        many rounds as the block's unit with the most warp steps (``unit_steps``: each
+        unit's; without them, its most pushing steps); in a round with a push one thread's
+        atomicAdd on the tail, which the block waits for: as many as the block's unit with
+        the most pushing steps (the fewest the block can have), the stores. A block is
+        ``block_size / warp_size`` consecutive units of a launch (``launch_starts``: the
+        first unit of each launch, where several are joined).
     """
     items, steps = work.items, work.steps
     stores = -(-items // words_per_sector)  # items of a unit land in consecutive words
@@ -135,8 +139,12 @@ def push_cost(
         warps_per_block = max(1, block_size // device.warp_size)
         rounds, first_units, block_rounds = block_push_rounds(steps, warps_per_block,
                                                               launch_starts)
+        loop_rounds = rounds
+        if unit_steps is not None:
+            loop_rounds = np.maximum(rounds, block_push_rounds(unit_steps, warps_per_block,
+                                                               launch_starts)[0])
         round_cost = costs.scan + 3 * costs.barrier + int(np.log2(warps_per_block))
-        instructions = costs.push_store * steps + round_cost * rounds
+        instructions = costs.push_store * steps + round_cost * loop_rounds
         tail_atomics = np.zeros(items.size, dtype=np.int64)
         tail_atomics[first_units] = block_rounds  # one thread's atomic a round
         sectors = stores + tail_atomics

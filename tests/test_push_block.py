@@ -41,6 +41,23 @@ def test_block_push_counted_by_hand():
     assert cost.requests.tolist() == (np.array(steps) + cost.queue_atomics).tolist()
 
 
+def test_block_push_rounds_follow_the_longest_edge_loop():
+    """The kernel's edge loop goes on while any thread of the block has an edge left (a
+    barrier a step), and each step runs the block scan, pushes or not. Block 0's units take
+    4, 0, 2 warp steps and push in 1, 0, 2 of them: 4 scans of 14 instructions for each of
+    its warps, 2 atomic rounds waited for. Block 1 (3 steps, 3 pushing): 3 and 3. Block 2's
+    unit takes 5 steps and pushes nothing: 5 scans a warp, no atomic, no wait."""
+    steps = [1, 0, 2, 0, 0, 0, 0, 0] + [0] * 7 + [3] + [0] * 8
+    items = [1, 0, 40, 0, 0, 0, 0, 0] + [0] * 7 + [3] + [0] * 8
+    unit_steps = [4, 0, 2, 0, 0, 0, 0, 0] + [0] * 7 + [3] + [5] + [0] * 7
+    cost = push_cost(_work(items, steps), "block", H100, COSTS, block_size=256,
+                     words_per_sector=8, unit_steps=np.array(unit_steps))
+    loop_rounds = np.array([4] * 8 + [3] * 8 + [5] * 8)
+    assert cost.instructions.tolist() == (np.array(steps) + 14 * loop_rounds).tolist()
+    assert cost.queue_atomics.tolist() == [2] + [0] * 7 + [3] + [0] * 15
+    assert cost.round_trips.tolist() == (2 * np.array([2] * 8 + [3] * 8 + [0] * 8)).tolist()
+
+
 def test_block_push_blocks_start_again_at_each_launch():
     """Launches joined at units 0 and 4: blocks of 8 units are [0, 4), [4, 12), [12, 16)."""
     steps = np.array([1, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 7])
