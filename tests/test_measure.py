@@ -188,3 +188,12 @@ def test_an_unsupported_config_is_refused_before_the_gpu(monkeypatch):
     args = parse(["--graph", "rmat:scale=8", "--algo", "bfs", "--config", "mapping=wer"])
     with pytest.raises(UnsupportedConfig):
         args.run(args)
+
+
+def test_the_api_refuses_the_config_then_the_missing_gpu(monkeypatch):
+    graph = load_graph("rmat:scale=8,ef=4,seed=2")
+    with pytest.raises(UnsupportedConfig):
+        measure_module.measure_config(graph, "rmat:scale=8", "bfs", "mapping=wer+")
+    monkeypatch.setattr(measure_module, "gpu_unavailable", lambda index=0: "no CUDA device")
+    with pytest.raises(measure_module.NoGpu, match="no CUDA device"):
+        measure_module.measure_config(graph, "rmat:scale=8", "bfs", "mapping=vwarp,w=8")
