@@ -111,6 +111,11 @@ def check_applicable(strategy: Strategy, algorithm: str) -> None:
             f"between worklist and sweep forms of {', '.join(HYBRID_ALGORITHMS)}; use "
             "driven='topology' or 'data'"
         )
+    if strategy.relax == "store" and algorithm not in ("sssp", "cc"):
+        raise ConfigError(
+            f"relax='store' does not apply to {algorithm}: it replaces the atomicMin by which "
+            "SSSP and CC lower a value (BFS's worklists store plainly already)"
+        )
     if (strategy.unroll or 1) > 1 and algorithm not in HYBRID_ALGORITHMS:
         raise ConfigError(
             f"unroll={strategy.unroll} does not apply to {algorithm}: kernel unrolling is "
@@ -448,7 +453,7 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
         pushes="self" if self_pushes is not None else "targets", self_pushes=self_pushes,
         grid_stride=not s.variable_grid, write_values=work.write_values,
         store_lanes=store_lanes, slot_ranks=None if ranks is None else ranks[0],
-        ranked_among=None if ranks is None else ranks[1],
+        ranked_among=None if ranks is None else ranks[1], rechecks=s.relax == "store",
     )
     cost, pushed, pushed_ranks = launcher.worklist_launch(launch, s, work.cache)
     cost.worklist_items += worklist.size
@@ -481,7 +486,8 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
 
 def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
     """SSSP's and CC's worklist launches as the device runs them, in waves of resident
-    entries (``simulator.asynchronous``), until one pushes nothing."""
+    entries (``simulator.asynchronous``), until one pushes nothing; under plain stores
+    (``relax=store``) then a verify sweep, which finds every edge relaxed."""
     run = AsynchronousLowering(launcher.fr)
     worklist = initial_worklist(launcher.fr)
     out = []
@@ -490,7 +496,23 @@ def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
         cost, worklist, _ = _data_launch(launcher, work, worklist, store_lanes=store_lanes)
         launcher.host(cost)
         out.append(launcher.iteration(cost, "data", s.lanes_per_vertex))
+    if launcher.strategy.relax == "store":
+        out.append(_verify_sweep(launcher))
     return out
+
+
+def _verify_sweep(launcher: _Launcher) -> IterationCost:
+    """The sweep that makes plain-store relaxation exact: every vertex reads its edges and
+    its targets' values, stores nothing (a racing store lost, which the model does not
+    lose, would be pushed again), and the host reads whether any edge was unrelaxed."""
+    fr = launcher.fr
+    s = launcher.strategy_for(np.arange(fr.n))
+    sweep = dataclasses.replace(s, driven="topology", push=None, dedup=None,
+                                variable_grid=None, relax=None)
+    empty = np.zeros(0, dtype=np.int64)
+    cost = launcher.launch(Launch(np.arange(fr.n), empty, store_lanes=empty), sweep)
+    launcher.host(cost)
+    return launcher.iteration(cost, "topology", sweep.lanes_per_vertex)
 
 
 def _spatial(launcher: _Launcher) -> list[IterationCost]:

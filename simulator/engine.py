@@ -161,6 +161,7 @@ from functools import partial
 
 import numpy as np
 
+from simulator.asynchronous import later_steps_see_earlier
 from simulator.auxiliary_kernels import outlier_kernel
 from simulator.costs import COSTS
 from simulator.costs import InstructionCosts
@@ -286,6 +287,9 @@ class Launch:
     partitions: where ``slots`` lists whole partitions of ``partition`` consecutive
         vertices (a spatial hybrid's; the graph's last may be short), those partitions,
         ascending: an active vertex's slot follows from its partition's place among them.
+    rechecks: writers lower their target by a plain store, re-read until it holds
+        (``Strategy.relax`` store), not atomicMin: no atomic, a dependent re-read a storing
+        step, and every lane of a target's first storing step pushes it.
     """
 
     active: np.ndarray
@@ -303,6 +307,7 @@ class Launch:
     slot_ranks: np.ndarray | None = None
     ranked_among: np.ndarray | None = None
     partitions: np.ndarray | None = None
+    rechecks: bool = False
 
     @classmethod
     def sweep(cls, work: IterationWork, **options) -> Launch:
@@ -430,8 +435,12 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
         values = launch.write_values
         if launch.store_lanes is None:  # the writes' values, by edge
             values = values[launch.writes.searchsorted(edges[store_lanes])]
-        lanes = lowering_stores(group[store_lanes], neighbours[store_lanes], values,
-                                store_lanes)
+        if launch.rechecks:  # each lane that read a higher value stores, and pushes
+            lanes = store_lanes[later_steps_see_earlier(group[store_lanes],
+                                                        neighbours[store_lanes], values)]
+        else:
+            lanes = lowering_stores(group[store_lanes], neighbours[store_lanes], values,
+                                    store_lanes)
     else:
         lanes = racing_stores(group[store_lanes], neighbours[store_lanes], store_lanes)
     lane_group = group[lanes]
@@ -1173,6 +1182,8 @@ def _launch_costs(
             return np.zeros(segments.size, dtype=per_unit_values.dtype)
         return np.add.reduceat(per_unit_values, segments)
 
+    rechecks = launch.rechecks
+    atomic_updates = atomic_updates and not rechecks
     flags = atomic_updates and launch.lookup == "status"
     changed_flag = sweep and launch.push is None and not launch.count_activations
     stores_per_vertex = stores_per_vertex or flags
@@ -1282,11 +1293,12 @@ def _launch_costs(
         sectors += list_sectors
     store_requests = 0
     if store_lanes.size:
-        sectors += store_sectors * (2 if flags else 1)
+        # a flag's store, or the re-read of a plain store, after the store: the same words
+        sectors += store_sectors * (2 if flags or rechecks else 1)
         store_steps_at = distinct_ids(group[store_lanes], int(simd_steps.sum()))
         store_steps = np.bincount(unit_of_step[store_steps_at], minlength=units)
         steps_storing = per_launch(store_steps)
-        store_requests = steps_storing * (2 if flags else 1)
+        store_requests = steps_storing * (2 if flags or rechecks else 1)
         if changed_flag:
             sectors += store_steps
             store_requests = store_requests + steps_storing
@@ -1328,6 +1340,8 @@ def _launch_costs(
         round_trips += 2 if launch.lookup == "worklist" else 1
     if strategy.dynamic:
         round_trips += waits
+    if rechecks and store_lanes.size:  # a storing lane waits for its re-read
+        round_trips += store_steps
     memory_per_step = 2 + (1 if reads_weights else 0)
     requests = (memory_per_step * per_launch(simd_steps) + store_requests
                 + sisd_requests).astype(np.float64)

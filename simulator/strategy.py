@@ -14,6 +14,7 @@ VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
 DRIVEN = ("topology", "data", "temporal", "spatial")
 PUSHES = ("atomic", "chunked", "prefix", "block")
 SWITCH_ONS = ("vertices", "edges")
+RELAXES = ("atomic", "store")
 ADAPTIVE_STATS = ("mean", "median", "p90")
 # Integer knobs are 32-bit on the GPU (and in the simulator's slot arrays).
 INT_MAX = 2**31 - 1
@@ -41,6 +42,7 @@ _DRIVEN_KNOBS = {
     "switch_to_topology": (("temporal",), 0.1),
     "switch_to_data": (("temporal",), None),
     "switch_on": (("temporal",), "vertices"),
+    "relax": (("data",), "atomic"),
     "partition": (("spatial",), 16),
     "unroll": (("topology",), 1),
 }
@@ -73,6 +75,11 @@ class Strategy:
         frontier's out-edges exceed those fractions of M; the kernels sum the pushed
         vertices' degrees); ``spatial`` pushes a representative per
         ``partition`` consecutive vertices, all of which are visited.
+    relax: (data-driven SSSP and CC) how a lane lowers its target: ``atomic`` (atomicMin,
+        pushing only if the old value it returns was higher) or ``store`` (a plain store,
+        re-read and stored again until it holds: every lane of the first warp step that
+        lowers a target pushes it, no atomic, and the run ends with a verify sweep that
+        checks every edge).
     dedup: (worklist forms) an in-queue flag per vertex keeps duplicates off the worklist:
         a pushing lane claims its target's flag with an exchange (waited for, after a fence)
         and pushes only if it was clear; an entry clears its own flag (an exchange and a
@@ -102,6 +109,7 @@ class Strategy:
     switch_to_topology: float | None = None
     switch_to_data: float | None = None
     switch_on: str | None = None
+    relax: str | None = None
     partition: int | None = None
     unroll: int | None = None
     policy: str | None = None
@@ -153,6 +161,7 @@ class Strategy:
             if value is not None and not isinstance(value, bool):
                 raise ConfigError(f"`{knob}` must be true or false, but got {value!r}")
         _check_choice("switch_on", self.switch_on, SWITCH_ONS)
+        _check_choice("relax", self.relax, RELAXES)
         if self.driven == "temporal":
             if self.switch_to_data is None:
                 object.__setattr__(self, "switch_to_data", self.switch_to_topology)
@@ -199,7 +208,8 @@ class Strategy:
         "mapping", "w", "chunk", "distribution", "defer_threshold", "block_size",
         "adaptive_min_w", "adaptive_max_w", "adaptive_stat", "donate_threshold",
         "driven", "push", "dedup", "variable_grid", "switch_to_topology", "switch_to_data",
-        "switch_on", "partition", "unroll", "policy", "policy_t1", "policy_t2", "policy_t3",
+        "switch_on", "relax", "partition", "unroll", "policy", "policy_t1", "policy_t2",
+        "policy_t3",
     )
 
     @classmethod

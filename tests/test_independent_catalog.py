@@ -43,7 +43,7 @@ def test_configs_follow_the_mapping_rules():
     assert by_id["wl-w32-atomicmin-nodedup-warp"].config == (
         "mapping=vwarp,w=32,driven=data,push=atomic")
     assert by_id["wl-w1-recheck-flag-thread"].config == (
-        "mapping=thread,driven=data,push=atomic,dedup=true")
+        "mapping=thread,driven=data,push=atomic,dedup=true,relax=store")
     assert by_id["wl-w8-atomicmin-flag-block"].config == (
         "mapping=vwarp,w=8,driven=data,push=block,dedup=true")
     assert by_id["wl-w8-atomicmin-nodedup-block"].config == (

@@ -95,6 +95,7 @@ PARAM_TYPES: dict[str, pa.DataType] = {
     "switch_to_topology": pa.float64(),
     "switch_to_data": pa.float64(),
     "switch_on": pa.string(),
+    "relax": pa.string(),
     "partition": pa.int64(),
     "unroll": pa.int64(),
     "adaptive_min_w": pa.int64(),

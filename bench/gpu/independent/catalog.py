@@ -65,7 +65,8 @@ class Implementation:
         push = _SIM_PUSH[self.push]
         if self.driven == "data":
             dedup = ",dedup=true" if self.dedup == "flag" else ""
-            return f"{mapping},driven=data,push={push}{dedup}"
+            relax = ",relax=store" if self.relax == "store_recheck" else ""
+            return f"{mapping},driven=data,push={push}{dedup}{relax}"
         return (f"{mapping},driven=temporal,push={push},switch_to_topology={self.switch_fraction}"
                 f",switch_on={self.switch_on}")
 
