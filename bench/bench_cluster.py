@@ -1,17 +1,25 @@
-"""A sweep of 8 studies on a local multi-node Ray cluster (a head with no CPUs and 2 one-CPU
-worker nodes, as `ray.cluster_utils.Cluster` makes them on this machine).
+"""Two benchmarks of a sweep on a local multi-node Ray cluster (``ray.cluster_utils.Cluster``).
 
-Prints trials/s, how busy the workers were in the steady state (first evaluation started to
-last one finished) and over the whole run, and the driver's own cost per trial (its CPU time,
-from getrusage) with the number of worker CPUs one driver could feed at that cost. Exits
-non-zero if the steady-state busy fraction is below 90%.
+Real evaluator (default): 8 studies on a head with no CPUs and 2 one-CPU worker nodes. Prints
+trials/s, how busy the workers were in the steady state (first evaluation started to last one
+finished) and over the whole run, and the driver's own cost per trial (its CPU time, from
+getrusage). Exits non-zero if the steady-state busy fraction is below 90%. The default graphs
+(scale 14, ~0.2 s evaluations) are the size of a real sweep's small graphs.
 
-How busy the workers stay depends on how long an evaluation is against the 10-20 ms between a
-result and the next start on that worker (the driver's tell, Ray's task round trip): the
-default graphs (scale 14, ~0.2 s evaluations) are the size of a real sweep's small graphs;
-at scale 13 (~0.08 s) the same driver keeps about 80% busy.
+Driver alone (``--noop S --cpus N``): worker nodes declaring 32 CPUs each (fake CPUs: this
+machine need not have them), N in all, and every evaluation sleeps S seconds instead of
+simulating, so only the driver (its asks, tells, journal and Parquet writes) and Ray's dispatch
+are measured. The graphs are tiny and really loaded (counted per node). Worker processes are
+started by a warm-up before the clock starts. Its last line::
+
+    busy NN% of N CPUs, T trials/s, driver CPU X ms/trial
+
+busy: evaluation seconds over N x the span from the first evaluation started to the last one
+finished; driver CPU: the driver process's CPU time (all its threads) over the evaluations.
+Exits non-zero below 90% busy.
 
     python bench/bench_cluster.py [--trials 30] [--scale 14] [--json FILE]
+    python bench/bench_cluster.py --noop 0.25 --cpus 128 [--studies 20] [--trials 300]
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import resource
 import sys
 import tempfile
 import time
+import zlib
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -29,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ray  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from tuner.evaluate import Outcome  # noqa: E402
+from tuner.evaluate import SimulatorBackend  # noqa: E402
 from tuner.plan import check_spec  # noqa: E402
 from tuner.plan import load_spaces  # noqa: E402
 from tuner.plan import run_studies  # noqa: E402
@@ -36,22 +48,114 @@ from tuner.store import read_trials  # noqa: E402
 from tuner.study import StudySpec  # noqa: E402
 
 FLOOR = 0.90
+CPUS_PER_NODE = 32
+STORE_BYTES = 100 * 1024**2
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process (the driver) so far."""
+    """CPU time of this process (the driver, all threads) so far."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=30, help="trials per study (default 30)")
-    parser.add_argument("--scale", type=int, default=14,
-                        help="RMAT scale of the graphs (default 14: evaluations of ~0.2 s)")
-    parser.add_argument("--json", help="also write the figures to this file")
-    args = parser.parse_args()
+class NoopBackend(SimulatorBackend):
+    """Real (tiny) graph preparation; each evaluation sleeps ``delay_s`` and reports a
+    time_us that depends only on the configuration (so samplers have something to learn)."""
 
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    def evaluate(self, graph, runs, algorithm, device, config):  # noqa: ANN001, ANN201
+        """Sleep, then a deterministic made-up time."""
+        t0 = time.perf_counter()
+        time.sleep(self.delay_s)
+        text = json.dumps(config, sort_keys=True, default=str)
+        value = 1.0 + zlib.crc32(text.encode()) % 1000
+        from tuner.env import hostname
+        from tuner.env import ray_node_id
+
+        return Outcome({"time_us": value}, {}, None, time.perf_counter() - t0, hostname(),
+                       ray_node_id())
+
+
+def start_cluster(worker_nodes: int, cpus_per_node: int) -> Cluster:
+    """A head with no CPUs and ``worker_nodes`` nodes, Ray initialised on it."""
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 0, "include_dashboard": False, "object_store_memory": STORE_BYTES})
+    for _ in range(worker_nodes):
+        cluster.add_node(num_cpus=cpus_per_node, object_store_memory=STORE_BYTES)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, logging_level="WARNING")
+    return cluster
+
+
+def warm_up(cpus: int) -> float:
+    """Start a worker process for every CPU (a task that sleeps on each), before timing."""
+    t0 = time.monotonic()
+
+    @ray.remote(num_cpus=1)
+    def hold(s: float) -> int:
+        import tuner.evaluate  # noqa: F401 - what the sweep's tasks import
+
+        time.sleep(s)
+        return 0
+
+    ray.get([hold.options(scheduling_strategy="SPREAD").remote(2.0) for _ in range(cpus)])
+    return time.monotonic() - t0
+
+
+def noop_main(args: argparse.Namespace) -> int:
+    """The driver-alone benchmark."""
+    nodes = max(1, -(-args.cpus // CPUS_PER_NODE))
+    per_node = args.cpus // nodes
+    graphs = [f"rmat:scale=7,seed={s}" for s in range(1, args.studies // 2 + 2)]
+    algos = ("bfs", "cc")
+    specs = [check_spec(StudySpec(graph=g, algorithm=a, device="h100", space="vwarp",
+                                  trials=args.trials, sources=1, sampler=args.sampler,
+                                  references=False))
+             for g in graphs for a in algos][:args.studies]
+    t0 = time.monotonic()
+    cluster = start_cluster(nodes, per_node)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    warm_s = warm_up(nodes * per_node)
+    print(f"cluster up in {time.monotonic() - t0:.1f} s (warm-up {warm_s:.1f} s): head (0 "
+          f"CPUs) + {nodes} nodes x {per_node} fake CPUs; {len(specs)} studies x "
+          f"{args.trials} trials ({args.sampler}), evaluations sleep {args.noop} s", flush=True)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cpu0 = cpu_seconds()
+            result = run_studies(specs, load_spaces(specs), tmp, workers=None,
+                                 backend=NoopBackend(args.noop))
+            driver_cpu = cpu_seconds() - cpu0
+            rows = read_trials(tmp).to_pylist()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    st = result.stats
+    cpus = nodes * per_node
+    evaluated = [r for r in rows if r["state"] != "duplicate"]
+    eval_total = sum(r["wall_s"] for r in evaluated)
+    busy = eval_total / (cpus * st.eval_s) if st.eval_s else 0.0
+    rate = st.evaluations / st.eval_s if st.eval_s else 0.0
+    driver_ms = 1000 * driver_cpu / max(1, st.evaluations)
+    loads = getattr(st, "loads", None)
+    figures = {"cpus": cpus, "studies": len(specs), "trials": args.trials,
+               "sampler": args.sampler, "evaluations": st.evaluations, "rows": len(rows),
+               "eval_s": round(st.eval_s, 2), "elapsed_s": round(st.elapsed_s, 2),
+               "busy": round(busy, 3), "trials_per_s": round(rate, 1),
+               "driver_cpu_s": round(driver_cpu, 2), "driver_ms_per_trial": round(driver_ms, 2),
+               "rows_per_node": dict(Counter((r["node_id"] or "")[:8] for r in evaluated)),
+               "graph_loads": loads}
+    print(json.dumps(figures))
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"busy {100 * busy:.0f}% of {cpus} CPUs, {rate:.0f} trials/s, "
+          f"driver CPU {driver_ms:.2f} ms/trial")
+    return 0 if busy >= FLOOR else 1
+
+
+def real_main(args: argparse.Namespace) -> int:
+    """The real-evaluator benchmark on 2 one-CPU worker nodes."""
     graphs = [f"rmat:scale={args.scale},seed={s}" for s in (1, 2)] + [
         f"random:n={1 << args.scale},deg=8,seed=1", f"road:rows={1 << (args.scale // 2)},seed=1"]
     specs = [check_spec(StudySpec(graph=g, algorithm=a, device="h100", space="vwarp",
@@ -60,12 +164,7 @@ def main() -> int:
     assert len(specs) == 8
 
     t0 = time.monotonic()
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 0, "include_dashboard": False, "object_store_memory": 100 * 1024**2})
-    for _ in range(2):
-        cluster.add_node(num_cpus=1, object_store_memory=100 * 1024**2)
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, logging_level="WARNING")
+    cluster = start_cluster(2, 1)
     print(f"cluster up in {time.monotonic() - t0:.1f} s: head (0 CPUs) + 2 worker nodes "
           f"(1 CPU each)", flush=True)
     try:
@@ -93,6 +192,7 @@ def main() -> int:
         "driver_ms_per_trial": round(driver_ms, 2),
         "worker_cpus_one_driver_feeds": round(eval_ms / driver_ms, 1) if driver_ms else None,
         "nodes": sorted({r["node_id"][:8] for r in evaluated if r["node_id"]}),
+        "graph_loads": getattr(st, "loads", None),
     }
     print(f"{st.evaluations} evaluations ({len(rows)} rows) of 8 studies in {st.eval_s:.1f} s "
           f"steady ({st.elapsed_s:.1f} s whole run): {figures['trials_per_s']} trials/s")
@@ -101,10 +201,32 @@ def main() -> int:
     print(f"driver: {driver_cpu:.1f} CPU s = {100 * figures['driver_cpu_share']:.0f}% of one "
           f"core, {driver_ms:.1f} ms per trial; a worker evaluation takes {eval_ms:.0f} ms, so "
           f"one driver feeds about {figures['worker_cpus_one_driver_feeds']} worker CPUs")
-    print(f"trials ran on worker nodes {', '.join(figures['nodes'])}")
+    print(f"trials ran on worker nodes {', '.join(figures['nodes'])}; graph loads "
+          f"{figures['graph_loads']}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
     return 0 if st.eval_busy_fraction >= FLOOR else 1
+
+
+def main() -> int:
+    """Run the benchmark the arguments choose."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=None,
+                        help="trials per study (default 30; 300 with --noop)")
+    parser.add_argument("--scale", type=int, default=14,
+                        help="RMAT scale of the graphs (default 14: evaluations of ~0.2 s)")
+    parser.add_argument("--noop", type=float, metavar="S",
+                        help="driver alone: evaluations sleep S seconds on fake CPUs")
+    parser.add_argument("--cpus", type=int, default=128, help="fake CPUs with --noop")
+    parser.add_argument("--studies", type=int, default=20, help="studies with --noop")
+    parser.add_argument("--sampler", default="tpe", help="sampler with --noop (default tpe)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    if args.noop is not None:
+        args.trials = args.trials or 300
+        return noop_main(args)
+    args.trials = args.trials or 30
+    return real_main(args)
 
 
 if __name__ == "__main__":

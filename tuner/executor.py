@@ -141,6 +141,18 @@ _CACHE: OrderedDict[str, Any] = OrderedDict()
 _CACHE_SIZE = 64
 
 
+# Per worker process, since last taken (``take_resolve_counts``): shared objects fetched from
+# the store, and computed again here because the store could not give them.
+_COUNTS = {"fetched": 0, "rebuilt": 0}
+
+
+def take_resolve_counts() -> tuple[int, int]:
+    """Fetches and rebuilds in this worker process since the last call (then zero)."""
+    fetched, rebuilt = _COUNTS["fetched"], _COUNTS["rebuilt"]
+    _COUNTS["fetched"] = _COUNTS["rebuilt"] = 0
+    return fetched, rebuilt
+
+
 def _resolve(arg: Any) -> Any:
     if not isinstance(arg, Shared):
         return arg
@@ -152,19 +164,60 @@ def _resolve(arg: Any) -> Any:
         return _CACHE[key]
     if arg.rebuild is None:
         value = ray.get(arg.ref)
+        _COUNTS["fetched"] += 1
     else:
         try:
             value = ray.get(arg.ref, timeout=RESOLVE_TIMEOUT_S)
+            _COUNTS["fetched"] += 1
         except (ray.exceptions.GetTimeoutError, ray.exceptions.ObjectLostError) as exc:
             logging.getLogger(__name__).warning(
-                "shared object %s not fetched (%s); computing it here", key[:16],
+                "shared object %s not fetched (%s); computing it on this node", key[:16],
                 type(exc).__name__)
-            rebuild = arg.rebuild
-            value = rebuild.fn(*rebuild.args)[rebuild.index]
+            value = _rebuild_on_node(key, arg.rebuild)
     _CACHE[key] = value
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return value
+
+
+class NodeCache:
+    """A Ray actor on one node (no CPU) that computes a lost shared object again once for the
+    whole node and keeps it in the store (it owns the copy): the node's other worker
+    processes fetch that copy instead of computing it again each."""
+
+    def __init__(self) -> None:
+        self._refs: dict[str, Any] = {}
+
+    def get(self, key: str, rebuild: Rebuild) -> tuple[list[Any], bool]:
+        """The value's reference, in a list (so Ray does not resolve it), and whether it was
+        computed by this call."""
+        import ray
+
+        if key in self._refs:
+            return [self._refs[key]], False
+        value = rebuild.fn(*rebuild.args)[rebuild.index]
+        self._refs[key] = ray.put(value)
+        return [self._refs[key]], True
+
+
+def _rebuild_on_node(key: str, rebuild: Rebuild) -> Any:
+    """``rebuild``'s value through this node's ``NodeCache`` (computed here if the actor
+    cannot be reached)."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    try:
+        node = ray.get_runtime_context().get_node_id()
+        actor = ray.remote(NodeCache).options(
+            name=f"warpsweep-node-cache-{node}", namespace="warpsweep", get_if_exists=True,
+            num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+        ).remote()
+        (ref,), built = ray.get(actor.get.remote(key, rebuild))
+        _COUNTS["rebuilt"] += int(built)
+        return ray.get(ref)
+    except Exception:  # noqa: BLE001 - the node's cache is a saving; computing here is sure
+        _COUNTS["rebuilt"] += 1
+        return rebuild.fn(*rebuild.args)[rebuild.index]
 
 
 def run_call(fn: Callable[..., Any], *args: Any) -> Any:
@@ -276,9 +329,14 @@ class RayExecutor(Executor):
         return [Future(r) for r in refs]
 
     def wait(self, futures: list[Future], timeout: float) -> list[Future]:
-        """``ray.wait`` for the first ready."""
+        """``ray.wait`` for the first ready, then every other one ready by then (results
+        that arrive together are handled together)."""
         by_ref = {f.ref: f for f in futures}
-        ready, _ = self._ray.wait(list(by_ref), num_returns=1, timeout=timeout)
+        refs = list(by_ref)
+        ready, rest = self._ray.wait(refs, num_returns=1, timeout=timeout)
+        if ready and rest:
+            more, _ = self._ray.wait(rest, num_returns=len(rest), timeout=0)
+            ready += more
         return [by_ref[r] for r in ready]
 
     def result(self, future: Future) -> Any:

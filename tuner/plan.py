@@ -20,9 +20,9 @@ from search_spaces.loader import load_space
 from simulator.device import Device
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
+from tuner.dispatch import make_runner
 from tuner.executor import make_executor
 from tuner.progress import Progress
-from tuner.runner import Runner
 from tuner.runner import RunStats
 from tuner.samplers import sampler_info
 from tuner.store import ResultStore
@@ -260,8 +260,8 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
     references = sum(len(reference_configs()) for s in specs if s.references)
     bar = Progress(total, mode, desc=desc, verbose=verbose, references=references)
     try:
-        runner = Runner(executor, store, results, backend=backend, progress=bar,
-                        timeout=timeout)
+        runner = make_runner(executor, store, results, backend=backend, progress=bar,
+                             timeout=timeout)
         summaries = runner.run(specs, spaces)
         return RunResult(summaries, runner.stats, executor.description)
     finally:

@@ -1,0 +1,201 @@
+"""Batched dispatch on a multi-node Ray cluster on one machine (``ray.cluster_utils.Cluster``):
+a sweep's studies run side by side, a graph is loaded once per node (and computed again at
+most once per node when its stored copy is lost), a node added mid-sweep gets work at once,
+and batching loses or doubles no trial. Tiny graphs and fake CPUs keep it to seconds."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from tuner.dispatch import BatchRunner
+from tuner.dispatch import BatchTPESampler
+from tuner.dispatch import batch_asks
+from tuner.dispatch import batch_tpe
+from tuner.evaluate import SimulatorBackend
+from tuner.executor import Rebuild
+from tuner.plan import check_spec
+from tuner.plan import load_spaces
+from tuner.plan import run_studies
+from tuner.store import read_trials
+from tuner.study import StudySpec
+
+ray = pytest.importorskip("ray")
+cluster_utils = pytest.importorskip("ray.cluster_utils")
+
+STORE = 80 * 1024**2
+
+
+class SleepyBackend(SimulatorBackend):
+    """The simulator on a tiny graph, plus a fixed sleep per evaluation so trials overlap."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    def evaluate(self, graph, runs, algorithm, device, config):
+        time.sleep(self.delay_s)
+        return super().evaluate(graph, runs, algorithm, device, config)
+
+
+@pytest.fixture
+def cluster():
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    c = cluster_utils.Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 0, "include_dashboard": False, "object_store_memory": STORE})
+    nodes = [c.add_node(num_cpus=3, object_store_memory=STORE) for _ in range(2)]
+    c.wait_for_nodes()
+    ray.init(address=c.address, logging_level="WARNING")
+    try:
+        yield c, nodes
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+def study_specs(n: int, trials: int, sampler: str = "random") -> list[StudySpec]:
+    graphs = [f"rmat:scale=6,seed={s}" for s in range(1, n // 2 + 2)]
+    return [check_spec(StudySpec(graph=g, algorithm=a, device="h100", space="vwarp",
+                                 trials=trials, sources=1, references=False, sampler=sampler))
+            for g in graphs for a in ("bfs", "cc")][:n]
+
+
+def trial_rows(results) -> list[dict]:
+    return [r for r in read_trials(str(results)).to_pylist() if r["role"] == "trial"]
+
+
+def test_a_sweep_of_20_studies_runs_them_side_by_side(cluster, tmp_path):
+    specs = study_specs(20, 8)
+    result = run_studies(specs, load_spaces(specs), tmp_path / "r", workers=None,
+                         backend=SleepyBackend(0.05), flush_every_s=0.5)
+    st = result.stats
+    assert isinstance(st.max_studies_in_flight, int)
+    # 6 CPUs and 8 task slots: the old driver ran one or two studies at a time
+    assert st.max_studies_in_flight >= 6, st
+    assert [s.done for s in result.summaries] == [8] * 20
+    rows = trial_rows(tmp_path / "r")
+    assert len(rows) == 160
+    assert Counter((r["study_key"], r["trial"]) for r in rows).most_common(1)[0][1] == 1
+    assert not [r for r in rows if r["state"] == "failed"]
+    assert st.tasks < st.evaluations  # several trials per task once evaluation times are known
+
+
+def test_a_graph_is_loaded_once_per_node(cluster, tmp_path):
+    c, nodes = cluster
+    specs = study_specs(2, 40)[:1]  # one study, one graph, 40 trials over 6 CPUs
+    result = run_studies(specs, load_spaces(specs), tmp_path / "r", workers=None,
+                         backend=SleepyBackend(0.02), flush_every_s=0.5)
+    st = result.stats
+    assert sum(st.loads.values()) == 1, st.loads  # prepared once, on one node
+    rows = trial_rows(tmp_path / "r")
+    ran_on = Counter(r["node_id"] for r in rows)
+    assert set(ran_on) == {n.node_id for n in nodes}
+    # each worker process fetched the prepared graph and runs once (2 objects), whatever
+    # the number of tasks it ran
+    for node, fetched in st.fetches.items():
+        assert fetched <= 2 * 4, (node, fetched, ran_on)
+    assert st.tasks < len(rows)
+
+
+def count_calls(path: str) -> tuple[str]:
+    """A rebuild that leaves a mark per call, so the test sees how often it ran."""
+    with open(path, "a") as f:
+        f.write("x")
+    return ("value",)
+
+
+def test_a_lost_graph_is_computed_again_once_per_node(cluster, tmp_path):
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from tuner.executor import _rebuild_on_node
+    from tuner.executor import take_resolve_counts
+
+    c, nodes = cluster
+    marks = tmp_path / "marks"
+    rebuild = Rebuild(count_calls, (str(marks),), 0)
+
+    @ray.remote(num_cpus=1)
+    def resolve() -> tuple[str, int]:
+        take_resolve_counts()
+        value = _rebuild_on_node("lost-object", rebuild)
+        time.sleep(0.2)  # hold the CPU so the node's other tasks run in other processes
+        return value, take_resolve_counts()[1]
+
+    refs = [resolve.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+        n.node_id, soft=False)).remote() for n in nodes for _ in range(3)]
+    out = ray.get(refs)
+    assert {v for v, _ in out} == {"value"}
+    assert sum(built for _, built in out) == 2  # once per node
+    assert marks.read_text() == "xx"
+
+
+def test_a_node_added_mid_sweep_gets_work_within_seconds(cluster, tmp_path):
+    c, nodes = cluster
+    c.remove_node(nodes[1])  # start on one node
+    results = tmp_path / "r"
+    specs = study_specs(4, 40)
+    out: dict[str, object] = {}
+    start = time.monotonic()
+
+    def sweep() -> None:
+        try:
+            out["result"] = run_studies(specs, load_spaces(specs), results, workers=None,
+                                        backend=SleepyBackend(0.1), flush_every_s=0.2)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the test
+            out["error"] = exc
+
+    driver = threading.Thread(target=sweep, daemon=True)
+    driver.start()  # the driver in a thread: Ray adds nodes from the main thread only
+    while not list(results.rglob("part-*.parquet")) and time.monotonic() - start < 60:
+        time.sleep(0.05)
+    new = c.add_node(num_cpus=3, object_store_memory=STORE)
+    at = time.monotonic() - start
+    driver.join(timeout=120)
+    assert "error" not in out, out.get("error")
+    result = out["result"]
+    rows = trial_rows(results)
+    assert sum(r["node_id"] == new.node_id for r in rows) >= 10
+    seen = result.stats.nodes_seen_at[new.node_id]
+    assert seen - at < 5.0, (at, seen)  # its first task came back within seconds of joining
+    assert Counter((r["study_key"], r["trial"]) for r in rows).most_common(1)[0][1] == 1
+    assert [s.done for s in result.summaries] == [40] * 4
+
+
+def test_batched_tpe_fits_once_per_batch_and_only_inside_one(tmp_path):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = optuna.samplers.TPESampler(seed=1, n_startup_trials=5, multivariate=True)
+    study = optuna.create_study(sampler=sampler)
+    for _ in range(20):
+        t = study.ask()
+        study.tell(t, t.suggest_float("x", 0, 1) ** 2)
+    tpe = batch_tpe(study.sampler)
+    assert isinstance(tpe, BatchTPESampler)
+    fits = []
+    fit = tpe._fit
+    tpe._fit = lambda *a: fits.append(1) or fit(*a)
+    with batch_asks(tpe, size=8):
+        trials = [study.ask() for _ in range(8)]
+        xs = [t.suggest_float("x", 0, 1) for t in trials]
+    assert len(fits) == 1 and len(set(xs)) == 8  # one fit, eight draws
+    t = study.ask()
+    t.suggest_float("x", 0, 1)
+    assert len(fits) == 1  # outside a batch: TPE as shipped
+
+
+def test_the_batch_runner_is_only_used_on_ray(tmp_path):
+    from tuner.dispatch import make_runner
+    from tuner.executor import InlineExecutor
+    from tuner.runner import Runner
+    from tuner.store import ResultStore
+
+    store = ResultStore.open(tmp_path / "r")
+    try:
+        runner = make_runner(InlineExecutor(), store, tmp_path / "r")
+        assert type(runner) is Runner and not isinstance(runner, BatchRunner)
+    finally:
+        store.close()
