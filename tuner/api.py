@@ -94,6 +94,8 @@ def study_json(s: StudySummary) -> dict[str, Any]:
         "sampler": spec.sampler, "objective": str(obj), "sources": s.n_sources,
         "seed": spec.seed, "budget": s.budget, "tried": s.done, "evaluated": s.evaluations,
         "failed": s.failed, "repeats": s.duplicates, "complete": s.complete,
+        # the table's words: configurations tried, evaluations (references included)
+        "configurations": s.done, "evaluations": s.total_evaluations,
         "best": [_ranked(i, r, obj) for i, r in enumerate(s.best, 1)],
         "thread": base,
         "best_fixed_vwarp": {"label": fixed.label, "value": fixed.values[0]} if fixed else None,

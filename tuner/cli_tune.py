@@ -230,10 +230,6 @@ def _run_sweep(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:
     if args.json:
         doc = result.to_json()
-        for study, s in zip(doc["studies"], result.studies, strict=True):
-            # the table's words: configurations tried, evaluations (references included)
-            study["configurations"] = s.done
-            study["evaluations"] = s.total_evaluations
         json.dump(doc, sys.stdout, indent=1, allow_nan=False, default=str)
         print()
     elif args.quiet:
