@@ -20,6 +20,7 @@ Exits non-zero below 90% busy.
 
     python bench/bench_cluster.py [--trials 30] [--scale 14] [--json FILE]
     python bench/bench_cluster.py --noop 0.25 --cpus 128 [--studies 20] [--trials 300]
+    python bench/bench_cluster.py ... --old-driver   # the same with the driver before issue 44
 """
 
 from __future__ import annotations
@@ -145,7 +146,16 @@ def noop_main(args: argparse.Namespace) -> int:
                "busy": round(busy, 3), "trials_per_s": round(rate, 1),
                "driver_cpu_s": round(driver_cpu, 2), "driver_ms_per_trial": round(driver_ms, 2),
                "rows_per_node": dict(Counter((r["node_id"] or "")[:8] for r in evaluated)),
-               "graph_loads": loads}
+               "graph_loads": loads, "tasks": getattr(st, "tasks", None),
+               "mean_batch": round(getattr(st, "mean_batch", 1.0), 2),
+               "max_studies_in_flight": getattr(st, "max_studies_in_flight", None),
+               "mean_trials_in_flight": round(getattr(st, "trials_in_flight_s", 0.0)
+                                              / max(st.elapsed_s, 1e-9), 1),
+               "mean_submit_to_start_s": round(getattr(st, "to_start_s", 0.0)
+                                               / max(1, getattr(st, "tasks", 1) or 1), 3),
+               "mean_end_to_handled_s": round(getattr(st, "to_handled_s", 0.0)
+                                              / max(1, getattr(st, "tasks", 1) or 1), 3),
+               "fetches": getattr(st, "fetches", None)}
     print(json.dumps(figures))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
@@ -220,8 +230,16 @@ def main() -> int:
     parser.add_argument("--cpus", type=int, default=128, help="fake CPUs with --noop")
     parser.add_argument("--studies", type=int, default=20, help="studies with --noop")
     parser.add_argument("--sampler", default="tpe", help="sampler with --noop (default tpe)")
+    parser.add_argument("--old-driver", action="store_true",
+                        help="the driver before issue 44 (tuner.runner.Runner: a task per "
+                             "trial, one study after another), for a before/after on one machine")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
+    if args.old_driver:
+        import tuner.plan
+        from tuner.runner import Runner
+
+        tuner.plan.make_runner = Runner
     if args.noop is not None:
         args.trials = args.trials or 300
         return noop_main(args)

@@ -58,7 +58,7 @@ from tuner.study import StudyRun
 
 # A task's length the batch size aims at: long against Ray's round trip (~10-20 ms) and the
 # driver's per-task cost, short enough that a sampler hears back often.
-TARGET_TASK_S = 2.0
+TARGET_TASK_S = 1.0
 MAX_BATCH = 32
 # Tasks queued beyond the CPUs: a fraction of them, at least 2.
 QUEUED_FRACTION = 1 / 8
@@ -77,6 +77,8 @@ class BatchResult:
     node_id: str | None
     fetched: int = 0  # shared objects this worker process fetched from the store
     rebuilt: int = 0  # shared objects computed again on this node (their copy was lost)
+    started: float = 0.0  # wall clock (time.time) when the task began and ended
+    ended: float = 0.0
 
 
 def evaluate_batch(backend: Any, graph: Any, runs: Any, algorithm: str, device: Any,
@@ -85,9 +87,10 @@ def evaluate_batch(backend: Any, graph: Any, runs: Any, algorithm: str, device: 
     from tuner import executor
     from tuner.env import ray_node_id
 
+    started = time.time()
     outcomes = [backend.evaluate(graph, runs, algorithm, device, c) for c in configs]
     fetched, rebuilt = executor.take_resolve_counts()
-    return BatchResult(outcomes, ray_node_id(), fetched, rebuilt)
+    return BatchResult(outcomes, ray_node_id(), fetched, rebuilt, started, time.time())
 
 
 def prepare_counted(backend: Any, *args: Any) -> tuple[Any, Any, Any, str | None]:
@@ -244,6 +247,15 @@ class BatchStats(RunStats):
     loads: dict[str, int] = field(default_factory=dict)  # graph preparations per node
     fetches: dict[str, int] = field(default_factory=dict)  # store fetches per node
     nodes_seen_at: dict[str, float] = field(default_factory=dict)  # first result, run time
+    # summed over tasks: submitted to started on a worker, and ended to handled by the driver
+    to_start_s: float = 0.0
+    to_handled_s: float = 0.0
+    trials_in_flight_s: float = 0.0  # trials in flight integrated over the run
+
+    @property
+    def mean_batch(self) -> float:
+        """Trials per task."""
+        return self.evaluations / self.tasks if self.tasks else 0.0
 
 
 @dataclass
@@ -266,7 +278,7 @@ class BatchRunner(Runner):
         self._trials_out: dict[int, int] = {}  # jobs in flight, per study
         self._mean_s: dict[int, float] = {}  # mean evaluation time, per study
         self._all_mean_s: float | None = None
-        self._start = time.monotonic()
+        self._start = self._last_fill = time.monotonic()
         self._prep_nodes: dict[int, Future] = {}  # a prepare's node-id future, per Prep
 
     # -- scheduling ------------------------------------------------------------------------
@@ -276,9 +288,11 @@ class BatchRunner(Runner):
 
     def _fill(self, pending: Any, spaces: Any, stored: dict[str, set],
               done: dict[int, Any]) -> None:
+        now = time.monotonic()
+        self.stats.trials_in_flight_s += sum(self._trials_out.values()) * (now - self._last_fill)
+        self._last_fill = now
         while len(self._inflight) < self._slots():
-            if any(self._submit_batch(r, self._share(r))
-                   for r in self._candidates(bool(pending))):
+            if any(self._submit_batch(r) for r in self._candidates(bool(pending))):
                 continue
             if pending:
                 self._open_next(pending, spaces, stored, done)
@@ -303,17 +317,19 @@ class BatchRunner(Runner):
         self._attach(run)
 
     def _share(self, run: StudyRun) -> int:
+        """Trials ``run`` may have in flight while another study can take the room."""
         return max(MIN_STUDY_SHARE, math.ceil(run.budget / STUDY_SHARE_DIVISOR))
 
     def _candidates(self, others_waiting: bool, any_room: bool = False) -> list[StudyRun]:
-        """Open studies with work to hand out, fewest trials in flight first; one at its
-        share only if ``any_room`` (nobody else can take the room)."""
+        """Open studies with work to hand out, fewest trials in flight first; one that a
+        batch would take past its share only if ``any_room`` (nobody else can take it)."""
         open_ = []
         for run in self._active:
             if run.meta is None or run.stopping or not run.needs_work():
                 continue
             out = self._trials_out.get(id(run), 0)
-            open_.append((out, self._spec_index(run.spec), run, out >= self._share(run)))
+            full = out + self._batch_size(run) > self._share(run)
+            open_.append((out, self._spec_index(run.spec), run, full))
         under = sum(1 for *_, full in open_ if not full)
         found = [t for t in open_ if any_room or not t[3] or not (
             others_waiting or under > 0)]
@@ -328,12 +344,9 @@ class BatchRunner(Runner):
         left = max(1, self._planned - self._finished - sum(self._trials_out.values()))
         return max(1, min(size, math.ceil(left / max(1, self.executor.capacity))))
 
-    def _submit_batch(self, run: StudyRun, share: int | None = None) -> bool:
-        """Ask up to a batch of jobs of ``run`` (no more than take it to ``share`` in
-        flight) and submit them as one task."""
+    def _submit_batch(self, run: StudyRun) -> bool:
+        """Ask up to a batch of jobs of ``run`` and submit them as one task."""
         size = self._batch_size(run)
-        if share is not None:
-            size = max(1, min(size, share - self._trials_out.get(id(run), 0)))
         jobs: list[Job] = []
         with batch_asks(self._samplers.get(id(run)), run.study.sampler, size):
             while len(jobs) < size:
@@ -353,7 +366,7 @@ class BatchRunner(Runner):
         now = time.monotonic()
         if self._first_eval is None:
             self._first_eval = now
-        batch.submitted = now
+        batch.submitted = time.time()
         (future,) = self.executor.call(evaluate_batch, self.backend, prep.graph, prep.runs,
                                        spec.algorithm, spec.device_model or spec.device,
                                        [j.config for j in batch.jobs])
@@ -417,6 +430,9 @@ class BatchRunner(Runner):
             if result.rebuilt:
                 self.stats.loads[node] = self.stats.loads.get(node, 0) + result.rebuilt
             self.stats.nodes_seen_at.setdefault(node, time.monotonic() - self._start)
+            if result.started:
+                self.stats.to_start_s += max(0.0, result.started - batch.submitted)
+                self.stats.to_handled_s += max(0.0, time.time() - result.ended)
         for job, outcome in zip(batch.jobs, outcomes, strict=True):
             self._finish_job(job, outcome)
         walls = [o.wall_s for o in outcomes if o.wall_s]
