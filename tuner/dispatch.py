@@ -47,6 +47,9 @@ from optuna.samplers._tpe.sampler import default_gamma
 from optuna.samplers._tpe.sampler import default_gamma_multiobjective
 from optuna.trial import TrialState
 
+from tuner.batches import BatchResult
+from tuner.batches import evaluate_batch
+from tuner.batches import prepare_counted
 from tuner.evaluate import Outcome
 from tuner.executor import Future
 from tuner.runner import DRIVER_RESUBMITS
@@ -57,8 +60,12 @@ from tuner.study import Job
 from tuner.study import StudyRun
 
 # A task's length the batch size aims at: long against Ray's round trip (~10-20 ms) and the
-# driver's per-task cost, short enough that a sampler hears back often.
+# driver's per-task cost (Ray's share of it ~5-10 ms), short enough that a sampler hears back
+# often and the last tasks of a run end together: 1 s, longer on a large cluster (the driver
+# handles capacity / length tasks a second), at most MAX_TASK_S.
 TARGET_TASK_S = 1.0
+TASK_S_PER_CPU = 0.02
+MAX_TASK_S = 8.0
 MAX_BATCH = 32
 # Tasks queued beyond the CPUs: a fraction of them, at least 2.
 QUEUED_FRACTION = 1 / 8
@@ -66,39 +73,6 @@ QUEUED_FRACTION = 1 / 8
 # over this (TPE learns little from results that all come back at once).
 STUDY_SHARE_DIVISOR = 4
 MIN_STUDY_SHARE = 4
-
-
-# -- worker side ---------------------------------------------------------------------------
-@dataclass
-class BatchResult:
-    """A task's outcomes, in the order of its configurations, and where it ran."""
-
-    outcomes: list[Outcome]
-    node_id: str | None
-    fetched: int = 0  # shared objects this worker process fetched from the store
-    rebuilt: int = 0  # shared objects computed again on this node (their copy was lost)
-    started: float = 0.0  # wall clock (time.time) when the task began and ended
-    ended: float = 0.0
-
-
-def evaluate_batch(backend: Any, graph: Any, runs: Any, algorithm: str, device: Any,
-                   configs: list[dict[str, Any]]) -> BatchResult:
-    """Evaluate several configurations of one study in this worker, one after another."""
-    from tuner import executor
-    from tuner.env import ray_node_id
-
-    started = time.time()
-    outcomes = [backend.evaluate(graph, runs, algorithm, device, c) for c in configs]
-    fetched, rebuilt = executor.take_resolve_counts()
-    return BatchResult(outcomes, ray_node_id(), fetched, rebuilt, started, time.time())
-
-
-def prepare_counted(backend: Any, *args: Any) -> tuple[Any, Any, Any, str | None]:
-    """``backend.prepare(*args)``, plus the node that loaded the graph."""
-    from tuner.env import ray_node_id
-
-    graph, runs, meta = backend.prepare(*args)
-    return graph, runs, meta, ray_node_id()
 
 
 # -- TPE fitted once per batch -------------------------------------------------------------
@@ -339,10 +313,12 @@ class BatchRunner(Runner):
         mean = self._mean_s.get(id(run), self._all_mean_s)
         if mean is None:
             return 1
-        size = min(MAX_BATCH, max(1, round(TARGET_TASK_S / max(mean, 1e-4))))
+        cap = self.executor.capacity
+        target = min(MAX_TASK_S, max(TARGET_TASK_S, cap * TASK_S_PER_CPU))
+        size = min(MAX_BATCH, max(1, round(target / max(mean, 1e-4))))
         # near the end, spread what is left over every CPU rather than fill a few
         left = max(1, self._planned - self._finished - sum(self._trials_out.values()))
-        return max(1, min(size, math.ceil(left / max(1, self.executor.capacity))))
+        return max(1, min(size, math.ceil(left / max(1, cap))))
 
     def _submit_batch(self, run: StudyRun) -> bool:
         """Ask up to a batch of jobs of ``run`` and submit them as one task."""
