@@ -200,6 +200,9 @@ class NodeCache:
         return [self._refs[key]], True
 
 
+_NODE_CACHES: dict[str, Any] = {}  # this worker's handle of its node's NodeCache
+
+
 def _rebuild_on_node(key: str, rebuild: Rebuild) -> Any:
     """``rebuild``'s value through this node's ``NodeCache`` (computed here if the actor
     cannot be reached)."""
@@ -208,14 +211,17 @@ def _rebuild_on_node(key: str, rebuild: Rebuild) -> Any:
 
     try:
         node = ray.get_runtime_context().get_node_id()
-        actor = ray.remote(NodeCache).options(
+        actor = _NODE_CACHES.get(node) or ray.remote(NodeCache).options(
             name=f"warpsweep-node-cache-{node}", namespace="warpsweep", get_if_exists=True,
             num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
         ).remote()
+        _NODE_CACHES[node] = actor  # a named actor lives while a handle of its owner does
         (ref,), built = ray.get(actor.get.remote(key, rebuild))
         _COUNTS["rebuilt"] += int(built)
         return ray.get(ref)
-    except Exception:  # noqa: BLE001 - the node's cache is a saving; computing here is sure
+    except Exception as exc:  # noqa: BLE001 - the node's cache is a saving; computing here is sure
+        logging.getLogger(__name__).warning("node cache unavailable (%s: %s); computing here",
+                                            type(exc).__name__, str(exc)[:300])
         _COUNTS["rebuilt"] += 1
         return rebuild.fn(*rebuild.args)[rebuild.index]
 
