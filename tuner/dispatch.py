@@ -4,15 +4,19 @@
 evaluations reach the workers:
 
 - **Batches.** A Ray task evaluates several trials of one study (``evaluate_batch``), as many
-  as make it last about ``TARGET_TASK_S`` at the study's mean evaluation time (at most
-  ``MAX_BATCH``; fewer near the end, so the last trials spread over every CPU). The driver's
-  Ray cost (submit, wait, get) is paid once per task, not per trial.
+  as make it last about max(``TARGET_TASK_S``, ``TASK_S_PER_CPU`` x the cluster's CPUs) at the
+  study's mean evaluation time (at most ``MAX_TASK_S`` and ``MAX_BATCH``; fewer near the end,
+  so the last trials spread over every CPU). The driver's Ray cost (submit, wait, get) is paid
+  once per task, not per trial.
 - **Asked and told in batches.** The trials of a task are asked together, with TPE's Parzen
-  estimators fitted once for the batch (``BatchTPESampler``), and told together when it returns.
-- **Studies side by side.** Each study keeps at most ``study_share`` trials in flight while
-  another study (open or not yet opened) can take the room, so a sweep's studies run
-  together and each sampler learns from its own results; a study takes any room nobody else
-  can use, so no CPU waits while any study has budget left.
+  estimators fitted once for the batch and the batch's candidates drawn at once
+  (``BatchTPESampler``), and told together when the task returns. The sampler runs in the
+  driver's thread, between dispatches: Optuna's study and the journal are not thread-safe, and
+  a thread would not take its CPU off the driver's one core (the GIL).
+- **Studies side by side.** Each study keeps at most a quarter of its budget (at least
+  ``MIN_STUDY_SHARE``) in flight while another study (open or not yet opened) can take the
+  room, so a sweep's studies run together and each sampler learns from its own results; a
+  study takes any room nobody else can use, so no CPU waits while any study has budget left.
 - **A task queued behind every node's CPUs.** ``capacity + queued`` tasks are in flight, so a
   CPU that finishes a task starts the next one without waiting for the driver's round trip.
   Capacity is re-read every second: nodes that join get tasks at once.
