@@ -68,7 +68,7 @@ from tuner.study import StudyRun
 # often and the last tasks of a run end together: 1 s, longer on a large cluster (the driver
 # handles capacity / length tasks a second), at most MAX_TASK_S.
 TARGET_TASK_S = 1.0
-TASK_S_PER_CPU = 0.02
+TASK_S_PER_CPU = 0.03
 MAX_TASK_S = 8.0
 MAX_BATCH = 32
 # Tasks queued beyond the CPUs: a fraction of them, at least 2.
