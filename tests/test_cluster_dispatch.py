@@ -199,3 +199,63 @@ def test_the_batch_runner_is_only_used_on_ray(tmp_path):
         assert type(runner) is Runner and not isinstance(runner, BatchRunner)
     finally:
         store.close()
+
+
+CRASHING_DRIVER = r'''
+import os, sys
+import tuner.plan as plan
+from tuner import api, journal
+
+n, seen = int(sys.argv[1]), [0]
+append_logs = journal.DriverJournal.append_logs
+
+def patched_append(self, logs):
+    append_logs(self, logs)
+    seen[0] += 1
+    if seen[0] == n:
+        os._exit(9)  # a kill: no flush, no close
+
+journal.DriverJournal.append_logs = patched_append
+make_runner = plan.make_runner
+
+def noted(executor, *a, **kw):
+    runner = make_runner(executor, *a, **kw)
+    print(type(runner).__name__, file=sys.stderr, flush=True)
+    return runner
+
+plan.make_runner = noted
+run_studies = plan.run_studies
+api.run_studies = lambda *a, **kw: run_studies(*a, **{**kw, "flush_every_s": 0.0})
+api.tune(sys.argv[2], trials=int(sys.argv[3]), sources=1, results=sys.argv[4],
+         sampler="random", references=False, workers=None)
+'''
+
+
+@pytest.mark.parametrize("n", [60, 150])
+def test_a_driver_killed_mid_batch_resumes_with_nothing_lost_or_doubled(cluster, tmp_path, n):
+    import os
+    import subprocess
+
+    c, _ = cluster
+    graph, trials, results = "rmat:scale=6,seed=1", 40, tmp_path / "r"
+    script = tmp_path / "driver.py"
+    script.write_text(CRASHING_DRIVER)
+    proc = subprocess.run([sys.executable, str(script), str(n), graph, str(trials),
+                           str(results)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RAY_ADDRESS": c.address})
+    assert proc.returncode == 9, proc.stderr[-2000:]
+    assert "BatchRunner" in proc.stderr  # batches were in flight when it died
+    before = {(r["trial"]): (r["state"], r["values"]) for r in trial_rows(results)}
+    assert 0 < len(before) < trials  # killed mid-sweep, some rows written
+    specs = [check_spec(StudySpec(graph=graph, algorithm="bfs", device="h100", space="vwarp",
+                                  trials=trials, sources=1, references=False,
+                                  sampler="random"))]
+    result = run_studies(specs, load_spaces(specs), results, workers=None)
+    assert result.summaries[0].done == trials
+    rows = trial_rows(results)
+    assert Counter(r["trial"] for r in rows).most_common(1)[0][1] == 1  # nothing doubled
+    after = {r["trial"]: (r["state"], r["values"]) for r in rows}
+    assert before.items() <= after.items()  # nothing the crash left was lost or changed
+    distinct = {tuple(sorted((k, str(v)) for k, v in r.items() if k.startswith("param_")))
+                for r in rows if r["state"] != "duplicate"}
+    assert len(distinct) == trials  # the budget, exactly
