@@ -65,9 +65,10 @@ def test_the_best_on_the_progress_line_includes_the_references(tmp_path, capsys)
 
 def test_ctrl_c_names_the_command_that_resumes(tmp_path):
     results = tmp_path / "r"
-    # a study that outlasts the store's first flush (2 s) many times over, however fast the machine
-    argv = ["tune", "--graph", "rmat:scale=13,seed=2", "--trials", "300", "--sources", "2",
-            "--seed", "7", "--workers", "0", "--results", str(results)]
+    # a study that outlasts the store's first flush (2 s) many times over, however fast the
+    # machine (300 vwarp trials on rmat:scale=13 took 5 s: some runs ended before the SIGINT)
+    argv = ["tune", "--graph", "rmat:scale=13,seed=2", "--space", "all", "--trials", "5000",
+            "--sources", "2", "--seed", "7", "--workers", "0", "--results", str(results)]
     proc = subprocess.Popen([sys.executable, "-m", "tuner.cli", *argv],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
