@@ -69,8 +69,12 @@ def test_ctrl_c_names_the_command_that_resumes(tmp_path):
     # machine (300 vwarp trials on rmat:scale=13 took 5 s: some runs ended before the SIGINT)
     argv = ["tune", "--graph", "rmat:scale=13,seed=2", "--space", "all", "--trials", "5000",
             "--sources", "2", "--seed", "7", "--workers", "0", "--results", str(results)]
+    # a Ctrl-C as a terminal sends it, whatever this process inherited (a background job of a
+    # non-interactive shell ignores SIGINT, and so would the child: Python then never raises
+    # KeyboardInterrupt)
     proc = subprocess.Popen([sys.executable, "-m", "tuner.cli", *argv],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list((results / "trials").rglob("*.parquet")):
         time.sleep(0.2)  # until some results are on disk

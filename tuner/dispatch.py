@@ -279,20 +279,12 @@ class BatchRunner(Runner):
                 return
 
     def _open_next(self, pending: Any, spaces: Any, stored: dict[str, set],
-                   done: dict[int, Any]) -> None:
-        """Open the next study (as ``Runner._fill`` does)."""
-        spec = pending.popleft()
-        run = self._open(spec, spaces[spec.space_ref], stored)
-        self._samplers[id(run)] = batch_tpe(run.study.sampler)
-        if not run.wants_prepare():
-            self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]))
-            run.stopping = True
-            done[self._spec_index(spec)] = run.summary()
-            self._count_study(done)
-            self._close(run)
-            return
-        self._active.append(run)
-        self._attach(run)
+                   done: dict[int, Any]) -> StudyRun | None:
+        """Open the next study as ``Runner`` does, its sampler asking in batches."""
+        run = super()._open_next(pending, spaces, stored, done)
+        if run is not None:
+            self._samplers[id(run)] = batch_tpe(run.study.sampler)
+        return run
 
     def _share(self, run: StudyRun) -> int:
         """Trials ``run`` may have in flight while another study can take the room."""

@@ -152,6 +152,23 @@ class Runner:
         return self.summaries
 
     # -- scheduling ------------------------------------------------------------------------
+    def _open_next(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
+                   stored: dict[str, set], done: dict[int, StudySummary]) -> StudyRun | None:
+        """Open the next pending study: a finished one is summed up and closed at once (None),
+        another becomes active."""
+        spec = pending.popleft()
+        run = self._open(spec, spaces[spec.space_ref], stored)
+        if not run.wants_prepare():
+            self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]))
+            run.stopping = True
+            done[self._spec_index(spec)] = run.summary()
+            self._count_study(done)
+            self._close(run)
+            return None
+        self._active.append(run)
+        self._attach(run)
+        return run
+
     def _fill(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
               stored: dict[str, set], done: dict[int, StudySummary]) -> None:
         while len(self._inflight) < self.executor.capacity:
@@ -161,17 +178,7 @@ class Runner:
                 continue
             if not pending:
                 return
-            spec = pending.popleft()
-            run = self._open(spec, spaces[spec.space_ref], stored)
-            if not run.wants_prepare():
-                self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]))
-                run.stopping = True
-                done[self._spec_index(spec)] = run.summary()
-                self._count_study(done)
-                self._close(run)
-                continue
-            self._active.append(run)
-            self._attach(run)
+            self._open_next(pending, spaces, stored, done)
         # Ask the sampler ahead, while the workers are busy, so a free worker gets its next
         # trial at once instead of waiting for a TPE ask (tens of ms at a few hundred trials);
         # one asked trial per worker absorbs results that arrive together.
