@@ -349,21 +349,12 @@ class BatchRunner(Runner):
         studies = sum(1 for n in self._trials_out.values() if n)
         self.stats.max_studies_in_flight = max(self.stats.max_studies_in_flight, studies)
 
-    def _attach(self, run: StudyRun) -> None:
-        key = run.spec.prepare_key()
-        prep = self._preps.get(key)
-        if prep is None:
-            args = (run.spec.graph, run.spec.algorithm, run.spec.n_sources(), run.spec.seed,
-                    True)
-            futures = self.executor.call(prepare_counted, self.backend, *args, num_returns=4)
-            prep = Prep(futures[:3], (self.backend.prepare, args))
-            self._prep_nodes[id(prep)] = futures[3]
-            self.stats.prepares += 1
-            self._preps[key] = prep
-            self._inflight[futures[2]] = ("prep", prep)
-        prep.users.append(run)
-        if prep.meta is not None:
-            run.set_prepared(prep.meta)
+    def _start_prepare(self, args: tuple) -> Prep:
+        """As ``Runner``'s, counting on which node the graph was loaded."""
+        futures = self.executor.call(prepare_counted, self.backend, *args, num_returns=4)
+        prep = Prep(futures[:3], (self.backend.prepare, args))
+        self._prep_nodes[id(prep)] = futures[3]
+        return prep
 
     # -- results ---------------------------------------------------------------------------
     def _handle(self, future: Future) -> None:

@@ -261,16 +261,19 @@ class Runner:
         prep = self._preps.get(key)
         if prep is None:
             want_features = True
-            args = (run.spec.graph, run.spec.algorithm, run.spec.n_sources(), run.spec.seed,
-                    want_features)
-            futures = self.executor.call(self.backend.prepare, *args, num_returns=3)
-            prep = Prep(futures, (self.backend.prepare, args))
+            prep = self._start_prepare((run.spec.graph, run.spec.algorithm,
+                                        run.spec.n_sources(), run.spec.seed, want_features))
             self.stats.prepares += 1
             self._preps[key] = prep
-            self._inflight[futures[2]] = ("prep", prep)
+            self._inflight[prep.futures[2]] = ("prep", prep)
         prep.users.append(run)
         if prep.meta is not None:
             run.set_prepared(prep.meta)
+
+    def _start_prepare(self, args: tuple) -> Prep:
+        """Submit the prepare call of a (graph, algorithm, sources): its future results."""
+        futures = self.executor.call(self.backend.prepare, *args, num_returns=3)
+        return Prep(futures, (self.backend.prepare, args))
 
     def _submit(self, job: Job) -> None:
         prep = self._preps[job.run.spec.prepare_key()]
