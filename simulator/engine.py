@@ -156,6 +156,7 @@ with their cost, all together.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import partial
 
@@ -227,6 +228,11 @@ _CLOSED_FORM_FROM = 1 << 14
 # The same for launches whose vertices do not ascend (a worklist's, runs of sweeps), which
 # first put each step's vertices in order: below this, the key sort costs less.
 _UNORDERED_CLOSED_FORM_FROM = 1 << 18
+# A launch that expands more edges than this is laid out in pieces of whole units (of whole
+# blocks under donation), each reduced to per-unit counts and its storing lanes before the
+# next: some 36 bytes a lane live at once, so a piece holds under 1 GB (rmat:scale=20's
+# asynchronous SSSP worklist launch expands 156M edges: 6.2 GB at once)
+_PIECE_LANES = 1 << 24
 
 
 def _positions_in_runs(haystack: np.ndarray, lengths: np.ndarray, needles: np.ndarray,
@@ -315,9 +321,10 @@ class Launch:
         return cls(work.active, work.writes, **options)
 
 
-def _storing_lanes(edges, vertices, degree, launch, m):
+def _storing_lanes(edges, vertices, degree, launch, m, first_copy=None):
     """Positions, in the expansion's edge order, of the lanes that store (``vertices`` and
-    ``degree``: each expanding slot's)."""
+    ``degree``: each expanding slot's; ``first_copy``: whether each is its vertex's first
+    copy in the worklist, where the expansion is a piece of a launch)."""
     if launch.store_lanes is not None:
         return launch.store_lanes
     writes = launch.writes
@@ -328,8 +335,9 @@ def _storing_lanes(edges, vertices, degree, launch, m):
             return np.flatnonzero(member_mask(edges, writes, m))
         return _positions_in_runs(edges, degree, writes)
     # a worklist may hold a vertex twice: its first slot stores, later copies find it done
-    first_copy = np.zeros(vertices.size, dtype=bool)
-    first_copy[first_of_each(vertices)] = True
+    if first_copy is None:
+        first_copy = np.zeros(vertices.size, dtype=bool)
+        first_copy[first_of_each(vertices)] = True
     lane_stores = member_mask(edges, writes, m)
     lane_stores &= np.repeat(first_copy, degree)
     return np.flatnonzero(lane_stores)
@@ -405,10 +413,12 @@ def _lockstep_in_vertex_order(slots: np.ndarray, vertices: np.ndarray, layout: T
 _ROWS_HELD_PER_SLOT = 2
 def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expanding_slots,
             degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
-            resident, launch_of_unit=None):
+            resident, launch_of_unit=None, lane_slot=None):
     """Who pushes what in a launch that builds a worklist (see ``Launch``; ``degree``: each
     expanding slot's, ``slot_vertex``: every slot's vertex). ``launch_of_unit``: several
-    launches that push partitions, viewed together (their items launch after launch)."""
+    launches that push partitions, viewed together (their items launch after launch).
+    ``lane_slot``: each lane's slot, where ``group``, ``edges`` and ``neighbours`` hold only
+    the storing lanes' (``_EdgeWork``)."""
     empty = np.zeros(0, dtype=np.int64)
     flag_unit = empty
     if launch.pushes == "self":
@@ -446,7 +456,9 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     lane_group = group[lanes]
     thread = None
     if isinstance(warp_batches, np.ndarray) or not warp_batches:  # each lane's thread (slot)
-        if lanes.size * 10 >= edges.size:  # many: each lane's slot by a repeat of them all
+        if lane_slot is not None:
+            thread = lane_slot[lanes]
+        elif lanes.size * 10 >= edges.size:  # many: each lane's slot by a repeat of them all
             thread = repeat_runs(expanding_slots, degree, edges.size)[lanes]
         else:
             thread = expanding_slots[np.searchsorted(np.cumsum(degree), lanes, side="right")]
@@ -780,18 +792,23 @@ def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_o
                           warp_batches=strategy.mapping != "thread" or donated,
                           steps_per_unit=expansion.lanes.steps,
                           resident=resident_warps(strategy, device))
-    deferred_targets = 0
-    if expansion.deferred_slots.size and launch.pushes == "targets":
-        # targets only deferred vertices store to: the outlier kernel pushes them
-        needed = np.zeros(indptr.size - 1, dtype=bool)
-        needed[indices[launch.writes]] = True
-        needed[items] = False
-        extra = np.flatnonzero(needed)
-        items = np.concatenate([items, extra])
-        deferred_targets = extra.size
+    items, deferred_targets = _with_deferred_targets(indptr, indices, launch, expansion, items)
     return LaunchPushes(view.layout.units, view.active_slots, view.active_vertex,
                         view.active_degree, expansion.edges.size, store_lanes, work, items,
                         deferred_targets)
+
+
+def _with_deferred_targets(indptr, indices, launch, expansion, items):
+    """A launch's pushed ``items`` and after them the targets only its deferred vertices
+    store to (the outlier kernel pushes them), with their number (``expansion``: an
+    ``_Expansion`` or ``_EdgeWork``)."""
+    if not expansion.deferred_slots.size or launch.pushes != "targets":
+        return items, 0
+    needed = np.zeros(indptr.size - 1, dtype=bool)
+    needed[indices[launch.writes]] = True
+    needed[items] = False
+    extra = np.flatnonzero(needed)
+    return np.concatenate([items, extra]), extra.size
 
 
 def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
@@ -1138,6 +1155,191 @@ def _donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
     return distinct(candidate_key[degree[candidate] > cap])
 
 
+@dataclass(frozen=True, eq=False)
+class _EdgeWork:
+    """A view's expanded edges reduced to what its launches' costs need: per-unit counts
+    (each of the layout's units) and the storing lanes' own values, in lane order: their
+    global warp steps, targets, edges and (thread mapping) slots. O(units + stores), not
+    O(lanes): a launch too big to lay out at once is laid out in pieces and their work
+    joined (``_piecewise_edge_work``)."""
+
+    steps: np.ndarray  # SIMD steps per unit
+    pop_steps: np.ndarray | int
+    u_a: np.ndarray
+    donating: np.ndarray | None
+    unit_edges: np.ndarray
+    list_sectors: np.ndarray
+    read_sectors: np.ndarray
+    store_sectors: np.ndarray | int  # the storing lanes' stores (0: none store)
+    store_steps: np.ndarray | int  # per unit, the warp steps with a storing lane
+    cluster_passes: np.ndarray | None
+    unit_of_step: np.ndarray
+    store_step: np.ndarray
+    store_target: np.ndarray
+    store_edge: np.ndarray
+    store_slot: np.ndarray | None
+    slots: np.ndarray  # the expanding slots, with their degrees
+    degree: np.ndarray
+    deferred_slots: np.ndarray
+    deferred_vertices: np.ndarray
+
+
+def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends,
+               launch_of_unit, words, store_lanes=None, first_copy=None) -> _EdgeWork:
+    """``_EdgeWork`` of a view of whole launches (``store_lanes``: where known ahead;
+    ``first_copy``: see ``_storing_lanes``)."""
+    launch = launches[0]
+    layout = view.layout
+    w, units, per_unit = layout.w, layout.units, layout.per_unit
+    count = partial(unit_transactions, words_per_sector=words, units=units)
+    expansion = _expansion(indptr, view, strategy, device, segments, ends)
+    expanding_slots, expanding_vertices = expansion.slots, expansion.vertices
+    degree, edges, lanes = expansion.degree, expansion.edges, expansion.lanes
+    simd_steps, group = lanes.steps, lanes.group
+    donated = expansion.donating is not None and bool(expansion.donating.any())
+    neighbours = indices[edges]  # the graph's index type (int32): half the bytes to move
+    unit_of_step = repeat_runs(np.arange(units), simd_steps)
+    # lanes stay in their slot's unit, but for donated ones
+    unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
+                             minlength=units).astype(np.int64)
+    lane_units = unit_edges  # each unit's lanes
+    if donated:
+        lane_units = None  # the counts find them among the sorted keys
+        given = lanes.given_group
+        if lanes.kept is not None and (given is None or given.size * 4 < edges.size):
+            # few given lanes: its threads' kept edges and those the box gives it (a count
+            # of every lane's unit costs more; a search of the units' ranges too, where the
+            # view holds whole blocks of units)
+            lane_units = np.bincount(expanding_slots // per_unit, weights=lanes.kept,
+                                     minlength=units).astype(np.int64)
+            if given is not None:
+                lane_units += np.bincount(unit_of_step[given], minlength=units)
+    list_sectors = _list_sectors(indptr, edges, expanding_vertices, degree, expansion.starts,
+                                 expanding_slots, lanes, unit_of_step, layout, strategy, words,
+                                 lane_units)
+    if store_lanes is not None:
+        pass
+    elif len(launches) == 1:
+        store_lanes = _storing_lanes(edges, expanding_vertices, degree, launch, indices.size,
+                                     first_copy)
+    elif launch.store_lanes is not None:  # each sweep's own, after the earlier sweeps' edges
+        sweep_edges = np.bincount(launch_of_unit[expanding_slots // per_unit],
+                                  weights=degree, minlength=segments.size)
+        offsets = (np.cumsum(sweep_edges) - sweep_edges).astype(np.int64).tolist()
+        store_lanes = np.concatenate([one.store_lanes + offset
+                                      for one, offset in zip(launches, offsets, strict=True)])
+    else:  # each sweep's writes among its own edges: both keyed by the sweep
+        store_lanes = _sweeps_storing_lanes(edges, expanding_slots, expanding_vertices, degree,
+                                            launches, launch_of_unit, per_unit, indices.size)
+    # the neighbours' reads, and the storing lanes' stores to the same words: from one sort
+    # where the stores are many (a few more passes over every lane), else from one apiece
+    storing = None
+    if store_lanes.size * _STORES_SORTED_WITH_READS >= group.size:
+        storing = np.zeros(group.size, dtype=bool)
+        storing[store_lanes] = True
+    # a thread-mapped worklist's lanes read unrelated vertices' neighbours, scrambled
+    scattered = (w == 1 and launch.slots is not None and launch.lookup == "worklist"
+                 and not donated)
+    read_sectors = count(group, neighbours, unit_of_step,
+                         unit_sizes=lane_units, marked=storing,
+                         scattered=scattered)
+    store_sectors = store_steps = 0
+    if storing is not None:
+        read_sectors, store_sectors = read_sectors
+    elif store_lanes.size:
+        store_sectors = count(group[store_lanes], neighbours[store_lanes], unit_of_step)
+    store_step = group[store_lanes]
+    if store_lanes.size:
+        store_steps_at = distinct_ids(store_step, int(simd_steps.sum()))
+        store_steps = np.bincount(unit_of_step[store_steps_at], minlength=units)
+    cluster_passes = None
+    if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
+        cluster_passes = unit_transactions(group, lanes.lane // device.simd_width,
+                                           unit_of_step, words_per_sector=1, units=units)
+    store_slot = None
+    if strategy.mapping == "thread":  # threads, not warps, may batch their pushes
+        store_slot = expanding_slots[np.searchsorted(np.cumsum(degree), store_lanes,
+                                                     side="right")]
+    return _EdgeWork(simd_steps, lanes.pop_steps, lanes.u_a, expansion.donating, unit_edges,
+                     list_sectors, read_sectors, store_sectors, store_steps, cluster_passes,
+                     unit_of_step, store_step, neighbours[store_lanes], edges[store_lanes],
+                     store_slot, expanding_slots, degree, expansion.deferred_slots,
+                     expansion.deferred_vertices)
+
+
+def _pieces(view: _SlotView, strategy: Strategy, device: Device) -> np.ndarray:
+    """Bounds of the view's active slots cut into pieces of about ``_PIECE_LANES`` edges,
+    each whole units (whole blocks under donation, whose threads give edges across the
+    block's units): [0, size] where one piece holds them all."""
+    degree, slots = view.active_degree, view.active_slots
+    total = int(degree.sum())
+    if total <= _PIECE_LANES or (slots[1:] < slots[:-1]).any():
+        return np.array([0, slots.size])
+    units_a_piece_keeps = (strategy.block_size // device.warp_size
+                           if strategy.donate_threshold is not None else 1)
+    whole = slots // (view.layout.per_unit * units_a_piece_keeps)
+    cuts = np.cumsum(degree).searchsorted(np.arange(_PIECE_LANES, total, _PIECE_LANES),
+                                          side="right")
+    cuts = whole.searchsorted(whole[cuts[cuts < slots.size]])  # back to a whole's start
+    return np.unique(np.concatenate([[0], cuts, [slots.size]]))
+
+
+def _piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
+                         ) -> _EdgeWork | None:
+    """``_EdgeWork`` of one launch's full view laid out piece by piece (``_pieces``), the
+    pieces' per-unit counts added and their storing lanes joined in lane order, their steps
+    numbered as the whole launch's; None where one piece holds it all."""
+    bounds = _pieces(view, strategy, device)
+    if bounds.size == 2:
+        return None
+    units = view.layout.units
+    degree = view.active_degree
+    expands = (np.ones(degree.size, dtype=bool) if strategy.defer_threshold is None
+               else degree <= strategy.defer_threshold)
+    expanding_lanes = np.concatenate([[0], np.cumsum(np.where(expands, degree, 0))])
+    expanding_before = np.concatenate([[0], np.cumsum(expands)])
+    first_copy = None
+    if launch.store_lanes is None and launch.lookup == "worklist":
+        # a vertex's first copy in the whole worklist stores, whichever piece holds it
+        first_copy = np.zeros(int(expanding_before[-1]), dtype=bool)
+        first_copy[first_of_each(view.active_vertex[expands])] = True
+    whole = np.zeros(1, dtype=np.int64)
+    works = []
+    steps_before = 0
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        piece_launch = launch
+        if launch.store_lanes is not None:  # ascending lanes: those of the piece's edges
+            first_lane, end_lane = expanding_lanes[lo], expanding_lanes[hi]
+            at = launch.store_lanes.searchsorted([first_lane, end_lane])
+            piece_launch = dataclasses.replace(
+                launch, store_lanes=launch.store_lanes[at[0]:at[1]] - first_lane)
+        piece = dataclasses.replace(view, active_slots=view.active_slots[lo:hi],
+                                    active_vertex=view.active_vertex[lo:hi],
+                                    active_degree=degree[lo:hi])
+        work = _edge_work(indptr, indices, [piece_launch], piece, strategy, device, whole,
+                          np.array([units]), None, words,
+                          first_copy=(None if first_copy is None else
+                                      first_copy[expanding_before[lo]:expanding_before[hi]]))
+        works.append(dataclasses.replace(work, store_step=work.store_step + steps_before))
+        steps_before += int(work.steps.sum())
+
+    def added(name: str):
+        values = [getattr(work, name) for work in works]
+        if any(value is None for value in values):
+            return None
+        return sum(values[1:], values[0])
+
+    def joined(name: str):
+        values = [getattr(work, name) for work in works]
+        return None if values[0] is None else np.concatenate(values)
+
+    return _EdgeWork(*(added(name) for name in (
+        "steps", "pop_steps", "u_a", "donating", "unit_edges", "list_sectors", "read_sectors",
+        "store_sectors", "store_steps", "cluster_passes")), *(joined(name) for name in (
+        "unit_of_step", "store_step", "store_target", "store_edge", "store_slot", "slots",
+        "degree", "deferred_slots", "deferred_vertices")))
+
+
 def _launch_costs(
     indptr: np.ndarray,
     indices: np.ndarray,
@@ -1188,14 +1390,17 @@ def _launch_costs(
     changed_flag = sweep and launch.push is None and not launch.count_activations
     stores_per_vertex = stores_per_vertex or flags
     active_slots, active_vertex = view.active_slots, view.active_vertex
-    expansion = _expansion(indptr, view, strategy, device, segments, ends)
-    expanding_slots, expanding_vertices = expansion.slots, expansion.vertices
-    degree, edges, lanes = expansion.degree, expansion.edges, expansion.lanes
-    deferred_slots, deferred_vertices = expansion.deferred_slots, expansion.deferred_vertices
-    launch_donates = (np.zeros(segments.size, dtype=bool) if expansion.donating is None
-                      else per_launch(expansion.donating) > 0)
-    simd_steps = lanes.steps
-    group = lanes.group
+    edge_work = (_piecewise_edge_work(indptr, indices, launch, view, strategy, device, words)
+                 if len(launches) == 1 and view.units is None and pushes is None else None)
+    if edge_work is None:
+        edge_work = _edge_work(indptr, indices, launches, view, strategy, device, segments,
+                               ends, launch_of_unit, words,
+                               None if pushes is None else _joined_store_lanes(pushes))
+    e = edge_work
+    deferred_slots, deferred_vertices = e.deferred_slots, e.deferred_vertices
+    launch_donates = (np.zeros(segments.size, dtype=bool) if e.donating is None
+                      else per_launch(e.donating) > 0)
+    simd_steps = e.steps
 
     active_pos = positions_holding(active_slots, units, per_unit, c)
     active_positions = sum_positions(active_pos)
@@ -1225,7 +1430,7 @@ def _launch_costs(
     if donated:  # the donating threads' shared atomic, the barrier: every unit of the launch
         sisd += costs.donate * np.repeat(launch_donates, ends - segments)
     per_step = costs.edge + (costs.weight if reads_weights else 0)
-    simd = per_step * simd_steps.astype(np.float64) + costs.pop * lanes.pop_steps
+    simd = per_step * simd_steps.astype(np.float64) + costs.pop * e.pop_steps
 
     n_active = per_launch(active_tasks)
     n_deferred_per_launch = per_launch(deferred_tasks) if n_deferred else 0
@@ -1239,74 +1444,23 @@ def _launch_costs(
         + (costs.grab * chunks if strategy.dynamic else 0)
     )
 
-    # --- exact sector counts ---------------------------------------------------------------
-    neighbours = indices[edges]  # the graph's index type (int32): half the bytes to move
-    unit_of_step = repeat_runs(np.arange(units), simd_steps)
-    # lanes stay in their slot's unit, but for donated ones
-    unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
-                             minlength=units).astype(np.int64)
-    lane_units = unit_edges  # each unit's lanes
-    if donated:
-        lane_units = None  # the counts find them among the sorted keys
-        given = lanes.given_group
-        if lanes.kept is not None and (given is None or given.size * 4 < edges.size):
-            # few given lanes: its threads' kept edges and those the box gives it (a count
-            # of every lane's unit costs more; a search of the units' ranges too, where the
-            # view holds whole blocks of units)
-            lane_units = np.bincount(expanding_slots // per_unit, weights=lanes.kept,
-                                     minlength=units).astype(np.int64)
-            if given is not None:
-                lane_units += np.bincount(unit_of_step[given], minlength=units)
-    list_sectors = _list_sectors(indptr, edges, expanding_vertices, degree, expansion.starts,
-                                 expanding_slots, lanes, unit_of_step, layout, strategy, words,
-                                 lane_units)
-    if pushes is not None:
-        store_lanes = _joined_store_lanes(pushes)
-    elif len(launches) == 1:
-        store_lanes = _storing_lanes(edges, expanding_vertices, degree, launch, indices.size)
-    elif launch.store_lanes is not None:  # each sweep's own, after the earlier sweeps' edges
-        sweep_edges = np.bincount(launch_of_unit[expanding_slots // per_unit],
-                                  weights=degree, minlength=segments.size)
-        offsets = (np.cumsum(sweep_edges) - sweep_edges).astype(np.int64).tolist()
-        store_lanes = np.concatenate([one.store_lanes + offset
-                                      for one, offset in zip(launches, offsets, strict=True)])
-    else:  # each sweep's writes among its own edges: both keyed by the sweep
-        store_lanes = _sweeps_storing_lanes(edges, expanding_slots, expanding_vertices, degree,
-                                            launches, launch_of_unit, per_unit, indices.size)
-    # the neighbours' reads, and the storing lanes' stores to the same words: from one sort
-    # where the stores are many (a few more passes over every lane), else from one apiece
-    storing = None
-    if store_lanes.size * _STORES_SORTED_WITH_READS >= group.size:
-        storing = np.zeros(group.size, dtype=bool)
-        storing[store_lanes] = True
-    # a thread-mapped worklist's lanes read unrelated vertices' neighbours, scrambled
-    scattered = w == 1 and not sweep and launch.lookup == "worklist" and not donated
-    read_sectors = count(group, neighbours, unit_of_step,
-                         unit_sizes=lane_units, marked=storing,
-                         scattered=scattered)
-    if storing is not None:
-        read_sectors, store_sectors = read_sectors
-    elif store_lanes.size:
-        store_sectors = count(group[store_lanes], neighbours[store_lanes], unit_of_step)
-    sectors = list_sectors + read_sectors
+    # --- exact sector counts (``_edge_work``) -------------------------------------------------
+    unit_edges = e.unit_edges
+    stores = e.store_step.size
+    sectors = e.list_sectors + e.read_sectors
     if reads_weights:
-        sectors += list_sectors
+        sectors += e.list_sectors
     store_requests = 0
-    if store_lanes.size:
+    if stores:
         # a flag's store, or the re-read of a plain store, after the store: the same words
-        sectors += store_sectors * (2 if flags or rechecks else 1)
-        store_steps_at = distinct_ids(group[store_lanes], int(simd_steps.sum()))
-        store_steps = np.bincount(unit_of_step[store_steps_at], minlength=units)
+        sectors += e.store_sectors * (2 if flags or rechecks else 1)
+        store_steps = e.store_steps
         steps_storing = per_launch(store_steps)
         store_requests = steps_storing * (2 if flags or rechecks else 1)
         if changed_flag:
             sectors += store_steps
             store_requests = store_requests + steps_storing
-
-    cluster_passes = None
-    if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
-        cluster_passes = unit_transactions(group, lanes.lane // device.simd_width,
-                                           unit_of_step, words_per_sector=1, units=units)
+    cluster_passes = e.cluster_passes
 
     # SISD phase: the layout's per-launch traffic; the thread-based sweep also reads the
     # row bounds of its active vertices (vwarp staged them; worklist slots read them always)
@@ -1340,7 +1494,7 @@ def _launch_costs(
         round_trips += 2 if launch.lookup == "worklist" else 1
     if strategy.dynamic:
         round_trips += waits
-    if rechecks and store_lanes.size:  # a storing lane waits for its re-read
+    if rechecks and stores:  # a storing lane waits for its re-read
         round_trips += store_steps
     memory_per_step = 2 + (1 if reads_weights else 0)
     requests = (memory_per_step * per_launch(simd_steps) + store_requests
@@ -1353,12 +1507,12 @@ def _launch_costs(
     if n_deferred:
         queue_atomics += per_launch(deferred_positions)
     atomics = queue_atomics.copy()
-    if changed_flag and store_lanes.size:
+    if changed_flag and stores:
         queue_atomics += steps_storing  # stores, but serialised on one address
 
     # --- storing lanes' atomics and the worklist they build ---------------------------------
-    if store_lanes.size and (atomic_updates or launch.count_activations or launch.push):
-        store_unit = unit_of_step[group[store_lanes]]
+    if stores and (atomic_updates or launch.count_activations or launch.push):
+        store_unit = e.unit_of_step[e.store_step]
         if atomic_updates:
             atomics += per_launch(np.bincount(store_unit, minlength=units))
             if launch.push is not None:  # the push decision waits for atomicMin's old value
@@ -1375,21 +1529,30 @@ def _launch_costs(
             if launch.push is None:
                 round_trips += (2 if atomic_updates else 1) * waits * store_steps
     if launch.push is not None:
-        if pushes is None and len(launches) == 1:  # one launch, costed as it pushes
-            pushes = [_launch_pushed(indptr, indices, launch, view, expansion, store_lanes,
-                                     unit_of_step, neighbours, strategy, device, donated)]
+        store_lanes = np.arange(stores)  # of the storing lanes' own arrays (``_EdgeWork``)
         if pushes is not None:
             work = _joined_push_work(pushes)
             pushed = [p.items for p in pushes]
             deferred_targets = [p.deferred_targets for p in pushes]
+        elif len(launches) == 1:  # one launch, costed as it pushes
+            work, items = _pushes(launch, store_lanes, e.store_step, e.unit_of_step,
+                                  e.store_edge, e.store_target, e.slots, e.degree,
+                                  view.slot_vertex, layout, view.real_slots,
+                                  warp_batches=strategy.mapping != "thread" or donated,
+                                  steps_per_unit=simd_steps,
+                                  resident=resident_warps(strategy, device),
+                                  lane_slot=e.store_slot)
+            items, extra_targets = _with_deferred_targets(indptr, indices, launch, e, items)
+            pushed, deferred_targets = [items], [extra_targets]
         else:  # several launches that push partitions: all their pushes at once
             warp_batches = (True if strategy.mapping != "thread"
                             else launch_donates[launch_of_unit] if donated else False)
-            work, items = _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours,
-                                  expanding_slots, degree, None, layout, 0,
-                                  warp_batches=warp_batches, steps_per_unit=simd_steps,
+            work, items = _pushes(launch, store_lanes, e.store_step, e.unit_of_step,
+                                  e.store_edge, e.store_target, e.slots, e.degree, None,
+                                  layout, 0, warp_batches=warp_batches,
+                                  steps_per_unit=simd_steps,
                                   resident=resident_warps(strategy, device),
-                                  launch_of_unit=launch_of_unit)
+                                  launch_of_unit=launch_of_unit, lane_slot=e.store_slot)
             pushed = np.split(items, np.cumsum(per_launch(work.items))[:-1])
             deferred_targets = [0] * segments.size
         extra = push_cost(work, launch.push, device, costs, block_size=strategy.block_size,
@@ -1455,7 +1618,7 @@ def _launch_costs(
 
     simd_issued = ws * per_launch(simd_steps).astype(np.float64)
     edges_expanded = per_launch(unit_edges).astype(np.float64)
-    u_a = per_launch(lanes.u_a)
+    u_a = per_launch(e.u_a)
     out = []
     for i, (cycles, bounds) in enumerate(timed):
         main = LaunchCost(
