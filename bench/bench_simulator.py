@@ -123,16 +123,18 @@ def main() -> None:
         wall, best = walls[0], min(walls)
         print(f"{text:50s} {wall:7.2f} {cpu:7.2f} {best:7.2f} {best / functional_s:6.2f} "
               f"{wall / functional_walls[0]:6.2f} {r.edges_touched / best / 1e6:9.1f} "
-              f"{r.time_us:12.1f} {r.simd_efficiency:8.3f}", flush=True)
+              f"{r.time_us:12.1f} {r.simd_efficiency:8.3f} {peak_gb():7.2f}", flush=True)
     if not args.rows_only:
         print(f"peak memory {peak_gb():.2f} GB (floor 4 GB)")
 
 
 def print_header() -> None:
     """The strategies' table header: first run's wall and CPU seconds, the best wall
-    seconds, the best and the first over the functional run's."""
+    seconds, the best and the first over the functional run's, the process's peak memory
+    so far (with ``--fresh``, the strategy's own: its process's)."""
     print(f"{'strategy':50s} {'wall s':>7s} {'cpu s':>7s} {'best s':>7s} {'x func':>6s} "
-          f"{'x 1st':>6s} {'Medges/s':>9s} {'sim time_us':>12s} {'simd_eff':>8s}")
+          f"{'x 1st':>6s} {'Medges/s':>9s} {'sim time_us':>12s} {'simd_eff':>8s} "
+          f"{'peak GB':>7s}")
 
 
 if __name__ == "__main__":
