@@ -35,7 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.functional import FunctionalRun
-from simulator.functional import edge_ids
 from simulator.functional import initial_values
 from simulator.functional import relax
 from simulator.sectors import HASH_MULTIPLIER
@@ -102,33 +101,25 @@ class AsynchronousLowering:
             wave_of = slots // entries_per_wave
             bounds = [0, *(np.flatnonzero(wave_of[1:] != wave_of[:-1]) + 1).tolist(),
                       worklist.size]
-        sweep_edges = None
-        if slots is not None and len(bounds) > 2:
-            sweep_edges = self._sweep_edges(worklist, degree, deferred)
         for first, end in zip(bounds[:-1], bounds[1:], strict=True):
             wave = worklist[first:end]
             wave_degree = degree[first:end]
             if deferred is not None:
                 expands = ~deferred[first:end]
                 wave, wave_degree = wave[expands], wave_degree[expands]
-            if sweep_edges is not None:
-                sub_lanes, wave_writes, wave_values, local = self._relax_wave(
-                    wave, wave_degree, sweep_edges, offset)
             if slots is not None and lanes_per_vertex is not None:
                 # a sweep's vertices are distinct: every lane may store, unless an earlier
                 # step of the wave stored as low
-                if sweep_edges is None:
-                    sub_lanes, wave_writes, wave_values, local = relax(
-                        self.indptr, self.indices, wave, self.values, self.edge_values,
-                        with_local=True)
+                sub_lanes, wave_writes, wave_values, local = relax(
+                    self.indptr, self.indices, wave, self.values, self.edge_values,
+                    with_local=True)
                 keep = later_steps_see_earlier(floor_div(local, lanes_per_vertex),
                                                self.indices[wave_writes], wave_values)
                 sub_lanes, wave_writes = sub_lanes[keep], wave_writes[keep]
                 wave_values = wave_values[keep]
                 lanes.append(sub_lanes + offset)
             elif slots is not None:
-                if sweep_edges is None:
-                    sub_lanes, wave_writes, wave_values = self._relax(wave)
+                sub_lanes, wave_writes, wave_values = self._relax(wave)
                 lanes.append(sub_lanes + offset)
             else:
                 # a later copy of a vertex in the same wave reads what its first copy read
@@ -156,39 +147,7 @@ class AsynchronousLowering:
     def _relax(self, vertices: np.ndarray):
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)
 
-    def _sweep_edges(self, worklist: np.ndarray, degree: np.ndarray,
-                     deferred: np.ndarray | None) -> tuple[np.ndarray, ...] | None:
-        """A sweep's expanding edges, each one's position in its vertex's list, target and
-        edge value, found once for all its waves where they are few enough to hold
-        (``_SWEEP_EDGES_AT_ONCE_UP_TO``): a road graph's thousand-odd sweeps of a few
-        thousand edges pay numpy's cost per call once a sweep, not once a wave; else None."""
-        if deferred is not None:
-            worklist, degree = worklist[~deferred], degree[~deferred]
-        if int(degree.sum()) > _SWEEP_EDGES_AT_ONCE_UP_TO:
-            return None
-        edges, local = edge_ids(self.indptr, worklist, with_local=True, lengths=degree)
-        edge_values = None if self.edge_values is None else self.edge_values[edges]
-        return edges, local, self.indices[edges], edge_values
 
-    def _relax_wave(self, wave: np.ndarray, degree: np.ndarray,
-                    sweep_edges: tuple[np.ndarray, ...], offset: int):
-        """``relax(..., with_local=True)`` of a sweep's wave whose edges start at ``offset``
-        of the sweep's (``_sweep_edges``): the same arithmetic on slices of them."""
-        edges, local, targets, edge_values = sweep_edges
-        end = offset + int(degree.sum())
-        cand = np.repeat(self.values[wave], degree)
-        if edge_values is not None:
-            cand += edge_values[offset:end]
-        targets = targets[offset:end]
-        lanes = np.flatnonzero(cand < self.values[targets])
-        written = cand[lanes]
-        np.minimum.at(self.values, targets[lanes], written)
-        return lanes, edges[offset:end][lanes], written, local[offset:end][lanes]
-
-
-# A sweep of at most this many expanding edges finds them once for all its waves
-# (``AsynchronousLowering._sweep_edges``): some 30 bytes an edge held through the sweep
-_SWEEP_EDGES_AT_ONCE_UP_TO = 1 << 20
 # From this many lanes per target id, ``later_steps_see_earlier`` counts the lanes of each
 # target through a table and sorts only those of targets stored to more than once.
 _SHARED_TABLE_PER_LANE = 1 / 16

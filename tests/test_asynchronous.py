@@ -299,34 +299,3 @@ def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
         got = later_steps_see_earlier(step, targets, values)
         assert got.tolist() == want
 
-
-
-@pytest.mark.parametrize("lanes_per_vertex,defer", [(1, None), (8, None), (None, None),
-                                                    (1, 6)])
-@pytest.mark.parametrize("algorithm", ["sssp", "cc"])
-def test_a_sweeps_edges_found_once_store_as_found_per_wave(algorithm, lanes_per_vertex, defer,
-                                                          monkeypatch):
-    """A sweep's edges found once for all its waves (``_sweep_edges``) give every wave the
-    stores, and the run the values, that finding each wave's edges on its own gives."""
-    from simulator import asynchronous
-
-    fr = functional_run(load_graph("rmat:scale=9,ef=6,seed=3,weights=random"), algorithm)
-
-    def run_sweeps(up_to):
-        monkeypatch.setattr(asynchronous, "_SWEEP_EDGES_AT_ONCE_UP_TO", up_to)
-        run = AsynchronousLowering(fr)
-        active = np.array([fr.source]) if fr.source is not None else np.arange(fr.n)
-        out = []
-        while active.size and len(out) < 12:
-            stores = run.launch(active, 32, defer, slots=active,
-                                lanes_per_vertex=lanes_per_vertex)
-            out.append((stores, run.values.copy()))
-            active = stores.lowered(fr.indices, fr.n)
-        return out
-
-    once, per_wave = run_sweeps(1 << 30), run_sweeps(-1)
-    assert len(once) == len(per_wave) > 1
-    for (a, values_a), (b, values_b) in zip(once, per_wave, strict=True):
-        for name in ("lanes", "values", "writes", "outlier_writes"):
-            assert np.array_equal(getattr(a, name), getattr(b, name)), name
-        assert np.array_equal(values_a, values_b)
