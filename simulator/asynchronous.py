@@ -37,7 +37,6 @@ import numpy as np
 from simulator.functional import FunctionalRun
 from simulator.functional import initial_values
 from simulator.functional import relax
-from simulator.sectors import HASH_MULTIPLIER
 from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
@@ -165,20 +164,14 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     keep = np.ones(step.size, dtype=bool)
     if step.size < 2 or not step.any():
         return keep
-    # a lane whose target no other lane stores to sees no earlier store: only the others
-    # are sorted, found through a table of the targets where it is small for the lanes,
-    # else of their hashes (a lane alone in its hash's slot is alone with its target)
+    picked = None
     if step.size >= (int(targets.max()) + 1) * _SHARED_TABLE_PER_LANE:
+        # a lane whose target no other lane stores to sees no earlier store: only the
+        # others are sorted
         picked = np.flatnonzero(np.bincount(targets)[targets] > 1)
-    else:
-        slot_bits = step.size.bit_length() + 2
-        slot = targets.astype(np.uint64) * HASH_MULTIPLIER
-        slot >>= np.uint64(64 - slot_bits)
-        slot = slot.view(np.int64)
-        picked = np.flatnonzero(np.bincount(slot, minlength=1 << slot_bits)[slot] > 1)
-    if picked.size == 0:
-        return keep
-    targets, values, step = targets[picked], values[picked], step[picked]
+        if picked.size == 0:
+            return keep
+        targets, values, step = targets[picked], values[picked], step[picked]
     span = int(step.max()) + 1
     key = targets.astype(np.int64) * span + step
     order = stable_order(key)
@@ -201,7 +194,7 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
         groups = np.flatnonzero(several)
         earlier[groups] = _earlier_lowest(group_min[groups], again[groups])
     stores = value < earlier[group_of]
-    keep[picked[order]] = stores
+    keep[order if picked is None else picked[order]] = stores
     return keep
 
 

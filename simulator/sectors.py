@@ -30,7 +30,7 @@ _LITTLE_ENDIAN = np.dtype(np.int64).byteorder == "=" and np.little_endian
 # launches of millions of edges: a table of 2**27 slots took the run from 0.8 to 1.5 s)
 _HASHED_FROM = 1 << 12
 _HASHED_UP_TO = 1 << 18
-HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
 def distinct_sectors(
@@ -114,7 +114,7 @@ def _hashed_distinct(keys: np.ndarray, bits: int, group: np.ndarray,
     temporal BFS: 53 -> 41 ms a run, half of it the table); keys in runs (sweeps) or read
     several times a step (virtual warps) sort for less than that."""
     slot_bits = keys.size.bit_length() + 2
-    slot = keys.view(np.uint64) * HASH_MULTIPLIER
+    slot = keys.view(np.uint64) * _HASH_MULTIPLIER
     slot >>= np.uint64(64 - slot_bits)
     slot = slot.view(np.int64)
     shared = np.bincount(slot, minlength=1 << slot_bits)[slot] > 1

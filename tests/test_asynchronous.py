@@ -272,8 +272,8 @@ def test_a_sweeps_later_steps_see_its_earlier_stores(lanes_per_vertex, stores):
 @pytest.mark.parametrize("table", [True, False])
 def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
     """By definition, with the lanes of targets stored to once set aside through a table
-    of each target's lanes, or of their hashes (few targets: many share a slot); for SSSP's
-    distances (floats) and CC's labels (integers, ranked without a sort)."""
+    of each target's lanes, and with every lane sorted; for SSSP's distances (floats) and
+    CC's labels (integers, ranked without a sort)."""
     from simulator import asynchronous
     from simulator.asynchronous import later_steps_see_earlier
 
