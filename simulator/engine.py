@@ -1159,7 +1159,8 @@ def _donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
 class _EdgeWork:
     """A view's expanded edges reduced to what its launches' costs need: per-unit counts
     (each of the layout's units) and the storing lanes' own values, in lane order: their
-    global warp steps, targets, edges and (thread mapping) slots. O(units + stores), not
+    global warp steps, and where the launch pushes their targets, edges and (thread mapping)
+    slots. O(units + stores), not
     O(lanes): a launch too big to lay out at once is laid out in pieces and their work
     joined (``_piecewise_edge_work``)."""
 
@@ -1186,9 +1187,10 @@ class _EdgeWork:
 
 def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends,
                launch_of_unit, words, store_lanes=None, first_copy=None) -> _EdgeWork:
-    """``_EdgeWork`` of a view of whole launches (``store_lanes``: where known ahead;
-    ``first_copy``: see ``_storing_lanes``)."""
+    """``_EdgeWork`` of a view of whole launches (``store_lanes``: where their pushes were
+    worked out ahead, ``launch_pushes``; ``first_copy``: see ``_storing_lanes``)."""
     launch = launches[0]
+    pushing = launch.push is not None and store_lanes is None  # pushes to work out here
     layout = view.layout
     w, units, per_unit = layout.w, layout.units, layout.per_unit
     count = partial(unit_transactions, words_per_sector=words, units=units)
@@ -1256,14 +1258,18 @@ def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends
     if lanes.lane is not None:  # narrow SIMD: a step issues only the clusters with a lane
         cluster_passes = unit_transactions(group, lanes.lane // device.simd_width,
                                            unit_of_step, words_per_sector=1, units=units)
+    # what the pushes need of the storing lanes: their targets, edges and (threads, not
+    # warps, may batch their pushes) slots
+    store_target = neighbours[store_lanes] if pushing else neighbours[:0]
+    store_edge = edges[store_lanes] if pushing else edges[:0]
     store_slot = None
-    if strategy.mapping == "thread":  # threads, not warps, may batch their pushes
+    if pushing and strategy.mapping == "thread":
         store_slot = expanding_slots[np.searchsorted(np.cumsum(degree), store_lanes,
                                                      side="right")]
     return _EdgeWork(simd_steps, lanes.pop_steps, lanes.u_a, expansion.donating, unit_edges,
                      list_sectors, read_sectors, store_sectors, store_steps, cluster_passes,
-                     unit_of_step, store_step, neighbours[store_lanes], edges[store_lanes],
-                     store_slot, expanding_slots, degree, expansion.deferred_slots,
+                     unit_of_step, store_step, store_target, store_edge, store_slot,
+                     expanding_slots, degree, expansion.deferred_slots,
                      expansion.deferred_vertices)
 
 
