@@ -198,6 +198,30 @@ def test_a_resumed_view_reads_the_repeats_from_the_journal(tmp_path):
         backend.close()
 
 
+def test_a_study_not_numbered_by_position_is_listed_whole():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study()
+    for _ in range(4):
+        trial = study.ask()
+        study.tell(trial, trial.suggest_categorical("w", [4, 8]))
+    space = load_spaces([check_spec(StudySpec(graph="rmat:scale=6,seed=1", algorithm="bfs",
+                                              device="h100", space="vwarp", trials=4,
+                                              sources=1))])
+
+    class Gapped:  # a study whose listing skips trial 1 (no Optuna storage does)
+        _storage = study._storage
+
+        def _get_trials(self, deepcopy=False, states=None, use_cache=False):
+            return [t for t in study._get_trials(deepcopy=False) if t.number != 1]
+
+    view = _DrawnView(Gapped(), next(iter(space.values())))
+    running = study.ask()
+    view.add_repeat(study._storage.get_trial(running._trial_id), {"w": 8}, [1.0])
+    for _ in range(2):  # and again, from what the first call kept
+        assert summary(view._get_trials()) == summary(plain_get_trials(view))
+        assert [t.number for t in view._get_trials()] == [0, 2, 3, 4, 5]
+
+
 def test_record_fields_are_what_asdict_gives(tmp_path):
     full = TrialRecord("k", "trial", "complete", "g", "gs", "bfs", "h100", "vwarp", "d", "tpe",
                        "time_us", {"w": 4, "chunk": None}, 3, trial=7, values=[1.5],

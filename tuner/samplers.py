@@ -331,10 +331,11 @@ class _DrawnView:
             offset = start - k  # repeats before trial k
             for i in range(k, len(src)):
                 t = src[i]
-                if t.number != i:  # not numbered by position: list them all again
+                if t.number != i:  # not numbered by position: listed whole, nothing kept
                     self._src, self._starts, self._full = [], [], []
+                    self._filtered.clear()
                     self._stale_from = 0
-                    return self._get_trials(deepcopy, states, use_cache)
+                    return self._listing(src, states)
                 self._starts.append(len(self._full))
                 count, listed = self._listed_for(t, offset)
                 self._full += listed
@@ -349,6 +350,17 @@ class _DrawnView:
         if filtered is None:
             filtered = self._filtered[key] = [x for x in self._full if x.state in key]
         return list(filtered)
+
+    def _listing(self, src: list[optuna.trial.FrozenTrial],
+                 states: Any) -> list[optuna.trial.FrozenTrial]:
+        """The listing of ``src`` made whole, of the given states (None: all)."""
+        out: list[optuna.trial.FrozenTrial] = []
+        offset = 0
+        for t in src:
+            count, listed = self._listed_for(t, offset)
+            offset += count
+            out += [x for x in listed if states is None or x.state in states]
+        return out
 
     def get_trials(self, deepcopy: bool = True,
                    states: Any = None) -> list[optuna.trial.FrozenTrial]:
