@@ -21,11 +21,20 @@ Exits non-zero below 90% busy.
     python bench/bench_cluster.py [--trials 30] [--scale 14] [--json FILE]
     python bench/bench_cluster.py --noop 0.25 --cpus 128 [--studies 20] [--trials 300]
     python bench/bench_cluster.py ... --old-driver   # the same with the driver before issue 44
+
+Driver without Ray (``--inline --cpus N``): the same sweep with the batch driver on an
+in-process executor of capacity N whose evaluations return at once (reporting S seconds, so
+batches are sized as on the cluster). No Ray process competes with the driver for this
+machine's cores, so its CPU per trial is what a head spends. ``--profile FILE`` writes the
+driver's cProfile statistics (``python -m pstats FILE``).
+
+    python bench/bench_cluster.py --inline --noop 0.25 --cpus 128 [--profile driver.prof]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import resource
 import sys
@@ -42,9 +51,11 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from tuner.evaluate import Outcome  # noqa: E402
 from tuner.evaluate import SimulatorBackend  # noqa: E402
+from tuner.executor import InlineExecutor  # noqa: E402
 from tuner.plan import check_spec  # noqa: E402
 from tuner.plan import load_spaces  # noqa: E402
 from tuner.plan import run_studies  # noqa: E402
+from tuner.store import ResultStore  # noqa: E402
 from tuner.store import read_trials  # noqa: E402
 from tuner.study import StudySpec  # noqa: E402
 
@@ -79,6 +90,81 @@ class NoopBackend(SimulatorBackend):
                        ray_node_id())
 
 
+class InstantBackend(NoopBackend):
+    """``NoopBackend`` without the sleep: reports ``delay_s`` as the evaluation's wall time."""
+
+    def evaluate(self, graph, runs, algorithm, device, config):  # noqa: ANN001, ANN201
+        """The deterministic made-up time, at once."""
+        text = json.dumps(config, sort_keys=True, default=str)
+        value = 1.0 + zlib.crc32(text.encode()) % 1000
+        return Outcome({"time_us": value}, {}, None, self.delay_s, "inline", None)
+
+
+class WideInlineExecutor(InlineExecutor):
+    """An in-process executor that claims ``capacity`` CPUs, for ``BatchRunner``."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.description = f"in-process, capacity {capacity}"
+
+
+def noop_specs(args: argparse.Namespace) -> list[StudySpec]:
+    """The driver-alone sweep: ``--studies`` studies of tiny graphs."""
+    graphs = [f"rmat:scale=7,seed={s}" for s in range(1, args.studies // 2 + 2)]
+    return [check_spec(StudySpec(graph=g, algorithm=a, device="h100", space="vwarp",
+                                 trials=args.trials, sources=1, sampler=args.sampler,
+                                 references=False))
+            for g in graphs for a in ("bfs", "cc")][:args.studies]
+
+
+def inline_main(args: argparse.Namespace) -> int:
+    """The driver without Ray: its CPU per trial (and a profile of it, with ``--profile``)."""
+    import optuna
+
+    from tuner.dispatch import BatchRunner
+    from tuner.runner import Runner
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    specs = noop_specs(args)
+    spaces = load_spaces(specs)
+    cls = Runner if args.old_driver else BatchRunner
+    with tempfile.TemporaryDirectory() as tmp:
+        store = ResultStore.open(tmp)
+        profile = cProfile.Profile() if args.profile else None
+        try:
+            runner = cls(WideInlineExecutor(args.cpus), store, tmp,
+                         backend=InstantBackend(args.noop))
+            cpu0, t0 = cpu_seconds(), time.monotonic()
+            if profile is not None:
+                profile.enable()
+            runner.run(specs, spaces)
+            if profile is not None:
+                profile.disable()
+            driver_cpu, wall = cpu_seconds() - cpu0, time.monotonic() - t0
+        finally:
+            store.close()
+        rows = read_trials(tmp).to_pylist()
+    if profile is not None:
+        profile.dump_stats(args.profile)
+    if args.dump:  # each study's trials in order: what its sampler proposed
+        params = {}
+        for r in sorted(rows, key=lambda r: (r["study_key"], r["trial"])):
+            params.setdefault(r["study_key"], []).append(
+                [r["trial"], r["state"], {k: v for k, v in r.items()
+                                          if k.startswith("param_") and v is not None}])
+        Path(args.dump).write_text(json.dumps(params, sort_keys=True, default=str) + "\n")
+    evaluations = runner.stats.evaluations
+    driver_ms = 1000 * driver_cpu / max(1, evaluations)
+    print(json.dumps({"driver": cls.__name__, "capacity": args.cpus, "studies": len(specs),
+                      "trials": args.trials, "sampler": args.sampler,
+                      "evaluations": evaluations, "rows": len(rows),
+                      "wall_s": round(wall, 2), "driver_cpu_s": round(driver_cpu, 2),
+                      "tasks": getattr(runner.stats, "tasks", None)}))
+    print(f"in-process, capacity {args.cpus}: {evaluations} trials, "
+          f"driver CPU {driver_ms:.2f} ms/trial")
+    return 0
+
+
 def start_cluster(worker_nodes: int, cpus_per_node: int) -> Cluster:
     """A head with no CPUs and ``worker_nodes`` nodes, Ray initialised on it."""
     cluster = Cluster(initialize_head=True, head_node_args={
@@ -109,12 +195,7 @@ def noop_main(args: argparse.Namespace) -> int:
     """The driver-alone benchmark."""
     nodes = max(1, -(-args.cpus // CPUS_PER_NODE))
     per_node = args.cpus // nodes
-    graphs = [f"rmat:scale=7,seed={s}" for s in range(1, args.studies // 2 + 2)]
-    algos = ("bfs", "cc")
-    specs = [check_spec(StudySpec(graph=g, algorithm=a, device="h100", space="vwarp",
-                                  trials=args.trials, sources=1, sampler=args.sampler,
-                                  references=False))
-             for g in graphs for a in algos][:args.studies]
+    specs = noop_specs(args)
     t0 = time.monotonic()
     cluster = start_cluster(nodes, per_node)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -233,6 +314,14 @@ def main() -> int:
     parser.add_argument("--old-driver", action="store_true",
                         help="the driver before issue 44 (tuner.runner.Runner: a task per "
                              "trial, one study after another), for a before/after on one machine")
+    parser.add_argument("--inline", action="store_true",
+                        help="driver without Ray: an in-process executor of capacity --cpus "
+                             "whose evaluations return at once (with --noop S: reporting S s)")
+    parser.add_argument("--profile", metavar="FILE",
+                        help="with --inline: write the driver's cProfile statistics to FILE")
+    parser.add_argument("--dump", metavar="FILE",
+                        help="with --inline: write each study's trials (number, state, "
+                             "params) to FILE, to compare two revisions' proposals")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     if args.old_driver:
@@ -240,6 +329,10 @@ def main() -> int:
         from tuner.runner import Runner
 
         tuner.plan.make_runner = Runner
+    if args.inline:
+        args.noop = 0.25 if args.noop is None else args.noop
+        args.trials = args.trials or 300
+        return inline_main(args)
     if args.noop is not None:
         args.trials = args.trials or 300
         return noop_main(args)

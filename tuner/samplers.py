@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
 import importlib.util
 import math
@@ -48,11 +49,13 @@ if _GroupDecomposedSearchSpace is not None:
         once: Optuna adds every trial again at every ask, O(trials^2) over a study
         (optuna/optuna#2649), the larger part of a TPE trial's cost at a few hundred trials.
         A trial's parameters refine the partition idempotently and in any order, so the
-        groups, and the trials TPE samples from them, are the same."""
+        groups, and the trials TPE samples from them, are the same. The copy handed out is
+        made again only after a trial was added (TPE reads it, never changes it)."""
 
         def __init__(self, include_pruned: bool = False) -> None:
             super().__init__(include_pruned)
             self._added: set[int] = set()
+            self._copy = None
 
         def calculate(self, study: optuna.Study, use_cache: bool = False):
             if self._study_id is None:
@@ -65,7 +68,10 @@ if _GroupDecomposedSearchSpace is not None:
                 if trial.number not in self._added:
                     self._added.add(trial.number)
                     self._search_space.add_distributions(trial.distributions)
-            return copy.deepcopy(self._search_space)
+                    self._copy = None
+            if self._copy is None:
+                self._copy = copy.deepcopy(self._search_space)
+            return self._copy
 
 
 def _tpe(seed: int, space: SearchSpace) -> optuna.samplers.BaseSampler:
@@ -204,14 +210,34 @@ class _DrawnView:
     12-value ordered integer it samples fastest; and, just before each trial, its repeats:
     the tried configurations the sampler proposed for it, each with the result the study
     holds, as the trials TPE would have seen had each repeat been a trial of its own (before
-    issue 42 they were, in the journal). Trials are renumbered to keep that order."""
+    issue 42 they were, in the journal). Trials are renumbered to keep that order.
+
+    Converted trials are kept per trial number with the study's trial object they were made
+    from, and made again only when that object changed: Optuna's storages replace a trial's
+    ``FrozenTrial`` on every change (copy on write), so the same object is the same trial.
+    The listing is kept too, and listed again only from the first trial that changed (or
+    whose repeats did): the sampler lists the trials several times per ask (issue 44)."""
 
     def __init__(self, study: optuna.Study, space: SearchSpace) -> None:
         self._study = study
         self._powers = {p.name: p for p in space.params if p.powers_of_two}
         self._drawn = drawn_distributions(space)
-        self._cache: dict[int, tuple[Any, int, optuna.trial.FrozenTrial]] = {}
+        # trial number -> (study's trial, renumbered as, converted)
+        self._cache: dict[int, tuple[optuna.trial.FrozenTrial, int, optuna.trial.FrozenTrial]] = {}
+        # trial number -> (study's trial, repeats before it, its repeats' count, the trials
+        # listed for it: its repeats, then itself)
+        self._listed: dict[int, tuple[optuna.trial.FrozenTrial, int, int,
+                                      list[optuna.trial.FrozenTrial]]] = {}
         self._repeats: dict[int, list[tuple[dict[str, Any], list[float] | None]]] = {}
+        self._prefix: tuple[list[int], list[int]] | None = None  # see number()
+        # the listing (_get_trials): the study's trials it was made from, where each one's
+        # entries start, the entries, those of given states; trials from _stale_from on
+        # (a repeat was added) are listed again
+        self._src: list[optuna.trial.FrozenTrial] = []
+        self._starts: list[int] = []
+        self._full: list[optuna.trial.FrozenTrial] = []
+        self._filtered: dict[frozenset, list[optuna.trial.FrozenTrial]] = {}
+        self._stale_from = 0
         for t in study._get_trials(deepcopy=False):
             for r in t.user_attrs.get(REPEATED_ATTR) or []:
                 self._repeats.setdefault(t.number, []).append((r["params"], r["values"]))
@@ -225,12 +251,25 @@ class _DrawnView:
         result (None: failed); kept on the trial in the journal for a resumed study."""
         mine = self._repeats.setdefault(trial.number, [])
         mine.append((params, values))
+        self._prefix = None
+        self._stale_from = min(self._stale_from, trial.number)  # (its user attribute
+        # below replaces the trial's object too; the listing does not rely on that)
         self._study._storage.set_trial_user_attr(
             trial._trial_id, REPEATED_ATTR, [{"params": p, "values": v} for p, v in mine])
 
     def number(self, t: optuna.trial.FrozenTrial) -> int:
-        """``t``'s number with the repeats before it counted in."""
-        return t.number + sum(len(v) for n, v in self._repeats.items() if n <= t.number)
+        """``t``'s number with the repeats before it counted in (a binary search in the
+        repeats' running totals, worked out again after a repeat is added)."""
+        if self._prefix is None:
+            numbers = sorted(self._repeats)
+            totals, total = [], 0
+            for n in numbers:
+                total += len(self._repeats[n])
+                totals.append(total)
+            self._prefix = (numbers, totals)
+        numbers, totals = self._prefix
+        i = bisect.bisect_right(numbers, t.number)
+        return t.number + (totals[i - 1] if i else 0)
 
     def convert(self, t: optuna.trial.FrozenTrial,
                 number: int | None = None) -> optuna.trial.FrozenTrial:
@@ -238,7 +277,7 @@ class _DrawnView:
         journal written before them, already so named, is kept)."""
         number = self.number(t) if number is None else number
         cached = self._cache.get(t.number)
-        if cached is not None and cached[0] == t.state and cached[1] == number:
+        if cached is not None and cached[0] is t and cached[1] == number:
             return cached[2]
         params, dists = {}, {}
         for k, v in t.params.items():
@@ -254,26 +293,73 @@ class _DrawnView:
             params=params, distributions=dists, user_attrs=t.user_attrs,
             system_attrs=t.system_attrs, intermediate_values=t.intermediate_values,
             trial_id=t._trial_id)
-        if t.state.is_finished():
-            self._cache[t.number] = (t.state, number, out)
+        self._cache[t.number] = (t, number, out)
         return out
+
+    def _listed_for(self, t: optuna.trial.FrozenTrial,
+                    offset: int) -> tuple[int, list[optuna.trial.FrozenTrial]]:
+        """The trials listed for ``t`` (its repeats, then itself), ``offset`` repeats before
+        it: made again only if ``t``, the repeats before it or its own changed."""
+        repeats = self._repeats.get(t.number, ())
+        entry = self._listed.get(t.number)
+        if entry is not None and entry[0] is t and entry[1] == offset \
+                and entry[2] == len(repeats):
+            return entry[2], entry[3]
+        listed = []
+        for i, (params, values) in enumerate(repeats):
+            state = TrialState.COMPLETE if values is not None else TrialState.FAIL
+            listed.append(optuna.trial.FrozenTrial(
+                number=t.number + offset + i, state=state, value=None, values=values,
+                datetime_start=t.datetime_start, datetime_complete=t.datetime_start,
+                params=params, distributions={k: self._drawn[k] for k in params},
+                user_attrs={}, system_attrs={}, intermediate_values={},
+                trial_id=t._trial_id))
+        listed.append(self.convert(t, t.number + offset + len(repeats)))
+        self._listed[t.number] = (t, offset, len(repeats), listed)
+        return len(repeats), listed
 
     def _get_trials(self, deepcopy: bool = True, states: Any = None,
                     use_cache: bool = False) -> list[optuna.trial.FrozenTrial]:
-        out, offset = [], 0
-        for t in self._study._get_trials(deepcopy=False, use_cache=use_cache):
-            for params, values in self._repeats.get(t.number, ()):
-                state = TrialState.COMPLETE if values is not None else TrialState.FAIL
-                if states is None or state in states:
-                    out.append(optuna.trial.FrozenTrial(
-                        number=t.number + offset, state=state, value=None, values=values,
-                        datetime_start=t.datetime_start, datetime_complete=t.datetime_start,
-                        params=params, distributions={k: self._drawn[k] for k in params},
-                        user_attrs={}, system_attrs={}, intermediate_values={},
-                        trial_id=t._trial_id))
-                offset += 1
-            if states is None or t.state in states:
-                out.append(self.convert(t, t.number + offset))
+        src = self._study._get_trials(deepcopy=False, use_cache=use_cache)
+        prev = self._src
+        n = min(len(src), len(prev), self._stale_from)
+        k = next((i for i in range(n) if src[i] is not prev[i]), n)  # first changed trial
+        if k < len(prev) or len(src) > len(prev):  # list again from there on
+            start = self._starts[k] if k < len(self._starts) else len(self._full)
+            del self._full[start:]
+            del self._starts[k:]
+            offset = start - k  # repeats before trial k
+            for i in range(k, len(src)):
+                t = src[i]
+                if t.number != i:  # not numbered by position: listed whole, nothing kept
+                    self._src, self._starts, self._full = [], [], []
+                    self._filtered.clear()
+                    self._stale_from = 0
+                    return self._listing(src, states)
+                self._starts.append(len(self._full))
+                count, listed = self._listed_for(t, offset)
+                self._full += listed
+                offset += count
+            self._src = list(src)
+            self._filtered.clear()
+        self._stale_from = len(src)
+        if states is None:
+            return list(self._full)
+        key = frozenset(states)
+        filtered = self._filtered.get(key)
+        if filtered is None:
+            filtered = self._filtered[key] = [x for x in self._full if x.state in key]
+        return list(filtered)
+
+    def _listing(self, src: list[optuna.trial.FrozenTrial],
+                 states: Any) -> list[optuna.trial.FrozenTrial]:
+        """The listing of ``src`` made whole, of the given states (None: all)."""
+        out: list[optuna.trial.FrozenTrial] = []
+        offset = 0
+        for t in src:
+            count, listed = self._listed_for(t, offset)
+            offset += count
+            out += [x for x in listed if states is None or x.state in states]
         return out
 
     def get_trials(self, deepcopy: bool = True,

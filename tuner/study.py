@@ -48,11 +48,18 @@ from tuner.samplers import sampler_info
 from tuner.store import ConflictError
 from tuner.store import record_fingerprint
 
+try:  # what Study.tell does, less the copy it returns (Optuna 5.0: optuna/study/_tell.py)
+    from optuna.study._tell import _tell_with_warning
+except ImportError:  # pragma: no cover
+    _tell_with_warning = None
+
 MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 DEFAULT_TRIALS = 100
 # A study ends early when its sampler proposes only configurations it has already tried this
 # many times in a row (a small or converged space): repeats never use up the budget.
 MAX_REPEATS_IN_A_ROW = 50
+# Strategies built per study that are remembered (StudyRun._built); beyond it, forgotten.
+BUILT_MEMO_SIZE = 100_000
 REFERENCE_WIDTHS = (1, 2, 4, 8, 16, 32)
 # Each preset's device digest when presets were still code (before issue 42). A study of a
 # preset whose fields still hash to this keeps its key (older results directories resume); any
@@ -277,6 +284,16 @@ def reference_configs() -> dict[str, dict[str, Any]]:
     return refs
 
 
+def tell(study: optuna.Study, number: int, values: list[float] | None = None,
+         state: TrialState | None = None) -> None:
+    """``study.tell(number, values, state)`` without the deep copy of the trial it returns,
+    which the runner never reads (a copy of every user attribute: ~0.1 ms a trial)."""
+    if _tell_with_warning is None:  # pragma: no cover - an Optuna that moved it
+        study.tell(number, values, state)
+    else:
+        _tell_with_warning(study=study, trial=number, value_or_values=values, state=state)
+
+
 def journal_storage(path: Path) -> tuple[JournalStorage, DriverJournal]:
     """The Optuna storage of one study, on a journal file this process holds (see journal)."""
     backend = DriverJournal(path)
@@ -295,9 +312,11 @@ class StudyRun:
         self.spec = spec
         self.space = space
         self.key = spec.key(space)
+        self._device_digest = spec.device_digest  # the fields' digest, worked out once
         self._add_row = add_row
         self._amend_row = amend_row
         self._build = build
+        self._built_memo: dict[tuple, tuple[Any, WarpsweepError | None]] = {}
         self.meta: GraphMeta | None = None
         self.stopping = False
         self.on_trial: Callable[[StudyRun, TrialRecord], None] | None = None
@@ -343,9 +362,31 @@ class StudyRun:
         return UntriedSampler(make_sampler(self.spec.sampler, seed, self.space), self.space,
                               seed, self._key_and_valid, self._is_tried, self._answer_of)
 
+    def _built(self, config: dict[str, Any]) -> Any:
+        """``build(config)``, remembered per configuration (its knobs, values and their
+        types): the sampler's neighbour search and the dedupe keys build the strategies of
+        the same configurations again and again (issue 44). A rejected configuration raises
+        its error again."""
+        try:
+            key = tuple((k, type(v), v) for k, v in config.items())
+            built = self._built_memo.get(key)
+        except TypeError:  # an unhashable value: built every time
+            return self._build(config)
+        if built is None:
+            try:
+                built = (self._build(config), None)
+            except WarpsweepError as exc:
+                built = (None, exc)
+            if len(self._built_memo) >= BUILT_MEMO_SIZE:
+                self._built_memo.clear()
+            self._built_memo[key] = built
+        if built[1] is not None:
+            raise built[1].with_traceback(None)
+        return built[0]
+
     def _key_and_valid(self, config: dict[str, Any]) -> tuple[Any, bool]:
         try:
-            return self._build(config), True
+            return self._built(config), True
         except WarpsweepError:
             return ("invalid", json.dumps(config, sort_keys=True, default=repr)), False
 
@@ -554,7 +595,7 @@ class StudyRun:
 
     def _dedupe_key(self, config: dict[str, Any]) -> Any:
         try:
-            return self._build(config)
+            return self._built(config)
         except WarpsweepError:
             return ("invalid", json.dumps(config, sort_keys=True, default=repr))
 
@@ -572,7 +613,7 @@ class StudyRun:
             if label in self.references:
                 continue
             try:
-                self._build(config)
+                self._built(config)
             except WarpsweepError:
                 continue  # a baseline this simulator cannot run: nothing to compare with
             missing.append((label, config))
@@ -624,7 +665,7 @@ class StudyRun:
             return None
         while self._pending_refs:
             label, config = self._pending_refs.pop(0)
-            strategy = self._build(config)
+            strategy = self._built(config)
             if strategy in self._inflight:
                 continue
             job = Job(self, "reference", config, strategy, label=label)
@@ -648,7 +689,7 @@ class StudyRun:
                 continue
             self._repeats_in_a_row = 0
             try:
-                strategy = self._build(config)
+                strategy = self._built(config)
             except WarpsweepError as exc:
                 failed = self._failed_record("trial", config, f"invalid configuration: {exc}",
                                              trial=trial.number)
@@ -728,9 +769,9 @@ class StudyRun:
         storage.set_trial_user_attr(trial_id, "record", record.to_json())
         try:
             if record.values is not None:
-                self.study.tell(number, record.values)
+                tell(self.study, number, record.values)
             else:
-                self.study.tell(number, state=TrialState.FAIL)
+                tell(self.study, number, state=TrialState.FAIL)
         except Exception as exc:  # a tell that fails becomes a failed row, never only a log line
             failed = dataclasses.replace(
                 record, state="failed", values=None, values_std=None, metrics=None,
@@ -780,7 +821,7 @@ class StudyRun:
             time_us_max=t_spread[2] if t_spread else None,
             error=error, duplicate_of=duplicate_of,
             wall_s=outcome.wall_s if outcome is not None else 0.0,
-            device_digest=self.spec.device_digest,
+            device_digest=self._device_digest,
             worker=outcome.worker or None if outcome is not None else None,
             node_id=outcome.node_id if outcome is not None else None,
         )
@@ -789,7 +830,7 @@ class StudyRun:
         """Every knob that applies to the configuration, defaults included (the sampled
         config itself when the simulator rejects it)."""
         try:
-            return self._build(config).to_params()
+            return self._built(config).to_params()
         except WarpsweepError:
             return dict(config)
 
