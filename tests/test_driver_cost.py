@@ -16,7 +16,6 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-import tuner.study as study_module
 from simulator import Strategy
 from simulator.errors import ConfigError
 from tuner.dispatch import BatchRunner
@@ -134,8 +133,6 @@ def plain_paths(monkeypatch) -> None:
     monkeypatch.setattr(_DrawnView, "convert", plain_convert)
     monkeypatch.setattr(IncrementalGroups, "calculate", plain_calculate)
     monkeypatch.setattr(StudyRun, "_built", lambda self, config: self._build(config))
-    monkeypatch.setattr(study_module, "tell", lambda study, number, values=None, state=None:
-                        study.tell(number, values, state))
 
 
 def summary(trials):
@@ -253,17 +250,3 @@ def test_built_strategies_are_remembered_and_rejections_raise_again():
     assert len(calls) == 3
 
 
-def test_tell_records_what_study_tell_records():
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    a, b = optuna.create_study(), optuna.create_study()
-    for study, told in ((a, study_module.tell), (b, lambda s, n, v=None, state=None:
-                                                  s.tell(n, v, state))):
-        for i in range(3):
-            trial = study.ask()
-            trial.suggest_float("x", 0, 1)
-            if i == 1:
-                told(study, trial.number, state=TrialState.FAIL)
-            else:
-                told(study, trial.number, [float(i)])
-    assert [(t.state, t.values) for t in a.trials] == [(t.state, t.values) for t in b.trials]
-    assert a.trials[1].state == TrialState.FAIL and a.trials[2].values == [2.0]

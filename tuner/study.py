@@ -48,11 +48,6 @@ from tuner.samplers import sampler_info
 from tuner.store import ConflictError
 from tuner.store import record_fingerprint
 
-try:  # what Study.tell does, less the copy it returns (Optuna 5.0: optuna/study/_tell.py)
-    from optuna.study._tell import _tell_with_warning
-except ImportError:  # pragma: no cover
-    _tell_with_warning = None
-
 MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 DEFAULT_TRIALS = 100
 # A study ends early when its sampler proposes only configurations it has already tried this
@@ -282,16 +277,6 @@ def reference_configs() -> dict[str, dict[str, Any]]:
     for w in REFERENCE_WIDTHS:
         refs[f"vwarp w={w}"] = {"mapping": "vwarp", "w": w}
     return refs
-
-
-def tell(study: optuna.Study, number: int, values: list[float] | None = None,
-         state: TrialState | None = None) -> None:
-    """``study.tell(number, values, state)`` without the deep copy of the trial it returns,
-    which the runner never reads (a copy of every user attribute: ~0.1 ms a trial)."""
-    if _tell_with_warning is None:  # pragma: no cover - an Optuna that moved it
-        study.tell(number, values, state)
-    else:
-        _tell_with_warning(study=study, trial=number, value_or_values=values, state=state)
 
 
 def journal_storage(path: Path) -> tuple[JournalStorage, DriverJournal]:
@@ -769,9 +754,9 @@ class StudyRun:
         storage.set_trial_user_attr(trial_id, "record", record.to_json())
         try:
             if record.values is not None:
-                tell(self.study, number, record.values)
+                self.study.tell(number, record.values)
             else:
-                tell(self.study, number, state=TrialState.FAIL)
+                self.study.tell(number, state=TrialState.FAIL)
         except Exception as exc:  # a tell that fails becomes a failed row, never only a log line
             failed = dataclasses.replace(
                 record, state="failed", values=None, values_std=None, metrics=None,
