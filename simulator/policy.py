@@ -164,11 +164,32 @@ class Policy:
                 node = node["gt"]
         return int(node["choose"]), " and ".join(path) or "always"
 
-    def needs_counters(self) -> bool:
+    def needs_counters(self, graph: dict[str, float] | None = None) -> bool:
         """Whether the tree reads what only the GPU can count (the frontier's size, degrees
         or the last launch's SIMD efficiency): a tree over ``HOST_FEATURES`` or a schedule
-        does not."""
-        return any(node["feature"] not in HOST_FEATURES for node in self.splits())
+        does not; with ``graph`` (graph-level features), only the part of the tree that
+        graph reaches counts."""
+        if self.tree is None:
+            return False
+        tree = self.tree if graph is None else self.residual(graph)
+        return any(node["feature"] not in HOST_FEATURES
+                   for node in Policy(self.candidates, tree=tree).splits())
+
+    def residual(self, graph: dict[str, float]) -> dict[str, Any]:
+        """The tree with its splits on graph-level features decided for ``graph``: what the
+        host evaluates per iteration on that graph (a leaf: one candidate the whole run)."""
+
+        def walk(node: dict[str, Any]) -> dict[str, Any]:
+            if "choose" in node:
+                return node
+            if node["feature"] in GRAPH_FEATURES:
+                side = "le" if graph[node["feature"]] <= node["threshold"] else "gt"
+                return walk(node[side])
+            return {**node, "le": walk(node["le"]), "gt": walk(node["gt"])}
+
+        if self.tree is None:
+            raise ConfigError("a schedule policy has no tree")
+        return walk(self.tree)
 
     def constant(self) -> bool:
         """Whether the policy keeps one candidate for a whole run (its tree splits on
@@ -375,8 +396,9 @@ def policy_iteration_costs(
 ) -> list[PolicyIteration]:
     """Every iteration of a run whose configuration ``policy`` picks per iteration, host
     round trips, conversions between forms and (``count_features``) the feature counters
-    included; the counters are paid only where the policy reads them (``Policy.needs_counters``:
-    a tree over graph-level features and the iteration count, or a schedule, reads none).
+    included; the counters are paid only where the policy reads them on this graph
+    (``Policy.needs_counters``: the part of the tree the graph's own features reach; a tree
+    over graph-level features and the iteration count, or a schedule, reads none).
     ``record``: also cost, for each iteration, converting the frontier it built
     to the other form (the oracle's switch costs). SSSP's and CC's launches of either form run
     asynchronously, as their constant runs do, until one lowers nothing."""
@@ -385,9 +407,13 @@ def policy_iteration_costs(
         raise ConfigError(f"a policy runs {', '.join(POLICY_ALGORITHMS)}, not {fr.algorithm}")
     for s in policy.candidates:
         check_applicable(s, fr.algorithm)
-    count_features = count_features and policy.needs_counters()
     launcher = _PolicyLauncher(fr, policy, device, costs)
     degree, n, m = launcher.degree, fr.n, int(fr.indices.size)
+    if count_features and policy.tree is not None:
+        graph = frontier_features(np.zeros(0, dtype=np.int64), degree, m, 0, 1.0)
+        count_features = policy.needs_counters(graph)
+    else:
+        count_features = False
     run = AsynchronousLowering(fr) if launcher.atomic_updates else None
     synchronous = iter(fr.iterations)
     pending = initial_worklist(fr)  # the next worklist, or the next sweep's active vertices

@@ -161,6 +161,15 @@ def test_cost_sensitive_tree_finds_the_split():
     assert tree["feature"] == FEATURES[0] and 0.48 < tree["threshold"] < 0.52
     assert (tree_choices(tree, x) == (x[:, 0] > 0.5)).all()
     assert fit_tree(x, cost, depth=0, min_leaf=0.05) == {"choose": 0}
+    # rows x <= 0.5 all from graph 0, the rest from graphs 1 and 2: at min_graphs=2 a leaf
+    # of graph 0's rows alone is refused; the best allowed cut takes one row of graph 1 with
+    # them (that row costs 3 instead of 1)
+    groups = np.where(x[:, 0] <= 0.5, 0, np.where(x[:, 0] <= 0.75, 1, 2))
+    assert fit_tree(x, cost, 1, 0.0, groups=groups, min_graphs=1) == tree
+    two = fit_tree(x, cost, 1, 0.0, groups=groups, min_graphs=2)
+    assert two["threshold"] == pytest.approx(0.5 * (x[20, 0] + x[21, 0]))
+    assert (tree_choices(two, x) != (x[:, 0] > 0.5)).sum() == 1
+    assert "choose" in fit_tree(x, cost, 1, 0.0, groups=groups, min_graphs=3)
 
 
 def _samples(x, cost, groups, convert=None, data=None, winners=None) -> Samples:
@@ -282,6 +291,19 @@ def test_a_graph_level_policy_keeps_one_candidate_and_pays_no_counters():
     assert not frontier.constant() and frontier.needs_counters()
     its = policy_iteration_costs(functional_run(small, "bfs", 1), frontier, H100)
     assert all(it.feature_cycles > 0 for it in its)
+    # graph-level split first: the small graph reaches a frontier split (counters paid), the
+    # big one a leaf (its constant run, no counters)
+    mixed = Policy(policy.candidates, tree={**tree, "le": {**tree, "feature": "edge_frac",
+                                                           "threshold": 0.5}})
+    assert mixed.residual({"vertices": 60.0}) == {"choose": 1}
+    assert mixed.residual({"vertices": 12.0})["feature"] == "edge_frac"
+    assert all(it.feature_cycles > 0 for it in policy_iteration_costs(
+        functional_run(small, "bfs", 1), mixed, H100))
+    fr = functional_run(big, "bfs", 1)
+    its = policy_iteration_costs(fr, mixed, H100)
+    assert all(it.feature_cycles == 0 for it in its)
+    assert _us(its) == pytest.approx(simulate(big, "bfs", DATA, "h100", functional=fr).time_us,
+                                     rel=1e-12)
 
 
 def test_tune_searches_the_policy_space_in_process(tmp_path, monkeypatch):

@@ -74,7 +74,8 @@ CANDIDATES = (
 CACHE_VERSION = 2
 GAIN_FLOOR = 0.02  # below it, adaptation is not worth a policy: keep the constant
 DEPTHS = (0, 1, 2, 3)
-MIN_LEAF = (0.05, 0.15)  # a leaf's share of the training graphs' (normalised) time
+# A leaf's floor: (share of the training graphs' normalised time, graphs with rows in it).
+MIN_LEAF = ((0.05, 1), (0.15, 1), (0.01, 3))
 SELECTOR_DEPTHS = (0, 1, 2)  # the per-graph constant selector's depth
 SELECTOR_MIN_LEAF = 0.1     # its leaf floor: a share of the training graphs
 # The per-iteration tree is chosen for a selector leaf only where its leave-one-graph-out
@@ -373,12 +374,14 @@ def fold_candidates(s: Samples, graphs: Sequence[int]) -> np.ndarray:
 
 def fit_tree(x: np.ndarray, cost: np.ndarray, depth: int, min_leaf: float,
              columns: np.ndarray | None = None, features: np.ndarray | None = None,
-             ) -> dict[str, Any]:
+             groups: np.ndarray | None = None, min_graphs: int = 1) -> dict[str, Any]:
     """A cost-sensitive tree: each leaf chooses the candidate of least summed cost over its
     rows; each split (on one feature, at a midpoint between two of its values) is the one
     that lowers that sum most, with at least ``min_leaf`` of the total cost on either side.
     ``columns``: the candidates (columns of ``cost``) it may choose, leaves naming the column
-    index; ``features``: the feature indices it may split on (all by default)."""
+    index; ``features``: the feature indices it may split on (all by default); ``groups``
+    (the graph of each row) with ``min_graphs``: rows of at least that many graphs on either
+    side of a split."""
     if columns is not None:
         cost = cost[:, columns]
     names = np.arange(cost.shape[1]) if columns is None else np.asarray(columns)
@@ -404,6 +407,15 @@ def fit_tree(x: np.ndarray, cost: np.ndarray, depth: int, min_leaf: float,
             weight_right = weight[-1] - weight_left
             loss = left.min(axis=1) + right.min(axis=1)
             loss[(weight_left < floor) | (weight_right < floor)] = np.inf
+            if groups is not None and min_graphs > 1:
+                g = groups[order]
+                first = np.zeros(g.size)
+                first[np.unique(g, return_index=True)[1]] = 1
+                last = np.zeros(g.size)
+                last[g.size - 1 - np.unique(g[::-1], return_index=True)[1]] = 1
+                graphs_left = np.cumsum(first)[cut]
+                graphs_right = np.cumsum(last[::-1])[::-1][cut + 1]
+                loss[(graphs_left < min_graphs) | (graphs_right < min_graphs)] = np.inf
             j = int(np.argmin(loss))
             if loss[j] < best_loss:
                 best_loss = float(loss[j])
@@ -495,6 +507,7 @@ class Fitted:
     min_leaf: float
     cv_geomean: float
     inner: dict[int, float] = field(default_factory=dict)  # training graph -> its CV ratio
+    min_graphs: int = 1
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -503,10 +516,11 @@ def geomean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 1.0
 
 
-def _fit_adaptive(s: Samples, train: np.ndarray, depth: int, min_leaf: float
-                  ) -> dict[str, Any]:
+def _fit_adaptive(s: Samples, train: np.ndarray, depth: int, min_leaf: float,
+                  min_graphs: int = 1) -> dict[str, Any]:
     rows = s.rows(train)
-    tree = fit_tree(s.x[rows], s.cost[rows], depth, min_leaf, fold_candidates(s, train))
+    tree = fit_tree(s.x[rows], s.cost[rows], depth, min_leaf, fold_candidates(s, train),
+                    groups=s.group[rows], min_graphs=min_graphs)
     return prune(tree, s, train) if depth else tree
 
 
@@ -524,7 +538,8 @@ def _cross_validate(graphs: np.ndarray, fit: Any, evaluate: Any, configs: Sequen
             best = (score, config, inner)
     score, config, inner = best
     return Fitted(fit(graphs, *config), config[0],
-                  config[1] if len(config) > 1 else SELECTOR_MIN_LEAF, score, inner)
+                  config[1] if len(config) > 1 else SELECTOR_MIN_LEAF, score, inner,
+                  config[2] if len(config) > 2 else 1)
 
 
 def fit_policy_tree(s: Samples, graphs: Sequence[int] | None = None) -> Fitted:
@@ -532,8 +547,8 @@ def fit_policy_tree(s: Samples, graphs: Sequence[int] | None = None) -> Fitted:
     ``graphs`` (all of ``s``'s by default; switches counted), then fitted on all of them
     among their candidates (``fold_candidates``) and pruned where switches eat its gain."""
     graphs = np.unique(s.group) if graphs is None else np.asarray(graphs)
-    configs = [(d, m) for d in DEPTHS for m in (MIN_LEAF if d else MIN_LEAF[:1])]
-    return _cross_validate(graphs, lambda train, d, m: _fit_adaptive(s, train, d, m),
+    configs = [(d, *m) for d in DEPTHS for m in (MIN_LEAF if d else MIN_LEAF[:1])]
+    return _cross_validate(graphs, lambda train, *c: _fit_adaptive(s, train, *c),
                            lambda tree, g: graph_ratio(tree, s, g), configs)
 
 
@@ -644,6 +659,7 @@ def make_policy(model: FoldModel, candidates: Sequence[str], name: str,
                   meta={"kind": model.kind, "selector_depth": model.selector.depth,
                         "adaptive_depth": model.adaptive.depth,
                         "adaptive_min_leaf": model.adaptive.min_leaf,
+                        "adaptive_min_graphs": model.adaptive.min_graphs,
                         "cv_selector_geomean": model.selector.cv_geomean,
                         "cv_adaptive_geomean": model.adaptive.cv_geomean, **(meta or {})})
 
@@ -663,7 +679,7 @@ class GraphOutcome:
     policy_us: float
     policy_switches: int
     policy_choices: str
-    kind: str
+    kind: str          # on this graph: "constant" (one candidate the whole run) or "adaptive"
     candidates: int
     trained_on: list[str]
 
@@ -713,6 +729,7 @@ def leave_one_graph_out(specs: Sequence[str], tables: Sequence[IterationTable],
         policy_us, its = run_policy(spec, algorithm, policy, device, table.source)
         orc = oracle(table)
         realised_us = oracle_as_run(spec, table, orc, device)
+        graph = dict(zip(FEATURES, table.features[table.best][0], strict=True))
         choices = [policy.candidates[it.choice] for it in its]
         names = {c: i for i, c in enumerate(candidate_strategies(candidates))}
         pool = [names[c] for c in choices]
@@ -720,7 +737,8 @@ def leave_one_graph_out(specs: Sequence[str], tables: Sequence[IterationTable],
             table.graph, algorithm, candidates[table.best], float(table.constant_us.min()),
             orc.time_us, realised_us, orc.switches, policy_us,
             sum(1 for a, b in zip(pool, pool[1:], strict=False) if a != b),
-            _runs(pool), model.kind, int(model.candidates.size),
+            _runs(pool), "constant" if "choose" in policy.residual(graph) else "adaptive",
+            int(model.candidates.size),
             [t.graph for i, t in enumerate(tables) if i != g]))
     return out
 
