@@ -387,3 +387,23 @@ def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
     assert adapt.verdict == "adaptation can save 10.0% (2 switch(es))"
     _, caption = adaptation_figure([keep, adapt], "t")
     assert "oracle 0.990x, under 2%" in caption and "oracle 0.900x" in caption
+
+
+def test_leave_one_graph_out_trains_on_train_only_graphs_and_reports_none(tmp_path,
+                                                                          monkeypatch):
+    from tuner.adaptive import iteration_table
+    from tuner.adaptive import leave_one_graph_out
+
+    monkeypatch.setenv("WARPSWEEP_CACHE", str(tmp_path))
+    cands = ("mapping=thread,donate_threshold=0", "mapping=vwarp,w=8", DATA)
+    specs = ["grid2d:rows=8,cols=8", "rmat:scale=7,seed=1", "random:n=128,deg=4,seed=1"]
+    tables = [iteration_table(s, "bfs", candidates=cands) for s in specs]
+    extra = [iteration_table("rmat:scale=8,seed=2", "bfs", candidates=cands)]
+    rows = leave_one_graph_out(specs, tables, "bfs", candidates=cands, train_only=extra)
+    assert [r.graph for r in rows] == [t.graph for t in tables]
+    for r in rows:
+        assert r.graph not in r.trained_on and extra[0].graph in r.trained_on
+        assert len(r.trained_on) == 3
+        best = float(min(t.sum() for t in tables[rows.index(r)].times))
+        assert r.constant_us == pytest.approx(best) and r.oracle_honest_us <= best
+        assert r.kind in ("constant", "adaptive") and r.policy_us > 0

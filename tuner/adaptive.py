@@ -1,10 +1,11 @@
 """Per-iteration adaptation: the oracle (the best configuration chosen independently per
-iteration, switches paid) and a learned policy (a small cost-sensitive decision tree over the
-features the GPU has when an iteration starts), judged leave-one-graph-out.
+iteration, switches paid) and a learned policy (a per-graph selector over graph-level features
+whose leaves keep a constant configuration or hand each iteration to a small cost-sensitive
+tree over the features the GPU has when the iteration starts), judged leave-one-graph-out.
 
 The per-iteration costs come from each candidate's constant run through the policy runner
 (``simulator.policy``, a one-candidate schedule: the same launches, time for time, as
-``simulate``), cached per (graph, algorithm, device, source, candidates) under
+``simulate``), cached per (graph, algorithm, device, source, candidate) under
 ``~/.cache/warpsweep/adaptive``.
 
 The oracle. BFS's levels are the same under every configuration, so its iterations align
@@ -14,9 +15,16 @@ iteration built (compaction of a sweep's flags into a worklist, scatter of a wor
 flags, costed on that frontier). SSSP's (and CC's) asynchronous launches follow a
 trajectory that depends on the configuration: the oracle aligns the candidates' own runs by
 iteration index (iteration i of one run stands for iteration i of another) and a path ends
-where the candidate it is on ends its own run. That is an approximation, so the oracle's
-schedule is also run through the simulator as it is (``realised``: its own trajectory, the
-worklist a switch really builds) and both are reported.
+where the candidate it is on ends its own run. That is optimistic, so the primary figure is
+the oracle as run (``oracle_as_run``): its schedule through the simulator (its own
+trajectory, the worklist a switch really builds) or, where that strays, the best of a few of
+its prefixes run as they are; never above the best constant.
+
+The learned policy (``fit_fold``), from a fold's training graphs only: the candidates (their
+best constants and oracle winners), the per-iteration tree (depth and leaf floor by inner
+leave-one-graph-out with switch costs counted, then pruned where a switch eats a split's
+gain), and the selector, whose "adapt" option costs the tree's inner figure plus
+``GATE_GAIN``: where adapting is not predicted to win by that much, a leaf keeps a constant.
 """
 
 from __future__ import annotations
@@ -717,12 +725,14 @@ class GraphOutcome:
 
 def leave_one_graph_out(specs: Sequence[str], tables: Sequence[IterationTable],
                         algorithm: str, device: str = "h100",
-                        candidates: Sequence[str] = CANDIDATES) -> list[GraphOutcome]:
-    """For each graph: the policy trained (candidates, model choice and gate included) on the
-    others only, run on it through the simulator, beside its best constant of the whole pool
-    and its oracle over the whole pool."""
+                        candidates: Sequence[str] = CANDIDATES,
+                        train_only: Sequence[IterationTable] = ()) -> list[GraphOutcome]:
+    """For each graph of ``tables``: the policy trained (candidates, model choice and gate
+    included) on the others and on ``train_only`` (graphs that only ever train), run on it
+    through the simulator, beside its best constant of the whole pool and its oracle over the
+    whole pool."""
     out = []
-    s = samples(tables)
+    s = samples([*tables, *train_only])
     for g, (spec, table) in enumerate(zip(specs, tables, strict=True)):
         model = fold_fit(s, g)
         policy = make_policy(model, candidates, f"logo-{table.graph}")
@@ -739,7 +749,7 @@ def leave_one_graph_out(specs: Sequence[str], tables: Sequence[IterationTable],
             sum(1 for a, b in zip(pool, pool[1:], strict=False) if a != b),
             _runs(pool), "constant" if "choose" in policy.residual(graph) else "adaptive",
             int(model.candidates.size),
-            [t.graph for i, t in enumerate(tables) if i != g]))
+            [t.graph for i, t in enumerate([*tables, *train_only]) if i != g]))
     return out
 
 
