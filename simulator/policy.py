@@ -68,7 +68,14 @@ FEATURES = (
     "graph_spread",     # largest degree / graph_degree
     "iteration",        # 0, 1, ...
     "last_simd",        # the previous iteration's SIMD efficiency (1 before the first)
+    "vertices",         # n
+    "edges",            # m
 )
+# Features the host knows before the run starts: a tree that splits on these alone keeps one
+# candidate for the whole run (a constant configuration chosen per graph) and needs no
+# counters; ``iteration`` is the host's own count.
+GRAPH_FEATURES = ("graph_degree", "graph_spread", "vertices", "edges")
+HOST_FEATURES = (*GRAPH_FEATURES, "iteration")
 # Knobs that scale the thresholds of the tree's first splits (pre-order): what `tune` searches.
 THRESHOLD_KNOBS = ("policy_t1", "policy_t2", "policy_t3")
 
@@ -91,6 +98,8 @@ def frontier_features(frontier: np.ndarray, degree: np.ndarray, m: int, iteratio
         "graph_spread": float(degree.max()) / graph_avg if n and graph_avg > 0 else 0.0,
         "iteration": float(iteration),
         "last_simd": float(last_simd),
+        "vertices": float(n),
+        "edges": float(m),
     }
 
 
@@ -154,6 +163,42 @@ class Policy:
                 path.append(f"{node['feature']} > {node['threshold']:.6g}")
                 node = node["gt"]
         return int(node["choose"]), " and ".join(path) or "always"
+
+    def needs_counters(self, graph: dict[str, float] | None = None) -> bool:
+        """Whether the tree reads what only the GPU can count (the frontier's size, degrees
+        or the last launch's SIMD efficiency): a tree over ``HOST_FEATURES`` or a schedule
+        does not; with ``graph`` (graph-level features), only the part of the tree that
+        graph reaches counts."""
+        if self.tree is None:
+            return False
+        tree = self.tree if graph is None else self.residual(graph)
+        return any(node["feature"] not in HOST_FEATURES
+                   for node in Policy(self.candidates, tree=tree).splits())
+
+    def residual(self, graph: dict[str, float]) -> dict[str, Any]:
+        """The tree with its splits on graph-level features decided for ``graph``: what the
+        host evaluates per iteration on that graph (a leaf: one candidate the whole run)."""
+
+        def walk(node: dict[str, Any]) -> dict[str, Any]:
+            if "choose" in node:
+                return node
+            if node["feature"] in GRAPH_FEATURES:
+                side = "le" if graph[node["feature"]] <= node["threshold"] else "gt"
+                return walk(node[side])
+            return {**node, "le": walk(node["le"]), "gt": walk(node["gt"])}
+
+        if self.tree is None:
+            raise ConfigError("a schedule policy has no tree")
+        return walk(self.tree)
+
+    def constant(self) -> bool:
+        """Whether the policy keeps one candidate for a whole run (its tree splits on
+        graph-level features only, or it has one candidate)."""
+        if len(self.candidates) == 1:
+            return True
+        if self.tree is None:
+            return len(set(self.schedule)) == 1
+        return all(node["feature"] in GRAPH_FEATURES for node in self.splits())
 
     def rules(self) -> list[dict[str, Any]]:
         """The tree as flat rules, first match wins: conditions, candidate index, its knobs."""
@@ -351,7 +396,10 @@ def policy_iteration_costs(
 ) -> list[PolicyIteration]:
     """Every iteration of a run whose configuration ``policy`` picks per iteration, host
     round trips, conversions between forms and (``count_features``) the feature counters
-    included. ``record``: also cost, for each iteration, converting the frontier it built
+    included; the counters are paid only where the policy reads them on this graph
+    (``Policy.needs_counters``: the part of the tree the graph's own features reach; a tree
+    over graph-level features and the iteration count, or a schedule, reads none).
+    ``record``: also cost, for each iteration, converting the frontier it built
     to the other form (the oracle's switch costs). SSSP's and CC's launches of either form run
     asynchronously, as their constant runs do, until one lowers nothing."""
     fr = functional
@@ -361,6 +409,11 @@ def policy_iteration_costs(
         check_applicable(s, fr.algorithm)
     launcher = _PolicyLauncher(fr, policy, device, costs)
     degree, n, m = launcher.degree, fr.n, int(fr.indices.size)
+    if count_features and policy.tree is not None:
+        graph = frontier_features(np.zeros(0, dtype=np.int64), degree, m, 0, 1.0)
+        count_features = policy.needs_counters(graph)
+    else:
+        count_features = False
     run = AsynchronousLowering(fr) if launcher.atomic_updates else None
     synchronous = iter(fr.iterations)
     pending = initial_worklist(fr)  # the next worklist, or the next sweep's active vertices

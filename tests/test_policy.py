@@ -5,6 +5,7 @@ tree, leave-one-graph-out really leaving the graph out, policy files and ``polic
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -18,16 +19,25 @@ from simulator.costs import total_cost
 from simulator.device import Device
 from simulator.device import get_device
 from simulator.errors import ConfigError
+from simulator.load import load_graph
 from simulator.policy import FEATURES
 from simulator.policy import Policy
 from simulator.policy import feature_counter_cost
 from simulator.policy import policy_iteration_costs
 from tests.hand_counted import star_graph
+from tuner.adaptive import GATE_GAIN
+from tuner.adaptive import Fitted
 from tuner.adaptive import IterationTable
 from tuner.adaptive import Samples
+from tuner.adaptive import fit_selector
 from tuner.adaptive import fit_tree
 from tuner.adaptive import fold_fit
+from tuner.adaptive import graft
+from tuner.adaptive import graph_ratio
 from tuner.adaptive import oracle
+from tuner.adaptive import prune
+from tuner.adaptive import schedule_family
+from tuner.adaptive import selector_costs
 from tuner.adaptive import tree_choices
 
 H100 = get_device("h100")
@@ -134,6 +144,15 @@ def test_oracle_ends_with_its_candidate():
     assert orc.time_us == 2 and orc.schedule == [0, 1]
 
 
+def test_schedule_family_by_hand():
+    # runs: 1 x2, 7 x3, 1 x1; best constant 7
+    fam = schedule_family([1, 1, 7, 7, 7, 1], 7)
+    assert fam == [(1, 1, 7, 7, 7, 1), (1, 1), (1, 1, 7), (1, 1, 7, 7, 7),
+                   (1, 1, 7, 7, 7, 7), (1, 1, 7, 7, 7, 1, 7)]
+    assert schedule_family([1, 1, 7, 7, 7, 1], 7, segments=1) == [
+        (1, 1, 7, 7, 7, 1), (1, 1), (1, 1, 7)]
+
+
 def test_cost_sensitive_tree_finds_the_split():
     x = np.zeros((40, len(FEATURES)))
     x[:, 0] = np.linspace(0, 1, 40)
@@ -142,6 +161,28 @@ def test_cost_sensitive_tree_finds_the_split():
     assert tree["feature"] == FEATURES[0] and 0.48 < tree["threshold"] < 0.52
     assert (tree_choices(tree, x) == (x[:, 0] > 0.5)).all()
     assert fit_tree(x, cost, depth=0, min_leaf=0.05) == {"choose": 0}
+    # rows x <= 0.5 all from graph 0, the rest from graphs 1 and 2: at min_graphs=2 a leaf
+    # of graph 0's rows alone is refused; the best allowed cut takes one row of graph 1 with
+    # them (that row costs 3 instead of 1)
+    groups = np.where(x[:, 0] <= 0.5, 0, np.where(x[:, 0] <= 0.75, 1, 2))
+    assert fit_tree(x, cost, 1, 0.0, groups=groups, min_graphs=1) == tree
+    two = fit_tree(x, cost, 1, 0.0, groups=groups, min_graphs=2)
+    assert two["threshold"] == pytest.approx(0.5 * (x[20, 0] + x[21, 0]))
+    assert (tree_choices(two, x) != (x[:, 0] > 0.5)).sum() == 1
+    assert "choose" in fit_tree(x, cost, 1, 0.0, groups=groups, min_graphs=3)
+
+
+def _samples(x, cost, groups, convert=None, data=None, winners=None) -> Samples:
+    """Samples with each graph's constants summed from its rows (BFS-like: every candidate
+    runs every row)."""
+    k = cost.shape[1]
+    graphs = np.unique(groups)
+    constant = np.array([cost[groups == g].sum(axis=0) for g in graphs])
+    return Samples(x, cost, groups, [f"g{g}" for g in graphs],
+                   np.zeros_like(cost) if convert is None else convert,
+                   np.zeros(k, bool) if data is None else np.asarray(data),
+                   constant,
+                   winners or [set(range(k)) for _ in graphs])
 
 
 def test_leave_one_graph_out_never_sees_the_held_out_graph():
@@ -149,16 +190,144 @@ def test_leave_one_graph_out_never_sees_the_held_out_graph():
     groups = np.repeat(np.arange(5), 12)
     x = rng.random((60, len(FEATURES)))
     cost = rng.random((60, 3)) + 0.1
-    s = Samples(x, cost, groups)
+    winners = [{0, 1}, {1}, {2}, {0}, {1, 2}]
+    s = _samples(x, cost, groups, winners=winners)
     held = fold_fit(s, 2)
-    # whatever graph 2's rows say, the tree made without it is the same
+    assert list(held.candidates) == [0, 1, 2] and list(fold_fit(s, 4).candidates) == [0, 1, 2]
+    assert list(fold_fit(_samples(x, cost, groups, winners=[{0}, {0}, {2}, {0}, {1}]), 2)
+                .candidates) == [0, 1]  # graph 2's winner (2) is not among its fold's
+    # whatever graph 2's rows, constants and winners say, the model made without it is the same
     cost2 = cost.copy()
     cost2[groups == 2] = rng.random((12, 3)) * 100
     x2 = x.copy()
     x2[groups == 2] = rng.random((12, len(FEATURES)))
-    assert fold_fit(Samples(x2, cost2, groups), 2) == held
+    s2 = _samples(x2, cost2, groups, winners=[*winners[:2], {0, 1, 2}, *winners[3:]])
+    other = fold_fit(s2, 2)
+    assert other.tree == held.tree and other.kind == held.kind
+    assert other.selector.inner == held.selector.inner
     # ... while another fold, which trains on graph 2, sees the change
-    assert fold_fit(Samples(x2, cost2, groups), 0).tree != fold_fit(s, 0).tree
+    assert fold_fit(s2, 0).adaptive.inner != fold_fit(s, 0).adaptive.inner
+
+
+def test_graph_ratio_counts_switches_by_hand():
+    # one graph, 3 iterations, candidates c0 (topology) and c1 (data); the tree picks c0 at
+    # iteration 0 and c1 after: cost 1 + 2 + 2, plus converting iteration 0's frontier out
+    # of c0 (0.5); c1 alone costs 3 + 2 + 2 = 7, c0 alone 1 + 4 + 4 = 9
+    x = np.zeros((3, len(FEATURES)))
+    x[:, FEATURES.index("iteration")] = [0, 1, 2]
+    cost = np.array([[1.0, 3.0], [4.0, 2.0], [4.0, 2.0]])
+    convert = np.array([[0.5, 0.25], [0.5, 0.25], [0.5, 0.25]])
+    s = _samples(x, cost, np.zeros(3, int), convert, data=[False, True])
+    tree = {"feature": "iteration", "threshold": 0.5, "le": {"choose": 0}, "gt": {"choose": 1}}
+    assert graph_ratio(tree, s, 0) == pytest.approx(5.5)
+    assert graph_ratio(tree, s, 0, switches=False) == pytest.approx(5.0)
+    # same form: no conversion
+    assert graph_ratio(tree, _samples(x, cost, np.zeros(3, int), convert,
+                                      data=[True, True]), 0) == pytest.approx(5.0)
+    # a tree that keeps one candidate costs that candidate's constant run
+    assert graph_ratio({"choose": 1}, s, 0) == pytest.approx(7.0)
+
+
+def test_pruning_drops_a_split_whose_switch_eats_its_gain():
+    x = np.zeros((3, len(FEATURES)))
+    x[:, FEATURES.index("iteration")] = [0, 1, 2]
+    # per iteration: c0 1, 4, 4; c1 2, 2, 2: the split (1 + 2 + 2 = 5) saves 1 over c1
+    # alone (6) before the conversion of iteration 0's frontier
+    cost = np.array([[1.0, 2.0], [4.0, 2.0], [4.0, 2.0]])
+    tree = {"feature": "iteration", "threshold": 0.5, "le": {"choose": 0}, "gt": {"choose": 1}}
+    cheap = _samples(x, cost, np.zeros(3, int), np.full((3, 2), 0.5), data=[False, True])
+    dear = _samples(x, cost, np.zeros(3, int), np.full((3, 2), 1.5), data=[False, True])
+    assert prune(tree, cheap, [0]) == tree            # 5.5 < 6: keep the split
+    assert prune(tree, dear, [0]) == {"choose": 1}    # 6.5 > 6: keep c1 throughout
+    assert fit_tree(x, cost, 1, 0.0) == tree          # the fit alone sees no switch
+
+
+def test_selector_adapts_only_where_the_tree_wins_by_the_margin():
+    # six graphs: 0-2 small, 3-5 large; constants c0 wins the small (c1 1.3x), c1 the large
+    x = np.zeros((12, len(FEATURES)))
+    x[:, FEATURES.index("vertices")] = np.repeat([10, 20, 30, 1000, 2000, 3000], 2)
+    groups = np.repeat(np.arange(6), 2)
+    s = _samples(x, np.ones((12, 2)), groups)
+    s.constant = np.array([[1.0, 1.3]] * 3 + [[1.3, 1.0]] * 3)
+    tree = {"feature": "edge_frac", "threshold": 0.1, "le": {"choose": 1},
+            "gt": {"choose": 0}}
+    # the tree's leave-one-out figures: 10% better on the small graphs, 10% worse on the large
+    adaptive = Fitted(tree, 1, 0.05, 1.0, {0: 0.9, 1: 0.9, 2: 0.9, 3: 1.1, 4: 1.1, 5: 1.1})
+    assert selector_costs(s, adaptive)[0, 2] == pytest.approx(0.9 * (1 + GATE_GAIN))
+    selector = fit_selector(s, np.arange(6), adaptive)
+    assert selector.tree == {"feature": "vertices", "threshold": 515.0,
+                             "le": {"choose": 2}, "gt": {"choose": 1}}
+    # leave-one-out: without graph 3 the split falls at (30 + 2000) / 2, so graph 3 (1000
+    # vertices) adapts and loses 10%; the others get their leaf's choice
+    assert selector.inner == pytest.approx({0: 0.9, 1: 0.9, 2: 0.9, 3: 1.1, 4: 1.0, 5: 1.0})
+    assert selector.cv_geomean == pytest.approx(math.exp((3 * math.log(0.9) + math.log(1.1))
+                                                         / 6))
+    grafted, adapt, leaves = graft(selector.tree, tree, 2)
+    assert (adapt, leaves) == (1, 2) and grafted["le"] == tree
+    # a gain under GATE_GAIN (0.5%) keeps the small graphs' constant
+    adaptive.inner.update({0: 0.995, 1: 0.995, 2: 0.995})
+    selector = fit_selector(s, np.arange(6), adaptive)
+    assert graft(selector.tree, tree, 2)[1] == 0
+    assert sorted(leaf["choose"] for leaf in [selector.tree["le"], selector.tree["gt"]]) \
+        == [0, 1]
+    # no tree (a leaf): never adapt
+    assert (selector_costs(s, Fitted({"choose": 0}, 0, 0.05, 1.0, {}))[:, 2] == 1e6).all()
+
+
+def test_a_graph_level_policy_keeps_one_candidate_and_pays_no_counters():
+    """A tree over graph-level features is a per-graph constant: the run is the constant
+    run to the last bit (no feature counters), and which constant depends on the graph."""
+    small, big = path_graph(12), path_graph(60)
+    tree = {"feature": "vertices", "threshold": 40.0, "le": {"choose": 0}, "gt": {"choose": 1}}
+    policy = Policy((Strategy.parse(TOPO), Strategy.parse(DATA)), tree=tree)
+    assert policy.constant() and not policy.needs_counters()
+    for g, config in ((small, TOPO), (big, DATA)):
+        fr = functional_run(g, "bfs", 1)
+        its = policy_iteration_costs(fr, policy, H100)
+        assert _us(its) == pytest.approx(simulate(g, "bfs", config, "h100", functional=fr)
+                                         .time_us, rel=1e-12)
+        assert all(it.feature_cycles == 0 for it in its)
+    frontier = Policy(policy.candidates, tree={**tree, "feature": "edge_frac"})
+    assert not frontier.constant() and frontier.needs_counters()
+    its = policy_iteration_costs(functional_run(small, "bfs", 1), frontier, H100)
+    assert all(it.feature_cycles > 0 for it in its)
+    # graph-level split first: the small graph reaches a frontier split (counters paid), the
+    # big one a leaf (its constant run, no counters)
+    mixed = Policy(policy.candidates, tree={**tree, "le": {**tree, "feature": "edge_frac",
+                                                           "threshold": 0.5}})
+    assert mixed.residual({"vertices": 60.0}) == {"choose": 1}
+    assert mixed.residual({"vertices": 12.0})["feature"] == "edge_frac"
+    assert all(it.feature_cycles > 0 for it in policy_iteration_costs(
+        functional_run(small, "bfs", 1), mixed, H100))
+    fr = functional_run(big, "bfs", 1)
+    its = policy_iteration_costs(fr, mixed, H100)
+    assert all(it.feature_cycles == 0 for it in its)
+    assert _us(its) == pytest.approx(simulate(big, "bfs", DATA, "h100", functional=fr).time_us,
+                                     rel=1e-12)
+
+
+def test_tune_searches_the_policy_space_in_process(tmp_path, monkeypatch):
+    """search_spaces/policy.yaml end to end: a few trials on a generated graph, in this
+    process (workers=0), each a run of policies/bfs-h100.json with policy_t1 sampled."""
+    from pathlib import Path
+
+    from tuner import api
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)  # the space names the policy file relative to the repository
+    run = api.tune("rmat:scale=9,seed=2", "bfs", space="policy", trials=4, sources=1,
+                   results=str(tmp_path / "results"), workers=0)
+    (study,) = run.studies
+    assert study.done == 4 and study.failed == 0
+    rows = api.load_results(tmp_path / "results")
+    trials = rows[rows["role"] == "trial"]
+    assert len(trials) == 4 and (trials["policy"] == "policies/bfs-h100.json").all()
+    assert trials["policy_t1"].between(0.25, 4.0).all()
+    t1 = float(trials["policy_t1"].iloc[0])
+    want = simulate(load_graph("rmat:scale=9,seed=2"), "bfs",
+                    f"policy=policies/bfs-h100.json,policy_t1={t1!r}", "h100",
+                    source=int(study.graph.sources[0]))
+    assert float(trials["time_us"].iloc[0]) == pytest.approx(want.time_us, rel=1e-9)
 
 
 def test_policy_file_rules_and_strategy(tmp_path):
@@ -218,3 +387,23 @@ def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
     assert adapt.verdict == "adaptation can save 10.0% (2 switch(es))"
     _, caption = adaptation_figure([keep, adapt], "t")
     assert "oracle 0.990x, under 2%" in caption and "oracle 0.900x" in caption
+
+
+def test_leave_one_graph_out_trains_on_train_only_graphs_and_reports_none(tmp_path,
+                                                                          monkeypatch):
+    from tuner.adaptive import iteration_table
+    from tuner.adaptive import leave_one_graph_out
+
+    monkeypatch.setenv("WARPSWEEP_CACHE", str(tmp_path))
+    cands = ("mapping=thread,donate_threshold=0", "mapping=vwarp,w=8", DATA)
+    specs = ["grid2d:rows=8,cols=8", "rmat:scale=7,seed=1", "random:n=128,deg=4,seed=1"]
+    tables = [iteration_table(s, "bfs", candidates=cands) for s in specs]
+    extra = [iteration_table("rmat:scale=8,seed=2", "bfs", candidates=cands)]
+    rows = leave_one_graph_out(specs, tables, "bfs", candidates=cands, train_only=extra)
+    assert [r.graph for r in rows] == [t.graph for t in tables]
+    for r in rows:
+        assert r.graph not in r.trained_on and extra[0].graph in r.trained_on
+        assert len(r.trained_on) == 3
+        best = float(min(t.sum() for t in tables[rows.index(r)].times))
+        assert r.constant_us == pytest.approx(best) and r.oracle_honest_us <= best
+        assert r.kind in ("constant", "adaptive") and r.policy_us > 0
