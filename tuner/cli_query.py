@@ -47,10 +47,15 @@ QUERY_EXAMPLES = """examples:
   warpsweep query "SELECT * FROM graphs" --format json > graphs.json
   warpsweep query "SELECT * FROM trials WHERE algorithm = 'bfs'" --format parquet --out bfs.parquet
   warpsweep query - < report.sql          (the SQL from stdin)
+  warpsweep query "SELECT graph_spec, time_us, measured_us FROM trials WHERE measured_us > 0"
 
 views: trials (one row per evaluation: study_key, role, label, state, graph_id, graph_spec,
-algorithm, device, param_<knob>, time_us and the other metrics) and graphs (graph_id,
-graph_spec, name, kind, n, m and the graph features); see docs/results-store.md (Schema).
+algorithm, device, param_<knob>, time_us and the other metrics, and measured_us and
+measured_kernel_us where tune --verify K measured the configuration on the GPU), graphs
+(graph_id, graph_spec, name, kind, n, m and the graph features) and measured (every measured
+row: its study's algorithm, device, graph_id and graph_spec, then study_key, role, trial,
+label, config, rank, time_us simulated, measured_us, kernel_us, correct, note, gpu_name,
+winner, source, variant, trials, labels); see docs/results-store.md (Schema).
 """
 BEST_EXAMPLES = """examples:
   warpsweep best

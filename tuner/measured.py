@@ -54,7 +54,8 @@ def read_measured_rows(location: Location) -> pa.Table:
     fs = None if location.local else location.fs
     for path in measured_files(location):
         try:
-            table = pq.read_table(path, filesystem=fs, page_checksum_verification=True)
+            table = pq.ParquetFile(path, filesystem=fs,
+                                   page_checksum_verification=True).read()
         except (OSError, pa.ArrowException, ValueError) as exc:
             raise DamagedResults(path, str(exc), location.text) from None
         columns = {}
