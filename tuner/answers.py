@@ -31,6 +31,9 @@ from tuner.configs import canonical_params
 from tuner.configs import config_text
 from tuner.configs import strategy_defaults
 from tuner.configs import value_text
+from tuner.measured import MEASURED_COLUMNS
+from tuner.measured import MeasuredWinner
+from tuner.measured import winners
 from tuner.query import graph_ids
 from tuner.query import graph_name
 from tuner.schema import PARAM_PREFIX
@@ -167,6 +170,18 @@ class StudyBest:
     fixed: FixedConfig | None
     fixed_value: float | None
     vs_fixed: float | None
+    # measured on the GPU (``tune --verify K``; None where the study was not measured): the
+    # best row's configuration measured, and the study's measured winner
+    measured_us: float | None = None
+    measured: MeasuredWinner | None = None
+
+    @property
+    def measured_regret(self) -> float | None:
+        """The simulated best's measured time over the measured winner's (None: either was
+        not measured)."""
+        if self.measured is None or self.measured_us is None:
+            return None
+        return self.measured_us / self.measured.measured_us
 
 
 @dataclass
@@ -307,6 +322,7 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
     shown = graph_ids(con, filters.graph) if filters.graph is not None else None
     studies = _studies(con, summaries)
     fixed, fixed_values = _fixed_configs(src, summaries, objective)
+    measured = winners(con) if "measured_us" in src.columns else {}
     out = []
     for s in summaries:
         if shown is not None and s["graph_id"] not in shown:
@@ -318,7 +334,8 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
             study=study, value=win["value"], config=src.config(win), role=win["role"],
             label=win["label"], trial=win["trial"], thread_value=s["thread"],
             vs_thread=objective.gain(s["thread"], win["value"]), fixed=group,
-            fixed_value=fixed_value, vs_fixed=objective.gain(fixed_value, win["value"])))
+            fixed_value=fixed_value, vs_fixed=objective.gain(fixed_value, win["value"]),
+            measured_us=win.get("measured_us"), measured=measured.get(s["study_key"])))
     if not out and filters.given():
         _explain_empty(con, filters)
     out.sort(key=lambda b: _study_order(b.study))
@@ -671,7 +688,7 @@ class _Source:
         for metric in metrics:
             # a metric column: not a knob (param_w), a text column (error) or bookkeeping;
             # results with no row yet have no metric column to name (and nothing to rank)
-            if known and metric not in known:
+            if set(known) - set(MEASURED_COLUMNS) and metric not in known:
                 raise ConfigError(f"unknown metric {metric!r}; metrics present: "
                                   f"{', '.join(known) or 'none'}")
         self.metrics = metrics
@@ -778,8 +795,9 @@ class _Source:
     def row_struct(self) -> str:
         """SQL of a struct with a row's value (first metric), role, label, trial and raw knobs."""
         knobs = ", ".join(f'"{PARAM_PREFIX}{k}" := t."{PARAM_PREFIX}{k}"' for k in self.knobs)
+        measured = ", measured_us := t.measured_us" if "measured_us" in self.columns else ""
         return (f"struct_pack(value := {self.metric(0)}, role := t.role, "
-                f"label := t.label, trial := t.trial{', ' + knobs if knobs else ''})")
+                f"label := t.label, trial := t.trial{measured}{', ' + knobs if knobs else ''})")
 
     def unfixed_sql(self) -> str:
         """SQL true where a knob that applies to the row's mapping and driven form is NULL
@@ -1020,7 +1038,9 @@ def _study_best_json(s: StudyBest) -> dict[str, Any]:
             "role": s.role, "label": s.label, "trial": s.trial, "thread_value": s.thread_value,
             "vs_thread": s.vs_thread,
             "fixed_config": _config_json(s.fixed.config) if s.fixed else None,
-            "fixed_value": s.fixed_value, "vs_fixed": s.vs_fixed}
+            "fixed_value": s.fixed_value, "vs_fixed": s.vs_fixed,
+            "measured_us": s.measured_us, "measured_regret": s.measured_regret,
+            "measured_winner": vars(s.measured) if s.measured is not None else None}
 
 
 def _clean(value: Any) -> Any:

@@ -92,7 +92,7 @@ class Measured:
     graph_spec: str
     algorithm: str
     config: str
-    source: int
+    source: int | None  # None: PageRank and CC, which take none
     time_us: float
     variant: str
     m: int | None = None
@@ -187,25 +187,119 @@ def load_measured(
         rows = [r for r in rows if r["graph"] in wanted]
     if max_edges is not None and "m" in table.column_names:
         rows = [r for r in rows if r["m"] is None or r["m"] <= max_edges]
-    correct = [
-        r for r in rows
-        if r["correct"] and r["time_us"] is not None and math.isfinite(r["time_us"])
-        and r["time_us"] > 0
-    ]
-    for r in correct:  # what the fit reads beside the total: it must be a part of it
-        where = f"measured results {path}: {r['graph']} {r['algorithm']} {r['config']!r}"
-        kernel, launches = r.get("kernel_us"), r.get("launches")
-        if kernel is not None and not (math.isfinite(kernel) and kernel <= r["time_us"]):
-            raise ConfigError(f"{where}: kernel_us {kernel} exceeds time_us ({r['time_us']}), "
-                              "of which it is a part")
-        if launches is not None and launches < 1:
-            raise ConfigError(f"{where}: launches {launches} (a run launches at least once)")
+    return measured_rows(rows, f"measured results {path}")
+
+
+def is_results_dir(path: str | Path) -> bool:
+    """Whether ``calibrate``'s input is a results directory (else a measured Parquet file)."""
+    text = str(path)
+    return "://" in text or Path(text).is_dir()
+
+
+def load_measured_results(
+    results: str | Path,
+    *,
+    gpu: str | None = None,
+    algorithms: Iterable[str] | None = None,
+    graphs: Iterable[str] | None = None,
+    max_edges: int | None = None,
+) -> list[Measured]:
+    """The GPU measurements of a results directory (``tune --verify K`` writes them to
+    ``RESULTS/measured/``), one per (graph, algorithm, config) as ``load_measured`` gives a
+    file's: its measured time, on the study's graph and the source it was measured from.
+
+    They are of one GPU: ``gpu`` (a GPU name as measured, e.g. ``NVIDIA H100 80GB HBM3``)
+    picks one where several measured. Graph names are the results' own (``warpsweep best``'s).
+    A directory without measured rows is a one-line ConfigError.
+    """
+    from tuner.query import connect
+    from tuner.query import graph_name
+
+    con = connect(results)
+    rows = con.execute("""
+        SELECT m.algorithm, m.graph_id, m.graph_spec, m.config, m.variant, m.correct,
+               m.measured_us AS time_us, m.kernel_us, m.gpu_name, m.note,
+               coalesce(m.source, (SELECT any_value(t.sources[1]) FROM trials t
+                                   WHERE t.study_key = m.study_key AND len(t.sources) > 0))
+                   AS source,
+               g.name, g.m
+        FROM measured m LEFT JOIN (SELECT graph_id, any_value(name) AS name, any_value(m) AS m
+                                   FROM graphs GROUP BY graph_id) g USING (graph_id)
+        WHERE m.measured_us IS NOT NULL OR m.correct IS NOT NULL""").fetchall()
+    where = f"results {results}"
+    if not rows:
+        raise ConfigError(f"{where}: no measured rows (measured/ holds none): measure on a "
+                          "GPU first, e.g. warpsweep tune ... --verify 5")
+    names = ("algorithm", "graph_id", "graph_spec", "config", "variant", "correct", "time_us",
+             "kernel_us", "gpu_name", "note", "source", "name", "m")
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+    lost = [r for r in found if r["graph_spec"] is None]
+    if lost:
+        raise ConfigError(f"{where}: {len(lost)} measured row(s) whose study has no trial rows "
+                          "(its graph and algorithm are unknown)")
+    gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found})
+    if gpu is not None:
+        found = [r for r in found if (r["gpu_name"] or "unknown GPU") == gpu]
+        if not found:
+            raise ConfigError(f"{where}: nothing measured on {gpu!r} (measured on: "
+                              f"{', '.join(gpus)})")
+    elif len(gpus) > 1:
+        raise ConfigError(f"{where}: measured on {len(gpus)} GPUs ({', '.join(gpus)}); "
+                          "name one with --gpu")
+    for r in found:
+        r["graph"] = graph_name(r["graph_spec"], r["name"]) or r["graph_id"]
+        r["variant"] = r["variant"] or "default"
+        if r["algorithm"] not in ("bfs", "sssp"):
+            r["source"] = None
+        elif r["source"] is None:
+            raise ConfigError(f"{where}: {r['graph']} {r['algorithm']} {r['config']!r}: the "
+                              "source it was measured from is unknown")
+    if algorithms is not None:
+        wanted = set(algorithms)
+        found = [r for r in found if r["algorithm"] in wanted]
+    if graphs is not None:
+        wanted = set(graphs)
+        unknown = sorted(wanted - {r["graph"] for r in found})
+        if unknown:
+            raise ConfigError(f"{where}: no measured graph named {', '.join(unknown)} (it has: "
+                              f"{', '.join(sorted({r['graph'] for r in found}))})")
+        found = [r for r in found if r["graph"] in wanted]
+    if max_edges is not None:
+        found = [r for r in found if r["m"] is None or r["m"] <= max_edges]
+    return measured_rows(found, f"measured rows of {where}")
+
+
+def impossible(r: Mapping[str, Any]) -> str | None:
+    """What is impossible about a correct row's times (None: nothing): a time that is not a
+    positive number, a kernel time that is not one or exceeds the whole time (of which it is
+    a part), fewer than one launch."""
+    time_us, kernel, launches = r["time_us"], r.get("kernel_us"), r.get("launches")
+    if time_us is None or not math.isfinite(time_us) or time_us <= 0:
+        return f"time_us {time_us}"
+    if kernel is not None and not (math.isfinite(kernel) and 0 <= kernel <= time_us):
+        return (f"kernel_us {kernel} exceeds time_us {time_us}" if math.isfinite(kernel)
+                and kernel > time_us else f"kernel_us {kernel}")
+    if launches is not None and launches < 1:
+        return f"launches {launches} (a run launches at least once)"
+    return None
+
+
+def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured]:
+    """One Measured per (graph, algorithm, config) of the rows (dicts with the columns of
+    ``REQUIRED_COLUMNS``, optionally m, launches, iterations, kernel_us): the fastest correct
+    variant. Correct rows with impossible times (NaN, zero or negative, kernel time beyond
+    the whole) are refused, all of them named in one ConfigError, never silently dropped."""
+    correct = [r for r in rows if r["correct"]]
+    bad = [(r, why) for r in correct if (why := impossible(r)) is not None]
+    if bad:
+        shown = "; ".join(f"{r['graph']} {r['algorithm']} {r['config']!r} ({why})"
+                          for r, why in bad[:5])
+        more = f"; and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise ConfigError(f"{what}: {len(bad)} correct row(s) with impossible times, refused: "
+                          f"{shown}{more}")
     if not correct:
-        raise ConfigError(
-            f"measured results {path}: no correct rows with a positive time_us"
-            f" among the {len(rows)} selected"
-        )
-    best: dict[tuple[str, str, str], dict] = {}
+        raise ConfigError(f"{what}: no correct rows among the {len(rows)} selected")
+    best: dict[tuple[str, str, str], Mapping[str, Any]] = {}
     for r in correct:
         key = (r["graph"], r["algorithm"], r["config"])
         if key not in best or r["time_us"] < best[key]["time_us"]:
@@ -216,7 +310,8 @@ def load_measured(
         Strategy.parse(r["config"])  # a config the simulator cannot run is a clear error
         out.append(Measured(
             graph=str(r["graph"]), graph_spec=str(r["graph_spec"]),
-            algorithm=str(r["algorithm"]), config=str(r["config"]), source=int(r["source"]),
+            algorithm=str(r["algorithm"]), config=str(r["config"]),
+            source=_optional(r["source"], int),
             time_us=float(r["time_us"]), variant=str(r["variant"]),
             m=_optional(r.get("m"), int), launches=_optional(r.get("launches"), int),
             iterations=_optional(r.get("iterations"), int),

@@ -22,8 +22,10 @@ from tuner.calibrate import calibrated_device
 from tuner.calibrate import calibration_base
 from tuner.calibrate import device_toml
 from tuner.calibrate import fit
+from tuner.calibrate import is_results_dir
 from tuner.calibrate import load_launch_times
 from tuner.calibrate import load_measured
+from tuner.calibrate import load_measured_results
 from tuner.calibrate import predict
 from tuner.calibrate import se_text
 from tuner.calibrate import simulate_parts
@@ -32,6 +34,7 @@ from tuner.plan import MAX_SEED
 
 EPILOG = """examples:
   warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml
+  warpsweep calibrate warpsweep-results --device h100 --out my-gpu.toml   (after tune --verify K)
   warpsweep calibrate h100.parquet --algorithms bfs --graphs USA-road-NY,rmat16-ef16 --verify
   warpsweep simulate --graph rmat:scale=16 --algo bfs --device h100.toml --config mapping=vwarp,w=8
   warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --device h100.toml
@@ -41,7 +44,11 @@ the preset h100 is that fit, made on bench/gpu/results/h100.parquet.
 
 The file holds one row per measured (graph, algorithm, config, variant) with the columns
 device, graph, graph_spec, algorithm, config, variant, source, time_us, correct (as
-bench/gpu/harness.py writes them); a config's time is its fastest correct variant. Each config
+bench/gpu/harness.py writes them); a config's time is its fastest correct variant. A results
+directory gives the measured rows `tune --verify K` wrote (RESULTS/measured/), on the
+studies' graphs, from the GPU they were measured on (--gpu where there are several); --device
+then names the model fitted to them. A correct row with an impossible time (NaN, zero or
+negative, a kernel time beyond the whole) is refused, every such row named. Each config
 is simulated once with the base device (cached under --cache), then a scale per part of the
 simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted to the measured
 times (least squares on log errors, each scale within 1/20..20); a part whose bound never
@@ -74,7 +81,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "TOML device file (loadable wherever a device is named).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("results", type=Path, help="measured results, a Parquet file")
+    p.add_argument("results", help="measured results: a Parquet file (as bench/gpu/harness.py "
+                                   "writes it), or a results directory whose studies were "
+                                   "measured with tune --verify K")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="of a results directory measured on several GPUs, the rows of this "
+                        "one (its name as measured, e.g. 'NVIDIA H100 80GB HBM3')")
     p.add_argument("--device", default="h100",
                    help="the measured GPU: a preset (default h100: the file's rows of h100, "
                         "fitted on the datasheet model h100-datasheet, never on an earlier "
@@ -161,10 +173,18 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out {args.out}: a device file must end in .toml")
     if args.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {args.jobs}")
-    measured = load_measured(
-        args.results, device=gpu, algorithms=_names(args.algorithms),
-        graphs=_names(args.graphs), max_edges=args.max_edges,
-    )
+    if is_results_dir(args.results):  # the user's own GPU's measurements (tune --verify)
+        measured = load_measured_results(
+            args.results, gpu=args.gpu, algorithms=_names(args.algorithms),
+            graphs=_names(args.graphs), max_edges=args.max_edges)
+    else:
+        if args.gpu is not None:
+            raise ConfigError("--gpu picks among a results directory's GPUs; a measured file's "
+                              "rows are picked by --device")
+        measured = load_measured(
+            args.results, device=gpu, algorithms=_names(args.algorithms),
+            graphs=_names(args.graphs), max_edges=args.max_edges,
+        )
     graphs = sorted({m.graph for m in measured})
     algorithms = sorted({m.algorithm for m in measured})
     print(f"calibrate: {len(measured)} measured configs on {len(graphs)} graphs "

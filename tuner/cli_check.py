@@ -32,6 +32,7 @@ from optuna.storages.journal import BaseJournalBackend
 
 from tuner.damaged import body_problem
 from tuner.location import Location
+from tuner.measured import measured_files
 from tuner.records import TrialRecord
 from tuner.schema import GRAPHS
 from tuner.schema import TRIALS
@@ -118,6 +119,13 @@ def check(results: str, repair: bool = False) -> Report:
                                        f"{_quarantine(loc, f)}")
             else:
                 report.problems.append(f"{f}: {problem}")
+    for f in measured_files(loc):  # tune --verify's measurements (tuner.measured)
+        report.files += 1
+        problem = body_problem(f, loc.fs)
+        if problem is not None and repair:
+            report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
+        elif problem is not None:
+            report.problems.append(f"{f}: {problem}")
     _check_keys(loc, tables, report, repair)
     _check_repeats(loc, tables, report)
     _check_journals(loc, tables, report, repair)

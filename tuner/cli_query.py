@@ -26,8 +26,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
+from simulator.strategy import Strategy
 from tuner import answers
 from tuner.api import DEFAULT_RESULTS
+from tuner.configs import config_text
 from tuner.damaged import reading
 from tuner.location import Location
 from tuner.query import connect
@@ -45,10 +47,15 @@ QUERY_EXAMPLES = """examples:
   warpsweep query "SELECT * FROM graphs" --format json > graphs.json
   warpsweep query "SELECT * FROM trials WHERE algorithm = 'bfs'" --format parquet --out bfs.parquet
   warpsweep query - < report.sql          (the SQL from stdin)
+  warpsweep query "SELECT graph_spec, time_us, measured_us FROM trials WHERE measured_us > 0"
 
 views: trials (one row per evaluation: study_key, role, label, state, graph_id, graph_spec,
-algorithm, device, param_<knob>, time_us and the other metrics) and graphs (graph_id,
-graph_spec, name, kind, n, m and the graph features); see docs/results-store.md (Schema).
+algorithm, device, param_<knob>, time_us and the other metrics, and measured_us and
+measured_kernel_us where tune --verify K measured the configuration on the GPU), graphs
+(graph_id, graph_spec, name, kind, n, m and the graph features) and measured (every measured
+row: its study's algorithm, device, graph_id and graph_spec, then study_key, role, trial,
+label, config, rank, time_us simulated, measured_us, kernel_us, correct, note, gpu_name,
+winner, source, variant, trials, labels); see docs/results-store.md (Schema).
 """
 BEST_EXAMPLES = """examples:
   warpsweep best
@@ -478,14 +485,32 @@ def run_best(args: argparse.Namespace) -> int:
     if not result.studies:
         print(_nothing(args, objective.metric))
         return 1
-    rows = [["graph", "algo", "device", "space", objective.metric, "vs thread", "vs fixed",
+    measured = any(s.measured is not None or s.measured_us is not None for s in result.studies)
+    column = measured and objective.metric != "measured_us"  # (not twice)
+    rows = [["graph", "algo", "device", "space", objective.metric,
+             *(["measured_us"] if column else []), "vs thread", "vs fixed",
              "best configuration"]]
     for s in result.studies:
         origin = f"  [reference: {s.label}]" if s.role == "reference" else ""
         rows.append([s.study.graph, s.study.algorithm, s.study.device, s.study.space,
-                     _fmt(s.value), _times(s.vs_thread), _times(s.vs_fixed),
-                     s.config.text + origin])
-    print_table(rows, sys.stdout, right=[False] * 4 + [True] * 3 + [False])
+                     _fmt(s.value), *([_fmt(s.measured_us)] if column else []),
+                     _times(s.vs_thread), _times(s.vs_fixed), s.config.text + origin])
+    print_table(rows, sys.stdout, right=[False] * 4 + [True] * (4 if column else 3) + [False])
+    if measured:
+        print("\nmeasured_us: the best configuration's time on the GPU (tune --verify K; "
+              "- where it was not measured).\nMeasured winners (the fastest configuration "
+              "measured; simulated rank 1 is the simulator's pick):")
+        for s in result.studies:
+            w = s.measured
+            if w is None:
+                continue
+            regret = s.measured_regret
+            print(f"  {s.study.graph}, {s.study.algorithm} on {s.study.device}: "
+                  f"{config_text(Strategy.parse(w.config).to_params())} {_fmt(w.measured_us)} us "
+                  f"measured ({_fmt(w.time_us)} simulated, rank {w.rank} of the search) on "
+                  f"{w.gpu_name or 'the GPU'}, {w.measured} measured"
+                  + (f"; the simulated best's regret {regret:.3f}" if regret is not None
+                     else ""))
     print(f"\nvs thread, vs fixed: how many times better the best {objective.metric} is than "
           "the study's thread reference, and than the\nbest fixed configuration of its "
           "algorithm and device across graphs:")

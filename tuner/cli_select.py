@@ -180,10 +180,15 @@ def run_train(args: argparse.Namespace) -> int:
         _dump({"model": str(path), "algorithm": matrix.algorithm, "device": matrix.device,
                "graphs": len(matrix.graphs), "candidates": len(matrix.configs),
                "setting": s.hyper.describe(), "cv_geomean_regret": trained.scores[0]
-               .geomean_regret, "dropped": matrix.dropped})
+               .geomean_regret, "dropped": matrix.dropped,
+               "measured_graphs": sum(matrix.measured)})
         return 0
     print(f"{matrix.algorithm} on {matrix.device}: {len(matrix.graphs)} graphs, "
           f"{len(matrix.configs)} candidate configurations (evaluated on every graph)")
+    if any(matrix.measured):
+        print(f"  measured on the GPU (tune --verify): {sum(matrix.measured)} of "
+              f"{len(matrix.graphs)} graphs, whose measured times stand for the simulated ones "
+              "(their best is the measured best)")
     for gid, why in matrix.dropped.items():
         print(f"  left out {gid}: {why}")
     print("cross-validation (leave one graph out), best settings:")

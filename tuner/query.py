@@ -1,4 +1,5 @@
-"""SQL over a results directory: DuckDB with the ``trials`` and ``graphs`` datasets as views."""
+"""SQL over a results directory: DuckDB with the ``trials`` and ``graphs`` datasets as views,
+and the GPU measurements of ``tune --verify`` (``measured``, and ``trials.measured_us``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tuner.damaged import damage_of
 from tuner.damaged import remember
 from tuner.damaged import verify_files
 from tuner.location import Location
+from tuner.measured import add_views
 from tuner.schema import GRAPHS
 from tuner.schema import TRIALS
 from tuner.store import ParquetDirBackend
@@ -79,7 +81,10 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             con.register(f"_{table}_empty", _empty_table(table))
             source = f"_{table}_empty"
         with reading_files(every, location.text, fs):
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+            if table == TRIALS:  # measured GPU times beside the simulated (tuner.measured)
+                con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
+            else:
+                con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
     remember(con, every, location.text, fs)
     lock_down(con, allowed)
     return con

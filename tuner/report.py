@@ -35,6 +35,8 @@ from matplotlib.ticker import NullLocator
 
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
+from simulator.strategy import Strategy
+from tuner.configs import config_text
 from tuner.env import warpsweep_version
 from tuner.location import Location
 from tuner.report_data import NO_DEFER
@@ -812,15 +814,21 @@ def _times(value: float | None) -> str:
 
 def _summary(lines: Sequence[StudyLine]) -> list[str]:
     e = html.escape
+    measured = any(s.measured is not None or s.best_measured_us is not None for s in lines)
     out = ['<h2 id="summary">Summary</h2>',
            "<p>Per study: configurations tried (trials), proposals answered from the study "
            "(repeats), failures, the fastest configuration evaluated (trials and baselines "
            "alike) and its speedup over the thread-per-vertex baseline and over the best fixed "
-           "virtual warp (above 1 is faster).</p>",
+           "virtual warp (above 1 is faster)"
+           + ("; where the study was measured on the GPU (<code>tune --verify K</code>), the "
+              "best configuration's measured time and the fastest configuration measured"
+              if measured else "") + ".</p>",
            "<table><tr><th>study</th><th>graph</th><th>algorithm</th><th>device</th>"
            "<th>space</th><th>objective</th><th>trials</th><th>repeats</th><th>failed</th>"
            "<th>best time (µs)</th><th>best configuration</th><th>vs thread</th>"
-           "<th>vs best fixed vwarp</th></tr>"]
+           "<th>vs best fixed vwarp</th>"
+           + ("<th>best, measured (µs)</th><th>measured winner</th>" if measured else "")
+           + "</tr>"]
     for s in lines:
         best = f"{s.best_time_us:.4g}" if s.best_time_us is not None else "-"
         config = s.best_config + (f" [reference {s.best_label}]" if s.best_label else "")
@@ -830,6 +838,21 @@ def _summary(lines: Sequence[StudyLine]) -> list[str]:
                    + "".join(f'<td class="num">{e(c)}</td>' for c in nums)
                    + f"<td><code>{e(config)}</code></td>"
                    + "".join(f'<td class="num">{_times(v)}</td>'
-                             for v in (s.speedup, s.speedup_vwarp)) + "</tr>")
+                             for v in (s.speedup, s.speedup_vwarp))
+                   + (_measured_cells(s) if measured else "") + "</tr>")
     out.append("</table>")
     return out
+
+
+def _measured_cells(line: StudyLine) -> str:
+    """The best configuration's measured time and the study's measured winner (its measured
+    and simulated times, its rank in the search), or dashes where not measured."""
+    e = html.escape
+    best = f"{line.best_measured_us:.4g}" if line.best_measured_us is not None else "-"
+    w = line.measured
+    if w is None:
+        return f'<td class="num">{best}</td><td>-</td>'
+    config = config_text(Strategy.parse(w.config).to_params())
+    return (f'<td class="num">{best}</td><td><code>{e(config)}</code>: {w.measured_us:.4g} µs '
+            f"measured, {w.time_us:.4g} simulated, rank {w.rank} of the search "
+            f"({w.measured} measured on {e(w.gpu_name or 'the GPU')})</td>")

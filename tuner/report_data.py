@@ -14,6 +14,8 @@ from typing import Any
 from simulator.errors import ConfigError
 from tuner.configs import canonical_params
 from tuner.configs import config_text
+from tuner.measured import MeasuredWinner
+from tuner.measured import winners
 from tuner.query import connect
 from tuner.query import graph_ids
 from tuner.query import graph_name
@@ -57,6 +59,7 @@ class Run:
     u_a: float | None = None
     u_r: float | None = None
     me: float | None = None
+    measured_us: float | None = None  # on the GPU (tune --verify K), where measured
 
     @property
     def complete(self) -> bool:
@@ -89,6 +92,7 @@ class ResultsData:
     results: str
     runs: list[Run]
     graphs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    measured: dict[str, MeasuredWinner] = field(default_factory=dict)  # per study (tuner.measured)
     by_group: dict[tuple[str, str, str], list[Run]] = field(init=False, repr=False)
     by_study: dict[str, list[Run]] = field(init=False, repr=False)
 
@@ -136,9 +140,11 @@ def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsDa
         metrics = [m if m in columns else f"NULL AS {m}" for m in METRICS]
         base = ["study_key", "role", "label", "state", "trial", "graph_id", "graph_spec",
                 "algorithm", "device", "space", "objective", "values[1] AS value", "error"]
-        sql = (f"SELECT {', '.join(base + metrics + params)} FROM trials {where} "
+        gpu = ["measured_us" if "measured_us" in columns else "NULL AS measured_us"]
+        sql = (f"SELECT {', '.join(base + metrics + params + gpu)} FROM trials {where} "
                "ORDER BY study_key, role, trial, label")
         rows = con.execute(sql, args).fetchall()
+        measured = winners(con) if "measured_us" in columns else {}
     finally:
         con.close()
     if not rows:
@@ -147,13 +153,16 @@ def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsDa
     names = [p[len(PARAM_PREFIX):] for p in params]
     runs = []
     for row in rows:
-        raw = {k: v for k, v in zip(names, row[nbase + nmet:], strict=True) if v is not None}
+        raw = {k: v for k, v in zip(names, row[nbase + nmet:-1], strict=True) if v is not None}
         metric = dict(zip(METRICS, row[nbase:nbase + nmet], strict=True))
         state = row[3]
         if state != "complete":
             metric = dict.fromkeys(METRICS)
-        runs.append(Run(*row[:nbase], params=canonical_params(raw), **metric))
-    return ResultsData(str(results), runs, graphs)
+        runs.append(Run(*row[:nbase], params=canonical_params(raw), **metric,
+                        measured_us=row[-1] if state == "complete" else None))
+    studies = {r.study_key for r in runs}
+    return ResultsData(str(results), runs, graphs,
+                       {k: w for k, w in measured.items() if k in studies})
 
 
 def describe(filters: Filters) -> str:
@@ -448,6 +457,8 @@ class StudyLine:
     best_label: str | None
     thread_us: float | None
     best_vwarp_us: float | None
+    best_measured_us: float | None = None  # the best configuration's time on the GPU
+    measured: MeasuredWinner | None = None  # the study's measured winner (tune --verify K)
 
     @property
     def speedup(self) -> float | None:
@@ -483,5 +494,6 @@ def study_lines(data: ResultsData) -> list[StudyLine]:
             b.time_us if b else None, config_text(b.params) if b else "",
             b.label if b is not None and b.role == "reference" else None,
             thread.time_us if thread else None, fixed.time_us if fixed else None,
+            b.measured_us if b else None, data.measured.get(key),
         ))
     return out

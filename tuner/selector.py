@@ -2,7 +2,9 @@
 
 A group (algorithm, device) of a results directory becomes a matrix of simulated times, graphs x
 candidate configurations, over the configurations evaluated on every graph of the group (a grid
-sweep gives a full one). A model predicts, for a new graph, each candidate's time relative to
+sweep gives a full one); a graph whose study was measured on the GPU (``tune --verify K``)
+takes its measured times instead (``measured_times``), so its best is the measured best.
+A model predicts, for a new graph, each candidate's time relative to
 the graph's best (the geometric mean over the training graphs it deems similar) and picks the
 smallest: k nearest neighbours over standardised (log-scaled where heavy-tailed) features, or a
 multi-output regression tree over the same inputs, with the kind, feature subset and
@@ -127,6 +129,9 @@ class TimeMatrix:
     all_times: list[dict[str, float]]
     all_configs: dict[str, dict[str, Any]]
     dropped: dict[str, str] = field(default_factory=dict)
+    # per graph, whether its times are measured ones (``measured_times``): False throughout
+    # where the results hold no GPU measurement
+    measured: list[bool] = field(default_factory=list)
 
     def best_time(self, i: int) -> float:
         """The best time found for graph ``i`` over every configuration evaluated on it."""
@@ -146,7 +151,8 @@ class TimeMatrix:
         rows = list(rows)
         return TimeMatrix(self.algorithm, self.device, [self.graphs[i] for i in rows],
                           self.configs, self.times[rows], [self.all_times[i] for i in rows],
-                          self.all_configs, dict(self.dropped))
+                          self.all_configs, dict(self.dropped),
+                          [self.measured[i] for i in rows] if self.measured else [])
 
 
 def groups(results: str | Path) -> list[tuple[str, str]]:
@@ -205,6 +211,8 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
             seen[ident] = g
             ids.append(g)
     all_times = [{k: float(np.mean(v)) for k, v in sums[g].items()} for g in ids]
+    gpu = _measured_sums(con, params, algorithm, device)
+    all_times = [measured_times(t, gpu.get(g, {})) for g, t in zip(ids, all_times, strict=True)]
     common = set.intersection(*(set(t) for t in all_times)) if all_times else set()
     keys = sorted(common)
     times = np.array([[t[k] for k in keys] for t in all_times], dtype=np.float64)
@@ -212,7 +220,43 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     graphs = [GraphInfo(g, specs[g], feats[g], graph_name(specs[g], names.get(g)) or "")
               for g in ids]
     return TimeMatrix(algorithm, device, graphs, [configs[k] for k in keys], times, all_times,
-                      configs, dropped)
+                      configs, dropped, [bool(gpu.get(g)) for g in ids])
+
+
+def _measured_sums(con: Any, params: list[str], algorithm: str, device: str
+                   ) -> dict[str, dict[str, float]]:
+    """Per graph id, each configuration's measured time on the GPU (``tune --verify K``;
+    the fastest where several studies measured it), from the trials view's ``measured_us``."""
+    cols = {d[0] for d in con.execute("SELECT * FROM trials LIMIT 0").description}
+    if "measured_us" not in cols:
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    for row in _rows(con, f"SELECT {', '.join(['graph_id', 'measured_us', *params])} FROM trials "
+                     "WHERE state = 'complete' AND measured_us IS NOT NULL AND algorithm = ? "
+                     "AND device = ?", [algorithm, device]):
+        key = config_key(canonical_params({c[len("param_"):]: row[c] for c in params}))
+        times = out.setdefault(row["graph_id"], {})
+        times[key] = min(times.get(key, math.inf), float(row["measured_us"]))
+    return out
+
+
+def measured_times(simulated: dict[str, float], measured: dict[str, float]
+                   ) -> dict[str, float]:
+    """A graph's times with its GPU measurements where it has any (``select train`` learns
+    the measured best configuration, not the simulated one): each measured configuration its
+    measured time; each other one its simulated time brought to the measured level (times the
+    geometric mean of measured / simulated over the configurations measured), but never
+    below the measured winner's (``tune --verify K`` measured the simulator's top K, so the
+    simulator ranked it below those: nothing measured says it is faster). Without
+    measurements, the simulated times as they are."""
+    both = [k for k in measured if k in simulated and simulated[k] > 0 and measured[k] > 0]
+    if not both:
+        return dict(simulated)
+    level = math.exp(sum(math.log(measured[k] / simulated[k]) for k in both) / len(both))
+    floor = min(measured[k] for k in both)
+    out = {k: max(v * level, math.nextafter(floor, math.inf)) for k, v in simulated.items()}
+    out.update({k: measured[k] for k in both})
+    return out
 
 
 def _rows(con: Any, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:

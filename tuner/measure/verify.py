@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict
 from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,10 @@ import pyarrow.parquet as pq
 
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
+from tuner.location import Location
 from tuner.measure.plan import plan_for
-
-MEASURED_DIR = "measured"
+from tuner.measured import COLUMNS
+from tuner.measured import MEASURED_DIR
 
 
 @dataclass
@@ -39,6 +41,12 @@ class VerifiedRow:
     correct: bool | None = None
     note: str = ""  # why it was not measured, or how its answer was wrong
     gpu_name: str | None = None
+    source: int | None = None  # the source vertex measured (BFS, SSSP)
+    variant: str | None = None  # the kernels' variant measured
+    # every trial number and reference label of the study with this configuration: the
+    # trials view shows the measurement on each of their rows (tuner.measured)
+    trials: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -75,24 +83,35 @@ MeasureFn = Callable[[str, str, str, int | None], dict[str, Any]]
 def candidates(summary, k: int) -> list[VerifiedRow]:
     """The study's top ``k`` configurations by simulated rank and every reference (ranked
     where the search ranked it), each once."""
-    rows: list[VerifiedRow] = []
-    seen: set[str] = set()
+    rows: dict[str, VerifiedRow] = {}
     ranked = list(summary.best)
     ranks = {id(r): i for i, r in enumerate(ranked, 1)}
     chosen = ranked[:k] + [r for r in summary.references.values() if r not in ranked[:k]]
     for record in chosen:
         if record.state != "complete" or not record.values:
             continue
-        params = {name: v for name, v in record.params.items() if v is not None}
-        config = str(Strategy.from_params(params))
-        if config in seen:
+        config = _config(record)
+        if config in rows:
             continue
-        seen.add(config)
-        rows.append(VerifiedRow(
+        rows[config] = VerifiedRow(
             study_key=summary.key, role=record.role, trial=record.trial, label=record.label,
             config=config, rank=ranks.get(id(record), len(ranked) + 1),
-            time_us=float((record.metrics or {}).get("time_us", record.values[0]))))
-    return rows
+            time_us=float((record.metrics or {}).get("time_us", record.values[0])))
+    everyone = ranked + [r for r in summary.references.values() if r not in ranked]
+    for record in everyone:  # each row of the study that a measurement stands for
+        row = rows.get(_config(record)) if record.state != "failed" and record.params else None
+        if row is None:
+            continue
+        if record.role == "trial" and record.trial is not None and record.trial not in row.trials:
+            row.trials.append(record.trial)
+        elif record.role == "reference" and record.label and record.label not in row.labels:
+            row.labels.append(record.label)
+    return list(rows.values())
+
+
+def _config(record) -> str:
+    """A record's configuration as Strategy writes it."""
+    return str(Strategy.from_params({n: v for n, v in record.params.items() if v is not None}))
 
 
 def verify_study(summary, k: int, measure: MeasureFn) -> Verification:
@@ -105,10 +124,11 @@ def verify_study(summary, k: int, measure: MeasureFn) -> Verification:
     source = int(sources[0]) if sources else None
     for row in rows:
         try:
-            plan_for(spec.algorithm, row.config)
+            row.variant = plan_for(spec.algorithm, row.config).variant
         except WarpsweepError as exc:
             row.note = str(exc)
             continue
+        row.source = source if spec.algorithm in ("bfs", "sssp") else None
         for name, value in measure(spec.graph, spec.algorithm, row.config, source).items():
             setattr(row, name, value)
     return Verification(summary.key, spec.graph, spec.algorithm, rows)
@@ -155,24 +175,22 @@ def verify_tune(summaries, k: int, results: str | Path, device_index: int = 0,
     return out, None
 
 
-SCHEMA = pa.schema([
-    ("study_key", pa.string()), ("role", pa.string()), ("trial", pa.int64()),
-    ("label", pa.string()), ("config", pa.string()), ("rank", pa.int64()),
-    ("time_us", pa.float64()), ("measured_us", pa.float64()), ("kernel_us", pa.float64()),
-    ("correct", pa.bool_()), ("note", pa.string()), ("gpu_name", pa.string()),
-    ("winner", pa.bool_()),
-])
+SCHEMA = COLUMNS  # one declaration, beside the reader (tuner.measured)
 
 
-def write_verification(v: Verification, results: str | Path) -> Path:
-    """The study's measured rows as ``RESULTS/measured/<study key>.parquet`` (replacing an
-    earlier verification of it), the measured winner flagged."""
-    path = Path(results) / MEASURED_DIR / f"{v.study_key}.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_verification(v: Verification, results: str | Path | Location) -> Path | str:
+    """The study's measured rows as ``RESULTS/measured/<study key>.parquet``, the measured
+    winner flagged: written whole (temp file and rename, or one PUT) with page checksums,
+    replacing an earlier verification of the study, so a re-verify reconciles (the latest
+    measurement stands) and never adds a second set of rows."""
+    location = Location.of(results)
+    path = location.path(MEASURED_DIR, f"{v.study_key}.parquet")
     winner = v.winner()
     rows = [{**asdict(r), "winner": r is winner} for r in v.rows]
-    pq.write_table(pa.Table.from_pylist(rows, SCHEMA), path)
-    return path
+    buffer = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows, SCHEMA), buffer, write_page_checksum=True)
+    location.write_bytes(path, buffer.getvalue().to_pybytes())
+    return Path(path) if location.local else path
 
 
 def read_verification(results: str | Path, study_key: str) -> list[dict]:

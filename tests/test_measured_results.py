@@ -1,0 +1,305 @@
+"""GPU measurements where users look (issue 43): `tune --verify K` on a results directory, then
+`query`'s ``trials.measured_us`` and ``measured`` view, `best`, the report, `calibrate RESULTS`
+and `select train` reading them. The GPU is the one thing stood in for: a deterministic
+``measure`` that prefers virtual warps of 8 (the simulator prefers wider ones on these graphs);
+the tunes, the files, the views and the verbs are the real ones, run through the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from simulator.errors import ConfigError
+from tuner import selector as sel
+from tuner.cli import main
+from tuner.measure import measure as measure_module
+from tuner.measure import verify as verify_module
+from tuner.measured import measured_keys
+from tuner.query import connect
+from tuner.selector import measured_times
+
+GRAPHS = ("rmat:scale=8,seed=1", "rmat:scale=8,seed=2", "random:n=300,deg=6,seed=3")
+W8 = "mapping=vwarp,w=8,chunk=1,distribution=static,block_size=256,driven=topology,unroll=1"
+
+
+def gpu_time(config: str, slow: float = 1.0) -> float:
+    """The stand-in GPU: W = 8 fastest, then the other virtual warps, thread slowest."""
+    if "w=8," in config:
+        return 80.0 * slow
+    return (100.0 if "w=32" in config else 150.0 if "vwarp" in config else 300.0) * slow
+
+
+def fake_gpu(slow: float = 1.0):
+    def factory(device_index: int = 0, reps: int = 3):
+        def measure(graph_spec, algorithm, config, source):
+            us = gpu_time(config, slow)
+            return {"measured_us": us, "kernel_us": 0.6 * us, "correct": True, "note": "",
+                    "gpu_name": "Stand-in GPU"}
+        return measure
+    return factory
+
+
+def tune(results, graph: str, trials: int = 6, verify: int | None = 3, slow: float = 1.0,
+         capsys=None) -> str:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(measure_module, "gpu_unavailable", lambda index=0: None)
+        mp.setattr(verify_module, "gpu_measure", fake_gpu(slow))
+        args = ["tune", "--graph", graph, "--algo", "bfs", "--trials", str(trials),
+                "--sources", "1", "--workers", "0", "--results", str(results), "--no-progress"]
+        assert main(args + (["--verify", str(verify)] if verify else [])) == 0
+    return capsys.readouterr().out if capsys is not None else ""
+
+
+@pytest.fixture(scope="module")
+def measured_results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("measured") / "results"
+    for graph in GRAPHS:
+        tune(root, graph)
+    return root
+
+
+@pytest.fixture
+def results(measured_results, tmp_path):
+    """A copy each test may change."""
+    copy = tmp_path / "results"
+    shutil.copytree(measured_results, copy)
+    return copy
+
+
+def cli(capsys, *args) -> tuple[int, str, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def raw_trial_rows(results) -> int:
+    return sum(pq.read_metadata(f).num_rows for f in (results / "trials").rglob("part-*.parquet"))
+
+
+# -- the views --------------------------------------------------------------------------------
+def test_trials_show_measured_us_beside_time_us_on_the_measured_rows(results):
+    con = connect(results)
+    rows = con.execute("SELECT study_key, role, trial, label, time_us, measured_us, "
+                       "measured_kernel_us FROM trials").fetchall()
+    assert len(rows) == raw_trial_rows(results)  # the join never doubles a trial row
+    files = {f.stem: pq.read_table(f).to_pylist()
+             for f in (results / "measured").glob("*.parquet")}
+    assert len(files) == len(GRAPHS)
+    measured = [r for r in rows if r[5] is not None]
+    # every reference was measured (thread and vwarp w=1..32 have kernels), on every study
+    assert {r[3] for r in measured if r[1] == "reference"} == {
+        "thread", "vwarp w=1", "vwarp w=2", "vwarp w=4", "vwarp w=8", "vwarp w=16",
+        "vwarp w=32"}
+    for key, trial, label, us in [(r[0], r[2], r[3], r[5]) for r in measured]:
+        row = next(m for m in files[key] if (trial in m["trials"] or label in m["labels"]))
+        assert us == row["measured_us"] and math.isclose(us, gpu_time(row["config"]))
+    assert all(r[6] == pytest.approx(0.6 * r[5]) for r in measured)
+    # the measured view: the study's graph, algorithm and device beside each measured row
+    view = con.execute("SELECT DISTINCT algorithm, device, graph_spec FROM measured").fetchall()
+    assert len(view) == len(GRAPHS) and {v[0] for v in view} == {"bfs"}
+
+
+def test_a_reverify_replaces_the_studys_measurements(results, capsys):
+    before = raw_trial_rows(results)
+    tune(results, GRAPHS[0], verify=3, slow=1.01)  # resumes the study, measures it again
+    capsys.readouterr()
+    assert raw_trial_rows(results) == before  # nothing run twice, no conflicting row
+    assert len(list((results / "measured").glob("*.parquet"))) == len(GRAPHS)
+    con = connect(results)
+    again = "measured_us IS NOT NULL AND measured_us NOT IN (80, 100, 150, 300)"
+    (n,) = con.execute(f"SELECT count(*) FROM trials WHERE {again}").fetchone()
+    specs = con.execute(f"SELECT DISTINCT graph_spec FROM trials WHERE {again}").fetchall()
+    old = con.execute("SELECT count(*) FROM trials WHERE measured_us IS NOT NULL AND "
+                      "graph_spec = ? AND NOT " + f"({again})", [specs[0][0]]).fetchone()[0]
+    # the latest measurement stands, on that study alone, none of the first left beside it
+    assert n >= 7 and len(specs) == 1 and "seed=1" in specs[0][0] and old == 0
+    assert cli(capsys, "check", str(results))[0] == 0
+
+
+def test_a_resume_with_more_trials_keeps_the_measurements(results, capsys):
+    before = connect(results).execute(
+        "SELECT count(*) FROM trials WHERE measured_us IS NOT NULL").fetchone()[0]
+    tune(results, GRAPHS[1], trials=9, verify=None)
+    capsys.readouterr()
+    con = connect(results)
+    assert con.execute("SELECT count(*) FROM trials WHERE measured_us IS NOT NULL"
+                       ).fetchone()[0] == before
+    assert con.execute("SELECT count(*) FROM trials").fetchone()[0] == raw_trial_rows(results)
+    assert cli(capsys, "check", str(results))[0] == 0
+
+
+def test_a_measured_file_of_the_first_layout_still_reads(results):
+    """Files written before trials, labels, source and variant were recorded: each row
+    stands for its own trial or reference."""
+    path = next((results / "measured").glob("*.parquet"))
+    table = pq.read_table(path)
+    old = table.select(["study_key", "role", "trial", "label", "config", "rank", "time_us",
+                        "measured_us", "kernel_us", "correct", "note", "gpu_name", "winner"])
+    pq.write_table(old, path)
+    labels = {r["label"] for r in old.to_pylist() if r["role"] == "reference"}
+    con = connect(results)
+    got = {r[0] for r in con.execute(
+        "SELECT label FROM trials WHERE study_key = ? AND measured_us IS NOT NULL "
+        "AND role = 'reference'", [path.stem]).fetchall()}
+    assert got == labels
+
+
+def test_two_rows_claiming_one_key_never_double_a_trial_row():
+    rows = pa.Table.from_pylist([
+        {"study_key": "s", "role": "trial", "trial": 3, "label": None, "measured_us": 9.0,
+         "kernel_us": 1.0, "correct": True, "trials": [3], "labels": []},
+        {"study_key": "s", "role": "trial", "trial": 3, "label": None, "measured_us": 7.0,
+         "kernel_us": 1.0, "correct": True, "trials": [3], "labels": ["thread"]},
+        {"study_key": "s", "role": "trial", "trial": 4, "label": None, "measured_us": 5.0,
+         "kernel_us": 1.0, "correct": False, "trials": [4], "labels": []},
+    ])
+    keys = measured_keys(rows).to_pylist()
+    assert [(k["trial"], k["label"], k["measured_us"]) for k in keys] == [
+        (3, None, 7.0), (None, "thread", 7.0)]  # the faster stands; a wrong answer never
+
+
+def test_a_damaged_measured_file_is_named(results, capsys):
+    path = next((results / "measured").glob("*.parquet"))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    path.write_bytes(bytes(data))
+    code, out, err = cli(capsys, "query", "SELECT count(*) FROM trials", "--results",
+                         str(results))
+    assert code != 0 and str(path) in err and "damaged" in err
+    code, out, _ = cli(capsys, "check", str(results))
+    assert code == 1 and str(path) in out
+    assert cli(capsys, "check", str(results), "--repair")[0] == 0
+    assert not path.exists() and list((results / "quarantine").rglob(path.name + ".*"))
+    code, out, _ = cli(capsys, "best", "--results", str(results), "--json")
+    winners = [s["measured_winner"] for s in json.loads(out)["studies"]]
+    assert code == 0 and winners.count(None) == 1  # that study's measurements set aside
+
+
+# -- best and the report ----------------------------------------------------------------------
+def test_best_shows_measured_us_and_names_the_measured_winner(results, capsys):
+    code, out, _ = cli(capsys, "best", "--results", str(results))
+    assert code == 0
+    head = out.splitlines()[0].split()
+    assert head[4:6] == ["time_us", "measured_us"]
+    lines = [ln for ln in out.splitlines() if "Stand-in GPU" in ln]
+    assert len(lines) == len(GRAPHS)
+    assert all("mapping=vwarp w=8 80 us measured" in ln for ln in lines)
+    code, out, _ = cli(capsys, "best", "--results", str(results), "--json")
+    studies = json.loads(out)["studies"]
+    for s in studies:
+        w = s["measured_winner"]
+        assert w["config"] == W8 and w["measured_us"] == 80.0 and w["measured"] >= 7
+        assert s["measured_us"] == gpu_time(",".join(
+            f"{k}={v}" for k, v in s["config"]["params"].items()) + ",")
+        assert s["measured_regret"] == pytest.approx(s["measured_us"] / 80.0)
+    # ranked by the measured times: the measured winner is the best
+    code, out, _ = cli(capsys, "best", "--results", str(results), "--metric", "measured_us",
+                       "--json")
+    assert {s["config"]["text"] for s in json.loads(out)["studies"]} == {"mapping=vwarp w=8"}
+
+
+def test_best_without_measurements_is_as_before(results, capsys):
+    shutil.rmtree(results / "measured")
+    code, out, _ = cli(capsys, "best", "--results", str(results))
+    assert code == 0 and "measured" not in out
+    studies = json.loads(cli(capsys, "best", "--results", str(results), "--json")[1])["studies"]
+    assert all(s["measured_winner"] is None and s["measured_us"] is None for s in studies)
+
+
+def test_the_report_shows_the_measured_winner(results, tmp_path, capsys):
+    out_dir = tmp_path / "report"
+    code, _, err = cli(capsys, "report", "--results", str(results), "--out", str(out_dir),
+                       "--no-selector")
+    assert code == 0, err
+    page = (out_dir / "index.html").read_text()
+    assert "best, measured (µs)" in page and "measured winner" in page
+    assert page.count("<code>mapping=vwarp w=8</code>: 80 µs measured") == len(GRAPHS)
+
+
+# -- calibrate RESULTS ------------------------------------------------------------------------
+def test_calibrate_fits_a_results_directorys_measurements(results, tmp_path, capsys):
+    out = tmp_path / "mine.toml"
+    code, text, err = cli(capsys, "calibrate", str(results), "--device", "h100", "--out",
+                          str(out), "--cache", str(tmp_path / "cache"), "-q")
+    assert code == 0, err
+    n = len(GRAPHS)
+    assert f"{7 * n} measured configs on {n} graphs (bfs) from {results}" in text
+    assert out.is_file() and "RMS log error" in text
+
+
+def test_calibrate_says_so_when_nothing_was_measured(results, tmp_path, capsys):
+    shutil.rmtree(results / "measured")
+    code, _, err = cli(capsys, "calibrate", str(results), "--out", str(tmp_path / "x.toml"))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "no measured rows" in lines[0]
+    assert "--verify" in lines[0] and not (tmp_path / "x.toml").exists()
+
+
+def test_calibrate_refuses_impossible_times_naming_each(tmp_path, capsys):
+    base = {"device": "h100", "graph": "g", "graph_spec": "rmat:scale=8,seed=1",
+            "algorithm": "bfs", "variant": "default", "source": 1, "correct": True}
+    rows = [{**base, "config": "mapping=thread", "time_us": 10.0, "kernel_us": 5.0},
+            {**base, "config": "mapping=vwarp,w=8", "time_us": float("nan"), "kernel_us": 1.0},
+            {**base, "config": "mapping=vwarp,w=4", "time_us": -3.0, "kernel_us": 1.0},
+            {**base, "config": "mapping=vwarp,w=2", "time_us": 10.0, "kernel_us": 12.0},
+            {**base, "config": "mapping=vwarp,w=16", "time_us": float("nan"),
+             "kernel_us": 1.0, "correct": False}]  # a wrong answer's time is not read
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    code, _, err = cli(capsys, "calibrate", str(path), "--out", str(tmp_path / "x.toml"))
+    assert code == 2 and "3 correct row(s) with impossible times" in err
+    for what in ("'mapping=vwarp,w=8' (time_us nan)", "'mapping=vwarp,w=4' (time_us -3.0)",
+                 "'mapping=vwarp,w=2' (kernel_us 12.0 exceeds time_us 10.0)"):
+        assert what in err
+    assert "w=16" not in err
+
+
+# -- select train -----------------------------------------------------------------------------
+def test_select_learns_the_measured_best(results, tmp_path, capsys):
+    matrix = sel.load_matrix(results, "bfs", "h100")
+    assert matrix.measured == [True] * len(GRAPHS)
+    assert all(matrix.best_config(i) == {"mapping": "vwarp", "w": 8, "chunk": 1,
+                                         "distribution": "static", "block_size": 256,
+                                         "driven": "topology", "unroll": 1}
+               for i in range(len(GRAPHS)))
+    code, out, err = cli(capsys, "select", "train", "--results", str(results), "--model",
+                         str(tmp_path / "m.json"))
+    assert code == 0, err
+    assert f"measured on the GPU (tune --verify): {len(GRAPHS)} of {len(GRAPHS)} graphs" in out
+    shutil.rmtree(results / "measured")  # the simulator alone prefers other widths here
+    simulated = sel.load_matrix(results, "bfs", "h100")
+    assert simulated.measured == [False] * len(GRAPHS)
+    assert any(simulated.best_config(i).get("w") != 8 for i in range(len(GRAPHS)))
+
+
+def test_measured_times_put_the_measured_winner_first():
+    simulated = {"a": 10.0, "b": 20.0, "c": 30.0, "d": 5.0}
+    got = measured_times(simulated, {"a": 40.0, "b": 30.0})
+    level = math.sqrt(4.0 * 1.5)  # geometric mean of measured / simulated over a and b
+    assert got["a"] == 40.0 and got["b"] == 30.0
+    assert got["c"] == pytest.approx(30.0 * level)
+    assert 30.0 < got["d"] < 30.0 + 1e-9  # never below the measured winner's
+    assert min(got, key=got.__getitem__) == "b"
+    assert measured_times(simulated, {}) == simulated
+
+
+def test_a_results_dir_with_two_gpus_needs_gpu(results, tmp_path, capsys):
+    path = next((results / "measured").glob("*.parquet"))
+    table = pq.read_table(path)
+    names = pa.array(["Other GPU"] * table.num_rows)
+    pq.write_table(table.set_column(table.column_names.index("gpu_name"), "gpu_name", names),
+                   path)
+    code, _, err = cli(capsys, "calibrate", str(results), "--out", str(tmp_path / "x.toml"))
+    assert code == 2 and "measured on 2 GPUs (Other GPU, Stand-in GPU)" in err
+    with pytest.raises(ConfigError, match="nothing measured on 'Third GPU'"):
+        from tuner.calibrate import load_measured_results
+
+        load_measured_results(results, gpu="Third GPU")
