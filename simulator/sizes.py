@@ -11,8 +11,10 @@ The figures per edge are measured peaks (``ru_maxrss``, rmat:scale=18 with 7.6M 
 road and grid graphs of 1M vertices): building a CSR graph costs about 30 B per stored edge
 plus about 40 B per vertex (random weights add about 20 B per edge, ``order=`` about 16, the
 uniform ``random:`` generator about 10 more), and a simulation adds 14 B (BFS, thread per
-vertex) to 135 B (SSSP on a worklist) per stored edge over the loaded graph, plus its task
-slots, which grow with ``chunk`` and ``partition``.
+vertex) to 110 B (SSSP on a WER+ or plain-store worklist, rmat:scale=18) per stored edge over
+the loaded graph, plus its task slots, which grow with ``chunk`` and ``partition``. (It was
+135 B before launches were laid out in pieces of 2^24 edges, ``engine._PIECE_LANES``: on
+rmat:scale=20 the worst is now 77 B, and the W=8 worklist, 44 B, had taken about 200 B.)
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ TOKEN_BYTES = 8
 LINE_BYTES = 24
 # A simulation on top of the loaded graph: the worst measured per stored edge, and its task
 # slots (every slot's id, vertex, degree and offsets, int64).
-SIM_EDGE_BYTES = 136
+SIM_EDGE_BYTES = 112
 SIM_SLOT_BYTES = 48
 _HEAD_BYTES = 1 << 16
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
