@@ -209,7 +209,10 @@ def _study_table(rng: np.random.Generator, schema: pa.Schema, n: int, algo: str,
         column = columns[name]
         drop = pa.array(old & np.asarray(pc.equal(column, default).fill_null(False)))
         columns[name] = pc.if_else(drop, pa.nulls(n, column.type), column)
-    return pa.table({f.name: columns[f.name].cast(f.type) for f in schema}, schema=schema)
+    # columns the schema gained after this generator was written (device_digest, newer
+    # knobs, repeats): null, as an older writer's rows hold them
+    return pa.table({f.name: (columns[f.name].cast(f.type) if f.name in columns
+                              else pa.nulls(n, f.type)) for f in schema}, schema=schema)
 
 
 def _const(value: str, n: int) -> pa.Array:
