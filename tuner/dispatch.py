@@ -406,17 +406,6 @@ class BatchRunner(Runner):
             self._all_mean_s = (mean if self._all_mean_s is None
                                 else 0.9 * self._all_mean_s + 0.1 * mean)
 
-    def _finish_job(self, job: Job, outcome: Outcome) -> None:
-        """Record one trial's outcome (row, then journal) as ``Runner._handle`` does."""
-        self.stats.evaluations += 1
-        self.stats.busy_s += outcome.wall_s
-        self.stats.eval_wall_s += outcome.wall_s
-        self.stats.eval_s = time.monotonic() - (self._first_eval or time.monotonic())
-        record = job.run.finish(job, outcome)
-        if job.role == "reference":
-            self._count(job.run, reference=True)
-            self._note(job.run, record)
-
 
 def make_runner(executor: Any, *args: Any, **kwargs: Any) -> Runner:
     """``BatchRunner`` for a ``RayExecutor`` (``--workers N``, ``--address``, a Ray already

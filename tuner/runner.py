@@ -304,6 +304,11 @@ class Runner:
                 self._submit(job)
                 return
             outcome = Outcome(None, error=f"worker failure: {reason}")
+        self._finish_job(job, outcome)
+        self._consider_ray()
+
+    def _finish_job(self, job: Job, outcome: Outcome) -> None:
+        """Record one trial's outcome (its row, then its journal entry) and count it."""
         self.stats.evaluations += 1
         self.stats.busy_s += outcome.wall_s
         self.stats.eval_wall_s += outcome.wall_s
@@ -312,7 +317,6 @@ class Runner:
         if job.role == "reference":
             self._count(job.run, reference=True)
             self._note(job.run, record)
-        self._consider_ray()
 
     def _prepared(self, prep: Prep) -> None:
         graph_f, runs_f, meta_f = prep.futures
