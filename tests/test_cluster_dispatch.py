@@ -11,12 +11,14 @@ import time
 from collections import Counter
 
 import pytest
+from ray_cluster import STORE
+from ray_cluster import DelayedBackend
+from ray_cluster import local_cluster
 
 from tuner.dispatch import BatchRunner
 from tuner.dispatch import BatchTPESampler
 from tuner.dispatch import batch_asks
 from tuner.dispatch import batch_tpe
-from tuner.evaluate import SimulatorBackend
 from tuner.executor import Rebuild
 from tuner.plan import check_spec
 from tuner.plan import load_spaces
@@ -27,33 +29,11 @@ from tuner.study import StudySpec
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-STORE = 80 * 1024**2
-
-
-class SleepyBackend(SimulatorBackend):
-    """The simulator on a tiny graph, plus a fixed sleep per evaluation so trials overlap."""
-
-    def __init__(self, delay_s: float) -> None:
-        self.delay_s = delay_s
-
-    def evaluate(self, graph, runs, algorithm, device, config):
-        time.sleep(self.delay_s)
-        return super().evaluate(graph, runs, algorithm, device, config)
-
 
 @pytest.fixture
 def cluster():
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    c = cluster_utils.Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 0, "include_dashboard": False, "object_store_memory": STORE})
-    nodes = [c.add_node(num_cpus=3, object_store_memory=STORE) for _ in range(2)]
-    c.wait_for_nodes()
-    ray.init(address=c.address, logging_level="WARNING")
-    try:
-        yield c, nodes
-    finally:
-        ray.shutdown()
-        c.shutdown()
+    with local_cluster(2, 3, sys.modules[__name__]) as nodes:
+        yield nodes
 
 
 def study_specs(n: int, trials: int, sampler: str = "random") -> list[StudySpec]:
@@ -70,7 +50,7 @@ def trial_rows(results) -> list[dict]:
 def test_a_sweep_of_20_studies_runs_them_side_by_side(cluster, tmp_path):
     specs = study_specs(20, 8)
     result = run_studies(specs, load_spaces(specs), tmp_path / "r", workers=None,
-                         backend=SleepyBackend(0.05), flush_every_s=0.5)
+                         backend=DelayedBackend(0.05), flush_every_s=0.5)
     st = result.stats
     assert isinstance(st.max_studies_in_flight, int)
     # 6 CPUs and 8 task slots: the old driver ran one or two studies at a time
@@ -87,7 +67,7 @@ def test_a_graph_is_loaded_once_per_node(cluster, tmp_path):
     c, nodes = cluster
     specs = study_specs(2, 40)[:1]  # one study, one graph, 40 trials over 6 CPUs
     result = run_studies(specs, load_spaces(specs), tmp_path / "r", workers=None,
-                         backend=SleepyBackend(0.02), flush_every_s=0.5)
+                         backend=DelayedBackend(0.02), flush_every_s=0.5)
     st = result.stats
     assert sum(st.loads.values()) == 1, st.loads  # prepared once, on one node
     rows = trial_rows(tmp_path / "r")
@@ -143,7 +123,7 @@ def test_a_node_added_mid_sweep_gets_work_within_seconds(cluster, tmp_path):
     def sweep() -> None:
         try:
             out["result"] = run_studies(specs, load_spaces(specs), results, workers=None,
-                                        backend=SleepyBackend(0.1), flush_every_s=0.2)
+                                        backend=DelayedBackend(0.1), flush_every_s=0.2)
         except BaseException as exc:  # noqa: BLE001 - re-raised by the test
             out["error"] = exc
 

@@ -16,8 +16,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from ray_cluster import DelayedBackend
+from ray_cluster import local_cluster
 
-from tuner.evaluate import SimulatorBackend
 from tuner.executor import CPU_REFRESH_S
 from tuner.executor import RayExecutor
 from tuner.plan import check_spec
@@ -33,30 +34,10 @@ REPO = Path(__file__).resolve().parent.parent
 GRAPH = "rmat:scale=8,seed=3"
 
 
-class SlowBackend(SimulatorBackend):
-    """The simulator, plus a fixed delay per evaluation so trials overlap across nodes."""
-
-    def __init__(self, delay_s: float) -> None:
-        self.delay_s = delay_s
-
-    def evaluate(self, graph, runs, algorithm, device, config):
-        time.sleep(self.delay_s)
-        return super().evaluate(graph, runs, algorithm, device, config)
-
-
 @pytest.fixture
 def cluster():
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    c = cluster_utils.Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * 1024**2})
-    workers = [c.add_node(num_cpus=1, object_store_memory=80 * 1024**2) for _ in range(2)]
-    c.wait_for_nodes()
-    ray.init(address=c.address, logging_level="WARNING")
-    try:
-        yield c, workers
-    finally:
-        ray.shutdown()
-        c.shutdown()
+    with local_cluster(2, 1, sys.modules[__name__]) as nodes:
+        yield nodes
 
 
 def specs(trials: int, algorithms=("bfs", "cc")) -> list[StudySpec]:
@@ -91,7 +72,7 @@ def test_sweep_uses_every_worker_node_and_survives_losing_one(cluster, tmp_path)
     remover = threading.Thread(target=remove_when_both_busy, daemon=True)
     remover.start()
     result = run_studies(specs(30), load_spaces(specs(30)), results, workers=None,
-                         backend=SlowBackend(0.05), flush_every_s=0.2)
+                         backend=DelayedBackend(0.05), flush_every_s=0.2)
     remover.join(timeout=5)
     assert removed.is_set()
     rows = trial_rows(results)
