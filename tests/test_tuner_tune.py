@@ -201,13 +201,20 @@ def test_failed_trial_is_recorded_and_the_study_goes_on(tmp_path):
     assert any(r["state"] == "complete" for r in trials)
 
 
-def test_repeats_are_replaced_by_untried_configurations(tmp_path):
+def _tiny_space_study(tmp_path):
+    """A random-sampled study of 12 trials over a space of 4 configurations (so its draws
+    repeat): its results directory, summary and counting backend."""
     space = tmp_path / "tiny.yaml"
     space.write_text("fixed: {mapping: vwarp}\nparams:\n  w: [8, 32]\n  chunk: [1, 4]\n")
     results = tmp_path / "res"
     s = spec(space=str(space), trials=12, references=False, sampler="random")
     backend = CountingBackend()
     (summary,) = run(results, [s], backend=backend).summaries
+    return results, summary, backend
+
+
+def test_repeats_are_replaced_by_untried_configurations(tmp_path):
+    results, summary, backend = _tiny_space_study(tmp_path)
     assert len(backend.calls) == 4 and summary.budget == 4 and summary.done == 4
     trials = rows(results)  # one row per configuration, every one evaluated
     assert len(trials) == 4 and {r["state"] for r in trials} == {"complete"}
@@ -226,12 +233,7 @@ def test_duplicates_are_answered_from_the_study(tmp_path, monkeypatch):
     from tuner import samplers
 
     monkeypatch.setattr(samplers, "REPLACE_REPEATS", False)  # as before issue 42
-    space = tmp_path / "tiny.yaml"
-    space.write_text("fixed: {mapping: vwarp}\nparams:\n  w: [8, 32]\n  chunk: [1, 4]\n")
-    results = tmp_path / "res"
-    s = spec(space=str(space), trials=12, references=False, sampler="random")
-    backend = CountingBackend()
-    (summary,) = run(results, [s], backend=backend).summaries
+    results, summary, backend = _tiny_space_study(tmp_path)
     # the space holds 4 configurations: the budget of 12 is capped there, each simulated once
     assert len(backend.calls) == 4 and summary.budget == 4 and summary.done == 4
     trials = rows(results)
