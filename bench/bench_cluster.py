@@ -176,6 +176,21 @@ def start_cluster(worker_nodes: int, cpus_per_node: int) -> Cluster:
     return cluster
 
 
+def sweep_on(cluster: Cluster, specs: list[StudySpec], **options):
+    """Run ``specs`` on the started ``cluster`` into a temporary results directory, then shut
+    Ray and the cluster down: the sweep's result, the driver's CPU seconds and the rows."""
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cpu0 = cpu_seconds()
+            result = run_studies(specs, load_spaces(specs), tmp, workers=None, **options)
+            driver_cpu = cpu_seconds() - cpu0
+            rows = read_trials(tmp).to_pylist()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    return result, driver_cpu, rows
+
+
 def warm_up(cpus: int) -> float:
     """Start a worker process for every CPU (a task that sleeps on each), before timing."""
     t0 = time.monotonic()
@@ -203,16 +218,7 @@ def noop_main(args: argparse.Namespace) -> int:
     print(f"cluster up in {time.monotonic() - t0:.1f} s (warm-up {warm_s:.1f} s): head (0 "
           f"CPUs) + {nodes} nodes x {per_node} fake CPUs; {len(specs)} studies x "
           f"{args.trials} trials ({args.sampler}), evaluations sleep {args.noop} s", flush=True)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            cpu0 = cpu_seconds()
-            result = run_studies(specs, load_spaces(specs), tmp, workers=None,
-                                 backend=NoopBackend(args.noop))
-            driver_cpu = cpu_seconds() - cpu0
-            rows = read_trials(tmp).to_pylist()
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    result, driver_cpu, rows = sweep_on(cluster, specs, backend=NoopBackend(args.noop))
     st = result.stats
     cpus = nodes * per_node
     evaluated = [r for r in rows if r["state"] != "duplicate"]
@@ -258,15 +264,7 @@ def real_main(args: argparse.Namespace) -> int:
     cluster = start_cluster(2, 1)
     print(f"cluster up in {time.monotonic() - t0:.1f} s: head (0 CPUs) + 2 worker nodes "
           f"(1 CPU each)", flush=True)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            cpu0 = cpu_seconds()
-            result = run_studies(specs, load_spaces(specs), tmp, workers=None)
-            driver_cpu = cpu_seconds() - cpu0
-            rows = read_trials(tmp).to_pylist()
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    result, driver_cpu, rows = sweep_on(cluster, specs)
 
     st = result.stats
     evaluated = [r for r in rows if r["state"] != "duplicate"]
