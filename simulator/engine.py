@@ -413,12 +413,12 @@ def _lockstep_in_vertex_order(slots: np.ndarray, vertices: np.ndarray, layout: T
 _ROWS_HELD_PER_SLOT = 2
 def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expanding_slots,
             degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
-            resident, launch_of_unit=None, lane_slot=None):
+            resident, launch_of_unit=None, lane_position=None):
     """Who pushes what in a launch that builds a worklist (see ``Launch``; ``degree``: each
     expanding slot's, ``slot_vertex``: every slot's vertex). ``launch_of_unit``: several
     launches that push partitions, viewed together (their items launch after launch).
-    ``lane_slot``: each lane's slot, where ``group``, ``edges`` and ``neighbours`` hold only
-    the storing lanes' (``_EdgeWork``)."""
+    ``lane_position``: each lane's position in the launch's edge order, where ``group``,
+    ``edges`` and ``neighbours`` hold only the storing lanes' (``_EdgeWork``)."""
     empty = np.zeros(0, dtype=np.int64)
     flag_unit = empty
     if launch.pushes == "self":
@@ -456,8 +456,9 @@ def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expandi
     lane_group = group[lanes]
     thread = None
     if isinstance(warp_batches, np.ndarray) or not warp_batches:  # each lane's thread (slot)
-        if lane_slot is not None:
-            thread = lane_slot[lanes]
+        if lane_position is not None:  # the pushing lanes' slots alone
+            thread = expanding_slots[np.searchsorted(np.cumsum(degree), lane_position[lanes],
+                                                     side="right")]
         elif lanes.size * 10 >= edges.size:  # many: each lane's slot by a repeat of them all
             thread = repeat_runs(expanding_slots, degree, edges.size)[lanes]
         else:
@@ -1157,12 +1158,11 @@ def _donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
 
 @dataclass(frozen=True, eq=False)
 class _EdgeWork:
-    """A view's expanded edges reduced to what its launches' costs need: per-unit counts
-    (each of the layout's units) and the storing lanes' own values, in lane order: their
-    global warp steps, and where the launch pushes their targets, edges and (thread mapping)
-    slots. O(units + stores), not
-    O(lanes): a launch too big to lay out at once is laid out in pieces and their work
-    joined (``_piecewise_edge_work``)."""
+    """A view's expanded edges reduced to what its launches' costs need: per-unit counts (each of
+    the layout's units) and the storing lanes' own values, in lane order: their global warp
+    steps, and where the launch pushes their targets, edges and (thread mapping) positions
+    in its edge order. O(units + stores), not O(lanes): a launch too big to lay out at once
+    is laid out in pieces and their work joined (``_piecewise_edge_work``)."""
 
     steps: np.ndarray  # SIMD steps per unit
     pop_steps: np.ndarray | int
@@ -1178,7 +1178,7 @@ class _EdgeWork:
     store_step: np.ndarray
     store_target: np.ndarray
     store_edge: np.ndarray
-    store_slot: np.ndarray | None
+    store_position: np.ndarray | None
     slots: np.ndarray  # the expanding slots, with their degrees
     degree: np.ndarray
     deferred_slots: np.ndarray
@@ -1259,16 +1259,13 @@ def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends
         cluster_passes = unit_transactions(group, lanes.lane // device.simd_width,
                                            unit_of_step, words_per_sector=1, units=units)
     # what the pushes need of the storing lanes: their targets, edges and (threads, not
-    # warps, may batch their pushes) slots
+    # warps, may batch their pushes: their slots are found from them) positions
     store_target = neighbours[store_lanes] if pushing else neighbours[:0]
     store_edge = edges[store_lanes] if pushing else edges[:0]
-    store_slot = None
-    if pushing and strategy.mapping == "thread":
-        store_slot = expanding_slots[np.searchsorted(np.cumsum(degree), store_lanes,
-                                                     side="right")]
+    store_position = store_lanes if pushing and strategy.mapping == "thread" else None
     return _EdgeWork(simd_steps, lanes.pop_steps, lanes.u_a, expansion.donating, unit_edges,
                      list_sectors, read_sectors, store_sectors, store_steps, cluster_passes,
-                     unit_of_step, store_step, store_target, store_edge, store_slot,
+                     unit_of_step, store_step, store_target, store_edge, store_position,
                      expanding_slots, degree, expansion.deferred_slots,
                      expansion.deferred_vertices)
 
@@ -1326,7 +1323,10 @@ def _piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
                           np.array([units]), None, words,
                           first_copy=(None if first_copy is None else
                                       first_copy[expanding_before[lo]:expanding_before[hi]]))
-        works.append(dataclasses.replace(work, store_step=work.store_step + steps_before))
+        works.append(dataclasses.replace(
+            work, store_step=work.store_step + steps_before,
+            store_position=(None if work.store_position is None
+                            else work.store_position + expanding_lanes[lo])))
         steps_before += int(work.steps.sum())
 
     def added(name: str):
@@ -1342,7 +1342,7 @@ def _piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
     return _EdgeWork(*(added(name) for name in (
         "steps", "pop_steps", "u_a", "donating", "unit_edges", "list_sectors", "read_sectors",
         "store_sectors", "store_steps", "cluster_passes")), *(joined(name) for name in (
-        "unit_of_step", "store_step", "store_target", "store_edge", "store_slot", "slots",
+        "unit_of_step", "store_step", "store_target", "store_edge", "store_position", "slots",
         "degree", "deferred_slots", "deferred_vertices")))
 
 
@@ -1547,7 +1547,7 @@ def _launch_costs(
                                   warp_batches=strategy.mapping != "thread" or donated,
                                   steps_per_unit=simd_steps,
                                   resident=resident_warps(strategy, device),
-                                  lane_slot=e.store_slot)
+                                  lane_position=e.store_position)
             items, extra_targets = _with_deferred_targets(indptr, indices, launch, e, items)
             pushed, deferred_targets = [items], [extra_targets]
         else:  # several launches that push partitions: all their pushes at once
@@ -1558,7 +1558,8 @@ def _launch_costs(
                                   layout, 0, warp_batches=warp_batches,
                                   steps_per_unit=simd_steps,
                                   resident=resident_warps(strategy, device),
-                                  launch_of_unit=launch_of_unit, lane_slot=e.store_slot)
+                                  launch_of_unit=launch_of_unit,
+                                  lane_position=e.store_position)
             pushed = np.split(items, np.cumsum(per_launch(work.items))[:-1])
             deferred_targets = [0] * segments.size
         extra = push_cost(work, launch.push, device, costs, block_size=strategy.block_size,
