@@ -26,7 +26,8 @@ from worklist_fidelity import arguments  # noqa: E402
 from worklist_fidelity import measured_items  # noqa: E402
 
 from simulator import driver  # noqa: E402
-from simulator import engine  # noqa: E402
+from simulator import launch_costs  # noqa: E402
+from simulator import worklist_pushes  # noqa: E402
 from simulator.functional import functional_run  # noqa: E402
 from simulator.load import load_graph  # noqa: E402
 from simulator.simulate import as_strategy  # noqa: E402
@@ -41,8 +42,13 @@ def simulated_items(graph, functional, config: str, wave: int) -> int:
         return int(simulate(graph, "sssp", config, "h100", functional=functional).worklist_items)
     strategy = as_strategy(config)
     per_warp = 32 // strategy.lanes_per_vertex * strategy.vertices_per_grab
+
+    def resident(s, d):  # the resident warps, wherever the pushes' arrival order reads them
+        return max(1, wave // per_warp)
+
     with mock.patch.object(driver, "wave_entries", lambda s, d: wave), \
-            mock.patch.object(engine, "resident_warps", lambda s, d: max(1, wave // per_warp)):
+            mock.patch.object(worklist_pushes, "resident_warps", resident), \
+            mock.patch.object(launch_costs, "resident_warps", resident):
         return int(simulate(graph, "sssp", config, "h100", functional=functional).worklist_items)
 
 

@@ -1,5 +1,5 @@
 """Which storing lanes push their target, and the order pushed items take their places on the
-worklist's tail (``simulator.engine``, "Worklist pushes"): plain racing stores (BFS), lowering
+worklist's tail (docs/model.md, "Worklist pushes"): plain racing stores (BFS), lowering
 with atomicMin (SSSP, CC), and the arrival order of atomic and chunked pushes."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ plus about 40 B per vertex (random weights add about 20 B per edge, ``order=`` a
 uniform ``random:`` generator about 10 more), and a simulation adds 14 B (BFS, thread per
 vertex) to 110 B (SSSP on a WER+ or plain-store worklist, rmat:scale=18) per stored edge over
 the loaded graph, plus its task slots, which grow with ``chunk`` and ``partition``. (It was
-135 B before launches were laid out in pieces of 2^24 edges, ``engine._PIECE_LANES``: on
+135 B before launches were laid out in pieces of 2^24 edges, ``edge_work._PIECE_LANES``: on
 rmat:scale=20 the worst is now 77 B, and the W=8 worklist, 44 B, had taken about 200 B.)
 """
 

@@ -12,7 +12,7 @@ from simulator import DEVICES
 from simulator import Graph
 from simulator import functional_run
 from simulator import simulate
-from simulator.engine import _positions_in_runs
+from simulator.expansion import _positions_in_runs
 from tests.conftest import random_graph
 from tests.conftest import skewed_graph
 

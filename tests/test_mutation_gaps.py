@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 from hand_counted import SERIAL
 
-from simulator import engine
+from simulator import expansion
 from simulator import functional_run
 from simulator import get_device
 from simulator import layout as layout_module
 from simulator import load_graph
+from simulator import slot_views
 from simulator.costs import COSTS
 from simulator.strategy import Strategy
 from simulator.worklist import scan_launch
@@ -42,10 +43,10 @@ def test_donated_edges_take_the_lanes_of_their_place_in_the_step(text):
     device = dataclasses.replace(get_device("h100-datasheet"), simd_width=8, cluster_issue=True)
     layout = layout_module.task_layout(graph.n, strategy, device)
     sweeps = [work.active for work in fr.iterations if work.active.size]
-    view = engine._dirty_view(graph.indptr, sweeps, layout,
-                              strategy.block_size // device.warp_size)
+    view = slot_views._dirty_view(graph.indptr, sweeps, layout,
+                                  strategy.block_size // device.warp_size)
     ends = np.append(view.segments[1:], view.units.size)
-    lanes = engine._expansion(graph.indptr, view, strategy, device, view.segments, ends).lanes
+    lanes = expansion._expansion(graph.indptr, view, strategy, device, view.segments, ends).lanes
     assert lanes.lane is not None and lanes.given is not None and lanes.given.size
     given_group = lanes.group[lanes.given]
     assert given_group.tolist() == lanes.given_group.tolist()

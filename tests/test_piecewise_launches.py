@@ -1,4 +1,4 @@
-"""A launch laid out in pieces (``engine._PIECE_LANES``, bounded memory on big graphs) costs
+"""A launch laid out in pieces (``edge_work._PIECE_LANES``, bounded memory on big graphs) costs
 exactly what it costs laid out at once: every figure and traced array alike, for every
 form that costs a launch's full view (worklists of every push, deduplicated, plain-store
 relaxation, deferred outliers, donation, redistribution, spatial and temporal hybrids)."""
@@ -10,10 +10,13 @@ import numpy as np
 import pytest
 
 from simulator import driver
+from simulator import edge_work
 from simulator import engine
 from simulator import functional_run
+from simulator import launch_costs
 from simulator import load_graph
 from simulator import simulate
+from simulator import slot_views
 from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.strategy import Strategy
@@ -57,16 +60,16 @@ def test_pieces_cost_what_the_whole_launch_costs(graph, algorithm, each_on_its_o
     strategies = STRATEGIES + FULL_VIEW_FORMS
     whole = [_outcome(graph, algorithm, s, functional) for s in strategies]
     # a few dozen edges a piece: every launch of more is cut, many times over
-    monkeypatch.setattr(engine, "_PIECE_LANES", 37)
+    monkeypatch.setattr(edge_work, "_PIECE_LANES", 37)
     calls = []
-    original = engine._piecewise_edge_work
+    original = launch_costs._piecewise_edge_work
 
     def counted(*args, **kwargs):
         work = original(*args, **kwargs)
         calls.append(work is not None)
         return work
 
-    monkeypatch.setattr(engine, "_piecewise_edge_work", counted)
+    monkeypatch.setattr(launch_costs, "_piecewise_edge_work", counted)
     cut = [_outcome(graph, algorithm, s, functional) for s in strategies]
     # (a small graph's launches are otherwise costed in runs, or sparsely: none is cut)
     assert any(calls) or not each_on_its_own, "no launch was cut"
@@ -78,15 +81,15 @@ def test_pieces_cost_what_the_whole_launch_costs(graph, algorithm, each_on_its_o
 def test_pieces_are_whole_units_of_bounded_edges(graph, monkeypatch):
     """The cuts fall on unit (under donation, block) boundaries, and a piece holds at most
     the bound plus one unit's (block's) edges."""
-    monkeypatch.setattr(engine, "_PIECE_LANES", 50)
+    monkeypatch.setattr(edge_work, "_PIECE_LANES", 50)
     device = get_device("h100")
     for text, keeps in (("mapping=vwarp,w=8", 1), ("mapping=thread,donate_threshold=4", None)):
         strategy = Strategy.parse(text)
         layout = engine.task_layout(graph.n, strategy, device, None)
         launch = engine.Launch(np.arange(graph.n), np.zeros(0, dtype=np.int64),
                                slots=np.arange(graph.n), lookup="worklist", push="atomic")
-        view = engine._full_view(graph.indptr, launch, layout, graph.n)
-        bounds = engine._pieces(view, strategy, device)
+        view = slot_views._full_view(graph.indptr, launch, layout, graph.n)
+        bounds = edge_work._pieces(view, strategy, device)
         assert bounds[0] == 0 and bounds[-1] == graph.n and bounds.size >= 3
         units_kept = keeps or strategy.block_size // device.warp_size
         whole = view.active_slots // (layout.per_unit * units_kept)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from simulator import engine
+from simulator import expansion
 from simulator import functional_run
 from simulator import get_device
 from simulator import layout as layout_module
@@ -14,6 +15,7 @@ from simulator import load_graph
 from simulator import scheduling
 from simulator import sectors
 from simulator import simulate
+from simulator import slot_views
 from simulator import timing
 from simulator.costs import COSTS
 from simulator.driver import iteration_costs
@@ -111,11 +113,11 @@ def test_sweeps_cost_only_active_blocks():
     strategy = Strategy.parse("mapping=vwarp,w=32")
     device = get_device("h100-datasheet")
     layout = layout_module.task_layout(graph.n, strategy, device)
-    view = engine._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 8)
+    view = slot_views._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 8)
     assert view.units.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 296, 297, 298, 299, 300, 301,
                                    302, 303]
     assert view.active_slots.tolist() == [5, 6, 12]
-    view = engine._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 1)
+    view = slot_views._dirty_view(graph.indptr, [np.array([5, 6, 300])], layout, 1)
     assert view.units.tolist() == [5, 6, 300]
     assert view.active_slots.tolist() == [0, 1, 2]
     assert view.active_vertex.tolist() == [5, 6, 300]
@@ -579,26 +581,26 @@ def test_donating_blocks_are_those_whose_threads_donate(spec, text):
     block = strategy.block_size // device.warp_size
     blocks = -(-layout.units // block)
     sweeps = [work.active for work in fr.iterations if work.active.size]
-    whole = engine._dirty_view(graph.indptr, sweeps, layout, block)
+    whole = slot_views._dirty_view(graph.indptr, sweeps, layout, block)
     ends = np.append(whole.segments[1:], whole.units.size)
-    expansion = engine._expansion(graph.indptr, whole, strategy, device, whole.segments, ends)
+    expanded = expansion._expansion(graph.indptr, whole, strategy, device, whole.segments, ends)
     sweep_of_unit = np.repeat(np.arange(len(sweeps)), ends - whole.segments)
-    donating = np.flatnonzero(expansion.donating)
+    donating = np.flatnonzero(expanded.donating)
     want = np.unique(sweep_of_unit[donating] * blocks + whole.units[donating] // block)
-    unit_keys, at, act, degree = engine._active_units(graph.indptr, sweeps, layout)
+    unit_keys, at, act, degree = slot_views._active_units(graph.indptr, sweeps, layout)
     sweep = unit_keys[at // layout.per_unit] // layout.units
-    got = engine._donating_blocks(act, degree, sweep, strategy, device, layout)
+    got = slot_views._donating_blocks(act, degree, sweep, strategy, device, layout)
     assert want.size and got.tolist() == want.tolist()
 
 
-@pytest.mark.parametrize("table_per_write", [engine._TABLE_PER_WRITE, 0])
+@pytest.mark.parametrize("table_per_write", [expansion._TABLE_PER_WRITE, 0])
 @pytest.mark.parametrize("text", ["mapping=thread", "mapping=vwarp,w=4,chunk=2"])
 def test_sweeps_sharing_vertices_store_only_their_own_writes(monkeypatch, table_per_write,
                                                              text):
     """Sweeps costed together whose active vertices overlap (an edge expands in two of them
     and stores in one) give each one's cost alone, as do sweeps of distinct vertices, with
     their storing lanes found through a table of the writes or by a search."""
-    monkeypatch.setattr(engine, "_TABLE_PER_WRITE", table_per_write)
+    monkeypatch.setattr(expansion, "_TABLE_PER_WRITE", table_per_write)
     graph = load_graph("road:rows=12,cols=12,seed=3")
     indptr = graph.indptr
     strategy = Strategy.parse(text)

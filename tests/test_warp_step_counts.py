@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from simulator import auxiliary_kernels
-from simulator import engine
+from simulator import edge_work
 from simulator import get_device
 from simulator import sectors
 from simulator import simulate
@@ -216,8 +216,8 @@ def test_closed_form_list_reads_match_the_key_sort(monkeypatch, text):
     graph = skewed_graph(600, 9000, 11, weights=True)
     results = {}
     for threshold in (0, 1 << 62):
-        monkeypatch.setattr(engine, "_CLOSED_FORM_FROM", threshold)
-        monkeypatch.setattr(engine, "_UNORDERED_CLOSED_FORM_FROM", threshold)
+        monkeypatch.setattr(edge_work, "_CLOSED_FORM_FROM", threshold)
+        monkeypatch.setattr(edge_work, "_UNORDERED_CLOSED_FORM_FROM", threshold)
         for algorithm in ("bfs", "sssp"):
             r = simulate(graph, algorithm, text, "h100-datasheet")
             results[threshold, algorithm] = (r.to_dict(), r.bounds)

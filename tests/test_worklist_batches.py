@@ -9,11 +9,14 @@ import pytest
 
 from simulator import driver
 from simulator import engine
+from simulator import expansion
 from simulator import functional_run
 from simulator import get_device
 from simulator import load_graph
 from simulator import simulate
+from simulator import slot_views
 from simulator import sorted_runs
+from simulator import worklist_pushes
 from simulator.layout import status_layouts
 from simulator.layout import task_layout
 from simulator.layout import worklist_layouts
@@ -96,8 +99,8 @@ def test_lean_and_laid_out_pushes_join_alike(text):
         layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
         launches.append(launch)
         lean.append(pushes)
-        laid_out.append(engine._laid_out_pushes(graph.indptr, graph.indices, launch, layout,
-                                                strategy, device))
+        laid_out.append(worklist_pushes._laid_out_pushes(graph.indptr, graph.indices, launch,
+                                                         layout, strategy, device))
     assert len(launches) > 3 and all(isinstance(p.pushers, engine.Pushers) for p in lean)
     mixed = [pushes[i % 2] for i, pushes in enumerate(zip(lean, laid_out, strict=True))]
     want = engine.worklist_kernels(graph.indptr, graph.indices, launches, laid_out, strategy,
@@ -290,15 +293,15 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
         launch = engine.Launch(work.active, work.writes, slots=worklist, lookup="worklist",
                                push=strategy.push, grid_stride=not strategy.variable_grid)
         layout = worklist_layouts(np.array([worklist.size]), strategy, device, None)
-        laid_out = engine._laid_out_pushes(graph.indptr, graph.indices, launch, layout,
-                                           strategy, device)
+        laid_out = worklist_pushes._laid_out_pushes(graph.indptr, graph.indices, launch, layout,
+                                                    strategy, device)
         want = _pushes_fields(laid_out)
         sources = engine.write_sources(graph.indptr, graph.indices, work.active, work.writes)
         ranked = dataclasses.replace(launch, slot_ranks=np.searchsorted(work.active, worklist))
         # ranks among an array equal to the active vertices (not them): not checked
         among = dataclasses.replace(ranked, ranked_among=work.active.copy())
         for given in launch, ranked, among:
-            lean = engine._lockstep_worklist_pushes(given, strategy, device, sources)
+            lean = worklist_pushes._lockstep_worklist_pushes(given, strategy, device, sources)
             got = _pushes_fields(lean)
             for name in want:
                 assert np.array_equal(got[name], want[name]), name
@@ -340,10 +343,11 @@ def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
         sources = engine.write_sources(indptr, graph.indices, launch.active, writes)
         assert (sources is None) == (writer not in active)
         if sources is not None:
-            assert engine._lockstep_worklist_pushes(launch, strategy, device, sources) is None
+            assert worklist_pushes._lockstep_worklist_pushes(launch, strategy, device,
+                                                             sources) is None
         pushes = engine.launch_pushes(indptr, graph.indices, launch, strategy, device)
-        laid_out = engine._laid_out_pushes(indptr, graph.indices, launch, layout, strategy,
-                                           device)
+        laid_out = worklist_pushes._laid_out_pushes(indptr, graph.indices, launch, layout,
+                                                    strategy, device)
         assert np.array_equal(pushes.store_lanes, laid_out.store_lanes)
         assert np.array_equal(pushes.items, laid_out.items)
         if writer not in listed or writer not in active:
@@ -394,11 +398,11 @@ def test_partition_pushes_worked_out_together_equal_launch_by_launch(text):
     if strategy.donate_threshold is not None:
         layout = status_layouts(np.array([launch.slots.size for launch in launches]),
                                 strategy, device)
-        view = engine._listed_view(graph.indptr, launches, layout)
+        view = slot_views._listed_view(graph.indptr, launches, layout)
         segments = view.segments
         ends = np.append(segments[1:], layout.units)
-        donating = engine._expansion(graph.indptr, view, strategy, device, segments,
-                                     ends).donating
+        donating = expansion._expansion(graph.indptr, view, strategy, device, segments,
+                                        ends).donating
         donated = np.add.reduceat(donating, segments) > 0
         assert donated.any() and not donated.all()
 
@@ -421,14 +425,15 @@ def test_listed_view_joins_the_launches_full_views(partition, listing):
                                         partitions=None) for launch in launches]
     sizes = np.array([launch.slots.size for launch in launches])
     layout = status_layouts(sizes, strategy, device)
-    views = [engine._full_view(graph.indptr, launch,
-                               status_layouts(np.array([launch.slots.size]), strategy, device),
-                               launch.slots.size) for launch in launches]
-    want = engine._joined_view(layout, [view.layout.units for view in views],
-                               [view.active_slots for view in views],
-                               [view.active_vertex for view in views],
-                               [view.active_degree for view in views])
-    got = engine._listed_view(graph.indptr, launches, layout)
+    views = [slot_views._full_view(graph.indptr, launch,
+                                   status_layouts(np.array([launch.slots.size]), strategy,
+                                                  device),
+                                   launch.slots.size) for launch in launches]
+    want = slot_views._joined_view(layout, [view.layout.units for view in views],
+                                   [view.active_slots for view in views],
+                                   [view.active_vertex for view in views],
+                                   [view.active_degree for view in views])
+    got = slot_views._listed_view(graph.indptr, launches, layout)
     for name in ("active_slots", "active_vertex", "active_degree", "segments"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
     assert got.real_slots == want.real_slots and len(launches) > 10
