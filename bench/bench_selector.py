@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tuner.cli_select import evaluation_json  # noqa: E402
-from tuner.cli_select import evaluation_table  # noqa: E402
+from tuner.cli.select import evaluation_json  # noqa: E402
+from tuner.cli.select import evaluation_table  # noqa: E402
 from tuner.plan import check_spec  # noqa: E402
 from tuner.plan import load_spaces  # noqa: E402
 from tuner.plan import run_studies  # noqa: E402

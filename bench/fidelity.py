@@ -67,7 +67,7 @@ from tuner.calibrate import load_launch_times  # noqa: E402
 from tuner.calibrate import load_measured  # noqa: E402
 from tuner.calibrate import predict  # noqa: E402
 from tuner.calibrate import simulate_parts  # noqa: E402
-from tuner.cli_calibrate import fit_table  # noqa: E402
+from tuner.cli.calibrate import fit_table  # noqa: E402
 from tuner.heldout import Choice  # noqa: E402
 from tuner.heldout import Data  # noqa: E402
 from tuner.heldout import bootstrap_interval  # noqa: E402

@@ -25,7 +25,7 @@ from tuner.calibrate import measured_host_us
 from tuner.calibrate import predict
 from tuner.calibrate import simulate_parts
 from tuner.cli import main
-from tuner.cli_calibrate import fit_table
+from tuner.cli.calibrate import fit_table
 
 GRAPHS = {
     "rmat8": "rmat:scale=8,seed=1,weights=random",

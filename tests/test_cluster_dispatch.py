@@ -184,7 +184,8 @@ def test_the_batch_runner_is_only_used_on_ray(tmp_path):
 CRASHING_DRIVER = r'''
 import os, sys
 import tuner.plan as plan
-from tuner import api, journal
+from tuner import api
+from tuner import journal
 
 n, seen = int(sys.argv[1]), [0]
 append_logs = journal.DriverJournal.append_logs

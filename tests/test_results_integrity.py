@@ -102,7 +102,9 @@ def test_rows_that_conflict_are_refused_loudly(tmp_path, capsys):
 DRIVER = r'''
 import os, sys
 import tuner.plan as plan
-from tuner import api, journal, location
+from tuner import api
+from tuner import journal
+from tuner import location
 
 point, n = sys.argv[1], int(sys.argv[2])
 seen = [0]
@@ -293,7 +295,7 @@ def test_a_graph_row_set_aside_is_flagged_then_written_again_by_the_next_run(tmp
     import pyarrow.parquet as pq
 
     from tuner.cli import main
-    from tuner.cli_check import check
+    from tuner.cli.check import check
 
     results = tmp_path / "r"
     args = ["tune", "--graph", "rmat:scale=7,seed=2", "--algo", "bfs", "--trials", "3",

@@ -17,7 +17,7 @@ from optuna.storages.journal import JournalFileBackend
 
 from tuner import api
 from tuner.cli import main
-from tuner.cli_check import check
+from tuner.cli.check import check
 from tuner.journal import MergedJournals
 from tuner.samplers import REPEATED_ATTR
 from tuner.store import read_trials

@@ -13,17 +13,17 @@ from tuner.memory import keep_freed_memory
 # Each module defines `register(subparsers)`, adding its verb with `set_defaults(run=callable)`;
 # the callable takes the parsed namespace and returns an exit code.
 VERB_MODULES = (
-    "tuner.cli_graph",
-    "tuner.cli_simulate",
-    "tuner.cli_tune",
-    "tuner.cli_bench",
-    "tuner.cli_query",
-    "tuner.cli_report",
-    "tuner.cli_select",
-    "tuner.cli_calibrate",
-    "tuner.cli_check",
-    "tuner.cli_dashboard",
-    "tuner.cli_measure",
+    "tuner.cli.graph",
+    "tuner.cli.simulate",
+    "tuner.cli.tune",
+    "tuner.cli.bench",
+    "tuner.cli.query",
+    "tuner.cli.report",
+    "tuner.cli.select",
+    "tuner.cli.calibrate",
+    "tuner.cli.check",
+    "tuner.cli.dashboard",
+    "tuner.cli.measure",
 )
 
 
@@ -84,6 +84,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warpsweep: error: {exc}", file=sys.stderr)
         return 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -29,7 +29,7 @@ from tuner.calibrate import load_measured_results
 from tuner.calibrate import predict
 from tuner.calibrate import se_text
 from tuner.calibrate import simulate_parts
-from tuner.cli_tune import seed_arg
+from tuner.cli.tune import seed_arg
 from tuner.plan import MAX_SEED
 
 EPILOG = """examples:

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m tuner.cli_measure ...`: the verb alone, for a GPU machine that has CuPy but
+    """`python -m tuner.cli.measure ...`: the verb alone, for a GPU machine that has CuPy but
     not the tuner's other dependencies (Optuna, Ray, DuckDB)."""
     from simulator.errors import WarpsweepError
 

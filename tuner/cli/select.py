@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tuner.api import DEFAULT_RESULTS
-from tuner.cli_tune import seed_arg
+from tuner.cli.tune import seed_arg
 from tuner.damaged import scanning
 
 EXAMPLES = """examples:
