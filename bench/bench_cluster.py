@@ -55,8 +55,8 @@ from tuner.executor import InlineExecutor  # noqa: E402
 from tuner.plan import check_spec  # noqa: E402
 from tuner.plan import load_spaces  # noqa: E402
 from tuner.plan import run_studies  # noqa: E402
-from tuner.store import ResultStore  # noqa: E402
-from tuner.store import read_trials  # noqa: E402
+from tuner.results.store import ResultStore  # noqa: E402
+from tuner.results.store import read_trials  # noqa: E402
 from tuner.study import StudySpec  # noqa: E402
 
 FLOOR = 0.90

@@ -39,7 +39,7 @@ from tuner.evaluate import Outcome  # noqa: E402
 from tuner.plan import check_spec  # noqa: E402
 from tuner.plan import load_spaces  # noqa: E402
 from tuner.plan import run_studies  # noqa: E402
-from tuner.store import read_trials  # noqa: E402
+from tuner.results.store import read_trials  # noqa: E402
 from tuner.study import StudySpec  # noqa: E402
 from tuner.study import journal_storage  # noqa: E402
 from tuner.study import planned_runs  # noqa: E402

@@ -23,7 +23,7 @@ from tuner.executor import Rebuild
 from tuner.plan import check_spec
 from tuner.plan import load_spaces
 from tuner.plan import run_studies
-from tuner.store import read_trials
+from tuner.results.store import read_trials
 from tuner.study import StudySpec
 
 ray = pytest.importorskip("ray")
@@ -170,8 +170,8 @@ def test_batched_tpe_fits_once_per_batch_and_only_inside_one(tmp_path):
 def test_the_batch_runner_is_only_used_on_ray(tmp_path):
     from tuner.dispatch import make_runner
     from tuner.executor import InlineExecutor
+    from tuner.results.store import ResultStore
     from tuner.runner import Runner
-    from tuner.store import ResultStore
 
     store = ResultStore.open(tmp_path / "r")
     try:
@@ -185,7 +185,7 @@ CRASHING_DRIVER = r'''
 import os, sys
 import tuner.plan as plan
 from tuner import api
-from tuner import journal
+from tuner.results import journal
 
 n, seen = int(sys.argv[1]), [0]
 append_logs = journal.DriverJournal.append_logs

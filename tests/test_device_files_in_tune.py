@@ -15,7 +15,7 @@ from simulator import simulate
 from simulator.errors import ConfigError
 from tuner import api
 from tuner.cli import main
-from tuner.store import read_trials
+from tuner.results.store import read_trials
 
 GRAPH = "rmat:scale=8,seed=1"
 CALIBRATED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.toml"

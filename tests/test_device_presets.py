@@ -32,7 +32,7 @@ from tuner.cli import main
 from tuner.evaluate import graph_slug
 from tuner.plan import check_spec
 from tuner.plan import load_spaces
-from tuner.store import read_trials
+from tuner.results.store import read_trials
 from tuner.study import LEGACY_PRESET_DIGESTS
 from tuner.study import StudySpec
 

@@ -19,8 +19,8 @@ from tuner import selector as sel
 from tuner.cli import main
 from tuner.measure import measure as measure_module
 from tuner.measure import verify as verify_module
-from tuner.measured import measured_keys
-from tuner.query import connect
+from tuner.results.measured import measured_keys
+from tuner.results.query import connect
 from tuner.selector import measured_times
 
 GRAPHS = ("rmat:scale=8,seed=1", "rmat:scale=8,seed=2", "random:n=300,deg=6,seed=3")

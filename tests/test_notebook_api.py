@@ -14,11 +14,11 @@ from simulator import simulate
 from simulator.errors import ConfigError
 from tuner import api
 from tuner import report
-from tuner.damaged import DamagedResults
 from tuner.report_data import load_results as report_data
 from tuner.report_data import simd_bars
 from tuner.report_data import time_over_w
-from tuner.store import read_trials
+from tuner.results.damaged import DamagedResults
+from tuner.results.store import read_trials
 
 GRAPH = "rmat:scale=7,seed=2"
 

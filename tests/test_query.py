@@ -18,14 +18,14 @@ from pyarrow.fs import LocalFileSystem
 from simulator.errors import ConfigError
 from tuner import answers
 from tuner.cli import main
-from tuner.location import Location
-from tuner.query import connect
-from tuner.query import run_sql
-from tuner.records import TrialRecord
-from tuner.schema import SCHEMA_VERSION
-from tuner.store import ParquetDirBackend
-from tuner.store import ResultStore
-from tuner.store import check_manifest
+from tuner.results.location import Location
+from tuner.results.query import connect
+from tuner.results.query import run_sql
+from tuner.results.records import TrialRecord
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.store import ParquetDirBackend
+from tuner.results.store import ResultStore
+from tuner.results.store import check_manifest
 
 THREAD = {"mapping": "thread", "block_size": 256, "driven": "topology", "unroll": 1}
 

@@ -11,10 +11,7 @@ import pytest
 
 from tuner import api
 from tuner.cli import main
-from tuner.configs import canonical_params
 from tuner.env import warpsweep_version
-from tuner.query import connect
-from tuner.records import TrialRecord
 from tuner.report import Entry
 from tuner.report import build_report
 from tuner.report import history_figure
@@ -31,9 +28,12 @@ from tuner.report_data import knob_curves
 from tuner.report_data import simd_bars
 from tuner.report_data import time_over_w
 from tuner.report_data import w_chunk_cells
+from tuner.results.configs import canonical_params
+from tuner.results.query import connect
+from tuner.results.records import TrialRecord
+from tuner.results.store import ResultStore
 from tuner.selector import Evaluation
 from tuner.selector import GraphRegret
-from tuner.store import ResultStore
 
 GRAPHS = ("rmat:scale=8,seed=1", "grid2d:rows=16,cols=16")
 VWARP_SPACE = """name: vwarpmini

@@ -17,7 +17,7 @@ from tuner.executor import make_executor
 from tuner.plan import check_spec
 from tuner.plan import load_spaces
 from tuner.plan import run_studies
-from tuner.store import read_trials
+from tuner.results.store import read_trials
 from tuner.study import StudySpec
 
 ray = pytest.importorskip("ray")

@@ -12,9 +12,9 @@ import pytest
 
 from tuner import api
 from tuner.cli import main
-from tuner.location import Location
-from tuner.store import read_graphs
-from tuner.store import read_trials
+from tuner.results.location import Location
+from tuner.results.store import read_graphs
+from tuner.results.store import read_trials
 
 GRAPH = "rmat:scale=7,seed=3"
 TRIALS = 12
@@ -103,8 +103,8 @@ DRIVER = r'''
 import os, sys
 import tuner.plan as plan
 from tuner import api
-from tuner import journal
-from tuner import location
+from tuner.results import journal
+from tuner.results import location
 
 point, n = sys.argv[1], int(sys.argv[2])
 seen = [0]
@@ -209,7 +209,7 @@ def test_two_writers_of_one_graph_leave_one_graph_row(tmp_path):
     from datetime import UTC
     from datetime import datetime
 
-    from tuner.store import ResultStore
+    from tuner.results.store import ResultStore
 
     results = str(tmp_path / "r")
     one, two = ResultStore.open(results), ResultStore.open(results)
@@ -346,7 +346,7 @@ def test_bytes_damaged_in_a_page_are_an_error_never_wrong_values(tmp_path):
     import numpy as np
     import pyarrow as pa
 
-    from tuner.store import ParquetDirBackend
+    from tuner.results.store import ParquetDirBackend
 
     backend = ParquetDirBackend(tmp_path)
     table = pa.table({"graph_id": [f"g{i}" for i in range(500)],

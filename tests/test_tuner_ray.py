@@ -14,7 +14,7 @@ from tuner.executor import TASK_RETRIES
 from tuner.plan import check_spec
 from tuner.plan import load_spaces
 from tuner.plan import run_studies
-from tuner.store import read_trials
+from tuner.results.store import read_trials
 from tuner.study import StudySpec
 
 ray = pytest.importorskip("ray")

@@ -18,9 +18,9 @@ from optuna.storages.journal import JournalFileBackend
 from tuner import api
 from tuner.cli import main
 from tuner.cli.check import check
-from tuner.journal import MergedJournals
+from tuner.results.journal import MergedJournals
+from tuner.results.store import read_trials
 from tuner.samplers import REPEATED_ATTR
-from tuner.store import read_trials
 
 GRAPH = "rmat:scale=8,seed=2"
 

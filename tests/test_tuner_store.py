@@ -13,18 +13,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulator.errors import ConfigError
-from tuner.records import TrialRecord
-from tuner.schema import METRIC_NAMES
-from tuner.schema import PARAM_TYPES
-from tuner.schema import SCHEMA_VERSION
-from tuner.schema import TRIAL_COLUMNS
-from tuner.schema import TRIAL_PARTITIONS
-from tuner.schema import markdown
-from tuner.schema import param_column
-from tuner.store import MemoryBackend
-from tuner.store import ParquetDirBackend
-from tuner.store import ResultStore
-from tuner.store import read_trials
+from tuner.results.records import TrialRecord
+from tuner.results.schema import METRIC_NAMES
+from tuner.results.schema import PARAM_TYPES
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.schema import TRIAL_COLUMNS
+from tuner.results.schema import TRIAL_PARTITIONS
+from tuner.results.schema import markdown
+from tuner.results.schema import param_column
+from tuner.results.store import MemoryBackend
+from tuner.results.store import ParquetDirBackend
+from tuner.results.store import ResultStore
+from tuner.results.store import read_trials
 
 
 def record(trial=0, state="complete", **kw):

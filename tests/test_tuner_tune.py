@@ -21,9 +21,9 @@ from tuner.evaluate import SimulatorBackend
 from tuner.plan import check_spec
 from tuner.plan import load_spaces
 from tuner.plan import run_studies
-from tuner.schema import SCHEMA_VERSION
-from tuner.store import read_graphs
-from tuner.store import read_trials
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.store import read_graphs
+from tuner.results.store import read_trials
 from tuner.study import Objective
 from tuner.study import StudySpec
 
@@ -136,7 +136,7 @@ def test_resume_after_interrupt_repeats_and_loses_nothing(tmp_path):
 def test_rows_lost_in_a_crash_are_rewritten_from_the_journal(tmp_path, monkeypatch):
     results = tmp_path / "res"
     s = spec(trials=8, references=False, sampler="random")
-    from tuner import store as store_module
+    from tuner.results import store as store_module
 
     monkeypatch.setattr(store_module.ResultStore, "flush", lambda self: None)  # buffer lost
     first = CountingBackend(interrupt_after=5)

@@ -1,8 +1,8 @@
 """Ready answers over a results directory: the best configuration of each study, one knob's
 effect, Pareto fronts.
 
-Functions of a DuckDB connection from ``tuner.query.connect`` (the temporary tables they make
-are dropped before they return) that give dataclasses. DuckDB does the heavy lifting over
+Functions of a DuckDB connection from ``tuner.results.query.connect`` (the temporary tables
+they make are dropped before they return) that give dataclasses. DuckDB does the heavy lifting over
 every complete trial row in a few scans, numpy sweeps the Pareto fronts, Python assembles one
 result per study. A configuration is identified by its knob values (the non-null ``param_*``
 columns), made canonical where a row left an applicable knob at NULL (its default), so that
@@ -27,17 +27,17 @@ from simulator.errors import WarpsweepError
 from simulator.strategy import DRIVEN
 from simulator.strategy import MAPPINGS
 from simulator.strategy import Strategy
-from tuner.configs import canonical_params
-from tuner.configs import config_text
-from tuner.configs import strategy_defaults
-from tuner.configs import value_text
-from tuner.measured import MEASURED_COLUMNS
-from tuner.measured import MeasuredWinner
-from tuner.measured import winners
-from tuner.query import graph_ids
-from tuner.query import graph_name
-from tuner.schema import PARAM_PREFIX
-from tuner.schema import reserved_names
+from tuner.results.configs import canonical_params
+from tuner.results.configs import config_text
+from tuner.results.configs import strategy_defaults
+from tuner.results.configs import value_text
+from tuner.results.measured import MEASURED_COLUMNS
+from tuner.results.measured import MeasuredWinner
+from tuner.results.measured import winners
+from tuner.results.query import graph_ids
+from tuner.results.query import graph_name
+from tuner.results.schema import PARAM_PREFIX
+from tuner.results.schema import reserved_names
 from tuner.study import MAXIMIZED
 
 # Metrics where a larger value is better; every other metric is minimised.

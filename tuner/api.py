@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from simulator.errors import ConfigError
-from tuner.damaged import scanning
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.plan import RunResult
@@ -30,7 +29,8 @@ from tuner.plan import check_spec
 from tuner.plan import load_spaces
 from tuner.plan import run_studies
 from tuner.progress import best_fixed_vwarp
-from tuner.records import TrialRecord
+from tuner.results.damaged import scanning
+from tuner.results.records import TrialRecord
 from tuner.study import Objective
 from tuner.study import StudySpec
 from tuner.study import StudySummary
@@ -205,11 +205,11 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from tuner.query import graph_name
-    from tuner.schema import PARAM_PREFIX
-    from tuner.schema import reserved_names
-    from tuner.store import read_graphs
-    from tuner.store import read_trials
+    from tuner.results.query import graph_name
+    from tuner.results.schema import PARAM_PREFIX
+    from tuner.results.schema import reserved_names
+    from tuner.results.store import read_graphs
+    from tuner.results.store import read_trials
 
     _check_types(results=results)
     with scanning(results):

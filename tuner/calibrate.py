@@ -212,8 +212,8 @@ def load_measured_results(
     picks one where several measured. Graph names are the results' own (``warpsweep best``'s).
     A directory without measured rows is a one-line ConfigError.
     """
-    from tuner.query import connect
-    from tuner.query import graph_name
+    from tuner.results.query import connect
+    from tuner.results.query import graph_name
 
     con = connect(results)
     rows = con.execute("""

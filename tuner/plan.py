@@ -23,10 +23,10 @@ from simulator.errors import WarpsweepError
 from tuner.dispatch import make_runner
 from tuner.executor import make_executor
 from tuner.progress import Progress
+from tuner.results.store import ResultStore
+from tuner.results.store import check_manifest
 from tuner.runner import RunStats
 from tuner.samplers import sampler_info
-from tuner.store import ResultStore
-from tuner.store import check_manifest
 from tuner.study import Objective
 from tuner.study import StudySpec
 from tuner.study import StudySummary
@@ -131,9 +131,9 @@ def check_spec(spec: StudySpec) -> StudySpec:
 def stored_device_digests(results: str | Path) -> dict[str, set[str | None]]:
     """Per device name in ``results``, the digests of the device fields its rows were
     simulated with (None: a row written before rows recorded it)."""
-    from tuner.location import Location
-    from tuner.schema import TRIALS
-    from tuner.store import ParquetDirBackend
+    from tuner.results.location import Location
+    from tuner.results.schema import TRIALS
+    from tuner.results.store import ParquetDirBackend
 
     location = Location.of(results)
     if location.local and not location.local_path().is_dir():

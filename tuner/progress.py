@@ -9,8 +9,8 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from tuner.configs import config_text
-from tuner.records import TrialRecord
+from tuner.results.configs import config_text
+from tuner.results.records import TrialRecord
 from tuner.study import StudySummary
 
 PROGRESS_MODES = ("bar", "log", "off")

@@ -36,9 +36,7 @@ from matplotlib.ticker import NullLocator
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
-from tuner.configs import config_text
 from tuner.env import warpsweep_version
-from tuner.location import Location
 from tuner.report_data import NO_DEFER
 from tuner.report_data import VWARP_SIZES
 from tuner.report_data import Curve
@@ -59,6 +57,8 @@ from tuner.report_data import simd_bars
 from tuner.report_data import study_lines
 from tuner.report_data import time_over_w
 from tuner.report_data import w_chunk_cells
+from tuner.results.configs import config_text
+from tuner.results.location import Location
 
 DPI = 100
 FIGURES_DIR = "figures"

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from simulator.errors import ConfigError
-from tuner.configs import canonical_params
-from tuner.configs import config_text
-from tuner.measured import MeasuredWinner
-from tuner.measured import winners
-from tuner.query import connect
-from tuner.query import graph_ids
-from tuner.query import graph_name
-from tuner.schema import PARAM_PREFIX
+from tuner.results.configs import canonical_params
+from tuner.results.configs import config_text
+from tuner.results.measured import MeasuredWinner
+from tuner.results.measured import winners
+from tuner.results.query import connect
+from tuner.results.query import graph_ids
+from tuner.results.query import graph_name
+from tuner.results.schema import PARAM_PREFIX
 
 # Metric columns the report reads (any that a results directory lacks read as null).
 METRICS = ("time_us", "simd_efficiency", "u_a", "u_r", "me")
@@ -92,7 +92,8 @@ class ResultsData:
     results: str
     runs: list[Run]
     graphs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    measured: dict[str, MeasuredWinner] = field(default_factory=dict)  # per study (tuner.measured)
+    # per study (tuner.results.measured)
+    measured: dict[str, MeasuredWinner] = field(default_factory=dict)
     by_group: dict[tuple[str, str, str], list[Run]] = field(init=False, repr=False)
     by_study: dict[str, list[Run]] = field(init=False, repr=False)
 

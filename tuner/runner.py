@@ -26,11 +26,11 @@ from tuner.evaluate import graph_id
 from tuner.executor import Executor
 from tuner.executor import Future
 from tuner.executor import Rebuild
-from tuner.location import Location
 from tuner.progress import Progress
-from tuner.records import TrialRecord
-from tuner.schema import TRIALS
-from tuner.store import ResultStore
+from tuner.results.location import Location
+from tuner.results.records import TrialRecord
+from tuner.results.schema import TRIALS
+from tuner.results.store import ResultStore
 from tuner.study import Job
 from tuner.study import StudyRun
 from tuner.study import StudySpec
@@ -424,7 +424,7 @@ def graph_row(meta: GraphMeta) -> dict[str, Any]:
     from datetime import datetime
 
     from tuner.env import warpsweep_version
-    from tuner.schema import SCHEMA_VERSION
+    from tuner.results.schema import SCHEMA_VERSION
 
     row: dict[str, Any] = dict(meta.features or {})
     row.update(

@@ -36,9 +36,9 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.features import FEATURE_KEYS
 from simulator.strategy import Strategy
-from tuner.configs import canonical_params
-from tuner.configs import config_key
-from tuner.query import graph_name
+from tuner.results.configs import canonical_params
+from tuner.results.configs import config_key
+from tuner.results.query import graph_name
 
 # Features on a multiplicative scale (sizes, degrees, diameter): compared as signed log1p.
 LOG_FEATURES = frozenset({
@@ -157,7 +157,7 @@ class TimeMatrix:
 
 def groups(results: str | Path) -> list[tuple[str, str]]:
     """The (algorithm, device) pairs with complete trial rows in a results directory."""
-    from tuner.query import connect
+    from tuner.results.query import connect
 
     con = connect(results)
     rows = con.execute("SELECT DISTINCT algorithm, device FROM trials WHERE state = 'complete' "
@@ -180,7 +180,7 @@ def pick_groups(results: str | Path, algorithm: str | None, device: str | None,
 
 def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     """The time matrix of one group, from the complete rows (trials and references)."""
-    from tuner.query import connect
+    from tuner.results.query import connect
 
     con = connect(results)
     cols = [d[0] for d in con.execute("SELECT * FROM trials LIMIT 0").description]

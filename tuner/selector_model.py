@@ -20,9 +20,9 @@ import numpy as np
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
-from tuner.configs import config_key
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
+from tuner.results.configs import config_key
 from tuner.selector import LOG_FEATURES
 from tuner.selector import GraphInfo
 from tuner.selector import Hyper

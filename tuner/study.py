@@ -38,15 +38,15 @@ from tuner.evaluate import GraphMeta
 from tuner.evaluate import Outcome
 from tuner.evaluate import graph_slug
 from tuner.evaluate import is_finite
-from tuner.journal import DriverJournal
-from tuner.location import Location
-from tuner.records import TrialRecord
+from tuner.results.journal import DriverJournal
+from tuner.results.location import Location
+from tuner.results.records import TrialRecord
+from tuner.results.store import ConflictError
+from tuner.results.store import record_fingerprint
 from tuner.samplers import UntriedSampler
 from tuner.samplers import UserNamedTrial
 from tuner.samplers import make_sampler
 from tuner.samplers import sampler_info
-from tuner.store import ConflictError
-from tuner.store import record_fingerprint
 
 MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 DEFAULT_TRIALS = 100

@@ -30,18 +30,18 @@ import pyarrow.parquet as pq
 from optuna.storages import JournalStorage
 from optuna.storages.journal import BaseJournalBackend
 
-from tuner.damaged import body_problem
-from tuner.location import Location
-from tuner.measured import measured_files
-from tuner.records import TrialRecord
-from tuner.schema import GRAPHS
-from tuner.schema import TRIALS
-from tuner.store import COLUMNS
-from tuner.store import PARTITIONS
-from tuner.store import ResultStore
-from tuner.store import check_readable
-from tuner.store import record_fingerprint
-from tuner.store import row_fingerprint
+from tuner.results.damaged import body_problem
+from tuner.results.location import Location
+from tuner.results.measured import measured_files
+from tuner.results.records import TrialRecord
+from tuner.results.schema import GRAPHS
+from tuner.results.schema import TRIALS
+from tuner.results.store import COLUMNS
+from tuner.results.store import PARTITIONS
+from tuner.results.store import ResultStore
+from tuner.results.store import check_readable
+from tuner.results.store import record_fingerprint
+from tuner.results.store import row_fingerprint
 
 QUARANTINE = "quarantine"
 EXAMPLES = """examples:
@@ -119,7 +119,7 @@ def check(results: str, repair: bool = False) -> Report:
                                        f"{_quarantine(loc, f)}")
             else:
                 report.problems.append(f"{f}: {problem}")
-    for f in measured_files(loc):  # tune --verify's measurements (tuner.measured)
+    for f in measured_files(loc):  # tune --verify's measurements (tuner.results.measured)
         report.files += 1
         problem = body_problem(f, loc.fs)
         if problem is not None and repair:

@@ -10,8 +10,8 @@ import argparse
 import importlib.util
 
 from simulator.errors import ConfigError
-from tuner.location import Location
-from tuner.store import check_readable
+from tuner.results.location import Location
+from tuner.results.store import check_readable
 
 EXAMPLES = """examples:
   warpsweep dashboard warpsweep-results                 # then open http://127.0.0.1:8080
@@ -48,7 +48,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
     from optuna.storages import JournalStorage
     from optuna_dashboard import run_server
 
-    from tuner.journal import MergedJournals
+    from tuner.results.journal import MergedJournals
 
     location = Location.of(args.results)
     check_readable(location)

@@ -1,5 +1,6 @@
 """``warpsweep query``, ``best``, ``effect`` and ``pareto``: SQL and ready answers over a results
-directory (the logic lives in tuner.query and tuner.answers; this module parses and prints)."""
+directory (the logic lives in tuner.results.query and tuner.answers; this module parses and
+prints)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ from simulator.errors import ConfigError
 from simulator.strategy import Strategy
 from tuner import answers
 from tuner.api import DEFAULT_RESULTS
-from tuner.configs import config_text
-from tuner.damaged import reading
-from tuner.location import Location
-from tuner.query import connect
-from tuner.query import run_sql
+from tuner.results.configs import config_text
+from tuner.results.damaged import reading
+from tuner.results.location import Location
+from tuner.results.query import connect
+from tuner.results.query import run_sql
 
 FORMATS = ("table", "csv", "json", "parquet")
 TABLE_LIMIT = 50

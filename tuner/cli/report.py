@@ -6,8 +6,8 @@ import argparse
 import time
 
 from tuner.api import DEFAULT_RESULTS
-from tuner.damaged import scanning
 from tuner.report_data import Filters
+from tuner.results.damaged import scanning
 
 DEFAULT_OUT = "./warpsweep-report"
 EXAMPLES = """examples:

@@ -12,7 +12,7 @@ from typing import Any
 
 from tuner.api import DEFAULT_RESULTS
 from tuner.cli.tune import seed_arg
-from tuner.damaged import scanning
+from tuner.results.damaged import scanning
 
 EXAMPLES = """examples:
   warpsweep sweep sweeps/selector.yaml --workers 1 --results selector-results

@@ -155,7 +155,7 @@ def damage_behind(exc: BaseException, files: list[str], results: str | Path | No
 
 @contextmanager
 def reading(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Errors raised while the block reads through ``con`` (a ``tuner.query.connect``
+    """Errors raised while the block reads through ``con`` (a ``tuner.results.query.connect``
     connection) that come from a damaged file become DamagedResults naming it."""
     try:
         yield
@@ -172,7 +172,7 @@ def reading(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def scanning(results: Any) -> Iterator[None]:
     """Like ``reading``, for a block that opens its own connections to ``results`` (a report,
     the selector): an error from a damaged file of the results raises DamagedResults."""
-    from tuner.location import Location
+    from tuner.results.location import Location
 
     location = Location.of(results)
     try:
@@ -182,7 +182,7 @@ def scanning(results: Any) -> Iterator[None]:
     except (duckdb.Error, pa.ArrowException, OSError) as exc:
         if not location.local:
             raise
-        from tuner.store import ParquetDirBackend
+        from tuner.results.store import ParquetDirBackend
 
         backend = ParquetDirBackend(location)
         files = [f for table in ("trials", "graphs") for f in backend.files(table)]
@@ -192,7 +192,7 @@ def scanning(results: Any) -> Iterator[None]:
         raise damage from None
 
 
-# The files (and results directory) behind each connection made by tuner.query.connect.
+# The files (and results directory) behind each connection made by tuner.results.query.connect.
 _SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

@@ -14,18 +14,18 @@ import pyarrow as pa
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.graph_spec import parse_spec
-from tuner.damaged import check_footers
-from tuner.damaged import damage_behind
-from tuner.damaged import damage_of
-from tuner.damaged import remember
-from tuner.damaged import verify_files
-from tuner.location import Location
-from tuner.measured import add_views
-from tuner.schema import GRAPHS
-from tuner.schema import TRIALS
-from tuner.store import ParquetDirBackend
-from tuner.store import check_readable
-from tuner.store import declared_fields
+from tuner.results.damaged import check_footers
+from tuner.results.damaged import damage_behind
+from tuner.results.damaged import damage_of
+from tuner.results.damaged import remember
+from tuner.results.damaged import verify_files
+from tuner.results.location import Location
+from tuner.results.measured import add_views
+from tuner.results.schema import GRAPHS
+from tuner.results.schema import TRIALS
+from tuner.results.store import ParquetDirBackend
+from tuner.results.store import check_readable
+from tuner.results.store import declared_fields
 
 BATCH_ROWS = 65_536
 
@@ -81,7 +81,7 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             con.register(f"_{table}_empty", _empty_table(table))
             source = f"_{table}_empty"
         with reading_files(every, location.text, fs):
-            if table == TRIALS:  # measured GPU times beside the simulated (tuner.measured)
+            if table == TRIALS:  # measured GPU times beside the simulated (tuner.results.measured)
                 con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
             else:
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")

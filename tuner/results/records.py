@@ -12,9 +12,9 @@ from typing import Any
 
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
-from tuner.schema import SCHEMA_VERSION
-from tuner.schema import metric_column
-from tuner.schema import param_column
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.schema import metric_column
+from tuner.results.schema import param_column
 
 STATES = ("complete", "failed", "duplicate")
 # TrialRecord's fields that hold a dict or a list (of plain values)

@@ -5,7 +5,7 @@
 re-verify replaces whole. They stay out of the trial files on purpose: a trial row is written
 once and a resume refuses rows that disagree with it, so a measurement (which comes after the
 search, may be redone on another GPU, or never happen) would otherwise have to rewrite trial
-files. Readers join them instead: ``tuner.query.connect`` gives the ``trials`` view a
+files. Readers join them instead: ``tuner.results.query.connect`` gives the ``trials`` view a
 ``measured_us`` column (null where the row's configuration was not measured correctly) and adds
 a ``measured`` view of the measured rows with their study's graph, algorithm and device. The
 files are small (K configurations and the references per study), so they are read here whole,
@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tuner.location import Location
+from tuner.results.location import Location
 
 MEASURED_DIR = "measured"
 # The columns of a measured file as the view shows them (files written before a column was
@@ -48,7 +48,7 @@ def measured_files(location: Location) -> list[str]:
 def read_measured_rows(location: Location) -> pa.Table:
     """Every measured row of the location, in ``COLUMNS`` (missing columns null), each file
     read whole with its page checksums verified (a damaged one raises DamagedResults)."""
-    from tuner.damaged import DamagedResults  # (DuckDB's: not on a GPU machine without it)
+    from tuner.results.damaged import DamagedResults  # (DuckDB's: not on a GPU machine without it)
 
     tables = []
     fs = None if location.local else location.fs

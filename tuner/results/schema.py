@@ -1,6 +1,7 @@
 """The Parquet results schema, declared once: columns, types, partitions and version.
 
-``python -m tuner.schema`` prints it as Markdown (the schema section of docs/results-store.md).
+``python -m tuner.results.schema`` prints it as Markdown (the schema section of
+docs/results-store.md).
 """
 
 from __future__ import annotations

@@ -28,23 +28,23 @@ import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
 from tuner.env import warpsweep_version
-from tuner.location import Location
-from tuner.records import TrialRecord
-from tuner.schema import GRAPH_COLUMNS
-from tuner.schema import GRAPH_PARTITIONS
-from tuner.schema import GRAPHS
-from tuner.schema import MANIFEST
-from tuner.schema import METRIC_NAMES
-from tuner.schema import PARAM_PREFIX
-from tuner.schema import PARAM_TYPES
-from tuner.schema import SCHEMA_VERSION
-from tuner.schema import TRIAL_COLUMNS
-from tuner.schema import TRIAL_PARTITIONS
-from tuner.schema import TRIALS
-from tuner.schema import Column
-from tuner.schema import infer_type
-from tuner.schema import metric_column
-from tuner.schema import param_column
+from tuner.results.location import Location
+from tuner.results.records import TrialRecord
+from tuner.results.schema import GRAPH_COLUMNS
+from tuner.results.schema import GRAPH_PARTITIONS
+from tuner.results.schema import GRAPHS
+from tuner.results.schema import MANIFEST
+from tuner.results.schema import METRIC_NAMES
+from tuner.results.schema import PARAM_PREFIX
+from tuner.results.schema import PARAM_TYPES
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.schema import TRIAL_COLUMNS
+from tuner.results.schema import TRIAL_PARTITIONS
+from tuner.results.schema import TRIALS
+from tuner.results.schema import Column
+from tuner.results.schema import infer_type
+from tuner.results.schema import metric_column
+from tuner.results.schema import param_column
 
 PARTITIONS = {TRIALS: TRIAL_PARTITIONS, GRAPHS: GRAPH_PARTITIONS}
 COLUMNS = {TRIALS: TRIAL_COLUMNS, GRAPHS: GRAPH_COLUMNS}
@@ -95,7 +95,7 @@ class MemoryBackend(Backend):
 
 class ParquetDirBackend(Backend):
     """A hive-partitioned Parquet dataset under ``root/<table>/key=value/part-*.parquet``, on
-    a local disk or any filesystem pyarrow opens from a URI (see ``tuner.location``)."""
+    a local disk or any filesystem pyarrow opens from a URI (see ``tuner.results.location``)."""
 
     def __init__(self, root: str | Path | Location) -> None:
         self.location = Location.of(root)
@@ -129,7 +129,7 @@ class ParquetDirBackend(Backend):
         schema = pa.unify_schemas([pq.read_schema(f, filesystem=fs) for f in files]
                                   + [part_schema])
         # page checksums verified on every read: bytes damaged in a page are an error that
-        # names the file (tuner.damaged), never values read wrong
+        # names the file (tuner.results.damaged), never values read wrong
         verified = ds.ParquetFileFormat(default_fragment_scan_options=(
             ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
         return ds.dataset(
