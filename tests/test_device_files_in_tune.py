@@ -100,8 +100,8 @@ def test_a_bad_device_file_names_its_field(tmp_path):
 def test_the_device_travels_as_fields_not_as_a_path(tmp_path):
     """The driver reads the file; what the workers get is the Device (a cluster's workers need
     not hold the file)."""
-    from tuner.plan import check_spec
-    from tuner.study import StudySpec
+    from tuner.tuning.plan import check_spec
+    from tuner.tuning.study import StudySpec
 
     path = slow_h100(tmp_path)
     spec = check_spec(StudySpec(graph=GRAPH, algorithm="bfs", device=str(path),

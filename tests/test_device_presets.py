@@ -29,12 +29,12 @@ from tuner import api
 from tuner.calibrate import calibrated_device
 from tuner.calibrate import calibration_base
 from tuner.cli import main
-from tuner.evaluate import graph_slug
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
 from tuner.results.store import read_trials
-from tuner.study import LEGACY_PRESET_DIGESTS
-from tuner.study import StudySpec
+from tuner.tuning.evaluate import graph_slug
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.study import LEGACY_PRESET_DIGESTS
+from tuner.tuning.study import StudySpec
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH_H100 = REPO / "bench" / "gpu" / "results" / "h100.toml"

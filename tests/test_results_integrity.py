@@ -101,7 +101,7 @@ def test_rows_that_conflict_are_refused_loudly(tmp_path, capsys):
 
 DRIVER = r'''
 import os, sys
-import tuner.plan as plan
+import tuner.tuning.plan as plan
 from tuner import api
 from tuner.results import journal
 from tuner.results import location

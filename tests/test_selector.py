@@ -16,15 +16,11 @@ from simulator import simulate
 from simulator.errors import ConfigError
 from simulator.features import graph_features
 from tuner.cli import main
-from tuner.evaluate import GraphMeta
-from tuner.evaluate import graph_id
-from tuner.evaluate import graph_kind
 from tuner.results.configs import canonical_params
 from tuner.results.records import TrialRecord
 from tuner.results.store import ParquetDirBackend
 from tuner.results.store import ResultStore
 from tuner.results.store import check_manifest
-from tuner.runner import graph_row
 from tuner.selector import POLICY_BEST_SINGLE
 from tuner.selector import POLICY_POW2
 from tuner.selector import POLICY_SELECTOR
@@ -43,6 +39,10 @@ from tuner.selector import train
 from tuner.selector_model import SELECTOR_SCHEMA_VERSION
 from tuner.selector_model import load_model
 from tuner.selector_model import save_model
+from tuner.tuning.evaluate import GraphMeta
+from tuner.tuning.evaluate import graph_id
+from tuner.tuning.evaluate import graph_kind
+from tuner.tuning.runner import graph_row
 
 # Skewed graphs (degree Gini ~0.55-0.62) are fastest with virtual warps of 16 lanes, uniform
 # low-degree ones (Gini <= 0.2) with a thread per vertex.

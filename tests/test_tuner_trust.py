@@ -17,12 +17,12 @@ from simulator.errors import ConfigError
 from tuner import api
 from tuner.cli import build_parser
 from tuner.cli import main
-from tuner.progress import Progress
 from tuner.results.schema import MANIFEST
 from tuner.results.schema import SCHEMA_VERSION
 from tuner.results.store import ResultStore
 from tuner.results.store import read_graphs
 from tuner.results.store import read_trials
+from tuner.tuning.progress import Progress
 
 GRAPH = "rmat:scale=8,seed=1"
 

@@ -38,7 +38,7 @@ from tuner.results.query import graph_ids
 from tuner.results.query import graph_name
 from tuner.results.schema import PARAM_PREFIX
 from tuner.results.schema import reserved_names
-from tuner.study import MAXIMIZED
+from tuner.tuning.study import MAXIMIZED
 
 # Metrics where a larger value is better; every other metric is minimised.
 THREAD_LABEL = "thread"

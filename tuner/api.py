@@ -24,17 +24,17 @@ from typing import Any
 from simulator.errors import ConfigError
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
-from tuner.plan import RunResult
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
-from tuner.progress import best_fixed_vwarp
 from tuner.results.damaged import scanning
 from tuner.results.records import TrialRecord
-from tuner.study import Objective
-from tuner.study import StudySpec
-from tuner.study import StudySummary
-from tuner.sweep import load_sweep
+from tuner.tuning.plan import RunResult
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.progress import best_fixed_vwarp
+from tuner.tuning.study import Objective
+from tuner.tuning.study import StudySpec
+from tuner.tuning.study import StudySummary
+from tuner.tuning.sweep import load_sweep
 
 if TYPE_CHECKING:
     import pandas as pd

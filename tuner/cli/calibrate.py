@@ -30,7 +30,7 @@ from tuner.calibrate import predict
 from tuner.calibrate import se_text
 from tuner.calibrate import simulate_parts
 from tuner.cli.tune import seed_arg
-from tuner.plan import MAX_SEED
+from tuner.tuning.plan import MAX_SEED
 
 EPILOG = """examples:
   warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml

@@ -10,10 +10,10 @@ import sys
 from search_spaces.loader import available_spaces
 from tuner import api
 from tuner.api import DEFAULT_RESULTS
-from tuner.plan import MAX_SEED
-from tuner.progress import study_table
-from tuner.progress import sweep_table
-from tuner.samplers import SAMPLERS
+from tuner.tuning.plan import MAX_SEED
+from tuner.tuning.progress import study_table
+from tuner.tuning.progress import sweep_table
+from tuner.tuning.samplers import SAMPLERS
 
 TUNE_EXAMPLES = """examples:
   warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60

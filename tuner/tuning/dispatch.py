@@ -29,8 +29,8 @@ driver killed mid-batch leaves the untold trials running, failed and enqueued ag
 
 Graphs are prepared (loaded, functional runs computed) once per study's (graph, algorithm,
 sources) in a task whose results go to Ray's object store; every worker process resolves them
-once and keeps them (``tuner.executor._resolve``), and an object lost with its node is computed
-again at most once per node (``NodeCache``). Loads and fetches are counted per node.
+once and keeps them (``tuner.tuning.executor._resolve``), and an object lost with its node is
+computed again at most once per node (``NodeCache``). Loads and fetches are counted per node.
 """
 
 from __future__ import annotations
@@ -51,17 +51,17 @@ from optuna.samplers._tpe.sampler import default_gamma
 from optuna.samplers._tpe.sampler import default_gamma_multiobjective
 from optuna.trial import TrialState
 
-from tuner.batches import BatchResult
-from tuner.batches import evaluate_batch
-from tuner.batches import prepare_counted
-from tuner.evaluate import Outcome
-from tuner.executor import Future
-from tuner.runner import DRIVER_RESUBMITS
-from tuner.runner import Prep
-from tuner.runner import Runner
-from tuner.runner import RunStats
-from tuner.study import Job
-from tuner.study import StudyRun
+from tuner.tuning.batches import BatchResult
+from tuner.tuning.batches import evaluate_batch
+from tuner.tuning.batches import prepare_counted
+from tuner.tuning.evaluate import Outcome
+from tuner.tuning.executor import Future
+from tuner.tuning.runner import DRIVER_RESUBMITS
+from tuner.tuning.runner import Prep
+from tuner.tuning.runner import Runner
+from tuner.tuning.runner import RunStats
+from tuner.tuning.study import Job
+from tuner.tuning.study import StudyRun
 
 # A task's length the batch size aims at: long against Ray's round trip (~10-20 ms) and the
 # driver's per-task cost (Ray's share of it ~5-10 ms), short enough that a sampler hears back
@@ -163,7 +163,7 @@ def batch_tpe(sampler: Any, depth: int = 4) -> BatchTPESampler | None:
 
 def trial_views(sampler: Any, depth: int = 4) -> list[Any]:
     """The study views a wrapping sampler shows the sampler it wraps (objects with the
-    study's ``_get_trials`` of their own, such as ``tuner.samplers._DrawnView``)."""
+    study's ``_get_trials`` of their own, such as ``tuner.tuning.samplers._DrawnView``)."""
     found: list[Any] = []
     if depth <= 0 or not hasattr(sampler, "__dict__"):
         return found
@@ -411,7 +411,7 @@ def make_runner(executor: Any, *args: Any, **kwargs: Any) -> Runner:
     """``BatchRunner`` for a ``RayExecutor`` (``--workers N``, ``--address``, a Ray already
     up); ``Runner`` otherwise: in-process, the default hand-over to a local Ray, and
     ``--deterministic``, whose trials are fixed by results told one by one in call order."""
-    from tuner.executor import RayExecutor
+    from tuner.tuning.executor import RayExecutor
 
     cls = BatchRunner if type(executor) is RayExecutor else Runner
     return cls(executor, *args, **kwargs)

@@ -19,23 +19,23 @@ from typing import Any
 
 from search_spaces.loader import SearchSpace
 from simulator.errors import ConfigError
-from tuner.evaluate import GraphMeta
-from tuner.evaluate import Outcome
-from tuner.evaluate import SimulatorBackend
-from tuner.evaluate import graph_id
-from tuner.executor import Executor
-from tuner.executor import Future
-from tuner.executor import Rebuild
-from tuner.progress import Progress
 from tuner.results.location import Location
 from tuner.results.records import TrialRecord
 from tuner.results.schema import TRIALS
 from tuner.results.store import ResultStore
-from tuner.study import Job
-from tuner.study import StudyRun
-from tuner.study import StudySpec
-from tuner.study import StudySummary
-from tuner.study import planned_runs
+from tuner.tuning.evaluate import GraphMeta
+from tuner.tuning.evaluate import Outcome
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.evaluate import graph_id
+from tuner.tuning.executor import Executor
+from tuner.tuning.executor import Future
+from tuner.tuning.executor import Rebuild
+from tuner.tuning.progress import Progress
+from tuner.tuning.study import Job
+from tuner.tuning.study import StudyRun
+from tuner.tuning.study import StudySpec
+from tuner.tuning.study import StudySummary
+from tuner.tuning.study import planned_runs
 
 # Times the driver submits a trial again when its task fails for a system reason (Ray has
 # already retried it TASK_RETRIES times): then it becomes a failed trial with the reason.

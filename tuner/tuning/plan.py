@@ -20,18 +20,18 @@ from search_spaces.loader import load_space
 from simulator.device import Device
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
-from tuner.dispatch import make_runner
-from tuner.executor import make_executor
-from tuner.progress import Progress
 from tuner.results.store import ResultStore
 from tuner.results.store import check_manifest
-from tuner.runner import RunStats
-from tuner.samplers import sampler_info
-from tuner.study import Objective
-from tuner.study import StudySpec
-from tuner.study import StudySummary
-from tuner.study import planned_runs
-from tuner.study import reference_configs
+from tuner.tuning.dispatch import make_runner
+from tuner.tuning.executor import make_executor
+from tuner.tuning.progress import Progress
+from tuner.tuning.runner import RunStats
+from tuner.tuning.samplers import sampler_info
+from tuner.tuning.study import Objective
+from tuner.tuning.study import StudySpec
+from tuner.tuning.study import StudySummary
+from tuner.tuning.study import planned_runs
+from tuner.tuning.study import reference_configs
 
 MAX_SEED = 2**32 - 1  # numpy's RandomState, behind Optuna's samplers, takes no more
 
@@ -159,7 +159,7 @@ def check_device_fields_match(results: str | Path, specs: list[StudySpec]) -> No
     (``LEGACY_PRESET_DIGESTS``: ``h100`` then meant what ``h100-datasheet`` is now); such rows
     of a device file cannot be told apart and are not checked."""
     from simulator.device import DATASHEETS
-    from tuner.study import LEGACY_PRESET_DIGESTS
+    from tuner.tuning.study import LEGACY_PRESET_DIGESTS
 
     stored = stored_device_digests(results)
     for spec in specs:
@@ -234,7 +234,7 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
 
     ``deterministic``: with ``workers`` N > 0, results are told to the samplers in the order
     their trials were asked, N in flight, so a seed gives the same trials on every run
-    (``tuner.executor.OrderedExecutor``).
+    (``tuner.tuning.executor.OrderedExecutor``).
 
     ``progress``: ``bar``, ``log`` (a line every few seconds), ``off``, or True/False for
     bar/off; ``verbose`` adds a line per finished run.

@@ -33,20 +33,20 @@ from simulator.device import Device
 from simulator.device import device_digest
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
-from tuner.evaluate import SOURCE_ALGORITHMS
-from tuner.evaluate import GraphMeta
-from tuner.evaluate import Outcome
-from tuner.evaluate import graph_slug
-from tuner.evaluate import is_finite
 from tuner.results.journal import DriverJournal
 from tuner.results.location import Location
 from tuner.results.records import TrialRecord
 from tuner.results.store import ConflictError
 from tuner.results.store import record_fingerprint
-from tuner.samplers import UntriedSampler
-from tuner.samplers import UserNamedTrial
-from tuner.samplers import make_sampler
-from tuner.samplers import sampler_info
+from tuner.tuning.evaluate import SOURCE_ALGORITHMS
+from tuner.tuning.evaluate import GraphMeta
+from tuner.tuning.evaluate import Outcome
+from tuner.tuning.evaluate import graph_slug
+from tuner.tuning.evaluate import is_finite
+from tuner.tuning.samplers import UntriedSampler
+from tuner.tuning.samplers import UserNamedTrial
+from tuner.tuning.samplers import make_sampler
+from tuner.tuning.samplers import sampler_info
 
 MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
 DEFAULT_TRIALS = 100

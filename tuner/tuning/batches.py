@@ -1,6 +1,7 @@
-"""What a Ray worker runs for ``tuner.dispatch``: several evaluations of one study in one task.
+"""What a Ray worker runs for ``tuner.tuning.dispatch``: several evaluations of one study in one
+task.
 
-Imports only the simulator's side (``tuner.evaluate``, numpy), never Optuna or pyarrow, so a
+Imports only the simulator's side (``tuner.tuning.evaluate``, numpy), never Optuna or pyarrow, so a
 worker process stays small (a node runs one per CPU).
 """
 
@@ -10,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tuner.evaluate import Outcome
+from tuner.tuning.evaluate import Outcome
 
 
 @dataclass
@@ -28,8 +29,8 @@ class BatchResult:
 def evaluate_batch(backend: Any, graph: Any, runs: Any, algorithm: str, device: Any,
                    configs: list[dict[str, Any]]) -> BatchResult:
     """Evaluate several configurations of one study in this worker, one after another."""
-    from tuner import executor
     from tuner.env import ray_node_id
+    from tuner.tuning import executor
 
     started = time.time()
     outcomes = [backend.evaluate(graph, runs, algorithm, device, c) for c in configs]

@@ -28,13 +28,13 @@ from search_spaces.yamldoc import YamlDoc
 from search_spaces.yamldoc import load_yaml
 from simulator.errors import WarpsweepError
 from simulator.graph_spec import parse_spec
-from tuner.plan import MAX_SEED
-from tuner.plan import check_algorithm
-from tuner.plan import check_device
-from tuner.plan import check_objective
-from tuner.samplers import sampler_info
-from tuner.study import Objective
-from tuner.study import StudySpec
+from tuner.tuning.plan import MAX_SEED
+from tuner.tuning.plan import check_algorithm
+from tuner.tuning.plan import check_device
+from tuner.tuning.plan import check_objective
+from tuner.tuning.samplers import sampler_info
+from tuner.tuning.study import Objective
+from tuner.tuning.study import StudySpec
 
 AXES = (("graphs", "graph"), ("algorithms", "algorithm"), ("devices", "device"),
         ("spaces", "space"))
