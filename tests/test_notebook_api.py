@@ -13,10 +13,10 @@ from simulator import load_graph
 from simulator import simulate
 from simulator.errors import ConfigError
 from tuner import api
-from tuner import report
-from tuner.report_data import load_results as report_data
-from tuner.report_data import simd_bars
-from tuner.report_data import time_over_w
+from tuner.analysis import report
+from tuner.analysis.report_data import load_results as report_data
+from tuner.analysis.report_data import simd_bars
+from tuner.analysis.report_data import time_over_w
 from tuner.results.damaged import DamagedResults
 from tuner.results.store import read_trials
 

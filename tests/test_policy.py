@@ -373,7 +373,7 @@ def test_policy_refuses_bad_input(tmp_path):
 def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
     from tuner.adaptive import AdaptationRow
     from tuner.adaptive import adaptation_rows
-    from tuner.report import adaptation_figure
+    from tuner.analysis.report import adaptation_figure
 
     monkeypatch.setenv("WARPSWEEP_CACHE", str(tmp_path))
     rows, skipped = adaptation_rows([("grid2d:rows=8,cols=8", "bfs", "h100"),

@@ -16,7 +16,7 @@ import pytest
 from pyarrow.fs import LocalFileSystem
 
 from simulator.errors import ConfigError
-from tuner import answers
+from tuner.analysis import answers
 from tuner.cli import main
 from tuner.results.location import Location
 from tuner.results.query import connect

@@ -234,7 +234,7 @@ def test_python_api_result_is_json(tmp_path):
 def test_tied_configurations_name_one_winner_in_tune_and_best(tmp_path):
     """On a road grid several configurations tie for the best time: the tune's table and
     `best` name the same one (references first, then trial number, then label)."""
-    from tuner import answers
+    from tuner.analysis import answers
     from tuner.results.query import connect
 
     results = str(tmp_path / "r")

@@ -240,8 +240,8 @@ def figures(results: str | Path = DEFAULT_RESULTS, algorithm: str | None = None,
     ``graphs`` (names, specs or ids) filter as the report's options do, ``selector`` adds the
     selector's figures (it trains models)."""
     from simulator.device import device_name
-    from tuner.report import report_figures
-    from tuner.report_data import Filters
+    from tuner.analysis.report import report_figures
+    from tuner.analysis.report_data import Filters
 
     _check_types(results=results)
     if device is not None:

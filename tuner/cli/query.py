@@ -1,6 +1,6 @@
 """``warpsweep query``, ``best``, ``effect`` and ``pareto``: SQL and ready answers over a results
-directory (the logic lives in tuner.results.query and tuner.answers; this module parses and
-prints)."""
+directory (the logic lives in tuner.results.query and tuner.analysis.answers; this module parses
+and prints)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
 from simulator.strategy import Strategy
-from tuner import answers
+from tuner.analysis import answers
 from tuner.api import DEFAULT_RESULTS
 from tuner.results.configs import config_text
 from tuner.results.damaged import reading

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from tuner.analysis.report_data import Filters
 from tuner.api import DEFAULT_RESULTS
-from tuner.report_data import Filters
 from tuner.results.damaged import scanning
 
 DEFAULT_OUT = "./warpsweep-report"
@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     """``warpsweep report``: render and print where the page is."""
-    from tuner.report import build_report
+    from tuner.analysis.report import build_report
 
     start = time.perf_counter()
     from simulator.device import device_name

@@ -1,7 +1,7 @@
 """``warpsweep report``: PNG figures of a results directory and one HTML page tying them together.
 
-Each ``plot_*`` function draws one figure from its data (``tuner.report_data``) into a PNG and
-returns the caption that says what it shows; ``build_report`` picks the figures the results
+Each ``plot_*`` function draws one figure from its data (``tuner.analysis.report_data``) into a PNG
+and returns the caption that says what it shows; ``build_report`` picks the figures the results
 can fill, lists the others as skipped with the reason, and writes ``index.html``.
 """
 
@@ -36,27 +36,27 @@ from matplotlib.ticker import NullLocator
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
+from tuner.analysis.report_data import NO_DEFER
+from tuner.analysis.report_data import VWARP_SIZES
+from tuner.analysis.report_data import Curve
+from tuner.analysis.report_data import Filters
+from tuner.analysis.report_data import Group
+from tuner.analysis.report_data import Heatmap
+from tuner.analysis.report_data import History
+from tuner.analysis.report_data import ResultsData
+from tuner.analysis.report_data import SimdBar
+from tuner.analysis.report_data import StudyLine
+from tuner.analysis.report_data import WCurve
+from tuner.analysis.report_data import defer_curves
+from tuner.analysis.report_data import describe
+from tuner.analysis.report_data import histories
+from tuner.analysis.report_data import knob_curves
+from tuner.analysis.report_data import load_results
+from tuner.analysis.report_data import simd_bars
+from tuner.analysis.report_data import study_lines
+from tuner.analysis.report_data import time_over_w
+from tuner.analysis.report_data import w_chunk_cells
 from tuner.env import warpsweep_version
-from tuner.report_data import NO_DEFER
-from tuner.report_data import VWARP_SIZES
-from tuner.report_data import Curve
-from tuner.report_data import Filters
-from tuner.report_data import Group
-from tuner.report_data import Heatmap
-from tuner.report_data import History
-from tuner.report_data import ResultsData
-from tuner.report_data import SimdBar
-from tuner.report_data import StudyLine
-from tuner.report_data import WCurve
-from tuner.report_data import defer_curves
-from tuner.report_data import describe
-from tuner.report_data import histories
-from tuner.report_data import knob_curves
-from tuner.report_data import load_results
-from tuner.report_data import simd_bars
-from tuner.report_data import study_lines
-from tuner.report_data import time_over_w
-from tuner.report_data import w_chunk_cells
 from tuner.results.configs import config_text
 from tuner.results.location import Location
 
