@@ -42,7 +42,8 @@ MODULES: dict[str, list[str]] = {
                             "_donating_blocks", "_sweeps_storing_lanes",
                             "_lockstep_worklist_pushes", "_lockstep_in_vertex_order"],
     "simulator/functional.py": ["*"],
-    "tuner/calibrate.py": ["_Stack.*", "predict", "fit", "_solve", "_level", "_never_binds"],
+    "tuner/calibration/calibrate.py": ["_Stack.*", "predict", "fit", "_solve", "_level",
+                                       "_never_binds"],
 }
 
 # the tests mutmut may choose from (per mutant it runs those that call the mutated function)

@@ -26,8 +26,8 @@ from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.functional import default_source
 from tuner import api
-from tuner.calibrate import calibrated_device
-from tuner.calibrate import calibration_base
+from tuner.calibration.calibrate import calibrated_device
+from tuner.calibration.calibrate import calibration_base
 from tuner.cli import main
 from tuner.results.store import read_trials
 from tuner.tuning.evaluate import graph_slug

@@ -32,8 +32,8 @@ from tuner.results.configs import canonical_params
 from tuner.results.query import connect
 from tuner.results.records import TrialRecord
 from tuner.results.store import ResultStore
-from tuner.selector import Evaluation
-from tuner.selector import GraphRegret
+from tuner.selection.selector import Evaluation
+from tuner.selection.selector import GraphRegret
 
 GRAPHS = ("rmat:scale=8,seed=1", "grid2d:rows=16,cols=16")
 VWARP_SPACE = """name: vwarpmini

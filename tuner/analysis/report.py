@@ -661,7 +661,7 @@ def _across_section(data: ResultsData, algo: str, device: str, sink: Sink,
 def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
                       names: _Names) -> Section:
     section = Section("selector", "The selector's evaluation",
-                      "Graphs held out one at a time; see tuner/selector.py.")
+                      "Graphs held out one at a time; see tuner/selection/selector.py.")
     title = "selector regret per held-out graph"
     evaluations, why = selector_evaluations(data.results, filters)
     graph_names = {gid: info["name"] for gid, info in data.graphs.items() if info.get("name")}
@@ -679,15 +679,15 @@ def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
 
 def _adaptation_section(data: ResultsData, sink: Sink, names: _Names) -> Section:
     """Per graph: the per-iteration oracle's time over the best constant candidate's
-    (``tuner.adaptive``); under 2% the constant is kept."""
-    from tuner.adaptive import CANDIDATES
-    from tuner.adaptive import adaptation_rows
+    (``tuner.selection.adaptive``); under 2% the constant is kept."""
+    from tuner.selection.adaptive import CANDIDATES
+    from tuner.selection.adaptive import adaptation_rows
 
     section = Section("adaptation", "Per-iteration adaptation: the oracle's gap",
                       "The best configuration chosen independently per iteration among "
-                      f"{len(CANDIDATES)} candidates, switches paid (tuner/adaptive.py), over "
-                      "the best constant candidate; where it saves under 2% the constant is "
-                      "kept.")
+                      f"{len(CANDIDATES)} candidates, switches paid "
+                      "(tuner/selection/adaptive.py), over the best constant candidate; where it "
+                      "saves under 2% the constant is kept.")
     title = "oracle over best constant per graph"
     groups = sorted({(g.graph_spec, g.algorithm, g.device) for g in data.groups()})
     rows, skipped = adaptation_rows(groups)
@@ -717,11 +717,11 @@ def adaptation_figure(rows: Sequence[Any], title: str) -> tuple[Figure, str]:
 
 
 def selector_evaluations(results: str, filters: Filters) -> tuple[list[Any], str]:
-    """The selector's evaluations (``tuner.selector.evaluate``), or none and why not."""
+    """The selector's evaluations (``tuner.selection.selector.evaluate``), or none and why not."""
     try:
-        from tuner import selector
+        from tuner.selection import selector
     except ImportError as exc:
-        return [], f"tuner.selector is not available ({exc})"
+        return [], f"tuner.selection.selector is not available ({exc})"
     try:
         evaluations = list(selector.evaluate(results, algorithm=filters.algorithm,
                                              device=filters.device, seed=0) or [])

@@ -163,9 +163,9 @@ def _device_name(device: str | None) -> str | None:
 def run_train(args: argparse.Namespace) -> int:
     """Fit the selector on one group and write the model file."""
     from simulator.errors import ConfigError
-    from tuner import selector as sel
-    from tuner.selector_model import check_model_path
-    from tuner.selector_model import save_model
+    from tuner.selection import selector as sel
+    from tuner.selection.selector_model import check_model_path
+    from tuner.selection.selector_model import save_model
 
     check_model_path(args.model)  # before the training, not after
     found = sel.pick_groups(args.results, args.algo, _device_name(args.device))
@@ -201,7 +201,7 @@ def run_train(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     """Leave-one-graph-out regret table per group."""
     from simulator.errors import ConfigError
-    from tuner import selector as sel
+    from tuner.selection import selector as sel
 
     device = _device_name(args.device)
     sel.pick_groups(args.results, args.algo, device)  # a clear error when none match
@@ -221,7 +221,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def evaluation_json(ev: Any) -> dict[str, Any]:
     """An Evaluation as JSON."""
-    from tuner.selector import describe_config
+    from tuner.selection.selector import describe_config
 
     return {
         "algorithm": ev.algorithm, "device": ev.device, "policies": ev.policies,
@@ -240,7 +240,7 @@ def evaluation_json(ev: Any) -> dict[str, Any]:
 
 def evaluation_table(ev: Any) -> str:
     """An Evaluation as a text table: per graph, best time and each policy's regret."""
-    from tuner.selector import describe_config
+    from tuner.selection.selector import describe_config
 
     heads = ["selector", "thread", "w=32", "w=pow2", "best1"]
     lines = [f"{ev.algorithm} on {ev.device}: leave-one-graph-out over {len(ev.rows)} graphs, "
@@ -272,8 +272,8 @@ def run_recommend(args: argparse.Namespace) -> int:
     from simulator import simulate
     from simulator.errors import ConfigError
     from simulator.features import graph_features
-    from tuner.selector import describe_config
-    from tuner.selector_model import load_model
+    from tuner.selection.selector import describe_config
+    from tuner.selection.selector_model import load_model
 
     selector, doc = load_model(args.model)
     algo, device = doc["algorithm"], doc["device"]
@@ -347,8 +347,8 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
 
 def run_adaptive(args: argparse.Namespace) -> int:
     """Adaptive (per-iteration W) against the best constant configuration, per graph."""
-    from tuner.selector import compare_adaptive
-    from tuner.selector import describe_config
+    from tuner.selection.selector import compare_adaptive
+    from tuner.selection.selector import describe_config
 
     comparisons = compare_adaptive(args.results, args.algo, _device_name(args.device))
     if args.json:

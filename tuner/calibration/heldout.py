@@ -27,10 +27,10 @@ import numpy as np
 
 from simulator.device import Device
 from simulator.errors import ConfigError
-from tuner.calibrate import Measured
-from tuner.calibrate import Parts
-from tuner.calibrate import fit
-from tuner.calibrate import predict
+from tuner.calibration.calibrate import Measured
+from tuner.calibration.calibrate import Parts
+from tuner.calibration.calibrate import fit
+from tuner.calibration.calibrate import predict
 
 FITS = ("launch", "relative", "absolute")
 
@@ -40,7 +40,7 @@ class Choice:
     """One way to build the calibrated model: device fields that change the simulation (it is
     simulated again with them), the norm a launch takes of its bounds, and the fit mode
     (``launch``: the kernel parts fitted to per-launch kernel times; ``relative`` or
-    ``absolute``: to the runs' totals, as ``tuner.calibrate.fit`` says)."""
+    ``absolute``: to the runs' totals, as ``tuner.calibration.calibrate.fit`` says)."""
 
     simulation: tuple[tuple[str, object], ...] = ()
     norm: float = math.inf

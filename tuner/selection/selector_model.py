@@ -23,15 +23,15 @@ from simulator.strategy import Strategy
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.results.configs import config_key
-from tuner.selector import LOG_FEATURES
-from tuner.selector import GraphInfo
-from tuner.selector import Hyper
-from tuner.selector import Selector
-from tuner.selector import TimeMatrix
-from tuner.selector import Trained
-from tuner.selector import describe_config
-from tuner.selector import feature_vector
-from tuner.selector import fit
+from tuner.selection.selector import LOG_FEATURES
+from tuner.selection.selector import GraphInfo
+from tuner.selection.selector import Hyper
+from tuner.selection.selector import Selector
+from tuner.selection.selector import TimeMatrix
+from tuner.selection.selector import Trained
+from tuner.selection.selector import describe_config
+from tuner.selection.selector import feature_vector
+from tuner.selection.selector import fit
 
 FORMAT = "warpsweep-selector"
 SELECTOR_SCHEMA_VERSION = 1

@@ -81,7 +81,7 @@ REQUIRED_COLUMNS = (
 LAUNCH_COLUMNS = ("graph", "algorithm", "config", "variant", "launch", "kernel_us")
 DEFAULT_CACHE = Path("~/.cache/warpsweep/calibrate")
 CACHE_VERSION = 1
-SIMULATOR_DIR = Path(__file__).resolve().parents[1] / "simulator"
+SIMULATOR_DIR = Path(__file__).resolve().parents[2] / "simulator"
 
 
 @dataclass(frozen=True)
