@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
 from simulator.strategy import Strategy
+from tuner.analysis import answer_types
 from tuner.analysis import answers
 from tuner.api import DEFAULT_RESULTS
 from tuner.results.configs import config_text
@@ -177,11 +178,11 @@ def _results(p: argparse.ArgumentParser, json_flag: bool = False) -> None:
         p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _filters_of(args: argparse.Namespace) -> answers.Filters:
+def _filters_of(args: argparse.Namespace) -> answer_types.Filters:
     from simulator.device import device_name
 
     device = device_name(args.device) if args.device is not None else None
-    return answers.Filters(graph=args.graph, algo=args.algo, device=device)
+    return answer_types.Filters(graph=args.graph, algo=args.algo, device=device)
 
 
 # -- query ----------------------------------------------------------------------------------
@@ -468,7 +469,7 @@ def _nothing(args: argparse.Namespace, metrics: str) -> str:
             + (f" for {' '.join(chosen)}" if chosen else ""))
 
 
-def _study_line(study: answers.Study) -> str:
+def _study_line(study: answer_types.Study) -> str:
     return (f"{study.graph}, {study.algorithm} on {study.device}, space {study.space}, "
             f"{study.evaluations} evaluations ({study.key})")
 
@@ -476,7 +477,7 @@ def _study_line(study: answers.Study) -> str:
 @_pipe_safe
 def run_best(args: argparse.Namespace) -> int:
     """``warpsweep best``: one row per study, then each group's fixed configuration."""
-    objective = answers.Objective.parse(args.metric)
+    objective = answer_types.Objective.parse(args.metric)
     con = connect(args.results)
     with reading(con):
         result = answers.best(con, _filters_of(args), objective)
@@ -528,7 +529,7 @@ def run_best(args: argparse.Namespace) -> int:
 @_pipe_safe
 def run_effect(args: argparse.Namespace) -> int:
     """``warpsweep effect KNOB``: per study, the metric at each value of the knob."""
-    objective = answers.Objective.parse(args.metric)
+    objective = answer_types.Objective.parse(args.metric)
     con = connect(args.results)
     with reading(con):
         result = answers.effect(con, args.knob, _filters_of(args), objective)
@@ -549,7 +550,7 @@ def run_effect(args: argparse.Namespace) -> int:
         for p in s.points:
             rows.append([_knob_value(p.value), _fmt(p.metric), _times(p.vs_best),
                          str(p.configurations), p.others,
-                         p.config.text if p.others != answers.AT_BEST or p.value is None
+                         p.config.text if p.others != answer_types.AT_BEST or p.value is None
                          else ""])
         _indented(rows, [False, True, True, True, False, False])
     return 0
@@ -566,7 +567,7 @@ def _knob_value(value: Any) -> str:
 @_pipe_safe
 def run_pareto(args: argparse.Namespace) -> int:
     """``warpsweep pareto``: per study, its non-dominated configurations."""
-    objectives = answers.parse_objectives(args.objectives)
+    objectives = answer_types.parse_objectives(args.objectives)
     con = connect(args.results)
     with reading(con):
         result = answers.pareto(con, objectives, _filters_of(args))
