@@ -57,16 +57,12 @@ from simulator.device import Device  # noqa: E402
 from simulator.device import get_device  # noqa: E402
 from simulator.errors import WarpsweepError  # noqa: E402
 from simulator.strategy import Strategy  # noqa: E402
-from tuner.calibration.calibrate import DEFAULT_CACHE  # noqa: E402
 from tuner.calibration.calibrate import THETA_NAMES  # noqa: E402
 from tuner.calibration.calibrate import Measured  # noqa: E402
 from tuner.calibration.calibrate import calibration_base  # noqa: E402
 from tuner.calibration.calibrate import device_toml  # noqa: E402
 from tuner.calibration.calibrate import fit  # noqa: E402
-from tuner.calibration.calibrate import load_launch_times  # noqa: E402
-from tuner.calibration.calibrate import load_measured  # noqa: E402
 from tuner.calibration.calibrate import predict  # noqa: E402
-from tuner.calibration.calibrate import simulate_parts  # noqa: E402
 from tuner.calibration.heldout import Choice  # noqa: E402
 from tuner.calibration.heldout import Data  # noqa: E402
 from tuner.calibration.heldout import bootstrap_interval  # noqa: E402
@@ -75,6 +71,10 @@ from tuner.calibration.heldout import fit_predict_all  # noqa: E402
 from tuner.calibration.heldout import nested_logo  # noqa: E402
 from tuner.calibration.heldout import regret  # noqa: E402
 from tuner.calibration.heldout import spearman  # noqa: E402
+from tuner.calibration.measurements import load_launch_times  # noqa: E402
+from tuner.calibration.measurements import load_measured  # noqa: E402
+from tuner.calibration.parts import DEFAULT_CACHE  # noqa: E402
+from tuner.calibration.parts import simulate_parts  # noqa: E402
 from tuner.cli.calibrate import fit_table  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results" / "h100.parquet"

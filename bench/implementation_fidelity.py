@@ -68,14 +68,14 @@ sys.path.insert(0, str(ROOT / "bench" / "gpu" / "independent"))
 import catalog  # noqa: E402
 
 from simulator.device import get_device  # noqa: E402
-from tuner.calibration.calibrate import DEFAULT_CACHE  # noqa: E402
 from tuner.calibration.calibrate import Measured  # noqa: E402
 from tuner.calibration.calibrate import fit  # noqa: E402
-from tuner.calibration.calibrate import load_measured  # noqa: E402
 from tuner.calibration.calibrate import predict  # noqa: E402
-from tuner.calibration.calibrate import simulate_parts  # noqa: E402
 from tuner.calibration.heldout import regret  # noqa: E402
 from tuner.calibration.heldout import spearman  # noqa: E402
+from tuner.calibration.measurements import load_measured  # noqa: E402
+from tuner.calibration.parts import DEFAULT_CACHE  # noqa: E402
+from tuner.calibration.parts import simulate_parts  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results"
 INDEPENDENT = RESULTS / "h100_independent.parquet"

@@ -19,11 +19,11 @@ from tuner.calibration.calibrate import Measured
 from tuner.calibration.calibrate import calibrated_device
 from tuner.calibration.calibrate import device_toml
 from tuner.calibration.calibrate import fit
-from tuner.calibration.calibrate import load_launch_times
-from tuner.calibration.calibrate import load_measured
 from tuner.calibration.calibrate import measured_host_us
 from tuner.calibration.calibrate import predict
-from tuner.calibration.calibrate import simulate_parts
+from tuner.calibration.measurements import load_launch_times
+from tuner.calibration.measurements import load_measured
+from tuner.calibration.parts import simulate_parts
 from tuner.cli import main
 from tuner.cli.calibrate import fit_table
 

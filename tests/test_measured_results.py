@@ -300,6 +300,6 @@ def test_a_results_dir_with_two_gpus_needs_gpu(results, tmp_path, capsys):
     code, _, err = cli(capsys, "calibrate", str(results), "--out", str(tmp_path / "x.toml"))
     assert code == 2 and "measured on 2 GPUs (Other GPU, Stand-in GPU)" in err
     with pytest.raises(ConfigError, match="nothing measured on 'Third GPU'"):
-        from tuner.calibration.calibrate import load_measured_results
+        from tuner.calibration.measurements import load_measured_results
 
         load_measured_results(results, gpu="Third GPU")

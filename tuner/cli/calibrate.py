@@ -12,7 +12,6 @@ import numpy as np
 
 from simulator.device import get_device
 from simulator.errors import ConfigError
-from tuner.calibration.calibrate import DEFAULT_CACHE
 from tuner.calibration.calibrate import EXACT
 from tuner.calibration.calibrate import THETA_NAMES
 from tuner.calibration.calibrate import THETA_RANGE
@@ -22,13 +21,14 @@ from tuner.calibration.calibrate import calibrated_device
 from tuner.calibration.calibrate import calibration_base
 from tuner.calibration.calibrate import device_toml
 from tuner.calibration.calibrate import fit
-from tuner.calibration.calibrate import is_results_dir
-from tuner.calibration.calibrate import load_launch_times
-from tuner.calibration.calibrate import load_measured
-from tuner.calibration.calibrate import load_measured_results
 from tuner.calibration.calibrate import predict
 from tuner.calibration.calibrate import se_text
-from tuner.calibration.calibrate import simulate_parts
+from tuner.calibration.measurements import is_results_dir
+from tuner.calibration.measurements import load_launch_times
+from tuner.calibration.measurements import load_measured
+from tuner.calibration.measurements import load_measured_results
+from tuner.calibration.parts import DEFAULT_CACHE
+from tuner.calibration.parts import simulate_parts
 from tuner.cli.tune import seed_arg
 from tuner.tuning.plan import MAX_SEED
 
