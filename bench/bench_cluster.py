@@ -57,7 +57,7 @@ from tuner.tuning.executor import InlineExecutor  # noqa: E402
 from tuner.tuning.plan import check_spec  # noqa: E402
 from tuner.tuning.plan import load_spaces  # noqa: E402
 from tuner.tuning.plan import run_studies  # noqa: E402
-from tuner.tuning.study import StudySpec  # noqa: E402
+from tuner.tuning.spec import StudySpec  # noqa: E402
 
 FLOOR = 0.90
 CPUS_PER_NODE = 32

@@ -38,7 +38,7 @@ from tuner.selection.selector import load_matrix  # noqa: E402
 from tuner.tuning.plan import check_spec  # noqa: E402
 from tuner.tuning.plan import load_spaces  # noqa: E402
 from tuner.tuning.plan import run_studies  # noqa: E402
-from tuner.tuning.study import planned_runs  # noqa: E402
+from tuner.tuning.spec import planned_runs  # noqa: E402
 from tuner.tuning.sweep import load_sweep  # noqa: E402
 
 SWEEP = ROOT / "sweeps" / "selector.yaml"

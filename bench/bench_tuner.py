@@ -40,9 +40,9 @@ from tuner.tuning.evaluate import Outcome  # noqa: E402
 from tuner.tuning.plan import check_spec  # noqa: E402
 from tuner.tuning.plan import load_spaces  # noqa: E402
 from tuner.tuning.plan import run_studies  # noqa: E402
-from tuner.tuning.study import StudySpec  # noqa: E402
+from tuner.tuning.spec import StudySpec  # noqa: E402
+from tuner.tuning.spec import planned_runs  # noqa: E402
 from tuner.tuning.study import journal_storage  # noqa: E402
-from tuner.tuning.study import planned_runs  # noqa: E402
 
 EFFICIENCY_GRAPHS = (
     "rmat:scale=12,seed=1",                          # power-law, skewed

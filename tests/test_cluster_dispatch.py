@@ -24,7 +24,7 @@ from tuner.tuning.executor import Rebuild
 from tuner.tuning.plan import check_spec
 from tuner.tuning.plan import load_spaces
 from tuner.tuning.plan import run_studies
-from tuner.tuning.study import StudySpec
+from tuner.tuning.spec import StudySpec
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")

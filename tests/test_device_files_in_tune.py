@@ -101,7 +101,7 @@ def test_the_device_travels_as_fields_not_as_a_path(tmp_path):
     """The driver reads the file; what the workers get is the Device (a cluster's workers need
     not hold the file)."""
     from tuner.tuning.plan import check_spec
-    from tuner.tuning.study import StudySpec
+    from tuner.tuning.spec import StudySpec
 
     path = slow_h100(tmp_path)
     spec = check_spec(StudySpec(graph=GRAPH, algorithm="bfs", device=str(path),

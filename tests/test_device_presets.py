@@ -33,8 +33,8 @@ from tuner.results.store import read_trials
 from tuner.tuning.evaluate import graph_slug
 from tuner.tuning.plan import check_spec
 from tuner.tuning.plan import load_spaces
-from tuner.tuning.study import LEGACY_PRESET_DIGESTS
-from tuner.tuning.study import StudySpec
+from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
+from tuner.tuning.spec import StudySpec
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH_H100 = REPO / "bench" / "gpu" / "results" / "h100.toml"

@@ -155,8 +155,8 @@ def test_example_parses_and_its_names_check_out(example):
     verb = verb_of(argv)
     if verb == "tune":
         from tuner.tuning.plan import check_spec
-        from tuner.tuning.study import Objective
-        from tuner.tuning.study import StudySpec
+        from tuner.tuning.spec import Objective
+        from tuner.tuning.spec import StudySpec
 
         check_spec(StudySpec(graph=args.graph, algorithm=args.algo, device=args.device,
                              space=args.space, trials=args.trials, sampler=args.sampler,

@@ -30,8 +30,8 @@ from tuner.tuning.plan import load_spaces
 from tuner.tuning.samplers import REPEATED_ATTR
 from tuner.tuning.samplers import IncrementalGroups
 from tuner.tuning.samplers import _DrawnView
+from tuner.tuning.spec import StudySpec
 from tuner.tuning.study import StudyRun
-from tuner.tuning.study import StudySpec
 
 
 class InstantBackend(SimulatorBackend):

@@ -20,7 +20,7 @@ from tuner.tuning.executor import make_executor
 from tuner.tuning.plan import check_spec
 from tuner.tuning.plan import load_spaces
 from tuner.tuning.plan import run_studies
-from tuner.tuning.study import StudySpec
+from tuner.tuning.spec import StudySpec
 
 GRAPH = "rmat:scale=7,seed=3"
 

@@ -24,8 +24,8 @@ from tuner.tuning.evaluate import SimulatorBackend
 from tuner.tuning.plan import check_spec
 from tuner.tuning.plan import load_spaces
 from tuner.tuning.plan import run_studies
-from tuner.tuning.study import Objective
-from tuner.tuning.study import StudySpec
+from tuner.tuning.spec import Objective
+from tuner.tuning.spec import StudySpec
 
 GRAPH = "rmat:scale=8,seed=1"
 REPO = Path(__file__).resolve().parent.parent

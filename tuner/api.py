@@ -31,9 +31,9 @@ from tuner.tuning.plan import check_spec
 from tuner.tuning.plan import load_spaces
 from tuner.tuning.plan import run_studies
 from tuner.tuning.progress import best_fixed_vwarp
-from tuner.tuning.study import Objective
-from tuner.tuning.study import StudySpec
-from tuner.tuning.study import StudySummary
+from tuner.tuning.spec import Objective
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.spec import StudySummary
 from tuner.tuning.sweep import load_sweep
 
 if TYPE_CHECKING:

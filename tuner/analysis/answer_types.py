@@ -12,7 +12,7 @@ from typing import Any
 from simulator.errors import ConfigError
 from tuner.results.configs import config_text
 from tuner.results.measured import MeasuredWinner
-from tuner.tuning.study import MAXIMIZED
+from tuner.tuning.spec import MAXIMIZED
 
 # Metrics where a larger value is better; every other metric is minimised.
 THREAD_LABEL = "thread"

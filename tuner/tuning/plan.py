@@ -27,11 +27,11 @@ from tuner.tuning.executor import make_executor
 from tuner.tuning.progress import Progress
 from tuner.tuning.runner import RunStats
 from tuner.tuning.samplers import sampler_info
-from tuner.tuning.study import Objective
-from tuner.tuning.study import StudySpec
-from tuner.tuning.study import StudySummary
-from tuner.tuning.study import planned_runs
-from tuner.tuning.study import reference_configs
+from tuner.tuning.spec import Objective
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.spec import StudySummary
+from tuner.tuning.spec import planned_runs
+from tuner.tuning.spec import reference_configs
 
 MAX_SEED = 2**32 - 1  # numpy's RandomState, behind Optuna's samplers, takes no more
 
@@ -159,7 +159,7 @@ def check_device_fields_match(results: str | Path, specs: list[StudySpec]) -> No
     (``LEGACY_PRESET_DIGESTS``: ``h100`` then meant what ``h100-datasheet`` is now); such rows
     of a device file cannot be told apart and are not checked."""
     from simulator.device import DATASHEETS
-    from tuner.tuning.study import LEGACY_PRESET_DIGESTS
+    from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
 
     stored = stored_device_digests(results)
     for spec in specs:

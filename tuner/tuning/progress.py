@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from tuner.results.configs import config_text
 from tuner.results.records import TrialRecord
-from tuner.tuning.study import StudySummary
+from tuner.tuning.spec import StudySummary
 
 PROGRESS_MODES = ("bar", "log", "off")
 LOG_EVERY_S = 5.0

@@ -31,11 +31,11 @@ from tuner.tuning.executor import Executor
 from tuner.tuning.executor import Future
 from tuner.tuning.executor import Rebuild
 from tuner.tuning.progress import Progress
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.spec import StudySummary
+from tuner.tuning.spec import planned_runs
 from tuner.tuning.study import Job
 from tuner.tuning.study import StudyRun
-from tuner.tuning.study import StudySpec
-from tuner.tuning.study import StudySummary
-from tuner.tuning.study import planned_runs
 
 # Times the driver submits a trial again when its task fails for a system reason (Ray has
 # already retried it TASK_RETRIES times): then it becomes a failed trial with the reason.

@@ -33,8 +33,8 @@ from tuner.tuning.plan import check_algorithm
 from tuner.tuning.plan import check_device
 from tuner.tuning.plan import check_objective
 from tuner.tuning.samplers import sampler_info
-from tuner.tuning.study import Objective
-from tuner.tuning.study import StudySpec
+from tuner.tuning.spec import Objective
+from tuner.tuning.spec import StudySpec
 
 AXES = (("graphs", "graph"), ("algorithms", "algorithm"), ("devices", "device"),
         ("spaces", "space"))
