@@ -371,7 +371,7 @@ def test_policy_refuses_bad_input(tmp_path):
 
 
 def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
-    from tuner.analysis.report import adaptation_figure
+    from tuner.analysis.figures import adaptation_figure
     from tuner.selection.adaptive import AdaptationRow
     from tuner.selection.adaptive import adaptation_rows
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from tuner import api
+from tuner.analysis.figures import history_figure
+from tuner.analysis.figures import plot_history
+from tuner.analysis.figures import plot_selector
+from tuner.analysis.figures import selector_figure
 from tuner.analysis.report import Entry
 from tuner.analysis.report import build_report
-from tuner.analysis.report import history_figure
-from tuner.analysis.report import plot_history
-from tuner.analysis.report import plot_selector
-from tuner.analysis.report import selector_figure
 from tuner.analysis.report_data import NO_DEFER
 from tuner.analysis.report_data import Filters
 from tuner.analysis.report_data import Group
