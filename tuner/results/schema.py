@@ -6,9 +6,14 @@ docs/results-store.md).
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
+
+from simulator.strategy import Strategy
 
 SCHEMA_VERSION = 2
 MANIFEST = "_warpsweep.json"
@@ -81,28 +86,41 @@ TRIAL_COLUMNS = _cols(
 PARAM_NULLS = ("null where the knob does not apply to the mapping or driven form; "
                "`param_defer_threshold` and `param_donate_threshold` are also null when "
                "deferring / donation is off")
-PARAM_TYPES: dict[str, pa.DataType] = {
-    "mapping": pa.string(),
-    "w": pa.int64(),
-    "chunk": pa.int64(),
-    "distribution": pa.string(),
-    "defer_threshold": pa.int64(),
-    "block_size": pa.int64(),
-    "driven": pa.string(),
-    "push": pa.string(),
-    "dedup": pa.bool_(),
-    "donate_threshold": pa.int64(),
-    "variable_grid": pa.bool_(),
-    "switch_to_topology": pa.float64(),
-    "switch_to_data": pa.float64(),
-    "switch_on": pa.string(),
-    "relax": pa.string(),
-    "partition": pa.int64(),
-    "unroll": pa.int64(),
-    "adaptive_min_w": pa.int64(),
-    "adaptive_max_w": pa.int64(),
-    "adaptive_stat": pa.string(),
+# Each knob's Arrow type comes from its annotation on ``simulator.strategy.Strategy``
+# (``int | None`` -> int64, ``str`` -> string, ``bool`` -> bool, ``float`` -> float64).
+ARROW_TYPES: dict[type, pa.DataType] = {
+    bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string(),
 }
+# The adaptive policy's knobs were never declared: their columns are typed from their values
+# (``infer_type``), and declaring them now could change the type of columns already written.
+UNDECLARED_KNOBS = ("policy", "policy_t1", "policy_t2", "policy_t3")
+# The declared knobs' column order in the files written so far; a knob Strategy gains later
+# comes after them, in field order.
+PARAM_ORDER = (
+    "mapping", "w", "chunk", "distribution", "defer_threshold", "block_size", "driven", "push",
+    "dedup", "donate_threshold", "variable_grid", "switch_to_topology", "switch_to_data",
+    "switch_on", "relax", "partition", "unroll", "adaptive_min_w", "adaptive_max_w",
+    "adaptive_stat",
+)
+
+
+def knob_arrow_type(annotation: Any) -> pa.DataType:
+    """The Arrow type of a knob annotated ``annotation`` (``X`` or ``X | None``)."""
+    kinds = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    if len(kinds) != 1 or kinds[0] not in ARROW_TYPES:
+        raise TypeError(f"no Arrow type for a knob annotated {annotation!r}")
+    return ARROW_TYPES[kinds[0]]
+
+
+def param_types() -> dict[str, pa.DataType]:
+    """Knob -> Arrow type of its ``param_`` column, from Strategy's field annotations."""
+    hints = typing.get_type_hints(Strategy)
+    knobs = [f.name for f in dataclasses.fields(Strategy) if f.name not in UNDECLARED_KNOBS]
+    order = [k for k in PARAM_ORDER if k in knobs] + [k for k in knobs if k not in PARAM_ORDER]
+    return {k: knob_arrow_type(hints[k]) for k in order}
+
+
+PARAM_TYPES: dict[str, pa.DataType] = param_types()
 # Every simulator metric gets a float64 column (mean over sources); metrics not listed here
 # (added by a later simulator) get one too.
 METRIC_NAMES = (
