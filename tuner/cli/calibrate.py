@@ -29,7 +29,7 @@ from tuner.calibration.measurements import load_measured
 from tuner.calibration.measurements import load_measured_results
 from tuner.calibration.parts import DEFAULT_CACHE
 from tuner.calibration.parts import simulate_parts
-from tuner.cli.tune import seed_arg
+from tuner.cli.args import add_seed
 from tuner.tuning.plan import MAX_SEED
 
 EPILOG = """examples:
@@ -123,8 +123,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "latency, memory and atomics bounds (bounds_norm in the file; "
                         "default: the base device's, the presets' maximum; the H100's "
                         "launches fit 3 best)")
-    p.add_argument("--seed", type=seed_arg, default=0,
-                   help=f"seed of the fit's random starts, 0 to {MAX_SEED}")
+    add_seed(p, f"seed of the fit's random starts, 0 to {MAX_SEED}")
     p.add_argument("--verify", action="store_true",
                    help="re-simulate every config with the written file and report how far "
                         "it is from the fitted surrogate")

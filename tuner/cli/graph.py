@@ -13,9 +13,8 @@ from simulator.features import graph_features
 from simulator.load import load_graph
 from simulator.loaders import save_npz
 from simulator.sizes import max_memory
-
-MAX_MEMORY_HELP = ("refuse a graph or simulation estimated to need more memory than SIZE (8G, "
-                   "512M; default: what the machine has available; env WARPSWEEP_MAX_MEMORY)")
+from tuner.cli.args import add_graph_loading
+from tuner.cli.args import add_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,9 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     info.add_argument("spec", help="graph spec, e.g. rmat:scale=14 or file:road.gr.gz")
-    info.add_argument("--json", action="store_true", help="print one JSON object")
-    info.add_argument("--max-memory", default=None, metavar="SIZE", help=MAX_MEMORY_HELP)
-    info.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")
+    add_json(info)
+    add_graph_loading(info)
     info.set_defaults(run=run_info)
     convert = sub.add_parser(
         "convert", help="write a graph as a CSR .npz file",
@@ -51,8 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     convert.add_argument("spec", help="graph spec, e.g. file:web.txt.gz,order=bfs")
     convert.add_argument("out", type=Path, help="output .npz path (loadable as file:OUT.npz)")
-    convert.add_argument("--max-memory", default=None, metavar="SIZE", help=MAX_MEMORY_HELP)
-    convert.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")
+    add_graph_loading(convert)
     convert.set_defaults(run=run_convert)
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 
 from simulator import ALGORITHMS
+from tuner.cli.args import add_json
 from tuner.measure.measure import NoGpu
 
 EXAMPLES = """examples:
@@ -47,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sim-device", default="h100",
                    help="the simulator's device for the prediction: a preset or a .toml "
                         "(e.g. bench/gpu/results/h100.toml); 'none' skips the prediction")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     p.set_defaults(run=run)
 
 

@@ -30,7 +30,9 @@ from simulator.errors import ConfigError
 from simulator.strategy import Strategy
 from tuner.analysis import answer_types
 from tuner.analysis import answers
-from tuner.api import DEFAULT_RESULTS
+from tuner.cli.args import add_filters
+from tuner.cli.args import add_json
+from tuner.cli.args import add_results
 from tuner.results.configs import config_text
 from tuner.results.damaged import reading
 from tuner.results.location import Location
@@ -106,7 +108,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help=f"stop a query still running after S seconds (default "
                             f"{QUERY_TIMEOUT_S:g}; a recursive query that never ends, a "
                             "cross join of everything)")
-    _results(query)
+    add_results(query)
     query.set_defaults(run=run_query)
 
     best = subparsers.add_parser(
@@ -115,10 +117,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "alike), the speedup over the study's thread reference and over the best "
                     "single fixed configuration across the graphs of its (algorithm, device).",
         epilog=BEST_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _filters(best)
+    add_filters(best)
     best.add_argument("--metric", default="time_us", metavar="METRIC[:max|:min]",
                       help="metric to rank by (default time_us)")
-    _results(best, json_flag=True)
+    add_results(best)
+    add_json(best)
     best.set_defaults(run=run_best)
 
     effect = subparsers.add_parser(
@@ -127,10 +130,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "held at the study's best configuration.",
         epilog=EFFECT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     effect.add_argument("knob", metavar="KNOB", help="a knob, e.g. w, chunk, mapping")
-    _filters(effect)
+    add_filters(effect)
     effect.add_argument("--metric", default="time_us", metavar="METRIC[:max|:min]",
                         help="metric to show (default time_us)")
-    _results(effect, json_flag=True)
+    add_results(effect)
+    add_json(effect)
     effect.set_defaults(run=run_effect)
 
     pareto = subparsers.add_parser(
@@ -141,8 +145,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     pareto.add_argument("--objectives", default="time_us,transactions",
                         metavar="M[:max|:min],...",
                         help="comma-separated metrics (default time_us,transactions)")
-    _filters(pareto)
-    _results(pareto, json_flag=True)
+    add_filters(pareto)
+    add_results(pareto)
+    add_json(pareto)
     pareto.set_defaults(run=run_pareto)
 
 
@@ -161,21 +166,6 @@ def _pipe_safe(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.N
             return 0
 
     return wrapped
-
-
-def _filters(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--graph", default=None, metavar="GRAPH",
-                   help="only studies of this graph (its spec, graph id or name)")
-    p.add_argument("--algo", default=None, help="only this algorithm")
-    p.add_argument("--device", default=None,
-                   help="only this device: a preset's name or a device file (its name)")
-
-
-def _results(p: argparse.ArgumentParser, json_flag: bool = False) -> None:
-    p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
-                   help=f"results directory (default {DEFAULT_RESULTS})")
-    if json_flag:
-        p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def _filters_of(args: argparse.Namespace) -> answer_types.Filters:

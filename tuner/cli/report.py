@@ -6,7 +6,8 @@ import argparse
 import time
 
 from tuner.analysis.report_data import Filters
-from tuner.api import DEFAULT_RESULTS
+from tuner.cli.args import add_filters
+from tuner.cli.args import add_results
 from tuner.results.damaged import scanning
 
 DEFAULT_OUT = "./warpsweep-report"
@@ -29,13 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "ties them together with a summary table.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
-                   help=f"results directory (default {DEFAULT_RESULTS})")
+    add_results(p)
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                    help=f"report directory (default {DEFAULT_OUT})")
-    p.add_argument("--algo", default=None, help="only this algorithm (default: all)")
-    p.add_argument("--device", default=None,
-                   help="only this device: a preset's name or a device file (default: all)")
+    add_filters(p, graph=None, algo="only this algorithm (default: all)",
+                device="only this device: a preset's name or a device file (default: all)")
     p.add_argument("--graph", action="append", default=[], metavar="GRAPH",
                    help="only this graph: its name, id or spec (repeatable; default: all)")
     p.add_argument("--no-selector", dest="selector", action="store_false",

@@ -10,8 +10,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tuner.api import DEFAULT_RESULTS
-from tuner.cli.tune import seed_arg
+from tuner.cli.args import add_filters
+from tuner.cli.args import add_json
+from tuner.cli.args import add_results
+from tuner.cli.args import add_seed
 from tuner.results.damaged import scanning
 
 EXAMPLES = """examples:
@@ -50,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _group_args(train)
     train.add_argument("--model", required=True, metavar="FILE.json",
                        help="model file to write (JSON)")
-    train.add_argument("--json", action="store_true", help="print a JSON summary")
+    add_json(train, "print a JSON summary")
     train.set_defaults(run=_scanned(run_train))
 
     ev = sub.add_parser(
@@ -66,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _group_args(ev)
-    ev.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(ev)
     ev.set_defaults(run=_scanned(run_evaluate))
 
     rec = sub.add_parser(
@@ -91,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--model", required=True, metavar="FILE.json", help="model file")
     rec.add_argument("--verify", action="store_true",
                      help="simulate the configuration (and thread, for scale) on the graph")
-    rec.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(rec)
     rec.set_defaults(run=run_recommend)
 
     ad = sub.add_parser(
@@ -104,23 +106,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "  warpsweep select adaptive --algo bfs --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ad.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
-                    help=f"results directory (default {DEFAULT_RESULTS})")
-    ad.add_argument("--algo", default=None, help="only this algorithm (default: every one)")
-    ad.add_argument("--device", default=None,
-                    help="only this device, a name or a device file (default: every one)")
-    ad.add_argument("--json", action="store_true", help="print one JSON object")
+    add_results(ad)
+    add_filters(ad, graph=None, algo="only this algorithm (default: every one)",
+                device="only this device, a name or a device file (default: every one)")
+    add_json(ad)
     ad.set_defaults(run=_scanned(run_adaptive))
 
 
 def _group_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
-                   help=f"results directory (default {DEFAULT_RESULTS})")
-    p.add_argument("--algo", default=None,
-                   help="algorithm (default: the only one in the results)")
-    p.add_argument("--device", default=None,
-                   help="device, a name or a device file (default: the only one)")
-    p.add_argument("--seed", type=seed_arg, default=0, help="model seed (default 0)")
+    add_results(p)
+    add_filters(p, graph=None, algo="algorithm (default: the only one in the results)",
+                device="device, a name or a device file (default: the only one)")
+    add_seed(p, "model seed (default 0)")
 
 
 def _dump(obj: Any) -> None:

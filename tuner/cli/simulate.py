@@ -13,9 +13,8 @@ from simulator import simulate
 from simulator.simulate import as_strategy
 from simulator.sizes import max_memory
 from simulator.strategy import Strategy
-
-MAX_MEMORY_HELP = ("refuse a graph or simulation estimated to need more memory than SIZE (8G, "
-                   "512M; default: what the machine has available; env WARPSWEEP_MAX_MEMORY)")
+from tuner.cli.args import add_json
+from tuner.cli.args import add_max_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"a strategy knob, repeatable; knobs: {', '.join(Strategy.KNOBS)}")
     p.add_argument("--config", default="", metavar="K=V,K=V",
                    help="knobs as one comma-separated string (combined with --set)")
-    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    p.add_argument("--max-memory", default=None, metavar="SIZE", help=MAX_MEMORY_HELP)
+    add_json(p, "print the metrics as JSON")
+    add_max_memory(p)
     p.add_argument("--trace", action="store_true", help="also print the per-iteration trace")
     p.set_defaults(run=run)
 

@@ -10,6 +10,10 @@ import sys
 from search_spaces.loader import available_spaces
 from tuner import api
 from tuner.api import DEFAULT_RESULTS
+from tuner.cli.args import add_json
+from tuner.cli.args import add_results
+from tuner.cli.args import add_seed
+from tuner.cli.args import positive_arg
 from tuner.tuning.plan import MAX_SEED
 from tuner.tuning.progress import study_table
 from tuner.tuning.progress import sweep_table
@@ -25,30 +29,6 @@ SWEEP_EXAMPLES = """examples:
   warpsweep sweep sweeps/quick.yaml --results quick-results
   warpsweep sweep sweeps/paper.yaml --address auto --timeout 3600 --json > summary.json
 """
-
-
-def seed_arg(text: str) -> int:
-    """An argparse type: a seed from 0 to MAX_SEED (argparse then says what is wrong in one
-    line and exits 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_SEED}, got "
-                                         f"{text!r}") from None
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED}, got {value}")
-    return value
-
-
-def positive_arg(text: str) -> int:
-    """An argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,8 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "(default time_us)")
     tune.add_argument("--sources", type=int, default=4,
                       help="BFS/SSSP sources averaged per trial (default 4)")
-    tune.add_argument("--seed", type=seed_arg, default=0,
-                      help=f"sampler and source seed, 0 to {MAX_SEED} (default 0)")
+    add_seed(tune, f"sampler and source seed, 0 to {MAX_SEED} (default 0)")
     tune.add_argument("--top", type=positive_arg, default=5,
                       help="rows in the final table, at least 1 (default 5)")
     tune.add_argument("--verify", type=positive_arg, default=None, metavar="K",
@@ -115,10 +94,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "(default: start a local one)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="stop starting trials after S seconds")
-    p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
-                   help=f"results directory (default {DEFAULT_RESULTS})")
-    p.add_argument("--json", action="store_true",
-                   help="print the summary as one JSON object instead of the tables")
+    add_results(p)
+    add_json(p, "print the summary as one JSON object instead of the tables")
     bar = p.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None,
                      help="show the progress bar (default: a bar when stderr is a terminal, "
