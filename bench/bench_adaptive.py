@@ -37,13 +37,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tuner.adaptive import CANDIDATES  # noqa: E402
-from tuner.adaptive import fit_fold  # noqa: E402
-from tuner.adaptive import geomean  # noqa: E402
-from tuner.adaptive import iteration_table  # noqa: E402
-from tuner.adaptive import leave_one_graph_out  # noqa: E402
-from tuner.adaptive import make_policy  # noqa: E402
-from tuner.adaptive import samples  # noqa: E402
+from tuner.selection.adaptive import CANDIDATES  # noqa: E402
+from tuner.selection.adaptive import iteration_table  # noqa: E402
+from tuner.selection.adaptive_policy import fit_fold  # noqa: E402
+from tuner.selection.adaptive_policy import geomean  # noqa: E402
+from tuner.selection.adaptive_policy import leave_one_graph_out  # noqa: E402
+from tuner.selection.adaptive_policy import make_policy  # noqa: E402
+from tuner.selection.adaptive_policy import samples  # noqa: E402
 
 GRAPHS = ROOT.parent / "shared" / "graphs"
 REAL = ("p2p-Gnutella08.txt.gz", "p2p-Gnutella31.txt.gz", "ca-AstroPh.txt.gz",

@@ -49,15 +49,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ray  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from tuner.evaluate import Outcome  # noqa: E402
-from tuner.evaluate import SimulatorBackend  # noqa: E402
-from tuner.executor import InlineExecutor  # noqa: E402
-from tuner.plan import check_spec  # noqa: E402
-from tuner.plan import load_spaces  # noqa: E402
-from tuner.plan import run_studies  # noqa: E402
-from tuner.store import ResultStore  # noqa: E402
-from tuner.store import read_trials  # noqa: E402
-from tuner.study import StudySpec  # noqa: E402
+from tuner.results.store import ResultStore  # noqa: E402
+from tuner.results.store import read_trials  # noqa: E402
+from tuner.tuning.evaluate import Outcome  # noqa: E402
+from tuner.tuning.evaluate import SimulatorBackend  # noqa: E402
+from tuner.tuning.executor import InlineExecutor  # noqa: E402
+from tuner.tuning.plan import check_spec  # noqa: E402
+from tuner.tuning.plan import load_spaces  # noqa: E402
+from tuner.tuning.plan import run_studies  # noqa: E402
+from tuner.tuning.spec import StudySpec  # noqa: E402
 
 FLOOR = 0.90
 CPUS_PER_NODE = 32
@@ -121,8 +121,8 @@ def inline_main(args: argparse.Namespace) -> int:
     """The driver without Ray: its CPU per trial (and a profile of it, with ``--profile``)."""
     import optuna
 
-    from tuner.dispatch import BatchRunner
-    from tuner.runner import Runner
+    from tuner.tuning.dispatch import BatchRunner
+    from tuner.tuning.runner import Runner
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     specs = noop_specs(args)
@@ -197,7 +197,7 @@ def warm_up(cpus: int) -> float:
 
     @ray.remote(num_cpus=1)
     def hold(s: float) -> int:
-        import tuner.evaluate  # noqa: F401 - what the sweep's tasks import
+        import tuner.tuning.evaluate  # noqa: F401 - what the sweep's tasks import
 
         time.sleep(s)
         return 0
@@ -310,7 +310,7 @@ def main() -> int:
     parser.add_argument("--studies", type=int, default=20, help="studies with --noop")
     parser.add_argument("--sampler", default="tpe", help="sampler with --noop (default tpe)")
     parser.add_argument("--old-driver", action="store_true",
-                        help="the driver before issue 44 (tuner.runner.Runner: a task per "
+                        help="the driver before issue 44 (tuner.tuning.runner.Runner: a task per "
                              "trial, one study after another), for a before/after on one machine")
     parser.add_argument("--inline", action="store_true",
                         help="driver without Ray: an in-process executor of capacity --cpus "
@@ -323,10 +323,10 @@ def main() -> int:
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     if args.old_driver:
-        import tuner.plan
-        from tuner.runner import Runner
+        import tuner.tuning.plan
+        from tuner.tuning.runner import Runner
 
-        tuner.plan.make_runner = Runner
+        tuner.tuning.plan.make_runner = Runner
     if args.inline:
         args.noop = 0.25 if args.noop is None else args.noop
         args.trials = args.trials or 300

@@ -35,12 +35,12 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tuner import cli  # noqa: E402
-from tuner.schema import SCHEMA_VERSION  # noqa: E402
-from tuner.schema import TRIALS  # noqa: E402
-from tuner.store import ParquetDirBackend  # noqa: E402
-from tuner.store import ResultStore  # noqa: E402
-from tuner.store import check_manifest  # noqa: E402
-from tuner.store import rows_to_table  # noqa: E402
+from tuner.results.schema import SCHEMA_VERSION  # noqa: E402
+from tuner.results.schema import TRIALS  # noqa: E402
+from tuner.results.store import ParquetDirBackend  # noqa: E402
+from tuner.results.store import ResultStore  # noqa: E402
+from tuner.results.store import check_manifest  # noqa: E402
+from tuner.results.store import rows_to_table  # noqa: E402
 
 FLOOR_S = 2.0
 ALGORITHMS = ("bfs", "sssp", "pagerank", "cc")

@@ -28,18 +28,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tuner.cli_select import evaluation_json  # noqa: E402
-from tuner.cli_select import evaluation_table  # noqa: E402
-from tuner.plan import check_spec  # noqa: E402
-from tuner.plan import load_spaces  # noqa: E402
-from tuner.plan import run_studies  # noqa: E402
-from tuner.selector import POLICY_SELECTOR  # noqa: E402
-from tuner.selector import compare_matrix  # noqa: E402
-from tuner.selector import describe_config  # noqa: E402
-from tuner.selector import evaluate_matrix  # noqa: E402
-from tuner.selector import load_matrix  # noqa: E402
-from tuner.study import planned_runs  # noqa: E402
-from tuner.sweep import load_sweep  # noqa: E402
+from tuner.cli.select import evaluation_json  # noqa: E402
+from tuner.cli.select import evaluation_table  # noqa: E402
+from tuner.selection.selector import POLICY_SELECTOR  # noqa: E402
+from tuner.selection.selector import compare_matrix  # noqa: E402
+from tuner.selection.selector import describe_config  # noqa: E402
+from tuner.selection.selector import evaluate_matrix  # noqa: E402
+from tuner.selection.selector import load_matrix  # noqa: E402
+from tuner.tuning.plan import check_spec  # noqa: E402
+from tuner.tuning.plan import load_spaces  # noqa: E402
+from tuner.tuning.plan import run_studies  # noqa: E402
+from tuner.tuning.spec import planned_runs  # noqa: E402
+from tuner.tuning.sweep import load_sweep  # noqa: E402
 
 SWEEP = ROOT / "sweeps" / "selector.yaml"
 MAX_REGRET = 1.05

@@ -34,15 +34,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import optuna  # noqa: E402
 
 from search_spaces.loader import load_space  # noqa: E402
-from tuner.evaluate import GraphMeta  # noqa: E402
-from tuner.evaluate import Outcome  # noqa: E402
-from tuner.plan import check_spec  # noqa: E402
-from tuner.plan import load_spaces  # noqa: E402
-from tuner.plan import run_studies  # noqa: E402
-from tuner.store import read_trials  # noqa: E402
-from tuner.study import StudySpec  # noqa: E402
-from tuner.study import journal_storage  # noqa: E402
-from tuner.study import planned_runs  # noqa: E402
+from tuner.results.store import read_trials  # noqa: E402
+from tuner.tuning.evaluate import GraphMeta  # noqa: E402
+from tuner.tuning.evaluate import Outcome  # noqa: E402
+from tuner.tuning.plan import check_spec  # noqa: E402
+from tuner.tuning.plan import load_spaces  # noqa: E402
+from tuner.tuning.plan import run_studies  # noqa: E402
+from tuner.tuning.spec import StudySpec  # noqa: E402
+from tuner.tuning.spec import planned_runs  # noqa: E402
+from tuner.tuning.study import journal_storage  # noqa: E402
 
 EFFICIENCY_GRAPHS = (
     "rmat:scale=12,seed=1",                          # power-law, skewed
@@ -225,7 +225,7 @@ def repeats(seeds: int, trials: int, graphs: tuple[str, ...]) -> dict:
     the study (before, ``REPLACE_REPEATS`` off), in-process. Reported: each best's gap to
     the grid optimum, the repeats among the study's proposals (answered from the study), and
     how often the wrapped TPE itself proposed a tried configuration."""
-    from tuner import samplers
+    from tuner.tuning import samplers
 
     out: dict[str, dict] = {}
     gaps: dict[str, list[float]] = {"now": [], "before": []}

@@ -9,8 +9,8 @@ configuration it ranks first over the best measured time), for
              --totals, --fit) fixed: the thetas are fitted without the judged graph, but those
              choices were made earlier by looking at this very figure on these graphs, so it
              is partly in-sample;
-  nested     the headline: nested leave-one-graph-out (``tuner/heldout.py``). In the fold
-             without graph g, every candidate model (bounds norm x fit mode x device fields
+  nested     the headline: nested leave-one-graph-out (``tuner/calibration/heldout.py``). In the
+             fold without graph g, every candidate model (bounds norm x fit mode x device fields
              that change the simulation: --norms, --fits, --simulations) is judged by an
              inner cross-validation over the other graphs alone (--inner-folds, split by
              graph; criterion: mean log pick regret, then median rho), the best is fitted on
@@ -57,25 +57,25 @@ from simulator.device import Device  # noqa: E402
 from simulator.device import get_device  # noqa: E402
 from simulator.errors import WarpsweepError  # noqa: E402
 from simulator.strategy import Strategy  # noqa: E402
-from tuner.calibrate import DEFAULT_CACHE  # noqa: E402
-from tuner.calibrate import THETA_NAMES  # noqa: E402
-from tuner.calibrate import Measured  # noqa: E402
-from tuner.calibrate import calibration_base  # noqa: E402
-from tuner.calibrate import device_toml  # noqa: E402
-from tuner.calibrate import fit  # noqa: E402
-from tuner.calibrate import load_launch_times  # noqa: E402
-from tuner.calibrate import load_measured  # noqa: E402
-from tuner.calibrate import predict  # noqa: E402
-from tuner.calibrate import simulate_parts  # noqa: E402
-from tuner.cli_calibrate import fit_table  # noqa: E402
-from tuner.heldout import Choice  # noqa: E402
-from tuner.heldout import Data  # noqa: E402
-from tuner.heldout import bootstrap_interval  # noqa: E402
-from tuner.heldout import choices  # noqa: E402
-from tuner.heldout import fit_predict_all  # noqa: E402
-from tuner.heldout import nested_logo  # noqa: E402
-from tuner.heldout import regret  # noqa: E402
-from tuner.heldout import spearman  # noqa: E402
+from tuner.calibration.calibrate import THETA_NAMES  # noqa: E402
+from tuner.calibration.calibrate import Measured  # noqa: E402
+from tuner.calibration.calibrate import calibration_base  # noqa: E402
+from tuner.calibration.calibrate import device_toml  # noqa: E402
+from tuner.calibration.calibrate import fit  # noqa: E402
+from tuner.calibration.calibrate import predict  # noqa: E402
+from tuner.calibration.heldout import Choice  # noqa: E402
+from tuner.calibration.heldout import Data  # noqa: E402
+from tuner.calibration.heldout import bootstrap_interval  # noqa: E402
+from tuner.calibration.heldout import choices  # noqa: E402
+from tuner.calibration.heldout import fit_predict_all  # noqa: E402
+from tuner.calibration.heldout import nested_logo  # noqa: E402
+from tuner.calibration.heldout import regret  # noqa: E402
+from tuner.calibration.heldout import spearman  # noqa: E402
+from tuner.calibration.measurements import load_launch_times  # noqa: E402
+from tuner.calibration.measurements import load_measured  # noqa: E402
+from tuner.calibration.parts import DEFAULT_CACHE  # noqa: E402
+from tuner.calibration.parts import simulate_parts  # noqa: E402
+from tuner.cli.calibrate import fit_table  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results" / "h100.parquet"
 # PageRank and CC on the H100 (bench/gpu/pr_cc.py): read beside RESULTS by default
@@ -166,7 +166,7 @@ def relative_rms(log_errors: np.ndarray, rows: dict[tuple[str, str], np.ndarray]
 def logo_predictions(data: Data, choice: Choice, progress, jobs: int = 1
                      ) -> tuple[np.ndarray, dict]:
     """Predicted times (us) of every row by ``choice`` fitted on the other graphs' rows
-    (``tuner.heldout.fit_predict``, 3 seeded starts), and each fold's thetas."""
+    (``tuner.calibration.heldout.fit_predict``, 3 seeded starts), and each fold's thetas."""
     measured = data.measured
     graphs = sorted({m.graph for m in measured})
     tasks = [(choice, np.flatnonzero([m.graph != g for m in measured]),
@@ -344,7 +344,7 @@ def launch_table(algorithm: str, measured: list[Measured], parts) -> list[str]:
 
 def run_nested(args, data: Data, progress) -> dict:
     """Nested leave-one-graph-out over the candidate choices the arguments name: every
-    simulation variant simulated (cached), then ``tuner.heldout.nested_logo``."""
+    simulation variant simulated (cached), then ``tuner.calibration.heldout.nested_logo``."""
     simulations = [parse_simulation(s) for s in args.simulations.split(";")]
     norms = [math.inf if n.strip() in ("inf", "max") else float(n) for n in args.norms.split(",")]
     candidates = choices(simulations, norms, [f.strip() for f in args.fits.split(",")])
@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write every figure as JSON")
     nested = parser.add_argument_group(
-        "nested leave-one-graph-out (the headline figure; tuner/heldout.py)")
+        "nested leave-one-graph-out (the headline figure; tuner/calibration/heldout.py)")
     nested.add_argument("--no-nested", action="store_true",
                         help="skip it: judge LOGO with the choices given above, fixed")
     nested.add_argument("--norms", default=",".join(NORMS), metavar="P,P",

@@ -68,14 +68,14 @@ sys.path.insert(0, str(ROOT / "bench" / "gpu" / "independent"))
 import catalog  # noqa: E402
 
 from simulator.device import get_device  # noqa: E402
-from tuner.calibrate import DEFAULT_CACHE  # noqa: E402
-from tuner.calibrate import Measured  # noqa: E402
-from tuner.calibrate import fit  # noqa: E402
-from tuner.calibrate import load_measured  # noqa: E402
-from tuner.calibrate import predict  # noqa: E402
-from tuner.calibrate import simulate_parts  # noqa: E402
-from tuner.heldout import regret  # noqa: E402
-from tuner.heldout import spearman  # noqa: E402
+from tuner.calibration.calibrate import Measured  # noqa: E402
+from tuner.calibration.calibrate import fit  # noqa: E402
+from tuner.calibration.calibrate import predict  # noqa: E402
+from tuner.calibration.heldout import regret  # noqa: E402
+from tuner.calibration.heldout import spearman  # noqa: E402
+from tuner.calibration.measurements import load_measured  # noqa: E402
+from tuner.calibration.parts import DEFAULT_CACHE  # noqa: E402
+from tuner.calibration.parts import simulate_parts  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results"
 INDEPENDENT = RESULTS / "h100_independent.parquet"
@@ -123,7 +123,7 @@ _FIT: tuple | None = None  # (parts, measured rows, device), read by forked work
 
 def _fitted_us(task: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The ``test`` rows' times (us) predicted by thetas fitted to the ``train`` rows'
-    totals, a free level per graph (``tuner.calibrate.fit``, relative)."""
+    totals, a free level per graph (``tuner.calibration.calibrate.fit``, relative)."""
     train, test = task
     parts, measured, device = _FIT
     calibration = fit([parts[i] for i in train], [measured[i] for i in train], device,

@@ -49,7 +49,7 @@ from simulator.functional import functional_run  # noqa: E402
 from simulator.load import load_graph  # noqa: E402
 from simulator.simulate import simulate  # noqa: E402
 from simulator.strategy import Strategy  # noqa: E402
-from tuner.calibrate import load_measured  # noqa: E402
+from tuner.calibration.measurements import load_measured  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results"
 BUCKETS_US = (0.0, 20.0, 50.0, 200.0, float("inf"))

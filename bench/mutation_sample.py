@@ -44,7 +44,8 @@ MODULES: dict[str, list[str]] = {
     "simulator/worklist_pushes.py": ["_pushes", "_lockstep_worklist_pushes"],
     "simulator/slot_views.py": ["_donating_blocks"],
     "simulator/functional.py": ["*"],
-    "tuner/calibrate.py": ["_Stack.*", "predict", "fit", "_solve", "_level", "_never_binds"],
+    "tuner/calibration/calibrate.py": ["_Stack.*", "predict", "fit", "_solve", "_level",
+                                       "_never_binds"],
 }
 
 # the tests mutmut may choose from (per mutant it runs those that call the mutated function)

@@ -39,13 +39,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 import fidelity  # noqa: E402  (bench/fidelity.py: reused, not copied)
 
 from simulator.errors import WarpsweepError  # noqa: E402
-from tuner.calibrate import DEFAULT_CACHE  # noqa: E402
-from tuner.calibrate import Measured  # noqa: E402
-from tuner.calibrate import calibration_base  # noqa: E402
-from tuner.calibrate import load_launch_times  # noqa: E402
-from tuner.calibrate import simulate_parts  # noqa: E402
-from tuner.heldout import Choice  # noqa: E402
-from tuner.heldout import Data  # noqa: E402
+from tuner.calibration.calibrate import Measured  # noqa: E402
+from tuner.calibration.calibrate import calibration_base  # noqa: E402
+from tuner.calibration.heldout import Choice  # noqa: E402
+from tuner.calibration.heldout import Data  # noqa: E402
+from tuner.calibration.measurements import load_launch_times  # noqa: E402
+from tuner.calibration.parts import DEFAULT_CACHE  # noqa: E402
+from tuner.calibration.parts import simulate_parts  # noqa: E402
 
 TARGET = 1.02
 # --quick: the graphs up to this many stored edges (11 of the 17; minutes, not an hour)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
-from tuner.evaluate import SimulatorBackend
+from tuner.tuning.evaluate import SimulatorBackend
 
 STORE = 80 * 1024**2  # each node's object store
 

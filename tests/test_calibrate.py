@@ -14,18 +14,18 @@ from simulator import load_graph
 from simulator import simulate
 from simulator.errors import ConfigError
 from simulator.functional import default_source
-from tuner.calibrate import THETA_NAMES
-from tuner.calibrate import Measured
-from tuner.calibrate import calibrated_device
-from tuner.calibrate import device_toml
-from tuner.calibrate import fit
-from tuner.calibrate import load_launch_times
-from tuner.calibrate import load_measured
-from tuner.calibrate import measured_host_us
-from tuner.calibrate import predict
-from tuner.calibrate import simulate_parts
+from tuner.calibration.calibrate import THETA_NAMES
+from tuner.calibration.calibrate import Measured
+from tuner.calibration.calibrate import calibrated_device
+from tuner.calibration.calibrate import device_toml
+from tuner.calibration.calibrate import fit
+from tuner.calibration.calibrate import measured_host_us
+from tuner.calibration.calibrate import predict
+from tuner.calibration.measurements import load_launch_times
+from tuner.calibration.measurements import load_measured
+from tuner.calibration.parts import simulate_parts
 from tuner.cli import main
-from tuner.cli_calibrate import fit_table
+from tuner.cli.calibrate import fit_table
 
 GRAPHS = {
     "rmat8": "rmat:scale=8,seed=1,weights=random",
@@ -51,9 +51,9 @@ TRUTH = {"issue": 1.3, "lsu": 1.2, "latency": 1.6, "memory": 0.8, "atomics": 1.5
 
 
 def surrogate_cycles(parts, thetas) -> list[float]:
-    """The surrogate of tuner/calibrate.py's docstring worked out here, launch by launch,
-    apart from ``predict`` and ``_Stack`` (which the fit runs on): per launch the largest of
-    its first five bounds, each scaled by its theta, plus its scaled overhead; then the
+    """The surrogate of tuner/calibration/calibrate.py's docstring worked out here, launch by
+    launch, apart from ``predict`` and ``_Stack`` (which the fit runs on): per launch the largest
+    of its first five bounds, each scaled by its theta, plus its scaled overhead; then the
     scaled host round trips and the other cycles."""
     theta = [thetas.get(part, 1.0) for part in THETA_NAMES]
     out = []

@@ -15,16 +15,16 @@ from ray_cluster import STORE
 from ray_cluster import DelayedBackend
 from ray_cluster import local_cluster
 
-from tuner.dispatch import BatchRunner
-from tuner.dispatch import BatchTPESampler
-from tuner.dispatch import batch_asks
-from tuner.dispatch import batch_tpe
-from tuner.executor import Rebuild
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
-from tuner.store import read_trials
-from tuner.study import StudySpec
+from tuner.results.store import read_trials
+from tuner.tuning.dispatch import BatchRunner
+from tuner.tuning.dispatch import BatchTPESampler
+from tuner.tuning.dispatch import batch_asks
+from tuner.tuning.dispatch import batch_tpe
+from tuner.tuning.executor import Rebuild
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.spec import StudySpec
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
@@ -90,8 +90,8 @@ def count_calls(path: str) -> tuple[str]:
 def test_a_lost_graph_is_computed_again_once_per_node(cluster, tmp_path):
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from tuner.executor import _rebuild_on_node
-    from tuner.executor import take_resolve_counts
+    from tuner.tuning.executor import _rebuild_on_node
+    from tuner.tuning.executor import take_resolve_counts
 
     c, nodes = cluster
     marks = tmp_path / "marks"
@@ -168,10 +168,10 @@ def test_batched_tpe_fits_once_per_batch_and_only_inside_one(tmp_path):
 
 
 def test_the_batch_runner_is_only_used_on_ray(tmp_path):
-    from tuner.dispatch import make_runner
-    from tuner.executor import InlineExecutor
-    from tuner.runner import Runner
-    from tuner.store import ResultStore
+    from tuner.results.store import ResultStore
+    from tuner.tuning.dispatch import make_runner
+    from tuner.tuning.executor import InlineExecutor
+    from tuner.tuning.runner import Runner
 
     store = ResultStore.open(tmp_path / "r")
     try:
@@ -183,8 +183,9 @@ def test_the_batch_runner_is_only_used_on_ray(tmp_path):
 
 CRASHING_DRIVER = r'''
 import os, sys
-import tuner.plan as plan
-from tuner import api, journal
+import tuner.tuning.plan as plan
+from tuner import api
+from tuner.results import journal
 
 n, seen = int(sys.argv[1]), [0]
 append_logs = journal.DriverJournal.append_logs

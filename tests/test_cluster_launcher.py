@@ -276,7 +276,7 @@ def test_ray_up_loopback_sweep_end_to_end(tmp_path, capsys):
     blocker = launcher_blocker()
     if blocker:
         pytest.fail(f"{ENABLE_VAR}=1 but the loopback launch cannot run: {blocker}")
-    from tuner.store import read_trials
+    from tuner.results.store import read_trials
 
     config = tmp_path / "loopback.yaml"
     config.write_text(yaml.safe_dump(loopback_config(

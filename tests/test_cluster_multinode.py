@@ -19,13 +19,13 @@ import pytest
 from ray_cluster import DelayedBackend
 from ray_cluster import local_cluster
 
-from tuner.executor import CPU_REFRESH_S
-from tuner.executor import RayExecutor
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
-from tuner.store import read_trials
-from tuner.study import StudySpec
+from tuner.results.store import read_trials
+from tuner.tuning.executor import CPU_REFRESH_S
+from tuner.tuning.executor import RayExecutor
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.spec import StudySpec
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")

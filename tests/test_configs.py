@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from tuner.configs import canonical_params
-from tuner.configs import config_key
-from tuner.configs import config_text
+from tuner.results.configs import canonical_params
+from tuner.results.configs import config_key
+from tuner.results.configs import config_text
 
 
 def test_null_defaults_and_written_defaults_are_one_configuration():

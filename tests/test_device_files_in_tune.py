@@ -15,7 +15,7 @@ from simulator import simulate
 from simulator.errors import ConfigError
 from tuner import api
 from tuner.cli import main
-from tuner.store import read_trials
+from tuner.results.store import read_trials
 
 GRAPH = "rmat:scale=8,seed=1"
 CALIBRATED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.toml"
@@ -100,8 +100,8 @@ def test_a_bad_device_file_names_its_field(tmp_path):
 def test_the_device_travels_as_fields_not_as_a_path(tmp_path):
     """The driver reads the file; what the workers get is the Device (a cluster's workers need
     not hold the file)."""
-    from tuner.plan import check_spec
-    from tuner.study import StudySpec
+    from tuner.tuning.plan import check_spec
+    from tuner.tuning.spec import StudySpec
 
     path = slow_h100(tmp_path)
     spec = check_spec(StudySpec(graph=GRAPH, algorithm="bfs", device=str(path),

@@ -26,15 +26,15 @@ from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.functional import default_source
 from tuner import api
-from tuner.calibrate import calibrated_device
-from tuner.calibrate import calibration_base
+from tuner.calibration.calibrate import calibrated_device
+from tuner.calibration.calibrate import calibration_base
 from tuner.cli import main
-from tuner.evaluate import graph_slug
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.store import read_trials
-from tuner.study import LEGACY_PRESET_DIGESTS
-from tuner.study import StudySpec
+from tuner.results.store import read_trials
+from tuner.tuning.evaluate import graph_slug
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
+from tuner.tuning.spec import StudySpec
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH_H100 = REPO / "bench" / "gpu" / "results" / "h100.toml"

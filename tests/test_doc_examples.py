@@ -154,17 +154,17 @@ def test_example_parses_and_its_names_check_out(example):
     args = build_parser().parse_args(argv)  # SystemExit(2) on an unknown option or choice
     verb = verb_of(argv)
     if verb == "tune":
-        from tuner.plan import check_spec
-        from tuner.study import Objective
-        from tuner.study import StudySpec
+        from tuner.tuning.plan import check_spec
+        from tuner.tuning.spec import Objective
+        from tuner.tuning.spec import StudySpec
 
         check_spec(StudySpec(graph=args.graph, algorithm=args.algo, device=args.device,
                              space=args.space, trials=args.trials, sampler=args.sampler,
                              objective=Objective.parse(args.objective), sources=args.sources,
                              seed=args.seed, references=args.references))
     elif verb == "sweep":
-        from tuner.plan import check_spec
-        from tuner.sweep import load_sweep
+        from tuner.tuning.plan import check_spec
+        from tuner.tuning.sweep import load_sweep
 
         for spec in load_sweep(REPO / args.sweep_file):
             check_spec(spec)

@@ -18,20 +18,20 @@ from optuna.trial import TrialState
 
 from simulator import Strategy
 from simulator.errors import ConfigError
-from tuner.dispatch import BatchRunner
-from tuner.evaluate import Outcome
-from tuner.evaluate import SimulatorBackend
-from tuner.executor import InlineExecutor
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.records import TrialRecord
-from tuner.samplers import REPEATED_ATTR
-from tuner.samplers import IncrementalGroups
-from tuner.samplers import _DrawnView
-from tuner.store import ResultStore
-from tuner.store import read_trials
-from tuner.study import StudyRun
-from tuner.study import StudySpec
+from tuner.results.records import TrialRecord
+from tuner.results.store import ResultStore
+from tuner.results.store import read_trials
+from tuner.tuning.dispatch import BatchRunner
+from tuner.tuning.evaluate import Outcome
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.executor import InlineExecutor
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.samplers import REPEATED_ATTR
+from tuner.tuning.samplers import IncrementalGroups
+from tuner.tuning.samplers import _DrawnView
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.study import StudyRun
 
 
 class InstantBackend(SimulatorBackend):
@@ -177,7 +177,7 @@ def test_the_kept_view_lists_what_converting_every_trial_lists(tmp_path, monkeyp
 def test_a_resumed_view_reads_the_repeats_from_the_journal(tmp_path):
     sweep(tmp_path / "r", studies=1, trials=40)
     journal = next((tmp_path / "r" / "studies").glob("*.journal"))
-    from tuner.journal import DriverJournal
+    from tuner.results.journal import DriverJournal
 
     backend = DriverJournal(journal)
     try:

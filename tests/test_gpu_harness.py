@@ -15,7 +15,7 @@ import pytest
 
 from simulator import Strategy
 from simulator.graph_spec import parse_spec
-from tuner.calibrate import load_measured
+from tuner.calibration.measurements import load_measured
 from tuner.measure.plan import KERNELS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,9 +15,9 @@ from simulator import load_graph
 from simulator.graph_spec import parse_spec
 from tuner import api
 from tuner.cli import main
-from tuner.evaluate import graph_id
-from tuner.store import read_graphs
-from tuner.store import read_trials
+from tuner.results.store import read_graphs
+from tuner.results.store import read_trials
+from tuner.tuning.evaluate import graph_id
 
 
 @pytest.mark.parametrize(("spec", "name"), [

@@ -1,6 +1,6 @@
-"""Nested leave-one-graph-out (tuner/heldout.py): no held-out time reaches its prediction, the
-inner cross-validation picks the model the data were made with, and the figures' helpers
-(bootstrap intervals, harness sessions' spread) count what they say."""
+"""Nested leave-one-graph-out (tuner/calibration/heldout.py): no held-out time reaches its
+prediction, the inner cross-validation picks the model the data were made with, and the figures'
+helpers (bootstrap intervals, harness sessions' spread) count what they say."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ import pytest
 from simulator import get_device
 from simulator.costs import BOUND_NAMES
 from simulator.errors import ConfigError
-from tuner.calibrate import Measured
-from tuner.calibrate import Parts
-from tuner.heldout import Choice
-from tuner.heldout import Data
-from tuner.heldout import bootstrap_interval
-from tuner.heldout import choices
-from tuner.heldout import graph_folds
-from tuner.heldout import nested_logo
-from tuner.heldout import regret
+from tuner.calibration.calibrate import Measured
+from tuner.calibration.calibrate import Parts
+from tuner.calibration.heldout import Choice
+from tuner.calibration.heldout import Data
+from tuner.calibration.heldout import bootstrap_interval
+from tuner.calibration.heldout import choices
+from tuner.calibration.heldout import graph_folds
+from tuner.calibration.heldout import nested_logo
+from tuner.calibration.heldout import regret
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.fidelity import parse_simulation  # noqa: E402

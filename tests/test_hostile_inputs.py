@@ -293,11 +293,11 @@ def test_bench_trends_unknown_device_is_an_error(capsys):
 
 def test_selector_model_with_an_unknown_mapping_is_refused(tmp_path):
     from simulator.features import graph_features
-    from tuner.selector import GraphInfo
-    from tuner.selector import TimeMatrix
-    from tuner.selector import train
-    from tuner.selector_model import load_model
-    from tuner.selector_model import save_model
+    from tuner.selection.selector import GraphInfo
+    from tuner.selection.selector import TimeMatrix
+    from tuner.selection.selector import train
+    from tuner.selection.selector_model import load_model
+    from tuner.selection.selector_model import save_model
 
     configs = [{"mapping": "thread"}, {"mapping": "vwarp", "w": 8}]
     specs = ["rmat:scale=7,seed=1", "grid2d:rows=12", "rmat:scale=7,seed=2", "road:rows=12"]

@@ -13,7 +13,7 @@ from simulator import functional_run
 from simulator import simulate
 from simulator.errors import ConfigError
 from simulator.load import load_graph
-from tuner import cli_measure
+from tuner.cli import measure as cli_measure
 from tuner.measure import measure as measure_module
 from tuner.measure.check import check_output
 from tuner.measure.check import pagerank_slack

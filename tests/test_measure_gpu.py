@@ -123,7 +123,7 @@ def test_counted_atomics_match_hand_counts(session):
 def test_cli_measures_and_prints_json(capsys):
     import argparse
 
-    from tuner import cli_measure
+    from tuner.cli import measure as cli_measure
 
     parser = argparse.ArgumentParser()
     cli_measure.register(parser.add_subparsers())

@@ -15,13 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulator.errors import ConfigError
-from tuner import selector as sel
 from tuner.cli import main
 from tuner.measure import measure as measure_module
 from tuner.measure import verify as verify_module
-from tuner.measured import measured_keys
-from tuner.query import connect
-from tuner.selector import measured_times
+from tuner.results.measured import measured_keys
+from tuner.results.query import connect
+from tuner.selection import selector as sel
+from tuner.selection.selector import measured_times
 
 GRAPHS = ("rmat:scale=8,seed=1", "rmat:scale=8,seed=2", "random:n=300,deg=6,seed=3")
 W8 = "mapping=vwarp,w=8,chunk=1,distribution=static,block_size=256,driven=topology,unroll=1"
@@ -300,6 +300,6 @@ def test_a_results_dir_with_two_gpus_needs_gpu(results, tmp_path, capsys):
     code, _, err = cli(capsys, "calibrate", str(results), "--out", str(tmp_path / "x.toml"))
     assert code == 2 and "measured on 2 GPUs (Other GPU, Stand-in GPU)" in err
     with pytest.raises(ConfigError, match="nothing measured on 'Third GPU'"):
-        from tuner.calibrate import load_measured_results
+        from tuner.calibration.measurements import load_measured_results
 
         load_measured_results(results, gpu="Third GPU")

@@ -13,12 +13,12 @@ from simulator import load_graph
 from simulator import simulate
 from simulator.errors import ConfigError
 from tuner import api
-from tuner import report
-from tuner.damaged import DamagedResults
-from tuner.report_data import load_results as report_data
-from tuner.report_data import simd_bars
-from tuner.report_data import time_over_w
-from tuner.store import read_trials
+from tuner.analysis import figures
+from tuner.analysis.report_data import load_results as report_data
+from tuner.analysis.report_data import simd_bars
+from tuner.analysis.report_data import time_over_w
+from tuner.results.damaged import DamagedResults
+from tuner.results.store import read_trials
 
 GRAPH = "rmat:scale=7,seed=2"
 
@@ -102,13 +102,13 @@ def test_every_report_figure_has_a_function_that_returns_it(tuned):
     data = report_data(results)
     group = data.groups()[0]
     runs = data.runs_of(group)
-    fig, caption = report.time_over_w_figure(time_over_w(runs), "t")
+    fig, caption = figures.time_over_w_figure(time_over_w(runs), "t")
     assert isinstance(fig, Figure) and "virtual warp size" in caption
-    fig, caption = report.simd_breakdown_figure(simd_bars(runs), "s")
+    fig, caption = figures.simd_breakdown_figure(simd_bars(runs), "s")
     assert isinstance(fig, Figure) and "SIMD" in caption
     for name in ("time_over_w", "w_chunk_heatmap", "defer_curves", "switch_curves",
                  "simd_breakdown", "history", "selector"):
-        assert callable(getattr(report, f"{name}_figure")), name
+        assert callable(getattr(figures, f"{name}_figure")), name
 
 
 def test_bad_input_is_a_clear_error(tmp_path, tuned):

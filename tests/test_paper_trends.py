@@ -2,11 +2,16 @@
 verdict the one committed here."""
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
-from tuner import paper_trends
-from tuner.cli import main as cli_main
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import paper_trends  # noqa: E402
+from bench.trends import common  # noqa: E402
+from tuner.cli import main as cli_main  # noqa: E402
 
 AGREE, DISAGREE = "agree", "disagree"
 # Every row's verdict at --quick size on the generated graphs (the shared real graphs hidden,
@@ -75,7 +80,7 @@ QUICK_VERDICTS = {
 def quick_rows(tmp_path_factory):
     out = tmp_path_factory.mktemp("trends") / "rows.json"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(paper_trends, "SHARED_GRAPHS", tmp_path_factory.mktemp("no-shared-graphs"))
+        mp.setattr(common, "SHARED_GRAPHS", tmp_path_factory.mktemp("no-shared-graphs"))
         assert paper_trends.main(["--quick", "--json", str(out)]) == 0
     return json.loads(out.read_text())
 
@@ -98,14 +103,14 @@ def test_every_row_has_a_claim_a_figure_and_a_disagreement_a_note(quick_rows):
 
 def test_rendered_table_has_one_block_per_row():
     rows = [
-        paper_trends.Row("exp a", "claim a " * 20, "1.00x", "agree"),
-        paper_trends.Row("exp b", "claim b", "2.00x", "disagree", "a long reason " * 10),
+        common.Row("exp a", "claim a " * 20, "1.00x", "agree"),
+        common.Row("exp b", "claim b", "2.00x", "disagree", "a long reason " * 10),
     ]
-    table = paper_trends.render(rows)
+    table = common.render(rows)
     assert table.splitlines()[0].startswith("experiment")
     assert "exp a" in table and "exp b" in table and "disagree" in table
     assert max(len(line) for line in table.splitlines()) <= sum(
-        w + 2 for _, w in paper_trends.COLUMNS
+        w + 2 for _, w in common.COLUMNS
     )
 
 
@@ -122,3 +127,23 @@ def test_cli_verb_prints_the_table_and_the_count_of_agreeing_claims(capsys):
     # Hong 7a's 12 rows and 7b's 5, of which QUICK_VERDICTS has 3 disagree
     assert "Hong 7a rmat: warp32 vs" in out and "Hong 7b: best W vs baseline" in out
     assert "\n14/17 claims agree" in out
+
+
+def test_cli_verb_without_a_checkouts_bench_says_so_in_one_line(monkeypatch, tmp_path, capsys):
+    from tuner.cli import bench as cli_bench
+
+    monkeypatch.setattr(cli_bench, "TRENDS_SCRIPT", tmp_path / "bench" / "paper_trends.py")
+    assert cli_main(["bench", "trends", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bench/paper_trends.py" in err and "absent" in err
+
+
+def test_tuner_imports_nothing_from_bench():
+    import ast
+
+    tuner_dir = Path(__file__).resolve().parents[1] / "tuner"
+    for path in tuner_dir.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n == "bench" or n.startswith("bench.") for n in names), path

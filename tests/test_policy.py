@@ -25,20 +25,20 @@ from simulator.policy import Policy
 from simulator.policy import feature_counter_cost
 from simulator.policy import policy_iteration_costs
 from tests.hand_counted import star_graph
-from tuner.adaptive import GATE_GAIN
-from tuner.adaptive import Fitted
-from tuner.adaptive import IterationTable
-from tuner.adaptive import Samples
-from tuner.adaptive import fit_selector
-from tuner.adaptive import fit_tree
-from tuner.adaptive import fold_fit
-from tuner.adaptive import graft
-from tuner.adaptive import graph_ratio
-from tuner.adaptive import oracle
-from tuner.adaptive import prune
-from tuner.adaptive import schedule_family
-from tuner.adaptive import selector_costs
-from tuner.adaptive import tree_choices
+from tuner.selection.adaptive import IterationTable
+from tuner.selection.adaptive import oracle
+from tuner.selection.adaptive import schedule_family
+from tuner.selection.adaptive_policy import GATE_GAIN
+from tuner.selection.adaptive_policy import Fitted
+from tuner.selection.adaptive_policy import Samples
+from tuner.selection.adaptive_policy import fit_selector
+from tuner.selection.adaptive_policy import fit_tree
+from tuner.selection.adaptive_policy import fold_fit
+from tuner.selection.adaptive_policy import graft
+from tuner.selection.adaptive_policy import graph_ratio
+from tuner.selection.adaptive_policy import prune
+from tuner.selection.adaptive_policy import selector_costs
+from tuner.selection.adaptive_policy import tree_choices
 
 H100 = get_device("h100")
 TOPO, DATA = "mapping=vwarp,w=8", "mapping=vwarp,w=32,driven=data"
@@ -371,9 +371,9 @@ def test_policy_refuses_bad_input(tmp_path):
 
 
 def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
-    from tuner.adaptive import AdaptationRow
-    from tuner.adaptive import adaptation_rows
-    from tuner.report import adaptation_figure
+    from tuner.analysis.figures import adaptation_figure
+    from tuner.selection.adaptive import AdaptationRow
+    from tuner.selection.adaptive import adaptation_rows
 
     monkeypatch.setenv("WARPSWEEP_CACHE", str(tmp_path))
     rows, skipped = adaptation_rows([("grid2d:rows=8,cols=8", "bfs", "h100"),
@@ -391,8 +391,8 @@ def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
 
 def test_leave_one_graph_out_trains_on_train_only_graphs_and_reports_none(tmp_path,
                                                                           monkeypatch):
-    from tuner.adaptive import iteration_table
-    from tuner.adaptive import leave_one_graph_out
+    from tuner.selection.adaptive import iteration_table
+    from tuner.selection.adaptive_policy import leave_one_graph_out
 
     monkeypatch.setenv("WARPSWEEP_CACHE", str(tmp_path))
     cands = ("mapping=thread,donate_threshold=0", "mapping=vwarp,w=8", DATA)

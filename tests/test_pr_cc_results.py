@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tuner.calibrate import load_measured
+from tuner.calibration.measurements import load_measured
 from tuner.measure.plan import plan_for
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,16 +16,20 @@ import pytest
 from pyarrow.fs import LocalFileSystem
 
 from simulator.errors import ConfigError
-from tuner import answers
+from tuner.analysis import answers
+from tuner.analysis.answer_types import Filters
+from tuner.analysis.answer_types import Objective
+from tuner.analysis.answer_types import parse_objectives
+from tuner.analysis.pareto import pareto_mask
 from tuner.cli import main
-from tuner.location import Location
-from tuner.query import connect
-from tuner.query import run_sql
-from tuner.records import TrialRecord
-from tuner.schema import SCHEMA_VERSION
-from tuner.store import ParquetDirBackend
-from tuner.store import ResultStore
-from tuner.store import check_manifest
+from tuner.results.location import Location
+from tuner.results.query import connect
+from tuner.results.query import run_sql
+from tuner.results.records import TrialRecord
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.store import ParquetDirBackend
+from tuner.results.store import ResultStore
+from tuner.results.store import check_manifest
 
 THREAD = {"mapping": "thread", "block_size": 256, "driven": "topology", "unroll": 1}
 
@@ -207,13 +211,13 @@ def test_fresh_results_answer_with_no_rows(tmp_path, capsys):
     assert code == 0 and out.splitlines()[2].strip() == "0"
     code, out, _ = run_cli(capsys, "best", "--results", str(tmp_path))
     assert code == 1 and "no complete evaluation" in out
-    assert answers.pareto(connect(tmp_path), answers.parse_objectives("time_us,bytes")
+    assert answers.pareto(connect(tmp_path), parse_objectives("time_us,bytes")
                           ).studies == []
 
 
 # -- best -----------------------------------------------------------------------------------
 def test_best_per_study_with_both_speedups(con):
-    result = answers.best(con, answers.Filters(algo="bfs"))
+    result = answers.best(con, Filters(algo="bfs"))
     by_graph = {b.study.graph: b for b in result.studies}
     assert set(by_graph) == {"g1", "g2"}
     g1, g2 = by_graph["g1"], by_graph["g2"]
@@ -230,20 +234,20 @@ def test_best_per_study_with_both_speedups(con):
 
 
 def test_best_counts_references_and_filters(con):
-    [s] = answers.best(con, answers.Filters(graph="g1", algo="sssp")).studies
+    [s] = answers.best(con, Filters(graph="g1", algo="sssp")).studies
     assert (s.role, s.label, s.value) == ("reference", "vwarp w=32", 10.0)
     assert s.vs_thread == pytest.approx(9.0) and s.vs_fixed == pytest.approx(1.0)
     for graph in ("g1-aaaa", "rmat:scale=8,seed=1", "rmat:scale=8,ef=16,a=0.57,b=0.19,c=0.19,"
                   "seed=1"):
-        found = answers.best(con, answers.Filters(graph=graph, algo="bfs")).studies
+        found = answers.best(con, Filters(graph=graph, algo="bfs")).studies
         assert [b.study.key for b in found] == ["g1.bfs.h100.vwarp.k1"]
         # the fixed configuration still looks at every graph of the group
         assert found[0].fixed.graphs == 2
 
 
 def test_best_with_a_metric_to_maximise(con):
-    result = answers.best(con, answers.Filters(algo="bfs", graph="g2"),
-                          answers.Objective.parse("simd_efficiency"))
+    result = answers.best(con, Filters(algo="bfs", graph="g2"),
+                          Objective.parse("simd_efficiency"))
     [s] = result.studies
     assert s.value == pytest.approx(1 / 25) and s.vs_thread == pytest.approx(80 / 25)
 
@@ -251,11 +255,11 @@ def test_best_with_a_metric_to_maximise(con):
 def test_unknown_filters_name_what_is_there(con):
     with pytest.raises(ConfigError, match=r"--algo 'pr' matches no complete trial; "
                                           r"present: bfs, sssp"):
-        answers.best(con, answers.Filters(algo="pr"))
+        answers.best(con, Filters(algo="pr"))
     with pytest.raises(ConfigError, match=r"--graph 'nope'.*graphs present: g1, g2"):
-        answers.pareto(con, answers.parse_objectives("time_us"), answers.Filters(graph="nope"))
+        answers.pareto(con, parse_objectives("time_us"), Filters(graph="nope"))
     with pytest.raises(ConfigError, match=r"unknown metric 'speed'; metrics present: .*time_us"):
-        answers.best(con, objective=answers.Objective("speed"))
+        answers.best(con, objective=Objective("speed"))
 
 
 def test_best_cli_table_and_json(results, capsys):
@@ -298,12 +302,12 @@ def test_connect_reads_through_a_pyarrow_filesystem(results):
     remote = Location("remote://results", LocalFileSystem(), str(results), local=False)
     con = connect(remote)
     assert con.execute("SELECT count(*) FROM trials WHERE state = 'complete'").fetchone() == (16,)
-    assert [b.value for b in answers.best(con, answers.Filters(algo="bfs")).studies] == [20, 25]
+    assert [b.value for b in answers.best(con, Filters(algo="bfs")).studies] == [20, 25]
 
 
 # -- effect ---------------------------------------------------------------------------------
 def test_effect_holds_the_other_knobs_at_the_best(con):
-    result = answers.effect(con, "w", answers.Filters(graph="g1", algo="bfs"))
+    result = answers.effect(con, "w", Filters(graph="g1", algo="bfs"))
     [study] = result.studies
     assert study.best_value == 8 and study.best_metric == 20.0
     got = [(p.value, p.metric, p.others) for p in study.points]
@@ -327,14 +331,14 @@ def test_effect_refuses_an_unknown_knob(con, results, capsys):
 
 # -- pareto ---------------------------------------------------------------------------------
 def test_pareto_front_on_known_points(con):
-    result = answers.pareto(con, answers.parse_objectives("time_us,transactions"),
-                            answers.Filters(graph="g1", algo="bfs"))
+    result = answers.pareto(con, parse_objectives("time_us,transactions"),
+                            Filters(graph="g1", algo="bfs"))
     [front] = result.studies
     assert [p.values for p in front.points] == [(20.0, 400.0), (30.0, 200.0), (45.0, 150.0),
                                                 (50.0, 100.0)]
     assert front.study.evaluations == 8
-    flipped = answers.pareto(con, answers.parse_objectives("time_us,transactions:max"),
-                             answers.Filters(graph="g1", algo="bfs"))
+    flipped = answers.pareto(con, parse_objectives("time_us,transactions:max"),
+                             Filters(graph="g1", algo="bfs"))
     assert [p.values for p in flipped.studies[0].points] == [(20.0, 400.0), (25.0, 1000.0)]
 
 
@@ -348,14 +352,14 @@ def test_pareto_cli(results, capsys):
 
 
 def test_objective_directions():
-    assert answers.Objective.parse("simd_efficiency").maximize
-    assert not answers.Objective.parse("time_us").maximize
-    assert not answers.Objective.parse("meps:min").maximize
-    assert answers.Objective.parse("bytes:max").maximize
+    assert Objective.parse("simd_efficiency").maximize
+    assert not Objective.parse("time_us").maximize
+    assert not Objective.parse("meps:min").maximize
+    assert Objective.parse("bytes:max").maximize
     with pytest.raises(ConfigError, match="direction"):
-        answers.Objective.parse("time_us:fast")
+        Objective.parse("time_us:fast")
     with pytest.raises(ConfigError, match="named twice"):
-        answers.parse_objectives("time_us,time_us:max")
+        parse_objectives("time_us,time_us:max")
 
 
 def test_non_dominated_matches_brute_force():
@@ -367,7 +371,7 @@ def test_non_dominated_matches_brute_force():
         want = np.array([not any(np.all(x[j] <= x[i]) and np.any(x[j] < x[i])
                                  for j in range(n) if group[j] == group[i])
                          for i in range(n)])
-        assert (answers.pareto_mask(group, x) == want).all()
+        assert (pareto_mask(group, x) == want).all()
 
 
 def test_answers_leave_the_connection_clean(con):
@@ -375,7 +379,7 @@ def test_answers_leave_the_connection_clean(con):
     assert {"graphs", "trials", "measured"} <= set(before)  # (and the measured rows' tables)
     answers.best(con)
     answers.effect(con, "w")
-    answers.pareto(con, answers.parse_objectives("time_us,transactions"))
+    answers.pareto(con, parse_objectives("time_us,transactions"))
     assert sorted(r[0] for r in con.execute("SHOW TABLES").fetchall()) == before
 
 
@@ -393,7 +397,7 @@ def test_answers_on_a_real_tuning_run(tmp_path, capsys):
         "WHERE state = 'complete'").fetchone()
     assert best.value == lowest and best.thread_value == thread
     assert best.vs_fixed == pytest.approx(1.0)  # one graph: the fixed one is its best
-    [front] = answers.pareto(con, answers.parse_objectives("time_us,transactions")).studies
+    [front] = answers.pareto(con, parse_objectives("time_us,transactions")).studies
     assert front.points[0].values[0] == lowest
     code, out, _ = run_cli(capsys, "effect", "w", "--results", res)
     assert code == 0 and "at best" in out

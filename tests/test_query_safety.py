@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from tuner.cli import main
-from tuner.damaged import DamagedResults
-from tuner.query import connect
-from tuner.records import TrialRecord
-from tuner.schema import SCHEMA_VERSION
-from tuner.store import ParquetDirBackend
-from tuner.store import ResultStore
-from tuner.store import check_manifest
+from tuner.results.damaged import DamagedResults
+from tuner.results.query import connect
+from tuner.results.records import TrialRecord
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.store import ParquetDirBackend
+from tuner.results.store import ResultStore
+from tuner.results.store import check_manifest
 
 
 def write_results(root: Path, graph: str, times: list[float]) -> Path:

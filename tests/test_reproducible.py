@@ -12,13 +12,13 @@ import pytest
 
 from simulator.errors import ConfigError
 from tuner.cli import main
-from tuner.evaluate import SimulatorBackend
-from tuner.executor import make_executor
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
-from tuner.store import read_trials
-from tuner.study import StudySpec
+from tuner.results.store import read_trials
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.executor import make_executor
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.spec import StudySpec
 
 ray = pytest.importorskip("ray")
 

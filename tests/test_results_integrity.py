@@ -12,9 +12,9 @@ import pytest
 
 from tuner import api
 from tuner.cli import main
-from tuner.location import Location
-from tuner.store import read_graphs
-from tuner.store import read_trials
+from tuner.results.location import Location
+from tuner.results.store import read_graphs
+from tuner.results.store import read_trials
 
 GRAPH = "rmat:scale=7,seed=3"
 TRIALS = 12
@@ -101,8 +101,10 @@ def test_rows_that_conflict_are_refused_loudly(tmp_path, capsys):
 
 DRIVER = r'''
 import os, sys
-import tuner.plan as plan
-from tuner import api, journal, location
+import tuner.tuning.plan as plan
+from tuner import api
+from tuner.results import journal
+from tuner.results import location
 
 point, n = sys.argv[1], int(sys.argv[2])
 seen = [0]
@@ -207,7 +209,7 @@ def test_two_writers_of_one_graph_leave_one_graph_row(tmp_path):
     from datetime import UTC
     from datetime import datetime
 
-    from tuner.store import ResultStore
+    from tuner.results.store import ResultStore
 
     results = str(tmp_path / "r")
     one, two = ResultStore.open(results), ResultStore.open(results)
@@ -293,7 +295,7 @@ def test_a_graph_row_set_aside_is_flagged_then_written_again_by_the_next_run(tmp
     import pyarrow.parquet as pq
 
     from tuner.cli import main
-    from tuner.cli_check import check
+    from tuner.cli.check import check
 
     results = tmp_path / "r"
     args = ["tune", "--graph", "rmat:scale=7,seed=2", "--algo", "bfs", "--trials", "3",
@@ -344,7 +346,7 @@ def test_bytes_damaged_in_a_page_are_an_error_never_wrong_values(tmp_path):
     import numpy as np
     import pyarrow as pa
 
-    from tuner.store import ParquetDirBackend
+    from tuner.results.store import ParquetDirBackend
 
     backend = ParquetDirBackend(tmp_path)
     table = pa.table({"graph_id": [f"g{i}" for i in range(500)],

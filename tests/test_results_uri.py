@@ -8,9 +8,9 @@ import pytest
 
 from tuner import api
 from tuner.cli import main
-from tuner.location import Location
-from tuner.store import read_graphs
-from tuner.store import read_trials
+from tuner.results.location import Location
+from tuner.results.store import read_graphs
+from tuner.results.store import read_trials
 
 
 @pytest.mark.parametrize(("results", "message"), [

@@ -17,7 +17,7 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
 from tuner.cli import main
-from tuner.store import read_trials
+from tuner.results.store import read_trials
 
 GRAPH = "rmat:scale=8,seed=2"
 

@@ -11,16 +11,16 @@ import time
 import pytest
 
 from tuner import api
-from tuner import executor as executor_module
-from tuner.evaluate import SimulatorBackend
-from tuner.executor import HandoverExecutor
-from tuner.executor import InlineExecutor
-from tuner.executor import make_executor
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
-from tuner.store import read_trials
-from tuner.study import StudySpec
+from tuner.results.store import read_trials
+from tuner.tuning import executor as executor_module
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.executor import HandoverExecutor
+from tuner.tuning.executor import InlineExecutor
+from tuner.tuning.executor import make_executor
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.spec import StudySpec
 
 GRAPH = "rmat:scale=7,seed=3"
 

@@ -8,7 +8,7 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
 from simulator.errors import ConfigError
-from tuner.journal import DriverJournal
+from tuner.results.journal import DriverJournal
 
 
 def make_study(backend, name="s"):
@@ -64,7 +64,7 @@ def test_line_torn_by_a_crash_is_cut_off(tmp_path):
 
 
 def test_sync_fsyncs_only_after_appends(tmp_path, monkeypatch):
-    import tuner.journal as module
+    import tuner.results.journal as module
 
     calls = []
     monkeypatch.setattr(module.os, "fsync", lambda fd: calls.append(fd))

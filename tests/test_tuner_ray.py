@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from tuner.cli import main
-from tuner.evaluate import SimulatorBackend
-from tuner.executor import TASK_RETRIES
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
-from tuner.store import read_trials
-from tuner.study import StudySpec
+from tuner.results.store import read_trials
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.executor import TASK_RETRIES
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.spec import StudySpec
 
 ray = pytest.importorskip("ray")
 
@@ -97,7 +97,7 @@ def test_without_address_a_running_cluster_is_not_borrowed(monkeypatch):
     # leaves) must not capture a run that names no --address: it starts its own.
     from ray import cluster_utils
 
-    from tuner.executor import RayExecutor
+    from tuner.tuning.executor import RayExecutor
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     ray.shutdown()  # the module's session: this test needs Ray not yet started
@@ -125,9 +125,9 @@ def test_a_shared_object_that_cannot_be_fetched_is_computed_again(monkeypatch):
     the object itself is still not ready."""
     import time
 
-    from tuner import executor as executor_module
-    from tuner.executor import Rebuild
-    from tuner.executor import Shared
+    from tuner.tuning import executor as executor_module
+    from tuner.tuning.executor import Rebuild
+    from tuner.tuning.executor import Shared
 
     @ray.remote(num_cpus=0)
     def never_ready():
@@ -149,7 +149,7 @@ def test_rays_token_notice_is_left_out_but_not_its_warning():
     (-q, --json). That it is off is a security warning, and stays."""
     import logging
 
-    from tuner.executor import _quiet_token_notice
+    from tuner.tuning.executor import _quiet_token_notice
 
     seen: list[str] = []
 

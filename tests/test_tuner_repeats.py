@@ -17,10 +17,10 @@ from optuna.storages.journal import JournalFileBackend
 
 from tuner import api
 from tuner.cli import main
-from tuner.cli_check import check
-from tuner.journal import MergedJournals
-from tuner.samplers import REPEATED_ATTR
-from tuner.store import read_trials
+from tuner.cli.check import check
+from tuner.results.journal import MergedJournals
+from tuner.results.store import read_trials
+from tuner.tuning.samplers import REPEATED_ATTR
 
 GRAPH = "rmat:scale=8,seed=2"
 
@@ -114,7 +114,7 @@ def test_dashboard_without_the_extra_is_one_line_naming_it(tmp_path, capsys, mon
 
 def test_results_from_before_repeats_were_counted_still_check_and_resume(tmp_path,
                                                                         monkeypatch):
-    from tuner import samplers
+    from tuner.tuning import samplers
 
     monkeypatch.setattr(samplers, "REPLACE_REPEATS", False)  # repeats answered as rows
     api.tune(GRAPH, trials=30, sources=1, results=str(tmp_path), seed=2)

@@ -8,8 +8,8 @@ import warnings
 import optuna
 
 from search_spaces.loader import load_space
-from tuner.samplers import IncrementalGroups
-from tuner.samplers import make_sampler
+from tuner.tuning.samplers import IncrementalGroups
+from tuner.tuning.samplers import make_sampler
 
 
 def _objective(config: dict) -> float:

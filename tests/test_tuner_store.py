@@ -13,18 +13,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulator.errors import ConfigError
-from tuner.records import TrialRecord
-from tuner.schema import METRIC_NAMES
-from tuner.schema import PARAM_TYPES
-from tuner.schema import SCHEMA_VERSION
-from tuner.schema import TRIAL_COLUMNS
-from tuner.schema import TRIAL_PARTITIONS
-from tuner.schema import markdown
-from tuner.schema import param_column
-from tuner.store import MemoryBackend
-from tuner.store import ParquetDirBackend
-from tuner.store import ResultStore
-from tuner.store import read_trials
+from tuner.results.records import TrialRecord
+from tuner.results.schema import METRIC_NAMES
+from tuner.results.schema import PARAM_TYPES
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.schema import TRIAL_COLUMNS
+from tuner.results.schema import TRIAL_PARTITIONS
+from tuner.results.schema import markdown
+from tuner.results.schema import param_column
+from tuner.results.store import MemoryBackend
+from tuner.results.store import ParquetDirBackend
+from tuner.results.store import ResultStore
+from tuner.results.store import read_trials
 
 
 def record(trial=0, state="complete", **kw):
@@ -200,3 +200,47 @@ def test_schema_markdown_lists_every_declared_column():
     text = markdown()
     for col in TRIAL_COLUMNS + TRIAL_PARTITIONS:
         assert f"`{col.name}`" in text
+
+
+# The knobs' column types as schema version 2 wrote them before they were derived from
+# Strategy's annotations, in their column order: a results directory written then must open,
+# and resume, with the same types.
+PARAM_TYPES_WRITTEN = {
+    "mapping": pa.string(),
+    "w": pa.int64(),
+    "chunk": pa.int64(),
+    "distribution": pa.string(),
+    "defer_threshold": pa.int64(),
+    "block_size": pa.int64(),
+    "driven": pa.string(),
+    "push": pa.string(),
+    "dedup": pa.bool_(),
+    "donate_threshold": pa.int64(),
+    "variable_grid": pa.bool_(),
+    "switch_to_topology": pa.float64(),
+    "switch_to_data": pa.float64(),
+    "switch_on": pa.string(),
+    "relax": pa.string(),
+    "partition": pa.int64(),
+    "unroll": pa.int64(),
+    "adaptive_min_w": pa.int64(),
+    "adaptive_max_w": pa.int64(),
+    "adaptive_stat": pa.string(),
+}
+
+
+def test_param_types_derived_from_strategy_are_the_ones_written():
+    assert SCHEMA_VERSION == 2
+    assert list(PARAM_TYPES.items()) == list(PARAM_TYPES_WRITTEN.items())
+
+
+def test_knob_types_follow_the_annotations():
+    from tuner.results.schema import knob_arrow_type
+
+    assert knob_arrow_type(int | None) == pa.int64()
+    assert knob_arrow_type(str | None) == pa.string()
+    assert knob_arrow_type(bool | None) == pa.bool_()
+    assert knob_arrow_type(float | None) == pa.float64()
+    assert knob_arrow_type(int) == pa.int64()
+    with pytest.raises(TypeError):
+        knob_arrow_type(int | str | None)

@@ -9,9 +9,9 @@ import pytest
 from search_spaces.yamldoc import parse_yaml
 from simulator.errors import ConfigError
 from tuner.cli import main
-from tuner.store import read_trials
-from tuner.sweep import load_sweep
-from tuner.sweep import parse_sweep
+from tuner.results.store import read_trials
+from tuner.tuning.sweep import load_sweep
+from tuner.tuning.sweep import parse_sweep
 
 REPO = Path(__file__).resolve().parent.parent
 

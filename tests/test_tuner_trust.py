@@ -17,12 +17,12 @@ from simulator.errors import ConfigError
 from tuner import api
 from tuner.cli import build_parser
 from tuner.cli import main
-from tuner.progress import Progress
-from tuner.schema import MANIFEST
-from tuner.schema import SCHEMA_VERSION
-from tuner.store import ResultStore
-from tuner.store import read_graphs
-from tuner.store import read_trials
+from tuner.results.schema import MANIFEST
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.store import ResultStore
+from tuner.results.store import read_graphs
+from tuner.results.store import read_trials
+from tuner.tuning.progress import Progress
 
 GRAPH = "rmat:scale=8,seed=1"
 
@@ -234,8 +234,8 @@ def test_python_api_result_is_json(tmp_path):
 def test_tied_configurations_name_one_winner_in_tune_and_best(tmp_path):
     """On a road grid several configurations tie for the best time: the tune's table and
     `best` name the same one (references first, then trial number, then label)."""
-    from tuner import answers
-    from tuner.query import connect
+    from tuner.analysis import answers
+    from tuner.results.query import connect
 
     results = str(tmp_path / "r")
     # the datasheet model (the maximum of the bounds) ties configurations whose largest

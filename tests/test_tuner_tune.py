@@ -17,15 +17,15 @@ import pytest
 from search_spaces.loader import load_space
 from simulator import Strategy
 from tuner.cli import main
-from tuner.evaluate import SimulatorBackend
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
-from tuner.schema import SCHEMA_VERSION
-from tuner.store import read_graphs
-from tuner.store import read_trials
-from tuner.study import Objective
-from tuner.study import StudySpec
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.store import read_graphs
+from tuner.results.store import read_trials
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.spec import Objective
+from tuner.tuning.spec import StudySpec
 
 GRAPH = "rmat:scale=8,seed=1"
 REPO = Path(__file__).resolve().parent.parent
@@ -136,7 +136,7 @@ def test_resume_after_interrupt_repeats_and_loses_nothing(tmp_path):
 def test_rows_lost_in_a_crash_are_rewritten_from_the_journal(tmp_path, monkeypatch):
     results = tmp_path / "res"
     s = spec(trials=8, references=False, sampler="random")
-    from tuner import store as store_module
+    from tuner.results import store as store_module
 
     monkeypatch.setattr(store_module.ResultStore, "flush", lambda self: None)  # buffer lost
     first = CountingBackend(interrupt_after=5)
@@ -230,7 +230,7 @@ def test_repeats_are_replaced_by_untried_configurations(tmp_path):
 
 
 def test_duplicates_are_answered_from_the_study(tmp_path, monkeypatch):
-    from tuner import samplers
+    from tuner.tuning import samplers
 
     monkeypatch.setattr(samplers, "REPLACE_REPEATS", False)  # as before issue 42
     results, summary, backend = _tiny_space_study(tmp_path)

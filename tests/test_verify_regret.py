@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import verify_regret  # noqa: E402
 
-from tuner.calibrate import Measured  # noqa: E402
+from tuner.calibration.calibrate import Measured  # noqa: E402
 
 
 def test_the_fastest_measured_of_the_top_k_is_kept():

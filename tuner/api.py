@@ -22,19 +22,19 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from simulator.errors import ConfigError
-from tuner.damaged import scanning
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
-from tuner.plan import RunResult
-from tuner.plan import check_spec
-from tuner.plan import load_spaces
-from tuner.plan import run_studies
-from tuner.progress import best_fixed_vwarp
-from tuner.records import TrialRecord
-from tuner.study import Objective
-from tuner.study import StudySpec
-from tuner.study import StudySummary
-from tuner.sweep import load_sweep
+from tuner.results.damaged import scanning
+from tuner.results.records import TrialRecord
+from tuner.tuning.plan import RunResult
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.progress import best_fixed_vwarp
+from tuner.tuning.spec import Objective
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.spec import StudySummary
+from tuner.tuning.sweep import load_sweep
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -205,11 +205,11 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from tuner.query import graph_name
-    from tuner.schema import PARAM_PREFIX
-    from tuner.schema import reserved_names
-    from tuner.store import read_graphs
-    from tuner.store import read_trials
+    from tuner.results.query import graph_name
+    from tuner.results.schema import PARAM_PREFIX
+    from tuner.results.schema import reserved_names
+    from tuner.results.store import read_graphs
+    from tuner.results.store import read_trials
 
     _check_types(results=results)
     with scanning(results):
@@ -240,8 +240,8 @@ def figures(results: str | Path = DEFAULT_RESULTS, algorithm: str | None = None,
     ``graphs`` (names, specs or ids) filter as the report's options do, ``selector`` adds the
     selector's figures (it trains models)."""
     from simulator.device import device_name
-    from tuner.report import report_figures
-    from tuner.report_data import Filters
+    from tuner.analysis.report import report_figures
+    from tuner.analysis.report_data import Filters
 
     _check_types(results=results)
     if device is not None:

@@ -19,10 +19,10 @@ import pyarrow.parquet as pq
 
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
-from tuner.location import Location
 from tuner.measure.plan import plan_for
-from tuner.measured import COLUMNS
-from tuner.measured import MEASURED_DIR
+from tuner.results.location import Location
+from tuner.results.measured import COLUMNS
+from tuner.results.measured import MEASURED_DIR
 
 
 @dataclass
@@ -44,7 +44,7 @@ class VerifiedRow:
     source: int | None = None  # the source vertex measured (BFS, SSSP)
     variant: str | None = None  # the kernels' variant measured
     # every trial number and reference label of the study with this configuration: the
-    # trials view shows the measurement on each of their rows (tuner.measured)
+    # trials view shows the measurement on each of their rows (tuner.results.measured)
     trials: list[int] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
 
@@ -175,7 +175,7 @@ def verify_tune(summaries, k: int, results: str | Path, device_index: int = 0,
     return out, None
 
 
-SCHEMA = COLUMNS  # one declaration, beside the reader (tuner.measured)
+SCHEMA = COLUMNS  # one declaration, beside the reader (tuner.results.measured)
 
 
 def write_verification(v: Verification, results: str | Path | Location) -> Path | str:

@@ -1,0 +1,293 @@
+"""Ready answers over a results directory: the best configuration of each study, one knob's
+effect, Pareto fronts.
+
+Functions of a DuckDB connection from ``tuner.results.query.connect`` (the temporary tables
+they make are dropped before they return) that give dataclasses. DuckDB does the heavy lifting over
+every complete trial row in a few scans, numpy sweeps the Pareto fronts, Python assembles one
+result per study. A configuration is identified by its knob values (the non-null ``param_*``
+columns), made canonical where a row left an applicable knob at NULL (its default), so that
+the same strategy counts as one configuration whichever way its row was written.
+
+What a question takes and gives is in ``answer_types``, the reading of the ``trials`` view in
+``trials``, the fronts' numpy in ``pareto``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from simulator.errors import ConfigError
+from tuner.analysis.answer_types import AT_BEST
+from tuner.analysis.answer_types import BEST_WITH_VALUE
+from tuner.analysis.answer_types import BestAnswer
+from tuner.analysis.answer_types import EffectAnswer
+from tuner.analysis.answer_types import EffectPoint
+from tuner.analysis.answer_types import Filters
+from tuner.analysis.answer_types import FixedConfig
+from tuner.analysis.answer_types import Objective
+from tuner.analysis.answer_types import ParetoAnswer
+from tuner.analysis.answer_types import ParetoPoint
+from tuner.analysis.answer_types import StudyBest
+from tuner.analysis.answer_types import StudyEffect
+from tuner.analysis.answer_types import StudyFront
+from tuner.analysis.answer_types import _study_order
+from tuner.analysis.answer_types import _value_order
+from tuner.analysis.pareto import pareto_mask
+from tuner.analysis.trials import _drop_temporaries
+from tuner.analysis.trials import _explain_empty
+from tuner.analysis.trials import _records
+from tuner.analysis.trials import _register
+from tuner.analysis.trials import _Source
+from tuner.analysis.trials import _studies
+from tuner.analysis.trials import _summaries
+from tuner.results.measured import winners
+from tuner.results.query import graph_ids
+from tuner.results.schema import PARAM_PREFIX
+
+# the questions' defaults (frozen: one instance serves every call)
+ALL_STUDIES = Filters()
+TIME_US = Objective("time_us")
+
+
+# -- the answers ----------------------------------------------------------------------------
+def best(con: duckdb.DuckDBPyConnection, filters: Filters = ALL_STUDIES,
+         objective: Objective = TIME_US) -> BestAnswer:
+    """Per study, the best complete row (trials and references), its speedup over the
+    study's ``thread`` reference and over the best fixed configuration of its (algorithm,
+    device) group (the group counts every graph, whatever ``--graph`` picks)."""
+    try:
+        return _best(con, filters, objective)
+    finally:
+        _drop_temporaries(con)
+
+
+def effect(con: duckdb.DuckDBPyConnection, knob: str, filters: Filters = ALL_STUDIES,
+           objective: Objective = TIME_US) -> EffectAnswer:
+    """Per study, the metric for each value of ``knob`` with the other knobs held at the
+    study's best configuration; a value with no such row falls back to its best row."""
+    try:
+        return _effect(con, knob, filters, objective)
+    finally:
+        _drop_temporaries(con)
+
+
+def pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
+           filters: Filters = ALL_STUDIES) -> ParetoAnswer:
+    """Per study, the complete configurations no other configuration of the study dominates
+    (at least as good in every objective, better in one), sorted by the first objective."""
+    try:
+        return _pareto(con, objectives, filters)
+    finally:
+        _drop_temporaries(con)
+
+
+def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective) -> BestAnswer:
+    src = _Source(con, filters, [objective.metric], graph_filter=False)
+    if src.empty:
+        return BestAnswer(objective, [], [])
+    summaries = _summaries(src, objective)
+    src.canonicalise(sum(s["unfixed"] for s in summaries))
+    shown = graph_ids(con, filters.graph) if filters.graph is not None else None
+    studies = _studies(con, summaries)
+    fixed, fixed_values = _fixed_configs(src, summaries, objective)
+    measured = winners(con) if "measured_us" in src.columns else {}
+    out = []
+    for s in summaries:
+        if shown is not None and s["graph_id"] not in shown:
+            continue
+        study, win = studies[s["study_key"]], s["win"]
+        group = fixed.get((study.algorithm, study.device))
+        fixed_value = fixed_values.get(s["study_key"])
+        out.append(StudyBest(
+            study=study, value=win["value"], config=src.config(win), role=win["role"],
+            label=win["label"], trial=win["trial"], thread_value=s["thread"],
+            vs_thread=objective.gain(s["thread"], win["value"]), fixed=group,
+            fixed_value=fixed_value, vs_fixed=objective.gain(fixed_value, win["value"]),
+            measured_us=win.get("measured_us"), measured=measured.get(s["study_key"])))
+    if not out and filters.given():
+        _explain_empty(con, filters)
+    out.sort(key=lambda b: _study_order(b.study))
+    used = {(b.study.algorithm, b.study.device) for b in out}
+    return BestAnswer(objective, out, [f for k, f in sorted(fixed.items()) if k in used])
+
+
+def _fixed_configs(src: _Source, summaries: list[dict[str, Any]], objective: Objective
+                   ) -> tuple[dict[tuple[str, str], FixedConfig], dict[str, float]]:
+    """Per (algorithm, device) group, the configuration evaluated on every graph of the group
+    with the lowest geometric mean of its value relative to each graph's best; and per study,
+    that configuration's value there (the study's own rows, else the graph's other studies).
+
+    Candidates are the configurations of the group's graph with the fewest rows, so only the
+    rows of those configurations are aggregated."""
+    con = src.con
+    groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
+    for s in summaries:
+        groups.setdefault((s["algorithm"], s["device"]), {}).setdefault(
+            s["graph_id"], []).append(s)
+    if not groups:
+        return {}, {}
+    pick = max if objective.maximize else min
+    pivots, graph_best, group_graphs = [], [], []
+    for (algorithm, device), graphs in groups.items():
+        pivot = min(graphs, key=lambda g: (sum(s["n"] for s in graphs[g]), g))
+        pivots.append((algorithm, device, pivot))
+        group_graphs.append((algorithm, device, len(graphs)))
+        for graph_id, studies in graphs.items():
+            graph_best.append((algorithm, device, graph_id,
+                               pick(s["win"]["value"] for s in studies)))
+    _register(con, "_pivot", ["algorithm", "device", "graph_id"], pivots)
+    _register(con, "_graph_best", ["algorithm", "device", "graph_id", "best"], graph_best)
+    _register(con, "_group_graphs", ["algorithm", "device", "graphs"], group_graphs)
+    pivot_ids = sorted({p[2] for p in pivots})
+    marks = ", ".join("?" for _ in pivot_ids)
+    h = src.hash_sql()
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _candidates AS
+        WITH cand AS (
+            SELECT DISTINCT t.algorithm, t.device, {h} AS h
+            FROM {src.from_sql} JOIN _pivot p ON p.algorithm = t.algorithm
+                 AND p.device = t.device AND p.graph_id = t.graph_id
+            WHERE {src.where} AND t.graph_id IN ({marks}))
+        SELECT t.algorithm, t.device, t.graph_id, t.study_key, c.h, avg({src.metric(0)}) AS v,
+               any_value({src.row_struct()}) AS row
+        FROM {src.from_sql} JOIN cand c ON c.algorithm = t.algorithm AND c.device = t.device
+             AND c.h = {h}
+        WHERE {src.where} GROUP BY ALL""", [*src.params, *pivot_ids, *src.params])
+    ratio = "b.best / g.v" if objective.maximize else "g.v / b.best"
+    chosen = _records(con, f"""
+        WITH g AS (SELECT algorithm, device, graph_id, h, avg(v) AS v FROM _candidates
+                   GROUP BY ALL),
+             s AS (SELECT algorithm, device, h,
+                          count(CASE WHEN g.v > 0 AND b.best > 0 THEN 1 END) AS k,
+                          exp(avg(CASE WHEN g.v > 0 AND b.best > 0 THEN ln({ratio}) END)) AS geo
+                   FROM g JOIN _graph_best b USING (algorithm, device, graph_id) GROUP BY ALL)
+        SELECT s.algorithm, s.device, s.h, s.geo, n.graphs
+        FROM s JOIN _group_graphs n USING (algorithm, device) WHERE s.k = n.graphs
+        QUALIFY row_number() OVER (PARTITION BY algorithm, device ORDER BY s.geo, s.h) = 1""")
+    if not chosen:
+        return {}, {}
+    _register(con, "_chosen", ["algorithm", "device", "h"],
+              [(c["algorithm"], c["device"], c["h"]) for c in chosen], {"h": pa.uint64()})
+    values = _records(con, """
+        SELECT c.algorithm, c.device, c.h, c.study_key, c.graph_id, c.v, c.row
+        FROM _candidates c JOIN _chosen USING (algorithm, device, h)""")
+    params = {(v["algorithm"], v["device"], v["h"]): v["row"] for v in values}
+    fixed = {(c["algorithm"], c["device"]): FixedConfig(
+        c["algorithm"], c["device"], src.config(params[(c["algorithm"], c["device"], c["h"])]),
+        c["graphs"], c["geo"]) for c in chosen}
+    own = {v["study_key"]: v["v"] for v in values}
+    by_graph: dict[tuple[str, str, str], list[float]] = {}
+    for v in values:
+        by_graph.setdefault((v["algorithm"], v["device"], v["graph_id"]), []).append(v["v"])
+    per_study = {}
+    for s in summaries:
+        if (s["algorithm"], s["device"]) in fixed:
+            graph_values = by_graph.get((s["algorithm"], s["device"], s["graph_id"]))
+            per_study[s["study_key"]] = own.get(s["study_key"], (
+                sum(graph_values) / len(graph_values) if graph_values else None))
+    return fixed, per_study
+
+
+def _effect(con: duckdb.DuckDBPyConnection, knob: str, filters: Filters,
+            objective: Objective) -> EffectAnswer:
+    knob = knob.removeprefix(PARAM_PREFIX)
+    src = _Source(con, filters, [objective.metric], graph_filter=True)
+    if knob not in src.knobs:
+        raise ConfigError(f"unknown knob {knob!r}; knobs present: "
+                          f"{', '.join(src.knobs) if src.knobs else '(none: no trial rows)'}")
+    if src.empty:
+        return EffectAnswer(knob, objective, [])
+    summaries = _summaries(src, objective)
+    src.canonicalise(sum(s["unfixed"] for s in summaries))
+    if not summaries:
+        if filters.given():
+            _explain_empty(con, filters)
+        return EffectAnswer(knob, objective, [])
+    others = [k for k in src.knobs if k != knob]
+    best_configs = {s["study_key"]: src.config(s["win"]) for s in summaries}
+    _register(con, "_best", ["study_key", *(PARAM_PREFIX + k for k in others)],
+              [(key, *(c.params.get(k) for k in others)) for key, c in best_configs.items()],
+              src.param_types())
+    at_best = " AND ".join(f'{src.param(k)} IS NOT DISTINCT FROM b."{PARAM_PREFIX}{k}"'
+                           for k in others) or "true"
+    sign = "-" if objective.maximize else ""
+    m = src.metric(0)
+    picks = _records(con, f"""
+        SELECT t.study_key, {src.param(knob)} AS kv, count(*) AS n,
+               arg_min(struct_pack(at_best := ({at_best}), row := {src.row_struct()}),
+                       (NOT ({at_best}), {sign}{m}, t.role, t.trial, t.label)) AS pick
+        FROM {src.from_sql} JOIN _best b ON b.study_key = t.study_key
+        WHERE {src.where} GROUP BY ALL""", src.params)
+    studies = _studies(con, summaries)
+    best_values = {s["study_key"]: s["win"]["value"] for s in summaries}
+    points: dict[str, list[EffectPoint]] = {}
+    for r in picks:
+        row = r["pick"]["row"]
+        points.setdefault(r["study_key"], []).append(EffectPoint(
+            value=r["kv"], metric=row["value"],
+            vs_best=objective.gain(row["value"], best_values[r["study_key"]]),
+            others=AT_BEST if r["pick"]["at_best"] else BEST_WITH_VALUE,
+            config=src.config(row), configurations=r["n"]))
+    out = []
+    for s in summaries:
+        pts = sorted(points.get(s["study_key"], []), key=lambda p: _value_order(p.value))
+        config = best_configs[s["study_key"]]
+        out.append(StudyEffect(studies[s["study_key"]], config.params.get(knob),
+                               s["win"]["value"], config, pts))
+    out.sort(key=lambda e: _study_order(e.study))
+    return EffectAnswer(knob, objective, out)
+
+
+def _pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
+            filters: Filters) -> ParetoAnswer:
+    if not objectives:
+        raise ConfigError("pareto needs at least one objective")
+    src = _Source(con, filters, [o.metric for o in objectives], graph_filter=True)
+    if src.empty:
+        return ParetoAnswer(objectives, [])
+    k = len(objectives)
+    table = con.sql(f"""
+        SELECT t.study_key, {', '.join(f'{src.metric(i)} AS m{i}' for i in range(k))}
+        FROM {src.from_sql} WHERE {src.where}""", params=src.params).to_arrow_table()
+    if not table.num_rows:
+        if filters.given():
+            _explain_empty(con, filters)
+        return ParetoAnswer(objectives, [])
+    codes = pc.dictionary_encode(table.column("study_key")).combine_chunks()
+    group = codes.indices.to_numpy(zero_copy_only=False)
+    evaluations = dict(zip(codes.dictionary.to_pylist(),
+                           np.bincount(group, minlength=len(codes.dictionary)).tolist(),
+                           strict=True))
+    signs = np.array([-1.0 if o.maximize else 1.0 for o in objectives])
+    x = np.column_stack([table.column(f"m{i}").to_numpy() for i in range(k)]) * signs
+    front = np.flatnonzero(pareto_mask(group, x))
+    rows = list(zip(codes.dictionary.take(pa.array(group[front])).to_pylist(),
+                    *(x[front, i] * signs[i] for i in range(k)), strict=True))
+    _register(con, "_front", ["study_key", *(f"m{i}" for i in range(k))], rows,
+              {f"m{i}": pa.float64() for i in range(k)})
+    match = " AND ".join(f"{src.metric(i)} = fr.m{i}" for i in range(k))
+    found = _records(con, f"""
+        SELECT t.study_key, t.algorithm, t.device, t.graph_id, t.graph_spec, t.space,
+               t.objective, {src.row_struct()} AS row,
+               [{', '.join(src.metric(i) for i in range(k))}] AS vals
+        FROM {src.from_sql} JOIN _front fr ON fr.study_key = t.study_key AND {match}
+        WHERE {src.where}""", src.params)
+    firsts = {r["study_key"]: r for r in found}
+    studies = _studies(con, [{**r, "n": evaluations[key]} for key, r in firsts.items()])
+    fronts: dict[str, dict[str, ParetoPoint]] = {}
+    for r in found:
+        config = src.config(r["row"])
+        fronts.setdefault(r["study_key"], {}).setdefault(
+            config.key, ParetoPoint(config, tuple(float(v) for v in r["vals"])))
+    out = []
+    for key, points in fronts.items():
+        ranked = sorted(points.values(), key=lambda p: (
+            tuple(v * s for v, s in zip(p.values, signs, strict=True)), p.config.key))
+        out.append(StudyFront(studies[key], ranked))
+    out.sort(key=lambda f: _study_order(f.study))
+    return ParetoAnswer(objectives, out)

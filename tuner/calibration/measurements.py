@@ -1,0 +1,278 @@
+"""The measured side of a calibration (``warpsweep calibrate``): GPU times read from a
+measurements file (``bench/gpu``'s Parquet) or a results directory's ``tune --verify``
+measurements, checked row by row, one ``Measured`` per (graph, algorithm, config), and the
+per-launch kernel times of ``bench/gpu/launch_times.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simulator.errors import ConfigError
+from simulator.strategy import Strategy
+from tuner.calibration.calibrate import Measured
+
+REQUIRED_COLUMNS = (
+    "device", "graph", "graph_spec", "algorithm", "config", "variant", "source", "time_us",
+    "correct",
+)
+LAUNCH_COLUMNS = ("graph", "algorithm", "config", "variant", "launch", "kernel_us")
+
+
+# ---------------------------------------------------------------------------------- measured
+
+
+def load_measured(
+    path: str | Path,
+    *,
+    device: str | None = None,
+    algorithms: Iterable[str] | None = None,
+    graphs: Iterable[str] | None = None,
+    max_edges: int | None = None,
+) -> list[Measured]:
+    """The measured rows of a results Parquet file, one per (graph, algorithm, config): the
+    fastest correct variant (the user runs the best implementation of what was picked).
+
+    ``device`` keeps that device's rows; ``algorithms`` and ``graphs`` (short names) filter;
+    ``max_edges`` drops graphs with more stored edges (where the file has an ``m`` column).
+    """
+    path = Path(path)
+    table = _read_parquet(path, "measured results", REQUIRED_COLUMNS)
+    rows = table.to_pylist()
+    if device is not None:
+        found = sorted({str(r["device"]) for r in rows})
+        rows = [r for r in rows if r["device"] == device]
+        if not rows:
+            raise ConfigError(
+                f"measured results {path}: no rows for device {device!r} (it has: "
+                f"{', '.join(found) or 'no rows'})"
+            )
+    if algorithms is not None:
+        wanted = set(algorithms)
+        rows = [r for r in rows if r["algorithm"] in wanted]
+    if graphs is not None:
+        wanted = set(graphs)
+        unknown = sorted(wanted - {str(r["graph"]) for r in rows})
+        if unknown:
+            raise ConfigError(
+                f"measured results {path}: no graph named {', '.join(unknown)} (it has: "
+                f"{', '.join(sorted({str(r['graph']) for r in rows}))})")
+        rows = [r for r in rows if r["graph"] in wanted]
+    if max_edges is not None and "m" in table.column_names:
+        rows = [r for r in rows if r["m"] is None or r["m"] <= max_edges]
+    return measured_rows(rows, f"measured results {path}")
+
+
+def is_results_dir(path: str | Path) -> bool:
+    """Whether ``calibrate``'s input is a results directory (else a measured Parquet file)."""
+    text = str(path)
+    return "://" in text or Path(text).is_dir()
+
+
+def load_measured_results(
+    results: str | Path,
+    *,
+    gpu: str | None = None,
+    algorithms: Iterable[str] | None = None,
+    graphs: Iterable[str] | None = None,
+    max_edges: int | None = None,
+) -> list[Measured]:
+    """The GPU measurements of a results directory (``tune --verify K`` writes them to
+    ``RESULTS/measured/``), one per (graph, algorithm, config) as ``load_measured`` gives a
+    file's: its measured time, on the study's graph and the source it was measured from.
+
+    They are of one GPU: ``gpu`` (a GPU name as measured, e.g. ``NVIDIA H100 80GB HBM3``)
+    picks one where several measured. Graph names are the results' own (``warpsweep best``'s).
+    A directory without measured rows is a one-line ConfigError.
+    """
+    from tuner.results.query import connect
+    from tuner.results.query import graph_name
+
+    con = connect(results)
+    rows = con.execute("""
+        SELECT m.algorithm, m.graph_id, m.graph_spec, m.config, m.variant, m.correct,
+               m.measured_us AS time_us, m.kernel_us, m.gpu_name, m.note,
+               coalesce(m.source, (SELECT any_value(t.sources[1]) FROM trials t
+                                   WHERE t.study_key = m.study_key AND len(t.sources) > 0))
+                   AS source,
+               g.name, g.m
+        FROM measured m LEFT JOIN (SELECT graph_id, any_value(name) AS name, any_value(m) AS m
+                                   FROM graphs GROUP BY graph_id) g USING (graph_id)
+        WHERE m.measured_us IS NOT NULL OR m.correct IS NOT NULL""").fetchall()
+    where = f"results {results}"
+    if not rows:
+        raise ConfigError(f"{where}: no measured rows (measured/ holds none): measure on a "
+                          "GPU first, e.g. warpsweep tune ... --verify 5")
+    names = ("algorithm", "graph_id", "graph_spec", "config", "variant", "correct", "time_us",
+             "kernel_us", "gpu_name", "note", "source", "name", "m")
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+    lost = [r for r in found if r["graph_spec"] is None]
+    if lost:
+        raise ConfigError(f"{where}: {len(lost)} measured row(s) whose study has no trial rows "
+                          "(its graph and algorithm are unknown)")
+    gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found})
+    if gpu is not None:
+        found = [r for r in found if (r["gpu_name"] or "unknown GPU") == gpu]
+        if not found:
+            raise ConfigError(f"{where}: nothing measured on {gpu!r} (measured on: "
+                              f"{', '.join(gpus)})")
+    elif len(gpus) > 1:
+        raise ConfigError(f"{where}: measured on {len(gpus)} GPUs ({', '.join(gpus)}); "
+                          "name one with --gpu")
+    for r in found:
+        r["graph"] = graph_name(r["graph_spec"], r["name"]) or r["graph_id"]
+        r["variant"] = r["variant"] or "default"
+        if r["algorithm"] not in ("bfs", "sssp"):
+            r["source"] = None
+        elif r["source"] is None:
+            raise ConfigError(f"{where}: {r['graph']} {r['algorithm']} {r['config']!r}: the "
+                              "source it was measured from is unknown")
+    if algorithms is not None:
+        wanted = set(algorithms)
+        found = [r for r in found if r["algorithm"] in wanted]
+    if graphs is not None:
+        wanted = set(graphs)
+        unknown = sorted(wanted - {r["graph"] for r in found})
+        if unknown:
+            raise ConfigError(f"{where}: no measured graph named {', '.join(unknown)} (it has: "
+                              f"{', '.join(sorted({r['graph'] for r in found}))})")
+        found = [r for r in found if r["graph"] in wanted]
+    if max_edges is not None:
+        found = [r for r in found if r["m"] is None or r["m"] <= max_edges]
+    return measured_rows(found, f"measured rows of {where}")
+
+
+def impossible(r: Mapping[str, Any]) -> str | None:
+    """What is impossible about a correct row's times (None: nothing): a time that is not a
+    positive number, a kernel time that is not one or exceeds the whole time (of which it is
+    a part), fewer than one launch."""
+    time_us, kernel, launches = r["time_us"], r.get("kernel_us"), r.get("launches")
+    if time_us is None or not math.isfinite(time_us) or time_us <= 0:
+        return f"time_us {time_us}"
+    if kernel is not None and not (math.isfinite(kernel) and 0 <= kernel <= time_us):
+        return (f"kernel_us {kernel} exceeds time_us {time_us}" if math.isfinite(kernel)
+                and kernel > time_us else f"kernel_us {kernel}")
+    if launches is not None and launches < 1:
+        return f"launches {launches} (a run launches at least once)"
+    return None
+
+
+def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured]:
+    """One Measured per (graph, algorithm, config) of the rows (dicts with the columns of
+    ``REQUIRED_COLUMNS``, optionally m, launches, iterations, kernel_us): the fastest correct
+    variant. Correct rows with impossible times (NaN, zero or negative, kernel time beyond
+    the whole) are refused, all of them named in one ConfigError, never silently dropped."""
+    correct = [r for r in rows if r["correct"]]
+    bad = [(r, why) for r in correct if (why := impossible(r)) is not None]
+    if bad:
+        shown = "; ".join(f"{r['graph']} {r['algorithm']} {r['config']!r} ({why})"
+                          for r, why in bad[:5])
+        more = f"; and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise ConfigError(f"{what}: {len(bad)} correct row(s) with impossible times, refused: "
+                          f"{shown}{more}")
+    if not correct:
+        raise ConfigError(f"{what}: no correct rows among the {len(rows)} selected")
+    best: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+    for r in correct:
+        key = (r["graph"], r["algorithm"], r["config"])
+        if key not in best or r["time_us"] < best[key]["time_us"]:
+            best[key] = r
+    out = []
+    for key in sorted(best):
+        r = best[key]
+        Strategy.parse(r["config"])  # a config the simulator cannot run is a clear error
+        out.append(Measured(
+            graph=str(r["graph"]), graph_spec=str(r["graph_spec"]),
+            algorithm=str(r["algorithm"]), config=str(r["config"]),
+            source=_optional(r["source"], int),
+            time_us=float(r["time_us"]), variant=str(r["variant"]),
+            m=_optional(r.get("m"), int), launches=_optional(r.get("launches"), int),
+            iterations=_optional(r.get("iterations"), int),
+            kernel_us=_optional(r.get("kernel_us"), float),
+        ))
+    return out
+
+
+def _read_parquet(path: Path, what: str, columns: Sequence[str]):
+    """The Parquet table at ``path``, with a clear error where it is missing, unreadable or
+    lacks one of ``columns`` (``what`` names the file in the messages)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise ConfigError(f"{what} {path} do not exist")
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(f"{what} {path}: cannot read Parquet: {exc}") from None
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise ConfigError(f"{what} {path}: missing column(s) {', '.join(missing)} "
+                          f"(needed: {', '.join(columns)})")
+    kinds = _kinds()
+    for name in columns:  # "yes" in `correct`, "1" in `time_us`: refused, not guessed at
+        kind, wanted = table.schema.field(name).type, kinds.get(name)
+        if wanted is not None and not wanted[0](kind):
+            raise ConfigError(f"{what} {path}: column {name!r} is {kind}, expected {wanted[1]}")
+    for name in NOT_NULL & set(columns):
+        nulls = table.column(name).null_count
+        if nulls:
+            raise ConfigError(f"{what} {path}: column {name!r} has {nulls} null value(s)")
+    return table
+
+
+def _kinds() -> dict[str, tuple[Callable[[Any], bool], str]]:
+    import pyarrow as pa
+
+    def number(t: Any) -> bool:
+        return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+    def text(t: Any) -> bool:
+        return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+    return {
+        **{c: (text, "text") for c in ("device", "graph", "graph_spec", "algorithm",
+                                        "config", "variant")},
+        "source": (pa.types.is_integer, "integers"), "launch": (pa.types.is_integer, "integers"),
+        "time_us": (number, "numbers"), "kernel_us": (number, "numbers"),
+        "correct": (pa.types.is_boolean, "true/false"),
+    }
+
+
+NOT_NULL = {"graph", "graph_spec", "algorithm", "config", "source"}
+
+
+def _optional(value, kind):
+    """An optional column's value converted, None when absent."""
+    return None if value is None else kind(value)
+
+
+def load_launch_times(paths: Iterable[str | Path], measured: Sequence[Measured]
+                      ) -> list[np.ndarray | None]:
+    """Each measured row's kernel time per launch (us, in launch order), in the row's own
+    variant, from Parquet files of per-launch times (``bench/gpu/launch_times.py``: columns
+    ``LAUNCH_COLUMNS``; of a file with an ``l1`` column, its ``cached`` rows); None for a row
+    the files do not hold."""
+    launches: dict[tuple[str, str, str, str], list[tuple[int, float]]] = {}
+    for path in map(Path, paths):
+        for r in _read_parquet(path, "per-launch times", LAUNCH_COLUMNS).to_pylist():
+            if r.get("l1", "cached") != "cached":
+                continue
+            key = (r["graph"], r["algorithm"], r["config"], r["variant"])
+            launches.setdefault(key, []).append((int(r["launch"]), float(r["kernel_us"])))
+    out: list[np.ndarray | None] = []
+    for m in measured:
+        rows = sorted(launches.get((m.graph, m.algorithm, m.config, m.variant), ()))
+        out.append(np.array([us for _, us in rows]) if rows else None)
+    if all(times is None for times in out):
+        raise ConfigError("the per-launch times hold none of the measured (graph, algorithm, "
+                          "config, variant) rows")
+    return out

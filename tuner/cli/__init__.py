@@ -1,0 +1,86 @@
+"""The `warpsweep` command: one parser, each verb registered by the module that implements it."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from simulator.errors import WarpsweepError
+from tuner.memory import keep_freed_memory
+
+# Each module defines `register(subparsers)`, adding its verb with `set_defaults(run=callable)`;
+# the callable takes the parsed namespace and returns an exit code.
+VERB_MODULES = (
+    "tuner.cli.graph",
+    "tuner.cli.simulate",
+    "tuner.cli.tune",
+    "tuner.cli.bench",
+    "tuner.cli.query",
+    "tuner.cli.report",
+    "tuner.cli.select",
+    "tuner.cli.calibrate",
+    "tuner.cli.check",
+    "tuner.cli.dashboard",
+    "tuner.cli.measure",
+)
+
+
+EXAMPLES = """examples:
+  warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60
+  warpsweep simulate --graph rmat:scale=16 --algo bfs --set mapping=vwarp --set w=8
+  warpsweep graph info file:../shared/graphs/USA-road-NY.gr.gz
+  warpsweep VERB --help      (every verb lists its options and examples)
+"""
+
+
+def version_text() -> str:
+    """``warpsweep X.Y.Z (commit abc123)``: what produced a result, for bug reports."""
+    from tuner.env import git_commit
+    from tuner.env import warpsweep_version
+
+    commit = git_commit()
+    return f"warpsweep {warpsweep_version()}" + (f" (commit {commit})" if commit else "")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser, with every verb whose module is present."""
+    parser = argparse.ArgumentParser(
+        prog="warpsweep",
+        description="Simulate and autotune GPU graph load balancing strategies.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=version_text())
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    for name in VERB_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; bad input gives one line on stderr and exit 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    keep_freed_memory()
+    try:
+        return int(args.run(args) or 0)
+    except WarpsweepError as exc:
+        print(f"warpsweep: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("warpsweep: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `warpsweep ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:  # a disk or bucket that fails mid-run: say so, no traceback
+        print(f"warpsweep: error: {exc}", file=sys.stderr)
+        return 1
+

@@ -1,0 +1,82 @@
+"""The options several verbs share, each added by one function so that its flag, default and
+help read the same wherever it appears (``--results``, ``--json``, ``--seed``, the
+``--graph``/``--algo``/``--device`` filters, ``--max-memory``/``--no-cache``), and the
+argument types they use. A verb calls them where the option belongs in its ``--help``.
+
+Imports only argparse at load (the tuner's constants when called), so that ``python -m
+tuner.cli.measure`` stays without Optuna, Ray and DuckDB."""
+
+from __future__ import annotations
+
+import argparse
+
+JSON_HELP = "print one JSON object"
+GRAPH_FILTER_HELP = "only studies of this graph (its spec, graph id or name)"
+ALGO_FILTER_HELP = "only this algorithm"
+DEVICE_FILTER_HELP = "only this device: a preset's name or a device file (its name)"
+MAX_MEMORY_HELP = ("refuse a graph or simulation estimated to need more memory than SIZE (8G, "
+                   "512M; default: what the machine has available; env WARPSWEEP_MAX_MEMORY)")
+
+
+def seed_arg(text: str) -> int:
+    """An argparse type: a seed from 0 to ``MAX_SEED``."""
+    from tuner.tuning.plan import MAX_SEED
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_SEED}, got "
+                                         f"{text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED}, got {value}")
+    return value
+
+
+def positive_arg(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def add_results(p: argparse.ArgumentParser) -> None:
+    """``--results DIR``: the results directory a verb reads or writes."""
+    from tuner.api import DEFAULT_RESULTS
+
+    p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
+                   help=f"results directory (default {DEFAULT_RESULTS})")
+
+
+def add_json(p: argparse.ArgumentParser, help: str = JSON_HELP) -> None:
+    """``--json``: machine-readable output instead of the tables."""
+    p.add_argument("--json", action="store_true", help=help)
+
+
+def add_seed(p: argparse.ArgumentParser, help: str) -> None:
+    """``--seed N`` (0 to ``MAX_SEED``, default 0)."""
+    p.add_argument("--seed", type=seed_arg, default=0, help=help)
+
+
+def add_filters(p: argparse.ArgumentParser, *, graph: str | None = GRAPH_FILTER_HELP,
+                algo: str = ALGO_FILTER_HELP, device: str = DEVICE_FILTER_HELP) -> None:
+    """``--graph`` (left out where ``graph`` is None), ``--algo`` and ``--device``: which
+    studies (or groups) of a results directory a reader looks at, each optional."""
+    if graph is not None:
+        p.add_argument("--graph", default=None, metavar="GRAPH", help=graph)
+    p.add_argument("--algo", default=None, help=algo)
+    p.add_argument("--device", default=None, help=device)
+
+
+def add_max_memory(p: argparse.ArgumentParser) -> None:
+    """``--max-memory SIZE``: the memory guard of loading and simulating."""
+    p.add_argument("--max-memory", default=None, metavar="SIZE", help=MAX_MEMORY_HELP)
+
+
+def add_graph_loading(p: argparse.ArgumentParser) -> None:
+    """``--max-memory SIZE`` and ``--no-cache``: how a verb that loads a graph loads it."""
+    add_max_memory(p)
+    p.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")

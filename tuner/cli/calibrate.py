@@ -1,0 +1,227 @@
+"""``warpsweep calibrate RESULTS.parquet --device h100 --out h100.toml``: fit a device file."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from simulator.device import get_device
+from simulator.errors import ConfigError
+from tuner.calibration.calibrate import EXACT
+from tuner.calibration.calibrate import THETA_NAMES
+from tuner.calibration.calibrate import THETA_RANGE
+from tuner.calibration.calibrate import Calibration
+from tuner.calibration.calibrate import at_bound
+from tuner.calibration.calibrate import calibrated_device
+from tuner.calibration.calibrate import calibration_base
+from tuner.calibration.calibrate import device_toml
+from tuner.calibration.calibrate import fit
+from tuner.calibration.calibrate import predict
+from tuner.calibration.calibrate import se_text
+from tuner.calibration.measurements import is_results_dir
+from tuner.calibration.measurements import load_launch_times
+from tuner.calibration.measurements import load_measured
+from tuner.calibration.measurements import load_measured_results
+from tuner.calibration.parts import DEFAULT_CACHE
+from tuner.calibration.parts import simulate_parts
+from tuner.cli.args import add_seed
+from tuner.tuning.plan import MAX_SEED
+
+EPILOG = """examples:
+  warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml
+  warpsweep calibrate warpsweep-results --device h100 --out my-gpu.toml   (after tune --verify K)
+  warpsweep calibrate h100.parquet --algorithms bfs --graphs USA-road-NY,rmat16-ef16 --verify
+  warpsweep simulate --graph rmat:scale=16 --algo bfs --device h100.toml --config mapping=vwarp,w=8
+  warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --device h100.toml
+
+--device h100 (the default) fits the file's h100 rows on the datasheet model h100-datasheet;
+the preset h100 is that fit, made on bench/gpu/results/h100.parquet.
+
+The file holds one row per measured (graph, algorithm, config, variant) with the columns
+device, graph, graph_spec, algorithm, config, variant, source, time_us, correct (as
+bench/gpu/harness.py writes them); a config's time is its fastest correct variant. A results
+directory gives the measured rows `tune --verify K` wrote (RESULTS/measured/), on the
+studies' graphs, from the GPU they were measured on (--gpu where there are several); --device
+then names the model fitted to them. A correct row with an impossible time (NaN, zero or
+negative, a kernel time beyond the whole) is refused, every such row named. Each config
+is simulated once with the base device (cached under --cache), then a scale per part of the
+simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted to the measured
+times (least squares on log errors, each scale within 1/20..20); a part whose bound never
+binds stays at 1. The scales become the device file's figures (latency and issue, as
+instruction_cycles, approximately).
+
+By default (--fit relative) the fit gives every (graph, algorithm) a free log offset and
+the same total weight: an error common to all of a graph's configurations (its host loop,
+its size) no longer bends the scales, which then rank a graph's configurations better; one
+common scale on all of them then sets the absolute level. --fit absolute is the plain least
+squares over the rows: the smallest error on the rows it was fitted to, not on other graphs.
+
+--launches FILE ... fits the kernel parts to every launch's measured kernel time instead
+(bench/gpu/launch_times.py's files: graph, algorithm, config, variant, launch, kernel_us), the
+host's round trip measured as above: far more data, of launches of every size, that tells the
+parts apart.
+
+How well each choice ranks configurations on graphs it was not fitted to (the norm, the fit
+mode and the device switches chosen inside each fold, on the other graphs alone) is what
+`python bench/fidelity.py` prints; its committed output is bench/gpu/results/fidelity.txt.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``calibrate`` verb."""
+    p = subparsers.add_parser(
+        "calibrate",
+        help="fit a device's cost figures to measured GPU times",
+        description="Fit the device's cost figures to measured GPU times and write them as a "
+                    "TOML device file (loadable wherever a device is named).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("results", help="measured results: a Parquet file (as bench/gpu/harness.py "
+                                   "writes it), or a results directory whose studies were "
+                                   "measured with tune --verify K")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="of a results directory measured on several GPUs, the rows of this "
+                        "one (its name as measured, e.g. 'NVIDIA H100 80GB HBM3')")
+    p.add_argument("--device", default="h100",
+                   help="the measured GPU: a preset (default h100: the file's rows of h100, "
+                        "fitted on the datasheet model h100-datasheet, never on an earlier "
+                        "fit) or a device file (the rows of its name, fitted on its fields)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="device file to write (default ./<device>-calibrated.toml)")
+    p.add_argument("--algorithms", default=None, metavar="A,B",
+                   help="only these algorithms (comma-separated, e.g. bfs,sssp)")
+    p.add_argument("--graphs", default=None, metavar="NAME,...",
+                   help="only these graphs (the file's short names)")
+    p.add_argument("--max-edges", type=int, default=None, metavar="N",
+                   help="leave out graphs with more than N stored edges")
+    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+                   help=f"cache of simulated parts (default {DEFAULT_CACHE})")
+    p.add_argument("--no-cache", action="store_true", help="simulate everything again")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="simulate in N processes (default 1)")
+    p.add_argument("--fit", choices=("relative", "absolute"), default="relative",
+                   help="relative (default): each (graph, algorithm) gets a free log offset "
+                        "and the same total weight, so the scales follow how a graph's "
+                        "configurations compare (what ranking them needs), then one common "
+                        "scale sets the level; absolute: plain least squares on "
+                        "log(predicted / measured) over the rows (smaller in-sample error)")
+    p.add_argument("--launches", type=Path, nargs="+", default=None, metavar="FILE",
+                   help="fit the kernel parts to these per-launch kernel times "
+                        "(bench/gpu/launch_times.py's Parquet files) rather than to the runs' "
+                        "totals; --fit then does not apply")
+    p.add_argument("--fit-host", action="store_true",
+                   help="fit the host's round trip like the other parts; by default it is "
+                        "the measured (time_us - kernel_us) / launches where the file records "
+                        "those columns")
+    p.add_argument("--bounds-norm", type=float, default=None, metavar="P",
+                   help="fit a device whose launches take the p-norm of their issue, lsu, "
+                        "latency, memory and atomics bounds (bounds_norm in the file; "
+                        "default: the base device's, the presets' maximum; the H100's "
+                        "launches fit 3 best)")
+    add_seed(p, f"seed of the fit's random starts, 0 to {MAX_SEED}")
+    p.add_argument("--verify", action="store_true",
+                   help="re-simulate every config with the written file and report how far "
+                        "it is from the fitted surrogate")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(run=run_calibrate)
+
+
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated option as a list (None when not given)."""
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise ConfigError("an empty list was given")
+    return names
+
+
+def fit_table(calibration: Calibration) -> str:
+    """The fitted thetas as a table: value, standard error, share of the fitted time."""
+    lines = [f"{'part':<9} {'theta':>8}  {'s.e. (x/)':>9}  {'share':>6}  note"]
+    for part in THETA_NAMES:
+        theta = calibration.thetas[part]
+        if part in calibration.unconstrained:
+            lines.append(f"{part:<9} {theta:8.4f}  {'-':>9}  {'-':>6}  unconstrained: its bound "
+                         "never binds, kept at 1")
+            continue
+        if part in calibration.pinned:
+            lines.append(f"{part:<9} {theta:8.4f}  {'-':>9}  {100 * calibration.share[part]:5.1f}%"
+                         "  measured: (total - kernel time) / launches, not fitted")
+            continue
+        se = se_text(calibration.log_se.get(part, float("nan")))
+        note = []
+        if at_bound(theta):
+            note.append(f"at the bound of the range {THETA_RANGE[0]:g}..{THETA_RANGE[1]:g}")
+        if part not in EXACT:
+            note.append("mapped approximately")
+        lines.append(f"{part:<9} {theta:8.4f}  {se:>9}  {100 * calibration.share[part]:5.1f}%  "
+                     + "; ".join(note))
+    return "\n".join(lines)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """Load, simulate, fit, write the device file and print the fit."""
+    gpu, base = calibration_base(args.device)
+    if args.out is not None and args.out.suffix != ".toml":
+        raise ConfigError(f"--out {args.out}: a device file must end in .toml")
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, got {args.jobs}")
+    if is_results_dir(args.results):  # the user's own GPU's measurements (tune --verify)
+        measured = load_measured_results(
+            args.results, gpu=args.gpu, algorithms=_names(args.algorithms),
+            graphs=_names(args.graphs), max_edges=args.max_edges)
+    else:
+        if args.gpu is not None:
+            raise ConfigError("--gpu picks among a results directory's GPUs; a measured file's "
+                              "rows are picked by --device")
+        measured = load_measured(
+            args.results, device=gpu, algorithms=_names(args.algorithms),
+            graphs=_names(args.graphs), max_edges=args.max_edges,
+        )
+    graphs = sorted({m.graph for m in measured})
+    algorithms = sorted({m.algorithm for m in measured})
+    print(f"calibrate: {len(measured)} measured configs on {len(graphs)} graphs "
+          f"({', '.join(algorithms)}) from {args.results}, base device {base.name}")
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"calibrate: {line}", file=sys.stderr, flush=True)
+
+    cache = None if args.no_cache else args.cache
+    parts = simulate_parts(measured, base, cache=cache, jobs=args.jobs, progress=progress)
+    launch_us = load_launch_times(args.launches, measured) if args.launches else None
+    # the bounds are the same under any norm: simulated (and cached) with the base as given
+    fit_base = (base if args.bounds_norm is None
+                else dataclasses.replace(base, bounds_norm=args.bounds_norm))
+    calibration = fit(parts, measured, fit_base, seed=args.seed,
+                      relative=args.fit == "relative", measured_host=not args.fit_host,
+                      launch_us=launch_us)
+    print(fit_table(calibration))
+    print(f"RMS log error on the rows fitted (in-sample): {calibration.rms_before:.3f} with "
+          f"{base.name}, {calibration.rms_after:.3f} fitted "
+          f"(x{math.exp(calibration.rms_before):.2f} -> x{math.exp(calibration.rms_after):.2f} "
+          "typical factor); on graphs left out of the fit: python bench/fidelity.py")
+    notes = []
+    if args.verify:
+        device = calibrated_device(fit_base, calibration.thetas)
+        resim = simulate_parts(measured, device, cache=cache, jobs=args.jobs, progress=progress)
+        surrogate = predict(parts, calibration.thetas, fit_base.bounds_norm)
+        gap = np.log([p.cycles for p in resim]) - np.log(surrogate)
+        line = (f"re-simulated with the file: RMS log gap to the surrogate "
+                f"{float(np.sqrt(np.mean(gap ** 2))):.3f}, worst {float(np.max(np.abs(gap))):.3f}")
+        print(line)
+        notes.append(line)
+    out = args.out or Path(f"{gpu}-calibrated.toml")
+    text = device_toml(calibration, source=str(args.results), notes=notes)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    get_device(str(out))  # what was written loads
+    name = calibrated_device(fit_base, calibration.thetas).name
+    print(f"wrote {out} (device {name}; tune, sweep or simulate with it: --device {out})")
+    return 0

@@ -1,0 +1,363 @@
+"""The ``check`` verb: verify every file of a results directory, and with ``--repair`` set right
+what can be set right.
+
+Checked: the manifest; every Parquet file read whole (footer, every page, page checksums) and
+its columns' types; one row per (study, role, trial-or-label) key and per graph id; no
+configuration evaluated twice by a study that counts its repeats (the `repeats` column: a
+configuration the sampler proposes again is counted there, not run again; rows written before
+it have a `duplicate` row per repeat instead, which is fine), and no negative count; each study
+journal readable and agreeing with the study's rows (the rows are the record). ``--repair``
+moves unreadable files and journals to ``RESULTS/quarantine/``, keeps the first of rows that
+share a key (a conflicting later one is set aside in ``quarantine/``), writes the rows of trials
+a journal recorded but whose rows were lost, and sets aside a journal that disagrees with the
+rows: the study's next run rebuilds its journal from the rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+import optuna
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
+import pyarrow.parquet as pq
+from optuna.storages import JournalStorage
+from optuna.storages.journal import BaseJournalBackend
+
+from tuner.results.damaged import body_problem
+from tuner.results.location import Location
+from tuner.results.measured import measured_files
+from tuner.results.records import TrialRecord
+from tuner.results.schema import GRAPHS
+from tuner.results.schema import TRIALS
+from tuner.results.store import COLUMNS
+from tuner.results.store import PARTITIONS
+from tuner.results.store import ResultStore
+from tuner.results.store import check_readable
+from tuner.results.store import record_fingerprint
+from tuner.results.store import row_fingerprint
+
+QUARANTINE = "quarantine"
+EXAMPLES = """examples:
+  warpsweep check warpsweep-results
+  warpsweep check s3://bucket/sweeps --repair
+
+Exit status 0 when every file checks out (or, with --repair, was set right), 1 otherwise.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``check`` to the ``warpsweep`` parser."""
+    p = subparsers.add_parser(
+        "check", help="verify a results directory (and repair it)",
+        description="Verify every file of a results directory: each Parquet file read whole "
+                    "with its schema, one row per key, each study journal agreeing with the "
+                    "rows. One line per problem, naming the file.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("results", metavar="RESULTS", help="results directory or URI")
+    p.add_argument("--repair", action="store_true",
+                   help="move unreadable files to RESULTS/quarantine/, drop doubled rows, "
+                        "set aside journals behind the rows (rebuilt on the next run)")
+    p.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """``warpsweep check``: print the problems (and repairs); 1 if any problem is left."""
+    report = check(args.results, repair=args.repair)
+    for line in report.repaired:
+        print(f"repaired: {line}")
+    for line in report.problems:
+        print(line)
+    if report.problems:
+        return 1
+    print(f"{args.results}: {report.files} files checked, "
+          + ("all repaired" if report.repaired else "no problem")
+          + (f"; {report.counts}" if report.counts else ""))
+    return 0
+
+
+@dataclass
+class Report:
+    """What ``check`` found: problems left, repairs made, files checked."""
+
+    problems: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    files: int = 0
+    counts: str = ""  # configurations, evaluations and repeats the rows hold
+
+
+@dataclass
+class _Row:
+    file: str
+    index: int
+    fp: Any
+    timestamp: Any
+
+
+def check(results: str, repair: bool = False) -> Report:
+    """Verify (and with ``repair`` set right) a results directory."""
+    loc = Location.of(results)
+    check_readable(loc)
+    report = Report()
+    tables: dict[str, pa.Table] = {}
+    for table in (TRIALS, GRAPHS):
+        for f in loc.files(table, ".parquet"):
+            report.files += 1
+            problem = body_problem(f, loc.fs) or _schema_problem(loc, table, f)
+            if problem is None:
+                tables[f] = pq.read_table(f, filesystem=loc.fs)
+                continue
+            if repair:
+                report.repaired.append(f"{f}: {problem}; moved to "
+                                       f"{_quarantine(loc, f)}")
+            else:
+                report.problems.append(f"{f}: {problem}")
+    for f in measured_files(loc):  # tune --verify's measurements (tuner.results.measured)
+        report.files += 1
+        problem = body_problem(f, loc.fs)
+        if problem is not None and repair:
+            report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
+        elif problem is not None:
+            report.problems.append(f"{f}: {problem}")
+    _check_keys(loc, tables, report, repair)
+    _check_repeats(loc, tables, report)
+    _check_journals(loc, tables, report, repair)
+    _check_graph_rows(loc, tables, report)
+    return report
+
+
+def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
+    """Repeats counted, not run: no configuration evaluated twice in a study whose rows count
+    their repeats (``repeats`` set), no negative count; and the totals for the summary."""
+    evaluated: dict[tuple, list[tuple[str, Any, Any]]] = {}
+    counted = duplicates = evaluations = 0
+    for f, t in tables.items():
+        if not f.startswith(loc.path(TRIALS) + "/"):
+            continue
+        for row in t.to_pylist():
+            repeats = row.get("repeats")
+            if repeats is not None and repeats < 0:
+                report.problems.append(f"{f}: study {row['study_key']} trial {row['trial']}: "
+                                       f"repeats {repeats} is negative")
+            counted += repeats or 0
+            if row["state"] == "duplicate":
+                duplicates += 1
+                continue
+            evaluations += 1
+            if row["role"] == "trial" and row["state"] == "complete":
+                config = json.dumps(row_fingerprint(row)[1], default=str)
+                evaluated.setdefault((row["study_key"], config), []).append(
+                    (f, row["trial"], repeats))
+    configurations = 0
+    for (study, _), found in evaluated.items():
+        configurations += 1
+        if len(found) > 1 and any(r is not None for _, _, r in found):
+            numbers = ", ".join(str(n) for _, n, _ in sorted(found, key=lambda x: x[1]))
+            report.problems.append(f"{found[-1][0]}: study {study}: one configuration "
+                                   f"evaluated by trials {numbers}; a repeat is counted, "
+                                   "not run again")
+    if evaluations:
+        report.counts = (f"{configurations} configurations sampled, {evaluations} evaluations "
+                         f"(references included), {counted + duplicates} repeats"
+                         + (f" ({duplicates} as duplicate rows written before repeats were "
+                            "counted)" if duplicates else ""))
+
+
+def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
+    """Every graph the trials name has a ``graphs`` row (a join drops trials without one)."""
+    graphs: set[str] = set()
+    studies: dict[str, set[str]] = {}
+    for f, t in tables.items():
+        if f.startswith(loc.path(TRIALS) + "/"):
+            if "graph_id" in t.column_names:
+                for study, graph in zip(t.column("study_key").to_pylist(),
+                                        t.column("graph_id").to_pylist(), strict=True):
+                    studies.setdefault(graph, set()).add(study)
+        else:
+            graphs.update(t.column("graph_id").to_pylist())
+    for graph in sorted(set(studies) - graphs - {None, ""}):
+        report.problems.append(
+            f"{loc.path(GRAPHS)}: no row for graph {graph}, which the trials of "
+            f"{', '.join(sorted(studies[graph]))} name (the next `warpsweep tune` or `sweep` "
+            "of such a study writes it)")
+
+
+def _schema_problem(loc: Location, table: str, path: str) -> str | None:
+    schema = pq.read_schema(path, filesystem=loc.fs)
+    for col in COLUMNS[table]:
+        if col.name in schema.names and not schema.field(col.name).type.equals(col.type):
+            return (f"schema: column {col.name} is {schema.field(col.name).type}, declared "
+                    f"{col.type}")
+    required = ("study_key", "role", "trial", "label", "state") if table == TRIALS else (
+        "graph_id",)
+    missing = [c for c in required if c not in schema.names]
+    if missing:
+        return f"schema: no column {', '.join(missing)}"
+    rel = path[len(loc.path(table)) + 1:].split("/")[:-1]
+    keys = [c.name for c in PARTITIONS[table]]
+    if [part.split("=", 1)[0] for part in rel] != keys:
+        return f"not under {'/'.join(k + '=...' for k in keys)}"
+    return None
+
+
+def _quarantine(loc: Location, path: str) -> str:
+    rel = path[len(loc.root) + 1:]
+    dest = loc.path(QUARANTINE, f"{rel}.{time.time_ns()}")
+    loc.fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
+    loc.fs.move(path, dest)
+    return dest
+
+
+def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
+                repair: bool) -> None:
+    rows: dict[tuple, list[_Row]] = {}
+    for f, t in tables.items():
+        kind = TRIALS if f.startswith(loc.path(TRIALS) + "/") else GRAPHS
+        for i, row in enumerate(t.to_pylist()):
+            if kind == TRIALS:
+                ident = row["trial"] if row["role"] == "trial" else row["label"]
+                key = (TRIALS, row["study_key"], row["role"], ident)
+                fp = row_fingerprint(row)
+            else:
+                key, fp = (GRAPHS, row["graph_id"]), None
+            rows.setdefault(key, []).append(_Row(f, i, fp, row.get("timestamp")))
+    drop: dict[str, set[int]] = {}
+    for key, found in rows.items():
+        if len(found) < 2:
+            continue
+        files = sorted({r.file for r in found})
+        what = (f"graph {key[1]}" if key[0] == GRAPHS
+                else f"study {key[1]} {key[2]} {key[3]}")
+        same = len({json.dumps(r.fp, default=str) for r in found}) == 1
+        problem = (f"{files[0]}: {what} has {len(found)} rows"
+                   + (" (same content)" if same else " with different content")
+                   + (f", also in {', '.join(files[1:])}" if len(files) > 1 else ""))
+        if not repair:
+            report.problems.append(problem)
+            continue
+        keep = min(found, key=lambda r: (str(r.timestamp), r.file, r.index))
+        for r in found:
+            if r is not keep:
+                drop.setdefault(r.file, set()).add(r.index)
+        report.repaired.append(f"{problem}; kept the first written")
+    for f, indexes in drop.items():
+        t = tables[f]
+        keep_mask = pa.array([i not in indexes for i in range(t.num_rows)])
+        dropped = t.filter(pa.compute.invert(keep_mask))
+        buf = pa.BufferOutputStream()
+        pq.write_table(dropped, buf, write_page_checksum=True)
+        rel = f[len(loc.root) + 1:]
+        loc.write_bytes(loc.path(QUARANTINE, f"{rel}.dropped-{time.time_ns()}.parquet"),
+                        buf.getvalue().to_pybytes())
+        kept = t.filter(keep_mask)
+        if kept.num_rows:
+            buf = pa.BufferOutputStream()
+            pq.write_table(kept, buf, write_page_checksum=True)
+            loc.write_bytes(f, buf.getvalue().to_pybytes())
+            tables[f] = kept
+        else:
+            loc.fs.delete_file(f)
+            del tables[f]
+
+
+class _Logs(BaseJournalBackend):
+    def __init__(self, logs: list[dict[str, Any]]) -> None:
+        self.logs = logs
+
+    def read_logs(self, log_number_from: int) -> list[dict[str, Any]]:
+        return self.logs[log_number_from:]
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        raise OSError("read only")
+
+
+def _journals(loc: Location) -> dict[str, str]:
+    """Study key -> journal path (the results' own copies; for a bucket, its objects)."""
+    found = loc.files("studies", ".journal")
+    return {p.rsplit("/", 1)[-1][: -len(".journal")]: p for p in found}
+
+
+def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
+                    repair: bool) -> None:
+    by_study: dict[str, dict[tuple, tuple]] = {}
+    for f, t in tables.items():
+        if f.startswith(loc.path(TRIALS) + "/"):
+            for row in t.to_pylist():
+                ident = row["trial"] if row["role"] == "trial" else row["label"]
+                by_study.setdefault(row["study_key"], {})[(row["role"], ident)] = (
+                    row_fingerprint(row))
+    store = None
+    for key, path in _journals(loc).items():
+        report.files += 1
+        with loc.fs.open_input_stream(path) as stream:
+            data = stream.read()
+        cut = data.rfind(b"\n") + 1
+        try:
+            logs = [json.loads(line) for line in data[:cut].splitlines() if line.strip()]
+            storage = JournalStorage(_Logs(logs))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                study = optuna.load_study(study_name=key, storage=storage)
+            trials = {t.number: t for t in study.get_trials(deepcopy=False)}
+            attrs = study.user_attrs
+        except Exception as exc:  # noqa: BLE001 - any reason it does not load is the problem
+            reason = " ".join(str(exc).split())[:150]
+            problem = f"unreadable journal ({type(exc).__name__}: {reason})"
+            if repair:
+                report.repaired.append(f"{path}: {problem}; moved to {_quarantine(loc, path)} "
+                                       "(the next run rebuilds it from the rows)")
+            else:
+                report.problems.append(f"{path}: {problem}")
+            continue
+        rows = by_study.get(key, {})
+        behind = []
+        for (role, ident), fp in rows.items():
+            if role == "reference":
+                if f"ref:{ident}" not in attrs:
+                    behind.append(f"reference {ident!r}")
+                continue
+            t = trials.get(ident)
+            rec = t.user_attrs.get("record") if t is not None else None
+            if rec is None or record_fingerprint(TrialRecord.from_json(rec)) != fp:
+                behind.append(f"trial {ident}")
+        lost = [TrialRecord.from_json(t.user_attrs["record"]) for n, t in trials.items()
+                if "record" in t.user_attrs and t.state.is_finished()
+                and ("trial", n) not in rows]
+        lost += [TrialRecord.from_json(v) for k, v in attrs.items()
+                 if k.startswith("ref:") and ("reference", k[4:]) not in rows]
+        torn = cut < len(data)
+        notes = []
+        if behind:
+            notes.append(f"behind the rows ({len(behind)}: {', '.join(behind[:5])}"
+                         + (", ..." if len(behind) > 5 else "") + ")")
+        if lost:
+            notes.append(f"{len(lost)} recorded result(s) missing from the rows")
+        if torn:
+            notes.append("a torn last line")
+        if not notes:
+            continue
+        problem = f"{path}: journal {'; '.join(notes)}"
+        if not repair:
+            report.problems.append(problem)
+            continue
+        done = []
+        if lost:
+            store = store or ResultStore.open(loc, flush_every_s=3600)
+            for r in lost:
+                store.add_trial(r)
+            store.flush()
+            done.append(f"wrote {len(lost)} row(s) from it")
+        if behind:
+            done.append(f"moved to {_quarantine(loc, path)} (the next run rebuilds it from "
+                        "the rows)")
+        elif torn:
+            loc.write_bytes(path, data[:cut])
+            done.append("cut the torn line")
+        report.repaired.append(f"{problem}; {'; '.join(done)}")

@@ -1,0 +1,120 @@
+"""`warpsweep simulate`: one simulation with its full metric report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from simulator import ALGORITHMS
+from simulator import DEVICES
+from simulator import simulate
+from simulator.simulate import as_strategy
+from simulator.sizes import max_memory
+from simulator.strategy import Strategy
+from tuner.cli.args import add_json
+from tuner.cli.args import add_max_memory
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `simulate` verb."""
+    p = sub.add_parser(
+        "simulate",
+        help="simulate one algorithm on one graph under one strategy",
+        description="Simulate one algorithm on one graph under one load-balancing strategy.",
+        epilog="examples:\n"
+               "  warpsweep simulate --graph rmat:scale=16 --algo bfs --set mapping=vwarp "
+               "--set w=8\n"
+               "  warpsweep simulate --graph road:rows=256,weights=random --algo sssp "
+               "--device c2050 --config driven=data,push=chunked --json\n"
+               "  warpsweep simulate --graph rmat:scale=12 --algo bfs --trace\n"
+               "  warpsweep simulate --graph rmat:scale=12,weights=random --algo sssp "
+               "--config mapping=vwarp,w=32,driven=data --trace",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--graph", required=True, metavar="SPEC", help="graph spec, e.g. rmat:scale=14")
+    p.add_argument("--algo", required=True, choices=ALGORITHMS)
+    p.add_argument("--device", default="h100",
+                   help=f"preset ({', '.join(DEVICES)}) or a .toml/.yaml device file")
+    p.add_argument("--source", type=int, default=None,
+                   help="BFS/SSSP source (default: the vertex of highest degree)")
+    p.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+                   help=f"a strategy knob, repeatable; knobs: {', '.join(Strategy.KNOBS)}")
+    p.add_argument("--config", default="", metavar="K=V,K=V",
+                   help="knobs as one comma-separated string (combined with --set)")
+    add_json(p, "print the metrics as JSON")
+    add_max_memory(p)
+    p.add_argument("--trace", action="store_true", help="also print the per-iteration trace")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the graph, simulate, print (under ``--max-memory``)."""
+    with max_memory(args.max_memory):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from simulator.load import load_graph
+
+    strategy = as_strategy(",".join(filter(None, [args.config, *args.set])))
+    graph = load_graph(args.graph)
+    result = simulate(graph, args.algo, strategy, args.device, args.source, trace=args.trace)
+    report = {
+        "graph": graph.spec or graph.name, "n": graph.n, "m": graph.m,
+        "algorithm": args.algo, "device": result.device, "strategy": result.strategy,
+        **result.to_dict(),
+    }
+    if args.trace:
+        report["trace"] = {k: v.tolist() for k, v in result.trace.items()}
+    if args.json:
+        print(json.dumps(report, indent=2, default=_jsonable))
+        return 0
+    print(f"{report['graph']}  n={graph.n} m={graph.m}  {args.algo} on {result.device}")
+    print(f"strategy: {strategy}")
+    for name, value in result.to_dict().items():
+        print(f"  {name:26s} {_fmt(value)}")
+    if args.trace:
+        print_trace(result.trace)
+    return 0
+
+
+def print_trace(trace: dict) -> None:
+    """One line per iteration: the form that ran it, its work, its pushes and duplicates,
+    its time and what bounds it; then the time by form and by bound, which is why one
+    strategy beats another on a graph."""
+    print("  iter form      W   frontier   worklist  duplicates     pushed        edges"
+          "     atomics     time_us   host_us  simd_eff  bound")
+    t = trace
+    for i in range(len(t["time_us"])):
+        print(f"  {i:4d} {t['form'][i]:8s} {t['w'][i]:3d} {t['frontier'][i]:10.0f} "
+              f"{t['worklist'][i]:10.0f} {t['duplicates'][i]:11.0f} {t['pushed'][i]:10.0f} "
+              f"{t['edges'][i]:12.0f} {t['atomics'][i]:11.0f} {t['time_us'][i]:11.2f} "
+              f"{t['host_us'][i]:9.2f} {t['simd_efficiency'][i]:9.3f}  {t['bound'][i]}")
+    if "rule" in t:  # a policy run (policy=FILE): what it chose per iteration, and why
+        print("  iter choice switch_us  rule that fired")
+        for i in range(len(t["time_us"])):
+            print(f"  {i:4d} {t['choice'][i]:6d} {t['switch_us'][i]:9.2f}  {t['rule'][i]}")
+    total = float(t["time_us"].sum()) or 1.0
+    for key in ("form", "bound"):
+        shares = ", ".join(
+            f"{name} {t['time_us'][t[key] == name].sum() / total:.0%}"
+            f" ({int((t[key] == name).sum())} it.)"
+            for name in sorted(set(t[key].tolist()),
+                               key=lambda v: -t["time_us"][t[key] == v].sum()))
+        print(f"  time by {key}: {shares}")
+    dup = float(t["duplicates"].sum())
+    items = float(t["worklist"].sum())
+    if items:
+        print(f"  worklist entries {items:,.0f}, duplicates {dup:,.0f} ({dup / items:.0%})")
+
+
+def _fmt(value: float) -> str:
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:.4g}"
+
+
+def _jsonable(value):
+    return value.item() if isinstance(value, np.generic) else str(value)

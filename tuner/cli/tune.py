@@ -1,0 +1,229 @@
+"""The ``tune`` and ``sweep`` verbs of the ``warpsweep`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+
+from search_spaces.loader import available_spaces
+from tuner import api
+from tuner.api import DEFAULT_RESULTS
+from tuner.cli.args import add_json
+from tuner.cli.args import add_results
+from tuner.cli.args import add_seed
+from tuner.cli.args import positive_arg
+from tuner.tuning.plan import MAX_SEED
+from tuner.tuning.progress import study_table
+from tuner.tuning.progress import sweep_table
+from tuner.tuning.samplers import SAMPLERS
+
+TUNE_EXAMPLES = """examples:
+  warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60
+  warpsweep tune --graph road:rows=512,weights=random --algo sssp --space driven
+  warpsweep tune --graph grid2d:rows=256,cols=256 --space vwarp --sampler grid --workers 0
+  warpsweep tune --graph rmat:scale=12 --objective time_us,transactions --json > front.json
+"""
+SWEEP_EXAMPLES = """examples:
+  warpsweep sweep sweeps/quick.yaml --results quick-results
+  warpsweep sweep sweeps/paper.yaml --address auto --timeout 3600 --json > summary.json
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``tune`` and ``sweep`` to the ``warpsweep`` parser."""
+    tune = subparsers.add_parser(
+        "tune", help="tune one graph's load-balancing knobs with Optuna",
+        description="Tune the load-balancing strategy of one (graph, algorithm, device) over a "
+                    "search space; resumes the study if it exists in --results. The table "
+                    "ranks every configuration evaluated, the baselines included.",
+        epilog=TUNE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tune.add_argument("--graph", required=True, metavar="SPEC",
+                      help="graph spec, e.g. rmat:scale=14,seed=1 or file:PATH")
+    tune.add_argument("--algo", default="bfs", help="bfs, sssp, pagerank or cc (default bfs)")
+    tune.add_argument("--device", default="h100", help="device model (default h100)")
+    tune.add_argument("--space", default="vwarp",
+                      help=f"search space name ({', '.join(available_spaces())}) or a YAML "
+                           "file (default vwarp); narrowed to the knobs the algorithm has")
+    tune.add_argument("--trials", type=int, default=None,
+                      help="distinct configurations to try (default 100; sampler grid: the "
+                           "whole grid; never more than a finite space holds); repeats the "
+                           "sampler proposes are answered from the study and do not count")
+    tune.add_argument("--sampler", default="tpe",
+                      help=f"{', '.join(SAMPLERS)} (default tpe)")
+    tune.add_argument("--objective", default="time_us",
+                      help="metric[:min|:max], or several comma-separated for a Pareto front "
+                           "(default time_us)")
+    tune.add_argument("--sources", type=int, default=4,
+                      help="BFS/SSSP sources averaged per trial (default 4)")
+    add_seed(tune, f"sampler and source seed, 0 to {MAX_SEED} (default 0)")
+    tune.add_argument("--top", type=positive_arg, default=5,
+                      help="rows in the final table, at least 1 (default 5)")
+    tune.add_argument("--verify", type=positive_arg, default=None, metavar="K",
+                      help="after the search, measure the top K configurations and the "
+                           "references on the GPU (warpsweep measure, the gpu extra): "
+                           "RESULTS/measured/STUDY.parquet; without a GPU, one line says so")
+    tune.add_argument("--no-references", dest="references", action="store_false",
+                      help="skip the thread and fixed-vwarp baseline runs")
+    _common(tune)
+    tune.set_defaults(run=run_tune, verb="tune")
+
+    sweep = subparsers.add_parser(
+        "sweep", help="run a sweep file: one study per graph x algorithm x device x space",
+        description="Run every study of a sweep file concurrently over the workers; resumes "
+                    "finished and interrupted studies from --results.",
+        epilog=SWEEP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sweep.add_argument("sweep_file", metavar="SWEEP.yaml", help="the sweep file")
+    _common(sweep)
+    sweep.set_defaults(run=run_sweep, verb="sweep")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=None,
+                   help="evaluations in flight (default: every CPU of the Ray cluster; "
+                        "0: in this process, without Ray)")
+    p.add_argument("--deterministic", action="store_true",
+                   help="with --workers N: tell the sampler each result in the order its trial "
+                        "was asked, N in flight, so --seed gives the same trials on every run "
+                        "(workers may wait on a slower earlier trial)")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster to use: auto, HOST:PORT or ray://HOST:10001 "
+                        "(default: start a local one)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="stop starting trials after S seconds")
+    add_results(p)
+    add_json(p, "print the summary as one JSON object instead of the tables")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="show the progress bar (default: a bar when stderr is a terminal, "
+                          "else a log line every few seconds)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="no bar and no log lines")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true",
+                      help="no progress; print only each study's best configuration")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="also a line per finished run on stderr")
+
+
+def progress_mode(args: argparse.Namespace) -> str:
+    """bar, log or off, from --progress/--no-progress/--quiet and whether stderr is a tty."""
+    if args.quiet:
+        return "off"
+    if args.progress is False:
+        return "log" if args.verbose else "off"
+    if args.progress:
+        return "bar"
+    return "bar" if sys.stderr.isatty() else "log"
+
+
+# (option, attribute, default) of the options a resumed run repeats, in --help's order
+TUNE_OPTIONS = (("--graph", "graph", None), ("--algo", "algo", "bfs"),
+                ("--device", "device", "h100"), ("--space", "space", "vwarp"),
+                ("--trials", "trials", None), ("--sampler", "sampler", "tpe"),
+                ("--objective", "objective", "time_us"), ("--sources", "sources", 4),
+                ("--seed", "seed", 0), ("--top", "top", 5))
+COMMON_OPTIONS = (("--workers", "workers", None), ("--address", "address", None),
+                  ("--timeout", "timeout", None), ("--results", "results", DEFAULT_RESULTS))
+FLAGS = (("--no-references", "references", False), ("--deterministic", "deterministic", True),
+         ("--json", "json", True), ("--progress", "progress", True),
+         ("--no-progress", "progress", False), ("-q", "quiet", True), ("-v", "verbose", True))
+
+
+def resume_command(args: argparse.Namespace) -> str:
+    """The command that resumes an interrupted ``tune`` or ``sweep``: the same study, options
+    as given (the results directory names where it is kept)."""
+    words = ["warpsweep", args.verb]
+    if args.verb == "sweep":
+        words.append(args.sweep_file)
+    options = (TUNE_OPTIONS if args.verb == "tune" else ()) + COMMON_OPTIONS
+    for flag, attr, default in options:
+        value = getattr(args, attr, default)
+        if value != default or flag in ("--graph", "--results"):
+            words += [flag, str(value)]
+    for flag, attr, when in FLAGS:
+        if getattr(args, attr, None) is when:
+            words.append(flag)
+    return shlex.join(words)
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    print("warpsweep: interrupted; every finished evaluation is saved. Resume with:\n  "
+          + resume_command(args), file=sys.stderr)
+    return 130
+
+
+def run_tune(args: argparse.Namespace) -> int:
+    """``warpsweep tune``: one study, with its table of best configurations (Ctrl-C: the
+    command that resumes it)."""
+    try:
+        return _run_tune(args)
+    except KeyboardInterrupt:
+        return _interrupted(args)
+
+
+def _run_tune(args: argparse.Namespace) -> int:
+    result = api.tune(
+        args.graph, args.algo, args.device, args.space, trials=args.trials,
+        sampler=args.sampler, objective=args.objective, sources=args.sources,
+        seed=args.seed, references=args.references, results=args.results,
+        workers=args.workers, address=args.address, timeout=args.timeout,
+        progress=progress_mode(args), verbose=args.verbose, deterministic=args.deterministic,
+    )
+    verified = None
+    if args.verify:  # (before the table keeps only --top rows)
+        from tuner.measure.verify import verify_text
+
+        verified = verify_text(result.studies, args.verify, args.results)
+    for summary in result.studies:
+        summary.best = summary.best[: args.top]
+    _report(args, result, lambda: [study_table(s) for s in result.studies])
+    if verified:
+        print(verified, file=sys.stderr if args.json else sys.stdout)
+    return 0 if any(s.best for s in result.studies) else 1
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """``warpsweep sweep``: every study of the file, then a summary line per study (Ctrl-C:
+    the command that resumes it)."""
+    try:
+        return _run_sweep(args)
+    except KeyboardInterrupt:
+        return _interrupted(args)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
+                       address=args.address, timeout=args.timeout,
+                       progress=progress_mode(args), verbose=args.verbose,
+                       deterministic=args.deterministic)
+    _report(args, result, lambda: sweep_table(result.studies))
+    return 0 if any(s.best for s in result.studies) else 1
+
+
+def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:
+    if args.json:
+        doc = result.to_json()
+        json.dump(doc, sys.stdout, indent=1, allow_nan=False, default=str)
+        print()
+    elif args.quiet:
+        for s in result.studies:
+            best = s.best[0] if s.best else None
+            text = (f"{best.values[0]:.6g} " + " ".join(f"{k}={v}" for k, v in best.params.items())
+                    if best else "no successful evaluation")
+            stopped = "" if s.complete else f"  (stopped at {s.done}/{s.budget} configurations)"
+            print(f"{s.key}: {text}{stopped}")
+    else:
+        tables()
+        _footer(result)
+
+
+def _footer(result: api.TuneResult) -> None:
+    rate = result.evaluations / result.elapsed_s if result.elapsed_s else 0.0
+    print(f"\n{result.evaluations} evaluations in this run, {result.elapsed_s:.1f} s "
+          f"({rate:.1f}/s, {result.executor}, workers busy "
+          f"{100 * result.busy_fraction:.0f}%); results in {result.results}/trials and "
+          f"{result.results}/graphs")

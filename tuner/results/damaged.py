@@ -1,0 +1,211 @@
+"""Damaged Parquet files under a results directory: find them and name them in one line.
+
+The readers (``query``, ``best``, ``effect``, ``pareto``, ``report``, ``select``) check every
+file's footer before they read (cheap: the footer only), so a truncated or empty file is named
+at once; damage inside a file's pages shows only when a statement reads those pages, and is then
+named by ``reading``, which scans the files whole to find the one that fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import weakref
+from collections.abc import Iterable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from simulator.errors import ConfigError
+
+REASON_CHARS = 200
+# DuckDB's errors that say something about the statement, never about a file's bytes.
+_STATEMENT_ERRORS = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException,
+                     duckdb.PermissionException, duckdb.InterruptException)
+
+
+class DamagedResults(ConfigError):
+    """A results file that cannot be read as Parquet."""
+
+    def __init__(self, path: str | Path, reason: str, results: str | Path | None = None) -> None:
+        self.path = str(path)
+        self.reason = _one_line(reason)
+        where = shlex.quote(str(results)) if results is not None else "RESULTS"
+        super().__init__(f"damaged results file {self.path}: {self.reason} (run `warpsweep "
+                         f"check {where} --repair` to set it aside)")
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 1] + "…"
+
+
+def footer_problem(path: str | Path, filesystem: Any = None) -> str | None:
+    """Why the file's footer cannot be read (None when it can): empty, truncated, not
+    Parquet."""
+    try:
+        pq.read_metadata(str(path), filesystem=filesystem)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        return " ".join(str(exc).split()) or type(exc).__name__
+    return None
+
+
+def body_problem(path: str | Path, filesystem: Any = None) -> str | None:
+    """Why the file cannot be read whole (None when it can): its footer, or a page that does
+    not decode (or whose checksum, where the writer stored one, does not match)."""
+    problem = footer_problem(path, filesystem)
+    if problem is not None:
+        return problem
+    try:
+        pf = pq.ParquetFile(str(path), filesystem=filesystem, page_checksum_verification=True)
+        for i in range(pf.num_row_groups):
+            pf.read_row_group(i)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        return " ".join(str(exc).split()) or type(exc).__name__
+    return None
+
+
+def check_footers(files: Iterable[str | Path], results: str | Path | None = None,
+                  filesystem: Any = None) -> None:
+    """Raise DamagedResults for the first file whose footer cannot be read."""
+    for f in files:
+        problem = footer_problem(f, filesystem)
+        if problem is not None:
+            raise DamagedResults(f, problem, results)
+
+
+VERIFIED_ENV = "WARPSWEEP_VERIFIED_CACHE"
+
+
+def _verified_path(results: str, table: str) -> Path:
+    root = Path(os.environ.get(VERIFIED_ENV, "~/.cache/warpsweep/verified")).expanduser()
+    name = hashlib.sha256(str(Path(results).resolve()).encode()).hexdigest()[:24]
+    return root / f"{name}.{table}.json"
+
+
+def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
+    """Raise DamagedResults for the first local file that does not read whole with its page
+    checksums (``body_problem``): DuckDB does not verify them, so bytes damaged in a page
+    could otherwise be read as other values. A file is read once: those verified are kept
+    (path, size and modification time) in a cache outside the results, and a file is never
+    changed in place (a retried write replaces it, with a new time). ``files`` are all of one
+    table's: the cache keeps those alone."""
+    cache = _verified_path(results, table)
+    try:
+        known = set(map(tuple, json.loads(cache.read_text())))
+    except (OSError, ValueError, TypeError):
+        known = set()
+    keys = []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError as exc:
+            raise DamagedResults(f, str(exc), results) from None
+        keys.append((str(f), st.st_size, st.st_mtime_ns))
+    fresh = [k for k in keys if k not in known]
+    for path, _, _ in fresh:
+        problem = body_problem(path)
+        if problem is not None:
+            raise DamagedResults(path, problem, results)
+    if fresh:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
+            tmp.write_text(json.dumps([list(k) for k in keys]))
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # an unwritable cache only means reading the files again next time
+
+
+def find_damaged(files: Iterable[str | Path], filesystem: Any = None) -> tuple[str, str] | None:
+    """The first file that cannot be read whole, and why; None when every file reads."""
+    for f in files:
+        problem = body_problem(f, filesystem)
+        if problem is not None:
+            return str(f), problem
+    return None
+
+
+_NAMED_FILE = re.compile(r'file "([^"]+)"')
+
+
+def damage_behind(exc: BaseException, files: list[str], results: str | Path | None = None,
+                  filesystem: Any = None) -> DamagedResults | None:
+    """The damaged file behind an error raised while reading (the file DuckDB names, if it
+    is one of ``files``; else the first of ``files`` that does not read whole), or None when
+    every file reads and the error is about something else."""
+    if isinstance(exc, _STATEMENT_ERRORS):
+        return None
+    named = _NAMED_FILE.search(str(exc))
+    if named and named.group(1) in files:
+        problem = body_problem(named.group(1), filesystem)
+        if problem is not None:
+            return DamagedResults(named.group(1), problem, results)
+    found = find_damaged(files, filesystem)
+    return DamagedResults(found[0], found[1], results) if found else None
+
+
+@contextmanager
+def reading(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Errors raised while the block reads through ``con`` (a ``tuner.results.query.connect``
+    connection) that come from a damaged file become DamagedResults naming it."""
+    try:
+        yield
+    except DamagedResults:
+        raise
+    except (duckdb.Error, pa.ArrowException, OSError) as exc:
+        damage = damage_of(con, exc)
+        if damage is None:
+            raise
+        raise damage from None
+
+
+@contextmanager
+def scanning(results: Any) -> Iterator[None]:
+    """Like ``reading``, for a block that opens its own connections to ``results`` (a report,
+    the selector): an error from a damaged file of the results raises DamagedResults."""
+    from tuner.results.location import Location
+
+    location = Location.of(results)
+    try:
+        yield
+    except DamagedResults:
+        raise
+    except (duckdb.Error, pa.ArrowException, OSError) as exc:
+        if not location.local:
+            raise
+        from tuner.results.store import ParquetDirBackend
+
+        backend = ParquetDirBackend(location)
+        files = [f for table in ("trials", "graphs") for f in backend.files(table)]
+        damage = damage_behind(exc, files, location.text)
+        if damage is None:
+            raise
+        raise damage from None
+
+
+# The files (and results directory) behind each connection made by tuner.results.query.connect.
+_SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def remember(con: duckdb.DuckDBPyConnection, files: list[str], results: str,
+             filesystem: Any = None) -> None:
+    """Note the files a connection reads, for ``damage_of``."""
+    _SOURCES[con] = (files, results, filesystem)
+
+
+def damage_of(con: duckdb.DuckDBPyConnection, exc: BaseException) -> DamagedResults | None:
+    """The damaged file behind ``exc``, raised while reading through ``con``, or None."""
+    source = _SOURCES.get(con)
+    if source is None:
+        return None
+    files, results, fs = source
+    return damage_behind(exc, files, results, fs)

@@ -1,0 +1,155 @@
+"""Measured GPU times in a results directory, shown beside the simulated ones.
+
+``tune --verify K`` writes each study's measured configurations to
+``RESULTS/measured/<study key>.parquet`` (``tuner.measure.verify``), one file per study that a
+re-verify replaces whole. They stay out of the trial files on purpose: a trial row is written
+once and a resume refuses rows that disagree with it, so a measurement (which comes after the
+search, may be redone on another GPU, or never happen) would otherwise have to rewrite trial
+files. Readers join them instead: ``tuner.results.query.connect`` gives the ``trials`` view a
+``measured_us`` column (null where the row's configuration was not measured correctly) and adds
+a ``measured`` view of the measured rows with their study's graph, algorithm and device. The
+files are small (K configurations and the references per study), so they are read here whole,
+their page checksums verified, and handed to DuckDB as Arrow tables.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tuner.results.location import Location
+
+MEASURED_DIR = "measured"
+# The columns of a measured file as the view shows them (files written before a column was
+# added read it as null; ``trials`` and ``labels`` then default to the row's own key).
+COLUMNS = pa.schema([
+    ("study_key", pa.string()), ("role", pa.string()), ("trial", pa.int64()),
+    ("label", pa.string()), ("config", pa.string()), ("rank", pa.int64()),
+    ("time_us", pa.float64()), ("measured_us", pa.float64()), ("kernel_us", pa.float64()),
+    ("correct", pa.bool_()), ("note", pa.string()), ("gpu_name", pa.string()),
+    ("winner", pa.bool_()), ("source", pa.int64()), ("variant", pa.string()),
+    ("trials", pa.list_(pa.int64())), ("labels", pa.list_(pa.string())),
+])
+# The columns the ``trials`` view adds beside the simulated metrics.
+MEASURED_COLUMNS = ("measured_us", "measured_kernel_us")
+KEYS = pa.schema([("study_key", pa.string()), ("trial", pa.int64()), ("label", pa.string()),
+                  ("measured_us", pa.float64()), ("measured_kernel_us", pa.float64())])
+
+
+def measured_files(location: Location) -> list[str]:
+    """The measured files of a results location (``measured/*.parquet``)."""
+    return location.files(MEASURED_DIR, ".parquet")
+
+
+def read_measured_rows(location: Location) -> pa.Table:
+    """Every measured row of the location, in ``COLUMNS`` (missing columns null), each file
+    read whole with its page checksums verified (a damaged one raises DamagedResults)."""
+    from tuner.results.damaged import DamagedResults  # (DuckDB's: not on a GPU machine without it)
+
+    tables = []
+    fs = None if location.local else location.fs
+    for path in measured_files(location):
+        try:
+            table = pq.ParquetFile(path, filesystem=fs,
+                                   page_checksum_verification=True).read()
+        except (OSError, pa.ArrowException, ValueError) as exc:
+            raise DamagedResults(path, str(exc), location.text) from None
+        columns = {}
+        for field in COLUMNS:
+            if field.name in table.column_names:
+                try:
+                    columns[field.name] = table.column(field.name).cast(field.type)
+                except (pa.ArrowException, ValueError) as exc:
+                    raise DamagedResults(path, f"column {field.name}: {exc}",
+                                         location.text) from None
+            else:
+                columns[field.name] = pa.nulls(table.num_rows, field.type)
+        tables.append(pa.table(columns, schema=COLUMNS))
+    return pa.concat_tables(tables) if tables else COLUMNS.empty_table()
+
+
+def measured_keys(rows: pa.Table) -> pa.Table:
+    """One row per (study, trial number or reference label) a correct measurement stands for:
+    its trial numbers and reference labels (``trials``, ``labels``; the row's own in files
+    written before they were recorded). Should two rows claim one key, the faster stands, so
+    that joining it never doubles a trial row."""
+    found: dict[tuple[str, int | None, str | None], tuple[float, float | None]] = {}
+    for r in rows.to_pylist():
+        us = r["measured_us"]
+        if not r["correct"] or us is None or not math.isfinite(us) or us <= 0:
+            continue
+        trials = r["trials"] if r["trials"] is not None else (
+            [r["trial"]] if r["role"] == "trial" and r["trial"] is not None else [])
+        labels = r["labels"] if r["labels"] is not None else (
+            [r["label"]] if r["role"] == "reference" and r["label"] else [])
+        keys = [(r["study_key"], t, None) for t in trials] + [
+            (r["study_key"], None, label) for label in labels]
+        for key in keys:
+            if key not in found or us < found[key][0]:
+                found[key] = (us, r["kernel_us"])
+    return pa.Table.from_pylist(
+        [{"study_key": k[0], "trial": k[1], "label": k[2], "measured_us": v[0],
+          "measured_kernel_us": v[1]} for k, v in sorted(found.items(), key=_key_order)],
+        schema=KEYS)
+
+
+def _key_order(item: tuple) -> tuple:
+    (study, trial, label), _ = item
+    return (study, trial is None, trial or 0, label or "")
+
+
+def add_views(con: Any, location: Location, trials_source: str) -> str:
+    """Register the measured rows and the ``measured`` view on ``con``; the SQL the
+    ``trials`` view selects from ``trials_source`` (its rows with ``measured_us`` and
+    ``measured_kernel_us`` beside the simulated metrics)."""
+    rows = read_measured_rows(location)
+    con.register("_measured_rows", rows)
+    studies = (f"SELECT study_key, any_value(algorithm) AS algorithm, any_value(device) AS "
+               f"device, any_value(graph_id) AS graph_id, any_value(graph_spec) AS graph_spec "
+               f"FROM {trials_source} GROUP BY study_key") if rows.num_rows else (
+        "SELECT NULL::VARCHAR AS study_key, NULL::VARCHAR AS algorithm, NULL::VARCHAR AS "
+        "device, NULL::VARCHAR AS graph_id, NULL::VARCHAR AS graph_spec WHERE false")
+    con.execute(f"CREATE VIEW {MEASURED_DIR} AS SELECT s.algorithm, s.device, s.graph_id, "
+                f"s.graph_spec, m.* FROM _measured_rows m LEFT JOIN ({studies}) s "
+                "USING (study_key)")
+    if not rows.num_rows:
+        return (f"SELECT *, CAST(NULL AS DOUBLE) AS measured_us, CAST(NULL AS DOUBLE) AS "
+                f"measured_kernel_us FROM {trials_source}")
+    con.register("_measured_keys", measured_keys(rows))
+    return (f"SELECT t.*, k.measured_us, k.measured_kernel_us FROM {trials_source} t "
+            "LEFT JOIN _measured_keys k ON k.study_key = t.study_key "
+            "AND k.trial IS NOT DISTINCT FROM t.trial AND k.label IS NOT DISTINCT FROM t.label")
+
+
+@dataclass(frozen=True)
+class MeasuredWinner:
+    """A study's fastest correctly measured configuration, and how many were measured."""
+
+    study_key: str
+    config: str
+    measured_us: float
+    time_us: float  # its simulated time
+    rank: int  # its rank in the simulated search (1: the simulator's pick)
+    role: str
+    label: str | None
+    measured: int  # configurations measured correctly
+    gpu_name: str | None
+
+
+def winners(con: Any) -> dict[str, MeasuredWinner]:
+    """Per study with a correct measurement, its measured winner (ties: the better simulated
+    rank)."""
+    rows = con.execute("""
+        SELECT study_key, arg_min(struct_pack(config := config, measured_us := measured_us,
+                                              time_us := time_us, rank := rank, role := role,
+                                              label := label, gpu_name := gpu_name),
+                                  (measured_us, rank)) AS w, count(*) AS n
+        FROM measured WHERE correct AND measured_us > 0 AND isfinite(measured_us)
+        GROUP BY study_key""").fetchall()
+    return {key: MeasuredWinner(key, w["config"], w["measured_us"], w["time_us"], w["rank"],
+                                w["role"], w["label"], n, w["gpu_name"])
+            for key, w, n in rows}

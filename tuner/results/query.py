@@ -1,0 +1,261 @@
+"""SQL over a results directory: DuckDB with the ``trials`` and ``graphs`` datasets as views,
+and the GPU measurements of ``tune --verify`` (``measured``, and ``trials.measured_us``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+from simulator.graph_spec import parse_spec
+from tuner.results.damaged import check_footers
+from tuner.results.damaged import damage_behind
+from tuner.results.damaged import damage_of
+from tuner.results.damaged import remember
+from tuner.results.damaged import verify_files
+from tuner.results.location import Location
+from tuner.results.measured import add_views
+from tuner.results.schema import GRAPHS
+from tuner.results.schema import TRIALS
+from tuner.results.store import ParquetDirBackend
+from tuner.results.store import check_readable
+from tuner.results.store import declared_fields
+
+BATCH_ROWS = 65_536
+
+
+def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection where ``trials`` and ``graphs`` are views of the results
+    directory's Parquet datasets (hive partitions as columns, file schemas unified by name).
+
+    A table with no file yet is an empty view with the declared columns, so queries over a
+    fresh directory answer with no rows rather than an error. A results URI (``s3://...``) is
+    read through its pyarrow filesystem. The files are listed as the store lists them and named
+    to DuckDB one by one, their paths taken literally (glob characters, spaces, any script); a
+    file whose footer cannot be read raises DamagedResults naming it.
+
+    The connection is read-only towards everything outside it: once the views are made it can
+    read only those files (no other file, no writing, no ATTACH of a file, no extension
+    installed or loaded) and its configuration is locked, so no statement can undo that.
+    """
+    location = Location.of(results)
+    check_readable(location)
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
+                                             "autoload_known_extensions": False})
+    # Every query re-binds the views, which reads each file's footer: keep the footers.
+    con.execute("SET parquet_metadata_cache = true")
+    allowed: list[str] = []
+    every: list[str] = []
+    fs = None
+    for table in (TRIALS, GRAPHS):
+        source = None
+        if location.local:
+            # the store's own listing (pyarrow's, no glob): the files it counts as results
+            files = ParquetDirBackend(location).files(table)
+            verify_files(files, location.text, table)
+            every += files
+            if files:
+                # read_parquet expands glob characters even in a list of files: escape them
+                listed = ", ".join(_sql_string(_glob_literal(str(f))) for f in files)
+                source = (f"read_parquet([{listed}], hive_partitioning=true, "
+                          "union_by_name=true)")
+                # DuckDB checks the pattern as written, then each file it names
+                allowed += [p for f in files for p in {str(f), _glob_literal(str(f))}]
+        else:
+            backend = ParquetDirBackend(location)
+            fs = location.fs
+            files = backend.files(table)
+            check_footers(files, location.text, fs)
+            every += [str(f) for f in files]
+            dataset = backend.dataset(table)
+            if dataset is not None:
+                con.register(f"_{table}_dataset", dataset)
+                source = f"_{table}_dataset"
+        if source is None:
+            con.register(f"_{table}_empty", _empty_table(table))
+            source = f"_{table}_empty"
+        with reading_files(every, location.text, fs):
+            if table == TRIALS:  # measured GPU times beside the simulated (tuner.results.measured)
+                con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
+            else:
+                con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+    remember(con, every, location.text, fs)
+    lock_down(con, allowed)
+    return con
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
+    """No file access but ``allowed_paths`` (read by the views), no extension installed or
+    loaded, and the configuration locked so that no later statement can change it."""
+    if allowed_paths:
+        con.execute("SET allowed_paths = ?", [allowed_paths])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def _glob_literal(path: str) -> str:
+    """A path as a DuckDB glob pattern that matches only itself."""
+    return re.sub(r"([\[*?])", r"[\1]", path)
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@contextmanager
+def reading_files(files: list[str], results: str, fs: object = None) -> Iterator[None]:
+    """Errors from a damaged file among ``files`` raise DamagedResults naming it."""
+    try:
+        yield
+    except (duckdb.Error, pa.ArrowException, OSError) as exc:
+        damage = damage_behind(exc, files, results, fs)
+        if damage is None:
+            raise
+        raise damage from None
+
+
+def _empty_table(table: str) -> pa.Table:
+    return pa.schema([(c.name, c.type) for c in declared_fields(table)]).empty_table()
+
+
+def sql_error(exc: Exception) -> ConfigError:
+    """DuckDB's complaint about a statement as a one-line ConfigError (``SQL error: ...``),
+    its hints kept and the echo of the statement with its caret left out."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    kept = []
+    for i, line in enumerate(lines):
+        if not line or line.startswith("LINE ") or (i and lines[i - 1].startswith("LINE ")
+                                                    and set(line) <= {"^", " "}):
+            continue
+        kept.append(line)
+    return ConfigError("SQL error: " + " ".join(kept))
+
+
+READ_ONLY = ("SELECT (with WITH, FROM-first, DESCRIBE, SUMMARIZE, SHOW) and EXPLAIN; "
+             "--out FILE writes the rows to a file")
+
+
+@contextmanager
+def sql_errors(con: duckdb.DuckDBPyConnection | None = None) -> Iterator[None]:
+    """Turn DuckDB's errors about a user's statement into ConfigError (internal ones stay); a
+    refused file access says the query is read-only; an error from a damaged results file of
+    ``con`` raises DamagedResults naming the file."""
+    try:
+        yield
+    except (duckdb.InternalException, duckdb.InterruptException):
+        raise
+    except duckdb.PermissionException as exc:
+        raise ConfigError("refused: warpsweep query reads the results only (no other file, no "
+                          "writing, no ATTACH, no extension): "
+                          + sql_error(exc).args[0].removeprefix("SQL error: ")) from None
+    except (duckdb.Error, pa.ArrowException, OSError) as exc:
+        damage = damage_of(con, exc) if con is not None else None
+        if damage is not None:
+            raise damage from None
+        raise sql_error(exc) from None  # DuckDB's error, directly or through Arrow
+
+
+def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Refuse (ConfigError) a statement that is not a read: only SELECT and EXPLAIN of one."""
+    with sql_errors():
+        statements = con.extract_statements(sql)
+    if not statements:
+        raise ConfigError("SQL error: empty statement")
+    if len(statements) > 1:  # only the last one's rows would be shown
+        raise ConfigError(f"SQL error: {len(statements)} statements; give one at a time")
+    for statement in statements:
+        kind = statement.type
+        if kind == duckdb.StatementType.EXPLAIN:
+            inner = _EXPLAIN.sub("", statement.query.strip(), count=1)
+            if inner.strip().rstrip(";").strip() and inner != statement.query.strip():
+                check_read_only(con, inner)
+                continue
+        elif kind == duckdb.StatementType.SELECT:
+            continue
+        verb = (statement.query.split() or [kind.name])[0].upper()
+        raise ConfigError(f"refused: warpsweep query runs read-only statements ({READ_ONLY}), "
+                          f"not {verb}")
+
+
+_EXPLAIN = re.compile(r"^\s*explain\s+(analy[sz]e\s+|\([^)]*\)\s*)?", re.IGNORECASE)
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, sql: str,
+            batch_rows: int = BATCH_ROWS) -> pa.RecordBatchReader | None:
+    """Run a user's SQL (read statements only: ``check_read_only``); its rows as a stream of
+    Arrow batches, or None for a statement that answers no rows. Errors in the SQL (while
+    binding or running) raise ConfigError; a damaged results file, DamagedResults."""
+    if not sql.strip():
+        raise ConfigError("SQL error: empty statement")
+    check_read_only(con, sql)
+    with sql_errors(con):
+        relation = con.sql(sql)
+        if relation is None:
+            return None
+        reader = relation.to_arrow_reader(batch_rows)
+    return _guarded(reader, con)
+
+
+def _guarded(reader: pa.RecordBatchReader,
+             con: duckdb.DuckDBPyConnection | None = None) -> pa.RecordBatchReader:
+    """The reader, with errors raised while the rows are produced turned into ConfigError."""
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        with sql_errors(con):
+            yield from reader
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def _unique_name(spec: str) -> str | None:
+    """The unique name of a stored graph spec (None if it no longer parses)."""
+    try:
+        return parse_spec(spec).unique_name()
+    except WarpsweepError:
+        return None
+
+
+def _short_name(spec: str) -> str | None:
+    """The name warpsweep stored for a spec before names were unique (None if unparsable)."""
+    try:
+        return parse_spec(spec).short_name()
+    except WarpsweepError:
+        return None
+
+
+def graph_name(spec: str | None, stored: str | None) -> str | None:
+    """The name shown for a stored graph: the name stored, but where that is the shared name
+    warpsweep stored before names were unique (issue 42), or none, the spec's unique name."""
+    if not spec or (stored and stored != _short_name(spec)):
+        return stored
+    return _unique_name(spec) or stored
+
+
+def graph_ids(con: duckdb.DuckDBPyConnection, graph: str) -> set[str]:
+    """Graph ids a --graph value names: a graph name, id or spec (as given or canonical)."""
+    specs = [graph]
+    try:
+        canonical = str(parse_spec(graph))
+        if canonical != graph:
+            specs.append(canonical)
+    except WarpsweepError:
+        pass
+    marks = ", ".join("?" for _ in specs)
+    found = {r[0] for r in con.execute(
+        f"SELECT DISTINCT graph_id FROM graphs WHERE name = ? OR graph_id = ? "
+        f"OR graph_spec IN ({marks})", [graph, graph, *specs]).fetchall()}
+    # a graph's unique name (issue 42) also finds rows stored before it, under the old name
+    for gid, spec in con.execute("SELECT DISTINCT graph_id, graph_spec FROM graphs").fetchall():
+        if gid not in found and spec and _unique_name(spec) == graph:
+            found.add(gid)
+    if not found:
+        found = {r[0] for r in con.execute(
+            f"SELECT DISTINCT graph_id FROM trials WHERE graph_id = ? "
+            f"OR graph_spec IN ({marks})", [graph, *specs]).fetchall()}
+    return found

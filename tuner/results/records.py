@@ -1,0 +1,133 @@
+"""One evaluation's record, checked on construction, and its Parquet row / journal JSON forms."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import fields
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+
+from tuner.env import git_commit
+from tuner.env import warpsweep_version
+from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.schema import metric_column
+from tuner.results.schema import param_column
+
+STATES = ("complete", "failed", "duplicate")
+# TrialRecord's fields that hold a dict or a list (of plain values)
+_CONTAINERS = ("params", "values", "values_std", "metrics", "sources")
+ROLES = ("trial", "reference")
+
+
+@dataclass
+class TrialRecord:
+    """An evaluation (or an answer from the study) of one configuration in one study.
+
+    Invariants: ``complete`` has metrics and finite objective values and no error; ``failed``
+    has error text and no metrics or values; ``duplicate`` names the trial it reused;
+    a ``trial`` has a trial number, a ``reference`` a label.
+    """
+
+    study_key: str
+    role: str
+    state: str
+    graph_id: str
+    graph_spec: str
+    algorithm: str
+    device: str
+    space: str
+    space_digest: str
+    sampler: str
+    objective: str
+    params: dict[str, Any]
+    seed: int
+    trial: int | None = None
+    label: str | None = None
+    values: list[float] | None = None
+    values_std: list[float] | None = None
+    metrics: dict[str, float] | None = None
+    sources: list[int] = field(default_factory=list)
+    n_sources: int = 0
+    time_us_std: float | None = None
+    time_us_min: float | None = None
+    time_us_max: float | None = None
+    error: str | None = None
+    duplicate_of: int | None = None
+    wall_s: float = 0.0
+    worker: str | None = None
+    node_id: str | None = None
+    device_digest: str | None = None
+    timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # proposals of configurations already tried that the sampler made for this trial before
+    # it proposed this untried one instead (None in records written before it counted them,
+    # when each repeat got a `duplicate` record of its own)
+    repeats: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"`role in {ROLES}` must hold, but got role={self.role!r}")
+        if self.state not in STATES:
+            raise ValueError(f"`state in {STATES}` must hold, but got state={self.state!r}")
+        if self.role == "trial" and self.trial is None:
+            raise ValueError("a trial record needs its trial number")
+        if self.role == "reference" and not self.label:
+            raise ValueError("a reference record needs a label")
+        if self.state == "complete":
+            if not self.metrics:
+                raise ValueError(f"a complete record needs metrics (trial={self.trial})")
+            if self.error is not None:
+                raise ValueError(f"a complete record has no error, got {self.error!r}")
+            if self.values is None or not all(math.isfinite(v) for v in self.values):
+                raise ValueError(f"a complete record needs finite values, got {self.values!r}")
+        elif self.state == "failed":
+            if not self.error:
+                raise ValueError(f"a failed record needs its error text (trial={self.trial})")
+            if self.metrics or self.values:
+                raise ValueError("a failed record carries no metrics or values")
+        elif self.duplicate_of is None:
+            raise ValueError("a duplicate record names the trial it reused (duplicate_of)")
+
+    def _fields(self) -> dict[str, Any]:
+        """``dataclasses.asdict(self)``: every field, its dicts and lists copied (they hold
+        plain values only), at a tenth of asdict's cost, which recurses into every value
+        (two calls a trial on the driver; issue 44)."""
+        d = {name: getattr(self, name) for name in _FIELD_NAMES}
+        for name in _CONTAINERS:
+            value = d[name]
+            if value is not None:
+                d[name] = value.copy()
+        return d
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able dict (kept in the Optuna journal so a lost row can be rewritten)."""
+        d = self._fields()
+        d["timestamp"] = self.timestamp.isoformat()
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> TrialRecord:
+        """Inverse of :meth:`to_json`."""
+        d = dict(d)
+        d["timestamp"] = datetime.fromisoformat(d["timestamp"])
+        return cls(**d)
+
+    def to_row(self) -> dict[str, Any]:
+        """The flat Parquet row: declared columns, ``param_<knob>`` and one column per metric."""
+        row = self._fields()
+        params = row.pop("params")
+        metrics = row.pop("metrics") or {}
+        row["timestamp"] = self.timestamp
+        row["warpsweep_version"] = warpsweep_version()
+        row["git_commit"] = git_commit()
+        row["schema_version"] = SCHEMA_VERSION
+        for knob, value in params.items():
+            row[param_column(knob)] = value
+        for name, value in metrics.items():
+            row[metric_column(name)] = value
+        return row
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(TrialRecord))

@@ -1,0 +1,198 @@
+"""The Parquet results schema, declared once: columns, types, partitions and version.
+
+``python -m tuner.results.schema`` prints it as Markdown (the schema section of
+docs/results-store.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from simulator.strategy import Strategy
+
+SCHEMA_VERSION = 2
+MANIFEST = "_warpsweep.json"
+TRIALS = "trials"
+GRAPHS = "graphs"
+PARAM_PREFIX = "param_"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One declared column: name, Arrow type and what it holds."""
+
+    name: str
+    type: pa.DataType
+    doc: str
+
+
+def _cols(*specs: tuple[str, pa.DataType, str]) -> tuple[Column, ...]:
+    return tuple(Column(*s) for s in specs)
+
+
+# Hive partition keys (directories ``key=value``), not stored inside the files.
+TRIAL_PARTITIONS = _cols(
+    ("algorithm", pa.string(), "bfs, sssp, pagerank or cc"),
+    ("device", pa.string(), "device model name (h100, c2050, ...)"),
+)
+TRIAL_COLUMNS = _cols(
+    ("study_key", pa.string(), "stable id of the (graph, algorithm, device, space, objective, "
+     "sources) study; also its Optuna study name"),
+    ("trial", pa.int64(), "Optuna trial number (null for reference runs)"),
+    ("role", pa.string(), "`trial` (drawn by the sampler) or `reference` (baseline runs)"),
+    ("label", pa.string(), "reference name, e.g. `thread` or `vwarp w=8` (null for trials)"),
+    ("state", pa.string(), "`complete`, `failed` (error set, no metrics) or `duplicate` "
+     "(configuration already evaluated; answered from the study, its metrics repeated: "
+     "written only where the sampler found no untried configuration, and by versions before "
+     "`repeats` was counted)"),
+    ("duplicate_of", pa.int64(), "trial number whose result a duplicate reused (-1: a reference)"),
+    ("graph_id", pa.string(), "graph id (slug of the spec + hash); key of `graphs`"),
+    ("graph_spec", pa.string(), "graph spec string as loaded"),
+    ("space", pa.string(), "search space name"),
+    ("device_digest", pa.string(), "hash of the device's fields the row was simulated with "
+     "(null in rows written before it was recorded, issue 42)"),
+    ("space_digest", pa.string(), "hash of the space's content"),
+    ("sampler", pa.string(), "tpe, random, grid or gp"),
+    ("objective", pa.string(), "objective metric(s), comma separated, `:max` when maximised"),
+    ("values", pa.list_(pa.float64()), "objective values told to Optuna (mean over sources)"),
+    ("values_std", pa.list_(pa.float64()), "standard deviation of each objective over sources"),
+    ("sources", pa.list_(pa.int64()), "BFS/SSSP source vertices averaged (empty otherwise)"),
+    ("n_sources", pa.int64(), "number of simulations averaged"),
+    ("time_us_std", pa.float64(), "spread of time_us over sources: standard deviation"),
+    ("time_us_min", pa.float64(), "spread of time_us over sources: minimum"),
+    ("time_us_max", pa.float64(), "spread of time_us over sources: maximum"),
+    ("error", pa.string(), "error text of a failed evaluation"),
+    ("wall_s", pa.float64(), "wall time of the evaluation on its worker, seconds"),
+    ("worker", pa.string(), "host name of the worker that ran it"),
+    ("node_id", pa.string(), "Ray node id of the worker that ran it (null in-process)"),
+    ("repeats", pa.int64(), "times the sampler proposed an already-tried configuration for "
+     "this trial before it proposed this untried one (its neighbour) instead; a study's "
+     "repeats are its sum. Null in rows written before it was counted, where each repeat has "
+     "a `duplicate` row of its own"),
+    ("seed", pa.int64(), "study seed (sampler and source choice)"),
+    ("timestamp", pa.timestamp("us", tz="UTC"), "when the result reached the driver"),
+    ("warpsweep_version", pa.string(), "warpsweep version that produced the row"),
+    ("git_commit", pa.string(), "source commit, `-dirty` if modified (null if unknown)"),
+    ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),
+)
+# Every knob gets a column ``param_<knob>`` holding its effective value (defaults included), null
+# only where the knob does not apply. Knobs a space sets that are not listed here get a column
+# typed from their values.
+PARAM_NULLS = ("null where the knob does not apply to the mapping or driven form; "
+               "`param_defer_threshold` and `param_donate_threshold` are also null when "
+               "deferring / donation is off")
+# Each knob's Arrow type comes from its annotation on ``simulator.strategy.Strategy``
+# (``int | None`` -> int64, ``str`` -> string, ``bool`` -> bool, ``float`` -> float64).
+ARROW_TYPES: dict[type, pa.DataType] = {
+    bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string(),
+}
+# The adaptive policy's knobs were never declared: their columns are typed from their values
+# (``infer_type``), and declaring them now could change the type of columns already written.
+UNDECLARED_KNOBS = ("policy", "policy_t1", "policy_t2", "policy_t3")
+# The declared knobs' column order in the files written so far; a knob Strategy gains later
+# comes after them, in field order.
+PARAM_ORDER = (
+    "mapping", "w", "chunk", "distribution", "defer_threshold", "block_size", "driven", "push",
+    "dedup", "donate_threshold", "variable_grid", "switch_to_topology", "switch_to_data",
+    "switch_on", "relax", "partition", "unroll", "adaptive_min_w", "adaptive_max_w",
+    "adaptive_stat",
+)
+
+
+def knob_arrow_type(annotation: Any) -> pa.DataType:
+    """The Arrow type of a knob annotated ``annotation`` (``X`` or ``X | None``)."""
+    kinds = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    if len(kinds) != 1 or kinds[0] not in ARROW_TYPES:
+        raise TypeError(f"no Arrow type for a knob annotated {annotation!r}")
+    return ARROW_TYPES[kinds[0]]
+
+
+def param_types() -> dict[str, pa.DataType]:
+    """Knob -> Arrow type of its ``param_`` column, from Strategy's field annotations."""
+    hints = typing.get_type_hints(Strategy)
+    knobs = [f.name for f in dataclasses.fields(Strategy) if f.name not in UNDECLARED_KNOBS]
+    order = [k for k in PARAM_ORDER if k in knobs] + [k for k in knobs if k not in PARAM_ORDER]
+    return {k: knob_arrow_type(hints[k]) for k in order}
+
+
+PARAM_TYPES: dict[str, pa.DataType] = param_types()
+# Every simulator metric gets a float64 column (mean over sources); metrics not listed here
+# (added by a later simulator) get one too.
+METRIC_NAMES = (
+    "time_us", "cycles", "launches", "iterations", "simd_efficiency", "u_a", "u_r", "me",
+    "transactions", "bytes", "transactions_per_request", "atomics", "edges_touched",
+    "work_efficiency", "meps", "worklist_items", "duplicates",
+)
+
+GRAPH_PARTITIONS = _cols(
+    ("kind", pa.string(), "spec family: rmat, random, grid2d, mesh2d, road or file"),
+)
+GRAPH_COLUMNS = _cols(
+    ("graph_id", pa.string(), "graph id, as in `trials.graph_id`"),
+    ("graph_spec", pa.string(), "graph spec string, as in `trials.graph_spec`"),
+    ("name", pa.string(), "graph name"),
+    ("n", pa.int64(), "vertices"),
+    ("m", pa.int64(), "stored (directed) edges"),
+    ("directed", pa.bool_(), "whether the graph is directed"),
+    ("weighted", pa.bool_(), "whether it carries edge weights"),
+    ("timestamp", pa.timestamp("us", tz="UTC"), "when the row was written"),
+    ("warpsweep_version", pa.string(), "warpsweep version that produced the row"),
+    ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),
+)
+# plus one column per graph feature (`simulator.features.graph_features`), float64 or int64.
+
+
+def param_column(knob: str) -> str:
+    """Column name of a knob."""
+    return PARAM_PREFIX + knob
+
+
+def reserved_names() -> set[str]:
+    """Declared trial column names a metric must not shadow."""
+    return {c.name for c in TRIAL_COLUMNS + TRIAL_PARTITIONS}
+
+
+def metric_column(metric: str) -> str:
+    """Column name of a metric (prefixed only if it would clash with a declared column)."""
+    return f"metric_{metric}" if metric in reserved_names() else metric
+
+
+def infer_type(values: list) -> pa.DataType:
+    """Arrow type for a column not declared here, from its Python values."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pa.bool_()
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pa.int64()
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return pa.float64()
+    return pa.string()
+
+
+def markdown() -> str:
+    """The schema as Markdown tables."""
+    lines = [f"Results schema version {SCHEMA_VERSION}.", "",
+             "`trials/algorithm=<algo>/device=<device>/part-*.parquet`, one row per evaluation:",
+             "", "| column | type | meaning |", "| --- | --- | --- |"]
+    for c in TRIAL_PARTITIONS + TRIAL_COLUMNS:
+        lines.append(f"| `{c.name}` | {c.type} | {c.doc} |")
+    knobs = ", ".join(f"`{param_column(k)}`" for k in PARAM_TYPES)
+    lines += [f"| {knobs}, ... | per knob | every knob as its own column, its effective value "
+              f"(defaults included); {PARAM_NULLS} |",
+              f"| {', '.join(f'`{m}`' for m in METRIC_NAMES)}, ... | double | every simulator "
+              "metric, mean over sources (null unless complete) |", "",
+              "`graphs/kind=<kind>/part-*.parquet`, one row per graph:", "",
+              "| column | type | meaning |", "| --- | --- | --- |"]
+    for c in GRAPH_PARTITIONS + GRAPH_COLUMNS:
+        lines.append(f"| `{c.name}` | {c.type} | {c.doc} |")
+    lines.append("| *features* | double/int64 | one column per graph feature |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown())

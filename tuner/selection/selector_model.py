@@ -1,0 +1,166 @@
+"""The selector's model file: plain JSON holding the training data and the chosen setting.
+
+No pickled objects: the file keeps the training graphs (ids, specs, features), the candidate
+configurations, the matrix of their simulated times, the scaler's means and scales and the
+setting cross-validation chose; loading refits the scikit-learn model on those arrays (the fit
+is deterministic) and checks that the scaler comes out as stored. A file of another format or
+selector schema version is refused with a ConfigError naming both versions.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+from simulator.strategy import Strategy
+from tuner.env import git_commit
+from tuner.env import warpsweep_version
+from tuner.results.configs import config_key
+from tuner.selection.selector import LOG_FEATURES
+from tuner.selection.selector import GraphInfo
+from tuner.selection.selector import Hyper
+from tuner.selection.selector import Selector
+from tuner.selection.selector import TimeMatrix
+from tuner.selection.selector import Trained
+from tuner.selection.selector import describe_config
+from tuner.selection.selector import feature_vector
+from tuner.selection.selector import fit
+
+FORMAT = "warpsweep-selector"
+SELECTOR_SCHEMA_VERSION = 1
+
+
+def model_json(trained: Trained, results: str | None = None) -> dict[str, Any]:
+    """The model file's content."""
+    sel = trained.selector
+    m = sel.matrix
+    names = list(sel.feature_names)
+    return {
+        "format": FORMAT,
+        "schema_version": SELECTOR_SCHEMA_VERSION,
+        "warpsweep_version": warpsweep_version(),
+        "git_commit": git_commit(),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "results": results,
+        "algorithm": m.algorithm,
+        "device": m.device,
+        "seed": sel.seed,
+        "setting": sel.hyper.describe(),
+        "hyperparameters": sel.hyper.to_json(),
+        "feature_names": names,
+        "log_features": [n for n in names if n in LOG_FEATURES],
+        "scaler": {"mean": sel.scaler.mean_.tolist(), "scale": sel.scaler.scale_.tolist()},
+        "graphs": [{"graph_id": g.graph_id, "graph_spec": g.graph_spec, "name": g.name,
+                    "features": g.features,
+                    "x": feature_vector(g.features, names).tolist()} for g in m.graphs],
+        "candidates": m.configs,
+        "candidate_labels": [describe_config(c) for c in m.configs],
+        "time_us": m.times.tolist(),
+        "cv": [{"setting": s.hyper.describe(), **s.hyper.to_json(),
+                "geomean_regret": s.geomean_regret} for s in trained.scores],
+    }
+
+
+def check_model_path(path: str | Path) -> Path:
+    """The model file's path; ConfigError unless it ends in ``.json``."""
+    path = Path(path)
+    if path.suffix != ".json":
+        raise ConfigError(f"--model {str(path)!r}: the model file is JSON; give a .json path")
+    return path
+
+
+def save_model(trained: Trained, path: str | Path, results: str | None = None) -> Path:
+    """Write the model file (a ``.json`` path), atomically."""
+    path = check_model_path(path)
+    text = json.dumps(model_json(trained, results), indent=1, allow_nan=False)
+    tmp = path.with_name(f".{path.name}.tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(text + "\n")
+    tmp.replace(path)
+    return path
+
+
+def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:
+    """The fitted selector of a model file and the file's content; ConfigError for a file
+    that is not a selector model of this schema version."""
+    path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # /dev/zero, a FIFO: reading it would never end (or fill the memory)
+        raise ConfigError(f"model file {str(path)!r} is not a regular file")
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"model file {str(path)!r} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"model file {str(path)!r} is not readable JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise ConfigError(f"{str(path)!r} is not a warpsweep selector model (format {got!r}, "
+                          f"expected {FORMAT!r})")
+    version = doc.get("schema_version")
+    if version != SELECTOR_SCHEMA_VERSION:
+        raise ConfigError(
+            f"model file {str(path)!r} has selector schema version {version} (written by "
+            f"warpsweep {doc.get('warpsweep_version', '?')}); this warpsweep "
+            f"{warpsweep_version()} reads selector schema version {SELECTOR_SCHEMA_VERSION}: "
+            "train it again with `warpsweep select train`"
+        )
+    try:
+        selector = _rebuild(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"model file {str(path)!r} is damaged ({type(exc).__name__}: "
+                          f"{exc})") from None
+    return selector, doc
+
+
+def check_candidates(candidates: Any) -> list[dict[str, Any]]:
+    """The candidate configurations, each a valid Strategy (ValueError naming the first that
+    is not: an edited or foreign file must not recommend what cannot run)."""
+    if not isinstance(candidates, list) or not candidates:
+        raise ValueError("candidates must be a non-empty list of configurations")
+    configs = []
+    for i, config in enumerate(candidates):
+        if not isinstance(config, dict):
+            raise ValueError(f"candidate {i} is {type(config).__name__}, not a configuration")
+        try:
+            Strategy.from_params({k: v for k, v in config.items() if v is not None})
+        except WarpsweepError as exc:
+            raise ValueError(f"candidate {i} ({describe_config(config)}) is not a valid "
+                             f"strategy: {exc}") from None
+        configs.append(dict(config))
+    return configs
+
+
+def _rebuild(doc: dict[str, Any]) -> Selector:
+    configs = check_candidates(doc["candidates"])
+    keys = [config_key(c) for c in configs]
+    times = np.asarray(doc["time_us"], dtype=np.float64)
+    graphs = [GraphInfo(g["graph_id"], g["graph_spec"],
+                        {k: float(v) for k, v in g["features"].items()}, g.get("name", ""))
+              for g in doc["graphs"]]
+    if times.shape != (len(graphs), len(configs)) or not np.all(times > 0):
+        raise ValueError(f"time_us is {times.shape}, expected {len(graphs)} x {len(configs)} "
+                         "positive times")
+    matrix = TimeMatrix(
+        doc["algorithm"], doc["device"], graphs, configs, times,
+        [dict(zip(keys, row.tolist(), strict=True)) for row in times],
+        dict(zip(keys, configs, strict=True)),
+    )
+    hyper = Hyper.from_json(doc["hyperparameters"])
+    selector = fit(matrix, hyper, int(doc.get("seed", 0)))
+    if list(selector.feature_names) != list(doc["feature_names"]):
+        raise ValueError("feature_names do not match the setting's feature subset")
+    stored = doc["scaler"]
+    for name, got in (("mean", selector.scaler.mean_), ("scale", selector.scaler.scale_)):
+        want = np.asarray(stored[name], dtype=np.float64)
+        if want.shape != got.shape or not np.allclose(want, got, rtol=1e-9, atol=1e-12):
+            raise ValueError(f"the scaler's {name} refitted from the stored graphs differs from "
+                             "the stored one")
+    return selector

@@ -1,0 +1,269 @@
+"""Checking studies before anything runs, and running them: names, spaces, graphs, samplers.
+
+Every bad input found here raises ConfigError (or GraphError) with a one-line reason, so the
+CLI exits with status 2 before Ray starts or a results directory is touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+
+from search_spaces.loader import SearchSpace
+from search_spaces.loader import load_space
+from simulator.device import Device
+from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
+from tuner.results.store import ResultStore
+from tuner.results.store import check_manifest
+from tuner.tuning.dispatch import make_runner
+from tuner.tuning.executor import make_executor
+from tuner.tuning.progress import Progress
+from tuner.tuning.runner import RunStats
+from tuner.tuning.samplers import sampler_info
+from tuner.tuning.spec import Objective
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.spec import StudySummary
+from tuner.tuning.spec import planned_runs
+from tuner.tuning.spec import reference_configs
+
+MAX_SEED = 2**32 - 1  # numpy's RandomState, behind Optuna's samplers, takes no more
+
+
+def check_algorithm(name: str) -> str:
+    """An algorithm the simulator knows."""
+    from simulator import ALGORITHMS
+
+    if name not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}")
+    return name
+
+
+DEVICE_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
+
+
+def device_model(name: str) -> Device:
+    """The device a preset's name or a device file stands for, read here on the driver: the
+    workers get its fields, so a cluster's workers need not hold the file, and one with an
+    older warpsweep (where a preset's name meant other fields) simulates the same device."""
+    from simulator import DEVICES
+    from simulator.device import load_device_file
+
+    if name in DEVICES:
+        return DEVICES[name]
+    if not name.endswith(DEVICE_FILE_SUFFIXES):
+        raise ConfigError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)} or a "
+                          "device file (.toml/.yaml, e.g. what `warpsweep calibrate` writes)")
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"device file {name!r} not found")
+    return load_device_file(path)
+
+
+def check_device(name: str) -> str:
+    """A device preset name or a device file (checked against the Device fields)."""
+    device_model(name)
+    return name
+
+
+def check_objective(objective: Objective) -> Objective:
+    """Every objective metric is one the simulator reports."""
+    from simulator import METRICS
+
+    for metric in objective.metrics:
+        if metric not in METRICS:
+            raise ConfigError(
+                f"unknown objective metric {metric!r}; choose from {', '.join(METRICS)}"
+            )
+    return objective
+
+
+def canonical_graph(spec: str) -> tuple[str, str]:
+    """The canonical form of a graph spec and the graph's content digest (GraphError if it
+    cannot be parsed or its file read)."""
+    from simulator.graph_cache import content_digest
+    from simulator.graph_spec import parse_spec
+
+    parsed = parse_spec(spec)
+    return parsed.canonical(), content_digest(parsed)
+
+
+def check_weighted(algorithm: str, spec: str) -> None:
+    """SSSP on a graph spec that asks for no weights is refused before anything runs (a sweep
+    would otherwise meet it only when that study's graph is loaded)."""
+    from simulator.graph_spec import parse_spec
+
+    if algorithm == "sssp" and parse_spec(spec).options.weights == "none":
+        raise ConfigError(
+            f"{spec}: SSSP needs edge weights; add `weights=random` to the spec (e.g. "
+            f"'{spec},weights=random') or, for a file with weights, `weights=file`")
+
+
+def check_spec(spec: StudySpec) -> StudySpec:
+    """A study spec with every name checked and the graph spec canonical."""
+    where = f"{spec.origin}: " if spec.origin else ""
+    try:
+        check_algorithm(spec.algorithm)
+        sampler_info(spec.sampler)
+        check_objective(spec.objective)
+        if spec.trials is not None and spec.trials < 1:
+            raise ConfigError(f"trials must be >= 1, got {spec.trials}")
+        if spec.sources < 1:
+            raise ConfigError(f"sources must be >= 1, got {spec.sources}")
+        if not 0 <= spec.seed <= MAX_SEED:  # numpy and Optuna take 32-bit seeds
+            raise ConfigError(f"seed must be from 0 to {MAX_SEED}, got {spec.seed}")
+        graph, content = canonical_graph(spec.graph)
+        check_weighted(spec.algorithm, spec.graph)
+        model = spec.device_model or device_model(spec.device)
+    except WarpsweepError as exc:
+        raise type(exc)(f"{where}{exc}") from None
+    # results name the device by its name; its fields travel along
+    return dataclasses.replace(spec, graph=graph, graph_content=content, device=model.name,
+                               device_model=model)
+
+
+def stored_device_digests(results: str | Path) -> dict[str, set[str | None]]:
+    """Per device name in ``results``, the digests of the device fields its rows were
+    simulated with (None: a row written before rows recorded it)."""
+    from tuner.results.location import Location
+    from tuner.results.schema import TRIALS
+    from tuner.results.store import ParquetDirBackend
+
+    location = Location.of(results)
+    if location.local and not location.local_path().is_dir():
+        return {}
+    dataset = ParquetDirBackend(location).dataset(TRIALS)
+    if dataset is None:
+        return {}
+    columns = [c for c in ("device", "device_digest") if c in dataset.schema.names]
+    table = dataset.to_table(columns=columns).group_by(columns).aggregate([])
+    digests = (table.column("device_digest").to_pylist() if "device_digest" in columns
+               else [None] * table.num_rows)
+    found: dict[str, set[str | None]] = {}
+    for name, digest in zip(table.column("device").to_pylist(), digests, strict=True):
+        found.setdefault(name, set()).add(digest)
+    return found
+
+
+def check_device_fields_match(results: str | Path, specs: list[StudySpec]) -> None:
+    """Refuse (ConfigError) a study whose device name already names rows in ``results`` that
+    were simulated with other device fields: best, effect, report and select group rows by the
+    device's name, so a name keeps one meaning within a results directory. A row written
+    before rows recorded the digest counts as its preset's fields at the time
+    (``LEGACY_PRESET_DIGESTS``: ``h100`` then meant what ``h100-datasheet`` is now); such rows
+    of a device file cannot be told apart and are not checked."""
+    from simulator.device import DATASHEETS
+    from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
+
+    stored = stored_device_digests(results)
+    for spec in specs:
+        wanted = spec.device_digest
+        for digest in stored.get(spec.device, ()):
+            old = digest if digest is not None else LEGACY_PRESET_DIGESTS.get(spec.device)
+            if old is None or old == wanted:
+                continue
+            hint = ""
+            if digest is None and spec.device in DATASHEETS:
+                hint = (f"; they were written before `{spec.device}` meant the calibrated "
+                        f"device, and are the model now named {DATASHEETS[spec.device]}")
+            raise ConfigError(
+                f"results directory {str(results)!r} holds {spec.device} rows simulated with "
+                f"other device fields (digest {old}, this run's {wanted}){hint}: tune into "
+                "another --results directory, or give the device another name")
+
+
+def load_spaces(specs: list[StudySpec],
+                base: Path | None = None) -> dict[tuple[str, str], SearchSpace]:
+    """Load and validate (against the simulator) every space the studies name, each narrowed
+    to the knobs its study's algorithm has; keyed by ``StudySpec.space_ref``."""
+    loaded: dict[str, SearchSpace] = {}
+    spaces: dict[tuple[str, str], SearchSpace] = {}
+    for spec in specs:
+        if spec.space_ref in spaces:
+            continue
+        try:
+            if spec.space not in loaded:
+                loaded[spec.space] = load_space(spec.space)
+                loaded[spec.space].validate()
+            spaces[spec.space_ref] = loaded[spec.space].for_algorithm(
+                applicable_to(spec.algorithm))
+        except WarpsweepError as exc:
+            where = f"{spec.origin}: " if spec.origin else ""
+            raise ConfigError(f"{where}{exc}") from None
+    return spaces
+
+
+def applicable_to(algorithm: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether a configuration is one the simulator runs for ``algorithm``."""
+    from simulator import Strategy
+    from simulator.driver import check_applicable
+
+    def accepts(config: dict[str, Any]) -> bool:
+        try:
+            check_applicable(Strategy.from_params(config), algorithm)
+        except WarpsweepError:
+            return False
+        return True
+
+    return accepts
+
+
+@dataclass
+class RunResult:
+    """Summaries of the studies run, and the run's statistics."""
+
+    summaries: list[StudySummary]
+    stats: RunStats
+    executor: str
+
+
+def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpace],
+                results: str | Path,
+                workers: int | None = None, address: str | None = None,
+                timeout: float | None = None, progress: bool | str = False,
+                backend: Any = None, flush_every_s: float = 2.0,
+                desc: str = "tune", verbose: bool = False,
+                deterministic: bool = False) -> RunResult:
+    """Run checked studies on a fresh executor, results under ``results``.
+
+    ``deterministic``: with ``workers`` N > 0, results are told to the samplers in the order
+    their trials were asked, N in flight, so a seed gives the same trials on every run
+    (``tuner.tuning.executor.OrderedExecutor``).
+
+    ``progress``: ``bar``, ``log`` (a line every few seconds), ``off``, or True/False for
+    bar/off; ``verbose`` adds a line per finished run.
+    """
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    if timeout is not None and not timeout > 0:  # NaN too: no clock ever reaches it
+        raise ConfigError(f"--timeout must be > 0 seconds, got {timeout}")
+    keys = [s.key(spaces[s.space_ref]) for s in specs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ConfigError(f"the same study is listed twice: {dup}")
+    check_manifest(results, create=False)
+    check_device_fields_match(results, specs)
+    total = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
+    executor = make_executor(workers, address, deterministic)
+    try:
+        store = ResultStore.open(results, flush_every_s=flush_every_s)
+    except BaseException:
+        executor.close()
+        raise
+    mode = {True: "bar", False: "off"}.get(progress, progress)
+    references = sum(len(reference_configs()) for s in specs if s.references)
+    bar = Progress(total, mode, desc=desc, verbose=verbose, references=references)
+    try:
+        runner = make_runner(executor, store, results, backend=backend, progress=bar,
+                             timeout=timeout)
+        summaries = runner.run(specs, spaces)
+        return RunResult(summaries, runner.stats, executor.description)
+    finally:
+        bar.close()
+        executor.close()

@@ -1,0 +1,436 @@
+"""The driver loop: keeps every worker busy with evaluations from one or many studies.
+
+Studies are opened in order and prepared (graph loaded, functional runs computed) by a worker
+task whose results stay in the object store, shared by every study that needs them. The loop
+fills the in-flight window from the open studies (references first, fewest in flight first),
+opens the next study whenever the open ones cannot fill it, and flushes the results store at
+least every few seconds and on exit (Ctrl-C included).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from search_spaces.loader import SearchSpace
+from simulator.errors import ConfigError
+from tuner.results.location import Location
+from tuner.results.records import TrialRecord
+from tuner.results.schema import TRIALS
+from tuner.results.store import ResultStore
+from tuner.tuning.evaluate import GraphMeta
+from tuner.tuning.evaluate import Outcome
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.evaluate import graph_id
+from tuner.tuning.executor import Executor
+from tuner.tuning.executor import Future
+from tuner.tuning.executor import Rebuild
+from tuner.tuning.progress import Progress
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.spec import StudySummary
+from tuner.tuning.spec import planned_runs
+from tuner.tuning.study import Job
+from tuner.tuning.study import StudyRun
+
+# Times the driver submits a trial again when its task fails for a system reason (Ray has
+# already retried it TASK_RETRIES times): then it becomes a failed trial with the reason.
+DRIVER_RESUBMITS = 2
+
+
+@dataclass
+class Prep:
+    """A prepared (graph, algorithm, sources): futures, then shared handles and metadata."""
+
+    futures: list[Future]
+    rebuild: tuple = ()  # the prepare call: (fn, args)
+    meta: GraphMeta | None = None
+    graph: Any = None
+    runs: Any = None
+    users: list[StudyRun] = field(default_factory=list)
+
+
+@dataclass
+class RunStats:
+    """What the run did, for the report and the benchmark."""
+
+    evaluations: int = 0
+    busy_s: float = 0.0
+    elapsed_s: float = 0.0
+    capacity: int = 1
+    trials: int = 0
+    prepares: int = 0
+
+    eval_s: float = 0.0
+    capacity_s: float = 0.0
+    resubmitted: int = 0
+    eval_wall_s: float = 0.0  # busy_s without the preparations
+
+    @property
+    def busy_fraction(self) -> float:
+        """Worker time spent evaluating over the worker time available (the cluster's CPUs
+        integrated over the run, so nodes joining or leaving count while they are there)."""
+        span = self.capacity_s or self.elapsed_s * self.capacity
+        return self.busy_s / span if span else 0.0
+
+    @property
+    def eval_busy_fraction(self) -> float:
+        """Busy fraction from the first evaluation started to the last one finished."""
+        span = self.eval_s * self.capacity
+        return self.busy_s / span if span else 0.0
+
+
+class Runner:
+    """Runs studies over an executor, writing results to a store."""
+
+    def __init__(self, executor: Executor, store: ResultStore, results: str | Path,
+                 backend: Any = None, progress: Progress | None = None,
+                 timeout: float | None = None) -> None:
+        self.executor = executor
+        self.store = store
+        self.results = Location.of(results)
+        self.backend = backend or SimulatorBackend()
+        self.progress = progress
+        self.deadline = time.monotonic() + timeout if timeout else None
+        self.stats = RunStats(capacity=executor.capacity)
+        self._first_eval: float | None = None
+        self._build = _strategy_builder()
+        self._preps: dict[tuple, Prep] = {}
+        self._inflight: dict[Future, tuple[str, Any]] = {}
+        self._active: list[StudyRun] = []
+        self.summaries: list[StudySummary] = []
+        self._single = False
+        self._order: dict[int, int] = {}
+        self._counted: dict[int, int] = {}
+        self._ready: deque[Job] = deque()
+        self._planned = 0  # runs the studies make to their ends, resumed ones included
+        self._finished = 0  # of those, done (resumed or in this session)
+        self._study_graphs: dict[str, set[str]] | None = None  # graph ids of stored rows
+
+    def run(self, specs: list[StudySpec],
+            spaces: dict[tuple[str, str], SearchSpace]) -> list[StudySummary]:
+        """Run every study to its budget (or the timeout); returns their summaries in order."""
+        start = time.monotonic()
+        self._single = len(specs) == 1
+        self._planned = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
+        pending = deque(specs)
+        stored = self.store.index()
+        self._order = {id(s): i for i, s in enumerate(specs)}
+        done_summaries: dict[int, StudySummary] = {}
+        last, capacity = start, self.executor.capacity
+        try:
+            while True:
+                now = time.monotonic()
+                self.stats.capacity_s += capacity * (now - last)
+                last, capacity = now, self.executor.capacity
+                self.stats.capacity = max(self.stats.capacity, capacity)
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    pending.clear()
+                    for run in self._active:
+                        run.stopping = True
+                self._fill(pending, spaces, stored, done_summaries)
+                if not self._inflight:
+                    if pending:
+                        continue
+                    break
+                wait = self.store.seconds_to_flush()
+                if self.deadline is not None:
+                    wait = min(wait, max(0.0, self.deadline - time.monotonic()))
+                for future in self.executor.wait(list(self._inflight), max(wait, 0.01)):
+                    self._handle(future)
+                self.store.maybe_flush()
+                self._retire(done_summaries)
+            self._retire(done_summaries)
+        finally:
+            self.stats.elapsed_s = time.monotonic() - start
+            self._shutdown()
+        self.summaries = [done_summaries[i] for i in sorted(done_summaries)]
+        return self.summaries
+
+    # -- scheduling ------------------------------------------------------------------------
+    def _open_next(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
+                   stored: dict[str, set], done: dict[int, StudySummary]) -> StudyRun | None:
+        """Open the next pending study: a finished one is summed up and closed at once (None),
+        another becomes active."""
+        spec = pending.popleft()
+        run = self._open(spec, spaces[spec.space_ref], stored)
+        if not run.wants_prepare():
+            self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]))
+            run.stopping = True
+            done[self._spec_index(spec)] = run.summary()
+            self._count_study(done)
+            self._close(run)
+            return None
+        self._active.append(run)
+        self._attach(run)
+        return run
+
+    def _fill(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
+              stored: dict[str, set], done: dict[int, StudySummary]) -> None:
+        while len(self._inflight) < self.executor.capacity:
+            job = self._take_ready() or self._next_job()
+            if job is not None:
+                self._submit(job)
+                continue
+            if not pending:
+                return
+            self._open_next(pending, spaces, stored, done)
+        # Ask the sampler ahead, while the workers are busy, so a free worker gets its next
+        # trial at once instead of waiting for a TPE ask (tens of ms at a few hundred trials);
+        # one asked trial per worker absorbs results that arrive together.
+        while self._ask_ahead and len(self._ready) < self.executor.capacity:
+            job = self._next_job()
+            if job is None:
+                break
+            self._ready.append(job)
+
+    @property
+    def _ask_ahead(self) -> bool:
+        """Whether calls run elsewhere (asked anew: the default executor hands over to Ray)."""
+        return bool(getattr(self.executor, "asynchronous", False))
+
+    def _consider_ray(self) -> None:
+        """Tell an executor that can start Ray how much in-process work is left: the runs
+        not done yet at the mean evaluation time so far."""
+        consider = getattr(self.executor, "consider", None)
+        if consider is None or not self.stats.evaluations:
+            return
+        left = max(0, self._planned - self._finished)
+        mean_s = self.stats.eval_wall_s / self.stats.evaluations
+        consider(left * mean_s)
+
+    def _take_ready(self) -> Job | None:
+        while self._ready:
+            job = self._ready.popleft()
+            if not job.run.stopping:
+                return job
+            job.run.abandon(job)
+        return None
+
+    def _spec_index(self, spec: StudySpec) -> int:
+        return self._order[id(spec)]
+
+    def _next_job(self) -> Job | None:
+        for run in sorted(self._active, key=lambda r: r.busy):
+            job = run.next_job()
+            if job is not None:
+                return job
+        return None
+
+    def _open(self, spec: StudySpec, space: SearchSpace, stored: dict[str, set]) -> StudyRun:
+        key = spec.key(space)
+        run = StudyRun(spec, space, self.results, stored.get(key, {}),
+                       self.store.add_trial, self.store.amend_trial, self._build,
+                       load_rows=lambda: self.store.study_records(key),
+                       conflicts=self.store.conflicts.get(key))
+        self._counted[id(run)] = run.runs_done
+        self._finished += run.runs_done
+        if run.runs_done and self.progress is not None:
+            self.progress.resume(run.runs_done, references=len(run.references))
+            if self._single:
+                self.progress.set_best(run.best_value())
+        run.on_trial = self._after
+        self.store.flush_hooks.append(run.sync)
+        return run
+
+    def _restore_graph_row(self, spec: StudySpec, key: str) -> None:
+        """Write the ``graphs`` row of a study with nothing left to run whose rows name a graph
+        the store lacks (its file set aside by ``warpsweep check --repair``): the graph is
+        loaded for that alone."""
+        if self._study_graphs is None:
+            table = self.store.backend.scan(TRIALS, columns=["study_key", "graph_id"])
+            self._study_graphs = {}
+            for study, graph in zip(table.column("study_key").to_pylist(),
+                                    table.column("graph_id").to_pylist(), strict=True):
+                self._study_graphs.setdefault(study, set()).add(graph)
+        if not self._study_graphs.get(key, set()) - self.store.graph_ids() - {None, ""}:
+            return
+        args = (spec.graph, spec.algorithm, spec.n_sources(), spec.seed, True)
+        meta: GraphMeta = self.executor.result(
+            self.executor.call(self.backend.prepare, *args, num_returns=3)[2])
+        if meta.error is None:
+            self.store.add_graph(graph_row(dataclasses.replace(
+                meta, graph_id=graph_id(meta.spec, spec.graph_content))))
+
+    def _attach(self, run: StudyRun) -> None:
+        key = run.spec.prepare_key()
+        prep = self._preps.get(key)
+        if prep is None:
+            want_features = True
+            prep = self._start_prepare((run.spec.graph, run.spec.algorithm,
+                                        run.spec.n_sources(), run.spec.seed, want_features))
+            self.stats.prepares += 1
+            self._preps[key] = prep
+            self._inflight[prep.futures[2]] = ("prep", prep)
+        prep.users.append(run)
+        if prep.meta is not None:
+            run.set_prepared(prep.meta)
+
+    def _start_prepare(self, args: tuple) -> Prep:
+        """Submit the prepare call of a (graph, algorithm, sources): its future results."""
+        futures = self.executor.call(self.backend.prepare, *args, num_returns=3)
+        return Prep(futures, (self.backend.prepare, args))
+
+    def _submit(self, job: Job) -> None:
+        prep = self._preps[job.run.spec.prepare_key()]
+        spec = job.run.spec
+        if self._first_eval is None:
+            self._first_eval = time.monotonic()
+        (future,) = self.executor.call(self.backend.evaluate, prep.graph, prep.runs,
+                                       spec.algorithm, spec.device_model or spec.device,
+                                       job.config)
+        self._inflight[future] = ("eval", job)
+
+    # -- results ---------------------------------------------------------------------------
+    def _handle(self, future: Future) -> None:
+        kind, obj = self._inflight.pop(future)
+        if kind == "prep":
+            self._prepared(obj)
+            return
+        job: Job = obj
+        try:
+            outcome = self.executor.result(future)
+        except Exception as exc:  # the worker or its node died, after Ray's own retries
+            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}"
+            if job.attempts < DRIVER_RESUBMITS:  # the same trial, asked again: never lost
+                job.attempts += 1
+                self.stats.resubmitted += 1
+                if self.progress is not None:
+                    self.progress.note(f"resubmitting after a worker failure ({reason})")
+                self._submit(job)
+                return
+            outcome = Outcome(None, error=f"worker failure: {reason}")
+        self._finish_job(job, outcome)
+        self._consider_ray()
+
+    def _finish_job(self, job: Job, outcome: Outcome) -> None:
+        """Record one trial's outcome (its row, then its journal entry) and count it."""
+        self.stats.evaluations += 1
+        self.stats.busy_s += outcome.wall_s
+        self.stats.eval_wall_s += outcome.wall_s
+        self.stats.eval_s = time.monotonic() - (self._first_eval or time.monotonic())
+        record = job.run.finish(job, outcome)
+        if job.role == "reference":
+            self._count(job.run, reference=True)
+            self._note(job.run, record)
+
+    def _prepared(self, prep: Prep) -> None:
+        graph_f, runs_f, meta_f = prep.futures
+        meta: GraphMeta = self.executor.result(meta_f)
+        self.stats.busy_s += meta.prepare_s  # a worker loading the graph is a busy worker
+        if meta.error is not None:
+            origin = prep.users[0].spec.origin if prep.users else ""
+            raise ConfigError(f"{origin + ': ' if origin else ''}{meta.error}")
+        if prep.users:  # named by its content, which the driver read when checking the spec
+            content = prep.users[0].spec.graph_content
+            meta = dataclasses.replace(meta, graph_id=graph_id(meta.spec, content))
+        prep.meta = meta
+        fn, args = prep.rebuild
+        prep.graph = self.executor.share(graph_f, Rebuild(fn, args, 0))
+        prep.runs = self.executor.share(runs_f, Rebuild(fn, args, 1))
+        self.store.add_graph(graph_row(meta))
+        for run in prep.users:
+            run.set_prepared(meta)
+
+    def _after(self, run: StudyRun, record: TrialRecord) -> None:
+        self.stats.trials += 1
+        self._count(run)
+        self._note(run, record)
+
+    def _count(self, run: StudyRun, reference: bool = False) -> None:
+        """Advance the progress by the runs this study finished since last counted."""
+        new = run.runs_done - self._counted.get(id(run), 0)
+        self._counted[id(run)] = run.runs_done
+        self._finished += max(0, new)
+        if self.progress is not None:
+            self.progress.advance(new, reference=reference)
+            if self._single:
+                self.progress.set_best(run.best_value())
+
+    def _note(self, run: StudyRun, record: TrialRecord) -> None:
+        if self.progress is None or not self.progress.verbose:
+            return
+        who = f"reference {record.label}" if record.role == "reference" else (
+            f"trial {record.trial}")
+        if record.state == "complete":
+            what = f"{run.spec.objective}={', '.join(f'{v:.6g}' for v in record.values)}"
+        elif record.state == "duplicate":
+            of = "a reference" if record.duplicate_of == -1 else f"trial {record.duplicate_of}"
+            what = f"repeat of {of}"
+        else:
+            what = f"failed: {record.error}"
+        config = " ".join(f"{k}={v}" for k, v in record.params.items())
+        prefix = "" if self._single else f"{run.key} "
+        self.progress.note(f"{prefix}{who} {what}  [{config}]")
+
+    def _retire(self, done: dict[int, StudySummary]) -> None:
+        for run in list(self._active):
+            if not run.finished():
+                continue
+            self._active.remove(run)
+            if run.exhausted:
+                self._planned -= max(0, run.budget - run.done)
+            if run.exhausted and self.progress is not None:
+                self.progress.discount(run.budget - run.done)
+            done[self._spec_index(run.spec)] = run.summary()
+            self._count_study(done)
+            self._close(run)
+            key = run.spec.prepare_key()
+            prep = self._preps.get(key)
+            if prep is not None:
+                prep.users.remove(run)
+                if not prep.users and prep.meta is not None:
+                    del self._preps[key]  # drop the references; Ray frees the objects
+
+    def _count_study(self, done: dict[int, StudySummary]) -> None:
+        if self.progress is not None and not self._single:
+            self.progress.set_studies(len(done), len(self._order))
+
+    def _close(self, run: StudyRun) -> None:
+        if run.sync in self.store.flush_hooks:
+            self.store.flush_hooks.remove(run.sync)
+        self.store.flush()  # the study's rows are on disk before its journal is released
+        run.close()
+
+    def _shutdown(self) -> None:
+        while self._ready:  # asked but never started: failed and enqueued again for a resume
+            job = self._ready.popleft()
+            job.run.abandon(job)
+        try:
+            cancel = getattr(self.executor, "cancel", None)
+            if cancel is not None and self._inflight:
+                cancel(list(self._inflight))
+        finally:
+            try:
+                self.store.close()
+            finally:
+                for run in self._active:
+                    run.close()
+
+
+def _strategy_builder():
+    from simulator import Strategy
+
+    return Strategy.from_params
+
+
+def graph_row(meta: GraphMeta) -> dict[str, Any]:
+    """The ``graphs`` row of a prepared graph."""
+    from datetime import UTC
+    from datetime import datetime
+
+    from tuner.env import warpsweep_version
+    from tuner.results.schema import SCHEMA_VERSION
+
+    row: dict[str, Any] = dict(meta.features or {})
+    row.update(
+        graph_id=meta.graph_id, graph_spec=meta.spec, name=meta.name, kind=meta.kind, n=meta.n,
+        m=meta.m, directed=meta.directed, weighted=meta.weighted,
+        timestamp=datetime.now(UTC), warpsweep_version=warpsweep_version(),
+        schema_version=SCHEMA_VERSION,
+    )
+    return row

@@ -1,0 +1,704 @@
+"""One study's run: its Optuna study on disk, driven by ask-and-tell (``StudyRun``).
+
+The driver asks Optuna for configurations and tells it the results; evaluation happens
+elsewhere. Each result reaches the results store before it is told, and its record is kept in
+the trial's user attributes, so a resumed study rewrites rows a crash lost, tells trials whose
+result was recorded but not told, and re-enqueues the ones that were still running. What a
+study is (its spec, key, objective, budget and summary) is in ``tuner.tuning.spec``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.storages import JournalStorage
+from optuna.trial import TrialState
+
+from search_spaces.loader import SearchSpace
+from simulator.errors import WarpsweepError
+from tuner.results.journal import DriverJournal
+from tuner.results.location import Location
+from tuner.results.records import TrialRecord
+from tuner.results.store import ConflictError
+from tuner.results.store import record_fingerprint
+from tuner.tuning.evaluate import GraphMeta
+from tuner.tuning.evaluate import Outcome
+from tuner.tuning.evaluate import is_finite
+from tuner.tuning.samplers import UntriedSampler
+from tuner.tuning.samplers import UserNamedTrial
+from tuner.tuning.samplers import make_sampler
+from tuner.tuning.samplers import sampler_info
+from tuner.tuning.spec import Objective
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.spec import StudySummary
+from tuner.tuning.spec import budget_of
+from tuner.tuning.spec import reference_configs
+from tuner.tuning.spec import resume_seed
+from tuner.tuning.spec import used_sources
+
+# A study ends early when its sampler proposes only configurations it has already tried this
+# many times in a row (a small or converged space): repeats never use up the budget.
+MAX_REPEATS_IN_A_ROW = 50
+# Strategies built per study that are remembered (StudyRun._built); beyond it, forgotten.
+BUILT_MEMO_SIZE = 100_000
+
+
+@dataclass
+class Job:
+    """A configuration to evaluate for a study (a sampler trial or a reference run)."""
+
+    run: StudyRun
+    role: str
+    config: dict[str, Any]
+    strategy: Any
+    trial: optuna.trial.Trial | None = None
+    label: str | None = None
+    attempts: int = 0
+    repeats: int = 0  # proposals of tried configurations this trial was chosen in place of
+
+
+def journal_storage(path: Path) -> tuple[JournalStorage, DriverJournal]:
+    """The Optuna storage of one study, on a journal file this process holds (see journal)."""
+    backend = DriverJournal(path)
+    return JournalStorage(backend), backend
+
+
+class StudyRun:
+    """A study being tuned: Optuna study, budget, duplicates and records."""
+
+    def __init__(self, spec: StudySpec, space: SearchSpace, results: str | Path | Location,
+                 stored: set[tuple[str, Any]], add_row: Callable[[TrialRecord], None],
+                 amend_row: Callable[[TrialRecord, TrialRecord], None],
+                 build: Callable[[dict[str, Any]], Any],
+                 load_rows: Callable[[], list[TrialRecord]] | None = None,
+                 conflicts: list[str] | None = None) -> None:
+        self.spec = spec
+        self.space = space
+        self.key = spec.key(space)
+        self._device_digest = spec.device_digest  # the fields' digest, worked out once
+        self._add_row = add_row
+        self._amend_row = amend_row
+        self._build = build
+        self._built_memo: dict[tuple, tuple[Any, WarpsweepError | None]] = {}
+        self.meta: GraphMeta | None = None
+        self.stopping = False
+        self.on_trial: Callable[[StudyRun, TrialRecord], None] | None = None
+        self.exhaustive = sampler_info(spec.sampler).exhaustive
+        self.budget = budget_of(spec, space)
+        self.location = Location.of(results)
+        self.journal = self.location.journal_dir() / f"{self.key}.journal"
+        self.location.pull_journal(self.journal)
+        self._pushed_size = self.journal.stat().st_size if self.journal.exists() else -1
+        storage, self._journal = journal_storage(self.journal)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.study = optuna.create_study(
+                storage=storage, study_name=self.key, sampler=self._sampler(spec.seed),
+                directions=list(spec.objective.directions), load_if_exists=True,
+            )
+        self.records: dict[int, TrialRecord] = {}
+        self._best: list[float] | None = None  # the best values among self.records
+        self.references: dict[str, TrialRecord] = {}
+        self._answers: dict[Any, tuple[int, TrialRecord]] = {}
+        self._inflight: dict[Any, Job] = {}
+        self._waiters: dict[Any, list[tuple[optuna.trial.Trial, dict[str, Any]]]] = {}
+        self._pending_refs: list[tuple[str, dict[str, Any]]] = []
+        self.exhausted = False
+        self._repeats_in_a_row = 0
+        self._tried: set[Any] = set()
+        try:
+            self._reconcile(stored, load_rows, conflicts or [])
+            self._resume(stored)
+        except BaseException:
+            self.close()
+            raise
+        resumed = len(self.study.get_trials(deepcopy=False))
+        if resumed:
+            # A sampler seeded as on the first run would draw its first run's configurations
+            # again: a random study answered them as repeats until 50 in a row ended it early,
+            # so it could never grow past them. Seeded by how far the study got, it draws on.
+            self.study.sampler = self._sampler(resume_seed(spec.seed, resumed))
+
+    def _sampler(self, seed: int) -> UntriedSampler:
+        """The study's sampler, proposing only configurations not tried yet (see
+        ``UntriedSampler``)."""
+        return UntriedSampler(make_sampler(self.spec.sampler, seed, self.space), self.space,
+                              seed, self._key_and_valid, self._is_tried, self._answer_of)
+
+    def _built(self, config: dict[str, Any]) -> Any:
+        """``build(config)``, remembered per configuration (its knobs, values and their
+        types): the sampler's neighbour search and the dedupe keys build the strategies of
+        the same configurations again and again (issue 44). A rejected configuration raises
+        its error again."""
+        try:
+            key = tuple((k, type(v), v) for k, v in config.items())
+            built = self._built_memo.get(key)
+        except TypeError:  # an unhashable value: built every time
+            return self._build(config)
+        if built is None:
+            try:
+                built = (self._build(config), None)
+            except WarpsweepError as exc:
+                built = (None, exc)
+            if len(self._built_memo) >= BUILT_MEMO_SIZE:
+                self._built_memo.clear()
+            self._built_memo[key] = built
+        if built[1] is not None:
+            raise built[1].with_traceback(None)
+        return built[0]
+
+    def _key_and_valid(self, config: dict[str, Any]) -> tuple[Any, bool]:
+        try:
+            return self._built(config), True
+        except WarpsweepError:
+            return ("invalid", json.dumps(config, sort_keys=True, default=repr)), False
+
+    def _is_tried(self, key: Any) -> bool:
+        """Whether a configuration is answered, being evaluated or waited for (a reference
+        counts: the study answers a trial of its configuration from it)."""
+        return key in self._answers or key in self._inflight or key in self._waiters
+
+    def _answer_of(self, key: Any) -> tuple[bool, list[float] | None]:
+        """Whether the study holds a result for a configuration, and its objective values
+        (None: it failed)."""
+        if key not in self._answers:
+            return False, None
+        record = self._answers[key][1]
+        return True, record.values if record.state == "complete" else None
+
+    def _journal_params(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The knobs of ``config`` Optuna draws, by their own names (what is enqueued)."""
+        return {p.name: config[p.name] for p in self.space.params
+                if p.suggested and p.name in config}
+
+    def _name_metrics(self, study: optuna.Study) -> None:
+        """The objective's metric names on the study (optuna-dashboard shows them)."""
+        names = list(self.spec.objective.metrics)
+        if study.metric_names != names:
+            study.set_metric_names(names)
+
+    def sync(self) -> None:
+        """fsync the study's journal (called with every results flush), and upload it when
+        the results live in object storage and it has grown."""
+        self._journal.sync()
+        self._push()
+
+    def _journal_closed(self) -> bool:
+        return self._journal._file.closed
+
+    def close(self) -> None:
+        """Sync and release the study's journal."""
+        self._journal.close()
+        self._push()
+
+    def _push(self) -> None:
+        if self.location.local or not self.journal.exists():
+            return
+        size = self.journal.stat().st_size
+        if size != self._pushed_size:
+            self.location.push_journal(self.journal)
+            self._pushed_size = size
+
+    # -- reconcile -------------------------------------------------------------------------
+    def _reconcile(self, stored: Any, load_rows: Callable[[], list[TrialRecord]] | None,
+                   conflicts: list[str]) -> None:
+        """Make the journal agree with the stored rows, which are the record: a journal that
+        lost trials the rows hold (truncated, deleted, an older copy pulled from a bucket) is
+        rebuilt from the rows, trial numbers kept; rows that disagree with each other are
+        refused."""
+        where = self.location.text
+        if conflicts:
+            raise ConflictError(
+                f"study {self.key}: {len(conflicts)} key(s) hold two different rows in {where} "
+                f"({conflicts[0]}); run `warpsweep check {where} --repair`")
+        if not stored:
+            return
+        trials = {t.number: t for t in self.study.get_trials(deepcopy=False)}
+        behind, refs = [], []
+        for (role, ident), fp in stored.items():
+            if role == "reference":
+                if f"ref:{ident}" not in self.study.user_attrs:
+                    refs.append(ident)
+                continue
+            t = trials.get(ident)
+            data = t.user_attrs.get("record") if t is not None else None
+            if data is None or record_fingerprint(TrialRecord.from_json(data)) != fp:
+                behind.append(ident)
+        if not behind and not refs:
+            return
+        if load_rows is None:
+            raise ConflictError(
+                f"study {self.key}: its journal is behind the rows in {where} (trials "
+                f"{_ranges(sorted(behind))}); run `warpsweep check {where} --repair`")
+        rows = load_rows()
+        if not behind:
+            for r in rows:
+                if r.role == "reference" and r.label in refs:
+                    self.study.set_user_attr(f"ref:{r.label}", r.to_json())
+            return
+        self._rebuild(rows, trials, sorted(behind))
+
+    def _rebuild(self, rows: list[TrialRecord], trials: dict[int, Any],
+                 behind: list[int]) -> None:
+        by_number = {r.trial: r for r in rows if r.role == "trial"}
+        records = {n: TrialRecord.from_json(t.user_attrs["record"]) for n, t in trials.items()
+                   if "record" in t.user_attrs and n not in by_number}  # told, row lost
+        records.update(by_number)
+        requeue = [t.params for n, t in trials.items()
+                   if n not in records and t.state == TrialState.RUNNING and t.params]
+        attrs = dict(self.study.user_attrs)
+        for r in rows:
+            if r.role == "reference":
+                attrs[f"ref:{r.label}"] = r.to_json()
+        self._journal.close()
+        stale = None
+        if self.journal.exists() and not self.journal.stat().st_size:
+            self.journal.unlink()
+        if self.journal.exists():
+            stale = self.journal.with_name(f"{self.journal.name}.behind-{time.time_ns()}")
+            os.replace(self.journal, stale)
+        storage, self._journal = journal_storage(self.journal)
+        self._pushed_size = -1
+        directions = list(self.spec.objective.directions)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            study = optuna.create_study(
+                storage=storage, study_name=self.key, directions=directions,
+                sampler=optuna.samplers.RandomSampler(seed=self.spec.seed))
+            for k, v in attrs.items():
+                study.set_user_attr(k, v)
+            for n in range(max(records, default=-1) + 1):
+                record = records.get(n)
+                if record is not None:
+                    study.enqueue_trial(self._journal_params(record.params))
+                trial = study.ask()
+                if trial.number != n:  # cannot happen on a fresh journal: say so if it does
+                    raise ConflictError(f"study {self.key}: rebuilding its journal gave trial "
+                                        f"{trial.number} where {n} was due")
+                if record is None:  # a number the rows never held (interrupted, requeued)
+                    storage.set_trial_user_attr(trial._trial_id, "rebuilt_gap", True)
+                    study.tell(n, state=TrialState.FAIL)
+                    continue
+                self.space.suggest(UserNamedTrial(trial, self.space))
+                storage.set_trial_user_attr(trial._trial_id, "record", record.to_json())
+                if record.values is not None:
+                    study.tell(n, record.values)
+                else:
+                    study.tell(n, state=TrialState.FAIL)
+            for params in requeue:
+                study.enqueue_trial(self._journal_params(self.space.config_params(params)))
+            self.study = optuna.create_study(
+                storage=storage, study_name=self.key, directions=directions,
+                sampler=self._sampler(self.spec.seed), load_if_exists=True)
+        kept = f"; the old one is kept as {stale.name}" if stale is not None else ""
+        print(f"warpsweep: study {self.key}: its journal was behind the results (trials "
+              f"{_ranges(behind)}); rebuilt from the rows{kept}", file=sys.stderr)
+
+    # -- resume ----------------------------------------------------------------------------
+    def _resume(self, stored: set[tuple[str, Any]]) -> None:
+        self._name_metrics(self.study)
+        if not self.study.user_attrs.get("spec"):
+            self.study.set_user_attr("spec", {
+                "graph": self.spec.graph, "algorithm": self.spec.algorithm,
+                "device": self.spec.device, "space": self.space.name,
+                "space_digest": self.space.digest, "objective": str(self.spec.objective),
+                "sources": self.spec.n_sources(), "seed": self.spec.seed,
+            })
+        for label, data in self.study.user_attrs.items():
+            if label.startswith("ref:"):
+                record = TrialRecord.from_json(data)
+                self.references[record.label] = record
+                self._remember(-1, record)
+                self._consider_best(record)
+                if ("reference", record.label) not in stored:
+                    self._add_row(record)
+        storage = self.study._storage
+        for t in self.study.get_trials(deepcopy=False):
+            data = t.user_attrs.get("record")
+            if t.state == TrialState.RUNNING:
+                if data is not None:  # recorded but not told before the crash: tell it now
+                    record = TrialRecord.from_json(data)
+                    self._tell(t.number, record)
+                else:  # interrupted: fail it, and enqueue its configuration again
+                    storage.set_trial_user_attr(t._trial_id, "interrupted", True)
+                    self.study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
+                    self.study.enqueue_trial(self._journal_params(self.space.config_params(
+                        t.params)), user_attrs={"requeued_from": t.number})
+                    continue
+            elif data is None or not t.state.is_finished():
+                continue
+            record = TrialRecord.from_json(data)
+            self._add_record(t.number, record)
+            self._tried.add(self._dedupe_key(record.params))
+            if record.state != "duplicate":
+                self._remember(t.number, record)
+            if ("trial", t.number) not in stored:
+                self._add_row(record)
+        if self.exhaustive:
+            self._enqueue_grid()
+
+    def _enqueue_grid(self) -> None:
+        configs = list(self.space.configs())
+        random.Random(self.spec.seed).shuffle(configs)
+        seen = {self._dedupe_key(r.params) for r in self.records.values()}
+        waiting = self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        for t in waiting:
+            fixed = self.space.config_params(t.system_attrs.get("fixed_params", {}))
+            seen.add(self._dedupe_key({**dict(self.space.fixed), **fixed}))
+        room = self.budget - self.done - len(waiting)
+        for config in configs:
+            if room <= 0:
+                break
+            k = self._dedupe_key(config)
+            if k in seen:
+                continue
+            seen.add(k)
+            self.study.enqueue_trial(self._journal_params(config))
+            room -= 1
+
+    def _dedupe_key(self, config: dict[str, Any]) -> Any:
+        try:
+            return self._built(config)
+        except WarpsweepError:
+            return ("invalid", json.dumps(config, sort_keys=True, default=repr))
+
+    def _remember(self, number: int, record: TrialRecord) -> None:
+        if record.state == "failed" and (record.error or "").startswith("worker failure"):
+            return
+        self._answers[self._dedupe_key(record.params)] = (number, record)
+
+    # -- asking ----------------------------------------------------------------------------
+    def _missing_references(self) -> list[tuple[str, dict[str, Any]]]:
+        if not self.spec.references:
+            return []
+        missing = []
+        for label, config in reference_configs().items():
+            if label in self.references:
+                continue
+            try:
+                self._built(config)
+            except WarpsweepError:
+                continue  # a baseline this simulator cannot run: nothing to compare with
+            missing.append((label, config))
+        return missing
+
+    def wants_prepare(self) -> bool:
+        """Whether anything is left to evaluate (else the graph need not be loaded at all)."""
+        return self.done < self.budget or bool(self._missing_references())
+
+    def set_prepared(self, meta: GraphMeta) -> None:
+        """The study's graph is ready; queue the reference runs not done yet."""
+        self.meta = meta
+        self._pending_refs = self._missing_references()
+
+    @property
+    def done(self) -> int:
+        """Distinct configurations the sampler has proposed and the study answered (resumed
+        ones included; a repeat counts once): what the budget counts."""
+        return len(self._tried)
+
+    @property
+    def runs_done(self) -> int:
+        """What the progress counts: configurations tried (up to the budget) plus the
+        reference runs finished."""
+        return min(self.done, self.budget) + len(self.references)
+
+    @property
+    def busy(self) -> int:
+        """Trials started but not finished (evaluating or waiting on a duplicate)."""
+        return len(self._inflight) + sum(len(w) for w in self._waiters.values())
+
+    def needs_work(self) -> bool:
+        """Whether this study still wants trials or reference runs."""
+        if self._pending_refs:
+            return True
+        return not self.exhausted and self.done + self._trials_busy() < self.budget
+
+    def finished(self) -> bool:
+        """Whether nothing is left to start or to wait for."""
+        idle = not self._inflight and not self._waiters
+        return idle and (self.stopping or not self.needs_work())
+
+    def _trials_busy(self) -> int:
+        return sum(1 for j in self._inflight.values() if j.role == "trial")
+
+    def next_job(self) -> Job | None:
+        """The next configuration to evaluate; duplicates and invalid ones are answered here."""
+        if self.meta is None or self.stopping:
+            return None
+        while self._pending_refs:
+            label, config = self._pending_refs.pop(0)
+            strategy = self._built(config)
+            if strategy in self._inflight:
+                continue
+            job = Job(self, "reference", config, strategy, label=label)
+            self._inflight[strategy] = job
+            return job
+        while self.done + self._trials_busy() < self.budget and not self.exhausted:
+            trial = self.study.ask()
+            config = self.space.suggest(UserNamedTrial(trial, self.space))
+            repeats = self.study.sampler.repeats.pop(trial.number, 0)
+            key = self._dedupe_key(config)
+            if key in self._answers or key in self._inflight:
+                self._repeats_in_a_row += 1
+                if self._repeats_in_a_row >= MAX_REPEATS_IN_A_ROW:
+                    self.exhausted = True  # the sampler only proposes what it has seen
+                if key in self._answers:
+                    number, original = self._answers[key]
+                    self._finish_trial(trial, config, self._duplicate(trial.number, config,
+                                                                      number, original))
+                else:
+                    self._waiters.setdefault(key, []).append((trial, config))
+                continue
+            self._repeats_in_a_row = 0
+            try:
+                strategy = self._built(config)
+            except WarpsweepError as exc:
+                failed = self._failed_record("trial", config, f"invalid configuration: {exc}",
+                                             trial=trial.number)
+                failed.repeats = repeats
+                record = self._finish_trial(trial, config, failed)
+                self._answers[key] = (trial.number, record)
+                continue
+            job = Job(self, "trial", config, strategy, trial=trial, repeats=repeats)
+            self._inflight[strategy] = job
+            return job
+        return None
+
+    def abandon(self, job: Job) -> None:
+        """A job asked but never started (the run stopped first): like a trial interrupted
+        mid-run, it fails in Optuna and its configuration is enqueued for the next resume."""
+        self._inflight.pop(job.strategy, None)
+        if job.trial is None:
+            self._pending_refs.insert(0, (job.label, job.config))
+        else:
+            self.study._storage.set_trial_user_attr(job.trial._trial_id, "interrupted", True)
+            self.study.tell(job.trial.number, state=TrialState.FAIL, skip_if_finished=True)
+            self.study.enqueue_trial(self._journal_params(job.config),
+                                     user_attrs={"requeued_from": job.trial.number})
+        for trial, _ in self._waiters.pop(job.strategy, []):
+            self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
+
+    # -- telling ---------------------------------------------------------------------------
+    def finish(self, job: Job, outcome: Outcome) -> TrialRecord:
+        """Record an evaluation's outcome (row first, then Optuna) and answer its duplicates."""
+        self._inflight.pop(job.strategy, None)
+        number = job.trial.number if job.trial is not None else None
+        if outcome.error is not None:
+            record = self._failed_record(job.role, job.config, outcome.error, number,
+                                         job.label, outcome)
+        else:
+            values = self.spec.objective.values(outcome.metrics)
+            if not is_finite(values):
+                record = self._failed_record(
+                    job.role, job.config, f"objective {self.spec.objective} is not finite: "
+                    f"{values}", number, job.label, outcome)
+            else:
+                record = self._record(job.role, "complete", job.config, trial=number,
+                                      label=job.label, values=values, outcome=outcome)
+        if job.role == "trial":
+            record.repeats = job.repeats
+        if job.role == "reference":
+            self._add_row(record)
+            self.study.set_user_attr(f"ref:{job.label}", record.to_json())
+            self.references[job.label] = record
+            self._remember(-1, record)
+            self._consider_best(record)
+        else:
+            record = self._finish_trial(job.trial, job.config, record)
+            self._remember(number, record)
+        original_number = -1 if number is None else number
+        for trial, config in self._waiters.pop(job.strategy, []):
+            self._finish_trial(trial, config, self._duplicate(trial.number, config,
+                                                              original_number, record))
+        return record
+
+    def _finish_trial(self, trial: optuna.trial.Trial, config: dict[str, Any],
+                      record: TrialRecord) -> TrialRecord:
+        self._add_row(record)
+        record = self._tell(trial.number, record, trial)
+        if self.on_trial is not None:
+            self.on_trial(self, record)
+        return record
+
+    def _tell(self, number: int, record: TrialRecord,
+              trial: optuna.trial.Trial | None = None) -> TrialRecord:
+        storage = self.study._storage
+        if trial is not None:
+            trial_id = trial._trial_id
+        else:
+            trial_id = storage.get_trial_id_from_study_id_trial_number(self.study._study_id,
+                                                                       number)
+        storage.set_trial_user_attr(trial_id, "record", record.to_json())
+        try:
+            if record.values is not None:
+                self.study.tell(number, record.values)
+            else:
+                self.study.tell(number, state=TrialState.FAIL)
+        except Exception as exc:  # a tell that fails becomes a failed row, never only a log line
+            failed = dataclasses.replace(
+                record, state="failed", values=None, values_std=None, metrics=None,
+                error=f"tell failed: {type(exc).__name__}: {exc}",
+            )
+            self._amend_row(record, failed)
+            storage.set_trial_user_attr(trial_id, "record", failed.to_json())
+            self.study.tell(number, state=TrialState.FAIL, skip_if_finished=True)
+            record = failed
+        self._add_record(number, record)
+        self._tried.add(self._dedupe_key(record.params))
+        return record
+
+    def _add_record(self, number: int, record: TrialRecord) -> None:
+        self.records[number] = record
+        self._consider_best(record)
+
+    def _consider_best(self, record: TrialRecord) -> None:
+        """Keep the best values seen, trials' and references' alike."""
+        sort_key = self.spec.objective.sort_key
+        if record.values is not None and (self._best is None
+                                          or sort_key(record.values) < sort_key(self._best)):
+            self._best = record.values
+
+    # -- records ---------------------------------------------------------------------------
+    def _record(self, role: str, state: str, config: dict[str, Any], trial: int | None = None,
+                label: str | None = None, values: list[float] | None = None,
+                outcome: Outcome | None = None, error: str | None = None,
+                duplicate_of: int | None = None) -> TrialRecord:
+        meta = self.meta
+        spread = outcome.spread if outcome is not None and state == "complete" else {}
+        t_spread = spread.get("time_us")
+        values_std = ([spread[m][0] for m in self.spec.objective.metrics if m in spread]
+                      if spread else None)
+        return TrialRecord(
+            study_key=self.key, role=role, state=state,
+            graph_id=meta.graph_id if meta else "", graph_spec=meta.spec if meta else "",
+            algorithm=self.spec.algorithm, device=self.spec.device, space=self.space.name,
+            space_digest=self.space.digest, sampler=self.spec.sampler,
+            objective=str(self.spec.objective), params=self._effective(config),
+            seed=self.spec.seed, trial=trial, label=label, values=values,
+            values_std=values_std or None,
+            metrics=outcome.metrics if outcome is not None and state == "complete" else None,
+            sources=list(meta.sources) if meta else [], n_sources=used_sources(self.spec, meta),
+            time_us_std=t_spread[0] if t_spread else None,
+            time_us_min=t_spread[1] if t_spread else None,
+            time_us_max=t_spread[2] if t_spread else None,
+            error=error, duplicate_of=duplicate_of,
+            wall_s=outcome.wall_s if outcome is not None else 0.0,
+            device_digest=self._device_digest,
+            worker=outcome.worker or None if outcome is not None else None,
+            node_id=outcome.node_id if outcome is not None else None,
+        )
+
+    def _effective(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Every knob that applies to the configuration, defaults included (the sampled
+        config itself when the simulator rejects it)."""
+        try:
+            return self._built(config).to_params()
+        except WarpsweepError:
+            return dict(config)
+
+    def _failed_record(self, role: str, config: dict[str, Any], error: str,
+                       trial: int | None = None, label: str | None = None,
+                       outcome: Outcome | None = None) -> TrialRecord:
+        return self._record(role, "failed", config, trial=trial, label=label, outcome=outcome,
+                            error=error or "unknown error")
+
+    def _duplicate(self, number: int, config: dict[str, Any], original_number: int,
+                   original: TrialRecord) -> TrialRecord:
+        values = (self.spec.objective.values(original.metrics)
+                  if original.state == "complete" else None)
+        error = None if values is not None else (original.error or "duplicate of a failed trial")
+        record = self._record("trial", "duplicate", config, trial=number, values=values,
+                              error=error, duplicate_of=original_number)
+        # the row repeats the original's figures, so a query over duplicates needs no join
+        return dataclasses.replace(
+            record, metrics=original.metrics, values_std=original.values_std,
+            time_us_std=original.time_us_std, time_us_min=original.time_us_min,
+            time_us_max=original.time_us_max, wall_s=0.0,
+        )
+
+    # -- results ---------------------------------------------------------------------------
+    def best_value(self) -> float | None:
+        """Best first-objective value so far, the references' included."""
+        return None if self._best is None else self._best[0]
+
+    def ranked(self) -> list[TrialRecord]:
+        """Every evaluated configuration, sampled or reference, best first (one row per
+        configuration; for several objectives, the Pareto front)."""
+        complete = [r for r in self.records.values() if r.state == "complete"]
+        complete += [r for r in self.references.values() if r.state == "complete"]
+        if len(self.spec.objective.metrics) == 1:
+            # ties as `warpsweep best` breaks them (tuner.analysis.trials._summaries): references
+            # first, then by trial number, then by label
+            complete.sort(key=lambda r: (self.spec.objective.sort_key(r.values), r.role,
+                                         -1 if r.trial is None else r.trial, r.label or ""))
+        distinct: dict[Any, TrialRecord] = {}
+        for r in complete:
+            distinct.setdefault(self._dedupe_key(r.params), r)
+        configs = list(distinct.values())
+        if len(self.spec.objective.metrics) > 1:
+            return pareto_front(configs, self.spec.objective)
+        return configs
+
+    @property
+    def repeats(self) -> int:
+        """Proposals of configurations already tried: those the sampler replaced by an untried
+        one (each trial's ``repeats``) and those answered from the study (``duplicate``)."""
+        return sum((r.repeats or 0) + (r.state == "duplicate") for r in self.records.values())
+
+    def summary(self, top: int = 5) -> StudySummary:
+        """Best configurations, the references and the counts."""
+        evaluated = [r for r in self.records.values() if r.state != "duplicate"]
+        failed = sum(r.state == "failed" for r in [*evaluated, *self.references.values()])
+        counts = {"configurations": self.done, "evaluations": len(evaluated) + len(
+            self.references), "references": len(self.references), "failed": failed,
+            "repeats": self.repeats}
+        if not self._journal_closed() and self.study.user_attrs.get("counts") != counts:
+            self.study.set_user_attr("counts", counts)  # the journal says what the table says
+        return StudySummary(
+            key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
+            done=self.done, evaluations=len(evaluated),
+            failed=failed,
+            duplicates=self.repeats,
+            best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
+            exhausted=self.exhausted,
+        )
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``0-2,5`` for [0, 1, 2, 5]."""
+    out: list[str] = []
+    for n in numbers:
+        if out and "-" not in out[-1].split(",")[-1] and int(out[-1]) == n - 1:
+            out[-1] = f"{n - 1}-{n}"
+        elif out and "-" in out[-1] and int(out[-1].split("-")[1]) == n - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ",".join(out)
+
+
+def pareto_front(records: list[TrialRecord], objective: Objective) -> list[TrialRecord]:
+    """Records not dominated by any other, sorted by the first objective."""
+    signs = [1.0 if d == "minimize" else -1.0 for d in objective.directions]
+
+    def key(r: TrialRecord) -> list[float]:
+        return [s * v for s, v in zip(signs, r.values, strict=True)]
+
+    keyed = [(key(r), r) for r in records]
+    front = [
+        r for k, r in keyed
+        if not any(all(a <= b for a, b in zip(o, k, strict=True)) and o != k for o, _ in keyed)
+    ]
+    return sorted(front, key=lambda r: key(r))
