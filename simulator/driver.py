@@ -5,7 +5,6 @@ switches with their conversion kernels, and the spatial hybrid's representatives
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -33,6 +32,7 @@ from simulator.functional import IterationWork
 from simulator.functional import kept
 from simulator.layout import TaskLayout
 from simulator.layout import sweep_layout
+from simulator.mappings import MAPPINGS
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
@@ -123,20 +123,6 @@ def check_applicable(strategy: Strategy, algorithm: str) -> None:
         )
 
 
-def adaptive_width(degrees: np.ndarray, strategy: Strategy) -> int:
-    """The adaptive policy's W: the frontier's degree statistic rounded up to a power of two,
-    clamped to ``adaptive_min_w..adaptive_max_w``."""
-    if degrees.size == 0:
-        return strategy.adaptive_min_w
-    if strategy.adaptive_stat == "mean":  # of whole degrees: their sum is exact either way
-        stat = int(degrees.sum()) / degrees.size  # (numpy's mean costs several times more)
-    else:
-        stat = np.median(degrees) if strategy.adaptive_stat == "median" else np.percentile(
-            degrees, 90)
-    w = 1 << max(0, math.ceil(stat) - 1).bit_length()
-    return int(min(max(w, strategy.adaptive_min_w), strategy.adaptive_max_w))
-
-
 class _Launcher:
     """Costs launches of one run, sharing sweep layouts across iterations."""
 
@@ -148,7 +134,7 @@ class _Launcher:
         # kernel must (two relaxations of one target race); BFS writers all store one level
         self.atomic_updates = functional.algorithm in ("sssp", "cc")
         self.layouts: dict[Strategy, TaskLayout] = {}
-        self.widths: dict[int, Strategy] = {}  # the vwarp strategy of each W adaptive picks
+        self.mapping = MAPPINGS[strategy.mapping]
         self.hit_rate = device.l2_hit_rate(working_set_bytes(
             functional.n, functional.indices.size, reads_weights=functional.reads_weights,
             worklist=strategy.driven != "topology",
@@ -162,12 +148,11 @@ class _Launcher:
         self.pending_slots = self.pending_edges = 0
 
     def strategy_for(self, active: np.ndarray) -> Strategy:
-        if self.strategy.mapping != "adaptive":
+        """The strategy an iteration over the ``active`` vertices runs as (adaptive: the
+        vwarp one of the W its frontier picks)."""
+        if not self.mapping.per_iteration:
             return self.strategy
-        w = adaptive_width(self.degree[active], self.strategy)
-        if w not in self.widths:  # built once per W: a Strategy validates all its knobs
-            self.widths[w] = self.strategy.with_width(w)
-        return self.widths[w]
+        return self.mapping.for_iteration(self.strategy, self.degree[active])
 
     def width(self, work: IterationWork) -> int:
         """W the iteration runs with (1 for the thread-based mappings)."""
@@ -346,17 +331,9 @@ def _asynchronous_sweep(launcher: _Launcher, run: AsynchronousLowering, active: 
     storing lanes, and the vertices it lowered (the next sweep's)."""
     s = launcher.strategy_for(active)
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
-                        slots=active, lanes_per_vertex=_lockstep_width(s))
+                        slots=active, lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s))
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
-
-
-def _lockstep_width(strategy: Strategy) -> int | None:
-    """W of a sweep whose vertices run their edges W at a time in lockstep steps, one chunk
-    vertex per virtual warp (thread or vwarp mapping, chunk 1, no donation); None for the
-    mappings that spread a vertex's edges otherwise."""
-    lockstep = strategy.mapping in ("thread", "vwarp") and strategy.donate_threshold is None
-    return strategy.lanes_per_vertex if lockstep and strategy.chunk in (None, 1) else None
 
 
 def _asynchronous_worklist(launcher: _Launcher, run: AsynchronousLowering,

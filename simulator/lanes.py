@@ -1,18 +1,23 @@
 """Which lane runs each expanded edge, in which warp step: virtual warps walking their chunk
 positions in lockstep (the thread mapping: W = 1), warp-level edge redistribution (WER) and
-work donation (``simulator.engine``, "Layout" and "Other lane layouts")."""
+work donation (``simulator.engine``, "Layout" and "Other lane layouts"). Each mapping
+(``simulator.mappings``) assigns its lanes through one of these."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simulator.layout import TaskLayout
 from simulator.sectors import ceil_div
 from simulator.sectors import floor_div
+from simulator.sorted_runs import distinct
 from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import stable_order
+
+if TYPE_CHECKING:  # the mappings import this module, and Strategy imports them
+    from simulator.layout import TaskLayout
 
 
 def position_of(slots: np.ndarray, per_unit: int, c: int) -> np.ndarray:
@@ -230,3 +235,31 @@ def donating_lanes(expanding_slots, degree, local, unit_block, block_size, thres
     lanes = Lanes(group, lane, simd_steps, np.zeros(units), drain_rounds[unit_block], own,
                    given, given_group)
     return lanes, donating
+
+
+def donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
+                    layout: TaskLayout, block_size: int, warp_size: int, threshold: int,
+                    defer_threshold: int | None) -> np.ndarray:
+    """The blocks (keys sweep * blocks + block, ascending) in which a thread donates edges
+    (``donating_lanes``: it has more than its block's cap), from sweeps' active vertices
+    (ascending by sweep, then vertex) alone. A donor's block's cap is at least the
+    threshold plus one (the block holds the donor's edges), so only the blocks of vertices
+    with more edges than that have their edges summed."""
+    warps_per_block = block_size // warp_size
+    blocks = ceil_div(layout.units, warps_per_block)
+    if defer_threshold is not None:  # deferred outliers do not expand
+        degree = np.where(degree <= defer_threshold, degree, 0)
+    candidate = np.flatnonzero(degree > threshold + 1)
+    if candidate.size == 0:
+        return candidate
+    key = sweep * blocks + vertex // (layout.per_unit * warps_per_block)
+    # each candidate's block's expanding edges, from the running sum of all degrees
+    edges_before = np.zeros(degree.size + 1, dtype=np.int64)
+    np.cumsum(degree, out=edges_before[1:])
+    candidate_key = key[candidate]
+    block_edges = (edges_before[key.searchsorted(candidate_key, "right")]
+                   - edges_before[key.searchsorted(candidate_key, "left")])
+    block = candidate_key % blocks
+    block_units = np.minimum(warps_per_block, layout.units - block * warps_per_block)
+    cap = np.ceil(block_edges / (block_units * warp_size)) + threshold
+    return distinct(candidate_key[degree[candidate] > cap])

@@ -7,6 +7,7 @@ from dataclasses import field
 from dataclasses import replace
 from functools import cached_property
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,7 +19,9 @@ from simulator.sectors import range_sectors
 from simulator.sectors import row_bounds_transactions
 from simulator.sectors import step_row_bounds_transactions
 from simulator.sectors import unit_transactions
-from simulator.strategy import Strategy
+
+if TYPE_CHECKING:  # annotations only: the mappings import the lane layouts, Strategy them
+    from simulator.strategy import Strategy
 
 
 @dataclass(frozen=True, eq=False)

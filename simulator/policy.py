@@ -49,6 +49,7 @@ from simulator.driver import initial_worklist
 from simulator.engine import Launch
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
+from simulator.mappings import MAPPINGS
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.strategy import Strategy
@@ -134,7 +135,7 @@ class Policy:
         if not self.candidates:
             raise ConfigError("a policy needs at least one candidate configuration")
         for i, s in enumerate(self.candidates):
-            if s.driven not in ("topology", "data") or s.mapping == "adaptive" or (
+            if s.driven not in ("topology", "data") or MAPPINGS[s.mapping].per_iteration or (
                     s.unroll or 1) > 1 or s.policy is not None:
                 raise ConfigError(
                     f"policy candidate {i} ({s}) must be a plain topology or data-driven "

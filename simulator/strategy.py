@@ -7,34 +7,40 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.errors import ConfigError
+from simulator.knob_checks import VIRTUAL_WARP_SIZES as VIRTUAL_WARP_SIZES
+from simulator.knob_checks import check_choice
+from simulator.knob_checks import check_positive
+from simulator.knob_checks import check_threshold
+from simulator.knob_checks import is_int
+from simulator.knob_checks import is_number
+from simulator.mappings import MAPPINGS as MAPPING_REGISTRY
+from simulator.mappings import knob_owners
+from simulator.mappings import mapping_names
+from simulator.mappings import mapping_of
+from simulator.mappings._adaptive import ADAPTIVE_STATS as ADAPTIVE_STATS
+from simulator.mappings._vwarp import DISTRIBUTIONS as DISTRIBUTIONS
 
-MAPPINGS = ("thread", "vwarp", "wer", "wer+", "adaptive")
-DISTRIBUTIONS = ("static", "dynamic")
-VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
+# VIRTUAL_WARP_SIZES, ADAPTIVE_STATS and DISTRIBUTIONS (the mappings' choices) are imported
+# from here too, as MAPPINGS is (below)
 DRIVEN = ("topology", "data", "temporal", "spatial")
 PUSHES = ("atomic", "chunked", "prefix", "block")
 SWITCH_ONS = ("vertices", "edges")
 RELAXES = ("atomic", "store")
-ADAPTIVE_STATS = ("mean", "median", "p90")
 # Integer knobs are 32-bit on the GPU (and in the simulator's slot arrays).
 INT_MAX = 2**31 - 1
 _INT_KNOBS = ("chunk", "defer_threshold", "donate_threshold", "partition", "unroll")
-# Knobs that only some mappings / driven forms take: (knob, the settings it applies to, default).
-_MAPPING_KNOBS = {
-    "w": (("vwarp",), 32),
-    "chunk": (("vwarp", "wer", "wer+", "adaptive"), 1),
-    "distribution": (("vwarp", "wer", "wer+", "adaptive"), "static"),
-    "adaptive_min_w": (("adaptive",), 1),
-    "adaptive_max_w": (("adaptive",), 32),
-    "adaptive_stat": (("adaptive",), "mean"),
-    "donate_threshold": (("thread",), None),
-    # a per-iteration policy file (simulator/policy.py) and factors on its first splits'
-    # thresholds (``policy=FILE`` alone implies ``mapping=adaptive``)
-    "policy": (("adaptive",), None),
-    "policy_t1": (("adaptive",), None),
-    "policy_t2": (("adaptive",), None),
-    "policy_t3": (("adaptive",), None),
-}
+
+
+def __getattr__(name: str):
+    """``MAPPINGS``: the registered mappings' names (``simulator.mappings``), as they are
+    now: a test may register its own for a while."""
+    if name == "MAPPINGS":
+        return mapping_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Knobs that only some driven forms take: (knob, the settings it applies to, default). The
+# mappings' own knobs are theirs (``Mapping.knobs``).
 _DRIVEN_KNOBS = {
     "push": (("data", "temporal", "spatial"), "atomic"),
     "dedup": (("data", "temporal"), False),
@@ -120,54 +126,33 @@ class Strategy:
     def __post_init__(self) -> None:
         if self.policy is not None and self.mapping == "thread":
             object.__setattr__(self, "mapping", "adaptive")
-        if self.mapping not in MAPPINGS:
-            raise ConfigError(f"`mapping in {MAPPINGS}` must hold, but got {self.mapping!r}")
+        mapping = mapping_of(self.mapping)
         if self.driven not in DRIVEN:
             raise ConfigError(f"`driven in {DRIVEN}` must hold, but got driven={self.driven!r}")
-        self._apply(_MAPPING_KNOBS, "mapping", self.mapping)
+        self._apply_mapping_knobs(mapping)
         self._apply(_DRIVEN_KNOBS, "driven", self.driven)
-        if self.w is not None:
-            _check_width("w", self.w)
-        if self.chunk is not None and (not _is_int(self.chunk) or self.chunk < 1):
-            raise ConfigError(f"`chunk >= 1` must hold (an integer), but got chunk={self.chunk!r}")
-        _check_choice("distribution", self.distribution, DISTRIBUTIONS)
-        if self.policy is not None:
-            _check_policy_knobs(self)
-        if self.mapping == "adaptive":
-            _check_width("adaptive_min_w", self.adaptive_min_w)
-            _check_width("adaptive_max_w", self.adaptive_max_w)
-            if self.adaptive_min_w > self.adaptive_max_w:
-                raise ConfigError(
-                    "`adaptive_min_w <= adaptive_max_w` must hold, but got "
-                    f"{self.adaptive_min_w} > {self.adaptive_max_w}"
-                )
-            _check_choice("adaptive_stat", self.adaptive_stat, ADAPTIVE_STATS)
-        for knob in ("defer_threshold", "donate_threshold"):
-            value = getattr(self, knob)
-            if value is not None and (not _is_int(value) or value < 0):
-                raise ConfigError(
-                    f"`{knob}` must be None or an integer >= 0, but got {knob}={value!r}"
-                )
-        if not _is_int(self.block_size) or not (
+        mapping.check(self)
+        check_threshold("defer_threshold", self.defer_threshold)
+        if not is_int(self.block_size) or not (
             32 <= self.block_size <= 1024 and self.block_size % 32 == 0
         ):
             raise ConfigError(
                 "`block_size` must be a multiple of 32 in 32..1024, "
                 f"but got block_size={self.block_size!r}"
             )
-        _check_choice("push", self.push, PUSHES)
+        check_choice("push", self.push, PUSHES)
         for knob in ("variable_grid", "dedup"):
             value = getattr(self, knob)
             if value is not None and not isinstance(value, bool):
                 raise ConfigError(f"`{knob}` must be true or false, but got {value!r}")
-        _check_choice("switch_on", self.switch_on, SWITCH_ONS)
-        _check_choice("relax", self.relax, RELAXES)
+        check_choice("switch_on", self.switch_on, SWITCH_ONS)
+        check_choice("relax", self.relax, RELAXES)
         if self.driven == "temporal":
             if self.switch_to_data is None:
                 object.__setattr__(self, "switch_to_data", self.switch_to_topology)
             for knob in ("switch_to_topology", "switch_to_data"):
                 value = getattr(self, knob)
-                if not _is_number(value) or not value >= 0:
+                if not is_number(value) or not value >= 0:
                     raise ConfigError(f"`{knob} >= 0` must hold, but got {knob}={value!r}")
             if self.switch_to_topology == 0:
                 raise ConfigError("`switch_to_topology > 0` must hold, but got 0")
@@ -178,16 +163,29 @@ class Strategy:
                     f"{self.switch_to_topology}"
                 )
         for knob in ("partition", "unroll"):
-            value = getattr(self, knob)
-            if value is not None and (not _is_int(value) or value < 1):
-                raise ConfigError(
-                    f"`{knob} >= 1` must hold (an integer), but got {knob}={value!r}")
+            check_positive(knob, getattr(self, knob))
         for knob in _INT_KNOBS:
             value = getattr(self, knob)
             if value is not None and value > INT_MAX:
                 raise ConfigError(
                     f"`{knob} <= {INT_MAX}` must hold (the kernels' counters are 32-bit), "
                     f"but got {knob}={value!r}"
+                )
+
+    def _apply_mapping_knobs(self, mapping) -> None:
+        """Default the knobs ``mapping`` owns; refuse those set that it does not (but some
+        other mapping does)."""
+        owners = knob_owners()
+        for knob in _mapping_knob_order():
+            value = getattr(self, knob)
+            if knob in mapping.knobs:
+                if value is None:
+                    object.__setattr__(self, knob, mapping.knobs[knob])
+            elif value is not None:
+                applies = ", ".join(f"mapping={s!r}" for s in owners[knob])
+                raise ConfigError(
+                    f"knob `{knob}` does not apply to mapping={self.mapping!r} (got "
+                    f"{knob}={value!r}); it applies to {applies}"
                 )
 
     def _apply(self, knobs: dict, selector: str, setting: str) -> None:
@@ -203,14 +201,6 @@ class Strategy:
                     f"knob `{knob}` does not apply to {selector}={setting!r} (got "
                     f"{knob}={value!r}); it applies to {owners}"
                 )
-
-    KNOBS = (
-        "mapping", "w", "chunk", "distribution", "defer_threshold", "block_size",
-        "adaptive_min_w", "adaptive_max_w", "adaptive_stat", "donate_threshold",
-        "driven", "push", "dedup", "variable_grid", "switch_to_topology", "switch_to_data",
-        "switch_on", "relax", "partition", "unroll", "policy", "policy_t1", "policy_t2",
-        "policy_t3",
-    )
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Strategy:
@@ -243,8 +233,9 @@ class Strategy:
 
     @property
     def lanes_per_vertex(self) -> int:
-        """Lanes that expand one vertex's edge list: W for vwarp, 1 for the thread-based ones."""
-        return self.w if self.mapping == "vwarp" else 1
+        """Lanes that expand one vertex's edge list: W for vwarp, 1 for the thread-based ones
+        (the mapping's ``lanes_per_vertex``)."""
+        return MAPPING_REGISTRY[self.mapping].lanes_per_vertex(self)
 
     @property
     def vertices_per_grab(self) -> int:
@@ -258,8 +249,9 @@ class Strategy:
 
     @property
     def redistributes(self) -> bool:
-        """Whether a warp spreads its edges over its lanes (WER, WER+)."""
-        return self.mapping in ("wer", "wer+")
+        """Whether a warp spreads its edges over its lanes (WER, WER+: the mapping's
+        ``redistributes``)."""
+        return MAPPING_REGISTRY[self.mapping].redistributes
 
     @property
     def uses_worklist(self) -> bool:
@@ -277,43 +269,25 @@ class Strategy:
         return ",".join(f"{k}={v}" for k, v in self.to_params().items())
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+# every field is a knob (from_params, to_params)
+Strategy.KNOBS = tuple(f.name for f in dataclasses.fields(Strategy))
+_FIELDS = frozenset(Strategy.KNOBS)
+_knob_orders: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
-def _is_number(value: object) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and value == value
-
-
-def _check_width(knob: str, value: object) -> None:
-    if not _is_int(value) or value not in VIRTUAL_WARP_SIZES:
-        raise ConfigError(
-            f"`{knob} in {VIRTUAL_WARP_SIZES}` (a power of two up to the warp size) must "
-            f"hold, but got {knob}={value!r}"
-        )
-
-
-def _check_policy_knobs(strategy: Strategy) -> None:
-    """A policy run takes its configurations from the policy file: the strategy holds only
-    the file and the threshold factors (each > 0)."""
-    if not isinstance(strategy.policy, str) or not strategy.policy:
-        raise ConfigError(f"`policy` must be a policy file's path, but got {strategy.policy!r}")
-    if strategy.driven != "topology":
-        raise ConfigError("`policy` picks each iteration's driven form itself: leave `driven` "
-                          f"unset, but got driven={strategy.driven!r}")
-    for knob in ("policy_t1", "policy_t2", "policy_t3"):
-        value = getattr(strategy, knob)
-        if value is not None and not (_is_number(value) and value > 0):
-            raise ConfigError(f"`{knob} > 0` must hold (a factor on a threshold), but got "
-                              f"{knob}={value!r}")
-    if strategy.defer_threshold is not None or (strategy.unroll or 1) > 1:
-        raise ConfigError("`defer_threshold` and `unroll` do not apply with `policy`: the "
-                          "policy file's candidates set each iteration's knobs")
-
-
-def _check_choice(knob: str, value: object, choices: tuple[str, ...]) -> None:
-    if value is not None and value not in choices:
-        raise ConfigError(f"`{knob} in {choices}` must hold, but got {knob}={value!r}")
+def _mapping_knob_order() -> tuple[str, ...]:
+    """The knobs some registered mapping owns, in the order of the Strategy's fields (the
+    order in which a misplaced one is reported)."""
+    owners = knob_owners()
+    key = tuple(owners)
+    order = _knob_orders.get(key)
+    if order is None:
+        unknown = sorted(set(owners) - _FIELDS)
+        if unknown:
+            raise ValueError(f"mapping knob(s) {unknown} are not Strategy fields; a mapping's "
+                             "knobs must be fields of simulator.strategy.Strategy")
+        order = _knob_orders[key] = tuple(k for k in Strategy.KNOBS if k in owners)
+    return order
 
 
 def _parse_value(text: str) -> Any:

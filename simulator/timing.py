@@ -13,6 +13,7 @@ from simulator.costs import InstructionCosts
 from simulator.device import Device
 from simulator.functional import kept_recent
 from simulator.layout import TaskLayout
+from simulator.mappings import MAPPINGS
 from simulator.scheduling import list_schedule
 from simulator.scheduling import list_schedule_sparse
 from simulator.scheduling import whole_cycle_schedules
@@ -386,8 +387,8 @@ def clean_unit_work(layout: TaskLayout, strategy: Strategy, device: Device,
     sisd = check_and_stage_sisd(layout, costs, serial_virtual_warps(layout, device))
     if strategy.dynamic:
         sisd += costs.grab
-    if donated:
-        sisd += costs.donate
+    if donated:  # a thread shared work: the mapping's cost of it (donation's barrier)
+        sisd += MAPPINGS[strategy.mapping].sharing_sisd(strategy, costs)
     round_trips = (layout.real_positions.astype(np.int64) if not staged
                    else np.ones(layout.units, dtype=np.int64))
     if strategy.dynamic:

@@ -1,9 +1,7 @@
 """Every algorithm's output against an independent reference (scipy.sparse.csgraph, networkx)."""
 
-import networkx as nx
 import numpy as np
 import pytest
-from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.csgraph import dijkstra
 from scipy.sparse.csgraph import shortest_path
@@ -13,6 +11,11 @@ from simulator import Graph
 from simulator import functional_run
 from simulator import simulate
 from simulator.functional import default_source
+from tests.references import adjacency
+from tests.references import assert_cc_labels
+from tests.references import bfs_levels
+from tests.references import networkx_pagerank
+from tests.references import sssp_distances
 
 STRATEGIES = [
     None,
@@ -22,35 +25,19 @@ STRATEGIES = [
 ]
 
 
-def adjacency(g: Graph, weighted: bool = False) -> csr_matrix:
-    data = g.weights.astype(np.float64) if weighted else np.ones(g.m)
-    return csr_matrix((data, g.indices, g.indptr), shape=(g.n, g.n))
-
-
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_bfs_levels_match_scipy(small_graphs, strategy):
     for g in small_graphs:
         source = default_source(g)
         levels = simulate(g, "bfs", strategy, source=source).output
-        ref = shortest_path(adjacency(g), directed=g.directed, unweighted=True, indices=source)
-        ref = np.where(np.isinf(ref), -1, ref).astype(np.int64)
-        np.testing.assert_array_equal(levels, ref)
+        np.testing.assert_array_equal(levels, bfs_levels(g, source))
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_sssp_distances_match_dijkstra(small_graphs, strategy):
     for g in small_graphs:
         dist = simulate(g, "sssp", strategy, source=3).output
-        ref = dijkstra(adjacency(g, weighted=True), directed=g.directed, indices=3)
-        np.testing.assert_array_equal(dist, ref)
-
-
-def networkx_pagerank(g: Graph) -> list[float]:
-    nxg = nx.DiGraph() if g.directed else nx.Graph()
-    nxg.add_nodes_from(range(g.n))
-    nxg.add_edges_from(zip(g.sources.tolist(), g.indices.tolist(), strict=True))
-    ranks = nx.pagerank(nxg, alpha=0.85, tol=1e-6)
-    return [ranks[v] for v in range(g.n)]
+        np.testing.assert_array_equal(dist, sssp_distances(g, 3))
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES[:2])
@@ -64,14 +51,7 @@ def test_pagerank_matches_networkx(small_graphs, strategy):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_cc_labels_match_scipy(small_graphs, strategy):
     for g in small_graphs:
-        labels = simulate(g, "cc", strategy).output
-        count, ref = connected_components(adjacency(g), directed=g.directed, connection="weak")
-        assert np.unique(labels).size == count
-        # same partition: labels map one-to-one onto the reference's
-        pairs = np.unique(np.stack([labels, ref]), axis=1)
-        assert pairs.shape[1] == count
-        # every label is the smallest vertex id of its component
-        assert np.all(labels[labels] == labels) and np.all(labels <= np.arange(g.n))
+        assert_cc_labels(g, simulate(g, "cc", strategy).output)
 
 
 def test_long_diameter_graph_matches_references():

@@ -15,6 +15,7 @@ from simulator import simulate
 from simulator.expansion import _positions_in_runs
 from tests.conftest import random_graph
 from tests.conftest import skewed_graph
+from tests.mapping_draws import registry_knobs
 
 knobs = st.one_of(
     st.builds(dict, mapping=st.just("thread"),
@@ -28,6 +29,9 @@ knobs = st.one_of(
         defer_threshold=st.one_of(st.none(), st.integers(0, 64)),
         block_size=st.sampled_from([32, 128, 256]),
     ),
+    # every registered mapping (wer, wer+, adaptive, thread with donation: tests/mapping_draws)
+    registry_knobs(defer_threshold=st.one_of(st.none(), st.integers(0, 64)),
+                   block_size=st.sampled_from([32, 128, 256])),
 )
 
 

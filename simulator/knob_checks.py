@@ -1,0 +1,45 @@
+"""Checks of single knob values, shared by ``Strategy`` and the mappings that own knobs
+(``simulator.mappings``): each raises ``ConfigError`` quoting the knob and its value."""
+
+from __future__ import annotations
+
+from simulator.errors import ConfigError
+
+VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: object) -> bool:
+    return (is_int(value) or isinstance(value, float)) and value == value
+
+
+def check_width(knob: str, value: object) -> None:
+    """A virtual warp's width: a power of two up to the warp size."""
+    if not is_int(value) or value not in VIRTUAL_WARP_SIZES:
+        raise ConfigError(
+            f"`{knob} in {VIRTUAL_WARP_SIZES}` (a power of two up to the warp size) must "
+            f"hold, but got {knob}={value!r}"
+        )
+
+
+def check_choice(knob: str, value: object, choices: tuple[str, ...]) -> None:
+    """None, or one of ``choices``."""
+    if value is not None and value not in choices:
+        raise ConfigError(f"`{knob} in {choices}` must hold, but got {knob}={value!r}")
+
+
+def check_positive(knob: str, value: object) -> None:
+    """None, or an integer >= 1."""
+    if value is not None and (not is_int(value) or value < 1):
+        raise ConfigError(f"`{knob} >= 1` must hold (an integer), but got {knob}={value!r}")
+
+
+def check_threshold(knob: str, value: object) -> None:
+    """None, or an integer >= 0."""
+    if value is not None and (not is_int(value) or value < 0):
+        raise ConfigError(
+            f"`{knob}` must be None or an integer >= 0, but got {knob}={value!r}"
+        )
