@@ -137,7 +137,7 @@ class Device:
 
 
 # Fields whose value may be fractional although the preset's is an integer (a calibrated
-# device file scales them, ``tuner/calibrate.py``).
+# device file scales them, ``tuner/calibration/calibrate.py``).
 _FRACTIONAL = ("dram_latency_cycles",)
 # Fields a value of inf is meaningful for (every other number must be finite).
 _MAY_BE_INFINITE = ("bounds_norm",)
