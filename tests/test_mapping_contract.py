@@ -15,10 +15,7 @@ The lane-accounting invariants of whole runs draw every registered mapping too
 (tests/test_engine_invariants.py, through tests/mapping_draws.py).
 
 A toy mapping defined here, registered for its tests only (``registered``), runs through the
-same contract. The engine (phase 1 of issue 46) still picks its lanes by
-``strategy.redistributes`` / ``donate_threshold``, so it lays out a new mapping's lanes as
-lockstep ones: the toy is such a mapping, and ``test_the_engine_asks_a_mapping_for_its_lanes``
-is expected to fail until the engine calls ``Mapping.lanes``.
+same contract, and the engine lays out its lanes by asking it (``Mapping.lanes``).
 """
 
 from __future__ import annotations
@@ -252,66 +249,6 @@ def test_donation_may_take_fewer_steps_with_one_more_edge():
     assert steps == [8, 7]
 
 
-def test_mapping_lanes_equal_the_engines():
-    """Phase 1 of issue 46: the engine still picks its lanes itself (``_expansion``); each
-    mapping's ``lanes`` and ``sharing_blocks`` give what it gives, so that phase 2 can call
-    them instead. Remove this test then (it fails once the engine's functions are gone)."""
-    import importlib
-    import types
-
-    from simulator.functional import functional_run
-
-    # in engine.py, or where its split put them (expansion, slot_views, launch)
-    engine = types.SimpleNamespace()
-    for name in ("_expansion", "_full_view", "_donating_blocks", "Launch"):
-        for module in ("engine", "expansion", "slot_views", "launch"):
-            try:
-                found = getattr(importlib.import_module(f"simulator.{module}"), name)
-            except (ImportError, AttributeError):
-                continue
-            setattr(engine, name, found)
-            break
-        else:
-            pytest.fail(f"{name} is gone: if phase 2 moved the engine onto Mapping.lanes, "
-                        "remove this test")
-    g = skewed_graph(300, 2000, 9)
-    fr = functional_run(g, "bfs")
-    segments, ws = np.zeros(1, dtype=np.int64), DEVICE.warp_size
-    for name, knobs in [(p.values[0], p.values[1]) for p in CONFIGS]:
-        for extra in ({}, {"block_size": 64}):
-            s = Strategy.from_params({"mapping": name, **knobs, **extra})
-            for work in fr.iterations:
-                s_it = MAPPINGS[s.mapping].for_iteration(s, g.degrees[work.active])
-                layout = task_layout(g.n, s_it, DEVICE)
-                launch = engine.Launch.sweep(work)
-                view = engine._full_view(g.indptr, launch, layout, g.n)
-                ends = np.array([layout.units])
-                want = engine._expansion(g.indptr, view, s_it, DEVICE, segments, ends)
-                local = (np.arange(int(want.degree.sum()))
-                         - np.repeat(np.cumsum(want.degree) - want.degree, want.degree))
-                request = LaneRequest(want.slots, want.degree, local, layout, ws,
-                                      DEVICE.cluster_issue and DEVICE.simd_width < ws,
-                                      lambda layout=layout: np.arange(layout.units), segments)
-                lanes, sharing = MAPPINGS[s_it.mapping].lanes(s_it, request)
-                for field in ("group", "lane", "steps", "u_a", "pop_steps", "kept", "given",
-                              "given_group"):
-                    got, expected = getattr(lanes, field), getattr(want.lanes, field)
-                    assert (got is None) == (expected is None), field
-                    if got is not None:
-                        np.testing.assert_array_equal(got, expected, err_msg=field)
-                assert (sharing is None) == (want.donating is None)
-                if sharing is not None:
-                    np.testing.assert_array_equal(sharing, want.donating)
-                mapping = MAPPINGS[s_it.mapping]
-                if mapping.shares_within_block(s_it):
-                    vertex = work.active.astype(np.int64)
-                    degree = g.degrees[vertex].astype(np.int64)
-                    sweep = np.zeros(vertex.size, dtype=np.int64)
-                    np.testing.assert_array_equal(
-                        mapping.sharing_blocks(s_it, DEVICE, layout, vertex, degree, sweep),
-                        engine._donating_blocks(vertex, degree, sweep, s_it, DEVICE, layout))
-
-
 # --- a mapping defined by a test -------------------------------------------------------------
 
 class LockstepPairs(Mapping):
@@ -393,8 +330,6 @@ def test_a_toy_mapping_costs_what_its_twin_does(algorithm):
     assert toy == twin
 
 
-@pytest.mark.xfail(strict=True, reason="phase 2 of issue 46: simulator.engine._expansion "
-                                       "must call MAPPINGS[strategy.mapping].lanes")
 def test_the_engine_asks_a_mapping_for_its_lanes():
     toy = LockstepPairs()
     with registered(toy):
