@@ -42,7 +42,6 @@ MODULES: dict[str, list[str]] = {
     "simulator/edge_work.py": ["_list_sectors", "_lockstep_in_vertex_order"],
     "simulator/expansion.py": ["_storing_lanes", "_sweeps_storing_lanes"],
     "simulator/worklist_pushes.py": ["_pushes", "_lockstep_worklist_pushes"],
-    "simulator/slot_views.py": ["_donating_blocks"],
     "simulator/functional.py": ["*"],
     "tuner/calibration/calibrate.py": ["_Stack.*", "predict", "fit", "_solve", "_level",
                                        "_never_binds"],

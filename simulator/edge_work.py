@@ -16,6 +16,7 @@ from simulator.expansion import _expansion
 from simulator.expansion import _storing_lanes
 from simulator.expansion import _sweeps_storing_lanes
 from simulator.layout import TaskLayout
+from simulator.mappings import MAPPINGS
 from simulator.sectors import is_power_of_two
 from simulator.sectors import lockstep_list_sectors
 from simulator.sectors import run_sectors
@@ -161,7 +162,8 @@ def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends
     # warps, may batch their pushes: their slots are found from them) positions
     store_target = neighbours[store_lanes] if pushing else neighbours[:0]
     store_edge = edges[store_lanes] if pushing else edges[:0]
-    store_position = store_lanes if pushing and strategy.mapping == "thread" else None
+    threads_batch = not MAPPINGS[strategy.mapping].batches_per_warp(strategy)
+    store_position = store_lanes if pushing and threads_batch else None
     return _EdgeWork(simd_steps, lanes.pop_steps, lanes.u_a, expansion.donating, unit_edges,
                      list_sectors, read_sectors, store_sectors, store_steps, cluster_passes,
                      unit_of_step, store_step, store_target, store_edge, store_position,
@@ -178,9 +180,10 @@ def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lane
     their runs), and redistribution over one chunk position by its steps' runs (each step
     pops consecutive table entries). ``lane_units``: each unit's lanes, where known."""
     w, k, c, units = layout.w, layout.k, layout.c, layout.units
+    m = MAPPINGS[strategy.mapping]
+    lockstep = m.lockstep(strategy)
     ascending = k == 1 or bool((vertices[1:] > vertices[:-1]).all())
-    if (not ascending and w == 1 and c == 1 and lanes.kept is None
-            and not strategy.redistributes and is_power_of_two(words)
+    if (not ascending and w == 1 and c == 1 and lockstep and is_power_of_two(words)
             and expanding_slots.size * _ROWS_HELD_PER_SLOT >= units * layout.per_unit):
         # threads, each on its own list, in any order, filling most of their units (a
         # worklist's, not a spatial hybrid's partitions, whose rows would be mostly empty):
@@ -188,9 +191,8 @@ def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lane
         return thread_list_sectors(starts, degree, expanding_slots, units=units,
                                    width=layout.per_unit, words_per_sector=words)
     if (edges.size >= _CLOSED_FORM_FROM and is_power_of_two(words)
-            and (ascending or (edges.size >= _UNORDERED_CLOSED_FORM_FROM
-                               and lanes.kept is None and not strategy.redistributes))):
-        if not strategy.redistributes:
+            and (ascending or (edges.size >= _UNORDERED_CLOSED_FORM_FROM and lockstep))):
+        if lockstep or m.shares_within_block(strategy):
             slots, start, length = expanding_slots, starts, degree
             if not ascending:  # a worklist's vertices, in any order and some twice
                 slots, vertices = _lockstep_in_vertex_order(expanding_slots, vertices,
@@ -204,7 +206,7 @@ def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lane
                 counts += run_sectors(lanes.given_group, edges[lanes.given],
                                       unit_of_step, words_per_sector=words, units=units)
             return counts
-        if c == 1:
+        if c == 1 and m.redistributes:
             return run_sectors(lanes.group, edges, unit_of_step, words_per_sector=words,
                                units=units)
     return unit_transactions(lanes.group, edges, unit_of_step, words_per_sector=words,
@@ -242,7 +244,7 @@ def _pieces(view: _SlotView, strategy: Strategy, device: Device) -> np.ndarray:
     if total <= _PIECE_LANES or (slots[1:] < slots[:-1]).any():
         return np.array([0, slots.size])
     units_a_piece_keeps = (strategy.block_size // device.warp_size
-                           if strategy.donate_threshold is not None else 1)
+                           if MAPPINGS[strategy.mapping].shares_within_block(strategy) else 1)
     whole = slots // (view.layout.per_unit * units_a_piece_keeps)
     cuts = np.cumsum(degree).searchsorted(np.arange(_PIECE_LANES, total, _PIECE_LANES),
                                           side="right")

@@ -1,7 +1,7 @@
 """How a view's active slots run their edges (``_Expansion``): which slots expand (the others,
 deferred outliers, go to the outlier kernel), each edge's lane and warp step under the
-strategy's mapping, and which lanes store (``_storing_lanes``, ``_sweeps_storing_lanes``).
-See docs/model.md, "Layout" and "Other lane layouts"."""
+strategy's mapping (its ``Mapping.lanes``), and which lanes store (``_storing_lanes``,
+``_sweeps_storing_lanes``). See docs/model.md, "Layout" and "Other lane layouts"."""
 
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ import numpy as np
 from simulator.device import Device
 from simulator.functional import edge_ids
 from simulator.lanes import Lanes
-from simulator.lanes import donating_lanes
-from simulator.lanes import lockstep_lanes
-from simulator.lanes import redistributed_lanes
+from simulator.mappings import MAPPINGS
+from simulator.mappings import LaneRequest
 from simulator.slot_views import _SlotView
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import member_mask
-from simulator.sorted_runs import run_starts
 from simulator.strategy import Strategy
 
 
@@ -26,8 +24,8 @@ from simulator.strategy import Strategy
 class _Expansion:
     """How a view's active slots run their edges: the slots that expand (the others,
     deferred outliers, go to the outlier kernel), with their vertices and degrees, their
-    edges (slot by slot, CSR order within) and lanes, and each unit's donating threads (None
-    without donation)."""
+    edges (slot by slot, CSR order within) and lanes (the mapping's ``lanes``), and each
+    unit's threads that share work (donating ones; None where the mapping shares none)."""
 
     slots: np.ndarray
     vertices: np.ndarray
@@ -57,23 +55,11 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
 
     starts = indptr[vertices].astype(np.int64, copy=False)
     edges, local = edge_ids(indptr, vertices, with_local=True, lengths=degree, starts=starts)
-    donating = None
     # lane positions matter only where a step issues just the clusters holding a lane
     want_lanes = device.cluster_issue and device.simd_width < ws
-    if strategy.redistributes:
-        lanes = redistributed_lanes(slots, degree, local, layout, ws,
-                                     strategy.mapping == "wer+", want_lanes)
-    elif strategy.donate_threshold is not None:
-        # a view may hold only some units of a block (where no thread of it donates)
-        new_block = run_starts(_launch_unit_numbers(view, segments, ends)
-                               // (strategy.block_size // ws))
-        new_block[segments[segments < new_block.size]] = True  # each launch's own blocks
-        unit_block = np.cumsum(new_block) - 1
-        lanes, donating = donating_lanes(slots, degree, local, unit_block,
-                                          strategy.block_size, strategy.donate_threshold, ws,
-                                          want_lanes)
-    else:
-        lanes = lockstep_lanes(slots, degree, local, layout, want_lanes)
+    request = LaneRequest(slots, degree, local, layout, ws, want_lanes,
+                          lambda: _launch_unit_numbers(view, segments, ends), segments)
+    lanes, donating = MAPPINGS[strategy.mapping].lanes(strategy, request)
     return _Expansion(slots, vertices, degree, starts, deferred_slots, deferred_vertices, edges,
                       lanes, donating)
 

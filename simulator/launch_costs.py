@@ -20,6 +20,7 @@ from simulator.lanes import positions_holding
 from simulator.lanes import sum_positions
 from simulator.launch import Launch
 from simulator.layout import TaskLayout
+from simulator.mappings import MAPPINGS
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sectors import row_bounds_transactions
@@ -251,10 +252,13 @@ def _instructions(cx: _Costing, e: _EdgeWork, tasks: _Tasks) -> _Tally:
         sisd += costs.vertex_store * active_sisd
     if strategy.dynamic:
         sisd += costs.grab
-    if strategy.redistributes:  # push_job: a warp scan of the degrees, one table store
-        sisd += (costs.scan + costs.table_push) * tasks.active_positions
-    if tasks.donated:  # the donating threads' shared atomic, the barrier: every unit of it
-        sisd += costs.donate * np.repeat(tasks.launch_donates, cx.ends - cx.segments)
+    mapping = MAPPINGS[strategy.mapping]
+    position_sisd = mapping.position_sisd(strategy, costs)  # WER's push_job: scan, store
+    if position_sisd:
+        sisd += position_sisd * tasks.active_positions
+    if tasks.donated:  # the sharing threads' work (donation's shared atomic, the barrier)
+        sisd += mapping.sharing_sisd(strategy, costs) * np.repeat(tasks.launch_donates,
+                                                                  cx.ends - cx.segments)
     simd = cx.per_step * e.steps.astype(np.float64) + costs.pop * e.pop_steps
     return _Tally(sisd, simd)
 
@@ -377,6 +381,7 @@ def _count_pushes(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally) -> N
     per_launch, layout, view = cx.per_launch, cx.layout, cx.view
     simd_steps = e.steps
     store_lanes = np.arange(e.store_step.size)  # of the storing lanes' own arrays (_EdgeWork)
+    per_warp = MAPPINGS[strategy.mapping].batches_per_warp(strategy)  # else per thread
     if cx.pushes is not None:
         work = _joined_push_work(cx.pushes)
         pushed = [p.items for p in cx.pushes]
@@ -385,14 +390,14 @@ def _count_pushes(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally) -> N
         work, items = _pushes(launch, store_lanes, e.store_step, e.unit_of_step,
                               e.store_edge, e.store_target, e.slots, e.degree,
                               view.slot_vertex, layout, view.real_slots,
-                              warp_batches=strategy.mapping != "thread" or tasks.donated,
+                              warp_batches=per_warp or tasks.donated,
                               steps_per_unit=simd_steps,
                               resident=resident_warps(strategy, device),
                               lane_position=e.store_position)
         items, extra_targets = _with_deferred_targets(cx.indptr, cx.indices, launch, e, items)
         pushed, deferred_targets = [items], [extra_targets]
     else:  # several launches that push partitions: all their pushes at once
-        warp_batches = (True if strategy.mapping != "thread"
+        warp_batches = (True if per_warp
                         else tasks.launch_donates[cx.launch_of_unit] if tasks.donated
                         else False)
         work, items = _pushes(launch, store_lanes, e.store_step, e.unit_of_step,

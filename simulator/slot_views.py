@@ -13,6 +13,7 @@ from simulator.device import Device
 from simulator.launch import Launch
 from simulator.layout import TaskLayout
 from simulator.layout import padded_places
+from simulator.mappings import MAPPINGS
 from simulator.sectors import ceil_div
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import member_mask
@@ -201,39 +202,11 @@ def _sweeps_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayou
     """The view of sweeps (their active vertices) that their costs need: the units holding
     an active vertex, and with donation every unit of a block in which a thread donates
     (the block's warps drain its box; elsewhere a sweep runs as without donation)."""
-    if strategy.donate_threshold is None:
+    m = MAPPINGS[strategy.mapping]
+    if not m.shares_within_block(strategy):
         return _dirty_view(indptr, sweeps, layout)
     unit_keys, at, act, degree = _active_units(indptr, sweeps, layout)
     block = strategy.block_size // device.warp_size
     sweep = unit_keys[at // layout.per_unit] // layout.units
     return _view_of_units(indptr.size - 1, layout, len(sweeps), unit_keys, at, act, degree,
-                          block, _donating_blocks(act, degree, sweep, strategy, device,
-                                                  layout))
-
-
-def _donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
-                     strategy: Strategy, device: Device, layout: TaskLayout) -> np.ndarray:
-    """The blocks (keys sweep * blocks + block, ascending) in which a thread donates edges
-    (``donating_lanes``: it has more than its block's cap), from sweeps' active vertices
-    (ascending by sweep, then vertex) alone. A donor's block's cap is at least the
-    threshold plus one (the block holds the donor's edges), so only the blocks of vertices
-    with more edges than that have their edges summed."""
-    warps_per_block = strategy.block_size // device.warp_size
-    blocks = ceil_div(layout.units, warps_per_block)
-    threshold = strategy.donate_threshold
-    if strategy.defer_threshold is not None:  # deferred outliers do not expand
-        degree = np.where(degree <= strategy.defer_threshold, degree, 0)
-    candidate = np.flatnonzero(degree > threshold + 1)
-    if candidate.size == 0:
-        return candidate
-    key = sweep * blocks + vertex // (layout.per_unit * warps_per_block)
-    # each candidate's block's expanding edges, from the running sum of all degrees
-    edges_before = np.zeros(degree.size + 1, dtype=np.int64)
-    np.cumsum(degree, out=edges_before[1:])
-    candidate_key = key[candidate]
-    block_edges = (edges_before[key.searchsorted(candidate_key, "right")]
-                   - edges_before[key.searchsorted(candidate_key, "left")])
-    block = candidate_key % blocks
-    block_units = np.minimum(warps_per_block, layout.units - block * warps_per_block)
-    cap = np.ceil(block_edges / (block_units * device.warp_size)) + threshold
-    return distinct(candidate_key[degree[candidate] > cap])
+                          block, m.sharing_blocks(strategy, device, layout, act, degree, sweep))

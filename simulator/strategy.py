@@ -248,12 +248,6 @@ class Strategy:
         return self.distribution == "dynamic"
 
     @property
-    def redistributes(self) -> bool:
-        """Whether a warp spreads its edges over its lanes (WER, WER+: the mapping's
-        ``redistributes``)."""
-        return MAPPING_REGISTRY[self.mapping].redistributes
-
-    @property
     def uses_worklist(self) -> bool:
         """Whether (some) launches expand a worklist built by the previous launch."""
         return self.driven != "topology"

@@ -19,6 +19,7 @@ from simulator.lanes import worklist_first_steps
 from simulator.launch import Launch
 from simulator.layout import unit_shape
 from simulator.layout import worklist_layouts
+from simulator.mappings import MAPPINGS
 from simulator.pushes import arrival_order
 from simulator.pushes import lowering_stores
 from simulator.pushes import racing_stores
@@ -189,7 +190,8 @@ def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_o
     work, items = _pushes(launch, store_lanes, expansion.lanes.group, unit_of_step,
                           expansion.edges, neighbours, expansion.slots, expansion.degree,
                           view.slot_vertex, view.layout, view.real_slots,
-                          warp_batches=strategy.mapping != "thread" or donated,
+                          warp_batches=(MAPPINGS[strategy.mapping].batches_per_warp(strategy)
+                                        or donated),
                           steps_per_unit=expansion.lanes.steps,
                           resident=resident_warps(strategy, device))
     items, deferred_targets = _with_deferred_targets(indptr, indices, launch, expansion, items)
@@ -237,7 +239,7 @@ def _pushes_follow_storing_lanes(launch: Launch, strategy: Strategy) -> bool:
     whose vertices' first copies store plainly and push their targets (BFS)."""
     return (launch.lookup == "worklist" and launch.pushes == "targets"
             and launch.store_lanes is None and launch.write_values is None
-            and not strategy.redistributes and strategy.donate_threshold is None
+            and MAPPINGS[strategy.mapping].lockstep(strategy)
             and strategy.defer_threshold is None)
 
 
@@ -332,7 +334,7 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources, cache=None
     edges = int(edge_offset[-1] + degree[-1])
     lane = edge_offset[slot]  # each write's position in the launch's edge order
     lane += local
-    warp_batches = strategy.mapping != "thread"
+    warp_batches = MAPPINGS[strategy.mapping].batches_per_warp(strategy)
     pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
                       steps, units * per_unit)
     if launch.push in ("atomic", "chunked", "block"):

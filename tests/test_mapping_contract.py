@@ -15,10 +15,9 @@ The lane-accounting invariants of whole runs draw every registered mapping too
 (tests/test_engine_invariants.py, through tests/mapping_draws.py).
 
 A toy mapping defined here, registered for its tests only (``registered``), runs through the
-same contract. The engine (phase 1 of issue 46) still picks its lanes by
-``strategy.redistributes`` / ``donate_threshold``, so it lays out a new mapping's lanes as
-lockstep ones: the toy is such a mapping, and ``test_the_engine_asks_a_mapping_for_its_lanes``
-is expected to fail until the engine calls ``Mapping.lanes``.
+same contract, and the engine lays out its lanes by asking it (``Mapping.lanes``): a second
+toy, whose lanes take one idle step more per busy unit than any built-in mapping's, computes
+the references and costs more than its twin.
 """
 
 from __future__ import annotations
@@ -80,8 +79,8 @@ def graph():
 
 # --- knobs -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", list(MAPPINGS))
-def test_knobs_default_validate_and_belong_to_their_mapping(name):
+def check_knobs(name: str) -> None:
+    """The knob contract of the registered mapping ``name``."""
     mapping = MAPPINGS[name]
     assert name in simulator.strategy.MAPPINGS
     assert set(mapping.knobs) <= set(Strategy.KNOBS)
@@ -98,6 +97,11 @@ def test_knobs_default_validate_and_belong_to_their_mapping(name):
                 with pytest.raises(ConfigError, match=re.escape(
                         f"`{knob}` does not apply to mapping={name!r}")):
                     Strategy.from_params({"mapping": name, knob: values[-1]})
+
+
+@pytest.mark.parametrize("name", list(MAPPINGS))
+def test_knobs_default_validate_and_belong_to_their_mapping(name):
+    check_knobs(name)
 
 
 def test_the_registry_names_the_mappings():
@@ -252,66 +256,6 @@ def test_donation_may_take_fewer_steps_with_one_more_edge():
     assert steps == [8, 7]
 
 
-def test_mapping_lanes_equal_the_engines():
-    """Phase 1 of issue 46: the engine still picks its lanes itself (``_expansion``); each
-    mapping's ``lanes`` and ``sharing_blocks`` give what it gives, so that phase 2 can call
-    them instead. Remove this test then (it fails once the engine's functions are gone)."""
-    import importlib
-    import types
-
-    from simulator.functional import functional_run
-
-    # in engine.py, or where its split put them (expansion, slot_views, launch)
-    engine = types.SimpleNamespace()
-    for name in ("_expansion", "_full_view", "_donating_blocks", "Launch"):
-        for module in ("engine", "expansion", "slot_views", "launch"):
-            try:
-                found = getattr(importlib.import_module(f"simulator.{module}"), name)
-            except (ImportError, AttributeError):
-                continue
-            setattr(engine, name, found)
-            break
-        else:
-            pytest.fail(f"{name} is gone: if phase 2 moved the engine onto Mapping.lanes, "
-                        "remove this test")
-    g = skewed_graph(300, 2000, 9)
-    fr = functional_run(g, "bfs")
-    segments, ws = np.zeros(1, dtype=np.int64), DEVICE.warp_size
-    for name, knobs in [(p.values[0], p.values[1]) for p in CONFIGS]:
-        for extra in ({}, {"block_size": 64}):
-            s = Strategy.from_params({"mapping": name, **knobs, **extra})
-            for work in fr.iterations:
-                s_it = MAPPINGS[s.mapping].for_iteration(s, g.degrees[work.active])
-                layout = task_layout(g.n, s_it, DEVICE)
-                launch = engine.Launch.sweep(work)
-                view = engine._full_view(g.indptr, launch, layout, g.n)
-                ends = np.array([layout.units])
-                want = engine._expansion(g.indptr, view, s_it, DEVICE, segments, ends)
-                local = (np.arange(int(want.degree.sum()))
-                         - np.repeat(np.cumsum(want.degree) - want.degree, want.degree))
-                request = LaneRequest(want.slots, want.degree, local, layout, ws,
-                                      DEVICE.cluster_issue and DEVICE.simd_width < ws,
-                                      lambda layout=layout: np.arange(layout.units), segments)
-                lanes, sharing = MAPPINGS[s_it.mapping].lanes(s_it, request)
-                for field in ("group", "lane", "steps", "u_a", "pop_steps", "kept", "given",
-                              "given_group"):
-                    got, expected = getattr(lanes, field), getattr(want.lanes, field)
-                    assert (got is None) == (expected is None), field
-                    if got is not None:
-                        np.testing.assert_array_equal(got, expected, err_msg=field)
-                assert (sharing is None) == (want.donating is None)
-                if sharing is not None:
-                    np.testing.assert_array_equal(sharing, want.donating)
-                mapping = MAPPINGS[s_it.mapping]
-                if mapping.shares_within_block(s_it):
-                    vertex = work.active.astype(np.int64)
-                    degree = g.degrees[vertex].astype(np.int64)
-                    sweep = np.zeros(vertex.size, dtype=np.int64)
-                    np.testing.assert_array_equal(
-                        mapping.sharing_blocks(s_it, DEVICE, layout, vertex, degree, sweep),
-                        engine._donating_blocks(vertex, degree, sweep, s_it, DEVICE, layout))
-
-
 # --- a mapping defined by a test -------------------------------------------------------------
 
 class LockstepPairs(Mapping):
@@ -338,6 +282,31 @@ class LockstepPairs(Mapping):
         self.calls += 1
         r = request
         return lockstep_lanes(r.slots, r.degree, r.local, r.layout, r.want_lanes), None
+
+
+class PaddedPairs(LockstepPairs):
+    """A toy whose lanes no built-in mapping lays out: ``toy-pairs``' virtual warps of two
+    lanes, but each unit that expands an edge idles one warp step more after its own (no
+    longer lockstep: the engine takes none of its closed forms)."""
+
+    name = "toy-padded"
+
+    def lockstep(self, strategy):
+        return False
+
+    def lanes(self, strategy, request):
+        lanes, sharing = super().lanes(strategy, request)
+        r, units = request, request.layout.units
+        busy = (np.bincount(r.slots // r.layout.per_unit, weights=r.degree, minlength=units)
+                > 0).astype(np.int64)
+        padding_before = np.cumsum(busy) - busy  # the earlier units' idle steps
+        lanes.group = lanes.group + np.repeat(padding_before[r.slots // r.layout.per_unit],
+                                              r.degree)
+        lanes.steps = lanes.steps + busy
+        return lanes, sharing
+
+
+TOYS = [LockstepPairs, PaddedPairs]
 
 
 def test_a_test_can_register_a_mapping_for_a_while():
@@ -367,34 +336,51 @@ def test_a_mapping_knob_must_be_a_strategy_field():
         Strategy()
 
 
+@pytest.mark.parametrize("toy", TOYS)
+def test_a_toy_mappings_knobs_keep_the_contract(toy):
+    with registered(toy()):
+        check_knobs(toy.name)
+
+
+@pytest.mark.parametrize("toy", TOYS)
 @settings(max_examples=25, deadline=None)
 @given(launch=launches(), knobs=st.fixed_dictionaries(
     {knob: st.sampled_from(values) for knob, values in CHUNKED_SAMPLES.items()}))
-def test_a_toy_mappings_lanes_keep_the_contract(launch, knobs):
-    with registered(LockstepPairs()):
-        check_lane_contract(Strategy(mapping="toy-pairs", **knobs), launch)
+def test_a_toy_mappings_lanes_keep_the_contract(toy, launch, knobs):
+    with registered(toy()):
+        check_lane_contract(Strategy(mapping=toy.name, **knobs), launch)
 
 
+@pytest.mark.parametrize("toy", TOYS)
 @pytest.mark.parametrize("driven", DRIVEN)
-def test_a_toy_mapping_computes_the_references(graph, driven):
-    with registered(LockstepPairs()):
+def test_a_toy_mapping_computes_the_references(graph, toy, driven):
+    mapping = toy()
+    with registered(mapping):
         for algorithm in ALGORITHMS:
-            check_outputs(graph, algorithm, {"mapping": "toy-pairs", "driven": driven})
+            calls = mapping.calls
+            check_outputs(graph, algorithm, {"mapping": toy.name, "driven": driven})
+            if algorithm != "pagerank" or driven == "topology":  # else refused
+                assert mapping.calls > calls  # the engine laid its lanes out by asking it
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_a_toy_mapping_costs_what_its_twin_does(algorithm):
-    """Virtual warps of two lanes under another name cost what vwarp W = 2 costs."""
+    """Virtual warps of two lanes under another name cost what vwarp W = 2 costs; with an
+    idle step more per busy unit, more (the engine costs the lanes the mapping gives)."""
     g = random_graph(200, 900, 11, weights=True)
     source = default_source(g) if algorithm in ("bfs", "sssp") else None
     twin = simulate(g, algorithm, "mapping=vwarp,w=2,chunk=3", source=source).to_dict()
-    with registered(LockstepPairs()):
+    with registered(LockstepPairs()) as pairs:
         toy = simulate(g, algorithm, "mapping=toy-pairs,chunk=3", source=source).to_dict()
-    assert toy == twin
+    assert toy == twin and pairs.calls > 0
+    with registered(PaddedPairs()) as padded:
+        r = simulate(g, algorithm, "mapping=toy-padded,chunk=3", source=source)
+    assert padded.calls > 0
+    assert r.edges_touched == twin["edges_touched"]
+    assert r.simd_efficiency < twin["simd_efficiency"]
+    assert r.time_us > twin["time_us"]
 
 
-@pytest.mark.xfail(strict=True, reason="phase 2 of issue 46: simulator.engine._expansion "
-                                       "must call MAPPINGS[strategy.mapping].lanes")
 def test_the_engine_asks_a_mapping_for_its_lanes():
     toy = LockstepPairs()
     with registered(toy):

@@ -13,6 +13,7 @@ from simulator import functional_run
 from simulator import simulate
 from simulator.errors import ConfigError
 from simulator.load import load_graph
+from simulator.mappings import registered
 from tuner.cli import measure as cli_measure
 from tuner.measure import measure as measure_module
 from tuner.measure.check import check_output
@@ -96,6 +97,15 @@ def test_what_has_no_kernel_is_refused_in_one_line(algorithm, config, variant, w
         plan_for(algorithm, config, variant)
     message = str(info.value)
     assert words in message and "\n" not in message
+
+
+def test_a_mapping_kernels_cu_does_not_implement_is_refused():
+    """A newly registered mapping is refused, not measured as the vwarp kernel of its W."""
+    from tests.test_mapping_contract import LockstepPairs
+
+    with registered(LockstepPairs()):
+        with pytest.raises(UnsupportedConfig, match="mapping=toy-pairs has no GPU kernel"):
+            plan_for("bfs", "mapping=toy-pairs")
 
 
 @pytest.mark.parametrize("algorithm, config, variant", [

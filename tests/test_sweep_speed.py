@@ -19,6 +19,7 @@ from simulator import slot_views
 from simulator import timing
 from simulator.costs import COSTS
 from simulator.driver import iteration_costs
+from simulator.mappings import MAPPINGS
 from simulator.result import METRICS
 from simulator.scheduling import list_schedule
 from simulator.scheduling import list_schedule_sparse
@@ -589,7 +590,8 @@ def test_donating_blocks_are_those_whose_threads_donate(spec, text):
     want = np.unique(sweep_of_unit[donating] * blocks + whole.units[donating] // block)
     unit_keys, at, act, degree = slot_views._active_units(graph.indptr, sweeps, layout)
     sweep = unit_keys[at // layout.per_unit] // layout.units
-    got = slot_views._donating_blocks(act, degree, sweep, strategy, device, layout)
+    got = MAPPINGS[strategy.mapping].sharing_blocks(strategy, device, layout, act, degree,
+                                                    sweep)
     assert want.size and got.tolist() == want.tolist()
 
 

@@ -37,6 +37,11 @@ UNSUPPORTED = {
 }
 
 
+# The lane mappings kernels.cu implements; any other registered mapping is refused, not
+# measured as the vwarp kernel of its lanes_per_vertex.
+MEASURED_MAPPINGS = ("thread", "vwarp")
+
+
 class UnsupportedConfig(ConfigError):
     """A configuration the simulator takes but `warpsweep measure` has no kernel for."""
 
@@ -137,8 +142,9 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
     s = Strategy.parse(strategy) if isinstance(strategy, str) else strategy
     check_applicable(s, algorithm)
-    if s.mapping in ("wer", "wer+", "adaptive"):
-        raise UnsupportedConfig(UNSUPPORTED[s.mapping])
+    if s.mapping not in MEASURED_MAPPINGS:
+        raise UnsupportedConfig(UNSUPPORTED.get(
+            s.mapping, f"mapping={s.mapping} has no GPU kernel in warpsweep measure"))
     if s.donate_threshold is not None:
         raise UnsupportedConfig(UNSUPPORTED["donation"])
     if s.driven == "spatial":
