@@ -43,6 +43,9 @@ from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import run_minima
 from simulator.sorted_runs import stable_order
+from simulator.store_races import RacingStores
+from simulator.store_races import race_draw
+from simulator.store_races import surviving_stores
 
 
 @dataclass(frozen=True)
@@ -74,11 +77,13 @@ class AsynchronousLowering:
         self.indptr, self.indices = functional.indptr, functional.indices
         self.edge_values = functional.edge_values
         self.values = initial_values(functional.algorithm, functional.n, functional.source)
+        self.launches = 0  # the launch number each race's draw is hashed from
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
                lanes_per_vertex: int | None = None,
-               first_copies: np.ndarray | None = None) -> WaveStores:
+               first_copies: np.ndarray | None = None,
+               races: RacingStores | None = None) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
         of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
         ``slots``: each entry's task slot (ascending), where the launch's slots are more than
@@ -87,7 +92,9 @@ class AsynchronousLowering:
         sweep's W, each vertex's edges W at a time in lockstep steps): a wave's lanes see the
         stores of its earlier steps (``later_steps_see_earlier``). ``first_copies``: where
         the caller has them, the index of each vertex's first entry in ``worklist``
-        (ascending), used where the launch is one wave."""
+        (ascending), used where the launch is one wave. ``races``: a worklist launch's
+        plain stores race across warps (``simulator.store_races``): some lowerings are
+        lost, though their lanes stored and push."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         degree = self.indptr[worklist + 1] - self.indptr[worklist]
@@ -126,7 +133,11 @@ class AsynchronousLowering:
                 whole = first == 0 and end == worklist.size and deferred is None
                 firsts = (first_copies if whole and first_copies is not None
                           else np.sort(first_of_each(wave)))
-                sub_lanes, wave_writes, wave_values = self._relax(wave[firsts])
+                if races is None:
+                    sub_lanes, wave_writes, wave_values = self._relax(wave[firsts])
+                else:
+                    sub_lanes, wave_writes, wave_values = self._racing_relax(
+                        wave[firsts], first + firsts, races)
                 starts = np.cumsum(wave_degree) - wave_degree
                 sub_ends = np.cumsum(wave_degree[firsts])
                 shift = starts[firsts] - (sub_ends - wave_degree[firsts]) + offset
@@ -135,6 +146,7 @@ class AsynchronousLowering:
             values.append(wave_values)
             writes.append(wave_writes)
             offset += int(wave_degree.sum())
+        self.launches += 1
         outlier_writes = np.zeros(0, dtype=np.int64)
         if deferred is not None and deferred.any():
             _, outlier_edges, _ = self._relax(distinct(worklist[deferred]))
@@ -145,6 +157,22 @@ class AsynchronousLowering:
 
     def _relax(self, vertices: np.ndarray):
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)
+
+    def _racing_relax(self, vertices: np.ndarray, entries: np.ndarray, races: RacingStores):
+        """``_relax`` of the wave's ``vertices`` (at ``entries``, their positions in the
+        launch's worklist) where plain stores race: every lowering lane stores, but only
+        the stores that survive the races lower the values."""
+        lanes, writes, written, local = relax(self.indptr, self.indices, vertices,
+                                              self.values, self.edge_values,
+                                              with_local=True, lower=False)
+        targets = self.indices[writes]
+        ends = np.cumsum(self.indptr[vertices + 1] - self.indptr[vertices])
+        warps = entries[np.searchsorted(ends, lanes, side="right")] // races.entries_per_warp
+        steps = floor_div(local, races.lanes_per_vertex)
+        lost = race_draw(targets, self.launches) < races.rate
+        keep = surviving_stores(targets, steps, warps, written, lost)
+        np.minimum.at(self.values, targets[keep], written[keep])
+        return lanes, writes, written
 
 
 # From this many lanes per target id, ``later_steps_see_earlier`` counts the lanes of each

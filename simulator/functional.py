@@ -197,12 +197,14 @@ def initial_values(algorithm: str, n: int, source: int | None = None) -> np.ndar
     raise ValueError(f"{algorithm} does not lower values with atomicMin")
 
 
-def relax(indptr, indices, vertices, values, edge_values, *, with_local: bool = False):
+def relax(indptr, indices, vertices, values, edge_values, *, with_local: bool = False,
+          lower: bool = True):
     """One synchronous push step: every lane of ``vertices`` (duplicates too) reads its
     candidate ``values[v] (+ edge value)`` before any store; those below their target's value
-    lower it (``values``, in place). Returns the lowering lanes (positions in the edge order
-    of ``vertices``: vertex by vertex, CSR order within), their edges and their candidates;
-    with ``with_local`` also each one's position within its vertex's list."""
+    lower it (``values``, in place; not where ``lower`` is False: the caller decides which
+    stores hold). Returns the lowering lanes (positions in the edge order of ``vertices``:
+    vertex by vertex, CSR order within), their edges and their candidates; with
+    ``with_local`` also each one's position within its vertex's list."""
     if with_local:
         edges, local = edge_ids(indptr, vertices, with_local=True)
     else:
@@ -214,7 +216,8 @@ def relax(indptr, indices, vertices, values, edge_values, *, with_local: bool = 
     targets = indices[edges]
     lanes = np.flatnonzero(cand < values[targets])
     written = cand[lanes]
-    np.minimum.at(values, targets[lanes], written)
+    if lower:
+        np.minimum.at(values, targets[lanes], written)
     if with_local:
         return lanes, edges[lanes], written, local[lanes]
     return lanes, edges[lanes], written

@@ -84,8 +84,10 @@ class Strategy:
     relax: (data-driven SSSP and CC) how a lane lowers its target: ``atomic`` (atomicMin,
         pushing only if the old value it returns was higher) or ``store`` (a plain store,
         re-read and stored again until it holds: every lane of the first warp step that
-        lowers a target pushes it, no atomic, and the run ends with a verify sweep that
-        checks every edge).
+        lowers a target pushes it, no atomic; stores of different warps race and some
+        lowerings are lost (``simulator.store_races``), so the run ends with verify sweeps
+        over every edge, each re-pushing the vertices with an edge still to relax, until
+        one finds none).
     dedup: (worklist forms) an in-queue flag per vertex keeps duplicates off the worklist:
         a pushing lane claims its target's flag with an exchange (waited for, after a fence)
         and pushes only if it was clear; an entry clears its own flag (an exchange and a
