@@ -282,6 +282,9 @@ class Outcome:
     totals: list[float] = field(default_factory=list)
     kernels: list[float] = field(default_factory=list)
     counts: Counts = field(default_factory=Counts)
+    # summed over every run of the kernel (the check run, reps timed whole, reps timed
+    # kernel by kernel): 2 x reps + 1 runs' repairs, unlike the other counters, one run's;
+    # kept so for the committed results (bench/store_race_fidelity.py divides)
     repairs: int = 0
     correct: bool = True
     error: str = ""
