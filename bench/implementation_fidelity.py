@@ -20,10 +20,11 @@ measured best; tied predictions count the worst of them). Models:
   LOIO+LOGO   the same with the judged graph's rows left out too: neither the graph nor the
               kernels were seen.
 
-The store_recheck sets are another algorithm than the one simulated: their plain stores lose
-updates, which verify sweeps repair, in 2-2.5x the rounds of atomicMin (the independent
-kernels' ``repairs`` column); the simulator relaxes with atomicMin only, so their figures are
-printed apart as well as in all.
+The store_recheck sets' plain stores lose updates, which verify sweeps repair, in 2-2.5x the
+rounds of atomicMin (the independent kernels' ``repairs`` column); the simulator runs them as
+``relax=store``, whose racing stores lose updates too (``simulator/store_races.py``, its rate
+chosen on the kernels' counters: ``bench/store_race_fidelity.py``). Their figures are printed
+apart as well as in all.
 
 Also the strategy pick: per graph, the configuration the model ranks first among all the
 independent kernels', implemented in its best measured style, against the best measured time.
