@@ -56,6 +56,8 @@ STRATEGIES = [
     "driven=spatial,partition=16",
     "mapping=vwarp,w=4,driven=spatial,partition=4,push=chunked",
     "mapping=wer+,driven=data", "mapping=adaptive,driven=temporal",
+    "driven=data,relax=store", "mapping=vwarp,w=32,driven=data,push=block,dedup=true,relax=store",
+    "mapping=vwarp,w=8,driven=temporal,switch_on=edges,push=block,dedup=true",
 ]
 
 
