@@ -87,7 +87,7 @@ def _batch_slots(launch: Launch) -> int:
 
 @dataclass(eq=False)
 class _PendingCost:
-    """A worklist launch whose cost comes later, with other launches' (``_Launcher.settle``),
+    """A worklist launch whose cost comes later, with other launches' (``Launcher.settle``),
     its pushes known (None: partitions, worked out then) and its edges counted, and what that
     cost then takes on: the worklist's items and duplicates, the kernels that follow it
     (``pending + kernel``), the host's round trip."""
@@ -126,7 +126,7 @@ def check_applicable(strategy: Strategy, algorithm: str) -> None:
         )
 
 
-class _Launcher:
+class Launcher:
     """Costs launches of one run, sharing sweep layouts across iterations."""
 
     def __init__(self, functional: FunctionalRun, strategy: Strategy, device: Device,
@@ -299,7 +299,7 @@ def iteration_costs(
         from simulator.policy import strategy_policy
         return policy_iteration_costs(functional, strategy_policy(strategy), device, costs)
     check_applicable(strategy, functional.algorithm)
-    launcher = _Launcher(functional, strategy, device, costs)
+    launcher = Launcher(functional, strategy, device, costs)
     if strategy.driven == "topology":
         return _topology(launcher)
     if strategy.driven == "data":
@@ -312,10 +312,10 @@ def iteration_costs(
     return out
 
 
-def _sweeps(launcher: _Launcher):
+def _sweeps(launcher: Launcher):
     """Each sweep's work, strategy and storing lanes (None: the first copy of a vertex stores
     ``work.writes``): the functional run's iterations, or for SSSP and CC the sweeps as the
-    device runs them (``_asynchronous_sweep``), until one lowers nothing."""
+    device runs them (``asynchronous_sweep``), until one lowers nothing."""
     if not launcher.atomic_updates:
         for work in launcher.fr.iterations:
             yield work, launcher.strategy_for(work.active), None
@@ -323,11 +323,11 @@ def _sweeps(launcher: _Launcher):
     run = AsynchronousLowering(launcher.fr)
     active = launcher.fr.iterations[0].active.astype(np.int64)
     while active.size:
-        work, s, store_lanes, active = _asynchronous_sweep(launcher, run, active)
+        work, s, store_lanes, active = asynchronous_sweep(launcher, run, active)
         yield work, s, store_lanes
 
 
-def _asynchronous_sweep(launcher: _Launcher, run: AsynchronousLowering, active: np.ndarray):
+def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np.ndarray):
     """One SSSP or CC sweep over the ``active`` vertices, each reading the values its sweep's
     earlier waves of resident warps lowered (``simulator.asynchronous``: wide virtual warps
     hold few vertices a wave, so their sweeps converge in fewer rounds): its work, strategy,
@@ -339,8 +339,8 @@ def _asynchronous_sweep(launcher: _Launcher, run: AsynchronousLowering, active: 
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
 
 
-def _asynchronous_worklist(launcher: _Launcher, run: AsynchronousLowering,
-                           worklist: np.ndarray):
+def asynchronous_worklist(launcher: Launcher, run: AsynchronousLowering,
+                          worklist: np.ndarray):
     """One SSSP or CC worklist launch in waves of resident entries: its work, strategy and
     storing lanes."""
     order = stable_order(worklist)  # one sort gives the distinct vertices and first copies
@@ -357,7 +357,7 @@ def _asynchronous_worklist(launcher: _Launcher, run: AsynchronousLowering,
     return IterationWork(active, stores.outlier_writes, stores.values), s, stores.lanes
 
 
-def _topology(launcher: _Launcher) -> list[IterationCost]:
+def _topology(launcher: Launcher) -> list[IterationCost]:
     """Sweeps; with ``unroll`` k, k levels per launch on a resident (fixed) grid, separated by
     grid barriers instead of relaunches and host round trips."""
     strategy, device = launcher.strategy, launcher.device
@@ -379,7 +379,7 @@ def _topology(launcher: _Launcher) -> list[IterationCost]:
     return out
 
 
-def _sweep_costs(launcher: _Launcher, sweeps):
+def _sweep_costs(launcher: Launcher, sweeps):
     """Each of ``sweeps``' (launch, strategy, ``IterationWork.cache`` of the work it replays)
     triples' strategy and cost, in order: runs of small plain sweeps of one strategy costed
     together (``_BATCH_ACTIVE``; SSSP's and CC's with the storing lanes their waves found),
@@ -424,11 +424,11 @@ def wave_entries(strategy: Strategy, device: Device) -> int:
     return resident_warps(strategy, device) * per_unit
 
 
-def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
-                 self_pushes: np.ndarray | None = None, store_lanes: np.ndarray | None = None,
-                 ranks: tuple[np.ndarray, np.ndarray] | None = None,
-                 ) -> tuple[LaunchCost | _PendingCost, np.ndarray,
-                            tuple[np.ndarray, np.ndarray] | None]:
+def data_launch(launcher: Launcher, work: IterationWork, worklist: np.ndarray,
+                self_pushes: np.ndarray | None = None, store_lanes: np.ndarray | None = None,
+                ranks: tuple[np.ndarray, np.ndarray] | None = None,
+                ) -> tuple[LaunchCost | _PendingCost, np.ndarray,
+                           tuple[np.ndarray, np.ndarray] | None]:
     """A worklist launch (its cost, or its cost to come), the items it pushed (the next
     worklist, duplicates included) and, where known, their ranks among its targets with
     those targets (the next launch's ``ranks``: its slots' among its active vertices)."""
@@ -446,7 +446,7 @@ def _data_launch(launcher: _Launcher, work: IterationWork, worklist: np.ndarray,
     return cost, pushed, pushed_ranks
 
 
-def _data(launcher: _Launcher) -> list[IterationCost]:
+def _data(launcher: Launcher) -> list[IterationCost]:
     """Worklist launches: each expands the items the previous one pushed, duplicates too."""
     fr = launcher.fr
     if fr.worklist_run is not None:  # PageRank: the vertices whose rank still moves
@@ -454,7 +454,7 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
         out = []
         for i, work in enumerate(iterations):
             nxt = iterations[i + 1].active if i + 1 < len(iterations) else work.active[:0]
-            cost, _, _ = _data_launch(launcher, work, work.active.astype(np.int64), nxt)
+            cost, _, _ = data_launch(launcher, work, work.active.astype(np.int64), nxt)
             launcher.host(cost)
             out.append(launcher.iteration(cost, "data", launcher.width(work)))
         return out
@@ -463,13 +463,13 @@ def _data(launcher: _Launcher) -> list[IterationCost]:
     worklist, ranks = initial_worklist(fr), None
     out = []
     for work in fr.iterations:
-        cost, worklist, ranks = _data_launch(launcher, work, worklist, ranks=ranks)
+        cost, worklist, ranks = data_launch(launcher, work, worklist, ranks=ranks)
         launcher.host(cost)
         out.append(launcher.iteration(cost, "data", launcher.width(work)))
     return out
 
 
-def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
+def _asynchronous_data(launcher: Launcher) -> list[IterationCost]:
     """SSSP's and CC's worklist launches as the device runs them, in waves of resident
     entries (``simulator.asynchronous``), until one pushes nothing; under plain stores
     (``relax=store``) then a verify sweep, whose vertices with an edge still to relax (a
@@ -479,8 +479,8 @@ def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
     out = []
     for _ in range(_MOST_VERIFY_SWEEPS):
         while worklist.size:
-            work, s, store_lanes = _asynchronous_worklist(launcher, run, worklist)
-            cost, worklist, _ = _data_launch(launcher, work, worklist, store_lanes=store_lanes)
+            work, s, store_lanes = asynchronous_worklist(launcher, run, worklist)
+            cost, worklist, _ = data_launch(launcher, work, worklist, store_lanes=store_lanes)
             launcher.host(cost)
             out.append(launcher.iteration(cost, "data", s.lanes_per_vertex))
         if launcher.strategy.relax != "store":
@@ -499,7 +499,7 @@ def _asynchronous_data(launcher: _Launcher) -> list[IterationCost]:
 _MOST_VERIFY_SWEEPS = 1000
 
 
-def _verify_sweep(launcher: _Launcher) -> IterationCost:
+def _verify_sweep(launcher: Launcher) -> IterationCost:
     """The sweep that makes plain-store relaxation exact: every vertex reads its edges and
     its targets' values, stores nothing, and pushes itself where an edge is unrelaxed (an
     update a racing store lost; ``simulator.store_races``); the host reads whether any
@@ -514,7 +514,7 @@ def _verify_sweep(launcher: _Launcher) -> IterationCost:
     return launcher.iteration(cost, "topology", sweep.lanes_per_vertex)
 
 
-def _spatial(launcher: _Launcher) -> list[IterationCost]:
+def _spatial(launcher: Launcher) -> list[IterationCost]:
     """Representatives of P consecutive vertices on the worklist; each launch visits all P
     vertices behind every representative (the first store into a partition pushes it)."""
     fr, strategy = launcher.fr, launcher.strategy
@@ -541,7 +541,7 @@ def _spatial(launcher: _Launcher) -> list[IterationCost]:
     return out
 
 
-def _temporal(launcher: _Launcher) -> list[IterationCost]:
+def _temporal(launcher: Launcher) -> list[IterationCost]:
     """Worklist launches while the worklist holds at most ``switch_to_topology`` x N items,
     sweeps (counting what they activate) until fewer than ``switch_to_data`` x N vertices
     are active; a switch to sweeps scatters the worklist into the status flags, a switch back
@@ -579,9 +579,9 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
             if run is None:
                 s = launcher.strategy_for(work.active)
             else:
-                work, s, store_lanes = _asynchronous_worklist(launcher, run, pending)
-            cost, pending, ranks = _data_launch(launcher, work, pending,
-                                                store_lanes=store_lanes, ranks=ranks)
+                work, s, store_lanes = asynchronous_worklist(launcher, run, pending)
+            cost, pending, ranks = data_launch(launcher, work, pending,
+                                               store_lanes=store_lanes, ranks=ranks)
             ran = "data"
             if size(pending) > to_topology:
                 form = "topology"
@@ -593,7 +593,7 @@ def _temporal(launcher: _Launcher) -> list[IterationCost]:
                 s = launcher.strategy_for(work.active)
                 pending = distinct_ids(fr.indices[work.writes], n).astype(np.int64, copy=False)
             else:
-                work, s, store_lanes, pending = _asynchronous_sweep(launcher, run, pending)
+                work, s, store_lanes, pending = asynchronous_sweep(launcher, run, pending)
             cost = launcher.launch(Launch.sweep(work, count_activations=True,
                                                 store_lanes=store_lanes), s)
             ran = "topology"

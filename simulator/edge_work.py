@@ -1,7 +1,7 @@
 """A view's expanded edges reduced to the per-unit counts its launches' costs need
-(``_EdgeWork``): SIMD steps, the edge-list, neighbour and store sectors, the storing lanes'
+(``EdgeWork``): SIMD steps, the edge-list, neighbour and store sectors, the storing lanes'
 steps and targets; a launch too big to lay out at once is laid out in pieces of whole units
-(``_pieces``, ``_piecewise_edge_work``). See docs/model.md, "Memory"."""
+(``_pieces``, ``piecewise_edge_work``). See docs/model.md, "Memory"."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from functools import partial
 import numpy as np
 
 from simulator.device import Device
-from simulator.expansion import _expansion
-from simulator.expansion import _storing_lanes
-from simulator.expansion import _sweeps_storing_lanes
+from simulator.expansion import expand_lanes
+from simulator.expansion import storing_lanes
+from simulator.expansion import sweeps_storing_lanes
 from simulator.layout import TaskLayout
 from simulator.mappings import MAPPINGS
 from simulator.sectors import is_power_of_two
@@ -22,7 +22,7 @@ from simulator.sectors import lockstep_list_sectors
 from simulator.sectors import run_sectors
 from simulator.sectors import thread_list_sectors
 from simulator.sectors import unit_transactions
-from simulator.slot_views import _SlotView
+from simulator.slot_views import SlotView
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import repeat_runs
@@ -57,12 +57,12 @@ _PIECE_LANES = 1 << 24
 
 
 @dataclass(frozen=True, eq=False)
-class _EdgeWork:
+class EdgeWork:
     """A view's expanded edges reduced to what its launches' costs need: per-unit counts (each of
     the layout's units) and the storing lanes' own values, in lane order: their global warp
     steps, and where the launch pushes their targets, edges and (thread mapping) positions
     in its edge order. O(units + stores), not O(lanes): a launch too big to lay out at once
-    is laid out in pieces and their work joined (``_piecewise_edge_work``)."""
+    is laid out in pieces and their work joined (``piecewise_edge_work``)."""
 
     steps: np.ndarray  # SIMD steps per unit
     pop_steps: np.ndarray | int
@@ -85,16 +85,16 @@ class _EdgeWork:
     deferred_vertices: np.ndarray
 
 
-def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends,
-               launch_of_unit, words, store_lanes=None, first_copy=None) -> _EdgeWork:
-    """``_EdgeWork`` of a view of whole launches (``store_lanes``: where their pushes were
-    worked out ahead, ``launch_pushes``; ``first_copy``: see ``_storing_lanes``)."""
+def unit_edge_work(indptr, indices, launches, view, strategy, device, segments, ends,
+                   launch_of_unit, words, store_lanes=None, first_copy=None) -> EdgeWork:
+    """``EdgeWork`` of a view of whole launches (``store_lanes``: where their pushes were
+    worked out ahead, ``launch_pushes``; ``first_copy``: see ``storing_lanes``)."""
     launch = launches[0]
     pushing = launch.push is not None and store_lanes is None  # pushes to work out here
     layout = view.layout
     w, units, per_unit = layout.w, layout.units, layout.per_unit
     count = partial(unit_transactions, words_per_sector=words, units=units)
-    expansion = _expansion(indptr, view, strategy, device, segments, ends)
+    expansion = expand_lanes(indptr, view, strategy, device, segments, ends)
     expanding_slots, expanding_vertices = expansion.slots, expansion.vertices
     degree, edges, lanes = expansion.degree, expansion.edges, expansion.lanes
     simd_steps, group = lanes.steps, lanes.group
@@ -122,8 +122,8 @@ def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends
     if store_lanes is not None:
         pass
     elif len(launches) == 1:
-        store_lanes = _storing_lanes(edges, expanding_vertices, degree, launch, indices.size,
-                                     first_copy)
+        store_lanes = storing_lanes(edges, expanding_vertices, degree, launch, indices.size,
+                                    first_copy)
     elif launch.store_lanes is not None:  # each sweep's own, after the earlier sweeps' edges
         sweep_edges = np.bincount(launch_of_unit[expanding_slots // per_unit],
                                   weights=degree, minlength=segments.size)
@@ -131,8 +131,8 @@ def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends
         store_lanes = np.concatenate([one.store_lanes + offset
                                       for one, offset in zip(launches, offsets, strict=True)])
     else:  # each sweep's writes among its own edges: both keyed by the sweep
-        store_lanes = _sweeps_storing_lanes(edges, expanding_slots, expanding_vertices, degree,
-                                            launches, launch_of_unit, per_unit, indices.size)
+        store_lanes = sweeps_storing_lanes(edges, expanding_slots, expanding_vertices, degree,
+                                           launches, launch_of_unit, per_unit, indices.size)
     # the neighbours' reads, and the storing lanes' stores to the same words: from one sort
     # where the stores are many (a few more passes over every lane), else from one apiece
     storing = None
@@ -164,11 +164,11 @@ def _edge_work(indptr, indices, launches, view, strategy, device, segments, ends
     store_edge = edges[store_lanes] if pushing else edges[:0]
     threads_batch = not MAPPINGS[strategy.mapping].batches_per_warp(strategy)
     store_position = store_lanes if pushing and threads_batch else None
-    return _EdgeWork(simd_steps, lanes.pop_steps, lanes.u_a, expansion.donating, unit_edges,
-                     list_sectors, read_sectors, store_sectors, store_steps, cluster_passes,
-                     unit_of_step, store_step, store_target, store_edge, store_position,
-                     expanding_slots, degree, expansion.deferred_slots,
-                     expansion.deferred_vertices)
+    return EdgeWork(simd_steps, lanes.pop_steps, lanes.u_a, expansion.donating, unit_edges,
+                    list_sectors, read_sectors, store_sectors, store_steps, cluster_passes,
+                    unit_of_step, store_step, store_target, store_edge, store_position,
+                    expanding_slots, degree, expansion.deferred_slots,
+                    expansion.deferred_vertices)
 
 
 def _list_sectors(indptr, edges, vertices, degree, starts, expanding_slots, lanes,
@@ -235,7 +235,7 @@ def _lockstep_in_vertex_order(slots: np.ndarray, vertices: np.ndarray, layout: T
     return new_slots, vertices[order]
 
 
-def _pieces(view: _SlotView, strategy: Strategy, device: Device) -> np.ndarray:
+def _pieces(view: SlotView, strategy: Strategy, device: Device) -> np.ndarray:
     """Bounds of the view's active slots cut into pieces of about ``_PIECE_LANES`` edges,
     each whole units (whole blocks under donation, whose threads give edges across the
     block's units): [0, size] where one piece holds them all."""
@@ -252,9 +252,9 @@ def _pieces(view: _SlotView, strategy: Strategy, device: Device) -> np.ndarray:
     return np.unique(np.concatenate([[0], cuts, [slots.size]]))
 
 
-def _piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
-                         ) -> _EdgeWork | None:
-    """``_EdgeWork`` of one launch's full view laid out piece by piece (``_pieces``), the
+def piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
+                        ) -> EdgeWork | None:
+    """``EdgeWork`` of one launch's full view laid out piece by piece (``_pieces``), the
     pieces' per-unit counts added and their storing lanes joined in lane order, their steps
     numbered as the whole launch's; None where one piece holds it all."""
     bounds = _pieces(view, strategy, device)
@@ -284,10 +284,10 @@ def _piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
         piece = dataclasses.replace(view, active_slots=view.active_slots[lo:hi],
                                     active_vertex=view.active_vertex[lo:hi],
                                     active_degree=degree[lo:hi])
-        work = _edge_work(indptr, indices, [piece_launch], piece, strategy, device, whole,
-                          np.array([units]), None, words,
-                          first_copy=(None if first_copy is None else
-                                      first_copy[expanding_before[lo]:expanding_before[hi]]))
+        work = unit_edge_work(indptr, indices, [piece_launch], piece, strategy, device, whole,
+                              np.array([units]), None, words,
+                              first_copy=(None if first_copy is None else
+                                          first_copy[expanding_before[lo]:expanding_before[hi]]))
         works.append(dataclasses.replace(
             work, store_step=work.store_step + steps_before,
             store_position=(None if work.store_position is None
@@ -304,7 +304,7 @@ def _piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
         values = [getattr(work, name) for work in works]
         return None if values[0] is None else np.concatenate(values)
 
-    return _EdgeWork(*(added(name) for name in (
+    return EdgeWork(*(added(name) for name in (
         "steps", "pop_steps", "u_a", "donating", "unit_edges", "list_sectors", "read_sectors",
         "store_sectors", "store_steps", "cluster_passes")), *(joined(name) for name in (
         "unit_of_step", "store_step", "store_target", "store_edge", "store_position", "slots",

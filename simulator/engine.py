@@ -12,15 +12,15 @@ from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.functional import IterationWork
 from simulator.launch import Launch
-from simulator.launch_costs import _launch_costs
+from simulator.launch_costs import cost_launches
 from simulator.layout import TaskLayout
 from simulator.layout import status_layouts
 from simulator.layout import task_layout
 from simulator.layout import worklist_layouts
-from simulator.slot_views import _full_view
-from simulator.slot_views import _joined_view
-from simulator.slot_views import _listed_view
-from simulator.slot_views import _sweeps_view
+from simulator.slot_views import full_view
+from simulator.slot_views import joined_view
+from simulator.slot_views import listed_view
+from simulator.slot_views import sweeps_view
 from simulator.strategy import Strategy
 from simulator.timing import working_set_bytes
 from simulator.worklist_pushes import LaunchPushes
@@ -81,10 +81,10 @@ def worklist_kernels(
                                   np.concatenate([launch.slots for launch in launches]))
     else:
         layout = status_layouts(sizes, strategy, device)
-    view = (_joined_view(layout, [p.units for p in pushes], [p.active_slots for p in pushes],
-                         [p.active_vertex for p in pushes], [p.active_degree for p in pushes])
-            if pushes is not None else _listed_view(indptr, launches, layout))
-    return _launch_costs(indptr, indices, launches, view, view.layout, strategy, device,
+    view = (joined_view(layout, [p.units for p in pushes], [p.active_slots for p in pushes],
+                        [p.active_vertex for p in pushes], [p.active_degree for p in pushes])
+            if pushes is not None else listed_view(indptr, launches, layout))
+    return cost_launches(indptr, indices, launches, view, view.layout, strategy, device,
                          reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
                          atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate,
                          pushes=pushes)
@@ -126,10 +126,10 @@ def vertex_kernel(
         listed = None if sweep or launch.lookup == "status" else launch.slots.astype(np.int64)
         layout = task_layout(n_slots, strategy, device, listed)
     if sweep and launch.push is None and _SPARSE_SWEEPS:
-        view = _sweeps_view(indptr, [launch.active], layout, strategy, device)
+        view = sweeps_view(indptr, [launch.active], layout, strategy, device)
     else:
-        view = _full_view(indptr, launch, layout, n_slots)
-    return _launch_costs(indptr, indices, [launch], view, layout, strategy, device,
+        view = full_view(indptr, launch, layout, n_slots)
+    return cost_launches(indptr, indices, [launch], view, layout, strategy, device,
                          reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
                          atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate)[0]
 
@@ -167,8 +167,8 @@ def sweep_kernels(
     if len({launch.store_lanes is None for launch in launches}) > 1:
         raise ValueError("sweep_kernels takes sweeps that all give their storing lanes or "
                          "none that does")
-    view = _sweeps_view(indptr, [launch.active for launch in launches], layout, strategy,
-                        device)
-    return _launch_costs(indptr, indices, launches, view, layout, strategy, device,
+    view = sweeps_view(indptr, [launch.active for launch in launches], layout, strategy,
+                       device)
+    return cost_launches(indptr, indices, launches, view, layout, strategy, device,
                          reads_weights=reads_weights, stores_per_vertex=stores_per_vertex,
                          atomic_updates=atomic_updates, costs=costs, hit_rate=hit_rate)

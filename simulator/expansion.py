@@ -1,7 +1,7 @@
 """How a view's active slots run their edges (``_Expansion``): which slots expand (the others,
 deferred outliers, go to the outlier kernel), each edge's lane and warp step under the
-strategy's mapping (its ``Mapping.lanes``), and which lanes store (``_storing_lanes``,
-``_sweeps_storing_lanes``). See docs/model.md, "Layout" and "Other lane layouts"."""
+strategy's mapping (its ``Mapping.lanes``), and which lanes store (``storing_lanes``,
+``sweeps_storing_lanes``). See docs/model.md, "Layout" and "Other lane layouts"."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from simulator.functional import edge_ids
 from simulator.lanes import Lanes
 from simulator.mappings import MAPPINGS
 from simulator.mappings import LaneRequest
-from simulator.slot_views import _SlotView
+from simulator.slot_views import SlotView
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import member_mask
 from simulator.strategy import Strategy
@@ -38,8 +38,8 @@ class _Expansion:
     donating: np.ndarray | None
 
 
-def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: Device,
-               segments: np.ndarray, ends: np.ndarray) -> _Expansion:
+def expand_lanes(indptr: np.ndarray, view: SlotView, strategy: Strategy, device: Device,
+                 segments: np.ndarray, ends: np.ndarray) -> _Expansion:
     """Which of a view's active slots expand and where each of their edges runs (``segments``
     and ``ends``: each launch's units in the view)."""
     layout, ws = view.layout, device.warp_size
@@ -64,7 +64,7 @@ def _expansion(indptr: np.ndarray, view: _SlotView, strategy: Strategy, device: 
                       lanes, donating)
 
 
-def _launch_unit_numbers(view: _SlotView, segments: np.ndarray,
+def _launch_unit_numbers(view: SlotView, segments: np.ndarray,
                          ends: np.ndarray) -> np.ndarray:
     """Each unit's number in its own launch's layout."""
     if view.units is not None:
@@ -75,7 +75,7 @@ def _launch_unit_numbers(view: _SlotView, segments: np.ndarray,
     return numbers
 
 
-def _storing_lanes(edges, vertices, degree, launch, m, first_copy=None):
+def storing_lanes(edges, vertices, degree, launch, m, first_copy=None):
     """Positions, in the expansion's edge order, of the lanes that store (``vertices`` and
     ``degree``: each expanding slot's; ``first_copy``: whether each is its vertex's first
     copy in the worklist, where the expansion is a piece of a launch)."""
@@ -127,9 +127,9 @@ def _positions_in_runs(haystack: np.ndarray, lengths: np.ndarray, needles: np.nd
 _TABLE_PER_WRITE = 200
 
 
-def _sweeps_storing_lanes(edges, expanding_slots, vertices, degree, launches, sweep_of_unit,
-                          per_unit, m):
-    """``_storing_lanes`` of several sweeps viewed together (``_dirty_view``): through a
+def sweeps_storing_lanes(edges, expanding_slots, vertices, degree, launches, sweep_of_unit,
+                         per_unit, m):
+    """``storing_lanes`` of several sweeps viewed together (``_dirty_view``): through a
     table of all their writes where no vertex expands in two of them (then an edge is a
     lane of one sweep at most: a BFS's levels), else each sweep's edges and writes keyed by
     the sweep, so that each is found among its own sweep's."""

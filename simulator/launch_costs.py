@@ -1,4 +1,4 @@
-"""The cost of each launch of a view (``_launch_costs``): the units' work laid out together,
+"""The cost of each launch of a view (``cost_launches``): the units' work laid out together,
 then each launch's sums and time from its own units, in phases that each count one kind of
 work per unit (``_Costing`` holds what they all read, ``_Tally`` what they add up). See
 docs/model.md, "The cost model in detail"."""
@@ -13,9 +13,9 @@ from simulator.auxiliary_kernels import outlier_kernel
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
-from simulator.edge_work import _edge_work
-from simulator.edge_work import _EdgeWork
-from simulator.edge_work import _piecewise_edge_work
+from simulator.edge_work import EdgeWork
+from simulator.edge_work import piecewise_edge_work
+from simulator.edge_work import unit_edge_work
 from simulator.lanes import positions_holding
 from simulator.lanes import sum_positions
 from simulator.launch import Launch
@@ -25,7 +25,7 @@ from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sectors import row_bounds_transactions
 from simulator.sectors import unit_transactions
-from simulator.slot_views import _SlotView
+from simulator.slot_views import SlotView
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
 from simulator.timing import check_and_stage_sisd
@@ -39,22 +39,22 @@ from simulator.timing import sparse_sweeps_cycles
 from simulator.worklist import prefix_scan_launch
 from simulator.worklist import push_cost
 from simulator.worklist_pushes import LaunchPushes
-from simulator.worklist_pushes import _joined_push_work
-from simulator.worklist_pushes import _joined_store_lanes
-from simulator.worklist_pushes import _pushes
-from simulator.worklist_pushes import _with_deferred_targets
+from simulator.worklist_pushes import joined_push_work
+from simulator.worklist_pushes import joined_store_lanes
+from simulator.worklist_pushes import who_pushes_what
+from simulator.worklist_pushes import with_deferred_targets
 
 
 @dataclass(frozen=True, eq=False)
 class _Costing:
-    """What every phase of ``_launch_costs`` reads: the graph, the launches and their view,
+    """What every phase of ``cost_launches`` reads: the graph, the launches and their view,
     the strategy, device and costs, the stores' kind, and where each launch's units lie in
     the view (``segments``, ``ends``; ``launch_of_unit`` where it holds several)."""
 
     indptr: np.ndarray
     indices: np.ndarray
     launches: list[Launch]
-    view: _SlotView
+    view: SlotView
     full_layout: TaskLayout
     strategy: Strategy
     device: Device
@@ -109,7 +109,7 @@ class _Costing:
 
 def _costing(indptr, indices, launches, view, full_layout, strategy, device, *, reads_weights,
              stores_per_vertex, atomic_updates, costs, hit_rate, pushes) -> _Costing:
-    """``_Costing`` of ``_launch_costs``' arguments."""
+    """``_Costing`` of ``cost_launches``' arguments."""
     launch = launches[0]  # their form
     n = indptr.size - 1
     sweep = launch.slots is None
@@ -165,11 +165,11 @@ class _Tally:
     deferred_targets: list[int] | None = None
 
 
-def _launch_costs(
+def cost_launches(
     indptr: np.ndarray,
     indices: np.ndarray,
     launches: list[Launch],
-    view: _SlotView,
+    view: SlotView,
     full_layout: TaskLayout,
     strategy: Strategy,
     device: Device,
@@ -201,21 +201,21 @@ def _launch_costs(
     return _costs_of_launches(cx, e, tasks, tally, timed, instructions, transactions)
 
 
-def _launch_edge_work(cx: _Costing) -> _EdgeWork:
-    """The view's ``_EdgeWork``: laid out in pieces where one launch's full view is too big
+def _launch_edge_work(cx: _Costing) -> EdgeWork:
+    """The view's ``EdgeWork``: laid out in pieces where one launch's full view is too big
     to lay out at once, else at once."""
     launches, view = cx.launches, cx.view
-    edge_work = (_piecewise_edge_work(cx.indptr, cx.indices, cx.launch, view, cx.strategy,
-                                      cx.device, cx.words)
+    edge_work = (piecewise_edge_work(cx.indptr, cx.indices, cx.launch, view, cx.strategy,
+                                     cx.device, cx.words)
                  if len(launches) == 1 and view.units is None and cx.pushes is None else None)
     if edge_work is None:
-        edge_work = _edge_work(cx.indptr, cx.indices, launches, view, cx.strategy, cx.device,
-                               cx.segments, cx.ends, cx.launch_of_unit, cx.words,
-                               None if cx.pushes is None else _joined_store_lanes(cx.pushes))
+        edge_work = unit_edge_work(cx.indptr, cx.indices, launches, view, cx.strategy, cx.device,
+                                   cx.segments, cx.ends, cx.launch_of_unit, cx.words,
+                                   None if cx.pushes is None else joined_store_lanes(cx.pushes))
     return edge_work
 
 
-def _tasks(cx: _Costing, e: _EdgeWork) -> _Tasks:
+def _tasks(cx: _Costing, e: EdgeWork) -> _Tasks:
     """``_Tasks`` of the view's active slots and the edge work's deferred ones."""
     layout = cx.layout
     units, per_unit, c = layout.units, layout.per_unit, layout.c
@@ -236,7 +236,7 @@ def _tasks(cx: _Costing, e: _EdgeWork) -> _Tasks:
                   n_deferred, launch_donates, bool(launch_donates.any()))
 
 
-def _instructions(cx: _Costing, e: _EdgeWork, tasks: _Tasks) -> _Tally:
+def _instructions(cx: _Costing, e: EdgeWork, tasks: _Tasks) -> _Tally:
     """Per unit, the SISD phase's instructions (status checks, staging, setup, outlier
     pushes, vertex stores, queue grabs, WER's scan, donation) and the SIMD steps'."""
     costs, strategy, layout = cx.costs, cx.strategy, cx.layout
@@ -263,8 +263,8 @@ def _instructions(cx: _Costing, e: _EdgeWork, tasks: _Tasks) -> _Tally:
     return _Tally(sisd, simd)
 
 
-def _count_sectors(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally) -> None:
-    """Per unit, the exact sector counts (``_edge_work``'s, the stores' and the SISD
+def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> None:
+    """Per unit, the exact sector counts (``unit_edge_work``'s, the stores' and the SISD
     phase's), and per launch the memory requests."""
     launch, layout, words = cx.launch, cx.layout, cx.words
     c, units, per_unit = layout.c, layout.units, layout.per_unit
@@ -313,7 +313,7 @@ def _count_sectors(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally) -> 
                       + sisd_requests).astype(np.float64)
 
 
-def _count_round_trips_and_atomics(cx: _Costing, e: _EdgeWork, tasks: _Tasks,
+def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
                                    tally: _Tally) -> None:
     """Per unit, the dependent round trips of the SIMD steps, the slots' lookups, waits for
     atomics and re-reads; per launch, the queue grabs' and outlier pushes' atomics and the
@@ -347,7 +347,7 @@ def _count_round_trips_and_atomics(cx: _Costing, e: _EdgeWork, tasks: _Tasks,
     tally.queue_atomics = queue_atomics
 
 
-def _count_storing_atomics(cx: _Costing, e: _EdgeWork, tally: _Tally) -> None:
+def _count_storing_atomics(cx: _Costing, e: EdgeWork, tally: _Tally) -> None:
     """The storing lanes' atomics: atomicMin's (and a pushing lane's wait for its old value),
     and a counting launch's claims of its targets' flags."""
     launch = cx.launch
@@ -374,39 +374,39 @@ def _count_storing_atomics(cx: _Costing, e: _EdgeWork, tally: _Tally) -> None:
             tally.round_trips += (2 if cx.atomic_updates else 1) * waits * e.store_steps
 
 
-def _count_pushes(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally) -> None:
+def _count_pushes(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> None:
     """Who pushes what (worked out ahead, or here from the storing lanes), the push's cost
     (``push_cost``) and the in-queue flags of ``dedup``."""
     launch, launches, strategy, device = cx.launch, cx.launches, cx.strategy, cx.device
     per_launch, layout, view = cx.per_launch, cx.layout, cx.view
     simd_steps = e.steps
-    store_lanes = np.arange(e.store_step.size)  # of the storing lanes' own arrays (_EdgeWork)
+    store_lanes = np.arange(e.store_step.size)  # of the storing lanes' own arrays (EdgeWork)
     per_warp = MAPPINGS[strategy.mapping].batches_per_warp(strategy)  # else per thread
     if cx.pushes is not None:
-        work = _joined_push_work(cx.pushes)
+        work = joined_push_work(cx.pushes)
         pushed = [p.items for p in cx.pushes]
         deferred_targets = [p.deferred_targets for p in cx.pushes]
     elif len(launches) == 1:  # one launch, costed as it pushes
-        work, items = _pushes(launch, store_lanes, e.store_step, e.unit_of_step,
-                              e.store_edge, e.store_target, e.slots, e.degree,
-                              view.slot_vertex, layout, view.real_slots,
-                              warp_batches=per_warp or tasks.donated,
-                              steps_per_unit=simd_steps,
-                              resident=resident_warps(strategy, device),
-                              lane_position=e.store_position)
-        items, extra_targets = _with_deferred_targets(cx.indptr, cx.indices, launch, e, items)
+        work, items = who_pushes_what(launch, store_lanes, e.store_step, e.unit_of_step,
+                                      e.store_edge, e.store_target, e.slots, e.degree,
+                                      view.slot_vertex, layout, view.real_slots,
+                                      warp_batches=per_warp or tasks.donated,
+                                      steps_per_unit=simd_steps,
+                                      resident=resident_warps(strategy, device),
+                                      lane_position=e.store_position)
+        items, extra_targets = with_deferred_targets(cx.indptr, cx.indices, launch, e, items)
         pushed, deferred_targets = [items], [extra_targets]
     else:  # several launches that push partitions: all their pushes at once
         warp_batches = (True if per_warp
                         else tasks.launch_donates[cx.launch_of_unit] if tasks.donated
                         else False)
-        work, items = _pushes(launch, store_lanes, e.store_step, e.unit_of_step,
-                              e.store_edge, e.store_target, e.slots, e.degree, None,
-                              layout, 0, warp_batches=warp_batches,
-                              steps_per_unit=simd_steps,
-                              resident=resident_warps(strategy, device),
-                              launch_of_unit=cx.launch_of_unit,
-                              lane_position=e.store_position)
+        work, items = who_pushes_what(launch, store_lanes, e.store_step, e.unit_of_step,
+                                      e.store_edge, e.store_target, e.slots, e.degree, None,
+                                      layout, 0, warp_batches=warp_batches,
+                                      steps_per_unit=simd_steps,
+                                      resident=resident_warps(strategy, device),
+                                      launch_of_unit=cx.launch_of_unit,
+                                      lane_position=e.store_position)
         pushed = np.split(items, np.cumsum(per_launch(work.items))[:-1])
         deferred_targets = [0] * cx.segments.size
     tally.pushed, tally.deferred_targets = pushed, deferred_targets
@@ -433,7 +433,7 @@ def _count_pushes(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally) -> N
         tally.requests += per_launch(tasks.active_positions + work.steps)
 
 
-def _timed(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally):
+def _timed(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally):
     """Each launch's (cycles, bounds), instructions and transactions: whole launches timed
     on their own units, sweeps' views with their clean units' figures besides."""
     strategy, device, costs, launch = cx.strategy, cx.device, cx.costs, cx.launch
@@ -482,7 +482,7 @@ def _timed(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally):
     return timed, instructions, transactions
 
 
-def _costs_of_launches(cx: _Costing, e: _EdgeWork, tasks: _Tasks, tally: _Tally, timed,
+def _costs_of_launches(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally, timed,
                        instructions: np.ndarray, transactions: np.ndarray
                        ) -> list[LaunchCost]:
     """Each launch's ``LaunchCost`` from its sums and time, with its pushed items, the

@@ -40,11 +40,11 @@ from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.driver import IterationCost
-from simulator.driver import _asynchronous_sweep
-from simulator.driver import _asynchronous_worklist
-from simulator.driver import _data_launch
-from simulator.driver import _Launcher
+from simulator.driver import Launcher
+from simulator.driver import asynchronous_sweep
+from simulator.driver import asynchronous_worklist
 from simulator.driver import check_applicable
+from simulator.driver import data_launch
 from simulator.driver import initial_worklist
 from simulator.engine import Launch
 from simulator.errors import ConfigError
@@ -349,7 +349,7 @@ class PolicyIteration(IterationCost):
     convert_out_cycles: float = 0.0  # (record) converting the frontier it built
 
 
-class _PolicyLauncher(_Launcher):
+class _PolicyLauncher(Launcher):
     """A launcher whose strategy is the candidate the policy chose for the iteration."""
 
     def __init__(self, functional: FunctionalRun, policy: Policy, device: Device,
@@ -450,17 +450,17 @@ def policy_iteration_costs(
         if s.driven == "data":
             store_lanes = None
             if run is not None:
-                work, _, store_lanes = _asynchronous_worklist(launcher, run, pending)
-                cost, pending, _ = _data_launch(launcher, work, pending,
-                                                store_lanes=store_lanes)
+                work, _, store_lanes = asynchronous_worklist(launcher, run, pending)
+                cost, pending, _ = data_launch(launcher, work, pending,
+                                               store_lanes=store_lanes)
             else:
-                cost, pending, ranks = _data_launch(launcher, work, pending, ranks=ranks)
+                cost, pending, ranks = data_launch(launcher, work, pending, ranks=ranks)
         else:
             store_lanes = None
             if run is None:
                 pending = distinct_ids(fr.indices[work.writes], n).astype(np.int64, copy=False)
             else:
-                work, _, store_lanes, pending = _asynchronous_sweep(launcher, run, pending)
+                work, _, store_lanes, pending = asynchronous_sweep(launcher, run, pending)
             cost = launcher.launch(Launch.sweep(work, store_lanes=store_lanes), s)
         held = s.driven
         launcher.host(cost)

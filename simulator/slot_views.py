@@ -1,7 +1,7 @@
-"""The task slots a launch is costed on (``_SlotView``): every slot of one launch
-(``_full_view``), the units of one or more sweeps that hold an active vertex (``_dirty_view``,
-``_sweeps_view``, with donation's whole blocks), and several launches' full views joined
-(``_joined_view``, ``_listed_view``). See docs/model.md, "Sweeps in O(active work)"."""
+"""The task slots a launch is costed on (``SlotView``): every slot of one launch
+(``full_view``), the units of one or more sweeps that hold an active vertex (``_dirty_view``,
+``sweeps_view``, with donation's whole blocks), and several launches' full views joined
+(``joined_view``, ``listed_view``). See docs/model.md, "Sweeps in O(active work)"."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from simulator.strategy import Strategy
 
 
 @dataclass(frozen=True, eq=False)
-class _SlotView:
+class SlotView:
     """The units a launch is costed on: all of its layout's, or (a sweep) only those that
     hold an active vertex, with their active slots (ascending) and those slots' vertices
     and degrees: the kernel reads no other slot's.
@@ -46,7 +46,7 @@ class _SlotView:
     slot_vertex: np.ndarray | None = None
 
 
-def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: int):
+def full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: int):
     """Every slot of the launch (a sweep's: O(vertices) per launch; a worklist's: O(slots))."""
     n = indptr.size - 1
     slots = np.arange(n) if launch.slots is None else launch.slots.astype(np.int64, copy=False)
@@ -66,11 +66,11 @@ def _full_view(indptr: np.ndarray, launch: Launch, layout: TaskLayout, n_slots: 
     if launch.pushes == "self":
         slot_vertex = np.zeros(layout.units * layout.per_unit, dtype=np.int64)
         slot_vertex[:n_slots] = slots
-    return _SlotView(layout, active_slots, vertex, degree, n_slots, slot_vertex=slot_vertex)
+    return SlotView(layout, active_slots, vertex, degree, n_slots, slot_vertex=slot_vertex)
 
 
 def _dirty_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout,
-                block: int = 1) -> _SlotView:
+                block: int = 1) -> SlotView:
     """The units of one or more sweeps (each given by its active vertices, ascending) that
     hold an active vertex, sweep after sweep, in O(active vertices + their units); with
     ``block`` > 1, every unit of the blocks of ``block`` units that hold one."""
@@ -113,7 +113,7 @@ def _active_units(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayo
 
 def _view_of_units(n: int, layout: TaskLayout, sweeps: int, unit_keys: np.ndarray,
                    at: np.ndarray, act: np.ndarray, degree: np.ndarray, block: int = 1,
-                   whole_blocks: np.ndarray | None = None) -> _SlotView:
+                   whole_blocks: np.ndarray | None = None) -> SlotView:
     """A view of ``sweeps`` sweeps' units (``unit_keys``, ascending: sweep * units + unit)
     whose slots ``at`` hold the active vertices ``act`` of ``degree``, with every unit of
     the ``whole_blocks`` as well (ascending keys sweep * blocks + block, ``block`` units a
@@ -133,12 +133,12 @@ def _view_of_units(n: int, layout: TaskLayout, sweeps: int, unit_keys: np.ndarra
                 else None)
     padded = units.size * per_unit
     real_slots = padded if sweeps > 1 else padded - max(0, (int(units[-1]) + 1) * per_unit - n)
-    return _SlotView(layout.of_units(units), at, act, degree, real_slots, units, segments)
+    return SlotView(layout.of_units(units), at, act, degree, real_slots, units, segments)
 
 
-def _joined_view(layout: TaskLayout, units: list[int], active_slots: list[np.ndarray | None],
-                 active_vertex: list[np.ndarray], active_degree: list[np.ndarray]
-                 ) -> _SlotView:
+def joined_view(layout: TaskLayout, units: list[int], active_slots: list[np.ndarray | None],
+                active_vertex: list[np.ndarray], active_degree: list[np.ndarray]
+                ) -> SlotView:
     """Several launches' full views as one, launch after launch, each keeping its own
     layout's units (numbered on after the previous launch's); ``layout``: their layouts
     joined (``worklist_layouts``, ``status_layouts``). Per launch: its layout's ``units``
@@ -155,15 +155,15 @@ def _joined_view(layout: TaskLayout, units: list[int], active_slots: list[np.nda
             for slots, vertex, offset in zip(active_slots, active_vertex,
                                              (segments * layout.per_unit).tolist(),
                                              strict=True)])
-    return _SlotView(layout, joined_slots,
-                     np.concatenate(active_vertex).astype(np.int64, copy=False),
-                     np.concatenate(active_degree), layout.units * layout.per_unit,
-                     segments=segments)
+    return SlotView(layout, joined_slots,
+                    np.concatenate(active_vertex).astype(np.int64, copy=False),
+                    np.concatenate(active_degree), layout.units * layout.per_unit,
+                    segments=segments)
 
 
-def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout) -> _SlotView:
+def listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout) -> SlotView:
     """The full views of several launches that list their slots ascending and find the
-    active ones by their status (a spatial hybrid's partitions), joined as ``_joined_view``
+    active ones by their status (a spatial hybrid's partitions), joined as ``joined_view``
     joins them: each launch's active vertices found among its slots (among its listed
     partitions where it lists whole ones), both keyed by the launch, in one search for all."""
     n = indptr.size - 1
@@ -186,19 +186,19 @@ def _listed_view(indptr: np.ndarray, launches: list[Launch], layout: TaskLayout)
                              in zip(listings, (np.arange(len(launches)) * per_launch).tolist(),
                                     strict=True)])
     if not bool((listed[1:] > listed[:-1]).all()):
-        raise ValueError("_listed_view takes launches whose slots (partitions) ascend")
+        raise ValueError("listed_view takes launches whose slots (partitions) ascend")
     at = np.minimum(listed.searchsorted(key), max(listed.size - 1, 0))
     found = (listed[at] == key) if listed.size else np.zeros(key.size, dtype=bool)
     slot = ((at - (np.cumsum(counts) - counts)[launch_of]) * p + offset)[found]
     launch_of, active = launch_of[found], active[found]
     active_slots = slot + segments[launch_of] * per_unit
     degree = (indptr[active + 1] - indptr[active]).astype(np.int64, copy=False)
-    return _SlotView(layout, active_slots, active, degree, layout.units * per_unit,
-                     segments=segments)
+    return SlotView(layout, active_slots, active, degree, layout.units * per_unit,
+                    segments=segments)
 
 
-def _sweeps_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout,
-                 strategy: Strategy, device: Device) -> _SlotView:
+def sweeps_view(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayout,
+                strategy: Strategy, device: Device) -> SlotView:
     """The view of sweeps (their active vertices) that their costs need: the units holding
     an active vertex, and with donation every unit of a block in which a thread donates
     (the block's warps drain its box; elsewhere a sweep runs as without donation)."""

@@ -1,4 +1,4 @@
-"""What a worklist-building launch pushes: who pushes what (``_pushes``), worked out ahead of
+"""What a worklist-building launch pushes (``who_pushes_what``), worked out ahead of
 its cost because the next launch expands it (``launch_pushes``, ``LaunchPushes``), from every
 edge's lane or, for a lockstep launch whose lanes race plainly (BFS), from its storing lanes
 alone (``_lockstep_worklist_pushes``, ``WriteSources``). See docs/model.md, "Worklist pushes"
@@ -12,8 +12,8 @@ import numpy as np
 
 from simulator.asynchronous import later_steps_see_earlier
 from simulator.device import Device
-from simulator.expansion import _expansion
-from simulator.expansion import _storing_lanes
+from simulator.expansion import expand_lanes
+from simulator.expansion import storing_lanes
 from simulator.functional import kept
 from simulator.lanes import worklist_first_steps
 from simulator.launch import Launch
@@ -24,7 +24,7 @@ from simulator.pushes import arrival_order
 from simulator.pushes import lowering_stores
 from simulator.pushes import racing_stores
 from simulator.sectors import floor_div
-from simulator.slot_views import _full_view
+from simulator.slot_views import full_view
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import repeat_runs
@@ -35,14 +35,14 @@ from simulator.worklist import PushWork
 from simulator.worklist import push_work
 
 
-def _pushes(launch, store_lanes, group, unit_of_step, edges, neighbours, expanding_slots,
-            degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
-            resident, launch_of_unit=None, lane_position=None):
+def who_pushes_what(launch, store_lanes, group, unit_of_step, edges, neighbours, expanding_slots,
+                    degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
+                    resident, launch_of_unit=None, lane_position=None):
     """Who pushes what in a launch that builds a worklist (see ``Launch``; ``degree``: each
     expanding slot's, ``slot_vertex``: every slot's vertex). ``launch_of_unit``: several
     launches that push partitions, viewed together (their items launch after launch).
     ``lane_position``: each lane's position in the launch's edge order, where ``group``,
-    ``edges`` and ``neighbours`` hold only the storing lanes' (``_EdgeWork``)."""
+    ``edges`` and ``neighbours`` hold only the storing lanes' (``EdgeWork``)."""
     empty = np.zeros(0, dtype=np.int64)
     flag_unit = empty
     if launch.pushes == "self":
@@ -156,15 +156,15 @@ class LaunchPushes:
     @property
     def store_lanes(self) -> np.ndarray:
         """The storing lanes, ascending."""
-        return _joined_store_lanes([self])
+        return joined_store_lanes([self])
 
     @property
     def work(self) -> PushWork:
         """Who pushes, per warp unit."""
-        return _joined_push_work([self])
+        return joined_push_work([self])
 
 
-def _joined_store_lanes(pushes: list[LaunchPushes]) -> np.ndarray:
+def joined_store_lanes(pushes: list[LaunchPushes]) -> np.ndarray:
     """Several launches' storing lanes, as positions in their joined expansion, ascending:
     marked in a table of all their lanes rather than sorted launch by launch."""
     edges = np.array([p.edges for p in pushes])
@@ -175,7 +175,7 @@ def _joined_store_lanes(pushes: list[LaunchPushes]) -> np.ndarray:
     return np.flatnonzero(storing)
 
 
-def _joined_push_work(pushes: list[LaunchPushes]) -> PushWork:
+def joined_push_work(pushes: list[LaunchPushes]) -> PushWork:
     """Several launches' push work, launch after launch (their units joined)."""
     if all(isinstance(p.pushers, Pushers) for p in pushes):
         return Pushers.work_of([p.pushers for p in pushes])
@@ -187,23 +187,21 @@ def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_o
                    neighbours, strategy, device, donated) -> LaunchPushes:
     """``LaunchPushes`` of one launch from its view's expansion (``neighbours``: its edges'
     targets; ``donated``: whether a thread donated)."""
-    work, items = _pushes(launch, store_lanes, expansion.lanes.group, unit_of_step,
-                          expansion.edges, neighbours, expansion.slots, expansion.degree,
-                          view.slot_vertex, view.layout, view.real_slots,
-                          warp_batches=(MAPPINGS[strategy.mapping].batches_per_warp(strategy)
-                                        or donated),
-                          steps_per_unit=expansion.lanes.steps,
-                          resident=resident_warps(strategy, device))
-    items, deferred_targets = _with_deferred_targets(indptr, indices, launch, expansion, items)
+    work, items = who_pushes_what(
+        launch, store_lanes, expansion.lanes.group, unit_of_step, expansion.edges, neighbours,
+        expansion.slots, expansion.degree, view.slot_vertex, view.layout, view.real_slots,
+        warp_batches=(MAPPINGS[strategy.mapping].batches_per_warp(strategy) or donated),
+        steps_per_unit=expansion.lanes.steps, resident=resident_warps(strategy, device))
+    items, deferred_targets = with_deferred_targets(indptr, indices, launch, expansion, items)
     return LaunchPushes(view.layout.units, view.active_slots, view.active_vertex,
                         view.active_degree, expansion.edges.size, store_lanes, work, items,
                         deferred_targets)
 
 
-def _with_deferred_targets(indptr, indices, launch, expansion, items):
+def with_deferred_targets(indptr, indices, launch, expansion, items):
     """A launch's pushed ``items`` and after them the targets only its deferred vertices
     store to (the outlier kernel pushes them), with their number (``expansion``: an
-    ``_Expansion`` or ``_EdgeWork``)."""
+    ``_Expansion`` or ``EdgeWork``)."""
     if not expansion.deferred_slots.size or launch.pushes != "targets":
         return items, 0
     needed = np.zeros(indptr.size - 1, dtype=bool)
@@ -245,11 +243,11 @@ def _pushes_follow_storing_lanes(launch: Launch, strategy: Strategy) -> bool:
 
 def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> LaunchPushes:
     """``launch_pushes`` of any launch, from the lanes of all its edges."""
-    view = _full_view(indptr, launch, layout, launch.slots.size)
-    expansion = _expansion(indptr, view, strategy, device, np.zeros(1, dtype=np.int64),
-                           np.array([layout.units]))
-    store_lanes = _storing_lanes(expansion.edges, expansion.vertices, expansion.degree,
-                                 launch, indices.size)
+    view = full_view(indptr, launch, layout, launch.slots.size)
+    expansion = expand_lanes(indptr, view, strategy, device, np.zeros(1, dtype=np.int64),
+                             np.array([layout.units]))
+    store_lanes = storing_lanes(expansion.edges, expansion.vertices, expansion.degree,
+                                launch, indices.size)
     unit_of_step = np.repeat(np.arange(layout.units), expansion.lanes.steps)
     donated = expansion.donating is not None and bool(expansion.donating.any())
     return _launch_pushed(indptr, indices, launch, view, expansion, store_lanes,

@@ -46,7 +46,7 @@ def test_donated_edges_take_the_lanes_of_their_place_in_the_step(text):
     view = slot_views._dirty_view(graph.indptr, sweeps, layout,
                                   strategy.block_size // device.warp_size)
     ends = np.append(view.segments[1:], view.units.size)
-    lanes = expansion._expansion(graph.indptr, view, strategy, device, view.segments, ends).lanes
+    lanes = expansion.expand_lanes(graph.indptr, view, strategy, device, view.segments, ends).lanes
     assert lanes.lane is not None and lanes.given is not None and lanes.given.size
     given_group = lanes.group[lanes.given]
     assert given_group.tolist() == lanes.given_group.tolist()

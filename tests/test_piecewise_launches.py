@@ -62,14 +62,14 @@ def test_pieces_cost_what_the_whole_launch_costs(graph, algorithm, each_on_its_o
     # a few dozen edges a piece: every launch of more is cut, many times over
     monkeypatch.setattr(edge_work, "_PIECE_LANES", 37)
     calls = []
-    original = launch_costs._piecewise_edge_work
+    original = launch_costs.piecewise_edge_work
 
     def counted(*args, **kwargs):
         work = original(*args, **kwargs)
         calls.append(work is not None)
         return work
 
-    monkeypatch.setattr(launch_costs, "_piecewise_edge_work", counted)
+    monkeypatch.setattr(launch_costs, "piecewise_edge_work", counted)
     cut = [_outcome(graph, algorithm, s, functional) for s in strategies]
     # (a small graph's launches are otherwise costed in runs, or sparsely: none is cut)
     assert any(calls) or not each_on_its_own, "no launch was cut"
@@ -88,7 +88,7 @@ def test_pieces_are_whole_units_of_bounded_edges(graph, monkeypatch):
         layout = engine.task_layout(graph.n, strategy, device, None)
         launch = engine.Launch(np.arange(graph.n), np.zeros(0, dtype=np.int64),
                                slots=np.arange(graph.n), lookup="worklist", push="atomic")
-        view = slot_views._full_view(graph.indptr, launch, layout, graph.n)
+        view = slot_views.full_view(graph.indptr, launch, layout, graph.n)
         bounds = edge_work._pieces(view, strategy, device)
         assert bounds[0] == 0 and bounds[-1] == graph.n and bounds.size >= 3
         units_kept = keeps or strategy.block_size // device.warp_size

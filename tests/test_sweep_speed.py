@@ -584,7 +584,7 @@ def test_donating_blocks_are_those_whose_threads_donate(spec, text):
     sweeps = [work.active for work in fr.iterations if work.active.size]
     whole = slot_views._dirty_view(graph.indptr, sweeps, layout, block)
     ends = np.append(whole.segments[1:], whole.units.size)
-    expanded = expansion._expansion(graph.indptr, whole, strategy, device, whole.segments, ends)
+    expanded = expansion.expand_lanes(graph.indptr, whole, strategy, device, whole.segments, ends)
     sweep_of_unit = np.repeat(np.arange(len(sweeps)), ends - whole.segments)
     donating = np.flatnonzero(expanded.donating)
     want = np.unique(sweep_of_unit[donating] * blocks + whole.units[donating] // block)

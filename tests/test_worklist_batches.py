@@ -398,11 +398,11 @@ def test_partition_pushes_worked_out_together_equal_launch_by_launch(text):
     if strategy.donate_threshold is not None:
         layout = status_layouts(np.array([launch.slots.size for launch in launches]),
                                 strategy, device)
-        view = slot_views._listed_view(graph.indptr, launches, layout)
+        view = slot_views.listed_view(graph.indptr, launches, layout)
         segments = view.segments
         ends = np.append(segments[1:], layout.units)
-        donating = expansion._expansion(graph.indptr, view, strategy, device, segments,
-                                        ends).donating
+        donating = expansion.expand_lanes(graph.indptr, view, strategy, device, segments,
+                                          ends).donating
         donated = np.add.reduceat(donating, segments) > 0
         assert donated.any() and not donated.all()
 
@@ -425,15 +425,15 @@ def test_listed_view_joins_the_launches_full_views(partition, listing):
                                         partitions=None) for launch in launches]
     sizes = np.array([launch.slots.size for launch in launches])
     layout = status_layouts(sizes, strategy, device)
-    views = [slot_views._full_view(graph.indptr, launch,
-                                   status_layouts(np.array([launch.slots.size]), strategy,
-                                                  device),
-                                   launch.slots.size) for launch in launches]
-    want = slot_views._joined_view(layout, [view.layout.units for view in views],
-                                   [view.active_slots for view in views],
-                                   [view.active_vertex for view in views],
-                                   [view.active_degree for view in views])
-    got = slot_views._listed_view(graph.indptr, launches, layout)
+    views = [slot_views.full_view(graph.indptr, launch,
+                                  status_layouts(np.array([launch.slots.size]), strategy,
+                                                 device),
+                                  launch.slots.size) for launch in launches]
+    want = slot_views.joined_view(layout, [view.layout.units for view in views],
+                                  [view.active_slots for view in views],
+                                  [view.active_vertex for view in views],
+                                  [view.active_degree for view in views])
+    got = slot_views.listed_view(graph.indptr, launches, layout)
     for name in ("active_slots", "active_vertex", "active_degree", "segments"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
     assert got.real_slots == want.real_slots and len(launches) > 10

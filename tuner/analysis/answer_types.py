@@ -250,7 +250,7 @@ class ParetoAnswer:
         })
 
 
-def _value_order(value: Any) -> tuple:
+def value_sort_key(value: Any) -> tuple:
     """Sort key for knob values: None last, numbers numerically, the rest as text."""
     if value is None:
         return (2, 0, "")
@@ -259,7 +259,7 @@ def _value_order(value: Any) -> tuple:
     return (1, 0, str(value))
 
 
-def _study_order(study: Study) -> tuple:
+def study_sort_key(study: Study) -> tuple:
     return (study.algorithm, study.device, study.graph, study.space, study.key)
 
 

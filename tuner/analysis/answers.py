@@ -35,16 +35,16 @@ from tuner.analysis.answer_types import ParetoPoint
 from tuner.analysis.answer_types import StudyBest
 from tuner.analysis.answer_types import StudyEffect
 from tuner.analysis.answer_types import StudyFront
-from tuner.analysis.answer_types import _study_order
-from tuner.analysis.answer_types import _value_order
+from tuner.analysis.answer_types import study_sort_key
+from tuner.analysis.answer_types import value_sort_key
 from tuner.analysis.pareto import pareto_mask
-from tuner.analysis.trials import _drop_temporaries
-from tuner.analysis.trials import _explain_empty
-from tuner.analysis.trials import _records
-from tuner.analysis.trials import _register
-from tuner.analysis.trials import _Source
-from tuner.analysis.trials import _studies
-from tuner.analysis.trials import _summaries
+from tuner.analysis.trials import FilteredTrials
+from tuner.analysis.trials import drop_temporaries
+from tuner.analysis.trials import explain_empty_filter
+from tuner.analysis.trials import register_rows
+from tuner.analysis.trials import row_dicts
+from tuner.analysis.trials import studies_by_key
+from tuner.analysis.trials import study_summaries
 from tuner.results.measured import winners
 from tuner.results.query import graph_ids
 from tuner.results.schema import PARAM_PREFIX
@@ -63,7 +63,7 @@ def best(con: duckdb.DuckDBPyConnection, filters: Filters = ALL_STUDIES,
     try:
         return _best(con, filters, objective)
     finally:
-        _drop_temporaries(con)
+        drop_temporaries(con)
 
 
 def effect(con: duckdb.DuckDBPyConnection, knob: str, filters: Filters = ALL_STUDIES,
@@ -73,7 +73,7 @@ def effect(con: duckdb.DuckDBPyConnection, knob: str, filters: Filters = ALL_STU
     try:
         return _effect(con, knob, filters, objective)
     finally:
-        _drop_temporaries(con)
+        drop_temporaries(con)
 
 
 def pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
@@ -83,17 +83,17 @@ def pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
     try:
         return _pareto(con, objectives, filters)
     finally:
-        _drop_temporaries(con)
+        drop_temporaries(con)
 
 
 def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective) -> BestAnswer:
-    src = _Source(con, filters, [objective.metric], graph_filter=False)
+    src = FilteredTrials(con, filters, [objective.metric], graph_filter=False)
     if src.empty:
         return BestAnswer(objective, [], [])
-    summaries = _summaries(src, objective)
+    summaries = study_summaries(src, objective)
     src.canonicalise(sum(s["unfixed"] for s in summaries))
     shown = graph_ids(con, filters.graph) if filters.graph is not None else None
-    studies = _studies(con, summaries)
+    studies = studies_by_key(con, summaries)
     fixed, fixed_values = _fixed_configs(src, summaries, objective)
     measured = winners(con) if "measured_us" in src.columns else {}
     out = []
@@ -110,13 +110,13 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
             fixed_value=fixed_value, vs_fixed=objective.gain(fixed_value, win["value"]),
             measured_us=win.get("measured_us"), measured=measured.get(s["study_key"])))
     if not out and filters.given():
-        _explain_empty(con, filters)
-    out.sort(key=lambda b: _study_order(b.study))
+        explain_empty_filter(con, filters)
+    out.sort(key=lambda b: study_sort_key(b.study))
     used = {(b.study.algorithm, b.study.device) for b in out}
     return BestAnswer(objective, out, [f for k, f in sorted(fixed.items()) if k in used])
 
 
-def _fixed_configs(src: _Source, summaries: list[dict[str, Any]], objective: Objective
+def _fixed_configs(src: FilteredTrials, summaries: list[dict[str, Any]], objective: Objective
                    ) -> tuple[dict[tuple[str, str], FixedConfig], dict[str, float]]:
     """Per (algorithm, device) group, the configuration evaluated on every graph of the group
     with the lowest geometric mean of its value relative to each graph's best; and per study,
@@ -140,9 +140,9 @@ def _fixed_configs(src: _Source, summaries: list[dict[str, Any]], objective: Obj
         for graph_id, studies in graphs.items():
             graph_best.append((algorithm, device, graph_id,
                                pick(s["win"]["value"] for s in studies)))
-    _register(con, "_pivot", ["algorithm", "device", "graph_id"], pivots)
-    _register(con, "_graph_best", ["algorithm", "device", "graph_id", "best"], graph_best)
-    _register(con, "_group_graphs", ["algorithm", "device", "graphs"], group_graphs)
+    register_rows(con, "_pivot", ["algorithm", "device", "graph_id"], pivots)
+    register_rows(con, "_graph_best", ["algorithm", "device", "graph_id", "best"], graph_best)
+    register_rows(con, "_group_graphs", ["algorithm", "device", "graphs"], group_graphs)
     pivot_ids = sorted({p[2] for p in pivots})
     marks = ", ".join("?" for _ in pivot_ids)
     h = src.hash_sql()
@@ -159,7 +159,7 @@ def _fixed_configs(src: _Source, summaries: list[dict[str, Any]], objective: Obj
              AND c.h = {h}
         WHERE {src.where} GROUP BY ALL""", [*src.params, *pivot_ids, *src.params])
     ratio = "b.best / g.v" if objective.maximize else "g.v / b.best"
-    chosen = _records(con, f"""
+    chosen = row_dicts(con, f"""
         WITH g AS (SELECT algorithm, device, graph_id, h, avg(v) AS v FROM _candidates
                    GROUP BY ALL),
              s AS (SELECT algorithm, device, h,
@@ -171,9 +171,9 @@ def _fixed_configs(src: _Source, summaries: list[dict[str, Any]], objective: Obj
         QUALIFY row_number() OVER (PARTITION BY algorithm, device ORDER BY s.geo, s.h) = 1""")
     if not chosen:
         return {}, {}
-    _register(con, "_chosen", ["algorithm", "device", "h"],
-              [(c["algorithm"], c["device"], c["h"]) for c in chosen], {"h": pa.uint64()})
-    values = _records(con, """
+    register_rows(con, "_chosen", ["algorithm", "device", "h"],
+                  [(c["algorithm"], c["device"], c["h"]) for c in chosen], {"h": pa.uint64()})
+    values = row_dicts(con, """
         SELECT c.algorithm, c.device, c.h, c.study_key, c.graph_id, c.v, c.row
         FROM _candidates c JOIN _chosen USING (algorithm, device, h)""")
     params = {(v["algorithm"], v["device"], v["h"]): v["row"] for v in values}
@@ -196,34 +196,34 @@ def _fixed_configs(src: _Source, summaries: list[dict[str, Any]], objective: Obj
 def _effect(con: duckdb.DuckDBPyConnection, knob: str, filters: Filters,
             objective: Objective) -> EffectAnswer:
     knob = knob.removeprefix(PARAM_PREFIX)
-    src = _Source(con, filters, [objective.metric], graph_filter=True)
+    src = FilteredTrials(con, filters, [objective.metric], graph_filter=True)
     if knob not in src.knobs:
         raise ConfigError(f"unknown knob {knob!r}; knobs present: "
                           f"{', '.join(src.knobs) if src.knobs else '(none: no trial rows)'}")
     if src.empty:
         return EffectAnswer(knob, objective, [])
-    summaries = _summaries(src, objective)
+    summaries = study_summaries(src, objective)
     src.canonicalise(sum(s["unfixed"] for s in summaries))
     if not summaries:
         if filters.given():
-            _explain_empty(con, filters)
+            explain_empty_filter(con, filters)
         return EffectAnswer(knob, objective, [])
     others = [k for k in src.knobs if k != knob]
     best_configs = {s["study_key"]: src.config(s["win"]) for s in summaries}
-    _register(con, "_best", ["study_key", *(PARAM_PREFIX + k for k in others)],
-              [(key, *(c.params.get(k) for k in others)) for key, c in best_configs.items()],
-              src.param_types())
+    register_rows(con, "_best", ["study_key", *(PARAM_PREFIX + k for k in others)],
+                  [(key, *(c.params.get(k) for k in others)) for key, c in best_configs.items()],
+                  src.param_types())
     at_best = " AND ".join(f'{src.param(k)} IS NOT DISTINCT FROM b."{PARAM_PREFIX}{k}"'
                            for k in others) or "true"
     sign = "-" if objective.maximize else ""
     m = src.metric(0)
-    picks = _records(con, f"""
+    picks = row_dicts(con, f"""
         SELECT t.study_key, {src.param(knob)} AS kv, count(*) AS n,
                arg_min(struct_pack(at_best := ({at_best}), row := {src.row_struct()}),
                        (NOT ({at_best}), {sign}{m}, t.role, t.trial, t.label)) AS pick
         FROM {src.from_sql} JOIN _best b ON b.study_key = t.study_key
         WHERE {src.where} GROUP BY ALL""", src.params)
-    studies = _studies(con, summaries)
+    studies = studies_by_key(con, summaries)
     best_values = {s["study_key"]: s["win"]["value"] for s in summaries}
     points: dict[str, list[EffectPoint]] = {}
     for r in picks:
@@ -235,11 +235,11 @@ def _effect(con: duckdb.DuckDBPyConnection, knob: str, filters: Filters,
             config=src.config(row), configurations=r["n"]))
     out = []
     for s in summaries:
-        pts = sorted(points.get(s["study_key"], []), key=lambda p: _value_order(p.value))
+        pts = sorted(points.get(s["study_key"], []), key=lambda p: value_sort_key(p.value))
         config = best_configs[s["study_key"]]
         out.append(StudyEffect(studies[s["study_key"]], config.params.get(knob),
                                s["win"]["value"], config, pts))
-    out.sort(key=lambda e: _study_order(e.study))
+    out.sort(key=lambda e: study_sort_key(e.study))
     return EffectAnswer(knob, objective, out)
 
 
@@ -247,7 +247,7 @@ def _pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
             filters: Filters) -> ParetoAnswer:
     if not objectives:
         raise ConfigError("pareto needs at least one objective")
-    src = _Source(con, filters, [o.metric for o in objectives], graph_filter=True)
+    src = FilteredTrials(con, filters, [o.metric for o in objectives], graph_filter=True)
     if src.empty:
         return ParetoAnswer(objectives, [])
     k = len(objectives)
@@ -256,7 +256,7 @@ def _pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
         FROM {src.from_sql} WHERE {src.where}""", params=src.params).to_arrow_table()
     if not table.num_rows:
         if filters.given():
-            _explain_empty(con, filters)
+            explain_empty_filter(con, filters)
         return ParetoAnswer(objectives, [])
     codes = pc.dictionary_encode(table.column("study_key")).combine_chunks()
     group = codes.indices.to_numpy(zero_copy_only=False)
@@ -268,17 +268,17 @@ def _pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
     front = np.flatnonzero(pareto_mask(group, x))
     rows = list(zip(codes.dictionary.take(pa.array(group[front])).to_pylist(),
                     *(x[front, i] * signs[i] for i in range(k)), strict=True))
-    _register(con, "_front", ["study_key", *(f"m{i}" for i in range(k))], rows,
-              {f"m{i}": pa.float64() for i in range(k)})
+    register_rows(con, "_front", ["study_key", *(f"m{i}" for i in range(k))], rows,
+                  {f"m{i}": pa.float64() for i in range(k)})
     match = " AND ".join(f"{src.metric(i)} = fr.m{i}" for i in range(k))
-    found = _records(con, f"""
+    found = row_dicts(con, f"""
         SELECT t.study_key, t.algorithm, t.device, t.graph_id, t.graph_spec, t.space,
                t.objective, {src.row_struct()} AS row,
                [{', '.join(src.metric(i) for i in range(k))}] AS vals
         FROM {src.from_sql} JOIN _front fr ON fr.study_key = t.study_key AND {match}
         WHERE {src.where}""", src.params)
     firsts = {r["study_key"]: r for r in found}
-    studies = _studies(con, [{**r, "n": evaluations[key]} for key, r in firsts.items()])
+    studies = studies_by_key(con, [{**r, "n": evaluations[key]} for key, r in firsts.items()])
     fronts: dict[str, dict[str, ParetoPoint]] = {}
     for r in found:
         config = src.config(r["row"])
@@ -289,5 +289,5 @@ def _pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
         ranked = sorted(points.values(), key=lambda p: (
             tuple(v * s for v, s in zip(p.values, signs, strict=True)), p.config.key))
         out.append(StudyFront(studies[key], ranked))
-    out.sort(key=lambda f: _study_order(f.study))
+    out.sort(key=lambda f: study_sort_key(f.study))
     return ParetoAnswer(objectives, out)

@@ -51,7 +51,7 @@ def _new_figure(width: float = 7.5, height: float = 4.5,
     return fig
 
 
-def _save(fig: Figure, path: Path) -> None:
+def save_png(fig: Figure, path: Path) -> None:
     """Write the PNG and release the figure's artists."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI, format="png")
@@ -94,7 +94,7 @@ def _us(value: float) -> str:
 def plot_time_over_w(curve: WCurve, title: str, path: Path) -> str:
     """The PNG of ``time_over_w_figure`` (the same figure, written); returns its caption."""
     fig, caption = time_over_w_figure(curve, title)
-    _save(fig, path)
+    save_png(fig, path)
     return caption
 
 
@@ -139,7 +139,7 @@ def time_over_w_figure(curve: WCurve, title: str) -> tuple[Figure, str]:
 def plot_w_chunk_heatmap(heat: Heatmap, title: str, path: Path) -> str:
     """The PNG of ``w_chunk_heatmap_figure`` (the same figure, written); returns its caption."""
     fig, caption = w_chunk_heatmap_figure(heat, title)
-    _save(fig, path)
+    save_png(fig, path)
     return caption
 
 
@@ -190,7 +190,7 @@ def _masked(grid: list[list[float]]) -> Any:
 def plot_defer_curves(curves: Sequence[Curve], title: str, path: Path) -> str:
     """The PNG of ``defer_curves_figure`` (the same figure, written); returns its caption."""
     fig, caption = defer_curves_figure(curves, title)
-    _save(fig, path)
+    save_png(fig, path)
     return caption
 
 
@@ -223,7 +223,7 @@ def plot_switch_curves(temporal: Sequence[Curve], spatial: Sequence[Curve], titl
                        path: Path) -> str:
     """The PNG of ``switch_curves_figure`` (the same figure, written); returns its caption."""
     fig, caption = switch_curves_figure(temporal, spatial, title)
-    _save(fig, path)
+    save_png(fig, path)
     return caption
 
 
@@ -269,7 +269,7 @@ def switch_curves_figure(temporal: Sequence[Curve], spatial: Sequence[Curve],
 def plot_simd_breakdown(bars: Sequence[SimdBar], title: str, path: Path) -> str:
     """The PNG of ``simd_breakdown_figure`` (the same figure, written); returns its caption."""
     fig, caption = simd_breakdown_figure(bars, title)
-    _save(fig, path)
+    save_png(fig, path)
     return caption
 
 
@@ -316,7 +316,7 @@ def plot_history(hist: History, title: str, path: Path) -> str:
     """Objective per trial number, the best-so-far step line and the reference lines: the
     PNG of ``history_figure``; returns its caption."""
     fig, caption = history_figure(hist, title)
-    _save(fig, path)
+    save_png(fig, path)
     return caption
 
 
@@ -373,7 +373,7 @@ def plot_selector(evaluation: Any, title: str, path: Path,
     labelled by ``names[graph_id]`` where given, else by their spec: the PNG of
     ``selector_figure``; returns its caption."""
     fig, caption = selector_figure(evaluation, title, names)
-    _save(fig, path)
+    save_png(fig, path)
     return caption
 
 

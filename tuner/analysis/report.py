@@ -25,10 +25,10 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
 from tuner.analysis.figures import FIGURES_DIR
-from tuner.analysis.figures import _save
 from tuner.analysis.figures import adaptation_figure
 from tuner.analysis.figures import defer_curves_figure
 from tuner.analysis.figures import history_figure
+from tuner.analysis.figures import save_png
 from tuner.analysis.figures import selector_figure
 from tuner.analysis.figures import simd_breakdown_figure
 from tuner.analysis.figures import switch_curves_figure
@@ -180,7 +180,7 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
     for old in (out / FIGURES_DIR).glob("*.png"):
         old.unlink()  # figures of an earlier report (the directory is the report's own)
-    sections, selector_s = _sections(data, filters, lambda file, _, fig: _save(fig, out / file),
+    sections, selector_s = _sections(data, filters, lambda file, _, fig: save_png(fig, out / file),
                                      selector, adaptation)
     lines = study_lines(data)
     index = out / "index.html"

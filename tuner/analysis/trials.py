@@ -1,7 +1,7 @@
 """What the ready answers read: the complete rows of the filtered studies in the ``trials`` view
-as SQL pieces (``_Source``), each knob at its canonical value (an older writer's NULL read as
-the default where the knob applies), summarised per configuration, with the knobs and metrics
-the results hold and the DuckDB helpers the answers share.
+as SQL pieces (``FilteredTrials``), each knob at its canonical value (an older writer's NULL
+read as the default where the knob applies), summarised per configuration, with the knobs and
+metrics the results hold and the DuckDB helpers the answers share.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOU
             "DECIMAL", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
 
-def _drop_temporaries(con: duckdb.DuckDBPyConnection) -> None:
+def drop_temporaries(con: duckdb.DuckDBPyConnection) -> None:
     """Leave the caller's connection as it was: the answers' temp tables and views go."""
     con.execute("DROP TABLE IF EXISTS _candidates")
     con.execute("DROP TABLE IF EXISTS _fix")
@@ -83,7 +83,7 @@ def _numeric(duck_type: str) -> bool:
     return duck_type.upper().split("(")[0] in _NUMERIC
 
 
-class _Source:
+class FilteredTrials:
     """The complete rows of the filtered studies in ``trials`` as SQL pieces: ``from_sql``
     (alias ``t``), ``where`` with ``params``, each knob's canonical value and a hash of the
     configuration. Rows an older writer left with an applicable knob at NULL (its default)
@@ -276,8 +276,8 @@ class _Source:
         return found
 
 
-def _summaries(src: _Source, objective: Objective | None, canonical: bool = True
-               ) -> list[dict[str, Any]]:
+def study_summaries(src: FilteredTrials, objective: Objective | None, canonical: bool = True
+                    ) -> list[dict[str, Any]]:
     """Per study: its columns, complete rows (``n``), rows needing canonical values
     (``unfixed``) and, with an objective, its best row (``win``) and thread reference."""
     extra = ""
@@ -290,17 +290,17 @@ def _summaries(src: _Source, objective: Objective | None, canonical: bool = True
                  f", avg({m}) FILTER (WHERE t.role = 'reference' AND t.label = ?) AS thread")
         params.append(THREAD_LABEL)
     unfixed = f"count(*) FILTER (WHERE {src.unfixed_sql()})" if canonical else "0"
-    return _records(src.con, f"""
+    return row_dicts(src.con, f"""
         SELECT t.study_key, any_value(t.algorithm) AS algorithm, any_value(t.device) AS device,
                any_value(t.graph_id) AS graph_id, any_value(t.graph_spec) AS graph_spec,
                any_value(t.space) AS space, any_value(t.objective) AS objective,
                count(*) AS n, {unfixed} AS unfixed {extra}
         FROM trials t WHERE {src.where} GROUP BY t.study_key ORDER BY t.study_key""",
-                    [*params, *src.params])
+                     [*params, *src.params])
 
 
-def _studies(con: duckdb.DuckDBPyConnection, summaries: list[dict[str, Any]]
-             ) -> dict[str, Study]:
+def studies_by_key(con: duckdb.DuckDBPyConnection, summaries: list[dict[str, Any]]
+                   ) -> dict[str, Study]:
     """Study records from the summaries, graph names from ``graphs``."""
     names = dict(con.execute("SELECT graph_id, any_value(name) FROM graphs "
                              "WHERE name IS NOT NULL GROUP BY graph_id").fetchall())
@@ -311,7 +311,7 @@ def _studies(con: duckdb.DuckDBPyConnection, summaries: list[dict[str, Any]]
         for s in summaries}
 
 
-def _explain_empty(con: duckdb.DuckDBPyConnection, filters: Filters) -> None:
+def explain_empty_filter(con: duckdb.DuckDBPyConnection, filters: Filters) -> None:
     """Raise ConfigError naming a filter that matches no complete trial row, with the values
     present; return quietly when each matches alone (only their combination is empty)."""
     checks = (("algo", "algorithm", filters.algo), ("device", "device", filters.device))
@@ -339,16 +339,16 @@ def _listing(values: list[Any], limit: int = 12) -> str:
     return shown + (f", ... ({len(values) - limit} more)" if len(values) > limit else "")
 
 
-def _records(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
-             ) -> list[dict[str, Any]]:
+def row_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
+              ) -> list[dict[str, Any]]:
     """Rows of a small result as dicts."""
     cursor = con.execute(sql, params or [])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def _register(con: duckdb.DuckDBPyConnection, name: str, columns: list[str],
-              rows: list[tuple], types: dict[str, pa.DataType] | None = None) -> None:
+def register_rows(con: duckdb.DuckDBPyConnection, name: str, columns: list[str],
+                  rows: list[tuple], types: dict[str, pa.DataType] | None = None) -> None:
     """Register rows as a view (strings unless typed in ``types``)."""
     types = types or {}
     data = {}

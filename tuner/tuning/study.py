@@ -639,8 +639,8 @@ class StudyRun:
         complete = [r for r in self.records.values() if r.state == "complete"]
         complete += [r for r in self.references.values() if r.state == "complete"]
         if len(self.spec.objective.metrics) == 1:
-            # ties as `warpsweep best` breaks them (tuner.analysis.trials._summaries): references
-            # first, then by trial number, then by label
+            # ties as `warpsweep best` breaks them (tuner.analysis.trials.study_summaries):
+            # references first, then by trial number, then by label
             complete.sort(key=lambda r: (self.spec.objective.sort_key(r.values), r.role,
                                          -1 if r.trial is None else r.trial, r.label or ""))
         distinct: dict[Any, TrialRecord] = {}
