@@ -146,15 +146,27 @@ def lowering_stores(step: np.ndarray, target: np.ndarray, value: np.ndarray,
     value before the launch). Ties push once."""
     if lanes.size == 0:
         return lanes
-    by = [target, step]
-    if not bool((lanes[1:] > lanes[:-1]).all()):  # else their order already breaks ties
-        by.append(lanes)
+    ascending = bool((lanes[1:] > lanes[:-1]).all())  # else their order breaks ties
+    return np.sort(lanes[_lowering(step, target, value, None if ascending else lanes)])
+
+
+def lowering_winners(step: np.ndarray, target: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``lowering_stores`` of lanes given in lane order, as their indices (ascending)."""
+    if step.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.sort(_lowering(step, target, value, None))
+
+
+def _lowering(step, target, value, lanes):
+    """Indices of the lanes that lower their target (in no set order): see
+    ``lowering_stores``; ``lanes``: their order where it is not the one given."""
+    by = [target, step] if lanes is None else [target, step, lanes]
     order = lexicographic_order(by)
     new_target = run_starts(target[order])
     starts = np.flatnonzero(new_target)
     sizes = np.diff(starts, append=order.size)
     if starts.size == order.size:  # every target stored to once: each lane lowers it
-        return np.sort(lanes)
+        return order
     # only the lanes of targets stored to more than once can fail to lower theirs
     shared = np.flatnonzero(np.repeat(sizes > 1, sizes))
     first = new_target[shared]
@@ -165,4 +177,4 @@ def lowering_stores(step: np.ndarray, target: np.ndarray, value: np.ndarray,
     running = np.minimum.accumulate(keyed)
     lowers = np.ones(order.size, dtype=bool)
     lowers[shared[1:]] = first[1:] | (keyed[1:] < running[:-1])
-    return np.sort(lanes[order[lowers]])
+    return order[lowers]

@@ -22,6 +22,7 @@ from simulator.layout import worklist_layouts
 from simulator.mappings import MAPPINGS
 from simulator.pushes import arrival_order
 from simulator.pushes import lowering_stores
+from simulator.pushes import lowering_winners
 from simulator.pushes import racing_stores
 from simulator.sectors import floor_div
 from simulator.slot_views import full_view
@@ -282,8 +283,7 @@ def _lockstep_lowering_pushes(indptr, indices, launch, strategy, device
     if launch.rechecks:  # each lane that read a higher value stores, and pushes
         won = np.flatnonzero(later_steps_see_earlier(step, target, launch.write_values))
     else:
-        won = np.searchsorted(lanes, lowering_stores(step, target, launch.write_values,
-                                                     lanes))
+        won = lowering_winners(step, target, launch.write_values)
     warp_batches = MAPPINGS[strategy.mapping].batches_per_warp(strategy)
     pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
                       steps, units * per_unit)
