@@ -430,29 +430,9 @@ def thread_list_sectors(
     """
     words = words_per_sector
     shift = words.bit_length() - 1
-    reading = degree > 0
-    start, degree, place = start[reading], degree[reading], place[reading]
-    # each unit's threads by address: a row each, sorted (padding, lane id ``width``, last)
-    lane_bits = width.bit_length()
-    padding = ((1 << (62 - lane_bits)) << lane_bits) | width
-    keys = np.full((units, width), padding, dtype=np.int64)
-    packed = start.astype(np.int64) << lane_bits
-    packed |= place % width
-    keys.reshape(-1)[place] = packed
-    keys.sort(axis=1)
-    keys = keys.reshape(-1)
-    address = keys >> lane_bits
-    kept = np.empty(keys.size, dtype=bool)  # a vertex's first copy in its unit, no padding
-    kept[0] = True
-    np.not_equal(address[1:], address[:-1], out=kept[1:])
-    kept[::width] = True
-    kept &= keys != padding
-    at = np.flatnonzero(kept)
-    owner = at // width
-    s = address[at]
-    steps_of = np.zeros(units * width, dtype=np.int64)
-    steps_of[place] = degree
-    d = steps_of[owner * width + (keys[at] & ((1 << lane_bits) - 1))]
+    reading = np.flatnonzero(degree > 0)
+    owner, s, d = _threads_by_address(start[reading], degree[reading], place[reading],
+                                      units, width)
     reads = np.bincount(owner, weights=d, minlength=units).astype(np.int64)
     # pairs (p, i = p + o) of one unit less than a sector apart, with the most steps of the
     # threads between them (those steps read nothing between the pair)
@@ -479,6 +459,44 @@ def thread_list_sectors(
                   - np.minimum((first + lo) & (words - 1), sharing))
         shares += np.bincount(owner[later], weights=count, minlength=units).astype(np.int64)
     return reads - shares
+
+
+def _threads_by_address(start: np.ndarray, degree: np.ndarray, place: np.ndarray,
+                        units: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``thread_list_sectors``' threads (of ``degree`` > 0) by address within their units,
+    a vertex's first copy in its unit only: each one's unit, start and steps. Each unit's
+    keys are a row, sorted: a thread's start above its steps where both fit in 62 bits (a
+    vertex's copies, of one start and one degree, make equal keys), else above its lane,
+    whose steps are then looked up."""
+    step_bits = int(degree.max(initial=0)).bit_length()
+    by_steps = int(start.max(initial=0)).bit_length() + step_bits <= 62
+    low_bits = step_bits if by_steps else width.bit_length()
+    padding = np.iinfo(np.int64).max  # sorts last: the keys take 62 bits at most
+    keys = np.full((units, width), padding, dtype=np.int64)
+    packed = start.astype(np.int64) << low_bits
+    if by_steps:
+        packed |= degree
+    else:
+        packed |= place & (width - 1) if is_power_of_two(width) else place % width
+    keys.reshape(-1)[place] = packed
+    keys.sort(axis=1)
+    keys = keys.reshape(-1)
+    address = keys if by_steps else keys >> low_bits
+    kept = np.empty(keys.size, dtype=bool)  # a vertex's first copy in its unit, no padding
+    kept[0] = True
+    np.not_equal(address[1:], address[:-1], out=kept[1:])
+    kept[::width] = True
+    kept &= keys != padding
+    at = np.flatnonzero(kept)
+    owner = floor_div(at, width)
+    first = keys[at]
+    low = first & ((1 << low_bits) - 1)
+    first >>= low_bits
+    if by_steps:
+        return owner, first, low
+    steps_of = np.zeros(units * width, dtype=np.int64)
+    steps_of[place] = degree
+    return owner, first, steps_of[owner * width + low]
 
 
 def run_sectors(
