@@ -83,7 +83,7 @@ def distinct_sectors(
         np.logical_and(last_marked, sorted_marked, out=last_marked)
         flag_sets.append(last_marked)
     if keys.size < _RANGE_COUNT_FROM:
-        counts = [np.bincount(_unit_of(keys[flags] >> bits, unit_of_group))
+        counts = [np.bincount(_unit_of(compressed(keys, flags) >> bits, unit_of_group))
                   for flags in flag_sets]
         if marked is not None:  # both up to the last unit with a step
             counts[1] = padded_counts(counts[1], counts[0].size)
