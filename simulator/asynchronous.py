@@ -35,17 +35,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.functional import FunctionalRun
+from simulator.functional import edge_ids
 from simulator.functional import initial_values
 from simulator.functional import relax
 from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
+from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import run_minima
 from simulator.sorted_runs import stable_order
 from simulator.store_races import RacingStores
 from simulator.store_races import race_draw
 from simulator.store_races import surviving_stores
+
+# Relax a sweep's waves at once (``AsynchronousLowering._sweep_waves``), with the result of
+# relaxing them wave by wave; False: wave by wave (the reference the tests compare with).
+_MERGED_SWEEPS = True
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,8 @@ class AsynchronousLowering:
         self.edge_values = functional.edge_values
         self.values = initial_values(functional.algorithm, functional.n, functional.source)
         self.launches = 0  # the launch number each race's draw is hashed from
+        self._position: np.ndarray | None = None  # each vertex's place in a sweep, else -1
+        self._scratch: np.ndarray | None = None  # later_steps_see_earlier's table
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
@@ -107,6 +115,12 @@ class AsynchronousLowering:
             wave_of = slots // entries_per_wave
             bounds = [0, *(np.flatnonzero(wave_of[1:] != wave_of[:-1]) + 1).tolist(),
                       worklist.size]
+        if slots is not None and worklist.size and _MERGED_SWEEPS:
+            expands = slice(None) if deferred is None else ~deferred
+            merged = self._sweep_waves(worklist[expands], wave_of[expands], lanes_per_vertex)
+            if merged is not None:
+                lanes, values, writes = ([part] for part in merged)
+                bounds = []
         for first, end in zip(bounds[:-1], bounds[1:], strict=True):
             wave = worklist[first:end]
             wave_degree = degree[first:end]
@@ -155,6 +169,115 @@ class AsynchronousLowering:
                           np.concatenate(writes or [np.zeros(0, dtype=np.int64)]),
                           outlier_writes)
 
+    def _sweep_waves(self, vertices: np.ndarray, wave_of: np.ndarray,
+                     lanes_per_vertex: int | None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """A sweep's waves (``vertices``, the non-deferred ones in slot order, each in wave
+        ``wave_of``, ascending) relaxed at once, with the stores, lanes and values that
+        relaxing them wave by wave gives: its storing lanes (positions in the waves' edge
+        order), their values and edges; None where the keys would not fit in int64.
+
+        Why exact: a lane's candidate is its vertex's value when its wave expands it, the
+        least of its value before the sweep and what earlier waves' lanes stored to it.
+        Those values are worked out from the values before the sweep, lowering only the
+        vertices an earlier wave's lane lowers, and again where that lowers their own
+        lanes' candidates, until none moves (a wave depends only on earlier ones, so this
+        ends, at most one round a wave). A lane then stores iff its candidate is below its
+        target's value before the sweep and below all an earlier (wave, step) stored to its
+        target (``later_steps_see_earlier``), as wave by wave, and the values end the same.
+        One pass over the sweep's edges rather than one a wave: a vwarp W = 32 sweep of
+        USA-road-FLA holds up to 80 waves."""
+        indptr, indices, values = self.indptr, self.indices, self.values
+        count = vertices.size
+        if count > 1 and not bool((vertices[1:] > vertices[:-1]).all()):
+            return None  # a sweep's vertices are distinct and ascending
+        starts = indptr[vertices].astype(np.int64, copy=False)
+        lengths = indptr[vertices + 1].astype(np.int64, copy=False) - starts
+        total = int(lengths.sum())
+        new_wave = np.empty(count, dtype=bool)
+        new_wave[:1] = True
+        np.not_equal(wave_of[1:], wave_of[:-1], out=new_wave[1:])
+        wave_index = np.cumsum(new_wave) - 1
+        waves = int(wave_index[-1]) + 1 if count else 0
+        offsets = np.cumsum(lengths) - lengths
+        owner = repeat_runs(np.arange(count, dtype=np.int64), lengths, total)
+        edges = np.arange(total, dtype=np.int64)
+        edges += (starts - offsets)[owner]
+        source_values = values[vertices]
+        cand = source_values[owner]
+        if self.edge_values is not None:
+            cand += self.edge_values[edges]
+        targets = indices[edges]
+        target_values = values[targets]
+        lowering = cand < target_values
+        if waves > 1:
+            # the first lane position of the wave that expands each vertex: an earlier
+            # wave's lane (at a lower position) that lowers the vertex changes its value
+            wave_first = offsets[np.flatnonzero(new_wave)][wave_index]
+            self._interactions(vertices, wave_first, lengths, offsets, owner, edges, cand,
+                               targets, target_values, lowering)
+        lanes = np.flatnonzero(lowering)
+        written = cand[lanes]
+        lane_targets = targets[lanes]
+        if lanes_per_vertex is not None or waves > 1:
+            lane_owner = owner[lanes]
+            step = wave_index[lane_owner]
+            if lanes_per_vertex is not None:
+                within = floor_div(lanes - offsets[lane_owner], lanes_per_vertex)
+                span = int(within.max(initial=0)) + 1
+                if (int(targets.max(initial=0)) + 1) * waves * span >= 2**62:
+                    return None
+                step = step * span + within
+            if self._scratch is None:
+                self._scratch = np.empty(self.indptr.size - 1, dtype=np.int64)
+            keep = later_steps_see_earlier(step, lane_targets, written, self._scratch)
+        else:
+            keep = slice(None)
+        np.minimum.at(values, lane_targets, written)
+        return lanes[keep], written[keep], edges[lanes][keep]
+
+    def _interactions(self, vertices, wave_first, lengths, offsets, owner, edges, cand,
+                      targets, target_values, lowering) -> None:
+        """Where a sweep's earlier waves lower vertices its later waves expand, the
+        candidates (``cand``, in place) and ``lowering`` lanes as those vertices' lanes
+        see them: each such vertex's value lowered, and its lanes' candidates worked out
+        again, round by round until none moves (``_sweep_waves``)."""
+        if self._position is None:
+            self._position = np.full(self.indptr.size - 1, -1, dtype=np.int64)
+        position = self._position
+        position[vertices] = np.arange(vertices.size)
+        # a target no wave expands maps to the last entry: never a later wave
+        first_ext = np.append(wave_first, -1)
+        try:
+            lanes = np.flatnonzero(lowering)
+            at = position[targets[lanes]]
+            later = lanes < first_ext[at]
+            if not later.any():
+                return
+            lanes, at = lanes[later], at[later]
+            expanded = self.values[vertices]
+            best = expanded.copy()
+            np.minimum.at(best, at, cand[lanes])
+            while True:
+                moved = at[best[at] < expanded[at]]
+                if moved.size == 0:
+                    return
+                moved = distinct(moved)
+                expanded[moved] = best[moved]
+                lanes = edge_ids(None, moved, starts=offsets[moved], lengths=lengths[moved])
+                again = np.repeat(expanded[moved], lengths[moved])
+                if self.edge_values is not None:
+                    again += self.edge_values[edges[lanes]]
+                cand[lanes] = again
+                lowers = again < target_values[lanes]
+                lowering[lanes] = lowers
+                at = position[targets[lanes]]
+                later = lowers & (lanes < first_ext[at])
+                lanes, at = lanes[later], at[later]
+                np.minimum.at(best, at, cand[lanes])
+        finally:
+            position[vertices] = -1
+
     def _relax(self, vertices: np.ndarray):
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)
 
@@ -181,19 +304,28 @@ _SHARED_TABLE_PER_LANE = 1 / 16
 
 
 def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
-                            values: np.ndarray) -> np.ndarray:
+                            values: np.ndarray, table: np.ndarray | None = None
+                            ) -> np.ndarray:
     """Which of a wave's lowering lanes (their warp ``step`` within their vertex, edge i of a
     vertex going at step i // W; their ``targets`` and the ``values`` they store) still
     store when each reads its target after the stores of the wave's earlier steps: a lane
     stores iff its value is below all an earlier step stored to its target. The lowest value
     still stores, so the wave lowers the same vertices to the same values; only stores
     lowered again at once drop out (random-deg32, thread mapping: the H100 stores 1.18M
-    times, synchronous waves 2.51M, these 1.20M: ``bench/store_count_fidelity.py``)."""
+    times, synchronous waves 2.51M, these 1.20M: ``bench/store_count_fidelity.py``).
+    ``table``: where the caller keeps one, a scratch table of at least as many entries as
+    target ids (int64, any contents, left changed), which finds the lanes whose target
+    another lane shares in O(lanes), however few they are for the ids."""
     keep = np.ones(step.size, dtype=bool)
     if step.size < 2 or not step.any():
         return keep
     picked = None
-    if step.size >= (int(targets.max()) + 1) * _SHARED_TABLE_PER_LANE:
+    if table is not None:
+        picked = _shared_targets(targets, table)
+        if picked.size == 0:
+            return keep
+        targets, values, step = targets[picked], values[picked], step[picked]
+    elif step.size >= (int(targets.max()) + 1) * _SHARED_TABLE_PER_LANE:
         # a lane whose target no other lane stores to sees no earlier store: only the
         # others are sorted
         picked = np.flatnonzero(np.bincount(targets)[targets] > 1)
@@ -224,6 +356,19 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     stores = value < earlier[group_of]
     keep[order if picked is None else picked[order]] = stores
     return keep
+
+
+def _shared_targets(targets: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """The lanes (ascending) whose target some other lane of ``targets`` shares, through a
+    scratch ``table`` of the target ids (any contents, left changed): each target's entry
+    takes one of its lanes' index, and a target whose entry is not every lane's own is
+    marked -1. Three scattered passes over the lanes, rather than a sort or a count over
+    every id."""
+    index = np.arange(targets.size, dtype=np.int64)
+    table[targets] = index
+    shared = targets[table[targets] != index]
+    table[shared] = -1
+    return np.flatnonzero(table[targets] == -1)
 
 
 def _earlier_lowest(lowest: np.ndarray, again: np.ndarray) -> np.ndarray:
