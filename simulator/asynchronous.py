@@ -42,7 +42,6 @@ from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
-from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import run_minima
 from simulator.sorted_runs import stable_order
 from simulator.store_races import RacingStores
@@ -84,7 +83,6 @@ class AsynchronousLowering:
         self.edge_values = functional.edge_values
         self.values = initial_values(functional.algorithm, functional.n, functional.source)
         self.launches = 0  # the launch number each race's draw is hashed from
-        self._position: np.ndarray | None = None  # each vertex's place in a sweep, else -1
         self._scratch: np.ndarray | None = None  # later_steps_see_earlier's table
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
@@ -105,7 +103,8 @@ class AsynchronousLowering:
         lost, though their lanes stored and push."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
-        degree = self.indptr[worklist + 1] - self.indptr[worklist]
+        first_edge = self.indptr[worklist].astype(np.int64, copy=False)
+        degree = self.indptr[worklist + 1].astype(np.int64, copy=False) - first_edge
         deferred = None if defer_threshold is None else degree > defer_threshold
         lanes, values, writes = [np.zeros(0, dtype=np.int64)], [self.values[:0]], []
         offset = 0
@@ -117,7 +116,8 @@ class AsynchronousLowering:
                       worklist.size]
         if slots is not None and worklist.size and _MERGED_SWEEPS:
             expands = slice(None) if deferred is None else ~deferred
-            merged = self._sweep_waves(worklist[expands], wave_of[expands], lanes_per_vertex)
+            merged = self._sweep_waves(worklist[expands], wave_of[expands], first_edge[expands],
+                                       degree[expands], lanes_per_vertex)
             if merged is not None:
                 lanes, values, writes = ([part] for part in merged)
                 bounds = []
@@ -147,16 +147,21 @@ class AsynchronousLowering:
                 whole = first == 0 and end == worklist.size and deferred is None
                 firsts = (first_copies if whole and first_copies is not None
                           else np.sort(first_of_each(wave)))
-                if races is None:
-                    sub_lanes, wave_writes, wave_values = self._relax(wave[firsts])
-                else:
-                    sub_lanes, wave_writes, wave_values = self._racing_relax(
-                        wave[firsts], first + firsts, races)
                 starts = np.cumsum(wave_degree) - wave_degree
                 sub_ends = np.cumsum(wave_degree[firsts])
                 shift = starts[firsts] - (sub_ends - wave_degree[firsts]) + offset
-                lanes.append(sub_lanes + shift[np.searchsorted(sub_ends, sub_lanes,
-                                                               side="right")])
+                if races is None:
+                    wave_edges = first_edge[first:end]
+                    if deferred is not None:
+                        wave_edges = wave_edges[expands]
+                    sub_lanes, wave_writes, wave_values, owner = self._relax_owned(
+                        wave[firsts], wave_edges[firsts], wave_degree[firsts])
+                    lanes.append(sub_lanes + shift[owner])
+                else:
+                    sub_lanes, wave_writes, wave_values = self._racing_relax(
+                        wave[firsts], first + firsts, races)
+                    lanes.append(sub_lanes + shift[np.searchsorted(sub_ends, sub_lanes,
+                                                                   side="right")])
             values.append(wave_values)
             writes.append(wave_writes)
             offset += int(wave_degree.sum())
@@ -169,11 +174,12 @@ class AsynchronousLowering:
                           np.concatenate(writes or [np.zeros(0, dtype=np.int64)]),
                           outlier_writes)
 
-    def _sweep_waves(self, vertices: np.ndarray, wave_of: np.ndarray,
-                     lanes_per_vertex: int | None
+    def _sweep_waves(self, vertices: np.ndarray, wave_of: np.ndarray, starts: np.ndarray,
+                     lengths: np.ndarray, lanes_per_vertex: int | None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """A sweep's waves (``vertices``, the non-deferred ones in slot order, each in wave
-        ``wave_of``, ascending) relaxed at once, with the stores, lanes and values that
+        ``wave_of``, ascending; ``starts`` and ``lengths``, their first edges and degrees)
+        relaxed at once, with the stores, lanes and values that
         relaxing them wave by wave gives: its storing lanes (positions in the waves' edge
         order), their values and edges; None where the keys would not fit in int64.
 
@@ -187,12 +193,10 @@ class AsynchronousLowering:
         target (``later_steps_see_earlier``), as wave by wave, and the values end the same.
         One pass over the sweep's edges rather than one a wave: a vwarp W = 32 sweep of
         USA-road-FLA holds up to 80 waves."""
-        indptr, indices, values = self.indptr, self.indices, self.values
+        indices, values = self.indices, self.values
         count = vertices.size
         if count > 1 and not bool((vertices[1:] > vertices[:-1]).all()):
             return None  # a sweep's vertices are distinct and ascending
-        starts = indptr[vertices].astype(np.int64, copy=False)
-        lengths = indptr[vertices + 1].astype(np.int64, copy=False) - starts
         total = int(lengths.sum())
         new_wave = np.empty(count, dtype=bool)
         new_wave[:1] = True
@@ -200,7 +204,7 @@ class AsynchronousLowering:
         wave_index = np.cumsum(new_wave) - 1
         waves = int(wave_index[-1]) + 1 if count else 0
         offsets = np.cumsum(lengths) - lengths
-        owner = repeat_runs(np.arange(count, dtype=np.int64), lengths, total)
+        owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
         edges = np.arange(total, dtype=np.int64)
         edges += (starts - offsets)[owner]
         source_values = values[vertices]
@@ -210,15 +214,13 @@ class AsynchronousLowering:
         targets = indices[edges]
         target_values = values[targets]
         lowering = cand < target_values
-        if waves > 1:
-            # the first lane position of the wave that expands each vertex: an earlier
-            # wave's lane (at a lower position) that lowers the vertex changes its value
-            wave_first = offsets[np.flatnonzero(new_wave)][wave_index]
-            self._interactions(vertices, wave_first, lengths, offsets, owner, edges, cand,
-                               targets, target_values, lowering)
         lanes = np.flatnonzero(lowering)
+        if waves > 1 and self._interactions(vertices, wave_index, lanes, lengths, offsets,
+                                            edges, cand, targets, target_values, lowering):
+            lanes = np.flatnonzero(lowering)
         written = cand[lanes]
         lane_targets = targets[lanes]
+        np.minimum.at(values, lane_targets, written)
         if lanes_per_vertex is not None or waves > 1:
             lane_owner = owner[lanes]
             step = wave_index[lane_owner]
@@ -231,52 +233,76 @@ class AsynchronousLowering:
             if self._scratch is None:
                 self._scratch = np.empty(self.indptr.size - 1, dtype=np.int64)
             keep = later_steps_see_earlier(step, lane_targets, written, self._scratch)
-        else:
-            keep = slice(None)
-        np.minimum.at(values, lane_targets, written)
-        return lanes[keep], written[keep], edges[lanes][keep]
+            lanes, written = lanes[keep], written[keep]
+        return lanes, written, edges[lanes]
 
-    def _interactions(self, vertices, wave_first, lengths, offsets, owner, edges, cand,
-                      targets, target_values, lowering) -> None:
+    def _interactions(self, vertices: np.ndarray, wave_index: np.ndarray, lanes: np.ndarray,
+                      lengths: np.ndarray, offsets: np.ndarray, edges: np.ndarray,
+                      cand: np.ndarray, targets: np.ndarray, target_values: np.ndarray,
+                      lowering: np.ndarray) -> bool:
         """Where a sweep's earlier waves lower vertices its later waves expand, the
-        candidates (``cand``, in place) and ``lowering`` lanes as those vertices' lanes
-        see them: each such vertex's value lowered, and its lanes' candidates worked out
-        again, round by round until none moves (``_sweep_waves``)."""
-        if self._position is None:
-            self._position = np.full(self.indptr.size - 1, -1, dtype=np.int64)
-        position = self._position
-        position[vertices] = np.arange(vertices.size)
-        # a target no wave expands maps to the last entry: never a later wave
-        first_ext = np.append(wave_first, -1)
-        try:
-            lanes = np.flatnonzero(lowering)
-            at = position[targets[lanes]]
-            later = lanes < first_ext[at]
-            if not later.any():
-                return
-            lanes, at = lanes[later], at[later]
-            expanded = self.values[vertices]
-            best = expanded.copy()
+        candidates (``cand``, in place) and ``lowering`` lanes (``lanes``: those lowering
+        as the sweep starts) as those vertices' lanes see them: each such vertex's value
+        lowered, and its lanes' candidates worked out again, round by round until none
+        moves (``_sweep_waves``). Whether any moved."""
+        # the sweep's vertices ascend, so a lane's target is expanded by a later wave iff
+        # it is above its own wave's last vertex and one of the sweep's vertices
+        last = np.flatnonzero(np.append(wave_index[1:] != wave_index[:-1], True))
+        per_wave = np.diff(lanes.searchsorted(offsets[last] + lengths[last], side="left"),
+                           prepend=0)
+        later = np.flatnonzero(targets[lanes] > np.repeat(vertices[last], per_wave))
+        lanes, at = self._expanded_at(vertices, lanes[later], targets)
+        if lanes.size == 0:
+            return False
+        expanded = self.values[vertices]
+        best = expanded.copy()
+        np.minimum.at(best, at, cand[lanes])
+        while True:
+            moved = at[best[at] < expanded[at]]
+            if moved.size == 0:
+                return True
+            moved = distinct(moved)
+            expanded[moved] = best[moved]
+            lanes = edge_ids(None, moved, starts=offsets[moved], lengths=lengths[moved])
+            again = np.repeat(expanded[moved], lengths[moved])
+            if self.edge_values is not None:
+                again += self.edge_values[edges[lanes]]
+            cand[lanes] = again
+            lowers = again < target_values[lanes]
+            lowering[lanes] = lowers
+            bound = np.repeat(vertices[last][wave_index[moved]], lengths[moved])
+            lanes = lanes[lowers & (targets[lanes] > bound)]
+            lanes, at = self._expanded_at(vertices, lanes, targets)
             np.minimum.at(best, at, cand[lanes])
-            while True:
-                moved = at[best[at] < expanded[at]]
-                if moved.size == 0:
-                    return
-                moved = distinct(moved)
-                expanded[moved] = best[moved]
-                lanes = edge_ids(None, moved, starts=offsets[moved], lengths=lengths[moved])
-                again = np.repeat(expanded[moved], lengths[moved])
-                if self.edge_values is not None:
-                    again += self.edge_values[edges[lanes]]
-                cand[lanes] = again
-                lowers = again < target_values[lanes]
-                lowering[lanes] = lowers
-                at = position[targets[lanes]]
-                later = lowers & (lanes < first_ext[at])
-                lanes, at = lanes[later], at[later]
-                np.minimum.at(best, at, cand[lanes])
-        finally:
-            position[vertices] = -1
+
+    @staticmethod
+    def _expanded_at(vertices: np.ndarray, lanes: np.ndarray, targets: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Those of ``lanes`` whose target is one of the sweep's ascending ``vertices``, and
+        its place among them."""
+        wanted = targets[lanes]
+        at = vertices.searchsorted(wanted)
+        found = at < vertices.size
+        found[found] = vertices[at[found]] == wanted[found]
+        return lanes[found], at[found]
+
+    def _relax_owned(self, vertices: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``_relax`` of ``vertices`` (``starts``, ``lengths``: their first edges and degrees,
+        int64), with each lowering lane's vertex (its index in ``vertices``): the caller
+        places the lanes by it rather than by searching the vertices' ends."""
+        total = int(lengths.sum())
+        owner = np.repeat(np.arange(vertices.size, dtype=np.int64), lengths)
+        edges = np.arange(total, dtype=np.int64)
+        edges += (starts - (np.cumsum(lengths) - lengths))[owner]
+        cand = self.values[vertices][owner]
+        if self.edge_values is not None:
+            cand += self.edge_values[edges]
+        targets = self.indices[edges]
+        lanes = np.flatnonzero(cand < self.values[targets])
+        written = cand[lanes]
+        np.minimum.at(self.values, targets[lanes], written)
+        return lanes, edges[lanes], written, owner[lanes]
 
     def _relax(self, vertices: np.ndarray):
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)
