@@ -231,7 +231,7 @@ class AsynchronousLowering:
                     return None
                 step = step * span + within
             if self._scratch is None:
-                self._scratch = np.empty(self.indptr.size - 1, dtype=np.int64)
+                self._scratch = np.zeros(self.indptr.size - 1, dtype=bool)
             keep = later_steps_see_earlier(step, lane_targets, written, self._scratch)
             lanes, written = lanes[keep], written[keep]
         return lanes, written, edges[lanes]
@@ -339,9 +339,9 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     still stores, so the wave lowers the same vertices to the same values; only stores
     lowered again at once drop out (random-deg32, thread mapping: the H100 stores 1.18M
     times, synchronous waves 2.51M, these 1.20M: ``bench/store_count_fidelity.py``).
-    ``table``: where the caller keeps one, a scratch table of at least as many entries as
-    target ids (int64, any contents, left changed), which finds the lanes whose target
-    another lane shares in O(lanes), however few they are for the ids."""
+    ``table``: where the caller keeps one, a bool table of the target ids, all False (and
+    left so), through which the lanes whose target another lane shares are found, however
+    few they are for the ids (``_shared_targets``)."""
     keep = np.ones(step.size, dtype=bool)
     if step.size < 2 or not step.any():
         return keep
@@ -384,17 +384,19 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     return keep
 
 
-def _shared_targets(targets: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """The lanes (ascending) whose target some other lane of ``targets`` shares, through a
-    scratch ``table`` of the target ids (any contents, left changed): each target's entry
-    takes one of its lanes' index, and a target whose entry is not every lane's own is
-    marked -1. Three scattered passes over the lanes, rather than a sort or a count over
-    every id."""
-    index = np.arange(targets.size, dtype=np.int64)
-    table[targets] = index
-    shared = targets[table[targets] != index]
-    table[shared] = -1
-    return np.flatnonzero(table[targets] == -1)
+def _shared_targets(targets: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """The lanes (ascending) whose target some other lane of ``targets`` shares: the
+    targets met twice in one sort of them are flagged in ``flags`` (a table of the target
+    ids, all False, left so), and the lanes read their target's flag. A sort of the
+    targets alone (a few ns a lane) rather than a count over every id."""
+    ordered = np.sort(targets)
+    twice = ordered[1:][ordered[1:] == ordered[:-1]]
+    if twice.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    flags[twice] = True
+    shared = np.flatnonzero(flags[targets])
+    flags[twice] = False
+    return shared
 
 
 def _earlier_lowest(lowest: np.ndarray, again: np.ndarray) -> np.ndarray:
