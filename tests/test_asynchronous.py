@@ -298,4 +298,62 @@ def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
                 for i in range(lanes.size)]
         got = later_steps_see_earlier(step, targets, values)
         assert got.tolist() == want
+        flags = np.zeros(10**6, dtype=bool)  # the sweeps' way: shared targets by a sort
+        assert later_steps_see_earlier(step, targets, values, flags).tolist() == want
+        assert not flags.any()
+
+
+def merged_and_wave_by_wave_sweeps(monkeypatch, fr, slots_per_wave: int,
+                                   lanes_per_vertex: int | None, defer: int | None):
+    """The stores of every sweep (the next one over the vertices it lowered) as the
+    merged waves give them and as wave by wave does, launched from the same values, and how
+    many sweeps had an earlier wave lower a vertex a later one expands."""
+    from simulator import asynchronous
+
+    merged, reference = AsynchronousLowering(fr), AsynchronousLowering(fr)
+    interacted = []
+    interactions = AsynchronousLowering._interactions
+
+    def spy(self, *args):
+        interacted.append(interactions(self, *args))
+        return interacted[-1]
+
+    monkeypatch.setattr(AsynchronousLowering, "_interactions", spy)
+    active = fr.iterations[0].active.astype(np.int64)
+    pairs = []
+    while active.size:
+        reference.values[:] = merged.values
+        monkeypatch.setattr(asynchronous, "_MERGED_SWEEPS", False)
+        want = reference.launch(active, slots_per_wave, defer, slots=active,
+                                lanes_per_vertex=lanes_per_vertex)
+        monkeypatch.setattr(asynchronous, "_MERGED_SWEEPS", True)
+        got = merged.launch(active, slots_per_wave, defer, slots=active,
+                            lanes_per_vertex=lanes_per_vertex)
+        pairs.append((got, want, merged.values.copy(), reference.values.copy()))
+        active = got.lowered(fr.indices, fr.n)
+    return pairs, sum(interacted)
+
+
+@pytest.mark.parametrize("spec", ["rmat:scale=9,ef=8,weights=random,seed=5",
+                                  "random:n=700,deg=4,weights=random,seed=2",
+                                  "road:rows=20,weights=random,seed=3"])
+@pytest.mark.parametrize("algorithm", ["sssp", "cc"])
+@pytest.mark.parametrize("slots_per_wave, lanes_per_vertex, defer", [
+    (1, 32, None), (3, 1, None), (7, None, None), (7, 2, None), (64, 1, None),
+    (5, 1, 6), (10**9, 1, None)])
+def test_merged_sweep_waves_store_as_wave_by_wave(monkeypatch, spec, algorithm,
+                                                  slots_per_wave, lanes_per_vertex, defer):
+    """A sweep's waves relaxed at once (``_sweep_waves``) store the same lanes, values and
+    edges, and leave the same values, as wave by wave, on graphs where earlier waves lower
+    vertices later ones expand (the merged run then works their lanes out again)."""
+    fr = functional_run(load_graph(spec), algorithm)
+    pairs, interacted = merged_and_wave_by_wave_sweeps(monkeypatch, fr, slots_per_wave,
+                                                       lanes_per_vertex, defer)
+    for got, want, got_values, want_values in pairs:
+        for name in ("lanes", "values", "writes", "outlier_writes"):
+            assert np.array_equal(getattr(got, name), getattr(want, name)), name
+            assert getattr(got, name).dtype == getattr(want, name).dtype, name
+        assert np.array_equal(got_values, want_values)
+    if slots_per_wave < 10 and not spec.startswith("road"):  # many waves a sweep interact
+        assert interacted > 0
 
