@@ -31,6 +31,7 @@ degree 32 takes 32 steps), as the H100's stores count (``bench/store_count_fidel
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import run_minima
+from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import stable_order
 from simulator.store_races import RacingStores
 from simulator.store_races import race_draw
@@ -67,9 +69,13 @@ class WaveStores:
     values: np.ndarray
     writes: np.ndarray
     outlier_writes: np.ndarray
+    # the vertices the launch lowered, where the launch found them on the way (int64)
+    known_lowered: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def lowered(self, indices: np.ndarray, n: int) -> np.ndarray:
         """The vertices the launch lowered (ascending): a sweep's next active ones."""
+        if self.known_lowered is not None:
+            return self.known_lowered
         targets = indices[np.concatenate([self.writes, self.outlier_writes])]
         return distinct_ids(targets, n).astype(np.int64, copy=False)
 
@@ -83,7 +89,8 @@ class AsynchronousLowering:
         self.edge_values = functional.edge_values
         self.values = initial_values(functional.algorithm, functional.n, functional.source)
         self.launches = 0  # the launch number each race's draw is hashed from
-        self._scratch: np.ndarray | None = None  # later_steps_see_earlier's table
+        self._flags: np.ndarray | None = None  # a table of the vertices, all False between uses
+        self._degree: np.ndarray | None = None  # each vertex's degree (int64)
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
@@ -103,10 +110,12 @@ class AsynchronousLowering:
         lost, though their lanes stored and push."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
-        first_edge = self.indptr[worklist].astype(np.int64, copy=False)
-        degree = self.indptr[worklist + 1].astype(np.int64, copy=False) - first_edge
+        if self._degree is None:
+            self._degree = np.diff(self.indptr).astype(np.int64, copy=False)
+        degree = self._degree[worklist]
         deferred = None if defer_threshold is None else degree > defer_threshold
         lanes, values, writes = [np.zeros(0, dtype=np.int64)], [self.values[:0]], []
+        known_lowered = None
         offset = 0
         if slots is None or worklist.size == 0:
             bounds = list(range(0, worklist.size, entries_per_wave)) + [worklist.size]
@@ -116,10 +125,13 @@ class AsynchronousLowering:
                       worklist.size]
         if slots is not None and worklist.size and _MERGED_SWEEPS:
             expands = slice(None) if deferred is None else ~deferred
-            merged = self._sweep_waves(worklist[expands], wave_of[expands], first_edge[expands],
+            vertices = worklist[expands]
+            merged = self._sweep_waves(vertices, wave_of[expands],
+                                       self.indptr[vertices].astype(np.int64, copy=False),
                                        degree[expands], lanes_per_vertex)
             if merged is not None:
-                lanes, values, writes = ([part] for part in merged)
+                lanes, values, writes = ([part] for part in merged[:3])
+                known_lowered = merged[3]
                 bounds = []
         for first, end in zip(bounds[:-1], bounds[1:], strict=True):
             wave = worklist[first:end]
@@ -151,11 +163,10 @@ class AsynchronousLowering:
                 sub_ends = np.cumsum(wave_degree[firsts])
                 shift = starts[firsts] - (sub_ends - wave_degree[firsts]) + offset
                 if races is None:
-                    wave_edges = first_edge[first:end]
-                    if deferred is not None:
-                        wave_edges = wave_edges[expands]
+                    vertices = wave[firsts]
                     sub_lanes, wave_writes, wave_values, owner = self._relax_owned(
-                        wave[firsts], wave_edges[firsts], wave_degree[firsts])
+                        vertices, self.indptr[vertices].astype(np.int64, copy=False),
+                        wave_degree[firsts])
                     lanes.append(sub_lanes + shift[owner])
                 else:
                     sub_lanes, wave_writes, wave_values = self._racing_relax(
@@ -170,18 +181,21 @@ class AsynchronousLowering:
         if deferred is not None and deferred.any():
             _, outlier_edges, _ = self._relax(distinct(worklist[deferred]))
             outlier_writes = distinct(outlier_edges)
+            known_lowered = None
         return WaveStores(np.concatenate(lanes), np.concatenate(values),
                           np.concatenate(writes or [np.zeros(0, dtype=np.int64)]),
-                          outlier_writes)
+                          outlier_writes, known_lowered)
 
     def _sweep_waves(self, vertices: np.ndarray, wave_of: np.ndarray, starts: np.ndarray,
                      lengths: np.ndarray, lanes_per_vertex: int | None
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """A sweep's waves (``vertices``, the non-deferred ones in slot order, each in wave
         ``wave_of``, ascending; ``starts`` and ``lengths``, their first edges and degrees)
         relaxed at once, with the stores, lanes and values that
         relaxing them wave by wave gives: its storing lanes (positions in the waves' edge
-        order), their values and edges; None where the keys would not fit in int64.
+        order), their values and edges, and the vertices it lowered (ascending, int64:
+        every lowered target keeps its lowest lane); None where the keys would not fit in
+        int64.
 
         Why exact: a lane's candidate is its vertex's value when its wave expands it, the
         least of its value before the sweep and what earlier waves' lanes stored to it.
@@ -221,6 +235,7 @@ class AsynchronousLowering:
         written = cand[lanes]
         lane_targets = targets[lanes]
         np.minimum.at(values, lane_targets, written)
+        lowered, twice = _lowered_and_shared(lane_targets)
         if lanes_per_vertex is not None or waves > 1:
             lane_owner = owner[lanes]
             step = wave_index[lane_owner]
@@ -230,11 +245,16 @@ class AsynchronousLowering:
                 if (int(targets.max(initial=0)) + 1) * waves * span >= 2**62:
                     return None
                 step = step * span + within
-            if self._scratch is None:
-                self._scratch = np.zeros(self.indptr.size - 1, dtype=bool)
-            keep = later_steps_see_earlier(step, lane_targets, written, self._scratch)
+            if self._flags is None:
+                self._flags = np.zeros(self.indptr.size - 1, dtype=bool)
+            shared = np.zeros(0, dtype=np.int64)
+            if twice.size:  # the lanes whose target another lane shares
+                self._flags[twice] = True
+                shared = np.flatnonzero(self._flags[lane_targets])
+                self._flags[twice] = False
+            keep = later_steps_see_earlier(step, lane_targets, written, shared)
             lanes, written = lanes[keep], written[keep]
-        return lanes, written, edges[lanes]
+        return lanes, written, edges[lanes], lowered
 
     def _interactions(self, vertices: np.ndarray, wave_index: np.ndarray, lanes: np.ndarray,
                       lengths: np.ndarray, offsets: np.ndarray, edges: np.ndarray,
@@ -330,7 +350,7 @@ _SHARED_TABLE_PER_LANE = 1 / 16
 
 
 def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
-                            values: np.ndarray, table: np.ndarray | None = None
+                            values: np.ndarray, shared: np.ndarray | None = None
                             ) -> np.ndarray:
     """Which of a wave's lowering lanes (their warp ``step`` within their vertex, edge i of a
     vertex going at step i // W; their ``targets`` and the ``values`` they store) still
@@ -339,15 +359,14 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     still stores, so the wave lowers the same vertices to the same values; only stores
     lowered again at once drop out (random-deg32, thread mapping: the H100 stores 1.18M
     times, synchronous waves 2.51M, these 1.20M: ``bench/store_count_fidelity.py``).
-    ``table``: where the caller keeps one, a bool table of the target ids, all False (and
-    left so), through which the lanes whose target another lane shares are found, however
-    few they are for the ids (``_shared_targets``)."""
+    ``shared``: where the caller has them, the lanes (ascending) whose target another lane
+    shares, the only ones an earlier step's store can stop."""
     keep = np.ones(step.size, dtype=bool)
     if step.size < 2 or not step.any():
         return keep
     picked = None
-    if table is not None:
-        picked = _shared_targets(targets, table)
+    if shared is not None:
+        picked = shared
         if picked.size == 0:
             return keep
         targets, values, step = targets[picked], values[picked], step[picked]
@@ -384,19 +403,13 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     return keep
 
 
-def _shared_targets(targets: np.ndarray, flags: np.ndarray) -> np.ndarray:
-    """The lanes (ascending) whose target some other lane of ``targets`` shares: the
-    targets met twice in one sort of them are flagged in ``flags`` (a table of the target
-    ids, all False, left so), and the lanes read their target's flag. A sort of the
-    targets alone (a few ns a lane) rather than a count over every id."""
+def _lowered_and_shared(targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """From one sort of lowering lanes' ``targets`` (a few ns a lane; no table over every
+    id): the distinct targets (ascending, int64), and each repeat of a target after its
+    first (ascending), whose lanes an earlier step's store may stop."""
     ordered = np.sort(targets)
-    twice = ordered[1:][ordered[1:] == ordered[:-1]]
-    if twice.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    flags[twice] = True
-    shared = np.flatnonzero(flags[targets])
-    flags[twice] = False
-    return shared
+    first = run_starts(ordered)
+    return ordered[first].astype(np.int64, copy=False), ordered[~first]
 
 
 def _earlier_lowest(lowest: np.ndarray, again: np.ndarray) -> np.ndarray:

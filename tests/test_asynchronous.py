@@ -275,6 +275,7 @@ def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
     of each target's lanes, and with every lane sorted; for SSSP's distances (floats) and
     CC's labels (integers, ranked without a sort)."""
     from simulator import asynchronous
+    from simulator.asynchronous import _lowered_and_shared
     from simulator.asynchronous import later_steps_see_earlier
 
     if not table:
@@ -298,9 +299,10 @@ def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
                 for i in range(lanes.size)]
         got = later_steps_see_earlier(step, targets, values)
         assert got.tolist() == want
-        flags = np.zeros(10**6, dtype=bool)  # the sweeps' way: shared targets by a sort
-        assert later_steps_see_earlier(step, targets, values, flags).tolist() == want
-        assert not flags.any()
+        # the sweeps' way: the lanes of shared targets found by a sort, given
+        _, twice = _lowered_and_shared(targets)
+        shared = np.flatnonzero(np.isin(targets, twice))
+        assert later_steps_see_earlier(step, targets, values, shared).tolist() == want
 
 
 def merged_and_wave_by_wave_sweeps(monkeypatch, fr, slots_per_wave: int,
@@ -353,6 +355,10 @@ def test_merged_sweep_waves_store_as_wave_by_wave(monkeypatch, spec, algorithm,
         for name in ("lanes", "values", "writes", "outlier_writes"):
             assert np.array_equal(getattr(got, name), getattr(want, name)), name
             assert getattr(got, name).dtype == getattr(want, name).dtype, name
+        lowered = got.lowered(fr.indices, fr.n)  # known on the way, where none is deferred
+        assert defer is not None or got.known_lowered is not None
+        assert np.array_equal(lowered, want.lowered(fr.indices, fr.n))
+        assert lowered.dtype == np.int64
         assert np.array_equal(got_values, want_values)
     if slots_per_wave < 10 and not spec.startswith("road"):  # many waves a sweep interact
         assert interacted > 0
