@@ -112,7 +112,7 @@ class AsynchronousLowering:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         if self._degree is None:
             self._degree = np.diff(self.indptr).astype(np.int64, copy=False)
-        degree = self._degree[worklist]
+        degree = self._degree.take(worklist)
         deferred = None if defer_threshold is None else degree > defer_threshold
         lanes, values, writes = [np.zeros(0, dtype=np.int64)], [self.values[:0]], []
         known_lowered = None
@@ -127,7 +127,7 @@ class AsynchronousLowering:
             expands = slice(None) if deferred is None else ~deferred
             vertices = worklist[expands]
             merged = self._sweep_waves(vertices, wave_of[expands],
-                                       self.indptr[vertices].astype(np.int64, copy=False),
+                                       self.indptr.take(vertices).astype(np.int64, copy=False),
                                        degree[expands], lanes_per_vertex)
             if merged is not None:
                 lanes, values, writes = ([part] for part in merged[:3])
@@ -165,8 +165,8 @@ class AsynchronousLowering:
                 if races is None:
                     vertices = wave[firsts]
                     sub_lanes, wave_writes, wave_values, owner = self._relax_owned(
-                        vertices, self.indptr[vertices].astype(np.int64, copy=False),
-                        wave_degree[firsts])
+                        vertices, self.indptr.take(vertices).astype(np.int64, copy=False),
+                        wave_degree.take(firsts))
                     lanes.append(sub_lanes + shift[owner])
                 else:
                     sub_lanes, wave_writes, wave_values = self._racing_relax(
@@ -220,27 +220,26 @@ class AsynchronousLowering:
         offsets = np.cumsum(lengths) - lengths
         owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
         edges = np.arange(total, dtype=np.int64)
-        edges += (starts - offsets)[owner]
-        source_values = values[vertices]
-        cand = source_values[owner]
+        edges += (starts - offsets).take(owner)
+        cand = values.take(vertices).take(owner)
         if self.edge_values is not None:
-            cand += self.edge_values[edges]
-        targets = indices[edges]
-        target_values = values[targets]
+            cand += self.edge_values.take(edges)
+        targets = indices.take(edges)
+        target_values = values.take(targets)
         lowering = cand < target_values
         lanes = np.flatnonzero(lowering)
         if waves > 1 and self._interactions(vertices, wave_index, lanes, lengths, offsets,
                                             edges, cand, targets, target_values, lowering):
             lanes = np.flatnonzero(lowering)
-        written = cand[lanes]
-        lane_targets = targets[lanes]
+        written = cand.take(lanes)
+        lane_targets = targets.take(lanes)
         np.minimum.at(values, lane_targets, written)
         lowered, twice = _lowered_and_shared(lane_targets)
         if lanes_per_vertex is not None or waves > 1:
-            lane_owner = owner[lanes]
-            step = wave_index[lane_owner]
+            lane_owner = owner.take(lanes)
+            step = wave_index.take(lane_owner)
             if lanes_per_vertex is not None:
-                within = floor_div(lanes - offsets[lane_owner], lanes_per_vertex)
+                within = floor_div(lanes - offsets.take(lane_owner), lanes_per_vertex)
                 span = int(within.max(initial=0)) + 1
                 if (int(targets.max(initial=0)) + 1) * waves * span >= 2**62:
                     return None
@@ -250,11 +249,11 @@ class AsynchronousLowering:
             shared = np.zeros(0, dtype=np.int64)
             if twice.size:  # the lanes whose target another lane shares
                 self._flags[twice] = True
-                shared = np.flatnonzero(self._flags[lane_targets])
+                shared = np.flatnonzero(self._flags.take(lane_targets))
                 self._flags[twice] = False
             keep = later_steps_see_earlier(step, lane_targets, written, shared)
             lanes, written = lanes[keep], written[keep]
-        return lanes, written, edges[lanes], lowered
+        return lanes, written, edges.take(lanes), lowered
 
     def _interactions(self, vertices: np.ndarray, wave_index: np.ndarray, lanes: np.ndarray,
                       lengths: np.ndarray, offsets: np.ndarray, edges: np.ndarray,
@@ -314,15 +313,15 @@ class AsynchronousLowering:
         total = int(lengths.sum())
         owner = np.repeat(np.arange(vertices.size, dtype=np.int64), lengths)
         edges = np.arange(total, dtype=np.int64)
-        edges += (starts - (np.cumsum(lengths) - lengths))[owner]
-        cand = self.values[vertices][owner]
+        edges += (starts - (np.cumsum(lengths) - lengths)).take(owner)
+        cand = self.values.take(vertices).take(owner)
         if self.edge_values is not None:
-            cand += self.edge_values[edges]
-        targets = self.indices[edges]
-        lanes = np.flatnonzero(cand < self.values[targets])
-        written = cand[lanes]
-        np.minimum.at(self.values, targets[lanes], written)
-        return lanes, edges[lanes], written, owner[lanes]
+            cand += self.edge_values.take(edges)
+        targets = self.indices.take(edges)
+        lanes = np.flatnonzero(cand < self.values.take(targets))
+        written = cand.take(lanes)
+        np.minimum.at(self.values, targets.take(lanes), written)
+        return lanes, edges.take(lanes), written, owner.take(lanes)
 
     def _relax(self, vertices: np.ndarray):
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)
