@@ -53,6 +53,10 @@ from simulator.store_races import surviving_stores
 # Relax a sweep's waves at once (``AsynchronousLowering._sweep_waves``), with the result of
 # relaxing them wave by wave; False: wave by wave (the reference the tests compare with).
 _MERGED_SWEEPS = True
+# At most about this many edges are relaxed at once (a run of waves, ``_merged_sweep``;
+# a wave of more goes alone): their lane arrays stay within the caches, and a sweep of
+# millions of edges does not hold them all.
+_MERGED_EDGES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -125,13 +129,10 @@ class AsynchronousLowering:
                       worklist.size]
         if slots is not None and worklist.size and _MERGED_SWEEPS:
             expands = slice(None) if deferred is None else ~deferred
-            vertices = worklist[expands]
-            merged = self._sweep_waves(vertices, wave_of[expands],
-                                       self.indptr.take(vertices).astype(np.int64, copy=False),
-                                       degree[expands], lanes_per_vertex)
+            merged = self._merged_sweep(worklist[expands], wave_of[expands], degree[expands],
+                                        lanes_per_vertex)
             if merged is not None:
-                lanes, values, writes = ([part] for part in merged[:3])
-                known_lowered = merged[3]
+                lanes, values, writes, known_lowered = merged
                 bounds = []
         for first, end in zip(bounds[:-1], bounds[1:], strict=True):
             wave = worklist[first:end]
@@ -186,31 +187,71 @@ class AsynchronousLowering:
                           np.concatenate(writes or [np.zeros(0, dtype=np.int64)]),
                           outlier_writes, known_lowered)
 
+    def _merged_sweep(self, vertices: np.ndarray, wave_of: np.ndarray, lengths: np.ndarray,
+                      lanes_per_vertex: int | None
+                      ) -> tuple[list, list, list, np.ndarray] | None:
+        """A sweep's waves (its non-deferred ``vertices``, ascending, each in wave
+        ``wave_of``; ``lengths``, their degrees) relaxed in runs of consecutive waves, each
+        at once (``_sweep_waves``), from the values the earlier runs left: the storing lanes
+        (positions in the waves' edge order), their values and edges, run by run, and the
+        vertices the sweep lowered; None where its (wave, step) keys would not fit in int64
+        (then wave by wave). A run holds the waves that start within one span of
+        ``_MERGED_EDGES`` edges: a sweep of millions of edges (rmat:scale=20 under the
+        thread mapping) in one piece would hold a few GB of lane arrays, and gain nothing."""
+        if vertices.size > 1 and not bool((vertices[1:] > vertices[:-1]).all()):
+            return None  # a sweep's vertices are distinct and ascending
+        if vertices.size == 0:  # every vertex deferred
+            none = np.zeros(0, dtype=np.int64)
+            return [none], [self.values[:0]], [none], none
+        new_wave = np.empty(vertices.size, dtype=bool)
+        new_wave[:1] = True
+        np.not_equal(wave_of[1:], wave_of[:-1], out=new_wave[1:])
+        wave_starts = np.flatnonzero(new_wave)
+        steps = 1 if lanes_per_vertex is None else (
+            (int(lengths.max(initial=1)) - 1) // lanes_per_vertex + 1)
+        if (self.indptr.size - 1) * (wave_starts.size + 1) * (steps + 1) >= 2**62:
+            return None
+        starts = self.indptr.take(vertices).astype(np.int64, copy=False)
+        ends = np.cumsum(lengths)
+        # each wave's first lane position, and the run that holds it
+        first_lane = np.concatenate([[0], ends])[wave_starts]
+        run_of = first_lane // _MERGED_EDGES
+        cuts = wave_starts[np.flatnonzero(np.diff(run_of, prepend=-1))].tolist()
+        lanes, values, writes, lowered = [], [], [], []
+        for first, end in zip(cuts, [*cuts[1:], vertices.size], strict=True):
+            part = slice(first, end)
+            run_lanes, run_values, run_writes, run_lowered = self._sweep_waves(
+                vertices[part], wave_of[part], starts[part], lengths[part], lanes_per_vertex)
+            lanes.append(run_lanes + (int(ends[first - 1]) if first else 0))
+            values.append(run_values)
+            writes.append(run_writes)
+            lowered.append(run_lowered)
+        if len(lowered) > 1:
+            ordered = np.sort(np.concatenate(lowered))
+            lowered = [ordered[run_starts(ordered)]]
+        return lanes, values, writes, lowered[0]
+
     def _sweep_waves(self, vertices: np.ndarray, wave_of: np.ndarray, starts: np.ndarray,
                      lengths: np.ndarray, lanes_per_vertex: int | None
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        """A sweep's waves (``vertices``, the non-deferred ones in slot order, each in wave
-        ``wave_of``, ascending; ``starts`` and ``lengths``, their first edges and degrees)
-        relaxed at once, with the stores, lanes and values that
-        relaxing them wave by wave gives: its storing lanes (positions in the waves' edge
-        order), their values and edges, and the vertices it lowered (ascending, int64:
-        every lowered target keeps its lowest lane); None where the keys would not fit in
-        int64.
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """A run of a sweep's consecutive waves (``vertices``, ascending, each in wave
+        ``wave_of``; ``starts`` and ``lengths``, their first edges and degrees) relaxed at
+        once, with the stores that relaxing them wave by wave gives: the storing lanes
+        (positions in the run's edge order), their values and edges, and the vertices the
+        run lowered (ascending, int64: every lowered target keeps its lowest lane).
 
         Why exact: a lane's candidate is its vertex's value when its wave expands it, the
-        least of its value before the sweep and what earlier waves' lanes stored to it.
-        Those values are worked out from the values before the sweep, lowering only the
+        least of its value before the run and what earlier waves' lanes stored to it.
+        Those values are worked out from the values before the run, lowering only the
         vertices an earlier wave's lane lowers, and again where that lowers their own
         lanes' candidates, until none moves (a wave depends only on earlier ones, so this
         ends, at most one round a wave). A lane then stores iff its candidate is below its
-        target's value before the sweep and below all an earlier (wave, step) stored to its
+        target's value before the run and below all an earlier (wave, step) stored to its
         target (``later_steps_see_earlier``), as wave by wave, and the values end the same.
-        One pass over the sweep's edges rather than one a wave: a vwarp W = 32 sweep of
+        One pass over the run's edges rather than one a wave: a vwarp W = 32 sweep of
         USA-road-FLA holds up to 80 waves."""
         indices, values = self.indices, self.values
         count = vertices.size
-        if count > 1 and not bool((vertices[1:] > vertices[:-1]).all()):
-            return None  # a sweep's vertices are distinct and ascending
         total = int(lengths.sum())
         new_wave = np.empty(count, dtype=bool)
         new_wave[:1] = True
@@ -240,10 +281,7 @@ class AsynchronousLowering:
             step = wave_index.take(lane_owner)
             if lanes_per_vertex is not None:
                 within = floor_div(lanes - offsets.take(lane_owner), lanes_per_vertex)
-                span = int(within.max(initial=0)) + 1
-                if (int(targets.max(initial=0)) + 1) * waves * span >= 2**62:
-                    return None
-                step = step * span + within
+                step = step * (int(within.max(initial=0)) + 1) + within
             if self._flags is None:
                 self._flags = np.zeros(self.indptr.size - 1, dtype=bool)
             shared = np.zeros(0, dtype=np.int64)
