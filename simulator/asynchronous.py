@@ -297,13 +297,13 @@ class AsynchronousLowering:
                       lengths: np.ndarray, offsets: np.ndarray, edges: np.ndarray,
                       cand: np.ndarray, targets: np.ndarray, target_values: np.ndarray,
                       lowering: np.ndarray) -> bool:
-        """Where a sweep's earlier waves lower vertices its later waves expand, the
+        """Where a run's earlier waves lower vertices its later waves expand, the
         candidates (``cand``, in place) and ``lowering`` lanes (``lanes``: those lowering
-        as the sweep starts) as those vertices' lanes see them: each such vertex's value
-        lowered, and its lanes' candidates worked out again, round by round until none
-        moves (``_sweep_waves``). Whether any moved."""
-        # the sweep's vertices ascend, so a lane's target is expanded by a later wave iff
-        # it is above its own wave's last vertex and one of the sweep's vertices
+        from the values before the run) as those vertices' lanes see them: each such
+        vertex's value lowered, and its lanes' candidates worked out again, round by round
+        until none moves (``_sweep_waves``). Whether any moved."""
+        # the run's vertices ascend, so a lane's target is expanded by a later wave iff it
+        # is above its own wave's last vertex and one of the run's vertices
         last = np.flatnonzero(np.append(wave_index[1:] != wave_index[:-1], True))
         per_wave = np.diff(lanes.searchsorted(offsets[last] + lengths[last], side="left"),
                            prepend=0)
