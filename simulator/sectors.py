@@ -25,6 +25,10 @@ _SEARCHED_UNITS_PER_KEY = 1 / 8
 # range for the reduceat)
 _RUNNING_COUNT_UNITS_PER_KEY = 1 / 40
 _LITTLE_ENDIAN = np.dtype(np.int64).byteorder == "=" and np.little_endian
+# (step, sector) keys of up to this many bits are sorted as int32 (2-3x faster than int64:
+# 30000 keys 47 against 109 us); one bit short of int32's, so that a unit's start past the
+# last key still fits
+_NARROW_KEY_BITS = 30
 # scattered keys from this many up to the most are counted through a hash table
 # (``_hashed_distinct``), by Knuth's multiplicative hash (the golden ratio times 2**64, odd);
 # more keys sort for less than a table that no cache holds costs (rmat:scale=20's temporal
@@ -57,10 +61,19 @@ def distinct_sectors(
         empty = np.zeros(0, dtype=np.int64)
         return empty if marked is None else (empty, empty)
     bits = int(sector.max()).bit_length()
-    keys = group << bits
-    keys |= sector
-    if scattered and _HASHED_FROM <= keys.size <= _HASHED_UP_TO:
+    if scattered and _HASHED_FROM <= group.size <= _HASHED_UP_TO:
+        keys = group << bits
+        keys |= sector
         return _hashed_distinct(keys, bits, group, unit_of_group, unit_sizes, marked)
+    # a step indexes unit_of_group, so it is below its size: no pass for the steps' maximum
+    last_group = (unit_of_group.size - 1 if isinstance(unit_of_group, np.ndarray)
+                  else int(group.max()))
+    if last_group.bit_length() + bits + (marked is not None) <= _NARROW_KEY_BITS:
+        keys = group.astype(np.int32)  # sorts in half the time of int64 keys
+        keys <<= bits
+    else:
+        keys = group << bits
+    keys |= sector
     if marked is not None:  # the flag below the pair: a pair's marked elements sort last
         keys <<= 1
         keys |= marked
@@ -69,7 +82,8 @@ def distinct_sectors(
     # those are few or come in order, else the default sort
     sort_keys(keys)
     if marked is not None:  # the flags apart (each key's low byte: no int64 temporary)
-        sorted_marked = keys.view(np.uint8)[::8] & 1 if _LITTLE_ENDIAN else keys & 1
+        sorted_marked = (keys.view(np.uint8)[::keys.itemsize] & 1 if _LITTLE_ENDIAN
+                         else keys & 1)
         keys >>= 1
         bits -= 1
     first = np.empty(keys.size, dtype=bool)
@@ -99,7 +113,10 @@ def distinct_sectors(
             unit_start = np.arange(units + 1, dtype=np.int64) * int(unit_of_group)
         else:
             unit_start = unit_of_group.searchsorted(np.arange(units + 1))
-        at = keys.searchsorted(unit_start << bits)
+        bounds = unit_start << bits
+        if keys.dtype == np.int32:  # below 2**30: the bounds past them clipped, not widened
+            bounds = np.minimum(bounds, 1 << _NARROW_KEY_BITS).astype(np.int32)
+        at = keys.searchsorted(bounds)
     counts = [_range_sums(flags, at, units) for flags in flag_sets]
     return counts[0] if marked is None else (counts[0], counts[1])
 
