@@ -169,12 +169,41 @@ def _lowering(step, target, value, lanes):
         return order
     # only the lanes of targets stored to more than once can fail to lower theirs
     shared = np.flatnonzero(np.repeat(sizes > 1, sizes))
-    first = new_target[shared]
-    # the values' ranks, offset so that each target's ranks lie below all earlier targets':
-    # a running minimum then restarts at every target
-    rank = dense_ranks(value[order[shared]])
+    lowers = np.ones(order.size, dtype=bool)
+    lowers[shared] = False
+    lowers[shared[_records(value.take(order.take(shared)),
+                           new_target.take(shared))]] = True
+    return np.compress(lowers, order)
+
+
+# ``_records`` drops lanes an earlier neighbour beats for at most this many passes, then
+# ranks what is left
+_RECORD_PASSES = 4
+
+
+def _records(value: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The positions (ascending) of the lanes, in segments (``first``: a lane starts one),
+    whose ``value`` is below every earlier one of their segment: the lanes that lower their
+    target. A lane that the candidate before it beats or ties is no record, nor needed to
+    rule out later ones (that candidate rules them out as well), so a few passes compare
+    neighbours among the candidates left, and only those still undecided are ranked (a
+    sort of all the values cost half of rmat:scale=20's lowering pushes)."""
+    candidates = np.arange(value.size)
+    for _ in range(_RECORD_PASSES):
+        v = value.take(candidates)
+        beaten = np.empty(candidates.size, dtype=bool)
+        beaten[0] = False
+        np.greater_equal(v[1:], v[:-1], out=beaten[1:])
+        beaten &= ~first.take(candidates)
+        if not beaten.any():
+            return candidates
+        candidates = np.compress(~beaten, candidates)
+    first, value = first.take(candidates), value.take(candidates)
+    # the values' ranks, offset so that each segment's ranks lie below all earlier
+    # segments': a running minimum then restarts at every segment
+    rank = dense_ranks(value)
     keyed = rank - np.cumsum(first, dtype=np.int64) * (rank.max() + 1)
     running = np.minimum.accumulate(keyed)
-    lowers = np.ones(order.size, dtype=bool)
-    lowers[shared[1:]] = first[1:] | (keyed[1:] < running[:-1])
-    return order[lowers]
+    lowers = np.ones(candidates.size, dtype=bool)
+    lowers[1:] = first[1:] | (keyed[1:] < running[:-1])
+    return np.compress(lowers, candidates)
