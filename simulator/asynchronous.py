@@ -31,10 +31,12 @@ degree 32 takes 32 steps), as the H100's stores count (``bench/store_count_fidel
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
 from simulator.functional import FunctionalRun
+from simulator.functional import edge_ids
 from simulator.functional import initial_values
 from simulator.functional import relax
 from simulator.sectors import floor_div
@@ -42,10 +44,19 @@ from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import run_minima
+from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import stable_order
 from simulator.store_races import RacingStores
 from simulator.store_races import race_draw
 from simulator.store_races import surviving_stores
+
+# Relax a sweep's waves at once (``AsynchronousLowering._sweep_waves``), with the result of
+# relaxing them wave by wave; False: wave by wave (the reference the tests compare with).
+_MERGED_SWEEPS = True
+# At most about this many edges are relaxed at once (a run of waves, ``_merged_sweep``;
+# a wave of more goes alone): their lane arrays stay within the caches, and a sweep of
+# millions of edges does not hold them all.
+_MERGED_EDGES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -62,9 +73,13 @@ class WaveStores:
     values: np.ndarray
     writes: np.ndarray
     outlier_writes: np.ndarray
+    # the vertices the launch lowered, where the launch found them on the way (int64)
+    known_lowered: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def lowered(self, indices: np.ndarray, n: int) -> np.ndarray:
         """The vertices the launch lowered (ascending): a sweep's next active ones."""
+        if self.known_lowered is not None:
+            return self.known_lowered
         targets = indices[np.concatenate([self.writes, self.outlier_writes])]
         return distinct_ids(targets, n).astype(np.int64, copy=False)
 
@@ -78,6 +93,8 @@ class AsynchronousLowering:
         self.edge_values = functional.edge_values
         self.values = initial_values(functional.algorithm, functional.n, functional.source)
         self.launches = 0  # the launch number each race's draw is hashed from
+        self._flags: np.ndarray | None = None  # a table of the vertices, all False between uses
+        self._degree: np.ndarray | None = None  # each vertex's degree (int64)
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
@@ -97,9 +114,12 @@ class AsynchronousLowering:
         lost, though their lanes stored and push."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
-        degree = self.indptr[worklist + 1] - self.indptr[worklist]
+        if self._degree is None:
+            self._degree = np.diff(self.indptr).astype(np.int64, copy=False)
+        degree = self._degree.take(worklist)
         deferred = None if defer_threshold is None else degree > defer_threshold
         lanes, values, writes = [np.zeros(0, dtype=np.int64)], [self.values[:0]], []
+        known_lowered = None
         offset = 0
         if slots is None or worklist.size == 0:
             bounds = list(range(0, worklist.size, entries_per_wave)) + [worklist.size]
@@ -107,6 +127,13 @@ class AsynchronousLowering:
             wave_of = slots // entries_per_wave
             bounds = [0, *(np.flatnonzero(wave_of[1:] != wave_of[:-1]) + 1).tolist(),
                       worklist.size]
+        if slots is not None and worklist.size and _MERGED_SWEEPS:
+            expands = slice(None) if deferred is None else ~deferred
+            merged = self._merged_sweep(worklist[expands], wave_of[expands], degree[expands],
+                                        lanes_per_vertex)
+            if merged is not None:
+                lanes, values, writes, known_lowered = merged
+                bounds = []
         for first, end in zip(bounds[:-1], bounds[1:], strict=True):
             wave = worklist[first:end]
             wave_degree = degree[first:end]
@@ -133,16 +160,20 @@ class AsynchronousLowering:
                 whole = first == 0 and end == worklist.size and deferred is None
                 firsts = (first_copies if whole and first_copies is not None
                           else np.sort(first_of_each(wave)))
-                if races is None:
-                    sub_lanes, wave_writes, wave_values = self._relax(wave[firsts])
-                else:
-                    sub_lanes, wave_writes, wave_values = self._racing_relax(
-                        wave[firsts], first + firsts, races)
                 starts = np.cumsum(wave_degree) - wave_degree
                 sub_ends = np.cumsum(wave_degree[firsts])
                 shift = starts[firsts] - (sub_ends - wave_degree[firsts]) + offset
-                lanes.append(sub_lanes + shift[np.searchsorted(sub_ends, sub_lanes,
-                                                               side="right")])
+                if races is None:
+                    vertices = wave[firsts]
+                    sub_lanes, wave_writes, wave_values, owner = self._relax_owned(
+                        vertices, self.indptr.take(vertices).astype(np.int64, copy=False),
+                        wave_degree.take(firsts))
+                    lanes.append(sub_lanes + shift[owner])
+                else:
+                    sub_lanes, wave_writes, wave_values = self._racing_relax(
+                        wave[firsts], first + firsts, races)
+                    lanes.append(sub_lanes + shift[np.searchsorted(sub_ends, sub_lanes,
+                                                                   side="right")])
             values.append(wave_values)
             writes.append(wave_writes)
             offset += int(wave_degree.sum())
@@ -151,9 +182,185 @@ class AsynchronousLowering:
         if deferred is not None and deferred.any():
             _, outlier_edges, _ = self._relax(distinct(worklist[deferred]))
             outlier_writes = distinct(outlier_edges)
+            known_lowered = None
         return WaveStores(np.concatenate(lanes), np.concatenate(values),
                           np.concatenate(writes or [np.zeros(0, dtype=np.int64)]),
-                          outlier_writes)
+                          outlier_writes, known_lowered)
+
+    def _merged_sweep(self, vertices: np.ndarray, wave_of: np.ndarray, lengths: np.ndarray,
+                      lanes_per_vertex: int | None
+                      ) -> tuple[list, list, list, np.ndarray] | None:
+        """A sweep's waves (its non-deferred ``vertices``, ascending, each in wave
+        ``wave_of``; ``lengths``, their degrees) relaxed in runs of consecutive waves, each
+        at once (``_sweep_waves``), from the values the earlier runs left: the storing lanes
+        (positions in the waves' edge order), their values and edges, run by run, and the
+        vertices the sweep lowered; None where its (wave, step) keys would not fit in int64
+        (then wave by wave). A run holds the waves that start within one span of
+        ``_MERGED_EDGES`` edges: a sweep of millions of edges (rmat:scale=20 under the
+        thread mapping) in one piece would hold a few GB of lane arrays, and gain nothing."""
+        if vertices.size > 1 and not bool((vertices[1:] > vertices[:-1]).all()):
+            return None  # a sweep's vertices are distinct and ascending
+        if vertices.size == 0:  # every vertex deferred
+            none = np.zeros(0, dtype=np.int64)
+            return [none], [self.values[:0]], [none], none
+        new_wave = np.empty(vertices.size, dtype=bool)
+        new_wave[:1] = True
+        np.not_equal(wave_of[1:], wave_of[:-1], out=new_wave[1:])
+        wave_starts = np.flatnonzero(new_wave)
+        steps = 1 if lanes_per_vertex is None else (
+            (int(lengths.max(initial=1)) - 1) // lanes_per_vertex + 1)
+        if (self.indptr.size - 1) * (wave_starts.size + 1) * (steps + 1) >= 2**62:
+            return None
+        starts = self.indptr.take(vertices).astype(np.int64, copy=False)
+        ends = np.cumsum(lengths)
+        # each wave's first lane position, and the run that holds it
+        first_lane = np.concatenate([[0], ends])[wave_starts]
+        run_of = first_lane // _MERGED_EDGES
+        cuts = wave_starts[np.flatnonzero(np.diff(run_of, prepend=-1))].tolist()
+        lanes, values, writes, lowered = [], [], [], []
+        for first, end in zip(cuts, [*cuts[1:], vertices.size], strict=True):
+            part = slice(first, end)
+            run_lanes, run_values, run_writes, run_lowered = self._sweep_waves(
+                vertices[part], wave_of[part], starts[part], lengths[part], lanes_per_vertex)
+            lanes.append(run_lanes + (int(ends[first - 1]) if first else 0))
+            values.append(run_values)
+            writes.append(run_writes)
+            lowered.append(run_lowered)
+        if len(lowered) > 1:
+            ordered = np.sort(np.concatenate(lowered))
+            lowered = [ordered[run_starts(ordered)]]
+        return lanes, values, writes, lowered[0]
+
+    def _sweep_waves(self, vertices: np.ndarray, wave_of: np.ndarray, starts: np.ndarray,
+                     lengths: np.ndarray, lanes_per_vertex: int | None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """A run of a sweep's consecutive waves (``vertices``, ascending, each in wave
+        ``wave_of``; ``starts`` and ``lengths``, their first edges and degrees) relaxed at
+        once, with the stores that relaxing them wave by wave gives: the storing lanes
+        (positions in the run's edge order), their values and edges, and the vertices the
+        run lowered (ascending, int64: every lowered target keeps its lowest lane).
+
+        Why exact: a lane's candidate is its vertex's value when its wave expands it, the
+        least of its value before the run and what earlier waves' lanes stored to it.
+        Those values are worked out from the values before the run, lowering only the
+        vertices an earlier wave's lane lowers, and again where that lowers their own
+        lanes' candidates, until none moves (a wave depends only on earlier ones, so this
+        ends, at most one round a wave). A lane then stores iff its candidate is below its
+        target's value before the run and below all an earlier (wave, step) stored to its
+        target (``later_steps_see_earlier``), as wave by wave, and the values end the same.
+        One pass over the run's edges rather than one a wave: a vwarp W = 32 sweep of
+        USA-road-FLA holds up to 80 waves."""
+        indices, values = self.indices, self.values
+        count = vertices.size
+        total = int(lengths.sum())
+        new_wave = np.empty(count, dtype=bool)
+        new_wave[:1] = True
+        np.not_equal(wave_of[1:], wave_of[:-1], out=new_wave[1:])
+        wave_index = np.cumsum(new_wave) - 1
+        waves = int(wave_index[-1]) + 1 if count else 0
+        offsets = np.cumsum(lengths) - lengths
+        owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
+        edges = np.arange(total, dtype=np.int64)
+        edges += np.repeat(starts - offsets, lengths)
+        cand = np.repeat(values.take(vertices), lengths)
+        if self.edge_values is not None:
+            cand += self.edge_values.take(edges)
+        targets = indices.take(edges)
+        target_values = values.take(targets)
+        lowering = cand < target_values
+        lanes = np.flatnonzero(lowering)
+        if waves > 1 and self._interactions(vertices, wave_index, lanes, lengths, offsets,
+                                            edges, cand, targets, target_values, lowering):
+            lanes = np.flatnonzero(lowering)
+        written = cand.take(lanes)
+        lane_targets = targets.take(lanes)
+        np.minimum.at(values, lane_targets, written)
+        lowered, twice = _lowered_and_shared(lane_targets)
+        if lanes_per_vertex is not None or waves > 1:
+            lane_owner = owner.take(lanes)
+            step = wave_index.take(lane_owner)
+            if lanes_per_vertex is not None:
+                within = floor_div(lanes - offsets.take(lane_owner), lanes_per_vertex)
+                step = step * (int(within.max(initial=0)) + 1) + within
+            if self._flags is None:
+                self._flags = np.zeros(self.indptr.size - 1, dtype=bool)
+            shared = np.zeros(0, dtype=np.int64)
+            if twice.size:  # the lanes whose target another lane shares
+                self._flags[twice] = True
+                shared = np.flatnonzero(self._flags.take(lane_targets))
+                self._flags[twice] = False
+            keep = later_steps_see_earlier(step, lane_targets, written, shared)
+            lanes, written = lanes[keep], written[keep]
+        return lanes, written, edges.take(lanes), lowered
+
+    def _interactions(self, vertices: np.ndarray, wave_index: np.ndarray, lanes: np.ndarray,
+                      lengths: np.ndarray, offsets: np.ndarray, edges: np.ndarray,
+                      cand: np.ndarray, targets: np.ndarray, target_values: np.ndarray,
+                      lowering: np.ndarray) -> bool:
+        """Where a run's earlier waves lower vertices its later waves expand, the
+        candidates (``cand``, in place) and ``lowering`` lanes (``lanes``: those lowering
+        from the values before the run) as those vertices' lanes see them: each such
+        vertex's value lowered, and its lanes' candidates worked out again, round by round
+        until none moves (``_sweep_waves``). Whether any moved."""
+        # the run's vertices ascend, so a lane's target is expanded by a later wave iff it
+        # is above its own wave's last vertex and one of the run's vertices
+        last = np.flatnonzero(np.append(wave_index[1:] != wave_index[:-1], True))
+        per_wave = np.diff(lanes.searchsorted(offsets[last] + lengths[last], side="left"),
+                           prepend=0)
+        later = np.flatnonzero(targets[lanes] > np.repeat(vertices[last], per_wave))
+        lanes, at = self._expanded_at(vertices, lanes[later], targets)
+        if lanes.size == 0:
+            return False
+        expanded = self.values[vertices]
+        best = expanded.copy()
+        np.minimum.at(best, at, cand[lanes])
+        while True:
+            moved = at[best[at] < expanded[at]]
+            if moved.size == 0:
+                return True
+            moved = distinct(moved)
+            expanded[moved] = best[moved]
+            lanes = edge_ids(None, moved, starts=offsets[moved], lengths=lengths[moved])
+            again = np.repeat(expanded[moved], lengths[moved])
+            if self.edge_values is not None:
+                again += self.edge_values[edges[lanes]]
+            cand[lanes] = again
+            lowers = again < target_values[lanes]
+            lowering[lanes] = lowers
+            bound = np.repeat(vertices[last][wave_index[moved]], lengths[moved])
+            lanes = lanes[lowers & (targets[lanes] > bound)]
+            lanes, at = self._expanded_at(vertices, lanes, targets)
+            np.minimum.at(best, at, cand[lanes])
+
+    @staticmethod
+    def _expanded_at(vertices: np.ndarray, lanes: np.ndarray, targets: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Those of ``lanes`` whose target is one of the sweep's ascending ``vertices``, and
+        its place among them."""
+        wanted = targets[lanes]
+        at = vertices.searchsorted(wanted)
+        found = at < vertices.size
+        found[found] = vertices[at[found]] == wanted[found]
+        return lanes[found], at[found]
+
+    def _relax_owned(self, vertices: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``_relax`` of ``vertices`` (``starts``, ``lengths``: their first edges and degrees,
+        int64), with each lowering lane's vertex (its index in ``vertices``): the caller
+        places the lanes by it rather than by searching the vertices' ends."""
+        total = int(lengths.sum())
+        owner = np.repeat(np.arange(vertices.size, dtype=np.int64), lengths)
+        # per-lane copies of per-vertex values by repeat: about half a gather's time
+        edges = np.arange(total, dtype=np.int64)
+        edges += np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+        cand = np.repeat(self.values.take(vertices), lengths)
+        if self.edge_values is not None:
+            cand += self.edge_values.take(edges)
+        targets = self.indices.take(edges)
+        lanes = np.flatnonzero(cand < self.values.take(targets))
+        written = cand.take(lanes)
+        np.minimum.at(self.values, targets.take(lanes), written)
+        return lanes, edges.take(lanes), written, owner.take(lanes)
 
     def _relax(self, vertices: np.ndarray):
         return relax(self.indptr, self.indices, vertices, self.values, self.edge_values)
@@ -181,19 +388,27 @@ _SHARED_TABLE_PER_LANE = 1 / 16
 
 
 def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
-                            values: np.ndarray) -> np.ndarray:
+                            values: np.ndarray, shared: np.ndarray | None = None
+                            ) -> np.ndarray:
     """Which of a wave's lowering lanes (their warp ``step`` within their vertex, edge i of a
     vertex going at step i // W; their ``targets`` and the ``values`` they store) still
     store when each reads its target after the stores of the wave's earlier steps: a lane
     stores iff its value is below all an earlier step stored to its target. The lowest value
     still stores, so the wave lowers the same vertices to the same values; only stores
     lowered again at once drop out (random-deg32, thread mapping: the H100 stores 1.18M
-    times, synchronous waves 2.51M, these 1.20M: ``bench/store_count_fidelity.py``)."""
+    times, synchronous waves 2.51M, these 1.20M: ``bench/store_count_fidelity.py``).
+    ``shared``: where the caller has them, the lanes (ascending) whose target another lane
+    shares, the only ones an earlier step's store can stop."""
     keep = np.ones(step.size, dtype=bool)
     if step.size < 2 or not step.any():
         return keep
     picked = None
-    if step.size >= (int(targets.max()) + 1) * _SHARED_TABLE_PER_LANE:
+    if shared is not None:
+        picked = shared
+        if picked.size == 0:
+            return keep
+        targets, values, step = targets[picked], values[picked], step[picked]
+    elif step.size >= (int(targets.max()) + 1) * _SHARED_TABLE_PER_LANE:
         # a lane whose target no other lane stores to sees no earlier store: only the
         # others are sorted
         picked = np.flatnonzero(np.bincount(targets)[targets] > 1)
@@ -224,6 +439,15 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     stores = value < earlier[group_of]
     keep[order if picked is None else picked[order]] = stores
     return keep
+
+
+def _lowered_and_shared(targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """From one sort of lowering lanes' ``targets`` (a few ns a lane; no table over every
+    id): the distinct targets (ascending, int64), and each repeat of a target after its
+    first (ascending), whose lanes an earlier step's store may stop."""
+    ordered = np.sort(targets)
+    first = run_starts(ordered)
+    return ordered[first].astype(np.int64, copy=False), ordered[~first]
 
 
 def _earlier_lowest(lowest: np.ndarray, again: np.ndarray) -> np.ndarray:

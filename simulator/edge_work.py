@@ -99,7 +99,7 @@ def unit_edge_work(indptr, indices, launches, view, strategy, device, segments, 
     degree, edges, lanes = expansion.degree, expansion.edges, expansion.lanes
     simd_steps, group = lanes.steps, lanes.group
     donated = expansion.donating is not None and bool(expansion.donating.any())
-    neighbours = indices[edges]  # the graph's index type (int32): half the bytes to move
+    neighbours = indices.take(edges)  # the graph's index type (int32): half the bytes to move
     unit_of_step = repeat_runs(np.arange(units), simd_steps)
     # lanes stay in their slot's unit, but for donated ones
     unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
@@ -149,8 +149,9 @@ def unit_edge_work(indptr, indices, launches, view, strategy, device, segments, 
     if storing is not None:
         read_sectors, store_sectors = read_sectors
     elif store_lanes.size:
-        store_sectors = count(group[store_lanes], neighbours[store_lanes], unit_of_step)
-    store_step = group[store_lanes]
+        store_sectors = count(group.take(store_lanes), neighbours.take(store_lanes),
+                              unit_of_step)
+    store_step = group.take(store_lanes)
     if store_lanes.size:
         store_steps_at = distinct_ids(store_step, int(simd_steps.sum()))
         store_steps = np.bincount(unit_of_step[store_steps_at], minlength=units)
@@ -160,8 +161,8 @@ def unit_edge_work(indptr, indices, launches, view, strategy, device, segments, 
                                            unit_of_step, words_per_sector=1, units=units)
     # what the pushes need of the storing lanes: their targets, edges and (threads, not
     # warps, may batch their pushes: their slots are found from them) positions
-    store_target = neighbours[store_lanes] if pushing else neighbours[:0]
-    store_edge = edges[store_lanes] if pushing else edges[:0]
+    store_target = neighbours.take(store_lanes) if pushing else neighbours[:0]
+    store_edge = edges.take(store_lanes) if pushing else edges[:0]
     threads_batch = not MAPPINGS[strategy.mapping].batches_per_warp(strategy)
     store_position = store_lanes if pushing and threads_batch else None
     return EdgeWork(simd_steps, lanes.pop_steps, lanes.u_a, expansion.donating, unit_edges,

@@ -205,22 +205,26 @@ def relax(indptr, indices, vertices, values, edge_values, *, with_local: bool = 
     stores hold). Returns the lowering lanes (positions in the edge order of ``vertices``:
     vertex by vertex, CSR order within), their edges and their candidates; with
     ``with_local`` also each one's position within its vertex's list."""
+    # gathers by ndarray.take: a third to a half faster than indexing here (numpy 2.x;
+    # int32 indices most), the same values
+    starts = indptr.take(vertices).astype(np.int64, copy=False)
+    lengths = indptr.take(vertices + 1).astype(np.int64, copy=False) - starts
     if with_local:
-        edges, local = edge_ids(indptr, vertices, with_local=True)
+        edges, local = edge_ids(indptr, vertices, with_local=True, lengths=lengths,
+                                starts=starts)
     else:
-        edges = edge_ids(indptr, vertices)
-    lengths = indptr[vertices + 1] - indptr[vertices]
-    cand = np.repeat(values[vertices], lengths)
+        edges = edge_ids(indptr, vertices, lengths=lengths, starts=starts)
+    cand = np.repeat(values.take(vertices), lengths)
     if edge_values is not None:
-        cand += edge_values[edges]
-    targets = indices[edges]
-    lanes = np.flatnonzero(cand < values[targets])
-    written = cand[lanes]
+        cand += edge_values.take(edges)
+    targets = indices.take(edges)
+    lanes = np.flatnonzero(cand < values.take(targets))
+    written = cand.take(lanes)
     if lower:
-        np.minimum.at(values, targets[lanes], written)
+        np.minimum.at(values, targets.take(lanes), written)
     if with_local:
-        return lanes, edges[lanes], written, local[lanes]
-    return lanes, edges[lanes], written
+        return lanes, edges.take(lanes), written, local.take(lanes)
+    return lanes, edges.take(lanes), written
 
 
 def _lowering_run(algorithm, source, indptr, indices, values, active, edge_values):

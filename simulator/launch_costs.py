@@ -22,8 +22,11 @@ from simulator.launch import Launch
 from simulator.layout import TaskLayout
 from simulator.mappings import MAPPINGS
 from simulator.sectors import WORD_BYTES
+from simulator.sectors import ascending_transactions
 from simulator.sectors import ceil_div
+from simulator.sectors import floor_div
 from simulator.sectors import row_bounds_transactions
+from simulator.sectors import sector_of
 from simulator.sectors import unit_transactions
 from simulator.slot_views import SlotView
 from simulator.strategy import Strategy
@@ -267,7 +270,7 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
     """Per unit, the exact sector counts (``unit_edge_work``'s, the stores' and the SISD
     phase's), and per launch the memory requests."""
     launch, layout, words = cx.launch, cx.layout, cx.words
-    c, units, per_unit = layout.c, layout.units, layout.per_unit
+    per_unit = layout.per_unit
     per_launch = cx.per_launch
     stores = e.store_step.size
     sectors = e.list_sectors + e.read_sectors
@@ -287,20 +290,14 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
 
     # SISD phase: the layout's per-launch traffic; the thread-based sweep also reads the
     # row bounds of its active vertices (vwarp staged them; worklist slots read them always)
-    active_slots, active_vertex = cx.view.active_slots, cx.view.active_vertex
     sectors += layout.static_sectors
     sisd_requests = layout.static_requests
     if launch.lookup == "status" and not cx.staged:
-        act = active_slots
-        act_group = (act // per_unit) * c + act % c
         # two reads (row start, row end), counted as separate warp steps of one unit
-        sectors += row_bounds_transactions(act_group, active_vertex, c, words_per_sector=words,
-                                           units=units)
+        sectors += _slot_word_transactions(cx, (0, 1))
         sisd_requests = sisd_requests + 2 * per_launch(tasks.active_positions)
     if cx.stores_per_vertex:
-        act = active_slots
-        sectors += unit_transactions((act // per_unit) * c + act % c, active_vertex, c,
-                                     words_per_sector=words, units=units)
+        sectors += _slot_word_transactions(cx, (0,))
         sisd_requests = sisd_requests + per_launch(tasks.active_positions)
     if tasks.n_deferred:
         sectors += tasks.deferred_tasks
@@ -311,6 +308,26 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
     memory_per_step = 2 + (1 if cx.reads_weights else 0)
     tally.requests = (memory_per_step * per_launch(e.steps) + store_requests
                       + sisd_requests).astype(np.float64)
+
+
+def _slot_word_transactions(cx: _Costing, offsets: tuple[int, ...]) -> np.ndarray:
+    """Per unit, the sectors of the active slots' reads of their vertex's word (``offsets``
+    (0,): a vertex store) or words (0, 1): its row bounds), each a warp step of its
+    (unit, position). Under C = 1 a unit's step reads its vertices ascending where they
+    come in order (sweeps, and runs of them): counted along them without a sort."""
+    layout, words = cx.layout, cx.words
+    c, units, per_unit = layout.c, layout.units, layout.per_unit
+    act, vertex = cx.view.active_slots, cx.view.active_vertex
+    if c == 1:
+        unit = floor_div(act, per_unit)
+        counts = [ascending_transactions(unit, sector_of(vertex + offset, words), units)
+                  for offset in offsets]
+        if all(count is not None for count in counts):
+            return sum(counts[1:], counts[0])
+    group = (act // per_unit) * c + act % c
+    if offsets == (0, 1):
+        return row_bounds_transactions(group, vertex, c, words_per_sector=words, units=units)
+    return unit_transactions(group, vertex, c, words_per_sector=words, units=units)
 
 
 def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.sorted_runs import compressed
 from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import sort_keys
 from simulator.sorted_runs import stable_order
@@ -24,6 +25,10 @@ _SEARCHED_UNITS_PER_KEY = 1 / 8
 # range for the reduceat)
 _RUNNING_COUNT_UNITS_PER_KEY = 1 / 40
 _LITTLE_ENDIAN = np.dtype(np.int64).byteorder == "=" and np.little_endian
+# (step, sector) keys of up to this many bits are sorted as int32 (2-3x faster than int64:
+# 30000 keys 47 against 109 us); one bit short of int32's, so that a unit's start past the
+# last key still fits
+_NARROW_KEY_BITS = 30
 # scattered keys from this many up to the most are counted through a hash table
 # (``_hashed_distinct``), by Knuth's multiplicative hash (the golden ratio times 2**64, odd);
 # more keys sort for less than a table that no cache holds costs (rmat:scale=20's temporal
@@ -56,10 +61,19 @@ def distinct_sectors(
         empty = np.zeros(0, dtype=np.int64)
         return empty if marked is None else (empty, empty)
     bits = int(sector.max()).bit_length()
-    keys = group << bits
-    keys |= sector
-    if scattered and _HASHED_FROM <= keys.size <= _HASHED_UP_TO:
+    if scattered and _HASHED_FROM <= group.size <= _HASHED_UP_TO:
+        keys = group << bits
+        keys |= sector
         return _hashed_distinct(keys, bits, group, unit_of_group, unit_sizes, marked)
+    # a step indexes unit_of_group, so it is below its size: no pass for the steps' maximum
+    last_group = (unit_of_group.size - 1 if isinstance(unit_of_group, np.ndarray)
+                  else int(group.max()))
+    if last_group.bit_length() + bits + (marked is not None) <= _NARROW_KEY_BITS:
+        keys = group.astype(np.int32)  # sorts in half the time of int64 keys
+        keys <<= bits
+    else:
+        keys = group << bits
+    keys |= sector
     if marked is not None:  # the flag below the pair: a pair's marked elements sort last
         keys <<= 1
         keys |= marked
@@ -68,7 +82,8 @@ def distinct_sectors(
     # those are few or come in order, else the default sort
     sort_keys(keys)
     if marked is not None:  # the flags apart (each key's low byte: no int64 temporary)
-        sorted_marked = keys.view(np.uint8)[::8] & 1 if _LITTLE_ENDIAN else keys & 1
+        sorted_marked = (keys.view(np.uint8)[::keys.itemsize] & 1 if _LITTLE_ENDIAN
+                         else keys & 1)
         keys >>= 1
         bits -= 1
     first = np.empty(keys.size, dtype=bool)
@@ -82,7 +97,7 @@ def distinct_sectors(
         np.logical_and(last_marked, sorted_marked, out=last_marked)
         flag_sets.append(last_marked)
     if keys.size < _RANGE_COUNT_FROM:
-        counts = [np.bincount(_unit_of(keys[flags] >> bits, unit_of_group))
+        counts = [np.bincount(_unit_of(compressed(keys, flags) >> bits, unit_of_group))
                   for flags in flag_sets]
         if marked is not None:  # both up to the last unit with a step
             counts[1] = padded_counts(counts[1], counts[0].size)
@@ -98,7 +113,10 @@ def distinct_sectors(
             unit_start = np.arange(units + 1, dtype=np.int64) * int(unit_of_group)
         else:
             unit_start = unit_of_group.searchsorted(np.arange(units + 1))
-        at = keys.searchsorted(unit_start << bits)
+        bounds = unit_start << bits
+        if keys.dtype == np.int32:  # below 2**30: the bounds past them clipped, not widened
+            bounds = np.minimum(bounds, 1 << _NARROW_KEY_BITS).astype(np.int32)
+        at = keys.searchsorted(bounds)
     counts = [_range_sums(flags, at, units) for flags in flag_sets]
     return counts[0] if marked is None else (counts[0], counts[1])
 
@@ -205,6 +223,21 @@ def unit_transactions(
     if marked is None:
         return padded_counts(counts, units)
     return padded_counts(counts[0], units), padded_counts(counts[1], units)
+
+
+def ascending_transactions(unit: np.ndarray, sector: np.ndarray, units: int
+                           ) -> np.ndarray | None:
+    """Per unit, the distinct sectors of one warp step a unit (``unit``: each lane's), where
+    the (unit, sector) pairs come in order already (a sweep's slots' own words under C = 1):
+    the changes along them, without the sort of ``unit_transactions``; None where they do
+    not come in order."""
+    if unit.size == 0:
+        return np.zeros(units, dtype=np.int64)
+    keys = unit << np.int64(int(sector.max()).bit_length())
+    keys |= sector
+    if not bool((keys[1:] >= keys[:-1]).all()):
+        return None
+    return np.bincount(compressed(unit, run_starts(keys)), minlength=units)
 
 
 def row_bounds_transactions(
@@ -321,35 +354,78 @@ def lockstep_list_sectors(
     else:  # every later step starts on a boundary if the first does
         on_step_starts = np.where(start & (words - 1) == 0, np.maximum(steps - 1, 0), 0)
     per_unit = k * c
-    counts = np.bincount(slots // per_unit, weights=steps + boundaries - on_step_starts,
+    counts = np.bincount(floor_div(slots, per_unit), weights=steps + boundaries - on_step_starts,
                          minlength=units).astype(np.int64)
     if k == 1:
         return counts
     # bring the virtual warps of one (unit, position) together, in virtual-warp order
-    within = slots % per_unit
-    lockstep_index = (slots - within) + (within % c) * k + within // c
+    if c == 1:  # one position a unit: its warps are in order already
+        lockstep_index = slots
+    else:
+        within = slots % per_unit
+        lockstep_index = (slots - within) + (within % c) * k + within // c
     if c > 1:
         order = stable_order(lockstep_index)
         start, end, lockstep_index = start[order], end[order], lockstep_index[order]
         degree = degree[order]
     # the steps with j * W <= words - 2, each over the vertices still reading (a subset of
     # the previous step's)
-    reading = degree > 0
+    if w == 1:
+        sharing = _thread_lockstep_sharing(start, end, floor_div(lockstep_index, k), words)
+        return counts - np.bincount(sharing // c, minlength=units)
+    reading = np.flatnonzero(degree > 0)
     start, end = start[reading], end[reading]
     position = lockstep_index[reading] // k
     sharing = []  # the position of each warp that shares a sector with the next one
     for j in range(ceil_div(words - 1, w)):
         if j:
-            reading = end - start > j * w
+            reading = np.flatnonzero(end - start > j * w)
             start, end, position = start[reading], end[reading], position[reading]
         first_sector = (start + j * w) >> shift
-        last_sector = (first_sector if w == 1
-                       else (np.minimum(start + (j + 1) * w, end) - 1) >> shift)
+        last_sector = (np.minimum(start + (j + 1) * w, end) - 1) >> shift
         next_shares = (position[1:] == position[:-1]) & (last_sector[:-1] == first_sector[1:])
-        sharing.append(position[1:][next_shares])
+        sharing.append(compressed(position[1:], next_shares))
     if not sharing:  # a sector of one word: no two warps share one
         return counts
     return counts - np.bincount(np.concatenate(sharing) // c, minlength=units)
+
+
+def _thread_lockstep_sharing(start: np.ndarray, end: np.ndarray, position: np.ndarray,
+                             words: int) -> np.ndarray:
+    """``lockstep_list_sectors``' sharing warps under W = 1 (step j reads word start + j):
+    the position of each warp that shares a sector with the next one still reading, step by
+    step, from one key a warp, its position above its word (step j's sector pairs are
+    then equal keys + j, shifted), so that each step compresses two arrays, not three."""
+    shift = words.bit_length() - 1
+    word_bits = int(end.max(initial=0)).bit_length()
+    if position.size == 0 or int(position.max()).bit_length() + word_bits > 62:
+        word_bits = None
+    left = end - start
+    reading = np.flatnonzero(left > 0)
+    left = left[reading]
+    if word_bits is None:  # positions and words do not pack: compared apart
+        start, position = start[reading], position[reading]
+    else:
+        key = position[reading] << np.int64(word_bits)
+        key |= start[reading]
+    sharing = []
+    for j in range(words - 1):
+        if j:
+            reading = np.flatnonzero(left > j)
+            left = left[reading]
+            if word_bits is None:
+                start, position = start[reading], position[reading]
+            else:
+                key = key[reading]
+        if word_bits is None:
+            sector = (start + j) >> shift
+            next_shares = (position[1:] == position[:-1]) & (sector[:-1] == sector[1:])
+            sharing.append(compressed(position[1:], next_shares))
+        else:
+            sector = key + j  # the position's bits stay apart: start + j < end
+            sector >>= shift
+            sharing.append(compressed(key[1:], sector[1:] == sector[:-1]) >> np.int64(word_bits))
+    return np.concatenate(sharing)
 
 
 def thread_list_sectors(
@@ -371,29 +447,9 @@ def thread_list_sectors(
     """
     words = words_per_sector
     shift = words.bit_length() - 1
-    reading = degree > 0
-    start, degree, place = start[reading], degree[reading], place[reading]
-    # each unit's threads by address: a row each, sorted (padding, lane id ``width``, last)
-    lane_bits = width.bit_length()
-    padding = ((1 << (62 - lane_bits)) << lane_bits) | width
-    keys = np.full((units, width), padding, dtype=np.int64)
-    packed = start.astype(np.int64) << lane_bits
-    packed |= place % width
-    keys.reshape(-1)[place] = packed
-    keys.sort(axis=1)
-    keys = keys.reshape(-1)
-    address = keys >> lane_bits
-    kept = np.empty(keys.size, dtype=bool)  # a vertex's first copy in its unit, no padding
-    kept[0] = True
-    np.not_equal(address[1:], address[:-1], out=kept[1:])
-    kept[::width] = True
-    kept &= keys != padding
-    at = np.flatnonzero(kept)
-    owner = at // width
-    s = address[at]
-    steps_of = np.zeros(units * width, dtype=np.int64)
-    steps_of[place] = degree
-    d = steps_of[owner * width + (keys[at] & ((1 << lane_bits) - 1))]
+    reading = np.flatnonzero(degree > 0)
+    owner, s, d = _threads_by_address(start[reading], degree[reading], place[reading],
+                                      units, width)
     reads = np.bincount(owner, weights=d, minlength=units).astype(np.int64)
     # pairs (p, i = p + o) of one unit less than a sector apart, with the most steps of the
     # threads between them (those steps read nothing between the pair)
@@ -420,6 +476,44 @@ def thread_list_sectors(
                   - np.minimum((first + lo) & (words - 1), sharing))
         shares += np.bincount(owner[later], weights=count, minlength=units).astype(np.int64)
     return reads - shares
+
+
+def _threads_by_address(start: np.ndarray, degree: np.ndarray, place: np.ndarray,
+                        units: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``thread_list_sectors``' threads (of ``degree`` > 0) by address within their units,
+    a vertex's first copy in its unit only: each one's unit, start and steps. Each unit's
+    keys are a row, sorted: a thread's start above its steps where both fit in 62 bits (a
+    vertex's copies, of one start and one degree, make equal keys), else above its lane,
+    whose steps are then looked up."""
+    step_bits = int(degree.max(initial=0)).bit_length()
+    by_steps = int(start.max(initial=0)).bit_length() + step_bits <= 62
+    low_bits = step_bits if by_steps else width.bit_length()
+    padding = np.iinfo(np.int64).max  # sorts last: the keys take 62 bits at most
+    keys = np.full((units, width), padding, dtype=np.int64)
+    packed = start.astype(np.int64) << low_bits
+    if by_steps:
+        packed |= degree
+    else:
+        packed |= place & (width - 1) if is_power_of_two(width) else place % width
+    keys.reshape(-1)[place] = packed
+    keys.sort(axis=1)
+    keys = keys.reshape(-1)
+    address = keys if by_steps else keys >> low_bits
+    kept = np.empty(keys.size, dtype=bool)  # a vertex's first copy in its unit, no padding
+    kept[0] = True
+    np.not_equal(address[1:], address[:-1], out=kept[1:])
+    kept[::width] = True
+    kept &= keys != padding
+    at = np.flatnonzero(kept)
+    owner = floor_div(at, width)
+    first = keys[at]
+    low = first & ((1 << low_bits) - 1)
+    first >>= low_bits
+    if by_steps:
+        return owner, first, low
+    steps_of = np.zeros(units * width, dtype=np.int64)
+    steps_of[place] = degree
+    return owner, first, steps_of[owner * width + low]
 
 
 def run_sectors(

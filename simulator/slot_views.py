@@ -15,6 +15,7 @@ from simulator.layout import TaskLayout
 from simulator.layout import padded_places
 from simulator.mappings import MAPPINGS
 from simulator.sectors import ceil_div
+from simulator.sorted_runs import compressed
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import member_mask
 from simulator.sorted_runs import run_starts
@@ -96,7 +97,7 @@ def _active_units(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayo
         act_unit = act_unit.astype(np.int64) + sweep_of * layout_units
     if act.size and bool((act_unit[1:] >= act_unit[:-1]).all()):  # each unit's run
         new_unit = run_starts(act_unit)
-        unit_keys = act_unit[new_unit].astype(np.int64, copy=False)
+        unit_keys = compressed(act_unit, new_unit).astype(np.int64, copy=False)
         unit_of = np.cumsum(new_unit) - 1
     else:
         unit_keys = (distinct(act_unit).astype(np.int64, copy=False) if act.size

@@ -22,6 +22,7 @@ from simulator.layout import worklist_layouts
 from simulator.mappings import MAPPINGS
 from simulator.pushes import arrival_order
 from simulator.pushes import lowering_stores
+from simulator.pushes import lowering_winners
 from simulator.pushes import racing_stores
 from simulator.sectors import floor_div
 from simulator.slot_views import full_view
@@ -226,6 +227,10 @@ def launch_pushes(indptr: np.ndarray, indices: np.ndarray, launch: Launch,
                   _lockstep_worklist_pushes(launch, strategy, device, sources, cache))
         if pushes is not None:
             return pushes
+    if _pushes_follow_lowering_lanes(launch, strategy):
+        pushes = _lockstep_lowering_pushes(indptr, indices, launch, strategy, device)
+        if pushes is not None:
+            return pushes
     # its slots' placement only: their reads are counted with the others' later
     layout = worklist_layouts(np.array([launch.slots.size]), strategy, device, None)
     return _laid_out_pushes(indptr, indices, launch, layout, strategy, device)
@@ -239,6 +244,55 @@ def _pushes_follow_storing_lanes(launch: Launch, strategy: Strategy) -> bool:
             and launch.store_lanes is None and launch.write_values is None
             and MAPPINGS[strategy.mapping].lockstep(strategy)
             and strategy.defer_threshold is None)
+
+
+def _pushes_follow_lowering_lanes(launch: Launch, strategy: Strategy) -> bool:
+    """Whether ``_lockstep_lowering_pushes`` applies: a worklist launch whose virtual warps
+    walk their chunk positions in lockstep (no deferral, donation or redistribution) and
+    whose lanes lower their targets' values (SSSP, CC), its storing lanes given."""
+    return (launch.lookup == "worklist" and launch.pushes == "targets"
+            and launch.store_lanes is not None and launch.write_values is not None
+            and MAPPINGS[strategy.mapping].lockstep(strategy)
+            and strategy.defer_threshold is None)
+
+
+def _lockstep_lowering_pushes(indptr, indices, launch, strategy, device
+                              ) -> LaunchPushes | None:
+    """``launch_pushes`` of a lockstep worklist launch whose storing lanes lower their
+    targets (``_pushes_follow_lowering_lanes``), from those lanes alone: O(slots + stores)
+    where laying out every edge's lane is O(edges). None for an empty launch."""
+    w, c, k = unit_shape(strategy, device)
+    per_unit = k * c
+    vertex = launch.slots
+    n_slots = vertex.size
+    if n_slots == 0:
+        return None
+    units = -(-n_slots // per_unit)
+    first_edge = indptr[vertex].astype(np.int64, copy=False)
+    degree = indptr[vertex + 1].astype(np.int64, copy=False) - first_edge
+    position_base, steps = worklist_first_steps(degree, w, k, c, units)
+    ends = np.add.accumulate(degree)
+    edges = int(ends[-1])
+    lanes = launch.store_lanes  # ascending positions in the launch's edge order
+    slot = ends.searchsorted(lanes, side="right")
+    local = lanes - (ends[slot] - degree[slot])
+    target = indices[first_edge[slot] + local]
+    unit = floor_div(slot, per_unit)
+    step = position_base[unit * c + slot % c if c > 1 else unit]
+    step += floor_div(local, w) if w > 1 else local
+    if launch.rechecks:  # each lane that read a higher value stores, and pushes
+        won = np.flatnonzero(later_steps_see_earlier(step, target, launch.write_values))
+    else:
+        won = lowering_winners(step, target, launch.write_values)
+    warp_batches = MAPPINGS[strategy.mapping].batches_per_warp(strategy)
+    pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
+                      steps, units * per_unit)
+    pushed = won
+    if launch.push in ("atomic", "chunked", "block"):
+        pushed = won[arrival_order(pushers.unit, pushers.step, launch.push,
+                                   resident_warps(strategy, device), position_base[::c])]
+    return LaunchPushes(units, None, vertex, degree, edges, lanes, pushers,
+                        target[pushed].astype(np.int64, copy=False))
 
 
 def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> LaunchPushes:

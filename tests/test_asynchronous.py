@@ -275,6 +275,7 @@ def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
     of each target's lanes, and with every lane sorted; for SSSP's distances (floats) and
     CC's labels (integers, ranked without a sort)."""
     from simulator import asynchronous
+    from simulator.asynchronous import _lowered_and_shared
     from simulator.asynchronous import later_steps_see_earlier
 
     if not table:
@@ -298,4 +299,74 @@ def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
                 for i in range(lanes.size)]
         got = later_steps_see_earlier(step, targets, values)
         assert got.tolist() == want
+        # the sweeps' way: the lanes of shared targets found by a sort, given
+        _, twice = _lowered_and_shared(targets)
+        shared = np.flatnonzero(np.isin(targets, twice))
+        assert later_steps_see_earlier(step, targets, values, shared).tolist() == want
+
+
+def merged_and_wave_by_wave_sweeps(monkeypatch, fr, slots_per_wave: int,
+                                   lanes_per_vertex: int | None, defer: int | None):
+    """The stores of every sweep (the next one over the vertices it lowered) as the
+    merged waves give them and as wave by wave does, launched from the same values, and how
+    many sweeps had an earlier wave lower a vertex a later one expands."""
+    from simulator import asynchronous
+
+    merged, reference = AsynchronousLowering(fr), AsynchronousLowering(fr)
+    interacted = []
+    interactions = AsynchronousLowering._interactions
+
+    def spy(self, *args):
+        interacted.append(interactions(self, *args))
+        return interacted[-1]
+
+    monkeypatch.setattr(AsynchronousLowering, "_interactions", spy)
+    active = fr.iterations[0].active.astype(np.int64)
+    pairs = []
+    while active.size:
+        reference.values[:] = merged.values
+        monkeypatch.setattr(asynchronous, "_MERGED_SWEEPS", False)
+        want = reference.launch(active, slots_per_wave, defer, slots=active,
+                                lanes_per_vertex=lanes_per_vertex)
+        monkeypatch.setattr(asynchronous, "_MERGED_SWEEPS", True)
+        got = merged.launch(active, slots_per_wave, defer, slots=active,
+                            lanes_per_vertex=lanes_per_vertex)
+        pairs.append((got, want, merged.values.copy(), reference.values.copy()))
+        active = got.lowered(fr.indices, fr.n)
+    return pairs, sum(interacted)
+
+
+@pytest.mark.parametrize("spec", ["rmat:scale=9,ef=8,weights=random,seed=5",
+                                  "random:n=700,deg=4,weights=random,seed=2",
+                                  "road:rows=20,weights=random,seed=3"])
+@pytest.mark.parametrize("algorithm", ["sssp", "cc"])
+@pytest.mark.parametrize("slots_per_wave, lanes_per_vertex, defer", [
+    (1, 32, None), (3, 1, None), (7, None, None), (7, 2, None), (64, 1, None),
+    (5, 1, 6), (10**9, 1, None)])
+@pytest.mark.parametrize("merged_edges", [1 << 18, 40])
+def test_merged_sweep_waves_store_as_wave_by_wave(monkeypatch, spec, algorithm,
+                                                  slots_per_wave, lanes_per_vertex, defer,
+                                                  merged_edges):
+    """A sweep's waves relaxed at once (``_sweep_waves``), or in runs of a few waves each
+    (about 40 edges a run), store the same lanes, values and edges, and leave the same
+    values, as wave by wave, on graphs where earlier waves lower vertices later ones expand
+    (the merged run then works their lanes out again)."""
+    from simulator import asynchronous
+
+    monkeypatch.setattr(asynchronous, "_MERGED_EDGES", merged_edges)
+    fr = functional_run(load_graph(spec), algorithm)
+    pairs, interacted = merged_and_wave_by_wave_sweeps(monkeypatch, fr, slots_per_wave,
+                                                       lanes_per_vertex, defer)
+    for got, want, got_values, want_values in pairs:
+        for name in ("lanes", "values", "writes", "outlier_writes"):
+            assert np.array_equal(getattr(got, name), getattr(want, name)), name
+            assert getattr(got, name).dtype == getattr(want, name).dtype, name
+        lowered = got.lowered(fr.indices, fr.n)  # known on the way, where none is deferred
+        assert defer is not None or got.known_lowered is not None
+        assert np.array_equal(lowered, want.lowered(fr.indices, fr.n))
+        assert lowered.dtype == np.int64
+        assert np.array_equal(got_values, want_values)
+    # many waves in one run (not on the small road grid): some lower what later ones expand
+    if slots_per_wave < 10 and merged_edges > 1000 and not spec.startswith("road"):
+        assert interacted > 0
 

@@ -17,6 +17,7 @@ from simulator import simulate
 from simulator import slot_views
 from simulator import sorted_runs
 from simulator import worklist_pushes
+from simulator.asynchronous import AsynchronousLowering
 from simulator.layout import status_layouts
 from simulator.layout import task_layout
 from simulator.layout import worklist_layouts
@@ -317,6 +318,55 @@ def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(te
         assert cache["ranked among"] == (among.ranked_among, True)
         checked += work.writes.size
     assert checked > 1000 and np.diff(graph.indptr).max() > 64
+
+
+@pytest.mark.parametrize(("algorithm", "text"), [
+    ("sssp", "mapping=thread,driven=data"),
+    ("sssp", "mapping=thread,driven=data,push=chunked"),
+    ("sssp", "mapping=vwarp,w=4,chunk=3,driven=data,push=prefix,variable_grid=false"),
+    ("sssp", "mapping=vwarp,w=32,driven=data,push=atomic"),
+    ("sssp", "mapping=vwarp,w=2,chunk=64,distribution=dynamic,driven=data,push=block"),
+    ("sssp", "mapping=vwarp,w=8,driven=data,push=chunked,relax=store"),
+    ("sssp", "mapping=thread,driven=data,push=atomic,relax=store"),
+    ("cc", "mapping=vwarp,w=8,driven=data,push=chunked"),
+    ("cc", "mapping=thread,driven=data,push=atomic"),
+])
+def test_lockstep_lowering_pushes_from_storing_lanes_equal_all_lanes_laid_out(algorithm, text):
+    """A lockstep worklist launch whose lanes lower their targets (SSSP, CC; atomicMin or
+    plain stores rechecked): its pushes worked out from its storing lanes alone are those of
+    laying out all its lanes, on worklists in shuffled order holding vertices up to three
+    times, run in one wave and in many (each reading what earlier waves lowered)."""
+    graph = load_graph("rmat:scale=10,ef=8,seed=2,weights=random")
+    fr = functional_run(graph, algorithm)
+    strategy = Strategy.parse(text)
+    device = get_device("h100-datasheet")
+    rng = np.random.default_rng(11)
+    checked = 0
+    for entries_per_wave in (1 << 20, 97):
+        run = AsynchronousLowering(fr)
+        worklist = driver.initial_worklist(fr)
+        while worklist.size and checked < 40_000 * (1 + (entries_per_wave == 97)):
+            worklist = rng.permutation(np.repeat(worklist, rng.integers(1, 4, worklist.size)))
+            order = stable_order(worklist)
+            starts = sorted_runs.run_starts(worklist[order])
+            stores = run.launch(worklist, entries_per_wave, first_copies=np.sort(order[starts]))
+            launch = engine.Launch(
+                worklist[order[starts]], stores.outlier_writes, slots=worklist,
+                lookup="worklist", push=strategy.push, grid_stride=not strategy.variable_grid,
+                write_values=stores.values, store_lanes=stores.lanes,
+                rechecks=strategy.relax == "store")
+            assert worklist_pushes._pushes_follow_lowering_lanes(launch, strategy)
+            layout = worklist_layouts(np.array([worklist.size]), strategy, device, None)
+            want = _pushes_fields(worklist_pushes._laid_out_pushes(
+                graph.indptr, graph.indices, launch, layout, strategy, device))
+            lean = engine.launch_pushes(graph.indptr, graph.indices, launch, strategy, device)
+            assert isinstance(lean.pushers, engine.Pushers)
+            got = _pushes_fields(lean)
+            for name in want:
+                assert np.array_equal(got[name], want[name]), name
+            checked += stores.lanes.size
+            worklist = lean.items
+    assert checked > 1000
 
 
 def test_lockstep_worklist_pushes_leave_writes_of_vertices_off_the_worklist():
