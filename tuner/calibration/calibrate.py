@@ -134,8 +134,9 @@ class _Stack:
     for every theta: those are summed per run and part once (``fixed``); only the others
     (``rows``) take their maximum at each evaluation."""
 
-    rows: np.ndarray  # (launches whose winner depends on theta, 5)
-    run: np.ndarray  # each of those launches' run index
+    columns: np.ndarray  # (5, launches whose winner depends on theta): a bound per row
+    run: np.ndarray  # each of those launches' run index, ascending
+    first: np.ndarray  # where each run with such launches starts in ``run``
     fixed: np.ndarray  # (runs, 5): cycles of the bound that binds in every other launch
     overhead: np.ndarray  # per run: launch overheads
     host: np.ndarray  # per run
@@ -165,9 +166,12 @@ class _Stack:
         fixed = np.zeros((runs, MAX_BOUNDS))
         keep = certain & ~empty
         np.add.at(fixed, (run[keep], winner[keep]), ordered[keep, -1])
-        loose = ~certain & ~empty
+        loose = np.flatnonzero(~certain & ~empty)
+        loose = loose[np.argsort(run[loose], kind="stable")]
+        first = np.flatnonzero(np.diff(run[loose], prepend=-1))
         return cls(
-            rows=five[loose], run=run[loose], fixed=fixed,
+            columns=np.ascontiguousarray(five[loose].T), run=run[loose], first=first,
+            fixed=fixed,
             overhead=np.bincount(run, weights=rows[:, MAX_BOUNDS], minlength=runs),
             host=host, extra=extra, norm=norm,
         )
@@ -182,25 +186,25 @@ class _Stack:
         bounds instead of their maximum (each bound contributes its share of it): a smooth
         stand-in that lets a fit feel bounds that do not bind yet. Without it, the launch
         takes the stack's ``norm`` of them, as the simulator does."""
-        scaled = self.rows * theta[:MAX_BOUNDS]
+        # bound by bound over (5, launches) columns: numpy reduces a row of five slowly
+        scaled = self.columns * theta[:MAX_BOUNDS, None]
+        top = np.maximum.reduce(list(scaled))
         if power is None and not math.isinf(self.norm):
             power = self.norm
         if power is None:
-            winner = np.argmax(scaled, axis=1)
-            top = scaled[np.arange(scaled.shape[0]), winner]
-            weights = np.zeros_like(scaled)
-            weights[np.arange(scaled.shape[0]), winner] = top
+            weights = np.where(scaled == top, scaled, 0.0)
+            weights[1:] *= np.cumsum(weights > 0, axis=0)[:-1] == 0  # the first maximum only
         else:
-            top = scaled.max(axis=1, keepdims=True)
-            ratio = np.divide(scaled, top, out=np.zeros_like(scaled), where=top > 0) ** power
-            norm = ratio.sum(axis=1, keepdims=True)
-            # the p-norm is top * norm^(1/p); bound i's share of it is ratio_i / norm
-            weights = np.divide(top * norm ** (1 / power) * ratio, norm,
-                                out=np.zeros_like(scaled), where=norm > 0)
+            # the p-norm is top * norm^(1/p), norm = sum (bound / top)^p; bound i's share of
+            # it is ratio_i / norm (every loose launch has a positive top)
+            ratio = (scaled / top) ** power
+            norm = ratio.sum(axis=0)
+            weights = ratio * (top * norm ** (1 / power - 1))
         out = np.zeros((self.runs, len(THETA_NAMES)))
         out[:, :MAX_BOUNDS] = self.fixed * theta[:MAX_BOUNDS]
-        for i in range(MAX_BOUNDS):
-            out[:, i] += np.bincount(self.run, weights=weights[:, i], minlength=self.runs)
+        if self.first.size:
+            out[self.run[self.first], :MAX_BOUNDS] += np.add.reduceat(weights, self.first,
+                                                                      axis=1).T
         out[:, MAX_BOUNDS] = self.overhead * theta[MAX_BOUNDS]
         out[:, MAX_BOUNDS + 1] = self.host * theta[MAX_BOUNDS + 1]
         return out
@@ -273,15 +277,24 @@ def _solve(stack: _Stack, target: np.ndarray, free: np.ndarray, starts: int, see
         theta[free] = np.exp(x)
         return theta
 
+    last: list = [None, None]  # (x, power), contributions: the solver asks for the
+    # residuals and then the Jacobian at one point
+
+    def contributions(x: np.ndarray, power: float | None) -> np.ndarray:
+        key = (x.tobytes(), power)
+        if last[0] != key:
+            last[:] = key, stack.contributions(full(x), power)
+        return last[1]
+
     def residuals(x: np.ndarray, power: float | None) -> np.ndarray:
-        pred = stack.contributions(full(x), power).sum(axis=1) + stack.extra
+        pred = contributions(x, power).sum(axis=1) + stack.extra
         r = np.log(pred) - target
         if groups is not None:
             r = _demean(r, groups)
         return np.concatenate([w * r, RIDGE * x])
 
     def jacobian(x: np.ndarray, power: float | None) -> np.ndarray:
-        contrib = stack.contributions(full(x), power)
+        contrib = contributions(x, power)
         pred = contrib.sum(axis=1) + stack.extra
         jac = contrib[:, free] / pred[:, None]
         if groups is not None:
