@@ -20,7 +20,7 @@ MAX_MEMORY_HELP = ("refuse a graph or simulation estimated to need more memory t
 
 def seed_arg(text: str) -> int:
     """An argparse type: a seed from 0 to ``MAX_SEED``."""
-    from tuner.tuning.plan import MAX_SEED
+    from tuner.seeds import MAX_SEED
 
     try:
         value = int(text)

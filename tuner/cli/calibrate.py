@@ -30,7 +30,7 @@ from tuner.calibration.measurements import load_measured_results
 from tuner.calibration.parts import DEFAULT_CACHE
 from tuner.calibration.parts import simulate_parts
 from tuner.cli.args import add_seed
-from tuner.tuning.plan import MAX_SEED
+from tuner.seeds import MAX_SEED
 
 EPILOG = """examples:
   warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml

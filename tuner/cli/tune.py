@@ -14,7 +14,7 @@ from tuner.cli.args import add_json
 from tuner.cli.args import add_results
 from tuner.cli.args import add_seed
 from tuner.cli.args import positive_arg
-from tuner.tuning.plan import MAX_SEED
+from tuner.seeds import MAX_SEED
 from tuner.tuning.progress import study_table
 from tuner.tuning.progress import sweep_table
 from tuner.tuning.samplers import SAMPLERS

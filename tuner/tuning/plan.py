@@ -22,6 +22,7 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.results.store import ResultStore
 from tuner.results.store import check_manifest
+from tuner.seeds import MAX_SEED
 from tuner.tuning.dispatch import make_runner
 from tuner.tuning.executor import make_executor
 from tuner.tuning.progress import Progress
@@ -32,8 +33,6 @@ from tuner.tuning.spec import StudySpec
 from tuner.tuning.spec import StudySummary
 from tuner.tuning.spec import planned_runs
 from tuner.tuning.spec import reference_configs
-
-MAX_SEED = 2**32 - 1  # numpy's RandomState, behind Optuna's samplers, takes no more
 
 
 def check_algorithm(name: str) -> str:

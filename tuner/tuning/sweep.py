@@ -28,7 +28,7 @@ from search_spaces.yamldoc import YamlDoc
 from search_spaces.yamldoc import load_yaml
 from simulator.errors import WarpsweepError
 from simulator.graph_spec import parse_spec
-from tuner.tuning.plan import MAX_SEED
+from tuner.seeds import MAX_SEED
 from tuner.tuning.plan import check_algorithm
 from tuner.tuning.plan import check_device
 from tuner.tuning.plan import check_objective
