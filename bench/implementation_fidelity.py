@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default=str(DEFAULT_CACHE))
     parser.add_argument("--out", type=Path, help="also write the report here")
     parser.add_argument("--logo", action="store_true",
-                        help="also LOIO+LOGO: a fit per (set, graph), 204 of them, some 30 s "
-                             "each (33 min with --jobs 2 on 2 cores, 7.5 with --jobs 16)")
+                        help="also LOIO+LOGO: a fit per (set, graph), 204 of them, 5-20 s "
+                             "each (15 min in all with --jobs 2 on 2 cores)")
     args = parser.parse_args(argv)
     t0 = time.time()
     lines: list[str] = []
