@@ -65,6 +65,7 @@ class _Costing:
     hit_rate: float
     reads_weights: bool
     stores_per_vertex: bool  # each active vertex stores (PageRank), or clears its flag
+    gathers: bool  # the edge loop sums what it loads (PageRank): no store, no branch on it
     atomic_updates: bool  # storing lanes lower with atomicMin (not re-read plain stores)
     flags: bool  # a sweep keeps activity in flags apart from the values
     changed_flag: bool  # a plain sweep stores the flag the host reads to stop
@@ -130,9 +131,10 @@ def _costing(indptr, indices, launches, view, full_layout, strategy, device, *, 
     flags = atomic_updates and launch.lookup == "status"
     changed_flag = sweep and launch.push is None and not launch.count_activations
     return _Costing(indptr, indices, launches, view, full_layout, strategy, device, costs,
-                    hit_rate, reads_weights, stores_per_vertex or flags, atomic_updates, flags,
-                    changed_flag, pushes, device.sector_bytes // WORD_BYTES, segments, ends,
-                    launch_of_unit, n_slots, launch_units)
+                    hit_rate, reads_weights, stores_per_vertex or flags, stores_per_vertex,
+                    atomic_updates, flags, changed_flag, pushes,
+                    device.sector_bytes // WORD_BYTES, segments, ends, launch_of_unit, n_slots,
+                    launch_units)
 
 
 @dataclass(frozen=True, eq=False)
@@ -338,7 +340,11 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     strategy, device, launch, layout = cx.strategy, cx.device, cx.launch, cx.layout
     stores = e.store_step.size
     waits = device.atomic_round_trips  # for an atomic's returned value
-    round_trips = 2 * e.steps + waits * tasks.deferred_positions
+    # two dependent loads a step (the neighbour's id, then its value), a step at a time
+    # where each step branches or stores on what it loaded; a gathering loop's groups
+    steps = (gathered_load_groups(e.steps, tasks.active_positions) if cx.gathers
+             else e.steps)
+    round_trips = 2 * steps + waits * tasks.deferred_positions
     # finding the slots' vertices: thread-based sweeps read the status, then the active
     # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
     # launches two (the entries, then their vertices' row bounds)
@@ -358,10 +364,36 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     queue_atomics = np.zeros(cx.segments.size, dtype=np.int64) + grabs
     if tasks.n_deferred:
         queue_atomics += cx.per_launch(tasks.deferred_positions)
+    if cx.gathers:  # each block's sum of its vertices' changes, added to one global sum
+        queue_atomics += _blocks(cx)
     tally.atomics = queue_atomics.copy()
     if cx.changed_flag and stores:
         queue_atomics += tally.steps_storing  # stores, but serialised on one address
     tally.queue_atomics = queue_atomics
+
+
+def gathered_load_groups(steps: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Per unit, the load groups of a gathering edge loop (PageRank's sum, whose steps are
+    independent): nvcc unrolls it to single steps for its trip count mod 4, then groups of
+    16 while 16 are left, then one of 8 and one of 4 (the SASS of ``tuner/measure/
+    kernels.cu``'s ``pagerank_sweep``). A group issues all its loads before it waits. A
+    unit's trip count is its SIMD steps (its longest lane's), over each position (the mean
+    where a unit holds several)."""
+    held = np.maximum(positions, 1)
+    trips = steps // held
+    groups = trips % 4 + trips // 16 + (trips % 16 >= 8) + (trips % 8 >= 4)
+    return groups * held
+
+
+def _blocks(cx: _Costing) -> np.ndarray:
+    """Each launch's blocks: its units' (static), or the resident ones that take them
+    (dynamic distribution, a fixed grid)."""
+    warps_per_block = cx.strategy.block_size // cx.device.warp_size
+    blocks = ceil_div(np.zeros(cx.segments.size, dtype=np.int64) + cx.launch_units,
+                      warps_per_block)
+    if cx.strategy.dynamic or cx.launch.grid_stride:
+        blocks = np.minimum(blocks, resident_warps(cx.strategy, cx.device) // warps_per_block)
+    return blocks
 
 
 def _count_storing_atomics(cx: _Costing, e: EdgeWork, tally: _Tally) -> None:
@@ -429,7 +461,9 @@ def _count_pushes(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> No
     tally.pushed, tally.deferred_targets = pushed, deferred_targets
     extra = push_cost(work, launch.push, device, cx.costs, block_size=strategy.block_size,
                       words_per_sector=cx.words, hit_rate=cx.hit_rate,
-                      launch_starts=cx.segments, unit_steps=simd_steps)
+                      launch_starts=cx.segments,
+                      # an entry that pushes itself does so once, after its edge loop
+                      unit_steps=None if launch.pushes == "self" else simd_steps)
     tally.sisd += extra.instructions
     tally.sectors += extra.sectors + work.flag_atomics
     tally.round_trips += extra.round_trips

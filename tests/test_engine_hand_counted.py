@@ -18,6 +18,7 @@ from simulator import engine
 from simulator import functional_run
 from simulator.driver import iteration_costs
 from simulator.engine import vertex_kernel
+from simulator.launch_costs import gathered_load_groups
 
 # SERIAL (tests/hand_counted.py) runs one warp at a time: a launch takes the sum of its warps'
 # alone-times L = instructions + round_trips * latency (100).
@@ -243,3 +244,58 @@ def test_idle_outlier_kernel_follows_every_level(bfs_run):
     assert hub.cost.launches == 2
     assert leaves.cost.launches == 2
     assert leaves.cost.cycles == plain.cycles + 100
+
+
+@pytest.fixture(scope="module")
+def pagerank_run(star):
+    return functional_run(star, "pagerank")
+
+
+def pagerank_launch(run, device=SERIAL, **knobs):
+    strategy = Strategy(block_size=32, **knobs)
+    return vertex_kernel(run.indptr, run.indices, run.iterations[0], strategy, device,
+                         stores_per_vertex=True)
+
+
+def test_pagerank_sweep_gathers_in_unrolled_groups(pagerank_run):
+    # PageRank's edge loop sums what it loads: nvcc unrolls it (single steps for the trip
+    # count mod 4, groups of 16, then one of 8 and one of 4), each group's loads issued before
+    # it waits. Thread mapping, a sweep of all 64 vertices: warp 0 (the hub's 40 steps: groups
+    # 16, 16, 8 -> 3 groups, 2 round trips each) checks (2), sets up (3), stores the rank (1)
+    # and runs 4 * 40 SIMD instructions: 166 instructions, 6 + 2 (status, row bounds) round
+    # trips -> 966; warp 1 (one step: 1 group) 10 instructions, 2 + 2 round trips -> 410.
+    # (A step at a time, as BFS's loop waits, warp 0 would take 166 + 82 * 100.)
+    assert pagerank_launch(pagerank_run, mapping="thread").cycles == 966 + 410
+    # W = 32, one vertex a warp: the hub's 2 steps are 2 single steps (4 round trips, 1 staging)
+    # with 2 + 2 + 3 + 1 + 8 = 16 instructions -> 516; a leaf's step 12 instructions, 3 round
+    # trips -> 312 (40 of them); an isolated vertex 8 instructions, 1 round trip -> 108 (23).
+    assert pagerank_launch(pagerank_run, mapping="vwarp", w=32).cycles == (
+        516 + 40 * 312 + 23 * 108)
+
+
+def test_pagerank_blocks_add_to_one_global_sum(pagerank_run, bfs_run):
+    # Every block adds its vertices' rank changes to one global sum with one atomicAdd, all
+    # on the same address: blocks of 32 threads, so 2 blocks under the thread mapping and 64
+    # at W = 32. At 1000 cycles an atomic, 2000 and 64000 cycles.
+    slow = dataclasses.replace(SERIAL, name="slow-sum", atomic_cycles=1000)
+    thread = pagerank_launch(pagerank_run, mapping="thread", device=slow)
+    assert thread.atomics == 2
+    assert thread.bounds[0][4] == 2000
+    vw32 = pagerank_launch(pagerank_run, mapping="vwarp", w=32, device=slow)
+    assert vw32.atomics == 64
+    assert vw32.bounds[0][4] == vw32.cycles == 64000
+    # BFS's sweeps have no such sum
+    assert launch(bfs_run, 0, mapping="vwarp", w=32, device=slow).atomics == 0
+
+
+@pytest.mark.parametrize("trips, groups", [
+    (0, 0), (1, 1), (3, 3), (4, 1), (5, 2), (7, 4), (8, 1), (12, 2), (15, 5), (16, 1),
+    (17, 2), (24, 2), (28, 3), (31, 6), (32, 2), (40, 3), (100, 7),
+])
+def test_gathered_load_groups_follow_the_unrolled_loop(trips, groups):
+    # trips mod 4 single steps, then 16s while 16 are left, then an 8, then a 4 (31: 3
+    # singles, one 16, 12 left: an 8 and a 4 -> 6; 100: six 16s, 4 left: a 4 -> 7)
+    got = gathered_load_groups(np.array([trips]), np.array([1]))
+    assert got.tolist() == [groups]
+    # a unit of two positions counts each as the mean
+    assert gathered_load_groups(np.array([2 * trips]), np.array([2])).tolist() == [2 * groups]

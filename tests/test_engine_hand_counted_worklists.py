@@ -654,3 +654,31 @@ def test_arrival_order_with_lanes_is_the_lane_ordered_one(lanes):
             got = arrival_order(unit[shuffled], step[shuffled], push, resident, first,
                                 lane=lane[shuffled], units=units, lanes=lanes)
             assert shuffled[got].tolist() == want.tolist()
+
+
+# --- PageRank's worklist: entries that push themselves ------------------------------------------
+#
+# One launch of slots 0..31 of the star (vertex 0: 40 edges, the leaves 1 each), every entry
+# pushing itself, thread mapping, block_size=32 (one warp, one block). The warp: check 2 +
+# setup 3 + the rank's store 1 + 4 * 40 SIMD = 166 instructions; round trips: the entry and
+# its row bounds (2), then the gathering loop's 3 load groups (16, 16, 8) at 2 each (6).
+# The block's sum of rank changes: 1 atomic. The pushes, all 32 in one step:
+#   atomic: push 2 + aggregate 3 -> 171 instructions, a round trip for the tail's old value,
+#     1 tail atomic: 171 + 9 * 100 = 1071 cycles, 2 atomics;
+#   block: an entry pushes once, after its loop, so the block runs one round: push_store 1 +
+#     scan 5 + 3 barriers (6) + log2(1 warp) -> 178 instructions, a round trip for the base:
+#     178 + 9 * 100 = 1078 (a round every step of the hub's 40-step loop, as a lowering
+#     launch's block push runs, would be 166 + 1 + 40 * 11 = 607 instructions).
+
+
+@pytest.mark.parametrize("push, instructions, cycles", [("atomic", 171, 1071),
+                                                         ("block", 178, 1078)])
+def test_pagerank_entries_push_themselves_once(star, push, instructions, cycles):
+    launch = Launch(np.arange(32), np.zeros(0, dtype=np.int64), slots=np.arange(32),
+                    lookup="worklist", push=push, pushes="self", self_pushes=np.arange(32))
+    cost = vertex_kernel(star.indptr, star.indices, launch,
+                         Strategy(block_size=32, driven="data", push=push), SERIAL,
+                         stores_per_vertex=True)
+    assert cost.instructions == instructions
+    assert cost.cycles == cycles
+    assert cost.atomics == 2
