@@ -34,6 +34,8 @@ from simulator import engine  # noqa: E402
 from simulator import functional_run  # noqa: E402
 from simulator import load_graph  # noqa: E402
 from simulator import simulate  # noqa: E402
+from simulator.errors import ConfigError  # noqa: E402
+from simulator.strategy import Strategy  # noqa: E402
 from tuner.memory import keep_freed_memory  # noqa: E402
 
 DEFAULT_STRATEGIES = [
@@ -113,6 +115,11 @@ def main() -> None:
               f"{len(fr.iterations)} iterations, {fr.edges_expanded:,} edges (floor 5 s)")
         print_header()
     for text in args.strategies:
+        try:
+            driver.check_applicable(Strategy.parse(text), args.algo)
+        except ConfigError as exc:  # a hybrid of the list, for PageRank
+            print(f"{text:50s} skipped: {exc}", flush=True)
+            continue
         walls, cpus = [], []
         for _ in range(max(1, args.repeat)):
             t0, c0 = time.perf_counter(), time.process_time()
