@@ -132,7 +132,7 @@ class _Stack:
     """Every run's launch rows, for vectorised predictions. A launch whose largest bound
     exceeds the others by more than the thetas' range can reorder (400x) binds the same way
     for every theta: those are summed per run and part once (``fixed``); only the others
-    (``rows``) take their maximum at each evaluation."""
+    (``columns``) take their maximum at each evaluation."""
 
     columns: np.ndarray  # (5, launches whose winner depends on theta): a bound per row
     run: np.ndarray  # each of those launches' run index, ascending
