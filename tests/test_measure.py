@@ -39,6 +39,8 @@ SUPPORTED = [
     ("bfs", "mapping=vwarp,w=8,driven=temporal,switch_to_topology=0.1", None),
     ("cc", "mapping=thread,driven=temporal,push=block,switch_to_topology=0.2,"
            "switch_to_data=0.01", None),
+    ("sssp", "driven=spatial", None),
+    ("bfs", "mapping=vwarp,w=8,driven=spatial,partition=64", "warp_aggregated"),
 ]
 
 
@@ -74,6 +76,10 @@ def test_plans_follow_the_strategy():
     assert plan_for("bfs", "driven=temporal").names()[-1] == "compact_levels"
     assert plan_for("pagerank", "driven=data").names() == ("pagerank_wl<1,0>",)
     assert plan_for("cc", "mapping=vwarp,w=2,block_size=128").block_size == 128
+    spatial = plan_for("cc", "mapping=vwarp,w=4,driven=spatial,partition=32",
+                       "warp_aggregated")
+    assert spatial.names() == ("cc_spatial<4,1>",) and spatial.partition == 32
+    assert spatial.spatial_grid(3) == 2  # 3 partitions x 32 slots x 4 lanes over 256
 
 
 @pytest.mark.parametrize("algorithm, config, variant, words", [
@@ -81,7 +87,8 @@ def test_plans_follow_the_strategy():
     ("bfs", "mapping=wer+", None, "mapping=wer+"),
     ("sssp", "mapping=adaptive", None, "mapping=adaptive"),
     ("bfs", "mapping=thread,donate_threshold=4", None, "donate_threshold"),
-    ("cc", "driven=spatial", None, "driven=spatial"),
+    ("cc", "driven=spatial,push=block", None, "push=block for driven=spatial"),
+    ("sssp", "mapping=vwarp,w=8,chunk=4,driven=spatial", None, "chunk=1"),
     ("bfs", "unroll=2", None, "unroll"),
     ("sssp", "driven=data,push=prefix", None, "push=prefix"),
     ("sssp", "driven=data,push=chunked", None, "push=chunked"),

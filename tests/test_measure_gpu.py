@@ -39,6 +39,11 @@ TEMPORAL = (
     "mapping=vwarp,w=32,driven=temporal,push=block,switch_to_topology=0.02",
 )
 
+SPATIAL = (
+    ("driven=spatial", "plain"),
+    ("mapping=vwarp,w=8,driven=spatial,partition=64", "warp_aggregated"),
+)
+
 
 def skewed(directed: bool) -> Graph:
     """A small RMAT graph with hubs (deferral has outliers to queue) and random weights."""
@@ -64,6 +69,8 @@ def cases():
                 yield algorithm, config, variant
             for config in TEMPORAL:
                 yield algorithm, config, None
+            for config, variant in SPATIAL:
+                yield algorithm, config, variant
     yield "bfs", "mapping=vwarp,w=8,driven=data,push=atomic", "claimed"
 
 
@@ -87,11 +94,12 @@ def test_every_family_gives_the_functional_answer(session, directed):
             assert m.launches >= m.iterations >= 1, (algorithm, config)
             assert m.atomics is not None and m.atomics >= 0
             assert r.kernel_us <= r.time_us * 1.05
-            if plan.driven == "data" and algorithm != "pagerank":
+            if plan.driven in ("data", "spatial") and algorithm != "pagerank":
                 # each launch reads what the last pushed
-                first = graph.n if algorithm == "cc" else 1
+                first = 1 if algorithm != "cc" else (
+                    graph.n if plan.driven == "data" else -(-graph.n // plan.partition))
                 assert m.worklist_items == m.pushes + first, (algorithm, config)
-            if algorithm == "bfs" and plan.driven != "temporal":
+            if algorithm == "bfs" and plan.driven not in ("temporal", "spatial"):
                 assert m.iterations == r.reference_iterations, config
             if algorithm == "pagerank" and plan.driven == "topology":
                 assert m.iterations == r.reference_iterations, config

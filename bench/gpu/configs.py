@@ -71,6 +71,21 @@ CC_TEMPORAL = (
     "mapping=vwarp,w=32,driven=temporal,switch_to_topology=0.05",
 )
 PR_CC_ALGORITHMS = ("pagerank", "cc")
+# The spatial hybrid (bench/gpu/pr_cc.py --catalog spatial): partitions of 4-64 vertices under
+# the thread mapping and at W = 8 and 32, beside the sweeps and worklists of those widths
+SPATIAL = (
+    "mapping=thread,driven=spatial,partition=4",
+    "mapping=thread,driven=spatial,partition=16",
+    "mapping=thread,driven=spatial,partition=64",
+    "mapping=vwarp,w=8,driven=spatial,partition=16",
+    "mapping=vwarp,w=32,driven=spatial,partition=16",
+)
+SPATIAL_PEERS = (
+    "mapping=thread", "mapping=vwarp,w=8", "mapping=vwarp,w=32",
+    "mapping=thread,driven=data,push=atomic", "mapping=vwarp,w=8,driven=data,push=atomic",
+    "mapping=vwarp,w=32,driven=data,push=atomic",
+)
+SPATIAL_ALGORITHMS = ("bfs", "sssp", "cc")
 # what the PR/CC file adds to the contract's columns: the counters `warpsweep measure` reads
 PR_CC_EXTRA = ("worklist_items", "pushes", "atomics")
 
@@ -100,6 +115,17 @@ def measurements() -> list[Measurement]:
     out += [Measurement("bfs", c, v) for c in DATA_DRIVEN for v in BFS_PUSH_VARIANTS]
     out += [Measurement("sssp", c, TOPOLOGY_VARIANT) for c in SSSP_TOPOLOGY]
     out += [Measurement("sssp", c, v) for c in DATA_DRIVEN for v in SSSP_PUSH_VARIANTS]
+    return out
+
+
+def spatial_measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog spatial runs on each
+    graph, in run order: the spatial hybrids and their peers, pushing with plain atomics."""
+    out = []
+    for algorithm in SPATIAL_ALGORITHMS:
+        for c in SPATIAL + SPATIAL_PEERS:
+            out.append(Measurement(algorithm, c, "plain" if "driven=" in c else
+                                   TOPOLOGY_VARIANT))
     return out
 
 

@@ -9,6 +9,9 @@ run of the tallying build (atomics). A measurement's runs come one after the oth
 SSSP harness goes round-robin over a graph's measurements instead). Rows are written after
 every graph, so a run cut short keeps what it finished.
 
+``--catalog spatial`` measures configs.spatial_measurements() instead (BFS, SSSP and CC:
+the spatial hybrid beside the sweeps and worklists of its widths).
+
 Run on a GPU machine from the repository root:
     PYTHONPATH=. python bench/gpu/pr_cc.py --graphs-dir .gpu_graphs \\
         --out bench/gpu/results/h100_pr_cc.parquet --commit "$(git rev-parse HEAD)"
@@ -37,6 +40,10 @@ from tuner.measure.plan import plan_for  # noqa: E402
 from tuner.measure.runner import compile_together  # noqa: E402
 from tuner.measure.runner import warm_gpu  # noqa: E402
 
+# --catalog: the measurements and their algorithms
+CATALOGS = {"pr_cc": (configs.pr_cc_measurements, configs.PR_CC_ALGORITHMS),
+            "spatial": (configs.spatial_measurements, configs.SPATIAL_ALGORITHMS)}
+
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, check and write; exit 1 if any answer was wrong."""
@@ -47,13 +54,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="h100")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--only", nargs="*", default=())
-    parser.add_argument("--algorithms", nargs="*", default=configs.PR_CC_ALGORITHMS)
+    parser.add_argument("--catalog", choices=tuple(CATALOGS), default="pr_cc")
+    parser.add_argument("--algorithms", nargs="*", default=None,
+                        help="default: the catalog's")
     parser.add_argument("--budget-s", type=float, default=540.0,
                         help="stop before a graph when this many seconds have passed")
     args = parser.parse_args(argv)
     t_begin = time.time()
+    catalog, algorithms = CATALOGS[args.catalog]
+    args.algorithms = args.algorithms or algorithms
     wanted = [(m, plan_for(m.algorithm, m.config, m.variant))
-              for m in configs.pr_cc_measurements() if m.algorithm in args.algorithms]
+              for m in catalog() if m.algorithm in args.algorithms]
     session = Session(0)
     t0 = time.time()
     for count in (False, True):

@@ -754,6 +754,104 @@ __global__ void cc_wl(const int* __restrict__ indptr, const int* __restrict__ in
     wl_launch<W, VARIANT, DEDUP>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq);
 }
 
+// ---- the spatial hybrid: a worklist of partitions ----------------------------------------------
+
+// BFS: a slot is active at its level; a lane that discovers its target stores its level.
+struct BfsSpatial {
+    const int* __restrict__ indices;
+    int* level;
+    int depth;
+    __device__ bool active(int v) const { return STATUS_LOAD(level + v) == depth; }
+    __device__ void vertex(int) {}
+    __device__ bool edge(int k, int& u) {
+        u = indices[k];
+        if (STATUS_LOAD(level + u) != -1) return false;
+        level[u] = depth + 1;
+        return true;
+    }
+};
+
+// SSSP / CC: a slot is active while flagged; its owner clears the flag and reads its value, a
+// lane that lowers its target (atomicMin) flags it for the next launch.
+template <class T, bool WEIGHTED>
+struct LowerSpatial {
+    const int* __restrict__ indices;
+    const float* __restrict__ weights;
+    T* value;
+    int* cur;
+    int* nxt;
+    T mine;
+    __device__ bool active(int v) const { return STATUS_LOAD(cur + v) != 0; }
+    __device__ void vertex(int v) {
+        cur[v] = 0;
+        mine = STATUS_LOAD(value + v);
+    }
+    __device__ bool edge(int k, int& u) {
+        u = indices[k];
+        T nd = mine;
+        if (WEIGHTED) nd = nd + (T)weights[k];
+        if (!(nd < STATUS_LOAD(value + u))) return false;
+        atomicMin(reinterpret_cast<int*>(value) + u, as_bits<T>(nd));
+        ws_count_lanes(true);
+        nxt[u] = 1;
+        return true;
+    }
+};
+
+// One launch over the listed partitions' slots (partition q: vertices [q*P, q*P + P)), W lanes
+// per slot; an active slot expands its vertex, and every lane that stores claims its target's
+// partition for launch it + 1 with an exchange of the partition's tag: the first store into a
+// partition pushes it (one tag per launch, so the tags need no reset).
+template <int W, int VARIANT, class Op>
+__device__ __forceinline__ void spatial_launch(Op& op, const int* __restrict__ indptr, int n,
+                                               int p, const int* __restrict__ parts_in,
+                                               int in_count, int* parts_out, int* tag,
+                                               int* ctl, int it) {
+    reset_next_all(ctl, it);
+    int* tail = ctl + CTL_TAIL + (it & 1);
+    const long long g = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / W;
+    if (g >= (long long)in_count * p) return;
+    const int v = parts_in[g / p] * p + (int)(g % p);
+    if (v >= n || !op.active(v)) return;  // the graph's last partition may be short
+    const int vlane = threadIdx.x & (W - 1);
+    const int s = indptr[v], e = indptr[v + 1];
+    op.vertex(v);
+    for (int k = s + vlane; k < e; k += W) {
+        int u = 0;
+        bool want = op.edge(k, u);
+        ws_count_lanes(want);
+        if (want) want = atomicExch(tag + u / p, it + 1) != it + 1;
+        push_counted<VARIANT>(want, u / p, parts_out, tail);
+    }
+}
+
+template <int W, int VARIANT>
+__global__ void bfs_spatial(const int* __restrict__ indptr, const int* __restrict__ indices,
+                            int* level, int n, int p, int it, int depth,
+                            const int* __restrict__ parts_in, int in_count, int* parts_out,
+                            int* ctl, int* tag) {
+    BfsSpatial op{indices, level, depth};
+    spatial_launch<W, VARIANT>(op, indptr, n, p, parts_in, in_count, parts_out, tag, ctl, it);
+}
+
+template <int W, int VARIANT>
+__global__ void sssp_spatial(const int* __restrict__ indptr, const int* __restrict__ indices,
+                             const float* __restrict__ weights, float* dist, int* cur, int* nxt,
+                             int n, int p, int it, const int* __restrict__ parts_in,
+                             int in_count, int* parts_out, int* ctl, int* tag) {
+    LowerSpatial<float, true> op{indices, weights, dist, cur, nxt, 0.0f};
+    spatial_launch<W, VARIANT>(op, indptr, n, p, parts_in, in_count, parts_out, tag, ctl, it);
+}
+
+template <int W, int VARIANT>
+__global__ void cc_spatial(const int* __restrict__ indptr, const int* __restrict__ indices,
+                           int* label, int* cur, int* nxt, int n, int p, int it,
+                           const int* __restrict__ parts_in, int in_count, int* parts_out,
+                           int* ctl, int* tag) {
+    LowerSpatial<int, false> op{indices, nullptr, label, cur, nxt, 0};
+    spatial_launch<W, VARIANT>(op, indptr, n, p, parts_in, in_count, parts_out, tag, ctl, it);
+}
+
 // Data-driven PageRank: each entry recomputes its vertex into the other buffer and pushes it
 // again while its rank moves by more than tol; the dangling sum moves by what the dangling
 // entries changed. A vertex that stops moving never comes back, so its last rank must reach

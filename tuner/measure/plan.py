@@ -29,7 +29,8 @@ UNSUPPORTED = {
     "adaptive": "mapping=adaptive (W picked per iteration) has no GPU kernel in warpsweep "
                 "measure; measure the vwarp W it picks",
     "donation": "donate_threshold (block donation) has no GPU kernel in warpsweep measure",
-    "spatial": "driven=spatial has no GPU kernel in warpsweep measure",
+    "spatial_push": "push={push} for driven=spatial has no GPU kernel in warpsweep measure "
+                    "(its partitions are pushed by a lane's atomic: push=atomic)",
     "unroll": "unroll > 1 (grid barriers between levels) has no GPU kernel in warpsweep measure",
     "push": "push={push} has no GPU kernel in warpsweep measure (atomic and block do)",
     "grid": "variable_grid=false (a resident grid striding over the worklist) has no GPU "
@@ -51,7 +52,7 @@ class KernelPlan:
     """How one (algorithm, strategy, push variant) runs on kernels.cu."""
 
     algorithm: str
-    driven: str  # topology | data | temporal
+    driven: str  # topology | data | temporal | spatial
     w: int
     chunk: int
     dynamic: bool
@@ -61,6 +62,7 @@ class KernelPlan:
     dedup: bool = False
     switch_to_topology: float | None = None
     switch_to_data: float | None = None
+    partition: int | None = None  # spatial: the vertices a worklist entry stands for
 
     @property
     def sweeps(self) -> bool:
@@ -89,6 +91,10 @@ class KernelPlan:
         dedup = "true" if self.dedup else "false"
         return f"{self.algorithm}_wl<{self.w},{code},{dedup}>"
 
+    def spatial_name(self) -> str:
+        """The spatial hybrid's kernel: its launches list partitions."""
+        return f"{self.algorithm}_spatial<{self.w},{VARIANT_CODES[self.variant]}>"
+
     def outlier_name(self) -> str | None:
         """The deferred outliers' kernel, where the plan defers."""
         if self.defer_threshold is None:
@@ -97,6 +103,8 @@ class KernelPlan:
 
     def names(self) -> tuple[str, ...]:
         """Every kernel the run may launch (the name expressions NVRTC instantiates)."""
+        if self.driven == "spatial":
+            return (self.spatial_name(),)
         out = []
         if self.sweeps:
             out.append(self.sweep_name())
@@ -125,6 +133,10 @@ class KernelPlan:
         """Blocks of a worklist launch: W lanes per entry."""
         return max(1, -(-entries * self.w // self.block_size))
 
+    def spatial_grid(self, partitions: int) -> int:
+        """Blocks of a spatial launch: W lanes per slot of each listed partition."""
+        return self.worklist_grid(partitions * self.partition)
+
 
 def default_variant(strategy: Strategy) -> str:
     """The variant a strategy runs as when none is named."""
@@ -147,8 +159,8 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
             s.mapping, f"mapping={s.mapping} has no GPU kernel in warpsweep measure"))
     if s.donate_threshold is not None:
         raise UnsupportedConfig(UNSUPPORTED["donation"])
-    if s.driven == "spatial":
-        raise UnsupportedConfig(UNSUPPORTED["spatial"])
+    if s.driven == "spatial" and s.push != "atomic":
+        raise UnsupportedConfig(UNSUPPORTED["spatial_push"].format(push=s.push))
     if (s.unroll or 1) > 1:
         raise UnsupportedConfig(UNSUPPORTED["unroll"])
     if s.uses_worklist:
@@ -182,4 +194,4 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
     return KernelPlan(
         algorithm, s.driven, s.lanes_per_vertex, s.vertices_per_grab, s.dynamic,
         s.defer_threshold, s.block_size, variant, bool(s.dedup),
-        s.switch_to_topology, s.switch_to_data)
+        s.switch_to_topology, s.switch_to_data, s.partition)

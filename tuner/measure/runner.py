@@ -163,6 +163,7 @@ class DeviceGraph:
             self.value = cp.empty(n, dtype=np.float32 if self.algorithm == "sssp" else i32)
             self.flags = [cp.zeros(n, dtype=i32) for _ in range(2)]
             self.inq = cp.zeros(n, dtype=i32)
+            self.tags = cp.zeros(n, dtype=i32)  # spatial: a partition's last claiming launch
             # a launch pushes at most once per edge its entries expand, duplicates included:
             # asynchronous CC worklists reach 2.3 m on grid2d-512
             cap = 8 * self.m + n + 16
@@ -206,6 +207,8 @@ class DeviceGraph:
             f.fill(0)
         if plan.dedup:
             self.inq.fill(0)
+        if plan.driven == "spatial":
+            self.tags.fill(0)
         if a == "bfs":
             self.value.fill(-1)
             self.value[self.source] = 0
@@ -215,6 +218,16 @@ class DeviceGraph:
         else:
             self.value[:] = self.everyone
         initial = n if a == "cc" else 1
+        if plan.driven == "spatial":  # the flags as a sweep's, the partitions listing them
+            if a == "cc":
+                self.flags[0].fill(1)
+                self.queues[0][:self._partitions(plan)] = self.everyone[
+                    :self._partitions(plan)]
+            else:
+                if a == "sssp":
+                    self.flags[0][self.source] = 1
+                self.queues[0][0] = self.source // plan.partition
+            return
         first_form = plan.driven
         if plan.driven == "temporal":
             first_form = "topology" if initial > plan.switch_to_topology * n else "data"
@@ -289,6 +302,26 @@ class DeviceGraph:
         self.clock.launch(kernels[plan.worklist_name()], plan.worklist_grid(count),
                           plan.block_size, args)
 
+    def _partitions(self, plan: KernelPlan) -> int:
+        """The graph's partitions of ``plan.partition`` consecutive vertices."""
+        return -(-self.n // plan.partition)
+
+    def _spatial(self, plan: KernelPlan, kernels: dict, it: int, parity: int, parts_in,
+                 count: int, parts_out) -> None:
+        """Launch spatial launch ``it`` over ``count`` partitions of ``parts_in`` (flags
+        ``parity`` current)."""
+        i32, a = np.int32, self.algorithm
+        n, p, iti, c = i32(self.n), i32(plan.partition), i32(it), i32(count)
+        tail = (parts_in, c, parts_out, self.ctl, self.tags)
+        if a == "bfs":
+            args = (self.indptr, self.indices, self.value, n, p, iti, iti, *tail)
+        else:
+            cur, nxt = self.flags[parity], self.flags[parity ^ 1]
+            head = (self.indptr, self.indices) + ((self.weights,) if a == "sssp" else ())
+            args = (*head, self.value, cur, nxt, n, p, iti, *tail)
+        self.clock.launch(kernels[plan.spatial_name()], plan.spatial_grid(count),
+                          plan.block_size, args)
+
     def outlier_grid(self, plan: KernelPlan, kernels: dict) -> int:
         """Blocks of the outlier kernel: the resident ones, at most one per outlier; 0 when
         the graph has none (then it is never launched)."""
@@ -307,6 +340,8 @@ class DeviceGraph:
             return self._run_topology(plan, kernels, outlier_grid, limit)
         if plan.driven == "data":
             return self._run_data(plan, kernels, limit)
+        if plan.driven == "spatial":
+            return self._run_spatial(plan, kernels, limit)
         return self._run_temporal(plan, kernels, limit)
 
     def _run_topology(self, plan, kernels, outlier_grid, limit) -> RunCounts:
@@ -345,6 +380,26 @@ class DeviceGraph:
         else:
             if not pagerank and count:
                 raise RuntimeError(f"no convergence in {limit} launches")
+        counts.launches = self.clock.launches
+        return counts
+
+    def _run_spatial(self, plan, kernels, limit) -> RunCounts:
+        """Launches over the listed partitions until a launch stores into none."""
+        counts = RunCounts()
+        count = self._partitions(plan) if self.algorithm == "cc" else 1
+        for it in range(limit):
+            if count == 0:
+                break
+            counts.worklist_items += count
+            self._spatial(plan, kernels, it, it & 1, self.queues[it & 1], count,
+                          self.queues[(it + 1) & 1])
+            count = int(self.read_ctl()[CTL_TAIL + (it & 1)])
+            counts.pushes += count
+            counts.iterations = it + 1
+            if count >= self.queues[0].size:
+                raise RuntimeError(f"worklist overflow: {count} partitions")
+        else:
+            raise RuntimeError(f"no convergence in {limit} launches")
         counts.launches = self.clock.launches
         return counts
 
