@@ -14,10 +14,11 @@ entries (W = 32 on the road graphs), the GPU reads about 0.75x the entries of th
 its warps start as others finish, not in waves (``bench/worklist_waves_fidelity.py``,
 E = 0).
 
-A sweep (``slots``) runs the same way over the vertex slots: a wave holds the resident warps'
-consecutive slots, and its active vertices read the distances the earlier waves of the sweep
-lowered (the kernel reads them live), so a vertex lowered again before its wave expands it
-relays the lower value at once. Wide virtual warps hold few slots a wave, and their sweeps
+A sweep (``slots``) runs the same way over the vertex slots, and a spatial hybrid's launch over
+its listed partitions' slots: a wave holds the resident warps' consecutive slots, and its active
+vertices read the distances the earlier waves of the sweep lowered (the kernel reads them
+live), so a vertex lowered again before its wave expands it relays the lower value at once.
+Wide virtual warps hold few slots a wave, and their sweeps
 converge in fewer rounds: on the H100 web-NotreDame's SSSP takes 31 sweeps at W = 32 and 35
 with the thread mapping, as many as the synchronous run (here 31 and 34: its waves hold 270k
 of the 326k vertices), random-deg32's 21 and 23 (here too; ``bench/gpu/results/h100.parquet``).

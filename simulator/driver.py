@@ -516,13 +516,15 @@ def _verify_sweep(launcher: Launcher) -> IterationCost:
 
 def _spatial(launcher: Launcher) -> list[IterationCost]:
     """Representatives of P consecutive vertices on the worklist; each launch visits all P
-    vertices behind every representative (the first store into a partition pushes it)."""
+    vertices behind every representative (the first store into a partition pushes it). SSSP's
+    and CC's launches run in waves that read the values earlier waves lowered, as their
+    sweeps do (``asynchronous_sweep``): a launch's active vertices are those the previous one
+    lowered, its partitions theirs."""
     fr, strategy = launcher.fr, launcher.strategy
     p = strategy.partition
     n = fr.n
-    reps = distinct(fr.iterations[0].active.astype(np.int64) // p)
     out = []
-    for work in fr.iterations:
+    for work, store_lanes, reps in _spatial_launches(launcher):
         s = launcher.strategy_for(work.active)
         slots = (reps[:, None] * p + np.arange(p)).ravel()
         if reps.size and (int(reps[-1]) + 1) * p > n:  # the graph's last partition is short
@@ -530,15 +532,40 @@ def _spatial(launcher: Launcher) -> list[IterationCost]:
         launch = Launch(
             work.active, work.writes, slots=slots, lookup="status", push=s.push,
             pushes="partitions", partition=p, partitions=reps, grid_stride=not s.variable_grid,
+            store_lanes=store_lanes,
         )
         cost, _, _ = launcher.worklist_launch(launch, s, work.cache)
         cost.worklist_items += reps.size
         launcher.host(cost)
         out.append(launcher.iteration(cost, "spatial", s.lanes_per_vertex))
-        # the partitions its writes store into: the work's alone, kept with it
-        reps = kept(work.cache, ("partitions", p), lambda writes=work.writes: distinct_ids(
-            fr.indices[writes].astype(np.int64) // p, -(-n // p)))
     return out
+
+
+def _spatial_launches(launcher: Launcher):
+    """Each spatial launch's work, storing lanes (None: the first copy of a vertex stores
+    ``work.writes``) and listed partitions (ascending): the functional run's iterations, or
+    for SSSP and CC the launches as the device runs them, until one lowers nothing."""
+    fr, p = launcher.fr, launcher.strategy.partition
+    partitions = -(-fr.n // p)
+    reps = distinct(fr.iterations[0].active.astype(np.int64) // p)
+    if not launcher.atomic_updates:
+        for work in fr.iterations:
+            yield work, None, reps
+            # the partitions its writes store into: the work's alone, kept with it
+            reps = kept(work.cache, ("partitions", p), lambda writes=work.writes: distinct_ids(
+                fr.indices[writes].astype(np.int64) // p, partitions))
+        return
+    run = AsynchronousLowering(fr)
+    active = fr.iterations[0].active.astype(np.int64)
+    while active.size:
+        s = launcher.strategy_for(active)
+        # an active vertex's slot: its partition's place among the listed ones, then its own
+        slot = reps.searchsorted(active // p) * p + active % p
+        stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
+                            slots=slot, lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s))
+        yield IterationWork(active, stores.outlier_writes, stores.values), stores.lanes, reps
+        active = stores.lowered(fr.indices, fr.n)
+        reps = distinct_ids(active // p, partitions)
 
 
 def _temporal(launcher: Launcher) -> list[IterationCost]:

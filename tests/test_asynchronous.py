@@ -370,3 +370,33 @@ def test_merged_sweep_waves_store_as_wave_by_wave(monkeypatch, spec, algorithm,
     if slots_per_wave < 10 and merged_edges > 1000 and not spec.startswith("road"):
         assert interacted > 0
 
+
+
+@pytest.mark.parametrize("mapping, frontiers", [
+    # partitions of one vertex list what the last launch lowered, as a sweep's flags do; one
+    # wave holds every slot: the synchronous rounds
+    ("mapping=thread", [1, 2, 2, 1]),
+    # a wave a slot: 2 reads the 2 that 1 has just stored and sets 3 to 3 at once
+    ("mapping=vwarp,w=32", [1, 2, 2]),
+])
+def test_the_spatial_hybrids_launches_run_asynchronously(mapping, frontiers):
+    run = simulate(chain_graph(), "sssp", f"{mapping},block_size=32,driven=spatial,partition=1",
+                   SERIAL, source=0, trace=True)
+    assert run.trace["frontier"].tolist() == frontiers
+    assert run.iterations == len(frontiers)
+
+
+@pytest.mark.parametrize("algorithm", ["sssp", "cc"])
+def test_a_spatial_hybrid_of_one_partition_is_the_sweep(algorithm):
+    """One partition holding every vertex lists every slot, as a sweep does: its launches
+    read what earlier waves lowered as the sweep's do, in waves of a few vertices (SERIAL),
+    so they are as many as the sweep's, fewer than the synchronous run's, over the same
+    edges."""
+    graph = load_graph("rmat:scale=9,ef=8,weights=random,seed=5")
+    fr = functional_run(graph, algorithm)
+    base = "mapping=vwarp,w=8,block_size=32"
+    sweep = simulate(graph, algorithm, base, SERIAL, functional=fr)
+    spatial = simulate(graph, algorithm, f"{base},driven=spatial,partition={graph.n}", SERIAL,
+                       functional=fr)
+    assert spatial.iterations == sweep.iterations < len(fr.iterations)
+    assert spatial.edges_touched == sweep.edges_touched

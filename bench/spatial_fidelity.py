@@ -1,0 +1,172 @@
+"""The spatial hybrid against the GPU: does the simulator rank it right among its peers?
+
+``bench/gpu/results/h200_spatial.parquet`` (``bench/gpu/pr_cc.py --catalog spatial``) holds
+BFS, SSSP and CC measured under the spatial hybrid (partitions of 4, 16, 64 vertices; thread
+mapping, W = 8, 32) and, beside it, the sweeps and atomic-push worklists of those widths, on
+the harness's 17 graphs. Every row is simulated with ``--device`` (default the shipped
+``bench/gpu/results/h100.toml``, fitted to BFS and SSSP rows of other kernels and another GPU:
+no constant was fitted to these times, so the figures are blind, and judge an H100 model
+against an H200). Per algorithm and graph: Spearman rho over all configurations, over the
+spatial ones alone, and the regret of the simulated pick (measured time of the predicted
+fastest over the measured best); then, per configuration, its charge relative to each graph's
+best (median over graphs of (sim / best sim) / (measured / best measured): above 1, the
+simulator overcharges it), and the launches simulated beside those measured.
+
+Simulations are kept, one JSON line each, in ``--sims`` (default
+``bench/gpu/results/h200_spatial_sims.jsonl``), and only the missing ones run (smallest
+graphs first): a run cut short keeps what it finished, and the tables cover the graphs whose
+every configuration is simulated (the others are named).
+
+Run from anywhere: python bench/spatial_fidelity.py [RESULTS.parquet] [--device D]
+[--jobs N] [--graphs-dir DIR] [--sims FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import sys
+import time
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from simulator import functional_run  # noqa: E402
+from simulator import simulate  # noqa: E402
+from simulator.device import device_digest  # noqa: E402
+from simulator.device import get_device  # noqa: E402
+from simulator.load import load_graph  # noqa: E402
+from tuner.calibration.heldout import regret  # noqa: E402
+from tuner.calibration.heldout import spearman  # noqa: E402
+from tuner.calibration.parts import simulator_digest  # noqa: E402
+
+RESULTS = ROOT / "bench" / "gpu" / "results" / "h200_spatial.parquet"
+SHIPPED = ROOT / "bench" / "gpu" / "results" / "h100.toml"
+SIMS = ROOT / "bench" / "gpu" / "results" / "h200_spatial_sims.jsonl"
+WITHIN = 1.05
+
+
+def simulate_one(task: tuple[str, str, int | None, str, str]) -> tuple[float, int]:
+    """One measured row simulated: (time_us, launches)."""
+    spec, algorithm, source, config, device = task
+    graph = load_graph(spec)
+    fr = functional_run(graph, algorithm, source)
+    r = simulate(graph, algorithm, config, device, source, functional=fr)
+    return float(r.time_us), int(r.launches)
+
+
+def sim_key(row: dict, device: str) -> str:
+    """What identifies a simulation in the ``--sims`` file: the row, the device's fields and
+    the simulator's sources (a line of another cost model is not reused)."""
+    return "|".join([row["graph_spec"], row["algorithm"], str(row["source"]), row["config"],
+                     device_digest(get_device(device)), simulator_digest()])
+
+
+def short(config: str) -> str:
+    """A config as the tables name it."""
+    words = dict(item.split("=") for item in config.split(","))
+    width = "thread" if words.get("mapping", "thread") == "thread" else f"vw{words['w']}"
+    if words.get("driven") == "spatial":
+        return f"spatial {width} p{words['partition']}"
+    if words.get("driven") == "data":
+        return f"data {width}"
+    return width
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="?", type=Path, default=RESULTS)
+    parser.add_argument("--device", default=str(SHIPPED))
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--graphs-dir", help="where the files of ../shared/graphs are here")
+    parser.add_argument("--sims", type=Path, default=SIMS)
+    args = parser.parse_args()
+    t0 = time.time()
+    rows = [r for r in pq.read_table(args.results).to_pylist() if r["correct"]]
+    done: dict[str, list] = {}
+    if args.sims.exists():
+        for line in args.sims.read_text().splitlines():
+            record = json.loads(line)
+            done[record["key"]] = record["sim"]
+    missing = sorted((r for r in rows if sim_key(r, args.device) not in done),
+                     key=lambda r: r["m"])
+    tasks = []
+    for r in missing:
+        spec = r["graph_spec"]
+        if args.graphs_dir:
+            spec = spec.replace("file:../shared/graphs/",
+                                f"file:{args.graphs_dir.rstrip('/')}/")
+        tasks.append((spec, r["algorithm"], None if r["source"] < 0 else int(r["source"]),
+                      r["config"], args.device))
+    with args.sims.open("a") as sink, ProcessPoolExecutor(
+            max(1, args.jobs), mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(simulate_one, t): r for t, r in zip(tasks, missing,
+                                                                   strict=True)}
+        for future in as_completed(futures):
+            key = sim_key(futures[future], args.device)
+            done[key] = list(future.result())
+            sink.write(json.dumps({"key": key, "sim": done[key]}) + "\n")
+            sink.flush()
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["graph"], r["algorithm"])].append(r)
+    by_algorithm: dict[str, list] = defaultdict(list)
+    unfinished = []
+    for (graph, algorithm), members in groups.items():
+        sims = [done.get(sim_key(m, args.device)) for m in members]
+        if any(s is None for s in sims):
+            unfinished.append(f"{graph} {algorithm}")
+            continue
+        by_algorithm[algorithm].append((graph, members, [(None, *s) for s in sims]))
+    print(f"{len(rows)} correct measured rows ({args.results.name}, "
+          f"{rows[0]['gpu_name']}), simulated with {Path(args.device).name} "
+          f"({time.time() - t0:.0f} s)")
+    if unfinished:
+        print(f"not all simulated, left out: {', '.join(sorted(unfinished))}")
+    for algorithm, graphs in by_algorithm.items():
+        print(f"\n{algorithm.upper()}")
+        print(f"{'graph':22s} {'rho':>5s} {'rho sp':>6s} {'regret':>6s}  "
+              f"{'pick':22s} {'measured best':22s}")
+        rhos, sp_rhos, regrets = [], [], []
+        charge: dict[str, list[float]] = defaultdict(list)
+        launches: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for graph, members, sim in sorted(graphs, key=lambda g: g[0]):
+            names = [short(m["config"]) for m in members]
+            measured = np.array([m["time_us"] for m in members])
+            predicted = np.array([s[1] for s in sim])
+            spatial = np.array(["spatial" in n for n in names])
+            rho = spearman(predicted, measured)
+            rho_sp = spearman(predicted[spatial], measured[spatial])
+            loss, pick = regret(predicted, measured)
+            rhos.append(rho)
+            sp_rhos.append(rho_sp)
+            regrets.append(loss)
+            for i, name in enumerate(names):
+                charge[name].append((predicted[i] / predicted.min())
+                                    / (measured[i] / measured.min()))
+                launches[name][0] += members[i]["launches"]
+                launches[name][1] += sim[i][2]
+            print(f"{graph:22s} {rho:5.2f} {rho_sp:6.2f} {loss:6.2f}  {names[pick]:22s} "
+                  f"{names[int(np.argmin(measured))]:22s}")
+        regrets = np.array(regrets)
+        print(f"{algorithm} summary: median rho {np.nanmedian(rhos):.2f}, among the spatial "
+              f"configs {np.nanmedian(sp_rhos):.2f}; pick within 5% on "
+              f"{(regrets <= WITHIN).sum()}/{regrets.size} graphs, geomean regret "
+              f"{math.exp(np.log(regrets).mean()):.3f}, worst {regrets.max():.2f}")
+        print(f"{'config':22s} {'charge':>7s} {'launches measured':>18s} {'simulated':>10s}")
+        for name in sorted(charge, key=lambda k: -np.median(charge[k])):
+            print(f"{name:22s} {np.median(charge[name]):7.2f} {launches[name][0]:18d} "
+                  f"{launches[name][1]:10d}")
+
+
+if __name__ == "__main__":
+    main()
