@@ -40,6 +40,8 @@ SUPPORTED = [
     ("cc", "mapping=thread,driven=temporal,push=block,switch_to_topology=0.2,"
            "switch_to_data=0.01", None),
     ("sssp", "driven=spatial", None),
+    ("bfs", "mapping=wer", None),
+    ("cc", "mapping=wer+,chunk=4", None),
     ("bfs", "mapping=vwarp,w=8,driven=spatial,partition=64", "warp_aggregated"),
 ]
 
@@ -80,11 +82,17 @@ def test_plans_follow_the_strategy():
                        "warp_aggregated")
     assert spatial.names() == ("cc_spatial<4,1>",) and spatial.partition == 32
     assert spatial.spatial_grid(3) == 2  # 3 partitions x 32 slots x 4 lanes over 256
+    wer = plan_for("sssp", "mapping=wer+,chunk=4")
+    assert wer.names() == ("sssp_wer<4,true>",) and wer.redistribute == "wer+"
+    assert wer.sweep_grid(1000) == 1  # 250 threads of 4 vertices each
+    assert wer.shared_bytes == 4 * 8 * 97  # a table a warp
+    assert plan_for("bfs", "mapping=wer").names() == ("bfs_wer<1,false>",)
 
 
 @pytest.mark.parametrize("algorithm, config, variant, words", [
-    ("bfs", "mapping=wer", None, "mapping=wer "),
-    ("bfs", "mapping=wer+", None, "mapping=wer+"),
+    ("pagerank", "mapping=wer", None, "PageRank has no GPU kernel"),
+    ("bfs", "mapping=wer+,driven=data", None, "driven=data has no GPU kernel"),
+    ("sssp", "mapping=wer,chunk=4,distribution=dynamic", None, "dynamic distribution"),
     ("sssp", "mapping=adaptive", None, "mapping=adaptive"),
     ("bfs", "mapping=thread,donate_threshold=4", None, "donate_threshold"),
     ("cc", "driven=spatial,push=block", None, "push=block for driven=spatial"),
@@ -202,7 +210,7 @@ def test_an_unsupported_config_is_refused_before_the_gpu(monkeypatch):
         raise AssertionError("the GPU was asked about")
 
     monkeypatch.setattr(measure_module, "gpu_unavailable", no_gpu_check)
-    args = parse(["--graph", "rmat:scale=8", "--algo", "bfs", "--config", "mapping=wer"])
+    args = parse(["--graph", "rmat:scale=8", "--algo", "pagerank", "--config", "mapping=wer"])
     with pytest.raises(UnsupportedConfig):
         args.run(args)
 
@@ -210,7 +218,8 @@ def test_an_unsupported_config_is_refused_before_the_gpu(monkeypatch):
 def test_the_api_refuses_the_config_then_the_missing_gpu(monkeypatch):
     graph = load_graph("rmat:scale=8,ef=4,seed=2")
     with pytest.raises(UnsupportedConfig):
-        measure_module.measure_config(graph, "rmat:scale=8", "bfs", "mapping=wer+")
+        measure_module.measure_config(graph, "rmat:scale=8", "bfs",
+                                      "mapping=thread,donate_threshold=4")
     monkeypatch.setattr(measure_module, "gpu_unavailable", lambda index=0: "no CUDA device")
     with pytest.raises(measure_module.NoGpu, match="no CUDA device"):
         measure_module.measure_config(graph, "rmat:scale=8", "bfs", "mapping=vwarp,w=8")

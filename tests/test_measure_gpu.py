@@ -39,6 +39,7 @@ TEMPORAL = (
     "mapping=vwarp,w=32,driven=temporal,push=block,switch_to_topology=0.02",
 )
 
+REDISTRIBUTING = ("mapping=wer", "mapping=wer+", "mapping=wer,chunk=4", "mapping=wer+,chunk=16")
 SPATIAL = (
     ("driven=spatial", "plain"),
     ("mapping=vwarp,w=8,driven=spatial,partition=64", "warp_aggregated"),
@@ -71,6 +72,8 @@ def cases():
                 yield algorithm, config, None
             for config, variant in SPATIAL:
                 yield algorithm, config, variant
+            for config in REDISTRIBUTING:
+                yield algorithm, config, None
     yield "bfs", "mapping=vwarp,w=8,driven=data,push=atomic", "claimed"
 
 

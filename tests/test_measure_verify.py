@@ -26,12 +26,12 @@ def record(params, time_us, role="trial", trial=None, label=None, state="complet
 
 
 def summary():
-    """A study whose search ranked W=8, W=32 chunk 4, WER, then the thread reference."""
+    """A study whose search ranked W=8, W=32 chunk 4, adaptive W, then the thread reference."""
     thread = record({"mapping": "thread"}, 40.0, role="reference", label="thread")
     vw32 = record({"mapping": "vwarp", "w": 32}, 35.0, role="reference", label="vwarp w=32")
     best = [record({"mapping": "vwarp", "w": 8, "chunk": None}, 10.0, trial=4),
             record({"mapping": "vwarp", "w": 32, "chunk": 4}, 12.0, trial=1),
-            record({"mapping": "wer"}, 13.0, trial=2),
+            record({"mapping": "adaptive"}, 13.0, trial=2),
             thread,
             record({"mapping": "vwarp", "w": 2}, 50.0, trial=0, state="failed")]
     return SimpleNamespace(key="study-abc", spec=SimpleNamespace(graph=GRAPH, algorithm="bfs"),
@@ -68,8 +68,8 @@ def test_the_top_k_and_every_reference_are_candidates_once():
 def test_the_measured_winner_and_the_picks_regret():
     measure = fake_measure({W8: 30.0, W32C4: 20.0, THREAD: 90.0, W32: 25.0})
     v = verify_study(summary(), 3, measure)
-    wer = next(r for r in v.rows if r.config.startswith("mapping=wer"))
-    assert wer.measured_us is None and "no GPU kernel" in wer.note  # refused, not substituted
+    adaptive = next(r for r in v.rows if r.config.startswith("mapping=adaptive"))
+    assert adaptive.measured_us is None and "no GPU kernel" in adaptive.note  # refused
     assert all(c[3] == 3 for c in measure.calls) and len(measure.calls) == 4
     assert v.winner().config == W32C4 and v.pick_regret() == pytest.approx(1.5)
     text = verification_table(v)

@@ -86,6 +86,11 @@ SPATIAL_PEERS = (
     "mapping=vwarp,w=32,driven=data,push=atomic",
 )
 SPATIAL_ALGORITHMS = ("bfs", "sssp", "cc")
+# Warp-level edge redistribution (bench/gpu/pr_cc.py --catalog wer): WER and WER+ with 1, 4
+# and 16 vertices a thread, beside the thread mapping and virtual warps (BFS, SSSP, CC)
+WER = tuple(f"mapping={m}" + (f",chunk={c}" if c > 1 else "")
+            for c in (1, 4, 16) for m in ("wer", "wer+"))
+WER_PEERS = ("mapping=thread", "mapping=vwarp,w=4", "mapping=vwarp,w=8", "mapping=vwarp,w=32")
 # what the PR/CC file adds to the contract's columns: the counters `warpsweep measure` reads
 PR_CC_EXTRA = ("worklist_items", "pushes", "atomics")
 
@@ -127,6 +132,13 @@ def spatial_measurements() -> list[Measurement]:
             out.append(Measurement(algorithm, c, "plain" if "driven=" in c else
                                    TOPOLOGY_VARIANT))
     return out
+
+
+def wer_measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog wer runs on each graph,
+    in run order: WER and WER+ and their sweep peers."""
+    return [Measurement(a, c, TOPOLOGY_VARIANT) for a in SPATIAL_ALGORITHMS
+            for c in WER + WER_PEERS]
 
 
 def pr_cc_measurements() -> list[Measurement]:

@@ -10,7 +10,8 @@ SSSP harness goes round-robin over a graph's measurements instead). Rows are wri
 every graph, so a run cut short keeps what it finished.
 
 ``--catalog spatial`` measures configs.spatial_measurements() instead (BFS, SSSP and CC:
-the spatial hybrid beside the sweeps and worklists of its widths).
+the spatial hybrid beside the sweeps and worklists of its widths), ``--catalog wer``
+configs.wer_measurements() (WER and WER+ beside the thread mapping and virtual warps).
 
 Run on a GPU machine from the repository root:
     PYTHONPATH=. python bench/gpu/pr_cc.py --graphs-dir .gpu_graphs \\
@@ -42,7 +43,8 @@ from tuner.measure.runner import warm_gpu  # noqa: E402
 
 # --catalog: the measurements and their algorithms
 CATALOGS = {"pr_cc": (configs.pr_cc_measurements, configs.PR_CC_ALGORITHMS),
-            "spatial": (configs.spatial_measurements, configs.SPATIAL_ALGORITHMS)}
+            "spatial": (configs.spatial_measurements, configs.SPATIAL_ALGORITHMS),
+            "wer": (configs.wer_measurements, configs.SPATIAL_ALGORITHMS)}
 
 
 def main(argv: list[str] | None = None) -> int:

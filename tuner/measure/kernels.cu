@@ -394,6 +394,8 @@ struct BfsSweep {  // COUNT (temporal hybrid): claim the target with atomicCAS a
     __device__ int status(int v) const { return STATUS_LOAD(level + v); }
     __device__ bool active(int s) const { return s == depth; }
     __device__ float vertex(int) { return 0.0f; }
+    __device__ int source_bits() const { return 0; }  // WER: what another lane's edge needs
+    __device__ void set_source_bits(int) {}
     __device__ void edge(float, int k) {
         const int u = indices[k];
         if (STATUS_LOAD(level + u) != -1) return;
@@ -429,6 +431,8 @@ struct LowerSweep {
         mine = STATUS_LOAD(value + v);
         return 0.0f;
     }
+    __device__ int source_bits() const { return as_bits<T>(mine); }
+    __device__ void set_source_bits(int bits) { mine = from_bits<T>(bits); }
     __device__ void edge(float, int k) {
         const int u = indices[k];
         T nd = mine;
@@ -520,6 +524,85 @@ __global__ void cc_sweep(const int* __restrict__ indptr, const int* __restrict__
     reset_next_all(ctl, it);
     LowerSweep<int, false, COUNT> op{indices, nullptr, label, cur, nxt, ctl, it, 0};
     topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+}
+
+// ---- WER / WER+ (warp-level edge redistribution): thread t holds vertices [t*C, t*C + C) ----
+
+// Per chunk position, in lockstep over the warp: each lane whose vertex there is active
+// reads it (the owner clears its flag) and puts its edges in the warp's table (a scan of the
+// degrees, in shared memory with each owner's first edge and value); the table's edges are
+// then popped by the active lanes in turn (WER: the r-th of L takes edges r, r + L, ...) or
+// by all 32 lanes (WER+). Every lane of a warp runs every position (the warp's collectives).
+template <int C, bool ALL, class Op>
+__device__ __forceinline__ void wer_sweep(Op& op, const int* __restrict__ indptr, int n) {
+    extern __shared__ int smem[];
+    const unsigned full = 0xffffffffu;
+    const int lane = threadIdx.x & 31;
+    int* pref = smem + (threadIdx.x >> 5) * 97;  // 33 prefix sums, 32 first edges, 32 values
+    int* first = pref + 33;
+    int* bits = first + 32;
+    const long long base = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * C;
+    for (int j = 0; j < C; ++j) {
+        const long long v = base + j;
+        const bool act = v < n && op.active(op.status((int)v));
+        int deg = 0;
+        if (act) {
+            op.vertex((int)v);
+            first[lane] = indptr[v];
+            deg = indptr[v + 1] - first[lane];
+            bits[lane] = op.source_bits();
+        }
+        int x = deg;
+        for (int off = 1; off < 32; off <<= 1) {
+            const int y = __shfl_up_sync(full, x, off);
+            if (lane >= off) x += y;
+        }
+        const int total = __shfl_sync(full, x, 31);
+        const unsigned ballot = __ballot_sync(full, act);
+        if (total == 0) continue;  // uniform over the warp
+        pref[lane + 1] = x;
+        if (lane == 0) pref[0] = 0;
+        __syncwarp();
+        const int lanes = ALL ? 32 : __popc(ballot);
+        const int rank = ALL ? lane : __popc(ballot & ((1u << lane) - 1u));
+        if (ALL || act) {
+            for (int i = rank; i < total; i += lanes) {
+                int lo = 0, hi = 32;  // the owner o: pref[o] <= i < pref[o + 1]
+                while (hi - lo > 1) {
+                    const int mid = (lo + hi) >> 1;
+                    if (pref[mid] <= i) lo = mid; else hi = mid;
+                }
+                op.set_source_bits(bits[lo]);
+                op.edge(0.0f, first[lo] + i - pref[lo]);
+            }
+        }
+        __syncwarp();  // the next position rewrites the table
+    }
+}
+
+template <int C, bool ALL>
+__global__ void bfs_wer(const int* __restrict__ indptr, const int* __restrict__ indices,
+                        int* level, int n, int it, int depth, int* ctl, int, int*) {
+    reset_next_all(ctl, it);
+    BfsSweep<false> op{indices, level, ctl, depth};
+    wer_sweep<C, ALL>(op, indptr, n);
+}
+
+template <int C, bool ALL>
+__global__ void sssp_wer(const int* __restrict__ indptr, const int* __restrict__ indices,
+                         const float* __restrict__ weights, float* dist, int* cur, int* nxt,
+                         int n, int it, int* ctl, int, int*) {
+    reset_next_all(ctl, it);
+    LowerSweep<float, true, false> op{indices, weights, dist, cur, nxt, ctl, it, 0.0f};
+    wer_sweep<C, ALL>(op, indptr, n);
+}
+
+template <int C, bool ALL>
+__global__ void cc_wer(const int* __restrict__ indptr, const int* __restrict__ indices,
+                       int* label, int* cur, int* nxt, int n, int it, int* ctl, int, int*) {
+    reset_next_all(ctl, it);
+    LowerSweep<int, false, false> op{indices, nullptr, label, cur, nxt, ctl, it, 0};
+    wer_sweep<C, ALL>(op, indptr, n);
 }
 
 template <int W, int C, bool DYN, bool DEFER>

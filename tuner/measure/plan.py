@@ -24,8 +24,8 @@ TOPOLOGY_VARIANT = "default"
 
 # What `warpsweep measure` cannot run, in the words its error gives (checked in this order).
 UNSUPPORTED = {
-    "wer": "mapping=wer (warp edge redistribution) has no GPU kernel in warpsweep measure",
-    "wer+": "mapping=wer+ (warp edge redistribution) has no GPU kernel in warpsweep measure",
+    "wer": "mapping={mapping} (warp edge redistribution) runs in warpsweep measure as a BFS, "
+           "SSSP or CC topology sweep, static, without deferral ({what} has no GPU kernel)",
     "adaptive": "mapping=adaptive (W picked per iteration) has no GPU kernel in warpsweep "
                 "measure; measure the vwarp W it picks",
     "donation": "donate_threshold (block donation) has no GPU kernel in warpsweep measure",
@@ -40,7 +40,8 @@ UNSUPPORTED = {
 
 # The lane mappings kernels.cu implements; any other registered mapping is refused, not
 # measured as the vwarp kernel of its lanes_per_vertex.
-MEASURED_MAPPINGS = ("thread", "vwarp")
+MEASURED_MAPPINGS = ("thread", "vwarp", "wer", "wer+")
+REDISTRIBUTING = ("wer", "wer+")
 
 
 class UnsupportedConfig(ConfigError):
@@ -63,6 +64,7 @@ class KernelPlan:
     switch_to_topology: float | None = None
     switch_to_data: float | None = None
     partition: int | None = None  # spatial: the vertices a worklist entry stands for
+    redistribute: str | None = None  # wer | wer+: the sweep's edges popped from a warp table
 
     @property
     def sweeps(self) -> bool:
@@ -78,6 +80,9 @@ class KernelPlan:
         """The sweep kernel's template instance (the hybrid's sweeps count activations)."""
         dyn = "true" if self.dynamic else "false"
         defer = "true" if self.defer_threshold is not None else "false"
+        if self.redistribute:
+            every = "true" if self.redistribute == "wer+" else "false"
+            return f"{self.algorithm}_wer<{self.chunk},{every}>"
         if self.algorithm == "pagerank":
             return f"pagerank_sweep<{self.w},{self.chunk},{dyn},{defer}>"
         count = "true" if self.driven == "temporal" else "false"
@@ -119,7 +124,10 @@ class KernelPlan:
 
     @property
     def shared_bytes(self) -> int:
-        """Dynamic shared memory of a vwarp sweep: each virtual warp's statuses and bounds."""
+        """Dynamic shared memory of a vwarp sweep (each virtual warp's statuses and bounds)
+        or of a WER sweep (each warp's table: prefix sums, first edges, values)."""
+        if self.redistribute:
+            return WORD * (self.block_size // 32) * 97
         if self.w == 1:
             return 0
         return WORD * (self.block_size // self.w) * (2 * self.chunk + 1)
@@ -157,6 +165,12 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
     if s.mapping not in MEASURED_MAPPINGS:
         raise UnsupportedConfig(UNSUPPORTED.get(
             s.mapping, f"mapping={s.mapping} has no GPU kernel in warpsweep measure"))
+    if s.mapping in REDISTRIBUTING:
+        what = ("PageRank" if algorithm == "pagerank" else f"driven={s.driven}"
+                if s.driven != "topology" else "dynamic distribution" if s.dynamic
+                else "deferral" if s.defer_threshold is not None else None)
+        if what is not None:
+            raise UnsupportedConfig(UNSUPPORTED["wer"].format(mapping=s.mapping, what=what))
     if s.donate_threshold is not None:
         raise UnsupportedConfig(UNSUPPORTED["donation"])
     if s.driven == "spatial" and s.push != "atomic":
@@ -194,4 +208,5 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
     return KernelPlan(
         algorithm, s.driven, s.lanes_per_vertex, s.vertices_per_grab, s.dynamic,
         s.defer_threshold, s.block_size, variant, bool(s.dedup),
-        s.switch_to_topology, s.switch_to_data, s.partition)
+        s.switch_to_topology, s.switch_to_data, s.partition,
+        s.mapping if s.mapping in REDISTRIBUTING else None)
