@@ -16,7 +16,7 @@ class Refuse:
 sys.meta_path.insert(0, Refuse())
 sys.path[:0] = [{root!r}, {bench!r}]
 import tuner.cli.measure, tuner.cli.calibrate, tuner.calibration.heldout
-import fidelity, implementation_fidelity, spatial_fidelity
+import fidelity, implementation_fidelity, catalog_fidelity
 import argparse
 parser = argparse.ArgumentParser()
 tuner.cli.calibrate.register(parser.add_subparsers())

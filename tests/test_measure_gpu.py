@@ -149,7 +149,8 @@ def test_cli_measures_and_prints_json(capsys):
 
 def test_verify_measures_a_studys_candidates_on_the_gpu(tmp_path):
     """tune --verify's GPU side without a tune (the GPU machine has no Optuna): a study's top
-    configurations measured, checked and written beside its trials, WER kept unmeasured."""
+    configurations measured, checked and written beside its trials, adaptive W kept
+    unmeasured (it has no kernel)."""
     from types import SimpleNamespace
 
     from tuner.measure.verify import gpu_measure
@@ -164,7 +165,7 @@ def test_verify_measures_a_studys_candidates_on_the_gpu(tmp_path):
 
     thread = record({"mapping": "thread"}, 30.0, "reference", "thread")
     best = [record({"mapping": "vwarp", "w": 8, "driven": "data", "push": "block"}, 10.0),
-            record({"mapping": "wer"}, 11.0), thread]
+            record({"mapping": "adaptive"}, 11.0), thread]
     study = SimpleNamespace(key="gpu-study", best=best, references={"thread": thread},
                             spec=SimpleNamespace(graph="rmat:scale=12,ef=8,seed=3",
                                                  algorithm="cc"))

@@ -1,24 +1,26 @@
-"""The spatial hybrid against the GPU: does the simulator rank it right among its peers?
+"""A measured catalog against the simulator: does it rank a strategy right among its peers?
 
-``bench/gpu/results/h200_spatial.parquet`` (``bench/gpu/pr_cc.py --catalog spatial``) holds
-BFS, SSSP and CC measured under the spatial hybrid (partitions of 4, 16, 64 vertices; thread
-mapping, W = 8, 32) and, beside it, the sweeps and atomic-push worklists of those widths, on
-the harness's 17 graphs. Every row is simulated with ``--device`` (default the shipped
-``bench/gpu/results/h100.toml``, fitted to BFS and SSSP rows of other kernels and another GPU:
-no constant was fitted to these times, so the figures are blind, and judge an H100 model
-against an H200). Per algorithm and graph: Spearman rho over all configurations, over the
-spatial ones alone, and the regret of the simulated pick (measured time of the predicted
-fastest over the measured best); then, per configuration, its charge relative to each graph's
-best (median over graphs of (sim / best sim) / (measured / best measured): above 1, the
-simulator overcharges it), and the launches simulated beside those measured.
+``bench/gpu/pr_cc.py --catalog spatial|wer`` measures BFS, SSSP and CC on the harness's 17
+graphs under one strategy family (the subject) beside the sweeps and worklists it competes with:
+``bench/gpu/results/h200_spatial.parquet`` (the spatial hybrid: partitions of 4, 16, 64
+vertices under the thread mapping, 16 at W = 8 and 32) and ``h200_wer.parquet`` (WER and WER+
+with 1, 4, 16 vertices a thread). Every row is simulated with ``--device`` (default the
+shipped ``bench/gpu/results/h100.toml``, fitted to BFS and SSSP rows of other kernels and
+another GPU: no constant was fitted to these times, and an H100 model is judged against an
+H200). Per algorithm and graph: Spearman rho over all configurations, over the subject's alone
+(``--subject``, a word of the configurations' short names; default: the catalog's), and the
+regret of the simulated pick (measured time of the predicted fastest over the measured best);
+then, per configuration, its charge relative to each graph's best (median over graphs of
+(sim / best sim) / (measured / best measured): above 1, the simulator overcharges it), and the
+launches simulated beside those measured.
 
-Simulations are kept, one JSON line each, in ``--sims`` (default
-``bench/gpu/results/h200_spatial_sims.jsonl``), and only the missing ones run (smallest
-graphs first): a run cut short keeps what it finished, and the tables cover the graphs whose
-every configuration is simulated (the others are named).
+Simulations are kept, one JSON line each, in ``--sims`` (default: the results file's name with
+``_sims.jsonl``), keyed by the row, the device's fields and the simulator's sources, and only
+the missing ones run (smallest graphs first): a run cut short keeps what it finished, and the
+tables cover the graphs whose every configuration is simulated (the others are named).
 
-Run from anywhere: python bench/spatial_fidelity.py [RESULTS.parquet] [--device D]
-[--jobs N] [--graphs-dir DIR] [--sims FILE]
+Run from anywhere: python bench/catalog_fidelity.py [RESULTS.parquet] [--device D] [--jobs N]
+[--graphs-dir DIR] [--sims FILE] [--subject WORD]
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ from tuner.calibration.parts import simulator_digest  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results" / "h200_spatial.parquet"
 SHIPPED = ROOT / "bench" / "gpu" / "results" / "h100.toml"
-SIMS = ROOT / "bench" / "gpu" / "results" / "h200_spatial_sims.jsonl"
 WITHIN = 1.05
 
 
@@ -74,7 +75,10 @@ def sim_key(row: dict, device: str) -> str:
 def short(config: str) -> str:
     """A config as the tables name it."""
     words = dict(item.split("=") for item in config.split(","))
-    width = "thread" if words.get("mapping", "thread") == "thread" else f"vw{words['w']}"
+    mapping = words.get("mapping", "thread")
+    width = mapping if mapping != "vwarp" else f"vw{words['w']}"
+    if mapping in ("wer", "wer+"):
+        return f"{mapping} c{words.get('chunk', 1)}"
     if words.get("driven") == "spatial":
         return f"spatial {width} p{words['partition']}"
     if words.get("driven") == "data":
@@ -88,10 +92,15 @@ def main() -> None:
     parser.add_argument("--device", default=str(SHIPPED))
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--graphs-dir", help="where the files of ../shared/graphs are here")
-    parser.add_argument("--sims", type=Path, default=SIMS)
+    parser.add_argument("--sims", type=Path, help="default: RESULTS' name with _sims.jsonl")
+    parser.add_argument("--subject", help="default: spatial, or wer (the catalog's)")
     args = parser.parse_args()
     t0 = time.time()
+    args.sims = args.sims or args.results.with_name(f"{args.results.stem}_sims.jsonl")
     rows = [r for r in pq.read_table(args.results).to_pylist() if r["correct"]]
+    if args.subject is None:
+        args.subject = ("spatial" if any("driven=spatial" in r["config"] for r in rows)
+                        else "wer")
     done: dict[str, list] = {}
     if args.sims.exists():
         for line in args.sims.read_text().splitlines():
@@ -134,7 +143,7 @@ def main() -> None:
         print(f"not all simulated, left out: {', '.join(sorted(unfinished))}")
     for algorithm, graphs in by_algorithm.items():
         print(f"\n{algorithm.upper()}")
-        print(f"{'graph':22s} {'rho':>5s} {'rho sp':>6s} {'regret':>6s}  "
+        print(f"{'graph':22s} {'rho':>5s} {'rho ' + args.subject[:3]:>7s} {'regret':>6s}  "
               f"{'pick':22s} {'measured best':22s}")
         rhos, sp_rhos, regrets = [], [], []
         charge: dict[str, list[float]] = defaultdict(list)
@@ -143,9 +152,9 @@ def main() -> None:
             names = [short(m["config"]) for m in members]
             measured = np.array([m["time_us"] for m in members])
             predicted = np.array([s[1] for s in sim])
-            spatial = np.array(["spatial" in n for n in names])
+            subject = np.array([args.subject in n for n in names])
             rho = spearman(predicted, measured)
-            rho_sp = spearman(predicted[spatial], measured[spatial])
+            rho_sp = spearman(predicted[subject], measured[subject])
             loss, pick = regret(predicted, measured)
             rhos.append(rho)
             sp_rhos.append(rho_sp)
@@ -155,11 +164,11 @@ def main() -> None:
                                     / (measured[i] / measured.min()))
                 launches[name][0] += members[i]["launches"]
                 launches[name][1] += sim[i][2]
-            print(f"{graph:22s} {rho:5.2f} {rho_sp:6.2f} {loss:6.2f}  {names[pick]:22s} "
+            print(f"{graph:22s} {rho:5.2f} {rho_sp:7.2f} {loss:6.2f}  {names[pick]:22s} "
                   f"{names[int(np.argmin(measured))]:22s}")
         regrets = np.array(regrets)
-        print(f"{algorithm} summary: median rho {np.nanmedian(rhos):.2f}, among the spatial "
-              f"configs {np.nanmedian(sp_rhos):.2f}; pick within 5% on "
+        print(f"{algorithm} summary: median rho {np.nanmedian(rhos):.2f}, among the "
+              f"{args.subject} configs {np.nanmedian(sp_rhos):.2f}; pick within 5% on "
               f"{(regrets <= WITHIN).sum()}/{regrets.size} graphs, geomean regret "
               f"{math.exp(np.log(regrets).mean()):.3f}, worst {regrets.max():.2f}")
         print(f"{'config':22s} {'charge':>7s} {'launches measured':>18s} {'simulated':>10s}")
