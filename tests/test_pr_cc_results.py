@@ -1,6 +1,7 @@
 """The committed PageRank/CC ground truth (bench/gpu/results/h100_pr_cc.parquet, from
 bench/gpu/pr_cc.py with `warpsweep measure`'s kernels) is whole, correct and in the harness's
-contract, calibrate reads it, and its sessions merged as the log says. CPU only."""
+contract, calibrate reads it, and its sessions merged as the log says; the spatial and WER
+catalogs (h200_spatial.parquet, h200_wer.parquet) are whole and labelled. CPU only."""
 
 import importlib
 import sys
@@ -100,3 +101,34 @@ def test_two_sessions_merge_to_the_fastest(bench, rows):
         assert f["time_us"] == r["time_us"] and f["kernel_us"] == r["kernel_us"]
         assert m["time_us"] == pytest.approx(1.5 * r["time_us"]) and f["reps"] == 20
         assert f["atomics"] == r["atomics"]  # the lower median of the counters
+
+
+@pytest.mark.parametrize("name, catalog, count", [
+    ("h200_spatial.parquet", "spatial_measurements", 561),
+    ("h200_wer.parquet", "wer_measurements", 510),
+])
+def test_the_spatial_and_wer_catalogs_are_whole_and_labelled_by_their_gpu(bench, name, catalog,
+                                                                           count):
+    """bench/gpu/pr_cc.py --catalog spatial|wer: every measurement on all 17 graphs, each
+    correct, with a kernel plan, and the device column the GPU the rows ran on."""
+    configs, _ = bench
+    measured = pq.read_table(GPU_DIR / "results" / name).to_pylist()
+    wanted = {(m.algorithm, m.config, m.variant) for m in getattr(configs, catalog)()}
+    assert len(measured) == count == 17 * len(wanted)
+    assert {(r["algorithm"], r["config"], r["variant"]) for r in measured} == wanted
+    assert all(r["correct"] and r["time_us"] > 0 for r in measured)
+    for r in measured[:: len(wanted)]:
+        assert configs.device_label(r["gpu_name"], r["device"]) == r["device"]
+    for algorithm, config, variant in wanted:
+        plan_for(algorithm, config, variant)
+
+
+def test_the_device_column_names_the_gpu_measured_on(bench):
+    configs, _ = bench
+    assert configs.device_label("NVIDIA H100 80GB HBM3") == "h100"
+    assert configs.device_label("NVIDIA H200") == "h200"
+    assert configs.device_label("NVIDIA H100 80GB HBM3", "h100-sxm") == "h100-sxm"
+    with pytest.raises(SystemExit, match="this GPU is 'NVIDIA H200'"):
+        configs.device_label("NVIDIA H200", "h100")
+    with pytest.raises(SystemExit, match="no GPU model"):
+        configs.device_label("Some Accelerator")

@@ -6,6 +6,7 @@ No CuPy here: the tests import this module on machines without a GPU.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,6 +152,22 @@ def pr_cc_measurements() -> list[Measurement]:
         if algorithm == "cc":
             out += [Measurement(algorithm, c, "plain") for c in CC_TEMPORAL]
     return out
+
+
+def device_label(gpu_name: str, given: str | None = None) -> str:
+    """The results' ``device`` column: ``given``, or else the GPU's model read from its name
+    (``NVIDIA H100 80GB HBM3`` -> ``h100``). A given label that leaves out the model of the
+    GPU it runs on is refused: a file must not say it was measured on another GPU."""
+    found = re.search(r"\b([A-Z]{1,2}\d{2,4}[A-Z]?)\b", gpu_name.upper())
+    model = found.group(1).lower() if found else None
+    if given is None:
+        if model is None:
+            raise SystemExit(f"--device: no GPU model in the name {gpu_name!r}; name one")
+        return model
+    if model is not None and model not in given.lower():
+        raise SystemExit(f"--device {given!r}: this GPU is {gpu_name!r} ({model}); the "
+                         "device column must name the GPU the rows were measured on")
+    return given
 
 
 def file_spec(name: str, graphs_dir: str) -> str:

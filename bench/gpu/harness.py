@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder holding the files of ../shared/graphs (default: %(default)s)")
     parser.add_argument("--out", type=Path, required=True, help="Parquet file to write")
     parser.add_argument("--commit", required=True, help="git commit of the repo measured")
-    parser.add_argument("--device", default="h100", help="the device column (default h100)")
+    parser.add_argument("--device", default=None,
+                        help="the device column (default: the GPU's model, e.g. h100)")
     parser.add_argument("--reps", type=int, default=5,
                         help="timed runs of each kind (total; per-kernel events)")
     parser.add_argument("--only", nargs="*", default=(),
@@ -288,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     kernels = compile_kernels([p for _, p in wanted])
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     gpu_name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    meta = {"device": args.device, "gpu_name": gpu_name, "cupy_version": cp.__version__,
+    meta = {"device": configs.device_label(gpu_name, args.device), "gpu_name": gpu_name,
+            "cupy_version": cp.__version__,
             "cuda_version": str(cp.cuda.runtime.runtimeGetVersion()), "commit": args.commit}
     resident = resident_blocks_fn(props["multiProcessorCount"])
     print(f"{gpu_name}, {props['multiProcessorCount']} SMs; CuPy {cp.__version__}, CUDA "

@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--graphs-dir", default=configs.REPO_GRAPHS_DIR)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--commit", required=True)
-    parser.add_argument("--device", default="h100")
+    parser.add_argument("--device", default=None,
+                        help="the device column (default: the GPU's model, e.g. h100)")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--only", nargs="*", default=())
     parser.add_argument("--catalog", choices=tuple(CATALOGS), default="pr_cc")
@@ -72,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     for count in (False, True):
         compile_together([plan.names() for _, plan in wanted], count)
     print(f"compiled in {time.time() - t0:.1f} s", flush=True)
-    meta = {"device": args.device, "gpu_name": session.gpu_name,
+    meta = {"device": configs.device_label(session.gpu_name, args.device),
+            "gpu_name": session.gpu_name,
             "cupy_version": cp.__version__,
             "cuda_version": str(cp.cuda.runtime.runtimeGetVersion()), "commit": args.commit}
     print(f"{session.gpu_name}; CuPy {cp.__version__}; {len(wanted)} measurements",
