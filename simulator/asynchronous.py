@@ -15,13 +15,17 @@ its warps start as others finish, not in waves (``bench/worklist_waves_fidelity.
 E = 0).
 
 A sweep (``slots``) runs the same way over the vertex slots, and a spatial hybrid's launch over
-its listed partitions' slots: a wave holds the resident warps' consecutive slots, and its active
-vertices read the distances the earlier waves of the sweep lowered (the kernel reads them
-live), so a vertex lowered again before its wave expands it relays the lower value at once.
-Wide virtual warps hold few slots a wave, and their sweeps
-converge in fewer rounds: on the H100 web-NotreDame's SSSP takes 31 sweeps at W = 32 and 35
-with the thread mapping, as many as the synchronous run (here 31 and 34: its waves hold 270k
-of the 326k vertices), random-deg32's 21 and 23 (here too; ``bench/gpu/results/h100.parquet``).
+its listed partitions' slots: a wave holds the resident warps' consecutive slots, and its
+active vertices read the distances the earlier waves of the sweep lowered (the kernel reads
+them live), so a vertex lowered again before its wave expands it relays the lower value at
+once. Where each virtual warp (thread) walks a chunk of C slots, the wave's slots of one chunk
+position read after the earlier positions stored (``_chunked_sweep``): CC's WER sweeps of 16
+vertices a thread take 511 launches on grid2d-512 on the H200, 1023 with every slot of a wave
+reading at once, 543 so (``bench/gpu/results/h200_wer.parquet``). Wide virtual warps hold few
+slots a wave, and their sweeps converge in fewer rounds: on the H100 web-NotreDame's SSSP takes
+31 sweeps at W = 32 and 35 with the thread mapping, as many as the synchronous run (here 31 and
+34: its waves hold 270k of the 326k vertices), random-deg32's 21 and 23 (here too;
+``bench/gpu/results/h100.parquet``).
 Deferred vertices are expanded after every wave, by the outlier kernel, reading what the main
 kernel lowered. Within a sweep's wave, a vertex's edges go W at a time in lockstep steps, and
 a lane reads its target after the earlier steps' stores: a relaxation that one of them
@@ -101,7 +105,7 @@ class AsynchronousLowering:
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
                lanes_per_vertex: int | None = None,
                first_copies: np.ndarray | None = None,
-               races: RacingStores | None = None) -> WaveStores:
+               races: RacingStores | None = None, chunk: int = 1) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
         of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
         ``slots``: each entry's task slot (ascending), where the launch's slots are more than
@@ -112,7 +116,9 @@ class AsynchronousLowering:
         the caller has them, the index of each vertex's first entry in ``worklist``
         (ascending), used where the launch is one wave. ``races``: a worklist launch's
         plain stores race across warps (``simulator.store_races``): some lowerings are
-        lost, though their lanes stored and push."""
+        lost, though their lanes stored and push. ``chunk`` (a sweep's vertices per virtual
+        warp or thread, C > 1): each walks its C slots one after another, so within a wave the
+        slots of chunk position p read what positions before p stored (``_chunked_sweep``)."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         if self._degree is None:
@@ -128,7 +134,11 @@ class AsynchronousLowering:
             wave_of = slots // entries_per_wave
             bounds = [0, *(np.flatnonzero(wave_of[1:] != wave_of[:-1]) + 1).tolist(),
                       worklist.size]
-        if slots is not None and worklist.size and _MERGED_SWEEPS:
+        if slots is not None and worklist.size and chunk > 1:
+            lanes, values, writes = self._chunked_sweep(worklist, degree, wave_of,
+                                                        slots % chunk, chunk, deferred)
+            bounds = []
+        elif slots is not None and worklist.size and _MERGED_SWEEPS:
             expands = slice(None) if deferred is None else ~deferred
             merged = self._merged_sweep(worklist[expands], wave_of[expands], degree[expands],
                                         lanes_per_vertex)
@@ -187,6 +197,34 @@ class AsynchronousLowering:
         return WaveStores(np.concatenate(lanes), np.concatenate(values),
                           np.concatenate(writes or [np.zeros(0, dtype=np.int64)]),
                           outlier_writes, known_lowered)
+
+    def _chunked_sweep(self, worklist: np.ndarray, degree: np.ndarray, wave_of: np.ndarray,
+                       position: np.ndarray, chunk: int, deferred: np.ndarray | None
+                       ) -> tuple[list, list, list]:
+        """A sweep whose virtual warps (threads) each walk ``chunk`` consecutive slots: its
+        wave's slots of one chunk ``position`` read together, after the positions before
+        them in the wave stored (the resident warps go through their chunks about
+        together), each sub-wave relaxed at once; the storing lanes in the sweep's edge order
+        (slot by slot; ascending), their values and edges, as ``launch`` returns them."""
+        expanding = (np.arange(worklist.size) if deferred is None
+                     else np.flatnonzero(~deferred))
+        lengths = degree[expanding]
+        first_lane = np.cumsum(lengths) - lengths  # in the sweep's edge order
+        key = wave_of[expanding].astype(np.int64) * chunk + position[expanding]
+        order = stable_order(key)
+        cuts = np.flatnonzero(np.diff(key[order])) + 1
+        lanes, values, writes = [], [], []
+        for part in np.split(order, cuts):
+            sub_lanes, sub_writes, sub_values = self._relax(worklist[expanding[part]])
+            ends = np.cumsum(lengths[part])
+            owner = np.searchsorted(ends, sub_lanes, side="right")
+            lanes.append(first_lane[part][owner] + sub_lanes - (ends - lengths[part])[owner])
+            values.append(sub_values)
+            writes.append(sub_writes)
+        lanes = np.concatenate(lanes) if lanes else np.zeros(0, dtype=np.int64)
+        ordered = np.argsort(lanes, kind="stable")
+        return ([lanes[ordered]], [np.concatenate(values)[ordered]],
+                [np.concatenate(writes)[ordered]])
 
     def _merged_sweep(self, vertices: np.ndarray, wave_of: np.ndarray, lengths: np.ndarray,
                       lanes_per_vertex: int | None

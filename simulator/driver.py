@@ -334,7 +334,8 @@ def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np
     storing lanes, and the vertices it lowered (the next sweep's)."""
     s = launcher.strategy_for(active)
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
-                        slots=active, lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s))
+                        slots=active, lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s),
+                        chunk=s.vertices_per_grab)
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
 
@@ -562,7 +563,8 @@ def _spatial_launches(launcher: Launcher):
         # an active vertex's slot: its partition's place among the listed ones, then its own
         slot = reps.searchsorted(active // p) * p + active % p
         stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
-                            slots=slot, lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s))
+                            slots=slot, lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s),
+                            chunk=s.vertices_per_grab)
         yield IterationWork(active, stores.outlier_writes, stores.values), stores.lanes, reps
         active = stores.lowered(fr.indices, fr.n)
         reps = distinct_ids(active // p, partitions)

@@ -400,3 +400,52 @@ def test_a_spatial_hybrid_of_one_partition_is_the_sweep(algorithm):
                        functional=fr)
     assert spatial.iterations == sweep.iterations < len(fr.iterations)
     assert spatial.edges_touched == sweep.edges_touched
+
+
+@pytest.mark.parametrize("mapping, frontiers", [
+    # one wave holds every slot, each virtual warp one vertex: the synchronous rounds
+    ("mapping=vwarp,w=2", [1, 2, 2, 1]),
+    # a virtual warp (WER: a thread) walks vertices 0..3 one after another: in the second
+    # sweep 1 (position 1) lowers 2 to 2 before 2 (position 2) reads it and sets 3 to 3, so
+    # the third sweep ({2, 3}) lowers nothing and is the last
+    ("mapping=vwarp,w=2,chunk=4", [1, 2, 2]),
+    ("mapping=wer,chunk=4", [1, 2, 2]),
+    ("mapping=wer+,chunk=4", [1, 2, 2]),
+])
+def test_a_chunks_later_positions_read_what_its_earlier_ones_lowered(mapping, frontiers):
+    run = simulate(chain_graph(), "sssp", f"{mapping},block_size=32", SERIAL, source=0,
+                   trace=True)
+    assert run.trace["frontier"].tolist() == frontiers
+
+
+def chunked_sweeps(fr, slots_per_wave: int, chunk: int) -> tuple[np.ndarray, int]:
+    """``sweeps_in_waves`` with each virtual warp walking ``chunk`` consecutive slots."""
+    run = AsynchronousLowering(fr)
+    active = fr.iterations[0].active.astype(np.int64)
+    sweeps = 0
+    while active.size:
+        active = run.launch(active, slots_per_wave, slots=active,
+                            chunk=chunk).lowered(fr.indices, fr.n)
+        sweeps += 1
+    return run.values, sweeps
+
+
+@pytest.mark.parametrize("spec", ["rmat:scale=9,ef=8,weights=random,seed=5",
+                                  "road:rows=20,weights=random,seed=3"])
+def test_chunked_sweeps_reach_the_reference_answers(spec):
+    """Sweeps whose chunks go position by position reach scipy's distances and components,
+    in no more sweeps than with every slot of a wave reading at once (chunks of 1), and a
+    road's labels in fewer."""
+    graph = load_graph(spec)
+    matrix = csr_matrix((graph.weights, graph.indices, graph.indptr), shape=(graph.n,) * 2)
+    for algorithm in ("sssp", "cc"):
+        fr = functional_run(graph, algorithm)
+        for wave, chunk in ((64, 4), (64, 16), (graph.n, 8)):
+            values, sweeps = chunked_sweeps(fr, wave, chunk)
+            if algorithm == "sssp":
+                assert np.allclose(values, dijkstra(matrix, indices=fr.source))
+            else:
+                assert np.array_equal(values, fr.output)
+            assert sweeps <= chunked_sweeps(fr, wave, 1)[1]
+            if algorithm == "cc" and spec.startswith("road"):
+                assert sweeps < chunked_sweeps(fr, wave, 1)[1]

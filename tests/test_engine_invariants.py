@@ -35,18 +35,23 @@ knobs = st.one_of(
 )
 
 
-def deferred_cc_sweep_edges(fr, threshold: int) -> int:
-    """The edges CC's sweeps expand when vertices of degree above ``threshold`` are deferred
-    to an outlier kernel that runs after the main kernel and reads its stores (every sweep in
-    one wave: the graphs here fit the device's resident warps), vertex by vertex."""
+def cc_sweep_edges(fr, threshold: int | None, chunk: int) -> int:
+    """The edges CC's sweeps expand (every sweep in one wave: the graphs here fit the
+    device's resident warps), vertex by vertex: the main kernel's vertices chunk position by
+    position (a virtual warp walks ``chunk`` consecutive vertices, so vertex v goes at
+    position v % chunk; a position's lanes read before its stores, after the earlier
+    positions'), then those of degree above ``threshold``, deferred to an outlier kernel that
+    reads the main kernel's stores."""
     labels = list(range(fr.n))
     degree = [int(fr.indptr[v + 1] - fr.indptr[v]) for v in range(fr.n)]
     active, edges = list(range(fr.n)), 0
     while active:
         lowered = set()
-        for kernel in ([v for v in active if degree[v] <= threshold],
-                       [v for v in active if degree[v] > threshold]):
-            read = list(labels)  # a kernel's lanes read before any of its stores
+        main = [v for v in active if threshold is None or degree[v] <= threshold]
+        kernels = [[v for v in main if v % chunk == p] for p in range(chunk)]
+        kernels.append([v for v in active if threshold is not None and degree[v] > threshold])
+        for kernel in kernels:
+            read = list(labels)  # a kernel's (position's) lanes read before any of its stores
             for v in kernel:
                 for u in fr.indices[fr.indptr[v]:fr.indptr[v + 1]].tolist():
                     if read[v] < labels[u]:
@@ -65,10 +70,12 @@ def test_lane_accounting(seed, knob, algorithm):
     r = simulate(g, algorithm, knob)
     fr = functional_run(g, algorithm)
     # active lane-steps are exactly the edges expanded, under every mapping: the functional
-    # run's, but where CC's outlier kernel reads what its main kernel lowered
+    # run's, but where CC's outlier kernel reads what its main kernel lowered, or a chunk's
+    # later vertices what its earlier ones did
     expected = fr.edges_expanded
-    if algorithm == "cc" and knob.get("defer_threshold") is not None:
-        expected = deferred_cc_sweep_edges(fr, knob["defer_threshold"])
+    chunk = knob.get("chunk") or 1
+    if algorithm == "cc" and (knob.get("defer_threshold") is not None or chunk > 1):
+        expected = cc_sweep_edges(fr, knob.get("defer_threshold"), chunk)
     assert r.edges_touched == expected
     assert r.u_a + r.u_r + r.me == pytest.approx(1.0)
     assert 0 < r.simd_efficiency <= 1 and r.me == pytest.approx(r.simd_efficiency)
