@@ -15,9 +15,10 @@ then, per configuration, its charge relative to each graph's best (median over g
 launches simulated beside those measured.
 
 Simulations are kept, one JSON line each, in ``--sims`` (default: the results file's name with
-``_sims.jsonl``), keyed by the row, the device's fields and the simulator's sources, and only
-the missing ones run (smallest graphs first): a run cut short keeps what it finished, and the
-tables cover the graphs whose every configuration is simulated (the others are named).
+``_sims.jsonl``), keyed by the row, the device's fields and the simulator's sources (lines of
+another simulator or device are dropped), and only the missing ones run (smallest graphs
+first): a run cut short keeps what it finished, and the tables cover the graphs whose every
+configuration is simulated (the others are named).
 
 Run from anywhere: python bench/catalog_fidelity.py [RESULTS.parquet] [--device D] [--jobs N]
 [--graphs-dir DIR] [--sims FILE] [--subject WORD]
@@ -102,10 +103,16 @@ def main() -> None:
         args.subject = ("spatial" if any("driven=spatial" in r["config"] for r in rows)
                         else "wer")
     done: dict[str, list] = {}
+    wanted = {sim_key(r, args.device) for r in rows}
     if args.sims.exists():
-        for line in args.sims.read_text().splitlines():
+        lines = args.sims.read_text().splitlines()
+        for line in lines:
             record = json.loads(line)
-            done[record["key"]] = record["sim"]
+            if record["key"] in wanted:  # another simulator's or device's lines are dropped
+                done[record["key"]] = record["sim"]
+        if len(done) < len(lines):
+            args.sims.write_text("".join(json.dumps({"key": k, "sim": v}) + "\n"
+                                         for k, v in done.items()))
     missing = sorted((r for r in rows if sim_key(r, args.device) not in done),
                      key=lambda r: r["m"])
     tasks = []
