@@ -221,7 +221,7 @@ class AsynchronousLowering:
             lanes.append(first_lane[part][owner] + sub_lanes - (ends - lengths[part])[owner])
             values.append(sub_values)
             writes.append(sub_writes)
-        lanes = np.concatenate(lanes) if lanes else np.zeros(0, dtype=np.int64)
+        lanes = np.concatenate(lanes)  # np.split gives one part at least
         ordered = np.argsort(lanes, kind="stable")
         return ([lanes[ordered]], [np.concatenate(values)[ordered]],
                 [np.concatenate(writes)[ordered]])

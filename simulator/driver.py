@@ -327,14 +327,18 @@ def _sweeps(launcher: Launcher):
         yield work, s, store_lanes
 
 
-def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np.ndarray):
+def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np.ndarray,
+                       slots: np.ndarray | None = None):
     """One SSSP or CC sweep over the ``active`` vertices, each reading the values its sweep's
     earlier waves of resident warps lowered (``simulator.asynchronous``: wide virtual warps
     hold few vertices a wave, so their sweeps converge in fewer rounds): its work, strategy,
-    storing lanes, and the vertices it lowered (the next sweep's)."""
+    storing lanes, and the vertices it lowered (the next sweep's). ``slots``: the active
+    vertices' places among the launch's slots, where those are not every vertex (a spatial
+    hybrid's listed partitions)."""
     s = launcher.strategy_for(active)
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
-                        slots=active, lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s),
+                        slots=active if slots is None else slots,
+                        lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s),
                         chunk=s.vertices_per_grab)
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
@@ -559,14 +563,10 @@ def _spatial_launches(launcher: Launcher):
     run = AsynchronousLowering(fr)
     active = fr.iterations[0].active.astype(np.int64)
     while active.size:
-        s = launcher.strategy_for(active)
         # an active vertex's slot: its partition's place among the listed ones, then its own
         slot = reps.searchsorted(active // p) * p + active % p
-        stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
-                            slots=slot, lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s),
-                            chunk=s.vertices_per_grab)
-        yield IterationWork(active, stores.outlier_writes, stores.values), stores.lanes, reps
-        active = stores.lowered(fr.indices, fr.n)
+        work, _, store_lanes, active = asynchronous_sweep(launcher, run, active, slot)
+        yield work, store_lanes, reps
         reps = distinct_ids(active // p, partitions)
 
 

@@ -166,11 +166,13 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         raise UnsupportedConfig(UNSUPPORTED.get(
             s.mapping, f"mapping={s.mapping} has no GPU kernel in warpsweep measure"))
     if s.mapping in REDISTRIBUTING:
-        what = ("PageRank" if algorithm == "pagerank" else f"driven={s.driven}"
-                if s.driven != "topology" else "dynamic distribution" if s.dynamic
-                else "deferral" if s.defer_threshold is not None else None)
-        if what is not None:
-            raise UnsupportedConfig(UNSUPPORTED["wer"].format(mapping=s.mapping, what=what))
+        missing = [what for what, absent in (
+            ("PageRank", algorithm == "pagerank"), (f"driven={s.driven}", s.uses_worklist),
+            ("dynamic distribution", s.dynamic), ("deferral", s.defer_threshold is not None),
+        ) if absent]
+        if missing:
+            raise UnsupportedConfig(UNSUPPORTED["wer"].format(mapping=s.mapping,
+                                                              what=missing[0]))
     if s.donate_threshold is not None:
         raise UnsupportedConfig(UNSUPPORTED["donation"])
     if s.driven == "spatial" and s.push != "atomic":

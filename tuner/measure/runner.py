@@ -221,8 +221,8 @@ class DeviceGraph:
         if plan.driven == "spatial":  # the flags as a sweep's, the partitions listing them
             if a == "cc":
                 self.flags[0].fill(1)
-                self.queues[0][:self._partitions(plan)] = self.everyone[
-                    :self._partitions(plan)]
+                partitions = self._partitions(plan)
+                self.queues[0][:partitions] = self.everyone[:partitions]
             else:
                 if a == "sssp":
                     self.flags[0][self.source] = 1
