@@ -18,10 +18,12 @@ A sweep (``slots``) runs the same way over the vertex slots, and a spatial hybri
 its listed partitions' slots: a wave holds the resident warps' consecutive slots, and its
 active vertices read the distances the earlier waves of the sweep lowered (the kernel reads
 them live), so a vertex lowered again before its wave expands it relays the lower value at
-once. Where each virtual warp (thread) walks a chunk of C slots, the wave's slots of one chunk
-position read after the earlier positions stored (``_chunked_sweep``): CC's WER sweeps of 16
-vertices a thread take 511 launches on grid2d-512 on the H200, 1023 with every slot of a wave
-reading at once, 543 so (``bench/gpu/results/h200_wer.parquet``). Wide virtual warps hold few
+once. Where each virtual warp (thread) walks a chunk of C slots, each slot reads what the
+wave's stores made before it started, in steps (``ChunkWalk``, ``_chunked_sweep``): a warp's
+next position starts when its current one's edges are done, so warps of light positions run
+ahead of one expanding a hub. CC's WER sweeps of 16 vertices a thread take 1017 launches on
+road-512 on the H200, 1015 so, 846 with the positions in lockstep across the warps
+(``bench/gpu/results/h200_wer.parquet``). Wide virtual warps hold few
 slots a wave, and their sweeps converge in fewer rounds: on the H100 web-NotreDame's SSSP takes
 31 sweeps at W = 32 and 35 with the thread mapping, as many as the synchronous run (here 31 and
 34: its waves hold 270k of the 326k vertices), random-deg32's 21 and 23 (here too;
@@ -35,6 +37,7 @@ degree 32 takes 32 steps), as the H100's stores count (``bench/store_count_fidel
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -62,6 +65,54 @@ _MERGED_SWEEPS = True
 # a wave of more goes alone): their lane arrays stay within the caches, and a sweep of
 # millions of edges does not hold them all.
 _MERGED_EDGES = 1 << 18
+
+
+@dataclass(frozen=True)
+class ChunkWalk:
+    """How a sweep's warps walk their chunks: ``chunk`` consecutive slots per virtual warp
+    (thread), ``slots_per_warp`` consecutive slots per warp; a vertex's edges go ``lanes`` at
+    a time (W), or with ``pooled``, a position's edges go through one table of the warp
+    (WER, WER+), ``lanes`` at a time (WER+: 32; 0: as many as the position's active slots,
+    WER's active lanes)."""
+
+    chunk: int
+    slots_per_warp: int
+    lanes: int
+    pooled: bool = False
+
+    def schedule(self, slots: np.ndarray, lengths: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For active ``slots`` (ascending) of degrees ``lengths``: each one's start step
+        within its wave, the table position of its first edge (0 unless pooled) and the
+        lanes its edges go over at once; a warp's positions without an active slot take
+        one step."""
+        warp = slots // self.slots_per_warp
+        group = warp * self.chunk + slots % self.chunk
+        order = stable_order(group)  # a warp's virtual warps interleave their positions
+        ordered = group[order]
+        firsts = np.flatnonzero(run_starts(ordered))
+        sizes = np.diff(np.append(firsts, ordered.size))
+        of_slot = np.empty(slots.size, dtype=np.int64)
+        of_slot[order] = np.repeat(np.arange(firsts.size), sizes)
+        held = lengths[order]
+        if self.pooled:
+            table = np.add.reduceat(held, firsts)
+            width = (np.full(firsts.size, self.lanes, dtype=np.int64) if self.lanes
+                     else sizes.astype(np.int64))
+            steps = -(-table // width)
+            before = np.cumsum(held) - held
+            lane_base = np.empty(slots.size, dtype=np.int64)
+            lane_base[order] = before - np.repeat(before[firsts], sizes)
+        else:
+            width = np.full(firsts.size, self.lanes, dtype=np.int64)
+            steps = -(-np.maximum.reduceat(held, firsts) // self.lanes)
+            lane_base = np.zeros(slots.size, dtype=np.int64)
+        group_warp = ordered[firsts] // self.chunk
+        done = np.cumsum(steps) - steps  # steps of the warp's earlier active positions
+        warp_firsts = np.flatnonzero(run_starts(group_warp))
+        done -= np.repeat(done[warp_firsts], np.diff(np.append(warp_firsts, group_warp.size)))
+        start = ordered[firsts] % self.chunk + done
+        return start[of_slot], lane_base, width[of_slot]
 
 
 @dataclass(frozen=True)
@@ -105,7 +156,8 @@ class AsynchronousLowering:
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
                lanes_per_vertex: int | None = None,
                first_copies: np.ndarray | None = None,
-               races: RacingStores | None = None, chunk: int = 1) -> WaveStores:
+               races: RacingStores | None = None,
+               walk: ChunkWalk | None = None) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
         of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
         ``slots``: each entry's task slot (ascending), where the launch's slots are more than
@@ -116,9 +168,10 @@ class AsynchronousLowering:
         the caller has them, the index of each vertex's first entry in ``worklist``
         (ascending), used where the launch is one wave. ``races``: a worklist launch's
         plain stores race across warps (``simulator.store_races``): some lowerings are
-        lost, though their lanes stored and push. ``chunk`` (a sweep's vertices per virtual
-        warp or thread, C > 1): each walks its C slots one after another, so within a wave the
-        slots of chunk position p read what positions before p stored (``_chunked_sweep``)."""
+        lost, though their lanes stored and push. ``walk`` (a sweep whose virtual warps or
+        threads take C > 1 slots each): each walks its C slots one after another, so within a
+        wave a slot reads what the stores timed before its start lowered
+        (``_chunked_sweep``)."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         if self._degree is None:
@@ -134,9 +187,9 @@ class AsynchronousLowering:
             wave_of = slots // entries_per_wave
             bounds = [0, *(np.flatnonzero(wave_of[1:] != wave_of[:-1]) + 1).tolist(),
                       worklist.size]
-        if slots is not None and worklist.size and chunk > 1:
-            lanes, values, writes = self._chunked_sweep(worklist, degree, wave_of,
-                                                        slots % chunk, chunk, deferred)
+        if slots is not None and worklist.size and walk is not None and walk.chunk > 1:
+            lanes, values, writes = self._chunked_sweep(worklist, degree, slots, wave_of,
+                                                        walk, deferred)
             bounds = []
         elif slots is not None and worklist.size and _MERGED_SWEEPS:
             expands = slice(None) if deferred is None else ~deferred
@@ -198,30 +251,68 @@ class AsynchronousLowering:
                           np.concatenate(writes or [np.zeros(0, dtype=np.int64)]),
                           outlier_writes, known_lowered)
 
-    def _chunked_sweep(self, worklist: np.ndarray, degree: np.ndarray, wave_of: np.ndarray,
-                       position: np.ndarray, chunk: int, deferred: np.ndarray | None
+    def _chunked_sweep(self, worklist: np.ndarray, degree: np.ndarray, slots: np.ndarray,
+                       wave_of: np.ndarray, walk: ChunkWalk, deferred: np.ndarray | None
                        ) -> tuple[list, list, list]:
-        """A sweep whose virtual warps (threads) each walk ``chunk`` consecutive slots: its
-        wave's slots of one chunk ``position`` read together, after the positions before
-        them in the wave stored (the resident warps go through their chunks about
-        together), each sub-wave relaxed at once; the storing lanes in the sweep's edge order
-        (slot by slot; ascending), their values and edges, as ``launch`` returns them."""
+        """A sweep whose virtual warps (threads) each walk ``walk.chunk`` consecutive slots,
+        timed in steps: a warp's position p starts when its earlier positions' steps are
+        done (one to read the slot, then its edges ``walk.lanes`` at a time), each lane
+        stores one step after its edge's step began, and a slot reads the values every
+        store of its wave made by its start (every earlier wave's). Warps of light positions
+        run ahead of those expanding a hub. Returns the storing lanes in the sweep's edge
+        order (slot by slot; ascending), their values and edges, as ``launch`` returns
+        them; a lane stores where its value is below its target's when it stores."""
         expanding = (np.arange(worklist.size) if deferred is None
                      else np.flatnonzero(~deferred))
+        nothing = np.zeros(0, dtype=np.int64)
+        if expanding.size == 0:
+            return [nothing], [self.values[:0]], [nothing]
+        vertices = worklist[expanding]
         lengths = degree[expanding]
         first_lane = np.cumsum(lengths) - lengths  # in the sweep's edge order
-        key = wave_of[expanding].astype(np.int64) * chunk + position[expanding]
-        order = stable_order(key)
-        cuts = np.flatnonzero(np.diff(key[order])) + 1
+        start, lane_base, width = walk.schedule(slots[expanding], lengths)
+        span = int(start.max() + lengths.max() + 2)
+        read_key = wave_of[expanding].astype(np.int64) * span + start
+        order = stable_order(read_key)
+        cuts = np.flatnonzero(np.diff(read_key[order])) + 1
+        read_keys = read_key[order][np.concatenate([[0], cuts]).astype(np.int64)]
+        due: dict[int, list] = defaultdict(list)  # read group -> stores landing before it
         lanes, values, writes = [], [], []
-        for part in np.split(order, cuts):
-            sub_lanes, sub_writes, sub_values = self._relax(worklist[expanding[part]])
+
+        def land(group: int) -> None:
+            if group not in due:
+                return
+            held = due.pop(group)
+            at, cand, edges = (np.concatenate(parts) for parts in zip(*held, strict=True))
+            targets = self.indices.take(edges)
+            keep = np.flatnonzero(cand < self.values.take(targets))
+            np.minimum.at(self.values, targets.take(keep), cand.take(keep))
+            lanes.append(at.take(keep))
+            values.append(cand.take(keep))
+            writes.append(edges.take(keep))
+
+        for group, part in enumerate(np.split(order, cuts)):
+            land(group)
+            sub_lanes, sub_edges, sub_values, local = relax(
+                self.indptr, self.indices, vertices[part], self.values, self.edge_values,
+                lower=False, with_local=True)
+            if sub_lanes.size == 0:
+                continue
             ends = np.cumsum(lengths[part])
             owner = np.searchsorted(ends, sub_lanes, side="right")
-            lanes.append(first_lane[part][owner] + sub_lanes - (ends - lengths[part])[owner])
-            values.append(sub_values)
-            writes.append(sub_writes)
-        lanes = np.concatenate(lanes)  # np.split gives one part at least
+            slot = part[owner]
+            step = (lane_base[slot] + local) // width[slot]
+            store_key = read_key[slot] + 1 + step
+            lands = np.searchsorted(read_keys, store_key, side="left")
+            at = first_lane[slot] + local
+            for g in np.unique(lands).tolist():
+                pick = np.flatnonzero(lands == g)
+                due[g].append((at.take(pick), sub_values.take(pick), sub_edges.take(pick)))
+        for group in sorted(due):
+            land(group)
+        if not lanes:
+            return [nothing], [self.values[:0]], [nothing]
+        lanes = np.concatenate(lanes)
         ordered = np.argsort(lanes, kind="stable")
         return ([lanes[ordered]], [np.concatenate(values)[ordered]],
                 [np.concatenate(writes)[ordered]])

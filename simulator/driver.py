@@ -12,6 +12,7 @@ import numpy as np
 
 from simulator import store_races
 from simulator.asynchronous import AsynchronousLowering
+from simulator.asynchronous import ChunkWalk
 from simulator.auxiliary_kernels import compaction_kernel
 from simulator.auxiliary_kernels import idle_outlier_kernel
 from simulator.auxiliary_kernels import scatter_kernel
@@ -339,9 +340,20 @@ def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
                         slots=active if slots is None else slots,
                         lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s),
-                        chunk=s.vertices_per_grab)
+                        walk=chunk_walk(s, launcher.device))
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
+
+
+def chunk_walk(s: Strategy, device: Device) -> ChunkWalk | None:
+    """How a sweep's warps walk their chunks (None: one slot each)."""
+    if s.vertices_per_grab == 1:
+        return None
+    per_warp = device.warp_size // s.lanes_per_vertex * s.vertices_per_grab
+    if s.mapping in ("wer", "wer+"):  # a position's edges go through the warp's table
+        return ChunkWalk(s.vertices_per_grab, per_warp,
+                         device.warp_size if s.mapping == "wer+" else 0, pooled=True)
+    return ChunkWalk(s.vertices_per_grab, per_warp, s.lanes_per_vertex)
 
 
 def asynchronous_worklist(launcher: Launcher, run: AsynchronousLowering,

@@ -13,6 +13,7 @@ from simulator import Strategy
 from simulator import functional_run
 from simulator import simulate
 from simulator.asynchronous import AsynchronousLowering
+from simulator.asynchronous import ChunkWalk
 from simulator.driver import wave_entries
 from simulator.functional import edge_ids
 from simulator.load import load_graph
@@ -418,14 +419,36 @@ def test_a_chunks_later_positions_read_what_its_earlier_ones_lowered(mapping, fr
     assert run.trace["frontier"].tolist() == frontiers
 
 
+def test_a_position_reads_the_stores_made_before_it_starts():
+    """CC on edges 0-2, 0-4, 0-5, 3-5, one wave of warps of one thread walking 2 slots (A
+    holds 0, 1; B 2, 3; C 4, 5), a step per edge. Sweep 1: 0, 2, 4 start at step 0; 0's
+    lanes store to 2, 4, 5 at steps 1, 2, 3. B and C finish their one-edge vertices by step
+    2, when 3 and 5 start: 5 still reads 5 (0's store to it lands at 3), so nothing lowers 3;
+    A's 1 starts at 4. Lowered {2, 4, 5}. Sweep 2: 5 lowers 3. Sweep 3: 3 lowers nothing.
+    With the positions in lockstep across warps, 5 would read 0 at position 1 and lower 3
+    in sweep 1: sweeps of [6, 4]."""
+    graph = Graph.from_edges(np.array([0, 0, 0, 3]), np.array([2, 4, 5, 5]), 6)
+    fr = functional_run(graph, "cc")
+    run = AsynchronousLowering(fr)
+    active, frontiers = np.arange(6), []
+    while active.size:
+        frontiers.append(active.size)
+        active = run.launch(active, 6, slots=active,
+                            walk=ChunkWalk(chunk=2, slots_per_warp=2, lanes=1)
+                            ).lowered(fr.indices, fr.n)
+    assert frontiers == [6, 3, 1]
+    assert run.values.tolist() == [0, 1, 0, 0, 0, 0]
+
+
 def chunked_sweeps(fr, slots_per_wave: int, chunk: int) -> tuple[np.ndarray, int]:
     """``sweeps_in_waves`` with each virtual warp walking ``chunk`` consecutive slots."""
     run = AsynchronousLowering(fr)
     active = fr.iterations[0].active.astype(np.int64)
     sweeps = 0
     while active.size:
+        walk = ChunkWalk(chunk, 4 * chunk, 1) if chunk > 1 else None  # warps of 4 threads
         active = run.launch(active, slots_per_wave, slots=active,
-                            chunk=chunk).lowered(fr.indices, fr.n)
+                            walk=walk).lowered(fr.indices, fr.n)
         sweeps += 1
     return run.values, sweeps
 

@@ -13,6 +13,8 @@ from simulator import Graph
 from simulator import functional_run
 from simulator import simulate
 from simulator.expansion import _positions_in_runs
+from simulator.mappings import MAPPINGS
+from simulator.simulate import as_strategy
 from tests.conftest import random_graph
 from tests.conftest import skewed_graph
 from tests.mapping_draws import registry_knobs
@@ -35,28 +37,79 @@ knobs = st.one_of(
 )
 
 
-def cc_sweep_edges(fr, threshold: int | None, chunk: int) -> int:
+def walk_of(strategy) -> tuple[int, int, bool]:
+    """The slots a warp of 32 lanes holds, the lanes a vertex's edges (pooled: a position's)
+    go over at once, and whether they are pooled (WER's warp table; 0 lanes: as many as
+    the position's active vertices, WER+'s 32)."""
+    pooled = strategy.mapping in ("wer", "wer+")
+    lanes = (32 if strategy.mapping == "wer+" else 0) if pooled else strategy.lanes_per_vertex
+    return 32 // strategy.lanes_per_vertex * strategy.vertices_per_grab, lanes, pooled
+
+
+def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
     """The edges CC's sweeps expand (every sweep in one wave: the graphs here fit the
-    device's resident warps), vertex by vertex: the main kernel's vertices chunk position by
-    position (a virtual warp walks ``chunk`` consecutive vertices, so vertex v goes at
-    position v % chunk; a position's lanes read before its stores, after the earlier
-    positions'), then those of degree above ``threshold``, deferred to an outlier kernel that
-    reads the main kernel's stores."""
+    device's resident warps), event by event. The main kernel's vertex v sits at position
+    v % ``chunk`` of warp v // ``warp_slots``; a warp's position starts when its earlier
+    positions are done, each taking a step plus its edges' steps (the most of its vertices'
+    degree / ``lanes``, rounded up; ``pooled``: the position's edges together over ``lanes``
+    lanes, or as many as its vertices where 0). A vertex reads its label when its position
+    starts; its edge j stores one step after the step it goes in (j // lanes, or its place in
+    the pooled table // lanes), lowering where below the label then; a read sees the stores
+    made by its time. Then the vertices of degree above ``threshold``, deferred to an
+    outlier kernel that reads the main kernel's stores. ``strategy``: the sweep's (adaptive:
+    the W its frontier picks), as ``walk_of`` reads it."""
     labels = list(range(fr.n))
     degree = [int(fr.indptr[v + 1] - fr.indptr[v]) for v in range(fr.n)]
+    mapping = MAPPINGS[strategy.mapping]
     active, edges = list(range(fr.n)), 0
     while active:
         lowered = set()
+        swept = (mapping.for_iteration(strategy, np.array([degree[v] for v in active]))
+                 if mapping.per_iteration else strategy)
+        warp_slots, lanes, pooled = walk_of(swept)
         main = [v for v in active if threshold is None or degree[v] <= threshold]
-        kernels = [[v for v in main if v % chunk == p] for p in range(chunk)]
-        kernels.append([v for v in active if threshold is not None and degree[v] > threshold])
-        for kernel in kernels:
-            read = list(labels)  # a kernel's (position's) lanes read before any of its stores
-            for v in kernel:
-                for u in fr.indices[fr.indptr[v]:fr.indptr[v + 1]].tolist():
-                    if read[v] < labels[u]:
-                        labels[u] = read[v]
-                        lowered.add(u)
+        outliers = [v for v in active if threshold is not None and degree[v] > threshold]
+        groups: dict[tuple[int, int], list[int]] = {}
+        for v in main:
+            groups.setdefault((v // warp_slots, v % chunk), []).append(v)
+        steps, width, first_edge = {}, {}, {}
+        for key, members in groups.items():
+            if pooled:
+                width[key] = lanes or len(members)
+                steps[key] = -(-sum(degree[v] for v in members) // width[key])
+                placed = 0
+                for v in members:
+                    first_edge[v] = placed
+                    placed += degree[v]
+            else:
+                width[key] = lanes
+                steps[key] = max(-(-degree[v] // lanes) for v in members)
+                first_edge.update({v: 0 for v in members})
+        start = {}
+        for v in main:
+            warp, position = v // warp_slots, v % chunk
+            start[v] = position + sum(steps.get((warp, q), 0) for q in range(position))
+        stores = []  # (time, target, label)
+        for t in sorted(set(start.values())):
+            for _, u, value in sorted(s for s in stores if s[0] <= t):
+                if value < labels[u]:
+                    labels[u] = value
+                    lowered.add(u)
+            stores = [s for s in stores if s[0] > t]
+            for v in (v for v in main if start[v] == t):
+                key = (v // warp_slots, v % chunk)
+                for j, u in enumerate(fr.indices[fr.indptr[v]:fr.indptr[v + 1]].tolist()):
+                    stores.append((t + 1 + (first_edge[v] + j) // width[key], u, labels[v]))
+        for _, u, value in sorted(stores):
+            if value < labels[u]:
+                labels[u] = value
+                lowered.add(u)
+        before = list(labels)  # the outlier kernel reads what the main kernel stored
+        for v in outliers:
+            for u in fr.indices[fr.indptr[v]:fr.indptr[v + 1]].tolist():
+                if before[v] < labels[u]:
+                    labels[u] = before[v]
+                    lowered.add(u)
         edges += sum(degree[v] for v in active)
         active = sorted(lowered)
     assert labels == fr.output.tolist()
@@ -75,7 +128,7 @@ def test_lane_accounting(seed, knob, algorithm):
     expected = fr.edges_expanded
     chunk = knob.get("chunk") or 1
     if algorithm == "cc" and (knob.get("defer_threshold") is not None or chunk > 1):
-        expected = cc_sweep_edges(fr, knob.get("defer_threshold"), chunk)
+        expected = cc_sweep_edges(fr, knob.get("defer_threshold"), chunk, as_strategy(knob))
     assert r.edges_touched == expected
     assert r.u_a + r.u_r + r.me == pytest.approx(1.0)
     assert 0 < r.simd_efficiency <= 1 and r.me == pytest.approx(r.simd_efficiency)
