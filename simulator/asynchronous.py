@@ -37,7 +37,6 @@ degree 32 takes 32 steps), as the H100's stores count (``bench/store_count_fidel
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -151,6 +150,7 @@ class AsynchronousLowering:
         self.launches = 0  # the launch number each race's draw is hashed from
         self._flags: np.ndarray | None = None  # a table of the vertices, all False between uses
         self._degree: np.ndarray | None = None  # each vertex's degree (int64)
+        self._entry_of: np.ndarray | None = None  # ``_vertex_table``
 
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
@@ -261,7 +261,9 @@ class AsynchronousLowering:
         store of its wave made by its start (every earlier wave's). Warps of light positions
         run ahead of those expanding a hub. Returns the storing lanes in the sweep's edge
         order (slot by slot; ascending), their values and edges, as ``launch`` returns
-        them; a lane stores where its value is below its target's when it stores."""
+        them: a lane stores where its value is below its target's when it lands, after
+        the stores timed before it (those landing between the same two reads land
+        together)."""
         expanding = (np.arange(worklist.size) if deferred is None
                      else np.flatnonzero(~deferred))
         nothing = np.zeros(0, dtype=np.int64)
@@ -269,53 +271,73 @@ class AsynchronousLowering:
             return [nothing], [self.values[:0]], [nothing]
         vertices = worklist[expanding]
         lengths = degree[expanding]
-        first_lane = np.cumsum(lengths) - lengths  # in the sweep's edge order
         start, lane_base, width = walk.schedule(slots[expanding], lengths)
         span = int(start.max() + lengths.max() + 2)
         read_key = wave_of[expanding].astype(np.int64) * span + start
-        order = stable_order(read_key)
-        cuts = np.flatnonzero(np.diff(read_key[order])) + 1
-        read_keys = read_key[order][np.concatenate([[0], cuts]).astype(np.int64)]
-        due: dict[int, list] = defaultdict(list)  # read group -> stores landing before it
-        lanes, values, writes = [], [], []
+        edges, local = edge_ids(self.indptr, vertices, with_local=True, lengths=lengths)
+        owner = np.repeat(np.arange(vertices.size), lengths)  # lane -> its slot's entry
+        store_key = read_key[owner] + 1 + (lane_base[owner] + local) // width[owner]
+        targets = self.indices.take(edges)
+        weights = None if self.edge_values is None else self.edge_values.take(edges)
+        candidate = self._settled_candidates(vertices, lengths, read_key, owner, store_key,
+                                             targets, weights)
+        # a lane stores below what its target held before the stores landing before its own
+        read_keys = np.unique(read_key)
+        landing = np.searchsorted(read_keys, store_key, side="left")
+        key = targets.astype(np.int64) * (read_keys.size + 1) + landing
+        by_target = stable_order(key)
+        firsts = run_starts(key.take(by_target))
+        run_of = np.cumsum(firsts) - 1
+        starts = np.flatnonzero(firsts)
+        lowest = run_minima(candidate.take(by_target), starts, run_of)
+        run_target = targets.take(by_target[starts])
+        earlier = _exclusive_running_min(lowest, run_target, _highest(self.values.dtype))
+        bar = np.minimum(self.values.take(run_target), earlier)
+        storing = np.sort(by_target[candidate.take(by_target) < bar.take(run_of)])
+        np.minimum.at(self.values, targets.take(storing), candidate.take(storing))
+        return [storing], [candidate.take(storing)], [edges.take(storing)]
 
-        def land(group: int) -> None:
-            if group not in due:
-                return
-            held = due.pop(group)
-            at, cand, edges = (np.concatenate(parts) for parts in zip(*held, strict=True))
-            targets = self.indices.take(edges)
-            keep = np.flatnonzero(cand < self.values.take(targets))
-            np.minimum.at(self.values, targets.take(keep), cand.take(keep))
-            lanes.append(at.take(keep))
-            values.append(cand.take(keep))
-            writes.append(edges.take(keep))
+    def _settled_candidates(self, vertices: np.ndarray, lengths: np.ndarray,
+                            read_key: np.ndarray, owner: np.ndarray, store_key: np.ndarray,
+                            targets: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+        """Each lane's candidate in a timed sweep: its slot's read (the least of its
+        vertex's value before the sweep and the values stored to it at or before its
+        ``read_key``) plus its edge's weight. Every slot reads its value before the sweep,
+        then those an earlier-timed store lowered read again, until none is lowered (a store
+        comes after its own slot's read, so this settles)."""
+        entry_of = self._vertex_table()
+        entry_of[vertices] = np.arange(vertices.size)
+        reader = entry_of.take(targets)
+        entry_of[vertices] = -1
+        feeding = reader >= 0
+        feeding[feeding] = store_key[feeding] <= read_key.take(reader[feeding])
+        seen = self.values.take(vertices)
+        candidate = seen.take(owner)
+        if weights is not None:
+            candidate += weights
+        lanes = np.flatnonzero(feeding)
+        first_lane = np.cumsum(lengths) - lengths
+        while lanes.size:
+            lowered = seen.copy()
+            np.minimum.at(lowered, reader.take(lanes), candidate.take(lanes))
+            changed = np.flatnonzero(lowered < seen)
+            seen = lowered
+            if not changed.size:
+                break
+            counts = lengths.take(changed)
+            again = (np.repeat(first_lane.take(changed) - np.cumsum(counts) + counts, counts)
+                     + np.arange(int(counts.sum())))
+            candidate[again] = seen.take(owner.take(again))
+            if weights is not None:
+                candidate[again] += weights.take(again)
+            lanes = again[feeding[again]]
+        return candidate
 
-        for group, part in enumerate(np.split(order, cuts)):
-            land(group)
-            sub_lanes, sub_edges, sub_values, local = relax(
-                self.indptr, self.indices, vertices[part], self.values, self.edge_values,
-                lower=False, with_local=True)
-            if sub_lanes.size == 0:
-                continue
-            ends = np.cumsum(lengths[part])
-            owner = np.searchsorted(ends, sub_lanes, side="right")
-            slot = part[owner]
-            step = (lane_base[slot] + local) // width[slot]
-            store_key = read_key[slot] + 1 + step
-            lands = np.searchsorted(read_keys, store_key, side="left")
-            at = first_lane[slot] + local
-            for g in np.unique(lands).tolist():
-                pick = np.flatnonzero(lands == g)
-                due[g].append((at.take(pick), sub_values.take(pick), sub_edges.take(pick)))
-        for group in sorted(due):
-            land(group)
-        if not lanes:
-            return [nothing], [self.values[:0]], [nothing]
-        lanes = np.concatenate(lanes)
-        ordered = np.argsort(lanes, kind="stable")
-        return ([lanes[ordered]], [np.concatenate(values)[ordered]],
-                [np.concatenate(writes)[ordered]])
+    def _vertex_table(self) -> np.ndarray:
+        """A table of the vertices (int64), -1 between uses: a timed sweep's entry of each."""
+        if self._entry_of is None:
+            self._entry_of = np.full(self.values.size, -1, dtype=np.int64)
+        return self._entry_of
 
     def _merged_sweep(self, vertices: np.ndarray, wave_of: np.ndarray, lengths: np.ndarray,
                       lanes_per_vertex: int | None
@@ -515,6 +537,29 @@ class AsynchronousLowering:
 # From this many lanes per target id, ``later_steps_see_earlier`` counts the lanes of each
 # target through a table and sorts only those of targets stored to more than once.
 _SHARED_TABLE_PER_LANE = 1 / 16
+
+
+def _highest(dtype: np.dtype):
+    """A value no distance or label reaches."""
+    return np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max
+
+
+def _exclusive_running_min(values: np.ndarray, segment: np.ndarray, empty) -> np.ndarray:
+    """Per element, the least of the elements before it in its segment (``segment``
+    sorted; ``empty`` for a segment's first): by doubling, exact for floats."""
+    running = values.copy()
+    shift = 1
+    while shift < running.size:
+        same = segment[shift:] == segment[:-shift]
+        if not same.any():
+            break
+        running[shift:] = np.where(same, np.minimum(running[shift:], running[:-shift]),
+                                   running[shift:])
+        shift *= 2
+    out = np.full_like(values, empty)
+    same = segment[1:] == segment[:-1]
+    out[1:][same] = running[:-1][same]
+    return out
 
 
 def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,

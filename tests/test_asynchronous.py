@@ -472,3 +472,92 @@ def test_chunked_sweeps_reach_the_reference_answers(spec):
             assert sweeps <= chunked_sweeps(fr, wave, 1)[1]
             if algorithm == "cc" and spec.startswith("road"):
                 assert sweeps < chunked_sweeps(fr, wave, 1)[1]
+
+
+def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
+                          walk: ChunkWalk) -> list[tuple[int, float, int]]:
+    """One timed chunked sweep over ``active`` (each its own slot), event by event in plain
+    Python: its storing lanes as (position in the sweep's edge order, value, edge), and
+    ``values`` lowered in place. Warp v // slots_per_warp, position v % chunk; a position
+    takes one step plus its edges' (the most of its vertices' ceil(degree / lanes), or with
+    ``pooled`` its vertices' edges together over ``lanes`` lanes, or one a vertex where 0);
+    a vertex reads its value when its position starts, edge j stores one step after the
+    step it goes in; the stores timed at or before a read land before it, each lowering
+    where below what its target held before that batch landed."""
+    indptr, indices = fr.indptr.tolist(), fr.indices.tolist()
+    weights = None if fr.edge_values is None else fr.edge_values.tolist()
+    groups: dict[tuple, list[int]] = {}
+    for v in active:
+        groups.setdefault((v // wave_slots, v // walk.slots_per_warp, v % walk.chunk),
+                          []).append(v)
+    degree = {v: indptr[v + 1] - indptr[v] for v in active}
+    steps, width, first_edge = {}, {}, {}
+    for key, members in groups.items():
+        if walk.pooled:
+            width[key] = walk.lanes or len(members)
+            steps[key] = -(-sum(degree[v] for v in members) // width[key])
+            placed = 0
+            for v in members:
+                first_edge[v] = placed
+                placed += degree[v]
+        else:
+            width[key] = walk.lanes
+            steps[key] = max(-(-degree[v] // walk.lanes) for v in members)
+            first_edge.update({v: 0 for v in members})
+    read_at, lanes, position = {}, [], 0
+    for v in active:  # lanes in the sweep's edge order
+        wave, warp, p = v // wave_slots, v // walk.slots_per_warp, v % walk.chunk
+        key = (wave, warp, p)
+        start = p + sum(steps.get((wave, warp, q), 0) for q in range(p))
+        read_at[v] = (wave, start)
+        for j in range(degree[v]):
+            lanes.append((position, v, indptr[v] + j,
+                          (wave, start + 1 + (first_edge[v] + j) // width[key])))
+            position += 1
+    candidate, stored, pending = {}, [], []
+
+    def land(batch):
+        before = list(values)
+        for at, _, edge, _ in batch:
+            target = indices[edge]
+            if candidate[at] < before[target]:
+                values[target] = min(values[target], candidate[at])
+                stored.append((at, candidate[at], edge))
+
+    for when in sorted(set(read_at.values())):
+        land([lane for lane in pending if lane[3] <= when])
+        pending = [lane for lane in pending if lane[3] > when]
+        for lane in lanes:
+            at, v, edge, _ = lane
+            if read_at[v] == when:
+                candidate[at] = values[v] + (weights[edge] if weights else 0)
+                pending.append(lane)
+    land(pending)
+    return sorted(stored)
+
+
+@pytest.mark.parametrize("walk", [ChunkWalk(4, 8, 1), ChunkWalk(3, 12, 2),
+                                  ChunkWalk(4, 16, 0, pooled=True),
+                                  ChunkWalk(8, 32, 4, pooled=True)])
+@pytest.mark.parametrize("spec", ["rmat:scale=7,ef=4,weights=random,seed=2",
+                                  "road:rows=9,weights=random,seed=1"])
+def test_timed_sweeps_store_as_events_in_time_order_do(spec, walk):
+    """Every sweep of SSSP and CC under a chunk walk: the same storing lanes, values and
+    edges as the event-by-event sweep, and the same values after it."""
+    graph = load_graph(spec)
+    for algorithm in ("sssp", "cc"):
+        fr = functional_run(graph, algorithm)
+        # a wave holds whole warps (the resident ones)
+        for wave_slots in (2 * walk.slots_per_warp,
+                           walk.slots_per_warp * (graph.n // walk.slots_per_warp + 1)):
+            run = AsynchronousLowering(fr)
+            values = run.values.tolist()
+            active = fr.iterations[0].active.astype(np.int64)
+            while active.size:
+                expected = timed_sweep_by_events(fr, values, active.tolist(), wave_slots,
+                                                 walk)
+                stores = run.launch(active, wave_slots, slots=active, walk=walk)
+                assert list(zip(stores.lanes.tolist(), stores.values.tolist(),
+                                stores.writes.tolist(), strict=True)) == expected
+                assert run.values.tolist() == values
+                active = stores.lowered(fr.indices, fr.n)
