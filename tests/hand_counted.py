@@ -23,3 +23,25 @@ def star_graph(weights: np.ndarray | None = None) -> Graph:
     """Vertex 0 joined to 1..40 (edges 0..39; leaf i's edge is 39 + i), 41..63 isolated."""
     return Graph.from_edges(np.zeros(40, dtype=np.int64), np.arange(1, 41), 64,
                             weights=weights, name="star64")
+
+
+def position_steps(groups: dict, degree: dict, lanes: int, pooled: bool
+                   ) -> tuple[dict, dict, dict]:
+    """For a timed chunk sweep's (warp, position) ``groups`` of vertices: the steps each
+    takes after its read (the most of its vertices' ceil(degree / ``lanes``); ``pooled``:
+    its vertices' edges together over ``lanes`` lanes, or one lane a vertex where 0), the
+    lanes its edges go over at once, and each vertex's first place in its group's edges."""
+    steps, width, first_edge = {}, {}, {}
+    for key, members in groups.items():
+        if pooled:
+            width[key] = lanes or len(members)
+            steps[key] = -(-sum(degree[v] for v in members) // width[key])
+            placed = 0
+            for v in members:
+                first_edge[v] = placed
+                placed += degree[v]
+        else:
+            width[key] = lanes
+            steps[key] = max(-(-degree[v] // lanes) for v in members)
+            first_edge.update({v: 0 for v in members})
+    return steps, width, first_edge

@@ -4,6 +4,7 @@ paper on a four-vertex graph, and against the synchronous run and scipy on rando
 import numpy as np
 import pytest
 from hand_counted import SERIAL
+from hand_counted import position_steps
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.csgraph import dijkstra
@@ -491,19 +492,7 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
         groups.setdefault((v // wave_slots, v // walk.slots_per_warp, v % walk.chunk),
                           []).append(v)
     degree = {v: indptr[v + 1] - indptr[v] for v in active}
-    steps, width, first_edge = {}, {}, {}
-    for key, members in groups.items():
-        if walk.pooled:
-            width[key] = walk.lanes or len(members)
-            steps[key] = -(-sum(degree[v] for v in members) // width[key])
-            placed = 0
-            for v in members:
-                first_edge[v] = placed
-                placed += degree[v]
-        else:
-            width[key] = walk.lanes
-            steps[key] = max(-(-degree[v] // walk.lanes) for v in members)
-            first_edge.update({v: 0 for v in members})
+    steps, width, first_edge = position_steps(groups, degree, walk.lanes, walk.pooled)
     read_at, lanes, position = {}, [], 0
     for v in active:  # lanes in the sweep's edge order
         wave, warp, p = v // wave_slots, v // walk.slots_per_warp, v % walk.chunk

@@ -17,6 +17,7 @@ from simulator.mappings import MAPPINGS
 from simulator.simulate import as_strategy
 from tests.conftest import random_graph
 from tests.conftest import skewed_graph
+from tests.hand_counted import position_steps
 from tests.mapping_draws import registry_knobs
 
 knobs = st.one_of(
@@ -72,19 +73,7 @@ def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
         groups: dict[tuple[int, int], list[int]] = {}
         for v in main:
             groups.setdefault((v // warp_slots, v % chunk), []).append(v)
-        steps, width, first_edge = {}, {}, {}
-        for key, members in groups.items():
-            if pooled:
-                width[key] = lanes or len(members)
-                steps[key] = -(-sum(degree[v] for v in members) // width[key])
-                placed = 0
-                for v in members:
-                    first_edge[v] = placed
-                    placed += degree[v]
-            else:
-                width[key] = lanes
-                steps[key] = max(-(-degree[v] // lanes) for v in members)
-                first_edge.update({v: 0 for v in members})
+        steps, width, first_edge = position_steps(groups, degree, lanes, pooled)
         start = {}
         for v in main:
             warp, position = v // warp_slots, v % chunk
