@@ -350,9 +350,10 @@ def chunk_walk(s: Strategy, device: Device) -> ChunkWalk | None:
     if s.vertices_per_grab == 1:
         return None
     per_warp = device.warp_size // s.lanes_per_vertex * s.vertices_per_grab
-    if s.mapping in ("wer", "wer+"):  # a position's edges go through the warp's table
+    mapping = MAPPINGS[s.mapping]
+    if mapping.redistributes:  # a position's edges go through the warp's table
         return ChunkWalk(s.vertices_per_grab, per_warp,
-                         device.warp_size if s.mapping == "wer+" else 0, pooled=True)
+                         device.warp_size if mapping.all_lanes else 0, pooled=True)
     return ChunkWalk(s.vertices_per_grab, per_warp, s.lanes_per_vertex)
 
 
