@@ -104,11 +104,12 @@ def push_cost(
         (``prefix_scan_launch``); no atomics.
     block: the block pushes in rounds, its warps in step together: every step of its edge
         loop (a barrier to agree on going on) a block-wide prefix sum of the lanes' pushes
-        (scan, barriers) and a barrier to hand out the base, so every warp of a block runs as
-        many rounds as the block's unit with the most warp steps (``unit_steps``: each
-        unit's; without them, its most pushing steps); in a round with a push one thread's
-        atomicAdd on the tail, which the block waits for: as many as the block's unit with
-        the most pushing steps (the fewest the block can have), the stores. A block is
+        (scan, barriers) and a barrier to hand out the base. A warp issues a round's scan and
+        barriers in each step of its own loop (``unit_steps``: each unit's; without them, its
+        pushing steps) and waits at the barrier through its block's other rounds; in a round
+        with a push one thread's atomicAdd on the tail, which every warp of the block waits
+        for: as many as the block's unit with the most pushing steps (the fewest the block
+        can have), the stores. A block is
         ``block_size / warp_size`` consecutive units of a launch (``launch_starts``: the
         first unit of each launch, where several are joined).
     """
@@ -139,12 +140,11 @@ def push_cost(
         warps_per_block = max(1, block_size // device.warp_size)
         rounds, first_units, block_rounds = block_push_rounds(steps, warps_per_block,
                                                               launch_starts)
-        loop_rounds = rounds
-        if unit_steps is not None:
-            loop_rounds = np.maximum(rounds, block_push_rounds(unit_steps, warps_per_block,
-                                                               launch_starts)[0])
+        # a warp issues a round's scan and barriers in the rounds of its own loop; through
+        # the rest of its block's rounds it waits at the barrier (the round trips below)
+        own_rounds = steps if unit_steps is None else np.maximum(steps, unit_steps)
         round_cost = costs.scan + 3 * costs.barrier + int(np.log2(warps_per_block))
-        instructions = costs.push_store * steps + round_cost * loop_rounds
+        instructions = costs.push_store * steps + round_cost * own_rounds
         tail_atomics = np.zeros(items.size, dtype=np.int64)
         tail_atomics[first_units] = block_rounds  # one thread's atomic a round
         sectors = stores + tail_atomics

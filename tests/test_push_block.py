@@ -25,15 +25,17 @@ def _work(items, steps):
 
 def test_block_push_counted_by_hand():
     """Two blocks of 8 warps (256 threads). Block 0: units with 1 and 2 pushing steps, so
-    all 8 warps run 2 rounds; block 1: one unit with 3, so 3 rounds. Per round a block scan
-    (scan 5 + 3 barriers of 2 + log2 8 = 14 instructions), one tail atomic by the block's
-    first unit, a wait of 2 round trips for it; a pushing step stores (1 instruction)."""
+    its 8 warps wait 2 rounds; block 1: one unit with 3, so 3 rounds. A warp issues a block
+    scan (scan 5 + 3 barriers of 2 + log2 8 = 14 instructions) in each round of its own
+    loop (here its pushing steps) and waits at the barrier through the others; one tail
+    atomic a round by the block's first unit, a wait of 2 round trips for it, for every
+    warp of the block; a pushing step stores (1 instruction)."""
     items = [1, 0, 40, 0, 0, 0, 0, 0] + [0] * 7 + [3]
     steps = [1, 0, 2, 0, 0, 0, 0, 0] + [0] * 7 + [3]
     cost = push_cost(_work(items, steps), "block", H100, COSTS, block_size=256,
                      words_per_sector=8)
     rounds = np.array([2] * 8 + [3] * 8)
-    assert cost.instructions.tolist() == (np.array(steps) + 14 * rounds).tolist()
+    assert cost.instructions.tolist() == [15, 0, 30] + [0] * 12 + [45]
     assert cost.queue_atomics.tolist() == [2] + [0] * 7 + [3] + [0] * 7
     assert cost.round_trips.tolist() == (2 * rounds).tolist()
     # 1, 0, 5 sectors of stores (items / 8 words, rounded up), 0...; plus the atomics' own
@@ -41,19 +43,20 @@ def test_block_push_counted_by_hand():
     assert cost.requests.tolist() == (np.array(steps) + cost.queue_atomics).tolist()
 
 
-def test_block_push_rounds_follow_the_longest_edge_loop():
+def test_block_push_scans_in_each_warps_own_loop_steps():
     """The kernel's edge loop goes on while any thread of the block has an edge left (a
-    barrier a step), and each step runs the block scan, pushes or not. Block 0's units take
-    4, 0, 2 warp steps and push in 1, 0, 2 of them: 4 scans of 14 instructions for each of
-    its warps, 2 atomic rounds waited for. Block 1 (3 steps, 3 pushing): 3 and 3. Block 2's
-    unit takes 5 steps and pushes nothing: 5 scans a warp, no atomic, no wait."""
+    barrier a step), and each step runs the block scan, pushes or not; a warp whose own
+    edges are done waits at the barrier, issuing next to nothing. Block 0's units take 4, 0,
+    2 warp steps and push in 1, 0, 2 of them: 4, 0 and 2 scans of 14 instructions, 2 atomic
+    rounds waited for by each of its warps. Block 1 (3 steps, 3 pushing): 3 scans, 3 rounds
+    waited. Block 2's unit takes 5 steps and pushes nothing: 5 scans, no atomic, no wait."""
     steps = [1, 0, 2, 0, 0, 0, 0, 0] + [0] * 7 + [3] + [0] * 8
     items = [1, 0, 40, 0, 0, 0, 0, 0] + [0] * 7 + [3] + [0] * 8
     unit_steps = [4, 0, 2, 0, 0, 0, 0, 0] + [0] * 7 + [3] + [5] + [0] * 7
     cost = push_cost(_work(items, steps), "block", H100, COSTS, block_size=256,
                      words_per_sector=8, unit_steps=np.array(unit_steps))
-    loop_rounds = np.array([4] * 8 + [3] * 8 + [5] * 8)
-    assert cost.instructions.tolist() == (np.array(steps) + 14 * loop_rounds).tolist()
+    own_rounds = np.array(unit_steps)
+    assert cost.instructions.tolist() == (np.array(steps) + 14 * own_rounds).tolist()
     assert cost.queue_atomics.tolist() == [2] + [0] * 7 + [3] + [0] * 15
     assert cost.round_trips.tolist() == (2 * np.array([2] * 8 + [3] * 8 + [0] * 8)).tolist()
 
