@@ -64,6 +64,11 @@ _MERGED_SWEEPS = True
 # a wave of more goes alone): their lane arrays stay within the caches, and a sweep of
 # millions of edges does not hold them all.
 _MERGED_EDGES = 1 << 18
+# A chunk position's time in dependent memory round trips, as the kernels' code chains them:
+# the slot's status read (every position), an active slot's row bounds, and per edge step
+# its neighbour's id, then the atomic (or store) on that neighbour.
+ROW_TRIPS = 1
+EDGE_STEP_TRIPS = 2
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,11 @@ class ChunkWalk:
 
     def schedule(self, slots: np.ndarray, lengths: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For active ``slots`` (ascending) of degrees ``lengths``: each one's start step
-        within its wave, the table position of its first edge (0 unless pooled) and the
-        lanes its edges go over at once; a warp's positions without an active slot take
-        one step."""
+        """For active ``slots`` (ascending) of degrees ``lengths``: each one's start within
+        its wave, in round trips, the table position of its first edge (0 unless pooled) and
+        the lanes its edges go over at once. A warp's position without an active slot takes
+        one round trip (its status read), one with some ``ROW_TRIPS`` more and
+        ``EDGE_STEP_TRIPS`` an edge step."""
         warp = slots // self.slots_per_warp
         group = warp * self.chunk + slots % self.chunk
         order = stable_order(group)  # a warp's virtual warps interleave their positions
@@ -107,7 +113,8 @@ class ChunkWalk:
             steps = -(-np.maximum.reduceat(held, firsts) // self.lanes)
             lane_base = np.zeros(slots.size, dtype=np.int64)
         group_warp = ordered[firsts] // self.chunk
-        done = np.cumsum(steps) - steps  # steps of the warp's earlier active positions
+        trips = ROW_TRIPS + EDGE_STEP_TRIPS * steps
+        done = np.cumsum(trips) - trips  # the warp's earlier active positions' round trips
         warp_firsts = np.flatnonzero(run_starts(group_warp))
         done -= np.repeat(done[warp_firsts], np.diff(np.append(warp_firsts, group_warp.size)))
         start = ordered[firsts] % self.chunk + done
@@ -255,15 +262,16 @@ class AsynchronousLowering:
                        wave_of: np.ndarray, walk: ChunkWalk, deferred: np.ndarray | None
                        ) -> tuple[list, list, list]:
         """A sweep whose virtual warps (threads) each walk ``walk.chunk`` consecutive slots,
-        timed in steps: a warp's position p starts when its earlier positions' steps are
-        done (one to read the slot, then its edges ``walk.lanes`` at a time), each lane
-        stores one step after its edge's step began, and a slot reads the values every
-        store of its wave made by its start (every earlier wave's). Warps of light positions
-        run ahead of those expanding a hub. Returns the storing lanes in the sweep's edge
-        order (slot by slot; ascending), their values and edges, as ``launch`` returns
-        them: a lane stores where its value is below its target's when it lands, after
-        the stores timed before it (those landing between the same two reads land
-        together)."""
+        timed in dependent round trips: a warp's position p starts when its earlier
+        positions are done (``ChunkWalk.schedule``: the status read, an active slot's row,
+        then its edges ``walk.lanes`` at a time, two round trips a step), a lane of edge
+        step j stores ``ROW_TRIPS + EDGE_STEP_TRIPS * (j + 1)`` after its slot's read, and a
+        slot reads the values every store of its wave made by its start (every earlier
+        wave's). Warps of light positions run ahead of those expanding a hub. Returns the
+        storing lanes in the sweep's edge order (slot by slot; ascending), their values and
+        edges, as ``launch`` returns them: a lane stores where its value is below its
+        target's when it lands, after the stores timed before it (those landing between the
+        same two reads land together)."""
         expanding = (np.arange(worklist.size) if deferred is None
                      else np.flatnonzero(~deferred))
         nothing = np.zeros(0, dtype=np.int64)
@@ -272,11 +280,12 @@ class AsynchronousLowering:
         vertices = worklist[expanding]
         lengths = degree[expanding]
         start, lane_base, width = walk.schedule(slots[expanding], lengths)
-        span = int(start.max() + lengths.max() + 2)
+        span = int(start.max() + ROW_TRIPS + EDGE_STEP_TRIPS * (lengths.max() + 1) + 1)
         read_key = wave_of[expanding].astype(np.int64) * span + start
         edges, local = edge_ids(self.indptr, vertices, with_local=True, lengths=lengths)
         owner = np.repeat(np.arange(vertices.size), lengths)  # lane -> its slot's entry
-        store_key = read_key[owner] + 1 + (lane_base[owner] + local) // width[owner]
+        store_key = read_key[owner] + ROW_TRIPS + EDGE_STEP_TRIPS * (
+            (lane_base[owner] + local) // width[owner] + 1)
         targets = self.indices.take(edges)
         weights = None if self.edge_values is None else self.edge_values.take(edges)
         candidate = self._settled_candidates(vertices, lengths, read_key, owner, store_key,

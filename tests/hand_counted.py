@@ -25,6 +25,19 @@ def star_graph(weights: np.ndarray | None = None) -> Graph:
                             weights=weights, name="star64")
 
 
+# a timed chunk position in dependent round trips, as counted from the kernels' code: the
+# status read; an active position's row read, then per edge step the neighbour id and the
+# atomic on it
+def after_read(edge_steps: int) -> int:
+    """The round trips an active position takes beyond its status read."""
+    return 1 + 2 * edge_steps
+
+
+def store_time(start: int, edge_step: int) -> int:
+    """When a lane of ``edge_step`` of the position read at ``start`` stores."""
+    return start + 1 + 2 * (edge_step + 1)
+
+
 def position_steps(groups: dict, degree: dict, lanes: int, pooled: bool
                    ) -> tuple[dict, dict, dict]:
     """For a timed chunk sweep's (warp, position) ``groups`` of vertices: the steps each

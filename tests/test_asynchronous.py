@@ -4,7 +4,9 @@ paper on a four-vertex graph, and against the synchronous run and scipy on rando
 import numpy as np
 import pytest
 from hand_counted import SERIAL
+from hand_counted import after_read
 from hand_counted import position_steps
+from hand_counted import store_time
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.csgraph import dijkstra
@@ -422,12 +424,13 @@ def test_a_chunks_later_positions_read_what_its_earlier_ones_lowered(mapping, fr
 
 def test_a_position_reads_the_stores_made_before_it_starts():
     """CC on edges 0-2, 0-4, 0-5, 3-5, one wave of warps of one thread walking 2 slots (A
-    holds 0, 1; B 2, 3; C 4, 5), a step per edge. Sweep 1: 0, 2, 4 start at step 0; 0's
-    lanes store to 2, 4, 5 at steps 1, 2, 3. B and C finish their one-edge vertices by step
-    2, when 3 and 5 start: 5 still reads 5 (0's store to it lands at 3), so nothing lowers 3;
-    A's 1 starts at 4. Lowered {2, 4, 5}. Sweep 2: 5 lowers 3. Sweep 3: 3 lowers nothing.
-    With the positions in lockstep across warps, 5 would read 0 at position 1 and lower 3
-    in sweep 1: sweeps of [6, 4]."""
+    holds 0, 1; B 2, 3; C 4, 5), times in round trips. Sweep 1: 0, 2, 4 read at 0; 0's
+    lanes store to 2, 4, 5 at 3, 5, 7 (its row read, then two round trips an edge). B and C
+    finish their one-edge vertices at 4 (status, row, id, atomic), when 3 and 5 start: 5
+    still reads 5 (0's store to it lands at 7), so nothing lowers 3; A's 1 starts at 8.
+    Lowered {2, 4, 5}. Sweep 2: 5 lowers 3. Sweep 3: 3 lowers nothing. With the positions
+    in lockstep across warps, 5 would read 0 at position 1 and lower 3 in sweep 1: sweeps
+    of [6, 4]."""
     graph = Graph.from_edges(np.array([0, 0, 0, 3]), np.array([2, 4, 5, 5]), 6)
     fr = functional_run(graph, "cc")
     run = AsynchronousLowering(fr)
@@ -439,6 +442,27 @@ def test_a_position_reads_the_stores_made_before_it_starts():
                             ).lowered(fr.indices, fr.n)
     assert frontiers == [6, 3, 1]
     assert run.values.tolist() == [0, 1, 0, 0, 0, 0]
+
+
+def test_a_store_lands_two_round_trips_an_edge_step_after_its_read():
+    """CC on edges 0-3, 3-5, warps of one thread walking 2 slots (A: 0, 1; B: 2, 3; C: 4,
+    5; 1, 2, 4 isolated). Sweep 1: 0 reads at 0 and its store to 3 lands at 3 (row read,
+    neighbour id, atomic); B's 2 has no edge, so its position ends at 2 (status, row), when
+    3 reads 3, not 0: 3 lowers 5 to 3, and 0 lowers 3. Sweep 2 (3 and 5, each at position 1
+    after an idle position: read at 1): 3 lowers 5 to 0. Sweep 3: nothing. Were a store one
+    step after its read and an active position one step plus its edge steps, 3 would read 0
+    at 1 and lower 5 to 0 in sweep 1: sweeps of [6, 2]."""
+    graph = Graph.from_edges(np.array([0, 3]), np.array([3, 5]), 6)
+    fr = functional_run(graph, "cc")
+    run = AsynchronousLowering(fr)
+    active, frontiers = np.arange(6), []
+    while active.size:
+        frontiers.append(active.size)
+        active = run.launch(active, 6, slots=active,
+                            walk=ChunkWalk(chunk=2, slots_per_warp=2, lanes=1)
+                            ).lowered(fr.indices, fr.n)
+    assert frontiers == [6, 2, 1]
+    assert run.values.tolist() == [0, 1, 2, 0, 4, 0]
 
 
 def chunked_sweeps(fr, slots_per_wave: int, chunk: int) -> tuple[np.ndarray, int]:
@@ -497,11 +521,12 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
     for v in active:  # lanes in the sweep's edge order
         wave, warp, p = v // wave_slots, v // walk.slots_per_warp, v % walk.chunk
         key = (wave, warp, p)
-        start = p + sum(steps.get((wave, warp, q), 0) for q in range(p))
+        start = p + sum(after_read(steps[(wave, warp, q)]) for q in range(p)
+                        if (wave, warp, q) in steps)
         read_at[v] = (wave, start)
         for j in range(degree[v]):
             lanes.append((position, v, indptr[v] + j,
-                          (wave, start + 1 + (first_edge[v] + j) // width[key])))
+                          (wave, store_time(start, (first_edge[v] + j) // width[key]))))
             position += 1
     candidate, stored, pending = {}, [], []
 

@@ -17,7 +17,9 @@ from simulator.mappings import MAPPINGS
 from simulator.simulate import as_strategy
 from tests.conftest import random_graph
 from tests.conftest import skewed_graph
+from tests.hand_counted import after_read
 from tests.hand_counted import position_steps
+from tests.hand_counted import store_time
 from tests.mapping_draws import registry_knobs
 
 knobs = st.one_of(
@@ -51,12 +53,13 @@ def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
     """The edges CC's sweeps expand (every sweep in one wave: the graphs here fit the
     device's resident warps), event by event. The main kernel's vertex v sits at position
     v % ``chunk`` of warp v // ``warp_slots``; a warp's position starts when its earlier
-    positions are done, each taking a step plus its edges' steps (the most of its vertices'
-    degree / ``lanes``, rounded up; ``pooled``: the position's edges together over ``lanes``
-    lanes, or as many as its vertices where 0). A vertex reads its label when its position
-    starts; its edge j stores one step after the step it goes in (j // lanes, or its place in
-    the pooled table // lanes), lowering where below the label then; a read sees the stores
-    made by its time. Then the vertices of degree above ``threshold``, deferred to an
+    positions are done, each taking a round trip (its status read), and where active one more
+    (its row) and two an edge step (``after_read``: the most of its vertices' degree /
+    ``lanes``, rounded up; ``pooled``: the position's edges together over ``lanes`` lanes, or
+    as many as its vertices where 0). A vertex reads its label when its position starts; its
+    edge j stores at the end of the step it goes in (j // lanes, or its place in the pooled
+    table // lanes; ``store_time``), lowering where below the label then; a read sees the
+    stores made by its time. Then the vertices of degree above ``threshold``, deferred to an
     outlier kernel that reads the main kernel's stores. ``strategy``: the sweep's (adaptive:
     the W its frontier picks), as ``walk_of`` reads it."""
     labels = list(range(fr.n))
@@ -77,7 +80,8 @@ def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
         start = {}
         for v in main:
             warp, position = v // warp_slots, v % chunk
-            start[v] = position + sum(steps.get((warp, q), 0) for q in range(position))
+            start[v] = position + sum(after_read(steps[(warp, q)]) for q in range(position)
+                                      if (warp, q) in steps)
         stores = []  # (time, target, label)
         for t in sorted(set(start.values())):
             for _, u, value in sorted(s for s in stores if s[0] <= t):
@@ -88,7 +92,8 @@ def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
             for v in (v for v in main if start[v] == t):
                 key = (v // warp_slots, v % chunk)
                 for j, u in enumerate(fr.indices[fr.indptr[v]:fr.indptr[v + 1]].tolist()):
-                    stores.append((t + 1 + (first_edge[v] + j) // width[key], u, labels[v]))
+                    stores.append((store_time(t, (first_edge[v] + j) // width[key]), u,
+                                   labels[v]))
         for _, u, value in sorted(stores):
             if value < labels[u]:
                 labels[u] = value
