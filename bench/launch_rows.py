@@ -27,14 +27,21 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 
-def launches_by_row(path: Path) -> dict[tuple, int]:
-    """(graph spec, algorithm, source, config) -> simulated launches, from a sims file."""
+def sims_by_row(path: Path) -> dict[tuple, tuple[float, int]]:
+    """(graph spec, algorithm, source, config) -> simulated (time_us, launches), from a
+    ``bench/catalog_fidelity.py`` sims file."""
     out = {}
     for line in path.read_text().splitlines():
         record = json.loads(line)
         spec, algorithm, source, config = record["key"].split("|")[:4]
-        out[(spec, algorithm, source, config)] = int(record["sim"][1])
+        out[(spec, algorithm, source, config)] = (float(record["sim"][0]),
+                                                  int(record["sim"][1]))
     return out
+
+
+def launches_by_row(path: Path) -> dict[tuple, int]:
+    """(graph spec, algorithm, source, config) -> simulated launches, from a sims file."""
+    return {row: launches for row, (_, launches) in sims_by_row(path).items()}
 
 
 def main() -> None:

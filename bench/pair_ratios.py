@@ -20,22 +20,17 @@ e.g. the block push against the atomic push in bench/gpu's PageRank / CC catalog
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from launch_rows import sims_by_row  # bench/, beside this script
 
 
 def times_by_row(path: Path) -> dict[tuple, float]:
     """(graph spec, algorithm, source, config) -> simulated time_us, from a sims file."""
-    out = {}
-    for line in path.read_text().splitlines():
-        record = json.loads(line)
-        spec, algorithm, source, config = record["key"].split("|")[:4]
-        out[(spec, algorithm, source, config)] = float(record["sim"][0])
-    return out
+    return {row: time_us for row, (time_us, _) in sims_by_row(path).items()}
 
 
 def partner(config: str, knob: str, against: str) -> str | None:

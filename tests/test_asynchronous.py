@@ -422,6 +422,20 @@ def test_a_chunks_later_positions_read_what_its_earlier_ones_lowered(mapping, fr
     assert run.trace["frontier"].tolist() == frontiers
 
 
+def two_slot_walk_sweeps(graph: Graph) -> tuple[list[int], list[int]]:
+    """CC's sweeps over a six-vertex graph in one wave, each warp one thread walking 2 slots:
+    the frontier of each sweep and the labels at the end."""
+    fr = functional_run(graph, "cc")
+    run = AsynchronousLowering(fr)
+    active, frontiers = np.arange(6), []
+    while active.size:
+        frontiers.append(active.size)
+        active = run.launch(active, 6, slots=active,
+                            walk=ChunkWalk(chunk=2, slots_per_warp=2, lanes=1)
+                            ).lowered(fr.indices, fr.n)
+    return frontiers, run.values.tolist()
+
+
 def test_a_position_reads_the_stores_made_before_it_starts():
     """CC on edges 0-2, 0-4, 0-5, 3-5, one wave of warps of one thread walking 2 slots (A
     holds 0, 1; B 2, 3; C 4, 5), times in round trips. Sweep 1: 0, 2, 4 read at 0; 0's
@@ -432,16 +446,9 @@ def test_a_position_reads_the_stores_made_before_it_starts():
     in lockstep across warps, 5 would read 0 at position 1 and lower 3 in sweep 1: sweeps
     of [6, 4]."""
     graph = Graph.from_edges(np.array([0, 0, 0, 3]), np.array([2, 4, 5, 5]), 6)
-    fr = functional_run(graph, "cc")
-    run = AsynchronousLowering(fr)
-    active, frontiers = np.arange(6), []
-    while active.size:
-        frontiers.append(active.size)
-        active = run.launch(active, 6, slots=active,
-                            walk=ChunkWalk(chunk=2, slots_per_warp=2, lanes=1)
-                            ).lowered(fr.indices, fr.n)
+    frontiers, labels = two_slot_walk_sweeps(graph)
     assert frontiers == [6, 3, 1]
-    assert run.values.tolist() == [0, 1, 0, 0, 0, 0]
+    assert labels == [0, 1, 0, 0, 0, 0]
 
 
 def test_a_store_lands_two_round_trips_an_edge_step_after_its_read():
@@ -453,16 +460,9 @@ def test_a_store_lands_two_round_trips_an_edge_step_after_its_read():
     step after its read and an active position one step plus its edge steps, 3 would read 0
     at 1 and lower 5 to 0 in sweep 1: sweeps of [6, 2]."""
     graph = Graph.from_edges(np.array([0, 3]), np.array([3, 5]), 6)
-    fr = functional_run(graph, "cc")
-    run = AsynchronousLowering(fr)
-    active, frontiers = np.arange(6), []
-    while active.size:
-        frontiers.append(active.size)
-        active = run.launch(active, 6, slots=active,
-                            walk=ChunkWalk(chunk=2, slots_per_warp=2, lanes=1)
-                            ).lowered(fr.indices, fr.n)
+    frontiers, labels = two_slot_walk_sweeps(graph)
     assert frontiers == [6, 2, 1]
-    assert run.values.tolist() == [0, 1, 2, 0, 4, 0]
+    assert labels == [0, 1, 2, 0, 4, 0]
 
 
 def chunked_sweeps(fr, slots_per_wave: int, chunk: int) -> tuple[np.ndarray, int]:
