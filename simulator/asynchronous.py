@@ -65,8 +65,9 @@ _MERGED_SWEEPS = True
 # millions of edges does not hold them all.
 _MERGED_EDGES = 1 << 18
 # A chunk position's time in dependent memory round trips, as the kernels' code chains them:
-# the slot's status read (every position), an active slot's row bounds, and per edge step
-# its neighbour's id, then the atomic (or store) on that neighbour.
+# the slot's status read (every position, unless the walk staged its chunk's statuses and
+# row bounds in shared memory: vwarp), an active slot's row bounds (staged: its value), and
+# per edge step its neighbour's id, then the atomic (or store) on that neighbour.
 ROW_TRIPS = 1
 EDGE_STEP_TRIPS = 2
 
@@ -77,20 +78,22 @@ class ChunkWalk:
     (thread), ``slots_per_warp`` consecutive slots per warp; a vertex's edges go ``lanes`` at
     a time (W), or with ``pooled``, a position's edges go through one table of the warp
     (WER, WER+), ``lanes`` at a time (WER+: 32; 0: as many as the position's active slots,
-    WER's active lanes)."""
+    WER's active lanes); ``staged``: the chunk's statuses and row bounds were read into
+    shared memory before the walk (vwarp), so a position reads none of them."""
 
     chunk: int
     slots_per_warp: int
     lanes: int
     pooled: bool = False
+    staged: bool = False
 
     def schedule(self, slots: np.ndarray, lengths: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For active ``slots`` (ascending) of degrees ``lengths``: each one's start within
         its wave, in round trips, the table position of its first edge (0 unless pooled) and
         the lanes its edges go over at once. A warp's position without an active slot takes
-        one round trip (its status read), one with some ``ROW_TRIPS`` more and
-        ``EDGE_STEP_TRIPS`` an edge step."""
+        one round trip (its status read; none where staged), one with some ``ROW_TRIPS``
+        more and ``EDGE_STEP_TRIPS`` an edge step."""
         warp = slots // self.slots_per_warp
         group = warp * self.chunk + slots % self.chunk
         order = stable_order(group)  # a warp's virtual warps interleave their positions
@@ -117,7 +120,7 @@ class ChunkWalk:
         done = np.cumsum(trips) - trips  # the warp's earlier active positions' round trips
         warp_firsts = np.flatnonzero(run_starts(group_warp))
         done -= np.repeat(done[warp_firsts], np.diff(np.append(warp_firsts, group_warp.size)))
-        start = ordered[firsts] % self.chunk + done
+        start = done if self.staged else ordered[firsts] % self.chunk + done
         return start[of_slot], lane_base, width[of_slot]
 
 

@@ -354,7 +354,8 @@ def chunk_walk(s: Strategy, device: Device) -> ChunkWalk | None:
     if mapping.redistributes:  # a position's edges go through the warp's table
         return ChunkWalk(s.vertices_per_grab, per_warp,
                          device.warp_size if mapping.all_lanes else 0, pooled=True)
-    return ChunkWalk(s.vertices_per_grab, per_warp, s.lanes_per_vertex)
+    return ChunkWalk(s.vertices_per_grab, per_warp, s.lanes_per_vertex,
+                     staged=s.lanes_per_vertex > 1)
 
 
 def asynchronous_worklist(launcher: Launcher, run: AsynchronousLowering,

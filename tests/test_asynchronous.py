@@ -422,17 +422,17 @@ def test_a_chunks_later_positions_read_what_its_earlier_ones_lowered(mapping, fr
     assert run.trace["frontier"].tolist() == frontiers
 
 
-def two_slot_walk_sweeps(graph: Graph) -> tuple[list[int], list[int]]:
-    """CC's sweeps over a six-vertex graph in one wave, each warp one thread walking 2 slots:
-    the frontier of each sweep and the labels at the end."""
+def two_slot_walk_sweeps(graph: Graph, walk: ChunkWalk | None = None
+                         ) -> tuple[list[int], list[int]]:
+    """CC's sweeps over a graph in one wave, each warp one thread walking 2 slots (or
+    ``walk``): the frontier of each sweep and the labels at the end."""
+    walk = walk or ChunkWalk(chunk=2, slots_per_warp=2, lanes=1)
     fr = functional_run(graph, "cc")
     run = AsynchronousLowering(fr)
-    active, frontiers = np.arange(6), []
+    active, frontiers = np.arange(graph.n), []
     while active.size:
         frontiers.append(active.size)
-        active = run.launch(active, 6, slots=active,
-                            walk=ChunkWalk(chunk=2, slots_per_warp=2, lanes=1)
-                            ).lowered(fr.indices, fr.n)
+        active = run.launch(active, graph.n, slots=active, walk=walk).lowered(fr.indices, fr.n)
     return frontiers, run.values.tolist()
 
 
@@ -463,6 +463,22 @@ def test_a_store_lands_two_round_trips_an_edge_step_after_its_read():
     frontiers, labels = two_slot_walk_sweeps(graph)
     assert frontiers == [6, 2, 1]
     assert labels == [0, 1, 2, 0, 4, 0]
+
+
+def test_a_staged_walk_reads_no_status_a_position():
+    """CC on edges 0-2, 0-7, 7-8, warps of one thread walking 4 slots (A: 0-3, B: 4-7, C:
+    8-11; 1, 3-6, 9-11 isolated). Sweep 1: 0 reads at 0, stores to 2 at 3 and to 7 at 5.
+    Staged (the chunk's statuses and rows read before the walk), B's isolated 4, 5, 6 take a
+    round trip each (their values), so 7 reads 7 at 3: it lowers 8 to 7, and 0 lowers 7.
+    Sweep 2: 7 lowers 8 to 0; sweep 3: nothing. Unstaged, each of them also reads its
+    status (two each): 7 reads 0 at 6 and lowers 8 to 0 in sweep 1, sweeps of [12, 3]."""
+    graph = Graph.from_edges(np.array([0, 0, 7]), np.array([2, 7, 8]), 12)
+    walk = ChunkWalk(chunk=4, slots_per_warp=4, lanes=1, staged=True)
+    frontiers, labels = two_slot_walk_sweeps(graph, walk)
+    assert frontiers == [12, 3, 1]
+    assert labels == [0, 1, 0, 3, 4, 5, 6, 0, 0, 9, 10, 11]
+    unstaged, _ = two_slot_walk_sweeps(graph, ChunkWalk(chunk=4, slots_per_warp=4, lanes=1))
+    assert unstaged == [12, 3]
 
 
 def chunked_sweeps(fr, slots_per_wave: int, chunk: int) -> tuple[np.ndarray, int]:
@@ -521,8 +537,8 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
     for v in active:  # lanes in the sweep's edge order
         wave, warp, p = v // wave_slots, v // walk.slots_per_warp, v % walk.chunk
         key = (wave, warp, p)
-        start = p + sum(after_read(steps[(wave, warp, q)]) for q in range(p)
-                        if (wave, warp, q) in steps)
+        start = (0 if walk.staged else p) + sum(after_read(steps[(wave, warp, q)])
+                                                for q in range(p) if (wave, warp, q) in steps)
         read_at[v] = (wave, start)
         for j in range(degree[v]):
             lanes.append((position, v, indptr[v] + j,
@@ -551,6 +567,7 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
 
 
 @pytest.mark.parametrize("walk", [ChunkWalk(4, 8, 1), ChunkWalk(3, 12, 2),
+                                  ChunkWalk(3, 12, 2, staged=True),
                                   ChunkWalk(4, 16, 0, pooled=True),
                                   ChunkWalk(8, 32, 4, pooled=True)])
 @pytest.mark.parametrize("spec", ["rmat:scale=7,ef=4,weights=random,seed=2",

@@ -40,23 +40,26 @@ knobs = st.one_of(
 )
 
 
-def walk_of(strategy) -> tuple[int, int, bool]:
+def walk_of(strategy) -> tuple[int, int, bool, bool]:
     """The slots a warp of 32 lanes holds, the lanes a vertex's edges (pooled: a position's)
-    go over at once, and whether they are pooled (WER's warp table; 0 lanes: as many as
-    the position's active vertices, WER+'s 32)."""
+    go over at once, whether they are pooled (WER's warp table; 0 lanes: as many as the
+    position's active vertices, WER+'s 32) and whether the chunk is staged (virtual warps
+    of W > 1 read its statuses and rows into shared memory first)."""
     pooled = strategy.mapping in ("wer", "wer+")
     lanes = (32 if strategy.mapping == "wer+" else 0) if pooled else strategy.lanes_per_vertex
-    return 32 // strategy.lanes_per_vertex * strategy.vertices_per_grab, lanes, pooled
+    staged = not pooled and strategy.lanes_per_vertex > 1
+    return 32 // strategy.lanes_per_vertex * strategy.vertices_per_grab, lanes, pooled, staged
 
 
 def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
     """The edges CC's sweeps expand (every sweep in one wave: the graphs here fit the
     device's resident warps), event by event. The main kernel's vertex v sits at position
     v % ``chunk`` of warp v // ``warp_slots``; a warp's position starts when its earlier
-    positions are done, each taking a round trip (its status read), and where active one more
-    (its row) and two an edge step (``after_read``: the most of its vertices' degree /
-    ``lanes``, rounded up; ``pooled``: the position's edges together over ``lanes`` lanes, or
-    as many as its vertices where 0). A vertex reads its label when its position starts; its
+    positions are done, each taking a round trip (its status read; none where ``staged``),
+    and where active one more (its row; staged, its value) and two an edge step
+    (``after_read``: the most of its vertices' degree / ``lanes``, rounded up; ``pooled``:
+    the position's edges together over ``lanes`` lanes, or as many as its vertices where
+    0). A vertex reads its label when its position starts; its
     edge j stores at the end of the step it goes in (j // lanes, or its place in the pooled
     table // lanes; ``store_time``), lowering where below the label then; a read sees the
     stores made by its time. Then the vertices of degree above ``threshold``, deferred to an
@@ -70,7 +73,7 @@ def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
         lowered = set()
         swept = (mapping.for_iteration(strategy, np.array([degree[v] for v in active]))
                  if mapping.per_iteration else strategy)
-        warp_slots, lanes, pooled = walk_of(swept)
+        warp_slots, lanes, pooled, staged = walk_of(swept)
         main = [v for v in active if threshold is None or degree[v] <= threshold]
         outliers = [v for v in active if threshold is not None and degree[v] > threshold]
         groups: dict[tuple[int, int], list[int]] = {}
@@ -80,8 +83,8 @@ def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
         start = {}
         for v in main:
             warp, position = v // warp_slots, v % chunk
-            start[v] = position + sum(after_read(steps[(warp, q)]) for q in range(position)
-                                      if (warp, q) in steps)
+            start[v] = (0 if staged else position) + sum(
+                after_read(steps[(warp, q)]) for q in range(position) if (warp, q) in steps)
         stores = []  # (time, target, label)
         for t in sorted(set(start.values())):
             for _, u, value in sorted(s for s in stores if s[0] <= t):
