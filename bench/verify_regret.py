@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--norms", default=",".join(fidelity.NORMS))
     parser.add_argument("--fits", default=",".join(fidelity.FIT_MODES))
     parser.add_argument("--simulations", default=";".join(fidelity.SIMULATIONS))
+    fidelity.add_scope(parser)
     parser.add_argument("--inner-folds", type=int, default=3)
     args = parser.parse_args(argv)
     if args.k < 1:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -21,6 +23,9 @@ from tuner.calibration.calibrate import device_toml
 from tuner.calibration.calibrate import fit
 from tuner.calibration.calibrate import measured_host_us
 from tuner.calibration.calibrate import predict
+from tuner.calibration.heldout import PickFigures
+from tuner.calibration.heldout import logo_calibration
+from tuner.calibration.heldout import pick_figures
 from tuner.calibration.measurements import load_launch_times
 from tuner.calibration.measurements import load_measured
 from tuner.calibration.parts import simulate_parts
@@ -447,3 +452,77 @@ def test_bounds_norm_out_of_range_is_a_config_error(tmp_path):
     bad.write_text('base = "h100-datasheet"\nbounds_norm = 0\n')
     with pytest.raises(ConfigError, match="bounds_norm >= 1"):
         get_device(str(bad))
+
+
+def test_a_held_out_graph_is_predicted_by_a_fit_that_never_saw_it(rows):
+    """``logo_calibration``: surrogate times with known thetas are predicted on each graph by a
+    fit of the other two (nearly exact, where the unfitted base is far off); changing one
+    graph's times moves the other graphs' predictions, never its own."""
+    parts = simulate_parts(rows, SMALL, cache=None)
+    times = np.array([SMALL.us(c) for c in surrogate_cycles(parts, TRUTH)])
+    measured = [dataclasses.replace(r, time_us=float(t)) for r, t in zip(rows, times,
+                                                                         strict=True)]
+    pred = logo_calibration(parts, measured, SMALL, relative=False, measured_host=False)
+    base = np.array([SMALL.us(p.cycles) for p in parts])
+    assert np.sqrt(np.mean(np.log(pred / times) ** 2)) < 0.01
+    assert np.sqrt(np.mean(np.log(base / times) ** 2)) > 0.1
+    held = np.array([m.graph == "rand512" for m in measured])
+    changed = [dataclasses.replace(m, time_us=m.time_us * (3.0 if m.config.endswith("8")
+                                                            else 0.5)) if h else m
+               for m, h in zip(measured, held, strict=True)]
+    pred2 = logo_calibration(parts, changed, SMALL, relative=False, measured_host=False)
+    assert np.array_equal(pred[held], pred2[held])
+    assert not np.allclose(pred[~held], pred2[~held])
+    with pytest.raises(ConfigError, match="2 graphs"):
+        logo_calibration(parts[:5], measured[:5], SMALL)
+
+
+def test_pick_figures_by_hand():
+    """Two graphs of three configurations per algorithm: the picks, their regrets and the
+    rhos worked out by hand."""
+    def row(algorithm, graph, config, time_us):
+        return Measured(graph, graph, algorithm, config, 0, time_us, "default")
+
+    measured = [row("bfs", "g1", "a", 10.0), row("bfs", "g1", "b", 20.0),
+                row("bfs", "g1", "c", 30.0), row("bfs", "g2", "a", 10.0),
+                row("bfs", "g2", "b", 12.0), row("bfs", "g2", "c", 30.0),
+                row("cc", "g1", "a", 5.0), row("cc", "g1", "b", 6.0), row("cc", "g1", "c", 7.0)]
+    # bfs g1: ranked right (pick a, rho 1); g2: picks b (12/10), order b a c (rho 0.5);
+    # cc g1: picks c (7/5), order reversed (rho -1)
+    pred = np.array([1.0, 2.0, 3.0, 2.0, 1.0, 3.0, 3.0, 2.0, 1.0])
+    figures = pick_figures(pred, measured)
+    assert figures["bfs"] == PickFigures("bfs", 2, 1, pytest.approx(math.sqrt(1.2)),
+                                         pytest.approx(0.75))
+    assert figures["cc"] == PickFigures("cc", 1, 0, pytest.approx(1.4), pytest.approx(-1.0))
+
+
+def test_cli_held_out_check_compares_the_fit_with_the_base(real_case, capsys):
+    """`calibrate --held-out`: per algorithm the fit's and the unfitted base's held-out
+    picks, in the output and in the file's comments."""
+    tmp, base_file, _, _, path = real_case
+    out = tmp / "held-out.toml"
+    assert main(["calibrate", str(path), "--device", str(base_file), "--out", str(out),
+                 "--cache", str(tmp / "cli-cache"), "--held-out", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "held out (each graph predicted by the fit made without it" in text
+    for algorithm in ("bfs", "sssp"):
+        line = next(x for x in text.splitlines() if x.startswith(f"  {algorithm} "))
+        assert re.search(r"fitted +\d/3 .* h100-nol2 +\d/3 ", line), line
+    assert "# held out (each graph" in out.read_text()
+
+
+def test_a_sourceless_algorithms_recorded_source_is_dropped(tmp_path):
+    """The harness records source -1 for PageRank and CC, which take none: their rows load
+    without a source (and simulate), where a BFS row keeps its own."""
+    spec = GRAPHS["rand512"]
+    rows = [Measured("rand512", spec, "cc", "mapping=thread", -1, 1.0, "default"),
+            Measured("rand512", spec, "pagerank", "mapping=vwarp,w=8", -1, 1.0, "default"),
+            Measured("rand512", spec, "bfs", "mapping=thread", 7, 1.0, "default")]
+    path = tmp_path / "measured.parquet"
+    write_measured(path, rows, [10.0, 20.0, 30.0], "h100")
+    measured = load_measured(path, device="h100")
+    assert {m.algorithm: m.source for m in measured} == {"cc": None, "pagerank": None,
+                                                         "bfs": 7}
+    parts = simulate_parts([m for m in measured if m.algorithm != "bfs"], "h100-datasheet",
+                           cache=None)
+    assert all(p.cycles > 0 for p in parts)

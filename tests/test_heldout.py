@@ -21,6 +21,7 @@ from tuner.calibration.heldout import Data
 from tuner.calibration.heldout import bootstrap_interval
 from tuner.calibration.heldout import choices
 from tuner.calibration.heldout import graph_folds
+from tuner.calibration.heldout import groups_of
 from tuner.calibration.heldout import nested_logo
 from tuner.calibration.heldout import regret
 
@@ -87,12 +88,97 @@ def test_the_inner_folds_choose_the_simulation_the_times_came_from():
     candidates = [Choice(WRONG, math.inf, "relative"), Choice((), math.inf, "relative")]
     pred, folds, final = nested_logo(data, candidates, inner_folds=3, starts=1)
     assert final.chosen == candidates[1]
-    assert final.scores[candidates[0]][0] > final.scores[candidates[1]][0] + 0.01
+    assert final.scores["all"][candidates[0]][0] > final.scores["all"][candidates[1]][0] + 0.01
     assert {s.chosen for s in folds.values()} == {candidates[1]}
     times = np.array([m.time_us for m in measured])
     for g in range(7):
         idx = np.flatnonzero([m.graph == f"g{g}" for m in measured])
         assert regret(pred[idx], times[idx])[0] < 1.05
+
+
+def two_algorithms(graphs: int = 7):
+    """``synthetic`` rows twice over: BFS's times made from the right simulation's bounds,
+    CC's from the wrong one's (so each algorithm's times follow another simulation)."""
+    measured, right, wrong = synthetic(graphs)
+    cc = [Measured(**{**m.__dict__, "algorithm": "cc",
+                      "time_us": m.time_us * true_cycles(w.bounds) / true_cycles(r.bounds)})
+          for m, r, w in zip(measured, right, wrong, strict=True)]
+    return measured + cc, right + right, wrong + wrong
+
+
+def test_chosen_per_algorithm_each_algorithm_gets_the_simulation_its_times_came_from():
+    measured, right, wrong = two_algorithms()
+    data = Data(measured, {(): right, WRONG: wrong}, None, BASE)
+    candidates = [Choice(WRONG, math.inf, "relative"), Choice((), math.inf, "relative")]
+    pred, folds, final = nested_logo(data, candidates, inner_folds=3, starts=1,
+                                     per_algorithm=True)
+    assert final.by_algorithm == {"bfs": candidates[1], "cc": candidates[0]}
+    for selection in folds.values():
+        assert selection.by_algorithm == final.by_algorithm
+    with pytest.raises(ValueError, match="differ"):
+        _ = final.chosen
+    times = np.array([m.time_us for m in measured])
+
+    def log_regrets(pred: np.ndarray, algorithm: str) -> np.ndarray:
+        return np.log([regret(pred[idx], times[idx])[0] for g in range(7)
+                       for idx in [np.flatnonzero([m.graph == f"g{g}" and m.algorithm == algorithm
+                                                   for m in measured])]])
+
+    # one choice for both: one of the two algorithms is predicted from the other's simulation
+    one_pred, _, one = nested_logo(data, candidates, inner_folds=3, starts=1)
+    assert len(set(one.by_algorithm.values())) == 1
+    for algorithm in ("bfs", "cc"):
+        assert log_regrets(pred, algorithm).mean() <= log_regrets(one_pred, algorithm).mean()
+    assert (log_regrets(pred, "bfs").sum() + log_regrets(pred, "cc").sum()
+            < log_regrets(one_pred, "bfs").sum() + log_regrets(one_pred, "cc").sum() - 1)
+
+
+def test_algorithms_whose_times_follow_other_scales_get_fits_of_their_own_rows():
+    """BFS's times made with ``TRUTH``'s thetas, CC's from the same bounds with others: one
+    fit of both cannot follow either, a fit of each algorithm's own rows follows each."""
+    measured, right, _ = synthetic()
+    other = (0.5, 1.0, 0.6, 1.0, 3.0, 0.4)
+    cc = []
+    for m, p in zip(measured, right, strict=True):
+        scaled = p.bounds * np.array(other)
+        cycles = float(np.sum(scaled[:, :5].max(axis=1) + scaled[:, 5]))
+        cc.append(Measured(**{**m.__dict__, "algorithm": "cc",
+                              "time_us": m.time_us * cycles / true_cycles(p.bounds)}))
+    data = Data(measured + cc, {(): right + right}, None, BASE)
+    shared, own = Choice((), math.inf, "relative"), Choice((), math.inf, "relative", True)
+    assert own.label == "relative fit of each algorithm's own rows, max"
+    pred, _, final = nested_logo(data, [shared, own], inner_folds=3, starts=1,
+                                 per_algorithm=True)
+    assert final.by_algorithm == {"bfs": own, "cc": own}
+    times = np.array([m.time_us for m in data.measured])
+    for (_, _), idx in groups_of(data.measured).items():
+        assert regret(pred[idx], times[idx])[0] < 1.05
+    with pytest.raises(ConfigError, match="totals"):
+        Choice((), math.inf, "launch", True)
+    assert choices([()], [math.inf], ["launch", "relative", "none"], own_rows=True)[3:] == [own]
+
+
+def test_the_base_device_unfitted_predicts_from_the_simulation_alone():
+    measured, right, _ = synthetic()
+    unfitted = Choice((), math.inf, "none")
+    assert unfitted.label.startswith("not fitted")
+    data = Data(measured, {(): right}, None, BASE)
+    pred, _, final = nested_logo(data, [unfitted], inner_folds=3, starts=1)
+    # theta 1 and the maximum of the bounds: each launch's largest bound plus its overhead
+    by_hand = [BASE.us(float(np.sum(p.bounds[:, :5].max(axis=1) + p.bounds[:, 5])))
+               for p in right]
+    assert np.allclose(pred, by_hand)
+    scaled = [Measured(**{**m.__dict__, "time_us": m.time_us * 3.0}) for m in measured]
+    pred2, _, _ = nested_logo(Data(scaled, {(): right}, None, BASE), [unfitted],
+                              inner_folds=3, starts=1)
+    assert np.array_equal(pred, pred2)
+    # measured times that follow the base device's own model: nothing to gain by a fit
+    own = [Measured(**{**m.__dict__, "time_us": t}) for m, t in zip(measured, by_hand,
+                                                                      strict=True)]
+    fitted = Choice((), math.inf, "absolute")
+    _, _, final = nested_logo(Data(own, {(): right}, None, BASE), [unfitted, fitted],
+                              inner_folds=3, starts=1)
+    assert final.chosen == unfitted
 
 
 def test_candidates_that_cannot_be_fitted_are_left_out_or_refused():

@@ -32,7 +32,7 @@ from tuner.calibration.calibrate import Parts
 from tuner.calibration.calibrate import fit
 from tuner.calibration.calibrate import predict
 
-FITS = ("launch", "relative", "absolute")
+FITS = ("launch", "relative", "absolute", "none")
 
 
 @dataclass(frozen=True)
@@ -40,15 +40,23 @@ class Choice:
     """One way to build the calibrated model: device fields that change the simulation (it is
     simulated again with them), the norm a launch takes of its bounds, and the fit mode
     (``launch``: the kernel parts fitted to per-launch kernel times; ``relative`` or
-    ``absolute``: to the runs' totals, as ``tuner.calibration.calibrate.fit`` says)."""
+    ``absolute``: to the runs' totals, as ``tuner.calibration.calibrate.fit`` says; ``none``:
+    no fit, the base device as it is, the null model a fit has to beat); ``own_rows``: each
+    algorithm's rows predicted by a fit of that algorithm's rows alone (``calibrate
+    --algorithms A``), else by one fit of every row (a fit of totals only: not every
+    algorithm's launches are timed)."""
 
     simulation: tuple[tuple[str, object], ...] = ()
     norm: float = math.inf
     fit: str = "launch"
+    own_rows: bool = False
 
     def __post_init__(self) -> None:
         if self.fit not in FITS:
             raise ConfigError(f"fit mode {self.fit!r}: expected one of {FITS}")
+        if self.own_rows and self.fit not in ("relative", "absolute"):
+            raise ConfigError(f"a fit of each algorithm's own rows is a fit of the runs' "
+                              f"totals (relative or absolute), not {self.fit!r}")
         if not self.norm >= 1:
             raise ConfigError(f"bounds norm {self.norm}: must be >= 1 (inf: the maximum)")
 
@@ -60,13 +68,21 @@ class Choice:
     def label(self) -> str:
         norm = "max" if math.isinf(self.norm) else f"{self.norm:g}-norm"
         sim = "".join(f", {k}={str(v).lower()}" for k, v in self.simulation)
-        return f"{self.fit} fit, {norm}{sim}"
+        fitted = "not fitted (the base device)" if self.fit == "none" else f"{self.fit} fit"
+        rows = " of each algorithm's own rows" if self.own_rows else ""
+        return f"{fitted}{rows}, {norm}{sim}"
 
 
 def choices(simulations: Sequence[tuple[tuple[str, object], ...]], norms: Sequence[float],
-            fits: Sequence[str]) -> list[Choice]:
-    """Every combination of the given simulation variants, norms and fit modes."""
-    return [Choice(s, float(n), f) for s in simulations for n in norms for f in fits]
+            fits: Sequence[str], own_rows: bool = False) -> list[Choice]:
+    """Every combination of the given simulation variants, norms and fit modes, and
+    (``own_rows``) of those simulations and norms with relative and absolute fits of each
+    algorithm's own rows."""
+    out = [Choice(s, float(n), f) for s in simulations for n in norms for f in fits]
+    if own_rows:
+        out += [Choice(s, float(n), f, own_rows=True) for s in simulations for n in norms
+                for f in fits if f in ("relative", "absolute")]
+    return out
 
 
 # ------------------------------------------------------------------------------ scoring
@@ -134,8 +150,13 @@ def fit_predict(data: Data, choice: Choice, train: np.ndarray, test: np.ndarray,
                 starts: int = 3) -> tuple[np.ndarray, dict[str, float]]:
     """The predicted times (us) of the ``test`` rows by ``choice`` fitted on the ``train``
     rows alone, and the fitted thetas."""
+    if choice.own_rows:
+        return _fit_predict_own_rows(data, choice, train, test, starts)
     parts = data.parts[choice.simulation]
     device = choice.device(data.base)
+    if choice.fit == "none":
+        cycles = predict([parts[i] for i in test], None, choice.norm)
+        return np.array([device.us(c) for c in cycles]), {}
     launch_us = None
     if choice.fit == "launch":
         launch_us = [data.launch_us[i] for i in train]
@@ -143,6 +164,23 @@ def fit_predict(data: Data, choice: Choice, train: np.ndarray, test: np.ndarray,
                       starts=starts, relative=choice.fit == "relative", launch_us=launch_us)
     cycles = predict([parts[i] for i in test], calibration.thetas, choice.norm)
     return np.array([device.us(c) for c in cycles]), calibration.thetas
+
+
+def _fit_predict_own_rows(data: Data, choice: Choice, train: np.ndarray, test: np.ndarray,
+                          starts: int) -> tuple[np.ndarray, dict[str, float]]:
+    """``fit_predict`` of a choice of ``own_rows``: each algorithm of the ``test`` rows by a fit
+    of that algorithm's ``train`` rows; the thetas of the last."""
+    algorithm_of = np.array([m.algorithm for m in data.measured])
+    pred, thetas = np.full(test.size, np.nan), {}
+    whole = dataclasses.replace(choice, own_rows=False)
+    for algorithm in dict.fromkeys(algorithm_of[test].tolist()):
+        own_train = train[algorithm_of[train] == algorithm]
+        if not own_train.size:
+            raise ConfigError(f"a fit of {algorithm}'s own rows: none to fit outside the "
+                              "judged graphs")
+        at = algorithm_of[test] == algorithm
+        pred[at], thetas = fit_predict(data, whole, own_train, test[at], starts)
+    return pred, thetas
 
 
 def graph_folds(graphs: Sequence[str], k: int, seed: int) -> list[list[str]]:
@@ -189,12 +227,27 @@ def fit_predict_all(tasks: list[tuple[Choice, np.ndarray, np.ndarray, int]], dat
 
 @dataclass(frozen=True)
 class Selection:
-    """The choice the inner cross-validation over ``graphs`` made, and every candidate's
-    score (``selection_score``)."""
+    """What the inner cross-validation over ``graphs`` chose for each algorithm
+    (``by_algorithm``: one choice for all of them, or one each where chosen per algorithm), and
+    every candidate's score (``selection_score``) per scope: ``"all"`` (every algorithm's
+    groups) and, where chosen per algorithm, each algorithm's."""
 
     graphs: tuple[str, ...]
-    chosen: Choice
-    scores: dict[Choice, tuple[float, float]]
+    by_algorithm: dict[str, Choice]
+    scores: dict[str, dict[Choice, tuple[float, float]]]
+
+    @property
+    def chosen(self) -> Choice:
+        """The one choice made for every algorithm (ValueError where they differ)."""
+        distinct = set(self.by_algorithm.values())
+        if len(distinct) != 1:
+            raise ValueError("the algorithms' choices differ: see by_algorithm")
+        return distinct.pop()
+
+    def score(self, algorithm: str) -> tuple[float, float]:
+        """The chosen candidate's score in the scope it was chosen in."""
+        scope = algorithm if algorithm in self.scores else "all"
+        return self.scores[scope][self.by_algorithm[algorithm]]
 
 
 def _inner_tasks(data: Data, candidates: Sequence[Choice], graphs: Sequence[str],
@@ -210,10 +263,14 @@ def _inner_tasks(data: Data, candidates: Sequence[Choice], graphs: Sequence[str]
 
 
 def _select(data: Data, candidates: Sequence[Choice], graphs: Sequence[str],
-            tasks: list[tuple], preds: list[np.ndarray]) -> Selection:
-    """The best candidate from its inner folds' predictions (``tasks`` in candidate order)."""
+            tasks: list[tuple], preds: list[np.ndarray], per_algorithm: bool) -> Selection:
+    """The best candidate from its inner folds' predictions (``tasks`` in candidate order):
+    on every algorithm's groups together, or on each algorithm's own (``per_algorithm``; an
+    algorithm without rows in ``graphs`` takes the choice made on all)."""
     per_choice = len(tasks) // len(candidates)
-    scores = {}
+    algorithm_of = np.array([m.algorithm for m in data.measured])
+    algorithms = sorted(set(algorithm_of.tolist()))
+    scores: dict[str, dict[Choice, tuple[float, float]]] = {}
     for c, choice in enumerate(candidates):
         pred = np.full(len(data.measured), np.nan)
         rows = []
@@ -221,13 +278,25 @@ def _select(data: Data, candidates: Sequence[Choice], graphs: Sequence[str],
                                       preds[c * per_choice:(c + 1) * per_choice], strict=True):
             pred[test] = p
             rows.append(test)
-        scores[choice] = selection_score(pred, data.measured, np.sort(np.concatenate(rows)))
-    chosen = min(candidates, key=lambda ch: scores[ch])  # first of equals: the listed order
-    return Selection(tuple(graphs), chosen, scores)
+        rows = np.sort(np.concatenate(rows))
+        scopes = [("all", rows)]
+        if per_algorithm:
+            scopes += [(a, rows[algorithm_of[rows] == a]) for a in algorithms]
+        for scope, at in scopes:
+            if at.size:
+                scores.setdefault(scope, {})[choice] = selection_score(pred, data.measured, at)
+
+    def best(scope: str) -> Choice:  # first of equals: the listed order
+        return min(candidates, key=lambda ch: scores[scope][ch])
+
+    overall = best("all")
+    by_algorithm = {a: best(a) if a in scores else overall for a in algorithms}
+    return Selection(tuple(graphs), by_algorithm, scores)
 
 
 def nested_logo(data: Data, candidates: Sequence[Choice], *, inner_folds: int = 3,
                 starts: int = 3, inner_starts: int = 1, seed: int = 0, jobs: int = 1,
+                per_algorithm: bool = False,
                 progress: Callable[[str], None] | None = None,
                 ) -> tuple[np.ndarray, dict[str, Selection], Selection]:
     """Nested leave-one-graph-out predictions (us) of every row; each outer fold's selection
@@ -236,7 +305,8 @@ def nested_logo(data: Data, candidates: Sequence[Choice], *, inner_folds: int = 
 
     In the fold without graph g, each candidate is fitted ``inner_folds`` times (``inner_starts``
     seeded starts) over g's complement split by graph (``graph_folds``) and scored on what
-    each fit left out; the best is fitted on the whole complement (``starts``) and predicts g.
+    each fit left out; the best (for each algorithm on its own groups, ``per_algorithm``) is
+    fitted on the whole complement (``starts``) and predicts g's rows (of that algorithm).
     """
     candidates = [c for c in candidates if data.supports(c)]
     if not candidates:
@@ -256,14 +326,20 @@ def nested_logo(data: Data, candidates: Sequence[Choice], *, inner_folds: int = 
     for g in outer:
         n = len(inner[g])
         selections[g] = _select(data, candidates, [h for h in graphs if h != g], inner[g],
-                                preds[at:at + n])
+                                preds[at:at + n], per_algorithm)
         at += n
-    final = _select(data, candidates, graphs, final_tasks, preds[at:])
+    final = _select(data, candidates, graphs, final_tasks, preds[at:], per_algorithm)
+    algorithm_of = np.array([m.algorithm for m in data.measured])
+    graph_of = np.array([m.graph for m in data.measured])
     outer_tasks = []
     for g in outer:
-        test = np.flatnonzero([m.graph == g for m in data.measured])
-        train = np.flatnonzero([m.graph != g for m in data.measured])
-        outer_tasks.append((selections[g].chosen, train, test, starts))
+        train = np.flatnonzero(graph_of != g)
+        chosen = selections[g].by_algorithm
+        for choice in dict.fromkeys(chosen.values()):
+            of_choice = [a for a, c in chosen.items() if c == choice]
+            test = np.flatnonzero((graph_of == g) & np.isin(algorithm_of, of_choice))
+            if test.size:
+                outer_tasks.append((choice, train, test, starts))
     pred = np.full(len(data.measured), np.nan)
     for (_, _, test, _), (p, _) in zip(outer_tasks, fit_predict_all(outer_tasks, data, jobs),
                                        strict=True):
@@ -271,6 +347,59 @@ def nested_logo(data: Data, candidates: Sequence[Choice], *, inner_folds: int = 
     if progress:
         progress("nested LOGO: done")
     return pred, selections, final
+
+
+# ------------------------------------------------------------------------ a user's check
+
+
+def logo_calibration(parts: Sequence[Parts], measured: Sequence[Measured], base: Device, *,
+                     launch_us: Sequence[np.ndarray | None] | None = None,
+                     **fit_options) -> np.ndarray:
+    """Leave-one-graph-out predictions (us) of every row: ``fit`` with ``fit_options`` (and
+    ``base``'s bounds norm) made without each graph in turn, predicting that graph's rows."""
+    graph_of = np.array([m.graph for m in measured])
+    if len(set(graph_of.tolist())) < 2:
+        raise ConfigError("a held-out check needs measured rows on 2 graphs or more")
+    pred = np.full(len(measured), np.nan)
+    for graph in dict.fromkeys(graph_of.tolist()):
+        train, test = np.flatnonzero(graph_of != graph), np.flatnonzero(graph_of == graph)
+        calibration = fit([parts[i] for i in train], [measured[i] for i in train], base,
+                          launch_us=None if launch_us is None else [launch_us[i] for i in train],
+                          **fit_options)
+        cycles = predict([parts[i] for i in test], calibration.thetas, base.bounds_norm)
+        pred[test] = [base.us(c) for c in cycles]
+    return pred
+
+
+@dataclass(frozen=True)
+class PickFigures:
+    """How one model ranks one algorithm's configurations, over its graphs: picks within
+    ``within`` of the measured best, the geometric mean of the picks' regrets, the median
+    Spearman rho."""
+
+    algorithm: str
+    graphs: int
+    picks_within: int
+    geomean_regret: float
+    median_rho: float
+
+
+def pick_figures(pred: np.ndarray, measured: Sequence[Measured], within: float = 1.05
+                 ) -> dict[str, PickFigures]:
+    """``PickFigures`` of each algorithm of ``measured`` under the predictions ``pred``."""
+    times = np.array([m.time_us for m in measured])
+    by_algorithm: dict[str, list[tuple[float, float]]] = {}
+    for (algorithm, _), idx in groups_of(measured).items():
+        by_algorithm.setdefault(algorithm, []).append(
+            (regret(pred[idx], times[idx])[0], spearman(pred[idx], times[idx])))
+    out = {}
+    for algorithm, scores in sorted(by_algorithm.items()):
+        regrets = np.array([r for r, _ in scores])
+        rhos = [rho for _, rho in scores if not math.isnan(rho)]
+        out[algorithm] = PickFigures(algorithm, len(scores), int((regrets <= within).sum()),
+                                     float(np.exp(np.log(regrets).mean())),
+                                     float(np.median(rhos)) if rhos else math.nan)
+    return out
 
 
 # ------------------------------------------------------------------------------ intervals

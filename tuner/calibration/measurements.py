@@ -25,6 +25,9 @@ REQUIRED_COLUMNS = (
     "correct",
 )
 LAUNCH_COLUMNS = ("graph", "algorithm", "config", "variant", "launch", "kernel_us")
+# the algorithms that start from a source vertex (simulator.functional); the others' rows
+# record none (the harness writes -1), and are simulated without one
+SOURCED = ("bfs", "sssp")
 
 
 # ---------------------------------------------------------------------------------- measured
@@ -130,9 +133,7 @@ def load_measured_results(
     for r in found:
         r["graph"] = graph_name(r["graph_spec"], r["name"]) or r["graph_id"]
         r["variant"] = r["variant"] or "default"
-        if r["algorithm"] not in ("bfs", "sssp"):
-            r["source"] = None
-        elif r["source"] is None:
+        if r["algorithm"] in SOURCED and r["source"] is None:
             raise ConfigError(f"{where}: {r['graph']} {r['algorithm']} {r['config']!r}: the "
                               "source it was measured from is unknown")
     if algorithms is not None:
@@ -192,7 +193,7 @@ def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured
         out.append(Measured(
             graph=str(r["graph"]), graph_spec=str(r["graph_spec"]),
             algorithm=str(r["algorithm"]), config=str(r["config"]),
-            source=_optional(r["source"], int),
+            source=_optional(r["source"], int) if r["algorithm"] in SOURCED else None,
             time_us=float(r["time_us"]), variant=str(r["variant"]),
             m=_optional(r.get("m"), int), launches=_optional(r.get("launches"), int),
             iterations=_optional(r.get("iterations"), int),

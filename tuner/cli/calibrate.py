@@ -23,6 +23,9 @@ from tuner.calibration.calibrate import device_toml
 from tuner.calibration.calibrate import fit
 from tuner.calibration.calibrate import predict
 from tuner.calibration.calibrate import se_text
+from tuner.calibration.heldout import PickFigures
+from tuner.calibration.heldout import logo_calibration
+from tuner.calibration.heldout import pick_figures
 from tuner.calibration.measurements import is_results_dir
 from tuner.calibration.measurements import load_launch_times
 from tuner.calibration.measurements import load_measured
@@ -36,6 +39,7 @@ EPILOG = """examples:
   warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml
   warpsweep calibrate warpsweep-results --device h100 --out my-gpu.toml   (after tune --verify K)
   warpsweep calibrate h100.parquet --algorithms bfs --graphs USA-road-NY,rmat16-ef16 --verify
+  warpsweep calibrate bench/gpu/results/h100_pr_cc.parquet --device h100 --held-out
   warpsweep simulate --graph rmat:scale=16 --algo bfs --device h100.toml --config mapping=vwarp,w=8
   warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --device h100.toml
 
@@ -127,6 +131,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--verify", action="store_true",
                    help="re-simulate every config with the written file and report how far "
                         "it is from the fitted surrogate")
+    p.add_argument("--held-out", action="store_true",
+                   help="also fit once without each graph and predict it: per algorithm, how "
+                        "the fit and the base device unfitted pick among the configurations "
+                        "of graphs they were not fitted to (picks within 5%% of the measured "
+                        "best, geomean regret, median rho), and which algorithms the fit "
+                        "picks worse for")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run_calibrate)
 
@@ -163,6 +173,29 @@ def fit_table(calibration: Calibration) -> str:
         lines.append(f"{part:<9} {theta:8.4f}  {se:>9}  {100 * calibration.share[part]:5.1f}%  "
                      + "; ".join(note))
     return "\n".join(lines)
+
+
+def held_out_lines(fitted: dict[str, PickFigures], unfitted: dict[str, PickFigures],
+                   base_name: str) -> list[str]:
+    """The held-out check's table, per algorithm the fit against the base device unfitted, and
+    a line naming the algorithms whose picks the fit makes worse."""
+    lines = ["held out (each graph predicted by the fit made without it; the base device "
+             "is not fitted at all), per algorithm: picks within 5% of the measured best, "
+             "geomean regret of the pick, median rho"]
+    worse = []
+    for algorithm, f in fitted.items():
+        u = unfitted[algorithm]
+        lines.append(f"  {algorithm:<9} fitted {f.picks_within:>3}/{f.graphs:<3} "
+                     f"{f.geomean_regret:6.3f} {f.median_rho:5.2f}   {base_name} "
+                     f"{u.picks_within:>3}/{u.graphs:<3} {u.geomean_regret:6.3f} "
+                     f"{u.median_rho:5.2f}")
+        if f.geomean_regret > u.geomean_regret:
+            worse.append(algorithm)
+    if worse:
+        lines.append(f"  the fit picks worse than {base_name} on graphs it was not fitted to "
+                     f"for {', '.join(worse)}: for those simulate with {base_name}, or "
+                     "calibrate them apart (--algorithms)")
+    return lines
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
@@ -208,6 +241,16 @@ def run_calibrate(args: argparse.Namespace) -> int:
           f"(x{math.exp(calibration.rms_before):.2f} -> x{math.exp(calibration.rms_after):.2f} "
           "typical factor); on graphs left out of the fit: python bench/fidelity.py")
     notes = []
+    if args.held_out:
+        progress(f"held-out check: {len(graphs)} fits, each without one graph")
+        held_out = logo_calibration(parts, measured, fit_base, launch_us=launch_us,
+                                    seed=args.seed, relative=args.fit == "relative",
+                                    measured_host=not args.fit_host)
+        unfitted = np.array([base.us(p.cycles) for p in parts])
+        lines = held_out_lines(pick_figures(held_out, measured), pick_figures(unfitted, measured),
+                               base.name)
+        print("\n".join(lines))
+        notes += lines
     if args.verify:
         device = calibrated_device(fit_base, calibration.thetas)
         resim = simulate_parts(measured, device, cache=cache, jobs=args.jobs, progress=progress)
