@@ -354,14 +354,18 @@ def nested_logo(data: Data, candidates: Sequence[Choice], *, inner_folds: int = 
 
 def logo_calibration(parts: Sequence[Parts], measured: Sequence[Measured], base: Device, *,
                      launch_us: Sequence[np.ndarray | None] | None = None,
+                     progress: Callable[[str], None] | None = None,
                      **fit_options) -> np.ndarray:
     """Leave-one-graph-out predictions (us) of every row: ``fit`` with ``fit_options`` (and
     ``base``'s bounds norm) made without each graph in turn, predicting that graph's rows."""
     graph_of = np.array([m.graph for m in measured])
-    if len(set(graph_of.tolist())) < 2:
+    graphs = list(dict.fromkeys(graph_of.tolist()))
+    if len(graphs) < 2:
         raise ConfigError("a held-out check needs measured rows on 2 graphs or more")
     pred = np.full(len(measured), np.nan)
-    for graph in dict.fromkeys(graph_of.tolist()):
+    for k, graph in enumerate(graphs):
+        if progress:
+            progress(f"held-out check: fit {k + 1} of {len(graphs)}, without {graph}")
         train, test = np.flatnonzero(graph_of != graph), np.flatnonzero(graph_of == graph)
         calibration = fit([parts[i] for i in train], [measured[i] for i in train], base,
                           launch_us=None if launch_us is None else [launch_us[i] for i in train],

@@ -242,8 +242,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
           "typical factor); on graphs left out of the fit: python bench/fidelity.py")
     notes = []
     if args.held_out:
-        progress(f"held-out check: {len(graphs)} fits, each without one graph")
         held_out = logo_calibration(parts, measured, fit_base, launch_us=launch_us,
+                                    progress=progress,
                                     seed=args.seed, relative=args.fit == "relative",
                                     measured_host=not args.fit_host)
         unfitted = np.array([base.us(p.cycles) for p in parts])
