@@ -31,6 +31,7 @@ from tuner.calibration.measurements import load_measured
 from tuner.calibration.parts import simulate_parts
 from tuner.cli import main
 from tuner.cli.calibrate import fit_table
+from tuner.cli.calibrate import held_out_lines
 
 GRAPHS = {
     "rmat8": "rmat:scale=8,seed=1,weights=random",
@@ -526,3 +527,21 @@ def test_a_sourceless_algorithms_recorded_source_is_dropped(tmp_path):
     parts = simulate_parts([m for m in measured if m.algorithm != "bfs"], "h100-datasheet",
                            cache=None)
     assert all(p.cycles > 0 for p in parts)
+
+
+def test_the_held_out_check_names_only_the_algorithms_a_fit_makes_worse():
+    """Fewer picks within 5%, or a geomean regret more than 1% higher: worse; a 0.1% higher
+    geomean with as many picks (BFS on the H100's file) is not."""
+    base = {"bfs": PickFigures("bfs", 17, 16, 1.007, 0.96),
+            "cc": PickFigures("cc", 17, 10, 1.128, 0.91),
+            "pagerank": PickFigures("pagerank", 17, 8, 1.100, 0.88)}
+    fitted = {"bfs": PickFigures("bfs", 17, 16, 1.008, 0.95),
+              "cc": PickFigures("cc", 17, 9, 1.100, 0.92),
+              "pagerank": PickFigures("pagerank", 17, 9, 1.120, 0.90)}
+    lines = held_out_lines(fitted, base, "h100-datasheet")
+    assert len(lines) == 5
+    assert lines[-1].startswith("  the fit picks worse than h100-datasheet")
+    assert "for cc, pagerank:" in lines[-1]
+    fitted["cc"] = PickFigures("cc", 17, 10, 1.128, 0.91)
+    fitted["pagerank"] = PickFigures("pagerank", 17, 8, 1.110, 0.88)
+    assert len(held_out_lines(fitted, base, "h100-datasheet")) == 4  # nothing worse
