@@ -273,12 +273,12 @@ def _select(data: Data, candidates: Sequence[Choice], graphs: Sequence[str],
     scores: dict[str, dict[Choice, tuple[float, float]]] = {}
     for c, choice in enumerate(candidates):
         pred = np.full(len(data.measured), np.nan)
-        rows = []
+        tests = []
         for (_, _, test, _), p in zip(tasks[c * per_choice:(c + 1) * per_choice],
                                       preds[c * per_choice:(c + 1) * per_choice], strict=True):
             pred[test] = p
-            rows.append(test)
-        rows = np.sort(np.concatenate(rows))
+            tests.append(test)
+        rows = np.sort(np.concatenate(tests))
         scopes = [("all", rows)]
         if per_algorithm:
             scopes += [(a, rows[algorithm_of[rows] == a]) for a in algorithms]
