@@ -17,6 +17,7 @@ from simulator import functional_run
 from simulator import simulate
 from simulator.asynchronous import AsynchronousLowering
 from simulator.asynchronous import ChunkWalk
+from simulator.asynchronous import _exclusive_running_min
 from simulator.driver import wave_entries
 from simulator.functional import edge_ids
 from simulator.load import load_graph
@@ -592,3 +593,32 @@ def test_timed_sweeps_store_as_events_in_time_order_do(spec, walk):
                                 stores.writes.tolist(), strict=True)) == expected
                 assert run.values.tolist() == values
                 active = stores.lowered(fr.indices, fr.n)
+
+
+@pytest.mark.parametrize("kind", ["fractions", "whole floats", "labels", "huge whole floats",
+                                  "with inf"])
+def test_exclusive_running_min_is_each_segments_least_before(kind):
+    """Per element, the least of its segment's earlier elements, as a plain loop finds it:
+    fractional distances (by doubling), whole-numbered ones and labels (by offsets), whole
+    numbers too far apart for the offsets, and unreached (inf) values."""
+    rng = np.random.default_rng(len(kind))
+    for _ in range(40):
+        size = int(rng.integers(1, 400))
+        segment = np.sort(rng.integers(0, int(rng.integers(1, size + 1)), size)).astype(np.int32)
+        if kind == "labels":
+            values, empty = rng.integers(-5, 60, size), np.iinfo(np.int64).max
+        else:
+            values, empty = rng.random(size) * 50, np.inf
+            if kind != "fractions":
+                values = np.floor(values)
+            if kind == "huge whole floats":
+                values *= 2.0**50
+            if kind == "with inf":
+                values[rng.random(size) < 0.2] = np.inf
+        expected = []
+        for i in range(size):
+            earlier = [values[j] for j in range(i) if segment[j] == segment[i]]
+            expected.append(min(earlier) if earlier else empty)
+        got = _exclusive_running_min(values, segment, empty)
+        assert got.dtype == values.dtype
+        assert got.tolist() == expected
