@@ -337,34 +337,65 @@ class AsynchronousLowering:
         if read_key.size and int(read_key.max()) < np.iinfo(np.int32).max:
             read_key = read_key.astype(np.int32)  # as the table: half the bytes to gather
         seen = self.values.take(vertices)
-        candidate = seen.take(owner)
-        if weights is not None:
-            candidate += weights
 
-        def feeding(lanes: np.ndarray) -> np.ndarray:
-            """Those of ``lanes`` whose store lands by their target's read in the sweep."""
-            lanes = lanes[reader.take(lanes) >= 0]
-            return lanes[store_key.take(lanes) <= read_key.take(reader.take(lanes))]
+        def read_plus_weight(lanes: np.ndarray | None = None) -> np.ndarray:
+            """The candidates of ``lanes`` (all where None) from their slots' reads."""
+            if lanes is None:
+                return seen.take(owner) if weights is None else seen.take(owner) + weights
+            lane_candidate = seen.take(owner.take(lanes))
+            if weights is not None:
+                lane_candidate += weights.take(lanes)
+            return lane_candidate
 
-        # a lane that does not lower its target now does so only once its own slot reads
-        # lower (then it is among those worked out again)
-        lanes = feeding(np.flatnonzero(candidate < before))
+        def lowering_feeders(lanes: np.ndarray, lane_candidate: np.ndarray
+                             ) -> tuple[np.ndarray, np.ndarray]:
+            """Those of ``lanes`` (with their candidates) below their target's value before
+            the sweep (no other can lower its read) whose store lands by their target's
+            read in the sweep."""
+            keep = reader.take(lanes) >= 0
+            keep &= lane_candidate < before.take(lanes)
+            return on_time(lanes[keep], lane_candidate[keep])
+
+        def on_time(lanes: np.ndarray, lane_candidate: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+            """Those of ``lanes`` whose store lands by their target's read."""
+            keep = store_key.take(lanes) <= read_key.take(reader.take(lanes))
+            return lanes[keep], lane_candidate[keep]
+
+        has_reader = reader >= 0
+        candidate = read_plus_weight()
+        keep = candidate < before
+        keep &= has_reader
+        lanes = np.flatnonzero(keep)
+        lanes, lane_candidate = on_time(lanes, candidate.take(lanes))
         first_lane = np.cumsum(lengths) - lengths
+        moved = False
         while lanes.size:
             lowered = seen.copy()
-            np.minimum.at(lowered, reader.take(lanes), candidate.take(lanes))
+            np.minimum.at(lowered, reader.take(lanes), lane_candidate)
             changed = np.flatnonzero(lowered < seen)
             seen = lowered
             if not changed.size:
                 break
+            moved = True
             counts = lengths.take(changed)
+            if int(counts.sum()) * _DENSE_ROUND_SHARE > targets.size:
+                # most lanes read again (a round after hubs' slots): masks over all lanes
+                # cost less than gathers of theirs
+                again = np.zeros(vertices.size, dtype=bool)
+                again[changed] = True
+                candidate = read_plus_weight()
+                moved = False
+                keep = again.take(owner)
+                keep &= has_reader
+                keep &= candidate < before
+                lanes = np.flatnonzero(keep)
+                lanes, lane_candidate = on_time(lanes, candidate.take(lanes))
+                continue
             again = (np.repeat(first_lane.take(changed) - np.cumsum(counts) + counts, counts)
                      + np.arange(int(counts.sum())))
-            candidate[again] = seen.take(owner.take(again))
-            if weights is not None:
-                candidate[again] += weights.take(again)
-            lanes = feeding(again)
-        return candidate
+            lanes, lane_candidate = lowering_feeders(again, read_plus_weight(again))
+        return read_plus_weight() if moved else candidate
 
     def _vertex_table(self) -> np.ndarray:
         """A table of the vertices, -1 between uses: a timed sweep's entry of each (int32
@@ -570,6 +601,9 @@ class AsynchronousLowering:
         return lanes, writes, written
 
 
+# A timed sweep's settling round (``AsynchronousLowering._settled_candidates``) whose slots
+# read again hold more than 1 / this of the sweep's lanes works over all lanes by masks.
+_DENSE_ROUND_SHARE = 4
 # From this many lanes per target id, ``later_steps_see_earlier`` counts the lanes of each
 # target through a table and sorts only those of targets stored to more than once.
 _SHARED_TABLE_PER_LANE = 1 / 16
