@@ -717,7 +717,9 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
         several = again.copy()
         several[:-1] |= again[1:]
         groups = np.flatnonzero(several)
-        earlier[groups] = _earlier_lowest(group_min[groups], again[groups])
+        # the groups' targets ascend: each target's groups are one segment
+        earlier[groups] = _exclusive_running_min(group_min[groups], target[groups],
+                                                 _highest(group_min.dtype))
     stores = value < earlier[group_of]
     keep[order if picked is None else picked[order]] = stores
     return keep
@@ -731,27 +733,3 @@ def _lowered_and_shared(targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = run_starts(ordered)
     return ordered[first].astype(np.int64, copy=False), ordered[~first]
 
-
-def _earlier_lowest(lowest: np.ndarray, again: np.ndarray) -> np.ndarray:
-    """Per (target, step) group (by target, then step; ``again``: the group's target is the
-    previous group's), the lowest value the target's earlier steps stored (inf for its first
-    step): an exclusive running minimum per target, over ranks (ties alike), the targets
-    kept apart by offsets that rank every earlier target above. Integer values (CC's
-    labels) rank by their distance from the least; others (SSSP's distances) by their
-    dense ranks."""
-    segment = np.cumsum(~again) - 1
-    least = lowest.min()
-    if np.issubdtype(lowest.dtype, np.integer) and (
-            (int(lowest.max()) - int(least) + 1) * (int(segment[-1]) + 1) < 2**62):
-        ranks = int(lowest.max()) - int(least) + 1
-        rank = lowest - least
-        value_of = None
-    else:
-        value_of, rank = np.unique(lowest, return_inverse=True)
-        ranks = value_of.size
-    offset = (segment[-1] - segment) * ranks
-    running = np.minimum.accumulate(rank + offset) - offset
-    earlier = np.full(lowest.size, np.inf, dtype=np.float64)
-    earliest = running[:-1][again[1:]]
-    earlier[1:][again[1:]] = earliest + least if value_of is None else value_of[earliest]
-    return earlier
