@@ -342,8 +342,8 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     waits = device.atomic_round_trips  # for an atomic's returned value
     # two dependent loads a step (the neighbour's id, then its value), a step at a time
     # where each step branches or stores on what it loaded; a gathering loop's groups
-    steps = (gathered_load_groups(e.steps, tasks.active_positions)
-             if cx.gathers and grouped_gathers(strategy) else e.steps)
+    steps = (gathered_load_groups(e.steps, tasks.active_positions) if cx.gathers
+             else e.steps)
     round_trips = 2 * steps + waits * tasks.deferred_positions
     # finding the slots' vertices: thread-based sweeps read the status, then the active
     # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
@@ -370,17 +370,6 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     if cx.changed_flag and stores:
         queue_atomics += tally.steps_storing  # stores, but serialised on one address
     tally.queue_atomics = queue_atomics
-
-
-def grouped_gathers(strategy: Strategy) -> bool:
-    """Whether a gathering edge loop issues its loads in nvcc's groups
-    (``gathered_load_groups``): only where each virtual warp (thread) of a static launch
-    takes one vertex. Inside a chunk walk or a dynamic grab loop nvcc issues the loop a step
-    at a time, an index, its value, the add (the SASS of ``pagerank_sweep`` W = 8 with C = 2
-    and 16, W = 32 C = 4, W = 8 dynamic), so each step waits for its two loads; on the H200
-    PageRank's W = 8 sweeps of rmat:scale=18 and web-NotreDame take 2.6-2.8x as long with
-    C = 2 as with C = 1 (``docs/fidelity.md``)."""
-    return strategy.vertices_per_grab == 1 and not strategy.dynamic
 
 
 def gathered_load_groups(steps: np.ndarray, positions: np.ndarray) -> np.ndarray:

@@ -13,15 +13,12 @@ import pytest
 from hand_counted import SERIAL
 from hand_counted import star_graph
 
-from simulator import Graph
 from simulator import Strategy
 from simulator import engine
 from simulator import functional_run
 from simulator.driver import iteration_costs
 from simulator.engine import vertex_kernel
-from simulator import launch_costs
 from simulator.launch_costs import gathered_load_groups
-from simulator.launch_costs import grouped_gathers
 
 # SERIAL (tests/hand_counted.py) runs one warp at a time: a launch takes the sum of its warps'
 # alone-times L = instructions + round_trips * latency (100).
@@ -274,25 +271,6 @@ def test_pagerank_sweep_gathers_in_unrolled_groups(pagerank_run):
     # trips -> 312 (40 of them); an isolated vertex 8 instructions, 1 round trip -> 108 (23).
     assert pagerank_launch(pagerank_run, mapping="vwarp", w=32).cycles == (
         516 + 40 * 312 + 23 * 108)
-
-
-def test_pagerank_chunk_walks_gather_a_step_at_a_time(monkeypatch):
-    # Inside a chunk walk (or a dynamic grab loop) nvcc issues PageRank's edge loop a step at
-    # a time: each step waits for its index and its value. A hub of 128 leaves, W = 8, C = 2:
-    # the hub's warp holds vertices 0..7, position 0 the hub (16 steps) and three leaves,
-    # position 1 four leaves (1 step): 17 SIMD steps, 34 round trips where the groups of a
-    # one-vertex launch would take 4 (the mean position's 8 steps: one group of 8, twice).
-    # Every other warp's positions take one step each, grouped or not. At 100 cycles a round
-    # trip the launch takes 30 * 100 cycles more than it would with the groups.
-    hub = Graph.from_edges(np.zeros(128, dtype=np.int64), np.arange(1, 129), 129, name="hub128")
-    run = functional_run(hub, "pagerank")
-    chunked = pagerank_launch(run, mapping="vwarp", w=8, chunk=2)
-    monkeypatch.setattr(launch_costs, "grouped_gathers", lambda strategy: True)
-    assert chunked.cycles - pagerank_launch(run, mapping="vwarp", w=8, chunk=2).cycles == 3000
-    assert grouped_gathers(Strategy(mapping="vwarp", w=8))
-    assert grouped_gathers(Strategy(mapping="thread", defer_threshold=32))
-    assert not grouped_gathers(Strategy(mapping="vwarp", w=8, chunk=2))
-    assert not grouped_gathers(Strategy(mapping="vwarp", w=8, distribution="dynamic"))
 
 
 def test_pagerank_blocks_add_to_one_global_sum(pagerank_run, bfs_run):
