@@ -123,6 +123,25 @@ def test_the_spatial_and_wer_catalogs_are_whole_and_labelled_by_their_gpu(bench,
         plan_for(algorithm, config, variant)
 
 
+def test_the_pagerank_chunk_probe_is_whole_and_shows_the_chunk_step(bench):
+    """bench/gpu/pr_cc.py --catalog pr_chunks on its five graphs: every measurement, correct,
+    with a kernel plan; and the finding docs/fidelity.md reads from it: W = 8 sweeps of the
+    skewed graphs take over twice as long with chunks as without, the road graphs' not."""
+    configs, _ = bench
+    measured = pq.read_table(GPU_DIR / "results" / "h200_pr_chunks.parquet").to_pylist()
+    wanted = {m.config for m in configs.pr_chunk_measurements()}
+    assert len(measured) == 5 * len(wanted)
+    assert {r["config"] for r in measured} == wanted
+    assert all(r["correct"] and r["algorithm"] == "pagerank" for r in measured)
+    for config in wanted:
+        plan_for("pagerank", config, configs.TOPOLOGY_VARIANT)
+    time = {(r["graph"], r["config"]): r["time_us"] for r in measured}
+    for graph in ("rmat18-ef16", "web-NotreDame"):
+        assert time[graph, "mapping=vwarp,w=8,chunk=2"] > 2 * time[graph, "mapping=vwarp,w=8"]
+    for graph in ("USA-road-NY", "road-512x512"):
+        assert time[graph, "mapping=vwarp,w=8,chunk=2"] < time[graph, "mapping=vwarp,w=8"]
+
+
 def test_the_device_column_names_the_gpu_measured_on(bench):
     configs, _ = bench
     assert configs.device_label("NVIDIA H100 80GB HBM3") == "h100"

@@ -92,6 +92,11 @@ SPATIAL_ALGORITHMS = ("bfs", "sssp", "cc")
 WER = tuple(f"mapping={m}" + (f",chunk={c}" if c > 1 else "")
             for c in (1, 4, 16) for m in ("wer", "wer+"))
 WER_PEERS = ("mapping=thread", "mapping=vwarp,w=4", "mapping=vwarp,w=8", "mapping=vwarp,w=32")
+# PageRank's sweeps against the chunk C (bench/gpu/pr_cc.py --catalog pr_chunks): nvcc groups
+# the gathering loop's loads only where a virtual warp takes one vertex (docs/fidelity.md)
+PR_CHUNKS = ("mapping=thread",) + tuple(
+    f"mapping=vwarp,w={w}" + (f",chunk={c}" if c > 1 else "")
+    for w, chunks in ((2, (1, 8)), (8, (1, 2, 4, 8, 16)), (32, (1, 2, 4, 8))) for c in chunks)
 # what the PR/CC file adds to the contract's columns: the counters `warpsweep measure` reads
 PR_CC_EXTRA = ("worklist_items", "pushes", "atomics")
 
@@ -140,6 +145,12 @@ def wer_measurements() -> list[Measurement]:
     in run order: WER and WER+ and their sweep peers."""
     return [Measurement(a, c, TOPOLOGY_VARIANT) for a in SPATIAL_ALGORITHMS
             for c in WER + WER_PEERS]
+
+
+def pr_chunk_measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog pr_chunks runs on each
+    graph: PageRank's sweeps at W = 2, 8 and 32 with chunks of 1-16 vertices."""
+    return [Measurement("pagerank", c, TOPOLOGY_VARIANT) for c in PR_CHUNKS]
 
 
 def pr_cc_measurements() -> list[Measurement]:
