@@ -28,7 +28,9 @@ from tuner.calibration.heldout import logo_calibration
 from tuner.calibration.heldout import pick_figures
 from tuner.calibration.measurements import load_launch_times
 from tuner.calibration.measurements import load_measured
+from tuner.calibration.parts import SIMULATOR_DIR
 from tuner.calibration.parts import simulate_parts
+from tuner.calibration.parts import simulator_digest
 from tuner.cli import main
 from tuner.cli.calibrate import fit_table
 from tuner.cli.calibrate import held_out_lines
@@ -545,3 +547,28 @@ def test_the_held_out_check_names_only_the_algorithms_a_fit_makes_worse():
     fitted["cc"] = PickFigures("cc", 17, 10, 1.128, 0.91)
     fitted["pagerank"] = PickFigures("pagerank", 17, 8, 1.110, 0.88)
     assert len(held_out_lines(fitted, base, "h100-datasheet")) == 4  # nothing worse
+
+
+def test_the_simulator_digest_covers_its_subpackages(tmp_path):
+    """Cached simulations are keyed by the simulator's sources: an edit to a mapping (a
+    subpackage) must make them stale as an edit to a top-level module does; files that are
+    not Python source (device presets, keyed by their fields) leave the digest alone."""
+    (tmp_path / "mappings").mkdir()
+    (tmp_path / "engine.py").write_text("STEPS = 1\n")
+    (tmp_path / "mappings" / "_vwarp.py").write_text("LANES = 8\n")
+    (tmp_path / "preset.toml").write_text("x = 1\n")
+    first = simulator_digest(tmp_path)
+    (tmp_path / "mappings" / "_vwarp.py").write_text("LANES = 4\n")
+    second = simulator_digest(tmp_path)
+    assert second != first
+    (tmp_path / "engine.py").write_text("STEPS = 2\n")
+    assert simulator_digest(tmp_path) not in (first, second)
+    (tmp_path / "engine.py").write_text("STEPS = 1\n")
+    (tmp_path / "mappings" / "_vwarp.py").write_text("LANES = 8\n")
+    (tmp_path / "preset.toml").write_text("x = 2\n")
+    assert simulator_digest(tmp_path) == first
+    # a module moved into a subpackage is another source
+    (tmp_path / "mappings" / "engine.py").write_bytes((tmp_path / "engine.py").read_bytes())
+    (tmp_path / "engine.py").unlink()
+    assert simulator_digest(tmp_path) != first
+    assert any(SIMULATOR_DIR.glob("mappings/*.py"))  # the real simulator has a subpackage

@@ -38,11 +38,12 @@ SIMULATOR_DIR = Path(__file__).resolve().parents[2] / "simulator"
 # ---------------------------------------------------------------------------------- simulate
 
 
-def simulator_digest() -> str:
-    """A short hash of the simulator's sources: cached parts of another cost model are stale."""
+def simulator_digest(root: Path = SIMULATOR_DIR) -> str:
+    """A short hash of the simulator's sources, its subpackages' (the mappings) included:
+    cached parts of another cost model are stale."""
     h = hashlib.sha256()
-    for path in sorted(SIMULATOR_DIR.glob("*.py")):
-        h.update(path.name.encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
