@@ -385,7 +385,6 @@ class AsynchronousLowering:
                 again = np.zeros(vertices.size, dtype=bool)
                 again[changed] = True
                 candidate = read_plus_weight()
-                moved = False
                 keep = again.take(owner)
                 keep &= has_reader
                 keep &= candidate < before
