@@ -342,8 +342,8 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     waits = device.atomic_round_trips  # for an atomic's returned value
     # two dependent loads a step (the neighbour's id, then its value), a step at a time
     # where each step branches or stores on what it loaded; a gathering loop's groups
-    steps = (gathered_load_groups(e.steps, tasks.active_positions) if cx.gathers
-             else e.steps)
+    steps = (gathered_load_groups(e.steps, tasks.active_positions,
+                                  gather_group_size(strategy)) if cx.gathers else e.steps)
     round_trips = 2 * steps + waits * tasks.deferred_positions
     # finding the slots' vertices: thread-based sweeps read the status, then the active
     # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
@@ -372,16 +372,29 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     tally.queue_atomics = queue_atomics
 
 
-def gathered_load_groups(steps: np.ndarray, positions: np.ndarray) -> np.ndarray:
+def gather_group_size(strategy: Strategy) -> int:
+    """The most loads a gathering edge loop issues before it waits, as nvcc compiles it
+    (``tuner/measure/kernels.cu``'s ``pagerank_sweep``, ``bash bench/gpu/gather_groups.sh``):
+    16 where each virtual warp (thread) of a static launch takes one vertex; 4 inside a chunk
+    walk or a dynamic grab loop, whose SASS issues 2-4 value loads before an add against 5-8."""
+    return 16 if strategy.vertices_per_grab == 1 and not strategy.dynamic else 4
+
+
+def gathered_load_groups(steps: np.ndarray, positions: np.ndarray,
+                         group: int = 16) -> np.ndarray:
     """Per unit, the load groups of a gathering edge loop (PageRank's sum, whose steps are
     independent): nvcc unrolls it to single steps for its trip count mod 4, then groups of
-    16 while 16 are left, then one of 8 and one of 4 (the SASS of ``tuner/measure/
-    kernels.cu``'s ``pagerank_sweep``). A group issues all its loads before it waits. A
-    unit's trip count is its SIMD steps (its longest lane's), over each position (the mean
-    where a unit holds several)."""
+    ``group`` while that many are left, then halves (16: one of 8, then one of 4). A group
+    issues all its loads before it waits. A unit's trip count is its SIMD steps (its longest
+    lane's), over each position (the mean where a unit holds several)."""
     held = np.maximum(positions, 1)
     trips = steps // held
-    groups = trips % 4 + trips // 16 + (trips % 16 >= 8) + (trips % 8 >= 4)
+    groups = trips % 4
+    rest = trips - groups
+    while group >= 4:
+        groups = groups + rest // group
+        rest = rest % group
+        group //= 2
     return groups * held
 
 

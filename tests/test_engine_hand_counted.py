@@ -18,6 +18,9 @@ from simulator import engine
 from simulator import functional_run
 from simulator.driver import iteration_costs
 from simulator.engine import vertex_kernel
+from simulator import Graph
+from simulator import launch_costs
+from simulator.launch_costs import gather_group_size
 from simulator.launch_costs import gathered_load_groups
 
 # SERIAL (tests/hand_counted.py) runs one warp at a time: a launch takes the sum of its warps'
@@ -271,6 +274,32 @@ def test_pagerank_sweep_gathers_in_unrolled_groups(pagerank_run):
     # trips -> 312 (40 of them); an isolated vertex 8 instructions, 1 round trip -> 108 (23).
     assert pagerank_launch(pagerank_run, mapping="vwarp", w=32).cycles == (
         516 + 40 * 312 + 23 * 108)
+
+
+@pytest.mark.parametrize("trips, groups", [
+    (0, 0), (3, 3), (4, 1), (7, 4), (8, 2), (16, 4), (31, 10), (100, 25),
+])
+def test_gathered_load_groups_of_four(trips, groups):
+    # a chunk walk's loop: trips mod 4 single steps, then 4s (31: 3 singles and seven 4s)
+    assert gathered_load_groups(np.array([trips]), np.array([1]), 4).tolist() == [groups]
+
+
+def test_pagerank_chunk_walks_gather_in_fours(monkeypatch):
+    # Inside a chunk walk (or a dynamic grab loop) nvcc keeps 4 of PageRank's loads in flight,
+    # not 16. A hub of 256 leaves, W = 8, C = 2: the hub's warp holds vertices 0..7, position
+    # 0 the hub (32 steps) and three leaves, position 1 four leaves (1 step): 33 SIMD steps,
+    # the mean position's 16 trips. Groups of 16: one a position, 2 groups, 4 round trips;
+    # groups of 4: four a position, 8 groups, 16 round trips. Every other warp's positions
+    # take one step each, alike. At 100 cycles a round trip: 12 * 100 cycles more.
+    hub = Graph.from_edges(np.zeros(256, dtype=np.int64), np.arange(1, 257), 257, name="hub256")
+    run = functional_run(hub, "pagerank")
+    chunked = pagerank_launch(run, mapping="vwarp", w=8, chunk=2)
+    monkeypatch.setattr(launch_costs, "gather_group_size", lambda strategy: 16)
+    assert chunked.cycles - pagerank_launch(run, mapping="vwarp", w=8, chunk=2).cycles == 1200
+    assert gather_group_size(Strategy(mapping="vwarp", w=8)) == 16
+    assert gather_group_size(Strategy(mapping="thread", defer_threshold=32)) == 16
+    assert gather_group_size(Strategy(mapping="vwarp", w=8, chunk=2)) == 4
+    assert gather_group_size(Strategy(mapping="vwarp", w=8, distribution="dynamic")) == 4
 
 
 def test_pagerank_blocks_add_to_one_global_sum(pagerank_run, bfs_run):
