@@ -13,13 +13,13 @@ import pytest
 from hand_counted import SERIAL
 from hand_counted import star_graph
 
+from simulator import Graph
 from simulator import Strategy
 from simulator import engine
 from simulator import functional_run
+from simulator import launch_costs
 from simulator.driver import iteration_costs
 from simulator.engine import vertex_kernel
-from simulator import Graph
-from simulator import launch_costs
 from simulator.launch_costs import gather_group_size
 from simulator.launch_costs import gathered_load_groups
 
