@@ -10,7 +10,8 @@ warp push's, and the same ratio simulated on the datasheet model (unfitted), on 
 ``h100.toml``, and on ``h100.toml`` with the datasheet's ``instruction_cycles`` (every other
 fitted field kept). A diagnosis, not a fit: nothing here changes the model.
 
-Run: python bench/block_push_charge.py [--graphs G,G] [--jobs N] [--cache DIR|none]
+Run from the repository root (the graphs are ../shared/graphs):
+python bench/block_push_charge.py [--graphs G,G] [--jobs N] [--cache DIR|none]
 """
 
 from __future__ import annotations

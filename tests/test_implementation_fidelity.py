@@ -62,6 +62,8 @@ def test_implementation_sets_hold_one_style_at_every_width_with_the_sweeps():
         assert len(hybrids) == (8 if name == "atomicmin/none/warp" else 0)
 
 
+@pytest.mark.skipif(not (ROOT.parent / "shared" / "graphs" / "p2p-Gnutella08.txt.gz").is_file(),
+                    reason="needs ../shared/graphs")
 def test_block_push_charge_compares_the_calibrated_issue_cost_with_the_datasheet_s(capsys):
     # bench/block_push_charge.py on the smallest graph, simulated here: both widths, and the
     # calibrated issue cost charges the block push's scans more against the warp push than
