@@ -248,3 +248,13 @@ def test_tied_configurations_name_one_winner_in_tune_and_best(tmp_path):
     top = ranked[0]
     assert (won.role, won.trial, won.label) == (top.role, top.trial, top.label)
     assert won.value == top.values[0]
+
+
+@pytest.mark.parametrize("per_second, text", [
+    (12.34, "12.3/s"), (1.0, "1.0/s"), (0.5, "2 s each"), (1 / 70, "70 s each"),
+    (1 / 95.5, "95.5 s each"), (0.0, "0/s"),
+])
+def test_slow_studies_say_how_long_an_evaluation_takes(per_second, text):
+    from tuner.tuning.progress import rate_text
+
+    assert rate_text(per_second) == text

@@ -15,6 +15,7 @@ from tuner.cli.args import add_results
 from tuner.cli.args import add_seed
 from tuner.cli.args import positive_arg
 from tuner.seeds import MAX_SEED
+from tuner.tuning.progress import rate_text
 from tuner.tuning.progress import study_table
 from tuner.tuning.progress import sweep_table
 from tuner.tuning.samplers import SAMPLERS
@@ -224,6 +225,6 @@ def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:
 def _footer(result: api.TuneResult) -> None:
     rate = result.evaluations / result.elapsed_s if result.elapsed_s else 0.0
     print(f"\n{result.evaluations} evaluations in this run, {result.elapsed_s:.1f} s "
-          f"({rate:.1f}/s, {result.executor}, workers busy "
+          f"({rate_text(rate)}, {result.executor}, workers busy "
           f"{100 * result.busy_fraction:.0f}%); results in {result.results}/trials and "
           f"{result.results}/graphs")

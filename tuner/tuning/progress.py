@@ -144,7 +144,7 @@ class Progress:
             parts.append(f"best {self._best:.6g}")
         rate, eta = self.rate(), self.eta_s()
         if rate is not None:
-            parts.append(f"{rate:.1f}/s")
+            parts.append(rate_text(rate))
         if eta is not None:
             parts.append(f"ETA {_clock_text(eta)}")
         return f"{self.desc}: " + ", ".join(parts)
@@ -168,6 +168,16 @@ class Progress:
         self._bar.close()
         if self.mode == "log" and self.done:
             print(self.status(), file=self.out, flush=True)
+
+
+def rate_text(per_second: float) -> str:
+    """Evaluations per second as a reader wants it: ``12.3/s``, or below one a second the
+    seconds each takes (``0.0/s`` says nothing of a study of 70-second trials)."""
+    if per_second >= 0.95:
+        return f"{per_second:.1f}/s"
+    if per_second <= 0:
+        return "0/s"
+    return f"{1 / per_second:.3g} s each"
 
 
 def _clock_text(seconds: float) -> str:
