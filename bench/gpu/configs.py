@@ -153,6 +153,12 @@ def pr_chunk_measurements() -> list[Measurement]:
     return [Measurement("pagerank", c, TOPOLOGY_VARIANT) for c in PR_CHUNKS]
 
 
+def cc_chunk_measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog cc_chunks runs on each
+    graph: CC's sweeps over the same widths and chunks as PageRank's (``PR_CHUNKS``)."""
+    return [Measurement("cc", c, TOPOLOGY_VARIANT) for c in PR_CHUNKS]
+
+
 def pr_cc_measurements() -> list[Measurement]:
     """Every (algorithm, config, variant) bench/gpu/pr_cc.py runs on each graph, in run order."""
     out = []

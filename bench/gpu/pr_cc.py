@@ -12,7 +12,8 @@ every graph, so a run cut short keeps what it finished.
 ``--catalog spatial`` measures configs.spatial_measurements() instead (BFS, SSSP and CC:
 the spatial hybrid beside the sweeps and worklists of its widths), ``--catalog wer``
 configs.wer_measurements() (WER and WER+ beside the thread mapping and virtual warps),
-``--catalog pr_chunks`` configs.pr_chunk_measurements() (PageRank's sweeps against the chunk).
+``--catalog pr_chunks`` configs.pr_chunk_measurements() (PageRank's sweeps against the chunk),
+``--catalog cc_chunks`` configs.cc_chunk_measurements() (CC's, the same widths and chunks).
 
 Run on a GPU machine from the repository root:
     PYTHONPATH=. python bench/gpu/pr_cc.py --graphs-dir .gpu_graphs \\
@@ -46,7 +47,8 @@ from tuner.measure.runner import warm_gpu  # noqa: E402
 CATALOGS = {"pr_cc": (configs.pr_cc_measurements, configs.PR_CC_ALGORITHMS),
             "spatial": (configs.spatial_measurements, configs.SPATIAL_ALGORITHMS),
             "wer": (configs.wer_measurements, configs.SPATIAL_ALGORITHMS),
-            "pr_chunks": (configs.pr_chunk_measurements, ("pagerank",))}
+            "pr_chunks": (configs.pr_chunk_measurements, ("pagerank",)),
+            "cc_chunks": (configs.cc_chunk_measurements, ("cc",))}
 
 
 def main(argv: list[str] | None = None) -> int:
