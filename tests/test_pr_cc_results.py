@@ -151,3 +151,23 @@ def test_the_device_column_names_the_gpu_measured_on(bench):
         configs.device_label("NVIDIA H200", "h100")
     with pytest.raises(SystemExit, match="no GPU model"):
         configs.device_label("Some Accelerator")
+
+
+def test_the_cc_chunk_probe_is_whole_and_shows_the_measured_optimum(bench):
+    """bench/gpu/pr_cc.py --catalog cc_chunks on its eight graphs: every measurement, correct,
+    with a kernel plan; and the finding docs/fidelity.md reads from it: at W = 32 the GPU's
+    best chunk is at most 4 on 7 of the 8 graphs, and chunks of 8 lose to it there."""
+    configs, _ = bench
+    measured = pq.read_table(GPU_DIR / "results" / "h200_cc_chunks.parquet").to_pylist()
+    wanted = {m.config for m in configs.cc_chunk_measurements()}
+    graphs = {r["graph"] for r in measured}
+    assert len(graphs) == 8 and len(measured) == 8 * len(wanted)
+    assert {r["config"] for r in measured} == wanted
+    assert all(r["correct"] and r["algorithm"] == "cc" for r in measured)
+    for config in wanted:
+        plan_for("cc", config, configs.TOPOLOGY_VARIANT)
+    time = {(r["graph"], r["config"]): r["time_us"] for r in measured}
+    w32 = {c: "mapping=vwarp,w=32" + (f",chunk={c}" if c > 1 else "") for c in (1, 2, 4, 8)}
+    small_best = [g for g in graphs
+                  if min(time[g, w32[c]] for c in (1, 2, 4)) < time[g, w32[8]]]
+    assert len(small_best) == 7
