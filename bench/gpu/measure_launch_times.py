@@ -1,0 +1,118 @@
+"""Each launch's kernel time in `warpsweep measure`'s runs (PageRank and CC as well as BFS and
+SSSP), to set against the simulator's per-iteration times: where a run's total is off, which
+launches make the difference. ``bench/gpu/launch_times.py`` does this for the BFS/SSSP harness.
+
+For each graph and measurement of a catalog (``bench/gpu/pr_cc.py``'s), ``--reps`` runs with
+CUDA events around every kernel after a warm-up run; one row per (graph, config, launch): the
+launch's index and kernel name and its median time over the runs whose launch count equals the
+warm-up's (asynchronous sweeps may take a launch more or fewer). Run on a GPU machine from the
+repository root:
+
+    PYTHONPATH=. python bench/gpu/measure_launch_times.py --catalog cc_chunks \\
+        --graphs-dir .gpu_graphs --out cc_launches.parquet --commit SHA [--only road:rows=512]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import cupy as cp
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import configs  # noqa: E402
+from pr_cc import CATALOGS  # noqa: E402
+
+from simulator import load_graph  # noqa: E402
+from tuner.measure.measure import Session  # noqa: E402
+from tuner.measure.measure import prepare  # noqa: E402
+from tuner.measure.plan import plan_for  # noqa: E402
+from tuner.measure.runner import compile_kernels  # noqa: E402
+from tuner.measure.runner import compile_together  # noqa: E402
+from tuner.measure.runner import warm_gpu  # noqa: E402
+
+
+def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int]:
+    """Per launch of one run, its kernel's name and median time (us) over the ``reps`` runs
+    that launched as often as the warm-up; and how many runs that was."""
+    kernels = compile_kernels(plan.names())
+    outlier_grid = dg.outlier_grid(plan, kernels)
+    name_of = {id(kernel): name for name, kernel in kernels.items()}
+    names: list[str] = []
+    clock = dg.clock
+    launched = clock.launch
+
+    def noting(kernel, grid, block, args, shared=0):
+        names.append(name_of.get(id(kernel), "?"))
+        launched(kernel, grid, block, args, shared)
+
+    clock.launch = noting
+    try:
+        runs: list[list[float]] = []
+        first: list[str] = []
+        for rep in range(reps + 1):
+            names.clear()
+            dg.reset(plan)
+            clock.start(True)
+            dg.run(plan, kernels, outlier_grid)
+            cp.cuda.Device().synchronize()
+            times = [1000.0 * cp.cuda.get_elapsed_time(b, e) for b, e in clock.pairs[:clock.used]]
+            if rep == 0:
+                first = list(names)
+            elif len(times) == len(first):
+                runs.append(times)
+    finally:
+        clock.launch = launched
+    medians = [statistics.median(column) for column in zip(*runs)] if runs else []
+    return first, medians, len(runs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs-dir", default=configs.REPO_GRAPHS_DIR)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--commit", required=True)
+    parser.add_argument("--catalog", choices=tuple(CATALOGS), default="cc_chunks")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--only", nargs="*", default=())
+    args = parser.parse_args(argv)
+    catalog, algorithms = CATALOGS[args.catalog]
+    wanted = [(m, plan_for(m.algorithm, m.config, m.variant)) for m in catalog()]
+    compile_together([plan.names() for _, plan in wanted])
+    session = Session(0)
+    device = configs.device_label(session.gpu_name)
+    warm_gpu(2.0)
+    rows: list[dict] = []
+    t_begin = time.time()
+    for spec, repo_spec in configs.graph_specs(args.graphs_dir, tuple(args.only)):
+        graph = load_graph(spec, cache=False)
+        for algorithm in algorithms:
+            prepared = prepare(graph, repo_spec, algorithm)
+            dg = session.device_graph(prepared, algorithm)
+            for m, plan in wanted:
+                if m.algorithm != algorithm:
+                    continue
+                names, medians, kept = launch_times(dg, plan, args.reps)
+                rows += [{"device": device, "gpu_name": session.gpu_name,
+                          "graph": prepared.name, "graph_spec": repo_spec,
+                          "algorithm": algorithm, "config": m.config, "variant": m.variant,
+                          "launch": i, "kernel": name, "kernel_us": us, "runs": kept,
+                          "commit": args.commit}
+                         for i, (name, us) in enumerate(zip(names, medians, strict=False))]
+                print(f"{prepared.name} {algorithm} {m.config}: {len(names)} launches, "
+                      f"{kept}/{args.reps} runs kept, {sum(medians):.1f} us", flush=True)
+            session.device_graphs.clear()
+            cp.get_default_memory_pool().free_all_blocks()
+    pq.write_table(pa.Table.from_pylist(rows), args.out)
+    print(f"{len(rows)} rows in {time.time() - t_begin:.0f} s; wrote {args.out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
