@@ -69,7 +69,7 @@ def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int]:
                 runs.append(times)
     finally:
         clock.launch = launched
-    medians = [statistics.median(column) for column in zip(*runs)] if runs else []
+    medians = [statistics.median(column) for column in zip(*runs, strict=True)] if runs else []
     return first, medians, len(runs)
 
 
