@@ -4,9 +4,9 @@ launches make the difference. ``bench/gpu/launch_times.py`` does this for the BF
 
 For each graph and measurement of a catalog (``bench/gpu/pr_cc.py``'s), ``--reps`` runs with
 CUDA events around every kernel after a warm-up run; one row per (graph, config, launch): the
-launch's index and kernel name and its median time over the runs whose launch count equals the
-warm-up's (asynchronous sweeps may take a launch more or fewer). Run on a GPU machine from the
-repository root:
+launch's index and kernel name and its median time over the runs of the most common launch
+count (asynchronous sweeps may take a launch more or fewer from run to run). Run on a GPU
+machine from the repository root:
 
     PYTHONPATH=. python bench/gpu/measure_launch_times.py --catalog cc_chunks \\
         --graphs-dir .gpu_graphs --out cc_launches.parquet --commit SHA [--only road:rows=512]
@@ -18,6 +18,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import cupy as cp
@@ -39,8 +40,8 @@ from tuner.measure.runner import warm_gpu  # noqa: E402
 
 
 def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int]:
-    """Per launch of one run, its kernel's name and median time (us) over the ``reps`` runs
-    that launched as often as the warm-up; and how many runs that was."""
+    """Per launch, its kernel's name and median time (us) over those of the ``reps`` runs (after
+    a warm-up) that launched the most common number of times; and how many runs that was."""
     kernels = compile_kernels(plan.names())
     outlier_grid = dg.outlier_grid(plan, kernels)
     name_of = {id(kernel): name for name, kernel in kernels.items()}
@@ -54,8 +55,7 @@ def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int]:
 
     clock.launch = noting
     try:
-        runs: list[list[float]] = []
-        first: list[str] = []
+        runs: list[tuple[list[str], list[float]]] = []
         for rep in range(reps + 1):
             names.clear()
             dg.reset(plan)
@@ -63,14 +63,14 @@ def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int]:
             dg.run(plan, kernels, outlier_grid)
             cp.cuda.Device().synchronize()
             times = [1000.0 * cp.cuda.get_elapsed_time(b, e) for b, e in clock.pairs[:clock.used]]
-            if rep == 0:
-                first = list(names)
-            elif len(times) == len(first):
-                runs.append(times)
+            if rep:  # the first is a warm-up
+                runs.append((list(names), times))
     finally:
         clock.launch = launched
-    medians = [statistics.median(column) for column in zip(*runs, strict=True)] if runs else []
-    return first, medians, len(runs)
+    count = Counter(len(times) for _, times in runs).most_common(1)[0][0]
+    kept = [times for _, times in runs if len(times) == count]
+    first = next(n for n, times in runs if len(times) == count)
+    return first, [statistics.median(column) for column in zip(*kept, strict=True)], len(kept)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--commit", required=True)
     parser.add_argument("--catalog", choices=tuple(CATALOGS), default="cc_chunks")
-    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--only", nargs="*", default=())
     args = parser.parse_args(argv)
     catalog, algorithms = CATALOGS[args.catalog]
