@@ -5,8 +5,9 @@ launches make the difference. ``bench/gpu/launch_times.py`` does this for the BF
 For each graph and measurement of a catalog (``bench/gpu/pr_cc.py``'s), ``--reps`` runs with
 CUDA events around every kernel after a warm-up run; one row per (graph, config, launch): the
 launch's index and kernel name and its median time over the runs of the most common launch
-count (asynchronous sweeps may take a launch more or fewer from run to run). Run on a GPU
-machine from the repository root:
+count (asynchronous sweeps may take a launch more or fewer from run to run), and from one more,
+untimed run the vertices flagged active as each sweep launch starts (``active``; that run's
+launch count in ``active_run_launches``). Run on a GPU machine from the repository root:
 
     PYTHONPATH=. python bench/gpu/measure_launch_times.py --catalog cc_chunks \\
         --graphs-dir .gpu_graphs --out cc_launches.parquet --commit SHA [--only road:rows=512]
@@ -39,9 +40,10 @@ from tuner.measure.runner import compile_together  # noqa: E402
 from tuner.measure.runner import warm_gpu  # noqa: E402
 
 
-def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int]:
+def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int, list[int]]:
     """Per launch, its kernel's name and median time (us) over those of the ``reps`` runs (after
-    a warm-up) that launched the most common number of times; and how many runs that was."""
+    a warm-up) that launched the most common number of times; how many runs that was; and per
+    launch of one more run, the vertices flagged active as it starts (-1: not a sweep)."""
     kernels = compile_kernels(plan.names())
     outlier_grid = dg.outlier_grid(plan, kernels)
     name_of = {id(kernel): name for name, kernel in kernels.items()}
@@ -67,10 +69,28 @@ def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int]:
                 runs.append((list(names), times))
     finally:
         clock.launch = launched
+    # one more run, untimed, counting the flagged vertices each sweep launch starts from
+    flags = [id(f) for f in getattr(dg, "flags", ())]
+    active: list[int] = []
+
+    def counting(kernel, grid, block, args, shared=0):
+        cur = next((a for a in args if id(a) in flags), None)
+        active.append(-1 if cur is None else int(cp.count_nonzero(cur)))
+        launched(kernel, grid, block, args, shared)
+
+    clock.launch = counting
+    try:
+        dg.reset(plan)
+        clock.start(False)
+        dg.run(plan, kernels, outlier_grid)
+        cp.cuda.Device().synchronize()
+    finally:
+        clock.launch = launched
     count = Counter(len(times) for _, times in runs).most_common(1)[0][0]
     kept = [times for _, times in runs if len(times) == count]
     first = next(n for n, times in runs if len(times) == count)
-    return first, [statistics.median(column) for column in zip(*kept, strict=True)], len(kept)
+    medians = [statistics.median(column) for column in zip(*kept, strict=True)]
+    return first, medians, len(kept), active
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,11 +118,13 @@ def main(argv: list[str] | None = None) -> int:
             for m, plan in wanted:
                 if m.algorithm != algorithm:
                     continue
-                names, medians, kept = launch_times(dg, plan, args.reps)
+                names, medians, kept, active = launch_times(dg, plan, args.reps)
                 rows += [{"device": device, "gpu_name": session.gpu_name,
                           "graph": prepared.name, "graph_spec": repo_spec,
                           "algorithm": algorithm, "config": m.config, "variant": m.variant,
                           "launch": i, "kernel": name, "kernel_us": us, "runs": kept,
+                          "active_run_launches": len(active),
+                          "active": active[i] if i < len(active) else None,
                           "commit": args.commit}
                          for i, (name, us) in enumerate(zip(names, medians, strict=False))]
                 print(f"{prepared.name} {algorithm} {m.config}: {len(names)} launches, "
