@@ -171,3 +171,25 @@ def test_the_cc_chunk_probe_is_whole_and_shows_the_measured_optimum(bench):
     small_best = [g for g in graphs
                   if min(time[g, w32[c]] for c in (1, 2, 4)) < time[g, w32[8]]]
     assert len(small_best) == 7
+
+
+def test_the_cc_chunk_launch_file_is_whole(bench):
+    """bench/gpu/measure_launch_times.py --catalog cc_chunks on four graphs: every
+    configuration's launches with a kernel time, and each sweep's active vertices; on
+    road-512 the one-vertex sweeps start from more vertices in all than the chunk walks (the
+    GPU's side of docs/fidelity.md's frontier comparison)."""
+    configs, _ = bench
+    rows = pq.read_table(GPU_DIR / "results" / "h200_cc_chunk_launches.parquet").to_pylist()
+    wanted = {m.config for m in configs.cc_chunk_measurements()}
+    graphs = {r["graph"] for r in rows}
+    assert len(graphs) == 4
+    assert {(r["graph"], r["config"]) for r in rows} == {(g, c) for g in graphs for c in wanted}
+    assert all(r["kernel_us"] > 0 and r["kernel"].startswith("cc_") for r in rows)
+    sweeps = [r for r in rows if r["kernel"].startswith("cc_sweep") and r["active"] is not None]
+    assert all(r["active"] >= 0 for r in sweeps)
+
+    def active(config):
+        return sum(r["active"] for r in sweeps
+                   if r["graph"] == "road-512x512" and r["config"] == config)
+
+    assert active("mapping=vwarp,w=32") > 1.4 * active("mapping=vwarp,w=32,chunk=8")
