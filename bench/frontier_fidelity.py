@@ -34,8 +34,11 @@ PARTS = 5
 
 
 def fifths(values: np.ndarray) -> str:
-    """The means of ``values`` over ``PARTS`` consecutive parts."""
-    return " ".join(f"{part.mean():9.0f}" for part in np.array_split(values, PARTS))
+    """The means of ``values`` over ``PARTS`` consecutive parts (a run of fewer sweeps: one a
+    part, the rest left blank)."""
+    parts = np.array_split(values, min(PARTS, values.size)) if values.size else []
+    cells = [f"{part.mean():9.0f}" for part in parts]
+    return " ".join(cells + [f"{'-':>9s}"] * (PARTS - len(cells)))
 
 
 def main(argv: list[str] | None = None) -> int:

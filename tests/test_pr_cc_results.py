@@ -193,3 +193,16 @@ def test_the_cc_chunk_launch_file_is_whole(bench):
                    if r["graph"] == "road-512x512" and r["config"] == config)
 
     assert active("mapping=vwarp,w=32") > 1.4 * active("mapping=vwarp,w=32,chunk=8")
+
+
+def test_frontier_fidelity_sets_the_model_s_active_vertices_against_the_gpu_s(capsys):
+    """bench/frontier_fidelity.py on the generated random graph: the thread mapping's sweeps
+    start from the GPU's active vertices exactly, in the same number of sweeps."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import frontier_fidelity
+
+    assert frontier_fidelity.main(["--graphs", "random-n131072-deg32",
+                                   "--configs", "mapping=thread"]) == 0
+    out = capsys.readouterr().out
+    assert ("mapping=thread: sweeps GPU 6, model 6; active summed GPU 613642, model 613642 "
+            "(1.00x)") in out
