@@ -2,8 +2,9 @@
 # How many of PageRank's gathers (64-bit value loads) nvcc issues before an add, per variant of
 # tuner/measure/kernels.cu's pagerank_sweep<W, C, DYN, DEFER>: 5-8 where a virtual warp of a
 # static launch takes one vertex (the loop's loads grouped), 2-4 inside a chunk walk or a grab
-# loop (docs/fidelity.md, "Tried, not adopted: PageRank's chunk walks gathering a step at a
-# time"). Needs nvcc and cuobjdump; run from the repository root on a GPU machine:
+# loop; the simulator's launch_costs.gather_group_size (16 and 4) reads these (docs/fidelity.md,
+# "Adopted: PageRank's chunk walks gather in groups of 4"). Needs nvcc and cuobjdump; run from
+# the repository root on a GPU machine:
 #   bash bench/gpu/gather_groups.sh [ARCH]        (ARCH: default sm_90)
 set -euo pipefail
 arch=${1:-sm_90}
