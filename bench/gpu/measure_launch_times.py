@@ -35,62 +35,63 @@ from simulator import load_graph  # noqa: E402
 from tuner.measure.measure import Session  # noqa: E402
 from tuner.measure.measure import prepare  # noqa: E402
 from tuner.measure.plan import plan_for  # noqa: E402
+from tuner.measure.runner import Clock  # noqa: E402
 from tuner.measure.runner import compile_kernels  # noqa: E402
 from tuner.measure.runner import compile_together  # noqa: E402
 from tuner.measure.runner import warm_gpu  # noqa: E402
 
 
+class NamingClock(Clock):
+    """The runner's clock, noting each launch's kernel and, in a counting run, the vertices
+    flagged active as a sweep launch starts (the first of ``flags`` among its arguments)."""
+
+    def __init__(self, name_of: dict[int, str], flags: list) -> None:
+        super().__init__()
+        self.name_of, self.flags = name_of, {id(f) for f in flags}
+        self.counting = False
+        self.names: list[str] = []
+        self.active: list[int] = []
+
+    def start(self, per_kernel: bool, counting: bool = False) -> None:
+        super().start(per_kernel)
+        self.counting, self.names, self.active = counting, [], []
+
+    def launch(self, kernel, grid: int, block: int, args: tuple, shared: int = 0) -> None:
+        self.names.append(self.name_of.get(id(kernel), "?"))
+        if self.counting:
+            cur = next((a for a in args if id(a) in self.flags), None)
+            self.active.append(-1 if cur is None else int(cp.count_nonzero(cur)))
+        super().launch(kernel, grid, block, args, shared)
+
+
 def launch_times(dg, plan, reps: int) -> tuple[list[str], list[float], int, list[int]]:
     """Per launch, its kernel's name and median time (us) over those of the ``reps`` runs (after
     a warm-up) that launched the most common number of times; how many runs that was; and per
-    launch of one more run, the vertices flagged active as it starts (-1: not a sweep)."""
+    launch of one more, untimed run, the vertices flagged active as it starts (-1: not a
+    sweep)."""
     kernels = compile_kernels(plan.names())
     outlier_grid = dg.outlier_grid(plan, kernels)
-    name_of = {id(kernel): name for name, kernel in kernels.items()}
-    names: list[str] = []
-    clock = dg.clock
-    launched = clock.launch
-
-    def noting(kernel, grid, block, args, shared=0):
-        names.append(name_of.get(id(kernel), "?"))
-        launched(kernel, grid, block, args, shared)
-
-    clock.launch = noting
+    runner_clock = dg.clock
+    clock = dg.clock = NamingClock({id(k): name for name, k in kernels.items()},
+                                   list(getattr(dg, "flags", ())))
+    runs: list[tuple[list[str], list[float]]] = []
     try:
-        runs: list[tuple[list[str], list[float]]] = []
-        for rep in range(reps + 1):
-            names.clear()
+        for rep in range(reps + 2):
+            counting = rep == reps + 1
             dg.reset(plan)
-            clock.start(True)
+            clock.start(not counting, counting)
             dg.run(plan, kernels, outlier_grid)
             cp.cuda.Device().synchronize()
-            times = [1000.0 * cp.cuda.get_elapsed_time(b, e) for b, e in clock.pairs[:clock.used]]
-            if rep:  # the first is a warm-up
-                runs.append((list(names), times))
+            if 0 < rep <= reps:  # the first is a warm-up
+                runs.append((clock.names, [1000.0 * cp.cuda.get_elapsed_time(b, e)
+                                           for b, e in clock.pairs[:clock.used]]))
     finally:
-        clock.launch = launched
-    # one more run, untimed, counting the flagged vertices each sweep launch starts from
-    flags = [id(f) for f in getattr(dg, "flags", ())]
-    active: list[int] = []
-
-    def counting(kernel, grid, block, args, shared=0):
-        cur = next((a for a in args if id(a) in flags), None)
-        active.append(-1 if cur is None else int(cp.count_nonzero(cur)))
-        launched(kernel, grid, block, args, shared)
-
-    clock.launch = counting
-    try:
-        dg.reset(plan)
-        clock.start(False)
-        dg.run(plan, kernels, outlier_grid)
-        cp.cuda.Device().synchronize()
-    finally:
-        clock.launch = launched
+        dg.clock = runner_clock
     count = Counter(len(times) for _, times in runs).most_common(1)[0][0]
     kept = [times for _, times in runs if len(times) == count]
-    first = next(n for n, times in runs if len(times) == count)
+    first = next(names for names, times in runs if len(times) == count)
     medians = [statistics.median(column) for column in zip(*kept, strict=True)]
-    return first, medians, len(kept), active
+    return first, medians, len(kept), clock.active
 
 
 def main(argv: list[str] | None = None) -> int:
