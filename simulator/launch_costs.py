@@ -340,16 +340,11 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     strategy, device, launch, layout = cx.strategy, cx.device, cx.launch, cx.layout
     stores = e.store_step.size
     waits = device.atomic_round_trips  # for an atomic's returned value
-    # two dependent loads a step (the neighbour's id, then its value): a gathering loop's
-    # groups at once, a loop that branches or stores on what it loads unrolled by 4
-    if cx.gathers:
-        edge_trips = 2 * gathered_load_groups(e.steps, tasks.active_positions,
-                                              gather_group_size(strategy))
-    elif MAPPINGS[strategy.mapping].redistributes:  # its loop searches the table first
-        edge_trips = 2 * e.steps
-    else:
-        edge_trips = unrolled_edge_trips(e.steps, tasks.active_positions)
-    round_trips = edge_trips + waits * tasks.deferred_positions
+    # two dependent loads a step (the neighbour's id, then its value), a step at a time
+    # where each step branches or stores on what it loaded; a gathering loop's groups
+    steps = (gathered_load_groups(e.steps, tasks.active_positions,
+                                  gather_group_size(strategy)) if cx.gathers else e.steps)
+    round_trips = 2 * steps + waits * tasks.deferred_positions
     # finding the slots' vertices: thread-based sweeps read the status, then the active
     # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
     # launches two (the entries, then their vertices' row bounds)
@@ -375,19 +370,6 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     if cx.changed_flag and stores:
         queue_atomics += tally.steps_storing  # stores, but serialised on one address
     tally.queue_atomics = queue_atomics
-
-
-def unrolled_edge_trips(steps: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Per unit, the dependent round trips of an edge loop that branches or stores on each
-    target it loads (BFS, SSSP, CC; sweeps, chunk walks, grab loops and worklists alike), as
-    nvcc compiles it (``bash bench/gpu/edge_loop_sass.sh``): its trip count mod 4 go a step
-    at a time, two round trips each (the neighbour's id, then its value or atomic); then it
-    runs unrolled by 4, each group's ids (and weights) loaded ahead, so a group takes five
-    (the ids, then one dependent load or returned atomic a step). A unit's trip count is its
-    SIMD steps over each position (the mean where a unit holds several)."""
-    held = np.maximum(positions, 1)
-    groups = (steps // held) // 4 * held
-    return 2 * steps - 3 * groups
 
 
 def gather_group_size(strategy: Strategy) -> int:
