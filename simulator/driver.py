@@ -120,6 +120,11 @@ def check_applicable(strategy: Strategy, algorithm: str) -> None:
             f"relax='store' does not apply to {algorithm}: it replaces the atomicMin by which "
             "SSSP and CC lower a value (BFS's worklists store plainly already)"
         )
+    if strategy.changed_flag is not None and algorithm == "pagerank":
+        raise ConfigError(
+            f"changed_flag={strategy.changed_flag!r} does not apply to pagerank: its sweeps "
+            "add their changes to a sum the host reads, they store no flag"
+        )
     if (strategy.unroll or 1) > 1 and algorithm not in HYBRID_ALGORITHMS:
         raise ConfigError(
             f"unroll={strategy.unroll} does not apply to {algorithm}: kernel unrolling is "

@@ -165,7 +165,7 @@ class _Tally:
     requests: np.ndarray | None = None
     queue_atomics: np.ndarray | None = None
     atomics: np.ndarray | None = None
-    steps_storing: np.ndarray | None = None  # per launch, the warp steps with a storing lane
+    flag_stores: np.ndarray | None = None  # per launch, the changed flag's stores
     pushed: list[np.ndarray] | None = None
     deferred_targets: list[int] | None = None
 
@@ -286,9 +286,10 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
         steps_storing = per_launch(store_steps)
         store_requests = steps_storing * (2 if cx.flags or cx.rechecks else 1)
         if cx.changed_flag:
-            sectors += store_steps
-            store_requests = store_requests + steps_storing
-        tally.steps_storing = steps_storing
+            flag_stores = _changed_flag_stores(cx, e)
+            sectors += flag_stores
+            tally.flag_stores = per_launch(flag_stores)
+            store_requests = store_requests + tally.flag_stores
 
     # SISD phase: the layout's per-launch traffic; the thread-based sweep also reads the
     # row bounds of its active vertices (vwarp staged them; worklist slots read them always)
@@ -368,8 +369,18 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
         queue_atomics += _blocks(cx)
     tally.atomics = queue_atomics.copy()
     if cx.changed_flag and stores:
-        queue_atomics += tally.steps_storing  # stores, but serialised on one address
+        queue_atomics += tally.flag_stores  # stores, but serialised on one address
     tally.queue_atomics = queue_atomics
+
+
+def _changed_flag_stores(cx: _Costing, e: EdgeWork) -> np.ndarray:
+    """Per unit, a sweep's stores of the changed flag: one per warp step with a storing lane
+    (``changed_flag`` step, kernels.cu's sweeps), or one per warp that stored at all (warp:
+    the warp votes when its loop is done; the vote's one instruction is not counted)."""
+    if cx.strategy.changed_flag != "warp":
+        return e.store_steps
+    storing = np.bincount(e.unit_of_step[e.store_step], minlength=cx.layout.units)
+    return (storing > 0).astype(e.store_steps.dtype)
 
 
 def gather_group_size(strategy: Strategy) -> int:

@@ -26,6 +26,7 @@ DRIVEN = ("topology", "data", "temporal", "spatial")
 PUSHES = ("atomic", "chunked", "prefix", "block")
 SWITCH_ONS = ("vertices", "edges")
 RELAXES = ("atomic", "store")
+CHANGED_FLAGS = ("step", "warp")
 # Integer knobs are 32-bit on the GPU (and in the simulator's slot arrays).
 INT_MAX = 2**31 - 1
 _INT_KNOBS = ("chunk", "defer_threshold", "donate_threshold", "partition", "unroll")
@@ -95,6 +96,11 @@ class Strategy:
     variable_grid: (worklist forms) size the grid to the worklist instead of launching the
         resident warps, which then stride over it.
     unroll: (topology) levels per launch, separated by grid barriers instead of relaunches.
+    changed_flag: (topology) how a sweep tells the host it lowered or reached a vertex, in
+        the one word the host reads to stop: ``step`` (the default) every warp step with a
+        storing lane stores it, and those stores serialise on its address; ``warp`` each
+        warp votes once its loop is done and one lane stores it (``__any_sync``), as the
+        independent kernels do. ``step`` is left out of the canonical form.
 
     Knobs that do not apply to the chosen mapping or driven form must be left unset; those
     that apply get their defaults.
@@ -120,6 +126,7 @@ class Strategy:
     relax: str | None = None
     partition: int | None = None
     unroll: int | None = None
+    changed_flag: str | None = None
     policy: str | None = None
     policy_t1: float | None = None
     policy_t2: float | None = None
@@ -149,6 +156,7 @@ class Strategy:
                 raise ConfigError(f"`{knob}` must be true or false, but got {value!r}")
         check_choice("switch_on", self.switch_on, SWITCH_ONS)
         check_choice("relax", self.relax, RELAXES)
+        self._check_changed_flag()
         if self.driven == "temporal":
             if self.switch_to_data is None:
                 object.__setattr__(self, "switch_to_data", self.switch_to_topology)
@@ -173,6 +181,21 @@ class Strategy:
                     f"`{knob} <= {INT_MAX}` must hold (the kernels' counters are 32-bit), "
                     f"but got {knob}={value!r}"
                 )
+
+    def _check_changed_flag(self) -> None:
+        """Refuse a ``changed_flag`` other than step or warp, or on a form that stores none
+        (worklists push, the hybrids' sweeps count); the default ``step`` is kept as None,
+        so configurations written before the knob keep their canonical form."""
+        if self.changed_flag is None:
+            return
+        check_choice("changed_flag", self.changed_flag, CHANGED_FLAGS)
+        if self.driven != "topology":
+            raise ConfigError(
+                f"knob `changed_flag` does not apply to driven={self.driven!r} (got "
+                f"changed_flag={self.changed_flag!r}); it applies to driven='topology'"
+            )
+        if self.changed_flag == "step":
+            object.__setattr__(self, "changed_flag", None)
 
     def _apply_mapping_knobs(self, mapping) -> None:
         """Default the knobs ``mapping`` owns; refuse those set that it does not (but some

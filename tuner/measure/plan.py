@@ -33,6 +33,9 @@ UNSUPPORTED = {
                     "(its partitions are pushed by a lane's atomic: push=atomic)",
     "unroll": "unroll > 1 (grid barriers between levels) has no GPU kernel in warpsweep measure",
     "push": "push={push} has no GPU kernel in warpsweep measure (atomic and block do)",
+    "changed_flag": "changed_flag={changed_flag} has no GPU kernel in warpsweep measure "
+                    "(its sweeps store the changed flag at every storing warp step: "
+                    "changed_flag=step)",
     "grid": "variable_grid=false (a resident grid striding over the worklist) has no GPU "
             "kernel in warpsweep measure",
 }
@@ -179,6 +182,8 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         raise UnsupportedConfig(UNSUPPORTED["spatial_push"].format(push=s.push))
     if (s.unroll or 1) > 1:
         raise UnsupportedConfig(UNSUPPORTED["unroll"])
+    if s.changed_flag is not None:
+        raise UnsupportedConfig(UNSUPPORTED["changed_flag"].format(changed_flag=s.changed_flag))
     if s.uses_worklist:
         if s.push not in PUSH_VARIANTS:
             raise UnsupportedConfig(UNSUPPORTED["push"].format(push=s.push))

@@ -30,6 +30,9 @@ BLOCK_SIZE = 256
 # lane's own and a warp's explicit aggregation are one configuration; a block's is push=block
 # (added after the first measurement showed the scan launch of push=prefix is not what it does).
 _SIM_PUSH = {"thread": "atomic", "warp": "atomic", "block": "block"}
+# The topology sweeps tell the host they lowered a distance once a warp (__any_sync, then
+# one lane's store): changed_flag=warp (added after the fourth judgement, where the random
+# graphs' misses led to it; bench/gpu's sweeps store it at every storing warp step).
 # The in-queue flag is the simulator's dedup=true (added after the second measurement: it
 # had simulated the flag's kernels as the plain worklist).
 _RELAX_ID = {"atomicmin": "atomicmin", "store_recheck": "recheck"}
@@ -60,8 +63,8 @@ class Implementation:
     def config(self) -> str:
         """The closest simulator strategy, as `Strategy.parse` takes it."""
         mapping = "mapping=thread" if self.w == 1 else f"mapping=vwarp,w={self.w}"
-        if self.driven == "topology":
-            return mapping
+        if self.driven == "topology":  # the warp votes, one lane stores the changed word
+            return f"{mapping},changed_flag=warp"
         push = _SIM_PUSH[self.push]
         if self.driven == "data":
             dedup = ",dedup=true" if self.dedup == "flag" else ""
