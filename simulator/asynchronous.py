@@ -125,6 +125,50 @@ class ChunkWalk:
 
 
 @dataclass(frozen=True)
+class StaggeredWaves:
+    """How a sweep's blocks start where the device starts each block beyond the first
+    ``resident_blocks`` as an earlier one finishes (``Device.staggered_waves``): blocks of
+    ``slots_per_block`` consecutive slots, each vertex's edges ``lanes`` at a time. The first
+    wave starts at once; wave k's blocks, in order, take the finishing times of wave k - 1's,
+    in order (in-order dispatch into the freed places, wave by wave). A block takes one round
+    trip (its statuses), and one with an active slot ``ROW_TRIPS`` more and
+    ``EDGE_STEP_TRIPS`` a step of its longest vertex, as a chunk position does."""
+
+    slots_per_block: int
+    resident_blocks: int
+    lanes: int
+    pooled: bool = False
+
+    def waves(self, n_slots: int) -> int:
+        """Waves of resident blocks a sweep over ``n_slots`` slots takes."""
+        blocks = -(-n_slots // self.slots_per_block)
+        return -(-blocks // self.resident_blocks)
+
+    def schedule(self, slots: np.ndarray, lengths: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For active ``slots`` (ascending) of degrees ``lengths``: each one's start, its
+        block's, in round trips; its first edge's lane (0) and its edges' width (``lanes``),
+        as ``ChunkWalk.schedule`` gives them."""
+        block = slots // self.slots_per_block
+        blocks = int(block[-1]) + 1 if block.size else 0
+        steps = -(-lengths // self.lanes)
+        longest = np.zeros(blocks, dtype=np.int64)
+        np.maximum.at(longest, block, steps)
+        life = np.ones(blocks, dtype=np.int64)
+        busy = np.zeros(blocks, dtype=bool)
+        busy[block] = True
+        life[busy] += ROW_TRIPS + EDGE_STEP_TRIPS * longest[busy]
+        start = np.zeros(blocks, dtype=np.int64)
+        # blocks after the last active one start after it and read nothing: not needed
+        for first in range(self.resident_blocks, blocks, self.resident_blocks):
+            before = slice(first - self.resident_blocks, first)
+            freed = np.sort(start[before] + life[before])
+            start[first:first + self.resident_blocks] = freed[:blocks - first]
+        return (start.take(block), np.zeros(slots.size, dtype=np.int64),
+                np.full(slots.size, self.lanes, dtype=np.int64))
+
+
+@dataclass(frozen=True)
 class WaveStores:
     """The stores of one worklist launch run in waves.
 
@@ -167,7 +211,8 @@ class AsynchronousLowering:
                lanes_per_vertex: int | None = None,
                first_copies: np.ndarray | None = None,
                races: RacingStores | None = None,
-               walk: ChunkWalk | None = None) -> WaveStores:
+               walk: ChunkWalk | None = None,
+               staggered: StaggeredWaves | None = None) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
         of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
         ``slots``: each entry's task slot (ascending), where the launch's slots are more than
@@ -181,7 +226,10 @@ class AsynchronousLowering:
         lost, though their lanes stored and push. ``walk`` (a sweep whose virtual warps or
         threads take C > 1 slots each): each walks its C slots one after another, so within a
         wave a slot reads what the stores timed before its start lowered
-        (``_chunked_sweep``)."""
+        (``_chunked_sweep``). ``staggered`` (a whole sweep, one slot a virtual warp or
+        thread): its blocks beyond the first wave start as the earlier wave's finish, and a
+        slot reads what the stores timed before its block's start lowered (where the sweep
+        takes more than one wave; timed as a chunk walk is)."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         if self._degree is None:
@@ -200,6 +248,12 @@ class AsynchronousLowering:
         if slots is not None and worklist.size and walk is not None and walk.chunk > 1:
             lanes, values, writes = self._chunked_sweep(worklist, degree, slots, wave_of,
                                                         walk, deferred)
+            bounds = []
+        elif (slots is not None and worklist.size and staggered is not None
+              and staggered.waves(self.indptr.size - 1) > 1):
+            lanes, values, writes = self._chunked_sweep(
+                worklist, degree, slots, np.zeros(slots.size, dtype=np.int64), staggered,
+                deferred)
             bounds = []
         elif slots is not None and worklist.size and _MERGED_SWEEPS:
             expands = slice(None) if deferred is None else ~deferred
@@ -262,7 +316,8 @@ class AsynchronousLowering:
                           outlier_writes, known_lowered)
 
     def _chunked_sweep(self, worklist: np.ndarray, degree: np.ndarray, slots: np.ndarray,
-                       wave_of: np.ndarray, walk: ChunkWalk, deferred: np.ndarray | None
+                       wave_of: np.ndarray, walk: ChunkWalk | StaggeredWaves,
+                       deferred: np.ndarray | None
                        ) -> tuple[list, list, list]:
         """A sweep whose virtual warps (threads) each walk ``walk.chunk`` consecutive slots,
         timed in dependent round trips: a warp's position p starts when its earlier

@@ -13,6 +13,7 @@ import numpy as np
 from simulator import store_races
 from simulator.asynchronous import AsynchronousLowering
 from simulator.asynchronous import ChunkWalk
+from simulator.asynchronous import StaggeredWaves
 from simulator.auxiliary_kernels import compaction_kernel
 from simulator.auxiliary_kernels import idle_outlier_kernel
 from simulator.auxiliary_kernels import scatter_kernel
@@ -44,6 +45,7 @@ from simulator.store_races import RacingStores
 from simulator.store_races import unrelaxed_sources
 from simulator.strategy import Strategy
 from simulator.timing import grid_barrier_cycles
+from simulator.timing import resident_blocks_per_sm
 from simulator.timing import resident_warps
 from simulator.timing import working_set_bytes
 
@@ -342,10 +344,17 @@ def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np
     vertices' places among the launch's slots, where those are not every vertex (a spatial
     hybrid's listed partitions)."""
     s = launcher.strategy_for(active)
+    staggered = None
+    if (slots is None and launcher.device.staggered_waves and s.vertices_per_grab == 1
+            and not s.dynamic and (s.unroll or 1) == 1):  # blocks launched, not resident
+        staggered = StaggeredWaves(
+            s.block_size // s.lanes_per_vertex,
+            launcher.device.sms * resident_blocks_per_sm(s, launcher.device),
+            s.lanes_per_vertex)
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
                         slots=active if slots is None else slots,
                         lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s),
-                        walk=chunk_walk(s, launcher.device))
+                        walk=chunk_walk(s, launcher.device), staggered=staggered)
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
 

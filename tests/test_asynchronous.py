@@ -1,6 +1,8 @@
 """Worklist SSSP and CC in waves of resident entries (simulator.asynchronous): counted on
 paper on a four-vertex graph, and against the synchronous run and scipy on random ones."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hand_counted import SERIAL
@@ -17,7 +19,10 @@ from simulator import functional_run
 from simulator import simulate
 from simulator.asynchronous import AsynchronousLowering
 from simulator.asynchronous import ChunkWalk
+from simulator.asynchronous import StaggeredWaves
 from simulator.asynchronous import _exclusive_running_min
+from simulator.device import device_digest
+from simulator.device import get_device
 from simulator.driver import wave_entries
 from simulator.functional import edge_ids
 from simulator.load import load_graph
@@ -622,3 +627,75 @@ def test_exclusive_running_min_is_each_segments_least_before(kind):
         got = _exclusive_running_min(values, segment, empty)
         assert got.dtype == values.dtype
         assert got.tolist() == expected
+
+
+def test_staggered_blocks_start_as_the_earlier_wave_finishes():
+    # Blocks of 2 slots, 2 resident: active slots 0 (degree 3), 3 (1), 4 (2), 6 (1), one lane
+    # a vertex. Lives (1 status + 1 row + 2 a step of the longest vertex): block 0 8, block 1
+    # 4, block 2 6, block 3 4. Wave 0 (blocks 0, 1) starts at 0 and frees places at 4 and 8:
+    # block 2 starts at 4, block 3 at 8.
+    staggered = StaggeredWaves(slots_per_block=2, resident_blocks=2, lanes=1)
+    start, lane_base, width = staggered.schedule(np.array([0, 3, 4, 6]),
+                                                 np.array([3, 1, 2, 1]))
+    assert start.tolist() == [0, 0, 4, 8]
+    assert lane_base.tolist() == [0, 0, 0, 0] and width.tolist() == [1, 1, 1, 1]
+    assert staggered.waves(8) == 2 and staggered.waves(4) == 1 and staggered.waves(9) == 3
+
+
+def staggered_sweeps(fr, staggered: StaggeredWaves) -> tuple[np.ndarray, list[int]]:
+    """``sweeps_in_waves`` with the blocks staggered: the final values and each sweep's
+    active vertices."""
+    run = AsynchronousLowering(fr)
+    active = fr.iterations[0].active.astype(np.int64)
+    frontiers = []
+    while active.size:
+        frontiers.append(int(active.size))
+        wave = staggered.slots_per_block * staggered.resident_blocks
+        active = run.launch(active, wave, slots=active, lanes_per_vertex=staggered.lanes,
+                            staggered=staggered).lowered(fr.indices, fr.n)
+    return run.values, frontiers
+
+
+@pytest.mark.parametrize("spec", ["rmat:scale=9,ef=8,weights=random,seed=5",
+                                  "road:rows=20,weights=random,seed=3"])
+def test_staggered_sweeps_reach_the_reference_answers(spec):
+    """Sweeps whose blocks start as others finish reach scipy's distances and components;
+    a sweep of one wave is the waves' sweep, lane for lane."""
+    graph = load_graph(spec)
+    matrix = csr_matrix((graph.weights, graph.indices, graph.indptr), shape=(graph.n,) * 2)
+    for algorithm in ("sssp", "cc"):
+        fr = functional_run(graph, algorithm)
+        for per_block, resident in ((1, 8), (4, 16), (32, 3)):
+            values, _ = staggered_sweeps(fr, StaggeredWaves(per_block, resident, 1))
+            if algorithm == "sssp":
+                assert np.allclose(values, dijkstra(matrix, indices=fr.source))
+            else:
+                assert np.array_equal(values, fr.output)
+        whole = StaggeredWaves(32, -(-graph.n // 32), 1)
+        one_wave = AsynchronousLowering(fr).launch(
+            fr.iterations[0].active.astype(np.int64), graph.n,
+            slots=fr.iterations[0].active.astype(np.int64), lanes_per_vertex=1,
+            staggered=whole)
+        waves = AsynchronousLowering(fr).launch(
+            fr.iterations[0].active.astype(np.int64), graph.n,
+            slots=fr.iterations[0].active.astype(np.int64), lanes_per_vertex=1)
+        assert np.array_equal(one_wave.lanes, waves.lanes)
+        assert np.array_equal(one_wave.values, waves.values)
+
+
+def test_staggered_waves_only_where_the_device_says_so():
+    """Off (the presets), or a sweep of one wave: the simulation is the waves' to the bit."""
+    graph = load_graph("road:rows=40,weights=random,seed=3")
+    staggered = dataclasses.replace(get_device("h100"), staggered_waves=True)
+    assert device_digest(dataclasses.replace(staggered, staggered_waves=False)) == (
+        device_digest(get_device("h100")))
+    assert device_digest(staggered) != device_digest(get_device("h100"))
+    for config in ("mapping=thread", "mapping=vwarp,w=32,chunk=4"):  # one wave; a walk
+        a = simulate(graph, "sssp", config, "h100")
+        b = simulate(graph, "sssp", config, staggered)
+        assert (a.time_us, a.iterations) == (b.time_us, b.iterations)
+    small = dataclasses.replace(staggered, sms=1)  # 8 blocks of 8 vertices: 25 waves
+    a = simulate(graph, "cc", "mapping=vwarp,w=32", dataclasses.replace(small,
+                                                                       staggered_waves=False))
+    b = simulate(graph, "cc", "mapping=vwarp,w=32", small)
+    assert a.time_us != b.time_us
