@@ -139,6 +139,25 @@ def test_changed_flag_serialises_on_one_address(bfs_run):
     assert launch(bfs_run, 1, mapping="thread", device=slow).bounds[0][4] == 0
 
 
+def test_changed_flag_once_a_warp(bfs_run):
+    # changed_flag=warp: the warp votes when its loop is done and one lane stores the flag.
+    # The thread mapping's hub warp stored in 40 steps but stores the flag once: 1000 cycles
+    # on the slow flag, under its latency makespan 8467 (check 2 + setup 3 + 160 SIMD, 82
+    # round trips, + the other warp's 102), which binds again; 40 - 1 fewer flag sectors than
+    # the 170 of test_sectors_thread_mapping. W = 32: 2 storing steps, 1 flag store.
+    slow = dataclasses.replace(SERIAL, name="slow-flag", atomic_cycles=1000)
+    thread = launch(bfs_run, 0, mapping="thread", changed_flag="warp", device=slow)
+    assert thread.bounds[0][4] == 1000
+    assert thread.cycles == 8365 + 102
+    assert thread.transactions == 170 - 39
+    vw32 = launch(bfs_run, 0, mapping="vwarp", w=32, changed_flag="warp", device=slow)
+    assert vw32.bounds[0][4] == 1000
+    assert vw32.transactions == 157 - 1
+    # the default is per step, and is left out of the configuration's canonical form
+    assert Strategy(changed_flag="step") == Strategy()
+    assert "changed_flag" not in str(Strategy(changed_flag="step"))
+
+
 def test_deferred_outlier(bfs_run):
     cost = launch(bfs_run, 0, mapping="thread", defer_threshold=32)
     # Main kernel: warp 0 checks (2), sets up (3) and pushes the hub (2) with 3 round trips

@@ -98,6 +98,7 @@ def test_plans_follow_the_strategy():
     ("cc", "driven=spatial,push=block", None, "push=block for driven=spatial"),
     ("sssp", "mapping=vwarp,w=8,chunk=4,driven=spatial", None, "chunk=1"),
     ("bfs", "unroll=2", None, "unroll"),
+    ("sssp", "mapping=vwarp,w=8,changed_flag=warp", None, "changed_flag=warp"),
     ("sssp", "driven=data,push=prefix", None, "push=prefix"),
     ("sssp", "driven=data,push=chunked", None, "push=chunked"),
     ("bfs", "driven=data,variable_grid=false", None, "variable_grid=false"),

@@ -48,6 +48,11 @@ from tests.conftest import random_graph
         ({"driven": "temporal", "switch_to_topology": "big"}, "switch_to_topology >= 0"),
         ({"driven": "data", "unroll": 2}, "`unroll` does not apply to driven='data'"),
         ({"unroll": 0}, "unroll >= 1"),
+        ({"changed_flag": "vote"}, "changed_flag in"),
+        ({"driven": "data", "changed_flag": "warp"},
+         "`changed_flag` does not apply to driven='data'"),
+        ({"driven": "temporal", "changed_flag": "step"},
+         "`changed_flag` does not apply to driven='temporal'"),
     ],
 )
 def test_invalid_configurations(params, message):
@@ -61,6 +66,7 @@ def test_invalid_configurations(params, message):
         ("pagerank", "driven=temporal", "does not apply to pagerank"),
         ("pagerank", "driven=spatial,partition=4", "does not apply to pagerank"),
         ("pagerank", "unroll=2", "unroll=2 does not apply to pagerank"),
+        ("pagerank", "changed_flag=warp", "changed_flag='warp' does not apply to pagerank"),
     ],
 )
 def test_knobs_the_algorithm_lacks(algorithm, knobs, message):
