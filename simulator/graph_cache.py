@@ -27,7 +27,7 @@ from simulator.loaders import NPZ_VERSION
 from simulator.loaders import read_npz
 from simulator.loaders import save_npz
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: ids beyond int64 are refused, no longer read clamped (merged)
 CACHE_ENV = "WARPSWEEP_CACHE_DIR"
 # Generated graphs are cached from this many generated edges on (smaller ones are faster
 # to regenerate than to read back).

@@ -213,11 +213,15 @@ def _numbers(
     body: bytes, total: int, label: str, first_line: int, starts: np.ndarray, counts: np.ndarray
 ) -> np.ndarray:
     """All numbers of ``body``: int64 when every token is an integer, else float64."""
+    if total == 0:  # numpy reads a blank body as one 0
+        return np.zeros(0, dtype=np.int64)
     for dtype in (np.int64, np.float64):
         try:
             values = np.fromstring(body, dtype=dtype, sep=" ")
         except ValueError:
             continue
+        if dtype is np.int64 and _saturated(values):
+            continue  # an integer beyond int64, clamped: the float64 reading shows its size
         if values.size == total:
             return values
     # Slow path, only for a malformed file: find the first token neither int nor float.
@@ -232,6 +236,12 @@ def _numbers(
                     f"in {line!r}"
                 ) from None
     raise GraphError(f"{label}: could not parse the numbers of the file")
+
+
+def _saturated(values: np.ndarray) -> bool:
+    """Whether numpy's int64 parser clamped a token to int64's bounds (it does not fail)."""
+    info = np.iinfo(np.int64)
+    return bool(((values == info.max) | (values == info.min)).any())
 
 
 def _table(tokens: _Tokens, label: str, ncols: int | None, what: str) -> tuple[np.ndarray, ...]:
@@ -608,6 +618,21 @@ def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def _check_npz_magic(path: Path, label: str, data: bytes | None) -> None:
+    """Refuse a file that is neither a zip archive nor a .npy array (np.load would take it
+    for a pickle and advise unpickling it)."""
+    head = data[:6] if data is not None else b""
+    if data is None:
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(6)
+        except OSError as exc:
+            raise GraphError(f"{label}: cannot read {path}: {exc.strerror or exc}") from None
+    if not head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"\x93NUMPY")):
+        raise GraphError(f"{label}: not a readable .npz file: not a zip archive "
+                         f"(it starts with {head!r})")
+
+
 def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | None = None) -> Graph:
     """A Graph from a warpsweep CSR ``.npz`` (or a scipy.sparse CSR ``.npz``), validated."""
     import io
@@ -615,6 +640,7 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
     path = Path(path)
     label = label or f"file:{path}"
     source = io.BytesIO(data) if data is not None else path
+    _check_npz_magic(path, label, data)
     try:
         with np.load(source, allow_pickle=False) as z:
             if not hasattr(z, "files"):

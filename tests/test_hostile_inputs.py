@@ -527,3 +527,122 @@ def test_calibrate_refuses_a_kernel_time_above_the_total(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "kernel_us" in err and "exceeds time_us" in err and "\n" not in err
     assert not (tmp_path / "d.toml").exists()
+
+
+# --------------------------------------------------------------------------- round 3
+
+
+@pytest.mark.parametrize("name,data,match", [
+    # beyond int64: numpy's parser saturates them to 2**63-1, merging vertices (or turning a
+    # negative id positive) where they must be refused
+    ("a.txt", b"0 1\n99999999999999999999 2\n99999999999999999998 3\n", "below 2**62"),
+    ("b.txt", b"0 1\n-99999999999999999999 2\n", "below 2**62"),
+    ("c.gr", b"p sp 3 2\na 1 2 1\na 99999999999999999999 3 1\n", "below 2**62"),
+])
+def test_vertex_ids_beyond_64_bits_are_refused(capsys, tmp_path, name, data, match):
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert match in cli_error(capsys, ["graph", "info", "--no-cache", f"file:{path}"])
+
+
+@pytest.mark.parametrize("name,data", [
+    ("a.csv", b"node_1,node_2\n"),
+    ("b.mtx", b"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 0\n"),
+    ("c.lg", b"3,0,d,graph\n"),
+    ("d.txt", b"# a comment\n\n  \n"),
+])
+def test_files_without_an_edge_line_are_empty_graphs(capsys, tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert "empty graph" in cli_error(capsys, ["graph", "info", "--no-cache", f"file:{path}"])
+
+
+@pytest.mark.parametrize("data", [b"hello\n", b"\x00" * 64, b"\x93NUMPY garbage"])
+def test_npz_that_is_no_zip_archive_says_so(capsys, tmp_path, data):
+    """Not numpy's advice to unpickle an untrusted file."""
+    path = tmp_path / "g.npz"
+    path.write_bytes(data)
+    line = cli_error(capsys, ["graph", "info", "--no-cache", f"file:{path}"])
+    assert "not a readable .npz" in line and "pickle" not in line
+
+
+def _foreign(results: Path, where: str, table) -> Path:
+    """A Parquet file that is not the results', dropped into ``results/where``."""
+    import pyarrow.parquet as pq
+
+    path = results / where / "part-foreign.parquet"
+    pq.write_table(table, path)
+    return path
+
+
+@pytest.mark.parametrize("where,columns", [
+    ("graphs/kind=rmat", {"graph_id": [1, 2]}),  # a declared column of another type
+    ("trials/algorithm=bfs/device=h100", {"x": [1, 2]}),  # no key column
+])
+@pytest.mark.parametrize("verb", [
+    ["tune", "--graph", "rmat:scale=5,seed=1", "--trials", "4", "--workers", "0",
+     "--no-progress"],
+    ["query", "SELECT count(*) FROM trials"],
+    ["best"],
+    ["report", "--no-selector", "--out", "REPORT"],
+])
+def test_foreign_parquet_in_the_results_is_named(capsys, tmp_path, results, where, columns,
+                                                 verb):
+    """A Parquet file that is not a results file is refused in one line naming it, as a
+    damaged one is (not a traceback, a misleading device error, or rows read into the
+    answers); `check --repair` sets it aside."""
+    import shutil
+
+    import pyarrow as pa
+
+    copy = tmp_path / "r"
+    shutil.copytree(results, copy)
+    foreign = _foreign(copy, where, pa.table(columns))
+    before = sorted(p.name for p in copy.rglob("*.parquet"))
+    argv = [a.replace("REPORT", str(tmp_path / "rep")) for a in verb]
+    line = cli_error(capsys, [*argv, "--results", str(copy)])
+    assert str(foreign) in line and "schema" in line and "check" in line
+    assert sorted(p.name for p in copy.rglob("*.parquet")) == before
+    assert main(["check", str(copy), "--repair"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--results", str(copy)]) == 0
+
+
+H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--algorithms", "bfs,ssp"], "no algorithm named ssp"),
+    (["--algorithms", "dfs"], "no algorithm named dfs"),
+    (["--max-edges", "-1"], "--max-edges must be at least 1"),
+    (["--bounds-norm", "-1"], "bounds_norm >= 1"),
+    (["--bounds-norm", "nan"], "bounds_norm >= 1"),
+    (["--launches", "/nonexistent/l.parquet"], "do not exist"),
+    (["--cache", "FILE"], "--cache"),
+])
+def test_calibrate_options_are_checked_before_simulating(capsys, tmp_path, monkeypatch, args,
+                                                         match):
+    """A bad option is refused before the minutes of simulation, never silently narrowed."""
+    import tuner.cli.calibrate as cli_calibrate
+
+    def no_simulation(*a, **k):
+        raise AssertionError("simulated before the options were checked")
+
+    monkeypatch.setattr(cli_calibrate, "simulate_parts", no_simulation)
+    (tmp_path / "f").write_text("x")
+    args = [str(tmp_path / "f") if a == "FILE" else a for a in args]
+    line = cli_error(capsys, ["calibrate", str(H100_MEASURED), "--out", str(tmp_path / "d.toml"),
+                              "-q", *args])
+    assert match in line
+    assert not (tmp_path / "d.toml").exists()
+
+
+def test_ctrl_c_while_the_verbs_load_is_one_line(capsys, monkeypatch):
+    import tuner.cli as cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(["tune", "--graph", "rmat:scale=5"]) == 130
+    assert capsys.readouterr().err == "warpsweep: interrupted\n"

@@ -59,7 +59,8 @@ def load_measured(
                 f"{', '.join(found) or 'no rows'})"
             )
     if algorithms is not None:
-        wanted = set(algorithms)
+        wanted = _known_algorithms(algorithms, {str(r["algorithm"]) for r in rows},
+                                   f"measured results {path}")
         rows = [r for r in rows if r["algorithm"] in wanted]
     if graphs is not None:
         wanted = set(graphs)
@@ -72,6 +73,17 @@ def load_measured(
     if max_edges is not None and "m" in table.column_names:
         rows = [r for r in rows if r["m"] is None or r["m"] <= max_edges]
     return measured_rows(rows, f"measured results {path}")
+
+
+def _known_algorithms(algorithms: Iterable[str], present: set[str], where: str) -> set[str]:
+    """``algorithms`` as a set; one the measurements do not hold is an error naming those they
+    do, not a fit over fewer algorithms than asked."""
+    wanted = set(algorithms)
+    unknown = sorted(wanted - present)
+    if unknown:
+        raise ConfigError(f"{where}: no algorithm named {', '.join(unknown)} (it has: "
+                          f"{', '.join(sorted(present)) or 'no rows'})")
+    return wanted
 
 
 def is_results_dir(path: str | Path) -> bool:
@@ -137,7 +149,7 @@ def load_measured_results(
             raise ConfigError(f"{where}: {r['graph']} {r['algorithm']} {r['config']!r}: the "
                               "source it was measured from is unknown")
     if algorithms is not None:
-        wanted = set(algorithms)
+        wanted = _known_algorithms(algorithms, {str(r["algorithm"]) for r in found}, where)
         found = [r for r in found if r["algorithm"] in wanted]
     if graphs is not None:
         wanted = set(graphs)

@@ -66,7 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; bad input gives one line on stderr and exit 2."""
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports every verb's module: a second or so
+    except KeyboardInterrupt:
+        print("warpsweep: interrupted", file=sys.stderr)
+        return 130
     args = parser.parse_args(argv)
     keep_freed_memory()
     try:

@@ -211,6 +211,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out {args.out}: a device file must end in .toml")
     if args.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.max_edges is not None and args.max_edges < 1:
+        raise ConfigError(f"--max-edges must be at least 1, got {args.max_edges}")
+    cache_dir = args.cache.expanduser()
+    if not args.no_cache and cache_dir.exists() and not cache_dir.is_dir():
+        raise ConfigError(f"--cache {args.cache}: not a directory")
     if is_results_dir(args.results):  # the user's own GPU's measurements (tune --verify)
         measured = load_measured_results(
             args.results, gpu=args.gpu, algorithms=_names(args.algorithms),
@@ -232,12 +237,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"calibrate: {line}", file=sys.stderr, flush=True)
 
-    cache = None if args.no_cache else args.cache
-    parts = simulate_parts(measured, base, cache=cache, jobs=args.jobs, progress=progress)
+    # read and checked before the minutes of simulation: a bad file or norm fails at once
     launch_us = load_launch_times(args.launches, measured) if args.launches else None
     # the bounds are the same under any norm: simulated (and cached) with the base as given
     fit_base = (base if args.bounds_norm is None
                 else dataclasses.replace(base, bounds_norm=args.bounds_norm))
+    cache = None if args.no_cache else args.cache
+    parts = simulate_parts(measured, base, cache=cache, jobs=args.jobs, progress=progress)
     calibration = fit(parts, measured, fit_base, seed=args.seed,
                       relative=args.fit == "relative", measured_host=not args.fit_host,
                       launch_us=launch_us)

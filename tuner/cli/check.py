@@ -36,7 +36,7 @@ from tuner.results.measured import measured_files
 from tuner.results.records import TrialRecord
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import TRIALS
-from tuner.results.store import COLUMNS
+from tuner.results.schema import schema_problem
 from tuner.results.store import PARTITIONS
 from tuner.results.store import ResultStore
 from tuner.results.store import check_readable
@@ -190,16 +190,9 @@ def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report
 
 
 def _schema_problem(loc: Location, table: str, path: str) -> str | None:
-    schema = pq.read_schema(path, filesystem=loc.fs)
-    for col in COLUMNS[table]:
-        if col.name in schema.names and not schema.field(col.name).type.equals(col.type):
-            return (f"schema: column {col.name} is {schema.field(col.name).type}, declared "
-                    f"{col.type}")
-    required = ("study_key", "role", "trial", "label", "state") if table == TRIALS else (
-        "graph_id",)
-    missing = [c for c in required if c not in schema.names]
-    if missing:
-        return f"schema: no column {', '.join(missing)}"
+    problem = schema_problem(pq.read_schema(path, filesystem=loc.fs), table)
+    if problem is not None:
+        return problem
     rel = path[len(loc.path(table)) + 1:].split("/")[:-1]
     keys = [c.name for c in PARTITIONS[table]]
     if [part.split("=", 1)[0] for part in rel] != keys:

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
+from tuner.results.schema import schema_problem
 
 REASON_CHARS = 200
 # DuckDB's errors that say something about the statement, never about a file's bytes.
@@ -83,21 +84,23 @@ def check_footers(files: Iterable[str | Path], results: str | Path | None = None
 
 
 VERIFIED_ENV = "WARPSWEEP_VERIFIED_CACHE"
+VERIFIED_VERSION = 2  # 2: schemas checked too; files verified before are read again
 
 
 def _verified_path(results: str, table: str) -> Path:
     root = Path(os.environ.get(VERIFIED_ENV, "~/.cache/warpsweep/verified")).expanduser()
     name = hashlib.sha256(str(Path(results).resolve()).encode()).hexdigest()[:24]
-    return root / f"{name}.{table}.json"
+    return root / f"{name}.{table}.{VERIFIED_VERSION}.json"
 
 
 def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
     """Raise DamagedResults for the first local file that does not read whole with its page
     checksums (``body_problem``): DuckDB does not verify them, so bytes damaged in a page
-    could otherwise be read as other values. A file is read once: those verified are kept
-    (path, size and modification time) in a cache outside the results, and a file is never
-    changed in place (a retried write replaces it, with a new time). ``files`` are all of one
-    table's: the cache keeps those alone."""
+    could otherwise be read as other values; or that is no results file of ``table``
+    (``schema_problem``: DuckDB would read its rows in, the store refuses it). A file is read
+    once: those verified are kept (path, size and modification time) in a cache outside the
+    results, and a file is never changed in place (a retried write replaces it, with a new
+    time). ``files`` are all of one table's: the cache keeps those alone."""
     cache = _verified_path(results, table)
     try:
         known = set(map(tuple, json.loads(cache.read_text())))
@@ -112,7 +115,7 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
         keys.append((str(f), st.st_size, st.st_mtime_ns))
     fresh = [k for k in keys if k not in known]
     for path, _, _ in fresh:
-        problem = body_problem(path)
+        problem = body_problem(path) or schema_problem(pq.read_schema(path), table)
         if problem is not None:
             raise DamagedResults(path, problem, results)
     if fresh:

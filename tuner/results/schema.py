@@ -85,7 +85,7 @@ TRIAL_COLUMNS = _cols(
 # typed from their values.
 PARAM_NULLS = ("null where the knob does not apply to the mapping or driven form; "
                "`param_defer_threshold` and `param_donate_threshold` are also null when "
-               "deferring / donation is off")
+               "deferring / donation is off, `param_changed_flag` at its default `step`")
 # Each knob's Arrow type comes from its annotation on ``simulator.strategy.Strategy``
 # (``int | None`` -> int64, ``str`` -> string, ``bool`` -> bool, ``float`` -> float64).
 ARROW_TYPES: dict[type, pa.DataType] = {
@@ -145,6 +145,23 @@ GRAPH_COLUMNS = _cols(
     ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),
 )
 # plus one column per graph feature (`simulator.features.graph_features`), float64 or int64.
+
+
+# The columns without which a file's rows cannot be told apart (every writer has written them).
+KEY_COLUMNS = {TRIALS: ("study_key", "role", "trial", "label", "state"), GRAPHS: ("graph_id",)}
+
+
+def schema_problem(schema: pa.Schema, table: str) -> str | None:
+    """Why a file of ``table`` with ``schema`` is not a results file (a declared column of
+    another type, a key column missing), or None."""
+    declared = (TRIAL_PARTITIONS + TRIAL_COLUMNS if table == TRIALS
+                else GRAPH_PARTITIONS + GRAPH_COLUMNS)
+    for col in declared:
+        if col.name in schema.names and not schema.field(col.name).type.equals(col.type):
+            return (f"schema: column {col.name} is {schema.field(col.name).type}, declared "
+                    f"{col.type}")
+    missing = [c for c in KEY_COLUMNS[table] if c not in schema.names]
+    return f"schema: no column {', '.join(missing)}" if missing else None
 
 
 def param_column(knob: str) -> str:

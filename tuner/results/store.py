@@ -45,6 +45,7 @@ from tuner.results.schema import Column
 from tuner.results.schema import infer_type
 from tuner.results.schema import metric_column
 from tuner.results.schema import param_column
+from tuner.results.schema import schema_problem
 
 PARTITIONS = {TRIALS: TRIAL_PARTITIONS, GRAPHS: GRAPH_PARTITIONS}
 COLUMNS = {TRIALS: TRIAL_COLUMNS, GRAPHS: GRAPH_COLUMNS}
@@ -126,8 +127,8 @@ class ParquetDirBackend(Backend):
             return None
         fs = self.location.fs
         part_schema = pa.schema([(c.name, c.type) for c in PARTITIONS[table]])
-        schema = pa.unify_schemas([pq.read_schema(f, filesystem=fs) for f in files]
-                                  + [part_schema])
+        schemas = [self._schema(f, table) for f in files]
+        schema = pa.unify_schemas(schemas + [part_schema])
         # page checksums verified on every read: bytes damaged in a page are an error that
         # names the file (tuner.results.damaged), never values read wrong
         verified = ds.ParquetFileFormat(default_fragment_scan_options=(
@@ -137,6 +138,17 @@ class ParquetDirBackend(Backend):
             partitioning=ds.partitioning(part_schema, flavor="hive"),
             partition_base_dir=self.location.path(table),
         )
+
+    def _schema(self, path: str, table: str) -> pa.Schema:
+        """A file's schema; one that is not the results' (a Parquet file of something else
+        dropped in) raises DamagedResults naming it, as ``warpsweep check`` does."""
+        schema = pq.read_schema(path, filesystem=self.location.fs)
+        problem = schema_problem(schema, table)
+        if problem is not None:
+            from tuner.results.damaged import DamagedResults  # (DuckDB's: not on a GPU machine)
+
+            raise DamagedResults(path, problem, self.location.text)
+        return schema
 
     def scan(self, table: str, columns: list[str] | None = None) -> pa.Table:
         """Read every file with the union of their schemas plus the partition columns."""
