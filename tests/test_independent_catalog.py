@@ -38,8 +38,9 @@ def test_every_config_is_a_valid_simulator_strategy(impls):
 
 def test_configs_follow_the_mapping_rules():
     by_id = {i.impl: i for i in catalog.implementations()}
-    assert by_id["topo-w1"].config == "mapping=thread"
-    assert by_id["topo-w8"].config == "mapping=vwarp,w=8"
+    # the sweeps vote once a warp that they lowered something (changed_flag=warp)
+    assert by_id["topo-w1"].config == "mapping=thread,changed_flag=warp"
+    assert by_id["topo-w8"].config == "mapping=vwarp,w=8,changed_flag=warp"
     assert by_id["wl-w32-atomicmin-nodedup-warp"].config == (
         "mapping=vwarp,w=32,driven=data,push=atomic")
     assert by_id["wl-w1-recheck-flag-thread"].config == (
