@@ -319,10 +319,12 @@ class AsynchronousLowering:
                        wave_of: np.ndarray, walk: ChunkWalk | StaggeredWaves,
                        deferred: np.ndarray | None
                        ) -> tuple[list, list, list]:
-        """A sweep whose virtual warps (threads) each walk ``walk.chunk`` consecutive slots,
-        timed in dependent round trips: a warp's position p starts when its earlier
-        positions are done (``ChunkWalk.schedule``: the status read, an active slot's row,
-        then its edges ``walk.lanes`` at a time, two round trips a step), a lane of edge
+        """A sweep whose virtual warps (threads) each walk ``walk.chunk`` consecutive slots
+        (or whose blocks start staggered: ``StaggeredWaves``, one wave whose slots start at
+        their blocks' times), timed in dependent round trips: a warp's position p starts
+        when its earlier positions are done (``ChunkWalk.schedule``: the status read, an
+        active slot's row, then its edges ``walk.lanes`` at a time, two round trips a
+        step), a lane of edge
         step j stores ``ROW_TRIPS + EDGE_STEP_TRIPS * (j + 1)`` after its slot's read, and a
         slot reads the values every store of its wave made by its start (every earlier
         wave's). Warps of light positions run ahead of those expanding a hub. Returns the

@@ -344,16 +344,15 @@ def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np
     vertices' places among the launch's slots, where those are not every vertex (a spatial
     hybrid's listed partitions)."""
     s = launcher.strategy_for(active)
+    lockstep = MAPPINGS[s.mapping].lockstep_width(s)
     staggered = None
-    if (slots is None and launcher.device.staggered_waves and s.vertices_per_grab == 1
+    if (slots is None and launcher.device.staggered_waves and lockstep is not None
             and not s.dynamic and (s.unroll or 1) == 1):  # blocks launched, not resident
         staggered = StaggeredWaves(
             s.block_size // s.lanes_per_vertex,
-            launcher.device.sms * resident_blocks_per_sm(s, launcher.device),
-            s.lanes_per_vertex)
+            launcher.device.sms * resident_blocks_per_sm(s, launcher.device), lockstep)
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
-                        slots=active if slots is None else slots,
-                        lanes_per_vertex=MAPPINGS[s.mapping].lockstep_width(s),
+                        slots=active if slots is None else slots, lanes_per_vertex=lockstep,
                         walk=chunk_walk(s, launcher.device), staggered=staggered)
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
