@@ -44,9 +44,11 @@ def outlier_kernel(
     costs: InstructionCosts = COSTS,
     hit_rate: float = 0.0,
     changed_flag: bool = False,
+    unchecked_atomics: bool = False,
 ) -> LaunchCost:
     """Cost of the second kernel that expands each deferred vertex with a whole block
-    (``changed_flag``: its storing steps store the sweep's changed flag, see the module)."""
+    (``changed_flag``: its storing steps store the sweep's changed flag, see the module;
+    ``unchecked_atomics``: a step waits for its lanes' atomicMin, ``Strategy.precheck``)."""
     ws = device.warp_size
     block = strategy.block_size
     warps = block // ws
@@ -86,7 +88,8 @@ def outlier_kernel(
         flag_steps = storing_steps.size
     sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
     sectors += 1  # the queue entry and row bounds
-    round_trips = 2 * warp_rounds.ravel() + 1
+    per_step = 1 + device.atomic_round_trips if unchecked_atomics else 2
+    round_trips = per_step * warp_rounds.ravel() + 1
     unit_work = UnitWork(sisd, simd, sectors, round_trips)
     # launched as blocks (no grabs on the queue counter), whatever the main kernel's distribution
     cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, flag_steps,

@@ -122,6 +122,10 @@ def check_applicable(strategy: Strategy, algorithm: str) -> None:
             f"relax='store' does not apply to {algorithm}: it replaces the atomicMin by which "
             "SSSP and CC lower a value (BFS's worklists store plainly already)"
         )
+    if strategy.unchecked_atomics and algorithm not in ("sssp", "cc"):
+        raise ConfigError(
+            f"precheck=false does not apply to {algorithm}: it drops the read before the "
+            "atomicMin by which SSSP and CC lower a value, and its kernels issue none")
     if strategy.changed_flag is not None and algorithm == "pagerank":
         raise ConfigError(
             f"changed_flag={strategy.changed_flag!r} does not apply to pagerank: its sweeps "

@@ -100,6 +100,12 @@ class _Costing:
         return self.launch.rechecks
 
     @property
+    def unchecked(self) -> bool:
+        """Every edge's lane issues atomicMin and waits for its old value (``precheck``
+        false), rather than reading its target first."""
+        return self.atomic_updates and self.strategy.unchecked_atomics
+
+    @property
     def per_step(self) -> float:
         """A SIMD step's instructions per lane."""
         return self.costs.edge + (self.costs.weight if self.reads_weights else 0)
@@ -342,10 +348,12 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     stores = e.store_step.size
     waits = device.atomic_round_trips  # for an atomic's returned value
     # two dependent loads a step (the neighbour's id, then its value), a step at a time
-    # where each step branches or stores on what it loaded; a gathering loop's groups
+    # where each step branches or stores on what it loaded (unchecked: the id, then the
+    # atomic's old value); a gathering loop's groups
     steps = (gathered_load_groups(e.steps, tasks.active_positions,
                                   gather_group_size(strategy)) if cx.gathers else e.steps)
-    round_trips = 2 * steps + waits * tasks.deferred_positions
+    per_step = 1 + waits if cx.unchecked else 2
+    round_trips = per_step * steps + waits * tasks.deferred_positions
     # finding the slots' vertices: thread-based sweeps read the status, then the active
     # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
     # launches two (the entries, then their vertices' row bounds)
@@ -421,16 +429,19 @@ def _blocks(cx: _Costing) -> np.ndarray:
 
 
 def _count_storing_atomics(cx: _Costing, e: EdgeWork, tally: _Tally) -> None:
-    """The storing lanes' atomics: atomicMin's (and a pushing lane's wait for its old value),
-    and a counting launch's claims of its targets' flags."""
+    """The storing lanes' atomics: atomicMin's (every lane's where unchecked; elsewhere a
+    pushing lane waits for its old value), and a counting launch's claims of its targets'
+    flags."""
     launch = cx.launch
+    if cx.unchecked:  # every lane's atomicMin, its wait a step's (round trips)
+        tally.atomics += cx.per_launch(e.unit_edges)
     if not (e.store_step.size and (cx.atomic_updates or launch.count_activations
                                    or launch.push)):
         return
     units, per_launch = cx.layout.units, cx.per_launch
     waits = cx.device.atomic_round_trips
     store_unit = e.unit_of_step[e.store_step]
-    if cx.atomic_updates:
+    if cx.atomic_updates and not cx.unchecked:
         tally.atomics += per_launch(np.bincount(store_unit, minlength=units))
         if launch.push is not None:  # the push decision waits for atomicMin's old value
             tally.round_trips += waits * e.store_steps
@@ -443,8 +454,9 @@ def _count_storing_atomics(cx: _Costing, e: EdgeWork, tally: _Tally) -> None:
         tally.sisd += cx.costs.scan * storing
         tally.queue_atomics += per_launch(storing)
         tally.atomics += per_launch(storing + lanes_storing)
-        if launch.push is None:
-            tally.round_trips += (2 if cx.atomic_updates else 1) * waits * e.store_steps
+        if launch.push is None:  # (unchecked: atomicMin's wait is the step's)
+            waited = 2 if cx.atomic_updates and not cx.unchecked else 1
+            tally.round_trips += waited * waits * e.store_steps
 
 
 def _count_pushes(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> None:
@@ -621,7 +633,7 @@ def _costs_of_launches(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally, 
             main = main + outlier_kernel(
                 cx.indptr, cx.indices, e.deferred_vertices[lo:hi], cx.launches[i], strategy,
                 device, reads_weights=cx.reads_weights, costs=costs, hit_rate=cx.hit_rate,
-                changed_flag=cx.changed_flag,
+                changed_flag=cx.changed_flag, unchecked_atomics=cx.unchecked,
             )
         out.append(main)
     return out

@@ -101,6 +101,13 @@ class Strategy:
         storing lane stores it, and those stores serialise on its address; ``warp`` each
         warp votes once its loop is done and one lane stores it (``__any_sync``), as the
         independent kernels do. ``step`` is left out of the canonical form.
+    precheck: (SSSP and CC, atomicMin) whether a lane reads its target before it lowers
+        it: ``true`` (the default, kernels.cu's) reads it and issues atomicMin only where
+        its value is lower, not waiting for the atomic unless it pushes; ``false`` issues
+        atomicMin on every edge and waits for its old value to decide (the independent
+        kernels'): an atomic a lane step, and the atomic's round trips in place of the
+        read's. ``true`` is left out of the canonical form; ``relax=store`` refuses
+        ``false``.
 
     Knobs that do not apply to the chosen mapping or driven form must be left unset; those
     that apply get their defaults.
@@ -127,6 +134,7 @@ class Strategy:
     partition: int | None = None
     unroll: int | None = None
     changed_flag: str | None = None
+    precheck: bool | None = None
     policy: str | None = None
     policy_t1: float | None = None
     policy_t2: float | None = None
@@ -157,6 +165,7 @@ class Strategy:
         check_choice("switch_on", self.switch_on, SWITCH_ONS)
         check_choice("relax", self.relax, RELAXES)
         self._check_changed_flag()
+        self._check_precheck()
         if self.driven == "temporal":
             if self.switch_to_data is None:
                 object.__setattr__(self, "switch_to_data", self.switch_to_topology)
@@ -196,6 +205,26 @@ class Strategy:
             )
         if self.changed_flag == "step":
             object.__setattr__(self, "changed_flag", None)
+
+    def _check_precheck(self) -> None:
+        """Refuse a ``precheck`` that is not a bool, or ``false`` with plain stores (which
+        read their target anyway); the default ``true`` is kept as None, so configurations
+        written before the knob keep their canonical form."""
+        if self.precheck is None:
+            return
+        if not isinstance(self.precheck, bool):
+            raise ConfigError(f"`precheck` must be true or false, but got {self.precheck!r}")
+        if self.precheck:
+            object.__setattr__(self, "precheck", None)
+        elif self.relax == "store":
+            raise ConfigError(
+                "precheck=false does not apply to relax='store': a plain store re-reads its "
+                "target anyway; precheck=false issues atomicMin on every edge (relax='atomic')")
+
+    @property
+    def unchecked_atomics(self) -> bool:
+        """Whether every edge's lane issues atomicMin and waits for it (``precheck`` false)."""
+        return self.precheck is False
 
     def _apply_mapping_knobs(self, mapping) -> None:
         """Default the knobs ``mapping`` owns; refuse those set that it does not (but some

@@ -158,6 +158,33 @@ def test_changed_flag_once_a_warp(bfs_run):
     assert "changed_flag" not in str(Strategy(changed_flag="step"))
 
 
+@pytest.mark.parametrize("iteration, knobs, extra_steps, atomics", [
+    (0, dict(mapping="thread"), 40, (40, 40)),  # the hub's lane: 40 steps, every edge lowers
+    (0, dict(mapping="vwarp", w=32), 2, (40, 40)),
+    (1, dict(mapping="thread"), 2, (0, 40)),  # 40 leaves in 2 warps of one step, none lowers
+    (1, dict(mapping="vwarp", w=32), 40, (0, 40)),  # a warp a leaf, one step each
+])
+def test_unchecked_atomics_wait_a_step(star, iteration, knobs, extra_steps, atomics):
+    # precheck=false (the independent kernels): a lane issues atomicMin on its edge without
+    # reading the target first and waits for the old value, 2 round trips on this device,
+    # where the checked lane waits for one read (and its atomicMin, issued only where it
+    # lowers, returns nothing it waits for): one more round trip (100 cycles) a warp step,
+    # and an atomic an edge rather than a lowering edge. Sectors stay: the atomic's are the
+    # read's. SSSP from 0 over unit weights: the hub lowers its 40 leaves, they lower nothing.
+    run = functional_run(star_graph(np.ones(40)), "sssp", source=0)
+    device = dataclasses.replace(SERIAL, name="serial-2", atomic_round_trips=2)
+    checked, unchecked = (
+        vertex_kernel(run.indptr, run.indices, run.iterations[iteration],
+                      Strategy(block_size=32, precheck=precheck, **knobs), device,
+                      reads_weights=True, atomic_updates=True)
+        for precheck in (True, False))
+    assert unchecked.cycles - checked.cycles == 100 * extra_steps
+    assert (checked.atomics, unchecked.atomics) == atomics
+    assert unchecked.transactions == checked.transactions
+    assert Strategy(precheck=True) == Strategy()
+    assert "precheck" not in str(Strategy(precheck=True))
+
+
 def test_deferred_outlier(bfs_run):
     cost = launch(bfs_run, 0, mapping="thread", defer_threshold=32)
     # Main kernel: warp 0 checks (2), sets up (3) and pushes the hub (2) with 3 round trips

@@ -99,6 +99,7 @@ def test_plans_follow_the_strategy():
     ("sssp", "mapping=vwarp,w=8,chunk=4,driven=spatial", None, "chunk=1"),
     ("bfs", "unroll=2", None, "unroll"),
     ("sssp", "mapping=vwarp,w=8,changed_flag=warp", None, "changed_flag=warp"),
+    ("cc", "driven=data,precheck=false", None, "precheck=false"),
     ("sssp", "driven=data,push=prefix", None, "push=prefix"),
     ("sssp", "driven=data,push=chunked", None, "push=chunked"),
     ("bfs", "driven=data,variable_grid=false", None, "variable_grid=false"),

@@ -53,6 +53,9 @@ from tests.conftest import random_graph
          "`changed_flag` does not apply to driven='data'"),
         ({"driven": "temporal", "changed_flag": "step"},
          "`changed_flag` does not apply to driven='temporal'"),
+        ({"precheck": "no"}, "`precheck` must be true or false"),
+        ({"driven": "data", "relax": "store", "precheck": False},
+         "precheck=false does not apply to relax='store'"),
     ],
 )
 def test_invalid_configurations(params, message):
@@ -67,6 +70,8 @@ def test_invalid_configurations(params, message):
         ("pagerank", "driven=spatial,partition=4", "does not apply to pagerank"),
         ("pagerank", "unroll=2", "unroll=2 does not apply to pagerank"),
         ("pagerank", "changed_flag=warp", "changed_flag='warp' does not apply to pagerank"),
+        ("bfs", "precheck=false", "precheck=false does not apply to bfs"),
+        ("pagerank", "driven=data,precheck=false", "precheck=false does not apply to pagerank"),
     ],
 )
 def test_knobs_the_algorithm_lacks(algorithm, knobs, message):

@@ -230,7 +230,7 @@ PARAM_TYPES_WRITTEN = {
 
 
 # Knobs Strategy gained since: their columns come after the written ones, in field order.
-PARAM_TYPES_GAINED = {"changed_flag": pa.string()}
+PARAM_TYPES_GAINED = {"changed_flag": pa.string(), "precheck": pa.bool_()}
 
 
 def test_param_types_derived_from_strategy_are_the_ones_written():

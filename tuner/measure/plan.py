@@ -36,6 +36,8 @@ UNSUPPORTED = {
     "changed_flag": "changed_flag={changed_flag} has no GPU kernel in warpsweep measure "
                     "(its sweeps store the changed flag at every storing warp step: "
                     "changed_flag=step)",
+    "precheck": "precheck=false (atomicMin on every edge, unread) has no GPU kernel in "
+                "warpsweep measure (its lanes read the target first: precheck=true)",
     "grid": "variable_grid=false (a resident grid striding over the worklist) has no GPU "
             "kernel in warpsweep measure",
 }
@@ -184,6 +186,8 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         raise UnsupportedConfig(UNSUPPORTED["unroll"])
     if s.changed_flag is not None:
         raise UnsupportedConfig(UNSUPPORTED["changed_flag"].format(changed_flag=s.changed_flag))
+    if s.unchecked_atomics:
+        raise UnsupportedConfig(UNSUPPORTED["precheck"])
     if s.uses_worklist:
         if s.push not in PUSH_VARIANTS:
             raise UnsupportedConfig(UNSUPPORTED["push"].format(push=s.push))

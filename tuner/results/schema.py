@@ -85,7 +85,8 @@ TRIAL_COLUMNS = _cols(
 # typed from their values.
 PARAM_NULLS = ("null where the knob does not apply to the mapping or driven form; "
                "`param_defer_threshold` and `param_donate_threshold` are also null when "
-               "deferring / donation is off, `param_changed_flag` at its default `step`")
+               "deferring / donation is off, `param_changed_flag` at its default `step`, "
+               "`param_precheck` at its default `true`")
 # Each knob's Arrow type comes from its annotation on ``simulator.strategy.Strategy``
 # (``int | None`` -> int64, ``str`` -> string, ``bool`` -> bool, ``float`` -> float64).
 ARROW_TYPES: dict[type, pa.DataType] = {
