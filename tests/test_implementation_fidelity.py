@@ -40,11 +40,10 @@ def test_rows_take_the_catalog_mapping_or_the_measured_one():
         # the measured mapping simulated a block push as prefix and the flag as no dedup
         blind = m.config.replace("push=block", "push=prefix").replace(",dedup=true", "")
         blind = blind.replace(",relax=store", "")  # and plain stores as atomicMin
-        blind = blind.replace(",precheck=false", "")  # read before their atomicMin
         if kernel.driven == "temporal":  # and switched every hybrid on vertices
-            blind = blind.replace(f",switch_on={kernel.switch_on}", "")
+            blind = m.config.replace(f",switch_on={kernel.switch_on}", "")
         if kernel.driven == "topology":  # measured before the sweeps' flag was mapped
-            blind = blind.replace(",changed_flag=warp", "")
+            blind = m.config.replace(",changed_flag=warp", "")
         assert b.config == blind
         assert (f"switch_on={kernel.switch_on}" in m.config) == (kernel.driven == "temporal")
         assert ("dedup=true" in m.config) == (kernel.dedup == "flag")

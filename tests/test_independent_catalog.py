@@ -38,22 +38,21 @@ def test_every_config_is_a_valid_simulator_strategy(impls):
 
 def test_configs_follow_the_mapping_rules():
     by_id = {i.impl: i for i in catalog.implementations()}
-    # the sweeps vote once a warp that they lowered something (changed_flag=warp); every
-    # atomicMin is issued unread and waited for (precheck=false)
-    assert by_id["topo-w1"].config == "mapping=thread,changed_flag=warp,precheck=false"
-    assert by_id["topo-w8"].config == "mapping=vwarp,w=8,changed_flag=warp,precheck=false"
+    # the sweeps vote once a warp that they lowered something (changed_flag=warp)
+    assert by_id["topo-w1"].config == "mapping=thread,changed_flag=warp"
+    assert by_id["topo-w8"].config == "mapping=vwarp,w=8,changed_flag=warp"
     assert by_id["wl-w32-atomicmin-nodedup-warp"].config == (
-        "mapping=vwarp,w=32,driven=data,push=atomic,precheck=false")
+        "mapping=vwarp,w=32,driven=data,push=atomic")
     assert by_id["wl-w1-recheck-flag-thread"].config == (
         "mapping=thread,driven=data,push=atomic,dedup=true,relax=store")
     assert by_id["wl-w8-atomicmin-flag-block"].config == (
-        "mapping=vwarp,w=8,driven=data,push=block,dedup=true,precheck=false")
+        "mapping=vwarp,w=8,driven=data,push=block,dedup=true")
     assert by_id["wl-w8-atomicmin-nodedup-block"].config == (
-        "mapping=vwarp,w=8,driven=data,push=block,precheck=false")
+        "mapping=vwarp,w=8,driven=data,push=block")
     assert by_id["temporal-w32-edges-0.05"].config == (
         "mapping=vwarp,w=32,driven=temporal,push=atomic,switch_to_topology=0.05,"
-        "switch_on=edges,precheck=false")
-    assert by_id["temporal-w1-vertices-0.2"].config.endswith("switch_on=vertices,precheck=false")
+        "switch_on=edges")
+    assert by_id["temporal-w1-vertices-0.2"].config.endswith("switch_on=vertices")
 
 
 def test_ids_are_unique_and_there_are_47(impls):
