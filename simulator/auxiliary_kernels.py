@@ -88,8 +88,8 @@ def outlier_kernel(
         flag_steps = storing_steps.size
     sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
     sectors += 1  # the queue entry and row bounds
-    per_step = 1 + device.atomic_round_trips if unchecked_atomics else 2
-    round_trips = per_step * warp_rounds.ravel() + 1
+    trips_per_step = 1 + device.atomic_round_trips if unchecked_atomics else 2
+    round_trips = trips_per_step * warp_rounds.ravel() + 1
     unit_work = UnitWork(sisd, simd, sectors, round_trips)
     # launched as blocks (no grabs on the queue counter), whatever the main kernel's distribution
     cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, flag_steps,

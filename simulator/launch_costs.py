@@ -352,8 +352,8 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     # atomic's old value); a gathering loop's groups
     steps = (gathered_load_groups(e.steps, tasks.active_positions,
                                   gather_group_size(strategy)) if cx.gathers else e.steps)
-    per_step = 1 + waits if cx.unchecked else 2
-    round_trips = per_step * steps + waits * tasks.deferred_positions
+    trips_per_step = 1 + waits if cx.unchecked else 2
+    round_trips = trips_per_step * steps + waits * tasks.deferred_positions
     # finding the slots' vertices: thread-based sweeps read the status, then the active
     # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
     # launches two (the entries, then their vertices' row bounds)
