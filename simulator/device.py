@@ -48,9 +48,8 @@ class Device:
     ``staggered_waves``: an SSSP or CC sweep's blocks beyond the first wave of resident ones
     start one by one, in order, as the earlier wave's blocks finish (the block scheduler), so
     a block reads what the blocks that started a store's time before it lowered, rather than
-    waves starting all at once (``simulator.asynchronous.StaggeredWaves``). On in the H100
-    and H200 presets (judged on the H100's held-out graphs, docs/fidelity.md), off elsewhere
-    and by default; left out of a device's digest while off.
+    waves starting all at once (``simulator.asynchronous.StaggeredWaves``). Off on the
+    presets; left out of a device's digest while off.
     """
 
     name: str

@@ -53,16 +53,10 @@ def test_every_preset_is_a_package_file_named_as_its_file():
 
 
 def test_presets_other_than_h100_kept_their_fields_and_h100_datasheet_is_the_old_h100():
-    # the H100 and H200 presets gained staggered waves (docs/fidelity.md); the others are as
-    # they were, and the two are the old ones with it
     for name, digest in LEGACY_PRESET_DIGESTS.items():
-        if name not in ("h100", "h200"):
+        if name != "h100":
             assert device_digest(DEVICES[name]) == digest, name
-    for name in ("h100-datasheet", "h200"):
-        assert DEVICES[name].staggered_waves, name
-    assert device_digest(dataclasses.replace(DEVICES["h200"], staggered_waves=False)) == (
-        LEGACY_PRESET_DIGESTS["h200"])
-    old_h100 = dataclasses.replace(DEVICES["h100-datasheet"], name="h100", staggered_waves=False)
+    old_h100 = dataclasses.replace(DEVICES["h100-datasheet"], name="h100")
     assert device_digest(old_h100) == LEGACY_PRESET_DIGESTS["h100"]
     assert device_digest(DEVICES["h100"]) != LEGACY_PRESET_DIGESTS["h100"]
 
@@ -76,8 +70,7 @@ def test_h100_is_the_committed_calibration_on_the_datasheet_model():
         assert tomllib.loads(path.read_text())["base"] == "h100-datasheet"
     assert DATASHEETS == {"h100": "h100-datasheet"}
     assert DEVICES["h100"].bounds_norm == 3.0
-    assert DEVICES["h100"].launch_overhead_us == pytest.approx(9.17468)
-    assert DEVICES["h100"].staggered_waves  # from its base
+    assert DEVICES["h100"].launch_overhead_us == pytest.approx(9.18587)
     assert DEVICES["h100-datasheet"].launch_overhead_us == 3.0
 
 
@@ -164,15 +157,14 @@ def _legacy_key(spec: StudySpec, space) -> str:
 
 
 def test_unchanged_presets_keep_their_study_keys_and_h100s_changed():
-    for device in ("gtx260", "c2050", "a100"):
+    for device in ("gtx260", "c2050", "a100", "h200"):
         spec = check_spec(StudySpec(graph=GRAPH, algorithm="bfs", device=device, space="vwarp"))
         space = load_spaces([spec])[spec.space_ref]
         assert spec.key(space) == _legacy_key(spec, space), device
-    for device in ("h100", "h200"):  # calibrated; staggered waves
-        spec = check_spec(StudySpec(graph=GRAPH, algorithm="bfs", device=device, space="vwarp"))
-        space = load_spaces([spec])[spec.space_ref]
-        assert spec.key(space) != _legacy_key(spec, space)
-        assert spec.key(space).startswith(f"{graph_slug(GRAPH)}.bfs.{device}.vwarp.")
+    spec = check_spec(StudySpec(graph=GRAPH, algorithm="bfs", device="h100", space="vwarp"))
+    space = load_spaces([spec])[spec.space_ref]
+    assert spec.key(space) != _legacy_key(spec, space)
+    assert spec.key(space).startswith(f"{graph_slug(GRAPH)}.bfs.h100.vwarp.")
 
 
 def _strip_device_digest(results: Path) -> None:
@@ -190,8 +182,7 @@ def test_a_directory_of_the_old_h100_is_never_resumed_or_mixed_with_the_new(tmp_
     results = tmp_path / "r"
     old = tmp_path / "old" / "h100.toml"
     old.parent.mkdir()
-    # the old preset's fields (the datasheet model, before its blocks were staggered)
-    old.write_text('base = "h100-datasheet"\nname = "h100"\nstaggered_waves = false\n')
+    old.write_text('base = "h100-datasheet"\nname = "h100"\n')  # the old preset's fields
     first = api.tune(GRAPH, "bfs", device=str(old), trials=3, sources=1, results=str(results))
     old_spec = first.studies[0].spec
     space = load_spaces([old_spec])[old_spec.space_ref]
