@@ -567,9 +567,17 @@ def _foreign(results: Path, where: str, table) -> Path:
     return path
 
 
+_TRIAL_KEYS = {"study_key": ["s"], "role": ["trial"], "trial": [0], "label": ["x"],
+               "state": ["complete"]}
+
+
 @pytest.mark.parametrize("where,columns", [
     ("graphs/kind=rmat", {"graph_id": [1, 2]}),  # a declared column of another type
     ("trials/algorithm=bfs/device=h100", {"x": [1, 2]}),  # no key column
+    # a knob's column of another type than its annotation's
+    ("trials/algorithm=bfs/device=h100", {**_TRIAL_KEYS, "param_w": ["eight"]}),
+    # a metric's column typed apart from the files beside it
+    ("trials/algorithm=bfs/device=h100", {**_TRIAL_KEYS, "time_us": ["fast"]}),
 ])
 @pytest.mark.parametrize("verb", [
     ["tune", "--graph", "rmat:scale=5,seed=1", "--trials", "4", "--workers", "0",

@@ -37,6 +37,7 @@ from tuner.results.records import TrialRecord
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import TRIALS
 from tuner.results.schema import schema_problem
+from tuner.results.schema import type_conflict
 from tuner.results.store import PARTITIONS
 from tuner.results.store import ResultStore
 from tuner.results.store import check_readable
@@ -108,17 +109,20 @@ def check(results: str, repair: bool = False) -> Report:
     report = Report()
     tables: dict[str, pa.Table] = {}
     for table in (TRIALS, GRAPHS):
+        kept = []
         for f in loc.files(table, ".parquet"):
             report.files += 1
             problem = body_problem(f, loc.fs) or _schema_problem(loc, table, f)
             if problem is None:
                 tables[f] = pq.read_table(f, filesystem=loc.fs)
+                kept.append(f)
                 continue
-            if repair:
-                report.repaired.append(f"{f}: {problem}; moved to "
-                                       f"{_quarantine(loc, f)}")
-            else:
-                report.problems.append(f"{f}: {problem}")
+            _damaged(loc, f, problem, report, repair)
+        # each file passed alone; one that types a column apart from the rest is not read
+        while (conflict := type_conflict([tables[f].schema for f in kept])) is not None:
+            f = kept.pop(conflict[0])
+            del tables[f]
+            _damaged(loc, f, conflict[1], report, repair)
     for f in measured_files(loc):  # tune --verify's measurements (tuner.results.measured)
         report.files += 1
         problem = body_problem(f, loc.fs)
@@ -131,6 +135,14 @@ def check(results: str, repair: bool = False) -> Report:
     _check_journals(loc, tables, report, repair)
     _check_graph_rows(loc, tables, report)
     return report
+
+
+def _damaged(loc: Location, path: str, problem: str, report: Report, repair: bool) -> None:
+    """Report a file that is no readable results file (with ``repair``, set it aside)."""
+    if repair:
+        report.repaired.append(f"{path}: {problem}; moved to {_quarantine(loc, path)}")
+    else:
+        report.problems.append(f"{path}: {problem}")
 
 
 def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:

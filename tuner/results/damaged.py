@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
 from tuner.results.schema import schema_problem
+from tuner.results.schema import type_conflict
 
 REASON_CHARS = 200
 # DuckDB's errors that say something about the statement, never about a file's bytes.
@@ -118,6 +119,10 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
         problem = body_problem(path) or schema_problem(pq.read_schema(path), table)
         if problem is not None:
             raise DamagedResults(path, problem, results)
+    if fresh:  # a new file must type its columns as the others do (each passed alone)
+        conflict = type_conflict([pq.read_schema(path) for path, _, _ in keys])
+        if conflict is not None:
+            raise DamagedResults(keys[conflict[0]][0], conflict[1], results)
     if fresh:
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)

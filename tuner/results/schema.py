@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,12 +158,37 @@ def schema_problem(schema: pa.Schema, table: str) -> str | None:
     another type, a key column missing), or None."""
     declared = (TRIAL_PARTITIONS + TRIAL_COLUMNS if table == TRIALS
                 else GRAPH_PARTITIONS + GRAPH_COLUMNS)
-    for col in declared:
-        if col.name in schema.names and not schema.field(col.name).type.equals(col.type):
-            return (f"schema: column {col.name} is {schema.field(col.name).type}, declared "
-                    f"{col.type}")
+    types = {col.name: col.type for col in declared}
+    if table == TRIALS:  # each knob's column has its annotation's type
+        types.update((param_column(knob), t) for knob, t in PARAM_TYPES.items())
+    for name, declared_type in types.items():
+        if name in schema.names and not schema.field(name).type.equals(declared_type):
+            return f"schema: column {name} is {schema.field(name).type}, declared {declared_type}"
     missing = [c for c in KEY_COLUMNS[table] if c not in schema.names]
     return f"schema: no column {', '.join(missing)}" if missing else None
+
+
+def type_conflict(schemas: Sequence[pa.Schema]) -> tuple[int, str] | None:
+    """The first of ``schemas`` (one a file) holding a column typed apart from most of the
+    files that hold it (on a tie, from the file of most columns: a results file's, beside a
+    stray one's few), and why (a metric written as text beside numbers, say); None when each
+    column has one type (all-null columns aside). Checked across a table's files: each alone
+    may pass ``schema_problem``."""
+    typed: dict[str, list[tuple[int, pa.DataType]]] = {}
+    for i, schema in enumerate(schemas):
+        for field in schema:
+            if not pa.types.is_null(field.type):
+                typed.setdefault(field.name, []).append((i, field.type))
+    for name, held in typed.items():
+        holders: dict[pa.DataType, list[int]] = {}
+        for i, t in held:
+            holders.setdefault(t, []).append(i)
+        if len(holders) > 1:
+            common = max(holders, key=lambda t: (len(holders[t]),
+                                                 max(len(schemas[i]) for i in holders[t])))
+            i, other = next((i, t) for i, t in held if t != common)
+            return i, f"schema: column {name} is {other}, {common} in the other files"
+    return None
 
 
 def param_column(knob: str) -> str:

@@ -46,6 +46,7 @@ from tuner.results.schema import infer_type
 from tuner.results.schema import metric_column
 from tuner.results.schema import param_column
 from tuner.results.schema import schema_problem
+from tuner.results.schema import type_conflict
 
 PARTITIONS = {TRIALS: TRIAL_PARTITIONS, GRAPHS: GRAPH_PARTITIONS}
 COLUMNS = {TRIALS: TRIAL_COLUMNS, GRAPHS: GRAPH_COLUMNS}
@@ -128,6 +129,11 @@ class ParquetDirBackend(Backend):
         fs = self.location.fs
         part_schema = pa.schema([(c.name, c.type) for c in PARTITIONS[table]])
         schemas = [self._schema(f, table) for f in files]
+        conflict = type_conflict(schemas)
+        if conflict is not None:
+            from tuner.results.damaged import DamagedResults
+
+            raise DamagedResults(files[conflict[0]], conflict[1], self.location.text)
         schema = pa.unify_schemas(schemas + [part_schema])
         # page checksums verified on every read: bytes damaged in a page are an error that
         # names the file (tuner.results.damaged), never values read wrong
