@@ -249,3 +249,25 @@ def test_knob_types_follow_the_annotations():
     assert knob_arrow_type(int) == pa.int64()
     with pytest.raises(TypeError):
         knob_arrow_type(int | str | None)
+
+
+def test_a_column_typed_from_its_values_reads_across_files_as_numbers(tmp_path):
+    """An undeclared knob's column is typed from each batch's values: int64 where a batch
+    held whole numbers only, double elsewhere. Those files read together (as double), and
+    only a column of another kind (text beside numbers) names a file."""
+    from tuner.results.schema import type_conflict
+
+    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=60)
+    for trial, t1 in ((0, 1), (1, 1.5)):
+        store.add_trial(record(trial, params={"mapping": "vwarp", "w": 8, "policy_t1": t1}))
+        store.flush()
+    files = sorted((tmp_path / "trials").rglob("part-*.parquet"))
+    types = {str(pq.read_schema(f).field("param_policy_t1").type) for f in files}
+    assert types == {"int64", "double"}
+    rows = ParquetDirBackend(tmp_path).scan("trials").to_pylist()
+    assert sorted(r["param_policy_t1"] for r in rows) == [1.0, 1.5]
+    schemas = [pq.read_schema(f) for f in files]
+    assert type_conflict(schemas) is None
+    text = pa.schema([("study_key", pa.string()), ("param_policy_t1", pa.string())])
+    index, why = type_conflict([*schemas, text])
+    assert index == 2 and "param_policy_t1 is string, number in the other files" in why

@@ -174,21 +174,28 @@ def type_conflict(schemas: Sequence[pa.Schema]) -> tuple[int, str] | None:
     stray one's few), and why (a metric written as text beside numbers, say); None when each
     column has one type (all-null columns aside). Checked across a table's files: each alone
     may pass ``schema_problem``."""
-    typed: dict[str, list[tuple[int, pa.DataType]]] = {}
+    typed: dict[str, list[tuple[int, str]]] = {}
     for i, schema in enumerate(schemas):
         for field in schema:
             if not pa.types.is_null(field.type):
-                typed.setdefault(field.name, []).append((i, field.type))
+                typed.setdefault(field.name, []).append((i, _type_kind(field.type)))
     for name, held in typed.items():
-        holders: dict[pa.DataType, list[int]] = {}
-        for i, t in held:
-            holders.setdefault(t, []).append(i)
+        holders: dict[str, list[int]] = {}
+        for i, kind in held:
+            holders.setdefault(kind, []).append(i)
         if len(holders) > 1:
-            common = max(holders, key=lambda t: (len(holders[t]),
-                                                 max(len(schemas[i]) for i in holders[t])))
-            i, other = next((i, t) for i, t in held if t != common)
+            common = max(holders, key=lambda k: (len(holders[k]),
+                                                 max(len(schemas[i]) for i in holders[k])))
+            i, other = next((i, k) for i, k in held if k != common)
             return i, f"schema: column {name} is {other}, {common} in the other files"
     return None
+
+
+def _type_kind(t: pa.DataType) -> str:
+    """A column type as ``type_conflict`` compares it: integers and floats alike (a column
+    typed from its values, ``infer_type``, is int64 in one file and double in another where
+    one batch held whole numbers only), anything else by its name."""
+    return "number" if pa.types.is_integer(t) or pa.types.is_floating(t) else str(t)
 
 
 def param_column(knob: str) -> str:

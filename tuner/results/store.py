@@ -134,7 +134,8 @@ class ParquetDirBackend(Backend):
             from tuner.results.damaged import DamagedResults
 
             raise DamagedResults(files[conflict[0]], conflict[1], self.location.text)
-        schema = pa.unify_schemas(schemas + [part_schema])
+        # a column typed from its values is int64 in one file, double in another: read as double
+        schema = pa.unify_schemas(schemas + [part_schema], promote_options="permissive")
         # page checksums verified on every read: bytes damaged in a page are an error that
         # names the file (tuner.results.damaged), never values read wrong
         verified = ds.ParquetFileFormat(default_fragment_scan_options=(
