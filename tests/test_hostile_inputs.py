@@ -637,6 +637,24 @@ def test_calibrate_options_are_checked_before_simulating(capsys, tmp_path, monke
     assert not (tmp_path / "d.toml").exists()
 
 
+def test_ctrl_c_while_the_command_imports_is_one_line():
+    """Ctrl-C before `main` runs (numpy and the simulator importing): exit 130, one line."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "class Interrupt:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'tuner.memory':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Interrupt())\n"
+            "import tuner.cli\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 130
+    assert done.stderr == "warpsweep: interrupted\n"
+
+
 def test_ctrl_c_while_the_verbs_load_is_one_line(capsys, monkeypatch):
     import tuner.cli as cli
 

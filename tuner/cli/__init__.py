@@ -7,8 +7,12 @@ import importlib
 import os
 import sys
 
-from simulator.errors import WarpsweepError
-from tuner.memory import keep_freed_memory
+try:  # numpy and the simulator load here, before `main` runs: Ctrl-C is one line here too
+    from simulator.errors import WarpsweepError
+    from tuner.memory import keep_freed_memory
+except KeyboardInterrupt:
+    sys.stderr.write("warpsweep: interrupted\n")
+    raise SystemExit(130) from None
 
 # Each module defines `register(subparsers)`, adding its verb with `set_defaults(run=callable)`;
 # the callable takes the parsed namespace and returns an exit code.
