@@ -397,3 +397,26 @@ def test_issue4_spaces_tune_on_the_simulator(tmp_path, space):
             assert r["param_switch_to_topology"] is None
         if driven is not None and driven != "spatial":
             assert r["param_partition"] is None
+
+
+@pytest.mark.parametrize("other, names", [
+    (["--sampler", "random"], "asks for sampler random, seed 0"),
+    (["--seed", "7"], "asks for sampler tpe, seed 7"),
+])
+def test_a_study_resumes_only_with_its_sampler_and_seed(tmp_path, capsys, other, names):
+    """One source puts no seed in the study key: a second run with another sampler or seed
+    would have continued the first study, so a comparison tuned into one directory read the
+    first run's trials as the second's. It is refused, nothing added; as it ran, it goes on."""
+    results = str(tmp_path / "r")
+    base = ["tune", "--graph", "rmat:scale=5,seed=1", "--sources", "1", "--workers", "0",
+            "--results", results, "-q"]
+    assert main([*base, "--trials", "3"]) == 0
+    rows = len(read_trials(results))
+    capsys.readouterr()
+    assert main([*base, "--trials", "5", *other]) == 2
+    err = capsys.readouterr().err
+    assert "ran with sampler tpe, seed 0" in err and names in err
+    assert "pass --sampler tpe --seed 0" in err
+    assert len(read_trials(results)) == rows
+    assert main([*base, "--trials", "5", "--sampler", "tpe", "--seed", "0"]) == 0
+    assert len(read_trials(results)) > rows

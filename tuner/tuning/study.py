@@ -26,6 +26,7 @@ from optuna.storages import JournalStorage
 from optuna.trial import TrialState
 
 from search_spaces.loader import SearchSpace
+from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.results.journal import DriverJournal
 from tuner.results.location import Location
@@ -118,6 +119,7 @@ class StudyRun:
         self._repeats_in_a_row = 0
         self._tried: set[Any] = set()
         try:
+            self._refuse_another_sampler_or_seed()
             self._reconcile(stored, load_rows, conflicts or [])
             self._resume(stored)
         except BaseException:
@@ -306,6 +308,23 @@ class StudyRun:
               f"{_ranges(behind)}); rebuilt from the rows{kept}", file=sys.stderr)
 
     # -- resume ----------------------------------------------------------------------------
+    def _refuse_another_sampler_or_seed(self) -> None:
+        """A study resumes only with the sampler and seed it ran with: continuing it under
+        others would mix their trials into one study, and a comparison of samplers or seeds
+        tuned into one directory would read the first run's trials as the second's."""
+        ran = self.study.user_attrs.get("spec") or {}
+        old = {k: ran[k] for k in ("sampler", "seed") if k in ran}
+        new = {"sampler": self.spec.sampler, "seed": self.spec.seed}
+        if all(old[k] == new[k] for k in old):
+            return
+        was = ", ".join(f"{k} {v}" for k, v in old.items())
+        asks = ", ".join(f"{k} {new[k]}" for k in old)
+        flags = " ".join(f"--{k} {v}" for k, v in old.items())
+        raise ConfigError(
+            f"study {self.key} ran with {was}; this run asks for {asks}: continuing it would "
+            f"mix the two in one study (to compare them, give each its own --results "
+            f"directory; to continue it, pass {flags})")
+
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
         self._name_metrics(self.study)
         if not self.study.user_attrs.get("spec"):
@@ -314,6 +333,7 @@ class StudyRun:
                 "device": self.spec.device, "space": self.space.name,
                 "space_digest": self.space.digest, "objective": str(self.spec.objective),
                 "sources": self.spec.n_sources(), "seed": self.spec.seed,
+                "sampler": self.spec.sampler,
             })
         for label, data in self.study.user_attrs.items():
             if label.startswith("ref:"):
