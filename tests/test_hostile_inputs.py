@@ -581,7 +581,7 @@ _TRIAL_KEYS = {"study_key": ["s"], "role": ["trial"], "trial": [0], "label": ["x
 ])
 @pytest.mark.parametrize("verb", [
     ["tune", "--graph", "rmat:scale=5,seed=1", "--trials", "4", "--workers", "0",
-     "--no-progress"],
+     "--sampler", "random", "--no-progress"],  # as the results fixture ran its study
     ["query", "SELECT count(*) FROM trials"],
     ["best"],
     ["report", "--no-selector", "--out", "REPORT"],
