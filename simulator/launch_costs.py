@@ -294,7 +294,9 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
         if cx.changed_flag:
             flag_stores = _changed_flag_stores(cx, e)
             sectors += flag_stores
-            tally.flag_stores = per_launch(flag_stores)
+            # (once a storing step: the storing steps' per-launch sums already made)
+            tally.flag_stores = (steps_storing if flag_stores is store_steps
+                                 else per_launch(flag_stores))
             store_requests = store_requests + tally.flag_stores
 
     # SISD phase: the layout's per-launch traffic; the thread-based sweep also reads the

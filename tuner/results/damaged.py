@@ -119,18 +119,19 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
         problem = body_problem(path) or schema_problem(pq.read_schema(path), table)
         if problem is not None:
             raise DamagedResults(path, problem, results)
-    if fresh:  # a new file must type its columns as the others do (each passed alone)
-        conflict = type_conflict([pq.read_schema(path) for path, _, _ in keys])
-        if conflict is not None:
-            raise DamagedResults(keys[conflict[0]][0], conflict[1], results)
-    if fresh:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
-            tmp.write_text(json.dumps([list(k) for k in keys]))
-            os.replace(tmp, cache)
-        except OSError:
-            pass  # an unwritable cache only means reading the files again next time
+    if not fresh:
+        return
+    # a new file must type its columns as the others do (each passed alone)
+    conflict = type_conflict([pq.read_schema(path) for path, _, _ in keys])
+    if conflict is not None:
+        raise DamagedResults(keys[conflict[0]][0], conflict[1], results)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
+        tmp.write_text(json.dumps([list(k) for k in keys]))
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # an unwritable cache only means reading the files again next time
 
 
 def find_damaged(files: Iterable[str | Path], filesystem: Any = None) -> tuple[str, str] | None:
