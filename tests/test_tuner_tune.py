@@ -420,3 +420,22 @@ def test_a_study_resumes_only_with_its_sampler_and_seed(tmp_path, capsys, other,
     assert len(read_trials(results)) == rows
     assert main([*base, "--trials", "5", "--sampler", "tpe", "--seed", "0"]) == 0
     assert len(read_trials(results)) > rows
+
+
+def test_a_study_whose_journal_is_lost_resumes_only_as_its_rows_ran(tmp_path, capsys):
+    """With the journal gone, the rows are the study's record of its sampler and seed: a
+    run asking for others is refused before the journal is rebuilt, nothing added."""
+    results = tmp_path / "r"
+    base = ["tune", "--graph", "rmat:scale=5,seed=1", "--sources", "1", "--workers", "0",
+            "--results", str(results), "-q"]
+    assert main([*base, "--trials", "3", "--sampler", "random", "--seed", "3"]) == 0
+    rows = len(read_trials(results))
+    for journal in (results / "studies").glob("*.journal"):
+        journal.unlink()
+    capsys.readouterr()
+    assert main([*base, "--trials", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "ran with sampler random, seed 3" in err and "asks for sampler tpe, seed 0" in err
+    assert len(read_trials(results)) == rows
+    assert main([*base, "--trials", "5", "--sampler", "random", "--seed", "3"]) == 0
+    assert len(read_trials(results)) > rows

@@ -119,7 +119,7 @@ class StudyRun:
         self._repeats_in_a_row = 0
         self._tried: set[Any] = set()
         try:
-            self._refuse_another_sampler_or_seed()
+            self._refuse_another_sampler_or_seed(self.study.user_attrs.get("spec") or {})
             self._reconcile(stored, load_rows, conflicts or [])
             self._resume(stored)
         except BaseException:
@@ -244,6 +244,9 @@ class StudyRun:
                 f"study {self.key}: its journal is behind the rows in {where} (trials "
                 f"{_ranges(sorted(behind))}); run `warpsweep check {where} --repair`")
         rows = load_rows()
+        if not self.study.user_attrs.get("spec"):
+            # the journal that recorded how the study ran is gone: its rows say it instead
+            self._refuse_another_sampler_or_seed(_how_rows_ran(rows))
         if not behind:
             for r in rows:
                 if r.role == "reference" and r.label in refs:
@@ -308,11 +311,11 @@ class StudyRun:
               f"{_ranges(behind)}); rebuilt from the rows{kept}", file=sys.stderr)
 
     # -- resume ----------------------------------------------------------------------------
-    def _refuse_another_sampler_or_seed(self) -> None:
-        """A study resumes only with the sampler and seed it ran with: continuing it under
-        others would mix their trials into one study, and a comparison of samplers or seeds
-        tuned into one directory would read the first run's trials as the second's."""
-        ran = self.study.user_attrs.get("spec") or {}
+    def _refuse_another_sampler_or_seed(self, ran: dict[str, Any]) -> None:
+        """A study resumes only with the sampler and seed it ran with (``ran``: the journal's
+        record of the study, or its rows'): continuing it under others would mix their
+        trials into one study, and a comparison of samplers or seeds tuned into one
+        directory would read the first run's trials as the second's."""
         old = {k: ran[k] for k in ("sampler", "seed") if k in ran}
         new = {"sampler": self.spec.sampler, "seed": self.spec.seed}
         if all(old[k] == new[k] for k in old):
@@ -694,6 +697,16 @@ class StudyRun:
             best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
             exhausted=self.exhausted,
         )
+
+
+def _how_rows_ran(rows: list[TrialRecord]) -> dict[str, Any]:
+    """The sampler and seed a study's rows were evaluated under: its earliest trial's (the
+    run that started it; empty where it has no trial rows)."""
+    trials = [r for r in rows if r.role == "trial" and r.trial is not None]
+    if not trials:
+        return {}
+    first = min(trials, key=lambda r: r.trial)
+    return {"sampler": first.sampler, "seed": first.seed}
 
 
 def _ranges(numbers: list[int]) -> str:
