@@ -139,7 +139,9 @@ def test_a_node_added_mid_sweep_gets_work_within_seconds(cluster, tmp_path):
     rows = trial_rows(results)
     assert sum(r["node_id"] == new.node_id for r in rows) >= 10
     seen = result.stats.nodes_seen_at[new.node_id]
-    assert seen - at < 5.0, (at, seen)  # its first task came back within seconds of joining
+    # its first task came back within seconds of joining (about 1-3 s on an idle 2-core
+    # machine; 5.9 s once with the suite sharing its cores with other work)
+    assert seen - at < 10.0, (at, seen)
     assert Counter((r["study_key"], r["trial"]) for r in rows).most_common(1)[0][1] == 1
     assert [s.done for s in result.summaries] == [40] * 4
 
