@@ -183,6 +183,12 @@ class Strategy:
                 )
         for knob in ("partition", "unroll"):
             check_positive(knob, getattr(self, knob))
+        if (self.unroll or 1) > 1 and self.defer_threshold is not None:
+            raise ConfigError(
+                f"defer_threshold does not apply with unroll={self.unroll}: the outlier kernel "
+                "is a launch of its own after each level, and an unrolled grid runs its levels "
+                "without relaunching (got defer_threshold="
+                f"{self.defer_threshold!r}); use one or the other")
         for knob in _INT_KNOBS:
             value = getattr(self, knob)
             if value is not None and value > INT_MAX:

@@ -48,6 +48,7 @@ from tests.conftest import random_graph
         ({"driven": "temporal", "switch_to_topology": "big"}, "switch_to_topology >= 0"),
         ({"driven": "data", "unroll": 2}, "`unroll` does not apply to driven='data'"),
         ({"unroll": 0}, "unroll >= 1"),
+        ({"unroll": 2, "defer_threshold": 64}, "defer_threshold does not apply with unroll=2"),
         ({"changed_flag": "vote"}, "changed_flag in"),
         ({"driven": "data", "changed_flag": "warp"},
          "`changed_flag` does not apply to driven='data'"),
