@@ -11,6 +11,7 @@ from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
 from simulator.sorted_runs import distinct_per_group
+from simulator.timing import combined_bounds
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,10 @@ def push_cost(
         first unit of each launch, where several are joined).
     """
     items, steps = work.items, work.steps
-    stores = -(-items // words_per_sector)  # items of a unit land in consecutive words
+    # a unit's items land in consecutive words, each pushing step's store a transaction of
+    # its own at least (a thread pushing a hub's targets one a step: one a step, not one
+    # per sector's worth of them)
+    stores = np.maximum(-(-items // words_per_sector), steps)
     if mode == "atomic":
         instructions = (costs.push + costs.aggregate) * steps
         sectors = stores + steps
@@ -132,7 +136,7 @@ def push_cost(
         warps_per_block = max(1, block_size // device.warp_size)
         block_scan = costs.scan + 2 * costs.barrier + int(np.log2(warps_per_block))
         instructions = costs.push_store * steps + block_scan
-        sectors = stores + 1
+        sectors = stores + 2  # the block's count written, its offset read: one each
         round_trips = 2
         tail_atomics = 0
         requests = steps + 2
@@ -211,11 +215,15 @@ def scan_launch(
              * device.instruction_cycles / device.schedulers)
     overhead = device.cycles(device.launch_overhead_us)
     latency = 2 * rounds * device.round_trip_cycles(hit_rate) + issue
-    cycles = overhead + latency
     bounds = np.array([[issue, 0.0, latency, 0.0, 0.0, overhead]])
+    # the launch's time from its bounds as every launch's (``Device.bounds_norm``), so that
+    # calibration, which refits from the bounds, sees the cycles the run counted
+    cycles = combined_bounds(bounds[0, :-1], device.bounds_norm) + overhead
+    # a read and a write a round by each warp with values to move; the others only scan
+    requests = 2 * -(-values // 32)
     return LaunchCost(
         cycles=float(cycles), bounds=bounds, launches=1, instructions=float(32 * instructions),
         issued_lane_instructions=float(32 * 32 * instructions),
         useful_lane_instructions=float(32 * 32 * instructions),
-        requests=float(2 * rounds * 32), transactions=float(sectors),
+        requests=float(requests), transactions=float(sectors),
     )

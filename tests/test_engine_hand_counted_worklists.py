@@ -112,26 +112,27 @@ def test_broom_iterations(broom, broom_bfs):
 #   Unit 1: entry 32, bounds 33, 34 (3); 4 steps of list word 68..71 (4), status words 0,
 #   36, 37, 38 (4), 3 stores: 14. Total 40.
 # Pushes per unit: items (3, 3), steps with a pushing lane (2, 3), pushing threads (2, 1);
-# items of a unit land in consecutive words: ceil(3 / 8) = 1 sector each.
+# items of a unit land in consecutive words, ceil(3 / 8) = 1 sector, but each pushing step
+# stores on its own: max(1, steps) = (2, 3) sectors.
 #   atomic: the lanes' atomicAdds on the tail, warp-aggregated: per pushing step push 2 +
 #     aggregate 3 instructions, 1 sector, a round trip and one tail atomic: +(10, 15)
-#     instructions, +(3, 4) sectors, +(2, 3) round trips -> L = (27 + 1000, 36 + 1300);
-#     5 atomics.
+#     instructions, +(2 + 2, 3 + 3) sectors, +(2, 3) round trips -> L = (27 + 1000, 36 +
+#     1300); 5 atomics.
 #   chunked: one atomic per pushing thread, issued as one warp instruction after a warp scan:
-#     push_store per step + scan 5 + batch 2 per pushing unit: +(9, 10) instructions, items
-#     + one sector per batch: +(3, 2) sectors, one round trip per pushing unit -> L = (26 +
-#     900, 31 + 1100); 3 atomics.
+#     push_store per step + scan 5 + batch 2 per pushing unit: +(9, 10) instructions, the
+#     stores + one sector per batch: +(2 + 2, 3 + 1) sectors, one round trip per pushing
+#     unit -> L = (26 + 900, 31 + 1100); 3 atomics.
 #   prefix: every unit runs the block scan: scan 5 + 2 barriers (4) + log2(2 warps) (1) = 10,
-#     plus push_store per step: +(12, 13) instructions, items + the block count: +(2, 2)
-#     sectors, 2 round trips each (its offset from the scan, the block base) -> L = (29 +
-#     1000, 34 + 1200); no atomics, and the scan launch over ceil(2 units / 2) = 1 block
-#     total (712 cycles, 512 instructions, 2 sectors).
+#     plus push_store per step: +(12, 13) instructions, the stores + the block count written
+#     and its offset read: +(2 + 2, 3 + 2) sectors, 2 round trips each (its offset from the
+#     scan, the block base) -> L = (29 + 1000, 34 + 1200); no atomics, and the scan launch
+#     over ceil(2 units / 2) = 1 block total (712 cycles, 512 instructions, 2 sectors).
 PUSHES = [
     # push, cycles (the slower warp; + the scan), instructions, transactions, atomics, launches
     (None, 1021, 38, 40, 0, 1),
-    ("atomic", 1336, 63, 47, 5, 1),
-    ("chunked", 1131, 57, 45, 3, 1),
-    ("prefix", 1234 + SCAN_CYCLES, 63 + SCAN_INSTRUCTIONS, 44 + 2, 0, 2),
+    ("atomic", 1336, 63, 50, 5, 1),
+    ("chunked", 1131, 57, 48, 3, 1),
+    ("prefix", 1234 + SCAN_CYCLES, 63 + SCAN_INSTRUCTIONS, 49 + 2, 0, 2),
 ]
 
 
@@ -181,11 +182,12 @@ def test_later_step_sees_the_store():
 #   chunked: 1 + 7 instructions, 1 + 1 sectors per pushing unit (+16, +4); 2 atomics (one per
 #     warp; the thread mapping took 3: vertices 1 and 2 share a warp but not a thread).
 #   prefix: 2 pushing steps + 10 for each of the 17 units (+172), and the scan launch
-#     (+512); sectors 1 per unit + 1 per pushing unit (19) + 2 * ceil(9 blocks / 8) (4).
+#     (+512); sectors 2 per unit (the block count, the offset) + 1 per pushing unit (36) +
+#     2 * ceil(9 blocks / 8) (4).
 VWARP_PUSHES = [
     ("atomic", 10, 4, 2, 0),
     ("chunked", 16, 4, 2, 0),
-    ("prefix", 172 + SCAN_INSTRUCTIONS, 19 + 4, 0, 1),
+    ("prefix", 172 + SCAN_INSTRUCTIONS, 36 + 4, 0, 1),
 ]
 
 

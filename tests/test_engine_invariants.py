@@ -15,6 +15,7 @@ from simulator import simulate
 from simulator.expansion import _positions_in_runs
 from simulator.mappings import MAPPINGS
 from simulator.simulate import as_strategy
+from simulator.timing import combined_bounds
 from tests.conftest import random_graph
 from tests.conftest import skewed_graph
 from tests.hand_counted import after_read
@@ -242,3 +243,32 @@ def test_positions_in_runs_match_a_membership_scan():
         want = np.flatnonzero(np.isin(haystack, needles))
         assert np.array_equal(_positions_in_runs(haystack.astype(np.int64), lengths, needles),
                               want)
+
+
+STAR = Graph.from_edges(np.zeros(1500, dtype=np.int64), np.arange(1, 1501), 1501)
+PAIR = Graph.from_edges(np.array([0]), np.array([1]), 2)
+
+
+@pytest.mark.parametrize("device", ["h100", "h200"])  # bounds_norm 3 and inf
+@pytest.mark.parametrize("config", [
+    "driven=data", "driven=data,push=chunked", "driven=data,push=prefix",
+    "driven=data,push=block", "mapping=vwarp,w=8,driven=data,push=prefix",
+    "driven=temporal,switch_to_topology=0.5,push=prefix", "mapping=thread",
+])
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "cc", "pagerank"])
+def test_every_request_moves_a_sector_and_the_bounds_give_the_cycles(algorithm, config,
+                                                                     device):
+    """A memory request issues a transaction at least (a thread pushing a hub's targets one
+    a step stores once a step; the scan launch's idle warps request nothing), and a run's
+    cycles are its launches' bounds combined by the device's norm, which calibration refits
+    from (the scan launch had added its latency alone under a 3-norm)."""
+    if algorithm == "pagerank" and "temporal" in config:
+        pytest.skip("PageRank has no hybrids")
+    for graph in (STAR, PAIR):
+        if algorithm == "sssp":
+            graph = dataclasses.replace(graph, weights=np.ones(graph.indices.size))
+        r = simulate(graph, algorithm, config, device)
+        assert r.transactions_per_request >= 1, (graph.n, r.requests, r.transactions)
+        norm = DEVICES[device].bounds_norm
+        added = combined_bounds(r.bounds[:, :-1], norm).sum() + r.bounds[:, -1].sum()
+        assert r.cycles == pytest.approx(added + r.host_cycles + r.extra_cycles, rel=1e-12)

@@ -38,8 +38,9 @@ def test_block_push_counted_by_hand():
     assert cost.instructions.tolist() == [15, 0, 30] + [0] * 12 + [45]
     assert cost.queue_atomics.tolist() == [2] + [0] * 7 + [3] + [0] * 7
     assert cost.round_trips.tolist() == (2 * rounds).tolist()
-    # 1, 0, 5 sectors of stores (items / 8 words, rounded up), 0...; plus the atomics' own
-    assert cost.sectors.tolist() == [1 + 2, 0, 5] + [0] * 5 + [3] + [0] * 6 + [1]
+    # 1, 0, 5 sectors of stores (items / 8 words, rounded up, and one a pushing step at
+    # least: the last unit's 3 items in 3 steps, 3), 0...; plus the atomics' own
+    assert cost.sectors.tolist() == [1 + 2, 0, 5] + [0] * 5 + [3] + [0] * 6 + [3]
     assert cost.requests.tolist() == (np.array(steps) + cost.queue_atomics).tolist()
 
 
