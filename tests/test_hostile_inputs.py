@@ -608,6 +608,45 @@ def test_foreign_parquet_in_the_results_is_named(capsys, tmp_path, results, wher
     assert main([*argv, "--results", str(copy)]) == 0
 
 
+@pytest.mark.parametrize("changed", [False, True])
+@pytest.mark.parametrize("verb", [
+    ["query", "SELECT count(*) FROM trials"],
+    ["best"],
+    ["effect", "w"],
+    ["pareto", "--objectives", "time_us,transactions"],
+    ["report", "--no-selector", "--out", "REPORT"],
+])
+def test_a_trial_row_in_two_files_is_refused_by_every_reader(capsys, tmp_path, results, verb,
+                                                             changed):
+    """Two copies of a study merged into one directory hold a trial's row twice (or two
+    different rows for it): the readers refuse in one line, as tune does, rather than count
+    it twice or answer with either; check --repair keeps the first and they read again."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    copy = tmp_path / "r"
+    shutil.copytree(results, copy)
+    (part,) = (copy / "trials").rglob("part-*.parquet")
+    table = pq.read_table(part)
+    first = table.column("role").to_pylist().index("trial")
+    row = table.slice(first, 1)
+    if changed:
+        row = row.set_column(row.column_names.index("time_us"), "time_us",
+                             pa.array([1.0], type=row.schema.field("time_us").type))
+        row = row.set_column(row.column_names.index("values"), "values",
+                             pa.array([[1.0]], type=row.schema.field("values").type))
+    pq.write_table(row, part.with_name("part-merged-copy.parquet"))
+    argv = [a.replace("REPORT", str(tmp_path / "rep")) for a in verb]
+    line = cli_error(capsys, [*argv, "--results", str(copy)])
+    assert "has 2 rows" in line and "check" in line
+    assert ("different values" in line) == changed
+    assert main(["check", str(copy), "--repair"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--results", str(copy)]) == 0
+
+
 H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
 
 

@@ -4,6 +4,7 @@ and the GPU measurements of ``tune --verify`` (``measured``, and ``trials.measur
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from tuner.results.location import Location
 from tuner.results.measured import add_views
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import TRIALS
+from tuner.results.store import ConflictError
 from tuner.results.store import ParquetDirBackend
 from tuner.results.store import check_readable
 from tuner.results.store import declared_fields
@@ -82,12 +84,32 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             source = f"_{table}_empty"
         with reading_files(every, location.text, fs):
             if table == TRIALS:  # measured GPU times beside the simulated (tuner.results.measured)
+                _refuse_shared_keys(con, source, location.text)
                 con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
             else:
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
     remember(con, every, location.text, fs)
     lock_down(con, allowed)
     return con
+
+
+def _refuse_shared_keys(con: duckdb.DuckDBPyConnection, source: str, where: str) -> None:
+    """Raise ConflictError where two trial rows share a (study, role, trial or label) key:
+    files merged from two copies of a study (one row twice, or two different rows) would
+    otherwise be read as two evaluations, or the reader would pick either at random; ``tune``
+    refuses them too, and ``check --repair`` keeps the first written."""
+    shared = con.execute(
+        "SELECT study_key, role, CASE WHEN role = 'trial' THEN CAST(trial AS VARCHAR) "
+        "ELSE label END AS ident, count(*) AS n, count(DISTINCT (state, \"values\")) AS kinds "
+        f"FROM {source} GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT 1").fetchone()
+    if shared is None:
+        return
+    study, role, ident, n, kinds = shared
+    how = " with different values" if kinds > 1 else ""
+    raise ConflictError(
+        f"study {study} {role} {ident} has {n} rows{how} in {where} (as from two copies of "
+        f"a study merged): run `warpsweep check {shlex.quote(where)}` to see the files, "
+        "`--repair` to keep the first written")
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
