@@ -647,6 +647,31 @@ def test_a_trial_row_in_two_files_is_refused_by_every_reader(capsys, tmp_path, r
     assert main([*argv, "--results", str(copy)]) == 0
 
 
+@pytest.mark.parametrize("line", [
+    '{"garbage', "{}", "[1, 2]", "null", '{"op_code": 99}', '{"op_code": 4}',
+    '{"op_code": 0}',
+])
+def test_a_journal_line_that_is_no_record_is_named_and_repaired(capsys, tmp_path, results,
+                                                                line):
+    """A complete journal line that Optuna cannot replay (bytes damaged, or written by
+    something else) stops tune in one line naming the journal and the repair, not a
+    traceback; after check --repair the study resumes from its rows."""
+    import shutil
+
+    copy = tmp_path / "r"
+    shutil.copytree(results, copy)
+    (journal,) = (copy / "studies").glob("*.journal")
+    with open(journal, "a") as f:
+        f.write(line + "\n")
+    argv = ["tune", "--graph", "rmat:scale=5,seed=1", "--trials", "4", "--workers", "0",
+            "--sampler", "random", "--no-progress", "--results", str(copy)]
+    error = cli_error(capsys, argv)
+    assert str(journal) in error and "unreadable" in error and "--repair" in error
+    assert main(["check", str(copy), "--repair"]) == 0
+    capsys.readouterr()
+    assert main(argv) == 0
+
+
 H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
 
 

@@ -24,6 +24,38 @@ from optuna.storages.journal import BaseJournalBackend
 
 from simulator.errors import ConfigError
 
+# Optuna's journal operations (``JournalOperation``): a line with another code is not its.
+_OP_CODES = range(11)
+
+
+class UnreadableJournal(ConfigError):
+    """A study journal whose lines are not Optuna's journal records (damaged, or written
+    by something else): named in one line, with the repair that sets it aside."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        results = path.parent.parent  # RESULTS/studies/KEY.journal
+        super().__init__(
+            f"study journal {path} is unreadable ({' '.join(reason.split())[:150]}): run "
+            f"`warpsweep check {results} --repair` to set it aside (the next run rebuilds "
+            "it from the rows)")
+
+
+def _parsed_logs(data: bytes) -> list[dict[str, Any]]:
+    """A journal's complete lines as Optuna's records; ValueError naming the first line
+    that is none."""
+    logs = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            log = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"line {number}: {exc}") from None
+        if not isinstance(log, dict) or log.get("op_code") not in _OP_CODES:
+            raise ValueError(f"line {number}: no journal operation")
+        logs.append(log)
+    return logs
+
 
 class DriverJournal(BaseJournalBackend):
     """A study's journal file, locked by this process until ``close``."""
@@ -45,9 +77,11 @@ class DriverJournal(BaseJournalBackend):
         if cut < len(data):  # a line torn by a crash: drop it before appending more
             with open(self.path, "r+b") as f:
                 f.truncate(cut)
-        self._logs: list[dict[str, Any]] = [
-            json.loads(line) for line in data[:cut].splitlines() if line.strip()
-        ]
+        try:
+            self._logs: list[dict[str, Any]] = _parsed_logs(data[:cut])
+        except ValueError as exc:
+            self._lock.close()  # closing it releases the lock
+            raise UnreadableJournal(self.path, str(exc)) from None
         self._base = 0  # log number of self._logs[0]
         self._file = open(self.path, "ab")  # noqa: SIM115 - held until close()
         self._dirty = False

@@ -29,6 +29,7 @@ from search_spaces.loader import SearchSpace
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.results.journal import DriverJournal
+from tuner.results.journal import UnreadableJournal
 from tuner.results.location import Location
 from tuner.results.records import TrialRecord
 from tuner.results.store import ConflictError
@@ -72,7 +73,11 @@ class Job:
 def journal_storage(path: Path) -> tuple[JournalStorage, DriverJournal]:
     """The Optuna storage of one study, on a journal file this process holds (see journal)."""
     backend = DriverJournal(path)
-    return JournalStorage(backend), backend
+    try:
+        return JournalStorage(backend), backend  # replays the journal's records
+    except Exception as exc:  # noqa: BLE001 - records Optuna cannot replay, whatever they hold
+        backend.close()
+        raise UnreadableJournal(path, f"{type(exc).__name__}: {exc}") from None
 
 
 class StudyRun:
@@ -102,12 +107,17 @@ class StudyRun:
         self.location.pull_journal(self.journal)
         self._pushed_size = self.journal.stat().st_size if self.journal.exists() else -1
         storage, self._journal = journal_storage(self.journal)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.study = optuna.create_study(
-                storage=storage, study_name=self.key, sampler=self._sampler(spec.seed),
-                directions=list(spec.objective.directions), load_if_exists=True,
-            )
+        sampler = self._sampler(spec.seed)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.study = optuna.create_study(
+                    storage=storage, study_name=self.key, sampler=sampler,
+                    directions=list(spec.objective.directions), load_if_exists=True,
+                )
+        except Exception as exc:  # noqa: BLE001 - records Optuna cannot replay, whatever they hold
+            self._journal.close()
+            raise UnreadableJournal(self.journal, f"{type(exc).__name__}: {exc}") from None
         self.records: dict[int, TrialRecord] = {}
         self._best: list[float] | None = None  # the best values among self.records
         self.references: dict[str, TrialRecord] = {}
