@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,11 @@ class Device:
     staggered_waves: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _DEVICE_NAME.fullmatch(self.name) or (
+                ".." in self.name):
+            raise ConfigError(
+                f"the device's name must be a simple word (letters, digits, '.', '_', '+', "
+                f"'-'; it names results and study files), got {self.name!r}")
         positive = (
             "warp_size simd_width sms schedulers max_warps_per_sm max_blocks_per_sm "
             "max_threads_per_block clock_ghz dram_bandwidth_gbs sector_bytes "
@@ -290,6 +296,13 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
                               f"({', '.join(_preset_names())}) nor a .toml/.yaml device file")
         base = load_device_file(base_path, (*_seen, resolved))
     data.setdefault("name", path.stem)
+    name = data["name"]
+    if not isinstance(name, str) or not _DEVICE_NAME.fullmatch(name) or ".." in name:
+        raise ConfigError(
+            f"{where}: the device's name must be a simple word (letters, digits, '.', '_', "
+            f"'+', '-'; it names results and study files), got {name!r}"
+            + ("" if "name" in _read_device_table(path) else
+               " from the file's name: give the file a `name = \"...\"` field"))
     try:
         device = dataclasses.replace(base, **data)
     except ConfigError as exc:
@@ -301,6 +314,7 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
 
 
 DEVICE_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
+_DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 
 def device_name(device: str) -> str:

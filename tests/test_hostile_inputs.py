@@ -176,6 +176,10 @@ def test_block_size_above_the_devices_limit(capsys):
     ("m.toml", "sms = [\n", "cannot parse"),
     ("n.toml", "base = 3\n", "`base` must be a preset name"),
     ("o.yaml", "a: &a [*a]\n", "unknown field(s) ['a']"),
+    # a name that would lead the study's journal out of the results directory
+    ("p.toml", 'name = "x/../../../outside"\nbase = "h100"\n', "must be a simple word"),
+    ("q.toml", 'name = ".."\n', "must be a simple word"),
+    ("my gpu.toml", 'base = "h100"\n', "give the file a `name"),
 ])
 def test_device_file_schema(capsys, tmp_path, name, text, match):
     path = tmp_path / name
