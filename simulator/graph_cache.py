@@ -40,7 +40,15 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "warpsweep" / "graphs"
 
 
-_DIGESTS: dict[tuple[str, int, int], str] = {}
+_DIGESTS: dict[tuple, str] = {}
+
+
+def _file_version(st: os.stat_result) -> tuple[int, ...]:
+    """What tells one version of a file from another without reading it: its size and
+    modification time, which a copy or `touch -d` can carry over to new bytes, and its inode
+    and change time, which no write leaves as they were (a file rewritten with its old time
+    had been served from the cache as the old graph)."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino
 
 
 def content_digest(spec: GraphSpec) -> str:
@@ -55,7 +63,7 @@ def content_digest(spec: GraphSpec) -> str:
             st = resolved.stat()
             if not stat.S_ISREG(st.st_mode):  # a device or FIFO would be read forever
                 raise GraphError(f"graph file {str(path)!r}: not a regular file")
-            memo = (str(resolved), st.st_size, st.st_mtime_ns)
+            memo = (str(resolved), *_file_version(st))
             if memo not in _DIGESTS:
                 with open(resolved, "rb") as f:
                     for block in iter(lambda: f.read(1 << 20), b""):
@@ -84,7 +92,7 @@ def cache_key(spec: GraphSpec) -> str | None:
         except OSError:
             return None
         spec = dataclasses.replace(spec, params={**spec.params, "path": str(path)})
-        parts.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
+        parts["version"] = _file_version(st)
     else:
         parts["generator"] = GENERATOR_VERSION
     parts["spec"] = spec.canonical()

@@ -15,6 +15,7 @@ from simulator import graph_cache
 from simulator import load as load_module
 from simulator.errors import GraphError
 from simulator.graph import Graph
+from simulator.graph_cache import content_digest
 from simulator.graph_spec import parse_spec
 from simulator.load import load_graph
 from simulator.loaders import detect_format
@@ -318,6 +319,21 @@ def test_cache_notices_a_changed_file(tmp_path) -> None:
     path.write_text("1 2\n2 3\n3 4\n")
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
     assert load_graph(f"file:{path}").m == 6
+
+
+def test_cache_notices_new_bytes_under_the_old_size_and_time(tmp_path) -> None:
+    """A file rewritten with bytes of the same length and its old modification time put back
+    (`cp -p`, `rsync -a`, `touch -d`) is a new graph, in the cache and in its digest."""
+    path = write(tmp_path, "c.txt", "0 1\n1 2\n2 3\n")
+    old = path.stat()
+    first = load_graph(f"file:{path}")
+    assert first.degrees.max() == 2
+    digest = content_digest(parse_spec(f"file:{path}"))
+    path.write_text("0 1\n0 2\n0 3\n")
+    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (old.st_size, old.st_mtime_ns)
+    assert load_graph(f"file:{path}").degrees.max() == 3
+    assert content_digest(parse_spec(f"file:{path}")) != digest
 
 
 def test_cache_survives_corrupt_entries_and_unwritable_dirs(tmp_path, monkeypatch) -> None:
