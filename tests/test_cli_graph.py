@@ -54,6 +54,20 @@ def test_convert_round_trip(tmp_path, capsys) -> None:
     assert json.loads(capsys.readouterr().out)["n"] == 600
 
 
+def test_convert_names_the_spec_that_reads_a_directed_graph_back(tmp_path, capsys) -> None:
+    """A file spec is undirected unless it says directed=true, whatever the file records:
+    convert names the spec that reads a directed graph back as it was."""
+    out = tmp_path / "d.npz"
+    spec = "rmat:scale=8,directed=true,seed=2"
+    assert main(["graph", "convert", spec, str(out)]) == 0
+    assert f"read it as file:{out},directed=true" in capsys.readouterr().out
+    original = load_graph(spec, cache=False)
+    back = load_graph(f"file:{out},directed=true", cache=False)
+    assert back.directed and back.m == original.m
+    np.testing.assert_array_equal(back.indices, original.indices)
+    assert not load_graph(f"file:{out}", cache=False).directed
+
+
 @pytest.mark.parametrize(
     ("spec", "fragment"),
     [

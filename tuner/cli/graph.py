@@ -96,5 +96,6 @@ def run_convert(args: argparse.Namespace) -> int:
     with max_memory(args.max_memory):
         graph = load_graph(args.spec, cache=not args.no_cache)
     path = save_npz(graph, args.out)
-    print(f"wrote {path}: {graph.name}, n={graph.n:,}, m={graph.m:,}, spec {graph.spec}")
+    print(f"wrote {path}: {graph.name}, n={graph.n:,}, m={graph.m:,}, spec {graph.spec}"
+          + (f" (directed: read it as file:{path},directed=true)" if graph.directed else ""))
     return 0
