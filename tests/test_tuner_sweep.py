@@ -120,3 +120,18 @@ def test_sweep_of_two_tiny_studies_in_process_and_resumed(tmp_path, capsys):
     assert main(argv) == 0  # resumed: both studies already complete, nothing re-run
     assert read_trials(results).num_rows == len(table)
     assert "0 evaluations" in capsys.readouterr().out
+
+
+def test_a_graph_file_that_does_not_parse_stops_the_sweep_before_any_study(tmp_path, capsys):
+    """Every graph file of a sweep is read before its first study runs: a bad one is one
+    line naming it, and the studies listed before it have not run (nothing written)."""
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a b\n1 2\n")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f'graphs: ["rmat:scale=6,seed=1", "file:{bad}"]\nalgorithms: [bfs]\n'
+                     "devices: [h100]\nspaces: [vwarp]\ntrials: 3\n")
+    results = tmp_path / "r"
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "line 1" in err and len(err.strip().splitlines()) == 1
+    assert not list(results.rglob("*.parquet"))

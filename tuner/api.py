@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.results.damaged import scanning
@@ -184,12 +185,32 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
                  timeout=timeout, progress=progress, verbose=verbose,
                  deterministic=deterministic)
     specs = [check_spec(s) for s in load_sweep(sweep_file)]
+    _read_graph_files(specs)
     with scanning(results):
         run = run_studies(specs, load_spaces(specs), results, workers=workers,
                           address=address, timeout=timeout, progress=progress,
                           desc=Path(sweep_file).stem, verbose=verbose,
                           deterministic=deterministic)
     return TuneResult.of(run, results)
+
+
+def _read_graph_files(specs: list[StudySpec]) -> None:
+    """Read each graph file of a sweep once before any study runs (into the graph cache, so
+    its studies load it from there): a file that does not parse is an error before the
+    sweep's first study, not after the studies ahead of it have run."""
+    from simulator.graph_spec import parse_spec
+    from simulator.load import load_graph
+
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.graph in seen or not parse_spec(spec.graph).is_file:
+            continue
+        seen.add(spec.graph)
+        try:
+            load_graph(spec.graph)
+        except WarpsweepError as exc:
+            where = f"{spec.origin}: " if spec.origin else ""
+            raise type(exc)(f"{where}{exc}") from None
 
 
 def load_results(results: str | Path = DEFAULT_RESULTS,
