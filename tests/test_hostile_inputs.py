@@ -676,6 +676,38 @@ def test_a_journal_line_that_is_no_record_is_named_and_repaired(capsys, tmp_path
     assert main(argv) == 0
 
 
+@pytest.mark.parametrize("inner", ["trials", "graphs", "studies", "measured"])
+@pytest.mark.parametrize("verb", [
+    ["tune", "--graph", "rmat:scale=5,seed=1", "--trials", "4", "--workers", "0",
+     "--sampler", "random", "--no-progress"],
+    ["best"],
+    ["check"],
+])
+def test_a_file_where_a_results_directory_belongs_is_named(capsys, tmp_path, results, inner,
+                                                           verb):
+    """A file standing where the results keep a directory is one line naming it, exit 2,
+    before anything is simulated (it had been a bare OS error, exit 1, after the study)."""
+    import shutil
+
+    copy = tmp_path / "r"
+    shutil.copytree(results, copy)
+    target = copy / inner
+    if target.exists():
+        shutil.rmtree(target)
+    target.write_text("not a directory")
+    argv = [*verb, str(copy)] if verb == ["check"] else [*verb, "--results", str(copy)]
+    line = cli_error(capsys, argv)
+    assert str(target) in line and "directory" in line
+
+
+def test_results_under_a_file_is_named(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    line = cli_error(capsys, ["tune", "--graph", "rmat:scale=5,seed=1", "--trials", "2",
+                              "--workers", "0", "--results", str(blocker / "sub")])
+    assert str(blocker / "sub") in line and "cannot create" in line
+
+
 H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
 
 

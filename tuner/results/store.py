@@ -506,13 +506,30 @@ def _coerce(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
     return out
 
 
+# What a results directory holds as directories (tuner.results.measured's, check's too).
+_RESULTS_DIRS = (TRIALS, GRAPHS, "studies", "measured", "quarantine")
+
+
+def _check_local_layout(loc: Location) -> None:
+    """Refuse a local results path that is a file, or holds a file where one of its
+    directories belongs (the readers and writers would fail on it with a bare OS error)."""
+    root = loc.local_path()
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"--results {loc.text!r} is a file, not a directory")
+    for name in _RESULTS_DIRS:
+        inner = root / name
+        if inner.exists() and not inner.is_dir():
+            raise ConfigError(f"--results {loc.text!r}: {inner} is a file where the results' "
+                              f"{name}/ directory belongs (move it aside)")
+
+
 def check_manifest(root: str | Path | Location, create: bool = True,
                    writing: bool = True) -> None:
     """Create the results directory's manifest, or refuse one written by a newer schema (or,
     to write into, by an older one: its rows would not mean what the new ones mean)."""
     loc = Location.of(root)
-    if loc.local and loc.local_path().exists() and not loc.local_path().is_dir():
-        raise ConfigError(f"--results {loc.text!r} is a file, not a directory")
+    if loc.local:
+        _check_local_layout(loc)
     path = loc.path(MANIFEST)
     try:
         text = loc.read_text(path)
@@ -541,7 +558,11 @@ def check_manifest(root: str | Path | Location, create: bool = True,
         return
     if not create:
         return
-    loc.ensure_dir()
+    try:
+        loc.ensure_dir()
+    except OSError as exc:
+        raise ConfigError(f"--results {loc.text!r}: cannot create the directory "
+                          f"({exc.strerror or exc})") from None
     body = {"schema_version": SCHEMA_VERSION, "warpsweep_version": warpsweep_version()}
     loc.write_bytes(path, (json.dumps(body, indent=1) + "\n").encode())
 
@@ -561,6 +582,8 @@ def read_graphs(results: str | Path | Location, columns: list[str] | None = None
 def check_readable(root: str | Path | Location) -> None:
     """Refuse a missing results directory or one of a newer schema."""
     loc = Location.of(root)
+    if loc.local:
+        _check_local_layout(loc)
     if loc.kind(loc.path(MANIFEST)) != pafs.FileType.File:
         raise ConfigError(f"{loc.text!r} is not a warpsweep results directory (no {MANIFEST})")
     check_manifest(loc, writing=False)
