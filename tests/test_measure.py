@@ -12,6 +12,7 @@ import pytest
 from simulator import functional_run
 from simulator import simulate
 from simulator.errors import ConfigError
+from simulator.errors import GraphError
 from simulator.load import load_graph
 from simulator.mappings import registered
 from tuner.cli import measure as cli_measure
@@ -214,6 +215,16 @@ def test_an_unsupported_config_is_refused_before_the_gpu(monkeypatch):
     monkeypatch.setattr(measure_module, "gpu_unavailable", no_gpu_check)
     args = parse(["--graph", "rmat:scale=8", "--algo", "pagerank", "--config", "mapping=wer"])
     with pytest.raises(UnsupportedConfig):
+        args.run(args)
+
+
+def test_a_bad_graph_spec_is_refused_before_the_gpu(monkeypatch):
+    def no_gpu_check(index=0):
+        raise AssertionError("the GPU was asked about")
+
+    monkeypatch.setattr(measure_module, "gpu_unavailable", no_gpu_check)
+    args = parse(["--graph", "rmat:scale=0", "--algo", "bfs", "--config", "mapping=thread"])
+    with pytest.raises(GraphError, match="scale=0 out of range"):
         args.run(args)
 
 

@@ -55,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Refuse what cannot run (config, then GPU), then load, measure, predict, print."""
+    from simulator.graph_spec import parse_spec
     from simulator.load import load_graph
     from simulator.strategy import Strategy
     from tuner.measure.measure import Session
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     strategy = Strategy.parse(args.config)
     plan = plan_for(args.algo, strategy, args.variant)
+    parse_spec(args.graph)  # a bad spec is named before a missing GPU is
     try:
         require_gpu(args.device_index)
     except NoGpu as exc:
