@@ -737,6 +737,41 @@ def test_calibrate_options_are_checked_before_simulating(capsys, tmp_path, monke
     assert not (tmp_path / "d.toml").exists()
 
 
+@pytest.mark.parametrize("column,value,match", [
+    ("config", "mapping=warpdrive", "mapping in"),
+    ("config", "w=8,w=16", "w"),
+    ("algorithm", "dfs", "unknown algorithm 'dfs'"),
+    ("graph_spec", "rmat:scale=0", "scale=0 out of range"),
+    ("source", -3, "source -3 is no vertex id"),
+    ("graph_spec", "rmat:scale=9,seed=4", "is given two specs"),
+])
+def test_calibrate_rows_are_checked_before_simulating(capsys, tmp_path, monkeypatch, column,
+                                                      value, match):
+    """A measured row the simulator cannot run, or a graph name given two specs (fitted
+    as one graph before), is one line naming the row, before any simulation."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import tuner.cli.calibrate as cli_calibrate
+
+    def no_simulation(*a, **k):
+        raise AssertionError("simulated before the rows were checked")
+
+    monkeypatch.setattr(cli_calibrate, "simulate_parts", no_simulation)
+    table = pq.read_table(H100_MEASURED)
+    rows = table.to_pylist()
+    first = next(r for r in rows if r["correct"] and r["algorithm"] == "bfs")
+    changed = dict(first, **{column: value})
+    if column == "graph_spec":  # the same graph name, another spec
+        changed["config"] = "mapping=vwarp,w=2" if value.startswith("rmat:scale=9") else \
+            changed["config"]
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.Table.from_pylist([*rows, changed], schema=table.schema), path)
+    line = cli_error(capsys, ["calibrate", str(path), "--out", str(tmp_path / "d.toml"), "-q"])
+    assert match in line and str(path) in line
+    assert not (tmp_path / "d.toml").exists()
+
+
 def test_ctrl_c_while_the_command_imports_is_one_line():
     """Ctrl-C before `main` runs (numpy and the simulator importing): exit 130, one line."""
     import subprocess

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
 from tuner.calibration.calibrate import Measured
 
@@ -193,6 +194,7 @@ def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured
                           f"{shown}{more}")
     if not correct:
         raise ConfigError(f"{what}: no correct rows among the {len(rows)} selected")
+    _check_rows(correct, what)
     best: dict[tuple[str, str, str], Mapping[str, Any]] = {}
     for r in correct:
         key = (r["graph"], r["algorithm"], r["config"])
@@ -201,7 +203,6 @@ def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured
     out = []
     for key in sorted(best):
         r = best[key]
-        Strategy.parse(r["config"])  # a config the simulator cannot run is a clear error
         out.append(Measured(
             graph=str(r["graph"]), graph_spec=str(r["graph_spec"]),
             algorithm=str(r["algorithm"]), config=str(r["config"]),
@@ -212,6 +213,38 @@ def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured
             kernel_us=_optional(r.get("kernel_us"), float),
         ))
     return out
+
+
+def _check_rows(rows: Sequence[Mapping[str, Any]], what: str) -> None:
+    """Refuse, naming the row, what the simulator cannot run (an unknown algorithm, a graph
+    spec or configuration that does not parse, a source that is no vertex id) and a graph
+    name given two specs (the fit would take two graphs for one, with one offset), before
+    anything is simulated."""
+    from simulator import ALGORITHMS
+    from simulator.graph_spec import parse_spec
+
+    specs: dict[str, str] = {}
+    for r in rows:
+        row = f"{what}: row {r['graph']} {r['algorithm']} {r['config']!r}"
+        try:
+            if r["algorithm"] not in ALGORITHMS:
+                raise ConfigError(f"unknown algorithm {r['algorithm']!r} (one of "
+                                  f"{', '.join(ALGORITHMS)})")
+            parse_spec(str(r["graph_spec"]))
+            Strategy.parse(str(r["config"]))
+            source = r["source"]
+            if r["algorithm"] in SOURCED and (isinstance(source, bool) or not (
+                    isinstance(source, int | np.integer) or (isinstance(source, float) and
+                                                            source.is_integer()))
+                    or source < 0):
+                raise ConfigError(f"source {source!r} is no vertex id")
+        except WarpsweepError as exc:
+            raise type(exc)(f"{row}: {exc}") from None
+        spec = specs.setdefault(str(r["graph"]), str(r["graph_spec"]))
+        if spec != str(r["graph_spec"]):
+            raise ConfigError(f"{what}: graph {r['graph']} is given two specs, {spec!r} and "
+                              f"{r['graph_spec']!r}: one name per graph (the fit takes a "
+                              "graph's rows as one)")
 
 
 def _read_parquet(path: Path, what: str, columns: Sequence[str]):
