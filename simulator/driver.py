@@ -405,10 +405,12 @@ def _topology(launcher: Launcher) -> list[IterationCost]:
         if i % unroll == 0:
             launcher.host(cost)
         else:  # the level runs inside the previous launch, after a grid barrier
-            barrier = grid_barrier_cycles(s, device, launcher.hit_rate) - device.cycles(
-                device.launch_overhead_us
-            )
-            cost.cycles += barrier
+            # its row keeps its bounds but not a launch's overhead, which calibration scales
+            overhead = cost.bounds[0, -1]
+            cost.bounds = cost.bounds.copy()
+            cost.bounds[0, -1] = 0.0
+            barrier = grid_barrier_cycles(s, device, launcher.hit_rate)
+            cost.cycles += barrier - overhead
             cost.extra_cycles += barrier
             cost.launches -= 1
         out.append(IterationCost(cost, "topology", s.lanes_per_vertex))

@@ -272,3 +272,21 @@ def test_every_request_moves_a_sector_and_the_bounds_give_the_cycles(algorithm, 
         norm = DEVICES[device].bounds_norm
         added = combined_bounds(r.bounds[:, :-1], norm).sum() + r.bounds[:, -1].sum()
         assert r.cycles == pytest.approx(added + r.host_cycles + r.extra_cycles, rel=1e-12)
+
+
+@pytest.mark.parametrize("device", ["h100", "h200"])
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "cc"])
+def test_unrolled_levels_pay_one_launch_overhead_a_launch(algorithm, device):
+    """An unrolled launch's later levels keep their rows of bounds but no launch overhead
+    (their grid barrier is extra cycles, never negative): the rows that pay an overhead are
+    the launches, and the bounds still give the cycles."""
+    graph = Graph.from_edges(np.arange(9), np.arange(1, 10), 10)  # a path: 9 levels
+    if algorithm == "sssp":
+        graph = dataclasses.replace(graph, weights=np.ones(graph.indices.size))
+    r = simulate(graph, algorithm, "unroll=4", device)
+    assert r.launches < r.bounds.shape[0]
+    assert r.extra_cycles > 0
+    assert int((r.bounds[:, -1] > 0).sum()) == r.launches
+    added = combined_bounds(r.bounds[:, :-1], DEVICES[device].bounds_norm).sum()
+    assert r.cycles == pytest.approx(added + r.bounds[:, -1].sum() + r.host_cycles
+                                     + r.extra_cycles, rel=1e-12)
