@@ -331,15 +331,20 @@ def _compact(ids: np.ndarray) -> tuple[np.ndarray, int]:
 def _weights(values: np.ndarray, lines: np.ndarray, label: str) -> np.ndarray:
     """Edge weights from a column: finite and non-negative, else a GraphError with the line."""
     w = values.astype(np.float64)
-    bad = ~np.isfinite(w) | (w < 0)
+    # the distances are float32: a weight beyond its range would become infinite there
+    bad = ~np.isfinite(w) | (w < 0) | (w > _FLOAT32_MAX)
     if bad.any():
         i = int(np.argmax(bad))
-        kind = "NaN" if np.isnan(w[i]) else ("infinite" if np.isinf(w[i]) else "negative")
+        kind = ("NaN" if np.isnan(w[i]) else "infinite" if np.isinf(w[i])
+                else "negative" if w[i] < 0 else "too large")
         raise GraphError(
             f"{label}: line {int(lines[i])}: {kind} edge weight {w[i]:g} "
-            "(weights must be finite and >= 0)"
+            f"(weights must be finite, >= 0 and at most {_FLOAT32_MAX:g}, float32's largest)"
         )
     return w.astype(np.float32)
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _no_weights(label: str, why: str) -> GraphError:

@@ -220,6 +220,7 @@ ERRORS = [
     ("negw.gr", "p sp 3 2\na 1 2 4\na 2 3 -5\n", ",weights=file",
      ["line 3", "negative edge weight -5"]),
     ("inf.txt", "1 2 inf\n", ",weights=file", ["line 1", "infinite edge weight"]),
+    ("big.txt", "1 2 3\n2 3 1e39\n", ",weights=file", ["line 2", "too large edge weight 1e+39"]),
     ("nop.gr", "c no problem line\n1 2\n", "", ["'p sp N M' or 'p tw N M'"]),
     ("stray.gr", "p sp 3 2\na 1 2 4\n2 3 5\n", "", ["line 3", "starting with 'a'"]),
     ("arcs.gr", "p sp 3 3\na 1 2 4\na 2 3 5\n", "", ["declares 3 arcs but the file has 2"]),
