@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,9 @@ class UnreadableJournal(ConfigError):
     """A study journal whose lines are not Optuna's journal records (damaged, or written
     by something else): named in one line, with the repair that sets it aside."""
 
-    def __init__(self, path: Path, reason: str) -> None:
-        results = path.parent.parent  # RESULTS/studies/KEY.journal
+    def __init__(self, path: Path, reason: str, results: str | None = None) -> None:
+        # a local results directory's journals are RESULTS/studies/KEY.journal
+        results = shlex.quote(str(results if results is not None else path.parent.parent))
         super().__init__(
             f"study journal {path} is unreadable ({' '.join(reason.split())[:150]}): run "
             f"`warpsweep check {results} --repair` to set it aside (the next run rebuilds "
@@ -60,7 +62,7 @@ def _parsed_logs(data: bytes) -> list[dict[str, Any]]:
 class DriverJournal(BaseJournalBackend):
     """A study's journal file, locked by this process until ``close``."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, results: str | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = open(f"{self.path}.flock", "a")  # noqa: SIM115 - held until close()
@@ -81,7 +83,7 @@ class DriverJournal(BaseJournalBackend):
             self._logs: list[dict[str, Any]] = _parsed_logs(data[:cut])
         except ValueError as exc:
             self._lock.close()  # closing it releases the lock
-            raise UnreadableJournal(self.path, str(exc)) from None
+            raise UnreadableJournal(self.path, str(exc), results) from None
         self._base = 0  # log number of self._logs[0]
         self._file = open(self.path, "ab")  # noqa: SIM115 - held until close()
         self._dirty = False

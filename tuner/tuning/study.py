@@ -70,14 +70,16 @@ class Job:
     repeats: int = 0  # proposals of tried configurations this trial was chosen in place of
 
 
-def journal_storage(path: Path) -> tuple[JournalStorage, DriverJournal]:
-    """The Optuna storage of one study, on a journal file this process holds (see journal)."""
-    backend = DriverJournal(path)
+def journal_storage(path: Path, results: str | None = None
+                    ) -> tuple[JournalStorage, DriverJournal]:
+    """The Optuna storage of one study, on a journal file this process holds (see journal);
+    ``results`` names the results location in the error of a journal it cannot replay."""
+    backend = DriverJournal(path, results)
     try:
         return JournalStorage(backend), backend  # replays the journal's records
     except Exception as exc:  # noqa: BLE001 - records Optuna cannot replay, whatever they hold
         backend.close()
-        raise UnreadableJournal(path, f"{type(exc).__name__}: {exc}") from None
+        raise UnreadableJournal(path, f"{type(exc).__name__}: {exc}", results) from None
 
 
 class StudyRun:
@@ -106,7 +108,7 @@ class StudyRun:
         self.journal = self.location.journal_dir() / f"{self.key}.journal"
         self.location.pull_journal(self.journal)
         self._pushed_size = self.journal.stat().st_size if self.journal.exists() else -1
-        storage, self._journal = journal_storage(self.journal)
+        storage, self._journal = journal_storage(self.journal, self.location.text)
         sampler = self._sampler(spec.seed)
         try:
             with warnings.catch_warnings():
@@ -117,7 +119,8 @@ class StudyRun:
                 )
         except Exception as exc:  # noqa: BLE001 - records Optuna cannot replay, whatever they hold
             self._journal.close()
-            raise UnreadableJournal(self.journal, f"{type(exc).__name__}: {exc}") from None
+            raise UnreadableJournal(self.journal, f"{type(exc).__name__}: {exc}",
+                                    self.location.text) from None
         self.records: dict[int, TrialRecord] = {}
         self._best: list[float] | None = None  # the best values among self.records
         self.references: dict[str, TrialRecord] = {}
@@ -283,7 +286,7 @@ class StudyRun:
         if self.journal.exists():
             stale = self.journal.with_name(f"{self.journal.name}.behind-{time.time_ns()}")
             os.replace(self.journal, stale)
-        storage, self._journal = journal_storage(self.journal)
+        storage, self._journal = journal_storage(self.journal, self.location.text)
         self._pushed_size = -1
         directions = list(self.spec.objective.directions)
         with warnings.catch_warnings():
