@@ -708,6 +708,36 @@ def test_results_under_a_file_is_named(capsys, tmp_path):
     assert str(blocker / "sub") in line and "cannot create" in line
 
 
+def test_a_model_file_is_never_written_into_the_results(capsys, tmp_path, results):
+    """select train's --model inside the results directory (its manifest, say) is refused
+    before training, as query's and report's --out are; so is one whose directory does not
+    exist (it had been made); the results stay writable."""
+    for model, match in ((Path(results) / "_warpsweep.json", "inside the results directory"),
+                         (Path(results) / "studies" / "m.json", "inside the results directory"),
+                         (tmp_path / "nowhere" / "m.json", "does not exist")):
+        line = cli_error(capsys, ["select", "train", "--results", results, "--model",
+                                  str(model)])
+        assert match in line
+    assert not (tmp_path / "nowhere").exists()
+    assert main(["check", results]) == 0
+
+
+def test_a_report_never_deletes_pictures_it_did_not_draw(capsys, tmp_path, results):
+    """--out DIR whose figures/ holds PNGs but no warpsweep report is refused (the report
+    replaces figures/*.png); a report's own directory is drawn again."""
+    out = tmp_path / "project"
+    (out / "figures").mkdir(parents=True)
+    mine = out / "figures" / "my_plot.png"
+    mine.write_bytes(b"not the report's")
+    line = cli_error(capsys, ["report", "--results", results, "--out", str(out),
+                              "--no-selector"])
+    assert "figures/*.png" in line and mine.read_bytes() == b"not the report's"
+    rep = tmp_path / "rep"
+    for _ in range(2):
+        assert main(["report", "--results", results, "--out", str(rep), "--no-selector"]) == 0
+    capsys.readouterr()
+
+
 H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
 
 

@@ -207,12 +207,17 @@ def _check_out(out: str | Path, results: str | Path) -> None:
             raise ConfigError(f"--out {text!r} is inside the results directory "
                               f"{str(results)!r}; write the report elsewhere")
     index = out / "index.html"
+    ours = False
     if index.is_file():
         with open(index, "rb") as f:
             head = f.read(4096).decode("utf-8", "replace")
         if REPORT_TITLE not in head:
             raise ConfigError(f"--out {text!r} holds an index.html that is not a warpsweep "
                               "report (it would be overwritten); choose another directory")
+        ours = True
+    if not ours and any((out / FIGURES_DIR).glob("*.png")):
+        raise ConfigError(f"--out {text!r} holds {FIGURES_DIR}/*.png but no warpsweep "
+                          "report (a report replaces the PNGs there); choose another directory")
 
 
 def _group_anchor(group: Group) -> str:

@@ -164,7 +164,7 @@ def run_train(args: argparse.Namespace) -> int:
     from tuner.selection.selector_model import check_model_path
     from tuner.selection.selector_model import save_model
 
-    check_model_path(args.model)  # before the training, not after
+    check_model_path(args.model, args.results)  # before the training, not after
     found = sel.pick_groups(args.results, args.algo, _device_name(args.device))
     if len(found) > 1:
         raise ConfigError("the results hold several groups (" + ", ".join(

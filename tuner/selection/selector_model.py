@@ -23,6 +23,7 @@ from simulator.strategy import Strategy
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.results.configs import config_key
+from tuner.results.location import Location
 from tuner.selection.selector import LOG_FEATURES
 from tuner.selection.selector import GraphInfo
 from tuner.selection.selector import Hyper
@@ -68,22 +69,39 @@ def model_json(trained: Trained, results: str | None = None) -> dict[str, Any]:
     }
 
 
-def check_model_path(path: str | Path) -> Path:
-    """The model file's path; ConfigError unless it ends in ``.json``."""
+def check_model_path(path: str | Path, results: str | Path | None = None) -> Path:
+    """The model file's path to write; ConfigError unless it ends in ``.json``, its directory
+    exists, and it lies outside the results directory ``results`` (a model written there
+    would stand in for the results' own files, their manifest among them)."""
     path = Path(path)
     if path.suffix != ".json":
         raise ConfigError(f"--model {str(path)!r}: the model file is JSON; give a .json path")
+    if path.is_dir():
+        raise ConfigError(f"--model {str(path)!r} is a directory; give a file name")
+    if not path.absolute().parent.is_dir():
+        raise ConfigError(f"--model {str(path)!r}: directory {str(path.parent)!r} does not "
+                          "exist")
+    if results is not None:
+        location = Location.of(results)
+        if location.local and path.absolute().resolve().is_relative_to(
+                Path(location.root).resolve()):
+            raise ConfigError(f"--model {str(path)!r} is inside the results directory "
+                              f"{str(results)!r}; write it elsewhere")
     return path
 
 
 def save_model(trained: Trained, path: str | Path, results: str | None = None) -> Path:
     """Write the model file (a ``.json`` path), atomically."""
-    path = check_model_path(path)
+    path = check_model_path(path, results)
     text = json.dumps(model_json(trained, results), indent=1, allow_nan=False)
     tmp = path.with_name(f".{path.name}.tmp")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(text + "\n")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text + "\n")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"--model {str(path)!r}: cannot write it "
+                          f"({exc.strerror or exc})") from None
     return path
 
 
