@@ -17,6 +17,7 @@ from simulator.functional import ALGORITHMS
 from simulator.functional import FunctionalRun
 from simulator.functional import functional_run
 from simulator.graph import Graph
+from simulator.load import load_graph
 from simulator.result import Result
 from simulator.sizes import check_simulation
 from simulator.strategy import Strategy
@@ -36,7 +37,7 @@ def as_strategy(strategy: Strategy | dict[str, Any] | str | None) -> Strategy:
 
 
 def simulate(
-    graph: Graph,
+    graph: Graph | str,
     algorithm: str,
     strategy: Strategy | dict[str, Any] | str | None = None,
     device: str | Device = "h100",
@@ -45,11 +46,17 @@ def simulate(
     functional: FunctionalRun | None = None,
     trace: bool = False,
 ) -> Result:
-    """Run ``algorithm`` on ``graph`` and time its kernels under ``strategy`` on ``device``.
+    """Run ``algorithm`` on ``graph`` (a Graph, or a spec to load) and time its kernels
+    under ``strategy`` on ``device``.
 
     Pass ``functional`` (from ``functional_run``) to reuse the algorithm's per-iteration work
     across strategies; it must have been computed for this graph, algorithm and source.
     """
+    if isinstance(graph, str):  # a spec, as the command line takes it
+        graph = load_graph(graph)
+    elif not isinstance(graph, Graph):
+        raise ConfigError(f"graph must be a Graph or a graph spec (load_graph makes one), "
+                          f"not {type(graph).__name__}")
     if algorithm not in ALGORITHMS:
         raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
     strategy = as_strategy(strategy)

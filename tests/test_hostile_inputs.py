@@ -738,6 +738,30 @@ def test_a_report_never_deletes_pictures_it_did_not_draw(capsys, tmp_path, resul
     capsys.readouterr()
 
 
+def test_a_study_of_failed_trials_only_draws_no_history(capsys, tmp_path, monkeypatch):
+    """Failed trials alone leave a history figure's time axis empty: it is listed as
+    skipped with the count, never drawn empty."""
+    results, out = tmp_path / "r", tmp_path / "rep"
+    monkeypatch.setenv("WARPSWEEP_MAX_MEMORY", "70K")  # every simulation refused
+    main(["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "3", "--workers", "0",
+          "--results", str(results), "-q"])
+    monkeypatch.delenv("WARPSWEEP_MAX_MEMORY")
+    assert main(["report", "--results", str(results), "--out", str(out), "--no-selector"]) == 0
+    capsys.readouterr()
+    assert not list((out / "figures").glob("*history*.png"))
+    assert "no complete trial (3 failed)" in (out / "index.html").read_text()
+
+
+def test_simulate_takes_a_graph_or_its_spec():
+    from simulator import load_graph
+    from simulator import simulate
+
+    spec = "rmat:scale=6,seed=2"
+    assert simulate(spec, "bfs").to_dict() == simulate(load_graph(spec), "bfs").to_dict()
+    with pytest.raises(ConfigError, match="graph must be a Graph or a graph spec"):
+        simulate(None, "bfs")
+
+
 H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
 
 

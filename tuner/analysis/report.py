@@ -243,8 +243,10 @@ def _group_section(data: ResultsData, group: Group, sink: Sink, names: _Names) -
           bars, "no complete run with SIMD metrics", simd_breakdown_figure, bars)
     for hist in histories(runs):
         title = f"{head}: optimisation history of the {hist.space} study"
+        # failed trials alone leave the time axis empty: a figure of crosses and no times
+        failed = f" ({len(hist.failed)} failed)" if hist.failed else ""
         _draw(section, sink, names, title, ("history", hist.study_key),
-              hist.trials or hist.failed, "the study has no trial", history_figure, hist)
+              hist.trials, f"the study has no complete trial{failed}", history_figure, hist)
     return section
 
 
