@@ -280,6 +280,9 @@ class Strategy:
                 raise ConfigError(f"strategy setting {item!r} is not of the form key=value")
             if key.strip() in params:  # the last one silently winning hides a typo
                 raise ConfigError(f"knob {key.strip()!r} is set twice in {text!r}")
+            if not value.strip():  # `policy=` had run the default silently
+                raise ConfigError(f"knob {key.strip()!r} has no value in {text!r} (`none` "
+                                  "leaves it unset)")
             params[key.strip()] = _parse_value(value.strip())
         return cls.from_params(params)
 

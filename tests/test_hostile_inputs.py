@@ -414,6 +414,17 @@ def test_repeated_knob_is_refused(capsys):
     assert "'mapping' is set twice" in line
 
 
+@pytest.mark.parametrize("config,match", [
+    ("policy=", "knob 'policy' has no value"),  # had run the default thread mapping
+    ("mapping=vwarp,w=", "knob 'w' has no value"),
+    ("policy=policies/bfs-h100.json,policy_t1=inf", "policy_t1=inf"),
+])
+def test_a_knob_without_a_value_or_with_an_endless_one_is_refused(capsys, config, match):
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=5", "--algo", "bfs",
+                              "--config", config])
+    assert match in line
+
+
 @pytest.mark.parametrize("out,match", [
     ("g.txt", "must be a FILE.npz"), ("", "must be a FILE.npz"), ("d.npz", "is a directory"),
 ])
