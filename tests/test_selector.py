@@ -327,3 +327,16 @@ def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
     assert "trained for bfs on h100" in capsys.readouterr().err
     assert main(["select", "train", "--results", res, "--algo", "cc", "--model", model]) == 2
     assert "no complete results for algorithm=cc" in capsys.readouterr().err
+    # a model naming an algorithm warpsweep does not run, or an SSSP model asked about a
+    # graph without weights: refused before a pick, not only under --verify
+    with open(model) as f:
+        doc = json.load(f)
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps({**doc, "algorithm": "dfs"}))
+    assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model",
+                 str(odd)]) == 2
+    assert "names the algorithm 'dfs'" in capsys.readouterr().err
+    odd.write_text(json.dumps({**doc, "algorithm": "sssp"}))
+    assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model",
+                 str(odd)]) == 2
+    assert "SSSP needs edge weights" in capsys.readouterr().err

@@ -263,6 +263,7 @@ def _cell(v: float) -> str:
 
 def run_recommend(args: argparse.Namespace) -> int:
     """Load a graph, pick its configuration with the model, optionally simulate it."""
+    from simulator import ALGORITHMS
     from simulator import functional_run
     from simulator import get_device
     from simulator import load_graph
@@ -271,14 +272,19 @@ def run_recommend(args: argparse.Namespace) -> int:
     from simulator.features import graph_features
     from tuner.selection.selector import describe_config
     from tuner.selection.selector_model import load_model
+    from tuner.tuning.plan import check_weighted
 
     selector, doc = load_model(args.model)
     algo, device = doc["algorithm"], doc["device"]
+    if algo not in ALGORITHMS:
+        raise ConfigError(f"model file {args.model!r} names the algorithm {algo!r}, which "
+                          f"warpsweep does not run ({', '.join(ALGORITHMS)}): damaged?")
     given_device = _device_name(args.device)
     for flag, given, have in (("--algo", args.algo, algo), ("--device", given_device, device)):
         if given is not None and given != have:
             raise ConfigError(f"{flag} {given}: the model {args.model!r} was trained for "
                               f"{algo} on {device}; train one for {given}")
+    check_weighted(algo, args.graph)  # an SSSP model's pick for a graph SSSP cannot run
     graph = load_graph(args.graph)
     feats = {k: float(v) for k, v in graph_features(graph).items()}
     choice = selector.choose(feats)
