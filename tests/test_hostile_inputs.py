@@ -773,6 +773,14 @@ def test_simulate_takes_a_graph_or_its_spec():
         simulate(None, "bfs")
 
 
+def test_a_report_that_cannot_be_written_is_one_line(capsys, tmp_path, results):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    line = cli_error(capsys, ["report", "--results", results, "--out", str(blocker / "rep"),
+                              "--no-selector"])
+    assert "cannot write the report there" in line
+
+
 H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.parquet"
 
 

@@ -177,14 +177,19 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     _check_out(out, results)
     data = load_results(results, filters)
     out = Path(out)
-    (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
-    for old in (out / FIGURES_DIR).glob("*.png"):
-        old.unlink()  # figures of an earlier report (the directory is the report's own)
-    sections, selector_s = _sections(data, filters, lambda file, _, fig: save_png(fig, out / file),
-                                     selector, adaptation)
-    lines = study_lines(data)
-    index = out / "index.html"
-    index.write_text(render_html(data, filters, sections, lines), encoding="utf-8")
+    try:
+        (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
+        for old in (out / FIGURES_DIR).glob("*.png"):
+            old.unlink()  # figures of an earlier report (the directory is the report's own)
+        sections, selector_s = _sections(
+            data, filters, lambda file, _, fig: save_png(fig, out / file), selector,
+            adaptation)
+        lines = study_lines(data)
+        index = out / "index.html"
+        index.write_text(render_html(data, filters, sections, lines), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--out {str(out)!r}: cannot write the report there "
+                          f"({exc.strerror or exc})") from None
     return Report(index, sections, lines, selector_s)
 
 

@@ -125,7 +125,7 @@ def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:
     version = doc.get("schema_version")
     if version != SELECTOR_SCHEMA_VERSION:
         raise ConfigError(
-            f"model file {str(path)!r} has selector schema version {version} (written by "
+            f"model file {str(path)!r} has selector schema version {version!r} (written by "
             f"warpsweep {doc.get('warpsweep_version', '?')}); this warpsweep "
             f"{warpsweep_version()} reads selector schema version {SELECTOR_SCHEMA_VERSION}: "
             "train it again with `warpsweep select train`"
@@ -133,8 +133,9 @@ def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:
     try:
         selector = _rebuild(doc)
     except (KeyError, TypeError, ValueError) as exc:
+        reason = " ".join(str(exc).split())  # scikit-learn's run over several lines
         raise ConfigError(f"model file {str(path)!r} is damaged ({type(exc).__name__}: "
-                          f"{exc})") from None
+                          f"{reason[:200]})") from None
     return selector, doc
 
 
