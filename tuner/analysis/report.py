@@ -147,9 +147,10 @@ def _sections(data: ResultsData, filters: Filters, sink: Sink,
     start = time.perf_counter()
     if selector:
         sections.append(_selector_section(data, filters, sink, names))
+    selector_s = time.perf_counter() - start
     if adaptation:
         sections.append(_adaptation_section(data, sink, names))
-    return sections, time.perf_counter() - start
+    return sections, selector_s
 
 
 def report_figures(results: str | Path, filters: Filters | None = None,
