@@ -584,6 +584,15 @@ class Trained:
     scores: list[CvScore]
 
 
+def _dropped_note(dropped: dict[str, str]) -> str:
+    """What a too-few-graphs error adds about the graphs left out (none: nothing)."""
+    if not dropped:
+        return ""
+    shown = "; ".join(f"{g}: {why}" for g, why in list(dropped.items())[:3])
+    more = f"; and {len(dropped) - 3} more" if len(dropped) > 3 else ""
+    return f" ({len(dropped)} left out: {shown}{more})"
+
+
 def train(matrix: TimeMatrix, seed: int = 0) -> Trained:
     """Choose the setting by leave-one-graph-out CV on the matrix and fit it on all of it."""
     if not matrix.configs:
@@ -591,7 +600,8 @@ def train(matrix: TimeMatrix, seed: int = 0) -> Trained:
                           "on every graph; run the same grid space on each graph")
     if len(matrix.graphs) < 2:
         raise ConfigError(f"{matrix.algorithm}/{matrix.device}: training needs at least 2 "
-                          f"graphs with features, got {len(matrix.graphs)}")
+                          f"graphs with features, got {len(matrix.graphs)}"
+                          + _dropped_note(matrix.dropped))
     scores = cross_validate(matrix, seed)
     return Trained(fit(matrix, scores[0].hyper, seed), scores)
 
@@ -644,7 +654,8 @@ def evaluate_matrix(matrix: TimeMatrix, seed: int = 0) -> Evaluation:
     n = len(matrix.graphs)
     if n < MIN_GRAPHS:
         raise ConfigError(f"{matrix.algorithm}/{matrix.device}: leave-one-graph-out needs at "
-                          f"least {MIN_GRAPHS} graphs with features, got {n}")
+                          f"least {MIN_GRAPHS} graphs with features, got {n}"
+                          + _dropped_note(matrix.dropped))
     if not matrix.configs:
         raise ConfigError(f"{matrix.algorithm}/{matrix.device}: no configuration was evaluated "
                           "on every graph; run the same grid space on each graph")
