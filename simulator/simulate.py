@@ -54,7 +54,8 @@ def simulate(
     """
     if isinstance(graph, str):  # a spec, as the command line takes it
         graph = load_graph(graph)
-    elif not isinstance(graph, Graph):
+    elif not all(hasattr(graph, a) for a in ("indptr", "indices", "n")):
+        # a Graph by its parts (another checkout's Graph class too: bench/compare_revisions)
         raise ConfigError(f"graph must be a Graph or a graph spec (load_graph makes one), "
                           f"not {type(graph).__name__}")
     if algorithm not in ALGORITHMS:
