@@ -407,6 +407,20 @@ def test_api_tune_refuses_arguments_of_the_wrong_type(tmp_path, monkeypatch, kw,
     assert list(tmp_path.iterdir()) == []  # no ./None, ./5
 
 
+@pytest.mark.parametrize("call,name", [
+    ("figures", {"algorithm": 1}), ("figures", {"graphs": "rmat5-ef16-s1"}),
+    ("figures", {"selector": "no"}), ("load_results", {"duplicates": "no"}),
+])
+def test_api_readers_name_an_argument_of_the_wrong_type(results, call, name):
+    """A string where a list or a bool is meant had been read character by character or
+    as True; an int as the algorithm had reached DuckDB."""
+    from tuner import api
+
+    (arg,) = name
+    with pytest.raises(ConfigError, match=f"{arg}=.*not a valid value"):
+        getattr(api, call)(results, **name)
+
+
 def test_repeated_knob_is_refused(capsys):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=5", "--algo", "bfs",
                               "--set", "mapping=vwarp",

@@ -133,7 +133,13 @@ def _check_types(**args: Any) -> None:
                                            and not isinstance(v, bool) and not math.isnan(v)),
         "results": lambda v: isinstance(v, (str, os.PathLike)),
         "sweep_file": lambda v: isinstance(v, (str, os.PathLike)),
-        "algorithm": lambda v: isinstance(v, str), "device": lambda v: isinstance(v, str),
+        "algorithm": lambda v: isinstance(v, str),
+        "device": lambda v: isinstance(v, (str, os.PathLike)),  # a preset or a device file
+        "optional_algorithm": lambda v: v is None or isinstance(v, str),
+        "optional_device": lambda v: v is None or isinstance(v, (str, os.PathLike)),
+        "graphs": lambda v: (isinstance(v, (list, tuple))
+                             and all(isinstance(g, str) for g in v)),
+        "duplicates": lambda v: isinstance(v, bool), "selector": lambda v: isinstance(v, bool),
         "space": lambda v: isinstance(v, (str, os.PathLike)),
         "sampler": lambda v: isinstance(v, str), "objective": lambda v: isinstance(v, str),
         "address": lambda v: v is None or isinstance(v, str),
@@ -143,7 +149,8 @@ def _check_types(**args: Any) -> None:
     }
     for name, value in args.items():
         if not checks[name](value):
-            raise ConfigError(f"{name}={value!r}: not a valid value for `{name}` "
+            shown = name.removeprefix("optional_")
+            raise ConfigError(f"{shown}={value!r}: not a valid value for `{shown}` "
                               f"(a {type(value).__name__})")
 
 
@@ -164,7 +171,7 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
                  timeout=timeout, progress=progress, verbose=verbose,
                  deterministic=deterministic)
     spec = check_spec(StudySpec(
-        graph=graph, algorithm=algorithm, device=device, space=str(space), trials=trials,
+        graph=graph, algorithm=algorithm, device=str(device), space=str(space), trials=trials,
         sampler=sampler, objective=Objective.parse(objective), sources=sources, seed=seed,
         references=references,
     ))
@@ -232,7 +239,7 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     from tuner.results.store import read_graphs
     from tuner.results.store import read_trials
 
-    _check_types(results=results)
+    _check_types(results=results, duplicates=duplicates)
     with scanning(results):
         trials = read_trials(results)
         graphs = read_graphs(results, columns=["graph_id", "graph_spec", "name"])
@@ -264,8 +271,9 @@ def figures(results: str | Path = DEFAULT_RESULTS, algorithm: str | None = None,
     from tuner.analysis.report import report_figures
     from tuner.analysis.report_data import Filters
 
-    _check_types(results=results)
+    _check_types(results=results, optional_algorithm=algorithm, optional_device=device,
+                 graphs=graphs, selector=selector)
     if device is not None:
-        device = device_name(device)
+        device = device_name(str(device))
     with scanning(results):
         return report_figures(results, Filters(algorithm, device, tuple(graphs)), selector)
