@@ -285,11 +285,17 @@ class Policy:
             meta = {k: v for k, v in doc.items()
                     if k not in ("format", "schema_version", "name", "features", "candidates",
                                  "tree", "schedule", "rules")}
-            return cls(candidates, tree=doc.get("tree"),
-                       schedule=None if schedule is None else tuple(int(c) for c in schedule),
-                       name=str(doc.get("name", "")), meta=meta)
+            policy = cls(candidates, tree=doc.get("tree"),
+                         schedule=None if schedule is None else tuple(int(c) for c in schedule),
+                         name=str(doc.get("name", "")), meta=meta)
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"damaged policy ({type(exc).__name__}: {exc})") from None
+        if policy.tree is not None and "rules" in doc and doc["rules"] != policy.rules():
+            # the rules are what a CUDA launcher runs: a file whose rules say otherwise
+            # than the tree it is simulated by was edited apart
+            raise ConfigError("its `rules` are not its tree's (edited apart?): the tree is "
+                              "what is simulated; write the file again from the tree")
+        return policy
 
 
 def _check_node(node: Any, k: int) -> None:
@@ -331,9 +337,14 @@ def load_policy(path: str | Path) -> Policy:
     return _LOADED[key]
 
 
-def strategy_policy(strategy: Strategy) -> Policy:
-    """The policy a ``policy=FILE`` strategy runs, its thresholds scaled by ``policy_t*``."""
+def strategy_policy(strategy: Strategy, algorithm: str | None = None) -> Policy:
+    """The policy a ``policy=FILE`` strategy runs, its thresholds scaled by ``policy_t*``;
+    ConfigError where the file says it is for another ``algorithm``."""
     policy = load_policy(strategy.policy)
+    meant = policy.meta.get("algorithm")
+    if algorithm is not None and meant is not None and meant != algorithm:
+        raise ConfigError(f"policy file {strategy.policy!r} is for {meant}, not {algorithm}: "
+                          "its features and thresholds were learnt on the other's runs")
     factors = {i: getattr(strategy, k) for i, k in enumerate(THRESHOLD_KNOBS)
                if getattr(strategy, k) is not None}
     return policy.scaled(factors)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -368,6 +369,16 @@ def test_policy_refuses_bad_input(tmp_path):
     p = Policy((Strategy(),), schedule=(0,)).save(tmp_path / "p.json")
     with pytest.raises(ConfigError, match="runs bfs"):
         simulate(star_graph(), "pagerank", f"policy={p}", "h100")
+    # a policy learnt on SSSP's runs, run on BFS; rules edited apart from the tree
+    shipped = Path(__file__).resolve().parents[1] / "policies"
+    with pytest.raises(ConfigError, match="is for sssp, not bfs"):
+        simulate(star_graph(), "bfs", f"policy={shipped / 'sssp-h100.json'}", "h100", source=0)
+    doc = json.loads((shipped / "bfs-h100.json").read_text())
+    doc["rules"][0]["choose"] = 1 - doc["rules"][0]["choose"]
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="rules` are not its tree's"):
+        simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0)
 
 
 def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
