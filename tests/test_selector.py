@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -321,9 +322,18 @@ def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
     assert main(["select", "adaptive", "--results", res]) == 0
     assert "best adaptive against best constant" in capsys.readouterr().out
 
+    # the calibrated H100's device file is the h100 preset's fields under another name
+    calibrated = str(Path(__file__).resolve().parents[1] / "bench/gpu/results/h100.toml")
+    assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model", model,
+                 "--device", calibrated]) == 0
+    capsys.readouterr()
+
     # bad input: one line, exit 2
     assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model", model,
                  "--algo", "sssp"]) == 2
+    assert "trained for bfs on h100" in capsys.readouterr().err
+    assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model", model,
+                 "--device", "a100"]) == 2
     assert "trained for bfs on h100" in capsys.readouterr().err
     assert main(["select", "train", "--results", res, "--algo", "cc", "--model", model]) == 2
     assert "no complete results for algorithm=cc" in capsys.readouterr().err

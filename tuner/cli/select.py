@@ -261,6 +261,21 @@ def _cell(v: float) -> str:
     return f"{'-':>8}" if v is None or math.isnan(v) else f"{v:>8.3f}"
 
 
+def _same_fields(device: str, name: str) -> bool:
+    """Whether the ``device`` given (a preset or a device file) has the fields of the
+    device ``name`` (a preset), whatever the name each goes by."""
+    import dataclasses
+
+    from simulator.device import DEVICES
+    from simulator.device import device_digest
+    from simulator.device import get_device
+
+    if name not in DEVICES:
+        return False
+    given = dataclasses.replace(get_device(device), name=name)
+    return device_digest(given) == device_digest(DEVICES[name])
+
+
 def run_recommend(args: argparse.Namespace) -> int:
     """Load a graph, pick its configuration with the model, optionally simulate it."""
     from simulator import ALGORITHMS
@@ -280,6 +295,8 @@ def run_recommend(args: argparse.Namespace) -> int:
         raise ConfigError(f"model file {args.model!r} names the algorithm {algo!r}, which "
                           f"warpsweep does not run ({', '.join(ALGORITHMS)}): damaged?")
     given_device = _device_name(args.device)
+    if given_device not in (None, device) and _same_fields(args.device, device):
+        given_device = device  # a device file of the model's device's fields (h100.toml, h100)
     for flag, given, have in (("--algo", args.algo, algo), ("--device", given_device, device)):
         if given is not None and given != have:
             raise ConfigError(f"{flag} {given}: the model {args.model!r} was trained for "
