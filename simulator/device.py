@@ -82,11 +82,7 @@ class Device:
     staggered_waves: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _DEVICE_NAME.fullmatch(self.name) or (
-                ".." in self.name):
-            raise ConfigError(
-                f"the device's name must be a simple word (letters, digits, '.', '_', '+', "
-                f"'-'; it names results and study files), got {self.name!r}")
+        check_device_name(self.name)
         positive = (
             "warp_size simd_width sms schedulers max_warps_per_sm max_blocks_per_sm "
             "max_threads_per_block clock_ghz dram_bandwidth_gbs sector_bytes "
@@ -295,14 +291,10 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
             raise ConfigError(f"{where}: field `base` {base_name!r} is neither a preset "
                               f"({', '.join(_preset_names())}) nor a .toml/.yaml device file")
         base = load_device_file(base_path, (*_seen, resolved))
-    data.setdefault("name", path.stem)
-    name = data["name"]
-    if not isinstance(name, str) or not _DEVICE_NAME.fullmatch(name) or ".." in name:
-        raise ConfigError(
-            f"{where}: the device's name must be a simple word (letters, digits, '.', '_', "
-            f"'+', '-'; it names results and study files), got {name!r}"
-            + ("" if "name" in _read_device_table(path) else
-               " from the file's name: give the file a `name = \"...\"` field"))
+    if "name" not in data:
+        check_device_name(path.stem, f"{where}: ",
+                          " from the file's name: give the file a `name = \"...\"` field")
+        data["name"] = path.stem
     try:
         device = dataclasses.replace(base, **data)
     except ConfigError as exc:
@@ -315,6 +307,15 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
 
 DEVICE_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
 _DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def check_device_name(name: object, where: str = "", hint: str = "") -> None:
+    """Refuse a device name that is no simple word: it names results partitions and study
+    files, so a path in it would lead them out of the results directory."""
+    if not isinstance(name, str) or not _DEVICE_NAME.fullmatch(name) or ".." in name:
+        raise ConfigError(f"{where}the device's name must be a simple word (letters, digits, "
+                          f"'.', '_', '+', '-'; it names results and study files), got "
+                          f"{name!r}{hint}")
 
 
 def device_name(device: str) -> str:

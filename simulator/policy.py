@@ -243,9 +243,6 @@ class Policy:
         for i, f in factors.items():
             if i >= len(nodes):
                 raise ConfigError(f"policy_t{i + 1}: the policy has only {len(nodes)} splits")
-            if not math.isfinite(float(f)):
-                raise ConfigError(f"policy_t{i + 1}={f!r}: a threshold factor is a finite "
-                                  "number above 0")
             nodes[i]["threshold"] = float(nodes[i]["threshold"]) * float(f)
         return Policy(self.candidates, tree=tree, name=self.name, meta=self.meta)
 

@@ -58,9 +58,9 @@ def check_policy_knobs(strategy: Strategy) -> None:
                           f"unset, but got driven={strategy.driven!r}")
     for knob in ("policy_t1", "policy_t2", "policy_t3"):
         value = getattr(strategy, knob)
-        if value is not None and not (is_number(value) and value > 0):
-            raise ConfigError(f"`{knob} > 0` must hold (a factor on a threshold), but got "
-                              f"{knob}={value!r}")
+        if value is not None and not (is_number(value) and 0 < value < math.inf):
+            raise ConfigError(f"`{knob} > 0` must hold, finite (a factor on a threshold), but "
+                              f"got {knob}={value!r}")
     if strategy.defer_threshold is not None or (strategy.unroll or 1) > 1:
         raise ConfigError("`defer_threshold` and `unroll` do not apply with `policy`: the "
                           "policy file's candidates set each iteration's knobs")

@@ -232,12 +232,8 @@ def _check_rows(rows: Sequence[Mapping[str, Any]], what: str) -> None:
                                   f"{', '.join(ALGORITHMS)})")
             parse_spec(str(r["graph_spec"]))
             Strategy.parse(str(r["config"]))
-            source = r["source"]
-            if r["algorithm"] in SOURCED and (isinstance(source, bool) or not (
-                    isinstance(source, int | np.integer) or (isinstance(source, float) and
-                                                            source.is_integer()))
-                    or source < 0):
-                raise ConfigError(f"source {source!r} is no vertex id")
+            if r["algorithm"] in SOURCED and not _is_vertex_id(r["source"]):
+                raise ConfigError(f"source {r['source']!r} is no vertex id")
         except WarpsweepError as exc:
             raise type(exc)(f"{row}: {exc}") from None
         spec = specs.setdefault(str(r["graph"]), str(r["graph_spec"]))
@@ -245,6 +241,12 @@ def _check_rows(rows: Sequence[Mapping[str, Any]], what: str) -> None:
             raise ConfigError(f"{what}: graph {r['graph']} is given two specs, {spec!r} and "
                               f"{r['graph_spec']!r}: one name per graph (the fit takes a "
                               "graph's rows as one)")
+
+
+def _is_vertex_id(value: Any) -> bool:
+    """A whole number from 0 (Parquet may hold it as a float), not a bool."""
+    return (isinstance(value, int | float | np.integer | np.floating)
+            and not isinstance(value, bool) and float(value).is_integer() and value >= 0)
 
 
 def _read_parquet(path: Path, what: str, columns: Sequence[str]):

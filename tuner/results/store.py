@@ -582,8 +582,6 @@ def read_graphs(results: str | Path | Location, columns: list[str] | None = None
 def check_readable(root: str | Path | Location) -> None:
     """Refuse a missing results directory or one of a newer schema."""
     loc = Location.of(root)
-    if loc.local:
-        _check_local_layout(loc)
     if loc.kind(loc.path(MANIFEST)) != pafs.FileType.File:
         raise ConfigError(f"{loc.text!r} is not a warpsweep results directory (no {MANIFEST})")
     check_manifest(loc, writing=False)
