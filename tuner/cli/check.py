@@ -35,6 +35,8 @@ from tuner.results.location import Location
 from tuner.results.measured import measured_files
 from tuner.results.records import TrialRecord
 from tuner.results.schema import GRAPHS
+from tuner.results.schema import QUARANTINE
+from tuner.results.schema import STUDIES
 from tuner.results.schema import TRIALS
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
@@ -44,7 +46,6 @@ from tuner.results.store import check_readable
 from tuner.results.store import record_fingerprint
 from tuner.results.store import row_fingerprint
 
-QUARANTINE = "quarantine"
 EXAMPLES = """examples:
   warpsweep check warpsweep-results
   warpsweep check s3://bucket/sweeps --repair
@@ -285,7 +286,7 @@ class _Logs(BaseJournalBackend):
 
 def _journals(loc: Location) -> dict[str, str]:
     """Study key -> journal path (the results' own copies; for a bucket, its objects)."""
-    found = loc.files("studies", ".journal")
+    found = loc.files(STUDIES, ".journal")
     return {p.rsplit("/", 1)[-1][: -len(".journal")]: p for p in found}
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 from simulator.errors import ConfigError
+from tuner.results.schema import STUDIES
 
 JOURNALS_ENV = "WARPSWEEP_JOURNAL_DIR"
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -115,7 +116,7 @@ class Location:
     def journal_dir(self) -> Path:
         """Where the study journals are kept on this machine."""
         if self.local:
-            return Path(self.root) / "studies"
+            return Path(self.root) / STUDIES
         base = os.environ.get(JOURNALS_ENV)
         cache = Path(base).expanduser() if base else (
             Path.home() / ".cache" / "warpsweep" / "journals")
@@ -127,7 +128,7 @@ class Location:
         none (a resume elsewhere)."""
         if self.local or local.exists():
             return
-        remote = self.path("studies", local.name)
+        remote = self.path(STUDIES, local.name)
         if self.kind(remote) == pafs.FileType.File:
             local.parent.mkdir(parents=True, exist_ok=True)
             with self.fs.open_input_stream(remote) as f:
@@ -140,4 +141,4 @@ class Location:
         """After a flush: upload a study's journal to a remote location."""
         if self.local or not local.exists():
             return
-        self.write_bytes(self.path("studies", local.name), local.read_bytes())
+        self.write_bytes(self.path(STUDIES, local.name), local.read_bytes())

@@ -22,8 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tuner.results.location import Location
+from tuner.results.schema import MEASURED
 
-MEASURED_DIR = "measured"
+MEASURED_DIR = MEASURED
 # The columns of a measured file as the view shows them (files written before a column was
 # added read it as null; ``trials`` and ``labels`` then default to the row's own key).
 COLUMNS = pa.schema([

@@ -20,6 +20,9 @@ SCHEMA_VERSION = 2
 MANIFEST = "_warpsweep.json"
 TRIALS = "trials"
 GRAPHS = "graphs"
+STUDIES = "studies"  # each study's Optuna journal
+MEASURED = "measured"  # GPU-measured times beside the trials (tune --verify)
+QUARANTINE = "quarantine"  # files check --repair moved aside
 PARAM_PREFIX = "param_"
 
 

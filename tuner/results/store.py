@@ -34,10 +34,13 @@ from tuner.results.schema import GRAPH_COLUMNS
 from tuner.results.schema import GRAPH_PARTITIONS
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import MANIFEST
+from tuner.results.schema import MEASURED
 from tuner.results.schema import METRIC_NAMES
 from tuner.results.schema import PARAM_PREFIX
 from tuner.results.schema import PARAM_TYPES
+from tuner.results.schema import QUARANTINE
 from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.schema import STUDIES
 from tuner.results.schema import TRIAL_COLUMNS
 from tuner.results.schema import TRIAL_PARTITIONS
 from tuner.results.schema import TRIALS
@@ -506,8 +509,8 @@ def _coerce(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
     return out
 
 
-# What a results directory holds as directories (tuner.results.measured's, check's too).
-_RESULTS_DIRS = (TRIALS, GRAPHS, "studies", "measured", "quarantine")
+# What a results directory holds as directories.
+_RESULTS_DIRS = (TRIALS, GRAPHS, STUDIES, MEASURED, QUARANTINE)
 
 
 def _check_local_layout(loc: Location) -> None:
