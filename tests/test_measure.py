@@ -3,6 +3,7 @@ kernel plan (template instances, grids, shared memory) or its one-line refusal, 
 checks, the counters set beside the simulator's, and the CLI without a GPU."""
 
 import argparse
+import dataclasses
 import json
 import re
 
@@ -15,6 +16,7 @@ from simulator.errors import ConfigError
 from simulator.errors import GraphError
 from simulator.load import load_graph
 from simulator.mappings import registered
+from simulator.strategy import Strategy
 from tuner.cli import measure as cli_measure
 from tuner.measure import measure as measure_module
 from tuner.measure.check import check_output
@@ -22,6 +24,8 @@ from tuner.measure.check import pagerank_slack
 from tuner.measure.check import reference_iterations
 from tuner.measure.check import reference_output
 from tuner.measure.plan import KERNELS
+from tuner.measure.plan import PLANNED_KNOBS
+from tuner.measure.plan import REFUSED_KNOBS
 from tuner.measure.plan import UnsupportedConfig
 from tuner.measure.plan import plan_for
 from tuner.measure.record import Counters
@@ -109,12 +113,79 @@ def test_plans_follow_the_strategy():
     ("sssp", "driven=data,defer_threshold=8", None, "deferring outliers"),
     ("pagerank", "driven=data,dedup=true", None, "dedup"),
     ("bfs", "driven=temporal", "claimed", "temporal"),
+    ("sssp", "mapping=vwarp,w=32,driven=data,relax=store", None, "relax=store"),
+    ("cc", "driven=temporal,switch_on=edges", None, "switch_on=edges"),
 ])
 def test_what_has_no_kernel_is_refused_in_one_line(algorithm, config, variant, words):
     with pytest.raises(UnsupportedConfig) as info:
         plan_for(algorithm, config, variant)
     message = str(info.value)
     assert words in message and "\n" not in message
+
+
+# A knob's setting the kernels do not implement, in a strategy it applies to: each of
+# plan.REFUSED_KNOBS (a knob added to the strategy must be planned or refused, not ignored)
+REFUSED_SETTINGS = {
+    "adaptive_min_w": "mapping=adaptive,adaptive_min_w=4",
+    "adaptive_max_w": "mapping=adaptive,adaptive_max_w=8",
+    "adaptive_stat": "mapping=adaptive,adaptive_stat=p90",
+    "policy": "mapping=adaptive,policy=policies/bfs.json",
+    "policy_t1": "mapping=adaptive,policy=policies/bfs.json,policy_t1=2",
+    "policy_t2": "mapping=adaptive,policy=policies/bfs.json,policy_t2=2",
+    "policy_t3": "mapping=adaptive,policy=policies/bfs.json,policy_t3=2",
+    "donate_threshold": "mapping=thread,donate_threshold=4",
+    "variable_grid": "driven=data,variable_grid=false",
+    "switch_on": "driven=temporal,switch_on=edges",
+    "relax": "driven=data,relax=store",
+    "unroll": "unroll=2",
+    "changed_flag": "changed_flag=warp",
+    "precheck": "driven=data,precheck=false",
+}
+
+
+def test_every_strategy_knob_is_planned_or_refused():
+    knobs = {f.name for f in dataclasses.fields(Strategy)}
+    assert knobs == set(PLANNED_KNOBS) | set(REFUSED_KNOBS)
+    assert not set(PLANNED_KNOBS) & set(REFUSED_KNOBS)
+    assert set(REFUSED_SETTINGS) == set(REFUSED_KNOBS)
+
+
+@pytest.mark.parametrize("knob", sorted(REFUSED_SETTINGS))
+def test_a_knob_the_kernels_ignore_is_refused_not_measured_as_another(knob):
+    config = REFUSED_SETTINGS[knob]
+    algorithm = "bfs" if knob.startswith("policy") else "sssp"
+    with pytest.raises(UnsupportedConfig) as info:
+        plan_for(algorithm, config)
+    # the adaptive mapping's knobs go with it; every other is named
+    named = "mapping=adaptive" if "adaptive" in config else knob
+    assert named in str(info.value)
+
+
+# A setting of each of plan.PLANNED_KNOBS against a base without it: the plan differs
+PLANNED_SETTINGS = {
+    "mapping": ("mapping=wer", "mapping=thread"),
+    "w": ("mapping=vwarp,w=8", "mapping=vwarp,w=4"),
+    "chunk": ("mapping=vwarp,chunk=4", "mapping=vwarp"),
+    "distribution": ("mapping=vwarp,distribution=dynamic", "mapping=vwarp"),
+    "defer_threshold": ("defer_threshold=32", "mapping=thread"),
+    "block_size": ("block_size=512", "mapping=thread"),
+    "driven": ("driven=data", "mapping=thread"),
+    "push": ("driven=data,push=block", "driven=data"),
+    "dedup": ("driven=data,dedup=true", "driven=data"),
+    "switch_to_topology": ("driven=temporal,switch_to_topology=0.3", "driven=temporal"),
+    "switch_to_data": ("driven=temporal,switch_to_data=0.01", "driven=temporal"),
+    "partition": ("driven=spatial,partition=4", "driven=spatial"),
+}
+
+
+def test_every_planned_knob_has_a_setting_below():
+    assert set(PLANNED_SETTINGS) == set(PLANNED_KNOBS)
+
+
+@pytest.mark.parametrize("knob", sorted(PLANNED_SETTINGS))
+def test_a_planned_knob_changes_the_plan(knob):
+    config, base = PLANNED_SETTINGS[knob]
+    assert plan_for("sssp", config) != plan_for("sssp", base)
 
 
 def test_a_mapping_kernels_cu_does_not_implement_is_refused():

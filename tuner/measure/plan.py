@@ -40,7 +40,21 @@ UNSUPPORTED = {
                 "warpsweep measure (its lanes read the target first: precheck=true)",
     "grid": "variable_grid=false (a resident grid striding over the worklist) has no GPU "
             "kernel in warpsweep measure",
+    "relax": "relax={relax} (plain stores re-read until they hold) has no GPU kernel in "
+             "warpsweep measure (its worklists lower by atomicMin: relax=atomic)",
+    "switch_on": "switch_on={switch_on} (switching on the frontier's out-edges) has no GPU "
+                 "kernel in warpsweep measure (its hybrids switch on frontier vertices: "
+                 "switch_on=vertices)",
 }
+
+# The strategy knobs a plan carries into the kernels; every other knob is refused above
+# unless it holds the one setting the kernels implement (tests check that no knob is neither)
+PLANNED_KNOBS = ("mapping", "w", "chunk", "distribution", "defer_threshold", "block_size",
+                 "driven", "push", "dedup", "switch_to_topology", "switch_to_data",
+                 "partition")
+REFUSED_KNOBS = ("adaptive_min_w", "adaptive_max_w", "adaptive_stat", "policy", "policy_t1",
+                 "policy_t2", "policy_t3", "donate_threshold", "variable_grid", "switch_on",
+                 "relax", "unroll", "changed_flag", "precheck")
 
 
 # The lane mappings kernels.cu implements; any other registered mapping is refused, not
@@ -188,6 +202,10 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         raise UnsupportedConfig(UNSUPPORTED["changed_flag"].format(changed_flag=s.changed_flag))
     if s.unchecked_atomics:
         raise UnsupportedConfig(UNSUPPORTED["precheck"])
+    if s.relax not in (None, "atomic"):
+        raise UnsupportedConfig(UNSUPPORTED["relax"].format(relax=s.relax))
+    if s.switch_on not in (None, "vertices"):
+        raise UnsupportedConfig(UNSUPPORTED["switch_on"].format(switch_on=s.switch_on))
     if s.uses_worklist:
         if s.push not in PUSH_VARIANTS:
             raise UnsupportedConfig(UNSUPPORTED["push"].format(push=s.push))
