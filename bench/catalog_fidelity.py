@@ -91,6 +91,10 @@ def short(config: str) -> str:
             name += f" {words['push']}"
     elif words.get("driven") == "temporal":
         name = f"temporal {width} s{words['switch_to_topology']}"
+        if words.get("push", "atomic") != "atomic":
+            name += f" {words['push']}"
+    if words.get("dedup") == "true":
+        name += " flag"
     if "chunk" in words:
         name += f" c{words['chunk']}"
     if words.get("distribution") == "dynamic":

@@ -97,6 +97,32 @@ WER_PEERS = ("mapping=thread", "mapping=vwarp,w=4", "mapping=vwarp,w=8", "mappin
 PR_CHUNKS = ("mapping=thread",) + tuple(
     f"mapping=vwarp,w={w}" + (f",chunk={c}" if c > 1 else "")
     for w, chunks in ((2, (1, 8)), (8, (1, 2, 4, 8, 16)), (32, (1, 2, 4, 8))) for c in chunks)
+# SSSP's hybrids among everything they compete with (bench/gpu/pr_cc.py --catalog
+# sssp_hybrids): the temporal hybrid at W = 1, 8, 32 switching to sweeps early and late, beside
+# BFS's sweep list (widths, chunks, dynamic grabs, deferral) and the worklists of those widths
+# pushing by a lane's atomic, a warp's aggregated one or a block's, with and without an
+# in-queue flag; bench/gpu's own SSSP rows (configs.measurements()) hold 6 configurations
+SSSP_TEMPORAL = tuple(
+    f"{m},driven=temporal,switch_to_topology={s}"
+    for m in ("mapping=thread", "mapping=vwarp,w=8", "mapping=vwarp,w=32")
+    for s in (0.05, 0.3))
+SSSP_DEDUP = tuple(c + ",dedup=true" for c in DATA_DRIVEN[1:])
+
+
+def sssp_hybrid_measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog sssp_hybrids runs on
+    each graph, in run order."""
+    out = [Measurement("sssp", c, TOPOLOGY_VARIANT) for c in BFS_TOPOLOGY]
+    out += [Measurement("sssp", c, v) for c in DATA_DRIVEN for v in SSSP_PUSH_VARIANTS]
+    out += [Measurement("sssp", c, "block") for c in BLOCK_PUSH]
+    out += [Measurement("sssp", c, "plain") for c in SSSP_DEDUP]
+    out += [Measurement("sssp", c, v) for c in SSSP_TEMPORAL for v in SSSP_PUSH_VARIANTS]
+    out.append(Measurement("sssp", SSSP_TEMPORAL[-2].replace("driven=temporal",
+                                                            "driven=temporal,push=block"),
+                           "block"))
+    return out
+
+
 # what the PR/CC file adds to the contract's columns: the counters `warpsweep measure` reads
 PR_CC_EXTRA = ("worklist_items", "pushes", "atomics")
 

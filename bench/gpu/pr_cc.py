@@ -13,7 +13,9 @@ every graph, so a run cut short keeps what it finished.
 the spatial hybrid beside the sweeps and worklists of its widths), ``--catalog wer``
 configs.wer_measurements() (WER and WER+ beside the thread mapping and virtual warps),
 ``--catalog pr_chunks`` configs.pr_chunk_measurements() (PageRank's sweeps against the chunk),
-``--catalog cc_chunks`` configs.cc_chunk_measurements() (CC's, the same widths and chunks).
+``--catalog cc_chunks`` configs.cc_chunk_measurements() (CC's, the same widths and chunks),
+``--catalog sssp_hybrids`` configs.sssp_hybrid_measurements() (SSSP's temporal hybrids beside
+the sweeps and worklists they compete with).
 
 Run on a GPU machine from the repository root:
     PYTHONPATH=. python bench/gpu/pr_cc.py --graphs-dir .gpu_graphs \\
@@ -48,7 +50,8 @@ CATALOGS = {"pr_cc": (configs.pr_cc_measurements, configs.PR_CC_ALGORITHMS),
             "spatial": (configs.spatial_measurements, configs.SPATIAL_ALGORITHMS),
             "wer": (configs.wer_measurements, configs.SPATIAL_ALGORITHMS),
             "pr_chunks": (configs.pr_chunk_measurements, ("pagerank",)),
-            "cc_chunks": (configs.cc_chunk_measurements, ("cc",))}
+            "cc_chunks": (configs.cc_chunk_measurements, ("cc",)),
+            "sssp_hybrids": (configs.sssp_hybrid_measurements, ("sssp",))}
 
 
 def main(argv: list[str] | None = None) -> int:
