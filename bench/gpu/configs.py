@@ -123,6 +123,21 @@ def sssp_hybrid_measurements() -> list[Measurement]:
     return out
 
 
+def block_push_measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog block_push runs on each
+    graph, in run order: BFS and CC pushing by a block's rounds beside a lane's atomic and a
+    warp's aggregated one, in worklists and temporal hybrids, beside the sweep list."""
+    out = []
+    for algorithm in ("bfs", "cc"):
+        out += [Measurement(algorithm, c, TOPOLOGY_VARIANT) for c in BFS_TOPOLOGY]
+        out += [Measurement(algorithm, c, v) for c in DATA_DRIVEN for v in SSSP_PUSH_VARIANTS]
+        out += [Measurement(algorithm, c, "block") for c in BLOCK_PUSH]
+        out += [Measurement(algorithm, c, "plain") for c in CC_TEMPORAL]
+        out += [Measurement(algorithm, c.replace("driven=temporal", "driven=temporal,push=block"),
+                            "block") for c in CC_TEMPORAL]
+    return out
+
+
 # what the PR/CC file adds to the contract's columns: the counters `warpsweep measure` reads
 PR_CC_EXTRA = ("worklist_items", "pushes", "atomics")
 

@@ -15,7 +15,8 @@ configs.wer_measurements() (WER and WER+ beside the thread mapping and virtual w
 ``--catalog pr_chunks`` configs.pr_chunk_measurements() (PageRank's sweeps against the chunk),
 ``--catalog cc_chunks`` configs.cc_chunk_measurements() (CC's, the same widths and chunks),
 ``--catalog sssp_hybrids`` configs.sssp_hybrid_measurements() (SSSP's temporal hybrids beside
-the sweeps and worklists they compete with).
+the sweeps and worklists they compete with), ``--catalog block_push``
+configs.block_push_measurements() (BFS's and CC's block pushes beside their atomic ones).
 
 Run on a GPU machine from the repository root:
     PYTHONPATH=. python bench/gpu/pr_cc.py --graphs-dir .gpu_graphs \\
@@ -51,7 +52,8 @@ CATALOGS = {"pr_cc": (configs.pr_cc_measurements, configs.PR_CC_ALGORITHMS),
             "wer": (configs.wer_measurements, configs.SPATIAL_ALGORITHMS),
             "pr_chunks": (configs.pr_chunk_measurements, ("pagerank",)),
             "cc_chunks": (configs.cc_chunk_measurements, ("cc",)),
-            "sssp_hybrids": (configs.sssp_hybrid_measurements, ("sssp",))}
+            "sssp_hybrids": (configs.sssp_hybrid_measurements, ("sssp",)),
+            "block_push": (configs.block_push_measurements, ("bfs", "cc"))}
 
 
 def main(argv: list[str] | None = None) -> int:
