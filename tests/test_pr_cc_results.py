@@ -107,6 +107,7 @@ def test_two_sessions_merge_to_the_fastest(bench, rows):
     ("h200_spatial.parquet", "spatial_measurements", 561),
     ("h200_wer.parquet", "wer_measurements", 510),
     ("h200_sssp_hybrids.parquet", "sssp_hybrid_measurements", 595),
+    ("h200_block_push.parquet", "block_push_measurements", 816),
 ])
 def test_the_spatial_and_wer_catalogs_are_whole_and_labelled_by_their_gpu(bench, name, catalog,
                                                                            count):
