@@ -40,6 +40,7 @@ _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 32]] = True
 _COMMAS_TO_SPACES = bytes.maketrans(b",", b" ")
 _INT = re.compile(rb"^[+-]?\d+$")
+_BOM = b"\xef\xbb\xbf"
 
 
 # --------------------------------------------------------------------------- reading bytes
@@ -63,9 +64,16 @@ def read_bytes(path: Path, label: str) -> bytes:
     return data
 
 
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte order mark (Windows editors write one), which
+    would make the first line's first field unreadable as a number."""
+    return data[len(_BOM):] if data.startswith(_BOM) else data
+
+
 def detect_format(path: Path, data: bytes, label: str = "") -> str:
     """The format from the file name's extension, else from the first lines of the content."""
     label = label or f"file:{path}"
+    data = strip_bom(data)
     name = path.name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -160,11 +168,10 @@ def _tokenise(
     Lines whose first byte is in ``comments`` count as empty; with ``prefix``, every other
     non-blank line must start with that letter (DIMACS ``a``), which is dropped.
     """
-    body = data[start:]
-    if commas:
-        body = body.translate(_COMMAS_TO_SPACES)
-    if not body.endswith(b"\n"):
-        body += b"\n"
+    raw = data[start:]
+    if not raw.endswith(b"\n"):
+        raw += b"\n"
+    body = raw.translate(_COMMAS_TO_SPACES) if commas else raw
     buf = np.frombuffer(body, dtype=np.uint8)
     newlines = np.flatnonzero(buf == 10)
     starts = np.empty(newlines.size, dtype=np.int64)
@@ -360,11 +367,9 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
     start, first_line, line = _skip_header(data, (b"#", b"%"))
     if line is None:
         raise GraphError(f"{label}: empty graph: no edge lines in the file")
-    if commas:
-        fields = [f.strip() for f in line.split(b",")]
-        if not all(_INT.match(f) for f in fields[:2]):  # a header line
-            start += len(line) + 1
-            first_line += 1
+    if commas and _is_header(line):
+        start += len(line) + 1
+        first_line += 1
     tokens = _tokenise(data, start, first_line, label, comments=b"#%", commas=commas)
     rows, lines = _table(tokens, label, None, "src dst [weight]")
     src, dst, n = _ids(rows, lines, label, None, 0)
@@ -374,6 +379,21 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
             raise _no_weights(label, "the edge lines have no third (weight) column")
         weights = _weights(rows[:, 2], lines, label)
     return EdgeList(src, dst, n, weights, lines=lines)
+
+
+def _is_header(line: bytes) -> bool:
+    """Whether a CSV file's first line names its columns: neither of its first two fields is
+    a number (``1.0,2.0`` or ``1,,2`` is a data line, checked as such, not dropped)."""
+    return not any(_is_number(f) for f in line.split(b",")[:2])
+
+
+def _is_number(field: bytes) -> bool:
+    """Whether ``field`` reads as a number (int, float, nan or inf)."""
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_mtx(data: bytes, label: str, want_weights: bool) -> EdgeList:
@@ -561,7 +581,7 @@ def read_edges(
     """Read a graph file into an edge list (ids 0..n-1); ``weights`` asks for its weights."""
     path = Path(path)
     label = label or f"file:{path}"
-    data = read_bytes(path, label)
+    data = strip_bom(read_bytes(path, label))
     fmt = fmt or detect_format(path, data, label)
     if fmt not in FILE_FORMATS:
         raise GraphError(f"{label}: unknown format {fmt!r} (one of {', '.join(FILE_FORMATS)})")

@@ -100,6 +100,7 @@ def test_parse_size_refuses(text):
                 "3000000000 3000000000 1\n1 2\n"),
     ("big.graph", "5000000000 1\n2\n1\n"),
     ("big.lg", "5000000000,1,u\n1,2\n"),
+    ("bom.graph", "\ufeff5000000000 1\n2\n1\n"),  # a UTF-8 BOM hides no header
 ])
 def test_file_header_declaring_a_huge_graph_is_refused_before_reading(capsys, tmp_path, name,
                                                                       text):

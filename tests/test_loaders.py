@@ -160,6 +160,28 @@ def test_format_detection(tmp_path, name: str, text: str, fmt: str) -> None:
     assert edge_set(load_graph(f"file:{path}", cache=False)) == undirected(expected)
 
 
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_a_utf8_bom_is_stripped_in_every_text_format(tmp_path, name: str) -> None:
+    ext = name.rsplit(".", 1)[1]
+    data = b"\xef\xbb\xbf" + FILES[name].encode()
+    paths = [write(tmp_path, name, data)]
+    if ext != "graph":  # METIS is told by its extension only; the rest by content too
+        paths.append(write(tmp_path, "bom.dat", data))
+    for path in paths:
+        g = load_graph(f"file:{path}", cache=False)
+        assert g.n == (6 if ext in DECLARES_N else 5), path
+        assert edge_set(g) == undirected(EDGES), path
+
+
+def test_a_numeric_first_csv_line_is_data_not_a_header(tmp_path) -> None:
+    path = write(tmp_path, "f.csv", "1.0,2.0\n2.0,3.0\n3.0,4.0\n")
+    assert edge_set(load_graph(f"file:{path}", cache=False)) == undirected(
+        [(0, 1), (1, 2), (2, 3)])
+    path = write(tmp_path, "w.csv", "0,1,5\n1,2,1\n")
+    g = load_graph(f"file:{path},weights=file", cache=False)
+    assert g.m == 4 and sorted(g.weights.tolist()) == [1, 1, 5, 5]
+
+
 def test_explicit_format_overrides_the_extension(tmp_path) -> None:
     path = write(tmp_path, "edges.bin", "1 2\n2 3\n")
     g = load_graph(f"file:{path},format=snap", cache=False)
@@ -200,6 +222,7 @@ ERRORS = [
     ("loops.txt", "1 1\n2 2\n", "", ["empty graph: no edges"]),
     ("empty.txt", "", "", ["empty graph"]),
     ("bad.csv", "a,b\n1,2\n1;3\n", "", ["line 3", "cannot read '1;3'"]),
+    ("float.csv", "1.5,2\n2,3\n", "", ["line 1", "vertex ids must be integers"]),
     ("range.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n", "",
      ["line 4", "vertex id 4 out of range 1..3"]),
     ("zero.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n0 1\n", "",
