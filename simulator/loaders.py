@@ -198,6 +198,8 @@ def _tokenise(
     token_start = ~space
     token_start[1:] &= space[:-1]
     counts = np.add.reduceat(token_start, starts, dtype=np.int64)
+    if commas:
+        _check_fields(raw, starts, counts, comment, label, first_line)
     if prefix:
         stray = (counts > 0) & ~marked & ~comment
         if stray.any():
@@ -208,6 +210,23 @@ def _tokenise(
             )
     values = _numbers(body, int(counts.sum()), label, first_line, starts, counts)
     return _Tokens(values, counts, comment, first_line, body, starts)
+
+
+def _check_fields(
+    raw: bytes, starts: np.ndarray, counts: np.ndarray, comment: np.ndarray, label: str,
+    first_line: int,
+) -> None:
+    """Refuse a comma-separated line whose fields are not one number each: ``1,,2`` had
+    read as ``1 2`` (an empty field) once commas became spaces."""
+    commas = np.add.reduceat(np.frombuffer(raw, dtype=np.uint8) == 44, starts, dtype=np.int64)
+    bad = ~comment & (commas > 0) & (counts != commas + 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        kind = "an empty field" if counts[i] <= commas[i] else "a field of several numbers"
+        raise GraphError(
+            f"{label}: line {first_line + i}: {kind} in {_line(raw, starts, i)!r} "
+            "(each comma-separated field must hold one number)"
+        )
 
 
 def _line(body: bytes, starts: np.ndarray, i: int) -> str:
