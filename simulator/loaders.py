@@ -152,6 +152,25 @@ class _Tokens:
         """Line i of the body, for error messages."""
         return _line(self.text, self.starts, i)
 
+    def leading_ints(self, k: int) -> np.ndarray | None:
+        """The first ``k`` fields of every line, read as exact int64 (all other fields
+        blanked), or None if one of them is not a plain integer."""
+        buf = np.frombuffer(self.text, dtype=np.uint8)
+        space = _SPACE[buf]
+        starts = ~space
+        starts[1:] &= space[:-1]
+        token = np.cumsum(starts) - 1  # each byte's token (bytes before the first: -1)
+        first = np.cumsum(self.counts) - self.counts
+        column = np.arange(int(self.counts.sum())) - np.repeat(first, self.counts)
+        kept = np.where(~space & (column[np.maximum(token, 0)] < k), buf, np.uint8(32))
+        try:
+            values = np.fromstring(kept.tobytes(), dtype=np.int64, sep=" ")
+        except ValueError:
+            return None
+        if values.size != k * int((self.counts > 0).sum()) or _saturated(values):
+            return None
+        return values.reshape(-1, k)
+
 
 def _tokenise(
     data: bytes,
@@ -299,6 +318,20 @@ def _table(tokens: _Tokens, label: str, ncols: int | None, what: str) -> tuple[n
     return rows, lines
 
 
+def _exact_ids(tokens: _Tokens, rows: np.ndarray) -> np.ndarray:
+    """Columns 0, 1 of ``rows``, re-read as exact integers where the table was parsed as
+    float64 (some field is not an integer) and an id is at or beyond 2**53, where float64
+    rounds: 9007199254740993 had become ...992 and merged with it."""
+    ids = rows[:, :2]
+    if ids.dtype == np.int64 or not (np.abs(ids) >= _FLOAT_EXACT).any():
+        return ids
+    exact = tokens.leading_ints(2)
+    return ids if exact is None else exact
+
+
+_FLOAT_EXACT = 2.0**53  # float64 holds every integer below it exactly
+
+
 def _ids(
     rows: np.ndarray, lines: np.ndarray, label: str, n: int | None, base: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -312,6 +345,7 @@ def _ids(
                 f"{label}: line {int(lines[i])}: vertex ids must be integers below 2**62, got "
                 f"{ids[i, 0]:g} {ids[i, 1]:g}"
             )
+        _check_exact(ids, lines, label)
         ids = ids.astype(np.int64)
     if n is not None:
         bad = (ids < base) | (ids >= n + base)
@@ -334,6 +368,19 @@ def _ids(
     flat, count = _compact(ids.ravel())
     flat = flat.reshape(-1, 2)
     return flat[:, 0], flat[:, 1], count
+
+
+def _check_exact(ids: np.ndarray, lines: np.ndarray, label: str) -> None:
+    """Refuse float64-read ids at or beyond 2**53: float64 rounds them, merging ids."""
+    inexact = np.abs(ids) >= _FLOAT_EXACT
+    if inexact.any():
+        i = int(np.argmax(inexact.any(axis=1)))
+        value = ids[i][inexact[i]][0]
+        raise GraphError(
+            f"{label}: line {int(lines[i])}: vertex id {value:.17g} cannot be read exactly: "
+            "the file is read as float64 (a field is not an integer), which rounds ids at or "
+            "beyond 2**53; write every vertex id as a plain integer"
+        )
 
 
 def _compact(ids: np.ndarray) -> tuple[np.ndarray, int]:
@@ -391,7 +438,7 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
         first_line += 1
     tokens = _tokenise(data, start, first_line, label, comments=b"#%", commas=commas)
     rows, lines = _table(tokens, label, None, "src dst [weight]")
-    src, dst, n = _ids(rows, lines, label, None, 0)
+    src, dst, n = _ids(_exact_ids(tokens, rows), lines, label, None, 0)
     weights = None
     if want_weights:
         if rows.shape[1] < 3:

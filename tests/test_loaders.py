@@ -182,6 +182,21 @@ def test_a_numeric_first_csv_line_is_data_not_a_header(tmp_path) -> None:
     assert g.m == 4 and sorted(g.weights.tolist()) == [1, 1, 5, 5]
 
 
+@pytest.mark.parametrize("sep", [" ", ","])
+def test_ids_beyond_2_53_stay_exact_beside_float_weights(tmp_path, sep: str) -> None:
+    big = 2**53
+    text = f"{big} {big + 1} 1.5\n# c\n{big + 1} 5 2.5\n".replace(" ", sep)
+    path = write(tmp_path, "big.csv" if sep == "," else "big.txt", text)
+    g = load_graph(f"file:{path},weights=file,directed=true", cache=False)
+    assert g.n == 3  # 5, 2**53, 2**53 + 1: float64 had merged the last two
+    edges = zip(g.sources.tolist(), g.indices.tolist(), g.weights.tolist(), strict=True)
+    assert sorted(edges) == [(1, 2, 1.5), (2, 0, 2.5)]
+    path = write(tmp_path, "inexact.txt", f"1 2 0.5\n{big}.0 {big + 1} 2.5\n")
+    with pytest.raises(GraphError, match=r"line 2: vertex id 9007199254740992 cannot be read "
+                                         r"exactly"):
+        load_graph(f"file:{path}", cache=False)
+
+
 def test_explicit_format_overrides_the_extension(tmp_path) -> None:
     path = write(tmp_path, "edges.bin", "1 2\n2 3\n")
     g = load_graph(f"file:{path},format=snap", cache=False)
