@@ -498,6 +498,12 @@ def _read_mtx(data: bytes, label: str, want_weights: bool) -> EdgeList:
     if want_weights:
         if field == "pattern":
             raise _no_weights(label, "the matrix is a pattern matrix (no values)")
+        if symmetry == "skew-symmetric":
+            raise GraphError(
+                f"{label}: weights=file, but the matrix is skew-symmetric: each mirrored "
+                "entry's weight is the negative of the one stored; use weights=random or no "
+                "weights"
+            )
         weights = _weights(rows[:, 2], lines, label)
     return EdgeList(src, dst, n, weights, symmetric=symmetry != "general", lines=lines)
 

@@ -197,6 +197,13 @@ def test_ids_beyond_2_53_stay_exact_beside_float_weights(tmp_path, sep: str) -> 
         load_graph(f"file:{path}", cache=False)
 
 
+def test_skew_symmetric_matrix_loads_its_pattern(tmp_path) -> None:
+    path = write(tmp_path, "skew.mtx", FILES["integer.mtx"].replace(" symmetric", " skew"
+                                                                     "-symmetric"))
+    g = load_graph(f"file:{path}", cache=False)  # weights=file is refused (ERRORS)
+    assert g.weights is None and edge_set(g) == undirected(EDGES)
+
+
 def test_explicit_format_overrides_the_extension(tmp_path) -> None:
     path = write(tmp_path, "edges.bin", "1 2\n2 3\n")
     g = load_graph(f"file:{path},format=snap", cache=False)
@@ -280,6 +287,8 @@ ERRORS = [
     ("head.lg", "3;2;u\n1,2\n", "", ["line 1", "LG header"]),
     ("count.lg", "3,2,u,g\n1,2\n", "", ["declares 2 edges but the file has 1"]),
     ("pattern_w.mtx", FILES["pattern.mtx"], ",weights=file", ["weights=file", "pattern"]),
+    ("skew_w.mtx", FILES["integer.mtx"].replace(" symmetric", " skew-symmetric"),
+     ",weights=file", ["weights=file", "skew-symmetric", "negative"]),
     ("pace_w.gr", FILES["pace.gr"], ",weights=file", ["weights=file", "no edge weights"]),
     ("lg_w.lg", FILES["graph.lg"], ",weights=file", ["weights=file", "no edge weights"]),
     ("snap_w.txt", "1 2\n", ",weights=file", ["weights=file", "no third (weight) column"]),
