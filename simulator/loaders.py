@@ -759,7 +759,11 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
                 f" is not {NPZ_FORMAT!r} version {NPZ_VERSION}"
             )
         weights = arrays.get("weights")
-        directed = bool(meta.get("directed", False))
+        directed = meta.get("directed", False)
+        if not isinstance(directed, bool):  # "false" had read as True
+            raise GraphError(f"{label}: .npz metadata field 'directed' must be true or "
+                             f"false, not {directed!r}")
+        shape = None
         name, spec = str(meta.get("name", "graph")), str(meta.get("spec", ""))
     elif "format" in arrays and _text(arrays["format"]) == "csr":
         try:
@@ -780,6 +784,11 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
         if arrays[key].dtype.kind not in "iu":
             raise GraphError(f"{label}: .npz array {key!r} must hold integers, not "
                              f"{arrays[key].dtype}")
+    if shape is not None and shape[0] != arrays["indptr"].size - 1:
+        raise GraphError(
+            f"{label}: scipy CSR matrix 'shape' {shape} does not match its 'indptr' "
+            f"({arrays['indptr'].size - 1} rows)"
+        )
     if weights is not None and weights.dtype.kind not in "iuf":
         raise GraphError(f"{label}: .npz weights must be numbers, not {weights.dtype}")
     graph = Graph(

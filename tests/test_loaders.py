@@ -338,6 +338,21 @@ def test_wrong_npz_metadata_is_rejected(tmp_path) -> None:
              meta=np.array('{"format": "warpsweep-csr", "version": 1}'))
     with pytest.raises(GraphError, match="out of range"):
         load_graph(f"file:{tmp_path / 'bad.npz'}", cache=False)
+    np.savez(tmp_path / "str.npz", indptr=np.array([0, 1, 1]), indices=np.array([1]),
+             meta=np.array('{"format": "warpsweep-csr", "version": 1, "directed": "false"}'))
+    with pytest.raises(GraphError, match="field 'directed' must be true or false, not 'false'"):
+        load_graph(f"file:{tmp_path / 'str.npz'}", cache=False)
+
+
+def test_scipy_npz_whose_shape_disagrees_with_indptr_is_refused(tmp_path) -> None:
+    m = scipy.sparse.csr_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]))
+    scipy.sparse.save_npz(tmp_path / "ok.npz", m, compressed=False)
+    arrays = dict(np.load(tmp_path / "ok.npz"))
+    assert load_graph(f"file:{tmp_path / 'ok.npz'}", cache=False).n == 3
+    np.savez(tmp_path / "shape.npz", **{**arrays, "shape": np.array([5, 5])})
+    with pytest.raises(GraphError, match=r"'shape' \(5, 5\) does not match its 'indptr' "
+                                         r"\(3 rows\)"):
+        load_graph(f"file:{tmp_path / 'shape.npz'}", cache=False)
 
 
 # --------------------------------------------------------------------------- cache
