@@ -153,6 +153,16 @@ def test_absurd_knob_values(capsys, config, match):
     assert match in line
 
 
+def test_repeated_config_options_combine(capsys):
+    argv = ["simulate", "--graph", "rmat:scale=6,weights=random,seed=1", "--algo", "sssp",
+            "--config", "mapping=vwarp,w=8", "--config", "driven=data", "--json"]
+    assert main(argv) == 0
+    strategy = json.loads(capsys.readouterr().out)["strategy"]
+    assert (strategy["mapping"], strategy["w"], strategy["driven"]) == ("vwarp", 8, "data")
+    line = cli_error(capsys, [*argv[:-1], "--config", "w=4"])
+    assert "knob 'w' is set twice" in line
+
+
 def test_block_size_above_the_devices_limit(capsys):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
                               "--device", "gtx260", "--set", "block_size=1024"])
