@@ -13,6 +13,7 @@ from simulator.knob_checks import check_positive
 from simulator.knob_checks import check_threshold
 from simulator.knob_checks import is_int
 from simulator.knob_checks import is_number
+from simulator.knob_checks import plain
 from simulator.mappings import MAPPINGS as MAPPING_REGISTRY
 from simulator.mappings import knob_owners
 from simulator.mappings import mapping_names
@@ -141,6 +142,7 @@ class Strategy:
     policy_t3: float | None = None
 
     def __post_init__(self) -> None:
+        self._plain_scalars()
         if self.policy is not None and self.mapping == "thread":
             object.__setattr__(self, "mapping", "adaptive")
         mapping = mapping_of(self.mapping)
@@ -196,6 +198,12 @@ class Strategy:
                     f"`{knob} <= {INT_MAX}` must hold (the kernels' counters are 32-bit), "
                     f"but got {knob}={value!r}"
                 )
+
+    def _plain_scalars(self) -> None:
+        """Numpy scalar knobs (``w=np.int64(8)``, ``dedup=np.True_``) as Python scalars:
+        the checks had refused them, and str() must read as for the Python values."""
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, plain(getattr(self, f.name)))
 
     def _check_changed_flag(self) -> None:
         """Refuse a ``changed_flag`` other than step or warp, or on a form that stores none
