@@ -145,6 +145,9 @@ def test_simulation_working_memory_is_checked(capsys):
     ("mapping=vwarp,w=inf", "w in"),
     ("policy=", "knob 'policy' has no value"),  # had run the default thread mapping
     ("mapping=vwarp,w=", "knob 'w' has no value"),
+    ("mapping=none", "`mapping=none`: mapping has no 'unset' value; give one of ('thread'"),
+    ("driven=none", "`driven=none`: driven has no 'unset' value; give one of ('topology'"),
+    ("block_size=null", "`block_size=none`: block_size has no 'unset' value"),
     ("policy=policies/bfs-h100.json,policy_t1=inf", "policy_t1=inf"),
 ])
 def test_absurd_knob_values(capsys, config, match):

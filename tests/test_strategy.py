@@ -23,6 +23,9 @@ from tests.conftest import random_graph
         ({"block_size": 100}, "multiple of 32"),
         ({"mapping": "warp"}, "mapping in"),
         ({"chunk_size": 4}, "unknown knob"),
+        ({"mapping": None}, "`mapping=none`: mapping has no 'unset' value"),
+        ({"driven": None}, "`driven=none`: driven has no 'unset' value"),
+        ({"block_size": None}, "`block_size=none`: block_size has no 'unset' value"),
         # adaptive policy
         ({"mapping": "vwarp", "adaptive_min_w": 2}, "does not apply to mapping='vwarp'"),
         ({"mapping": "adaptive", "adaptive_min_w": 3}, "adaptive_min_w in"),
