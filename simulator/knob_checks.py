@@ -3,9 +3,20 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from simulator.errors import ConfigError
 
 VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
+
+
+def plain(value: object) -> object:
+    """A numpy scalar as Python's own (np.int64(8) -> 8, np.True_ -> True, np.float32(0.1)
+    -> 0.1, its shortest decimal), so that the checks below, which keep bools apart from
+    ints, take it and a strategy's text reads the same; anything else unchanged."""
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        return float(str(value))
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def is_int(value: object) -> bool:

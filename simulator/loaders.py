@@ -40,6 +40,7 @@ _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 32]] = True
 _COMMAS_TO_SPACES = bytes.maketrans(b",", b" ")
 _INT = re.compile(rb"^[+-]?\d+$")
+_BOM = b"\xef\xbb\xbf"
 
 
 # --------------------------------------------------------------------------- reading bytes
@@ -63,9 +64,16 @@ def read_bytes(path: Path, label: str) -> bytes:
     return data
 
 
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte order mark (Windows editors write one), which
+    would make the first line's first field unreadable as a number."""
+    return data[len(_BOM):] if data.startswith(_BOM) else data
+
+
 def detect_format(path: Path, data: bytes, label: str = "") -> str:
     """The format from the file name's extension, else from the first lines of the content."""
     label = label or f"file:{path}"
+    data = strip_bom(data)
     name = path.name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -144,6 +152,25 @@ class _Tokens:
         """Line i of the body, for error messages."""
         return _line(self.text, self.starts, i)
 
+    def leading_ints(self, k: int) -> np.ndarray | None:
+        """The first ``k`` fields of every line, read as exact int64 (all other fields
+        blanked), or None if one of them is not a plain integer."""
+        buf = np.frombuffer(self.text, dtype=np.uint8)
+        space = _SPACE[buf]
+        starts = ~space
+        starts[1:] &= space[:-1]
+        token = np.cumsum(starts) - 1  # each byte's token (bytes before the first: -1)
+        first = np.cumsum(self.counts) - self.counts
+        column = np.arange(int(self.counts.sum())) - np.repeat(first, self.counts)
+        kept = np.where(~space & (column[np.maximum(token, 0)] < k), buf, np.uint8(32))
+        try:
+            values = np.fromstring(kept.tobytes(), dtype=np.int64, sep=" ")
+        except ValueError:
+            return None
+        if values.size != k * int((self.counts > 0).sum()) or _saturated(values):
+            return None
+        return values.reshape(-1, k)
+
 
 def _tokenise(
     data: bytes,
@@ -160,11 +187,10 @@ def _tokenise(
     Lines whose first byte is in ``comments`` count as empty; with ``prefix``, every other
     non-blank line must start with that letter (DIMACS ``a``), which is dropped.
     """
-    body = data[start:]
-    if commas:
-        body = body.translate(_COMMAS_TO_SPACES)
-    if not body.endswith(b"\n"):
-        body += b"\n"
+    raw = data[start:]
+    if not raw.endswith(b"\n"):
+        raw += b"\n"
+    body = raw.translate(_COMMAS_TO_SPACES) if commas else raw
     buf = np.frombuffer(body, dtype=np.uint8)
     newlines = np.flatnonzero(buf == 10)
     starts = np.empty(newlines.size, dtype=np.int64)
@@ -191,6 +217,8 @@ def _tokenise(
     token_start = ~space
     token_start[1:] &= space[:-1]
     counts = np.add.reduceat(token_start, starts, dtype=np.int64)
+    if commas:
+        _check_fields(raw, starts, counts, comment, label, first_line)
     if prefix:
         stray = (counts > 0) & ~marked & ~comment
         if stray.any():
@@ -201,6 +229,23 @@ def _tokenise(
             )
     values = _numbers(body, int(counts.sum()), label, first_line, starts, counts)
     return _Tokens(values, counts, comment, first_line, body, starts)
+
+
+def _check_fields(
+    raw: bytes, starts: np.ndarray, counts: np.ndarray, comment: np.ndarray, label: str,
+    first_line: int,
+) -> None:
+    """Refuse a comma-separated line whose fields are not one number each: ``1,,2`` had
+    read as ``1 2`` (an empty field) once commas became spaces."""
+    commas = np.add.reduceat(np.frombuffer(raw, dtype=np.uint8) == 44, starts, dtype=np.int64)
+    bad = ~comment & (commas > 0) & (counts != commas + 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        kind = "an empty field" if counts[i] <= commas[i] else "a field of several numbers"
+        raise GraphError(
+            f"{label}: line {first_line + i}: {kind} in {_line(raw, starts, i)!r} "
+            "(each comma-separated field must hold one number)"
+        )
 
 
 def _line(body: bytes, starts: np.ndarray, i: int) -> str:
@@ -273,6 +318,20 @@ def _table(tokens: _Tokens, label: str, ncols: int | None, what: str) -> tuple[n
     return rows, lines
 
 
+def _exact_ids(tokens: _Tokens, rows: np.ndarray) -> np.ndarray:
+    """Columns 0, 1 of ``rows``, re-read as exact integers where the table was parsed as
+    float64 (some field is not an integer) and an id is at or beyond 2**53, where float64
+    rounds: 9007199254740993 had become ...992 and merged with it."""
+    ids = rows[:, :2]
+    if ids.dtype == np.int64 or not (np.abs(ids) >= _FLOAT_EXACT).any():
+        return ids
+    exact = tokens.leading_ints(2)
+    return ids if exact is None else exact
+
+
+_FLOAT_EXACT = 2.0**53  # float64 holds every integer below it exactly
+
+
 def _ids(
     rows: np.ndarray, lines: np.ndarray, label: str, n: int | None, base: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -286,6 +345,7 @@ def _ids(
                 f"{label}: line {int(lines[i])}: vertex ids must be integers below 2**62, got "
                 f"{ids[i, 0]:g} {ids[i, 1]:g}"
             )
+        _check_exact(ids, lines, label)
         ids = ids.astype(np.int64)
     if n is not None:
         bad = (ids < base) | (ids >= n + base)
@@ -308,6 +368,19 @@ def _ids(
     flat, count = _compact(ids.ravel())
     flat = flat.reshape(-1, 2)
     return flat[:, 0], flat[:, 1], count
+
+
+def _check_exact(ids: np.ndarray, lines: np.ndarray, label: str) -> None:
+    """Refuse float64-read ids at or beyond 2**53: float64 rounds them, merging ids."""
+    inexact = np.abs(ids) >= _FLOAT_EXACT
+    if inexact.any():
+        i = int(np.argmax(inexact.any(axis=1)))
+        value = ids[i][inexact[i]][0]
+        raise GraphError(
+            f"{label}: line {int(lines[i])}: vertex id {value:.17g} cannot be read exactly: "
+            "the file is read as float64 (a field is not an integer), which rounds ids at or "
+            "beyond 2**53; write every vertex id as a plain integer"
+        )
 
 
 def _compact(ids: np.ndarray) -> tuple[np.ndarray, int]:
@@ -360,20 +433,33 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
     start, first_line, line = _skip_header(data, (b"#", b"%"))
     if line is None:
         raise GraphError(f"{label}: empty graph: no edge lines in the file")
-    if commas:
-        fields = [f.strip() for f in line.split(b",")]
-        if not all(_INT.match(f) for f in fields[:2]):  # a header line
-            start += len(line) + 1
-            first_line += 1
+    if commas and _is_header(line):
+        start += len(line) + 1
+        first_line += 1
     tokens = _tokenise(data, start, first_line, label, comments=b"#%", commas=commas)
     rows, lines = _table(tokens, label, None, "src dst [weight]")
-    src, dst, n = _ids(rows, lines, label, None, 0)
+    src, dst, n = _ids(_exact_ids(tokens, rows), lines, label, None, 0)
     weights = None
     if want_weights:
         if rows.shape[1] < 3:
             raise _no_weights(label, "the edge lines have no third (weight) column")
         weights = _weights(rows[:, 2], lines, label)
     return EdgeList(src, dst, n, weights, lines=lines)
+
+
+def _is_header(line: bytes) -> bool:
+    """Whether a CSV file's first line names its columns: neither of its first two fields is
+    a number (``1.0,2.0`` or ``1,,2`` is a data line, checked as such, not dropped)."""
+    return not any(_is_number(f) for f in line.split(b",")[:2])
+
+
+def _is_number(field: bytes) -> bool:
+    """Whether ``field`` reads as a number (int, float, nan or inf)."""
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_mtx(data: bytes, label: str, want_weights: bool) -> EdgeList:
@@ -412,6 +498,12 @@ def _read_mtx(data: bytes, label: str, want_weights: bool) -> EdgeList:
     if want_weights:
         if field == "pattern":
             raise _no_weights(label, "the matrix is a pattern matrix (no values)")
+        if symmetry == "skew-symmetric":
+            raise GraphError(
+                f"{label}: weights=file, but the matrix is skew-symmetric: each mirrored "
+                "entry's weight is the negative of the one stored; use weights=random or no "
+                "weights"
+            )
         weights = _weights(rows[:, 2], lines, label)
     return EdgeList(src, dst, n, weights, symmetric=symmetry != "general", lines=lines)
 
@@ -561,7 +653,7 @@ def read_edges(
     """Read a graph file into an edge list (ids 0..n-1); ``weights`` asks for its weights."""
     path = Path(path)
     label = label or f"file:{path}"
-    data = read_bytes(path, label)
+    data = strip_bom(read_bytes(path, label))
     fmt = fmt or detect_format(path, data, label)
     if fmt not in FILE_FORMATS:
         raise GraphError(f"{label}: unknown format {fmt!r} (one of {', '.join(FILE_FORMATS)})")
@@ -667,7 +759,11 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
                 f" is not {NPZ_FORMAT!r} version {NPZ_VERSION}"
             )
         weights = arrays.get("weights")
-        directed = bool(meta.get("directed", False))
+        directed = meta.get("directed", False)
+        if not isinstance(directed, bool):  # "false" had read as True
+            raise GraphError(f"{label}: .npz metadata field 'directed' must be true or "
+                             f"false, not {directed!r}")
+        shape = None
         name, spec = str(meta.get("name", "graph")), str(meta.get("spec", ""))
     elif "format" in arrays and _text(arrays["format"]) == "csr":
         try:
@@ -688,6 +784,11 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
         if arrays[key].dtype.kind not in "iu":
             raise GraphError(f"{label}: .npz array {key!r} must hold integers, not "
                              f"{arrays[key].dtype}")
+    if shape is not None and shape[0] != arrays["indptr"].size - 1:
+        raise GraphError(
+            f"{label}: scipy CSR matrix 'shape' {shape} does not match its 'indptr' "
+            f"({arrays['indptr'].size - 1} rows)"
+        )
     if weights is not None and weights.dtype.kind not in "iuf":
         raise GraphError(f"{label}: .npz weights must be numbers, not {weights.dtype}")
     graph = Graph(

@@ -248,6 +248,7 @@ def file_estimate(spec: GraphSpec) -> Estimate:
     """The peak memory of reading and building a file spec's graph (0 for a file that cannot
     be read: the reader names the problem)."""
     from simulator.loaders import detect_format
+    from simulator.loaders import strip_bom
 
     path = Path(spec.params["path"]).expanduser()
     try:
@@ -256,6 +257,7 @@ def file_estimate(spec: GraphSpec) -> Estimate:
         head, size = _head(path)
     except OSError:
         return Estimate(0, "")
+    head = strip_bom(head)
     if not head:
         return Estimate(0, "")
     fmt = spec.params.get("format")

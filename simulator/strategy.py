@@ -13,6 +13,7 @@ from simulator.knob_checks import check_positive
 from simulator.knob_checks import check_threshold
 from simulator.knob_checks import is_int
 from simulator.knob_checks import is_number
+from simulator.knob_checks import plain
 from simulator.mappings import MAPPINGS as MAPPING_REGISTRY
 from simulator.mappings import knob_owners
 from simulator.mappings import mapping_names
@@ -141,6 +142,8 @@ class Strategy:
     policy_t3: float | None = None
 
     def __post_init__(self) -> None:
+        self._plain_scalars()
+        self._check_settable()
         if self.policy is not None and self.mapping == "thread":
             object.__setattr__(self, "mapping", "adaptive")
         mapping = mapping_of(self.mapping)
@@ -196,6 +199,23 @@ class Strategy:
                     f"`{knob} <= {INT_MAX}` must hold (the kernels' counters are 32-bit), "
                     f"but got {knob}={value!r}"
                 )
+
+    def _plain_scalars(self) -> None:
+        """Numpy scalar knobs (``w=np.int64(8)``, ``dedup=np.True_``) as Python scalars:
+        the checks had refused them, and str() must read as for the Python values."""
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, plain(getattr(self, f.name)))
+
+    def _check_settable(self) -> None:
+        """Refuse None (``none`` in a config) for the knobs with no 'unset' value: mapping,
+        driven, block_size; the message had not named the knob set to none."""
+        for knob, choices in (("mapping", f"one of {tuple(mapping_names())}"),
+                              ("driven", f"one of {DRIVEN}"),
+                              ("block_size", "a multiple of 32 in 32..1024")):
+            if getattr(self, knob) is None:
+                raise ConfigError(f"`{knob}=none`: {knob} has no 'unset' value; give "
+                                  f"{choices} (or leave it out for the default "
+                                  f"{_FIELD_DEFAULTS[knob]!r})")
 
     def _check_changed_flag(self) -> None:
         """Refuse a ``changed_flag`` other than step or warp, or on a form that stores none
@@ -329,6 +349,7 @@ class Strategy:
 # every field is a knob (from_params, to_params)
 Strategy.KNOBS = tuple(f.name for f in dataclasses.fields(Strategy))
 _FIELDS = frozenset(Strategy.KNOBS)
+_FIELD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Strategy)}
 _knob_orders: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 

@@ -93,6 +93,39 @@ def test_malformed_file_reports_its_line(tmp_path, capsys) -> None:
     assert not (tmp_path / "o.npz").exists()
 
 
+def one_error_line(capsys) -> str:
+    """The single stderr line of a failed command."""
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warpsweep: error: "), lines
+    return lines[0]
+
+
+def test_convert_output_errors_name_the_output(tmp_path, capsys, monkeypatch) -> None:
+    (tmp_path / "base.txt").write_text("")
+    out = tmp_path / "base.txt" / "x.npz"
+    assert main(["graph", "convert", "rmat:scale=5", str(out)]) == 2
+    line = one_error_line(capsys)
+    assert f"cannot write {str(out)!r}" in line and "is not a directory" in line
+
+    def full_disk(graph, path):
+        raise OSError(28, "No space left on device", str(tmp_path / ".o.npz.x1y2.tmp"))
+
+    monkeypatch.setattr("tuner.cli.graph.save_npz", full_disk)
+    out = tmp_path / "o.npz"
+    assert main(["graph", "convert", "rmat:scale=5", str(out)]) == 2
+    assert one_error_line(capsys).endswith(f"cannot write {str(out)!r}: No space left on device")
+
+
+def test_convert_refuses_to_overwrite_its_input(tmp_path, capsys, monkeypatch) -> None:
+    path = tmp_path / "w.npz"
+    assert main(["graph", "convert", "rmat:scale=5", str(path)]) == 0
+    before = path.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    assert main(["graph", "convert", "file:w.npz,directed=true", str(tmp_path / "w.npz")]) == 2
+    assert "is the input file itself" in one_error_line(capsys)
+    assert path.read_bytes() == before
+
+
 def test_console_entry_point_exit_code(tmp_path) -> None:
     env = {"WARPSWEEP_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(REPO), "PATH": ""}
     done = subprocess.run(

@@ -100,6 +100,7 @@ def test_parse_size_refuses(text):
                 "3000000000 3000000000 1\n1 2\n"),
     ("big.graph", "5000000000 1\n2\n1\n"),
     ("big.lg", "5000000000,1,u\n1,2\n"),
+    ("bom.graph", "\ufeff5000000000 1\n2\n1\n"),  # a UTF-8 BOM hides no header
 ])
 def test_file_header_declaring_a_huge_graph_is_refused_before_reading(capsys, tmp_path, name,
                                                                       text):
@@ -144,12 +145,25 @@ def test_simulation_working_memory_is_checked(capsys):
     ("mapping=vwarp,w=inf", "w in"),
     ("policy=", "knob 'policy' has no value"),  # had run the default thread mapping
     ("mapping=vwarp,w=", "knob 'w' has no value"),
+    ("mapping=none", "`mapping=none`: mapping has no 'unset' value; give one of ('thread'"),
+    ("driven=none", "`driven=none`: driven has no 'unset' value; give one of ('topology'"),
+    ("block_size=null", "`block_size=none`: block_size has no 'unset' value"),
     ("policy=policies/bfs-h100.json,policy_t1=inf", "policy_t1=inf"),
 ])
 def test_absurd_knob_values(capsys, config, match):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
                               "--config", config])
     assert match in line
+
+
+def test_repeated_config_options_combine(capsys):
+    argv = ["simulate", "--graph", "rmat:scale=6,weights=random,seed=1", "--algo", "sssp",
+            "--config", "mapping=vwarp,w=8", "--config", "driven=data", "--json"]
+    assert main(argv) == 0
+    strategy = json.loads(capsys.readouterr().out)["strategy"]
+    assert (strategy["mapping"], strategy["w"], strategy["driven"]) == ("vwarp", 8, "data")
+    line = cli_error(capsys, [*argv[:-1], "--config", "w=4"])
+    assert "knob 'w' is set twice" in line
 
 
 def test_block_size_above_the_devices_limit(capsys):

@@ -160,6 +160,50 @@ def test_format_detection(tmp_path, name: str, text: str, fmt: str) -> None:
     assert edge_set(load_graph(f"file:{path}", cache=False)) == undirected(expected)
 
 
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_a_utf8_bom_is_stripped_in_every_text_format(tmp_path, name: str) -> None:
+    ext = name.rsplit(".", 1)[1]
+    data = b"\xef\xbb\xbf" + FILES[name].encode()
+    paths = [write(tmp_path, name, data)]
+    if ext != "graph":  # METIS is told by its extension only; the rest by content too
+        paths.append(write(tmp_path, "bom.dat", data))
+    for path in paths:
+        g = load_graph(f"file:{path}", cache=False)
+        assert g.n == (6 if ext in DECLARES_N else 5), path
+        assert edge_set(g) == undirected(EDGES), path
+
+
+def test_a_numeric_first_csv_line_is_data_not_a_header(tmp_path) -> None:
+    path = write(tmp_path, "f.csv", "1.0,2.0\n2.0,3.0\n3.0,4.0\n")
+    assert edge_set(load_graph(f"file:{path}", cache=False)) == undirected(
+        [(0, 1), (1, 2), (2, 3)])
+    path = write(tmp_path, "w.csv", "0,1,5\n1,2,1\n")
+    g = load_graph(f"file:{path},weights=file", cache=False)
+    assert g.m == 4 and sorted(g.weights.tolist()) == [1, 1, 5, 5]
+
+
+@pytest.mark.parametrize("sep", [" ", ","])
+def test_ids_beyond_2_53_stay_exact_beside_float_weights(tmp_path, sep: str) -> None:
+    big = 2**53
+    text = f"{big} {big + 1} 1.5\n# c\n{big + 1} 5 2.5\n".replace(" ", sep)
+    path = write(tmp_path, "big.csv" if sep == "," else "big.txt", text)
+    g = load_graph(f"file:{path},weights=file,directed=true", cache=False)
+    assert g.n == 3  # 5, 2**53, 2**53 + 1: float64 had merged the last two
+    edges = zip(g.sources.tolist(), g.indices.tolist(), g.weights.tolist(), strict=True)
+    assert sorted(edges) == [(1, 2, 1.5), (2, 0, 2.5)]
+    path = write(tmp_path, "inexact.txt", f"1 2 0.5\n{big}.0 {big + 1} 2.5\n")
+    with pytest.raises(GraphError, match=r"line 2: vertex id 9007199254740992 cannot be read "
+                                         r"exactly"):
+        load_graph(f"file:{path}", cache=False)
+
+
+def test_skew_symmetric_matrix_loads_its_pattern(tmp_path) -> None:
+    path = write(tmp_path, "skew.mtx", FILES["integer.mtx"].replace(" symmetric", " skew"
+                                                                     "-symmetric"))
+    g = load_graph(f"file:{path}", cache=False)  # weights=file is refused (ERRORS)
+    assert g.weights is None and edge_set(g) == undirected(EDGES)
+
+
 def test_explicit_format_overrides_the_extension(tmp_path) -> None:
     path = write(tmp_path, "edges.bin", "1 2\n2 3\n")
     g = load_graph(f"file:{path},format=snap", cache=False)
@@ -200,6 +244,12 @@ ERRORS = [
     ("loops.txt", "1 1\n2 2\n", "", ["empty graph: no edges"]),
     ("empty.txt", "", "", ["empty graph"]),
     ("bad.csv", "a,b\n1,2\n1;3\n", "", ["line 3", "cannot read '1;3'"]),
+    ("float.csv", "1.5,2\n2,3\n", "", ["line 1", "vertex ids must be integers"]),
+    ("gap.csv", "1,,2\n2,3\n", "", ["line 1", "an empty field in '1,,2'"]),
+    ("gapw.csv", "a,b,w\n1,2,1\n1,,2,7\n", ",weights=file", ["line 3", "an empty field"]),
+    ("trail.csv", "1,2,\n2,3,\n", "", ["line 1", "an empty field in '1,2,'"]),
+    ("space.csv", "1,2\n2 5,3\n", "", ["line 2", "a field of several numbers"]),
+    ("gap.lg", "3,2,u\n1,2\n,3\n", "", ["line 3", "an empty field in ',3'"]),
     ("range.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n", "",
      ["line 4", "vertex id 4 out of range 1..3"]),
     ("zero.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n0 1\n", "",
@@ -237,6 +287,8 @@ ERRORS = [
     ("head.lg", "3;2;u\n1,2\n", "", ["line 1", "LG header"]),
     ("count.lg", "3,2,u,g\n1,2\n", "", ["declares 2 edges but the file has 1"]),
     ("pattern_w.mtx", FILES["pattern.mtx"], ",weights=file", ["weights=file", "pattern"]),
+    ("skew_w.mtx", FILES["integer.mtx"].replace(" symmetric", " skew-symmetric"),
+     ",weights=file", ["weights=file", "skew-symmetric", "negative"]),
     ("pace_w.gr", FILES["pace.gr"], ",weights=file", ["weights=file", "no edge weights"]),
     ("lg_w.lg", FILES["graph.lg"], ",weights=file", ["weights=file", "no edge weights"]),
     ("snap_w.txt", "1 2\n", ",weights=file", ["weights=file", "no third (weight) column"]),
@@ -286,6 +338,21 @@ def test_wrong_npz_metadata_is_rejected(tmp_path) -> None:
              meta=np.array('{"format": "warpsweep-csr", "version": 1}'))
     with pytest.raises(GraphError, match="out of range"):
         load_graph(f"file:{tmp_path / 'bad.npz'}", cache=False)
+    np.savez(tmp_path / "str.npz", indptr=np.array([0, 1, 1]), indices=np.array([1]),
+             meta=np.array('{"format": "warpsweep-csr", "version": 1, "directed": "false"}'))
+    with pytest.raises(GraphError, match="field 'directed' must be true or false, not 'false'"):
+        load_graph(f"file:{tmp_path / 'str.npz'}", cache=False)
+
+
+def test_scipy_npz_whose_shape_disagrees_with_indptr_is_refused(tmp_path) -> None:
+    m = scipy.sparse.csr_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]))
+    scipy.sparse.save_npz(tmp_path / "ok.npz", m, compressed=False)
+    arrays = dict(np.load(tmp_path / "ok.npz"))
+    assert load_graph(f"file:{tmp_path / 'ok.npz'}", cache=False).n == 3
+    np.savez(tmp_path / "shape.npz", **{**arrays, "shape": np.array([5, 5])})
+    with pytest.raises(GraphError, match=r"'shape' \(5, 5\) does not match its 'indptr' "
+                                         r"\(3 rows\)"):
+        load_graph(f"file:{tmp_path / 'shape.npz'}", cache=False)
 
 
 # --------------------------------------------------------------------------- cache

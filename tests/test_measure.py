@@ -289,6 +289,17 @@ def test_an_unsupported_config_is_refused_before_the_gpu(monkeypatch):
         args.run(args)
 
 
+def test_repeated_configs_combine_and_a_knob_set_twice_is_refused(monkeypatch):
+    monkeypatch.setattr(measure_module, "gpu_unavailable", lambda index=0: "no GPU here")
+    args = parse(["--graph", "rmat:scale=8", "--algo", "bfs", "--config", "mapping=vwarp",
+                  "--config", "w=8"])
+    assert args.config == ["mapping=vwarp", "w=8"] and args.run(args) == 1
+    args = parse(["--graph", "rmat:scale=8", "--algo", "bfs", "--config", "mapping=vwarp,w=8",
+                  "--config", "w=4"])
+    with pytest.raises(ConfigError, match="knob 'w' is set twice"):
+        args.run(args)
+
+
 def test_a_bad_graph_spec_is_refused_before_the_gpu(monkeypatch):
     def no_gpu_check(index=0):
         raise AssertionError("the GPU was asked about")

@@ -1,5 +1,6 @@
 """The strategy config rejects every impossible setting with a message naming it."""
 
+import numpy as np
 import pytest
 
 from simulator import ConfigError
@@ -22,6 +23,9 @@ from tests.conftest import random_graph
         ({"block_size": 100}, "multiple of 32"),
         ({"mapping": "warp"}, "mapping in"),
         ({"chunk_size": 4}, "unknown knob"),
+        ({"mapping": None}, "`mapping=none`: mapping has no 'unset' value"),
+        ({"driven": None}, "`driven=none`: driven has no 'unset' value"),
+        ({"block_size": None}, "`block_size=none`: block_size has no 'unset' value"),
         # adaptive policy
         ({"mapping": "vwarp", "adaptive_min_w": 2}, "does not apply to mapping='vwarp'"),
         ({"mapping": "adaptive", "adaptive_min_w": 3}, "adaptive_min_w in"),
@@ -79,6 +83,21 @@ def test_knobs_the_algorithm_lacks(algorithm, knobs, message):
     g = random_graph(50, 200, 1)
     with pytest.raises(ConfigError, match=message):
         simulate(g, algorithm, knobs)
+
+
+def test_numpy_scalars_are_taken_as_python_scalars():
+    assert str(Strategy(w=np.int64(8), mapping="vwarp")) == str(Strategy(w=8, mapping="vwarp"))
+    s = Strategy(mapping=np.str_("vwarp"), w=np.int64(8), chunk=np.int32(4),
+                 defer_threshold=np.uint16(64), block_size=np.int64(128))
+    assert s == Strategy(mapping="vwarp", w=8, chunk=4, defer_threshold=64, block_size=128)
+    assert type(s.w) is int and type(s.block_size) is int and type(s.mapping) is str
+    t = Strategy(driven="temporal", switch_to_topology=np.float32(0.1), dedup=np.True_)
+    assert str(t) == str(Strategy(driven="temporal", switch_to_topology=0.1, dedup=True))
+    assert type(t.dedup) is bool
+    with pytest.raises(ConfigError, match="got w=True"):  # a bool is still not a width
+        Strategy(mapping="vwarp", w=np.True_)
+    with pytest.raises(ConfigError, match="must be true or false, but got 1"):
+        Strategy(driven="data", dedup=np.int64(1))
 
 
 def test_defaults_and_round_trip():

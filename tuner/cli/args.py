@@ -1,7 +1,7 @@
 """The options several verbs share, each added by one function so that its flag, default and
 help read the same wherever it appears (``--results``, ``--json``, ``--seed``, the
-``--graph``/``--algo``/``--device`` filters, ``--max-memory``/``--no-cache``), and the
-argument types they use. A verb calls them where the option belongs in its ``--help``.
+``--graph``/``--algo``/``--device`` filters, ``--max-memory``/``--no-cache``, ``--config``),
+and the argument types they use. A verb calls them where the option belongs in its ``--help``.
 
 Imports only argparse at load (the tuner's constants when called), so that ``python -m
 tuner.cli.measure`` stays without Optuna, Ray and DuckDB."""
@@ -49,6 +49,18 @@ def add_results(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR",
                    help=f"results directory (default {DEFAULT_RESULTS})")
+
+
+def add_config(p: argparse.ArgumentParser, help: str) -> None:
+    """``--config K=V,K=V``, repeatable: the repeats combine (as ``--set``'s do) into one list,
+    where a second ``--config`` had silently replaced the first; a knob set twice in them is
+    refused (``Strategy.parse``). ``config_text`` joins them."""
+    p.add_argument("--config", action="append", default=[], metavar="K=V,K=V", help=help)
+
+
+def config_text(*parts: list[str]) -> str:
+    """The ``--config`` (and ``--set``) values as one ``K=V,K=V`` string for Strategy.parse."""
+    return ",".join(filter(None, (text for texts in parts for text in texts)))
 
 
 def add_json(p: argparse.ArgumentParser, help: str = JSON_HELP) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from simulator.errors import ConfigError
 from simulator.features import graph_features
+from simulator.graph_spec import parse_spec
 from simulator.load import load_graph
 from simulator.loaders import save_npz
 from simulator.sizes import max_memory
@@ -86,16 +87,42 @@ def _info(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Load the graph and write it as a CSR .npz file."""
-    out = str(args.out)
-    if not out.lower().endswith(".npz") or args.out.name.lower() == ".npz":
-        # loaders pick the format by extension: OUT.txt would hold a zip no reader takes
-        raise ConfigError(f"graph convert: output {out!r} must be a FILE.npz "
-                          "(read back as file:FILE.npz)")
-    if args.out.is_dir():
-        raise ConfigError(f"graph convert: output {out!r} is a directory")
+    _check_output(args.spec, args.out)
     with max_memory(args.max_memory):
         graph = load_graph(args.spec, cache=not args.no_cache)
-    path = save_npz(graph, args.out)
+    path = _save(graph, args.out)
     print(f"wrote {path}: {graph.name}, n={graph.n:,}, m={graph.m:,}, spec {graph.spec}"
           + (f" (directed: read it as file:{path},directed=true)" if graph.directed else ""))
     return 0
+
+
+def _check_output(spec: str, out_path: Path) -> None:
+    """Refuse, before the graph is loaded, an output that is not a FILE.npz, is a directory,
+    lies under a file, or is the input file itself (not left to overwrite its source)."""
+    out = str(out_path)
+    if not out.lower().endswith(".npz") or out_path.name.lower() == ".npz":
+        # loaders pick the format by extension: OUT.txt would hold a zip no reader takes
+        raise ConfigError(f"graph convert: output {out!r} must be a FILE.npz "
+                          "(read back as file:FILE.npz)")
+    if out_path.is_dir():
+        raise ConfigError(f"graph convert: output {out!r} is a directory")
+    parent = next(p for p in out_path.absolute().parents if p.exists())
+    if not parent.is_dir():  # mkdir would say 'File exists'
+        raise ConfigError(f"graph convert: cannot write {out!r}: {str(parent)!r} is not a "
+                          "directory")
+    parsed = parse_spec(spec)
+    if parsed.is_file and out_path.exists():
+        source = Path(parsed.params["path"]).expanduser()
+        if source.exists() and source.samefile(out_path):
+            raise ConfigError(f"graph convert: output {out!r} is the input file itself; "
+                              "write to another path")
+
+
+def _save(graph, out: Path) -> Path:
+    """``save_npz``, its OS errors (a parent that is a file, no permission, a full disk) as
+    one line naming OUT, not the temporary file's errno."""
+    try:
+        return save_npz(graph, out)
+    except OSError as exc:
+        raise ConfigError(f"graph convert: cannot write {str(out)!r}: "
+                          f"{exc.strerror or exc}") from None

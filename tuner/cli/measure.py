@@ -9,7 +9,9 @@ import sys
 import time
 
 from simulator import ALGORITHMS
+from tuner.cli.args import add_config
 from tuner.cli.args import add_json
+from tuner.cli.args import config_text
 from tuner.measure.measure import NoGpu
 
 EXAMPLES = """examples:
@@ -37,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--graph", required=True, metavar="SPEC", help="graph spec")
     p.add_argument("--algo", required=True, choices=ALGORITHMS)
-    p.add_argument("--config", default="", metavar="K=V,K=V", help="strategy knobs")
+    add_config(p, "strategy knobs, repeatable")
     p.add_argument("--variant", default=None,
                    help="how a push=atomic worklist pushes: plain (default; the compiler "
                         "aggregates), warp_aggregated (ballot, one atomic per warp), claimed "
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.reps < 1:
         print("warpsweep measure: --reps must be at least 1", file=sys.stderr)
         return 2
-    strategy = Strategy.parse(args.config)
+    strategy = Strategy.parse(config_text(args.config))
     plan = plan_for(args.algo, strategy, args.variant)
     parse_spec(args.graph)  # a bad spec is named before a missing GPU is
     try:

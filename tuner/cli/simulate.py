@@ -13,8 +13,10 @@ from simulator import simulate
 from simulator.simulate import as_strategy
 from simulator.sizes import max_memory
 from simulator.strategy import Strategy
+from tuner.cli.args import add_config
 from tuner.cli.args import add_json
 from tuner.cli.args import add_max_memory
+from tuner.cli.args import config_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,8 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="BFS/SSSP source (default: the vertex of highest degree)")
     p.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
                    help=f"a strategy knob, repeatable; knobs: {', '.join(Strategy.KNOBS)}")
-    p.add_argument("--config", default="", metavar="K=V,K=V",
-                   help="knobs as one comma-separated string (combined with --set)")
+    add_config(p, "knobs as one comma-separated string, repeatable (combined with --set)")
     add_json(p, "print the metrics as JSON")
     add_max_memory(p)
     p.add_argument("--trace", action="store_true", help="also print the per-iteration trace")
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from simulator.load import load_graph
 
-    strategy = as_strategy(",".join(filter(None, [args.config, *args.set])))
+    strategy = as_strategy(config_text(args.config, args.set))
     graph = load_graph(args.graph)
     result = simulate(graph, args.algo, strategy, args.device, args.source, trace=args.trace)
     report = {
