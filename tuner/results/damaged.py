@@ -85,7 +85,9 @@ def check_footers(files: Iterable[str | Path], results: str | Path | None = None
 
 
 VERIFIED_ENV = "WARPSWEEP_VERIFIED_CACHE"
-VERIFIED_VERSION = 2  # 2: schemas checked too; files verified before are read again
+# 2: schemas checked too; 3: keyed by inode and change time too (files verified before are
+# read again)
+VERIFIED_VERSION = 3
 
 
 def _verified_path(results: str, table: str) -> Path:
@@ -99,9 +101,12 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
     checksums (``body_problem``): DuckDB does not verify them, so bytes damaged in a page
     could otherwise be read as other values; or that is no results file of ``table``
     (``schema_problem``: DuckDB would read its rows in, the store refuses it). A file is read
-    once: those verified are kept (path, size and modification time) in a cache outside the
-    results, and a file is never changed in place (a retried write replaces it, with a new
-    time). ``files`` are all of one table's: the cache keeps those alone."""
+    once: those verified are kept (path, size, modification and change times, inode) in a cache
+    outside the results, and a file is never changed in place (a retried write replaces it,
+    with a new inode). Any write to a file moves its change time, which no tool can set
+    back (a copy with ``cp -p`` or bytes rewritten and the modification time restored had
+    kept the old key, and their damage was read as values). ``files`` are all of one
+    table's: the cache keeps those alone."""
     cache = _verified_path(results, table)
     try:
         known = set(map(tuple, json.loads(cache.read_text())))
@@ -113,16 +118,16 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
             st = os.stat(f)
         except OSError as exc:
             raise DamagedResults(f, str(exc), results) from None
-        keys.append((str(f), st.st_size, st.st_mtime_ns))
+        keys.append((str(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
     fresh = [k for k in keys if k not in known]
-    for path, _, _ in fresh:
+    for path, *_ in fresh:
         problem = body_problem(path) or schema_problem(pq.read_schema(path), table)
         if problem is not None:
             raise DamagedResults(path, problem, results)
     if not fresh:
         return
     # a new file must type its columns as the others do (each passed alone)
-    conflict = type_conflict([pq.read_schema(path) for path, _, _ in keys])
+    conflict = type_conflict([pq.read_schema(path) for path, *_ in keys])
     if conflict is not None:
         raise DamagedResults(keys[conflict[0]][0], conflict[1], results)
     try:
