@@ -143,6 +143,19 @@ def test_newer_schema_is_refused(tmp_path):
         read_trials(tmp_path)
 
 
+@pytest.mark.parametrize("text", ["{}", "[]", "null", "not json", '{"schema_version": true}',
+                                  '{"schema_version": "2"}', '{"schema_version": 2.0}'])
+def test_a_damaged_manifest_is_named_with_what_it_should_hold(tmp_path, text):
+    """A manifest that holds no integer schema version (``true`` had read as version 1) is
+    refused by writers and readers alike, naming the file and what it should read."""
+    ResultStore.open(tmp_path)
+    (tmp_path / "_warpsweep.json").write_text(text)
+    for opening in (ResultStore.open, read_trials):
+        with pytest.raises(ConfigError, match=r"_warpsweep.json: unreadable results manifest "
+                                              rf'.*"schema_version": {SCHEMA_VERSION}'):
+            opening(tmp_path)
+
+
 def test_results_path_errors(tmp_path):
     f = tmp_path / "file"
     f.write_text("x")

@@ -541,9 +541,15 @@ def check_manifest(root: str | Path | Location, create: bool = True,
     if text is not None:
         try:
             manifest = json.loads(text)
-            version = int(manifest["schema_version"])
+            version = manifest["schema_version"]
+            if not isinstance(version, int) or isinstance(version, bool):
+                raise TypeError(f"schema_version {version!r} is no integer")
         except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{path}: unreadable results manifest ({exc})") from None
+            raise ConfigError(
+                f"{path}: unreadable results manifest ({exc}); it should read "
+                f'{{"schema_version": {SCHEMA_VERSION}, ...}} for a directory this warpsweep '
+                "wrote: restore it, or move the directory's rows to a new --results"
+            ) from None
         if version > SCHEMA_VERSION:
             raise ConfigError(
                 f"results directory {loc.text!r} was written with results schema version "
