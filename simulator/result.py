@@ -24,7 +24,9 @@ class Result:
     fractions of those issued lane-steps (they sum to 1, and me equals simd_efficiency);
     lane_efficiency counts every issued instruction, SISD phase and queue work included;
     worklist_items counts the entries worklist launches expanded, duplicates those of them
-    that repeat a vertex already on the same worklist.
+    that repeat a vertex already on the same worklist. A ratio with nothing to count (a run
+    that expands no edge, from a source without edges: no SIMD lane-steps) is 0, and then u_a,
+    u_r and me do not sum to 1.
     """
 
     algorithm: str
