@@ -211,8 +211,26 @@ def test_fresh_results_answer_with_no_rows(tmp_path, capsys):
     assert code == 0 and out.splitlines()[2].strip() == "0"
     code, out, _ = run_cli(capsys, "best", "--results", str(tmp_path))
     assert code == 1 and "no complete evaluation" in out
+    assert "journal" not in out
     assert answers.pareto(connect(tmp_path), parse_objectives("time_us,bytes")
                           ).studies == []
+
+
+def test_best_over_a_journal_without_rows_says_how_to_write_them(tmp_path, capsys):
+    """A run killed before its rows reached disk leaves a journal only: `best` says so and
+    names `check --repair`, which writes them (it had said only 'no complete evaluation')."""
+    import shutil
+
+    results = tmp_path / "r"
+    assert run_cli(capsys, "tune", "--graph", "rmat:scale=7,seed=3", "--algo", "bfs",
+                   "--trials", "3", "--workers", "0", "--results", str(results), "-q")[0] == 0
+    shutil.rmtree(results / "trials")
+    code, out, _ = run_cli(capsys, "best", "--results", str(results))
+    assert code == 1 and "1 study in studies/ has a journal but no rows yet" in out
+    assert f"warpsweep check {results} --repair" in out
+    assert run_cli(capsys, "check", str(results), "--repair")[0] == 0
+    code, out, _ = run_cli(capsys, "best", "--results", str(results))
+    assert code == 0 and "mapping=" in out
 
 
 # -- best -----------------------------------------------------------------------------------

@@ -452,11 +452,38 @@ def _times(value: float | None) -> str:
 
 
 def _nothing(args: argparse.Namespace, metrics: str) -> str:
-    """The line for an answer with no study."""
+    """The line for an answer with no study (and, unfiltered, the studies whose journal holds
+    results that no row does yet: a run killed before it wrote them)."""
     chosen = [f"--{name} {value}" for name in ("graph", "algo", "device")
               if (value := getattr(args, name)) is not None]
-    return (f"no complete evaluation with {metrics} in {args.results}"
+    line = (f"no complete evaluation with {metrics} in {args.results}"
             + (f" for {' '.join(chosen)}" if chosen else ""))
+    pending = [] if chosen else _journals_without_rows(args.results)
+    if pending:
+        one = len(pending) == 1
+        line += (f"; {len(pending)} stud{'y' if one else 'ies'} in studies/ "
+                 f"ha{'s' if one else 've'} a journal but no rows yet (a run stopped before "
+                 "writing them): resume "
+                 f"it, or `warpsweep check {args.results} --repair` writes the rows its "
+                 "journal recorded")
+    return line
+
+
+def _journals_without_rows(results: str) -> list[str]:
+    """Study keys with a journal in ``results`` and no row in its trials."""
+    from tuner.results.location import Location
+    from tuner.results.schema import STUDIES
+    from tuner.results.store import read_trials
+
+    loc = Location.of(results)
+    journals = {p.rsplit("/", 1)[-1][: -len(".journal")] for p in loc.files(STUDIES, ".journal")}
+    if not journals:
+        return []
+    try:
+        keys = set(read_trials(results, ["study_key"]).column("study_key").to_pylist())
+    except Exception:  # noqa: BLE001 - a hint only: the readers name a damaged store
+        return []
+    return sorted(journals - keys)
 
 
 def _study_line(study: answer_types.Study) -> str:
