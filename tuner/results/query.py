@@ -23,7 +23,9 @@ from tuner.results.damaged import verify_files
 from tuner.results.location import Location
 from tuner.results.measured import add_views
 from tuner.results.schema import GRAPHS
+from tuner.results.schema import PARAM_TYPES
 from tuner.results.schema import TRIALS
+from tuner.results.schema import param_column
 from tuner.results.store import ConflictError
 from tuner.results.store import ParquetDirBackend
 from tuner.results.store import check_readable
@@ -84,6 +86,7 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             source = f"_{table}_empty"
         with reading_files(every, location.text, fs):
             if table == TRIALS:  # measured GPU times beside the simulated (tuner.results.measured)
+                source = _with_every_knob(con, source)
                 _refuse_shared_keys(con, source, location.text)
                 con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
             else:
@@ -91,6 +94,15 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
     remember(con, every, location.text, fs)
     lock_down(con, allowed)
     return con
+
+
+def _with_every_knob(con: duckdb.DuckDBPyConnection, source: str) -> str:
+    """``source`` with a ``param_`` column for every declared knob, null where its files have
+    none (no trial of a space that sets it yet): a query naming one answers with nulls, as
+    for a knob that does not apply, rather than a binder error."""
+    knobs = pa.schema([(param_column(k), t) for k, t in PARAM_TYPES.items()])
+    con.register("_declared_knobs", knobs.empty_table())
+    return f"(SELECT * FROM {source} UNION ALL BY NAME SELECT * FROM _declared_knobs)"
 
 
 def _refuse_shared_keys(con: duckdb.DuckDBPyConnection, source: str, where: str) -> None:
