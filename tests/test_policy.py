@@ -389,8 +389,11 @@ def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
     monkeypatch.setenv("WARPSWEEP_CACHE", str(tmp_path))
     rows, skipped = adaptation_rows([("grid2d:rows=8,cols=8", "bfs", "h100"),
                                      ("grid2d:rows=8,cols=8", "pagerank", "h100"),
+                                     ("grid2d:rows=8,cols=8", "cc", "h100"),
                                      ("nonsense:x=1", "bfs", "h100")])
-    assert len(rows) == 1 and len(skipped) == 1 and "nonsense" in skipped[0]
+    # CC, which takes no source, has its row (its source had been int(None): left out)
+    assert [r.algorithm for r in rows] == ["bfs", "cc"]
+    assert len(skipped) == 1 and "nonsense" in skipped[0]
     assert rows[0].gain >= 1.0 and list(tmp_path.glob("adaptive/*.json"))
     keep = AdaptationRow("g", "bfs", "h100", "mapping=vwarp,w=8", 100.0, 99.0, 1)
     assert keep.verdict.startswith("under 2% (1.0%): keep the constant mapping=vwarp,w=8")

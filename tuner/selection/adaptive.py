@@ -100,7 +100,7 @@ class IterationTable:
     graph: str
     algorithm: str
     device: str
-    source: int
+    source: int | None  # None: CC and PageRank, which take none
     candidates: tuple[str, ...]
     forms: tuple[str, ...]
     times: list[np.ndarray]      # per candidate: per-iteration time, us
@@ -129,7 +129,7 @@ class IterationTable:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> IterationTable:
         """Rebuild from ``to_json``."""
-        return cls(doc["graph"], doc["algorithm"], doc["device"], int(doc["source"]),
+        return cls(doc["graph"], doc["algorithm"], doc["device"], _source(doc["source"]),
                    tuple(doc["candidates"]), tuple(doc["forms"]),
                    [np.asarray(t, dtype=float) for t in doc["times"]],
                    [np.asarray(t, dtype=float) for t in doc["convert"]],
@@ -149,7 +149,12 @@ def _run_candidate(fr: Any, strategy: Strategy, dev: Any) -> dict[str, Any]:
     return {"times": [dev.us(it.cost.cycles) for it in its],
             "convert": [dev.us(it.convert_out_cycles) for it in its],
             "features": [[it.features[f] for f in FEATURES] for it in its],
-            "source": int(fr.source)}
+            "source": _source(fr.source)}
+
+
+def _source(source: Any) -> int | None:
+    """A run's source as the table keeps it (CC and PageRank have none)."""
+    return None if source is None else int(source)
 
 
 def iteration_table(spec: str, algorithm: str, device: str = "h100",
@@ -186,7 +191,7 @@ def iteration_table(spec: str, algorithm: str, device: str = "h100",
             tmp.replace(path)
     first = entries[candidates[0]]
     return IterationTable(
-        name or spec, algorithm, get_device(device).name, int(first["source"]),
+        name or spec, algorithm, get_device(device).name, _source(first["source"]),
         tuple(candidates), tuple(Strategy.parse(c).driven for c in candidates),
         [np.asarray(entries[c]["times"], dtype=float) for c in candidates],
         [np.asarray(entries[c]["convert"], dtype=float) for c in candidates],
