@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="leave out the selector's evaluation (it trains models)")
     p.add_argument("--adaptation", action="store_true",
                    help="add per graph the per-iteration oracle's gap over the best constant "
-                        "configuration (BFS, SSSP, CC; simulates the policy's candidate configurations on each graph, cached)")
+                        "configuration (BFS, SSSP, CC; simulates the policy's candidate "
+                        "configurations on each graph, cached)")
     p.set_defaults(run=run_report)
 
 
