@@ -306,6 +306,41 @@ def test_bad_inputs_are_config_errors(rows, tmp_path):
         simulate_parts([missing], "h100-datasheet", cache=tmp_path / "c")
 
 
+def _rewritten(path, change) -> None:
+    """The measured file at ``path`` with ``change(rows)`` applied to its rows."""
+    records = pq.read_table(path).to_pylist()
+    pq.write_table(pa.Table.from_pylist(change(records)), path)
+
+
+def test_rows_that_would_be_fitted_wrong_are_refused(rows, tmp_path):
+    """One configuration written two ways is one configuration; a measurement given twice
+    with two times, rows of two GPUs under one device, and rows whose spec loads another
+    graph than the one measured are refused, where the fit had taken them silently."""
+    path = tmp_path / "m.parquet"
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    # the same knobs in another order and with a default spelled out: one configuration
+    _rewritten(path, lambda rs: rs + [{**rs[0], "config": "block_size=256,mapping=thread",
+                                       "time_us": 50.0, "time_us_min": 50.0,
+                                       "kernel_us": 50.0, "variant": "other"}])
+    measured = load_measured(path)
+    assert len(measured) == 2 and measured[0].time_us == 5.0
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    _rewritten(path, lambda rs: rs + [{**rs[0], "time_us": 0.5, "time_us_min": 0.5,
+                                       "kernel_us": 0.5}])
+    with pytest.raises(ConfigError, match=r"variant 'default' is measured twice, 5 and 0.5"):
+        load_measured(path)
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    _rewritten(path, lambda rs: [{**r, "gpu_name": "NVIDIA A100"} if i == 0 else r
+                                 for i, r in enumerate(rs)])
+    with pytest.raises(ConfigError, match=r"rows of 2 GPUs \(NVIDIA A100, test\) under "
+                                          r"device 'h100'.*one GPU"):
+        load_measured(path, device="h100")
+    other = dataclasses.replace(rows[0], graph_spec=GRAPHS["grid16"], m=12345)
+    with pytest.raises(ConfigError, match=r"record \[12345\] edges, but .* loads a graph "
+                                          r"of \d+: the spec names another graph"):
+        simulate_parts([other], "h100-datasheet", cache=tmp_path / "c")
+
+
 def test_device_mapping_is_exact_where_it_says(rows):
     """Scaling memory, atomics, overhead and host through the device fields gives the
     surrogate's cycles exactly (here on one graph's BFS rows)."""

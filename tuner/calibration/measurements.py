@@ -59,6 +59,12 @@ def load_measured(
                 f"measured results {path}: no rows for device {device!r} (it has: "
                 f"{', '.join(found) or 'no rows'})"
             )
+    gpus = sorted({str(r["gpu_name"]) for r in rows if r.get("gpu_name")})
+    if len(gpus) > 1:
+        raise ConfigError(
+            f"measured results {path}: rows of {len(gpus)} GPUs ({', '.join(gpus)})"
+            + ("" if device is None else f" under device {device!r}")
+            + ": a calibration fits one GPU; write each GPU's rows to a file of its own")
     if algorithms is not None:
         wanted = _known_algorithms(algorithms, {str(r["algorithm"]) for r in rows},
                                    f"measured results {path}")
@@ -195,9 +201,11 @@ def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured
     if not correct:
         raise ConfigError(f"{what}: no correct rows among the {len(rows)} selected")
     _check_rows(correct, what)
+    _refuse_conflicting_copies(correct, what)
     best: dict[tuple[str, str, str], Mapping[str, Any]] = {}
     for r in correct:
-        key = (r["graph"], r["algorithm"], r["config"])
+        # one configuration however its knobs are written (order, defaults spelled out)
+        key = (r["graph"], r["algorithm"], str(Strategy.parse(str(r["config"]))))
         if key not in best or r["time_us"] < best[key]["time_us"]:
             best[key] = r
     out = []
@@ -213,6 +221,24 @@ def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured
             kernel_us=_optional(r.get("kernel_us"), float),
         ))
     return out
+
+
+def _refuse_conflicting_copies(rows: Sequence[Mapping[str, Any]], what: str) -> None:
+    """Refuse two rows of one (graph, algorithm, configuration, variant, source) with
+    different times: copies of one measurement (two sessions appended, a row edited) of
+    which the fit would silently keep the fastest; merge sessions first
+    (``bench/gpu/merge.py``: their minimum or median)."""
+    seen: dict[tuple, Mapping[str, Any]] = {}
+    for r in rows:
+        key = (r["graph"], r["algorithm"], str(Strategy.parse(str(r["config"]))),
+               r["variant"], r["source"] if r["algorithm"] in SOURCED else None)
+        other = seen.setdefault(key, r)
+        if other is not r and other["time_us"] != r["time_us"]:
+            raise ConfigError(
+                f"{what}: {r['graph']} {r['algorithm']} {other['config']!r} variant "
+                f"{r['variant']!r} is measured twice, {other['time_us']:g} and "
+                f"{r['time_us']:g} us: one row per measurement (merge sessions first, e.g. "
+                "bench/gpu/merge.py)")
 
 
 def _check_rows(rows: Sequence[Mapping[str, Any]], what: str) -> None:

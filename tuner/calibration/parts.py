@@ -100,6 +100,12 @@ def _simulate_group(rows: Sequence[Measured], device: Device) -> list[Parts]:
     shared by every configuration."""
     first = rows[0]
     graph = _load(first.graph_spec, first.graph)
+    recorded = {r.m for r in rows if r.m is not None}
+    if recorded and recorded != {graph.m}:
+        raise ConfigError(
+            f"graph {first.graph}: its measured rows record {sorted(recorded)} edges, but "
+            f"{first.graph_spec} loads a graph of {graph.m}: the spec names another graph "
+            "(or another version of its file) than the one measured")
     try:
         functional = functional_run(graph, first.algorithm, first.source)
     except WarpsweepError as exc:

@@ -38,13 +38,15 @@ from tuner.seeds import MAX_SEED
 EPILOG = """examples:
   warpsweep calibrate bench/gpu/results/h100.parquet --device h100 --out h100.toml
   warpsweep calibrate warpsweep-results --device h100 --out my-gpu.toml   (after tune --verify K)
-  warpsweep calibrate h100.parquet --algorithms bfs --graphs USA-road-NY,rmat16-ef16 --verify
+  warpsweep calibrate bench/gpu/results/h100.parquet --algorithms bfs --graphs rmat16-ef16 --verify
   warpsweep calibrate bench/gpu/results/h100_pr_cc.parquet --device h100 --held-out
   warpsweep simulate --graph rmat:scale=16 --algo bfs --device h100.toml --config mapping=vwarp,w=8
   warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --device h100.toml
 
---device h100 (the default) fits the file's h100 rows on the datasheet model h100-datasheet;
-the preset h100 is that fit, made on bench/gpu/results/h100.parquet.
+--device h100 (the default) fits the file's h100 rows on the datasheet model h100-datasheet.
+The preset h100 is such a fit, made on bench/gpu/results/h100.parquet with --bounds-norm 3
+and --launches bench/gpu/results/h100_launches_*.parquet (the first example, without them,
+fits the runs' totals under the maximum norm and gives another device).
 
 The file holds one row per measured (graph, algorithm, config, variant) with the columns
 device, graph, graph_spec, algorithm, config, variant, source, time_us, correct (as
