@@ -131,6 +131,30 @@ def edge_ids(indptr: np.ndarray, vertices: np.ndarray, *, with_local: bool = Fal
     return running
 
 
+def checked_source(graph: Graph, algorithm: str, source: int | None) -> int | None:
+    """The source ``algorithm`` runs from on ``graph`` (BFS and SSSP: ``source``, or the
+    default one; the others none), after refusing what cannot run: an unknown algorithm, an
+    empty graph, a source out of range or given where none is taken, SSSP without weights."""
+    if algorithm not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
+    label = graph.spec or graph.name
+    if graph.n == 0:
+        raise ConfigError(f"{label}: the graph has no vertices")
+    if algorithm == "sssp" and graph.weights is None:
+        raise ConfigError(
+            f"{label}: SSSP needs edge weights; add `weights=random` to the spec "
+            f"(e.g. '{label},weights=random') or use a weighted file with `weights=file`"
+        )
+    if algorithm in ("bfs", "sssp"):
+        source = default_source(graph) if source is None else source
+        if not isinstance(source, int | np.integer) or not 0 <= source < graph.n:
+            raise ConfigError(f"{label}: source {source!r} is out of range 0..{graph.n - 1}")
+        return int(source)
+    if source is not None:
+        raise ConfigError(f"{algorithm} takes no source vertex (got source={source})")
+    return None
+
+
 def functional_run(
     graph: Graph,
     algorithm: str,
@@ -141,26 +165,10 @@ def functional_run(
     damping: float = 0.85,
 ) -> FunctionalRun:
     """Run ``algorithm`` on ``graph`` and record its per-iteration work."""
-    if algorithm not in ALGORITHMS:
-        raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
-    label = graph.spec or graph.name
-    if graph.n == 0:
-        raise ConfigError(f"{label}: the graph has no vertices")
-    if algorithm in ("bfs", "sssp"):
-        source = default_source(graph) if source is None else source
-        if not isinstance(source, int | np.integer) or not 0 <= source < graph.n:
-            raise ConfigError(f"{label}: source {source!r} is out of range 0..{graph.n - 1}")
-        source = int(source)
-    elif source is not None:
-        raise ConfigError(f"{algorithm} takes no source vertex (got source={source})")
+    source = checked_source(graph, algorithm, source)
     if algorithm == "bfs":
         return _bfs(graph, source)
     if algorithm == "sssp":
-        if graph.weights is None:
-            raise ConfigError(
-                f"{label}: SSSP needs edge weights; add `weights=random` to the spec "
-                f"(e.g. '{label},weights=random') or use a weighted file with `weights=file`"
-            )
         return _sssp(graph, source)
     if algorithm == "cc":
         return _cc(graph)

@@ -310,6 +310,34 @@ def test_a_bad_graph_spec_is_refused_before_the_gpu(monkeypatch):
         args.run(args)
 
 
+@pytest.mark.parametrize("argv, error, words", [
+    (["--graph", "rmat:scale=8", "--algo", "bfs", "--source", "100000"], ConfigError,
+     "out of range"),
+    (["--graph", "rmat:scale=8", "--algo", "sssp"], ConfigError, "SSSP needs edge weights"),
+    (["--graph", "rmat:scale=8", "--algo", "cc", "--source", "3"], ConfigError,
+     "takes no source"),
+    (["--graph", "rmat:scale=8", "--algo", "bfs", "--sim-device", "nosuch"], ConfigError,
+     "nosuch"),
+    (["--graph", "file:/nonexistent/g.gr", "--algo", "bfs"], GraphError, "not found"),
+])
+def test_what_the_graph_or_source_cannot_run_is_named_before_the_gpu(monkeypatch, argv, error,
+                                                                     words):
+    """These had all answered only 'CuPy is not installed' on a machine without a GPU."""
+    def no_gpu_check(index=0):
+        raise AssertionError("the GPU was asked about")
+
+    monkeypatch.setattr(measure_module, "gpu_unavailable", no_gpu_check)
+    args = parse(argv)
+    with pytest.raises(error, match=words):
+        args.run(args)
+
+
+def test_a_negative_device_index_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(measure_module, "gpu_unavailable", lambda index=0: "no GPU here")
+    args = parse(["--graph", "rmat:scale=8", "--algo", "bfs", "--device-index", "-1"])
+    assert args.run(args) == 2 and "--device-index" in capsys.readouterr().err
+
+
 def test_the_api_refuses_the_config_then_the_missing_gpu(monkeypatch):
     graph = load_graph("rmat:scale=8,ef=4,seed=2")
     with pytest.raises(UnsupportedConfig):

@@ -57,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Refuse what cannot run (config, then GPU), then load, measure, predict, print."""
-    from simulator.graph_spec import parse_spec
+    from simulator.device import get_device
+    from simulator.functional import checked_source
     from simulator.load import load_graph
     from simulator.strategy import Strategy
     from tuner.measure.measure import Session
@@ -69,17 +70,23 @@ def run(args: argparse.Namespace) -> int:
     if args.reps < 1:
         print("warpsweep measure: --reps must be at least 1", file=sys.stderr)
         return 2
+    if args.device_index < 0:
+        print("warpsweep measure: --device-index must be 0 or more", file=sys.stderr)
+        return 2
     strategy = Strategy.parse(config_text(args.config))
     plan = plan_for(args.algo, strategy, args.variant)
-    parse_spec(args.graph)  # a bad spec is named before a missing GPU is
+    if args.sim_device.lower() != "none":
+        get_device(args.sim_device)
+    # what is wrong with the graph or the source is named before a missing GPU is
+    t0 = time.perf_counter()
+    graph = load_graph(args.graph)
+    load_s = time.perf_counter() - t0
+    checked_source(graph, args.algo, args.source)
     try:
         require_gpu(args.device_index)
     except NoGpu as exc:
         print(f"warpsweep measure: {exc}", file=sys.stderr)
         return 1
-    t0 = time.perf_counter()
-    graph = load_graph(args.graph)
-    load_s = time.perf_counter() - t0
     prepared = prepare(graph, args.graph, args.algo, args.source)
     prepared.seconds = {"load": load_s, **prepared.seconds}
     result = Session(args.device_index).measure(prepared, args.algo, plan, str(strategy),
