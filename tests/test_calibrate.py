@@ -288,6 +288,24 @@ def test_cli_refuses_a_file_without_the_columns(tmp_path, capsys):
     assert not (tmp_path / "x.toml").exists()
 
 
+def test_cli_refuses_an_output_it_cannot_or_must_not_write_before_fitting(rows, tmp_path,
+                                                                          capsys):
+    """An --out that is an existing file other than a device file (a pyproject.toml) is not
+    overwritten, and one under a file is named: both before anything is simulated (the fit
+    had run, then overwritten the file or failed with a bare errno, exit 1)."""
+    path = tmp_path / "m.parquet"
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    other = tmp_path / "pyproject.toml"
+    other.write_text('[project]\nname = "x"\n')
+    (tmp_path / "afile").write_text("x")
+    for out, words in ((other, "is no device file"), (tmp_path / "afile" / "d.toml",
+                                                      "is not a directory")):
+        assert main(["calibrate", str(path), "--out", str(out), "--cache",
+                     str(tmp_path / "c")]) == 2
+        assert words in capsys.readouterr().err
+    assert other.read_text() == '[project]\nname = "x"\n' and not (tmp_path / "c").exists()
+
+
 def test_bad_inputs_are_config_errors(rows, tmp_path):
     """No correct rows, an unknown device, a graph that will not load: named errors."""
     path = tmp_path / "m.parquet"

@@ -12,6 +12,7 @@ import numpy as np
 
 from simulator.device import get_device
 from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
 from tuner.calibration.calibrate import EXACT
 from tuner.calibration.calibrate import THETA_NAMES
 from tuner.calibration.calibrate import THETA_RANGE
@@ -206,11 +207,30 @@ def held_out_lines(fitted: dict[str, PickFigures], unfitted: dict[str, PickFigur
     return lines
 
 
+def _check_out(out: Path) -> None:
+    """Refuse, before anything is fitted, an output that is no .toml, a directory, under a
+    file, or an existing file that is no device file (``--out pyproject.toml`` would have
+    been overwritten)."""
+    if out.suffix != ".toml":
+        raise ConfigError(f"--out {out}: a device file must end in .toml")
+    if out.is_dir():
+        raise ConfigError(f"--out {out}: is a directory")
+    parent = next(p for p in out.absolute().parents if p.exists())
+    if not parent.is_dir():
+        raise ConfigError(f"--out {out}: {parent} is not a directory")
+    if out.exists():
+        try:
+            get_device(str(out))
+        except WarpsweepError:
+            raise ConfigError(f"--out {out}: the file exists and is no device file; it is "
+                              "not overwritten (choose another path)") from None
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     """Load, simulate, fit, write the device file and print the fit."""
     gpu, base = calibration_base(args.device)
-    if args.out is not None and args.out.suffix != ".toml":
-        raise ConfigError(f"--out {args.out}: a device file must end in .toml")
+    out = args.out or Path(f"{gpu}-calibrated.toml")
+    _check_out(out)
     if args.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {args.jobs}")
     if args.max_edges is not None and args.max_edges < 1:
@@ -274,10 +294,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
                 f"{float(np.sqrt(np.mean(gap ** 2))):.3f}, worst {float(np.max(np.abs(gap))):.3f}")
         print(line)
         notes.append(line)
-    out = args.out or Path(f"{gpu}-calibrated.toml")
     text = device_toml(calibration, source=str(args.results), notes=notes)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
     get_device(str(out))  # what was written loads
     name = calibrated_device(fit_base, calibration.thetas).name
     print(f"wrote {out} (device {name}; tune, sweep or simulate with it: --device {out})")
