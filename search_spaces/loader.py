@@ -418,7 +418,12 @@ def resolve_space_path(ref: str) -> Path:
 
 
 def load_space(ref: str | Path) -> SearchSpace:
-    """Load and check the syntax of a space by name or path (see :meth:`SearchSpace.validate`)."""
+    """Load and check the syntax of a space by name or path (see :meth:`SearchSpace.validate`);
+    a ``Path`` is a file, never a shipped space's name."""
+    if isinstance(ref, Path) and not ref.is_file():
+        raise ConfigError(f"search space file {str(ref)!r} does not exist"
+                          + (f" (for the shipped space {ref.name!r}, give its name as a string)"
+                             if ref.name in available_spaces() else ""))
     path = resolve_space_path(str(ref))
     return parse_space(load_yaml(path), default_name=path.stem)
 

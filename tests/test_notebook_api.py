@@ -130,3 +130,13 @@ def test_bad_input_is_a_clear_error(tmp_path, tuned):
     part.write_bytes(bytes(body))
     with pytest.raises((DamagedResults, ConfigError), match=part.name):
         api.load_results(damaged)
+
+
+def test_a_space_given_as_a_path_is_a_file_not_a_shipped_name(tmp_path):
+    """``space=Path("vwarp")`` had tuned the shipped vwarp space though no such file exists."""
+    from pathlib import Path
+
+    with pytest.raises(ConfigError, match="search space file 'vwarp' does not exist"):
+        api.tune("rmat:scale=6,seed=1", "bfs", space=Path("vwarp"), trials=2, workers=0,
+                 results=str(tmp_path / "r"))
+    assert not (tmp_path / "r").exists()

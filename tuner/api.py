@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
+from search_spaces.loader import load_space
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.env import git_commit
@@ -170,6 +171,8 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
                  references=references, results=results, workers=workers, address=address,
                  timeout=timeout, progress=progress, verbose=verbose,
                  deterministic=deterministic)
+    if isinstance(space, os.PathLike):
+        load_space(Path(space))  # a path is a file, never a shipped space's name
     spec = check_spec(StudySpec(
         graph=graph, algorithm=algorithm, device=str(device), space=str(space), trials=trials,
         sampler=sampler, objective=Objective.parse(objective), sources=sources, seed=seed,
