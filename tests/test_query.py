@@ -419,3 +419,12 @@ def test_answers_on_a_real_tuning_run(tmp_path, capsys):
     assert front.points[0].values[0] == lowest
     code, out, _ = run_cli(capsys, "effect", "w", "--results", res)
     assert code == 0 and "at best" in out
+
+
+def test_an_algorithm_filter_no_study_can_hold_is_refused(tmp_path, capsys):
+    """`best --algo BFS` had answered 'no complete evaluation', as if none were tuned yet."""
+    check_manifest(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        run_cli(capsys, "best", "--results", str(tmp_path), "--algo", "BFS")
+    assert info.value.code == 2
+    assert "invalid choice: 'BFS'" in capsys.readouterr().err

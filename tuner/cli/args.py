@@ -77,9 +77,12 @@ def add_filters(p: argparse.ArgumentParser, *, graph: str | None = GRAPH_FILTER_
                 algo: str = ALGO_FILTER_HELP, device: str = DEVICE_FILTER_HELP) -> None:
     """``--graph`` (left out where ``graph`` is None), ``--algo`` and ``--device``: which
     studies (or groups) of a results directory a reader looks at, each optional."""
+    from simulator.functional import ALGORITHMS
+
     if graph is not None:
         p.add_argument("--graph", default=None, metavar="GRAPH", help=graph)
-    p.add_argument("--algo", default=None, help=algo)
+    # an algorithm no study can hold (BFS, bsf) is named, not answered with "nothing found"
+    p.add_argument("--algo", default=None, choices=ALGORITHMS, help=algo)
     p.add_argument("--device", default=None, help=device)
 
 

@@ -27,6 +27,8 @@ EXAMPLES = """examples:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``select`` verb and its subcommands."""
+    from simulator.functional import ALGORITHMS
+
     select = subparsers.add_parser(
         "select", help="learn graph features -> best configuration, evaluate it, recommend",
         description="The adaptive selector: learn, from a results directory, which "
@@ -86,7 +88,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     rec.add_argument("--graph", required=True, metavar="SPEC",
                      help="graph spec, e.g. rmat:scale=13,seed=7 or file:PATH")
-    rec.add_argument("--algo", default=None, help="algorithm (default: the model's)")
+    rec.add_argument("--algo", default=None, choices=ALGORITHMS,
+                     help="algorithm (default: the model's)")
     rec.add_argument("--device", default=None,
                      help="device: a preset's name or a device file, the model's (default: "
                           "the model's; --verify simulates with a file's fields)")
