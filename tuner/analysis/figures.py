@@ -432,7 +432,8 @@ def adaptation_figure(rows: Sequence[Any], title: str) -> tuple[Figure, str]:
     ax.set_xlabel("oracle time / best constant time (lower: adaptation wins more)")
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=7)
-    caption = ("Per graph and algorithm: " + "; ".join(
-        f"{r.graph} {r.algorithm}: best constant {r.best_constant} {_us(r.constant_us)}, "
+    caption = ("Per graph, algorithm and device: " + "; ".join(
+        f"{r.graph} {r.algorithm} ({r.device}): best constant {r.best_constant} "
+        f"{_us(r.constant_us)}, "
         f"oracle {1 / r.gain:.3f}x, {r.verdict}" for r in rows) + ".")
     return fig, caption
