@@ -209,8 +209,8 @@ def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured
         if key not in best or r["time_us"] < best[key]["time_us"]:
             best[key] = r
     out = []
-    for key in sorted(best):
-        r = best[key]
+    # in the order of the rows' own texts (as before configurations written two ways merged)
+    for r in sorted(best.values(), key=lambda r: (r["graph"], r["algorithm"], r["config"])):
         out.append(Measured(
             graph=str(r["graph"]), graph_spec=str(r["graph_spec"]),
             algorithm=str(r["algorithm"]), config=str(r["config"]),
