@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Refuse what cannot run (config, then GPU), then load, measure, predict, print."""
+    """Refuse what cannot run (config, graph and source, then GPU), measure, predict, print."""
     from simulator.device import get_device
     from simulator.functional import checked_source
     from simulator.load import load_graph
