@@ -359,6 +359,22 @@ def test_rows_that_would_be_fitted_wrong_are_refused(rows, tmp_path):
         simulate_parts([other], "h100-datasheet", cache=tmp_path / "c")
 
 
+def test_rows_without_a_verdict_or_a_fit_of_one_row_are_refused(rows, tmp_path, capsys):
+    """A row whose `correct` is null had been dropped silently; one measured configuration
+    had been 'fitted' (RMS 0) and written as a device file."""
+    path = tmp_path / "m.parquet"
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    _rewritten(path, lambda rs: [{**r, "correct": None} if i == 1 else r
+                                 for i, r in enumerate(rs)])
+    with pytest.raises(ConfigError, match=r"1 row\(s\) with no `correct` value"):
+        load_measured(path)
+    write_measured(path, rows[:1], [5.0], "h100")
+    out = tmp_path / "one.toml"
+    assert main(["calibrate", str(path), "--out", str(out), "--cache",
+                 str(tmp_path / "c")]) == 2
+    assert "1 measured configuration" in capsys.readouterr().err and not out.exists()
+
+
 def test_device_mapping_is_exact_where_it_says(rows):
     """Scaling memory, atomics, overhead and host through the device fields gives the
     surrogate's cycles exactly (here on one graph's BFS rows)."""

@@ -51,6 +51,13 @@ def load_measured(
     path = Path(path)
     table = _read_parquet(path, "measured results", REQUIRED_COLUMNS)
     rows = table.to_pylist()
+    unjudged = [r for r in rows if r["correct"] is None]
+    if unjudged:  # neither kept nor dropped silently: whether the answer was right is unknown
+        r = unjudged[0]
+        raise ConfigError(
+            f"measured results {path}: {len(unjudged)} row(s) with no `correct` value, e.g. "
+            f"{r['graph']} {r['algorithm']} {r['config']!r}: each row must say whether its "
+            "run's answer was checked right (true) or wrong (false)")
     if device is not None:
         found = sorted({str(r["device"]) for r in rows})
         rows = [r for r in rows if r["device"] == device]

@@ -250,6 +250,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
             args.results, device=gpu, algorithms=_names(args.algorithms),
             graphs=_names(args.graphs), max_edges=args.max_edges,
         )
+    if len(measured) < 2:
+        raise ConfigError(f"{args.results}: {len(measured)} measured configuration: a fit "
+                          "compares at least two (it had written a device 'fitted' with RMS 0)")
     graphs = sorted({m.graph for m in measured})
     algorithms = sorted({m.algorithm for m in measured})
     print(f"calibrate: {len(measured)} measured configs on {len(graphs)} graphs "
