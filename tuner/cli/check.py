@@ -36,7 +36,6 @@ from tuner.results.measured import measured_files
 from tuner.results.records import TrialRecord
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import QUARANTINE
-from tuner.results.schema import STUDIES
 from tuner.results.schema import TRIALS
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
@@ -284,12 +283,6 @@ class _Logs(BaseJournalBackend):
         raise OSError("read only")
 
 
-def _journals(loc: Location) -> dict[str, str]:
-    """Study key -> journal path (the results' own copies; for a bucket, its objects)."""
-    found = loc.files(STUDIES, ".journal")
-    return {p.rsplit("/", 1)[-1][: -len(".journal")]: p for p in found}
-
-
 def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                     repair: bool) -> None:
     by_study: dict[str, dict[tuple, tuple]] = {}
@@ -300,7 +293,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                 by_study.setdefault(row["study_key"], {})[(row["role"], ident)] = (
                     row_fingerprint(row))
     store = None
-    for key, path in _journals(loc).items():
+    for key, path in loc.journals().items():
         report.files += 1
         with loc.fs.open_input_stream(path) as stream:
             data = stream.read()

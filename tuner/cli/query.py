@@ -472,11 +472,9 @@ def _nothing(args: argparse.Namespace, metrics: str) -> str:
 def _journals_without_rows(results: str) -> list[str]:
     """Study keys with a journal in ``results`` and no row in its trials."""
     from tuner.results.location import Location
-    from tuner.results.schema import STUDIES
     from tuner.results.store import read_trials
 
-    loc = Location.of(results)
-    journals = {p.rsplit("/", 1)[-1][: -len(".journal")] for p in loc.files(STUDIES, ".journal")}
+    journals = set(Location.of(results).journals())
     if not journals:
         return []
     try:

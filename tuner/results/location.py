@@ -105,6 +105,11 @@ class Location:
         return sorted(p for p in found
                       if p.endswith(suffix) and not p.rsplit("/", 1)[-1].startswith("."))
 
+    def journals(self) -> dict[str, str]:
+        """Study key -> its journal's path (the results' own copies; for a bucket, objects)."""
+        return {p.rsplit("/", 1)[-1][: -len(".journal")]: p
+                for p in self.files(STUDIES, ".journal")}
+
     def ensure_dir(self) -> None:
         """Create the root directory (object stores need none, but buckets must exist)."""
         if self.local:
