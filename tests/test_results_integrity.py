@@ -405,3 +405,28 @@ def test_query_refuses_a_file_whose_page_was_damaged_not_read_wrong(tmp_path, mo
     assert main(["query", "--results", str(results), "--format", "csv", sql]) == 2
     err = capsys.readouterr().err
     assert f"damaged results file {path}" in err and clean
+
+
+def test_a_file_written_by_a_newer_results_schema_is_refused_by_readers_and_check(
+        tmp_path, monkeypatch, capsys):
+    """A rows file copied in from a newer warpsweep (its footer records a later results schema
+    version) may mean other things by its columns: query and check name it, never read it."""
+    import pyarrow.parquet as pq
+
+    from tuner.results.schema import SCHEMA_VERSION
+
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
+    results = tmp_path / "r"
+    tune(results, trials=3)
+    sql = "SELECT count(*) AS c FROM trials"
+    assert main(["query", "--results", str(results), "--format", "csv", sql]) == 0
+    capsys.readouterr()
+    (path,) = list((results / "trials").rglob("*.parquet"))[:1]
+    table = pq.read_table(path)
+    newer = {b"warpsweep.schema_version": str(SCHEMA_VERSION + 1).encode()}
+    pq.write_table(table.replace_schema_metadata(newer), path)
+    assert main(["query", "--results", str(results), "--format", "csv", sql]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and f"schema version {SCHEMA_VERSION + 1}, newer" in err
+    assert check(results) == 1
+    assert f"schema version {SCHEMA_VERSION + 1}, newer" in capsys.readouterr().out

@@ -168,7 +168,26 @@ def schema_problem(schema: pa.Schema, table: str) -> str | None:
         if name in schema.names and not schema.field(name).type.equals(declared_type):
             return f"schema: column {name} is {schema.field(name).type}, declared {declared_type}"
     missing = [c for c in KEY_COLUMNS[table] if c not in schema.names]
-    return f"schema: no column {', '.join(missing)}" if missing else None
+    if missing:
+        return f"schema: no column {', '.join(missing)}"
+    return _version_problem(schema)
+
+
+def _version_problem(schema: pa.Schema) -> str | None:
+    """Why the results schema version a file's footer records cannot be read by this
+    warpsweep (None: it records none, or one no newer than ``SCHEMA_VERSION``): a newer
+    version's columns may mean something else, so its rows are refused, not reinterpreted
+    (a file copied in from another machine's results)."""
+    recorded = (schema.metadata or {}).get(b"warpsweep.schema_version")
+    if recorded is None:
+        return None
+    text = recorded.decode(errors="replace")
+    if not text.isdigit():
+        return f"schema: its footer records results schema version {text!r}, no integer"
+    if int(text) > SCHEMA_VERSION:
+        return (f"schema: written with results schema version {text}, newer than this "
+                f"warpsweep reads ({SCHEMA_VERSION}); read it with the warpsweep that wrote it")
+    return None
 
 
 def type_conflict(schemas: Sequence[pa.Schema]) -> tuple[int, str] | None:
