@@ -32,6 +32,7 @@ from tuner.calibration.parts import SIMULATOR_DIR
 from tuner.calibration.parts import simulate_parts
 from tuner.calibration.parts import simulator_digest
 from tuner.cli import main
+from tuner.cli.calibrate import far_rows_lines
 from tuner.cli.calibrate import fit_table
 from tuner.cli.calibrate import held_out_lines
 
@@ -162,6 +163,23 @@ def test_surrogate_times_give_back_their_thetas(rows, tmp_path):
         else:
             assert cal.thetas[part] == pytest.approx(TRUTH[part], rel=0.02), part
     assert cal.rms_after < 1e-3 < cal.rms_before
+
+
+def test_a_row_far_from_the_fit_is_named_first(rows, tmp_path):
+    """A time recorded a million times too long (a unit slip) bends the fit without a word
+    unless named: the rows over 10x from the fitted prediction are listed, farthest first;
+    times the surrogate makes exactly list none."""
+    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
+    times = [SMALL.us(c) for c in surrogate_cycles(parts, TRUTH)]
+    clean = [dataclasses.replace(r, time_us=t) for r, t in zip(rows, times, strict=True)]
+    assert far_rows_lines(fit(parts, clean, SMALL), clean) == []
+    slipped = list(clean)
+    slipped[7] = dataclasses.replace(clean[7], time_us=clean[7].time_us * 1e6)
+    lines = far_rows_lines(fit(parts, slipped, SMALL), slipped)
+    assert lines[0].startswith("warning: ") and "more than 10x from the fit" in lines[0]
+    r = slipped[7]
+    assert lines[1].startswith(f"  {r.graph} {r.algorithm} {r.config!r} ({r.variant}): "
+                               f"measured {r.time_us:g} us")
 
 
 def test_the_host_is_pinned_to_what_the_file_measured(rows, tmp_path):

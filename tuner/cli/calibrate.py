@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from tuner.calibration.calibrate import EXACT
 from tuner.calibration.calibrate import THETA_NAMES
 from tuner.calibration.calibrate import THETA_RANGE
 from tuner.calibration.calibrate import Calibration
+from tuner.calibration.calibrate import Measured
 from tuner.calibration.calibrate import at_bound
 from tuner.calibration.calibrate import calibrated_device
 from tuner.calibration.calibrate import calibration_base
@@ -60,7 +62,8 @@ is simulated once with the base device (cached under --cache), then a scale per 
 simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted to the measured
 times (least squares on log errors, each scale within 1/20..20); a part whose bound never
 binds stays at 1. The scales become the device file's figures (latency and issue, as
-instruction_cycles, approximately).
+instruction_cycles, approximately). Rows more than 10x from the fitted prediction (a time in
+the wrong unit, a disturbed run) are named on stderr and in the file's comments.
 
 By default (--fit relative) the fit gives every (graph, algorithm) a free log offset and
 the same total weight: an error common to all of a graph's configurations (its host loop,
@@ -179,6 +182,32 @@ def fit_table(calibration: Calibration) -> str:
     return "\n".join(lines)
 
 
+FAR_FROM_FIT = 10.0  # a row this many times off its fitted prediction is named
+FAR_SHOWN = 5
+
+
+def far_rows_lines(calibration: Calibration, measured: Sequence[Measured]) -> list[str]:
+    """The measured rows more than ``FAR_FROM_FIT`` x off the fitted prediction, farthest
+    first (none: no lines): a time recorded in the wrong unit or a disturbed run bends every
+    scale the fit shares with it, and nothing else would show it."""
+    errors = np.asarray(calibration.log_errors_after)
+    far = np.flatnonzero(np.abs(errors) > math.log(FAR_FROM_FIT))
+    if far.size == 0:
+        return []
+    far = far[np.argsort(-np.abs(errors[far]), kind="stable")]
+    lines = [f"warning: {far.size} measured row(s) more than {FAR_FROM_FIT:g}x from the fit "
+             "(a time in the wrong unit, a disturbed run?); each bends the scales it shares "
+             "with the other rows. Check them, or leave their graphs out (--graphs):"]
+    for i in far[:FAR_SHOWN]:
+        m = measured[i]
+        factor = math.exp(-errors[i])
+        lines.append(f"  {m.graph} {m.algorithm} {m.config!r} ({m.variant}): measured "
+                     f"{m.time_us:g} us, {factor:.3g}x the fitted {m.time_us / factor:.4g} us")
+    if far.size > FAR_SHOWN:
+        lines.append(f"  and {far.size - FAR_SHOWN} more")
+    return lines
+
+
 WORSE_REGRET = 1.01  # a fit's geomean pick regret this far above the base's counts as worse
 
 
@@ -277,7 +306,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
           f"{base.name}, {calibration.rms_after:.3f} fitted "
           f"(x{math.exp(calibration.rms_before):.2f} -> x{math.exp(calibration.rms_after):.2f} "
           "typical factor); on graphs left out of the fit: python bench/fidelity.py")
-    notes = []
+    notes = far_rows_lines(calibration, measured)
+    if notes:
+        print("\n".join(notes), file=sys.stderr)
     if args.held_out:
         held_out = logo_calibration(parts, measured, fit_base, launch_us=launch_us,
                                     progress=progress,
