@@ -18,7 +18,12 @@ measured best; tied predictions count the worst of them). Models:
               bench/gpu's SSSP rows and the other sets' worklist rows: the judged set's
               kernels and the independent sweeps and hybrids it shares are left out;
   LOIO+LOGO   the same with the judged graph's rows left out too: neither the graph nor the
-              kernels were seen.
+              kernels were seen;
+  nested LOIO (``--nested``) the judged set gets whichever of shipped, the base device
+              unfitted (``--base``) and its LOIO refit picks best on the other sets (mean log
+              regret; each refit scored there on folds that leave that set out too): the
+              choice of model made without the judged set, as bench/fidelity.py's nested
+              figures make it without the judged graph.
 
 The store_recheck sets' plain stores lose updates, which verify sweeps repair, in 2-2.5x the
 rounds of atomicMin (the independent kernels' ``repairs`` column); the simulator runs them as
@@ -43,7 +48,7 @@ was added. The blind figures: the simulator of f2367ba (before all three) with
 ``--mapping measured`` (``bench/gpu/results/implementation_fidelity_blind.txt``).
 
 Run: python bench/implementation_fidelity.py [--mapping catalog|measured] [--jobs N]
-[--logo] [--cache DIR] [--out FILE]
+[--logo] [--nested [--base DEVICE]] [--cache DIR] [--out FILE]
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ WITHIN = 1.05
 TARGET_RHO = 0.93
 TARGET_WITHIN = 0.90
 MODELS = ("shipped", "LOIO", "LOIO+LOGO")
+NESTED = "nested LOIO"
 
 
 def independent_rows(path: Path, mapping: str = "catalog") -> list[Measured]:
@@ -133,6 +139,32 @@ def _fitted_us(task: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     return np.array([device.us(c) for c in cycles])
 
 
+def nested_choice(name: str, set_rows: dict[str, dict[str, np.ndarray]], times: np.ndarray,
+                  unfitted: dict[str, np.ndarray], loio: np.ndarray, inner_refit
+                  ) -> tuple[str, np.ndarray]:
+    """The candidate model judged set ``name`` gets, and its predictions: of the unfitted
+    candidates (name -> every row's predicted time) and the LOIO refit (``loio``, fitted
+    without ``name``), the one whose picks on the other sets' graphs have the least mean log
+    regret (ties: the higher median rho), the refit's there predicted by ``inner_refit(s)``:
+    refitted without ``name`` and ``s`` too, so that no candidate's score rests on rows it
+    was fitted to, and nothing of set ``name`` enters the choice."""
+    scores = {}
+    for candidate, predicted in (*unfitted.items(), ("LOIO refit", None)):
+        log_regrets, rhos = [], []
+        for other, by_graph in set_rows.items():
+            if other == name:
+                continue
+            pred = inner_refit(other) if predicted is None else predicted
+            for idx in by_graph.values():
+                rho, got = judge(pred[idx], times[idx])
+                log_regrets.append(math.log(got))
+                if not math.isnan(rho):
+                    rhos.append(rho)
+        scores[candidate] = (float(np.mean(log_regrets)), -float(np.median(rhos)))
+    best = min(scores, key=scores.get)  # dicts keep the candidates' order on a full tie
+    return best, (loio if best == "LOIO refit" else unfitted[best])
+
+
 def judge(pred: np.ndarray, times: np.ndarray) -> tuple[float, float]:
     """Spearman rho and pick regret of one candidate set on one graph."""
     return spearman(pred, times), regret(pred, times)[0]
@@ -156,6 +188,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--logo", action="store_true",
                         help="also LOIO+LOGO: a fit per (set, graph), 204 of them, 5-20 s "
                              "each (15 min in all with --jobs 2 on 2 cores)")
+    parser.add_argument("--nested", action="store_true",
+                        help="also nested LOIO: each set judged by the candidate model "
+                             "(shipped, the base unfitted, the LOIO refit) that a leave-one-"
+                             "set-out over the other sets chooses (132 more fits, and every "
+                             "kernel simulated with --base too)")
+    parser.add_argument("--base", default="h100-datasheet",
+                        help="the unfitted candidate of --nested (default: %(default)s)")
     args = parser.parse_args(argv)
     t0 = time.time()
     lines: list[str] = []
@@ -183,6 +222,13 @@ def main(argv: list[str] | None = None) -> int:
                           progress=lambda text: print(f"  {text}", file=sys.stderr))
     parts = [sims[distinct[(m.graph, m.config)]] for m in everything]
     shipped_us = np.array([device.us(p.cycles) for p in parts])
+    base_us = None
+    if args.nested:
+        base = get_device(args.base)
+        base_sims = simulate_parts(firsts, base, cache=args.cache, jobs=args.jobs,
+                                   progress=lambda text: print(f"  {text}", file=sys.stderr))
+        base_us = np.array([base.us(base_sims[distinct[(m.graph, m.config)]].cycles)
+                            for m in everything])
     times = np.array([m.time_us for m in everything])
     sets = implementation_sets(raw)
     graphs = sorted({m.graph for m in indep})
@@ -196,11 +242,18 @@ def main(argv: list[str] | None = None) -> int:
     global _FIT
     _FIT = (parts, everything, device)
     tasks, keys = [], []
+    held_of = {name: {i for i, m in enumerate(indep) if m.variant in ids | shared}
+               for name, ids in sets.items()}
     for name, ids in sets.items():
-        held = {i for i, m in enumerate(indep) if m.variant in ids | shared}
+        held = held_of[name]
         train_all = np.array([i for i in range(len(everything)) if i not in held])
         tasks.append((train_all, np.array(sorted(held))))
         keys.append((name, None))
+        for inner in sets if args.nested else ():  # the refit's inner folds, without both
+            if inner != name:
+                tasks.append((np.array([i for i in train_all if i not in held_of[inner]]),
+                              np.array(sorted(held_of[inner]))))
+                keys.append((name, ("inner", inner)))
         for g in graphs if args.logo else ():
             idx = np.array(sorted(by_id[(g, k)] for k in ids if (g, k) in by_id))
             tasks.append((np.array([i for i in train_all if everything[i].graph != g]), idx))
@@ -213,21 +266,49 @@ def main(argv: list[str] | None = None) -> int:
     else:
         predictions = [_fitted_us(task) for task in tasks]
     fitted = dict(zip(keys, zip(tasks, predictions, strict=True), strict=True))
-    results: dict[str, dict[tuple[str, str], tuple[float, float]]] = {m: {} for m in MODELS}
-    for name, ids in sets.items():
-        (_, held), held_us = fitted[(name, None)]
-        loio = np.full(len(everything), np.nan)
-        loio[held] = held_us
+    results: dict[str, dict[tuple[str, str], tuple[float, float]]] = {
+        m: {} for m in (*MODELS, NESTED)}
+
+    def set_indices(ids: set[str]) -> dict[str, np.ndarray]:
+        """A set's rows per graph (graphs with fewer than 3 of its kernels left out)."""
+        out = {}
         for g in graphs:
             idx = np.array(sorted(by_id[(g, k)] for k in ids if (g, k) in by_id))
-            if idx.size < 3:
-                continue
+            if idx.size >= 3:
+                out[g] = idx
+        return out
+
+    def refit(name: str, inner: str | None = None) -> np.ndarray:
+        """Every row's time as the refit without set ``name`` (and ``inner``) predicts it
+        (NaN where it was fitted on)."""
+        (_, held), held_us = fitted[(name, None if inner is None else ("inner", inner))]
+        out = np.full(len(everything), np.nan)
+        out[held] = held_us
+        return out
+
+    chosen: dict[str, str] = {}
+    for name, ids in sets.items():
+        loio = refit(name)
+        if args.nested:
+            chosen[name], nested_us = nested_choice(
+                name, {other: set_indices(i) for other, i in sets.items()}, times,
+                {"shipped": shipped_us, "base": base_us}, loio,
+                lambda inner, name=name: refit(name, inner))
+        for g, idx in set_indices(ids).items():
             results["shipped"][(name, g)] = judge(shipped_us[idx], times[idx])
             results["LOIO"][(name, g)] = judge(loio[idx], times[idx])
             if args.logo:
                 results["LOIO+LOGO"][(name, g)] = judge(fitted[(name, g)][1], times[idx])
+            if args.nested:
+                results[NESTED][(name, g)] = judge(nested_us[idx], times[idx])
     print(f"  judged ({time.time() - t0:.0f} s)", file=sys.stderr)
-    models = MODELS if args.logo else MODELS[:2]
+    models = [*(MODELS if args.logo else MODELS[:2]), *([NESTED] if args.nested else [])]
+    if args.nested:
+        say(f"nested LOIO: the candidate an inner leave-one-set-out over the other sets chose "
+            f"(shipped {device.name}, base {args.base} unfitted, the LOIO refit), per judged "
+            "set:")
+        for name in sets:
+            say(f"  {name:28s} {chosen[name]}")
 
     say()
     say("per implementation set: median rho over graphs | picks within 5% | geomean regret "

@@ -79,3 +79,37 @@ def test_block_push_charge_compares_the_calibrated_issue_cost_with_the_datasheet
         measured, datasheet, calibrated, datasheet_issue = map(float, row[2:])
         assert 0.5 < measured < 2 and 0.5 < datasheet < 2
         assert calibrated > datasheet_issue
+
+
+def test_nested_choice_takes_the_candidate_best_on_the_other_sets_never_the_judged_one():
+    """Three sets of 2 graphs x 3 rows. Candidate 'good' ranks the other sets' rows as
+    measured, 'bad' backwards, the refit in between; the judged set's own times (which
+    'bad' ranks right) must not move the choice, and the refit is scored on its inner folds."""
+    import numpy as np
+
+    times = np.array([1.0, 2.0, 3.0] * 6)
+    rows = {f"s{k}": {f"g{j}": np.arange(6 * k + 3 * j, 6 * k + 3 * j + 3) for j in range(2)}
+            for k in range(3)}
+    good, bad = times.copy(), times[::-1].copy()
+    asked = []
+
+    def inner_refit(other):
+        asked.append(other)
+        out = times.copy()
+        out[rows[other]["g0"]] = times[rows[other]["g0"]][::-1]  # wrong on half the graphs
+        return out
+
+    loio = np.full(times.size, 7.0)
+    judged_reversed = times.copy()
+    judged_reversed[:6] = times[:6][::-1]  # set s0's own times: 'bad' would rank them right
+    for measured in (times, judged_reversed):
+        asked.clear()
+        choice, predicted = fidelity.nested_choice("s0", rows, measured,
+                                                   {"good": good, "bad": bad}, loio,
+                                                   inner_refit)
+        assert choice == "good" and predicted is good
+        assert sorted(asked) == ["s1", "s2"]  # never the judged set
+    # where the unfitted candidates both rank backwards, the refit (inner folds) wins
+    choice, predicted = fidelity.nested_choice("s0", rows, times, {"bad": bad}, loio,
+                                               inner_refit)
+    assert choice == "LOIO refit" and predicted is loio
