@@ -76,7 +76,19 @@ def main(argv: list[str] | None = None) -> int:
         print("warpsweep: interrupted", file=sys.stderr)
         return 130
     args = parser.parse_args(argv)
+    from tuner.cli import supervise
+
+    if argv is None and supervise.wants_supervision(args):
+        return supervise.supervised(args)
     keep_freed_memory()
+    try:
+        return _run(args)
+    finally:
+        supervise.report_finished()
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The parsed command's exit code; bad input, Ctrl-C and a failing disk as one line."""
     try:
         return int(args.run(args) or 0)
     except WarpsweepError as exc:
