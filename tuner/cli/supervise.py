@@ -53,19 +53,26 @@ def supervised(args: argparse.Namespace) -> int:
 
     previous = {s: signal.signal(s, forward) for s in FORWARDED}
     read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)  # a process the child started may hold the write end
     try:
         env = {**os.environ, SUPERVISED_FD: str(write_end)}
         child = subprocess.Popen([sys.executable, "-m", "tuner.cli", *sys.argv[1:]], env=env,
                                  pass_fds=(write_end,), process_group=0)
         os.close(write_end)
+        write_end = None
         for signum in pending:
             child.send_signal(signum)
         code = child.wait()
-        finished = os.read(read_end, 1) == b"1"
+        try:
+            finished = os.read(read_end, 1) == b"1"
+        except BlockingIOError:  # nothing written
+            finished = False
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
         os.close(read_end)
+        if write_end is not None:
+            os.close(write_end)
     if finished:
         return code
     from tuner.cli.tune import resume_command
