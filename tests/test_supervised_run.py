@@ -19,14 +19,14 @@ pytest.importorskip("ray")
 TRIALS = 400  # far more than run before each signal; --timeout ends the last run
 
 
-def start(results: Path) -> subprocess.Popen:
+def start(results: Path, **kw) -> subprocess.Popen:
     """The console command (``python -m tuner.cli``: ``main()`` with no argv, as the script)."""
     return subprocess.Popen(
         [sys.executable, "-m", "tuner.cli", "tune", "--graph",
          "rmat:scale=12,seed=4,weights=random", "--algo", "sssp", "--trials", str(TRIALS),
          "--sources", "2", "--workers", "2", "--timeout", "20", "--results", str(results),
          "--no-progress", "-v"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
 def wait_for_trials(run: subprocess.Popen, count: int) -> dict[int, float]:
@@ -55,8 +55,11 @@ def finished_trials(results: Path) -> dict[int, float]:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc for the child")
 def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(tmp_path):
     results = tmp_path / "r"
-    run = start(results)
-    wait_for_trials(run, 3)
+    # started as `nohup` starts it: a hangup is ignored by the command and so by its child
+    run = start(results, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    wait_for_trials(run, 2)
+    run.send_signal(signal.SIGHUP)
+    wait_for_trials(run, 2)  # still running
     run.send_signal(signal.SIGINT)  # to the command, as a terminal's Ctrl-C: forwarded once
     _, err = run.communicate(timeout=120)
     assert run.returncode == 130

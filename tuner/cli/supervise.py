@@ -51,7 +51,10 @@ def supervised(args: argparse.Namespace) -> int:
         else:
             child.send_signal(signum)
 
-    previous = {s: signal.signal(s, forward) for s in FORWARDED}
+    # a signal ignored here (nohup's SIGHUP, a background job's SIGINT) stays ignored, and the
+    # child inherits that: forwarding it would end a child the user meant to keep running
+    previous = {s: signal.signal(s, forward) for s in FORWARDED
+                if signal.getsignal(s) is not signal.SIG_IGN}
     read_end, write_end = os.pipe()
     os.set_blocking(read_end, False)  # a process the child started may hold the write end
     try:
