@@ -430,3 +430,46 @@ def test_a_file_written_by_a_newer_results_schema_is_refused_by_readers_and_chec
     assert str(path) in err and f"schema version {SCHEMA_VERSION + 1}, newer" in err
     assert check(results) == 1
     assert f"schema version {SCHEMA_VERSION + 1}, newer" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -5.0])
+def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, monkeypatch,
+                                                                      capsys, bad):
+    """A row edited (or copied in) with a time no simulation gives, the file otherwise sound
+    (schema, footer metadata, page checksums): NaN had been skipped and 0 or -5 ranked best
+    by `best`, `check` had found no problem, and a resumed `tune` had adopted it. Now the
+    readers and the resume refuse it naming it, `check` names its file, `--repair` sets it
+    aside and the next run writes its rows again from the journal."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
+    results = tmp_path / "r"
+    tune(results)
+    best = ["best", "--results", str(results)]
+    assert main(best) == 0
+    clean = capsys.readouterr().out
+    (path,) = [p for p in (results / "trials").rglob("*.parquet")
+               if "trial" in pq.read_table(p).column("role").to_pylist()][:1]
+    table = pq.read_table(path)
+    rows = table.to_pydict()
+    at = rows["role"].index("trial")
+    rows["time_us"][at] = bad
+    rows["values"][at] = [bad]
+    edited = pa.table(rows, schema=table.schema).replace_schema_metadata(table.schema.metadata)
+    pq.write_table(edited, path, write_page_checksum=True)
+    assert main(best) == 2
+    err = capsys.readouterr().err
+    assert f"damaged results file {path}" in err and f"time_us {bad}" in err
+    from tuner.results.store import ConflictError
+
+    with pytest.raises(ConflictError, match=f"is complete with time_us {bad}"):
+        tune(results)  # resumed on, it would have been the study's best
+    assert check(results) == 1
+    assert f"{path}: rows: study" in capsys.readouterr().out
+    assert check(results, "--repair") == 0
+    tune(results)
+    capsys.readouterr()
+    assert main(best) == 0
+    assert capsys.readouterr().out == clean
+    assert_sound(results)

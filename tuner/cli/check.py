@@ -39,6 +39,7 @@ from tuner.results.schema import QUARANTINE
 from tuner.results.schema import TRIALS
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
+from tuner.results.schema import value_problem
 from tuner.results.store import PARTITIONS
 from tuner.results.store import ResultStore
 from tuner.results.store import check_readable
@@ -114,7 +115,10 @@ def check(results: str, repair: bool = False) -> Report:
             report.files += 1
             problem = body_problem(f, loc.fs) or _schema_problem(loc, table, f)
             if problem is None:
-                tables[f] = pq.read_table(f, filesystem=loc.fs)
+                read = pq.read_table(f, filesystem=loc.fs)
+                problem = value_problem(read) if table == TRIALS else None
+            if problem is None:
+                tables[f] = read
                 kept.append(f)
                 continue
             _damaged(loc, f, problem, report, repair)

@@ -25,8 +25,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
+from tuner.results.schema import TRIALS
+from tuner.results.schema import VALUE_COLUMNS
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
+from tuner.results.schema import value_problem
 
 REASON_CHARS = 200
 # DuckDB's errors that say something about the statement, never about a file's bytes.
@@ -122,6 +125,10 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
     fresh = [k for k in keys if k not in known]
     for path, *_ in fresh:
         problem = body_problem(path) or schema_problem(pq.read_schema(path), table)
+        if problem is None and table == TRIALS:
+            names = pq.read_schema(path).names
+            problem = value_problem(pq.read_table(
+                path, columns=[c for c in VALUE_COLUMNS if c in names]))
         if problem is not None:
             raise DamagedResults(path, problem, results)
     if not fresh:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from simulator.strategy import Strategy
@@ -187,6 +188,57 @@ def _version_problem(schema: pa.Schema) -> str | None:
     if int(text) > SCHEMA_VERSION:
         return (f"schema: written with results schema version {text}, newer than this "
                 f"warpsweep reads ({SCHEMA_VERSION}); read it with the warpsweep that wrote it")
+    return None
+
+
+VALUE_COLUMNS = ("study_key", "role", "trial", "label", "state", "time_us", "values")
+
+
+def value_problem(table: pa.Table) -> str | None:
+    """Why trial rows hold values no simulation gives (None: they do not): a complete row's
+    ``time_us`` that is not a positive finite number, or an objective value that is NaN or
+    infinite. The readers would rank such a row (a time of 0 or -5 the best, NaN skipped)
+    and the selector and the report fail on it; ``table`` needs ``VALUE_COLUMNS`` that the
+    file has (the partition columns aside)."""
+    import pyarrow.compute as pc  # (not at import: the CLI's start stays light)
+
+    if "state" not in table.column_names or not table.num_rows:
+        return None
+    complete = table.filter(pc.equal(table.column("state"), "complete"))
+    checks = []
+    numeric = {name: pa.types.is_floating(t) or pa.types.is_integer(t)  # others: type_conflict
+               for name, t in zip(complete.column_names, complete.schema.types, strict=True)}
+    if numeric.get("time_us"):
+        t = complete.column("time_us")
+        checks.append(("time_us", pc.invert(pc.and_(pc.is_finite(t), pc.greater(t, 0))),
+                       lambda i: complete.column("time_us")[i].as_py()))
+    values_type = complete.schema.field("values").type if "values" in numeric else None
+    if values_type is not None and pa.types.is_list(values_type) and (
+            pa.types.is_floating(values_type.value_type)):
+        values = complete.column("values")
+        told = pc.is_valid(values).to_numpy(zero_copy_only=False)  # null: none told
+        lengths = pc.fill_null(pc.list_value_length(values), 0)
+        flat = pc.list_flatten(values)
+        if len(flat):
+            bad_flat = pc.invert(pc.is_finite(flat)).to_numpy(zero_copy_only=False)
+            owners = np.repeat(np.arange(complete.num_rows), lengths.to_numpy())
+            bad = np.zeros(complete.num_rows, dtype=bool)
+            bad[owners[bad_flat]] = True
+            checks.append(("values", pa.array(bad & told),
+                           lambda i: complete.column("values")[i].as_py()))
+    for column, flags, value in checks:
+        flags = pc.fill_null(flags, False)  # a null: not recorded (rows of old versions)
+        at = np.flatnonzero(flags.to_numpy(zero_copy_only=False))
+        if at.size:
+            i = int(at[0])
+            row = {c: complete.column(c)[i].as_py() for c in ("study_key", "role", "trial",
+                                                               "label")
+                   if c in complete.column_names}
+            who = (f"trial {row.get('trial')}" if row.get("role") == "trial"
+                   else f"reference {row.get('label')!r}")
+            more = f" (and {at.size - 1} more)" if at.size > 1 else ""
+            return (f"rows: study {row.get('study_key')} {who} is complete with {column} "
+                    f"{value(i)}, which no simulation gives{more}")
     return None
 
 

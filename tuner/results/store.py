@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import shlex
 import time
 import urllib.parse
 import uuid
@@ -44,12 +45,14 @@ from tuner.results.schema import STUDIES
 from tuner.results.schema import TRIAL_COLUMNS
 from tuner.results.schema import TRIAL_PARTITIONS
 from tuner.results.schema import TRIALS
+from tuner.results.schema import VALUE_COLUMNS
 from tuner.results.schema import Column
 from tuner.results.schema import infer_type
 from tuner.results.schema import metric_column
 from tuner.results.schema import param_column
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
+from tuner.results.schema import value_problem
 
 PARTITIONS = {TRIALS: TRIAL_PARTITIONS, GRAPHS: GRAPH_PARTITIONS}
 COLUMNS = {TRIALS: TRIAL_COLUMNS, GRAPHS: GRAPH_COLUMNS}
@@ -326,6 +329,14 @@ class ResultStore:
         values): on disk (read once) and buffered."""
         if self._index is None:
             self._index, self.conflicts = scan_index(self.backend)
+            problem = value_problem(self.backend.scan(TRIALS, columns=[
+                c for c in VALUE_COLUMNS if c in _trial_columns(self.backend)] or None))
+            if problem is not None:  # resumed on, such a row would be a study's best
+                location = getattr(self.backend, "location", None)
+                text = location.text if location is not None else "RESULTS"
+                raise ConflictError(f"results {text}: {problem}; run `warpsweep check "
+                                    f"{shlex.quote(text)}` to find its file (--repair sets "
+                                    "it aside)")
         return self._index
 
     def stored_trials(self) -> dict[str, set[tuple[str, Any]]]:
