@@ -60,11 +60,13 @@ def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(t
     wait_for_trials(run, 2)
     run.send_signal(signal.SIGHUP)
     wait_for_trials(run, 2)  # still running
-    run.send_signal(signal.SIGINT)  # to the command, as a terminal's Ctrl-C: forwarded once
+    run.send_signal(signal.SIGTERM)  # as `timeout` stops it: passed on as Ctrl-C
+    run.send_signal(signal.SIGINT)  # impatient: a second signal must not break the stop
     _, err = run.communicate(timeout=120)
     assert run.returncode == 130
     assert "interrupted; every finished evaluation is saved" in err
-    assert "ended abruptly" not in err
+    assert "stopping; every finished evaluation is saved" in err
+    assert "ended abruptly" not in err and "Traceback" not in err
     before = finished_trials(results)
     assert len(before) >= 3
 
@@ -77,7 +79,14 @@ def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(t
     resume = err.split("resume with:\n")[1].strip()
     assert resume.startswith("warpsweep tune --graph rmat:scale=12,seed=4,weights=random ")
 
-    done = subprocess.run([sys.executable, "-m", "tuner.cli", *resume.split()[1:]],
+    # from a directory whose optuna.py would shadow the real one: the child imports what the
+    # command imported, never the working directory
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "optuna.py").write_text('raise ImportError("shadowed")\n')
+    script = Path(sys.executable).with_name("warpsweep")  # the console script, as installed
+    command = [str(script)] if script.exists() else [sys.executable, "-P", "-m", "tuner.cli"]
+    done = subprocess.run([*command, *resume.split()[1:]], cwd=shadow,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "ended abruptly" not in done.stderr

@@ -40,16 +40,27 @@ def report_finished() -> None:
 
 def supervised(args: argparse.Namespace) -> int:
     """Run this command again in a child and return its exit code, naming an abrupt end.
-    The child has its own process group, so a terminal's Ctrl-C reaches it once, forwarded
-    from here (as SIGTERM and SIGHUP are): it then stops as it always has, saying so."""
+
+    The child imports what this process imported (its package's directory first on the
+    path, never the working directory) and has its own process group, so a terminal's Ctrl-C
+    reaches it once, through here. The first SIGINT, SIGTERM or SIGHUP is passed on as
+    SIGINT: the child stops as Ctrl-C always stopped a run, saying how to resume (a second
+    one inside Ray's shutdown had crashed it); a third kills it. It gets SIGINT too if this
+    process dies."""
     child: subprocess.Popen | None = None
-    pending: list[int] = []
+    received: list[int] = []
 
     def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
         if child is None:
-            pending.append(signum)
+            return  # sent once it starts
+        if len(received) == 1:
+            child.send_signal(signal.SIGINT)
+        elif len(received) == 2:
+            print("warpsweep: stopping; every finished evaluation is saved (once more to "
+                  "kill it now)", file=sys.stderr)
         else:
-            child.send_signal(signum)
+            child.kill()
 
     # a signal ignored here (nohup's SIGHUP, a background job's SIGINT) stays ignored, and the
     # child inherits that: forwarding it would end a child the user meant to keep running
@@ -58,13 +69,16 @@ def supervised(args: argparse.Namespace) -> int:
     read_end, write_end = os.pipe()
     os.set_blocking(read_end, False)  # a process the child started may hold the write end
     try:
-        env = {**os.environ, SUPERVISED_FD: str(write_end)}
-        child = subprocess.Popen([sys.executable, "-m", "tuner.cli", *sys.argv[1:]], env=env,
-                                 pass_fds=(write_end,), process_group=0)
+        env = {**os.environ, SUPERVISED_FD: str(write_end),
+               "PYTHONPATH": os.pathsep.join(filter(None, (_package_root(),
+                                                           os.environ.get("PYTHONPATH"))))}
+        child = subprocess.Popen([sys.executable, "-P", "-m", "tuner.cli", *sys.argv[1:]],
+                                 env=env, pass_fds=(write_end,), process_group=0,
+                                 preexec_fn=_interrupt_when_parent_dies)
         os.close(write_end)
         write_end = None
-        for signum in pending:
-            child.send_signal(signum)
+        if received:
+            child.send_signal(signal.SIGINT)
         code = child.wait()
         try:
             finished = os.read(read_end, 1) == b"1"
@@ -81,8 +95,31 @@ def supervised(args: argparse.Namespace) -> int:
     from tuner.cli.tune import resume_command
 
     how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
-    print(f"warpsweep: error: the {args.verb} run ended abruptly ({how}), without a word of "
-          "its own: the Ray node it ran on died (its raylet stopped, or the machine ran out "
-          "of memory) or the process was killed. Every evaluation that finished is saved; "
-          f"resume with:\n  {resume_command(args)}", file=sys.stderr)
+    if received:
+        why = (f"while stopping on {signal.Signals(received[0]).name}, before it could say "
+               "so itself")
+    else:
+        why = ("without a word of its own: the Ray node it ran on died (its raylet stopped, "
+               "or the machine ran out of memory) or the process was killed")
+    print(f"warpsweep: error: the {args.verb} run ended abruptly ({how}), {why}. Every "
+          f"evaluation that finished is saved; resume with:\n  {resume_command(args)}",
+          file=sys.stderr)
     return code if code > 0 else 128 - code
+
+
+def _package_root() -> str:
+    """The directory this ``tuner`` package was imported from (the child imports the same)."""
+    import tuner
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(tuner.__file__)))
+
+
+def _interrupt_when_parent_dies() -> None:
+    """In the child, before it runs: SIGINT when the supervising process dies (Linux), so a
+    killed command does not leave its run going on alone."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, int(signal.SIGINT))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
