@@ -19,14 +19,22 @@ pytest.importorskip("ray")
 TRIALS = 400  # far more than run before each signal; --timeout ends the last run
 
 
-def start(results: Path, **kw) -> subprocess.Popen:
-    """The console command (``python -m tuner.cli``: ``main()`` with no argv, as the script)."""
+def start(results: Path, ignore_hangup: bool = False) -> subprocess.Popen:
+    """The console command (``python -m tuner.cli``: ``main()`` with no argv, as the script),
+    taking Ctrl-C as a terminal's command does whatever this process inherited (a background
+    job of a non-interactive shell ignores SIGINT); ``ignore_hangup``: as `nohup` starts it."""
+
+    def dispositions() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if ignore_hangup:
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
     return subprocess.Popen(
         [sys.executable, "-m", "tuner.cli", "tune", "--graph",
          "rmat:scale=12,seed=4,weights=random", "--algo", "sssp", "--trials", str(TRIALS),
          "--sources", "2", "--workers", "2", "--timeout", "20", "--results", str(results),
          "--no-progress", "-v"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=dispositions)
 
 
 def wait_for_trials(run: subprocess.Popen, count: int) -> dict[int, float]:
@@ -56,7 +64,7 @@ def finished_trials(results: Path) -> dict[int, float]:
 def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(tmp_path):
     results = tmp_path / "r"
     # started as `nohup` starts it: a hangup is ignored by the command and so by its child
-    run = start(results, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    run = start(results, ignore_hangup=True)
     wait_for_trials(run, 2)
     run.send_signal(signal.SIGHUP)
     wait_for_trials(run, 2)  # still running

@@ -126,7 +126,7 @@ TUNE_OPTIONS = (("--graph", "graph", None), ("--algo", "algo", "bfs"),
                 ("--device", "device", "h100"), ("--space", "space", "vwarp"),
                 ("--trials", "trials", None), ("--sampler", "sampler", "tpe"),
                 ("--objective", "objective", "time_us"), ("--sources", "sources", 4),
-                ("--seed", "seed", 0), ("--top", "top", 5))
+                ("--seed", "seed", 0), ("--top", "top", 5), ("--verify", "verify", None))
 COMMON_OPTIONS = (("--workers", "workers", None), ("--address", "address", None),
                   ("--timeout", "timeout", None), ("--results", "results", DEFAULT_RESULTS))
 FLAGS = (("--no-references", "references", False), ("--deterministic", "deterministic", True),
