@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,11 @@ def simulate(
             f"block_size={strategy.block_size} exceeds the device {device.name}'s "
             f"max_threads_per_block={device.max_threads_per_block}"
         )
+    if strategy.block_size % device.warp_size:
+        raise ConfigError(
+            f"block_size={strategy.block_size} is no multiple of the device {device.name}'s "
+            f"warp_size={device.warp_size}: a block holds whole warps"
+        )
     check_simulation(graph.n, graph.m, strategy,
                      f"simulating {strategy} on {graph.spec or graph.name}")
     if functional is None:
@@ -82,6 +88,11 @@ def simulate(
     iterations = iteration_costs(functional, strategy, device)
     total = total_cost([it.cost for it in iterations])
     time_us = device.us(total.cycles)
+    if not math.isfinite(time_us):
+        raise ConfigError(
+            f"the device {device.name}'s figures give no finite time ({time_us} us): a field "
+            "far outside any GPU's range overflows the cost model"
+        )
     result_trace = None
     if trace:
         costs = [it.cost for it in iterations]

@@ -206,6 +206,23 @@ def test_device_file_schema(capsys, tmp_path, name, text, match):
     assert str(path) in line and match in line
 
 
+@pytest.mark.parametrize("text,match", [
+    # each field within its own checks; the time they give overflows (printed as nan, exit 0)
+    ('base = "h100"\natomic_cycles = 1e308\n', "give no finite time (nan us)"),
+    ('base = "h100"\nhost_roundtrip_us = 1e308\n', "give no finite time (inf us)"),
+    # a warp wider than the default block (a ZeroDivisionError traceback)
+    ('base = "h100"\nwarp_size = 1024\nsimd_width = 1024\nmax_threads_per_block = 1024\n',
+     "block_size=256 is no multiple of the device gpu's warp_size=1024"),
+])
+def test_a_device_whose_fields_pass_but_cannot_time_a_run_is_named(capsys, tmp_path, text,
+                                                                   match):
+    path = tmp_path / "gpu.toml"
+    path.write_text(text)
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--device", str(path)])
+    assert match in line
+
+
 def test_device_file_base_chain_of_two_files_is_a_cycle(tmp_path):
     (tmp_path / "x.yaml").write_text("base: y.yaml\n")
     (tmp_path / "y.yaml").write_text("base: x.yaml\n")

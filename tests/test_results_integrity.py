@@ -262,6 +262,7 @@ def test_check_finds_a_damaged_parquet_file_and_repair_sets_it_aside(tmp_path, d
 
 
 def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_path, capsys):
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     results = tmp_path / "r"
@@ -270,6 +271,9 @@ def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_pat
     f = next((results / "trials").rglob("part-*.parquet"))
     table = pq.read_table(f)
     pq.write_table(table.slice(0, 2), f.with_name("part-copy.parquet"))  # same rows again
+    other = table.slice(2, 1).to_pydict()  # a row again with another time: not "the same"
+    other["time_us"] = [2 * other["time_us"][0]]
+    pq.write_table(pa.table(other, schema=table.schema), f.with_name("part-zz.parquet"))
     graphs = next((results / "graphs").rglob("part-*.parquet"))
     pq.write_table(pq.read_table(graphs), graphs.with_name("part-copy.parquet"))
     journal = journal_of(results)
@@ -278,6 +282,7 @@ def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_pat
     assert check(results) == 1
     out = capsys.readouterr().out
     assert out.count("has 2 rows (same content)") == 3  # two trial rows and the graph's
+    assert out.count("has 2 rows with different content") == 1
     assert "journal behind the rows" in out
     assert check(results, "--repair") == 0
     capsys.readouterr()
@@ -473,3 +478,27 @@ def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, 
     assert main(best) == 0
     assert capsys.readouterr().out == clean
     assert_sound(results)
+
+
+def test_a_row_outside_its_studys_space_is_refused_by_the_resume_not_a_traceback(tmp_path):
+    """A trial row edited to w=3 (no choice of the vwarp space): the resume that rebuilds
+    the journal from the rows had raised a bare ValueError; now a message naming the trial."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tuner.results.store import ConflictError
+
+    results = tmp_path / "r"
+    tune(results)
+    for path in sorted((results / "trials").rglob("*.parquet")):
+        table = pq.read_table(path)
+        rows = table.to_pydict()
+        if "trial" in rows["role"]:
+            at = rows["role"].index("trial")
+            rows["param_w"][at] = 3
+            pq.write_table(pa.table(rows, schema=table.schema).replace_schema_metadata(
+                table.schema.metadata), path, write_page_checksum=True)
+            break
+    with pytest.raises(ConflictError, match=rf"trial {rows['trial'][at]}'s row in .* holds a "
+                                            r"configuration outside the study's space"):
+        tune(results)

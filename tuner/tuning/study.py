@@ -308,7 +308,14 @@ class StudyRun:
                     storage.set_trial_user_attr(trial._trial_id, "rebuilt_gap", True)
                     study.tell(n, state=TrialState.FAIL)
                     continue
-                self.space.suggest(UserNamedTrial(trial, self.space))
+                try:
+                    self.space.suggest(UserNamedTrial(trial, self.space))
+                except ValueError as exc:  # a row's knob among no choice of the space
+                    raise ConflictError(
+                        f"study {self.key}: trial {n}'s row in {self.location.text} holds a "
+                        f"configuration outside the study's space ({exc}), which no run of "
+                        "it writes (a row edited, or copied from another study): set its file "
+                        "aside or restore it") from None
                 storage.set_trial_user_attr(trial._trial_id, "record", record.to_json())
                 if record.values is not None:
                     study.tell(n, record.values)
