@@ -502,3 +502,26 @@ def test_a_row_outside_its_studys_space_is_refused_by_the_resume_not_a_traceback
     with pytest.raises(ConflictError, match=rf"trial {rows['trial'][at]}'s row in .* holds a "
                                             r"configuration outside the study's space"):
         tune(results)
+
+
+def test_check_names_a_study_whose_rows_name_two_graphs(tmp_path, capsys):
+    """A trial row pointed at another graph (edited, or copied from another study) had been
+    read by `best` and `select` as that graph's result; `check` now names the study."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    assert check(results) == 0
+    path = next(p for p in (results / "trials").rglob("*.parquet")
+                if pq.read_table(p).num_rows > 1)
+    table = pq.read_table(path)
+    rows = table.to_pydict()
+    rows["graph_id"][0] = "road-32x32-184dd06e"
+    pq.write_table(pa.table(rows, schema=table.schema).replace_schema_metadata(
+        table.schema.metadata), path, write_page_checksum=True)
+    capsys.readouterr()
+    assert check(results) == 1
+    out = capsys.readouterr().out
+    assert f"study {rows['study_key'][0]}: its rows name 2 graphs" in out
+    assert "road-32x32-184dd06e" in out

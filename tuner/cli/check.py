@@ -136,6 +136,7 @@ def check(results: str, repair: bool = False) -> Report:
             report.problems.append(f"{f}: {problem}")
     _check_keys(loc, tables, report, repair)
     _check_repeats(loc, tables, report)
+    _check_study_graphs(loc, tables, report)
     _check_journals(loc, tables, report, repair)
     _check_graph_rows(loc, tables, report)
     return report
@@ -147,6 +148,22 @@ def _damaged(loc: Location, path: str, problem: str, report: Report, repair: boo
         report.repaired.append(f"{path}: {problem}; moved to {_quarantine(loc, path)}")
     else:
         report.problems.append(f"{path}: {problem}")
+
+
+def _check_study_graphs(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
+    """One graph a study: rows of one study key naming two graphs (a row edited or copied
+    from another study) would be read as that graph's results."""
+    graphs: dict[str, dict[str, str]] = {}
+    for f, t in tables.items():
+        if f.startswith(loc.path(TRIALS) + "/") and "graph_id" in t.column_names:
+            for study, graph in zip(t.column("study_key").to_pylist(),
+                                    t.column("graph_id").to_pylist(), strict=True):
+                graphs.setdefault(study, {}).setdefault(graph, f)
+    for study, found in graphs.items():
+        if len(found) > 1:
+            named = ", ".join(f"{g} ({f})" for g, f in sorted(found.items(), key=str))
+            report.problems.append(f"study {study}: its rows name {len(found)} graphs, "
+                                   f"{named}: a study is of one graph")
 
 
 def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
