@@ -350,3 +350,15 @@ def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
     assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model",
                  str(odd)]) == 2
     assert "SSSP needs edge weights" in capsys.readouterr().err
+
+
+def test_a_graph_whose_features_are_not_finite_is_left_out_with_its_reason():
+    """A NaN feature (no loader writes one; an edited graphs row) had reached the models'
+    scaler and failed there with scikit-learn's traceback; now the graph is left out, named."""
+    from tuner.selection.selector import _unusable
+
+    assert _unusable({"avg_degree": 4.0, "degree_cv": 1.5}) is None
+    assert _unusable(None) == "no features in the graphs table"
+    assert _unusable({"avg_degree": 4.0, "degree_cv": float("nan")}).startswith(
+        "feature degree_cv is nan in the graphs table")
+    assert "feature avg_degree is inf" in _unusable({"avg_degree": float("inf")})

@@ -198,10 +198,10 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
         configs.setdefault(key, config)
         specs.setdefault(row["graph_id"], row["graph_spec"])
         sums.setdefault(row["graph_id"], {}).setdefault(key, []).append(float(row["time_us"]))
-    dropped = {g: "no features in the graphs table" for g in sums if g not in feats}
+    dropped = {g: why for g in sums if (why := _unusable(feats.get(g))) is not None}
     ids: list[str] = []
     seen: dict[tuple, str] = {}
-    for g in sorted(g for g in sums if g in feats):
+    for g in sorted(g for g in sums if g not in dropped):
         # the same graph under another spec (a moved file, other edge weights) would let
         # leave-one-graph-out see the held-out graph: keep one of them
         ident = tuple(sorted(feats[g].items()))
@@ -279,6 +279,18 @@ def _graph_features(con: Any) -> tuple[dict[str, dict[str, float]], dict[str, st
         if all(row[c] is not None for c in present):
             feats[row["graph_id"]] = {c: float(row[c]) for c in present}
     return feats, names
+
+
+def _unusable(features: dict[str, float] | None) -> str | None:
+    """Why a graph's features cannot place it (None: they can): none recorded, or a value
+    NaN or infinite (no loader computes one; the models' scalers fail on it)."""
+    if features is None:
+        return "no features in the graphs table"
+    bad = sorted(k for k, v in features.items() if not math.isfinite(v))
+    if bad:
+        return (f"feature {bad[0]} is {features[bad[0]]} in the graphs table, which no "
+                "loader writes (an edited row?)")
+    return None
 
 
 # -- the model --------------------------------------------------------------------------------
