@@ -89,3 +89,15 @@ def test_ctrl_c_names_the_command_that_resumes(tmp_path):
     assert main(words[1:] + ["--trials", "20"]) in (0, 1)  # it resumes the same study
     rows = read_trials(str(results)).to_pylist()
     assert len({r["study_key"] for r in rows}) == 1 and len(rows) >= before
+
+
+def test_a_resume_with_nothing_left_reports_the_sources_used_not_asked(tmp_path, capsys):
+    """--sources beyond the graph's vertices with edges takes them all (242 here); a resume
+    that loads no graph had reported the number asked (100000) in its summary."""
+    argv = ["tune", "--graph", "rmat:scale=8,seed=1", "--algo", "bfs", "--workers", "0",
+            "--no-progress", "--trials", "3", "--sources", "100000", "--results",
+            str(tmp_path / "r"), "--json"]
+    for _ in range(2):  # the run, then a resume with nothing left to run
+        assert main(argv) == 0
+        (study,) = json.loads(capsys.readouterr().out)["studies"]
+        assert study["sources"] == 242

@@ -182,11 +182,16 @@ class StudySummary:
     references: dict[str, TrialRecord]
     graph: GraphMeta | None
     exhausted: bool = False
+    stored_sources: int = 0  # the rows' n_sources, where the graph was not loaded (a resume
+    # with nothing left to run)
 
     @property
     def n_sources(self) -> int:
         """Sources each value is a mean over: those the graph had room for (``--sources``
-        beyond its vertices with edges picks them all), else as asked."""
+        beyond its vertices with edges picks them all), as the rows recorded them where the
+        graph was not loaded, else as asked."""
+        if (self.graph is None or not self.graph.sources) and self.stored_sources:
+            return self.stored_sources
         return used_sources(self.spec, self.graph)
 
     @property

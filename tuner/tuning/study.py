@@ -716,6 +716,9 @@ class StudyRun:
             duplicates=self.repeats,
             best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
             exhausted=self.exhausted,
+            stored_sources=next((r.n_sources for r in [*self.records.values(),
+                                                       *self.references.values()]
+                                 if r.n_sources), 0),
         )
 
 
