@@ -35,6 +35,7 @@ from tuner.cli import main
 from tuner.cli.calibrate import far_rows_lines
 from tuner.cli.calibrate import fit_table
 from tuner.cli.calibrate import held_out_lines
+from tuner.cli.calibrate import launch_mismatch_lines
 
 GRAPHS = {
     "rmat8": "rmat:scale=8,seed=1,weights=random",
@@ -180,6 +181,24 @@ def test_a_row_far_from_the_fit_is_named_first(rows, tmp_path):
     r = slipped[7]
     assert lines[1].startswith(f"  {r.graph} {r.algorithm} {r.config!r} ({r.variant}): "
                                f"measured {r.time_us:g} us")
+
+
+def test_a_row_whose_launches_are_not_its_simulations_is_named(rows, tmp_path):
+    """A row measured with 10x the launches its simulation makes (another spec, source or
+    configuration ran): named; launches as simulated, or a launch or two apart, are not."""
+    parts = simulate_parts(rows, SMALL, cache=tmp_path / "cache")
+    launches = [int(np.asarray(p.bounds).shape[0]) for p in parts]
+    same = [dataclasses.replace(r, launches=n) for r, n in zip(rows, launches, strict=True)]
+    assert launch_mismatch_lines(same, parts) == []
+    near = [dataclasses.replace(r, launches=n + 2) for r, n in zip(rows, launches, strict=True)]
+    assert launch_mismatch_lines(near, parts) == []
+    off = list(same)
+    off[4] = dataclasses.replace(same[4], launches=10 * launches[4] + 3)
+    lines = launch_mismatch_lines(off, parts)
+    r = off[4]
+    assert len(lines) == 2 and lines[0].startswith("warning: 1 measured row(s) launched")
+    assert lines[1] == (f"  {r.graph} {r.algorithm} {r.config!r} ({r.variant}): measured "
+                        f"{r.launches} launches, simulated {launches[4]}")
 
 
 def test_the_host_is_pinned_to_what_the_file_measured(rows, tmp_path):

@@ -19,6 +19,7 @@ from tuner.calibration.calibrate import THETA_NAMES
 from tuner.calibration.calibrate import THETA_RANGE
 from tuner.calibration.calibrate import Calibration
 from tuner.calibration.calibrate import Measured
+from tuner.calibration.calibrate import Parts
 from tuner.calibration.calibrate import at_bound
 from tuner.calibration.calibrate import calibrated_device
 from tuner.calibration.calibrate import calibration_base
@@ -63,7 +64,9 @@ simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted 
 times (least squares on log errors, each scale within 1/20..20); a part whose bound never
 binds stays at 1. The scales become the device file's figures (latency and issue, as
 instruction_cycles, approximately). Rows more than 10x from the fitted prediction (a time in
-the wrong unit, a disturbed run) are named on stderr and in the file's comments.
+the wrong unit, a disturbed run), and rows whose measured launches are more than 1.5x from
+their simulation's (another spec, source or configuration ran), are named on stderr and in
+the file's comments.
 
 By default (--fit relative) the fit gives every (graph, algorithm) a free log offset and
 the same total weight: an error common to all of a graph's configurations (its host loop,
@@ -208,6 +211,34 @@ def far_rows_lines(calibration: Calibration, measured: Sequence[Measured]) -> li
     return lines
 
 
+LAUNCHES_APART = 1.5  # measured and simulated launches this many times apart are named
+
+
+def launch_mismatch_lines(measured: Sequence[Measured], parts: Sequence[Parts]) -> list[str]:
+    """The rows whose measured kernel launches are more than ``LAUNCHES_APART`` x (and 2
+    launches) from the simulation's: the spec, source or configuration simulated is then not
+    what ran (a row's time would be fitted to another run), or the kernel does what the model
+    does not. The asynchronous SSSP runs differ by a launch or two, which passes."""
+    apart = []
+    for m, p in zip(measured, parts, strict=True):
+        if m.launches is None:
+            continue
+        simulated = int(np.asarray(p.bounds).shape[0])
+        low, high = sorted((m.launches, simulated))
+        if high - low > 2 and high > LAUNCHES_APART * low:
+            apart.append((m, simulated))
+    if not apart:
+        return []
+    lines = [f"warning: {len(apart)} measured row(s) launched kernels more than "
+             f"{LAUNCHES_APART:g}x as often as their simulation, or as seldom (a spec, source "
+             "or configuration other than what ran?):"]
+    lines += [f"  {m.graph} {m.algorithm} {m.config!r} ({m.variant}): measured {m.launches} "
+              f"launches, simulated {simulated}" for m, simulated in apart[:FAR_SHOWN]]
+    if len(apart) > FAR_SHOWN:
+        lines.append(f"  and {len(apart) - FAR_SHOWN} more")
+    return lines
+
+
 WORSE_REGRET = 1.01  # a fit's geomean pick regret this far above the base's counts as worse
 
 
@@ -306,7 +337,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
           f"{base.name}, {calibration.rms_after:.3f} fitted "
           f"(x{math.exp(calibration.rms_before):.2f} -> x{math.exp(calibration.rms_after):.2f} "
           "typical factor); on graphs left out of the fit: python bench/fidelity.py")
-    notes = far_rows_lines(calibration, measured)
+    notes = launch_mismatch_lines(measured, parts) + far_rows_lines(calibration, measured)
     if notes:
         print("\n".join(notes), file=sys.stderr)
     if args.held_out:
