@@ -525,3 +525,32 @@ def test_check_names_a_study_whose_rows_name_two_graphs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"study {rows['study_key'][0]}: its rows name 2 graphs" in out
     assert "road-32x32-184dd06e" in out
+
+
+def test_repair_keeps_the_copy_of_a_row_that_its_journal_records(tmp_path, capsys):
+    """Two rows of one trial with different times, the same timestamp (a row copied, then
+    edited): `--repair` had kept whichever file name sorts first; now the one the study's
+    journal records, whatever the names."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    best = ["best", "--results", str(results)]
+    assert main(best) == 0
+    clean = capsys.readouterr().out
+    path = next(p for p in (results / "trials").rglob("*.parquet")
+                if "trial" in pq.read_table(p).column("role").to_pylist())
+    table = pq.read_table(path)
+    rows = table.to_pydict()
+    at = rows["role"].index("trial")
+    copy = {k: [v[at]] for k, v in rows.items()}
+    copy["time_us"] = [copy["time_us"][0] / 2]  # a better time than it ran: would be the best
+    copy["values"] = [[copy["time_us"][0]]]
+    pq.write_table(pa.table(copy, schema=table.schema), path.with_name("part-aa.parquet"))
+    assert check(results) == 1
+    assert "has 2 rows with different content" in capsys.readouterr().out
+    assert check(results, "--repair") == 0
+    assert "kept the one its study's journal records" in capsys.readouterr().out
+    assert main(best) == 0
+    assert capsys.readouterr().out == clean

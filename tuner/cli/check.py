@@ -101,6 +101,7 @@ class _Row:
     index: int
     fp: Any
     timestamp: Any
+    recorded: Any = None  # the fingerprint a journal's record of the key compares with
 
 
 def check(results: str, repair: bool = False) -> Report:
@@ -254,10 +255,12 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
                 # fingerprint's values aside) are not "the same content"
                 fp = json.dumps({k: v for k, v in row.items() if v is not None},
                                 sort_keys=True, default=str)
+                recorded = row_fingerprint(row)
             else:
-                key, fp = (GRAPHS, row["graph_id"]), None
-            rows.setdefault(key, []).append(_Row(f, i, fp, row.get("timestamp")))
+                key, fp, recorded = (GRAPHS, row["graph_id"]), None, None
+            rows.setdefault(key, []).append(_Row(f, i, fp, row.get("timestamp"), recorded))
     drop: dict[str, set[int]] = {}
+    journals: dict[str, Any] = {}
     for key, found in rows.items():
         if len(found) < 2:
             continue
@@ -271,11 +274,17 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
         if not repair:
             report.problems.append(problem)
             continue
-        keep = min(found, key=lambda r: (str(r.timestamp), r.file, r.index))
+        ordered = sorted(found, key=lambda r: (str(r.timestamp), r.file, r.index))
+        journal = (None if same or key[0] == GRAPHS
+                   else _journal_fingerprint(loc, journals, key[1], key[2], key[3]))
+        keep = next((r for r in ordered if r.recorded == journal), None)
+        how = "kept the one its study's journal records"
+        if keep is None:
+            keep, how = ordered[0], "kept the first written"
         for r in found:
             if r is not keep:
                 drop.setdefault(r.file, set()).add(r.index)
-        report.repaired.append(f"{problem}; kept the first written")
+        report.repaired.append(f"{problem}; {how}")
     for f, indexes in drop.items():
         t = tables[f]
         keep_mask = pa.array([i not in indexes for i in range(t.num_rows)])
@@ -307,6 +316,48 @@ class _Logs(BaseJournalBackend):
         raise OSError("read only")
 
 
+def _journal_bytes(loc: Location, path: str) -> tuple[bytes, int]:
+    """A journal's bytes and where its last whole line ends."""
+    with loc.fs.open_input_stream(path) as stream:
+        data = stream.read()
+    return data, data.rfind(b"\n") + 1
+
+
+def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]]:
+    """A study journal's trials by number and its user attributes (raises where it does not
+    load)."""
+    logs = [json.loads(line) for line in data.splitlines() if line.strip()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = optuna.load_study(study_name=key, storage=JournalStorage(_Logs(logs)))
+    return {t.number: t for t in study.get_trials(deepcopy=False)}, study.user_attrs
+
+
+def _journal_fingerprint(loc: Location, cache: dict[str, Any], study: str, role: str,
+                         ident: Any) -> tuple | None:
+    """The fingerprint of what a study's journal records for a trial (or a reference's
+    label); None where it records nothing or does not load (``cache``: per study, its
+    journal once)."""
+    if study not in cache:
+        cache[study] = None
+        path = loc.journals().get(study)
+        if path is not None:
+            try:
+                data, cut = _journal_bytes(loc, path)
+                cache[study] = _load_journal(study, data[:cut])
+            except Exception:  # noqa: BLE001 - an unreadable journal is its own problem
+                pass
+    if cache[study] is None:
+        return None
+    trials, attrs = cache[study]
+    if role == "reference":
+        record = attrs.get(f"ref:{ident}")
+    else:
+        trial = trials.get(ident)
+        record = trial.user_attrs.get("record") if trial is not None else None
+    return None if record is None else record_fingerprint(TrialRecord.from_json(record))
+
+
 def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                     repair: bool) -> None:
     by_study: dict[str, dict[tuple, tuple]] = {}
@@ -319,17 +370,9 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
     store = None
     for key, path in loc.journals().items():
         report.files += 1
-        with loc.fs.open_input_stream(path) as stream:
-            data = stream.read()
-        cut = data.rfind(b"\n") + 1
+        data, cut = _journal_bytes(loc, path)
         try:
-            logs = [json.loads(line) for line in data[:cut].splitlines() if line.strip()]
-            storage = JournalStorage(_Logs(logs))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                study = optuna.load_study(study_name=key, storage=storage)
-            trials = {t.number: t for t in study.get_trials(deepcopy=False)}
-            attrs = study.user_attrs
+            trials, attrs = _load_journal(key, data[:cut])
         except Exception as exc:  # noqa: BLE001 - any reason it does not load is the problem
             reason = " ".join(str(exc).split())[:150]
             problem = f"unreadable journal ({type(exc).__name__}: {reason})"
