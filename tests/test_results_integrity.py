@@ -554,3 +554,24 @@ def test_repair_keeps_the_copy_of_a_row_that_its_journal_records(tmp_path, capsy
     assert "kept the one its study's journal records" in capsys.readouterr().out
     assert main(best) == 0
     assert capsys.readouterr().out == clean
+
+
+def test_check_names_a_reference_whose_knobs_are_another_baselines(tmp_path, capsys):
+    """The `vwarp w=32` reference row edited to w=8: `best` had shown it as
+    "[reference: vwarp w=32]" with w=8's time; `check` now names it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    path = next(p for p in (results / "trials").rglob("*.parquet")
+                if "vwarp w=32" in pq.read_table(p).column("label").to_pylist())
+    table = pq.read_table(path)
+    rows = table.to_pydict()
+    rows["param_w"][rows["label"].index("vwarp w=32")] = 8
+    pq.write_table(pa.table(rows, schema=table.schema).replace_schema_metadata(
+        table.schema.metadata), path, write_page_checksum=True)
+    capsys.readouterr()
+    assert check(results) == 1
+    out = capsys.readouterr().out
+    assert f"{path}: study " in out and "reference 'vwarp w=32' holds the knobs" in out

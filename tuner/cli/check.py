@@ -30,11 +30,13 @@ import pyarrow.parquet as pq
 from optuna.storages import JournalStorage
 from optuna.storages.journal import BaseJournalBackend
 
+from simulator.errors import WarpsweepError
 from tuner.results.damaged import body_problem
 from tuner.results.location import Location
 from tuner.results.measured import measured_files
 from tuner.results.records import TrialRecord
 from tuner.results.schema import GRAPHS
+from tuner.results.schema import PARAM_PREFIX
 from tuner.results.schema import QUARANTINE
 from tuner.results.schema import TRIALS
 from tuner.results.schema import schema_problem
@@ -138,6 +140,7 @@ def check(results: str, repair: bool = False) -> Report:
     _check_keys(loc, tables, report, repair)
     _check_repeats(loc, tables, report)
     _check_study_graphs(loc, tables, report)
+    _check_reference_rows(loc, tables, report)
     _check_journals(loc, tables, report, repair)
     _check_graph_rows(loc, tables, report)
     return report
@@ -165,6 +168,33 @@ def _check_study_graphs(loc: Location, tables: dict[str, pa.Table], report: Repo
             named = ", ".join(f"{g} ({f})" for g, f in sorted(found.items(), key=str))
             report.problems.append(f"study {study}: its rows name {len(found)} graphs, "
                                    f"{named}: a study is of one graph")
+
+
+def _check_reference_rows(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
+    """A reference row's knobs are its label's baseline (``vwarp w=32`` ran w=32): one
+    whose knobs are another's (an edited row) would be shown as that baseline. Labels no
+    longer among the baselines (older versions') are left alone."""
+    from simulator.strategy import Strategy
+    from tuner.tuning.spec import reference_configs
+
+    baselines = {label: str(Strategy.from_params(config))
+                 for label, config in reference_configs().items()}
+    for f, t in tables.items():
+        if not f.startswith(loc.path(TRIALS) + "/"):
+            continue
+        for row in t.to_pylist():
+            if row["role"] != "reference" or row.get("label") not in baselines:
+                continue
+            params = {k[len(PARAM_PREFIX):]: v for k, v in row.items()
+                      if k.startswith(PARAM_PREFIX) and v is not None}
+            try:
+                ran = str(Strategy.from_params(params))
+            except WarpsweepError as exc:
+                ran = f"no strategy ({exc})"
+            if ran != baselines[row["label"]]:
+                report.problems.append(
+                    f"{f}: study {row['study_key']} reference {row['label']!r} holds the "
+                    f"knobs {ran}, not its baseline's {baselines[row['label']]}")
 
 
 def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
