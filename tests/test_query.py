@@ -276,6 +276,10 @@ def test_unknown_filters_name_what_is_there(con):
         answers.best(con, Filters(algo="pr"))
     with pytest.raises(ConfigError, match=r"--graph 'nope'.*graphs present: g1, g2"):
         answers.pareto(con, parse_objectives("time_us"), Filters(graph="nope"))
+    # meant as a spec, with a key no generator has: what is wrong with it is named
+    with pytest.raises(ConfigError, match=r"with a complete trial \(as a graph spec: .*unknown "
+                                          r"key 'bogus' for rmat.*graphs present: g1, g2"):
+        answers.best(con, Filters(graph="rmat:scale=8,seed=1,bogus=2"))
     with pytest.raises(ConfigError, match=r"unknown metric 'speed'; metrics present: .*time_us"):
         answers.best(con, objective=Objective("speed"))
 

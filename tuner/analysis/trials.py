@@ -328,8 +328,17 @@ def explain_empty_filter(con: duckdb.DuckDBPyConnection, filters: Filters) -> No
         present = sorted({graph_name(spec, name) or spec for spec, name in con.execute(
             "SELECT DISTINCT t.graph_spec, g.name FROM trials t LEFT JOIN graphs g "
             "USING (graph_id) WHERE t.state = 'complete'").fetchall()})
+        why = ""
+        if ":" in filters.graph:  # meant as a spec: say what is wrong with it, if anything
+            from simulator.errors import WarpsweepError
+            from simulator.graph_spec import parse_spec
+
+            try:
+                parse_spec(filters.graph)
+            except WarpsweepError as exc:
+                why = f" (as a graph spec: {exc})"
         raise ConfigError(f"--graph {filters.graph!r} matches no graph spec, id or name "
-                          f"with a complete trial; graphs present: {_listing(present)}")
+                          f"with a complete trial{why}; graphs present: {_listing(present)}")
 
 
 def _listing(values: list[Any], limit: int = 12) -> str:
