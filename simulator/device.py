@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -330,6 +331,10 @@ def get_device(device: str | Device) -> Device:
     """A preset by name, a device file by path, or the Device itself."""
     if isinstance(device, Device):
         return device
+    if not isinstance(device, str | os.PathLike):  # (a dict is unhashable: `in` would raise)
+        raise ConfigError(f"device must be a preset name, a device file or a Device, got "
+                          f"{type(device).__name__} {device!r}")
+    device = os.fspath(device)
     if device in DEVICES:
         return DEVICES[device]
     if not isinstance(device, str):

@@ -7,6 +7,7 @@ depend on the load-balancing knobs, so it is computed once per (graph, algorithm
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -85,6 +86,7 @@ class FunctionalRun:
     stores_per_vertex: bool = False
     worklist_run: FunctionalRun | None = None
     edge_values: np.ndarray | None = None
+    graph_digest: str | None = None  # its graph's ``Graph.content_digest`` (None: not known)
 
     @property
     def n(self) -> int:
@@ -137,6 +139,9 @@ def checked_source(graph: Graph, algorithm: str, source: int | None) -> int | No
     empty graph, a source out of range or given where none is taken, SSSP without weights."""
     if algorithm not in ALGORITHMS:
         raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
+    if not all(hasattr(graph, a) for a in ("indptr", "indices", "n", "spec", "name")):
+        raise ConfigError(f"graph must be a Graph (load_graph makes one from a spec), not "
+                          f"{type(graph).__name__}")
     label = graph.spec or graph.name
     if graph.n == 0:
         raise ConfigError(f"{label}: the graph has no vertices")
@@ -167,12 +172,15 @@ def functional_run(
     """Run ``algorithm`` on ``graph`` and record its per-iteration work."""
     source = checked_source(graph, algorithm, source)
     if algorithm == "bfs":
-        return _bfs(graph, source)
-    if algorithm == "sssp":
-        return _sssp(graph, source)
-    if algorithm == "cc":
-        return _cc(graph)
-    return _pagerank(graph, tolerance, max_iterations, damping)
+        run = _bfs(graph, source)
+    elif algorithm == "sssp":
+        run = _sssp(graph, source)
+    elif algorithm == "cc":
+        run = _cc(graph)
+    else:
+        run = _pagerank(graph, tolerance, max_iterations, damping)
+    # (a Graph of another checkout, as bench/compare_revisions passes, may have no digest)
+    return dataclasses.replace(run, graph_digest=getattr(graph, "content_digest", None))
 
 
 def _bfs(graph: Graph, source: int) -> FunctionalRun:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from dataclasses import field
 from functools import cached_property
 
 import numpy as np
@@ -24,6 +26,9 @@ class Graph:
     name: str = "graph"
     spec: str = ""
     directed: bool = False
+    # set by constructions that keep a checked graph's edges (``with_weights``, reordering):
+    # an undirected graph's symmetry is then not checked again
+    known_symmetric: bool = field(default=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         label = self.spec or self.name
@@ -70,6 +75,8 @@ class Graph:
             if weights.size and weights.min() < 0:
                 raise GraphError(f"{label}: edge weights must be non-negative")
             weights.flags.writeable = False
+        if not self.directed and not self.known_symmetric and indices.size:
+            _check_symmetric(indptr, indices, weights, label)
         indptr.flags.writeable = False
         indices.flags.writeable = False
         object.__setattr__(self, "indptr", indptr)
@@ -100,9 +107,20 @@ class Graph:
         s.flags.writeable = False
         return s
 
+    @cached_property
+    def content_digest(self) -> str:
+        """A digest of the edges, the weights and the direction: a functional run records
+        its graph's, and ``simulate`` refuses one computed on another graph."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(b"directed" if self.directed else b"undirected")
+        for array in (self.indptr.astype(np.int64, copy=False), self.indices, self.weights):
+            h.update(b"|" if array is None else memoryview(np.ascontiguousarray(array)))
+        return h.hexdigest()
+
     def with_weights(self, weights: np.ndarray) -> Graph:
         """The same graph carrying ``weights`` (one per stored edge)."""
-        return Graph(self.indptr, self.indices, weights, self.name, self.spec, self.directed)
+        return Graph(self.indptr, self.indices, weights, self.name, self.spec, self.directed,
+                     known_symmetric=self.weights is None and not self.directed)
 
     def __repr__(self) -> str:
         w = ", weighted" if self.weights is not None else ""
@@ -129,6 +147,15 @@ class Graph:
         label = spec or name
         src = np.asarray(src).ravel()
         dst = np.asarray(dst).ravel()
+        for key, ids in (("sources", src), ("destinations", dst)):
+            if ids.size and ids.dtype.kind not in "iu" and not (
+                    ids.dtype.kind == "f" and np.all(np.isfinite(ids))
+                    and np.all(ids == np.floor(ids))):
+                if ids.dtype.kind != "f":
+                    raise GraphError(f"{label}: {key} must be vertex ids, not {ids.dtype}")
+                bad = float(ids[~np.isfinite(ids) | (ids != np.floor(ids))][0])
+                raise GraphError(f"{label}: {key} must be whole vertex ids, not values such "
+                                 f"as {bad:g}")
         if src.dtype not in (np.int32, np.int64):
             src = src.astype(np.int64)
         if dst.dtype not in (np.int32, np.int64):
@@ -179,4 +206,55 @@ class Graph:
         del cols
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        return cls(indptr, indices, w, name=name, spec=spec, directed=directed)
+        return cls(indptr, indices, w, name=name, spec=spec, directed=directed,
+                   known_symmetric=not directed)  # stored both ways above
+
+
+_SYMMETRY_CHUNK = 1 << 22  # edges hashed at once: bounded memory on graphs of any size
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _check_symmetric(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray | None,
+                     label: str) -> None:
+    """Raise GraphError unless every stored edge u -> v (with its weight) is matched by
+    v -> u: an undirected graph built by hand from a one-way CSR had given BFS and CC
+    answers of another graph. Compares two order-free sums over the edges, of
+    a[u] b[v] h(w) and of b[u] a[v] h(w) for random a, b (each vertex's edges summed, then
+    times its own factor), in O(m) and bounded memory; a sum that matches by chance is
+    about 1 in 2**64."""
+    n = indptr.size - 1
+    rng = np.random.default_rng(0x5EED)
+    a = rng.integers(1, 2**63, size=n, dtype=np.uint64)
+    b = rng.integers(1, 2**63, size=n, dtype=np.uint64)
+    forward = backward = np.uint64(0)
+    bits = None if weights is None else weights.view(np.uint32)
+    start = 0
+    with np.errstate(over="ignore"):
+        while start < n:
+            end = int(np.searchsorted(indptr, indptr[start] + _SYMMETRY_CHUNK, side="right"))
+            end = min(max(end - 1, start + 1), n)
+            lo, hi = int(indptr[start]), int(indptr[end])
+            if hi > lo:
+                dst = indices[lo:hi]
+                to_b, to_a = b[dst], a[dst]
+                if bits is not None:
+                    w = bits[lo:hi].astype(np.uint64) * _MIX + np.uint64(1)
+                    to_b *= w
+                    to_a *= w
+                # each vertex's edges summed (running sums: wrap-around is exact mod 2**64)
+                ends = indptr[start + 1:end + 1] - lo
+                rows = np.flatnonzero(ends > np.concatenate([[0], ends[:-1]]))
+                for edge_sum, own, total in ((to_b, a, "forward"), (to_a, b, "backward")):
+                    running = np.cumsum(edge_sum, dtype=np.uint64)
+                    at_end = running[ends[rows] - 1]
+                    per_vertex = at_end - np.concatenate([[np.uint64(0)], at_end[:-1]])
+                    part = np.sum(own[start + rows] * per_vertex, dtype=np.uint64)
+                    if total == "forward":
+                        forward += part
+                    else:
+                        backward += part
+            start = end
+    if forward != backward:
+        raise GraphError(f"{label}: an undirected graph must store every edge both ways (with "
+                         "its weight): this CSR holds an edge whose reverse it lacks; build "
+                         "it with Graph.from_edges, or pass directed=True")

@@ -71,6 +71,8 @@ def content_digest(spec: GraphSpec) -> str:
                 _DIGESTS[memo] = h.hexdigest()[:16]
         except OSError as exc:
             raise GraphError(f"graph file {str(path)!r}: {exc.strerror or exc}") from None
+        except RuntimeError as exc:  # Python 3.11's Path.resolve on a symlink loop
+            raise GraphError(f"graph file {str(path)!r}: {exc}") from None
         options = dataclasses.replace(spec, params={**spec.params, "path": ""}).canonical()
         return hashlib.sha256(f"{_DIGESTS[memo]}|{options}".encode()).hexdigest()[:16]
     h.update(f"{GENERATOR_VERSION}|{spec.canonical()}".encode())
@@ -89,7 +91,7 @@ def cache_key(spec: GraphSpec) -> str | None:
         try:
             path = Path(spec.params["path"]).expanduser().resolve()
             st = path.stat()
-        except OSError:
+        except (OSError, RuntimeError):  # (RuntimeError: a symlink loop, on Python 3.11)
             return None
         spec = dataclasses.replace(spec, params={**spec.params, "path": str(path)})
         parts["version"] = _file_version(st)
@@ -115,7 +117,7 @@ def load_cached(spec: GraphSpec) -> Graph | None:
     if path is None or not path.is_file():
         return None
     try:
-        graph = read_npz(path, f"cache entry {path}")
+        graph = read_npz(path, f"cache entry {path}", written_by_us=True)
     except (GraphError, OSError):
         return None
     if graph.spec != spec.canonical() and not spec.is_file:
@@ -124,6 +126,7 @@ def load_cached(spec: GraphSpec) -> Graph | None:
         graph = Graph(
             graph.indptr, graph.indices, graph.weights, name=spec.unique_name(),
             spec=spec.canonical(), directed=graph.directed,
+            known_symmetric=not graph.directed,  # read (and checked) just above
         )
     return graph
 

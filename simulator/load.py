@@ -161,5 +161,5 @@ def relabel(graph: Graph, new_id: np.ndarray) -> Graph:
     np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
     return Graph(
         indptr, cols.astype(np.int32), weights, name=graph.name, spec=graph.spec,
-        directed=graph.directed,
+        directed=graph.directed, known_symmetric=not graph.directed,  # relabelled: as it was
     )

@@ -730,8 +730,11 @@ def _check_npz_magic(path: Path, label: str, data: bytes | None) -> None:
                          f"(it starts with {head!r})")
 
 
-def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | None = None) -> Graph:
-    """A Graph from a warpsweep CSR ``.npz`` (or a scipy.sparse CSR ``.npz``), validated."""
+def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | None = None,
+             written_by_us: bool = False) -> Graph:
+    """A Graph from a warpsweep CSR ``.npz`` (or a scipy.sparse CSR ``.npz``), validated
+    (``written_by_us``: the graph cache's own entry, whose symmetry was checked when its
+    graph was built, and is not checked again)."""
     import io
 
     path = Path(path)
@@ -793,7 +796,7 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
         raise GraphError(f"{label}: .npz weights must be numbers, not {weights.dtype}")
     graph = Graph(
         arrays["indptr"], arrays["indices"], weights, name=name, spec=spec or label,
-        directed=directed,
+        directed=directed, known_symmetric=written_by_us and not directed,
     )
     if graph.n == 0:
         raise GraphError(f"{label}: empty graph: no vertices")

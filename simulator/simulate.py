@@ -85,6 +85,12 @@ def simulate(
             f"{functional.source} on {functional.n} vertices, not {algorithm} from {source} "
             f"on {graph.n}"
         )
+    elif _computed_elsewhere(functional, graph):
+        raise ConfigError(
+            f"the functional run given was computed on another graph than "
+            f"{graph.spec or graph.name} (its edges, weights or direction differ): run "
+            "functional_run on this graph"
+        )
     iterations = iteration_costs(functional, strategy, device)
     total = total_cost([it.cost for it in iterations])
     time_us = device.us(total.cycles)
@@ -164,3 +170,11 @@ def limiting_bound(cost: LaunchCost) -> str:
 
 def _ratio(num: float, den: float) -> float:
     return float(num / den) if den else 0.0
+
+
+def _computed_elsewhere(functional: FunctionalRun, graph: Graph) -> bool:
+    """Whether a functional run records another graph's digest than ``graph``'s (either may
+    lack one: another checkout's objects, as bench/compare_revisions passes them)."""
+    recorded = getattr(functional, "graph_digest", None)
+    digest = getattr(graph, "content_digest", None)
+    return recorded is not None and digest is not None and recorded != digest

@@ -909,3 +909,37 @@ def test_ctrl_c_while_the_verbs_load_is_one_line(capsys, monkeypatch):
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert main(["tune", "--graph", "rmat:scale=5"]) == 130
     assert capsys.readouterr().err == "warpsweep: interrupted\n"
+
+
+def test_a_hand_built_graph_is_checked_where_the_loaders_normalise(tmp_path):
+    """The Python constructors: an undirected CSR missing an edge's reverse (or with another
+    weight on it) had given BFS and CC another graph's answers; float ids that are not whole
+    had been truncated; a functional run of another graph had been costed for this one."""
+    import numpy as np
+
+    from simulator import Graph
+    from simulator import functional_run
+    from simulator import load_graph
+    from simulator import simulate
+    from simulator.errors import GraphError
+
+    with pytest.raises(GraphError, match="must store every edge both ways"):
+        Graph(np.array([0, 0, 1, 2]), np.array([0, 1]))  # 1->0, 2->1 only
+    with pytest.raises(GraphError, match="must store every edge both ways"):
+        Graph(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]),
+              weights=np.array([1.0, 1.0, 2.0, 3.0]))  # 1-2 weighs 2 one way, 3 the other
+    path = Graph(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]))
+    assert functional_run(path, "cc").output.tolist() == [0, 0, 0]
+    assert Graph(np.array([0, 0, 1, 2]), np.array([0, 1]), directed=True).m == 2
+    with pytest.raises(GraphError, match="whole vertex ids, not values such as 0.5"):
+        Graph.from_edges(np.array([0.5, 1.7]), np.array([1.2, 0.1]))
+    assert Graph.from_edges(np.array([0.0, 1.0]), np.array([1.0, 2.0])).m == 4
+    with pytest.raises(ConfigError, match="graph must be a Graph .* not list"):
+        functional_run([1], "bfs")
+    with pytest.raises(ConfigError, match="device must be a preset name, a device file or a "
+                                          "Device, got dict"):
+        simulate(path, "bfs", "mapping=thread", device={"name": "h100"})
+    one, other = load_graph("rmat:scale=7,seed=1"), load_graph("rmat:scale=7,seed=2")
+    with pytest.raises(ConfigError, match="computed on another graph"):
+        simulate(one, "bfs", "mapping=thread", source=3,
+                 functional=functional_run(other, "bfs", 3))
