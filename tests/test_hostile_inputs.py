@@ -441,6 +441,18 @@ def test_api_tune_refuses_arguments_of_the_wrong_type(tmp_path, monkeypatch, kw,
     assert list(tmp_path.iterdir()) == []  # no ./None, ./5
 
 
+def test_api_tune_takes_numpy_integers_as_ints(tmp_path):
+    """``trials=np.int64(2)`` (from a range, a DataFrame) had been refused as 'a int64'."""
+    import numpy as np
+
+    from tuner import api
+
+    result = api.tune("rmat:scale=5", trials=np.int64(2), sources=np.int32(1),
+                      seed=np.int64(3), results=str(tmp_path / "r"))
+    (study,) = result.studies
+    assert study.done == 2 and study.spec.seed == 3 and type(study.spec.seed) is int
+
+
 @pytest.mark.parametrize("call,name", [
     ("figures", {"algorithm": 1}), ("figures", {"graphs": "rmat5-ef16-s1"}),
     ("figures", {"selector": "no"}), ("load_results", {"duplicates": "no"}),

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
+import numpy as np
+
 from search_spaces.loader import load_space
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
@@ -120,6 +122,12 @@ def _speedup(obj: Objective, base: float | None, value: float | None) -> float |
     return base / value if obj.directions[0] == "minimize" else value / base
 
 
+def _plain_int(value: Any) -> Any:
+    """A numpy integer as a Python int (``trials=np.int64(2)``, as ``range`` or a DataFrame
+    gives them: an int in all but type); anything else as it is, for ``_check_types``."""
+    return int(value) if isinstance(value, np.integer) else value
+
+
 def _check_types(**args: Any) -> None:
     """Arguments of the wrong type are a ConfigError naming the argument, not a TypeError deep
     inside (or, worse, a silent reading: ``results=None`` is not the directory ``./None``,
@@ -151,8 +159,9 @@ def _check_types(**args: Any) -> None:
     for name, value in args.items():
         if not checks[name](value):
             shown = name.removeprefix("optional_")
+            kind = type(value).__name__
             raise ConfigError(f"{shown}={value!r}: not a valid value for `{shown}` "
-                              f"(a {type(value).__name__})")
+                              f"({'an' if kind[0] in 'aeiou' else 'a'} {kind})")
 
 
 def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = "vwarp",
@@ -166,6 +175,7 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
     ``results`` holds it. ``workers=0`` evaluates in this process (None: a local Ray);
     ``deterministic`` with ``workers`` N tells the sampler the results in the order it asked
     for them, so that a seed gives the same trials on every run."""
+    trials, sources, seed, workers = (_plain_int(v) for v in (trials, sources, seed, workers))
     _check_types(algorithm=algorithm, device=device, space=space, trials=trials,
                  sampler=sampler, objective=objective, sources=sources, seed=seed,
                  references=references, results=results, workers=workers, address=address,
@@ -191,6 +201,7 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
           deterministic: bool = False) -> TuneResult:
     """Run every study of a sweep file (graphs x algorithms x devices x spaces);
     ``deterministic`` as ``tune`` says."""
+    workers = _plain_int(workers)
     _check_types(sweep_file=sweep_file, results=results, workers=workers, address=address,
                  timeout=timeout, progress=progress, verbose=verbose,
                  deterministic=deterministic)
