@@ -134,14 +134,23 @@ def run_args(args: argparse.Namespace) -> int:
                                   or args.json.name in ("", ".", "..")):
         # checked before the run, not found out after it
         raise ConfigError(f"--json {str(args.json)!r}: give a file name")
+    if args.json is not None:
+        blocked = next((p for p in args.json.parents if p.exists() and not p.is_dir()), None)
+        if blocked is not None:
+            raise ConfigError(f"--json {str(args.json)!r}: {str(blocked)!r} is a file, not a "
+                              "directory")
     report = run_trends(quick=args.quick, device=args.device, only=args.only)
     print(render(report.rows))
     print()
     print(summary(report))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
         rows = [_finite(r.to_dict()) for r in report.rows]
-        args.json.write_text(json.dumps(rows, indent=2, default=_jsonable) + "\n")
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(rows, indent=2, default=_jsonable) + "\n")
+        except OSError as exc:  # a full disk, a directory made read-only meanwhile
+            raise ConfigError(f"--json {str(args.json)!r}: cannot write it "
+                              f"({exc.strerror or exc})") from None
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
 

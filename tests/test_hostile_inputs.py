@@ -547,6 +547,9 @@ def test_bench_trends_empty_only_is_refused(capsys, tmp_path):
     assert "names no experiment" in cli_error(capsys, ["bench", "trends", "--only", ""])
     assert "give a file name" in cli_error(capsys, ["bench", "trends", "--only", "hong7a",
                                                     "--json", str(tmp_path)])
+    (tmp_path / "afile").write_text("")  # under a file: named before the experiments run
+    assert "is a file, not a directory" in cli_error(
+        capsys, ["bench", "trends", "--only", "hong7a", "--json", str(tmp_path / "afile/x")])
 
 
 @pytest.mark.parametrize("column,values,match", [
