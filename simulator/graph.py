@@ -117,10 +117,12 @@ class Graph:
             h.update(b"|" if array is None else memoryview(np.ascontiguousarray(array)))
         return h.hexdigest()
 
-    def with_weights(self, weights: np.ndarray) -> Graph:
-        """The same graph carrying ``weights`` (one per stored edge)."""
+    def with_weights(self, weights: np.ndarray, *, symmetric: bool = False) -> Graph:
+        """The same graph carrying ``weights`` (one per stored edge); ``symmetric``: the caller
+        gives both directions of each edge one weight by construction (else an undirected
+        graph's weights are checked for it)."""
         return Graph(self.indptr, self.indices, weights, self.name, self.spec, self.directed,
-                     known_symmetric=self.weights is None and not self.directed)
+                     known_symmetric=symmetric and not self.directed)
 
     def __repr__(self) -> str:
         w = ", weighted" if self.weights is not None else ""

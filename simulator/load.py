@@ -57,7 +57,7 @@ def build_graph(spec: GraphSpec) -> Graph:
         edges = generate(spec)
     graph = normalise(edges, directed=opts.directed, name=spec.unique_name(), spec=canonical)
     if opts.weights == "random":
-        graph = graph.with_weights(random_weights(graph, opts.seed))
+        graph = graph.with_weights(random_weights(graph, opts.seed), symmetric=True)
     if opts.order != "none":
         graph = relabel(graph, vertex_order(graph, opts.order, opts.seed))
     return graph

@@ -945,6 +945,9 @@ def test_a_hand_built_graph_is_checked_where_the_loaders_normalise(tmp_path):
               weights=np.array([1.0, 1.0, 2.0, 3.0]))  # 1-2 weighs 2 one way, 3 the other
     path = Graph(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]))
     assert functional_run(path, "cc").output.tolist() == [0, 0, 0]
+    with pytest.raises(GraphError, match="must store every edge both ways"):
+        path.with_weights(np.array([1.0, 1.0, 2.0, 3.0]))
+    assert path.with_weights(np.array([1.0, 1.0, 2.0, 2.0])).weights.tolist() == [1, 1, 2, 2]
     assert Graph(np.array([0, 0, 1, 2]), np.array([0, 1]), directed=True).m == 2
     with pytest.raises(GraphError, match="whole vertex ids, not values such as 0.5"):
         Graph.from_edges(np.array([0.5, 1.7]), np.array([1.2, 0.1]))
