@@ -525,6 +525,8 @@ def test_check_names_a_study_whose_rows_name_two_graphs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"study {rows['study_key'][0]}: its rows name 2 graphs" in out
     assert "road-32x32-184dd06e" in out
+    assert main(["best", "--results", str(results)]) == 2  # read as the other graph's, before
+    assert f"study {rows['study_key'][0]} has rows of 2 graphs" in capsys.readouterr().err
 
 
 def test_repair_keeps_the_copy_of_a_row_that_its_journal_records(tmp_path, capsys):

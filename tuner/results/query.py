@@ -88,6 +88,7 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             if table == TRIALS:  # measured GPU times beside the simulated (tuner.results.measured)
                 source = _with_every_knob(con, source)
                 _refuse_shared_keys(con, source, location.text)
+                _refuse_studies_of_two_graphs(con, source, location.text)
                 con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
             else:
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
@@ -121,7 +122,20 @@ def _refuse_shared_keys(con: duckdb.DuckDBPyConnection, source: str, where: str)
     raise ConflictError(
         f"study {study} {role} {ident} has {n} rows{how} in {where} (as from two copies of "
         f"a study merged): run `warpsweep check {shlex.quote(where)}` to see the files, "
-        "`--repair` to keep the first written")
+        "`--repair` to keep the one its journal records")
+
+
+def _refuse_studies_of_two_graphs(con: duckdb.DuckDBPyConnection, source: str,
+                                  where: str) -> None:
+    """Raise ConflictError where one study's rows name two graphs: a row edited or copied
+    from another study would be read as the other graph's result."""
+    found = con.execute(
+        f"SELECT study_key, count(DISTINCT graph_id) FROM {source} GROUP BY study_key "
+        "HAVING count(DISTINCT graph_id) > 1 ORDER BY 1 LIMIT 1").fetchone()
+    if found is not None:
+        raise ConflictError(
+            f"study {found[0]} has rows of {found[1]} graphs in {where} (a row edited, or "
+            f"copied from another study): `warpsweep check {shlex.quote(where)}` names them")
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
