@@ -334,11 +334,9 @@ def get_device(device: str | Device) -> Device:
     if not isinstance(device, str | os.PathLike):  # (a dict is unhashable: `in` would raise)
         raise ConfigError(f"device must be a preset name, a device file or a Device, got "
                           f"{type(device).__name__} {device!r}")
-    device = os.fspath(device)
+    device = os.fsdecode(device)
     if device in DEVICES:
         return DEVICES[device]
-    if not isinstance(device, str):
-        raise ConfigError(f"device must be a preset name or a device file, got {device!r}")
     if device.endswith(DEVICE_FILE_SUFFIXES):
         return load_device_file(device)
     raise ConfigError(

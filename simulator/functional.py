@@ -18,6 +18,7 @@ import numpy as np
 
 from simulator.errors import ConfigError
 from simulator.graph import Graph
+from simulator.graph import is_graph
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import repeat_runs
 
@@ -139,7 +140,7 @@ def checked_source(graph: Graph, algorithm: str, source: int | None) -> int | No
     empty graph, a source out of range or given where none is taken, SSSP without weights."""
     if algorithm not in ALGORITHMS:
         raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
-    if not all(hasattr(graph, a) for a in ("indptr", "indices", "n", "spec", "name")):
+    if not is_graph(graph):
         raise ConfigError(f"graph must be a Graph (load_graph makes one from a spec), not "
                           f"{type(graph).__name__}")
     label = graph.spec or graph.name

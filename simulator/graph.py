@@ -212,6 +212,12 @@ class Graph:
                    known_symmetric=not directed)  # stored both ways above
 
 
+def is_graph(obj: object) -> bool:
+    """Whether ``obj`` is a Graph by its parts (another checkout's Graph class too, as
+    bench/compare_revisions and bench/figures_unchanged pass one)."""
+    return all(hasattr(obj, a) for a in ("indptr", "indices", "n", "spec", "name"))
+
+
 _SYMMETRY_CHUNK = 1 << 22  # edges hashed at once: bounded memory on graphs of any size
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -243,20 +249,20 @@ def _check_symmetric(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarra
                     w = bits[lo:hi].astype(np.uint64) * _MIX + np.uint64(1)
                     to_b *= w
                     to_a *= w
-                # each vertex's edges summed (running sums: wrap-around is exact mod 2**64)
                 ends = indptr[start + 1:end + 1] - lo
-                rows = np.flatnonzero(ends > np.concatenate([[0], ends[:-1]]))
-                for edge_sum, own, total in ((to_b, a, "forward"), (to_a, b, "backward")):
-                    running = np.cumsum(edge_sum, dtype=np.uint64)
-                    at_end = running[ends[rows] - 1]
-                    per_vertex = at_end - np.concatenate([[np.uint64(0)], at_end[:-1]])
-                    part = np.sum(own[start + rows] * per_vertex, dtype=np.uint64)
-                    if total == "forward":
-                        forward += part
-                    else:
-                        backward += part
+                held = np.flatnonzero(ends > np.concatenate([[0], ends[:-1]]))  # with edges
+                own = start + held
+                forward += np.sum(a[own] * _per_vertex_sums(to_b, ends[held]), dtype=np.uint64)
+                backward += np.sum(b[own] * _per_vertex_sums(to_a, ends[held]), dtype=np.uint64)
             start = end
     if forward != backward:
         raise GraphError(f"{label}: an undirected graph must store every edge both ways (with "
                          "its weight): this CSR holds an edge whose reverse it lacks; build "
                          "it with Graph.from_edges, or pass directed=True")
+
+
+def _per_vertex_sums(edge_values: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each vertex's edge values summed, vertices whose edges end at ``ends`` (ascending,
+    none empty): differences of a running sum, exact mod 2**64 through its wrap-arounds."""
+    at_end = np.cumsum(edge_values, dtype=np.uint64)[ends - 1]
+    return at_end - np.concatenate([[np.uint64(0)], at_end[:-1]])

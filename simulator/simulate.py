@@ -18,6 +18,7 @@ from simulator.functional import ALGORITHMS
 from simulator.functional import FunctionalRun
 from simulator.functional import functional_run
 from simulator.graph import Graph
+from simulator.graph import is_graph
 from simulator.load import load_graph
 from simulator.result import Result
 from simulator.sizes import check_simulation
@@ -55,8 +56,7 @@ def simulate(
     """
     if isinstance(graph, str):  # a spec, as the command line takes it
         graph = load_graph(graph)
-    elif not all(hasattr(graph, a) for a in ("indptr", "indices", "n")):
-        # a Graph by its parts (another checkout's Graph class too: bench/compare_revisions)
+    elif not is_graph(graph):
         raise ConfigError(f"graph must be a Graph or a graph spec (load_graph makes one), "
                           f"not {type(graph).__name__}")
     if algorithm not in ALGORITHMS:

@@ -290,7 +290,8 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
                 key, fp, recorded = (GRAPHS, row["graph_id"]), None, None
             rows.setdefault(key, []).append(_Row(f, i, fp, row.get("timestamp"), recorded))
     drop: dict[str, set[int]] = {}
-    journals: dict[str, Any] = {}
+    journals: dict[str, Any] = {}  # per study, its journal's trials and attributes, once
+    paths = loc.journals() if repair else {}
     for key, found in rows.items():
         if len(found) < 2:
             continue
@@ -306,7 +307,7 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
             continue
         ordered = sorted(found, key=lambda r: (str(r.timestamp), r.file, r.index))
         journal = (None if same or key[0] == GRAPHS
-                   else _journal_fingerprint(loc, journals, key[1], key[2], key[3]))
+                   else _journal_fingerprint(loc, paths, journals, key[1], key[2], key[3]))
         keep = next((r for r in ordered if r.recorded == journal), None)
         how = "kept the one its study's journal records"
         if keep is None:
@@ -363,14 +364,14 @@ def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]
     return {t.number: t for t in study.get_trials(deepcopy=False)}, study.user_attrs
 
 
-def _journal_fingerprint(loc: Location, cache: dict[str, Any], study: str, role: str,
-                         ident: Any) -> tuple | None:
-    """The fingerprint of what a study's journal records for a trial (or a reference's
-    label); None where it records nothing or does not load (``cache``: per study, its
-    journal once)."""
+def _journal_fingerprint(loc: Location, paths: dict[str, str], cache: dict[str, Any],
+                         study: str, role: str, ident: Any) -> tuple | None:
+    """The fingerprint of what a study's journal (``paths``: ``loc.journals()``) records for
+    a trial (or a reference's label); None where it records nothing or does not load
+    (``cache``: per study, its journal once)."""
     if study not in cache:
         cache[study] = None
-        path = loc.journals().get(study)
+        path = paths.get(study)
         if path is not None:
             try:
                 data, cut = _journal_bytes(loc, path)

@@ -199,46 +199,39 @@ def value_problem(table: pa.Table) -> str | None:
     ``time_us`` that is not a positive finite number, or an objective value that is NaN or
     infinite. The readers would rank such a row (a time of 0 or -5 the best, NaN skipped)
     and the selector and the report fail on it; ``table`` needs ``VALUE_COLUMNS`` that the
-    file has (the partition columns aside)."""
+    file has (the partition columns aside). Nulls pass: not recorded (rows of old versions)."""
     import pyarrow.compute as pc  # (not at import: the CLI's start stays light)
 
     if "state" not in table.column_names or not table.num_rows:
         return None
     complete = table.filter(pc.equal(table.column("state"), "complete"))
-    checks = []
-    numeric = {name: pa.types.is_floating(t) or pa.types.is_integer(t)  # others: type_conflict
-               for name, t in zip(complete.column_names, complete.schema.types, strict=True)}
-    if numeric.get("time_us"):
+    types = dict(zip(complete.column_names, complete.schema.types, strict=True))
+    found: list[tuple[str, np.ndarray]] = []  # (column, each row wrong); others: type_conflict
+    time_type = types.get("time_us")
+    if time_type is not None and (pa.types.is_floating(time_type)
+                                  or pa.types.is_integer(time_type)):
         t = complete.column("time_us")
-        checks.append(("time_us", pc.invert(pc.and_(pc.is_finite(t), pc.greater(t, 0))),
-                       lambda i: complete.column("time_us")[i].as_py()))
-    values_type = complete.schema.field("values").type if "values" in numeric else None
-    if values_type is not None and pa.types.is_list(values_type) and (
-            pa.types.is_floating(values_type.value_type)):
+        wrong = pc.invert(pc.and_(pc.is_finite(t), pc.greater(t, 0)))
+        found.append(("time_us", pc.fill_null(wrong, False).to_numpy(zero_copy_only=False)))
+    values_type = types.get("values")
+    if values_type is not None and pa.types.is_list(values_type) and pa.types.is_floating(
+            values_type.value_type):
         values = complete.column("values")
-        told = pc.is_valid(values).to_numpy(zero_copy_only=False)  # null: none told
-        lengths = pc.fill_null(pc.list_value_length(values), 0)
-        flat = pc.list_flatten(values)
-        if len(flat):
-            bad_flat = pc.invert(pc.is_finite(flat)).to_numpy(zero_copy_only=False)
-            owners = np.repeat(np.arange(complete.num_rows), lengths.to_numpy())
-            bad = np.zeros(complete.num_rows, dtype=bool)
-            bad[owners[bad_flat]] = True
-            checks.append(("values", pa.array(bad & told),
-                           lambda i: complete.column("values")[i].as_py()))
-    for column, flags, value in checks:
-        flags = pc.fill_null(flags, False)  # a null: not recorded (rows of old versions)
-        at = np.flatnonzero(flags.to_numpy(zero_copy_only=False))
+        owner = pc.list_parent_indices(values).to_numpy(zero_copy_only=False)
+        wrong = pc.fill_null(pc.invert(pc.is_finite(pc.list_flatten(values))), False)
+        flags = np.zeros(complete.num_rows, dtype=bool)
+        flags[owner[wrong.to_numpy(zero_copy_only=False)]] = True
+        found.append(("values", flags))
+    for column, flags in found:
+        at = np.flatnonzero(flags)
         if at.size:
-            i = int(at[0])
-            row = {c: complete.column(c)[i].as_py() for c in ("study_key", "role", "trial",
-                                                               "label")
-                   if c in complete.column_names}
+            row = {c: complete.column(c)[int(at[0])].as_py() for c in VALUE_COLUMNS
+                   if c in types}
             who = (f"trial {row.get('trial')}" if row.get("role") == "trial"
                    else f"reference {row.get('label')!r}")
             more = f" (and {at.size - 1} more)" if at.size > 1 else ""
             return (f"rows: study {row.get('study_key')} {who} is complete with {column} "
-                    f"{value(i)}, which no simulation gives{more}")
+                    f"{row[column]}, which no simulation gives{more}")
     return None
 
 

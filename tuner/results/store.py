@@ -286,7 +286,7 @@ class ResultStore:
             hook()
 
     def _not_on_disk(self, trials: list[TrialRecord]) -> list[TrialRecord]:
-        disk, conflicts = scan_index(self.backend)
+        disk, _, _ = scan_index(self.backend)
         out = []
         for r in trials:
             have = disk.get(r.study_key, {}).get(_row_id(r.role, r.trial, r.label))
@@ -328,9 +328,7 @@ class ResultStore:
         """Per study key, each stored row's key -> its fingerprint (state, configuration,
         values): on disk (read once) and buffered."""
         if self._index is None:
-            self._index, self.conflicts = scan_index(self.backend)
-            problem = value_problem(self.backend.scan(TRIALS, columns=[
-                c for c in VALUE_COLUMNS if c in _trial_columns(self.backend)] or None))
+            self._index, self.conflicts, problem = scan_index(self.backend)
             if problem is not None:  # resumed on, such a row would be a study's best
                 location = getattr(self.backend, "location", None)
                 text = location.text if location is not None else "RESULTS"
@@ -410,17 +408,17 @@ def _describe(fp: tuple) -> str:
 
 
 def scan_index(backend: Backend) -> tuple[dict[str, dict[tuple[str, Any], tuple]],
-                                          dict[str, list[str]]]:
-    """Every stored trial row's key -> fingerprint, per study; and per study, the keys that
-    hold two different rows (a conflict only ``warpsweep check --repair`` settles)."""
+                                          dict[str, list[str]], str | None]:
+    """Every stored trial row's key -> fingerprint, per study; per study, the keys that
+    hold two different rows (a conflict only ``warpsweep check --repair`` settles); and
+    what rows hold values no simulation gives (``value_problem``), if any do."""
     names = [c for c in _trial_columns(backend)
-             if c in ("study_key", "role", "trial", "label", "state", "values")
-             or c.startswith(PARAM_PREFIX)]
+             if c in VALUE_COLUMNS or c.startswith(PARAM_PREFIX)]
     table = backend.scan(TRIALS, columns=names or None)
     index: dict[str, dict[tuple[str, Any], tuple]] = {}
     conflicts: dict[str, list[str]] = {}
     if not table.num_rows:
-        return index, conflicts
+        return index, conflicts, None
     # column by column, not row dicts: a resume of 300k rows reads its index in 1.8 s, not 4
     params = sorted(c for c in table.column_names if c.startswith(PARAM_PREFIX))
     knobs = [p[len(PARAM_PREFIX):] for p in params]  # sorted as the names, prefix shared
@@ -440,7 +438,7 @@ def scan_index(backend: Backend) -> tuple[dict[str, dict[tuple[str, Any], tuple]
             conflicts.setdefault(study, []).append(
                 f"{key[0]} {key[1]}: {_describe(known[key])} vs {_describe(fp)}")
         known.setdefault(key, fp)
-    return index, conflicts
+    return index, conflicts, value_problem(table)
 
 
 def _trial_columns(backend: Backend) -> list[str]:
