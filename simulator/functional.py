@@ -153,7 +153,10 @@ def checked_source(graph: Graph, algorithm: str, source: int | None) -> int | No
         )
     if algorithm in ("bfs", "sssp"):
         source = default_source(graph) if source is None else source
-        if not isinstance(source, int | np.integer) or not 0 <= source < graph.n:
+        if isinstance(source, bool | np.bool_) or not isinstance(source, int | np.integer):
+            raise ConfigError(f"{label}: source must be a vertex id (an integer), not "
+                              f"{source!r}")
+        if not 0 <= source < graph.n:
             raise ConfigError(f"{label}: source {source!r} is out of range 0..{graph.n - 1}")
         return int(source)
     if source is not None:
@@ -172,6 +175,8 @@ def functional_run(
 ) -> FunctionalRun:
     """Run ``algorithm`` on ``graph`` and record its per-iteration work."""
     source = checked_source(graph, algorithm, source)
+    if algorithm == "pagerank":
+        _check_pagerank_settings(tolerance, max_iterations, damping)
     if algorithm == "bfs":
         run = _bfs(graph, source)
     elif algorithm == "sssp":
@@ -182,6 +187,22 @@ def functional_run(
         run = _pagerank(graph, tolerance, max_iterations, damping)
     # (a Graph of another checkout, as bench/compare_revisions passes, may have no digest)
     return dataclasses.replace(run, graph_digest=getattr(graph, "content_digest", None))
+
+
+def _check_pagerank_settings(tolerance: float, max_iterations: int, damping: float) -> None:
+    """Refuse PageRank settings that give no ranking: damping outside [0, 1) had given
+    negative or NaN ranks, no iteration the uniform start and a time of 0."""
+    numbers = (int, float, np.integer, np.floating)
+    if (not isinstance(damping, numbers) or isinstance(damping, bool)
+            or not 0 <= damping < 1):
+        raise ConfigError(f"PageRank's damping must be in [0, 1), not {damping!r}")
+    if (not isinstance(tolerance, numbers) or isinstance(tolerance, bool)
+            or not 0 < tolerance < float("inf")):
+        raise ConfigError(f"PageRank's tolerance must be a positive number, not {tolerance!r}")
+    if (not isinstance(max_iterations, int | np.integer) or isinstance(max_iterations, bool)
+            or max_iterations < 1):
+        raise ConfigError(f"PageRank's max_iterations must be a whole number >= 1, not "
+                          f"{max_iterations!r}")
 
 
 def _bfs(graph: Graph, source: int) -> FunctionalRun:

@@ -44,7 +44,9 @@ class Graph:
         if indices.ndim != 1:
             raise GraphError(f"{label}: indices must be a 1-d array")
         if indices.dtype != np.int32:
-            if indices.size and (indices.min() < 0 or indices.max() > np.iinfo(np.int32).max):
+            if indices.size and indices.min() < 0:
+                raise GraphError(f"{label}: negative vertex id {int(indices.min())}")
+            if indices.size and indices.max() > np.iinfo(np.int32).max:
                 raise GraphError(f"{label}: vertex ids must fit in int32")
             indices = indices.astype(np.int32)
         n = indptr.size - 1
@@ -62,18 +64,13 @@ class Graph:
             )
         weights = self.weights
         if weights is not None:
-            try:
-                weights = np.asarray(weights, dtype=np.float32)
-            except (TypeError, ValueError):
-                raise GraphError(f"{label}: edge weights must be numbers") from None
+            weights = float32_weights(weights, label)
             if weights.shape != indices.shape:
                 raise GraphError(
                     f"{label}: {weights.size} weights for {indices.size} edges"
+                    + (f" (weights of shape {weights.shape}, not one a stored edge)"
+                       if weights.ndim != 1 else "")
                 )
-            if weights.size and not np.all(np.isfinite(weights)):
-                raise GraphError(f"{label}: edge weights must be finite (found NaN or inf)")
-            if weights.size and weights.min() < 0:
-                raise GraphError(f"{label}: edge weights must be non-negative")
             weights.flags.writeable = False
         if not self.directed and not self.known_symmetric and indices.size:
             _check_symmetric(indptr, indices, weights, label)
@@ -166,9 +163,14 @@ class Graph:
             raise GraphError(f"{label}: {src.size} sources but {dst.size} destinations")
         if n is None:
             n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+        elif isinstance(n, bool) or not isinstance(n, int | np.integer):
+            raise GraphError(f"{label}: n must be a whole number of vertices, not {n!r}")
+        if n > np.iinfo(np.int32).max:  # ids are int32, as on the GPU
+            raise GraphError(f"{label}: {n} vertices; at most {np.iinfo(np.int32).max} "
+                             "(vertex ids are int32)")
         if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
             raise GraphError(f"{label}: vertex id out of range 0..{n - 1}")
-        w = None if weights is None else np.asarray(weights, dtype=np.float32).ravel()
+        w = None if weights is None else float32_weights(weights, label).ravel()
         if w is not None and w.shape != src.shape:
             raise GraphError(f"{label}: {w.size} weights for {src.size} edges")
         keep = src != dst
@@ -210,6 +212,62 @@ class Graph:
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
         return cls(indptr, indices, w, name=name, spec=spec, directed=directed,
                    known_symmetric=not directed)  # stored both ways above
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def float32_weight_problem(w: np.ndarray) -> tuple[int, str] | None:
+    """The first weight of ``w`` (float64) the simulator cannot take, and why: not finite,
+    negative, beyond float32, or one float32 would change in kind: a whole number it rounds
+    (16777219 -> 16777220: a wrong distance) or a positive one it rounds to 0. Weights and
+    distances are float32 on the GPU, as in the measured kernels; a fraction's last bits
+    round, as there."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        w32 = w.astype(np.float32)
+    finite = np.isfinite(w)
+    bad = ~finite | (w < 0) | (np.abs(w) > FLOAT32_MAX)
+    whole = finite & (w == np.floor(w))
+    bad |= whole & (w32 != w)
+    bad |= (w > 0) & (w32 == 0)
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    v = float(w[i])
+    kind = ("NaN" if np.isnan(v) else "infinite" if np.isinf(v) else "negative" if v < 0
+            else "too large" if v > FLOAT32_MAX else "")
+    if kind:
+        return i, f"{kind} edge weight {v:g}"
+    read = float(w32[i])
+    why = "below float32's least" if read == 0 else "not a float32"
+    return i, f"edge weight {v:.10g} is {why} (it would read as {read:.10g})"
+
+
+WEIGHT_RULE = ("weights must be finite, >= 0 and float32s: whole numbers up to 16777216, "
+               "fractions rounded in their last bits")
+
+
+def float32_weights(weights, label: str) -> np.ndarray:
+    """``weights`` as float32, or a GraphError naming the first that float32 cannot hold
+    (``float32_weight_problem``)."""
+    w = np.asarray(weights)
+    if w.dtype.kind == "O":  # Python numbers in a list of mixed types
+        try:
+            w = w.astype(np.float64)
+        except (TypeError, ValueError):
+            raise GraphError(f"{label}: edge weights must be numbers") from None
+    if w.dtype.kind not in "iuf":
+        raise GraphError(f"{label}: edge weights must be numbers, not {w.dtype}")
+    if w.dtype == np.float32:
+        if w.size and not (np.isfinite(w).all() and w.min() >= 0):
+            i, why = float32_weight_problem(w.astype(np.float64))
+            raise GraphError(f"{label}: weight {i}: {why} ({WEIGHT_RULE})")
+        return w
+    problem = float32_weight_problem(w.astype(np.float64)) if w.size else None
+    if problem is not None:
+        i, why = problem
+        raise GraphError(f"{label}: weight {i}: {why} ({WEIGHT_RULE})")
+    return w.astype(np.float32)
 
 
 def is_graph(obj: object) -> bool:

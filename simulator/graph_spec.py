@@ -386,9 +386,12 @@ def _check_kind(spec: str, kind: str, params: dict[str, Any], options: SpecOptio
         pairs = n * (n - 1) // (1 if options.directed else 2)
         m = params["m"] if params["m"] is not None else random_edge_count(params, options)
         if m > pairs:
+            asked = (f"m={m}" if params["m"] is not None
+                     else f"deg={params['deg']:g} ({m} edges)" if m < 10**15
+                     else f"deg={params['deg']:g}")
             raise GraphError(
-                f"graph spec {spec!r}: {m} edges do not fit in a simple graph on {n} "
-                f"vertices (at most {pairs})"
+                f"graph spec {spec!r}: {asked} asks for more edges than a simple graph on "
+                f"{n} vertices has (at most {pairs})"
             )
     elif kind in ("grid2d", "mesh2d", "road"):
         if params["cols"] is None:

@@ -24,7 +24,9 @@ import numpy as np
 
 from simulator.edges import EdgeList
 from simulator.errors import GraphError
+from simulator.graph import WEIGHT_RULE
 from simulator.graph import Graph
+from simulator.graph import float32_weight_problem
 from simulator.graph_spec import FILE_FORMATS
 
 NPZ_FORMAT = "warpsweep-csr"
@@ -68,6 +70,14 @@ def strip_bom(data: bytes) -> bytes:
     """``data`` without a leading UTF-8 byte order mark (Windows editors write one), which
     would make the first line's first field unreadable as a number."""
     return data[len(_BOM):] if data.startswith(_BOM) else data
+
+
+def unix_newlines(data: bytes) -> bytes:
+    """Text whose lines end in CR alone (old Mac editors) with LF endings: the parsers part
+    lines at LF, and such a file had read as one line, its first two numbers one edge. CRLF
+    files are kept (a CR before LF is a blank)."""
+    lone = data.count(b"\r") - data.count(b"\r\n")
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if lone else data
 
 
 def detect_format(path: Path, data: bytes, label: str = "") -> str:
@@ -196,17 +206,26 @@ def _tokenise(
     starts = np.empty(newlines.size, dtype=np.int64)
     starts[0] = 0
     starts[1:] = newlines[:-1] + 1
-    first = buf[starts]
+    heads = _line_heads(buf, starts, newlines)
+    first = buf[heads]
     comment = np.zeros(starts.size, dtype=bool)
     if comments:
         comment = np.isin(first, np.frombuffer(comments, dtype=np.uint8))
     marked = np.zeros(starts.size, dtype=bool)
     if prefix:
         marked = first == prefix[0]
+        joined = np.zeros(starts.size, dtype=bool)
+        joined[marked] = ~_SPACE[buf[heads[marked] + 1]]  # a marked line's newline follows
+        if joined.any():  # 'a1 2 4' had read as the arc 1 2 4
+            i = int(np.argmax(joined))
+            raise GraphError(
+                f"{label}: line {first_line + i}: expected {prefix.decode()!r} and a blank "
+                f"before the numbers, got {_line(body, starts, i)!r}"
+            )
     if comment.any() or marked.any():
         buf = buf.copy()
         if marked.any():
-            buf[starts[marked]] = 32
+            buf[heads[marked]] = 32
         if comment.any():
             edge = np.zeros(buf.size + 1, dtype=np.int32)
             np.add.at(edge, starts[comment], 1)
@@ -229,6 +248,22 @@ def _tokenise(
             )
     values = _numbers(body, int(counts.sum()), label, first_line, starts, counts)
     return _Tokens(values, counts, comment, first_line, body, starts)
+
+
+def _line_heads(buf: np.ndarray, starts: np.ndarray, newlines: np.ndarray) -> np.ndarray:
+    """Each line's first byte that is not a blank (its newline where it has none): a comment
+    or DIMACS arc line may be indented."""
+    heads = starts.copy()
+    indented = np.flatnonzero(_SPACE[buf[starts]] & (buf[starts] != 10))
+    filled = np.flatnonzero(~_SPACE[buf])
+    if indented.size and filled.size:
+        at = np.minimum(np.searchsorted(filled, starts[indented]), filled.size - 1)
+        head = filled[at]
+        ends = newlines[indented]
+        heads[indented] = np.where((head >= starts[indented]) & (head < ends), head, ends)
+    elif indented.size:
+        heads[indented] = newlines[indented]
+    return heads
 
 
 def _check_fields(
@@ -270,6 +305,16 @@ def _numbers(
         if values.size == total:
             return values
     # Slow path, only for a malformed file: find the first token neither int nor float.
+    raw = np.frombuffer(body, dtype=np.uint8)
+    odd = np.flatnonzero((raw > 126) | ((raw < 32) & ~_SPACE[raw]))
+    if odd.size:  # a non-breaking space or a control byte: Python's split takes the first
+        at = int(odd[0])
+        i = int(np.searchsorted(starts, at, side="right")) - 1
+        char = body[at:at + 4].decode("utf-8", "replace")[:1]
+        raise GraphError(
+            f"{label}: line {first_line + i}: unexpected character {char!r} "
+            f"(U+{ord(char):04X}) in {_line(body, starts, i)!r}"
+        )
     for i in np.flatnonzero(counts):
         line = _line(body, starts, int(i))
         for token in line.split():
@@ -402,22 +447,13 @@ def _compact(ids: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _weights(values: np.ndarray, lines: np.ndarray, label: str) -> np.ndarray:
-    """Edge weights from a column: finite and non-negative, else a GraphError with the line."""
-    w = values.astype(np.float64)
-    # the distances are float32: a weight beyond its range would become infinite there
-    bad = ~np.isfinite(w) | (w < 0) | (w > _FLOAT32_MAX)
-    if bad.any():
-        i = int(np.argmax(bad))
-        kind = ("NaN" if np.isnan(w[i]) else "infinite" if np.isinf(w[i])
-                else "negative" if w[i] < 0 else "too large")
-        raise GraphError(
-            f"{label}: line {int(lines[i])}: {kind} edge weight {w[i]:g} "
-            f"(weights must be finite, >= 0 and at most {_FLOAT32_MAX:g}, float32's largest)"
-        )
-    return w.astype(np.float32)
-
-
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
+    """Edge weights from a column as float32, else a GraphError naming the line of the first
+    that float32 cannot hold (``graph.float32_weight_problem``)."""
+    problem = float32_weight_problem(values.astype(np.float64))
+    if problem is not None:
+        i, why = problem
+        raise GraphError(f"{label}: line {int(lines[i])}: {why} ({WEIGHT_RULE})")
+    return values.astype(np.float32)
 
 
 def _no_weights(label: str, why: str) -> GraphError:
@@ -438,6 +474,11 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
         first_line += 1
     tokens = _tokenise(data, start, first_line, label, comments=b"#%", commas=commas)
     rows, lines = _table(tokens, label, None, "src dst [weight]")
+    if rows.shape[0] == 1 and rows.shape[1] > 3:
+        raise GraphError(
+            f"{label}: line {int(lines[0])}: the only edge line holds {rows.shape[1]} numbers "
+            "(src dst [weight]): are the file's lines ended by something other than a newline?"
+        )
     src, dst, n = _ids(_exact_ids(tokens, rows), lines, label, None, 0)
     weights = None
     if want_weights:
@@ -449,8 +490,10 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
 
 def _is_header(line: bytes) -> bool:
     """Whether a CSV file's first line names its columns: neither of its first two fields is
-    a number (``1.0,2.0`` or ``1,,2`` is a data line, checked as such, not dropped)."""
-    return not any(_is_number(f) for f in line.split(b",")[:2])
+    a number (``1.0,2.0`` or ``1,,2`` is a data line, checked as such, not dropped). Fields
+    part at commas, or at blanks in a line without one (a ``.csv`` separated by tabs)."""
+    fields = line.split(b",") if b"," in line else line.split()
+    return not any(_is_number(f) for f in fields[:2])
 
 
 def _is_number(field: bytes) -> bool:
@@ -464,14 +507,16 @@ def _is_number(field: bytes) -> bool:
 
 def _read_mtx(data: bytes, label: str, want_weights: bool) -> EdgeList:
     """Matrix Market coordinate: pattern/integer/real, general/symmetric, 1-based."""
-    head = data[: data.find(b"\n")].decode("ascii", "replace").split()
+    end = data.find(b"\n")
+    head = data[: len(data) if end < 0 else end].decode("ascii", "replace").split()
     if len(head) < 5 or head[0].lower() != "%%matrixmarket":
         raise GraphError(
             f"{label}: line 1: expected '%%MatrixMarket matrix coordinate FIELD SYMMETRY'"
         )
     obj, layout, field, symmetry = (h.lower() for h in head[1:5])
     if obj != "matrix" or layout != "coordinate":
-        raise GraphError(f"{label}: line 1: only 'matrix coordinate' is supported, not {layout}")
+        raise GraphError(f"{label}: line 1: only 'matrix coordinate' is supported, not "
+                         f"'{obj} {layout}'")
     if field not in ("pattern", "integer", "real"):
         raise GraphError(f"{label}: line 1: unsupported field {field!r} (pattern|integer|real)")
     if symmetry not in ("general", "symmetric", "skew-symmetric"):
@@ -493,6 +538,12 @@ def _read_mtx(data: bytes, label: str, want_weights: bool) -> EdgeList:
         raise GraphError(
             f"{label}: line {size_line}: declares {nnz} entries but the file has {rows.shape[0]}"
         )
+    if field == "integer" and rows.dtype.kind == "f":
+        fraction = rows[:, 2] != np.floor(rows[:, 2])
+        if fraction.any():
+            i = int(np.argmax(fraction))
+            raise GraphError(f"{label}: line {int(lines[i])}: the header declares integer "
+                             f"values, not {rows[i, 2]:g}")
     src, dst, n = _ids(rows, lines, label, nrows, 1)
     weights = None
     if want_weights:
@@ -596,12 +647,35 @@ def _read_metis(data: bytes, label: str, want_weights: bool) -> EdgeList:
     edge_lines = lines[src]
     rows = np.stack([src + 1, nbr], axis=1)
     src, dst, n = _ids(rows, edge_lines, label, n, 1)
+    _check_listed_both_ways(src, dst, n, lines, label)
     weights = None
     if want_weights:
         if not has_ewgt:
             raise _no_weights(label, f"the METIS fmt {fmt} has no edge weights")
         weights = _weights(values[np.flatnonzero(is_nbr) + 1], edge_lines, label)
     return EdgeList(src, dst, n, weights, symmetric=True, lines=edge_lines)
+
+
+def _check_listed_both_ways(src: np.ndarray, dst: np.ndarray, n: int, vertex_lines: np.ndarray,
+                            label: str) -> None:
+    """Refuse a METIS adjacency in which u lists v as often as v lists u does not hold: the
+    file is undirected, and a one-sided entry had been read as an edge (more edges than
+    its header declares, counted in its total)."""
+    forward = np.sort(src.astype(np.int64) * n + dst)
+    backward = np.sort(dst.astype(np.int64) * n + src)
+    differ = np.flatnonzero(forward != backward)
+    if differ.size == 0:
+        return
+    i = int(differ[0])
+    key = min(int(forward[i]), int(backward[i]))
+    u, v = divmod(key, n)
+    if forward[i] > backward[i]:  # the reversed pair is the one-sided entry: v lists u
+        u, v = v, u
+    raise GraphError(
+        f"{label}: line {int(vertex_lines[u])}: vertex {u + 1} lists {v + 1} more often than "
+        f"vertex {v + 1} (line {int(vertex_lines[v])}) lists {u + 1}: a METIS graph lists each "
+        "edge at both ends"
+    )
 
 
 def _read_lg(data: bytes, label: str, want_weights: bool) -> EdgeList:
@@ -631,7 +705,7 @@ def _read_lg(data: bytes, label: str, want_weights: bool) -> EdgeList:
 
 def _read_npz_edges(path: Path, data: bytes, label: str, want_weights: bool) -> EdgeList:
     """A CSR ``.npz`` (as ``graph convert`` or scipy.sparse.save_npz write) as an edge list."""
-    graph = read_npz(path, label, data=data)
+    graph = read_npz(path, label, data=data, weights=want_weights)
     if want_weights and graph.weights is None:
         raise _no_weights(label, "the .npz graph has no weights")
     return EdgeList(
@@ -654,9 +728,15 @@ def read_edges(
     path = Path(path)
     label = label or f"file:{path}"
     data = strip_bom(read_bytes(path, label))
+    if not data.startswith((b"PK", b"\x93NUMPY")):
+        data = unix_newlines(data)
     fmt = fmt or detect_format(path, data, label)
     if fmt not in FILE_FORMATS:
         raise GraphError(f"{label}: unknown format {fmt!r} (one of {', '.join(FILE_FORMATS)})")
+    if fmt != "mtx" and data.lstrip()[:14].lower() == b"%%matrixmarket":
+        # its size line 'ROWS COLS NNZ' would read as an edge
+        raise GraphError(f"{label}: format={fmt}, but the file is a MatrixMarket file "
+                         "(format=mtx)")
     if fmt == "npz":
         return _read_npz_edges(path, data, label, weights)
     if fmt in ("dimacs", "pace"):
@@ -731,23 +811,30 @@ def _check_npz_magic(path: Path, label: str, data: bytes | None) -> None:
 
 
 def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | None = None,
-             written_by_us: bool = False) -> Graph:
+             written_by_us: bool = False, weights: bool = True) -> Graph:
     """A Graph from a warpsweep CSR ``.npz`` (or a scipy.sparse CSR ``.npz``), validated
     (``written_by_us``: the graph cache's own entry, whose symmetry was checked when its
-    graph was built, and is not checked again)."""
+    graph was built, and is not checked again); ``weights`` False: without the file's weights,
+    which are then neither read nor checked (a signed or boolean matrix serves BFS)."""
     import io
 
+    want_weights = weights
     path = Path(path)
     label = label or f"file:{path}"
     source = io.BytesIO(data) if data is not None else path
     _check_npz_magic(path, label, data)
+    unreadable = (OSError, ValueError, EOFError, zlib.error, zipfile.BadZipFile, KeyError,
+                  NotImplementedError, RuntimeError)
     try:
-        with np.load(source, allow_pickle=False) as z:
-            if not hasattr(z, "files"):
-                raise GraphError(f"{label}: not a .npz archive (a single .npy array)")
+        z = np.load(source, allow_pickle=False)
+    except unreadable as exc:
+        raise GraphError(f"{label}: not a readable .npz file: {_first_line(exc)}") from None
+    if not hasattr(z, "files"):  # a .npy array, which is no context manager
+        raise GraphError(f"{label}: not a .npz archive but a single .npy array")
+    try:
+        with z:
             arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError, zlib.error, zipfile.BadZipFile, KeyError,
-            NotImplementedError, RuntimeError) as exc:
+    except unreadable as exc:
         raise GraphError(f"{label}: not a readable .npz file: {_first_line(exc)}") from None
     if "meta" in arrays:
         try:
@@ -792,6 +879,10 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
             f"{label}: scipy CSR matrix 'shape' {shape} does not match its 'indptr' "
             f"({arrays['indptr'].size - 1} rows)"
         )
+    if weights is not None and weights.dtype.kind == "b" and shape is not None:
+        weights = None  # a scipy boolean adjacency matrix: a pattern, no weights
+    if not want_weights:
+        weights = None
     if weights is not None and weights.dtype.kind not in "iuf":
         raise GraphError(f"{label}: .npz weights must be numbers, not {weights.dtype}")
     graph = Graph(

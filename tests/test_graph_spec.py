@@ -107,7 +107,7 @@ def test_file_stem_keeps_unknown_extensions() -> None:
         ("rmat:scale=3,a=1.5", ["a=1.5 out of range"]),
         ("rmat:scale=3,a=0.9", ["a+b+c", "<= 1"]),
         ("rmat:scale=3,ef=", ["empty value for 'ef'"]),
-        ("random:n=3,m=10", ["10 edges do not fit", "at most 3"]),
+        ("random:n=3,m=10", ["m=10 asks for more edges", "at most 3"]),
         ("random:n=10,m=5,deg=1", ["m= or deg=, not both"]),
         ("random:n=1", ["out of range"]),
         ("grid2d:rows=1", ["at least 2 vertices"]),

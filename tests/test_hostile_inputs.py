@@ -15,11 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from simulator import functional_run
 from simulator import load_graph
 from simulator import simulate
 from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.errors import GraphError
+from simulator.graph import Graph
 from simulator.graph_spec import parse_spec
 from simulator.sizes import ENV_MAX_MEMORY
 from simulator.sizes import parse_size
@@ -285,19 +287,21 @@ META = np.array(json.dumps({"format": "warpsweep-csr", "version": 1}))
      "must hold integers"),
     (lambda p: _npz(p, meta=META, indptr=np.array([0, 1, 2]), indices=np.array([1, 0]),
                     weights=np.array(["a", "b"])), "weights must be numbers"),
+    (lambda p: np.save(p.with_suffix(".npy"), np.arange(3))
+     or p.with_suffix(".npy").rename(p), "a single .npy array"),
     (lambda p: _npz(p, format=np.array("csr"), indptr=np.array([0, 1]),
                     indices=np.array([0])), "shape"),
 ])
 def test_garbage_npz(capsys, tmp_path, maker, match):
     path = tmp_path / "g.npz"
     maker(path)
-    line = cli_error(capsys, ["graph", "info", "--no-cache", f"file:{path}"])
+    line = cli_error(capsys, ["graph", "info", "--no-cache", f"file:{path},weights=file"])
     assert match in line
 
 
 @pytest.mark.parametrize("name,data,match", [
     ("a.txt", b"1e300 2\n", "below 2**62"),
-    ("b.txt", b"\x00\x01\xff\xfe\n", "cannot read"),
+    ("b.txt", b"\x00\x01\xff\xfe\n", "unexpected character"),
     ("c.txt", b"", "empty graph"),
     ("d.txt.gz", b"\x1f\x8b\x08\x00garbage", "corrupt gzip"),
     ("e.gr", b"p sp 3 2\na 1 2 1\na 2 x 1\n", "line 3"),
@@ -961,3 +965,45 @@ def test_a_hand_built_graph_is_checked_where_the_loaders_normalise(tmp_path):
     with pytest.raises(ConfigError, match="computed on another graph"):
         simulate(one, "bfs", "mapping=thread", source=3,
                  functional=functional_run(other, "bfs", 3))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"n": 2.5}, "n must be a whole number"),
+    ({"n": "3"}, "n must be a whole number"),
+    ({"n": 2**40}, "vertex ids are int32"),
+    ({"weights": ["a", "b"]}, "weights must be numbers"),
+    ({"weights": np.array([True, False])}, "weights must be numbers, not bool"),
+    # float32 (the GPU's weights and distances) would change these: a wrong distance
+    ({"weights": [1.0, 2.0**24 + 1]}, "16777217 is not a float32"),
+    ({"weights": [1.0, 1e-50]}, "below float32's least"),
+    ({"weights": [1.0, 1e300]}, "too large edge weight"),
+])
+def test_hand_built_graphs_refuse_what_they_cannot_hold(kwargs, match):
+    with pytest.raises(GraphError, match=match):
+        Graph.from_edges([0, 1], [1, 2], **kwargs)
+
+
+def test_whole_weights_float32_holds_are_kept():
+    g = Graph.from_edges([0, 1], [1, 2], weights=[2.0**24, 0.1])
+    assert sorted(g.weights.tolist()) == sorted([2.0**24, 2.0**24, np.float32(0.1).item(),
+                                                 np.float32(0.1).item()])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"damping": 2.0}, "damping must be in"),
+    ({"damping": float("nan")}, "damping must be in"),
+    ({"max_iterations": 0}, "max_iterations must be"),
+    ({"tolerance": 0.0}, "tolerance must be a positive"),
+    ({"tolerance": float("inf")}, "tolerance must be a positive"),
+])
+def test_pagerank_settings_that_give_no_ranking_are_refused(kwargs, match):
+    graph = Graph.from_edges([0, 1], [1, 2])
+    with pytest.raises(ConfigError, match=match):
+        functional_run(graph, "pagerank", **kwargs)
+
+
+@pytest.mark.parametrize("source", [True, 3.0, "1"])
+def test_a_source_that_is_not_an_integer_is_named(source):
+    graph = Graph.from_edges([0, 1], [1, 2])
+    with pytest.raises(ConfigError, match="source must be a vertex id"):
+        functional_run(graph, "bfs", source)

@@ -51,10 +51,18 @@ FILES = {
     "vsize.graph": "6 5 111\n4 9 2 5 3 2\n4 9 1 5 3 1\n4 9 1 2 2 1 4 7\n"
     "4 9 3 7 5 3\n4 9 4 3\n4 9\n",
     "graph.lg": "6,5,u,graph,2,Int64,simplegraph\n1,2\n1,3\n2,3\n3,4\n4,5\n",
+    # a .csv parted by tabs (its first line had been dropped as a header), lines ended by CR
+    # alone (old Mac editors; had read as one edge), DIMACS arcs indented
+    "tabs.csv": "1\t2\n1\t3\n2\t3\n3\t4\n4\t5\n",
+    "tabsw.csv": "1\t2\t5\n1\t3\t2\n2\t3\t1\n3\t4\t7\n4\t5\t3\n",
+    "cr.txt": "# old mac\r1 2 5\r1 3 2\r2 3 1\r3 4 7\r4 5 3\r",
+    "indented.gr": "c DIMACS9\np sp 6 10\n a 1 2 5\n\ta 2 1 5\na 1 3 2\na 3 1 2\na 2 3 1\n"
+    "a 3 2 1\n  c an indented comment\na 3 4 7\na 4 3 7\na 4 5 3\na 5 4 3\n",
 }
 DECLARES_N = {"mtx", "gr", "graph", "lg", "npz"}
 HAS_WEIGHTS = {"snapw.txt", "weighted.csv", "real.mtx", "integer.mtx", "dimacs.gr",
-               "weighted.graph", "vwgt.graph", "vsize.graph"}
+               "weighted.graph", "vwgt.graph", "vsize.graph", "tabsw.csv", "cr.txt",
+               "indented.gr"}
 
 
 @pytest.fixture(autouse=True)
@@ -294,6 +302,22 @@ ERRORS = [
     ("snap_w.txt", "1 2\n", ",weights=file", ["weights=file", "no third (weight) column"]),
     ("metis_w.graph", FILES["plain.graph"], ",weights=file", ["weights=file", "fmt 000"]),
     ("junk.npz", "not a zip", "", ["not a readable .npz"]),
+    # one line of many numbers: lines ended by something else than a newline
+    ("oneline.txt", "1 2 1 3 2 3 3 4", "", ["line 1", "holds 8 numbers"]),
+    # weights float32 would change: a whole number it rounds, a positive one it makes 0
+    ("f32.gr", "p sp 3 2\na 1 2 16777219\na 2 3 1\n", ",weights=file",
+     ["line 2", "16777219 is not a float32", "16777220"]),
+    ("tiny.txt", "1 2 1e-50\n", ",weights=file", ["line 1", "below float32's least"]),
+    ("onesided.graph", "3 2\n2 3\n3\n1\n", "",
+     ["line 2", "vertex 1 lists 2", "both ends"]),
+    ("nonl.mtx", "%%MatrixMarket matrix coordinate pattern general", "", ["size line"]),
+    ("vector.mtx", "%%MatrixMarket vector coordinate real general\n2 2 1\n1 2 1\n", "",
+     ["'vector coordinate'"]),
+    ("joined.gr", "p sp 3 2\na1 2 4\na 2 3 1\n", "", ["line 2", "'a' and a blank"]),
+    ("nbsp.txt", "1 2\n2\u00a03\n", "", ["line 2", "U+00A0"]),
+    ("intfield.mtx", "%%MatrixMarket matrix coordinate integer general\n3 3 2\n1 2 1\n"
+     "2 3 1.5\n", "", ["line 4", "integer values, not 1.5"]),
+    ("mm.csv", FILES["pattern.mtx"], ",format=csv", ["MatrixMarket", "format=mtx"]),
 ]
 
 
@@ -490,3 +514,21 @@ def test_every_shared_graph_loads_with_its_documented_node_count() -> None:
         assert g.n == table[name], name
         if name in KNOWN_PAIRS:
             assert g.m == 2 * KNOWN_PAIRS[name], name
+
+
+def test_npz_weights_are_read_only_when_asked_for(tmp_path) -> None:
+    """A scipy matrix's values serve BFS whatever they are (a boolean adjacency, signed
+    entries); with weights=file they must be weights."""
+    adjacency = scipy.sparse.csr_matrix(np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]],
+                                                 dtype=bool))
+    scipy.sparse.save_npz(tmp_path / "bool.npz", adjacency)
+    g = load_graph(f"file:{tmp_path / 'bool.npz'},directed=true", cache=False)
+    assert g.weights is None and edge_set(g) == {(0, 1), (0, 2), (1, 2)}
+    with pytest.raises(GraphError, match="has no weights"):
+        load_graph(f"file:{tmp_path / 'bool.npz'},weights=file", cache=False)
+    scipy.sparse.save_npz(tmp_path / "signed.npz", scipy.sparse.csr_matrix(
+        np.array([[0, -2.0], [3.0, 0]])))
+    g = load_graph(f"file:{tmp_path / 'signed.npz'},directed=true", cache=False)
+    assert g.weights is None and g.m == 2
+    with pytest.raises(GraphError, match="negative edge weight -2"):
+        load_graph(f"file:{tmp_path / 'signed.npz'},directed=true,weights=file", cache=False)
