@@ -27,7 +27,8 @@ from simulator.loaders import NPZ_VERSION
 from simulator.loaders import read_npz
 from simulator.loaders import save_npz
 
-CACHE_VERSION = 2  # 2: ids beyond int64 are refused, no longer read clamped (merged)
+CACHE_VERSION = 3  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
+# tab-separated .csv keeps its first line, CR-only line endings part lines
 CACHE_ENV = "WARPSWEEP_CACHE_DIR"
 # Generated graphs are cached from this many generated edges on (smaller ones are faster
 # to regenerate than to read back).
