@@ -577,3 +577,28 @@ def test_check_names_a_reference_whose_knobs_are_another_baselines(tmp_path, cap
     assert check(results) == 1
     out = capsys.readouterr().out
     assert f"{path}: study " in out and "reference 'vwarp w=32' holds the knobs" in out
+
+
+def test_a_study_finished_by_another_run_after_this_one_began_is_not_written_twice(
+        tmp_path, monkeypatch):
+    """A run indexes the rows when it begins and takes a study's journal only when it opens
+    it (a sweep busy on an earlier study): another run may finish the study in between.
+    Its rows are read again once the journal is ours, not written a second time."""
+    from tuner.results import store as store_module
+
+    results = tmp_path / "r"
+    tune(results, trials=TRIALS // 2)  # the other run, in two sittings (two row files),
+    tune(results)  # finished before this one opens the study
+    before = assert_sound(results)
+    real = store_module.scan_index
+    calls = []
+
+    def stale_then_real(backend):
+        calls.append(1)
+        return ({}, {}, None) if len(calls) == 1 else real(backend)
+
+    monkeypatch.setattr(store_module, "scan_index", stale_then_real)
+    tune(results)
+    assert len(calls) == 2  # the index the run began with, then read again under the lock
+    after = assert_sound(results)
+    assert len(after) == len(before)

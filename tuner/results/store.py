@@ -337,6 +337,16 @@ class ResultStore:
                                     "it aside)")
         return self._index
 
+    def reread_index(self) -> dict[str, dict[tuple[str, Any], tuple]]:
+        """``index`` read from disk again, the buffered rows kept in it: a study opened
+        under its lock after the run began may have rows another run wrote since."""
+        self._index = None
+        index = self.index()
+        for r in self._trials:
+            index.setdefault(r.study_key, {})[_row_id(r.role, r.trial, r.label)] = \
+                record_fingerprint(r)
+        return index
+
     def stored_trials(self) -> dict[str, set[tuple[str, Any]]]:
         """Per study key, the (role, trial-or-label) pairs already on disk or buffered."""
         return {key: set(rows) for key, rows in self.index().items()}

@@ -264,7 +264,7 @@ class BatchRunner(Runner):
         cap = self.executor.capacity
         return cap + max(2, math.ceil(cap * QUEUED_FRACTION))
 
-    def _fill(self, pending: Any, spaces: Any, stored: dict[str, set],
+    def _fill(self, pending: Any, spaces: Any,
               done: dict[int, Any]) -> None:
         now = time.monotonic()
         self.stats.trials_in_flight_s += sum(self._trials_out.values()) * (now - self._last_fill)
@@ -273,15 +273,15 @@ class BatchRunner(Runner):
             if any(self._submit_batch(r) for r in self._candidates(bool(pending))):
                 continue
             if pending:
-                self._open_next(pending, spaces, stored, done)
+                self._open_next(pending, spaces, done)
                 continue
             if not any(self._submit_batch(r) for r in self._candidates(False, any_room=True)):
                 return
 
-    def _open_next(self, pending: Any, spaces: Any, stored: dict[str, set],
+    def _open_next(self, pending: Any, spaces: Any,
                    done: dict[int, Any]) -> StudyRun | None:
         """Open the next study as ``Runner`` does, its sampler asking in batches."""
-        run = super()._open_next(pending, spaces, stored, done)
+        run = super()._open_next(pending, spaces, done)
         if run is not None:
             self._samplers[id(run)] = batch_tpe(run.study.sampler)
         return run

@@ -118,7 +118,7 @@ class Runner:
         self._single = len(specs) == 1
         self._planned = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
         pending = deque(specs)
-        stored = self.store.index()
+        self.store.index()  # read, and its rows' values checked, before any study opens
         self._order = {id(s): i for i, s in enumerate(specs)}
         done_summaries: dict[int, StudySummary] = {}
         last, capacity = start, self.executor.capacity
@@ -132,7 +132,7 @@ class Runner:
                     pending.clear()
                     for run in self._active:
                         run.stopping = True
-                self._fill(pending, spaces, stored, done_summaries)
+                self._fill(pending, spaces, done_summaries)
                 if not self._inflight:
                     if pending:
                         continue
@@ -153,11 +153,11 @@ class Runner:
 
     # -- scheduling ------------------------------------------------------------------------
     def _open_next(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
-                   stored: dict[str, set], done: dict[int, StudySummary]) -> StudyRun | None:
+                   done: dict[int, StudySummary]) -> StudyRun | None:
         """Open the next pending study: a finished one is summed up and closed at once (None),
         another becomes active."""
         spec = pending.popleft()
-        run = self._open(spec, spaces[spec.space_ref], stored)
+        run = self._open(spec, spaces[spec.space_ref])
         if not run.wants_prepare():
             self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]))
             run.stopping = True
@@ -170,7 +170,7 @@ class Runner:
         return run
 
     def _fill(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
-              stored: dict[str, set], done: dict[int, StudySummary]) -> None:
+              done: dict[int, StudySummary]) -> None:
         while len(self._inflight) < self.executor.capacity:
             job = self._take_ready() or self._next_job()
             if job is not None:
@@ -178,7 +178,7 @@ class Runner:
                 continue
             if not pending:
                 return
-            self._open_next(pending, spaces, stored, done)
+            self._open_next(pending, spaces, done)
         # Ask the sampler ahead, while the workers are busy, so a free worker gets its next
         # trial at once instead of waiting for a TPE ask (tens of ms at a few hundred trials);
         # one asked trial per worker absorbs results that arrive together.
@@ -221,12 +221,15 @@ class Runner:
                 return job
         return None
 
-    def _open(self, spec: StudySpec, space: SearchSpace, stored: dict[str, set]) -> StudyRun:
+    def _open(self, spec: StudySpec, space: SearchSpace) -> StudyRun:
         key = spec.key(space)
-        run = StudyRun(spec, space, self.results, stored.get(key, {}),
+        def reread() -> tuple[dict, list[str]]:
+            return self.store.reread_index().get(key, {}), self.store.conflicts.get(key, [])
+
+        run = StudyRun(spec, space, self.results, self.store.index().get(key, {}),
                        self.store.add_trial, self.store.amend_trial, self._build,
                        load_rows=lambda: self.store.study_records(key),
-                       conflicts=self.store.conflicts.get(key))
+                       conflicts=self.store.conflicts.get(key), reread=reread)
         self._counted[id(run)] = run.runs_done
         self._finished += run.runs_done
         if run.runs_done and self.progress is not None:

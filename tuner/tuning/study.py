@@ -90,7 +90,8 @@ class StudyRun:
                  amend_row: Callable[[TrialRecord, TrialRecord], None],
                  build: Callable[[dict[str, Any]], Any],
                  load_rows: Callable[[], list[TrialRecord]] | None = None,
-                 conflicts: list[str] | None = None) -> None:
+                 conflicts: list[str] | None = None,
+                 reread: Callable[[], tuple[Any, list[str]]] | None = None) -> None:
         self.spec = spec
         self.space = space
         self.key = spec.key(space)
@@ -133,6 +134,11 @@ class StudyRun:
         self._tried: set[Any] = set()
         try:
             self._refuse_another_sampler_or_seed(self.study.user_attrs.get("spec") or {})
+            if reread is not None and self._journal_knows_more(stored):
+                # the rows were indexed when the run began, before this study's journal was
+                # ours: another run may have finished it since (a sweep busy on an earlier
+                # study while a tune ran this one), and its rows must not be written twice
+                stored, conflicts = reread()
             self._reconcile(stored, load_rows, conflicts or [])
             self._resume(stored)
         except BaseException:
@@ -329,6 +335,14 @@ class StudyRun:
         kept = f"; the old one is kept as {stale.name}" if stale is not None else ""
         print(f"warpsweep: study {self.key}: its journal was behind the results (trials "
               f"{_ranges(behind)}); rebuilt from the rows{kept}", file=sys.stderr)
+
+    def _journal_knows_more(self, stored: Any) -> bool:
+        """Whether the journal records a trial or reference the indexed rows lack."""
+        if any(label.startswith("ref:") and ("reference", label[4:]) not in stored
+               for label in self.study.user_attrs):
+            return True
+        return any("record" in t.user_attrs and ("trial", t.number) not in stored
+                   for t in self.study.get_trials(deepcopy=False))
 
     # -- resume ----------------------------------------------------------------------------
     def _refuse_another_sampler_or_seed(self, ran: dict[str, Any]) -> None:
