@@ -499,9 +499,50 @@ def test_a_row_outside_its_studys_space_is_refused_by_the_resume_not_a_traceback
             pq.write_table(pa.table(rows, schema=table.schema).replace_schema_metadata(
                 table.schema.metadata), path, write_page_checksum=True)
             break
+    journal_of(results).unlink()  # (with it, the row disagrees with what it records)
     with pytest.raises(ConflictError, match=rf"trial {rows['trial'][at]}'s row in .* holds a "
                                             r"configuration outside the study's space"):
         tune(results)
+
+
+def test_a_row_that_disagrees_with_its_journal_is_refused_and_repaired_from_it(
+        tmp_path, capsys):
+    """A trial row whose result was rewritten (checksums valid) had been called "behind" and
+    won: the resume rebuilt the journal from it and `best` reported a time never computed.
+    The journal was told what was computed: the resume refuses, `check` names the row, and
+    `--repair` puts back the journal's record."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tuner.results.store import ConflictError
+
+    results = tmp_path / "r"
+    tune(results)
+    before = {r["trial"]: r for r in assert_sound(results) if r["role"] == "trial"}
+    for path in sorted((results / "trials").rglob("*.parquet")):
+        table = pq.read_table(path)
+        rows = table.to_pydict()
+        at = next((i for i, (role, state) in enumerate(zip(rows["role"], rows["state"],
+                                                           strict=True))
+                   if role == "trial" and state == "complete"), None)
+        if at is not None:
+            edited = rows["trial"][at]
+            rows["time_us"][at] = 0.5
+            rows["values"][at] = [0.5]
+            pq.write_table(pa.table(rows, schema=table.schema).replace_schema_metadata(
+                table.schema.metadata), path, write_page_checksum=True)
+            break
+    with pytest.raises(ConflictError, match=rf"other results than its journal .*trial "
+                                            rf"{edited}\b"):
+        tune(results)
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    assert f"records other results than the rows (1: trial {edited}" in capsys.readouterr().out
+    assert main(["check", str(results), "--repair"]) == 0
+    assert main(["check", str(results)]) == 0
+    after = {r["trial"]: r for r in assert_sound(results) if r["role"] == "trial"}
+    assert after[edited]["time_us"] == before[edited]["time_us"]
+    tune(results)  # resumes: nothing left to run, nothing refused
 
 
 def test_check_names_a_study_whose_rows_name_two_graphs(tmp_path, capsys):

@@ -316,6 +316,12 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
             if r is not keep:
                 drop.setdefault(r.file, set()).add(r.index)
         report.repaired.append(f"{problem}; {how}")
+    _drop_rows(loc, tables, drop)
+
+
+def _drop_rows(loc: Location, tables: dict[str, pa.Table], drop: dict[str, set[int]]) -> None:
+    """Move the rows ``drop`` names (per file, their indexes) to the quarantine; a file left
+    with no row is removed."""
     for f, indexes in drop.items():
         t = tables[f]
         keep_mask = pa.array([i not in indexes for i in range(t.num_rows)])
@@ -392,12 +398,14 @@ def _journal_fingerprint(loc: Location, paths: dict[str, str], cache: dict[str, 
 def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                     repair: bool) -> None:
     by_study: dict[str, dict[tuple, tuple]] = {}
+    where: dict[tuple, tuple[str, int]] = {}  # (study, role, ident) -> (file, row index)
     for f, t in tables.items():
         if f.startswith(loc.path(TRIALS) + "/"):
-            for row in t.to_pylist():
+            for i, row in enumerate(t.to_pylist()):
                 ident = row["trial"] if row["role"] == "trial" else row["label"]
                 by_study.setdefault(row["study_key"], {})[(row["role"], ident)] = (
                     row_fingerprint(row))
+                where[(row["study_key"], row["role"], ident)] = (f, i)
     store = None
     for key, path in loc.journals().items():
         report.files += 1
@@ -414,16 +422,19 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                 report.problems.append(f"{path}: {problem}")
             continue
         rows = by_study.get(key, {})
-        behind = []
+        behind, disagree = [], {}  # disagree: (role, ident) -> the journal's record
         for (role, ident), fp in rows.items():
             if role == "reference":
-                if f"ref:{ident}" not in attrs:
-                    behind.append(f"reference {ident!r}")
-                continue
-            t = trials.get(ident)
-            rec = t.user_attrs.get("record") if t is not None else None
-            if rec is None or record_fingerprint(TrialRecord.from_json(rec)) != fp:
-                behind.append(f"trial {ident}")
+                rec = attrs.get(f"ref:{ident}")
+                name = f"reference {ident!r}"
+            else:
+                t = trials.get(ident)
+                rec = t.user_attrs.get("record") if t is not None else None
+                name = f"trial {ident}"
+            if rec is None:
+                behind.append(name)
+            elif record_fingerprint(TrialRecord.from_json(rec)) != fp:
+                disagree[(role, ident)] = (name, TrialRecord.from_json(rec))
         lost = [TrialRecord.from_json(t.user_attrs["record"]) for n, t in trials.items()
                 if "record" in t.user_attrs and t.state.is_finished()
                 and ("trial", n) not in rows]
@@ -431,6 +442,11 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                  if k.startswith("ref:") and ("reference", k[4:]) not in rows]
         torn = cut < len(data)
         notes = []
+        if disagree:
+            names = [name for name, _ in disagree.values()]
+            notes.append(f"records other results than the rows ({len(names)}: "
+                         f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''}: rows "
+                         "edited or copied; --repair puts back what the journal records)")
         if behind:
             notes.append(f"behind the rows ({len(behind)}: {', '.join(behind[:5])}"
                          + (", ..." if len(behind) > 5 else "") + ")")
@@ -445,6 +461,13 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             report.problems.append(problem)
             continue
         done = []
+        if disagree:
+            drop: dict[str, set[int]] = {}
+            for role, ident in disagree:
+                f, i = where[(key, role, ident)]
+                drop.setdefault(f, set()).add(i)
+            _drop_rows(loc, tables, drop)
+            lost += [record for _, record in disagree.values()]
         if lost:
             store = store or ResultStore.open(loc, flush_every_s=3600)
             for r in lost:

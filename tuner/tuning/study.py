@@ -246,16 +246,26 @@ class StudyRun:
         if not stored:
             return
         trials = {t.number: t for t in self.study.get_trials(deepcopy=False)}
-        behind, refs = [], []
+        behind, refs, disagree = [], [], []
         for (role, ident), fp in stored.items():
             if role == "reference":
-                if f"ref:{ident}" not in self.study.user_attrs:
+                data = self.study.user_attrs.get(f"ref:{ident}")
+                if data is None:
                     refs.append(ident)
-                continue
-            t = trials.get(ident)
-            data = t.user_attrs.get("record") if t is not None else None
-            if data is None or record_fingerprint(TrialRecord.from_json(data)) != fp:
-                behind.append(ident)
+            else:
+                t = trials.get(ident)
+                data = t.user_attrs.get("record") if t is not None else None
+                if data is None:
+                    behind.append(ident)
+            if data is not None and record_fingerprint(TrialRecord.from_json(data)) != fp:
+                disagree.append(f"trial {ident}" if role == "trial" else f"reference {ident!r}")
+        if disagree:  # the journal was told what was computed: a row edited or copied
+            raise ConflictError(
+                f"study {self.key}: the rows in {where} record other results than its journal "
+                f"for {len(disagree)} run(s) ({', '.join(disagree[:3])}"
+                f"{', ...' if len(disagree) > 3 else ''}): rows edited or copied from "
+                f"elsewhere; run `warpsweep check {where} --repair`, which puts back what "
+                "the journal records")
         if not behind and not refs:
             return
         if load_rows is None:
