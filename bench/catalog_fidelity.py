@@ -52,7 +52,7 @@ from simulator.device import get_device  # noqa: E402
 from simulator.load import load_graph  # noqa: E402
 from tuner.calibration.heldout import regret  # noqa: E402
 from tuner.calibration.heldout import spearman  # noqa: E402
-from tuner.calibration.parts import simulator_digest  # noqa: E402
+from tuner.env import simulator_digest  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gpu" / "results" / "h200_spatial.parquet"
 SHIPPED = ROOT / "bench" / "gpu" / "results" / "h100.toml"

@@ -28,14 +28,14 @@ from tuner.calibration.heldout import logo_calibration
 from tuner.calibration.heldout import pick_figures
 from tuner.calibration.measurements import load_launch_times
 from tuner.calibration.measurements import load_measured
-from tuner.calibration.parts import SIMULATOR_DIR
 from tuner.calibration.parts import simulate_parts
-from tuner.calibration.parts import simulator_digest
 from tuner.cli import main
 from tuner.cli.calibrate import far_rows_lines
 from tuner.cli.calibrate import fit_table
 from tuner.cli.calibrate import held_out_lines
 from tuner.cli.calibrate import launch_mismatch_lines
+from tuner.env import SIMULATOR_DIR
+from tuner.env import simulator_digest
 
 GRAPHS = {
     "rmat8": "rmat:scale=8,seed=1,weights=random",

@@ -643,3 +643,25 @@ def test_a_study_finished_by_another_run_after_this_one_began_is_not_written_twi
     assert len(calls) == 2  # the index the run began with, then read again under the lock
     after = assert_sound(results)
     assert len(after) == len(before)
+
+
+def test_a_study_resumes_only_under_the_model_that_began_it(tmp_path, monkeypatch, capsys):
+    """A resume under another simulator (a changed cost model) had ranked its trials with
+    the first model's as one study, and told TPE both; now it is refused, naming both."""
+    from tuner import env
+    from tuner.tuning import study as study_module
+
+    results = tmp_path / "r"
+    tune(results, trials=TRIALS // 2)
+    before = assert_sound(results)
+    monkeypatch.setattr(study_module, "model_digest", lambda: "0123456789abcdef")
+    code = main(["tune", "--graph", GRAPH, "--trials", str(TRIALS), "--sources", "1",
+                 "--sampler", "random", "--workers", "0", "--results", str(results), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"another version of warpsweep's model ({env.model_digest()}" in err
+    assert "(0123456789abcdef)" in err and "another --results directory" in err
+    assert len(assert_sound(results)) == len(before)  # nothing written
+    monkeypatch.undo()
+    tune(results)  # the model that began it resumes it
+    assert len(assert_sound(results)) > len(before)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import socket
 import subprocess
@@ -25,6 +26,30 @@ def warpsweep_version() -> str:
             return str(tomllib.load(f)["project"]["version"]) + "+src"
     except (OSError, KeyError, tomllib.TOMLDecodeError):
         return "unknown"
+
+
+SIMULATOR_DIR = REPO_ROOT / "simulator"
+
+
+def simulator_digest(root: Path = SIMULATOR_DIR) -> str:
+    """A short hash of the simulator's sources, its subpackages' (the mappings) included:
+    cached parts of another cost model are stale."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@cache
+def model_digest() -> str:
+    """What a trial's values follow from besides its study's inputs: the simulator's sources
+    and how a trial draws and averages its sources (``tuner/tuning/evaluate.py``). A study
+    records it and resumes only under the same (results of two cost models are not one
+    study)."""
+    h = hashlib.sha256(simulator_digest().encode())
+    h.update((REPO_ROOT / "tuner" / "tuning" / "evaluate.py").read_bytes())
+    return h.hexdigest()[:16]
 
 
 @cache

@@ -29,23 +29,13 @@ from simulator.simulate import simulate
 from simulator.strategy import Strategy
 from tuner.calibration.calibrate import Measured
 from tuner.calibration.calibrate import Parts
+from tuner.env import simulator_digest
 
 DEFAULT_CACHE = Path("~/.cache/warpsweep/calibrate")
 CACHE_VERSION = 1
-SIMULATOR_DIR = Path(__file__).resolve().parents[2] / "simulator"
 
 
 # ---------------------------------------------------------------------------------- simulate
-
-
-def simulator_digest(root: Path = SIMULATOR_DIR) -> str:
-    """A short hash of the simulator's sources, its subpackages' (the mappings) included:
-    cached parts of another cost model are stale."""
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def parts_key(measured: Measured, device: Device, graph_digest: str, code: str) -> str:

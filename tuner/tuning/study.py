@@ -28,6 +28,9 @@ from optuna.trial import TrialState
 from search_spaces.loader import SearchSpace
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
+from tuner.env import git_commit
+from tuner.env import model_digest
+from tuner.env import warpsweep_version
 from tuner.results.journal import DriverJournal
 from tuner.results.journal import UnreadableJournal
 from tuner.results.location import Location
@@ -134,6 +137,7 @@ class StudyRun:
         self._tried: set[Any] = set()
         try:
             self._refuse_another_sampler_or_seed(self.study.user_attrs.get("spec") or {})
+            self._refuse_another_model(self.study.user_attrs.get("model"))
             if reread is not None and self._journal_knows_more(stored):
                 # the rows were indexed when the run began, before this study's journal was
                 # ours: another run may have finished it since (a sweep busy on an earlier
@@ -372,8 +376,27 @@ class StudyRun:
             f"mix the two in one study (to compare them, give each its own --results "
             f"directory; to continue it, pass {flags})")
 
+    def _refuse_another_model(self, ran: dict[str, Any] | None) -> None:
+        """A study resumes only under the cost model it was simulated with (``ran``: what its
+        journal recorded when it began; a study of an older warpsweep recorded none):
+        continuing it would rank trials of two models as one study, and tell the sampler
+        both."""
+        if ran is None or ran.get("digest") == model_digest():
+            return
+        made = ", ".join(f"{k} {ran[k]}" for k in ("warpsweep", "commit") if ran.get(k))
+        raise ConfigError(
+            f"study {self.key} was simulated by another version of warpsweep's model "
+            f"({ran.get('digest')}{'; ' + made if made else ''}) than this one's "
+            f"({model_digest()}): its trials and new ones would be ranked as one study. Tune "
+            f"into another --results directory to study this version, or resume it with the "
+            f"version that began it")
+
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
         self._name_metrics(self.study)
+        if self.study.user_attrs.get("model") is None:
+            self.study.set_user_attr("model", {"digest": model_digest(),
+                                               "warpsweep": warpsweep_version(),
+                                               "commit": git_commit()})
         if not self.study.user_attrs.get("spec"):
             self.study.set_user_attr("spec", {
                 "graph": self.spec.graph, "algorithm": self.spec.algorithm,
