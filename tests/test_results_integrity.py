@@ -665,3 +665,26 @@ def test_a_study_resumes_only_under_the_model_that_began_it(tmp_path, monkeypatc
     monkeypatch.undo()
     tune(results)  # the model that began it resumes it
     assert len(assert_sound(results)) > len(before)
+
+
+@pytest.mark.parametrize("move", ["device=a100", "algorithm=sssp"])
+def test_rows_moved_to_another_algorithm_or_device_are_refused_and_named(tmp_path, capsys,
+                                                                          move):
+    """A trial file moved under another ``device=`` or ``algorithm=`` directory had been read
+    by `best` as that device's or algorithm's result, and `check` saw nothing."""
+    results = tmp_path / "r"
+    tune(results)
+    (path,) = [p for p in (results / "trials").rglob("*.parquet")][:1]
+    part = path.parent if move.startswith("device") else path.parent.parent
+    key = move.split("=")[0]
+    target = part.parent / move
+    if key == "algorithm":
+        target = target / path.parent.name
+    target.mkdir(parents=True)
+    path.rename(target / path.name)
+    capsys.readouterr()
+    assert main(["best", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert "under algorithm=" in err and move in err and "not its algorithm and device" in err
+    assert main(["check", str(results)]) == 1
+    assert "not their study's algorithm and device" in capsys.readouterr().out

@@ -140,6 +140,7 @@ def check(results: str, repair: bool = False) -> Report:
     _check_keys(loc, tables, report, repair)
     _check_repeats(loc, tables, report)
     _check_study_graphs(loc, tables, report)
+    _check_partitions(loc, tables, report)
     _check_reference_rows(loc, tables, report)
     _check_journals(loc, tables, report, repair)
     _check_graph_rows(loc, tables, report)
@@ -168,6 +169,25 @@ def _check_study_graphs(loc: Location, tables: dict[str, pa.Table], report: Repo
             named = ", ".join(f"{g} ({f})" for g, f in sorted(found.items(), key=str))
             report.problems.append(f"study {study}: its rows name {len(found)} graphs, "
                                    f"{named}: a study is of one graph")
+
+
+def _check_partitions(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
+    """A trial file lies under its studies' ``algorithm=``/``device=`` directory (the study
+    key names both): one moved elsewhere would be read as that algorithm's or device's."""
+    for f, t in tables.items():
+        if not f.startswith(loc.path(TRIALS) + "/") or "study_key" not in t.column_names:
+            continue
+        parts = dict(p.split("=", 1) for p in f[len(loc.path(TRIALS)) + 1:].split("/")
+                     if "=" in p)
+        infix = f".{parts.get('algorithm')}.{parts.get('device')}."
+        strays = sorted({k for k in t.column("study_key").to_pylist() if infix not in str(k)})
+        if strays:
+            report.problems.append(
+                f"{f}: rows of study {strays[0]}"
+                + (f" (and {len(strays) - 1} more)" if len(strays) > 1 else "")
+                + f" lie under algorithm={parts.get('algorithm')}/device="
+                f"{parts.get('device')}, not their study's algorithm and device (moved or "
+                "copied there; move the file back)")
 
 
 def _check_reference_rows(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:

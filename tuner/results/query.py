@@ -89,6 +89,7 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
                 source = _with_every_knob(con, source)
                 _refuse_shared_keys(con, source, location.text)
                 _refuse_studies_of_two_graphs(con, source, location.text)
+                _refuse_rows_in_another_partition(con, source, location.text)
                 con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
             else:
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
@@ -136,6 +137,21 @@ def _refuse_studies_of_two_graphs(con: duckdb.DuckDBPyConnection, source: str,
         raise ConflictError(
             f"study {found[0]} has rows of {found[1]} graphs in {where} (a row edited, or "
             f"copied from another study): `warpsweep check {shlex.quote(where)}` names them")
+
+
+def _refuse_rows_in_another_partition(con: duckdb.DuckDBPyConnection, source: str,
+                                      where: str) -> None:
+    """Raise ConflictError where a row lies under an ``algorithm=``/``device=`` directory
+    other than its study's (the key names both): a file moved there would be read as that
+    algorithm's or device's result."""
+    found = con.execute(
+        f"SELECT study_key, algorithm, device FROM {source} WHERE strpos(study_key, "
+        "'.' || algorithm || '.' || device || '.') = 0 LIMIT 1").fetchone()
+    if found is not None:
+        raise ConflictError(
+            f"study {found[0]} has rows under algorithm={found[1]}/device={found[2]} in "
+            f"{where}, which is not its algorithm and device (a file moved or copied there): "
+            f"`warpsweep check {shlex.quote(where)}` names it")
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
