@@ -305,9 +305,9 @@ def test_null_defaults_are_read_as_strategy_reads_them(tmp_path):
     old = {"mapping": "thread", "driven": "temporal", "switch_to_topology": 0.5}
     check_manifest(tmp_path)
     store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=1e9)
-    for key, graph_id, rows in (("a.bfs", "ga", [("thread", THREAD, 100.0), (None, full, 10.0),
+    for key, graph_id, rows in (("a.bfs.h100.vwarp.k", "ga", [("thread", THREAD, 100.0), (None, full, 10.0),
                                                  (None, vwarp(8), 50.0)]),
-                                ("b.bfs", "gb", [("thread", THREAD, 90.0), (None, old, 30.0),
+                                ("b.bfs.h100.vwarp.k", "gb", [("thread", THREAD, 90.0), (None, old, 30.0),
                                                  (None, vwarp(8), 20.0)])):
         for i, (label, params, time_us) in enumerate(rows):
             store.add_trial(_record(key, graph_id, f"file:{graph_id}.mtx", "bfs", label, params,
