@@ -305,10 +305,11 @@ def test_null_defaults_are_read_as_strategy_reads_them(tmp_path):
     old = {"mapping": "thread", "driven": "temporal", "switch_to_topology": 0.5}
     check_manifest(tmp_path)
     store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=1e9)
-    for key, graph_id, rows in (("a.bfs.h100.vwarp.k", "ga", [("thread", THREAD, 100.0), (None, full, 10.0),
-                                                 (None, vwarp(8), 50.0)]),
-                                ("b.bfs.h100.vwarp.k", "gb", [("thread", THREAD, 90.0), (None, old, 30.0),
-                                                 (None, vwarp(8), 20.0)])):
+    for key, graph_id, rows in (
+            ("a.bfs.h100.vwarp.k", "ga", [("thread", THREAD, 100.0), (None, full, 10.0),
+                                          (None, vwarp(8), 50.0)]),
+            ("b.bfs.h100.vwarp.k", "gb", [("thread", THREAD, 90.0), (None, old, 30.0),
+                                          (None, vwarp(8), 20.0)])):
         for i, (label, params, time_us) in enumerate(rows):
             store.add_trial(_record(key, graph_id, f"file:{graph_id}.mtx", "bfs", label, params,
                                     None if label else i, time_us=time_us, transactions=1.0))
@@ -432,3 +433,28 @@ def test_an_algorithm_filter_no_study_can_hold_is_refused(tmp_path, capsys):
         run_cli(capsys, "best", "--results", str(tmp_path), "--algo", "BFS")
     assert info.value.code == 2
     assert "invalid choice: 'BFS'" in capsys.readouterr().err
+
+
+def test_best_compares_a_study_only_with_studies_of_its_sources(tmp_path):
+    """Two studies of one graph, one averaging 4 sources and one the default source, time
+    other runs: the best fixed configuration had been the one only the 1-source study tried,
+    and the 4-source study shown "vs fixed 0.20x" against that study's value."""
+    import dataclasses
+
+    check_manifest(tmp_path)
+    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=1e9)
+    for key, n_sources, rows in (
+            ("ga.bfs.h100.vwarp.k4", 4, [("thread", THREAD, 100.0), (None, vwarp(8), 50.0)]),
+            ("ga.bfs.h100.vwarp.k1", 1, [("thread", THREAD, 90.0), (None, vwarp(8), 60.0),
+                                          (None, vwarp(32), 10.0)])):
+        for i, (label, params, time_us) in enumerate(rows):
+            store.add_trial(dataclasses.replace(
+                _record(key, "ga", "file:ga.mtx", "bfs", label, params, None if label else i,
+                        time_us=time_us), n_sources=n_sources))
+    store.close()
+    answer = answers.best(connect(tmp_path))
+    [fixed] = answer.fixed
+    assert fixed.config.params == vwarp(8)  # the one configuration both workloads tried
+    by_key = {b.study.key: b for b in answer.studies}
+    assert by_key["ga.bfs.h100.vwarp.k4"].fixed_value == pytest.approx(50.0)
+    assert by_key["ga.bfs.h100.vwarp.k1"].fixed_value == pytest.approx(60.0)

@@ -38,6 +38,7 @@ from tuner.analysis.answer_types import StudyFront
 from tuner.analysis.answer_types import study_sort_key
 from tuner.analysis.answer_types import value_sort_key
 from tuner.analysis.pareto import pareto_mask
+from tuner.analysis.trials import WORKLOAD_SQL
 from tuner.analysis.trials import FilteredTrials
 from tuner.analysis.trials import drop_temporaries
 from tuner.analysis.trials import explain_empty_filter
@@ -118,78 +119,82 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
 
 def _fixed_configs(src: FilteredTrials, summaries: list[dict[str, Any]], objective: Objective
                    ) -> tuple[dict[tuple[str, str], FixedConfig], dict[str, float]]:
-    """Per (algorithm, device) group, the configuration evaluated on every graph of the group
-    with the lowest geometric mean of its value relative to each graph's best; and per study,
-    that configuration's value there (the study's own rows, else the graph's other studies).
+    """Per (algorithm, device) group, the configuration evaluated on every workload of the
+    group (a graph with the sources its studies average, ``WORKLOAD_SQL``) with the lowest
+    geometric mean of its value relative to each workload's best; and per study, that
+    configuration's value there (the study's own rows, else those of the other studies of
+    its workload: never a study's of other sources, which times other runs).
 
-    Candidates are the configurations of the group's graph with the fewest rows, so only the
-    rows of those configurations are aggregated."""
+    Candidates are the configurations of the group's workload with the fewest rows, so only
+    the rows of those configurations are aggregated."""
     con = src.con
     groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
     for s in summaries:
         groups.setdefault((s["algorithm"], s["device"]), {}).setdefault(
-            s["graph_id"], []).append(s)
+            s["workload"], []).append(s)
     if not groups:
         return {}, {}
     pick = max if objective.maximize else min
-    pivots, graph_best, group_graphs = [], [], []
-    for (algorithm, device), graphs in groups.items():
-        pivot = min(graphs, key=lambda g: (sum(s["n"] for s in graphs[g]), g))
+    pivots, workload_best, group_workloads = [], [], []
+    for (algorithm, device), workloads in groups.items():
+        pivot = min(workloads, key=lambda w: (sum(s["n"] for s in workloads[w]), w))
         pivots.append((algorithm, device, pivot))
-        group_graphs.append((algorithm, device, len(graphs)))
-        for graph_id, studies in graphs.items():
-            graph_best.append((algorithm, device, graph_id,
-                               pick(s["win"]["value"] for s in studies)))
-    register_rows(con, "_pivot", ["algorithm", "device", "graph_id"], pivots)
-    register_rows(con, "_graph_best", ["algorithm", "device", "graph_id", "best"], graph_best)
-    register_rows(con, "_group_graphs", ["algorithm", "device", "graphs"], group_graphs)
-    pivot_ids = sorted({p[2] for p in pivots})
-    marks = ", ".join("?" for _ in pivot_ids)
+        group_workloads.append((algorithm, device, len(workloads),
+                                len({s["graph_id"] for w in workloads.values() for s in w})))
+        for workload, studies in workloads.items():
+            workload_best.append((algorithm, device, workload,
+                                  pick(s["win"]["value"] for s in studies)))
+    register_rows(con, "_pivot", ["algorithm", "device", "workload"], pivots)
+    register_rows(con, "_workload_best", ["algorithm", "device", "workload", "best"],
+                  workload_best)
+    register_rows(con, "_group_workloads", ["algorithm", "device", "workloads", "graphs"],
+                  group_workloads)
     h = src.hash_sql()
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _candidates AS
         WITH cand AS (
             SELECT DISTINCT t.algorithm, t.device, {h} AS h
             FROM {src.from_sql} JOIN _pivot p ON p.algorithm = t.algorithm
-                 AND p.device = t.device AND p.graph_id = t.graph_id
-            WHERE {src.where} AND t.graph_id IN ({marks}))
-        SELECT t.algorithm, t.device, t.graph_id, t.study_key, c.h, avg({src.metric(0)}) AS v,
-               any_value({src.row_struct()}) AS row
+                 AND p.device = t.device AND p.workload = {WORKLOAD_SQL}
+            WHERE {src.where})
+        SELECT t.algorithm, t.device, {WORKLOAD_SQL} AS workload, t.study_key, c.h,
+               avg({src.metric(0)}) AS v, any_value({src.row_struct()}) AS row
         FROM {src.from_sql} JOIN cand c ON c.algorithm = t.algorithm AND c.device = t.device
              AND c.h = {h}
-        WHERE {src.where} GROUP BY ALL""", [*src.params, *pivot_ids, *src.params])
+        WHERE {src.where} GROUP BY ALL""", [*src.params, *src.params])
     ratio = "b.best / g.v" if objective.maximize else "g.v / b.best"
     chosen = row_dicts(con, f"""
-        WITH g AS (SELECT algorithm, device, graph_id, h, avg(v) AS v FROM _candidates
+        WITH g AS (SELECT algorithm, device, workload, h, avg(v) AS v FROM _candidates
                    GROUP BY ALL),
              s AS (SELECT algorithm, device, h,
                           count(CASE WHEN g.v > 0 AND b.best > 0 THEN 1 END) AS k,
                           exp(avg(CASE WHEN g.v > 0 AND b.best > 0 THEN ln({ratio}) END)) AS geo
-                   FROM g JOIN _graph_best b USING (algorithm, device, graph_id) GROUP BY ALL)
+                   FROM g JOIN _workload_best b USING (algorithm, device, workload)
+                   GROUP BY ALL)
         SELECT s.algorithm, s.device, s.h, s.geo, n.graphs
-        FROM s JOIN _group_graphs n USING (algorithm, device) WHERE s.k = n.graphs
+        FROM s JOIN _group_workloads n USING (algorithm, device) WHERE s.k = n.workloads
         QUALIFY row_number() OVER (PARTITION BY algorithm, device ORDER BY s.geo, s.h) = 1""")
     if not chosen:
         return {}, {}
     register_rows(con, "_chosen", ["algorithm", "device", "h"],
                   [(c["algorithm"], c["device"], c["h"]) for c in chosen], {"h": pa.uint64()})
     values = row_dicts(con, """
-        SELECT c.algorithm, c.device, c.h, c.study_key, c.graph_id, c.v, c.row
+        SELECT c.algorithm, c.device, c.h, c.study_key, c.workload, c.v, c.row
         FROM _candidates c JOIN _chosen USING (algorithm, device, h)""")
     params = {(v["algorithm"], v["device"], v["h"]): v["row"] for v in values}
     fixed = {(c["algorithm"], c["device"]): FixedConfig(
         c["algorithm"], c["device"], src.config(params[(c["algorithm"], c["device"], c["h"])]),
         c["graphs"], c["geo"]) for c in chosen}
     own = {v["study_key"]: v["v"] for v in values}
-    by_graph: dict[tuple[str, str, str], list[float]] = {}
+    by_workload: dict[tuple[str, str, str], list[float]] = {}
     for v in values:
-        by_graph.setdefault((v["algorithm"], v["device"], v["graph_id"]), []).append(v["v"])
+        by_workload.setdefault((v["algorithm"], v["device"], v["workload"]), []).append(v["v"])
     per_study = {}
     for s in summaries:
         if (s["algorithm"], s["device"]) in fixed:
-            graph_values = by_graph.get((s["algorithm"], s["device"], s["graph_id"]))
+            alike = by_workload.get((s["algorithm"], s["device"], s["workload"]))
             per_study[s["study_key"]] = own.get(s["study_key"], (
-                sum(graph_values) / len(graph_values) if graph_values else None))
+                sum(alike) / len(alike) if alike else None))
     return fixed, per_study
 
 

@@ -43,7 +43,7 @@ def drop_temporaries(con: duckdb.DuckDBPyConnection) -> None:
     """Leave the caller's connection as it was: the answers' temp tables and views go."""
     con.execute("DROP TABLE IF EXISTS _candidates")
     con.execute("DROP TABLE IF EXISTS _fix")
-    for view in ("_pivot", "_graph_best", "_group_graphs", "_chosen", "_best", "_front",
+    for view in ("_pivot", "_workload_best", "_group_workloads", "_chosen", "_best", "_front",
                  "_fix_src"):
         try:
             con.unregister(view)
@@ -276,6 +276,13 @@ class FilteredTrials:
         return found
 
 
+# What a study's values are comparable on: its graph and the sources it averages (their
+# number, and the seed that draws them where there are several; one is the default source).
+# Two studies of one graph with other sources time other runs.
+WORKLOAD_SQL = ("t.graph_id || '|' || coalesce(CAST(t.n_sources AS VARCHAR), '?') || '|' || "
+                "coalesce(CASE WHEN t.n_sources > 1 THEN CAST(t.seed AS VARCHAR) END, '')")
+
+
 def study_summaries(src: FilteredTrials, objective: Objective | None, canonical: bool = True
                     ) -> list[dict[str, Any]]:
     """Per study: its columns, complete rows (``n``), rows needing canonical values
@@ -292,7 +299,8 @@ def study_summaries(src: FilteredTrials, objective: Objective | None, canonical:
     unfixed = f"count(*) FILTER (WHERE {src.unfixed_sql()})" if canonical else "0"
     return row_dicts(src.con, f"""
         SELECT t.study_key, any_value(t.algorithm) AS algorithm, any_value(t.device) AS device,
-               any_value(t.graph_id) AS graph_id, any_value(t.graph_spec) AS graph_spec,
+               any_value(t.graph_id) AS graph_id, any_value({WORKLOAD_SQL}) AS workload,
+               any_value(t.graph_spec) AS graph_spec,
                any_value(t.space) AS space, any_value(t.objective) AS objective,
                count(*) AS n, {unfixed} AS unfixed {extra}
         FROM trials t WHERE {src.where} GROUP BY t.study_key ORDER BY t.study_key""",
