@@ -77,3 +77,23 @@ def test_sync_fsyncs_only_after_appends(tmp_path, monkeypatch):
     journal.sync()
     assert len(calls) == 1
     journal.close()
+
+
+def test_a_read_only_results_directory_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    """A results directory on a read-only mount had ended tune with a bare '[Errno 30]' and
+    exit 1; it is an input the user gave: one line naming it, exit 2."""
+    import errno as errno_module
+
+    from tuner.cli import main
+    from tuner.results import journal
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno_module.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(journal, "open", read_only, raising=False)
+    code = main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--workers", "0",
+                 "--sources", "1", "--results", str(tmp_path / "r"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "cannot write the study journal" in err and "Read-only file system" in err
+    assert "Traceback" not in err

@@ -13,6 +13,7 @@ in three ways that take the per-trial bookkeeping from ~7 fsyncs and lock files 
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -64,8 +65,17 @@ class DriverJournal(BaseJournalBackend):
 
     def __init__(self, path: str | Path, results: str | None = None) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = open(f"{self.path}.flock", "a")  # noqa: SIM115 - held until close()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = open(f"{self.path}.flock", "a")  # noqa: SIM115 - held until close()
+        except (PermissionError, OSError) as exc:
+            if not isinstance(exc, PermissionError) and exc.errno != errno.EROFS:
+                raise
+            raise ConfigError(
+                f"cannot write the study journal under {str(self.path.parent)!r} "
+                f"({exc.strerror or exc}): tune and sweep write their journal and rows in the "
+                "results directory (readers such as best and query need only read it)"
+            ) from None
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
