@@ -19,21 +19,23 @@ pytest.importorskip("ray")
 TRIALS = 400  # far more than run before each signal; --timeout ends the last run
 
 
-def start(results: Path, ignore_hangup: bool = False) -> subprocess.Popen:
+def start(results: Path, ignore_hangup: bool = False, background: bool = False,
+          timeout_s: int = 20, graph: str = "rmat:scale=12,seed=4,weights=random",
+          space: str = "vwarp") -> subprocess.Popen:
     """The console command (``python -m tuner.cli``: ``main()`` with no argv, as the script),
-    taking Ctrl-C as a terminal's command does whatever this process inherited (a background
-    job of a non-interactive shell ignores SIGINT); ``ignore_hangup``: as `nohup` starts it."""
+    taking Ctrl-C as a terminal's command does whatever this process inherited;
+    ``ignore_hangup``: as `nohup` starts it; ``background``: as a non-interactive shell
+    starts `warpsweep tune ... &`, SIGINT ignored."""
 
     def dispositions() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN if background else signal.SIG_DFL)
         if ignore_hangup:
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
     return subprocess.Popen(
-        [sys.executable, "-m", "tuner.cli", "tune", "--graph",
-         "rmat:scale=12,seed=4,weights=random", "--algo", "sssp", "--trials", str(TRIALS),
-         "--sources", "2", "--workers", "2", "--timeout", "20", "--results", str(results),
-         "--no-progress", "-v"],
+        [sys.executable, "-m", "tuner.cli", "tune", "--graph", graph, "--algo", "sssp",
+         "--space", space, "--trials", str(TRIALS), "--sources", "2", "--workers", "2",
+         "--timeout", str(timeout_s), "--results", str(results), "--no-progress", "-v"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=dispositions)
 
 
@@ -103,4 +105,25 @@ def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(t
     assert len(numbers) == len(set(numbers))  # no trial written twice
     after = finished_trials(results)
     for number, time_us in (*before.items(), *seen.items()):  # nothing finished is lost
+        assert after[number] == pytest.approx(time_us, rel=1e-5)
+
+    # started in the background (SIGINT ignored, and so in its child), the command killed:
+    # its child had gone on tuning, its journal locked, refusing a resume
+    results = tmp_path / "background"  # (a study of minutes: it would not end on its own)
+    run = start(results, background=True, timeout_s=600,
+                graph="rmat:scale=15,seed=4,weights=random", space="driven")
+    later = wait_for_trials(run, 1)
+    run.kill()
+    try:
+        run.communicate(timeout=60)  # its child holds the same stderr: read until it ends
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the child went on tuning after its command was killed") from None
+    resumed = subprocess.run(
+        [sys.executable, "-m", "tuner.cli", "tune", "--graph", "rmat:scale=15,seed=4,"
+         "weights=random", "--algo", "sssp", "--space", "driven", "--trials", str(TRIALS),
+         "--sources", "2", "--workers", "0", "--timeout", "1", "--results", str(results), "-q"],
+        capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr  # the journal is free
+    after = finished_trials(results)
+    for number, time_us in later.items():
         assert after[number] == pytest.approx(time_us, rel=1e-5)

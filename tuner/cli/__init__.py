@@ -80,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if argv is None and supervise.wants_supervision(args):
         return supervise.supervised(args)
+    supervise.obey_stop()
     keep_freed_memory()
     try:
         return _run(args)

@@ -18,6 +18,11 @@ import sys
 
 SUPERVISED_FD = "WARPSWEEP_SUPERVISED_FD"  # set in the child: its end of the pipe
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# What stops the child as Ctrl-C does (``obey_stop``): sent for the first forwarded signal and
+# when this process dies. Not SIGINT, which the child inherits ignored where the command runs
+# as a background job of a non-interactive shell (`warpsweep tune ... &`): such a child had
+# gone on tuning, its journal locked, after the command was killed or told to stop.
+STOP = signal.SIGUSR2
 
 
 def wants_supervision(args: argparse.Namespace) -> bool:
@@ -25,6 +30,12 @@ def wants_supervision(args: argparse.Namespace) -> bool:
     ``--workers 0``, which runs in this process without Ray)."""
     return (getattr(args, "verb", None) in ("tune", "sweep") and args.workers != 0
             and SUPERVISED_FD not in os.environ)
+
+
+def obey_stop() -> None:
+    """In a supervised child: ``STOP`` interrupts the run as Ctrl-C does."""
+    if SUPERVISED_FD in os.environ:
+        signal.signal(STOP, signal.default_int_handler)
 
 
 def report_finished() -> None:
@@ -44,9 +55,9 @@ def supervised(args: argparse.Namespace) -> int:
     The child imports what this process imported (its package's directory first on the
     path, never the working directory) and has its own process group, so a terminal's Ctrl-C
     reaches it once, through here. The first SIGINT, SIGTERM or SIGHUP is passed on as
-    SIGINT: the child stops as Ctrl-C always stopped a run, saying how to resume (a second
-    one inside Ray's shutdown had crashed it); a third kills it. It gets SIGINT too if this
-    process dies."""
+    ``STOP``: the child stops as Ctrl-C always stopped a run, saying how to resume (a second
+    one inside Ray's shutdown had crashed it); a third kills it. It gets ``STOP`` too if
+    this process dies."""
     child: subprocess.Popen | None = None
     received: list[int] = []
 
@@ -55,7 +66,7 @@ def supervised(args: argparse.Namespace) -> int:
         if child is None:
             return  # sent once it starts
         if len(received) == 1:
-            child.send_signal(signal.SIGINT)
+            child.send_signal(STOP)
         elif len(received) == 2:
             print("warpsweep: stopping; every finished evaluation is saved (once more to "
                   "kill it now)", file=sys.stderr)
@@ -78,7 +89,7 @@ def supervised(args: argparse.Namespace) -> int:
         os.close(write_end)
         write_end = None
         if received:
-            child.send_signal(signal.SIGINT)
+            child.send_signal(STOP)
         code = child.wait()
         try:
             finished = os.read(read_end, 1) == b"1"
@@ -115,11 +126,11 @@ def _package_root() -> str:
 
 
 def _interrupt_when_parent_dies() -> None:
-    """In the child, before it runs: SIGINT when the supervising process dies (Linux), so a
-    killed command does not leave its run going on alone."""
+    """In the child, before it runs: ``STOP`` when the supervising process dies (Linux), so
+    a killed command does not leave its run going on alone."""
     try:
         import ctypes
 
-        ctypes.CDLL(None).prctl(1, int(signal.SIGINT))  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None).prctl(1, int(STOP))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
