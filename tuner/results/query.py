@@ -88,8 +88,7 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             if table == TRIALS:  # measured GPU times beside the simulated (tuner.results.measured)
                 source = _with_every_knob(con, source)
                 _refuse_shared_keys(con, source, location.text)
-                _refuse_studies_of_two_graphs(con, source, location.text)
-                _refuse_rows_in_another_partition(con, source, location.text)
+                _refuse_misplaced_rows(con, source, location.text)
                 con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
             else:
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
@@ -126,32 +125,25 @@ def _refuse_shared_keys(con: duckdb.DuckDBPyConnection, source: str, where: str)
         "`--repair` to keep the one its journal records")
 
 
-def _refuse_studies_of_two_graphs(con: duckdb.DuckDBPyConnection, source: str,
-                                  where: str) -> None:
-    """Raise ConflictError where one study's rows name two graphs: a row edited or copied
-    from another study would be read as the other graph's result."""
-    found = con.execute(
-        f"SELECT study_key, count(DISTINCT graph_id) FROM {source} GROUP BY study_key "
-        "HAVING count(DISTINCT graph_id) > 1 ORDER BY 1 LIMIT 1").fetchone()
-    if found is not None:
-        raise ConflictError(
-            f"study {found[0]} has rows of {found[1]} graphs in {where} (a row edited, or "
-            f"copied from another study): `warpsweep check {shlex.quote(where)}` names them")
-
-
-def _refuse_rows_in_another_partition(con: duckdb.DuckDBPyConnection, source: str,
-                                      where: str) -> None:
-    """Raise ConflictError where a row lies under an ``algorithm=``/``device=`` directory
-    other than its study's (the key names both): a file moved there would be read as that
-    algorithm's or device's result."""
-    found = con.execute(
-        f"SELECT study_key, algorithm, device FROM {source} WHERE strpos(study_key, "
-        "'.' || algorithm || '.' || device || '.') = 0 LIMIT 1").fetchone()
-    if found is not None:
-        raise ConflictError(
-            f"study {found[0]} has rows under algorithm={found[1]}/device={found[2]} in "
-            f"{where}, which is not its algorithm and device (a file moved or copied there): "
-            f"`warpsweep check {shlex.quote(where)}` names it")
+def _refuse_misplaced_rows(con: duckdb.DuckDBPyConnection, source: str, where: str) -> None:
+    """Raise ConflictError where rows sit in a study they do not belong to (a row edited, a
+    file copied or moved): rows of one study naming two graphs, or lying under another
+    ``algorithm=``/``device=`` directory than the study key names, would be read as the
+    other graph's, algorithm's or device's results."""
+    checks = (
+        (f"SELECT study_key, count(DISTINCT graph_id) FROM {source} GROUP BY study_key "
+         "HAVING count(DISTINCT graph_id) > 1 ORDER BY 1 LIMIT 1",
+         "has rows of {1} graphs in {where} (a row edited, or copied from another study)"),
+        (f"SELECT study_key, algorithm, device FROM {source} WHERE strpos(study_key, "
+         "'.' || algorithm || '.' || device || '.') = 0 LIMIT 1",
+         "has rows under algorithm={1}/device={2} in {where}, which is not its algorithm and "
+         "device (a file moved or copied there)"),
+    )
+    for sql, problem in checks:
+        found = con.execute(sql).fetchone()
+        if found is not None:
+            raise ConflictError(f"study {found[0]} {problem.format(*found, where=where)}: "
+                                f"`warpsweep check {shlex.quote(where)}` names them")
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
