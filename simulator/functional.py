@@ -17,6 +17,7 @@ from typing import TypeVar
 import numpy as np
 
 from simulator.errors import ConfigError
+from simulator.graph import FLOAT32_MAX
 from simulator.graph import Graph
 from simulator.graph import is_graph
 from simulator.sorted_runs import distinct_ids
@@ -279,9 +280,16 @@ def _lowering_run(algorithm, source, indptr, indices, values, active, edge_value
 
 
 def _sssp(graph: Graph, source: int) -> FunctionalRun:
-    return _lowering_run("sssp", source, graph.indptr, graph.indices,
-                         initial_values("sssp", graph.n, source),
-                         np.array([source], dtype=np.int32), graph.weights)
+    run = _lowering_run("sssp", source, graph.indptr, graph.indices,
+                        initial_values("sssp", graph.n, source),
+                        np.array([source], dtype=np.int32), graph.weights)
+    reached = run.output[np.isfinite(run.output)]
+    if reached.size and reached.max() > FLOAT32_MAX:
+        raise ConfigError(
+            f"{graph.spec or graph.name}: SSSP distances reach {reached.max():.3g}, beyond "
+            f"float32's {FLOAT32_MAX:.3g}: the GPU's distances are float32, where they would be "
+            "infinite (scale the weights down)")
+    return run
 
 
 def _cc(graph: Graph) -> FunctionalRun:

@@ -52,8 +52,10 @@ class Result:
     duplicates: float
     output: np.ndarray = field(repr=False)
     trace: dict[str, np.ndarray] | None = field(default=None, repr=False)
-    # what bounds each launch (rows of ``costs.BOUND_NAMES``, cycles), with the host round
-    # trips and the other cycles outside launches: the parts ``cycles`` is the sum of
+    # what bounds each iteration's launch work (a row per iteration, columns
+    # ``costs.BOUND_NAMES``, cycles: an unrolled launch's levels are rows of their own, the
+    # launch's overhead on its first), with the host round trips and the other cycles outside
+    # launches: the parts ``cycles`` is the sum of
     bounds: np.ndarray | None = field(default=None, repr=False)
     host_cycles: float = 0.0
     extra_cycles: float = 0.0

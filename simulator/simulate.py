@@ -73,6 +73,11 @@ def simulate(
             f"block_size={strategy.block_size} is no multiple of the device {device.name}'s "
             f"warp_size={device.warp_size}: a block holds whole warps"
         )
+    for knob, lanes in _virtual_warp_widths(strategy, algorithm):
+        if lanes > device.warp_size:
+            raise ConfigError(
+                f"{knob}={lanes} exceeds the device {device.name}'s warp_size="
+                f"{device.warp_size}: a virtual warp is a part of a warp")
     check_simulation(graph.n, graph.m, strategy,
                      f"simulating {strategy} on {graph.spec or graph.name}")
     if functional is None:
@@ -170,6 +175,22 @@ def limiting_bound(cost: LaunchCost) -> str:
 
 def _ratio(num: float, den: float) -> float:
     return float(num / den) if den else 0.0
+
+
+def _virtual_warp_widths(strategy: Strategy, algorithm: str) -> list[tuple[str, int]]:
+    """The virtual warp widths ``strategy`` may run with, each named by its knob (a policy
+    file's candidates' too)."""
+    if strategy.policy is not None:
+        from simulator.policy import strategy_policy
+
+        return [(f"{strategy.policy}'s candidate {i}: {knob}", lanes)
+                for i, c in enumerate(strategy_policy(strategy, algorithm).candidates)
+                for knob, lanes in _virtual_warp_widths(c, algorithm)]
+    if strategy.mapping == "vwarp":
+        return [("w", strategy.w)]
+    if strategy.mapping == "adaptive":
+        return [("adaptive_max_w", strategy.adaptive_max_w)]
+    return []
 
 
 def _computed_elsewhere(functional: FunctionalRun, graph: Graph) -> bool:

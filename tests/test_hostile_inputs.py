@@ -1007,3 +1007,41 @@ def test_a_source_that_is_not_an_integer_is_named(source):
     graph = Graph.from_edges([0, 1], [1, 2])
     with pytest.raises(ConfigError, match="source must be a vertex id"):
         functional_run(graph, "bfs", source)
+
+
+@pytest.mark.parametrize("config,match", [
+    ("mapping=vwarp", "w=32 exceeds the device w16's warp_size=16"),
+    ("mapping=adaptive", "adaptive_max_w=32 exceeds"),
+    ("policy=policies/bfs-h100.json", "candidate 1: w=32 exceeds"),
+])
+def test_a_virtual_warp_wider_than_the_devices_warp_is_named(config, match):
+    """A device of 16-lane warps (a device file may say so) had crashed on W = 32 with a
+    ZeroDivisionError or 'a wave holds at least one entry, not 0'."""
+    import dataclasses
+
+    device = dataclasses.replace(get_device("h200"), name="w16", warp_size=16)
+    graph = load_graph("rmat:scale=8,seed=2")
+    with pytest.raises(ConfigError, match=match):
+        simulate(graph, "bfs", config, device)
+    narrow = simulate(graph, "bfs", "mapping=vwarp,w=16", device)
+    assert math.isfinite(narrow.time_us) and narrow.time_us > 0
+
+
+@pytest.mark.parametrize("config,match", [
+    ("policy=policies/bfs-h100.json,chunk=64,block_size=32",
+     "chunk=64, block_size=32 do not apply with `policy`"),
+    ("policy=policies/bfs-h100.json,changed_flag=warp", "changed_flag=warp does not apply"),
+    ("mapping=adaptive,policy_t1=2", "policy_t1 applies only with `policy=FILE`"),
+])
+def test_knobs_a_policy_run_would_ignore_are_refused(config, match):
+    """A policy run takes every knob from its file's candidates: others set beside it had
+    been ignored (one run under many canonical forms, counted as distinct trials)."""
+    with pytest.raises(ConfigError, match=re.escape(match)):
+        Strategy.parse(config)
+
+
+def test_sssp_distances_beyond_float32_are_refused():
+    graph = Graph.from_edges(np.arange(199), np.arange(1, 200), 200,
+                             np.full(199, 3e38, np.float32), directed=True)
+    with pytest.raises(ConfigError, match="distances reach 5.97e\\+40, beyond float32"):
+        functional_run(graph, "sssp", 0)

@@ -4,6 +4,7 @@ adaptive_max_w``; with ``policy`` a policy file picks each iteration's configura
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -61,9 +62,27 @@ def check_policy_knobs(strategy: Strategy) -> None:
         if value is not None and not (is_number(value) and 0 < value < math.inf):
             raise ConfigError(f"`{knob} > 0` must hold, finite (a factor on a threshold), but "
                               f"got {knob}={value!r}")
-    if strategy.defer_threshold is not None or (strategy.unroll or 1) > 1:
-        raise ConfigError("`defer_threshold` and `unroll` do not apply with `policy`: the "
-                          "policy file's candidates set each iteration's knobs")
+    beside = _set_beside_policy(strategy)
+    if beside:
+        raise ConfigError(f"{', '.join(beside)} {'does' if len(beside) == 1 else 'do'} not "
+                          "apply with `policy`: the policy file's candidates set each "
+                          "iteration's knobs (leave them unset)")
+
+
+# What a policy strategy may hold besides its defaults: every other knob is the candidates'.
+_POLICY_KNOBS = ("mapping", "driven", "policy", "policy_t1", "policy_t2", "policy_t3")
+# defaults that a knob's field leaves None (filled in, or read so, when it applies)
+_IMPLICIT_DEFAULTS = {"unroll": 1, "changed_flag": "step", "precheck": True}
+
+
+def _set_beside_policy(strategy: Strategy) -> list[str]:
+    """The knobs of a policy strategy set to other than their defaults (``knob=value``): a
+    policy run ignored them, each spelling giving another canonical form of one run."""
+    defaults = {f.name: f.default for f in dataclasses.fields(strategy)}
+    defaults.update(Adaptive.knobs)
+    defaults.update(_IMPLICIT_DEFAULTS)
+    return [f"{k}={v}" for k, v in strategy.to_params().items()
+            if k not in _POLICY_KNOBS and v != defaults.get(k)]
 
 
 class Adaptive(Mapping):
@@ -92,6 +111,13 @@ class Adaptive(Mapping):
         check_chunked(strategy)
         if strategy.policy is not None:
             check_policy_knobs(strategy)
+        else:
+            factors = [k for k in ("policy_t1", "policy_t2", "policy_t3")
+                       if getattr(strategy, k) is not None]
+            if factors:  # (copied into each iteration's vwarp strategy, refused there)
+                raise ConfigError(f"{', '.join(factors)} "
+                                  f"{'applies' if len(factors) == 1 else 'apply'} only with "
+                                  "`policy=FILE`: factors on a policy file's thresholds")
         check_width("adaptive_min_w", strategy.adaptive_min_w)
         check_width("adaptive_max_w", strategy.adaptive_max_w)
         if strategy.adaptive_min_w > strategy.adaptive_max_w:
