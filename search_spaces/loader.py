@@ -139,6 +139,21 @@ class Param:
             f"give it `grid: [...]` values for the grid sampler"
         )
 
+    def drawable_values(self) -> tuple[Scalar, ...] | None:
+        """Every value a sampler can draw (a powers-of-two range's powers, an int range's
+        integers up to ``AUTO_INT_GRID`` of them), or None: a float range, or more."""
+        if self.kind in ("choices", "value"):
+            return self.grid_values()
+        if self.kind != "int":
+            return None
+        low, high = int(self.low), int(self.high)
+        if self.powers_of_two:
+            return tuple(2**k for k in range(low.bit_length() - 1, high.bit_length()))
+        step = int(self.step or 1)
+        if (high - low) // step + 1 > AUTO_INT_GRID:
+            return None
+        return tuple(range(low, high + 1, step))
+
     def corner_values(self) -> tuple[Scalar, ...]:
         """Values enough to check the knob against the simulator: choices, or range ends."""
         if self.kind in ("choices", "value"):
@@ -188,10 +203,16 @@ class SearchSpace:
 
     @property
     def finite(self) -> bool:
-        """Whether a sampler can draw only finitely many configurations (no ranges)."""
-        return all(p.kind in ("choices", "value") for p in self.params)
+        """Whether a sampler can draw only a few configurations, each of them listed by
+        ``drawable_configs`` (no float range, no int range of many values)."""
+        return all(p.drawable_values() is not None for p in self.params)
 
-    def for_algorithm(self, accepts: Callable[[dict[str, Any]], bool]) -> SearchSpace:
+    def drawable_configs(self) -> Iterator[dict[str, Scalar]]:
+        """Every configuration a sampler can draw (finite spaces only)."""
+        return self._enumerate(lambda p: p.drawable_values() or ())
+
+    def for_algorithm(self, accepts: Callable[[dict[str, Any]], bool],
+                      algorithm: str = "this algorithm") -> SearchSpace:
         """This space without the choices no configuration of it can use, as judged by
         ``accepts`` (e.g. the hybrids for PageRank), and without knobs left never active.
 
@@ -217,9 +238,16 @@ class SearchSpace:
             if p.kind == "choices" and not p.choices:
                 raise ConfigError(
                     f"{self.source}:{p.line}: space {self.name!r}: no value of {p.name} "
-                    "applies to this algorithm"
+                    f"applies to {algorithm}"
                 )
-        return dataclasses.replace(self, params=tuple(params))
+        narrowed = dataclasses.replace(self, params=tuple(params))
+        corners = narrowed._enumerate(lambda p: p.corner_values())
+        if not any(accepts(c) for c in itertools.islice(corners, PROBE_LIMIT)):
+            fixed = ", ".join(f"{k}={v}" for k, v in self.fixed)
+            raise ConfigError(
+                f"{self.source}: space {self.name!r}: no configuration of it applies to "
+                f"{algorithm}" + (f" (its fixed knobs: {fixed})" if fixed else ""))
+        return narrowed
 
     def _usable(self, accepts: Callable[[dict[str, Any]], bool], target: Param,
                 value: Scalar) -> bool:
@@ -292,7 +320,9 @@ class SearchSpace:
             count += 1
             if count > MAX_GRID:
                 raise ConfigError(
-                    f"space {self.name!r} has more than {MAX_GRID} grid configurations"
+                    f"space {self.name!r} has more than {MAX_GRID} grid configurations: the "
+                    "grid sampler would build every one (give its ranges fewer `grid` "
+                    "values, or use the tpe or random sampler)"
                 )
         return count
 
@@ -313,7 +343,7 @@ class SearchSpace:
             for v in values[p.name]:
                 config[p.name] = v
                 yield from walk(i + 1, config)
-            del config[p.name]
+            config.pop(p.name, None)  # (no value: a knob the algorithm narrowed to none)
 
         return walk(0, dict(self.fixed))
 
@@ -523,6 +553,8 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
             or not all(isinstance(v, number) and not isinstance(v, bool) for v in raw)):
         raise doc.error(at, f"`{kind}` must be [low, high] {kind} values, got {raw!r}")
     low, high = raw
+    if not all(math.isfinite(v) for v in raw):  # a sampler cannot draw from it
+        raise doc.error(at, f"`{kind}` bounds must be finite, got {raw!r}")
     if low > high:
         raise doc.error(at, f"`low <= high` must hold, but got (low={low}, high={high})")
     log = spec.get("log", False)
@@ -536,6 +568,9 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
             raise doc.error((*path, "step"), f"`step` must be a positive {kind}, got {step!r}")
         if log:
             raise doc.error((*path, "step"), "`step` and `log: true` cannot be combined")
+        if low < high and step > high - low:  # Optuna would shrink the range to [low, low]
+            raise doc.error((*path, "step"), f"`step` {step} is wider than the range "
+                                             f"[{low}, {high}]: it holds only {low}")
     grid = spec.get("grid")
     if grid is not None:
         if not isinstance(grid, list) or not grid:
@@ -590,6 +625,9 @@ def _parse_when(doc: YamlDoc, path: tuple, raw: Any,
             if possible is not None and not _member(v, possible):
                 raise doc.error((*path, knob),
                                 f"{knob} can never be {v!r} (its values: {list(possible)!r})")
+            if possible is None and not _in_range(ref, v):
+                raise doc.error((*path, knob), f"{knob} can never be {v!r} (its range: "
+                                               f"{_describe_range(ref)})")
         out.append((knob, values))
     return tuple(out)
 
@@ -600,6 +638,28 @@ def _possible(ref: Param | Scalar) -> tuple[Scalar, ...] | None:
     if ref.kind in ("choices", "value"):
         return ref.grid_values()
     return None
+
+
+def _in_range(ref: Param, value: Any) -> bool:
+    """Whether a range knob can take ``value`` (within its bounds, whole where it is an int
+    range, a power of two where its values are)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    if not ref.low <= value <= ref.high:
+        return False
+    if ref.kind == "int" and value != int(value):
+        return False
+    if ref.powers_of_two:
+        return value >= 1 and int(value) & (int(value) - 1) == 0
+    if ref.step is not None:
+        return (value - ref.low) % ref.step == 0
+    return True
+
+
+def _describe_range(ref: Param) -> str:
+    text = f"{ref.kind} [{ref.low}, {ref.high}]"
+    return text + (", powers of two" if ref.powers_of_two else
+                   f", step {ref.step}" if ref.step is not None else "")
 
 
 def sample_configs(space: SearchSpace, n: int, seed: int = 0) -> list[dict[str, Scalar]]:

@@ -314,9 +314,17 @@ def _check_node(node: Any, k: int) -> None:
 _LOADED: dict[tuple[str, float], Policy] = {}
 
 
+# the shipped policies (``policies/``, named relatively by search_spaces/policy.yaml)
+SHIPPED_ROOT = Path(__file__).resolve().parents[1]
+
+
 def load_policy(path: str | Path) -> Policy:
-    """The policy of a file (kept while the file is unchanged)."""
+    """The policy of a file (kept while the file is unchanged). A relative path names a file
+    under the working directory, else one shipped with warpsweep (``policies/...``: the
+    `policy` space's files, from any directory)."""
     path = Path(path)
+    if not path.is_absolute() and not path.exists() and (SHIPPED_ROOT / path).is_file():
+        path = SHIPPED_ROOT / path
     try:
         key = (str(path.resolve()), path.stat().st_mtime)
     except OSError:

@@ -193,6 +193,15 @@ def test_digest_depends_on_content_not_comments():
         ("params:\n  - w\n", "`params` must be a mapping"),
         ("params:\n  w: [1, 2\n", "invalid YAML"),
         ("- 1\n", "a search space must be a mapping"),
+        # a `when` on a range knob a value it never takes (a traceback in the run before)
+        ("params:\n  partition: {int: [2, 64], log: true}\n  w: {choices: [4], when: "
+         "{partition: 1000}}\n", "partition can never be 1000 (its range: int [2, 64])"),
+        ("params:\n  chunk: {int: [1, 2048], powers_of_two: true}\n  w: {choices: [4], "
+         "when: {chunk: 3}}\n", "chunk can never be 3 (its range: int [1, 2048], powers"),
+        # bounds a sampler cannot draw from (TPE's OverflowError after the references ran),
+        # a step that leaves one value (Optuna shrank the range with a warning)
+        ("params:\n  x: {float: [0.1, .inf]}\n", "`float` bounds must be finite"),
+        ("params:\n  w: {int: [2, 10], step: 100}\n", "`step` 100 is wider than the range"),
     ],
 )
 def test_bad_space_files_name_key_and_line(text, expected):
@@ -258,3 +267,58 @@ def test_unknown_space_and_unreadable_file(tmp_path):
     bad.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(ConfigError, match="not a UTF-8"):
         load_space(str(bad))
+
+
+def test_a_grid_beyond_max_grid_is_refused_before_any_configuration_is_built():
+    """The grid sampler had listed and built every configuration of a 1.1M-configuration
+    space (84 s, 720 MB) to run 5 trials."""
+    from tuner.tuning.spec import Objective
+    from tuner.tuning.spec import StudySpec
+    from tuner.tuning.spec import budget_of
+
+    knobs = "\n".join(f"  k{i}: {{int: [1, 1024], powers_of_two: true}}" for i in range(6))
+    space = space_from(f"params:\n{knobs}\n")
+    spec = StudySpec(graph="rmat:scale=7", algorithm="bfs", device="h100", space="test",
+                     trials=5, sampler="grid", objective=Objective.parse("time_us"),
+                     sources=1, seed=0, references=True)
+    with pytest.raises(ConfigError, match="more than 200000 grid configurations"):
+        budget_of(spec, space)
+
+
+def test_a_powers_of_two_range_caps_the_budget_as_choices_do():
+    """A space whose only knob takes one power of two had been tried once, then answered 50
+    repeats until the study ended early: a finite space caps the budget."""
+    from tuner.tuning.spec import Objective
+    from tuner.tuning.spec import StudySpec
+    from tuner.tuning.spec import budget_of
+
+    space = space_from("fixed: {mapping: vwarp}\nparams:\n  chunk: {int: [4, 16], "
+                       "powers_of_two: true}\n")
+    assert space.finite
+    spec = StudySpec(graph="rmat:scale=7", algorithm="bfs", device="h100", space="test",
+                     trials=50, sampler="tpe", objective=Objective.parse("time_us"),
+                     sources=1, seed=0, references=True)
+    assert budget_of(spec, space) == 3
+    assert not space_from("params:\n  x: {float: [0.1, 0.5]}\n").finite
+
+
+def test_a_space_no_configuration_of_which_applies_is_refused_naming_the_algorithm():
+    """A fixed knob PageRank lacks (driven=temporal) had let every trial fail, exit 0."""
+    from tuner.tuning.plan import applicable_to
+
+    space = space_from("fixed: {driven: temporal}\nparams:\n  switch_to_topology: "
+                       "{float: [0.1, 1.0]}\n")
+    with pytest.raises(ConfigError, match="no configuration of it applies to pagerank "
+                                          r"\(its fixed knobs: driven=temporal\)"):
+        space.for_algorithm(applicable_to("pagerank"), "pagerank")
+    assert space.for_algorithm(applicable_to("sssp"), "sssp").knobs == space.knobs
+
+
+def test_the_policy_space_finds_its_shipped_policy_from_any_directory(tmp_path, monkeypatch):
+    """Its `policies/bfs-h100.json` is relative: from another directory every trial had
+    failed ("does not exist"), exit 0, in the same study as good runs."""
+    from simulator import simulate
+
+    monkeypatch.chdir(tmp_path)
+    result = simulate("rmat:scale=8,seed=1", "bfs", "policy=policies/bfs-h100.json", "h100")
+    assert result.time_us > 0

@@ -191,7 +191,7 @@ def load_spaces(specs: list[StudySpec],
                 loaded[spec.space] = load_space(spec.space)
                 loaded[spec.space].validate()
             spaces[spec.space_ref] = loaded[spec.space].for_algorithm(
-                applicable_to(spec.algorithm))
+                applicable_to(spec.algorithm), spec.algorithm)
         except WarpsweepError as exc:
             where = f"{spec.origin}: " if spec.origin else ""
             raise ConfigError(f"{where}{exc}") from None

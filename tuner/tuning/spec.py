@@ -10,10 +10,12 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from search_spaces.loader import MAX_GRID
 from search_spaces.loader import SearchSpace
 from simulator.device import Device
 from simulator.device import device_digest
@@ -209,21 +211,30 @@ def budget_of(spec: StudySpec, space: SearchSpace) -> int:
     """Distinct configurations a study evaluates: ``trials`` (default 100; grid sampler: the
     whole grid), never more than a finite space holds."""
     if sampler_info(spec.sampler).exhaustive:
+        space.grid_size()  # refused beyond MAX_GRID, before any is built
         distinct = distinct_configurations(space)
         return min(spec.trials or distinct, distinct)
     budget = spec.trials or DEFAULT_TRIALS
-    # an infinite space's grid (its ranges' grid values) can be large, and caps nothing
-    return min(budget, distinct_configurations(space)) if space.finite else budget
+    # a space a sampler draws from finitely caps the budget (its repeats are answered from
+    # the study, and would otherwise be asked for until 50 in a row ended it)
+    if not space.finite or _more_than(space.drawable_configs(), max(budget, MAX_GRID)):
+        return budget
+    return min(budget, distinct_configurations(space, drawable=True))
+
+
+def _more_than(configs: Iterator[Any], limit: int) -> bool:
+    return any(i >= limit for i, _ in enumerate(configs))
 
 
 @functools.lru_cache(maxsize=64)
-def distinct_configurations(space: SearchSpace) -> int:
-    """Configurations of a space's grid that differ once defaults are applied (each invalid
-    combination counts once: it is tried once, then answered from the study)."""
+def distinct_configurations(space: SearchSpace, drawable: bool = False) -> int:
+    """Configurations of a space's grid (``drawable``: of all a sampler can draw) that differ
+    once defaults are applied (each invalid combination counts once: it is tried once, then
+    answered from the study)."""
     from simulator import Strategy
 
     keys = set()
-    for config in space.configs():
+    for config in (space.drawable_configs() if drawable else space.configs()):
         try:
             keys.add(Strategy.from_params(config))
         except WarpsweepError:
