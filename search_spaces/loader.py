@@ -551,7 +551,10 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
     number = int if kind == "int" else (int, float)
     if (not isinstance(raw, list) or len(raw) != 2
             or not all(isinstance(v, number) and not isinstance(v, bool) for v in raw)):
-        raise doc.error(at, f"`{kind}` must be [low, high] {kind} values, got {raw!r}")
+        hint = ""
+        if isinstance(raw, list) and any(isinstance(v, str) and _is_float_text(v) for v in raw):
+            hint = (" (YAML 1.1 reads an exponent without a dot, 1e-3, as text: write 1.0e-3)")
+        raise doc.error(at, f"`{kind}` must be [low, high] {kind} values, got {raw!r}{hint}")
     low, high = raw
     if not all(math.isfinite(v) for v in raw):  # a sampler cannot draw from it
         raise doc.error(at, f"`{kind}` bounds must be finite, got {raw!r}")
@@ -584,6 +587,14 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
         low, high = float(low), float(high)
         step = float(step) if step is not None else None
     return {"low": low, "high": high, "log": log, "step": step, "grid": grid}
+
+
+def _is_float_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _parse_powers_of_two(doc: YamlDoc, path: tuple, kind: str, spec: dict) -> bool:

@@ -202,6 +202,7 @@ def test_digest_depends_on_content_not_comments():
         # a step that leaves one value (Optuna shrank the range with a warning)
         ("params:\n  x: {float: [0.1, .inf]}\n", "`float` bounds must be finite"),
         ("params:\n  w: {int: [2, 10], step: 100}\n", "`step` 100 is wider than the range"),
+        ("params:\n  x: {float: [1e-3, 1]}\n", "YAML 1.1 reads an exponent without a dot"),
     ],
 )
 def test_bad_space_files_name_key_and_line(text, expected):
@@ -322,3 +323,14 @@ def test_the_policy_space_finds_its_shipped_policy_from_any_directory(tmp_path, 
     monkeypatch.chdir(tmp_path)
     result = simulate("rmat:scale=8,seed=1", "bfs", "policy=policies/bfs-h100.json", "h100")
     assert result.time_us > 0
+
+
+def test_select_train_does_not_overwrite_a_file_that_is_no_model(tmp_path):
+    """`--model notes.json` naming an unrelated file had replaced it without a word."""
+    from tuner.selection.selector_model import save_model
+
+    victim = tmp_path / "notes.json"
+    victim.write_text('{"mine": 1}\n')
+    with pytest.raises(ConfigError, match="exists and is not a warpsweep selector model"):
+        save_model(None, victim)
+    assert victim.read_text() == '{"mine": 1}\n'

@@ -80,10 +80,21 @@ def add_filters(p: argparse.ArgumentParser, *, graph: str | None = GRAPH_FILTER_
     from simulator.functional import ALGORITHMS
 
     if graph is not None:
-        p.add_argument("--graph", default=None, metavar="GRAPH", help=graph)
+        p.add_argument("--graph", default=None, metavar="GRAPH", help=graph, action=_Once)
     # an algorithm no study can hold (BFS, bsf) is named, not answered with "nothing found"
-    p.add_argument("--algo", default=None, choices=ALGORITHMS, help=algo)
-    p.add_argument("--device", default=None, help=device)
+    p.add_argument("--algo", default=None, choices=ALGORITHMS, help=algo, action=_Once)
+    p.add_argument("--device", default=None, help=device, action=_Once)
+
+
+class _Once(argparse.Action):
+    """A filter given once: a second had silently replaced the first."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        earlier = getattr(namespace, self.dest, None)
+        if earlier is not None:
+            parser.error(f"{option_string} given twice ({earlier!r}, then {values!r}): this "
+                         "verb filters on one value")
+        setattr(namespace, self.dest, values)
 
 
 def add_max_memory(p: argparse.ArgumentParser) -> None:

@@ -93,6 +93,7 @@ def check_model_path(path: str | Path, results: str | Path | None = None) -> Pat
 def save_model(trained: Trained, path: str | Path, results: str | None = None) -> Path:
     """Write the model file (a ``.json`` path), atomically."""
     path = check_model_path(path, results)
+    _refuse_overwriting_another_file(path)
     text = json.dumps(model_json(trained, results), indent=1, allow_nan=False)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
@@ -103,6 +104,21 @@ def save_model(trained: Trained, path: str | Path, results: str | None = None) -
         raise ConfigError(f"--model {str(path)!r}: cannot write it "
                           f"({exc.strerror or exc})") from None
     return path
+
+
+def _refuse_overwriting_another_file(path: Path) -> None:
+    """A file at ``path`` is replaced only if it is a selector model (of any version): an
+    unrelated JSON file named by mistake had been overwritten without a word."""
+    if not path.is_file():
+        return
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return  # the write names what is wrong
+    if f'"format": "{FORMAT}"'.encode() not in head:
+        raise ConfigError(f"--model {str(path)!r} exists and is not a warpsweep selector "
+                          "model: refusing to overwrite it (name another file)")
 
 
 def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:

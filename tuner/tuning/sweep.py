@@ -8,7 +8,7 @@
     seed: 0                    # optional
     objective: time_us         # optional: metric[:min|:max][,metric...]
     references: true           # optional: thread and fixed-vwarp baselines per study
-    graphs: [rmat:scale=12, {graph: "grid:rows=64,cols=64", trials: 20}]
+    graphs: [rmat:scale=12, {graph: "grid2d:rows=64,cols=64", trials: 20}]
     algorithms: [bfs, {algorithm: sssp, sources: 2}]
     devices: [h100]
     spaces: [vwarp, {space: my_space.yaml, sampler: random}]
