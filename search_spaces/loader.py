@@ -663,7 +663,8 @@ def _in_range(ref: Param, value: Any) -> bool:
     if ref.powers_of_two:
         return value >= 1 and int(value) & (int(value) - 1) == 0
     if ref.step is not None:
-        return (value - ref.low) % ref.step == 0
+        steps = (value - ref.low) / ref.step
+        return abs(steps - round(steps)) < 1e-9
     return True
 
 

@@ -68,7 +68,7 @@ class Graph:
             if weights.shape != indices.shape:
                 raise GraphError(
                     f"{label}: {weights.size} weights for {indices.size} edges"
-                    + (f" (weights of shape {weights.shape}, not one a stored edge)"
+                    + (f" (weights of shape {weights.shape}, not one per stored edge)"
                        if weights.ndim != 1 else "")
                 )
             weights.flags.writeable = False
@@ -258,16 +258,13 @@ def float32_weights(weights, label: str) -> np.ndarray:
             raise GraphError(f"{label}: edge weights must be numbers") from None
     if w.dtype.kind not in "iuf":
         raise GraphError(f"{label}: edge weights must be numbers, not {w.dtype}")
-    if w.dtype == np.float32:
-        if w.size and not (np.isfinite(w).all() and w.min() >= 0):
-            i, why = float32_weight_problem(w.astype(np.float64))
-            raise GraphError(f"{label}: weight {i}: {why} ({WEIGHT_RULE})")
-        return w
-    problem = float32_weight_problem(w.astype(np.float64)) if w.size else None
+    # float32 already: only finiteness and sign to check, in one cheap pass
+    unsure = w.dtype != np.float32 or not (np.isfinite(w).all() and w.min(initial=0) >= 0)
+    problem = float32_weight_problem(w.astype(np.float64)) if unsure and w.size else None
     if problem is not None:
         i, why = problem
         raise GraphError(f"{label}: weight {i}: {why} ({WEIGHT_RULE})")
-    return w.astype(np.float32)
+    return w.astype(np.float32, copy=False)
 
 
 def is_graph(obj: object) -> bool:

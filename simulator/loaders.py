@@ -255,14 +255,15 @@ def _line_heads(buf: np.ndarray, starts: np.ndarray, newlines: np.ndarray) -> np
     or DIMACS arc line may be indented."""
     heads = starts.copy()
     indented = np.flatnonzero(_SPACE[buf[starts]] & (buf[starts] != 10))
+    if indented.size == 0:  # (the common case: no pass over the bytes)
+        return heads
     filled = np.flatnonzero(~_SPACE[buf])
-    if indented.size and filled.size:
-        at = np.minimum(np.searchsorted(filled, starts[indented]), filled.size - 1)
-        head = filled[at]
-        ends = newlines[indented]
-        heads[indented] = np.where((head >= starts[indented]) & (head < ends), head, ends)
-    elif indented.size:
-        heads[indented] = newlines[indented]
+    ends = newlines[indented]
+    if filled.size == 0:
+        heads[indented] = ends
+        return heads
+    head = filled[np.minimum(np.searchsorted(filled, starts[indented]), filled.size - 1)]
+    heads[indented] = np.where((head >= starts[indented]) & (head < ends), head, ends)
     return heads
 
 
@@ -658,9 +659,9 @@ def _read_metis(data: bytes, label: str, want_weights: bool) -> EdgeList:
 
 def _check_listed_both_ways(src: np.ndarray, dst: np.ndarray, n: int, vertex_lines: np.ndarray,
                             label: str) -> None:
-    """Refuse a METIS adjacency in which u lists v as often as v lists u does not hold: the
-    file is undirected, and a one-sided entry had been read as an edge (more edges than
-    its header declares, counted in its total)."""
+    """Refuse a METIS adjacency where some u lists v more often than v lists u: the format
+    is undirected, and a one-sided entry had been read as an edge (an edge more than the
+    header declares, though the entries' total matched)."""
     forward = np.sort(src.astype(np.int64) * n + dst)
     backward = np.sort(dst.astype(np.int64) * n + src)
     differ = np.flatnonzero(forward != backward)
@@ -733,7 +734,7 @@ def read_edges(
     fmt = fmt or detect_format(path, data, label)
     if fmt not in FILE_FORMATS:
         raise GraphError(f"{label}: unknown format {fmt!r} (one of {', '.join(FILE_FORMATS)})")
-    if fmt != "mtx" and data.lstrip()[:14].lower() == b"%%matrixmarket":
+    if fmt != "mtx" and data[:4096].lstrip()[:14].lower() == b"%%matrixmarket":
         # its size line 'ROWS COLS NNZ' would read as an edge
         raise GraphError(f"{label}: format={fmt}, but the file is a MatrixMarket file "
                          "(format=mtx)")
