@@ -2,10 +2,14 @@
 
 Entries are uncompressed ``.npz`` files (the format of ``warpsweep graph convert``) in
 ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``. The key hashes the canonical spec
-(with a file's resolved path), the file's size and mtime, and the cache, npz and generator
-versions: an edited file or a changed generator never serves a stale graph. Writes are atomic
-(temp file + os.replace), so concurrent workers and crashes never leave a torn entry. A cache
-that cannot be read or written is skipped, never an error.
+(with a file's resolved path), the file's size, times, device and inode, and the cache, npz
+and generator versions: an edited file or a changed generator never serves a stale graph. An
+entry records its key and is served only under it (an entry copied over another's name had
+been served as that file's graph). A file modified within ``RACY_S`` seconds is not cached
+(nor its digest kept): on a filesystem of coarse timestamps (NFS, FAT, HFS+), a same-size
+rewrite in the same second would look unchanged. Writes are atomic (temp file + os.replace),
+so concurrent workers and crashes never leave a torn entry. A cache that cannot be read or
+written is skipped, never an error.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import json
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 from simulator.errors import GraphError
@@ -25,11 +30,13 @@ from simulator.graph import Graph
 from simulator.graph_spec import GraphSpec
 from simulator.loaders import NPZ_VERSION
 from simulator.loaders import read_npz
+from simulator.loaders import read_npz_meta
 from simulator.loaders import save_npz
 
 CACHE_VERSION = 3  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
 # tab-separated .csv keeps its first line, CR-only line endings part lines
 CACHE_ENV = "WARPSWEEP_CACHE_DIR"
+KEY_META = "cache_key"  # the key an entry was written under, in its metadata
 # Generated graphs are cached from this many generated edges on (smaller ones are faster
 # to regenerate than to read back).
 MIN_GENERATED_EDGES = 1 << 20
@@ -42,6 +49,14 @@ def cache_dir() -> Path:
 
 
 _DIGESTS: dict[tuple, str] = {}
+# a file's version (size and times) is trusted to tell its content once it is this old
+RACY_S = 2.0
+
+
+def _settled(st: os.stat_result) -> bool:
+    """Whether a file was last modified long enough ago that a rewrite would show in its
+    times (git's "racily clean" rule)."""
+    return time.time() - max(st.st_mtime, st.st_ctime) > RACY_S
 
 
 def _file_version(st: os.stat_result) -> tuple[int, ...]:
@@ -65,17 +80,20 @@ def content_digest(spec: GraphSpec) -> str:
             if not stat.S_ISREG(st.st_mode):  # a device or FIFO would be read forever
                 raise GraphError(f"graph file {str(path)!r}: not a regular file")
             memo = (str(resolved), *_file_version(st))
-            if memo not in _DIGESTS:
+            digest = _DIGESTS.get(memo)
+            if digest is None:
                 with open(resolved, "rb") as f:
                     for block in iter(lambda: f.read(1 << 20), b""):
                         h.update(block)
-                _DIGESTS[memo] = h.hexdigest()[:16]
+                digest = h.hexdigest()[:16]
+                if _settled(st):
+                    _DIGESTS[memo] = digest
         except OSError as exc:
             raise GraphError(f"graph file {str(path)!r}: {exc.strerror or exc}") from None
         except RuntimeError as exc:  # Python 3.11's Path.resolve on a symlink loop
             raise GraphError(f"graph file {str(path)!r}: {exc}") from None
         options = dataclasses.replace(spec, params={**spec.params, "path": ""}).canonical()
-        return hashlib.sha256(f"{_DIGESTS[memo]}|{options}".encode()).hexdigest()[:16]
+        return hashlib.sha256(f"{digest}|{options}".encode()).hexdigest()[:16]
     h.update(f"{GENERATOR_VERSION}|{spec.canonical()}".encode())
     return h.hexdigest()[:16]
 
@@ -86,13 +104,16 @@ def should_cache(spec: GraphSpec) -> bool:
 
 
 def cache_key(spec: GraphSpec) -> str | None:
-    """The hex key of ``spec``'s entry; None when its file cannot be stat'ed."""
+    """The hex key of ``spec``'s entry; None when its file cannot be stat'ed, or was modified
+    too recently for its times to tell a rewrite (``RACY_S``)."""
     parts: dict[str, object] = {"cache": CACHE_VERSION, "npz": NPZ_VERSION}
     if spec.is_file:
         try:
             path = Path(spec.params["path"]).expanduser().resolve()
             st = path.stat()
         except (OSError, RuntimeError):  # (RuntimeError: a symlink loop, on Python 3.11)
+            return None
+        if not _settled(st):
             return None
         spec = dataclasses.replace(spec, params={**spec.params, "path": str(path)})
         parts["version"] = _file_version(st)
@@ -103,9 +124,9 @@ def cache_key(spec: GraphSpec) -> str | None:
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
-def cache_path(spec: GraphSpec) -> Path | None:
+def cache_path(spec: GraphSpec, key: str | None = None) -> Path | None:
     """Where ``spec``'s entry lives (whether or not it exists); None if it has no key."""
-    key = cache_key(spec)
+    key = key or cache_key(spec)
     if key is None:
         return None
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.short_name())[:60]
@@ -113,11 +134,15 @@ def cache_path(spec: GraphSpec) -> Path | None:
 
 
 def load_cached(spec: GraphSpec) -> Graph | None:
-    """The cached graph of ``spec``, or None when there is no readable entry."""
-    path = cache_path(spec)
+    """The cached graph of ``spec``, or None when there is no readable entry written under
+    its key."""
+    key = cache_key(spec)
+    path = cache_path(spec, key)
     if path is None or not path.is_file():
         return None
     try:
+        if read_npz_meta(path).get(KEY_META) != key:
+            return None
         graph = read_npz(path, f"cache entry {path}", written_by_us=True)
     except (GraphError, OSError):
         return None
@@ -134,10 +159,11 @@ def load_cached(spec: GraphSpec) -> Graph | None:
 
 def store(spec: GraphSpec, graph: Graph) -> Path | None:
     """Write ``graph`` as ``spec``'s entry; None (and no error) if the cache is not writable."""
-    path = cache_path(spec)
+    key = cache_key(spec)
+    path = cache_path(spec, key)
     if path is None:
         return None
     try:
-        return save_npz(graph, path)
+        return save_npz(graph, path, {KEY_META: key})
     except OSError:
         return None

@@ -770,10 +770,13 @@ def _text(array: np.ndarray) -> str:
     return value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
 
 
-def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
-    """Write ``graph`` as an uncompressed CSR ``.npz`` atomically (temp file + os.replace)."""
+def save_npz(graph: Graph, path: str | os.PathLike[str],
+             extra_meta: dict[str, str] | None = None) -> Path:
+    """Write ``graph`` as an uncompressed CSR ``.npz`` atomically (temp file + os.replace);
+    ``extra_meta``: more metadata fields (the graph cache's key)."""
     path = Path(path)
     meta = {
+        **(extra_meta or {}),
         "format": NPZ_FORMAT,
         "version": NPZ_VERSION,
         "name": graph.name,
@@ -794,6 +797,18 @@ def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def read_npz_meta(path: Path) -> dict:
+    """The metadata of a warpsweep ``.npz`` (its other arrays left unread); {} where it has
+    none readable."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"])) if "meta" in z.files else {}
+    except (OSError, ValueError, EOFError, zlib.error, zipfile.BadZipFile, KeyError,
+            AttributeError, TypeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def _check_npz_magic(path: Path, label: str, data: bytes | None) -> None:

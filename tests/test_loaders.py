@@ -68,6 +68,9 @@ HAS_WEIGHTS = {"snapw.txt", "weighted.csv", "real.mtx", "integer.mtx", "dimacs.g
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("WARPSWEEP_CACHE_DIR", str(tmp_path / "cache"))
+    # the files here are written just before they are read: cache them at once (the rule
+    # that a file modified within RACY_S is not cached has a test of its own)
+    monkeypatch.setattr(graph_cache, "RACY_S", -1.0)
 
 
 def write(tmp_path: Path, name: str, text: str | bytes, gz: bool = False) -> Path:
@@ -532,3 +535,33 @@ def test_npz_weights_are_read_only_when_asked_for(tmp_path) -> None:
     assert g.weights is None and g.m == 2
     with pytest.raises(GraphError, match="negative edge weight -2"):
         load_graph(f"file:{tmp_path / 'signed.npz'},directed=true,weights=file", cache=False)
+
+
+def test_a_cache_entry_is_served_only_under_the_key_it_was_written_for(tmp_path) -> None:
+    """An entry copied over another file's entry name had been served as that file's graph
+    (exit 0; tune wrote it into the results)."""
+    a = write(tmp_path, "A.txt", "0 1\n1 2\n2 3\n")
+    b = write(tmp_path, "B.txt", "0 1\n0 2\n0 3\n0 4\n1 4\n")
+    assert load_graph(f"file:{a}").m == 6 and load_graph(f"file:{b}").m == 10
+    entry_a = graph_cache.cache_path(parse_spec(f"file:{a}"))
+    entry_b = graph_cache.cache_path(parse_spec(f"file:{b}"))
+    entry_a.write_bytes(entry_b.read_bytes())
+    assert load_graph(f"file:{a}").m == 6  # B's entry refused, A parsed again
+
+
+def test_a_file_modified_within_the_racy_window_is_not_cached(tmp_path, monkeypatch) -> None:
+    """On a filesystem of one-second timestamps a same-size rewrite within the second after a
+    load left the file's size and times as they were: its old graph had been served for
+    good. A file that recent is parsed, not cached, nor its content digest kept."""
+    monkeypatch.setattr(graph_cache, "RACY_S", 3600.0)
+    path = write(tmp_path, "T.txt", "0 1\n1 2\n")
+    spec = parse_spec(f"file:{path}")
+    load_graph(f"file:{path}")
+    assert graph_cache.cache_path(spec) is None
+    assert not any((tmp_path / "cache").glob("*.npz"))
+    before = graph_cache.content_digest(spec)
+    stat = path.stat()
+    path.write_text("0 2\n1 2\n")  # same size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # a coarse clock: the same time
+    assert graph_cache.content_digest(spec) != before
+    assert edge_set(load_graph(f"file:{path}")) == undirected([(0, 2), (1, 2)])

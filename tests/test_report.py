@@ -347,3 +347,17 @@ def test_selector_figure_has_a_bar_per_graph_and_policy_at_its_regret(tmp_path):
 def test_entry_without_a_file_is_skipped():
     assert Entry("t", "why").skipped and not Entry("t", "c", "figures/x.png").skipped
     assert Filters().graphs == ()
+
+
+def test_a_graph_named_with_dollars_is_drawn_as_written(tmp_path, capsys):
+    """A graph file named `u$^$_{.txt` had made matplotlib parse its title as math and fail:
+    a traceback, and a half-written report the next run refused to replace."""
+    from tuner.cli import main as cli_main
+
+    graph = tmp_path / "u$^$_{.txt"
+    graph.write_text("0 1\n1 2\n2 3\n3 0\n")
+    results = tmp_path / "r"
+    api.tune(f"file:{graph}", trials=3, sources=1, results=str(results), sampler="random")
+    assert cli_main(["report", "--results", str(results), "--out", str(tmp_path / "rep"),
+                     "--no-selector"]) == 0
+    assert (tmp_path / "rep" / "index.html").is_file()

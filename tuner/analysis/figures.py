@@ -17,6 +17,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.text import Text
 from matplotlib.ticker import FixedLocator
 from matplotlib.ticker import LogFormatter
 from matplotlib.ticker import MaxNLocator
@@ -52,7 +53,10 @@ def _new_figure(width: float = 7.5, height: float = 4.5,
 
 
 def save_png(fig: Figure, path: Path) -> None:
-    """Write the PNG and release the figure's artists."""
+    """Write the PNG and release the figure's artists. Every text is drawn as written: a
+    graph named with ``$`` (a file ``u$^$_{.txt``) had been parsed as math, and failed."""
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI, format="png")
     fig.clear()
