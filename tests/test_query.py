@@ -160,12 +160,27 @@ def test_query_csv_and_strict_json(results, capsys):
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["time_us"] for r in rows] == ["80.0", "90.0", "100.0"]
-    assert rows[0]["nothing"] == "" and json.loads(rows[0]["values"]) == [80.0]
+    assert rows[0]["nothing"] == "nan" and json.loads(rows[0]["values"]) == [80.0]
     code, out, _ = run_cli(capsys, "query", sql, "--results", str(results), "--format", "json")
     data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
     assert [r["time_us"] for r in data] == [80.0, 90.0, 100.0]
     assert data[0]["nothing"] is None and data[0]["values"] == [80.0]
     assert datetime.fromisoformat(data[0]["timestamp"]).tzinfo is not None
+
+
+def test_query_keeps_whole_sums_and_decimals_exact(results, capsys):
+    """A sum() of integers (a HUGEINT) had come out of csv and json as a float (6.0, and a
+    sum beyond 2**53 rounded); a DECIMAL had lost its cents."""
+    sql = ("SELECT sum(9007199254740993::BIGINT) AS big, 12345678901234567.25::DECIMAL(20,2) "
+           "AS d, NULL AS z, 'inf'::DOUBLE AS i FROM trials")
+    code, out, _ = run_cli(capsys, "query", sql, "--results", str(results), "--format", "csv")
+    [row] = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0
+    assert row == {"big": str(9007199254740993 * 22), "d": "12345678901234567.25", "z": "",
+                   "i": "inf"}
+    code, out, _ = run_cli(capsys, "query", sql, "--results", str(results), "--format", "json")
+    [data] = json.loads(out)
+    assert data["big"] == 9007199254740993 * 22 and data["i"] is None
 
 
 def test_query_parquet_needs_out(results, tmp_path, capsys):

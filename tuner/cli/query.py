@@ -375,8 +375,10 @@ def _jsonable(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, dt.timedelta):
         return value.total_seconds()
-    if isinstance(value, decimal.Decimal):
-        return float(value) if value.is_finite() else None
+    if isinstance(value, decimal.Decimal):  # sum() of integers is a HUGEINT: kept whole
+        if not value.is_finite():
+            return None
+        return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     if isinstance(value, dict):
@@ -414,8 +416,10 @@ def _csv_value(value: Any) -> Any:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ""
+    if isinstance(value, float):  # NaN and infinities as Python and pandas read them
+        return repr(value)
+    if isinstance(value, decimal.Decimal):  # exact, not through a float
+        return format(value, "f")
     if isinstance(value, (list, dict)):
         return json.dumps(_jsonable(value), allow_nan=False)
     if isinstance(value, (int, str)):
