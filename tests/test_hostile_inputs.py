@@ -502,6 +502,9 @@ def results(tmp_path_factory):
     (["WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t",
       "--timeout", "1"], "query stopped after 1 s"),
     (["SELECT * FROM range(10000000000)", "--timeout", "1"], "query stopped after 1 s"),
+    # a limit due before DuckDB began the query: its interrupt had done nothing
+    (["SELECT count(*) FROM range(100000) a, range(100000) b WHERE a.range * b.range % 7 "
+      "= 3", "--timeout", "1e-9"], "query stopped after 1e-09 s"),
     (["SELECT 1", "--timeout", "nan"], "--timeout must be > 0"),
     (["SELECT INTERVAL 1 DAY i", "--format", "parquet", "--out", "OUT/i.parquet"],
      "parquet cannot hold"),

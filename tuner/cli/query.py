@@ -234,16 +234,21 @@ def _check_out(out: Path, results: str) -> None:
 
 @contextmanager
 def _time_limit(con: Any, seconds: float) -> Iterator[None]:
-    """Interrupt the connection's query after ``seconds``: a ConfigError saying so."""
-    fired = threading.Event()
+    """Interrupt the connection's query after ``seconds``: a ConfigError saying so. Once due,
+    the interrupt is repeated until the block ends: one sent before DuckDB began the query
+    (a tiny limit) did nothing, and the query ran unlimited."""
+    fired, done = threading.Event(), threading.Event()
 
     def stop() -> None:
+        if done.wait(seconds):
+            return
         fired.set()
-        con.interrupt()
+        while not done.is_set():
+            con.interrupt()
+            done.wait(0.05)
 
-    timer = threading.Timer(seconds, stop) if math.isfinite(seconds) else None
+    timer = threading.Thread(target=stop, daemon=True) if math.isfinite(seconds) else None
     if timer is not None:
-        timer.daemon = True
         timer.start()
     try:
         yield
@@ -253,8 +258,8 @@ def _time_limit(con: Any, seconds: float) -> Iterator[None]:
                               "longer)") from None
         raise
     finally:
+        done.set()
         if timer is not None:
-            timer.cancel()
             timer.join()  # no thread left running while the interpreter shuts down
 
 
