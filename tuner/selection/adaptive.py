@@ -84,7 +84,7 @@ ORACLE_SEGMENTS = 6
 def cache_dir() -> Path:
     """Where per-iteration tables are kept (``WARPSWEEP_CACHE`` or ~/.cache/warpsweep)."""
     base = os.environ.get("WARPSWEEP_CACHE") or Path.home() / ".cache" / "warpsweep"
-    return Path(base) / "adaptive"
+    return Path(base).expanduser() / "adaptive"
 
 
 def candidate_strategies(candidates: Sequence[str] = CANDIDATES) -> tuple[Strategy, ...]:
