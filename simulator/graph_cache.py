@@ -163,7 +163,19 @@ def store(spec: GraphSpec, graph: Graph) -> Path | None:
     path = cache_path(spec, key)
     if path is None:
         return None
+    _remove_abandoned_writes(path.parent)
     try:
         return save_npz(graph, path, {KEY_META: key})
     except OSError:
         return None
+
+
+def _remove_abandoned_writes(directory: Path, older_than_s: float = 3600.0) -> None:
+    """Temp files of writes killed before their rename (a big graph's can be large), left
+    alone while a writer might still be filling one."""
+    try:
+        for tmp in directory.glob(".*.npz.*.tmp"):
+            if time.time() - tmp.stat().st_mtime > older_than_s:
+                tmp.unlink(missing_ok=True)
+    except OSError:
+        pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -565,3 +566,16 @@ def test_a_file_modified_within_the_racy_window_is_not_cached(tmp_path, monkeypa
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # a coarse clock: the same time
     assert graph_cache.content_digest(spec) != before
     assert edge_set(load_graph(f"file:{path}")) == undirected([(0, 2), (1, 2)])
+
+
+def test_a_write_killed_before_its_rename_is_cleared_by_a_later_one(tmp_path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old = cache / ".g.npz.abc123.tmp"
+    old.write_bytes(b"x" * 100)
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    fresh = cache / ".h.npz.def456.tmp"  # a writer may still be filling it
+    fresh.write_bytes(b"y")
+    path = write(tmp_path, "g.txt", "0 1\n1 2\n")
+    load_graph(f"file:{path}")
+    assert not old.exists() and fresh.exists()
