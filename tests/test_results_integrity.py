@@ -688,3 +688,41 @@ def test_rows_moved_to_another_algorithm_or_device_are_refused_and_named(tmp_pat
     assert "under algorithm=" in err and move in err and "not its algorithm and device" in err
     assert main(["check", str(results)]) == 1
     assert "not their study's algorithm and device" in capsys.readouterr().out
+
+
+def test_trials_failed_for_the_machines_sake_are_named_and_tried_again(tmp_path, monkeypatch,
+                                                                       capsys):
+    """Trials whose worker died or ran out of memory had used up the budget as failures:
+    the run exited 0 and a resume ran none of them again. Now the run names them (exit 1)
+    with the command that retries them, and that command does."""
+    import simulator
+
+    results = tmp_path / "r"
+    real = simulator.simulate
+    hit = []
+
+    def short_of_memory(graph, algorithm, strategy, *args, **kwargs):
+        if getattr(strategy, "w", None) == 4 and strategy.mapping == "vwarp":
+            hit.append(1)
+            raise MemoryError("out of memory")
+        return real(graph, algorithm, strategy, *args, **kwargs)
+
+    monkeypatch.setattr(simulator, "simulate", short_of_memory)
+    argv = ["tune", "--graph", GRAPH, "--trials", str(TRIALS), "--sources", "1", "--sampler",
+            "random", "--workers", "0", "--results", str(results), "-q"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert hit and "failed for the machine's sake" in err and "Try them again with:" in err
+    failed = [r for r in assert_sound(results) if r["state"] == "failed"]
+    assert failed and all(r["error"].startswith("MemoryError") for r in failed)
+    monkeypatch.setattr(simulator, "simulate", real)
+    assert main(argv) == 0  # the command printed: the failed configurations tried again
+    rows = assert_sound(results)
+
+    def knobs(row):
+        return {k: v for k, v in row.items() if k.startswith("param_") and v is not None}
+
+    # (a reference's row is written once: a failed reference stays failed)
+    for r in (r for r in failed if r["role"] == "trial"):
+        assert [x for x in rows if x["role"] == "trial" and x["state"] == "complete"
+                and knobs(x) == knobs(r)], r

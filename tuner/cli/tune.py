@@ -184,7 +184,7 @@ def _run_tune(args: argparse.Namespace) -> int:
     _report(args, result, lambda: [study_table(s) for s in result.studies])
     if verified:
         print(verified, file=sys.stderr if args.json else sys.stdout)
-    return 0 if any(s.best for s in result.studies) else 1
+    return _exit_code(args, result)
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -202,6 +202,20 @@ def _run_sweep(args: argparse.Namespace) -> int:
                        progress=progress_mode(args), verbose=args.verbose,
                        deterministic=args.deterministic)
     _report(args, result, lambda: sweep_table(result.studies))
+    return _exit_code(args, result)
+
+
+def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
+    """0 where some study found a best configuration; 1 where none did, or where trials
+    failed for the machine's sake (a worker died, memory ran out): named, with the command
+    that tries them again."""
+    retry = sum(s.to_retry for s in result.studies)
+    if retry:
+        print(f"warpsweep: {retry} configuration{'s' if retry != 1 else ''} failed for the "
+              "machine's sake, not their own (a worker died or memory ran out: see their "
+              "rows' error); every other finished evaluation is saved. Try them again with:"
+              f"\n  {resume_command(args)}", file=sys.stderr)
+        return 1
     return 0 if any(s.best for s in result.studies) else 1
 
 

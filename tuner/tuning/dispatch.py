@@ -60,6 +60,7 @@ from tuner.tuning.runner import DRIVER_RESUBMITS
 from tuner.tuning.runner import Prep
 from tuner.tuning.runner import Runner
 from tuner.tuning.runner import RunStats
+from tuner.tuning.study import WORKER_FAILURE
 from tuner.tuning.study import Job
 from tuner.tuning.study import StudyRun
 
@@ -384,7 +385,7 @@ class BatchRunner(Runner):
                     self.progress.note(f"resubmitting after a worker failure ({reason})")
                 self._send(batch)
                 return
-            outcomes = [Outcome(None, error=f"worker failure: {reason}")] * len(batch.jobs)
+            outcomes = [Outcome(None, error=f"{WORKER_FAILURE}: {reason}")] * len(batch.jobs)
         else:
             outcomes = result.outcomes
             node = result.node_id or "?"

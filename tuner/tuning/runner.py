@@ -34,6 +34,7 @@ from tuner.tuning.progress import Progress
 from tuner.tuning.spec import StudySpec
 from tuner.tuning.spec import StudySummary
 from tuner.tuning.spec import planned_runs
+from tuner.tuning.study import WORKER_FAILURE
 from tuner.tuning.study import Job
 from tuner.tuning.study import StudyRun
 
@@ -306,7 +307,7 @@ class Runner:
                     self.progress.note(f"resubmitting after a worker failure ({reason})")
                 self._submit(job)
                 return
-            outcome = Outcome(None, error=f"worker failure: {reason}")
+            outcome = Outcome(None, error=f"{WORKER_FAILURE}: {reason}")
         self._finish_job(job, outcome)
         self._consider_ray()
 

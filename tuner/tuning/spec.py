@@ -186,6 +186,8 @@ class StudySummary:
     exhausted: bool = False
     stored_sources: int = 0  # the rows' n_sources, where the graph was not loaded (a resume
     # with nothing left to run)
+    to_retry: int = 0  # configurations failed for the machine's sake, not answered since: a
+    # resume tries them again (``study.failed_by_environment``)
 
     @property
     def n_sources(self) -> int:

@@ -28,6 +28,7 @@ from optuna.trial import TrialState
 from search_spaces.loader import SearchSpace
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
+from simulator.sizes import ENV_MAX_MEMORY
 from tuner.env import git_commit
 from tuner.env import model_digest
 from tuner.env import warpsweep_version
@@ -392,6 +393,7 @@ class StudyRun:
             f"version that began it")
 
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
+        retry: dict[Any, tuple[int, dict[str, Any]]] = {}
         self._name_metrics(self.study)
         if self.study.user_attrs.get("model") is None:
             self.study.set_user_attr("model", {"digest": model_digest(),
@@ -430,13 +432,30 @@ class StudyRun:
                 continue
             record = TrialRecord.from_json(data)
             self._add_record(t.number, record)
+            if ("trial", t.number) not in stored:
+                self._add_row(record)
+            if failed_by_environment(record):  # tried again below, unless since answered
+                retry.setdefault(self._dedupe_key(record.params), (t.number, t.params))
+                continue
             self._tried.add(self._dedupe_key(record.params))
             if record.state != "duplicate":
                 self._remember(t.number, record)
-            if ("trial", t.number) not in stored:
-                self._add_row(record)
+        self._retry(retry)
         if self.exhaustive:
             self._enqueue_grid()
+
+    def _retry(self, failed: dict[Any, tuple[int, dict[str, Any]]]) -> None:
+        """Enqueue again the configurations whose trials failed for the machine's sake (a
+        worker died, memory ran out) and that no trial has answered since, nor waits for:
+        their failures had used up the budget, and a resume ran none of them again."""
+        waiting = {self._dedupe_key(self.space.config_params(t.params))
+                   for t in self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))}
+        for key, (number, params) in failed.items():
+            if key in self._tried or key in waiting:
+                continue
+            waiting.add(key)
+            self.study.enqueue_trial(self._journal_params(self.space.config_params(params)),
+                                     user_attrs={"retried_from": number})
 
     def _enqueue_grid(self) -> None:
         configs = list(self.space.configs())
@@ -464,7 +483,7 @@ class StudyRun:
             return ("invalid", json.dumps(config, sort_keys=True, default=repr))
 
     def _remember(self, number: int, record: TrialRecord) -> None:
-        if record.state == "failed" and (record.error or "").startswith("worker failure"):
+        if record.state == "failed" and (record.error or "").startswith(WORKER_FAILURE):
             return
         self._answers[self._dedupe_key(record.params)] = (number, record)
 
@@ -751,6 +770,10 @@ class StudyRun:
         """Best configurations, the references and the counts."""
         evaluated = [r for r in self.records.values() if r.state != "duplicate"]
         failed = sum(r.state == "failed" for r in [*evaluated, *self.references.values()])
+        answered = {self._dedupe_key(r.params) for r in evaluated
+                    if not failed_by_environment(r)}
+        to_retry = {self._dedupe_key(r.params) for r in evaluated
+                    if failed_by_environment(r)} - answered
         counts = {"configurations": self.done, "evaluations": len(evaluated) + len(
             self.references), "references": len(self.references), "failed": failed,
             "repeats": self.repeats}
@@ -759,7 +782,7 @@ class StudyRun:
         return StudySummary(
             key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
             done=self.done, evaluations=len(evaluated),
-            failed=failed,
+            failed=failed, to_retry=len(to_retry),
             duplicates=self.repeats,
             best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
             exhausted=self.exhausted,
@@ -767,6 +790,20 @@ class StudyRun:
                                                        *self.references.values()]
                                  if r.n_sources), 0),
         )
+
+
+# an evaluation Ray gave up on after its retries (the runners' reason's prefix)
+WORKER_FAILURE = "worker failure"
+
+
+def failed_by_environment(record: TrialRecord) -> bool:
+    """Whether a trial failed for the machine's sake, not its configuration's: its worker
+    died (``WORKER_FAILURE``), or memory ran out (a MemoryError, or the memory guard's limit),
+    which another run, or a resume with more memory, may not meet."""
+    if record.state != "failed" or not record.error:
+        return False
+    return (record.error.startswith((WORKER_FAILURE, "MemoryError"))
+            or f"raise the limit with {ENV_MAX_MEMORY}" in record.error)
 
 
 def _how_rows_ran(rows: list[TrialRecord]) -> dict[str, Any]:
