@@ -439,3 +439,24 @@ def test_a_study_whose_journal_is_lost_resumes_only_as_its_rows_ran(tmp_path, ca
     assert len(read_trials(results)) == rows
     assert main([*base, "--trials", "5", "--sampler", "random", "--seed", "3"]) == 0
     assert len(read_trials(results)) > rows
+
+
+def test_what_the_run_prints_to_stdout_is_kept_off_the_json(monkeypatch, capsys, tmp_path):
+    """Ray prints its workers' deaths ("(raylet) A worker died ...") to stdout while a run
+    goes on: --json's output had stopped being JSON."""
+    import json
+
+    from tuner import api as api_module
+    from tuner.cli import main
+
+    real = api_module.tune
+
+    def noisy(*args, **kwargs):
+        print("(raylet) A worker died or was killed while executing a task")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api_module, "tune", noisy)
+    assert main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--sources", "1",
+                 "--workers", "0", "--results", str(tmp_path / "r"), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["studies"] and "(raylet) A worker died" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
 import sys
@@ -167,13 +168,15 @@ def run_tune(args: argparse.Namespace) -> int:
 
 
 def _run_tune(args: argparse.Namespace) -> int:
-    result = api.tune(
-        args.graph, args.algo, args.device, args.space, trials=args.trials,
-        sampler=args.sampler, objective=args.objective, sources=args.sources,
-        seed=args.seed, references=args.references, results=args.results,
-        workers=args.workers, address=args.address, timeout=args.timeout,
-        progress=progress_mode(args), verbose=args.verbose, deterministic=args.deterministic,
-    )
+    with _ray_lines_to_stderr():
+        result = api.tune(
+            args.graph, args.algo, args.device, args.space, trials=args.trials,
+            sampler=args.sampler, objective=args.objective, sources=args.sources,
+            seed=args.seed, references=args.references, results=args.results,
+            workers=args.workers, address=args.address, timeout=args.timeout,
+            progress=progress_mode(args), verbose=args.verbose,
+            deterministic=args.deterministic,
+        )
     verified = None
     if args.verify:  # (before the table keeps only --top rows)
         from tuner.measure.verify import verify_text
@@ -197,12 +200,20 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
-    result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
-                       address=args.address, timeout=args.timeout,
-                       progress=progress_mode(args), verbose=args.verbose,
-                       deterministic=args.deterministic)
+    with _ray_lines_to_stderr():
+        result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
+                           address=args.address, timeout=args.timeout,
+                           progress=progress_mode(args), verbose=args.verbose,
+                           deterministic=args.deterministic)
     _report(args, result, lambda: sweep_table(result.studies))
     return _exit_code(args, result)
+
+
+def _ray_lines_to_stderr() -> contextlib.AbstractContextManager:
+    """While the studies run, what is printed to stdout goes to stderr: Ray's lines about its
+    workers ("(raylet) A worker died ...") had broken --json's output and led the tables.
+    stdout carries the answer alone, written after the run."""
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
