@@ -460,3 +460,22 @@ def test_what_the_run_prints_to_stdout_is_kept_off_the_json(monkeypatch, capsys,
                  "--workers", "0", "--results", str(tmp_path / "r"), "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["studies"] and "(raylet) A worker died" in err
+
+
+def test_a_graph_whose_preparation_dies_is_one_line_with_the_way_on(monkeypatch, capsys,
+                                                                    tmp_path):
+    """A preparation task that still failed after Ray's retries (its worker out of memory)
+    had ended the run with Ray's traceback, and no word on how to go on."""
+    from tuner.cli import main
+    from tuner.tuning import evaluate
+
+    def dies(self, *args, **kwargs):
+        raise RuntimeError("WorkerCrashedError: the worker died unexpectedly")
+
+    monkeypatch.setattr(evaluate.SimulatorBackend, "prepare", dies)
+    code = main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--sources", "1",
+                 "--workers", "0", "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "the worker preparing rmat:scale=6," in err and "failed (RuntimeError: Worker" in err
+    assert "run the same command again to resume" in err

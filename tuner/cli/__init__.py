@@ -82,10 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         return supervise.supervised(args)
     supervise.obey_stop()
     keep_freed_memory()
-    try:
-        return _run(args)
-    finally:
-        supervise.report_finished()
+    code = _run(args)
+    # (not after a traceback: the supervising command then names the end, with the resume)
+    supervise.report_finished()
+    return code
 
 
 def _run(args: argparse.Namespace) -> int:

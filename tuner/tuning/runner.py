@@ -19,6 +19,7 @@ from typing import Any
 
 from search_spaces.loader import SearchSpace
 from simulator.errors import ConfigError
+from simulator.errors import WarpsweepError
 from tuner.results.location import Location
 from tuner.results.records import TrialRecord
 from tuner.results.schema import TRIALS
@@ -41,6 +42,10 @@ from tuner.tuning.study import StudyRun
 # Times the driver submits a trial again when its task fails for a system reason (Ray has
 # already retried it TASK_RETRIES times): then it becomes a failed trial with the reason.
 DRIVER_RESUBMITS = 2
+
+
+class WorkerFailure(WarpsweepError):
+    """A worker died where the run cannot go on without it (preparing a graph)."""
 
 
 @dataclass
@@ -324,7 +329,17 @@ class Runner:
 
     def _prepared(self, prep: Prep) -> None:
         graph_f, runs_f, meta_f = prep.futures
-        meta: GraphMeta = self.executor.result(meta_f)
+        try:
+            meta: GraphMeta = self.executor.result(meta_f)
+        except WarpsweepError:
+            raise
+        except Exception as exc:  # the worker or its node died, after Ray's own retries
+            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            graph = prep.users[0].spec.graph if prep.users else "a graph"
+            raise WorkerFailure(
+                f"the worker preparing {graph} failed ({reason}), after Ray's retries (it may "
+                "have run out of memory); every finished evaluation is saved: run the same "
+                "command again to resume") from None
         self.stats.busy_s += meta.prepare_s  # a worker loading the graph is a busy worker
         if meta.error is not None:
             origin = prep.users[0].spec.origin if prep.users else ""
