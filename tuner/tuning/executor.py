@@ -287,10 +287,13 @@ class RayExecutor(Executor):
             try:
                 with _quiet_token_notice():
                     ray.init(address=target, **kwargs)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                where = address or "a new local cluster"
-                raise ConfigError(f"no Ray cluster at --address {where!r}: "
-                                  f"{' '.join(str(exc).split())[:300]}") from None
+            except Exception as exc:  # noqa: BLE001 - Ray raises bare Exception on a node that
+                # never starts (`ulimit -v` below the raylet's reservation)
+                reason = ' '.join(str(exc).split())[:300]
+                if address is None:
+                    raise ConfigError(f"could not start a local Ray cluster ({reason}); "
+                                      "--workers 0 runs in this process without Ray") from None
+                raise ConfigError(f"no Ray cluster at --address {address!r}: {reason}") from None
             self._owns = True
         self._workers = workers
         self.max_capacity = 0
