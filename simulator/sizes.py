@@ -138,7 +138,8 @@ def check(estimate: Estimate, label: str, error: type[Exception] = GraphError) -
         raise error(
             f"{label}: needs about {format_bytes(estimate.bytes)} ({estimate.what}), more than "
             f"{source}; use a smaller graph or setting, or raise the limit with "
-            f"{ENV_MAX_MEMORY}=SIZE (or --max-memory, where the verb takes it) if the estimate is wrong"
+            f"{ENV_MAX_MEMORY}=SIZE (or --max-memory, where the verb takes it) if the "
+            "estimate is wrong"
         )
 
 
