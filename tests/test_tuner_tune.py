@@ -479,3 +479,26 @@ def test_a_graph_whose_preparation_dies_is_one_line_with_the_way_on(monkeypatch,
     assert code == 2 and "Traceback" not in err
     assert "the worker preparing rmat:scale=6," in err and "failed (RuntimeError: Worker" in err
     assert "run the same command again to resume" in err
+
+
+def test_past_the_timeout_the_run_says_what_it_waits_for():
+    """A worker stopped (SIGSTOP) or hung had left a run silent past --timeout, its progress
+    lines gone, for minutes: every OVERDUE_NOTE_S it now says what it waits for."""
+    import math
+    import time
+
+    from tuner.tuning import runner as runner_module
+
+    lines = []
+
+    class Progress:
+        def warn(self, text):
+            lines.append(text)
+
+    runner = runner_module.Runner.__new__(runner_module.Runner)
+    runner._inflight, runner.progress = {"future": ("eval", None)}, Progress()
+    runner.deadline, runner._overdue_noted = time.monotonic() - 100, -math.inf
+    runner._note_overdue()
+    runner._note_overdue()  # not again within OVERDUE_NOTE_S
+    assert len(lines) == 1 and "--timeout passed 100 s ago" in lines[0]
+    assert "waiting for 1 evaluation(s) still running" in lines[0]

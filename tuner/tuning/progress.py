@@ -102,6 +102,15 @@ class Progress:
         self._studies = f"{done}/{total}"
         self._refresh()
 
+    def warn(self, text: str) -> None:
+        """A line the user should see whatever the verbosity (unless progress is off)."""
+        if self.mode == "off":
+            return
+        if self.mode == "bar":
+            self._bar.write(f"{self.desc}: {text}", file=self.out)
+        else:
+            print(f"{self.desc}: {text}", file=self.out, flush=True)
+
     def note(self, text: str) -> None:
         """A line about one evaluation (printed with ``verbose`` only, above the bar)."""
         if self.verbose and self.mode != "off":

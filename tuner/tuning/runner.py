@@ -10,6 +10,7 @@ least every few seconds and on exit (Ctrl-C included).
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -42,6 +43,8 @@ from tuner.tuning.study import StudyRun
 # Times the driver submits a trial again when its task fails for a system reason (Ray has
 # already retried it TASK_RETRIES times): then it becomes a failed trial with the reason.
 DRIVER_RESUBMITS = 2
+# past --timeout, how often the run says what it still waits for
+OVERDUE_NOTE_S = 30.0
 
 
 class WorkerFailure(WarpsweepError):
@@ -116,6 +119,7 @@ class Runner:
         self._planned = 0  # runs the studies make to their ends, resumed ones included
         self._finished = 0  # of those, done (resumed or in this session)
         self._study_graphs: dict[str, set[str]] | None = None  # graph ids of stored rows
+        self._overdue_noted = -math.inf  # when the run last said it waits past --timeout
 
     def run(self, specs: list[StudySpec],
             spaces: dict[tuple[str, str], SearchSpace]) -> list[StudySummary]:
@@ -138,6 +142,7 @@ class Runner:
                     pending.clear()
                     for run in self._active:
                         run.stopping = True
+                    self._note_overdue()
                 self._fill(pending, spaces, done_summaries)
                 if not self._inflight:
                     if pending:
@@ -156,6 +161,20 @@ class Runner:
             self._shutdown()
         self.summaries = [done_summaries[i] for i in sorted(done_summaries)]
         return self.summaries
+
+    def _note_overdue(self) -> None:
+        """Past --timeout, every ``OVERDUE_NOTE_S``: what the run still waits for (a worker
+        stopped or hung had left it silent, its progress lines gone, for minutes)."""
+        now = time.monotonic()
+        if not self._inflight or self.progress is None:
+            return
+        if now - max(self.deadline, self._overdue_noted) < OVERDUE_NOTE_S:
+            return
+        self._overdue_noted = now
+        self.progress.warn(
+            f"--timeout passed {now - self.deadline:.0f} s ago; waiting for "
+            f"{len(self._inflight)} evaluation(s) still running (a worker hung or stopped "
+            "keeps it waiting; Ctrl-C stops the run, every finished evaluation saved)")
 
     # -- scheduling ------------------------------------------------------------------------
     def _open_next(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
