@@ -20,7 +20,7 @@ TRIALS = 400  # far more than run before each signal; --timeout ends the last ru
 
 
 def start(results: Path, ignore_hangup: bool = False, background: bool = False,
-          timeout_s: int = 20, graph: str = "rmat:scale=12,seed=4,weights=random",
+          timeout_s: int = 12, graph: str = "rmat:scale=12,seed=4,weights=random",
           space: str = "vwarp") -> subprocess.Popen:
     """The console command (``python -m tuner.cli``: ``main()`` with no argv, as the script),
     taking Ctrl-C as a terminal's command does whatever this process inherited;
@@ -111,7 +111,7 @@ def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(t
     # its child had gone on tuning, its journal locked, refusing a resume
     results = tmp_path / "background"  # (a study of minutes: it would not end on its own)
     run = start(results, background=True, timeout_s=600,
-                graph="rmat:scale=15,seed=4,weights=random", space="driven")
+                graph="rmat:scale=13,seed=4,weights=random", space="driven")
     later = wait_for_trials(run, 1)
     run.kill()
     try:
@@ -119,7 +119,7 @@ def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(t
     except subprocess.TimeoutExpired:
         raise AssertionError("the child went on tuning after its command was killed") from None
     resumed = subprocess.run(
-        [sys.executable, "-m", "tuner.cli", "tune", "--graph", "rmat:scale=15,seed=4,"
+        [sys.executable, "-m", "tuner.cli", "tune", "--graph", "rmat:scale=13,seed=4,"
          "weights=random", "--algo", "sssp", "--space", "driven", "--trials", str(TRIALS),
          "--sources", "2", "--workers", "0", "--timeout", "1", "--results", str(results), "-q"],
         capture_output=True, text=True, timeout=300)
