@@ -137,8 +137,10 @@ def load_cached(spec: GraphSpec) -> Graph | None:
     """The cached graph of ``spec``, or None when there is no readable entry written under
     its key."""
     key = cache_key(spec)
+    if key is None:
+        return None
     path = cache_path(spec, key)
-    if path is None or not path.is_file():
+    if not path.is_file():
         return None
     try:
         if read_npz_meta(path).get(KEY_META) != key:
@@ -160,9 +162,9 @@ def load_cached(spec: GraphSpec) -> Graph | None:
 def store(spec: GraphSpec, graph: Graph) -> Path | None:
     """Write ``graph`` as ``spec``'s entry; None (and no error) if the cache is not writable."""
     key = cache_key(spec)
-    path = cache_path(spec, key)
-    if path is None:
+    if key is None:
         return None
+    path = cache_path(spec, key)
     _remove_abandoned_writes(path.parent)
     try:
         return save_npz(graph, path, {KEY_META: key})

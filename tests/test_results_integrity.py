@@ -726,3 +726,46 @@ def test_trials_failed_for_the_machines_sake_are_named_and_tried_again(tmp_path,
     for r in (r for r in failed if r["role"] == "trial"):
         assert [x for x in rows if x["role"] == "trial" and x["state"] == "complete"
                 and knobs(x) == knobs(r)], r
+
+
+def test_repair_puts_back_rows_of_two_studies_edited_in_one_file(tmp_path, capsys):
+    """A sweep's flush writes rows of several studies into one file: a repair that set aside
+    one study's edited row shifted the rows of the other's, and a store opened before the
+    drop took the dropped row for a conflict. Both rows are put back."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("trials: 6\nsampler: random\nsources: 1\ngraphs: ['rmat:scale=6,seed=1',"
+                     " 'rmat:scale=6,seed=2']\nalgorithms: [bfs]\ndevices: [h100]\n"
+                     "spaces: [vwarp]\n")
+    results = tmp_path / "r"
+    api.sweep(sweep, results=results)
+    before = trial_times(results)
+    # one file of both studies' rows, as a flush of studies run side by side on Ray writes
+    files = sorted((results / "trials").rglob("*.parquet"))
+    table = pa.concat_tables([pq.read_table(p) for p in files])
+    for p in files:
+        p.unlink()
+    path = files[0]
+    rows = table.to_pydict()
+    edited = {}
+    for i, (key, role, state) in enumerate(zip(rows["study_key"], rows["role"], rows["state"],
+                                               strict=True)):
+        if role == "trial" and state == "complete" and key not in edited:
+            edited[key] = rows["trial"][i]
+            rows["time_us"][i], rows["values"][i] = 0.5, [0.5]
+    assert len(edited) == 2
+    pq.write_table(pa.table(rows, schema=table.schema).replace_schema_metadata(
+        table.schema.metadata), path, write_page_checksum=True)
+    assert main(["check", str(results), "--repair"]) == 0
+    assert main(["check", str(results)]) == 0
+    assert trial_times(results) == before
+
+
+def trial_times(results):
+    """Every study's trial rows' times, by (study, trial); no key held twice."""
+    rows = [r for r in read_trials(str(results)).to_pylist() if r["role"] == "trial"]
+    times = {(r["study_key"], r["trial"]): r["time_us"] for r in rows}
+    assert len(times) == len(rows)
+    return times

@@ -426,7 +426,11 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                 by_study.setdefault(row["study_key"], {})[(row["role"], ident)] = (
                     row_fingerprint(row))
                 where[(row["study_key"], row["role"], ident)] = (f, i)
-    store = None
+    # rows to set aside and records to write, for every journal at once: a trial file holds
+    # rows of several studies (a sweep's flush), whose indexes a first drop would shift, and
+    # a store opened before a drop would take the dropped row for a conflict
+    drop: dict[str, set[int]] = {}
+    restore: list[TrialRecord] = []
     for key, path in loc.journals().items():
         report.files += 1
         data, cut = _journal_bytes(loc, path)
@@ -453,8 +457,10 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                 name = f"trial {ident}"
             if rec is None:
                 behind.append(name)
-            elif record_fingerprint(TrialRecord.from_json(rec)) != fp:
-                disagree[(role, ident)] = (name, TrialRecord.from_json(rec))
+                continue
+            record = TrialRecord.from_json(rec)
+            if record_fingerprint(record) != fp:
+                disagree[(role, ident)] = (name, record)
         lost = [TrialRecord.from_json(t.user_attrs["record"]) for n, t in trials.items()
                 if "record" in t.user_attrs and t.state.is_finished()
                 and ("trial", n) not in rows]
@@ -481,18 +487,12 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             report.problems.append(problem)
             continue
         done = []
-        if disagree:
-            drop: dict[str, set[int]] = {}
-            for role, ident in disagree:
-                f, i = where[(key, role, ident)]
-                drop.setdefault(f, set()).add(i)
-            _drop_rows(loc, tables, drop)
-            lost += [record for _, record in disagree.values()]
+        for role, ident in disagree:
+            f, i = where[(key, role, ident)]
+            drop.setdefault(f, set()).add(i)
+        lost += [record for _, record in disagree.values()]
         if lost:
-            store = store or ResultStore.open(loc, flush_every_s=3600)
-            for r in lost:
-                store.add_trial(r)
-            store.flush()
+            restore += lost
             done.append(f"wrote {len(lost)} row(s) from it")
         if behind:
             done.append(f"moved to {_quarantine(loc, path)} (the next run rebuilds it from "
@@ -501,3 +501,9 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             loc.write_bytes(path, data[:cut])
             done.append("cut the torn line")
         report.repaired.append(f"{problem}; {'; '.join(done)}")
+    _drop_rows(loc, tables, drop)
+    if restore:
+        store = ResultStore.open(loc, flush_every_s=3600)
+        for r in restore:
+            store.add_trial(r)
+        store.flush()
