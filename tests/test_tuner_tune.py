@@ -502,3 +502,65 @@ def test_past_the_timeout_the_run_says_what_it_waits_for():
     runner._note_overdue()  # not again within OVERDUE_NOTE_S
     assert len(lines) == 1 and "--timeout passed 100 s ago" in lines[0]
     assert "waiting for 1 evaluation(s) still running" in lines[0]
+
+
+def test_a_worker_running_other_code_is_refused_and_nothing_finished_is_lost(monkeypatch,
+                                                                             capsys, tmp_path):
+    """A cluster node with another checkout had its trials written under the driver's
+    version, commit and cost model, ranked with this code's: exit 0, `check` clean. Its
+    results are now refused, naming the node and both models; a run with every node on the
+    driver's code resumes the study."""
+    import dataclasses
+
+    from tuner.env import model_digest
+    from tuner.tuning import evaluate
+
+    real = evaluate.SimulatorBackend.evaluate
+    calls = []
+
+    def other_node_after_three(self, *args, **kwargs):
+        outcome = real(self, *args, **kwargs)
+        calls.append(outcome)
+        if len(calls) > 3:
+            return dataclasses.replace(outcome, model="0123456789abcdef")
+        return outcome
+
+    monkeypatch.setattr(evaluate.SimulatorBackend, "evaluate", other_node_after_three)
+    results = tmp_path / "r"
+    command = ["tune", "--graph", "rmat:scale=6", "--trials", "6", "--sources", "1",
+               "--space", "vwarp", "--workers", "0", "--results", str(results)]
+    code = main(command)
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "runs other code than this driver (cost model 0123456789abcdef" in err
+    assert model_digest() in err and "run the same command again" in err
+    kept = read_trials(results).to_pylist()
+    assert len(kept) == 3  # the three this code computed, not the fourth
+
+    monkeypatch.setattr(evaluate.SimulatorBackend, "evaluate", real)
+    assert main(command) == 0
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 0
+    trials = [r for r in read_trials(results).to_pylist() if r["role"] == "trial"]
+    assert len({config_key(r) for r in trials}) == 6
+
+
+def test_a_graph_prepared_by_other_code_is_refused(monkeypatch, capsys, tmp_path):
+    """The functional runs a study's trials are costed from come from the worker that
+    prepared the graph: prepared under another cost model, they are not used."""
+    import dataclasses
+
+    from tuner.tuning import evaluate
+
+    real = evaluate.SimulatorBackend.prepare
+
+    def other_node(self, *args, **kwargs):
+        graph, runs, meta = real(self, *args, **kwargs)
+        return graph, runs, dataclasses.replace(meta, model="fedcba9876543210")
+
+    monkeypatch.setattr(evaluate.SimulatorBackend, "prepare", other_node)
+    code = main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--sources", "1",
+                 "--workers", "0", "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "the worker that prepared rmat:scale=6" in err and "fedcba9876543210" in err

@@ -18,6 +18,7 @@ import numpy as np
 
 from simulator.errors import WarpsweepError
 from tuner.env import hostname
+from tuner.env import model_digest
 from tuner.env import ray_node_id
 
 SOURCE_ALGORITHMS = ("bfs", "sssp")
@@ -39,6 +40,7 @@ class GraphMeta:
     features: dict[str, Any] | None = None
     error: str | None = None
     prepare_s: float = 0.0
+    model: str = ""  # the model digest of the code that prepared it ("" : not told)
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Outcome:
     wall_s: float = 0.0
     worker: str = ""
     node_id: str | None = None
+    model: str = ""  # the model digest of the code that evaluated it ("" : not told)
 
 
 def graph_slug(spec: str) -> str:
@@ -116,7 +119,7 @@ class SimulatorBackend:
             graph_id=graph_id(canonical), spec=canonical, name=graph.name,
             kind=graph_kind(canonical), n=graph.n, m=graph.m, directed=graph.directed,
             weighted=graph.weights is not None, sources=sources, features=features,
-            prepare_s=time.perf_counter() - t0,
+            prepare_s=time.perf_counter() - t0, model=model_digest(),
         )
         return graph, runs, meta
 
@@ -140,7 +143,7 @@ class SimulatorBackend:
         except Exception as exc:  # a failed trial, recorded with its reason; the study goes on
             metrics, spread, error = None, {}, f"{type(exc).__name__}: {exc}"
         return Outcome(metrics, spread, error, time.perf_counter() - t0, hostname(),
-                       ray_node_id())
+                       ray_node_id(), model_digest())
 
 
 def _features(graph: Any) -> dict[str, Any] | None:

@@ -51,6 +51,23 @@ class WorkerFailure(WarpsweepError):
     """A worker died where the run cannot go on without it (preparing a graph)."""
 
 
+class WorkerCodeMismatch(WarpsweepError):
+    """A worker runs another cost model than the driver: its results are not this study's."""
+
+
+def refuse_other_model(told: str, where: str) -> None:
+    """Refuse what a worker computed under another cost model than the driver's (a cluster
+    node with other code): recorded, its rows would pass for this code's."""
+    from tuner.env import model_digest
+
+    if told and told != model_digest():
+        raise WorkerCodeMismatch(
+            f"{where} runs other code than this driver (cost model {told}, the driver's "
+            f"{model_digest()}): its result is not recorded. Give every node the driver's "
+            "checkout (`ray rsync-up`, or `ray up cluster.yaml` again) and run the same "
+            "command again: every finished evaluation is saved")
+
+
 @dataclass
 class Prep:
     """A prepared (graph, algorithm, sources): futures, then shared handles and metadata."""
@@ -337,6 +354,7 @@ class Runner:
 
     def _finish_job(self, job: Job, outcome: Outcome) -> None:
         """Record one trial's outcome (its row, then its journal entry) and count it."""
+        refuse_other_model(outcome.model, _worker_named(outcome))
         self.stats.evaluations += 1
         self.stats.busy_s += outcome.wall_s
         self.stats.eval_wall_s += outcome.wall_s
@@ -359,6 +377,7 @@ class Runner:
                 f"the worker preparing {graph} failed ({reason}), after Ray's retries (it may "
                 "have run out of memory); every finished evaluation is saved: run the same "
                 "command again to resume") from None
+        refuse_other_model(meta.model, f"the worker that prepared {meta.spec}")
         self.stats.busy_s += meta.prepare_s  # a worker loading the graph is a busy worker
         if meta.error is not None:
             origin = prep.users[0].spec.origin if prep.users else ""
@@ -472,3 +491,10 @@ def graph_row(meta: GraphMeta) -> dict[str, Any]:
         schema_version=SCHEMA_VERSION,
     )
     return row
+
+
+def _worker_named(outcome: Outcome) -> str:
+    """The worker that evaluated an outcome, as a message names it."""
+    node = f"(Ray node {outcome.node_id[:12]})" if outcome.node_id else ""
+    where = " ".join(part for part in (outcome.worker, node) if part)
+    return f"the worker {where}" if where else "a worker"
