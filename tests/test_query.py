@@ -195,6 +195,17 @@ def test_query_parquet_needs_out(results, tmp_path, capsys):
     assert pq.read_table(out).num_rows == 16
 
 
+def test_query_out_dash_is_stdout(results, tmp_path, capsys, monkeypatch):
+    """``--out -`` had written a file named '-' into the working directory."""
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(capsys, "query", "SELECT count(*) AS n FROM graphs", "--results",
+                           str(results), "--format", "json", "--out", "-")
+    assert code == 0 and json.loads(out) == [{"n": 2}] and not (tmp_path / "-").exists()
+    code, _, err = run_cli(capsys, "query", "SELECT 1", "--results", str(results),
+                           "--format", "parquet", "--out", "-")
+    assert code == 2 and "not stdout" in err and not (tmp_path / "-").exists()
+
+
 @pytest.mark.parametrize("sql, words", [
     ("SELEC 1", "Parser Error"),
     ("SELECT nope FROM trials", "Binder Error"),

@@ -103,7 +103,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help=f"rows to print (default {TABLE_LIMIT} for table, every row for "
                             "the other formats; 0: every row)")
     query.add_argument("--out", type=Path, default=None, metavar="FILE",
-                       help="write to FILE instead of stdout (required for parquet)")
+                       help="write to FILE instead of stdout ('-': stdout; a FILE is required "
+                            "for parquet)")
     query.add_argument("--timeout", type=float, default=QUERY_TIMEOUT_S, metavar="S",
                        help=f"stop a query still running after S seconds (default "
                             f"{QUERY_TIMEOUT_S:g}; a recursive query that never ends, a "
@@ -180,6 +181,11 @@ def _filters_of(args: argparse.Namespace) -> answer_types.Filters:
 def run_query(args: argparse.Namespace) -> int:
     """``warpsweep query``: run the SQL, print or write its rows."""
     sql = sys.stdin.read() if args.sql == "-" else args.sql
+    if args.out is not None and str(args.out) == "-":  # as for SQL: '-' is the stream
+        if args.format == "parquet":
+            raise ConfigError("--out -: --format parquet writes a file, not stdout; give --out "
+                              "FILE")
+        args.out = None
     if args.format == "parquet" and args.out is None:
         raise ConfigError("--format parquet writes a file: give --out FILE")
     if args.limit is not None and args.limit < 0:
