@@ -169,3 +169,48 @@ def test_rays_token_notice_is_left_out_but_not_its_warning():
         logger.removeHandler(handler)
     assert [m[:29] for m in seen] == ["Token authentication is disab",
                                       "Token authentication is enabl"]
+
+
+class HangingBackend(SimulatorBackend):
+    """The simulator, but an evaluation of W=8 never returns (a hung worker)."""
+
+    def evaluate(self, graph, runs, algorithm, device, config):
+        if config.get("w") == 8:
+            import time
+
+            time.sleep(3600)
+        return super().evaluate(graph, runs, algorithm, device, config)
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_a_hung_evaluation_is_cancelled_past_the_timeout_and_run_again_by_a_resume(
+        tmp_path, monkeypatch, deterministic):
+    """A worker that hangs had held a run with --timeout for good (the run only said every
+    30 s what it waited for). Past the timeout by OVERDUE_CANCEL_S it is cancelled, its trial
+    failed for the machine's sake: named at the end, and a resume runs it again."""
+    import time
+
+    from tuner.tuning import runner as runner_module
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(runner_module, "OVERDUE_CANCEL_S", 1.0)
+    space = tmp_path / "ws.yaml"
+    space.write_text("fixed: {mapping: vwarp, chunk: 4}\nparams:\n  w: {choices: [4, 8]}\n")
+    spec = check_spec(StudySpec(graph="rmat:scale=8,seed=2", algorithm="bfs", device="h100",
+                                space=str(space), trials=2, sources=1, references=False,
+                                sampler="grid"))
+    results = tmp_path / "res"
+    start = time.monotonic()
+    result = run_studies([spec], load_spaces([spec]), results, workers=2, timeout=6.0,
+                         backend=HangingBackend(), deterministic=deterministic)
+    assert time.monotonic() - start < 60
+    (summary,) = result.summaries
+    assert summary.to_retry == 1
+    rows = {r["param_w"]: r for r in read_trials(results).to_pylist()}
+    assert rows[4]["state"] == "complete"
+    assert rows[8]["state"] == "failed" and "past --timeout, cancelled" in rows[8]["error"]
+
+    result = run_studies([spec], load_spaces([spec]), results, workers=2)
+    assert result.summaries[0].to_retry == 0
+    after = [r for r in read_trials(results).to_pylist() if r["param_w"] == 8]
+    assert [r["state"] for r in after] == ["failed", "complete"]

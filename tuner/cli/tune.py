@@ -95,7 +95,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="Ray cluster to use: auto, HOST:PORT or ray://HOST:10001 "
                         "(default: start a local one)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="stop starting trials after S seconds")
+                   help="stop starting trials after S seconds; evaluations still running "
+                        "2 minutes later (or 10x the longest so far) are cancelled and a "
+                        "resume runs them again")
     add_results(p)
     add_json(p, "print the summary as one JSON object instead of the tables")
     bar = p.add_mutually_exclusive_group()
@@ -223,8 +225,9 @@ def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
     retry = sum(s.to_retry for s in result.studies)
     if retry:
         print(f"warpsweep: {retry} configuration{'s' if retry != 1 else ''} failed for the "
-              "machine's sake, not their own (a worker died or memory ran out: see their "
-              "rows' error); every other finished evaluation is saved. Try them again with:"
+              "machine's sake, not their own (a worker died or hung past --timeout, or "
+              "memory ran out: see their rows' error); every other finished evaluation is "
+              "saved. Try them again with:"
               f"\n  {resume_command(args)}", file=sys.stderr)
         return 1
     return 0 if any(s.best for s in result.studies) else 1

@@ -357,6 +357,16 @@ class BatchRunner(Runner):
         self._prep_nodes[id(prep)] = futures[3]
         return prep
 
+    def _drop_inflight(self, future: Future) -> list[Job]:
+        kind, obj = self._inflight[future]
+        if kind == "prep":
+            self._prep_nodes.pop(id(obj), None)
+        if kind != "batch":
+            return super()._drop_inflight(future)
+        del self._inflight[future]
+        self._trials_out[id(obj.run)] -= len(obj.jobs)
+        return list(obj.jobs)
+
     # -- results ---------------------------------------------------------------------------
     def _handle(self, future: Future) -> None:
         kind, obj = self._inflight[future]

@@ -45,6 +45,10 @@ from tuner.tuning.study import StudyRun
 DRIVER_RESUBMITS = 2
 # past --timeout, how often the run says what it still waits for
 OVERDUE_NOTE_S = 30.0
+# past --timeout, evaluations still running after this long, or 10x the longest evaluation
+# so far if longer, are cancelled: failed for the machine's sake, a resume runs them again (a
+# hung worker had held the run for good)
+OVERDUE_CANCEL_S = 120.0
 
 
 class WorkerFailure(WarpsweepError):
@@ -137,6 +141,7 @@ class Runner:
         self._finished = 0  # of those, done (resumed or in this session)
         self._study_graphs: dict[str, set[str]] | None = None  # graph ids of stored rows
         self._overdue_noted = -math.inf  # when the run last said it waits past --timeout
+        self._longest_eval_s = 0.0
 
     def run(self, specs: list[StudySpec],
             spaces: dict[tuple[str, str], SearchSpace]) -> list[StudySummary]:
@@ -160,6 +165,7 @@ class Runner:
                     for run in self._active:
                         run.stopping = True
                     self._note_overdue()
+                    self._cancel_overdue()
                 self._fill(pending, spaces, done_summaries)
                 if not self._inflight:
                     if pending:
@@ -192,6 +198,31 @@ class Runner:
             f"--timeout passed {now - self.deadline:.0f} s ago; waiting for "
             f"{len(self._inflight)} evaluation(s) still running (a worker hung or stopped "
             "keeps it waiting; Ctrl-C stops the run, every finished evaluation saved)")
+
+    def _cancel_overdue(self) -> None:
+        """Past --timeout by ``OVERDUE_CANCEL_S`` (or 10x the longest evaluation so far):
+        cancel what still runs. Its trials fail for the machine's sake, named at the end and
+        run again by a resume; a graph still being prepared is left for the resume."""
+        waited = time.monotonic() - self.deadline
+        if not self._inflight or waited < max(OVERDUE_CANCEL_S, 10 * self._longest_eval_s):
+            return
+        late = list(self._inflight)
+        cancel = getattr(self.executor, "cancel", None)
+        if cancel is not None:
+            cancel(late)
+        reason = (f"{WORKER_FAILURE}: still running {waited:.0f} s past --timeout, cancelled "
+                  "(a hung or stopped worker)")
+        jobs = [job for future in late for job in self._drop_inflight(future)]
+        for job in jobs:
+            self._finish_job(job, Outcome(None, error=reason))
+        if self.progress is not None:
+            self.progress.warn(f"--timeout passed {waited:.0f} s ago: cancelled {len(late)} "
+                               f"task(s) still running, {len(jobs)} evaluation(s) in them")
+
+    def _drop_inflight(self, future: Future) -> list[Job]:
+        """Forget a call in flight; the jobs it was evaluating."""
+        kind, obj = self._inflight.pop(future)
+        return [obj] if kind == "eval" else []
 
     # -- scheduling ------------------------------------------------------------------------
     def _open_next(self, pending: deque, spaces: dict[tuple[str, str], SearchSpace],
@@ -355,6 +386,7 @@ class Runner:
     def _finish_job(self, job: Job, outcome: Outcome) -> None:
         """Record one trial's outcome (its row, then its journal entry) and count it."""
         refuse_other_model(outcome.model, _worker_named(outcome))
+        self._longest_eval_s = max(self._longest_eval_s, outcome.wall_s)
         self.stats.evaluations += 1
         self.stats.busy_s += outcome.wall_s
         self.stats.eval_wall_s += outcome.wall_s
