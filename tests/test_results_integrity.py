@@ -769,3 +769,59 @@ def trial_times(results):
     times = {(r["study_key"], r["trial"]): r["time_us"] for r in rows}
     assert len(times) == len(rows)
     return times
+
+
+def _set_model_digest(results, digest, files=None):
+    """Rewrite the rows' model digest (checksums valid), as rows another cost model computed
+    read; ``files``: how many trial files to rewrite (None: all)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path in sorted((results / "trials").rglob("*.parquet"))[:files]:
+        table = pq.read_table(path)
+        rows = table.to_pydict()
+        rows["model_digest"] = [digest] * table.num_rows
+        pq.write_table(pa.table(rows, schema=table.schema).replace_schema_metadata(
+            table.schema.metadata), path, write_page_checksum=True)
+
+
+def test_rows_of_another_cost_model_are_not_rebuilt_into_a_lost_journal(tmp_path, capsys):
+    """The cost model a study ran under was recorded in its journal alone: with the journal
+    lost, a resume by other code rebuilt it from the other model's rows, stamped it with its
+    own model and ranked both as one study (exit 0, `best` naming a time this code never
+    computed, `check` clean). The rows now carry their model; the resume refuses them and
+    `check` names them."""
+    from simulator.errors import ConfigError
+    from tuner.env import model_digest
+
+    results = tmp_path / "r"
+    tune(results, trials=6)
+    rows = read_trials(str(results)).to_pylist()
+    assert {r["model_digest"] for r in rows} == {model_digest()}
+    _set_model_digest(results, "0123456789abcdef")
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "its rows were computed under 1 cost model(s), 0123456789abcdef" in out
+    assert f"its journal records {model_digest()}" in out
+
+    journal_of(results).unlink()
+    with pytest.raises(ConfigError,
+                       match=r"another version of warpsweep's model \(0123456789abcdef\)"):
+        tune(results)
+    assert read_trials(str(results)).num_rows == len(rows)  # nothing written
+
+
+def test_check_names_a_study_whose_rows_hold_two_cost_models(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results, trials=6)
+    tune(results, trials=10)  # a second flush: a second trial file
+    assert len(list((results / "trials").rglob("*.parquet"))) >= 2
+    _set_model_digest(results, "0123456789abcdef", files=1)
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "its rows were computed under 2 cost model(s)" in out
+    assert pq.read_table(sorted((results / "trials").rglob("*.parquet"))[0]).num_rows

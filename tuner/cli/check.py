@@ -142,7 +142,8 @@ def check(results: str, repair: bool = False) -> Report:
     _check_study_graphs(loc, tables, report)
     _check_partitions(loc, tables, report)
     _check_reference_rows(loc, tables, report)
-    _check_journals(loc, tables, report, repair)
+    journal_models = _check_journals(loc, tables, report, repair)
+    _check_study_models(loc, tables, report, journal_models)
     _check_graph_rows(loc, tables, report)
     return report
 
@@ -169,6 +170,30 @@ def _check_study_graphs(loc: Location, tables: dict[str, pa.Table], report: Repo
             named = ", ".join(f"{g} ({f})" for g, f in sorted(found.items(), key=str))
             report.problems.append(f"study {study}: its rows name {len(found)} graphs, "
                                    f"{named}: a study is of one graph")
+
+
+def _check_study_models(loc: Location, tables: dict[str, pa.Table], report: Report,
+                        journal_models: dict[str, str]) -> None:
+    """One cost model a study: rows computed under two (a journal lost and rebuilt by
+    another version, a file copied in), or under another than its journal records, would be
+    ranked as one study's."""
+    models: dict[str, dict[str, str]] = {}
+    for f, t in tables.items():
+        if f.startswith(loc.path(TRIALS) + "/") and "model_digest" in t.column_names:
+            for study, model in zip(t.column("study_key").to_pylist(),
+                                    t.column("model_digest").to_pylist(), strict=True):
+                if model is not None:
+                    models.setdefault(study, {}).setdefault(model, f)
+    for study, found in sorted(models.items()):
+        recorded = journal_models.get(study)
+        others = {m: f for m, f in found.items() if recorded is not None and m != recorded}
+        if len(found) > 1 or others:
+            named = ", ".join(f"{m} ({f})" for m, f in sorted(found.items()))
+            journal = f"; its journal records {recorded}" if recorded else ""
+            report.problems.append(
+                f"study {study}: its rows were computed under {len(found)} cost model(s), "
+                f"{named}{journal}: a study is of one model (set the other model's files "
+                "aside, or tune it into another --results)")
 
 
 def _check_partitions(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
@@ -416,7 +441,10 @@ def _journal_fingerprint(loc: Location, paths: dict[str, str], cache: dict[str, 
 
 
 def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
-                    repair: bool) -> None:
+                    repair: bool) -> dict[str, str]:
+    """Each journal against its study's rows (with ``repair``, set right); the cost model
+    each readable journal records, by study key."""
+    models: dict[str, str] = {}
     by_study: dict[str, dict[tuple, tuple]] = {}
     where: dict[tuple, tuple[str, int]] = {}  # (study, role, ident) -> (file, row index)
     for f, t in tables.items():
@@ -445,6 +473,9 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             else:
                 report.problems.append(f"{path}: {problem}")
             continue
+        model = attrs.get("model")
+        if isinstance(model, dict) and model.get("digest"):
+            models[key] = model["digest"]
         rows = by_study.get(key, {})
         behind, disagree = [], {}  # disagree: (role, ident) -> the journal's record
         for (role, ident), fp in rows.items():
@@ -507,3 +538,4 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         for r in restore:
             store.add_trial(r)
         store.flush()
+    return models

@@ -60,6 +60,7 @@ class TrialRecord:
     worker: str | None = None
     node_id: str | None = None
     device_digest: str | None = None
+    model_digest: str | None = None  # the cost model's (None in records older than it)
     timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
     # proposals of configurations already tried that the sampler made for this trial before
     # it proposed this untried one instead (None in records written before it counted them,

@@ -61,6 +61,9 @@ TRIAL_COLUMNS = _cols(
     ("space", pa.string(), "search space name"),
     ("device_digest", pa.string(), "hash of the device's fields the row was simulated with "
      "(null in rows written before it was recorded, issue 42)"),
+    ("model_digest", pa.string(), "digest of the cost model that computed the row (the "
+     "simulator's sources and `tuner/tuning/evaluate.py`: `tuner.env.model_digest`); a study "
+     "resumes only under its own. Null in rows written before it was recorded"),
     ("space_digest", pa.string(), "hash of the space's content"),
     ("sampler", pa.string(), "tpe, random, grid or gp"),
     ("objective", pa.string(), "objective metric(s), comma separated, `:max` when maximised"),

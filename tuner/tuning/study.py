@@ -278,6 +278,7 @@ class StudyRun:
                 f"study {self.key}: its journal is behind the rows in {where} (trials "
                 f"{_ranges(sorted(behind))}); run `warpsweep check {where} --repair`")
         rows = load_rows()
+        self._refuse_rows_of_another_model(rows)
         if not self.study.user_attrs.get("spec"):
             # the journal that recorded how the study ran is gone: its rows say it instead
             self._refuse_another_sampler_or_seed(_how_rows_ran(rows))
@@ -391,6 +392,14 @@ class StudyRun:
             f"({model_digest()}): its trials and new ones would be ranked as one study. Tune "
             f"into another --results directory to study this version, or resume it with the "
             f"version that began it")
+
+    def _refuse_rows_of_another_model(self, rows: list[TrialRecord]) -> None:
+        """Rows the journal lacks, computed under another cost model (its journal lost, or
+        a file copied in), are not rebuilt into it: their trials would be ranked with this
+        model's. Rows older than the digest carry none."""
+        other = sorted({r.model_digest for r in rows} - {None, model_digest()})
+        if other:
+            self._refuse_another_model({"digest": ", ".join(other)})
 
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
         retry: dict[Any, tuple[int, dict[str, Any]]] = {}
@@ -704,7 +713,7 @@ class StudyRun:
             time_us_max=t_spread[2] if t_spread else None,
             error=error, duplicate_of=duplicate_of,
             wall_s=outcome.wall_s if outcome is not None else 0.0,
-            device_digest=self._device_digest,
+            device_digest=self._device_digest, model_digest=model_digest(),
             worker=outcome.worker or None if outcome is not None else None,
             node_id=outcome.node_id if outcome is not None else None,
         )
