@@ -90,6 +90,10 @@ class FunctionalRun:
     edge_values: np.ndarray | None = None
     graph_digest: str | None = None  # its graph's ``Graph.content_digest`` (None: not known)
 
+    def __post_init__(self) -> None:
+        # every Result of this run hands out its output: one caller's edit would be another's
+        self.output.flags.writeable = False
+
     @property
     def n(self) -> int:
         """Vertices of the expanded graph."""

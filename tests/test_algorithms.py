@@ -226,3 +226,21 @@ def test_data_driven_pagerank_stays_near_networkx(small_graphs, form):
         ref = networkx_pagerank(g)
         np.testing.assert_allclose(ranks, ref, rtol=0.1, atol=1e-5)
         assert abs(ranks.sum() - 1.0) < 1e-3
+
+
+def test_the_output_a_run_shares_with_its_results_is_read_only():
+    """Every Result of one functional run hands out the run's output array: a caller that
+    edited one result's answer in place had changed every later result's, silently."""
+    import pytest as _pytest
+
+    from simulator import functional_run
+    from simulator import load_graph
+    from simulator import simulate
+
+    graph = load_graph("rmat:scale=7,weights=random")
+    for algorithm in ("bfs", "sssp", "cc", "pagerank"):
+        run = functional_run(graph, algorithm)
+        for strategy in ("mapping=thread", "driven=data"):
+            result = simulate(graph, algorithm, strategy, functional=run)
+            with _pytest.raises(ValueError, match="read-only"):
+                result.output[0] = 1
