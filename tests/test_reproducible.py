@@ -81,3 +81,33 @@ def test_cli_deterministic_tune(tmp_path, capsys):
     assert "results taken in order" in capsys.readouterr().out
     assert main([*argv, "--results", str(tmp_path / "b")]) == 0
     assert _trials(tmp_path / "a") == _trials(tmp_path / "b")
+
+
+def test_each_run_of_a_study_records_how_it_drew_its_trials(tmp_path):
+    """The seed alone does not give a resumed study's trials (a resume reseeds the sampler
+    by how far it got) nor a Ray run's (results told as they come): each run records in the
+    journal its first trial, the sampler's seed, how it dispatched, version and model."""
+    import optuna
+
+    from tuner import api
+    from tuner.env import model_digest
+    from tuner.results.location import Location
+    from tuner.tuning.spec import resume_seed
+
+    results = tmp_path / "r"
+    for trials in (4, 9):
+        api.tune("rmat:scale=6,seed=1", trials=trials, sources=1, results=str(results),
+                 sampler="random", seed=7, workers=0)
+    (journal,) = Location.of(str(results)).journal_dir().glob("*.journal")
+    storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(
+        str(journal)))
+    (summary,) = optuna.get_all_study_summaries(storage)
+    attrs = optuna.load_study(study_name=summary.study_name, storage=storage).user_attrs
+    runs = sorted((v for k, v in attrs.items() if k.startswith("run:")),
+                  key=lambda r: r["first_trial"])
+    assert [r["first_trial"] for r in runs] == [0, runs[1]["first_trial"]]
+    assert runs[1]["first_trial"] >= 4
+    assert runs[0]["sampler_seed"] == 7
+    assert runs[1]["sampler_seed"] == resume_seed(7, runs[1]["first_trial"])
+    assert {r["dispatch"] for r in runs} == {"in-process"}
+    assert {r["model"] for r in runs} == {model_digest()}

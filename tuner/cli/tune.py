@@ -85,8 +85,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=None,
-                   help="evaluations in flight (default: every CPU of the Ray cluster; "
-                        "0: in this process, without Ray)")
+                   help="Ray tasks in flight (default: in this process, handing over to a "
+                        "local Ray on every CPU once the work left exceeds 15 s; with "
+                        "--address, every CPU of that cluster; 0: in this process, without "
+                        "Ray)")
     p.add_argument("--deterministic", action="store_true",
                    help="with --workers N: tell the sampler each result in the order its trial "
                         "was asked, N in flight, so --seed gives the same trials on every run "

@@ -50,6 +50,9 @@ class Executor(abc.ABC):
     capacity: int = 1
     description: str = ""
     asynchronous: bool = False  # calls run elsewhere while the driver goes on
+    # how calls are handed out, as a study's journal records it per run (what a seed's
+    # trials depend on besides the seed: tells in call order, or as results come)
+    mode: str = "in-process"
 
     @abc.abstractmethod
     def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
@@ -322,6 +325,10 @@ class RayExecutor(Executor):
         return cap
 
     @property
+    def mode(self) -> str:  # type: ignore[override]
+        return f"Ray, up to {self.max_capacity} in flight, results told as they come"
+
+    @property
     def description(self) -> str:
         """For the run's footer."""
         capped = f", capped at {self._workers}" if self._workers else ""
@@ -480,6 +487,8 @@ class HandoverExecutor(Executor):
         """The most calls that were in flight at once."""
         return self._ray.max_capacity if self._ray is not None else 1
 
+    mode = "in-process, handing over to a local Ray (results then told as they come)"
+
     @property
     def description(self) -> str:  # type: ignore[override]
         """For the run's footer: where the evaluations ran."""
@@ -567,6 +576,10 @@ class OrderedExecutor(Executor):
     def description(self) -> str:
         """For the run's footer."""
         return f"{self.inner.description}; {self.slots} in flight, results taken in order"
+
+    @property
+    def mode(self) -> str:  # type: ignore[override]
+        return f"deterministic: {self.slots} in flight, results told in call order"
 
     def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
         """The inner executor's call, numbered."""

@@ -302,7 +302,8 @@ class Runner:
         run = StudyRun(spec, space, self.results, self.store.index().get(key, {}),
                        self.store.add_trial, self.store.amend_trial, self._build,
                        load_rows=lambda: self.store.study_records(key),
-                       conflicts=self.store.conflicts.get(key), reread=reread)
+                       conflicts=self.store.conflicts.get(key), reread=reread,
+                       dispatch=self.executor.mode)
         self._counted[id(run)] = run.runs_done
         self._finished += run.runs_done
         if run.runs_done and self.progress is not None:

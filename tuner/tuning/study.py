@@ -18,6 +18,8 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +97,8 @@ class StudyRun:
                  build: Callable[[dict[str, Any]], Any],
                  load_rows: Callable[[], list[TrialRecord]] | None = None,
                  conflicts: list[str] | None = None,
-                 reread: Callable[[], tuple[Any, list[str]]] | None = None) -> None:
+                 reread: Callable[[], tuple[Any, list[str]]] | None = None,
+                 dispatch: str = "in-process") -> None:
         self.spec = spec
         self.space = space
         self.key = spec.key(space)
@@ -155,6 +158,19 @@ class StudyRun:
             # again: a random study answered them as repeats until 50 in a row ended it early,
             # so it could never grow past them. Seeded by how far the study got, it draws on.
             self.study.sampler = self._sampler(resume_seed(spec.seed, resumed))
+        self._record_session(resumed, dispatch)
+
+    def _record_session(self, first_trial: int, dispatch: str) -> None:
+        """Note in the journal how this run draws its trials: the seed is not all a resumed
+        or Ray run's trials follow from (a resume reseeds the sampler by how far the study
+        got; results told as they come depend on which worker finishes first)."""
+        self.study.set_user_attr(f"run:{first_trial}", {
+            "first_trial": first_trial,
+            "sampler_seed": (resume_seed(self.spec.seed, first_trial) if first_trial
+                             else self.spec.seed),
+            "dispatch": dispatch, "warpsweep": warpsweep_version(), "commit": git_commit(),
+            "model": model_digest(), "started": datetime.now(UTC).isoformat(),
+        })
 
     def _sampler(self, seed: int) -> UntriedSampler:
         """The study's sampler, proposing only configurations not tried yet (see
