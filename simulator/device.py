@@ -157,6 +157,9 @@ _AT_MOST = {
     "max_warps_per_sm": 1 << 12, "max_blocks_per_sm": 1 << 12,
     "max_threads_per_block": 1 << 14, "sector_bytes": 4096, "atomic_round_trips": 1 << 10,
 }
+# No figure of a GPU comes near this; a number beyond it (a 400-digit TOML integer) had
+# overflowed the cost model's floats into a traceback
+_LARGEST = 1e15
 MAX_BASE_DEPTH = 16
 # The presets: one TOML device file each, shipped in the package (``simulator/devices``), named
 # by its file. A preset file with a ``base`` is a calibration of that (datasheet) preset:
@@ -199,9 +202,19 @@ def check_device_fields(data: dict, where: str) -> None:
         if isinstance(value, float) and (value != value or (
                 math.isinf(value) and name not in _MAY_BE_INFINITE)):
             raise ConfigError(f"{where}: field `{name}` must be a finite number, got {shown}")
+        if abs(value) > _LARGEST and not (isinstance(value, float) and math.isinf(value)):
+            raise ConfigError(f"{where}: field `{name}` must be at most {_LARGEST:g} in "
+                              f"magnitude (no GPU's figure is larger), got {_shown_number(value)}")
         if name in _AT_MOST and value > _AT_MOST[name]:
             raise ConfigError(f"{where}: field `{name}` must be at most {_AT_MOST[name]}, "
                               f"got {value!r}")
+
+
+def _shown_number(value: int | float) -> str:
+    """A number as a message shows it: a huge integer by its size, not its digits."""
+    if isinstance(value, int) and abs(value) > 10**20:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return repr(value)
 
 
 def _check_consistent(device: Device, where: str) -> None:
