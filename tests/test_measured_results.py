@@ -39,18 +39,19 @@ def fake_gpu(slow: float = 1.0):
         def measure(graph_spec, algorithm, config, source):
             us = gpu_time(config, slow)
             return {"measured_us": us, "kernel_us": 0.6 * us, "correct": True, "note": "",
-                    "gpu_name": "Stand-in GPU"}
+                    "gpu_name": "Stand-in H100 GPU"}
         return measure
     return factory
 
 
 def tune(results, graph: str, trials: int = 6, verify: int | None = 3, slow: float = 1.0,
-         capsys=None) -> str:
+         capsys=None, extra: tuple[str, ...] = ()) -> str:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(measure_module, "gpu_unavailable", lambda index=0: None)
         mp.setattr(verify_module, "gpu_measure", fake_gpu(slow))
         args = ["tune", "--graph", graph, "--algo", "bfs", "--trials", str(trials),
-                "--sources", "1", "--workers", "0", "--results", str(results), "--no-progress"]
+                "--sources", "1", "--workers", "0", "--results", str(results), "--no-progress",
+                *extra]
         assert main(args + (["--verify", str(verify)] if verify else [])) == 0
     return capsys.readouterr().out if capsys is not None else ""
 
@@ -189,7 +190,7 @@ def test_best_shows_measured_us_and_names_the_measured_winner(results, capsys):
     assert code == 0
     head = out.splitlines()[0].split()
     assert head[4:6] == ["time_us", "measured_us"]
-    lines = [ln for ln in out.splitlines() if "Stand-in GPU" in ln]
+    lines = [ln for ln in out.splitlines() if "Stand-in H100 GPU" in ln]
     assert len(lines) == len(GRAPHS)
     assert all("mapping=vwarp w=8 80 us measured" in ln for ln in lines)
     code, out, _ = cli(capsys, "best", "--results", str(results), "--json")
@@ -273,7 +274,8 @@ def test_select_learns_the_measured_best(results, tmp_path, capsys):
     code, out, err = cli(capsys, "select", "train", "--results", str(results), "--model",
                          str(tmp_path / "m.json"))
     assert code == 0, err
-    assert f"measured on the GPU (tune --verify): {len(GRAPHS)} of {len(GRAPHS)} graphs" in out
+    assert (f"measured on the GPU (tune --verify, Stand-in H100 GPU): {len(GRAPHS)} of "
+            f"{len(GRAPHS)} graphs") in out
     shutil.rmtree(results / "measured")  # the simulator alone prefers other widths here
     simulated = sel.load_matrix(results, "bfs", "h100")
     assert simulated.measured == [False] * len(GRAPHS)
@@ -294,12 +296,70 @@ def test_measured_times_put_the_measured_winner_first():
 def test_a_results_dir_with_two_gpus_needs_gpu(results, tmp_path, capsys):
     path = next((results / "measured").glob("*.parquet"))
     table = pq.read_table(path)
-    names = pa.array(["Other GPU"] * table.num_rows)
+    names = pa.array(["Other H100 GPU"] * table.num_rows)
     pq.write_table(table.set_column(table.column_names.index("gpu_name"), "gpu_name", names),
                    path)
     code, _, err = cli(capsys, "calibrate", str(results), "--out", str(tmp_path / "x.toml"))
-    assert code == 2 and "measured on 2 GPUs (Other GPU, Stand-in GPU)" in err
+    assert code == 2 and "measured on 2 GPUs (Other H100 GPU, Stand-in H100 GPU)" in err
     with pytest.raises(ConfigError, match="nothing measured on 'Third GPU'"):
         from tuner.calibration.measurements import load_measured_results
 
         load_measured_results(results, gpu="Third GPU")
+
+
+def _rename_gpu(results, name: str, files: int | None = None) -> None:
+    for path in sorted((results / "measured").glob("*.parquet"))[:files]:
+        table = pq.read_table(path)
+        names = pa.array([name] * table.num_rows)
+        pq.write_table(table.set_column(table.column_names.index("gpu_name"), "gpu_name",
+                                        names), path)
+
+
+def test_select_learns_only_the_devices_gpu(results, tmp_path, capsys):
+    """An H200's measurements had been learnt as the h100 group's (and the fastest of two
+    GPUs kept): measurements of a GPU that is not the device's are left out, named."""
+    _rename_gpu(results, "NVIDIA H200")
+    matrix = sel.load_matrix(results, "bfs", "h100")
+    assert matrix.measured == [False] * len(GRAPHS) and matrix.other_gpus == ["NVIDIA H200"]
+    code, out, err = cli(capsys, "select", "train", "--results", str(results), "--model",
+                         str(tmp_path / "m.json"))
+    assert code == 0, err
+    assert "not used: measurements on NVIDIA H200, not h100's GPU" in out
+    assert "measured on the GPU" not in out
+
+
+def test_calibrate_refuses_another_gpus_measurements_as_the_device(results, tmp_path, capsys):
+    _rename_gpu(results, "NVIDIA H200")
+    code, _, err = cli(capsys, "calibrate", str(results), "--device", "h100", "--out",
+                       str(tmp_path / "x.toml"))
+    assert code == 2 and "measured on NVIDIA H200, no h100" in err
+    assert "--device h200" in err and not (tmp_path / "x.toml").exists()
+    code, _, err = cli(capsys, "calibrate", str(results), "--gpu", "NVIDIA H200", "--out",
+                       str(tmp_path / "x.toml"))
+    assert code == 2 and "--gpu 'NVIDIA H200' is no h100" in err
+
+
+def test_calibrate_takes_the_median_of_a_configuration_two_studies_measured(results, tmp_path):
+    """Every --verify measures the references: a graph tuned twice (another space) had
+    left its directory uncalibratable ("measured twice")."""
+    from tuner.calibration.measurements import load_measured_results
+
+    # two more studies of the first graph (other objectives), on a slower day of the GPU
+    tune(results, GRAPHS[0], trials=4, slow=1.5, extra=("--objective", "transactions"))
+    tune(results, GRAPHS[0], trials=4, slow=1.2, extra=("--objective", "atomics"))
+    measured = load_measured_results(results, device="h100")
+    thread = [m for m in measured if m.config.startswith("mapping=thread")]
+    assert len(thread) == len(GRAPHS)
+    assert sorted(m.time_us for m in thread) == [300.0, 300.0, 360.0]  # of 300, 450, 360
+
+
+def test_max_edges_needs_edge_counts(tmp_path, capsys):
+    rows = [{"device": "h100", "graph": "g", "graph_spec": "rmat:scale=8,seed=1",
+             "algorithm": "bfs", "variant": "default", "source": 1, "correct": True,
+             "config": c, "time_us": t} for c, t in (("mapping=thread", 9.0),
+                                                     ("mapping=vwarp,w=8", 5.0))]
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    code, _, err = cli(capsys, "calibrate", str(path), "--max-edges", "10", "--out",
+                       str(tmp_path / "x.toml"))
+    assert code == 2 and "--max-edges needs the graphs' edge counts" in err

@@ -7,6 +7,7 @@ per-launch kernel times of ``bench/gpu/launch_times.py``.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -84,9 +85,24 @@ def load_measured(
                 f"measured results {path}: no graph named {', '.join(unknown)} (it has: "
                 f"{', '.join(sorted({str(r['graph']) for r in rows}))})")
         rows = [r for r in rows if r["graph"] in wanted]
-    if max_edges is not None and "m" in table.column_names:
-        rows = [r for r in rows if r["m"] is None or r["m"] <= max_edges]
+    if max_edges is not None:
+        if "m" not in table.column_names:  # every row had been fitted, the option ignored
+            raise ConfigError(f"measured results {path}: --max-edges needs the graphs' edge "
+                              "counts, and the file has no `m` column")
+        rows = _at_most_edges(rows, max_edges, f"measured results {path}")
     return measured_rows(rows, f"measured results {path}")
+
+
+def _at_most_edges(rows: list[dict[str, Any]], max_edges: int, where: str
+                   ) -> list[dict[str, Any]]:
+    """The rows of graphs of at most ``max_edges`` edges (or of unknown size); none is a
+    ConfigError naming the smallest graph (not "no correct rows among the 0 selected")."""
+    kept = [r for r in rows if r["m"] is None or r["m"] <= max_edges]
+    if rows and not kept:
+        smallest = min(rows, key=lambda r: r["m"])
+        raise ConfigError(f"{where}: --max-edges {max_edges} leaves no graph (the smallest, "
+                          f"{smallest['graph']}, has {smallest['m']:,} edges)")
+    return kept
 
 
 def _known_algorithms(algorithms: Iterable[str], present: set[str], where: str) -> set[str]:
@@ -110,6 +126,7 @@ def load_measured_results(
     results: str | Path,
     *,
     gpu: str | None = None,
+    device: str | None = None,
     algorithms: Iterable[str] | None = None,
     graphs: Iterable[str] | None = None,
     max_edges: int | None = None,
@@ -119,7 +136,9 @@ def load_measured_results(
     file's: its measured time, on the study's graph and the source it was measured from.
 
     They are of one GPU: ``gpu`` (a GPU name as measured, e.g. ``NVIDIA H100 80GB HBM3``)
-    picks one where several measured. Graph names are the results' own (``warpsweep best``'s).
+    picks one where several measured; ``device`` (a preset) drops those of GPUs that are not
+    it (``measured_on``: an H200's times had been fitted as an H100's). Graph names are the
+    results' own (``warpsweep best``'s).
     A directory without measured rows is a one-line ConfigError.
     """
     from tuner.results.query import connect
@@ -147,6 +166,8 @@ def load_measured_results(
     if lost:
         raise ConfigError(f"{where}: {len(lost)} measured row(s) whose study has no trial rows "
                           "(its graph and algorithm are unknown)")
+    if device is not None:
+        found = _of_the_device(found, device, gpu, where)
     gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found})
     if gpu is not None:
         found = [r for r in found if (r["gpu_name"] or "unknown GPU") == gpu]
@@ -173,8 +194,52 @@ def load_measured_results(
                               f"{', '.join(sorted({r['graph'] for r in found}))})")
         found = [r for r in found if r["graph"] in wanted]
     if max_edges is not None:
-        found = [r for r in found if r["m"] is None or r["m"] <= max_edges]
-    return measured_rows(found, f"measured rows of {where}")
+        found = _at_most_edges(found, max_edges, where)
+    return measured_rows(_merge_studies(found), f"measured rows of {where}")
+
+
+def _merge_studies(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per measurement where several studies measured it (a graph tuned twice, each
+    ``--verify`` measuring the references again): the median of their times, correct only
+    where every study's answer was, as ``bench/gpu/merge.py`` merges harness sessions (two
+    copies had been refused as one measurement written twice, and the directory could not
+    be calibrated)."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        key = (r["graph"], r["algorithm"], str(Strategy.parse(str(r["config"]))),
+               r["variant"], r["source"] if r["algorithm"] in SOURCED else None)
+        groups.setdefault(key, []).append(r)
+    merged = []
+    for copies in groups.values():
+        if len(copies) == 1:
+            merged.append(copies[0])
+            continue
+        row = dict(copies[0], correct=all(c["correct"] for c in copies))
+        times = [c["time_us"] for c in copies if c["time_us"] is not None]
+        kernels = [c["kernel_us"] for c in copies if c.get("kernel_us") is not None]
+        row["time_us"] = statistics.median(times) if times else None
+        if kernels and row["time_us"] is not None:
+            row["kernel_us"] = min(statistics.median(kernels), row["time_us"])
+        merged.append(row)
+    return merged
+
+
+def _of_the_device(found: list[dict[str, Any]], device: str, gpu: str | None,
+                   where: str) -> list[dict[str, Any]]:
+    """The rows measured on GPUs that may be ``device``; none is a ConfigError naming the
+    GPUs measured and the way on."""
+    from tuner.results.measured import measured_on
+
+    if gpu is not None and measured_on(device, gpu) is False:
+        raise ConfigError(f"{where}: --gpu {gpu!r} is no {device}: the fit would be written "
+                          f"as one; pass the GPU's preset or a device file with --device")
+    kept = [r for r in found if measured_on(device, r["gpu_name"]) is not False]
+    if not kept:
+        gpus = sorted({str(r["gpu_name"]) for r in found})
+        raise ConfigError(f"{where}: measured on {', '.join(gpus)}, no {device}: pass that "
+                          "GPU's preset (e.g. --device h200) or a device file of it with "
+                          "--device")
+    return kept
 
 
 def impossible(r: Mapping[str, Any]) -> str | None:

@@ -181,14 +181,18 @@ def run_train(args: argparse.Namespace) -> int:
                "graphs": len(matrix.graphs), "candidates": len(matrix.configs),
                "setting": s.hyper.describe(), "cv_geomean_regret": trained.scores[0]
                .geomean_regret, "dropped": matrix.dropped,
-               "measured_graphs": sum(matrix.measured)})
+               "measured_graphs": sum(matrix.measured), "measured_gpu": matrix.measured_gpu,
+               "gpus_left_out": matrix.other_gpus})
         return 0
     print(f"{matrix.algorithm} on {matrix.device}: {len(matrix.graphs)} graphs, "
           f"{len(matrix.configs)} candidate configurations (evaluated on every graph)")
     if any(matrix.measured):
-        print(f"  measured on the GPU (tune --verify): {sum(matrix.measured)} of "
-              f"{len(matrix.graphs)} graphs, whose measured times stand for the simulated ones "
-              "(their best is the measured best)")
+        print(f"  measured on the GPU (tune --verify, {matrix.measured_gpu}): "
+              f"{sum(matrix.measured)} of {len(matrix.graphs)} graphs, whose measured times "
+              "stand for the simulated ones (their best is the measured best)")
+    if matrix.other_gpus:
+        print(f"  not used: measurements on {', '.join(matrix.other_gpus)}, not "
+              f"{matrix.device}'s GPU")
     for gid, why in matrix.dropped.items():
         print(f"  left out {gid}: {why}")
     print("cross-validation (leave one graph out), best settings:")

@@ -15,6 +15,7 @@ their page checksums verified, and handed to DuckDB as Arrow tables.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,6 +125,21 @@ def add_views(con: Any, location: Location, trials_source: str) -> str:
     return (f"SELECT t.*, k.measured_us, k.measured_kernel_us FROM {trials_source} t "
             "LEFT JOIN _measured_keys k ON k.study_key = t.study_key "
             "AND k.trial IS NOT DISTINCT FROM t.trial AND k.label IS NOT DISTINCT FROM t.label")
+
+
+def measured_on(device: str, gpu_name: str | None) -> bool | None:
+    """Whether measurements on the GPU named ``gpu_name`` (as CuPy names it: ``NVIDIA H100
+    80GB HBM3``) are of the device ``device``: a preset's GPU by its name in the GPU's
+    (``h100`` and ``h100-datasheet`` in ``NVIDIA H100 ...``); None where that cannot be
+    told (a device file's own name, a GPU not named)."""
+    from simulator.device import DEVICES
+    from simulator.device import datasheet_of
+    from simulator.device import gpu_name as calibrated_name
+
+    if device not in DEVICES or not gpu_name:
+        return None
+    token = re.sub(r"[^a-z0-9]", "", calibrated_name(datasheet_of(device)).lower())
+    return token in re.sub(r"[^a-z0-9]", "", gpu_name.lower())
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,8 @@ class TimeMatrix:
     # per graph, whether its times are measured ones (``measured_times``): False throughout
     # where the results hold no GPU measurement
     measured: list[bool] = field(default_factory=list)
+    measured_gpu: str | None = None  # the GPU those measurements are of
+    other_gpus: list[str] = field(default_factory=list)  # measured, not the device: left out
 
     def best_time(self, i: int) -> float:
         """The best time found for graph ``i`` over every configuration evaluated on it."""
@@ -211,7 +213,7 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
             seen[ident] = g
             ids.append(g)
     all_times = [{k: float(np.mean(v)) for k, v in sums[g].items()} for g in ids]
-    gpu = _measured_sums(con, params, algorithm, device)
+    gpu, gpu_name, other_gpus = _measured_sums(con, algorithm, device)
     all_times = [measured_times(t, gpu.get(g, {})) for g, t in zip(ids, all_times, strict=True)]
     common = set.intersection(*(set(t) for t in all_times)) if all_times else set()
     keys = sorted(common)
@@ -220,24 +222,41 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     graphs = [GraphInfo(g, specs[g], feats[g], graph_name(specs[g], names.get(g)) or "")
               for g in ids]
     return TimeMatrix(algorithm, device, graphs, [configs[k] for k in keys], times, all_times,
-                      configs, dropped, [bool(gpu.get(g)) for g in ids])
+                      configs, dropped, [bool(gpu.get(g)) for g in ids], gpu_name, other_gpus)
 
 
-def _measured_sums(con: Any, params: list[str], algorithm: str, device: str
-                   ) -> dict[str, dict[str, float]]:
-    """Per graph id, each configuration's measured time on the GPU (``tune --verify K``;
-    the fastest where several studies measured it), from the trials view's ``measured_us``."""
-    cols = {d[0] for d in con.execute("SELECT * FROM trials LIMIT 0").description}
-    if "measured_us" not in cols:
-        return {}
+def _measured_sums(con: Any, algorithm: str, device: str
+                   ) -> tuple[dict[str, dict[str, float]], str | None, list[str]]:
+    """Per graph id, each configuration's measured time on the device's GPU (``tune --verify
+    K``; the fastest where several studies measured it); the GPU, and the GPUs whose
+    measurements are left out as not the device's (``measured_on``: an H100's times had
+    been learnt as an A100's). Measurements of two GPUs either of which may be the device
+    (a device file's name says no GPU) are refused: which one it stands for is unknown."""
+    from tuner.results.measured import measured_on
+
+    rows = _rows(con, "SELECT graph_id, config, measured_us, gpu_name FROM measured WHERE "
+                 "correct AND measured_us > 0 AND isfinite(measured_us) AND algorithm = ? AND "
+                 "device = ?", [algorithm, device])
+    named = {r["gpu_name"] or "an unnamed GPU" for r in rows}
+    others = sorted(g for g in named if measured_on(device, g) is False)
+    used = sorted(named - set(others))
+    if len(used) > 1:
+        raise ConfigError(
+            f"the {algorithm} studies on {device} were measured on {len(used)} GPUs "
+            f"({', '.join(used)}), any of which may be {device}: a model learns one GPU's "
+            "times; set the other GPUs' files aside (RESULTS/measured/) or train from a copy")
     out: dict[str, dict[str, float]] = {}
-    for row in _rows(con, f"SELECT {', '.join(['graph_id', 'measured_us', *params])} FROM trials "
-                     "WHERE state = 'complete' AND measured_us IS NOT NULL AND algorithm = ? "
-                     "AND device = ?", [algorithm, device]):
-        key = config_key(canonical_params({c[len("param_"):]: row[c] for c in params}))
-        times = out.setdefault(row["graph_id"], {})
-        times[key] = min(times.get(key, math.inf), float(row["measured_us"]))
-    return out
+    for r in rows:
+        if (r["gpu_name"] or "an unnamed GPU") not in used:
+            continue
+        try:
+            key = config_key(canonical_params(Strategy.parse(r["config"]).to_params()))
+        except WarpsweepError as exc:
+            raise ConfigError(f"a measured row of {r['graph_id']} holds no configuration "
+                              f"({exc}): run `warpsweep check`") from None
+        times = out.setdefault(r["graph_id"], {})
+        times[key] = min(times.get(key, math.inf), float(r["measured_us"]))
+    return out, (used[0] if used else None), others
 
 
 def measured_times(simulated: dict[str, float], measured: dict[str, float]
