@@ -361,3 +361,39 @@ def test_a_graph_named_with_dollars_is_drawn_as_written(tmp_path, capsys):
     assert cli_main(["report", "--results", str(results), "--out", str(tmp_path / "rep"),
                      "--no-selector"]) == 0
     assert (tmp_path / "rep" / "index.html").is_file()
+
+
+def test_a_report_interrupted_leaves_the_earlier_one_whole(results, tmp_path, monkeypatch):
+    """A rerun deleted the earlier report's figures first and wrote index.html last: stopped
+    between, it left the old page without its figures, looking whole (and a first run
+    stopped so left PNGs that the next run refused as no report's)."""
+    from tuner.analysis import report as report_module
+
+    out = tmp_path / "report"
+    first = build_report(results, out)
+    before = {p.name: p.read_bytes() for p in (out / "figures").glob("*.png")}
+    index = (out / "index.html").read_text()
+    drawn = []
+
+    def stopped(fig, path):
+        drawn.append(path)
+        if len(drawn) == 3:
+            raise KeyboardInterrupt
+        return real(fig, path)
+
+    real = report_module.save_png
+    monkeypatch.setattr(report_module, "save_png", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        build_report(results, out)
+    assert (out / "index.html").read_text() == index
+    assert {p.name: p.read_bytes() for p in (out / "figures").glob("*.png")} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no draft left
+
+    drawn.clear()
+    fresh = tmp_path / "fresh"
+    with pytest.raises(KeyboardInterrupt):
+        build_report(results, fresh)
+    monkeypatch.setattr(report_module, "save_png", real)
+    assert not fresh.exists() or not any(fresh.iterdir())
+    again = build_report(results, fresh)  # not refused as a directory of stray PNGs
+    assert len(again.figures) == len(first.figures)

@@ -7,7 +7,9 @@ lists the others as skipped with the reason, and writes ``index.html``.
 from __future__ import annotations
 
 import html
+import os
 import re
+import shutil
 import time
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -178,20 +180,28 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     _check_out(out, results)
     data = load_results(results, filters)
     out = Path(out)
+    # drawn beside it, then put in place: an interrupted run had left an earlier report's
+    # index.html without its figures (deleted first), looking whole
+    draft = out.parent / f".{out.name}.draft-{os.getpid()}"
     try:
-        (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
-        for old in (out / FIGURES_DIR).glob("*.png"):
-            old.unlink()  # figures of an earlier report (the directory is the report's own)
+        (draft / FIGURES_DIR).mkdir(parents=True)
         sections, selector_s = _sections(
-            data, filters, lambda file, _, fig: save_png(fig, out / file), selector,
+            data, filters, lambda file, _, fig: save_png(fig, draft / file), selector,
             adaptation)
         lines = study_lines(data)
-        index = out / "index.html"
-        index.write_text(render_html(data, filters, sections, lines), encoding="utf-8")
+        (draft / "index.html").write_text(render_html(data, filters, sections, lines),
+                                          encoding="utf-8")
+        out.mkdir(parents=True, exist_ok=True)
+        if (out / FIGURES_DIR).exists():  # an earlier report's (the directory is its own)
+            os.replace(out / FIGURES_DIR, draft / f"{FIGURES_DIR}.earlier")
+        os.replace(draft / FIGURES_DIR, out / FIGURES_DIR)
+        os.replace(draft / "index.html", out / "index.html")
     except OSError as exc:
         raise ConfigError(f"--out {str(out)!r}: cannot write the report there "
                           f"({exc.strerror or exc})") from None
-    return Report(index, sections, lines, selector_s)
+    finally:
+        shutil.rmtree(draft, ignore_errors=True)
+    return Report(out / "index.html", sections, lines, selector_s)
 
 
 REPORT_TITLE = "<title>warpsweep report</title>"
