@@ -825,3 +825,19 @@ def test_check_names_a_study_whose_rows_hold_two_cost_models(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "its rows were computed under 2 cost model(s)" in out
     assert pq.read_table(sorted((results / "trials").rglob("*.parquet"))[0]).num_rows
+
+
+def test_a_trials_file_under_graphs_is_refused_not_read_as_graph_rows(tmp_path, capsys):
+    """It had been read as graph rows: `SELECT count(*) FROM graphs` 18 for 3 graphs, exit
+    0, and `check` called them duplicate graph rows."""
+    import shutil
+
+    results = tmp_path / "r"
+    tune(results, trials=3)
+    trial_file = next((results / "trials").rglob("*.parquet"))
+    shutil.copy(trial_file, results / "graphs" / "part-gcopy.parquet")
+    capsys.readouterr()
+    assert main(["query", "SELECT count(*) FROM graphs", "--results", str(results)]) == 2
+    assert "holds trial rows (a study_key column), not graph rows" in capsys.readouterr().err
+    assert main(["check", str(results), "--repair"]) == 0
+    assert main(["query", "SELECT count(*) FROM graphs", "--results", str(results)]) == 0

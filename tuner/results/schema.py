@@ -157,7 +157,8 @@ GRAPH_COLUMNS = _cols(
 
 
 # The columns without which a file's rows cannot be told apart (every writer has written them).
-KEY_COLUMNS = {TRIALS: ("study_key", "role", "trial", "label", "state"), GRAPHS: ("graph_id",)}
+KEY_COLUMNS = {TRIALS: ("study_key", "role", "trial", "label", "state"),
+               GRAPHS: ("graph_id", "n", "m")}
 
 
 def schema_problem(schema: pa.Schema, table: str) -> str | None:
@@ -171,6 +172,8 @@ def schema_problem(schema: pa.Schema, table: str) -> str | None:
     for name, declared_type in types.items():
         if name in schema.names and not schema.field(name).type.equals(declared_type):
             return f"schema: column {name} is {schema.field(name).type}, declared {declared_type}"
+    if table == GRAPHS and "study_key" in schema.names:  # had been read as graph rows
+        return "schema: holds trial rows (a study_key column), not graph rows"
     missing = [c for c in KEY_COLUMNS[table] if c not in schema.names]
     if missing:
         return f"schema: no column {', '.join(missing)}"
