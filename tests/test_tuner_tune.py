@@ -564,3 +564,18 @@ def test_a_graph_prepared_by_other_code_is_refused(monkeypatch, capsys, tmp_path
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert "the worker that prepared rmat:scale=6" in err and "fedcba9876543210" in err
+
+
+def test_an_unreachable_ray_address_in_the_environment_is_one_line(monkeypatch, capsys,
+                                                                   tmp_path):
+    """--address was probed, RAY_ADDRESS not: Ray retried it for good, printing its GCS
+    timeouts (a run still going after a minute)."""
+    import time
+
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    start = time.monotonic()
+    code = main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--sources", "1",
+                 "--workers", "1", "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and time.monotonic() - start < 30
+    assert "no Ray cluster at RAY_ADDRESS '127.0.0.1:1': cannot connect" in err

@@ -287,12 +287,17 @@ class RayExecutor(Executor):
                     target = "local"
             if address is not None:
                 probe_address(address)
+            elif os.environ.get("RAY_ADDRESS"):  # Ray would retry an unreachable one for good
+                probe_address(os.environ["RAY_ADDRESS"], named="RAY_ADDRESS")
             try:
                 with _quiet_token_notice():
                     ray.init(address=target, **kwargs)
             except Exception as exc:  # noqa: BLE001 - Ray raises bare Exception on a node that
                 # never starts (`ulimit -v` below the raylet's reservation)
                 reason = ' '.join(str(exc).split())[:300]
+                if address is None and os.environ.get("RAY_ADDRESS"):
+                    raise ConfigError(f"no Ray cluster at RAY_ADDRESS "
+                                      f"{os.environ['RAY_ADDRESS']!r}: {reason}") from None
                 if address is None:
                     raise ConfigError(f"could not start a local Ray cluster ({reason}); "
                                       "--workers 0 runs in this process without Ray") from None
@@ -383,7 +388,7 @@ class RayExecutor(Executor):
         self._owns = False
 
 
-def probe_address(address: str, timeout: float = 5.0) -> None:
+def probe_address(address: str, timeout: float = 5.0, named: str = "--address") -> None:
     """Fail fast if nothing listens at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (Ray
     itself retries for minutes); ``auto`` is left to Ray, which answers at once."""
     target = address.removeprefix("ray://")
@@ -393,7 +398,7 @@ def probe_address(address: str, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
     except OSError as exc:
-        raise ConfigError(f"no Ray cluster at --address {address!r}: cannot connect to "
+        raise ConfigError(f"no Ray cluster at {named} {address!r}: cannot connect to "
                           f"{host}:{port} ({exc.strerror or exc})") from None
 
 
