@@ -4,6 +4,7 @@ how to resume; Ctrl-C still stops it as before. Real processes, real Ray, real s
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -127,3 +128,15 @@ def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(t
     after = finished_trials(results)
     for number, time_us in later.items():
         assert after[number] == pytest.approx(time_us, rel=1e-5)
+
+
+def test_another_verb_under_the_supervisors_variable_writes_nothing_into_its_output():
+    """A `query` run with WARPSWEEP_SUPERVISED_FD inherited (from a supervised job's
+    environment) had appended "1" to its JSON on stdout."""
+    import json
+
+    env = {**os.environ, "WARPSWEEP_SUPERVISED_FD": "1"}
+    out = subprocess.run([sys.executable, "-m", "tuner.cli", "graph", "info", "rmat:scale=5",
+                          "--json"], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert json.loads(out)["n"] == 32

@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     keep_freed_memory()
     code = _run(args)
     # (not after a traceback: the supervising command then names the end, with the resume)
-    supervise.report_finished()
+    supervise.report_finished(args)
     return code
 
 

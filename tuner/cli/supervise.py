@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import stat
 import subprocess
 import sys
 
@@ -23,12 +24,13 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # as a background job of a non-interactive shell (`warpsweep tune ... &`): such a child had
 # gone on tuning, its journal locked, after the command was killed or told to stop.
 STOP = signal.SIGUSR2
+SUPERVISED_VERBS = ("tune", "sweep")
 
 
 def wants_supervision(args: argparse.Namespace) -> bool:
     """Whether this command runs a study on Ray from the console (not a child already, not
     ``--workers 0``, which runs in this process without Ray)."""
-    return (getattr(args, "verb", None) in ("tune", "sweep") and args.workers != 0
+    return (getattr(args, "verb", None) in SUPERVISED_VERBS and args.workers != 0
             and SUPERVISED_FD not in os.environ)
 
 
@@ -38,13 +40,16 @@ def obey_stop() -> None:
         signal.signal(STOP, signal.default_int_handler)
 
 
-def report_finished() -> None:
-    """In a supervised child: tell the parent that ``main`` returned (whatever its code)."""
+def report_finished(args: argparse.Namespace) -> None:
+    """In a supervised child: tell the parent that ``main`` returned (whatever its code).
+    Only a verb that is supervised, and only down a pipe: the variable inherited by another
+    command (a `query` run from a supervised job) had written "1" into its output."""
     fd = os.environ.get(SUPERVISED_FD)
-    if fd is None:
+    if fd is None or getattr(args, "verb", None) not in SUPERVISED_VERBS:
         return
     try:
-        os.write(int(fd), b"1")
+        if stat.S_ISFIFO(os.fstat(int(fd)).st_mode):
+            os.write(int(fd), b"1")
     except (OSError, ValueError):
         pass  # a parent gone: nobody to tell
 
