@@ -195,6 +195,14 @@ def test_query_parquet_needs_out(results, tmp_path, capsys):
     assert pq.read_table(out).num_rows == 16
 
 
+def test_query_out_where_nothing_can_be_written_is_one_line_before_the_query(results,
+                                                                            capsys):
+    """It had run the query, then exited 1 with the errno of a hidden temporary file."""
+    code, _, err = run_cli(capsys, "query", "SELECT 1", "--results", str(results), "--out",
+                           "/proc/warpsweep-out.csv", "--format", "csv")
+    assert code == 2 and "--out '/proc/warpsweep-out.csv': cannot write there" in err
+
+
 def test_query_out_dash_is_stdout(results, tmp_path, capsys, monkeypatch):
     """``--out -`` had written a file named '-' into the working directory."""
     monkeypatch.chdir(tmp_path)

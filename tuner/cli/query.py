@@ -236,6 +236,13 @@ def _check_out(out: Path, results: str) -> None:
         if out.absolute().resolve().is_relative_to(root):
             raise ConfigError(f"--out {str(out)!r} is inside the results directory "
                               f"{results!r}; write it elsewhere")
+    probe = out.with_name(f".{out.name}.tmp")
+    try:  # before the query runs, not after (an errno naming the hidden file, exit 1)
+        probe.open("w").close()
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"--out {str(out)!r}: cannot write there "
+                          f"({exc.strerror or exc})") from None
 
 
 @contextmanager
