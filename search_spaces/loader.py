@@ -436,6 +436,9 @@ def available_spaces() -> list[str]:
 
 def resolve_space_path(ref: str) -> Path:
     """A shipped space name or a path to a user's space file."""
+    if not ref.strip():  # Path("") is the working directory: "cannot read '.'"
+        raise ConfigError(f"no search space given; name one of {', '.join(available_spaces())} "
+                          "or a space file")
     p = Path(ref)
     if p.suffix in (".yaml", ".yml") or "/" in ref or p.exists():
         return p

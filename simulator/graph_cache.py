@@ -44,7 +44,7 @@ MIN_GENERATED_EDGES = 1 << 20
 
 def cache_dir() -> Path:
     """The cache directory: ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``."""
-    env = os.environ.get(CACHE_ENV)
+    env = os.environ.get(CACHE_ENV, "").strip()  # blank is unset (not a directory " ")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "warpsweep" / "graphs"
 
 

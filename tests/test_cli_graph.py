@@ -135,3 +135,19 @@ def test_console_entry_point_exit_code(tmp_path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "keep=2 out of range" in done.stderr
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t"])
+def test_a_blank_cache_variable_is_unset(monkeypatch, tmp_path, blank):
+    """A blank WARPSWEEP_CACHE_DIR or WARPSWEEP_VERIFIED_CACHE had made a directory named
+    " " in the working directory."""
+    from pathlib import Path
+
+    from simulator.graph_cache import cache_dir
+    from tuner.results.damaged import _verified_path
+
+    monkeypatch.setenv("WARPSWEEP_CACHE_DIR", blank)
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", blank)
+    assert cache_dir() == Path.home() / ".cache" / "warpsweep" / "graphs"
+    assert _verified_path(str(tmp_path), "trials").parent == (
+        Path.home() / ".cache" / "warpsweep" / "verified")

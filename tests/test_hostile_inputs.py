@@ -1051,3 +1051,27 @@ def test_sssp_distances_beyond_float32_are_refused():
                              np.full(199, 3e38, np.float32), directed=True)
     with pytest.raises(ConfigError, match="distances reach 5.97e\\+40, beyond float32"):
         functional_run(graph, "sssp", 0)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["tune", "--graph", "rmat:scale=6", "--space", "", "--workers", "0"],
+     "no search space given"),
+    (["sweep", " ", "--workers", "0"], "no sweep file given"),
+    (["report", "--out", "-"], "a report is a directory"),
+])
+def test_empty_or_stream_paths_are_named(capsys, tmp_path, argv, words):
+    """An empty --space or sweep file had been read as the working directory ("cannot read
+    '.': Is a directory"); report --out - had made a directory named '-'."""
+    line = cli_error(capsys, [*argv, "--results", str(tmp_path / "r")])
+    assert words in line and not (tmp_path / "-").exists()
+
+
+def test_calibrate_out_where_nothing_can_be_written_is_refused_before_the_fit(capsys):
+    """It had been found out after the whole fit (minutes of simulations)."""
+    import time
+
+    start = time.monotonic()
+    line = cli_error(capsys, ["calibrate", "bench/gpu/results/h100.parquet", "--out",
+                              "/proc/warpsweep-x.toml"])
+    assert "--out /proc/warpsweep-x.toml: cannot write in /proc" in line
+    assert time.monotonic() - start < 20

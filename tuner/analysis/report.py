@@ -213,6 +213,9 @@ def _check_out(out: str | Path, results: str | Path) -> None:
     text = str(out)
     if not text.strip():
         raise ConfigError("--out is empty; give the report's directory")
+    if text.strip() == "-":  # had made a directory named '-'
+        raise ConfigError("--out -: a report is a directory (index.html and figures/), not a "
+                          "stream; give the report's directory")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {text!r} is a file; give the report's directory")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -280,6 +281,13 @@ def _check_out(out: Path) -> None:
     parent = next(p for p in out.absolute().parents if p.exists())
     if not parent.is_dir():
         raise ConfigError(f"--out {out}: {parent} is not a directory")
+    probe = parent / f".{out.name}.probe-{os.getpid()}"
+    try:  # found out after the whole fit, before
+        probe.open("w").close()
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot write in {parent} "
+                          f"({exc.strerror or exc})") from None
     if out.exists():
         try:
             get_device(str(out))

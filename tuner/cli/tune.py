@@ -9,6 +9,7 @@ import shlex
 import sys
 
 from search_spaces.loader import available_spaces
+from simulator.errors import ConfigError
 from tuner import api
 from tuner.api import DEFAULT_RESULTS
 from tuner.cli.args import add_json
@@ -197,6 +198,8 @@ def _run_tune(args: argparse.Namespace) -> int:
 def run_sweep(args: argparse.Namespace) -> int:
     """``warpsweep sweep``: every study of the file, then a summary line per study (Ctrl-C:
     the command that resumes it)."""
+    if not args.sweep_file.strip():  # Path("") is the working directory: "cannot read '.'"
+        raise ConfigError("no sweep file given; e.g. warpsweep sweep sweeps/quick.yaml")
     try:
         return _run_sweep(args)
     except KeyboardInterrupt:

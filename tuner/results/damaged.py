@@ -94,8 +94,10 @@ VERIFIED_VERSION = 3
 
 
 def _verified_path(results: str, table: str) -> Path:
-    # (an empty variable is unset: Path("") had put the cache in the working directory)
-    root = Path(os.environ.get(VERIFIED_ENV) or "~/.cache/warpsweep/verified").expanduser()
+    # (an empty or blank variable is unset: Path("") had put the cache in the working
+    # directory, " " in a directory named so)
+    root = Path(os.environ.get(VERIFIED_ENV, "").strip()
+                or "~/.cache/warpsweep/verified").expanduser()
     name = hashlib.sha256(str(Path(results).resolve()).encode()).hexdigest()[:24]
     return root / f"{name}.{table}.{VERIFIED_VERSION}.json"
 
