@@ -362,3 +362,34 @@ def test_a_graph_whose_features_are_not_finite_is_left_out_with_its_reason():
     assert _unusable({"avg_degree": 4.0, "degree_cv": float("nan")}).startswith(
         "feature degree_cv is nan in the graphs table")
     assert "feature avg_degree is inf" in _unusable({"avg_degree": float("inf")})
+
+
+def test_a_device_file_reusing_the_models_device_name_is_refused(tmp_path, capsys):
+    """A device file named h100 with other fields (sms = 2) had passed `select train
+    --device` and `recommend --device` for the h100 the results were simulated with (the
+    names alone compared), as `tune` refuses it."""
+    space = tmp_path / "tiny.yaml"
+    space.write_text("name: tiny\nparams:\n  mapping: {choices: [thread, vwarp]}\n"
+                     "  w:\n    choices: [4, 32]\n    when: {mapping: vwarp}\n")
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("sampler: grid\nsources: 1\ngraphs:\n  - rmat:scale=7,seed=1\n"
+                     "  - grid2d:rows=8,cols=8\n  - random:n=128,deg=4,seed=1\n"
+                     f"algorithms: [bfs]\ndevices: [h100]\nspaces: [{space}]\n")
+    res, model = str(tmp_path / "res"), str(tmp_path / "m.json")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", res, "-q"]) == 0
+    other = tmp_path / "fake.toml"
+    other.write_text('name = "h100"\nbase = "h100"\nsms = 2\n')
+    same = tmp_path / "same.toml"
+    same.write_text('name = "h100"\nbase = "h100"\n')
+    capsys.readouterr()
+    assert main(["select", "train", "--results", res, "--model", model, "--device",
+                 str(other)]) == 2
+    assert "has other fields than the h100 of the results' bfs rows" in capsys.readouterr().err
+    assert main(["select", "train", "--results", res, "--model", model, "--device",
+                 str(same)]) == 0
+    capsys.readouterr()
+    graph = ["select", "recommend", "--graph", "rmat:scale=7,seed=5", "--model", model]
+    assert main([*graph, "--device", str(other)]) == 2
+    assert "has other fields than the h100 of the model" in capsys.readouterr().err
+    assert main([*graph, "--device", str(same)]) == 0
+    assert json.loads(open(model).read())["device_digest"]

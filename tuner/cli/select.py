@@ -173,6 +173,9 @@ def run_train(args: argparse.Namespace) -> int:
         raise ConfigError("the results hold several groups (" + ", ".join(
             f"{a}/{d}" for a, d in found) + "); choose one with --algo and --device")
     matrix = sel.load_matrix(args.results, *found[0])
+    if args.device is not None:
+        _refuse_other_fields(args.device, matrix.device, matrix.device_digest,
+                             f"the results' {matrix.algorithm} rows")
     trained = sel.train(matrix, args.seed)
     path = save_model(trained, args.model, str(args.results))
     s = trained.selector
@@ -268,6 +271,25 @@ def _cell(v: float) -> str:
     return f"{'-':>8}" if v is None or math.isnan(v) else f"{v:>8.3f}"
 
 
+def _refuse_other_fields(device: str, name: str, digest: str | None, what: str) -> None:
+    """Refuse a --device whose fields are not those ``what`` was simulated with (``digest``,
+    of the device named ``name``; None: not recorded): a device file reusing a preset's
+    name had passed for it, as `tune` refuses it."""
+    import dataclasses
+
+    from simulator.device import device_digest
+    from simulator.device import get_device
+    from simulator.errors import ConfigError
+
+    if digest is None:
+        return
+    given = device_digest(dataclasses.replace(get_device(device), name=name))
+    if given != digest:
+        raise ConfigError(f"--device {device} has other fields than the {name} of {what} "
+                          f"(device digest {digest}, this one's {given}); train on results "
+                          "simulated with this device")
+
+
 def _same_fields(device: str, name: str) -> bool:
     """Whether the ``device`` given (a preset or a device file) has the fields of the
     device ``name`` (a preset), whatever the name each goes by."""
@@ -308,6 +330,9 @@ def run_recommend(args: argparse.Namespace) -> int:
         if given is not None and given != have:
             raise ConfigError(f"{flag} {given}: the model {args.model!r} was trained for "
                               f"{algo} on {device}; train one for {given}")
+    if args.device is not None:
+        _refuse_other_fields(args.device, device, doc.get("device_digest"),
+                             f"the model {args.model!r}")
     check_weighted(algo, args.graph)  # an SSSP model's pick for a graph SSSP cannot run
     graph = load_graph(args.graph)
     feats = {k: float(v) for k, v in graph_features(graph).items()}

@@ -133,6 +133,9 @@ class TimeMatrix:
     # where the results hold no GPU measurement
     measured: list[bool] = field(default_factory=list)
     measured_gpu: str | None = None  # the GPU those measurements are of
+    # the fields of the device the rows were simulated with (``device_digest``; None in rows
+    # written before it was recorded)
+    device_digest: str | None = None
     other_gpus: list[str] = field(default_factory=list)  # measured, not the device: left out
 
     def best_time(self, i: int) -> float:
@@ -191,6 +194,7 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     table = _rows(con, f"SELECT {select} FROM trials WHERE state = 'complete' AND time_us IS "
                   "NOT NULL AND algorithm = ? AND device = ?", [algorithm, device])
     feats, names = _graph_features(con)
+    digest = _device_digest_of(con, algorithm, device)
     sums: dict[str, dict[str, list[float]]] = {}
     specs: dict[str, str] = {}
     configs: dict[str, dict[str, Any]] = {}
@@ -222,7 +226,22 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     graphs = [GraphInfo(g, specs[g], feats[g], graph_name(specs[g], names.get(g)) or "")
               for g in ids]
     return TimeMatrix(algorithm, device, graphs, [configs[k] for k in keys], times, all_times,
-                      configs, dropped, [bool(gpu.get(g)) for g in ids], gpu_name, other_gpus)
+                      configs, dropped, [bool(gpu.get(g)) for g in ids],
+                      measured_gpu=gpu_name, other_gpus=other_gpus, device_digest=digest)
+
+
+def _device_digest_of(con: Any, algorithm: str, device: str) -> str | None:
+    """The digest of the device fields a group's rows were simulated with (None: rows older
+    than it); two (a device file's fields changed under one name) are refused, as `tune`
+    refuses to write them into one directory."""
+    found = [d for (d,) in con.execute(
+        "SELECT DISTINCT device_digest FROM trials WHERE algorithm = ? AND device = ? AND "
+        "device_digest IS NOT NULL", [algorithm, device]).fetchall()]
+    if len(found) > 1:
+        raise ConfigError(f"the {algorithm} rows on {device} were simulated with "
+                          f"{len(found)} devices of that name ({', '.join(sorted(found))}): "
+                          "one model learns one device")
+    return found[0] if found else None
 
 
 def _measured_sums(con: Any, algorithm: str, device: str

@@ -52,6 +52,7 @@ def model_json(trained: Trained, results: str | None = None) -> dict[str, Any]:
         "results": results,
         "algorithm": m.algorithm,
         "device": m.device,
+        "device_digest": m.device_digest,  # its fields: another file of its name is refused
         "seed": sel.seed,
         "setting": sel.hyper.describe(),
         "hyperparameters": sel.hyper.to_json(),
