@@ -307,6 +307,7 @@ def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
     assert main(["select", "recommend", "--graph", "rmat:scale=8,seed=5", "--model", model,
                  "--verify", "--json"]) == 0
     rec = json.loads(capsys.readouterr().out)
+    assert isinstance(rec["extrapolated"], bool) and rec["nearest_distance"] >= 0
     graph = load_graph("rmat:scale=8,seed=5")
     fr = functional_run(graph, "bfs")
     assert rec["verify"]["time_us"] == simulate(graph, "bfs", rec["config"], "h100",
@@ -393,3 +394,16 @@ def test_a_device_file_reusing_the_models_device_name_is_refused(tmp_path, capsy
     assert "has other fields than the h100 of the model" in capsys.readouterr().err
     assert main([*graph, "--device", str(same)]) == 0
     assert json.loads(open(model).read())["device_digest"]
+
+
+def test_a_graph_unlike_every_training_graph_is_named_extrapolated(synthetic):
+    """recommend had shown "1.000x this graph's best" for a graph far from every training
+    graph (91% off when simulated), with no word that the pick was extrapolated."""
+    root, feats = synthetic
+    selector = train(load_matrix(root, "bfs", "h100")).selector
+    for spec in SKEWED + UNIFORM:  # each training graph lies on itself
+        cover = selector.coverage(feats[spec])
+        assert cover.nearest == pytest.approx(0.0, abs=1e-9) and not cover.extrapolated
+    dense = graph_features(load_graph("random:n=2048,deg=96,seed=1"))
+    cover = selector.coverage(dense)
+    assert cover.extrapolated and cover.nearest > cover.spread > 0

@@ -338,6 +338,7 @@ def run_recommend(args: argparse.Namespace) -> int:
     feats = {k: float(v) for k, v in graph_features(graph).items()}
     choice = selector.choose(feats)
     predicted = selector.predicted_time_us(choice, feats)
+    coverage = selector.coverage(feats)
     out: dict[str, Any] = {
         "graph": graph.spec or args.graph, "algorithm": algo, "device": device,
         "n": graph.n, "m": graph.m, "model": str(args.model),
@@ -352,6 +353,8 @@ def run_recommend(args: argparse.Namespace) -> int:
                         "best_time_us": float(selector.matrix.times[n.index].min())}
                        for n in choice.neighbours],
         "path": choice.path,
+        "extrapolated": coverage.extrapolated, "nearest_distance": coverage.nearest,
+        "training_spread": coverage.spread, "features_beyond_training": coverage.beyond,
     }
     if args.verify:
         # a device file given is simulated with its fields; else the model's device by name
@@ -389,6 +392,17 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
                      f"(its best {n['best_time_us']:.1f})")
     lines.append(f"predicted   {out['predicted_relative']:.3f}x this graph's best; "
                  f"~{out['predicted_time_us']:.1f} us (rough: {out['predicted_time_basis']})")
+    if out["extrapolated"]:
+        why = []
+        if out["nearest_distance"] > out["training_spread"]:
+            why.append(f"the nearest training graph is {out['nearest_distance']:.3g} away, "
+                       f"farther than any training graph from its nearest "
+                       f"({out['training_spread']:.3g})")
+        if out["features_beyond_training"]:
+            why.append(f"{', '.join(out['features_beyond_training'])} beyond the training "
+                       "graphs' range")
+        lines.append(f"caution     outside the training graphs ({'; '.join(why)}): the pick "
+                     "and its prediction are extrapolated; train on graphs like this one")
     if "verify" in out:
         v = out["verify"]
         lines.append(f"verified    simulated {v['time_us']:.1f} us (prediction "
