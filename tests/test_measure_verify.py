@@ -104,3 +104,18 @@ def test_tune_verify_without_a_gpu_still_completes_the_study(monkeypatch, tmp_pa
     lines = [ln for ln in out.splitlines() if "--verify 2" in ln]
     assert len(lines) == 1 and "no GPU here" in lines[0] and "stands as simulated" in lines[0]
     assert list((tmp_path / "trials").rglob("*.parquet"))
+
+
+def test_tune_verify_json_says_whether_anything_was_measured(monkeypatch, tmp_path, capsys):
+    """--json had held no word of --verify: a skipped verification looked like none asked."""
+    import json
+
+    monkeypatch.setattr(measure_module, "gpu_unavailable", lambda index=0: "CuPy is missing")
+    code = main(["tune", "--graph", GRAPH, "--algo", "bfs", "--trials", "3", "--sources", "1",
+                 "--workers", "0", "--results", str(tmp_path), "--no-progress",
+                 "--verify", "2", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "no GPU here" in err
+    verify = json.loads(out)["verify"]
+    assert verify["k"] == 2 and verify["measured"] is False and "no GPU here" in verify["note"]
+    assert verify["studies"] == []

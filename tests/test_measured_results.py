@@ -363,3 +363,12 @@ def test_max_edges_needs_edge_counts(tmp_path, capsys):
     code, _, err = cli(capsys, "calibrate", str(path), "--max-edges", "10", "--out",
                        str(tmp_path / "x.toml"))
     assert code == 2 and "--max-edges needs the graphs' edge counts" in err
+
+
+def test_tune_verify_json_names_the_measured_winner(tmp_path, capsys):
+    out = tune(tmp_path / "r", GRAPHS[1], trials=4, capsys=capsys, extra=("--json",))
+    verify = json.loads(out)["verify"]
+    assert verify["measured"] is True and verify["note"] is None
+    (study,) = verify["studies"]
+    assert "w=8," in study["winner"] and study["winner_measured_us"] == 80.0
+    assert study["gpu_name"] == "Stand-in H100 GPU" and study["pick_regret"] >= 1.0

@@ -182,17 +182,34 @@ def _run_tune(args: argparse.Namespace) -> int:
             progress=progress_mode(args), verbose=args.verbose,
             deterministic=args.deterministic,
         )
-    verified = None
+    verified, verify_doc = None, None
     if args.verify:  # (before the table keeps only --top rows)
-        from tuner.measure.verify import verify_text
-
-        verified = verify_text(result.studies, args.verify, args.results)
+        verified, verify_doc = _verify(args, result)
     for summary in result.studies:
         summary.best = summary.best[: args.top]
-    _report(args, result, lambda: [study_table(s) for s in result.studies])
+    _report(args, result, lambda: [study_table(s) for s in result.studies], verify_doc)
     if verified:
         print(verified, file=sys.stderr if args.json else sys.stdout)
     return _exit_code(args, result)
+
+
+def _verify(args: argparse.Namespace, result: api.TuneResult) -> tuple[str, dict]:
+    """``--verify K``: the text after the tables, and what --json says of it (whether
+    anything was measured: a skipped verification had looked like none asked for)."""
+    from tuner.measure.verify import verification_table
+    from tuner.measure.verify import verify_tune
+
+    verifications, note = verify_tune(result.studies, args.verify, args.results)
+    doc: dict = {"k": args.verify, "measured": note is None, "note": note, "studies": []}
+    for v in verifications:
+        winner, regret = v.winner(), v.pick_regret()
+        doc["studies"].append({
+            "study_key": v.study_key, "measured": len(v.measured()),
+            "winner": winner.config if winner else None,
+            "winner_measured_us": winner.measured_us if winner else None,
+            "pick_regret": regret, "gpu_name": winner.gpu_name if winner else None})
+    text = note if note is not None else "\n".join(verification_table(v) for v in verifications)
+    return text, doc
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -238,9 +255,12 @@ def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
     return 0 if any(s.best for s in result.studies) else 1
 
 
-def _report(args: argparse.Namespace, result: api.TuneResult, tables) -> None:
+def _report(args: argparse.Namespace, result: api.TuneResult, tables,
+            verify: dict | None = None) -> None:
     if args.json:
         doc = result.to_json()
+        if verify is not None:
+            doc["verify"] = verify
         json.dump(doc, sys.stdout, indent=1, allow_nan=False, default=str)
         print()
     elif args.quiet:

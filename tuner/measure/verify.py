@@ -218,13 +218,3 @@ def verification_table(v: Verification) -> str:
                      + (f"; the simulated pick's regret {regret:.3f}"
                         if regret is not None and not math.isnan(regret) else ""))
     return "\n".join(lines)
-
-
-def verify_text(summaries, k: int, results: str | Path, device_index: int = 0,
-                reps: int = 3) -> str:
-    """What `tune --verify K` prints after the study's table: each study's measured table,
-    or the one line saying why nothing was measured."""
-    verifications, note = verify_tune(summaries, k, results, device_index, reps)
-    if note is not None:
-        return note
-    return "\n".join(verification_table(v) for v in verifications)
