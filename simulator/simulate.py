@@ -63,21 +63,7 @@ def simulate(
         raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
     strategy = as_strategy(strategy)
     device = get_device(device)
-    if strategy.block_size > device.max_threads_per_block:
-        raise ConfigError(
-            f"block_size={strategy.block_size} exceeds the device {device.name}'s "
-            f"max_threads_per_block={device.max_threads_per_block}"
-        )
-    if strategy.block_size % device.warp_size:
-        raise ConfigError(
-            f"block_size={strategy.block_size} is no multiple of the device {device.name}'s "
-            f"warp_size={device.warp_size}: a block holds whole warps"
-        )
-    for knob, lanes in _virtual_warp_widths(strategy, algorithm):
-        if lanes > device.warp_size:
-            raise ConfigError(
-                f"{knob}={lanes} exceeds the device {device.name}'s warp_size="
-                f"{device.warp_size}: a virtual warp is a part of a warp")
+    check_fits_device(strategy, algorithm, device)
     check_simulation(graph.n, graph.m, strategy,
                      f"simulating {strategy} on {graph.spec or graph.name}")
     if functional is None:
@@ -175,6 +161,25 @@ def limiting_bound(cost: LaunchCost) -> str:
 
 def _ratio(num: float, den: float) -> float:
     return float(num / den) if den else 0.0
+
+
+def check_fits_device(strategy: Strategy, algorithm: str, device: Device) -> None:
+    """Refuse a strategy whose blocks or virtual warps the device cannot hold."""
+    if strategy.block_size > device.max_threads_per_block:
+        raise ConfigError(
+            f"block_size={strategy.block_size} exceeds the device {device.name}'s "
+            f"max_threads_per_block={device.max_threads_per_block}"
+        )
+    if strategy.block_size % device.warp_size:
+        raise ConfigError(
+            f"block_size={strategy.block_size} is no multiple of the device {device.name}'s "
+            f"warp_size={device.warp_size}: a block holds whole warps"
+        )
+    for knob, lanes in _virtual_warp_widths(strategy, algorithm):
+        if lanes > device.warp_size:
+            raise ConfigError(
+                f"{knob}={lanes} exceeds the device {device.name}'s warp_size="
+                f"{device.warp_size}: a virtual warp is a part of a warp")
 
 
 def _virtual_warp_widths(strategy: Strategy, algorithm: str) -> list[tuple[str, int]]:

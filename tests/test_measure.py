@@ -346,3 +346,19 @@ def test_the_api_refuses_the_config_then_the_missing_gpu(monkeypatch):
     monkeypatch.setattr(measure_module, "gpu_unavailable", lambda index=0: "no CUDA device")
     with pytest.raises(measure_module.NoGpu, match="no CUDA device"):
         measure_module.measure_config(graph, "rmat:scale=8", "bfs", "mapping=vwarp,w=8")
+
+
+def test_a_prediction_the_sim_device_cannot_make_is_refused_before_the_gpu(monkeypatch,
+                                                                          tmp_path):
+    """W = 32 on a prediction device of 16-lane warps had been found out on a GPU machine
+    only (here the no-GPU line came first)."""
+    def no_gpu_check(index=0):
+        raise AssertionError("the GPU was asked about")
+
+    monkeypatch.setattr(measure_module, "gpu_unavailable", no_gpu_check)
+    device = tmp_path / "w16.toml"
+    device.write_text('name = "w16"\nbase = "h100"\nwarp_size = 16\nsimd_width = 16\n')
+    args = parse(["--graph", "rmat:scale=8", "--algo", "bfs", "--config", "mapping=vwarp,w=32",
+                  "--sim-device", str(device)])
+    with pytest.raises(ConfigError, match="w=32 exceeds the device w16's warp_size=16"):
+        args.run(args)

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from simulator.device import get_device
     from simulator.functional import checked_source
     from simulator.load import load_graph
+    from simulator.simulate import check_fits_device
     from simulator.strategy import Strategy
     from tuner.measure.measure import Session
     from tuner.measure.measure import add_prediction
@@ -75,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     strategy = Strategy.parse(config_text(args.config))
     plan = plan_for(args.algo, strategy, args.variant)
-    if args.sim_device.lower() != "none":
-        get_device(args.sim_device)
+    if args.sim_device.lower() != "none":  # a prediction it cannot make, before the GPU
+        check_fits_device(strategy, args.algo, get_device(args.sim_device))
     # what is wrong with the graph or the source is named before a missing GPU is
     t0 = time.perf_counter()
     graph = load_graph(args.graph)
