@@ -252,6 +252,10 @@ def _read_device_table(path: Path) -> dict:
     if "device" in data:
         if not isinstance(data["device"], dict):
             raise ConfigError(f"device file {path}: `device` must be a table of device fields")
+        beside = sorted(k for k in data if k != "device")
+        if beside:  # had been dropped without a word (a top-level name among them)
+            raise ConfigError(f"device file {path}: field(s) {beside} beside the `device` "
+                              "table; put every field in it, or drop the table")
         data = data["device"]
     if any(not isinstance(k, str) for k in data):
         raise ConfigError(f"device file {path}: field names must be strings")

@@ -28,10 +28,10 @@ def is_number(value: object) -> bool:
 
 
 def check_width(knob: str, value: object) -> None:
-    """A virtual warp's width: a power of two up to the warp size."""
+    """A virtual warp's width: a power of two up to 32 (the kernels' widest)."""
     if not is_int(value) or value not in VIRTUAL_WARP_SIZES:
         raise ConfigError(
-            f"`{knob} in {VIRTUAL_WARP_SIZES}` (a power of two up to the warp size) must "
+            f"`{knob} in {VIRTUAL_WARP_SIZES}` (a power of two up to 32) must "
             f"hold, but got {knob}={value!r}"
         )
 

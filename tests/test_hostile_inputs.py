@@ -205,6 +205,8 @@ def test_block_size_above_the_devices_limit(capsys):
     ("s.toml", 'base = "h100"\nhost_roundtrip_us = 1e308\n', "`host_roundtrip_us` must be at"),
     ("t.toml", "clock_ghz = 1" + "0" * 340 + "\n", "got an integer of 341 digits"),
     ("u.yaml", "atomic_cycles: 1" + "0" * 30 + "\n", "`atomic_cycles` must be at most"),
+    # a field beside the [device] table had been dropped without a word
+    ("v.toml", 'name = "mine"\n[device]\nbase = "h100"\n', "field(s) ['name'] beside the"),
 ])
 def test_device_file_schema(capsys, tmp_path, name, text, match):
     path = tmp_path / name
