@@ -71,6 +71,11 @@ class Graph:
                     + (f" (weights of shape {weights.shape}, not one per stored edge)"
                        if weights.ndim != 1 else "")
                 )
+        # the caller's arrays, which it could change under the graph (its checks and content
+        # digest then stale), are copied: the graph keeps only what nobody can write
+        indptr, indices = _own(indptr), _own(indices)
+        if weights is not None:
+            weights = _own(weights)
             weights.flags.writeable = False
         if not self.directed and not self.known_symmetric and indices.size:
             _check_symmetric(indptr, indices, weights, label)
@@ -210,7 +215,8 @@ class Graph:
         del cols
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        return cls(indptr, indices, w, name=name, spec=spec, directed=directed,
+        return cls(frozen(indptr), frozen(indices), None if w is None else frozen(w),
+                   name=name, spec=spec, directed=directed,
                    known_symmetric=not directed)  # stored both ways above
 
 
@@ -265,6 +271,23 @@ def float32_weights(weights, label: str) -> np.ndarray:
         i, why = problem
         raise GraphError(f"{label}: weight {i}: {why} ({WEIGHT_RULE})")
     return w.astype(np.float32, copy=False)
+
+
+def frozen(array: np.ndarray) -> np.ndarray:
+    """An array made by its caller, handed to a Graph without a copy: read-only from now."""
+    array.flags.writeable = False
+    return array
+
+
+def _own(array: np.ndarray) -> np.ndarray:
+    """``array`` where nothing can write it (read-only down to the memory it views), else a
+    copy of it."""
+    view: object = array
+    while isinstance(view, np.ndarray):
+        if view.flags.writeable:
+            return array.copy()
+        view = view.base
+    return array
 
 
 def is_graph(obj: object) -> bool:

@@ -18,6 +18,7 @@ from simulator.generators import ORDER_STREAM
 from simulator.generators import generate
 from simulator.generators import seeded_rng
 from simulator.graph import Graph
+from simulator.graph import frozen
 from simulator.graph_spec import GraphSpec
 from simulator.graph_spec import parse_spec
 from simulator.loaders import read_edges
@@ -160,6 +161,7 @@ def relabel(graph: Graph, new_id: np.ndarray) -> Graph:
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
     return Graph(
-        indptr, cols.astype(np.int32), weights, name=graph.name, spec=graph.spec,
+        frozen(indptr), frozen(cols.astype(np.int32)),
+        None if weights is None else frozen(weights), name=graph.name, spec=graph.spec,
         directed=graph.directed, known_symmetric=not graph.directed,  # relabelled: as it was
     )

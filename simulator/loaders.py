@@ -27,6 +27,7 @@ from simulator.errors import GraphError
 from simulator.graph import WEIGHT_RULE
 from simulator.graph import Graph
 from simulator.graph import float32_weight_problem
+from simulator.graph import frozen
 from simulator.graph_spec import FILE_FORMATS
 
 NPZ_FORMAT = "warpsweep-csr"
@@ -901,8 +902,9 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
         weights = None
     if weights is not None and weights.dtype.kind not in "iuf":
         raise GraphError(f"{label}: .npz weights must be numbers, not {weights.dtype}")
-    graph = Graph(
-        arrays["indptr"], arrays["indices"], weights, name=name, spec=spec or label,
+    graph = Graph(  # arrays read from the file here: nobody else holds them
+        frozen(arrays["indptr"]), frozen(arrays["indices"]),
+        None if weights is None else frozen(weights), name=name, spec=spec or label,
         directed=directed, known_symmetric=written_by_us and not directed,
     )
     if graph.n == 0:

@@ -244,3 +244,27 @@ def test_the_output_a_run_shares_with_its_results_is_read_only():
             result = simulate(graph, algorithm, strategy, functional=run)
             with _pytest.raises(ValueError, match="read-only"):
                 result.output[0] = 1
+
+
+def test_a_graph_keeps_its_own_arrays_not_the_callers():
+    """Graph(...) had kept the caller's arrays, made read-only but not copied: a view's base
+    edited afterwards changed the graph under its checks and its content digest, and a
+    functional run of the graph before passed for the graph after."""
+    import numpy as np
+
+    from simulator import Graph
+
+    base_indices = np.array([1, 0, 2, 1], dtype=np.int32)
+    weights = np.array([1.0, 1.0, 2.0, 2.0], dtype=np.float32)
+    indptr = np.array([0, 1, 3, 4, 4, 4], dtype=np.int64)
+    graph = Graph(indptr, base_indices[:], weights, name="g")
+    base_indices[:] = [3, 4, 4, 3]
+    weights[:] = 9.0
+    indptr[1] = 2
+    assert graph.indices.tolist() == [1, 0, 2, 1] and graph.indptr.tolist()[1] == 1
+    assert graph.weights.tolist() == [1.0, 1.0, 2.0, 2.0]
+    assert base_indices.flags.writeable and weights.flags.writeable  # the caller's, as given
+    frozen = np.array([0, 1, 2], dtype=np.int32)
+    frozen.flags.writeable = False  # read-only and owning its memory: kept without a copy
+    kept = Graph(np.array([0, 1, 2, 3]), frozen, directed=True)
+    assert kept.indices is frozen
