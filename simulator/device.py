@@ -84,6 +84,14 @@ class Device:
 
     def __post_init__(self) -> None:
         check_device_name(self.name)
+        for f in dataclasses.fields(self):  # numpy scalars as the Python numbers they hold
+            value = getattr(self, f.name)
+            if hasattr(value, "item") and not isinstance(value, str):
+                object.__setattr__(self, f.name, value.item())
+        # the types a device file must have: built in Python, sms=0.5 had passed, then
+        # crashed deep in the timing model
+        check_device_fields({f.name: getattr(self, f.name) for f in dataclasses.fields(self)},
+                            f"device {self.name!r}")
         positive = (
             "warp_size simd_width sms schedulers max_warps_per_sm max_blocks_per_sm "
             "max_threads_per_block clock_ghz dram_bandwidth_gbs sector_bytes "

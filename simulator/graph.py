@@ -170,6 +170,9 @@ class Graph:
             n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
         elif isinstance(n, bool) or not isinstance(n, int | np.integer):
             raise GraphError(f"{label}: n must be a whole number of vertices, not {n!r}")
+        elif n < 0:
+            raise GraphError(f"{label}: n must be a number of vertices >= 0, not {n}")
+        n = int(n)  # a numpy unsigned n had failed numpy's casting rules below
         if n > np.iinfo(np.int32).max:  # ids are int32, as on the GPU
             raise GraphError(f"{label}: {n} vertices; at most {np.iinfo(np.int32).max} "
                              "(vertex ids are int32)")

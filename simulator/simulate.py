@@ -68,6 +68,9 @@ def simulate(
                      f"simulating {strategy} on {graph.spec or graph.name}")
     if functional is None:
         functional = functional_run(graph, algorithm, source)
+    elif not all(hasattr(functional, a) for a in ("algorithm", "source", "n", "iterations")):
+        raise ConfigError(f"functional must be what functional_run returns, not "
+                          f"{type(functional).__name__}")
     elif functional.algorithm != algorithm or functional.n != graph.n or (
         source is not None and functional.source != source
     ):

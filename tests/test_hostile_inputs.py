@@ -852,8 +852,8 @@ H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results
     (["--algorithms", "bfs,ssp"], "no algorithm named ssp"),
     (["--algorithms", "dfs"], "no algorithm named dfs"),
     (["--max-edges", "-1"], "--max-edges must be at least 1"),
-    (["--bounds-norm", "-1"], "bounds_norm >= 1"),
-    (["--bounds-norm", "nan"], "bounds_norm >= 1"),
+    (["--bounds-norm", "-1"], "--bounds-norm must be >= 1"),
+    (["--bounds-norm", "nan"], "--bounds-norm must be >= 1"),
     (["--launches", "/nonexistent/l.parquet"], "do not exist"),
     (["--cache", "FILE"], "--cache"),
 ])
@@ -1077,3 +1077,35 @@ def test_calibrate_out_where_nothing_can_be_written_is_refused_before_the_fit(ca
                               "/proc/warpsweep-x.toml"])
     assert "--out /proc/warpsweep-x.toml: cannot write in /proc" in line
     assert time.monotonic() - start < 20
+
+
+@pytest.mark.parametrize("fields, words", [
+    ({"sms": 0.5}, "field `sms` must be an integer, got 0.5"),
+    ({"sms": True}, "field `sms` must be a number"),
+    ({"clock_ghz": "1.5"}, "field `clock_ghz` must be a number"),
+    ({"atomic_cycles": None}, "field `atomic_cycles` must be a number"),
+])
+def test_a_device_built_in_python_is_checked_as_a_file_is(fields, words):
+    """Built in Python, sms=0.5 had passed and crashed deep in the timing model ("slice
+    indices must be integers")."""
+    from simulator.device import Device
+
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        Device(name="mine", **fields)
+    import numpy as np
+
+    assert Device(name="mine", sms=np.int64(4)).sms == 4  # numpy numbers are numbers
+
+
+def test_from_edges_and_simulate_name_odd_python_arguments():
+    import numpy as np
+
+    from simulator import Graph
+    from simulator import simulate
+
+    graph = Graph.from_edges([0, 1], [1, 2], n=np.uint64(3))
+    assert graph.n == 3
+    with pytest.raises(GraphError, match="n must be a number of vertices >= 0, not -2"):
+        Graph.from_edges([0], [1], n=-2)
+    with pytest.raises(ConfigError, match="functional must be what functional_run returns"):
+        simulate(graph, "bfs", "mapping=thread", functional={"algorithm": "bfs"})
