@@ -140,3 +140,23 @@ def test_a_space_given_as_a_path_is_a_file_not_a_shipped_name(tmp_path):
         api.tune("rmat:scale=6,seed=1", "bfs", space=Path("vwarp"), trials=2, workers=0,
                  results=str(tmp_path / "r"))
     assert not (tmp_path / "r").exists()
+
+
+def test_two_graphs_of_one_name_are_told_apart_in_the_frame(tmp_path):
+    """Files of one stem in two directories had both been named "y": a groupby("graph")
+    merged two graphs' results."""
+    import numpy as np
+
+    results = tmp_path / "r"
+    for folder, seed in (("a", 1), ("b", 2)):
+        rng = np.random.default_rng(seed)
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "y.txt").write_text("".join(
+            f"{u} {v}\n" for u, v in zip(rng.integers(0, 60, 200), rng.integers(0, 60, 200),
+                                         strict=True)))
+        api.tune(f"file:{tmp_path / folder / 'y.txt'}", "bfs", trials=2, sources=1,
+                 workers=0, results=str(results))
+    frame = api.load_results(str(results))
+    names = frame.groupby("graph")["graph_id"].nunique()
+    assert len(names) == 2 and (names == 1).all()
+    assert all(name.startswith("y (y-") for name in names.index)

@@ -268,9 +268,16 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     names = {gid: graph_name(spec, name) for gid, spec, name in zip(
         *(graphs.column(c).to_pylist() for c in ("graph_id", "graph_spec", "name")),
         strict=True)}
+    shown = {gid: names.get(gid) or graph_name(spec, None) or spec
+             for gid, spec in zip(frame["graph_id"], frame["graph_spec"], strict=True)}
+    # two graphs of one name (files of one stem in two directories) had been one group in
+    # a groupby("graph"): such a name carries its graph's id
+    ids_of: dict[str, set[str]] = {}
+    for gid, name in shown.items():
+        ids_of.setdefault(name, set()).add(gid)
     frame.insert(frame.columns.get_loc("graph_id"), "graph", [
-        names.get(gid) or graph_name(spec, None) or spec
-        for gid, spec in zip(frame["graph_id"], frame["graph_spec"], strict=True)])
+        shown[gid] if len(ids_of[shown[gid]]) == 1 else f"{shown[gid]} ({gid})"
+        for gid in frame["graph_id"]])
     return frame
 
 
