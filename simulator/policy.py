@@ -318,13 +318,19 @@ _LOADED: dict[tuple[str, float], Policy] = {}
 SHIPPED_ROOT = Path(__file__).resolve().parents[1]
 
 
-def load_policy(path: str | Path) -> Policy:
-    """The policy of a file (kept while the file is unchanged). A relative path names a file
-    under the working directory, else one shipped with warpsweep (``policies/...``: the
-    `policy` space's files, from any directory)."""
+def policy_file(path: str | Path) -> Path:
+    """The file a policy path names: a relative one under the working directory, else one
+    shipped with warpsweep (``policies/...``: the `policy` space's files, from any
+    directory)."""
     path = Path(path)
     if not path.is_absolute() and not path.exists() and (SHIPPED_ROOT / path).is_file():
-        path = SHIPPED_ROOT / path
+        return SHIPPED_ROOT / path
+    return path
+
+
+def load_policy(path: str | Path) -> Policy:
+    """The policy of a file (kept while the file is unchanged), found by ``policy_file``."""
+    path = policy_file(path)
     try:
         key = (str(path.resolve()), path.stat().st_mtime)
     except OSError:
@@ -335,10 +341,14 @@ def load_policy(path: str | Path) -> Policy:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"policy file {str(path)!r} is not readable JSON ({exc})"
                               ) from None
+        except RecursionError:  # a tree nested thousands deep: no policy (a traceback)
+            raise ConfigError(f"policy file {str(path)!r} is nested too deeply") from None
         try:
             _LOADED[key] = Policy.from_json(doc)
         except ConfigError as exc:
             raise ConfigError(f"policy file {str(path)!r}: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"policy file {str(path)!r} is nested too deeply") from None
     return _LOADED[key]
 
 

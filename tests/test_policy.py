@@ -422,3 +422,53 @@ def test_leave_one_graph_out_trains_on_train_only_graphs_and_reports_none(tmp_pa
         best = float(min(t.sum() for t in tables[rows.index(r)].times))
         assert r.constant_us == pytest.approx(best) and r.oracle_honest_us <= best
         assert r.kind in ("constant", "adaptive") and r.policy_us > 0
+
+
+def _policy_space(tmp_path: Path, policy: Path) -> Path:
+    space = tmp_path / "pol.yaml"
+    space.write_text(f"name: mypol\nfixed: {{policy: {policy}}}\n"
+                     "params:\n  policy_t1: {float: [0.5, 2.0]}\n")
+    return space
+
+
+def test_a_policy_file_changed_makes_another_study(tmp_path):
+    """The study key hashed the space's text, which holds the policy's path only: a policy
+    retrained or edited resumed the study, its trials ranked with the old policy's."""
+    from tuner.tuning.plan import check_spec
+    from tuner.tuning.plan import load_spaces
+    from tuner.tuning.spec import StudySpec
+
+    policy = tmp_path / "p.json"
+    shipped = json.loads((Path(__file__).parents[1] / "policies" / "bfs-h100.json").read_text())
+    policy.write_text(json.dumps(shipped))
+    spec = check_spec(StudySpec(graph="rmat:scale=6", algorithm="bfs", device="h100",
+                                space=str(_policy_space(tmp_path, policy)), trials=2))
+    key = spec.key(load_spaces([spec])[spec.space_ref])
+    shipped.setdefault("meta", {})["note"] = "retrained"
+    policy.write_text(json.dumps(shipped))
+    assert spec.key(load_spaces([spec])[spec.space_ref]) != key
+
+
+@pytest.mark.parametrize("algorithm, words", [
+    ("sssp", "is for bfs, not sssp"),
+    ("pagerank", "a policy runs bfs, sssp, cc, not pagerank"),
+])
+def test_a_policy_that_cannot_run_stops_the_tune_before_it_runs(tmp_path, capsys, algorithm,
+                                                                  words):
+    """Every trial had failed, exit 0, the sweep's table showing a reference as the best."""
+    from tuner.cli import main
+
+    graph = "rmat:scale=6,weights=random" if algorithm == "sssp" else "rmat:scale=6"
+    code = main(["tune", "--graph", graph, "--algo", algorithm, "--space", "policy",
+                 "--trials", "2", "--workers", "0", "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and not (tmp_path / "r" / "trials").exists()
+
+
+def test_a_policy_nested_too_deeply_is_one_line(tmp_path):
+    from simulator.policy import load_policy
+
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"tree": ' + "[" * 5000 + "]" * 5000 + "}")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_policy(deep)

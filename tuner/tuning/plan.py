@@ -192,10 +192,34 @@ def load_spaces(specs: list[StudySpec],
                 loaded[spec.space].validate()
             spaces[spec.space_ref] = loaded[spec.space].for_algorithm(
                 applicable_to(spec.algorithm), spec.algorithm)
+            check_policies(spaces[spec.space_ref], spec.algorithm)
         except WarpsweepError as exc:
             where = f"{spec.origin}: " if spec.origin else ""
             raise ConfigError(f"{where}{exc}") from None
     return spaces
+
+
+def check_policies(space: SearchSpace, algorithm: str) -> None:
+    """Every policy file the space can set loads, is for ``algorithm`` and has the splits its
+    ``policy_tN`` knobs scale: checked before the run, as `simulate` checks it (a missing file,
+    another algorithm's policy, a split the tree lacks had failed every trial, exit 0)."""
+    from simulator import Strategy
+    from simulator.policy import POLICY_ALGORITHMS
+    from simulator.policy import THRESHOLD_KNOBS
+    from simulator.policy import strategy_policy
+    from tuner.tuning.spec import policy_paths
+
+    paths = policy_paths(space)
+    if paths and algorithm not in POLICY_ALGORITHMS:
+        raise ConfigError(f"space {space.name!r} sets a policy, and a policy runs "
+                          f"{', '.join(POLICY_ALGORITHMS)}, not {algorithm}")
+    scaled = {k: 1.0 for k in THRESHOLD_KNOBS if k in space.knobs}
+    for path in paths:
+        try:
+            strategy_policy(Strategy.from_params({"policy": path, **scaled}), algorithm)
+        except ConfigError as exc:
+            named = str(exc) if path in str(exc) else f"policy file {path!r}: {exc}"
+            raise ConfigError(f"space {space.name!r}: {named}") from None
 
 
 def applicable_to(algorithm: str) -> Callable[[dict[str, Any]], bool]:

@@ -44,6 +44,28 @@ LEGACY_PRESET_DIGESTS = {
 }
 
 
+def policy_paths(space: SearchSpace) -> list[str]:
+    """The policy files a space can set (``policy``: fixed, or among a param's choices)."""
+    paths = [str(v) for k, v in space.fixed if k == "policy" and v is not None]
+    paths += [str(v) for p in space.params if p.name == "policy" for v in p.choices
+              if v is not None]
+    return sorted(set(paths))
+
+
+def policy_digests(space: SearchSpace) -> dict[str, str]:
+    """The content digest of each policy file a space can set, by its path as written
+    (``missing`` where the path names no file)."""
+    from simulator.policy import policy_file
+
+    out = {}
+    for path in policy_paths(space):
+        try:
+            out[path] = hashlib.sha256(policy_file(path).read_bytes()).hexdigest()[:16]
+        except OSError:
+            out[path] = "missing"
+    return out
+
+
 def device_fields_digest(name: str, model: Device | None = None) -> str:
     """The digest of the fields a study simulates with: ``model`` (a device file's), else the
     preset ``name`` as this warpsweep defines it."""
@@ -151,6 +173,9 @@ class StudySpec:
             "sources": self.n_sources(),
             "source_seed": self.seed if self.n_sources() > 1 else None,
         }
+        policies = policy_digests(space)
+        if policies:  # a policy file retrained or edited: another study, as a space file
+            ident["policy_files"] = policies
         fields = self.device_digest
         if fields != LEGACY_PRESET_DIGESTS.get(self.device):
             ident["device_fields"] = fields  # other fields under one name: another study
