@@ -281,9 +281,11 @@ def test_adaptive_comparison_names_where_it_wins(tmp_path):
     assert "best single split" in c.where
 
 
-def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
+def _tiny_sweep(tmp_path, mappings: str) -> tuple[str, str]:
+    """A grid sweep of BFS on three small graphs over ``mappings`` (W = 4 and 32 for vwarp):
+    its results directory, and a model path beside it."""
     space = tmp_path / "tiny.yaml"
-    space.write_text("name: tiny\nparams:\n  mapping: {choices: [thread, vwarp, adaptive]}\n"
+    space.write_text(f"name: tiny\nparams:\n  mapping: {{choices: [{mappings}]}}\n"
                      "  w:\n    choices: [4, 32]\n    when: {mapping: vwarp}\n")
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text("sampler: grid\nsources: 1\ngraphs:\n  - rmat:scale=7,seed=1\n"
@@ -291,6 +293,11 @@ def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
                      f"algorithms: [bfs]\ndevices: [h100]\nspaces: [{space}]\n")
     res, model = str(tmp_path / "res"), str(tmp_path / "m.json")
     assert main(["sweep", str(sweep), "--workers", "0", "--results", res, "-q"]) == 0
+    return res, model
+
+
+def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
+    res, model = _tiny_sweep(tmp_path, "thread, vwarp, adaptive")
     capsys.readouterr()
 
     assert main(["select", "train", "--results", res, "--model", model]) == 0
@@ -369,15 +376,7 @@ def test_a_device_file_reusing_the_models_device_name_is_refused(tmp_path, capsy
     """A device file named h100 with other fields (sms = 2) had passed `select train
     --device` and `recommend --device` for the h100 the results were simulated with (the
     names alone compared), as `tune` refuses it."""
-    space = tmp_path / "tiny.yaml"
-    space.write_text("name: tiny\nparams:\n  mapping: {choices: [thread, vwarp]}\n"
-                     "  w:\n    choices: [4, 32]\n    when: {mapping: vwarp}\n")
-    sweep = tmp_path / "sweep.yaml"
-    sweep.write_text("sampler: grid\nsources: 1\ngraphs:\n  - rmat:scale=7,seed=1\n"
-                     "  - grid2d:rows=8,cols=8\n  - random:n=128,deg=4,seed=1\n"
-                     f"algorithms: [bfs]\ndevices: [h100]\nspaces: [{space}]\n")
-    res, model = str(tmp_path / "res"), str(tmp_path / "m.json")
-    assert main(["sweep", str(sweep), "--workers", "0", "--results", res, "-q"]) == 0
+    res, model = _tiny_sweep(tmp_path, "thread, vwarp")
     other = tmp_path / "fake.toml"
     other.write_text('name = "h100"\nbase = "h100"\nsms = 2\n')
     same = tmp_path / "same.toml"
