@@ -355,7 +355,8 @@ def test_bytes_damaged_in_a_page_are_an_error_never_wrong_values(tmp_path):
 
     backend = ParquetDirBackend(tmp_path)
     table = pa.table({"graph_id": [f"g{i}" for i in range(500)],
-                      "n": np.arange(500, dtype=np.int64) * 7919})
+                      "n": np.arange(500, dtype=np.int64) * 7919,
+                      "m": np.arange(500, dtype=np.int64) * 31})
     backend.append("graphs", {"kind": "rmat"}, table, name="part-g.parquet")
     (path,) = (tmp_path / "graphs").rglob("part-g.parquet")
     clean = path.read_bytes()
