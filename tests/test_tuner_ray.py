@@ -201,7 +201,7 @@ def test_a_hung_evaluation_is_cancelled_past_the_timeout_and_run_again_by_a_resu
                                 sampler="grid"))
     results = tmp_path / "res"
     start = time.monotonic()
-    result = run_studies([spec], load_spaces([spec]), results, workers=2, timeout=6.0,
+    result = run_studies([spec], load_spaces([spec]), results, workers=2, timeout=4.0,
                          backend=HangingBackend(), deterministic=deterministic)
     assert time.monotonic() - start < 60
     (summary,) = result.summaries
