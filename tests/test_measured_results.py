@@ -372,3 +372,18 @@ def test_tune_verify_json_names_the_measured_winner(tmp_path, capsys):
     (study,) = verify["studies"]
     assert "w=8," in study["winner"] and study["winner_measured_us"] == 80.0
     assert study["gpu_name"] == "Stand-in H100 GPU" and study["pick_regret"] >= 1.0
+
+
+def test_a_fit_with_no_more_times_than_free_parameters_is_refused(tmp_path, capsys):
+    """Two measured rows had been written as a "fitted" device (RMS 0.020): the scales that
+    bind and the graph's offset fit any two times."""
+    rows = [{"device": "h100", "graph": "g", "graph_spec": "rmat:scale=8,seed=1",
+             "algorithm": "bfs", "variant": "default", "source": 1, "correct": True,
+             "config": c, "time_us": t} for c, t in (("mapping=thread", 90.0),
+                                                     ("mapping=vwarp,w=8", 50.0))]
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    code, _, err = cli(capsys, "calibrate", str(path), "--out", str(tmp_path / "x.toml"),
+                       "--cache", str(tmp_path / "cache"), "-q")
+    assert code == 2 and "the fit is not determined by them" in err
+    assert not (tmp_path / "x.toml").exists()

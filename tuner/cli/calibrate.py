@@ -65,8 +65,9 @@ zero or negative, a kernel time beyond the whole) is refused, every such row nam
 is simulated once with the base device (cached under --cache), then a scale per part of the
 simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted to the measured
 times (least squares on log errors, each scale within 1/20..20); a part whose bound never binds
-stays at 1. The scales become the device file's figures (latency and issue, as
-instruction_cycles, approximately). Rows more than 10x from the fitted prediction (a time in
+stays at 1; a fit with no more measured times than free parameters (those scales, and the
+relative fit's offsets) is refused. The scales become the device file's figures (latency
+and issue, as instruction_cycles, approximately). Rows more than 10x from the fitted prediction (a time in
 the wrong unit, a disturbed run), and rows whose measured launches are more than 1.5x from
 their simulation's (another spec, source or configuration ran), are named on stderr and in the
 file's comments.
@@ -296,6 +297,22 @@ def _check_out(out: Path) -> None:
                               "not overwritten (choose another path)") from None
 
 
+def _refuse_undetermined(calibration: Calibration, measured: Sequence[Measured]) -> None:
+    """Refuse a fit with no more measured times than free parameters (the scales whose bound
+    binds, and a relative fit's offset per graph and algorithm): they fit any device, and
+    two rows had written one as "fitted" with an RMS of 0.02."""
+    scales = len(calibration.thetas) - len(set(calibration.unconstrained)
+                                           | set(calibration.pinned))
+    offsets = (len({(m.graph, m.algorithm) for m in measured}) if calibration.relative else 0)
+    times = calibration.launches or calibration.rows
+    if times <= scales + offsets:
+        raise ConfigError(
+            f"{times} measured time(s) for {scales + offsets} free parameter(s) ({scales} "
+            f"scale(s)" + (f", {offsets} offset(s), one per graph and algorithm" if offsets
+                           else "") + "): the fit is not determined by them; measure more "
+            "configurations (or graphs) and calibrate again")
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     """Load, simulate, fit, write the device file and print the fit."""
     gpu, base = calibration_base(args.device)
@@ -345,6 +362,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     calibration = fit(parts, measured, fit_base, seed=args.seed,
                       relative=args.fit == "relative", measured_host=not args.fit_host,
                       launch_us=launch_us)
+    _refuse_undetermined(calibration, measured)
     print(fit_table(calibration))
     print(f"RMS log error on the rows fitted (in-sample): {calibration.rms_before:.3f} with "
           f"{base.name}, {calibration.rms_after:.3f} fitted "
