@@ -56,21 +56,21 @@ fits the runs' totals under the maximum norm and gives another device).
 The file holds one row per measured (graph, algorithm, config, variant) with the columns
 device, graph, graph_spec, algorithm, config, variant, source, time_us, correct (as
 bench/gpu/harness.py writes them); a config's time is its fastest correct variant. A results
-directory gives the measured rows `tune --verify K` wrote (RESULTS/measured/), on the
-studies' graphs, from the GPU they were measured on (--gpu where there are several): a preset
---device takes its own GPU's rows only (h100: an NVIDIA H100's), a device file any GPU's;
---device then names the model fitted to them. A configuration several studies measured (a graph
-tuned twice) counts with the median of their times. A correct row with an impossible time (NaN,
-zero or negative, a kernel time beyond the whole) is refused, every such row named. Each config
-is simulated once with the base device (cached under --cache), then a scale per part of the
+directory gives the measured rows `tune --verify K` wrote (RESULTS/measured/), on the studies'
+graphs, from the GPU they were measured on (--gpu where there are several): a preset --device
+takes its own GPU's rows only (h100: an NVIDIA H100's), a device file any GPU's; --device then
+names the model fitted to them. A configuration several studies measured (a graph tuned twice)
+counts with the median of their times. A correct row with an impossible time (NaN, zero or
+negative, a kernel time beyond the whole) is refused, every such row named. Each config is
+simulated once with the base device (cached under --cache), then a scale per part of the
 simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted to the measured
 times (least squares on log errors, each scale within 1/20..20); a part whose bound never binds
 stays at 1; a fit with no more measured times than free parameters (those scales, and the
-relative fit's offsets) is refused. The scales become the device file's figures (latency
-and issue, as instruction_cycles, approximately). Rows more than 10x from the fitted prediction (a time in
-the wrong unit, a disturbed run), and rows whose measured launches are more than 1.5x from
-their simulation's (another spec, source or configuration ran), are named on stderr and in the
-file's comments.
+relative fit's offsets) is refused. The scales become the device file's figures (latency and
+issue, as instruction_cycles, approximately). Rows more than 10x from the fitted prediction (a
+time in the wrong unit, a disturbed run), and rows whose measured launches are more than 1.5x
+from their simulation's (another spec, source or configuration ran), are named on stderr and in
+the file's comments.
 
 By default (--fit relative) the fit gives every (graph, algorithm) a free log offset and
 the same total weight: an error common to all of a graph's configurations (its host loop,
