@@ -353,14 +353,20 @@ def test_calibrate_takes_the_median_of_a_configuration_two_studies_measured(resu
     assert sorted(m.time_us for m in thread) == [300.0, 300.0, 360.0]  # of 300, 450, 360
 
 
-def test_max_edges_needs_edge_counts(tmp_path, capsys):
+def _two_rows(tmp_path) -> str:
+    """A measured file of two configurations of one graph, without edge counts."""
     rows = [{"device": "h100", "graph": "g", "graph_spec": "rmat:scale=8,seed=1",
              "algorithm": "bfs", "variant": "default", "source": 1, "correct": True,
-             "config": c, "time_us": t} for c, t in (("mapping=thread", 9.0),
-                                                     ("mapping=vwarp,w=8", 5.0))]
+             "config": c, "time_us": t} for c, t in (("mapping=thread", 90.0),
+                                                     ("mapping=vwarp,w=8", 50.0))]
     path = tmp_path / "m.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
-    code, _, err = cli(capsys, "calibrate", str(path), "--max-edges", "10", "--out",
+    return str(path)
+
+
+def test_max_edges_needs_edge_counts(tmp_path, capsys):
+    path = _two_rows(tmp_path)
+    code, _, err = cli(capsys, "calibrate", path, "--max-edges", "10", "--out",
                        str(tmp_path / "x.toml"))
     assert code == 2 and "--max-edges needs the graphs' edge counts" in err
 
@@ -377,13 +383,8 @@ def test_tune_verify_json_names_the_measured_winner(tmp_path, capsys):
 def test_a_fit_with_no_more_times_than_free_parameters_is_refused(tmp_path, capsys):
     """Two measured rows had been written as a "fitted" device (RMS 0.020): the scales that
     bind and the graph's offset fit any two times."""
-    rows = [{"device": "h100", "graph": "g", "graph_spec": "rmat:scale=8,seed=1",
-             "algorithm": "bfs", "variant": "default", "source": 1, "correct": True,
-             "config": c, "time_us": t} for c, t in (("mapping=thread", 90.0),
-                                                     ("mapping=vwarp,w=8", 50.0))]
-    path = tmp_path / "m.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), path)
-    code, _, err = cli(capsys, "calibrate", str(path), "--out", str(tmp_path / "x.toml"),
+    path = _two_rows(tmp_path)
+    code, _, err = cli(capsys, "calibrate", path, "--out", str(tmp_path / "x.toml"),
                        "--cache", str(tmp_path / "cache"), "-q")
     assert code == 2 and "the fit is not determined by them" in err
     assert not (tmp_path / "x.toml").exists()
