@@ -206,9 +206,7 @@ def _merge_studies(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     be calibrated)."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
-        key = (r["graph"], r["algorithm"], str(Strategy.parse(str(r["config"]))),
-               r["variant"], r["source"] if r["algorithm"] in SOURCED else None)
-        groups.setdefault(key, []).append(r)
+        groups.setdefault(_measurement(r), []).append(r)
     merged = []
     for copies in groups.values():
         if len(copies) == 1:
@@ -295,6 +293,13 @@ def measured_rows(rows: Sequence[Mapping[str, Any]], what: str) -> list[Measured
     return out
 
 
+def _measurement(r: Mapping[str, Any]) -> tuple:
+    """What one measurement is of: (graph, algorithm, configuration however its knobs are
+    written, variant, source where the algorithm has one)."""
+    return (r["graph"], r["algorithm"], str(Strategy.parse(str(r["config"]))), r["variant"],
+            r["source"] if r["algorithm"] in SOURCED else None)
+
+
 def _refuse_conflicting_copies(rows: Sequence[Mapping[str, Any]], what: str) -> None:
     """Refuse two rows of one (graph, algorithm, configuration, variant, source) with
     different times: copies of one measurement (two sessions appended, a row edited) of
@@ -302,9 +307,7 @@ def _refuse_conflicting_copies(rows: Sequence[Mapping[str, Any]], what: str) -> 
     (``bench/gpu/merge.py``: their minimum or median)."""
     seen: dict[tuple, Mapping[str, Any]] = {}
     for r in rows:
-        key = (r["graph"], r["algorithm"], str(Strategy.parse(str(r["config"]))),
-               r["variant"], r["source"] if r["algorithm"] in SOURCED else None)
-        other = seen.setdefault(key, r)
+        other = seen.setdefault(_measurement(r), r)
         if other is not r and other["time_us"] != r["time_us"]:
             raise ConfigError(
                 f"{what}: {r['graph']} {r['algorithm']} {other['config']!r} variant "

@@ -9,6 +9,7 @@ tuner.cli.measure`` stays without Optuna, Ray and DuckDB."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 JSON_HELP = "print one JSON object"
 GRAPH_FILTER_HELP = "only studies of this graph (its spec, graph id or name)"
@@ -106,3 +107,15 @@ def add_graph_loading(p: argparse.ArgumentParser) -> None:
     """``--max-memory SIZE`` and ``--no-cache``: how a verb that loads a graph loads it."""
     add_max_memory(p)
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk graph cache")
+
+
+def check_writable(probe: Path, refusal: str) -> None:
+    """ConfigError ``refusal`` (with the reason) unless a file can be made at ``probe`` (made
+    and removed): an output found unwritable before the work, not after it."""
+    from simulator.errors import ConfigError
+
+    try:
+        probe.open("w").close()
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"{refusal} ({exc.strerror or exc})") from None

@@ -38,6 +38,7 @@ from tuner.calibration.measurements import load_measured_results
 from tuner.calibration.parts import DEFAULT_CACHE
 from tuner.calibration.parts import simulate_parts
 from tuner.cli.args import add_seed
+from tuner.cli.args import check_writable
 from tuner.seeds import MAX_SEED
 
 EPILOG = """examples:
@@ -282,13 +283,9 @@ def _check_out(out: Path) -> None:
     parent = next(p for p in out.absolute().parents if p.exists())
     if not parent.is_dir():
         raise ConfigError(f"--out {out}: {parent} is not a directory")
-    probe = parent / f".{out.name}.probe-{os.getpid()}"
-    try:  # found out after the whole fit, before
-        probe.open("w").close()
-        probe.unlink()
-    except OSError as exc:
-        raise ConfigError(f"--out {out}: cannot write in {parent} "
-                          f"({exc.strerror or exc})") from None
+    # found out after the whole fit, before
+    check_writable(parent / f".{out.name}.probe-{os.getpid()}",
+                   f"--out {out}: cannot write in {parent}")
     if out.exists():
         try:
             get_device(str(out))

@@ -33,6 +33,7 @@ from tuner.analysis import answers
 from tuner.cli.args import add_filters
 from tuner.cli.args import add_json
 from tuner.cli.args import add_results
+from tuner.cli.args import check_writable
 from tuner.results.configs import config_text
 from tuner.results.damaged import reading
 from tuner.results.location import Location
@@ -236,13 +237,8 @@ def _check_out(out: Path, results: str) -> None:
         if out.absolute().resolve().is_relative_to(root):
             raise ConfigError(f"--out {str(out)!r} is inside the results directory "
                               f"{results!r}; write it elsewhere")
-    probe = out.with_name(f".{out.name}.tmp")
-    try:  # before the query runs, not after (an errno naming the hidden file, exit 1)
-        probe.open("w").close()
-        probe.unlink()
-    except OSError as exc:
-        raise ConfigError(f"--out {str(out)!r}: cannot write there "
-                          f"({exc.strerror or exc})") from None
+    # before the query runs, not after (an errno naming the hidden file, exit 1)
+    check_writable(out.with_name(f".{out.name}.tmp"), f"--out {str(out)!r}: cannot write there")
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from tuner.seeds import MAX_SEED
 from tuner.tuning.progress import rate_text
 from tuner.tuning.progress import study_table
 from tuner.tuning.progress import sweep_table
+from tuner.tuning.runner import OVERDUE_CANCEL_S
 from tuner.tuning.samplers import SAMPLERS
 
 TUNE_EXAMPLES = """examples:
@@ -98,9 +99,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="Ray cluster to use: auto, HOST:PORT or ray://HOST:10001 "
                         "(default: start a local one)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="stop starting trials after S seconds; evaluations still running "
-                        "2 minutes later (or 10x the longest so far) are cancelled and a "
-                        "resume runs them again")
+                   help=f"stop starting trials after S seconds; evaluations still running "
+                        f"{OVERDUE_CANCEL_S:g} s later (or 10x the longest so far) are "
+                        "cancelled and a resume runs them again")
     add_results(p)
     add_json(p, "print the summary as one JSON object instead of the tables")
     bar = p.add_mutually_exclusive_group()
