@@ -92,7 +92,7 @@ def unit_edge_work(indptr, indices, launches, view, strategy, device, segments, 
     launch = launches[0]
     pushing = launch.push is not None and store_lanes is None  # pushes to work out here
     layout = view.layout
-    w, units, per_unit = layout.w, layout.units, layout.per_unit
+    units, per_unit = layout.units, layout.per_unit
     count = partial(unit_transactions, words_per_sector=words, units=units)
     expansion = expand_lanes(indptr, view, strategy, device, segments, ends)
     expanding_slots, expanding_vertices = expansion.slots, expansion.vertices
@@ -139,12 +139,8 @@ def unit_edge_work(indptr, indices, launches, view, strategy, device, segments, 
     if store_lanes.size * _STORES_SORTED_WITH_READS >= group.size:
         storing = np.zeros(group.size, dtype=bool)
         storing[store_lanes] = True
-    # a thread-mapped worklist's lanes read unrelated vertices' neighbours, scrambled
-    scattered = (w == 1 and launch.slots is not None and launch.lookup == "worklist"
-                 and not donated)
     read_sectors = count(group, neighbours, unit_of_step,
-                         unit_sizes=lane_units, marked=storing,
-                         scattered=scattered)
+                         unit_sizes=lane_units, marked=storing)
     store_sectors = store_steps = 0
     if storing is not None:
         read_sectors, store_sectors = read_sectors

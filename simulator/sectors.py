@@ -29,19 +29,11 @@ _LITTLE_ENDIAN = np.dtype(np.int64).byteorder == "=" and np.little_endian
 # 30000 keys 47 against 109 us); one bit short of int32's, so that a unit's start past the
 # last key still fits
 _NARROW_KEY_BITS = 30
-# scattered keys from this many up to the most are counted through a hash table
-# (``_hashed_distinct``), by Knuth's multiplicative hash (the golden ratio times 2**64, odd);
-# more keys sort for less than a table that no cache holds costs (rmat:scale=20's temporal
-# launches of millions of edges: a table of 2**27 slots took the run from 0.8 to 1.5 s)
-_HASHED_FROM = 1 << 12
-_HASHED_UP_TO = 1 << 18
-_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
 def distinct_sectors(
     group: np.ndarray, sector: np.ndarray, unit_of_group: np.ndarray | int,
-    unit_sizes: np.ndarray | None = None, marked: np.ndarray | None = None, *,
-    scattered: bool = False,
+    unit_sizes: np.ndarray | None = None, marked: np.ndarray | None = None,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Distinct (group, sector) pairs per unit: the transactions each warp step issues.
 
@@ -52,19 +44,12 @@ def distinct_sectors(
     search of the sorted keys for where each unit's range starts. ``marked``: a flag per
     element; then also the distinct pairs per unit among the marked elements (the
     transactions of another instruction of those lanes at the same addresses, a store after
-    a load), from the same sort, as a second array of the same length. ``scattered``: the
-    pairs come in no order and mostly once (a thread-mapped worklist's neighbour reads):
-    only those that share a slot of a hash table with another are sorted
-    (``_hashed_distinct``).
+    a load), from the same sort, as a second array of the same length.
     """
     if group.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty if marked is None else (empty, empty)
     bits = int(sector.max()).bit_length()
-    if scattered and _HASHED_FROM <= group.size <= _HASHED_UP_TO:
-        keys = group << bits
-        keys |= sector
-        return _hashed_distinct(keys, bits, group, unit_of_group, unit_sizes, marked)
     # a step indexes unit_of_group, so it is below its size: no pass for the steps' maximum
     last_group = (unit_of_group.size - 1 if isinstance(unit_of_group, np.ndarray)
                   else int(group.max()))
@@ -121,49 +106,6 @@ def distinct_sectors(
     return counts[0] if marked is None else (counts[0], counts[1])
 
 
-def _hashed_distinct(keys: np.ndarray, bits: int, group: np.ndarray,
-                     unit_of_group: np.ndarray | int, unit_sizes: np.ndarray | None,
-                     marked: np.ndarray | None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """``distinct_sectors`` of (group, sector) ``keys`` that come in no order, most of them
-    once: a key alone in its slot of a hash table (some 4-8 slots a key) is alone in the
-    keys too and counts once, unsorted; only the keys that share a slot are sorted, as
-    ``distinct_sectors`` sorts them all. A thread-mapped worklist's scrambled reads (some 1%
-    of them pairs read twice) sort at 16-19 ns a key, this takes 11-15 (USA-road-FLA's
-    temporal BFS: 53 -> 41 ms a run, half of it the table); keys in runs (sweeps) or read
-    several times a step (virtual warps) sort for less than that."""
-    slot_bits = keys.size.bit_length() + 2
-    slot = keys.view(np.uint64) * _HASH_MULTIPLIER
-    slot >>= np.uint64(64 - slot_bits)
-    slot = slot.view(np.int64)
-    shared = np.bincount(slot, minlength=1 << slot_bits)[slot] > 1
-    at = np.flatnonzero(shared)
-    ordered = keys[at]
-    if marked is not None:  # the flag below the pair, as distinct_sectors keys it
-        ordered <<= 1
-        ordered |= marked[at]
-    sort_keys(ordered)
-    pair = ordered >> 1 if marked is not None else ordered
-    first = np.empty(pair.size, dtype=bool)
-    first[:1] = True
-    np.not_equal(pair[1:], pair[:-1], out=first[1:])
-    units = int(_unit_of(np.array([group.max()]), unit_of_group)[0]) + 1
-    shared_unit = _unit_of(pair >> bits, unit_of_group)
-    sizes = (unit_sizes[:units] if unit_sizes is not None
-             else np.bincount(_unit_of(group, unit_of_group), minlength=units))
-    counts = (sizes - np.bincount(shared_unit, minlength=units)
-              + np.bincount(shared_unit[first], minlength=units))
-    if marked is None:
-        return counts
-    last_marked = np.empty(pair.size, dtype=bool)  # a pair with a marked element ends with one
-    last_marked[-1:] = True
-    last_marked[:-1] = first[1:]
-    last_marked &= (ordered & 1).astype(bool)
-    alone_marked = np.flatnonzero(marked & ~shared)
-    marked_counts = (np.bincount(_unit_of(group[alone_marked], unit_of_group), minlength=units)
-                     + np.bincount(shared_unit[last_marked], minlength=units))
-    return counts, marked_counts
-
-
 def _unit_of(group: np.ndarray, unit_of_group: np.ndarray | int) -> np.ndarray:
     """Each of some warp steps' unit (see ``distinct_sectors``)."""
     if isinstance(unit_of_group, int | np.integer):
@@ -213,13 +155,12 @@ def unit_transactions(
     units: int,
     unit_sizes: np.ndarray | None = None,
     marked: np.ndarray | None = None,
-    scattered: bool = False,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Transactions per warp unit of one memory instruction: lanes' 32-bit word indices,
     grouped by warp step, counted as distinct sectors (see ``distinct_sectors``; with
     ``marked``, also those of the marked lanes)."""
     counts = distinct_sectors(group, sector_of(word_index, words_per_sector), unit_of_group,
-                              unit_sizes, marked, scattered=scattered)
+                              unit_sizes, marked)
     if marked is None:
         return padded_counts(counts, units)
     return padded_counts(counts[0], units), padded_counts(counts[1], units)

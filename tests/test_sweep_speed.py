@@ -317,30 +317,25 @@ def _assert_plain_count(group, sector, unit_of_step, units):
     want = plain(group, sector)
     marked = np.random.default_rng(group.size).random(group.size) < 0.3
     want_marked = plain(group[marked], sector[marked])
-    for scattered in False, True:  # sorted, or through a hash table (where enough keys)
-        got = sectors.distinct_sectors(group.copy(), sector, unit_of_step, scattered=scattered)
+    got = sectors.distinct_sectors(group.copy(), sector, unit_of_step)
+    assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
+    for unit_sizes in None, np.bincount(unit_of_step[group], minlength=units):
+        got, got_marked = sectors.distinct_sectors(group.copy(), sector, unit_of_step,
+                                                   unit_sizes, marked=marked)
+        assert got.size == got_marked.size
         assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
-        for unit_sizes in None, np.bincount(unit_of_step[group], minlength=units):
-            got, got_marked = sectors.distinct_sectors(group.copy(), sector, unit_of_step,
-                                                       unit_sizes, marked=marked,
-                                                       scattered=scattered)
-            assert got.size == got_marked.size
-            assert got.tolist() == want[: got.size].tolist() and not want[got.size :].any()
-            assert got_marked.tolist() == want_marked[: got.size].tolist()
+        assert got_marked.tolist() == want_marked[: got.size].tolist()
 
 
 @pytest.mark.parametrize("range_count_from,running_count_from",
                          [(0, 0.0), (0, float("inf")), (1 << 16, 0.0)])
-@pytest.mark.parametrize("hashed_from", [0, 1 << 40])
 def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from,
-                                                running_count_from, hashed_from):
+                                                running_count_from):
     """Distinct (step, sector) pairs per unit against a plain count, units without a step
     (no steps, or no element) included, for both forms of the step-to-unit map and every
-    way of counting (compressed keys, ranges by a running count or by a reduceat; scattered
-    keys through a hash table, whose slots many keys share at this size)."""
+    way of counting (compressed keys, ranges by a running count or by a reduceat)."""
     monkeypatch.setattr(sectors, "_RANGE_COUNT_FROM", range_count_from)
     monkeypatch.setattr(sectors, "_RUNNING_COUNT_UNITS_PER_KEY", running_count_from)
-    monkeypatch.setattr(sectors, "_HASHED_FROM", hashed_from)
     rng = np.random.default_rng(5)
     steps_per_unit = rng.integers(0, 4, 50)
     unit_of_step = np.repeat(np.arange(50), steps_per_unit)
@@ -348,12 +343,11 @@ def test_distinct_sectors_counts_pairs_per_unit(monkeypatch, range_count_from,
     sector = rng.integers(0, 40, 3000)
     _assert_plain_count(group, sector, unit_of_step, 50)
     _assert_plain_count(group, rng.integers(0, 10**6, 3000), unit_of_step, 50)  # most once
-    for scattered in False, True:
-        got = sectors.distinct_sectors(group.copy(), sector, 3, scattered=scattered)
-        want = np.zeros(got.size, dtype=np.int64)
-        for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
-            want[g // 3] += 1
-        assert got.tolist() == want.tolist()
+    got = sectors.distinct_sectors(group.copy(), sector, 3)
+    want = np.zeros(got.size, dtype=np.int64)
+    for g, _ in set(zip(group.tolist(), sector.tolist(), strict=True)):
+        want[g // 3] += 1
+    assert got.tolist() == want.tolist()
 
 
 def test_members_by_search_or_table():
