@@ -25,7 +25,6 @@ from simulator.sectors import unit_transactions
 from simulator.slot_views import SlotView
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
-from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import stable_order
 from simulator.strategy import Strategy
@@ -100,7 +99,7 @@ def unit_edge_work(indptr, indices, launches, view, strategy, device, segments, 
     simd_steps, group = lanes.steps, lanes.group
     donated = expansion.donating is not None and bool(expansion.donating.any())
     neighbours = indices.take(edges)  # the graph's index type (int32): half the bytes to move
-    unit_of_step = repeat_runs(np.arange(units), simd_steps)
+    unit_of_step = np.repeat(np.arange(units), simd_steps)
     # lanes stay in their slot's unit, but for donated ones
     unit_edges = np.bincount(expanding_slots // per_unit, weights=degree,
                              minlength=units).astype(np.int64)

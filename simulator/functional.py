@@ -21,7 +21,6 @@ from simulator.graph import FLOAT32_MAX
 from simulator.graph import Graph
 from simulator.graph import is_graph
 from simulator.sorted_runs import distinct_ids
-from simulator.sorted_runs import repeat_runs
 
 ALGORITHMS = ("bfs", "sssp", "pagerank", "cc")
 T = TypeVar("T")
@@ -130,8 +129,8 @@ def edge_ids(indptr: np.ndarray, vertices: np.ndarray, *, with_local: bool = Fal
         # positions within a list as int32 where they fit: half the bytes to move
         narrow = np.int32 if total < np.iinfo(np.int32).max else np.int64
         local = np.arange(total, dtype=narrow)
-        local -= repeat_runs(offsets.astype(narrow), lengths, total)
-        edges = repeat_runs(starts, lengths, total)
+        local -= np.repeat(offsets.astype(narrow), lengths)
+        edges = np.repeat(starts, lengths)
         edges += local
         return edges, local
     running = np.arange(total, dtype=np.int64)

@@ -13,7 +13,6 @@ import numpy as np
 from simulator.sectors import ceil_div
 from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
-from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import stable_order
 
 if TYPE_CHECKING:  # the mappings import this module, and Strategy imports them
@@ -110,7 +109,7 @@ def lockstep_lanes(expanding_slots, degree, local, layout, want_lanes):
     slot_steps = ceil_div(degree, w)
     position = position_of(expanding_slots, per_unit, c)
     position_base, simd_steps = lockstep_steps(slot_steps, layout, position)
-    group = repeat_runs(position_base[position], degree, local.size)
+    group = np.repeat(position_base[position], degree)
     group += floor_div(local, w)
     lane = None
     if want_lanes:
@@ -199,7 +198,7 @@ def donating_lanes(expanding_slots, degree, local, unit_block, block_size, thres
     simd_steps = own_steps + drain_rounds[unit_block]
     step_base = np.zeros(units, dtype=np.int64)
     np.cumsum(simd_steps[:-1], out=step_base[1:])
-    group = repeat_runs(step_base[slot_unit], degree, local.size)
+    group = np.repeat(step_base[slot_unit], degree)
     group += local  # a kept edge: its thread's own step
     lane = np.repeat(expanding_slots % warp_size, degree) if want_lanes else None
     given = given_group = None

@@ -23,33 +23,6 @@ _PAIRS_STRIDE = 17  # odd: no aliasing with runs of a power-of-two length (warp 
 _PACKED_SORT_FROM = 800
 
 
-# np.repeat copies each value by a loop of its own: on short counts of varying length (a road
-# graph's degrees) it mispredicts its way to 2.4-3.2 ns an element it writes, where a running
-# sum of the values' differences, each placed at its run's start, takes 1.1-1.9 (counts of 1.3
-# to 12 on average; about equal at 1.1 and 20, np.repeat ahead beyond)
-_RUNNING_REPEAT_COUNTS = (1.2, 12.0)
-_RUNNING_REPEAT_FROM = 2048
-
-
-def repeat_runs(values: np.ndarray, counts: np.ndarray, total: int | None = None
-                ) -> np.ndarray:
-    """``np.repeat(values, counts)`` of 1-D integer ``values`` (``total``: the counts' sum,
-    where known): where the counts are all positive and a few each on average, as a running
-    sum of the differences between consecutive values, else by ``np.repeat``."""
-    if total is None:
-        total = int(counts.sum())
-    low, high = _RUNNING_REPEAT_COUNTS
-    if (values.size < _RUNNING_REPEAT_FROM or values.dtype.kind not in "iu"
-            or not low * values.size <= total <= high * values.size or counts.min() < 1):
-        return np.repeat(values, counts)
-    out = np.zeros(total, dtype=values.dtype)
-    starts = np.cumsum(counts[:-1])
-    # differences wrap around where they overflow, and the running sum wraps back
-    out[starts] = values[1:] - values[:-1]
-    out[0] = values[0]
-    return np.cumsum(out, out=out)
-
-
 def sort_keys(keys: np.ndarray) -> None:
     """Sort integer ``keys`` in place by whichever of timsort and numpy's default sort their
     order favours (equal keys are indistinguishable, so either gives the same array)."""

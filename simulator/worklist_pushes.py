@@ -28,7 +28,6 @@ from simulator.sectors import floor_div
 from simulator.slot_views import full_view
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import first_of_each
-from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import stable_order
 from simulator.strategy import Strategy
 from simulator.timing import resident_warps
@@ -85,7 +84,7 @@ def who_pushes_what(launch, store_lanes, group, unit_of_step, edges, neighbours,
             thread = expanding_slots[np.searchsorted(np.cumsum(degree), lane_position[lanes],
                                                      side="right")]
         elif lanes.size * 10 >= edges.size:  # many: each lane's slot by a repeat of them all
-            thread = repeat_runs(expanding_slots, degree, edges.size)[lanes]
+            thread = np.repeat(expanding_slots, degree)[lanes]
         else:
             thread = expanding_slots[np.searchsorted(np.cumsum(degree), lanes, side="right")]
     push_unit = unit_of_step[lane_group]

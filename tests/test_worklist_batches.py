@@ -23,7 +23,6 @@ from simulator.layout import task_layout
 from simulator.layout import worklist_layouts
 from simulator.result import METRICS
 from simulator.sorted_runs import lexicographic_order
-from simulator.sorted_runs import repeat_runs
 from simulator.sorted_runs import scattered_order
 from simulator.sorted_runs import stable_order
 from simulator.strategy import Strategy
@@ -226,25 +225,6 @@ def test_stable_order_is_numpys_stable_argsort(size, high):
     assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
     bits = max(high - 1, 0).bit_length()
     assert np.array_equal(scattered_order(keys, bits), np.argsort(keys, kind="stable"))
-
-
-@pytest.mark.parametrize("dtype", [np.int16, np.int32, np.uint32, np.int64])
-def test_repeat_runs_is_numpys_repeat(monkeypatch, dtype):
-    """By running sums (counts a few each on average: values across their dtype's whole
-    range, so that differences wrap around) or by np.repeat (a zero count, counts of one or
-    of hundreds, few values), the same array."""
-    monkeypatch.setattr(sorted_runs, "_RUNNING_REPEAT_FROM", 16)
-    rng = np.random.default_rng(np.dtype(dtype).itemsize)
-    info = np.iinfo(dtype)
-    for mean, size in ((3, 500), (1.5, 40), (8, 3000), (1, 100), (300, 50), (3, 10), (3, 0)):
-        counts = 1 + rng.poisson(mean - 1, size)
-        values = rng.integers(info.min, info.max, size, endpoint=True).astype(dtype)
-        for zero in (False, True):
-            if zero and size:
-                counts[size // 2] = 0
-            got = repeat_runs(values, counts)
-            assert got.dtype == dtype and np.array_equal(got, np.repeat(values, counts))
-            assert np.array_equal(repeat_runs(values, counts, int(counts.sum())), got)
 
 
 @pytest.mark.parametrize("highs", [(4, 50, 1 << 32), (1 << 30, 1 << 30, 1 << 10), (3,),
