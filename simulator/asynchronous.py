@@ -50,6 +50,7 @@ from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
 from simulator.sorted_runs import first_of_each
+from simulator.sorted_runs import run_index
 from simulator.sorted_runs import run_minima
 from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import stable_order
@@ -366,7 +367,7 @@ class AsynchronousLowering:
         key = lowering_targets.astype(np.int64) * (read_keys.size + 1) + landing
         by_target = stable_order(key)
         firsts = run_starts(key.take(by_target))
-        run_of = np.cumsum(firsts) - 1
+        run_of = run_index(firsts)
         starts = np.flatnonzero(firsts)
         ordered_candidate = lowering_candidate.take(by_target)
         lowest = run_minima(ordered_candidate, starts, run_of)
@@ -531,7 +532,7 @@ class AsynchronousLowering:
         new_wave = np.empty(count, dtype=bool)
         new_wave[:1] = True
         np.not_equal(wave_of[1:], wave_of[:-1], out=new_wave[1:])
-        wave_index = np.cumsum(new_wave) - 1
+        wave_index = run_index(new_wave)
         waves = int(wave_index[-1]) + 1 if count else 0
         offsets = np.cumsum(lengths) - lengths
         owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
@@ -761,7 +762,7 @@ def later_steps_see_earlier(step: np.ndarray, targets: np.ndarray,
     group_start = np.ones(order.size, dtype=bool)
     group_start[1:] = key[1:] != key[:-1]
     starts = np.flatnonzero(group_start)
-    group_of = np.cumsum(group_start) - 1
+    group_of = run_index(group_start)
     group_min = run_minima(value, starts, group_of)
     target = key[starts] // span
     earlier = np.full(starts.size, np.inf, dtype=np.float64)

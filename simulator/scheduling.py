@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.sorted_runs import run_index
 from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import stable_order
 
@@ -152,7 +153,7 @@ def whole_cycle_schedules(
     position = listed - rounds * slots
     # each listed item's round among its schedule's rounds holding one
     new_round = run_starts(sweep * (full + 1) + rounds)
-    group = np.cumsum(new_round) - 1
+    group = run_index(new_round)
     first_group = np.zeros(listed.size, dtype=np.int64)
     starts = run_starts(sweep)
     first_group[starts] = group[starts]

@@ -18,6 +18,7 @@ from simulator.sectors import ceil_div
 from simulator.sorted_runs import compressed
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import member_mask
+from simulator.sorted_runs import run_index
 from simulator.sorted_runs import run_starts
 from simulator.strategy import Strategy
 
@@ -98,7 +99,7 @@ def _active_units(indptr: np.ndarray, sweeps: list[np.ndarray], layout: TaskLayo
     if act.size and bool((act_unit[1:] >= act_unit[:-1]).all()):  # each unit's run
         new_unit = run_starts(act_unit)
         unit_keys = compressed(act_unit, new_unit).astype(np.int64, copy=False)
-        unit_of = np.cumsum(new_unit) - 1
+        unit_of = run_index(new_unit)
     else:
         unit_keys = (distinct(act_unit).astype(np.int64, copy=False) if act.size
                      else np.zeros(1, dtype=np.int64))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.sorted_runs import run_index
 from simulator.sorted_runs import stable_order
 
 # The chance that a race between warps loses its lowest store (see the module docstring).
@@ -76,7 +77,7 @@ def surviving_stores(targets: np.ndarray, steps: np.ndarray, warps: np.ndarray,
     group_start = np.ones(t.size, dtype=bool)
     group_start[1:] = (t[1:] != t[:-1]) | (s[1:] != s[:-1])
     starts = np.flatnonzero(group_start)
-    group_of = np.cumsum(group_start) - 1
+    group_of = run_index(group_start)
     ends = np.append(starts[1:], t.size)
     last_warp = w[ends - 1]
     several = w[starts] != last_warp

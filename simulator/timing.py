@@ -20,6 +20,7 @@ from simulator.scheduling import whole_cycle_schedules
 from simulator.sectors import WORD_BYTES
 from simulator.sectors import ceil_div
 from simulator.sorted_runs import distinct
+from simulator.sorted_runs import run_index
 from simulator.sorted_runs import run_maxima
 from simulator.sorted_runs import run_numbers
 from simulator.sorted_runs import run_sums
@@ -543,7 +544,7 @@ def sparse_sweeps_cycles(
                 # a unit with work is no faster than without: a block's slowest unit is its
                 # slowest clean one or its slowest unit with work
                 block_rows = np.take(clean.items, dirty, axis=1)
-                block_of_unit = np.cumsum(first) - 1
+                block_of_unit = run_index(first)
                 block_rows[1:] += run_sums(rows[1:] - clean_rows[1:], block_of_unit,
                                            dirty.size)
                 np.maximum.at(block_rows[0], block_of_unit, rows[0])
@@ -553,7 +554,7 @@ def sparse_sweeps_cycles(
                 real = members < clean.units.shape[1]
                 block_rows = np.zeros((4, members.size))
                 block_rows[:, real] = np.take(clean.units, members[real], axis=1)
-                block_rows[:, (np.cumsum(first) - 1) * per_item + units % per_item] = rows
+                block_rows[:, run_index(first) * per_item + units % per_item] = rows
                 rows = reduce_items(block_rows.reshape(4, dirty.size, per_item))
         finish, per_sm = _scheduled_sweeps(clean, dirty, item_segments, rows, slots, sms)
         latency = finish.reshape(sweeps, -1, sms).max(axis=1)
