@@ -472,6 +472,7 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
     if line is None:
         raise GraphError(f"{label}: empty graph: no edge lines in the file")
     if commas and _is_header(line):
+        _check_header(line, first_line, label)
         start += len(line) + 1
         first_line += 1
     tokens = _tokenise(data, start, first_line, label, comments=b"#%", commas=commas)
@@ -488,6 +489,25 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
             raise _no_weights(label, "the edge lines have no third (weight) column")
         weights = _weights(rows[:, 2], lines, label)
     return EdgeList(src, dst, n, weights, lines=lines)
+
+
+# column names that say a CSV's first two columns are not its edges' ends
+_NOT_ENDPOINTS = {"", "weight", "weights", "w", "cost", "distance", "length", "index", "id"}
+
+
+def _check_header(line: bytes, number: int, label: str) -> None:
+    """Refuse a CSV header whose first two columns are not the edges' ends (read by
+    position, they would be taken as such): an unnamed index column first, as pandas'
+    ``to_csv`` writes it, or a weight column."""
+    fields = line.split(b",") if b"," in line else line.split()
+    names = [f.strip().strip(b"\"'").decode(errors="replace").lower() for f in fields[:2]]
+    if len(names) == 2 and not set(names) & _NOT_ENDPOINTS:
+        return
+    shown = line.decode(errors="replace").strip()[:80]
+    raise GraphError(
+        f"{label}: line {number}: the header {shown!r} does not start with the source and "
+        "target columns, which are read by position (src,dst[,weight]); write the file "
+        "with those first (pandas: to_csv(index=False))")
 
 
 def _is_header(line: bytes) -> bool:

@@ -194,6 +194,23 @@ def test_a_numeric_first_csv_line_is_data_not_a_header(tmp_path) -> None:
     assert g.m == 4 and sorted(g.weights.tolist()) == [1, 1, 5, 5]
 
 
+@pytest.mark.parametrize("header", [",source,target", "weight,src,dst", "w src dst"])
+def test_a_csv_header_not_starting_with_the_edges_ends_is_refused(tmp_path, header) -> None:
+    """Columns are read by position: pandas' index column had been read as the sources (4
+    vertices loaded as 6, the targets as weights under weights=file)."""
+    sep = " " if " " in header else ","
+    rows = "".join(sep.join(map(str, r)) + "\n" for r in ((0, 1, 2), (1, 2, 3), (2, 3, 0)))
+    path = write(tmp_path, "pd.csv", f"{header}\n{rows}")
+    with pytest.raises(GraphError, match="does not start with the source and target"):
+        load_graph(f"file:{path}", cache=False)
+
+
+@pytest.mark.parametrize("header", ["node_1,node_2", '"src","dst",weight', "from,to"])
+def test_a_csv_header_naming_the_ends_first_is_read(tmp_path, header) -> None:
+    path = write(tmp_path, "ok.csv", f"{header}\n0,1,4\n1,2,5\n")
+    assert edge_set(load_graph(f"file:{path}", cache=False)) == undirected([(0, 1), (1, 2)])
+
+
 @pytest.mark.parametrize("sep", [" ", ","])
 def test_ids_beyond_2_53_stay_exact_beside_float_weights(tmp_path, sep: str) -> None:
     big = 2**53
