@@ -33,8 +33,10 @@ from simulator.loaders import read_npz
 from simulator.loaders import read_npz_meta
 from simulator.loaders import save_npz
 
-CACHE_VERSION = 3  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
-# tab-separated .csv keeps its first line, CR-only line endings part lines
+CACHE_VERSION = 4  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
+# tab-separated .csv keeps its first line, CR-only line endings part lines; 4: a .csv whose
+# header does not start with the edges' ends is refused (pandas' index column had been read
+# as the sources)
 CACHE_ENV = "WARPSWEEP_CACHE_DIR"
 KEY_META = "cache_key"  # the key an entry was written under, in its metadata
 # Generated graphs are cached from this many generated edges on (smaller ones are faster
@@ -133,10 +135,10 @@ def cache_path(spec: GraphSpec, key: str | None = None) -> Path | None:
     return cache_dir() / f"{name}-{key}.npz"
 
 
-def load_cached(spec: GraphSpec) -> Graph | None:
+def load_cached(spec: GraphSpec, key: str | None = None) -> Graph | None:
     """The cached graph of ``spec``, or None when there is no readable entry written under
-    its key."""
-    key = cache_key(spec)
+    its key (``key``: ``cache_key(spec)``, where the caller took it)."""
+    key = key or cache_key(spec)
     if key is None:
         return None
     path = cache_path(spec, key)
@@ -159,11 +161,15 @@ def load_cached(spec: GraphSpec) -> Graph | None:
     return graph
 
 
-def store(spec: GraphSpec, graph: Graph) -> Path | None:
-    """Write ``graph`` as ``spec``'s entry; None (and no error) if the cache is not writable."""
-    key = cache_key(spec)
-    if key is None:
+def store(spec: GraphSpec, graph: Graph, key: str | None = None) -> Path | None:
+    """Write ``graph`` as ``spec``'s entry; None (and no error) if the cache is not writable.
+    ``key``: ``cache_key(spec)`` taken before the graph was read; where the file has changed
+    since (replaced while it was parsed), nothing is written: the entry would file the old
+    graph under the new file's key, served for good."""
+    now = cache_key(spec)
+    if now is None or (key is not None and key != now):
         return None
+    key = now
     path = cache_path(spec, key)
     _remove_abandoned_writes(path.parent)
     try:

@@ -33,13 +33,14 @@ def load_graph(spec: str | GraphSpec, *, cache: bool = True) -> Graph:
     parsed = parse_spec(spec)
     check_spec(parsed)
     use_cache = cache and graph_cache.should_cache(parsed)
-    if use_cache:
-        cached = graph_cache.load_cached(parsed)
+    key = graph_cache.cache_key(parsed) if use_cache else None
+    if key is not None:
+        cached = graph_cache.load_cached(parsed, key)
         if cached is not None:
             return cached
     graph = build_graph(parsed)
-    if use_cache:
-        graph_cache.store(parsed, graph)
+    if key is not None:  # under the key of the file as it was before it was read
+        graph_cache.store(parsed, graph, key)
     return graph
 
 

@@ -22,6 +22,7 @@ word (``feature_counter_cost``); the host reads those words in the round trip it
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -312,6 +313,7 @@ def _check_node(node: Any, k: int) -> None:
 
 
 _LOADED: dict[tuple[str, float], Policy] = {}
+_DIGESTS: dict[tuple[str, float], str] = {}  # each loaded version's content digest
 
 
 # the shipped policies (``policies/``, named relatively by search_spaces/policy.yaml)
@@ -330,6 +332,17 @@ def policy_file(path: str | Path) -> Path:
 
 def load_policy(path: str | Path) -> Policy:
     """The policy of a file (kept while the file is unchanged), found by ``policy_file``."""
+    return _loaded(path)[0]
+
+
+def policy_digest(path: str | Path) -> str:
+    """The content digest (sha256, 16 hex digits) of the policy file ``path`` names, as
+    ``load_policy`` reads it: a study's key names its policies by it."""
+    return _loaded(path)[1]
+
+
+def _loaded(path: str | Path) -> tuple[Policy, str]:
+    """A policy file's policy and content digest, read once per version of the file."""
     path = policy_file(path)
     try:
         key = (str(path.resolve()), path.stat().st_mtime)
@@ -337,19 +350,21 @@ def load_policy(path: str | Path) -> Policy:
         raise ConfigError(f"policy file {str(path)!r} does not exist") from None
     if key not in _LOADED:
         try:
-            doc = json.loads(path.read_text())
+            data = path.read_bytes()
+            doc = json.loads(data)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"policy file {str(path)!r} is not readable JSON ({exc})"
                               ) from None
         except RecursionError:  # a tree nested thousands deep: no policy (a traceback)
             raise ConfigError(f"policy file {str(path)!r} is nested too deeply") from None
+        _DIGESTS[key] = hashlib.sha256(data).hexdigest()[:16]
         try:
             _LOADED[key] = Policy.from_json(doc)
         except ConfigError as exc:
             raise ConfigError(f"policy file {str(path)!r}: {exc}") from None
         except RecursionError:
             raise ConfigError(f"policy file {str(path)!r} is nested too deeply") from None
-    return _LOADED[key]
+    return _LOADED[key], _DIGESTS[key]
 
 
 def strategy_policy(strategy: Strategy, algorithm: str | None = None) -> Policy:

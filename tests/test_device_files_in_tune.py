@@ -110,3 +110,23 @@ def test_the_device_travels_as_fields_not_as_a_path(tmp_path):
     assert spec.device_model == dataclasses.replace(
         get_device("h100"), name="h100-slow",
         launch_overhead_us=get_device("h100").launch_overhead_us * 4.0)
+
+
+def test_check_names_one_device_name_with_two_sets_of_fields(tmp_path, capsys):
+    """Two runs side by side (or one killed before its rows were written) passed the guard,
+    which reads the rows on disk once: `best` then ranked two models as one device."""
+    import shutil
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for sub, factor in (("a", 2.0), ("b", 3.0)):
+        api.tune(GRAPH, "bfs", device=str(slow_h100(tmp_path / sub, factor=factor)),
+                 trials=2, sources=1, results=str(tmp_path / f"r{sub}"))
+    assert main(["check", str(tmp_path / "ra")]) == 0
+    for f in (tmp_path / "rb" / "trials").rglob("*.parquet"):  # as the race leaves them
+        target = tmp_path / "ra" / f.relative_to(tmp_path / "rb")
+        shutil.copy(f, target.with_name(f"b-{target.name}"))
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "ra")]) == 1
+    out = capsys.readouterr().out
+    assert "device 'h100-slow': rows simulated with 2 sets of device fields" in out

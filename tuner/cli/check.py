@@ -35,6 +35,7 @@ from tuner.results.damaged import body_problem
 from tuner.results.location import Location
 from tuner.results.measured import measured_files
 from tuner.results.records import TrialRecord
+from tuner.results.records import told_other_values
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import PARAM_PREFIX
 from tuner.results.schema import QUARANTINE
@@ -144,6 +145,7 @@ def check(results: str, repair: bool = False) -> Report:
     _check_reference_rows(loc, tables, report)
     journal_models = _check_journals(loc, tables, report, repair)
     _check_study_models(loc, tables, report, journal_models)
+    _check_device_meanings(loc, tables, report)
     _check_graph_rows(loc, tables, report)
     return report
 
@@ -194,6 +196,27 @@ def _check_study_models(loc: Location, tables: dict[str, pa.Table], report: Repo
                 f"study {study}: its rows were computed under {len(found)} cost model(s), "
                 f"{named}{journal}: a study is of one model (set the other model's files "
                 "aside, or tune it into another --results)")
+
+
+def _check_device_meanings(loc: Location, tables: dict[str, pa.Table],
+                           report: Report) -> None:
+    """One meaning a device name: two device files of one name with other fields (runs side
+    by side, or one killed before its rows were written) would be ranked as one device's."""
+    digests: dict[str, dict[str, str]] = {}
+    for f, t in tables.items():
+        if f.startswith(loc.path(TRIALS) + "/") and "device_digest" in t.column_names:
+            device = f.partition("/device=")[2].split("/", 1)[0]  # the name is the partition's
+            for digest, study in zip(t.column("device_digest").to_pylist(),
+                                     t.column("study_key").to_pylist(), strict=True):
+                if digest is not None:
+                    digests.setdefault(device, {}).setdefault(digest, study)
+    for device, found in sorted(digests.items()):
+        if len(found) > 1:
+            named = ", ".join(f"{d} (study {k})" for d, k in sorted(found.items()))
+            report.problems.append(
+                f"device {device!r}: rows simulated with {len(found)} sets of device fields, "
+                f"{named}: one name is one device in a results directory (move one set's "
+                "studies to another --results, or name its device file otherwise)")
 
 
 def _check_partitions(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
@@ -492,6 +515,19 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             record = TrialRecord.from_json(rec)
             if record_fingerprint(record) != fp:
                 disagree[(role, ident)] = (name, record)
+        misread = [f"trial {n}" for n, t in trials.items() if "record" in t.user_attrs
+                   and told_other_values(t, TrialRecord.from_json(t.user_attrs["record"]))]
+        if misread:
+            problem = (f"Optuna's values for {len(misread)} trial(s) ({', '.join(misread[:5])}"
+                       f"{', ...' if len(misread) > 5 else ''}) are not what their records "
+                       "say was told (the journal edited): the sampler would read them")
+            if repair:
+                report.repaired.append(f"{path}: {problem}; moved to "
+                                       f"{_quarantine(loc, path)} (the next run rebuilds it "
+                                       "from the rows)")
+            else:
+                report.problems.append(f"{path}: {problem}")
+            continue
         lost = [TrialRecord.from_json(t.user_attrs["record"]) for n, t in trials.items()
                 if "record" in t.user_attrs and t.state.is_finished()
                 and ("trial", n) not in rows]

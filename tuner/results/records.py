@@ -132,3 +132,15 @@ class TrialRecord:
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(TrialRecord))
+
+
+def told_other_values(trial: Any, record: TrialRecord) -> bool:
+    """Whether a finished Optuna ``trial`` holds other values than its ``record`` (what was
+    told for it): the sampler, ``optuna.load_study`` and the dashboard read the former, the
+    rows and ``check`` the latter, so an edited journal would mislead only those."""
+    if not trial.state.is_finished():
+        return False
+    if record.values is None:
+        return trial.values is not None
+    return trial.values is None or [float(v) for v in trial.values] != [
+        float(v) for v in record.values]

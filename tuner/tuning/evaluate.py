@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from simulator.errors import GraphError
 from simulator.errors import WarpsweepError
 from tuner.env import hostname
 from tuner.env import model_digest
@@ -54,6 +55,7 @@ class Outcome:
     worker: str = ""
     node_id: str | None = None
     model: str = ""  # the model digest of the code that evaluated it ("" : not told)
+    policy: str = ""  # the content digest of the policy file it ran ("": none, or not told)
 
 
 def graph_slug(spec: str) -> str:
@@ -94,8 +96,11 @@ class SimulatorBackend:
     """Evaluations by the warpsweep simulator."""
 
     def prepare(self, spec: str, algorithm: str, n_sources: int, seed: int,
-                want_features: bool) -> tuple[Any, dict[int | None, Any], GraphMeta]:
-        """Load the graph and compute the functional run of every source, once per study."""
+                want_features: bool, content: str = "") -> tuple[Any, dict[int | None, Any],
+                                                                 GraphMeta]:
+        """Load the graph and compute the functional run of every source, once per study;
+        ``content``: the digest the driver took of the graph (GraphError where the graph
+        read here is another: its file replaced since)."""
         from simulator import functional_run
         from simulator import load_graph
         from simulator.functional import default_source
@@ -103,6 +108,7 @@ class SimulatorBackend:
         t0 = time.perf_counter()
         try:
             graph = load_graph(spec)
+            check_same_graph(spec, content)
             if algorithm in SOURCE_ALGORITHMS:
                 sources = choose_sources(graph.degrees, n_sources, seed, default_source(graph))
                 runs = {s: functional_run(graph, algorithm, s) for s in sources}
@@ -143,7 +149,37 @@ class SimulatorBackend:
         except Exception as exc:  # a failed trial, recorded with its reason; the study goes on
             metrics, spread, error = None, {}, f"{type(exc).__name__}: {exc}"
         return Outcome(metrics, spread, error, time.perf_counter() - t0, hostname(),
-                       ray_node_id(), model_digest())
+                       ray_node_id(), model_digest(), _policy_ran(config))
+
+
+def check_same_graph(spec: str, content: str) -> None:
+    """GraphError where ``spec``'s graph is no longer the one of digest ``content`` (its file
+    replaced after the driver read it: rows filed under the old graph would hold the new)."""
+    if not content:
+        return
+    from simulator.graph_cache import content_digest
+    from simulator.graph_spec import parse_spec
+
+    parsed = parse_spec(spec)
+    now = content_digest(parsed)
+    if now != content:
+        raise GraphError(
+            f"graph file {parsed.params.get('path', spec)!r} changed while this run used it "
+            f"(content {content} when the run began, {now} now): nothing computed on it is "
+            "recorded; run the command again once it stays as it is (a changed file is a new "
+            "study)")
+
+
+def _policy_ran(config: dict[str, Any]) -> str:
+    """The content digest of the policy file ``config`` runs, as this worker read it."""
+    if not config.get("policy"):
+        return ""
+    from simulator.policy import policy_digest
+
+    try:
+        return policy_digest(config["policy"])
+    except WarpsweepError:  # no file to read: the trial failed saying so
+        return ""
 
 
 def _features(graph: Any) -> dict[str, Any] | None:

@@ -326,7 +326,8 @@ class Runner:
                 self._study_graphs.setdefault(study, set()).add(graph)
         if not self._study_graphs.get(key, set()) - self.store.graph_ids() - {None, ""}:
             return
-        args = (spec.graph, spec.algorithm, spec.n_sources(), spec.seed, True)
+        args = (spec.graph, spec.algorithm, spec.n_sources(), spec.seed, True,
+                spec.graph_content)
         meta: GraphMeta = self.executor.result(
             self.executor.call(self.backend.prepare, *args, num_returns=3)[2])
         if meta.error is None:
@@ -339,7 +340,8 @@ class Runner:
         if prep is None:
             want_features = True
             prep = self._start_prepare((run.spec.graph, run.spec.algorithm,
-                                        run.spec.n_sources(), run.spec.seed, want_features))
+                                        run.spec.n_sources(), run.spec.seed, want_features,
+                                        run.spec.graph_content))
             self.stats.prepares += 1
             self._preps[key] = prep
             self._inflight[prep.futures[2]] = ("prep", prep)
@@ -387,6 +389,7 @@ class Runner:
     def _finish_job(self, job: Job, outcome: Outcome) -> None:
         """Record one trial's outcome (its row, then its journal entry) and count it."""
         refuse_other_model(outcome.model, _worker_named(outcome))
+        job.run.refuse_changed_policy(job.config, outcome.policy)
         self._longest_eval_s = max(self._longest_eval_s, outcome.wall_s)
         self.stats.evaluations += 1
         self.stats.busy_s += outcome.wall_s

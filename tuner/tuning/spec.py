@@ -164,8 +164,9 @@ class StudySpec:
         """Sources actually used (1 for algorithms without one)."""
         return self.sources if self.algorithm in SOURCE_ALGORITHMS else 1
 
-    def key(self, space: SearchSpace) -> str:
-        """Stable study key: readable parts plus a hash of everything that defines the study."""
+    def key(self, space: SearchSpace, policies: dict[str, str] | None = None) -> str:
+        """Stable study key: readable parts plus a hash of everything that defines the study
+        (``policies``: the space's ``policy_digests``, where the caller took them already)."""
         ident = {
             "graph": self.graph.strip(), "graph_content": self.graph_content,
             "algorithm": self.algorithm, "device": self.device,
@@ -173,7 +174,8 @@ class StudySpec:
             "sources": self.n_sources(),
             "source_seed": self.seed if self.n_sources() > 1 else None,
         }
-        policies = policy_digests(space)
+        if policies is None:
+            policies = policy_digests(space)
         if policies:  # a policy file retrained or edited: another study, as a space file
             ident["policy_files"] = policies
         fields = self.device_digest

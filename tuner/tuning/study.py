@@ -38,6 +38,7 @@ from tuner.results.journal import DriverJournal
 from tuner.results.journal import UnreadableJournal
 from tuner.results.location import Location
 from tuner.results.records import TrialRecord
+from tuner.results.records import told_other_values
 from tuner.results.store import ConflictError
 from tuner.results.store import record_fingerprint
 from tuner.tuning.evaluate import GraphMeta
@@ -51,6 +52,7 @@ from tuner.tuning.spec import Objective
 from tuner.tuning.spec import StudySpec
 from tuner.tuning.spec import StudySummary
 from tuner.tuning.spec import budget_of
+from tuner.tuning.spec import policy_digests
 from tuner.tuning.spec import reference_configs
 from tuner.tuning.spec import resume_seed
 from tuner.tuning.spec import used_sources
@@ -101,7 +103,9 @@ class StudyRun:
                  dispatch: str = "in-process") -> None:
         self.spec = spec
         self.space = space
-        self.key = spec.key(space)
+        # the policy files as the key names them: a trial that ran another is refused
+        self._policy_digests = policy_digests(space)
+        self.key = spec.key(space, self._policy_digests)
         self._device_digest = spec.device_digest  # the fields' digest, worked out once
         self._add_row = add_row
         self._amend_row = amend_row
@@ -267,6 +271,15 @@ class StudyRun:
         if not stored:
             return
         trials = {t.number: t for t in self.study.get_trials(deepcopy=False)}
+        misread = [n for n, t in trials.items() if "record" in t.user_attrs
+                   and told_other_values(t, TrialRecord.from_json(t.user_attrs["record"]))]
+        if misread:  # the sampler would learn from values nothing computed
+            raise ConflictError(
+                f"study {self.key}: its journal holds other values for {len(misread)} "
+                f"trial(s) (trial {', '.join(map(str, misread[:3]))}"
+                f"{', ...' if len(misread) > 3 else ''}) than what was told for them: the "
+                f"journal edited; run `warpsweep check {where} --repair`, which sets it aside "
+                "to be rebuilt from the rows")
         behind, refs, disagree = [], [], []
         for (role, ident), fp in stored.items():
             if role == "reference":
@@ -530,6 +543,19 @@ class StudyRun:
     def wants_prepare(self) -> bool:
         """Whether anything is left to evaluate (else the graph need not be loaded at all)."""
         return self.done < self.budget or bool(self._missing_references())
+
+    def refuse_changed_policy(self, config: dict[str, Any], ran: str) -> None:
+        """Refuse a trial that ran another version of its policy file than the study's key
+        names (the file edited or retrained during the run): recorded, its row would pass
+        for the old policy's."""
+        path = config.get("policy")
+        meant = self._policy_digests.get(str(path)) if path else None
+        if ran and meant is not None and ran != meant:
+            raise ConfigError(
+                f"policy file {str(path)!r} changed while {self.key} ran (content {meant} when "
+                f"the run began, {ran} in the trial): that trial is not recorded. A changed "
+                "policy is a new study: run the same command again once the file stays as it "
+                "is; every finished evaluation is saved")
 
     def set_prepared(self, meta: GraphMeta) -> None:
         """The study's graph is ready; queue the reference runs not done yet."""
