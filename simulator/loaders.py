@@ -44,6 +44,10 @@ _SPACE[[9, 10, 11, 12, 13, 32]] = True
 _COMMAS_TO_SPACES = bytes.maketrans(b",", b" ")
 _INT = re.compile(rb"^[+-]?\d+$")
 _BOM = b"\xef\xbb\xbf"
+# compressions read as text they would be garbage: refused by name
+_OTHER_COMPRESSIONS = (*((b"BZh%d" % level, "bzip2") for level in range(1, 10)),
+                       (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
+                       (b"7z\xbc\xaf\x27\x1c", "7-zip"))
 
 
 # --------------------------------------------------------------------------- reading bytes
@@ -59,6 +63,10 @@ def read_bytes(path: Path, label: str) -> bytes:
         data = path.read_bytes()
     except OSError as exc:
         raise GraphError(f"{label}: cannot read {path}: {exc.strerror or exc}") from None
+    for magic, kind in _OTHER_COMPRESSIONS:
+        if data.startswith(magic):
+            raise GraphError(f"{label}: {path} is {kind}-compressed; graph files are read "
+                             "plain or gzipped: decompress it (or gzip it)")
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -97,7 +105,7 @@ def detect_format(path: Path, data: bytes, label: str = "") -> str:
         return "npz"
     if data.lstrip()[:14].lower() == b"%%matrixmarket":
         return "mtx"
-    for _, line, _ in _lines(data, limit=1000):
+    for _, line, _ in _lines(data):  # the first data line decides, after any comments
         line = line.strip()
         if not line or line[:1] in (b"#", b"%"):
             continue
@@ -114,7 +122,7 @@ def detect_format(path: Path, data: bytes, label: str = "") -> str:
 
 def _gr_kind(data: bytes, label: str) -> str:
     """dimacs (``p sp``) or pace (``p tw``), from a ``.gr`` file's problem line."""
-    for _, line, _ in _lines(data, limit=10_000):
+    for _, line, _ in _lines(data):
         words = line.split()
         if not words or words[0] == b"c":
             continue

@@ -68,6 +68,18 @@ def test_convert_names_the_spec_that_reads_a_directed_graph_back(tmp_path, capsy
     assert not load_graph(f"file:{out}", cache=False).directed
 
 
+@pytest.mark.parametrize("spec", ["rmat:scale=7,directed=true,weights=random",
+                                  "rmat:scale=7,weights=random"])
+def test_convert_names_the_spec_that_reads_the_weights_back(tmp_path, capsys, spec) -> None:
+    """The spec it named (directed=true alone) read a weighted graph back without weights."""
+    out = tmp_path / "w.npz"
+    assert main(["graph", "convert", spec, str(out)]) == 0
+    named = capsys.readouterr().out.split("read it as ")[1].rstrip(")\n")
+    back, original = load_graph(named, cache=False), load_graph(spec, cache=False)
+    assert back.directed == original.directed
+    np.testing.assert_array_equal(back.weights, original.weights)
+
+
 @pytest.mark.parametrize(
     ("spec", "fragment"),
     [

@@ -596,3 +596,26 @@ def test_a_write_killed_before_its_rename_is_cleared_by_a_later_one(tmp_path) ->
     path = write(tmp_path, "g.txt", "0 1\n1 2\n")
     load_graph(f"file:{path}")
     assert not old.exists() and fresh.exists()
+
+
+@pytest.mark.parametrize("compress, kind", [("bz2", "bzip2"), ("lzma", "xz")])
+def test_a_file_compressed_other_than_by_gzip_is_named(tmp_path, compress, kind) -> None:
+    """It had been parsed as text: an 'unexpected character' error printing raw bytes."""
+    import importlib
+
+    module = importlib.import_module(compress)
+    path = tmp_path / f"g.txt.{compress}"
+    path.write_bytes(module.compress(b"0 1\n1 2\n"))
+    with pytest.raises(GraphError, match=f"is {kind}-compressed; graph files are read plain"):
+        load_graph(f"file:{path}", cache=False)
+
+
+@pytest.mark.parametrize("name, comment, data", [
+    ("long.dat", "# note", "0 1\n1 2\n"),  # format from the first data line
+    ("long.gr", "c note", "p sp 3 2\na 1 2 1\na 2 3 1\n"),  # the problem line
+])
+def test_a_long_comment_block_does_not_hide_the_data(tmp_path, name, comment, data) -> None:
+    """Only the first 1,000 (10,000 for .gr) lines had been searched: a valid file with a
+    longer comment block was refused as empty, or as a .gr without a problem line."""
+    path = write(tmp_path, name, f"{comment}\n" * 12_000 + data)
+    assert edge_set(load_graph(f"file:{path}", cache=False)) == undirected([(0, 1), (1, 2)])

@@ -11,6 +11,7 @@ from datetime import UTC
 from datetime import datetime
 
 import numpy as np
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from pyarrow.fs import LocalFileSystem
@@ -265,6 +266,29 @@ def test_best_over_a_journal_without_rows_says_how_to_write_them(tmp_path, capsy
     assert run_cli(capsys, "check", str(results), "--repair")[0] == 0
     code, out, _ = run_cli(capsys, "best", "--results", str(results))
     assert code == 0 and "mapping=" in out
+
+
+def test_best_beside_a_journal_without_rows_says_it_is_left_out(tmp_path, capsys):
+    """Once another study had rows, the stopped one dropped out of the table silently."""
+    import shutil
+
+    results = tmp_path / "r"
+    for graph in ("rmat:scale=7,seed=3", "rmat:scale=6,seed=1"):
+        assert run_cli(capsys, "tune", "--graph", graph, "--trials", "2", "--workers", "0",
+                       "--results", str(results), "-q")[0] == 0
+    stopped = next((results / "trials").rglob("*.parquet"))
+    keys = set(pq.read_table(stopped).column("study_key").to_pylist())
+    others = [f for f in (results / "trials").rglob("*.parquet")
+              if set(pq.read_table(f).column("study_key").to_pylist()) != keys]
+    if not others:  # both studies in one file: keep the other's rows only
+        table = pq.read_table(stopped)
+        (key, *_) = sorted(keys)
+        pq.write_table(table.filter(pc.not_equal(table.column("study_key"), key)), stopped)
+    else:
+        shutil.move(stopped, tmp_path / "gone.parquet")
+    code, out, err = run_cli(capsys, "best", "--results", str(results))
+    assert code == 0 and "mapping=" in out
+    assert "not in this table: 1 study in studies/ has a journal but no rows yet" in err
 
 
 # -- best -----------------------------------------------------------------------------------

@@ -91,8 +91,10 @@ def run_convert(args: argparse.Namespace) -> int:
     with max_memory(args.max_memory):
         graph = load_graph(args.spec, cache=not args.no_cache)
     path = _save(graph, args.out)
+    options = (["directed=true"] if graph.directed else []) + (
+        ["weights=file"] if graph.weights is not None else [])  # what reading it back needs
     print(f"wrote {path}: {graph.name}, n={graph.n:,}, m={graph.m:,}, spec {graph.spec}"
-          + (f" (directed: read it as file:{path},directed=true)" if graph.directed else ""))
+          + (f" (read it as file:{path},{','.join(options)})" if options else ""))
     return 0
 
 

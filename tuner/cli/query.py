@@ -476,15 +476,20 @@ def _nothing(args: argparse.Namespace, metrics: str) -> str:
               if (value := getattr(args, name)) is not None]
     line = (f"no complete evaluation with {metrics} in {args.results}"
             + (f" for {' '.join(chosen)}" if chosen else ""))
-    pending = [] if chosen else _journals_without_rows(args.results)
-    if pending:
-        one = len(pending) == 1
-        line += (f"; {len(pending)} stud{'y' if one else 'ies'} in studies/ "
-                 f"ha{'s' if one else 've'} a journal but no rows yet (a run stopped before "
-                 "writing them): resume "
-                 f"it, or `warpsweep check {args.results} --repair` writes the rows its "
-                 "journal recorded")
-    return line
+    pending = "" if chosen else _pending_studies(args.results)
+    return line + (f"; {pending}" if pending else "")
+
+
+def _pending_studies(results: str) -> str:
+    """What to say of the studies whose journal holds results that no row does yet (a run
+    killed before it wrote them), or "" where none does."""
+    pending = _journals_without_rows(results)
+    if not pending:
+        return ""
+    one = len(pending) == 1
+    return (f"{len(pending)} stud{'y' if one else 'ies'} in studies/ ha{'s' if one else 've'} "
+            "a journal but no rows yet (a run stopped before writing them): resume it, or "
+            f"`warpsweep check {results} --repair` writes the rows its journal recorded")
 
 
 def _journals_without_rows(results: str) -> list[str]:
@@ -556,6 +561,10 @@ def run_best(args: argparse.Namespace) -> int:
     groups = {(s.study.algorithm, s.study.device) for s in result.studies}
     for algorithm, device in sorted(groups - {(f.algorithm, f.device) for f in result.fixed}):
         print(f"  {algorithm} on {device}: no configuration was evaluated on every graph")
+    if not any(getattr(args, name) is not None for name in ("graph", "algo", "device")):
+        pending = _pending_studies(args.results)
+        if pending:  # left out of the table: said, not silently
+            print(f"note: not in this table: {pending}", file=sys.stderr)
     return 0
 
 
