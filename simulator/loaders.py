@@ -43,6 +43,8 @@ _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 32]] = True
 _COMMAS_TO_SPACES = bytes.maketrans(b",", b" ")
 _INT = re.compile(rb"^[+-]?\d+$")
+_NUMBER = re.compile(r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan|inf|infinity)$",
+                     re.IGNORECASE | re.ASCII)
 _BOM = b"\xef\xbb\xbf"
 # compressions read as text they would be garbage: refused by name
 _OTHER_COMPRESSIONS = (*((b"BZh%d" % level, "bzip2") for level in range(1, 10)),
@@ -56,6 +58,15 @@ _OTHER_COMPRESSIONS = (*((b"BZh%d" % level, "bzip2") for level in range(1, 10)),
 def read_bytes(path: Path, label: str) -> bytes:
     """The file's contents, gunzipped when it starts with the gzip magic bytes."""
     if not path.exists():
+        if path.is_symlink():  # exists() follows it: say where it leads, not "not found"
+            try:
+                path.resolve(strict=True)
+            except FileNotFoundError:
+                raise GraphError(f"{label}: broken symlink: {path} -> "
+                                 f"{os.readlink(path)}, which does not exist") from None
+            except (OSError, RuntimeError):  # (RuntimeError: a loop, on Python 3.11)
+                pass
+            raise GraphError(f"{label}: symlink loop: {path}")
         raise GraphError(f"{label}: file not found: {path}")
     if not path.is_file():
         raise GraphError(f"{label}: not a regular file: {path}")
@@ -328,13 +339,12 @@ def _numbers(
     for i in np.flatnonzero(counts):
         line = _line(body, starts, int(i))
         for token in line.split():
-            try:
-                float(token)
-            except ValueError:
+            # numpy's grammar, not float()'s (which also takes 1_0 and other digits)
+            if not _NUMBER.match(token):
                 raise GraphError(
                     f"{label}: line {first_line + int(i)}: cannot read {token!r} as a number "
                     f"in {line!r}"
-                ) from None
+                )
     raise GraphError(f"{label}: could not parse the numbers of the file")
 
 
@@ -683,6 +693,7 @@ def _read_metis(data: bytes, label: str, want_weights: bool) -> EdgeList:
         if not has_ewgt:
             raise _no_weights(label, f"the METIS fmt {fmt} has no edge weights")
         weights = _weights(values[np.flatnonzero(is_nbr) + 1], edge_lines, label)
+        _check_weighed_alike(src, dst, n, weights, lines, label)
     return EdgeList(src, dst, n, weights, symmetric=True, lines=edge_lines)
 
 
@@ -705,6 +716,25 @@ def _check_listed_both_ways(src: np.ndarray, dst: np.ndarray, n: int, vertex_lin
         f"{label}: line {int(vertex_lines[u])}: vertex {u + 1} lists {v + 1} more often than "
         f"vertex {v + 1} (line {int(vertex_lines[v])}) lists {u + 1}: a METIS graph lists each "
         "edge at both ends"
+    )
+
+
+def _check_weighed_alike(src: np.ndarray, dst: np.ndarray, n: int, weights: np.ndarray,
+                         vertex_lines: np.ndarray, label: str) -> None:
+    """Refuse a METIS edge whose two ends give it other weights (the lower had been kept
+    without a word); each end's entries are listed both ways (``_check_listed_both_ways``),
+    so sorted by (pair, weight) the two listings line up."""
+    forward = np.lexsort((weights, src.astype(np.int64) * n + dst))
+    backward = np.lexsort((weights, dst.astype(np.int64) * n + src))
+    differ = np.flatnonzero(weights[forward] != weights[backward])
+    if differ.size == 0:
+        return
+    u, v = int(src[forward[differ[0]]]), int(dst[forward[differ[0]]])
+    raise GraphError(
+        f"{label}: line {int(vertex_lines[u])}: vertex {u + 1} gives its edge to {v + 1} "
+        f"weight {weights[forward[differ[0]]]:g}, vertex {v + 1} (line "
+        f"{int(vertex_lines[v])}) weight {weights[backward[differ[0]]]:g}: a METIS graph "
+        "gives an edge one weight at both ends"
     )
 
 

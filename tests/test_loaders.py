@@ -619,3 +619,31 @@ def test_a_long_comment_block_does_not_hide_the_data(tmp_path, name, comment, da
     longer comment block was refused as empty, or as a .gr without a problem line."""
     path = write(tmp_path, name, f"{comment}\n" * 12_000 + data)
     assert edge_set(load_graph(f"file:{path}", cache=False)) == undirected([(0, 1), (1, 2)])
+
+
+def test_a_token_numpy_cannot_read_is_named_with_its_line(tmp_path) -> None:
+    """float() takes 1_0, so the search for the bad token found none: no line, no token."""
+    path = write(tmp_path, "u.txt", "1 2\n2 3\n3 1_0\n")
+    with pytest.raises(GraphError, match=r"line 3: cannot read '1_0' as a number"):
+        load_graph(f"file:{path}", cache=False)
+
+
+def test_a_symlink_that_leads_nowhere_is_named_as_such(tmp_path) -> None:
+    (tmp_path / "a.txt").symlink_to("b.txt")
+    (tmp_path / "b.txt").symlink_to("a.txt")
+    (tmp_path / "d.txt").symlink_to("nowhere.txt")
+    with pytest.raises(GraphError, match="symlink loop"):
+        load_graph(f"file:{tmp_path / 'a.txt'}", cache=False)
+    with pytest.raises(GraphError, match="broken symlink: .* -> nowhere.txt"):
+        load_graph(f"file:{tmp_path / 'd.txt'}", cache=False)
+
+
+def test_a_metis_edge_weighed_otherwise_at_its_two_ends_is_refused(tmp_path) -> None:
+    """The lower of the two weights had been kept without a word."""
+    path = write(tmp_path, "w.graph", "3 2 1\n2 5\n1 4 3 7\n2 7\n")
+    with pytest.raises(GraphError, match="vertex 1 gives its edge to 2 weight 5, vertex 2 "
+                                         r"\(line 3\) weight 4"):
+        load_graph(f"file:{path},weights=file", cache=False)
+    path = write(tmp_path, "ok.graph", "3 2 1\n2 5\n1 5 3 7\n2 7\n")
+    g = load_graph(f"file:{path},weights=file", cache=False)
+    assert sorted(g.weights.tolist()) == [5, 5, 7, 7]
