@@ -535,10 +535,12 @@ class AsynchronousLowering:
         wave_index = run_index(new_wave)
         waves = int(wave_index[-1]) + 1 if count else 0
         offsets = np.cumsum(lengths) - lengths
+        # per-lane copies of per-vertex values by gathers through each lane's vertex: a
+        # fraction of a repeat's time on short runs of varying length
         owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
         edges = np.arange(total, dtype=np.int64)
-        edges += np.repeat(starts - offsets, lengths)
-        cand = np.repeat(values.take(vertices), lengths)
+        edges += (starts - offsets).take(owner)
+        cand = values.take(vertices).take(owner)
         if self.edge_values is not None:
             cand += self.edge_values.take(edges)
         targets = indices.take(edges)
@@ -626,10 +628,9 @@ class AsynchronousLowering:
         places the lanes by it rather than by searching the vertices' ends."""
         total = int(lengths.sum())
         owner = np.repeat(np.arange(vertices.size, dtype=np.int64), lengths)
-        # per-lane copies of per-vertex values by repeat: about half a gather's time
-        edges = np.arange(total, dtype=np.int64)
-        edges += np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        cand = np.repeat(self.values.take(vertices), lengths)
+        edges = np.arange(total, dtype=np.int64)  # per-lane copies as _sweep_waves makes them
+        edges += (starts - (np.cumsum(lengths) - lengths)).take(owner)
+        cand = self.values.take(vertices).take(owner)
         if self.edge_values is not None:
             cand += self.edge_values.take(edges)
         targets = self.indices.take(edges)
