@@ -291,6 +291,21 @@ def test_best_beside_a_journal_without_rows_says_it_is_left_out(tmp_path, capsys
     assert "not in this table: 1 study in studies/ has a journal but no rows yet" in err
 
 
+def test_best_tells_apart_studies_its_columns_would_show_alike(tmp_path, capsys):
+    """Two studies of one graph, algorithm, device and space (here: two objectives) had
+    printed two rows no column told apart."""
+    results = tmp_path / "r"
+    for objective in ("time_us", "transactions"):
+        assert run_cli(capsys, "tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2",
+                       "--objective", objective, "--workers", "0", "--results", str(results),
+                       "-q")[0] == 0
+    code, out, _ = run_cli(capsys, "best", "--results", str(results))
+    keys = {k.rsplit(".", 1)[-1] for k in (p.name[:-len(".journal")]
+                                            for p in (results / "studies").glob("*.journal"))}
+    assert code == 0 and len(keys) == 2
+    assert all(f"vwarp ({k})" in out for k in keys)
+
+
 # -- best -----------------------------------------------------------------------------------
 def test_best_per_study_with_both_speedups(con):
     result = answers.best(con, Filters(algo="bfs"))

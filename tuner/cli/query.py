@@ -530,9 +530,16 @@ def run_best(args: argparse.Namespace) -> int:
     rows = [["graph", "algo", "device", "space", objective.metric,
              *(["measured_us"] if column else []), "vs thread", "vs fixed",
              "best configuration"]]
-    for s in result.studies:
+    # studies that differ only in what these columns leave out (objective, device fields, a
+    # file's content) are told apart by their key's digest
+    cells = [(s.study.graph, s.study.algorithm, s.study.device, s.study.space)
+             for s in result.studies]
+    alike = {c for c in cells if cells.count(c) > 1}
+    for s, cell in zip(result.studies, cells, strict=True):
         origin = f"  [reference: {s.label}]" if s.role == "reference" else ""
-        rows.append([s.study.graph, s.study.algorithm, s.study.device, s.study.space,
+        space = (f"{s.study.space} ({s.study.key.rsplit('.', 1)[-1]})" if cell in alike
+                 else s.study.space)
+        rows.append([s.study.graph, s.study.algorithm, s.study.device, space,
                      _fmt(s.value), *([_fmt(s.measured_us)] if column else []),
                      _times(s.vs_thread), _times(s.vs_fixed), s.config.text + origin])
     print_table(rows, sys.stdout, right=[False] * 4 + [True] * (4 if column else 3) + [False])
