@@ -36,6 +36,7 @@ from simulator.graph_spec import GraphSpec
 from simulator.graph_spec import random_edge_count
 
 ENV_MAX_MEMORY = "WARPSWEEP_MAX_MEMORY"
+MAX_VERTICES = 2**31 - 1  # vertex ids are int32 (graph.Graph)
 # CSR construction (normalise: sort, dedupe, symmetrise), per stored edge and per vertex.
 EDGE_BYTES = 32
 VERTEX_BYTES = 40
@@ -280,6 +281,10 @@ def file_estimate(spec: GraphSpec) -> Estimate:
     records = size // 4
     n = records * 2
     declared = _declared(head, fmt)
+    if declared is not None and declared[0] > MAX_VERTICES:  # no memory limit would help
+        raise GraphError(f"graph spec {spec.canonical()!r}: its header declares "
+                         f"{declared[0]:,} vertices; at most {MAX_VERTICES:,} (vertex ids are "
+                         "int32, as on the GPU)")
     if declared is not None:
         n, records = max(declared[0], 0), min(max(declared[1], 0), records)
         if fmt == "metis":

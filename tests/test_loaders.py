@@ -647,3 +647,11 @@ def test_a_metis_edge_weighed_otherwise_at_its_two_ends_is_refused(tmp_path) -> 
     path = write(tmp_path, "ok.graph", "3 2 1\n2 5\n1 5 3 7\n2 7\n")
     g = load_graph(f"file:{path},weights=file", cache=False)
     assert sorted(g.weights.tolist()) == [5, 5, 7, 7]
+
+
+def test_a_header_declaring_more_vertices_than_int32_ids_is_refused_as_such(tmp_path) -> None:
+    """It had been refused as a memory problem, pointing at a limit no raise would help."""
+    path = write(tmp_path, "huge.gr", "p sp 3000000000 1\na 1 2 4\n")
+    with pytest.raises(GraphError, match="declares 3,000,000,000 vertices; at most "
+                                         "2,147,483,647 .vertex ids are int32"):
+        load_graph(f"file:{path}", cache=False)
