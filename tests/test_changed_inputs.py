@@ -148,3 +148,18 @@ def test_a_journal_whose_told_values_were_edited_is_named_and_set_aside(tmp_path
     assert main(["check", str(results)]) == 0
     rows = [r for r in _trial_rows(results) if r["role"] == "trial"]
     assert len(rows) == 6 and min(r["time_us"] for r in rows) > 1.0
+
+
+def test_check_names_a_journal_copied_from_another_study(tmp_path, capsys):
+    """It had been 'unreadable (KeyError: Record does not exist.)', naming no study."""
+    results = tmp_path / "r"
+    for graph in ("rmat:scale=6", "rmat:scale=7"):
+        assert main(["tune", "--graph", graph, "--trials", "2", "--workers", "0",
+                     "--results", str(results), "-q"]) == 0
+    first, second = sorted((results / "studies").glob("*.journal"))
+    second.write_bytes(first.read_bytes())
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert (f"it is the journal of study {first.name[:-len('.journal')]}, not of "
+            f"{second.name[:-len('.journal')]}") in out

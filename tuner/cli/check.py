@@ -432,6 +432,10 @@ def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]
     """A study journal's trials by number and its user attributes (raises where it does not
     load)."""
     logs = [json.loads(line) for line in data.splitlines() if line.strip()]
+    named = sorted({str(log.get("study_name")) for log in logs
+                    if isinstance(log, dict) and "study_name" in log})
+    if named and key not in named:  # copied over this study's: a study of its own
+        raise ValueError(f"it is the journal of study {', '.join(named)}, not of {key}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         study = optuna.load_study(study_name=key, storage=JournalStorage(_Logs(logs)))
