@@ -130,3 +130,20 @@ def test_check_names_one_device_name_with_two_sets_of_fields(tmp_path, capsys):
     assert main(["check", str(tmp_path / "ra")]) == 1
     out = capsys.readouterr().out
     assert "device 'h100-slow': rows simulated with 2 sets of device fields" in out
+
+
+def test_a_sweep_naming_one_device_with_two_sets_of_fields_is_refused(tmp_path, capsys):
+    """It ran with exit 0 and left a directory check fails and the same sweep refuses."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = slow_h100(tmp_path / "a", factor=2.0)
+    second = slow_h100(tmp_path / "b", factor=3.0)
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"graphs: ['{GRAPH}']\nalgorithms: [bfs]\n"
+                     f"devices: ['{first}', '{second}']\nspaces: [vwarp]\ntrials: 2\n"
+                     "sources: 1\n")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r"),
+                 "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "this run names 2 devices 'h100-slow' with other fields" in err
+    assert not (tmp_path / "r" / "trials").exists()

@@ -397,3 +397,21 @@ def test_a_report_interrupted_leaves_the_earlier_one_whole(results, tmp_path, mo
     assert not fresh.exists() or not any(fresh.iterdir())
     again = build_report(results, fresh)  # not refused as a directory of stray PNGs
     assert len(again.figures) == len(first.figures)
+
+
+def test_study_lines_count_the_repeats_the_rows_count(tmp_path):
+    """Only repeats stored as rows of their own had counted: a TPE study's counted repeats
+    (the `repeats` column) showed as 0 where sweep, check and query said 8-13."""
+    from tuner.analysis.report_data import load_results
+    from tuner.analysis.report_data import study_lines
+    from tuner.cli import main
+
+    results = tmp_path / "r"
+    assert main(["tune", "--graph", "rmat:scale=6", "--trials", "20", "--sources", "1",
+                 "--workers", "0", "--results", str(results), "-q"]) == 0
+    con = connect(results)
+    counted, rows = con.execute(
+        "SELECT coalesce(sum(repeats), 0), count(*) FILTER (WHERE state = 'duplicate') "
+        "FROM trials WHERE role = 'trial'").fetchone()
+    (line,) = study_lines(load_results(results))
+    assert counted > 0 and line.repeats == counted + rows

@@ -45,6 +45,7 @@ from tuner.analysis.report_data import describe
 from tuner.analysis.report_data import histories
 from tuner.analysis.report_data import knob_curves
 from tuner.analysis.report_data import load_results
+from tuner.analysis.report_data import repeats_of
 from tuner.analysis.report_data import simd_bars
 from tuner.analysis.report_data import study_lines
 from tuner.analysis.report_data import time_over_w
@@ -361,9 +362,9 @@ def render_html(data: ResultsData, filters: Filters, sections: Sequence[Section]
     """The report page: header, contents by graph, summary table, figures, skipped list."""
     e = html.escape
     drawn = [r for r in data.runs if r.role == "trial"]
-    repeats = sum(1 for r in drawn if r.state == "duplicate")
+    rows = sum(1 for r in drawn if r.state != "duplicate")
     failed = sum(1 for r in drawn if r.state == "failed")
-    trials = (f"{len(drawn) - repeats} trials ({failed} failed) and {repeats} repeats, "
+    trials = (f"{rows} trials ({failed} failed) and {repeats_of(drawn)} repeats, "
               f"{len(data.runs) - len(drawn)} baseline runs")
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

@@ -60,6 +60,7 @@ class Run:
     u_r: float | None = None
     me: float | None = None
     measured_us: float | None = None  # on the GPU (tune --verify K), where measured
+    repeats: int = 0  # proposals of tried configurations its trial answered (counted, not run)
 
     @property
     def complete(self) -> bool:
@@ -122,6 +123,12 @@ class ResultsData:
         return sorted(self.by_study)
 
 
+def repeats_of(drawn: Sequence[Run]) -> int:
+    """Proposals of tried configurations among trial rows: those counted on the trial that
+    answered them, and (written before they were counted) those stored as a row each."""
+    return sum(r.repeats for r in drawn) + sum(1 for r in drawn if r.state == "duplicate")
+
+
 # -- reading ---------------------------------------------------------------------------------
 def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsData:
     """Read the runs of a results directory through DuckDB; a missing or empty directory, or
@@ -141,7 +148,8 @@ def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsDa
         metrics = [m if m in columns else f"NULL AS {m}" for m in METRICS]
         base = ["study_key", "role", "label", "state", "trial", "graph_id", "graph_spec",
                 "algorithm", "device", "space", "objective", "values[1] AS value", "error"]
-        gpu = ["measured_us" if "measured_us" in columns else "NULL AS measured_us"]
+        gpu = ["measured_us" if "measured_us" in columns else "NULL AS measured_us",
+               "coalesce(repeats, 0)" if "repeats" in columns else "0"]
         sql = (f"SELECT {', '.join(base + metrics + params + gpu)} FROM trials {where} "
                "ORDER BY study_key, role, trial, label")
         rows = con.execute(sql, args).fetchall()
@@ -154,13 +162,14 @@ def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsDa
     names = [p[len(PARAM_PREFIX):] for p in params]
     runs = []
     for row in rows:
-        raw = {k: v for k, v in zip(names, row[nbase + nmet:-1], strict=True) if v is not None}
+        raw = {k: v for k, v in zip(names, row[nbase + nmet:-2], strict=True) if v is not None}
         metric = dict(zip(METRICS, row[nbase:nbase + nmet], strict=True))
         state = row[3]
         if state != "complete":
             metric = dict.fromkeys(METRICS)
         runs.append(Run(*row[:nbase], params=canonical_params(raw), **metric,
-                        measured_us=row[-1] if state == "complete" else None))
+                        measured_us=row[-2] if state == "complete" else None,
+                        repeats=int(row[-1])))
     studies = {r.study_key for r in runs}
     return ResultsData(str(results), runs, graphs,
                        {k: w for k, w in measured.items() if k in studies})
@@ -490,7 +499,7 @@ def study_lines(data: ResultsData) -> list[StudyLine]:
         out.append(StudyLine(
             key, names.get(first.graph_id, first.graph_spec), first.algorithm, first.device,
             first.space, first.objective, sum(1 for r in drawn if r.state != "duplicate"),
-            sum(1 for r in drawn if r.state == "duplicate"),
+            repeats_of(drawn),
             sum(1 for r in mine if r.state == "failed"),
             b.time_us if b else None, config_text(b.params) if b else "",
             b.label if b is not None and b.role == "reference" else None,

@@ -160,6 +160,15 @@ def check_device_fields_match(results: str | Path, specs: list[StudySpec]) -> No
     from simulator.device import DATASHEETS
     from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
 
+    named: dict[str, set[str]] = {}
+    for spec in specs:  # the run's own studies first: two of them side by side pass the rows
+        named.setdefault(spec.device, set()).add(spec.device_digest)
+    for device, digests in sorted(named.items()):
+        if len(digests) > 1:
+            raise ConfigError(
+                f"this run names {len(digests)} devices {device!r} with other fields (digests "
+                f"{', '.join(sorted(digests))}): best, effect, report and select group rows by "
+                "the device's name; give each device file a name of its own (`name = ...`)")
     stored = stored_device_digests(results)
     for spec in specs:
         wanted = spec.device_digest
