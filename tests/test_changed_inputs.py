@@ -163,3 +163,22 @@ def test_check_names_a_journal_copied_from_another_study(tmp_path, capsys):
     out = capsys.readouterr().out
     assert (f"it is the journal of study {first.name[:-len('.journal')]}, not of "
             f"{second.name[:-len('.journal')]}") in out
+
+
+def test_a_sweep_whose_seed_changed_is_refused_before_any_study_runs(tmp_path, capsys):
+    """Refused only as each study opened: the studies before it had run under the new seed,
+    leaving both seeds in one directory, and the hint named flags sweep has not."""
+    sweep = tmp_path / "s.yaml"
+    text = ("graphs: ['rmat:scale=6,seed=1', 'rmat:scale=7,seed=1']\nalgorithms: [bfs, cc]\n"
+            "devices: [h100]\nspaces: [vwarp]\ntrials: 2\nsources: 2\nseed: {seed}\n")
+    results = tmp_path / "r"
+    sweep.write_text(text.format(seed=5))
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(results), "-q"]) == 0
+    before = len(_trial_rows(results))
+    sweep.write_text(text.format(seed=3))
+    capsys.readouterr()
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(results), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "ran with sampler tpe, seed 5; this run asks for sampler tpe, seed 3" in err
+    assert f"set `sampler: tpe`, `seed: 5` in {sweep}" in err
+    assert len(_trial_rows(results)) == before  # nothing of the new seed ran

@@ -186,6 +186,24 @@ def check_device_fields_match(results: str | Path, specs: list[StudySpec]) -> No
                 "another --results directory, or give the device another name")
 
 
+def check_resumes(results: str | Path, specs: list[StudySpec], keys: list[str]) -> None:
+    """Refuse, before any study runs, one whose journal ran with another sampler or seed
+    than this run asks for: refused only when it opened, the studies before it had run
+    (a sweep file's seed edited left a directory of both seeds). A journal in a bucket is
+    checked as each study opens it."""
+    from tuner.results.location import Location
+    from tuner.tuning.study import journal_spec
+    from tuner.tuning.study import refuse_another_sampler_or_seed
+
+    loc = Location.of(results)
+    if not loc.local:
+        return
+    for spec, key in zip(specs, keys, strict=True):
+        ran = journal_spec(loc.journal_dir() / f"{key}.journal")
+        if ran:
+            refuse_another_sampler_or_seed(key, spec, ran)
+
+
 def load_spaces(specs: list[StudySpec],
                 base: Path | None = None) -> dict[tuple[str, str], SearchSpace]:
     """Load and validate (against the simulator) every space the studies name, each narrowed
@@ -281,6 +299,7 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
         raise ConfigError(f"the same study is listed twice: {dup}")
     check_manifest(results, create=False)
     check_device_fields_match(results, specs)
+    check_resumes(results, specs, keys)
     total = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
     executor = make_executor(workers, address, deterministic)
     try:

@@ -90,6 +90,43 @@ def journal_storage(path: Path, results: str | None = None
         raise UnreadableJournal(path, f"{type(exc).__name__}: {exc}", results) from None
 
 
+def refuse_another_sampler_or_seed(key: str, spec: StudySpec, ran: dict[str, Any]) -> None:
+    """A study resumes only with the sampler and seed it ran with (``ran``: the journal's
+    record of the study, or its rows'): continuing it under others would mix their trials
+    into one study, and a comparison of samplers or seeds tuned into one directory would
+    read the first run's trials as the second's."""
+    old = {k: ran[k] for k in ("sampler", "seed") if k in ran}
+    new = {"sampler": spec.sampler, "seed": spec.seed}
+    if all(old[k] == new[k] for k in old):
+        return
+    was = ", ".join(f"{k} {v}" for k, v in old.items())
+    asks = ", ".join(f"{k} {new[k]}" for k in old)
+    how = (f"set {', '.join(f'`{k}: {v}`' for k, v in old.items())} in {spec.origin}"
+           if spec.origin else "pass " + " ".join(f"--{k} {v}" for k, v in old.items()))
+    raise ConfigError(
+        f"study {key} ran with {was}; this run asks for {asks}: continuing it would mix the "
+        f"two in one study (to compare them, give each its own --results directory; to "
+        f"continue it, {how})")
+
+
+def journal_spec(path: Path) -> dict[str, Any] | None:
+    """The study record (``spec``: sampler, seed, ...) a journal file holds, read from its
+    lines without loading it; None where it holds none or cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                try:
+                    log = json.loads(line)
+                except ValueError:  # a torn line: the study's own check names it
+                    continue
+                attr = log.get("user_attr") if isinstance(log, dict) else None
+                if isinstance(attr, dict) and isinstance(attr.get("spec"), dict):
+                    return attr["spec"]
+    except OSError:
+        return None
+    return None
+
+
 class StudyRun:
     """A study being tuned: Optuna study, budget, duplicates and records."""
 
@@ -391,21 +428,7 @@ class StudyRun:
 
     # -- resume ----------------------------------------------------------------------------
     def _refuse_another_sampler_or_seed(self, ran: dict[str, Any]) -> None:
-        """A study resumes only with the sampler and seed it ran with (``ran``: the journal's
-        record of the study, or its rows'): continuing it under others would mix their
-        trials into one study, and a comparison of samplers or seeds tuned into one
-        directory would read the first run's trials as the second's."""
-        old = {k: ran[k] for k in ("sampler", "seed") if k in ran}
-        new = {"sampler": self.spec.sampler, "seed": self.spec.seed}
-        if all(old[k] == new[k] for k in old):
-            return
-        was = ", ".join(f"{k} {v}" for k, v in old.items())
-        asks = ", ".join(f"{k} {new[k]}" for k in old)
-        flags = " ".join(f"--{k} {v}" for k, v in old.items())
-        raise ConfigError(
-            f"study {self.key} ran with {was}; this run asks for {asks}: continuing it would "
-            f"mix the two in one study (to compare them, give each its own --results "
-            f"directory; to continue it, pass {flags})")
+        refuse_another_sampler_or_seed(self.key, self.spec, ran)
 
     def _refuse_another_model(self, ran: dict[str, Any] | None) -> None:
         """A study resumes only under the cost model it was simulated with (``ran``: what its
