@@ -135,3 +135,20 @@ def test_a_graph_file_that_does_not_parse_stops_the_sweep_before_any_study(tmp_p
     err = capsys.readouterr().err
     assert str(bad) in err and "line 1" in err and len(err.strip().splitlines()) == 1
     assert not list(results.rglob("*.parquet"))
+
+
+def test_a_finished_study_is_named_on_a_resume_as_on_its_first_run(tmp_path, capsys):
+    """A study with nothing left to run had been summed up without its graph: the JSON gave
+    its spec alone and the table its long spec instead of its name."""
+    import json
+
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("graphs: ['rmat:scale=7,seed=4']\nalgorithms: [bfs]\ndevices: [h100]\n"
+                     "spaces: [vwarp]\ntrials: 2\nsources: 1\n")
+    graphs = []
+    for _ in range(2):
+        capsys.readouterr()
+        assert main(["sweep", str(sweep), "--workers", "0", "--results",
+                     str(tmp_path / "r"), "--json"]) == 0
+        graphs.append(json.loads(capsys.readouterr().out)["studies"][0]["graph"])
+    assert graphs[0] == graphs[1] and graphs[1]["name"] == "rmat7-ef16-s4"

@@ -23,6 +23,7 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.results.location import Location
 from tuner.results.records import TrialRecord
+from tuner.results.schema import GRAPHS
 from tuner.results.schema import TRIALS
 from tuner.results.store import ResultStore
 from tuner.tuning.evaluate import GraphMeta
@@ -233,6 +234,7 @@ class Runner:
         run = self._open(spec, spaces[spec.space_ref])
         if not run.wants_prepare():
             self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]))
+            run.meta = run.meta or self._stored_graph(spec)  # named as on its first run
             run.stopping = True
             done[self._spec_index(spec)] = run.summary()
             self._count_study(done)
@@ -313,6 +315,22 @@ class Runner:
         run.on_trial = self._after
         self.store.flush_hooks.append(run.sync)
         return run
+
+    def _stored_graph(self, spec: StudySpec) -> GraphMeta | None:
+        """A study's graph as its ``graphs`` row records it (a finished study's is not
+        loaded again), or None where there is none."""
+        wanted = graph_id(spec.graph, spec.graph_content)
+        columns = ["graph_id", "graph_spec", "name", "kind", "n", "m", "directed", "weighted"]
+        try:
+            table = self.store.backend.scan(GRAPHS, columns=columns)
+        except Exception:  # noqa: BLE001 - a summary's name only: check names damaged rows
+            return None
+        for row in table.to_pylist():
+            if row["graph_id"] == wanted:
+                return GraphMeta(row["graph_id"], row["graph_spec"], row["name"], row["kind"],
+                                 int(row["n"]), int(row["m"]), bool(row["directed"]),
+                                 bool(row["weighted"]), ())
+        return None
 
     def _restore_graph_row(self, spec: StudySpec, key: str) -> None:
         """Write the ``graphs`` row of a study with nothing left to run whose rows name a graph
