@@ -182,3 +182,19 @@ def test_a_sweep_whose_seed_changed_is_refused_before_any_study_runs(tmp_path, c
     assert "ran with sampler tpe, seed 5; this run asks for sampler tpe, seed 3" in err
     assert f"set `sampler: tpe`, `seed: 5` in {sweep}" in err
     assert len(_trial_rows(results)) == before  # nothing of the new seed ran
+
+
+def test_check_counts_the_configurations_a_study_tried_failed_ones_too(tmp_path, capsys):
+    """check had counted complete trials only (6 a study where sweep said 10 tried)."""
+    space = tmp_path / "failsome.yaml"
+    space.write_text("name: failsome\nparams:\n  mapping: {value: vwarp}\n"
+                     "  w: {choices: [4, 8, 32]}\n  defer_threshold: {choices: [null, 16]}\n"
+                     "  unroll: {choices: [1, 2]}\n")
+    results = tmp_path / "r"
+    assert main(["tune", "--graph", "rmat:scale=8,seed=1", "--space", str(space), "--trials",
+                 "10", "--sampler", "random", "--workers", "0", "--results", str(results),
+                 "--json"]) == 0
+    study = json.loads(capsys.readouterr().out)["studies"][0]
+    assert study["failed"] > 0
+    assert main(["check", str(results)]) == 0
+    assert f"{study['tried']} configurations sampled" in capsys.readouterr().out

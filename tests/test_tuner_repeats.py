@@ -126,7 +126,7 @@ def test_results_from_before_repeats_were_counted_still_check_and_resume(tmp_pat
         pq.write_table(table.drop_columns(["repeats"]), f)
     shutil.rmtree(tmp_path / "studies")  # and rebuilt from the rows
     report = check(str(tmp_path))
-    assert report.problems == [] and f"{duplicates} as duplicate rows" in report.counts
+    assert report.problems == [] and f"{duplicates} as rows of their own" in report.counts
     monkeypatch.setattr(samplers, "REPLACE_REPEATS", True)
     more = api.tune(GRAPH, trials=40, sources=1, results=str(tmp_path), seed=2)
     assert more.studies[0].done == 40

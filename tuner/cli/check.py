@@ -269,6 +269,7 @@ def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -
     """Repeats counted, not run: no configuration evaluated twice in a study whose rows count
     their repeats (``repeats`` set), no negative count; and the totals for the summary."""
     evaluated: dict[tuple, list[tuple[str, Any, Any]]] = {}
+    sampled: set[tuple[str, str]] = set()  # every configuration a trial ran, failed ones too
     counted = duplicates = evaluations = 0
     for f, t in tables.items():
         if not f.startswith(loc.path(TRIALS) + "/"):
@@ -279,17 +280,18 @@ def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -
                 report.problems.append(f"{f}: study {row['study_key']} trial {row['trial']}: "
                                        f"repeats {repeats} is negative")
             counted += repeats or 0
+            if row["role"] == "trial":  # one answered from a reference's row counts too
+                config = json.dumps(row_fingerprint(row)[1], default=str)
+                sampled.add((row["study_key"], config))
+                if row["state"] == "complete":
+                    evaluated.setdefault((row["study_key"], config), []).append(
+                        (f, row["trial"], repeats))
             if row["state"] == "duplicate":
                 duplicates += 1
-                continue
-            evaluations += 1
-            if row["role"] == "trial" and row["state"] == "complete":
-                config = json.dumps(row_fingerprint(row)[1], default=str)
-                evaluated.setdefault((row["study_key"], config), []).append(
-                    (f, row["trial"], repeats))
-    configurations = 0
+            else:
+                evaluations += 1
+    configurations = len(sampled)
     for (study, _), found in evaluated.items():
-        configurations += 1
         if len(found) > 1 and any(r is not None for _, _, r in found):
             numbers = ", ".join(str(n) for _, n, _ in sorted(found, key=lambda x: x[1]))
             report.problems.append(f"{found[-1][0]}: study {study}: one configuration "
@@ -298,8 +300,7 @@ def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -
     if evaluations:
         report.counts = (f"{configurations} configurations sampled, {evaluations} evaluations "
                          f"(references included), {counted + duplicates} repeats"
-                         + (f" ({duplicates} as duplicate rows written before repeats were "
-                            "counted)" if duplicates else ""))
+                         + (f" ({duplicates} as rows of their own)" if duplicates else ""))
 
 
 def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
