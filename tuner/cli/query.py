@@ -509,7 +509,7 @@ def _journals_without_rows(results: str) -> list[str]:
 
 def _study_line(study: answer_types.Study) -> str:
     return (f"{study.graph}, {study.algorithm} on {study.device}, space {study.space}, "
-            f"{study.evaluations} evaluations ({study.key})")
+            f"{study.evaluations} complete evaluations ({study.key})")
 
 
 @_pipe_safe
@@ -629,8 +629,8 @@ def run_pareto(args: argparse.Namespace) -> int:
     names = [str(o) for o in objectives]
     for i, s in enumerate(result.studies):
         print(("\n" if i else "") + _study_line(s.study))
-        print(f"  {len(s.points)} of {s.study.evaluations} evaluations non-dominated over "
-              f"{', '.join(names)}")
+        print(f"  {len(s.points)} of {s.study.evaluations} complete evaluations "
+              f"non-dominated over {', '.join(names)}")
         rows = [[o.metric for o in objectives] + ["configuration"]]
         rows += [[_fmt(v) for v in p.values] + [p.config.text] for p in s.points]
         _indented(rows, [True] * len(objectives) + [False])
