@@ -53,6 +53,7 @@ from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import run_index
 from simulator.sorted_runs import run_minima
 from simulator.sorted_runs import run_starts
+from simulator.sorted_runs import spread
 from simulator.sorted_runs import stable_order
 from simulator.store_races import RacingStores
 from simulator.store_races import race_draw
@@ -535,12 +536,10 @@ class AsynchronousLowering:
         wave_index = run_index(new_wave)
         waves = int(wave_index[-1]) + 1 if count else 0
         offsets = np.cumsum(lengths) - lengths
-        # per-lane copies of per-vertex values by gathers through each lane's vertex: a
-        # fraction of a repeat's time on short runs of varying length
         owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
         edges = np.arange(total, dtype=np.int64)
-        edges += (starts - offsets).take(owner)
-        cand = values.take(vertices).take(owner)
+        edges += spread(starts - offsets, lengths, owner)
+        cand = spread(values.take(vertices), lengths, owner)
         if self.edge_values is not None:
             cand += self.edge_values.take(edges)
         targets = indices.take(edges)
@@ -628,9 +627,9 @@ class AsynchronousLowering:
         places the lanes by it rather than by searching the vertices' ends."""
         total = int(lengths.sum())
         owner = np.repeat(np.arange(vertices.size, dtype=np.int64), lengths)
-        edges = np.arange(total, dtype=np.int64)  # per-lane copies as _sweep_waves makes them
-        edges += (starts - (np.cumsum(lengths) - lengths)).take(owner)
-        cand = self.values.take(vertices).take(owner)
+        edges = np.arange(total, dtype=np.int64)
+        edges += spread(starts - (np.cumsum(lengths) - lengths), lengths, owner)
+        cand = spread(self.values.take(vertices), lengths, owner)
         if self.edge_values is not None:
             cand += self.edge_values.take(edges)
         targets = self.indices.take(edges)

@@ -20,6 +20,7 @@ from simulator.errors import ConfigError
 from simulator.graph import FLOAT32_MAX
 from simulator.graph import Graph
 from simulator.graph import is_graph
+from simulator.sorted_runs import GATHERED_RUNS_UP_TO
 from simulator.sorted_runs import distinct_ids
 
 ALGORITHMS = ("bfs", "sssp", "pagerank", "cc")
@@ -129,9 +130,13 @@ def edge_ids(indptr: np.ndarray, vertices: np.ndarray, *, with_local: bool = Fal
         # positions within a list as int32 where they fit: half the bytes to move
         narrow = np.int32 if total < np.iinfo(np.int32).max else np.int64
         local = np.arange(total, dtype=narrow)
-        owner = np.repeat(np.arange(lengths.size, dtype=narrow), lengths)
-        local -= offsets.astype(narrow).take(owner)  # gathers: cheaper than a second repeat
-        edges = starts.take(owner)
+        if total <= GATHERED_RUNS_UP_TO * lengths.size:  # short runs: gathers (spread)
+            owner = np.repeat(np.arange(lengths.size, dtype=narrow), lengths)
+            local -= offsets.astype(narrow).take(owner)
+            edges = starts.take(owner)
+        else:
+            local -= np.repeat(offsets.astype(narrow), lengths)
+            edges = np.repeat(starts, lengths)
         edges += local
         return edges, local
     running = np.arange(total, dtype=np.int64)

@@ -227,6 +227,18 @@ def test_stable_order_is_numpys_stable_argsort(size, high):
     assert np.array_equal(scattered_order(keys, bits), np.argsort(keys, kind="stable"))
 
 
+@pytest.mark.parametrize("mean", [1.5, 3, 11, 13, 40])
+def test_spread_is_numpys_repeat(mean):
+    """By a gather through the lane-to-vertex array (short runs) or by np.repeat (long ones),
+    the same array, a zero count included."""
+    rng = np.random.default_rng(int(mean * 10))
+    counts = rng.poisson(mean, 500)
+    values = rng.random(500)
+    owner = np.repeat(np.arange(500), counts)
+    np.testing.assert_array_equal(sorted_runs.spread(values, counts, owner),
+                                  np.repeat(values, counts))
+
+
 @pytest.mark.parametrize("highs", [(4, 50, 1 << 32), (1 << 30, 1 << 30, 1 << 10), (3,),
                                    (1, 5, 1), (1 << 40, 1 << 30)])
 def test_lexicographic_order_is_numpys_lexsort(highs):
