@@ -18,12 +18,14 @@ measured best; tied predictions count the worst of them). Models:
               bench/gpu's SSSP rows and the other sets' worklist rows: the judged set's
               kernels and the independent sweeps and hybrids it shares are left out;
   LOIO+LOGO   the same with the judged graph's rows left out too: neither the graph nor the
-              kernels were seen;
+              kernels were seen by the thetas refitted (the simulations they scale start
+              from ``h100.toml``, fitted on every graph);
   nested LOIO (``--nested``) the judged set gets whichever of shipped, the base device
               unfitted (``--base``) and its LOIO refit picks best on the other sets (mean log
               regret; each refit scored there on folds that leave that set out too): the
-              choice of model made without the judged set, as bench/fidelity.py's nested
-              figures make it without the judged graph.
+              choice of model made without the judged set (scored on the other sets'
+              rows outside it: not the topology sweeps every set holds), as
+              bench/fidelity.py's nested figures make it without the judged graph.
 
 The store_recheck sets' plain stores lose updates, which verify sweeps repair, in 2-2.5x the
 rounds of atomicMin (the independent kernels' ``repairs`` column); the simulator runs them as
@@ -147,7 +149,10 @@ def nested_choice(name: str, set_rows: dict[str, dict[str, np.ndarray]], times: 
     without ``name``), the one whose picks on the other sets' graphs have the least mean log
     regret (ties: the higher median rho), the refit's there predicted by ``inner_refit(s)``:
     refitted without ``name`` and ``s`` too, so that no candidate's score rests on rows it
-    was fitted to, and nothing of set ``name`` enters the choice."""
+    was fitted to, and nothing of set ``name`` enters the choice: the other sets are scored
+    on their rows outside it (the topology sweeps every set holds had been scored too, the
+    judged set's measured times among them), where 3 or more are left on a graph."""
+    mine = np.concatenate([*set_rows[name].values(), np.zeros(0, dtype=np.int64)])
     scores = {}
     for candidate, predicted in (*unfitted.items(), ("LOIO refit", None)):
         log_regrets, rhos = [], []
@@ -156,6 +161,9 @@ def nested_choice(name: str, set_rows: dict[str, dict[str, np.ndarray]], times: 
                 continue
             pred = inner_refit(other) if predicted is None else predicted
             for idx in by_graph.values():
+                idx = idx[~np.isin(idx, mine)]
+                if idx.size < 3:
+                    continue
                 rho, got = judge(pred[idx], times[idx])
                 log_regrets.append(math.log(got))
                 if not math.isnan(rho):

@@ -113,3 +113,34 @@ def test_nested_choice_takes_the_candidate_best_on_the_other_sets_never_the_judg
     choice, predicted = fidelity.nested_choice("s0", rows, times, {"bad": bad}, loio,
                                                inner_refit)
     assert choice == "LOIO refit" and predicted is loio
+
+
+def test_nested_choice_is_not_scored_on_rows_the_judged_set_shares():
+    """Every set holds the shared topology sweeps: the other sets had been scored on them,
+    the judged set's measured times among them (72 of 200 perturbations of those times alone
+    had moved the choice). Three sets, each 3 own rows and 3 shared a graph; a candidate
+    right on the other sets' own rows and one right on the shared rows only."""
+    import numpy as np
+
+    graphs, own, shared = 2, 3, 3
+    per_graph = 3 * own + shared
+
+    def rows_of(k: int) -> dict[str, np.ndarray]:
+        return {f"g{j}": np.r_[j * per_graph + np.arange(own) + k * own,
+                               j * per_graph + 3 * own + np.arange(shared)]
+                for j in range(graphs)}
+
+    rows = {f"s{k}": rows_of(k) for k in range(3)}
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        times = rng.random(graphs * per_graph) + 1
+        right_on_own, right_on_shared = times.copy(), times.copy()
+        for j in range(graphs):
+            sweeps = j * per_graph + 3 * own + np.arange(shared)
+            right_on_own[sweeps] = times[sweeps][::-1] + 5  # the sweeps ranked last, wrongly
+            right_on_shared[j * per_graph + np.arange(3 * own)] = times[
+                j * per_graph + np.arange(3 * own)][::-1]
+        choice, _ = fidelity.nested_choice(
+            "s0", rows, times, {"shared": right_on_shared, "own": right_on_own},
+            np.full(times.size, 7.0), lambda other: right_on_own)
+        assert choice in ("own", "LOIO refit")
