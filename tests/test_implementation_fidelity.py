@@ -142,5 +142,5 @@ def test_nested_choice_is_not_scored_on_rows_the_judged_set_shares():
                 j * per_graph + np.arange(3 * own)][::-1]
         choice, _ = fidelity.nested_choice(
             "s0", rows, times, {"shared": right_on_shared, "own": right_on_own},
-            np.full(times.size, 7.0), lambda other: right_on_own)
+            np.full(times.size, 7.0), lambda other, own=right_on_own: own)
         assert choice in ("own", "LOIO refit")
