@@ -10,6 +10,7 @@ Python. Every error is a GraphError naming the file and, for a bad line, its lin
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
@@ -64,8 +65,12 @@ def read_bytes(path: Path, label: str) -> bytes:
             except FileNotFoundError:
                 raise GraphError(f"{label}: broken symlink: {path} -> "
                                  f"{os.readlink(path)}, which does not exist") from None
-            except (OSError, RuntimeError):  # (RuntimeError: a loop, on Python 3.11)
+            except RuntimeError:  # a loop, on Python 3.11
                 pass
+            except OSError as exc:  # a loop (ELOOP) on later Pythons, or unreadable
+                if exc.errno != errno.ELOOP:
+                    raise GraphError(f"{label}: cannot follow {path}: "
+                                     f"{exc.strerror or exc}") from None
             raise GraphError(f"{label}: symlink loop: {path}")
         raise GraphError(f"{label}: file not found: {path}")
     if not path.is_file():
@@ -517,8 +522,8 @@ def _check_header(line: bytes, number: int, label: str) -> None:
     """Refuse a CSV header whose first two columns are not the edges' ends (read by
     position, they would be taken as such): an unnamed index column first, as pandas'
     ``to_csv`` writes it, or a weight column."""
-    fields = line.split(b",") if b"," in line else line.split()
-    names = [f.strip().strip(b"\"'").decode(errors="replace").lower() for f in fields[:2]]
+    names = [f.strip().strip(b"\"'").decode(errors="replace").lower()
+             for f in _header_fields(line)[:2]]
     if len(names) == 2 and not set(names) & _NOT_ENDPOINTS:
         return
     shown = line.decode(errors="replace").strip()[:80]
@@ -532,8 +537,12 @@ def _is_header(line: bytes) -> bool:
     """Whether a CSV file's first line names its columns: neither of its first two fields is
     a number (``1.0,2.0`` or ``1,,2`` is a data line, checked as such, not dropped). Fields
     part at commas, or at blanks in a line without one (a ``.csv`` separated by tabs)."""
-    fields = line.split(b",") if b"," in line else line.split()
-    return not any(_is_number(f) for f in fields[:2])
+    return not any(_is_number(f) for f in _header_fields(line)[:2])
+
+
+def _header_fields(line: bytes) -> list[bytes]:
+    """A CSV line's fields: parted at commas, or at blanks in a line without one."""
+    return line.split(b",") if b"," in line else line.split()
 
 
 def _is_number(field: bytes) -> bool:

@@ -35,7 +35,7 @@ from tuner.results.damaged import body_problem
 from tuner.results.location import Location
 from tuner.results.measured import measured_files
 from tuner.results.records import TrialRecord
-from tuner.results.records import told_other_values
+from tuner.results.records import told_otherwise
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import PARAM_PREFIX
 from tuner.results.schema import QUARANTINE
@@ -520,8 +520,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             record = TrialRecord.from_json(rec)
             if record_fingerprint(record) != fp:
                 disagree[(role, ident)] = (name, record)
-        misread = [f"trial {n}" for n, t in trials.items() if "record" in t.user_attrs
-                   and told_other_values(t, TrialRecord.from_json(t.user_attrs["record"]))]
+        misread = [f"trial {n}" for n in told_otherwise(trials)]
         if misread:
             problem = (f"Optuna's values for {len(misread)} trial(s) ({', '.join(misread[:5])}"
                        f"{', ...' if len(misread) > 5 else ''}) are not what their records "

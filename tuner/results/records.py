@@ -144,3 +144,10 @@ def told_other_values(trial: Any, record: TrialRecord) -> bool:
         return trial.values is not None
     return trial.values is None or [float(v) for v in trial.values] != [
         float(v) for v in record.values]
+
+
+def told_otherwise(trials: dict[int, Any]) -> list[int]:
+    """The numbers of finished Optuna ``trials`` (number -> FrozenTrial) whose values are not
+    what their ``record`` attribute says was told for them (``told_other_values``)."""
+    return [n for n, t in trials.items() if "record" in t.user_attrs
+            and told_other_values(t, TrialRecord.from_json(t.user_attrs["record"]))]

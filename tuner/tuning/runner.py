@@ -141,6 +141,7 @@ class Runner:
         self._planned = 0  # runs the studies make to their ends, resumed ones included
         self._finished = 0  # of those, done (resumed or in this session)
         self._study_graphs: dict[str, set[str]] | None = None  # graph ids of stored rows
+        self._graph_rows: dict[str, dict] | None = None  # stored graph rows, by id
         self._overdue_noted = -math.inf  # when the run last said it waits past --timeout
         self._longest_eval_s = 0.0
 
@@ -319,18 +320,21 @@ class Runner:
     def _stored_graph(self, spec: StudySpec) -> GraphMeta | None:
         """A study's graph as its ``graphs`` row records it (a finished study's is not
         loaded again), or None where there is none."""
-        wanted = graph_id(spec.graph, spec.graph_content)
-        columns = ["graph_id", "graph_spec", "name", "kind", "n", "m", "directed", "weighted"]
-        try:
-            table = self.store.backend.scan(GRAPHS, columns=columns)
-        except Exception:  # noqa: BLE001 - a summary's name only: check names damaged rows
+        if self._graph_rows is None:  # read once for every finished study of the run
+            columns = ["graph_id", "graph_spec", "name", "kind", "n", "m", "directed",
+                       "weighted"]
+            try:
+                table = self.store.backend.scan(GRAPHS, columns=columns)
+            except Exception:  # noqa: BLE001 - a summary's name only: check names damage
+                table = None
+            self._graph_rows = {} if table is None else {
+                row["graph_id"]: row for row in table.to_pylist()}
+        row = self._graph_rows.get(graph_id(spec.graph, spec.graph_content))
+        if row is None:
             return None
-        for row in table.to_pylist():
-            if row["graph_id"] == wanted:
-                return GraphMeta(row["graph_id"], row["graph_spec"], row["name"], row["kind"],
-                                 int(row["n"]), int(row["m"]), bool(row["directed"]),
-                                 bool(row["weighted"]), ())
-        return None
+        return GraphMeta(row["graph_id"], row["graph_spec"], row["name"], row["kind"],
+                         int(row["n"]), int(row["m"]), bool(row["directed"]),
+                         bool(row["weighted"]), ())
 
     def _restore_graph_row(self, spec: StudySpec, key: str) -> None:
         """Write the ``graphs`` row of a study with nothing left to run whose rows name a graph

@@ -38,7 +38,7 @@ from tuner.results.journal import DriverJournal
 from tuner.results.journal import UnreadableJournal
 from tuner.results.location import Location
 from tuner.results.records import TrialRecord
-from tuner.results.records import told_other_values
+from tuner.results.records import told_otherwise
 from tuner.results.store import ConflictError
 from tuner.results.store import record_fingerprint
 from tuner.tuning.evaluate import GraphMeta
@@ -308,8 +308,7 @@ class StudyRun:
         if not stored:
             return
         trials = {t.number: t for t in self.study.get_trials(deepcopy=False)}
-        misread = [n for n, t in trials.items() if "record" in t.user_attrs
-                   and told_other_values(t, TrialRecord.from_json(t.user_attrs["record"]))]
+        misread = told_otherwise(trials)
         if misread:  # the sampler would learn from values nothing computed
             raise ConflictError(
                 f"study {self.key}: its journal holds other values for {len(misread)} "
