@@ -24,8 +24,11 @@ def test_the_fastest_measured_of_the_top_k_is_kept():
     assert verify_regret.top_k_regret(pred, times, 1) == (pytest.approx(1.2), 0)
     assert verify_regret.top_k_regret(pred, times, 3) == (pytest.approx(1.05), 2)
     assert verify_regret.top_k_regret(pred, times, 6) == (pytest.approx(1.0), 5)
-    # ties in the prediction: the catalog's order decides, as a stable sort keeps it
+    # ties in the prediction count against the pick, whatever the catalog's order
     assert verify_regret.top_k_regret(np.ones(3), np.array([3.0, 2.0, 1.0]), 1) == (3.0, 0)
+    assert verify_regret.top_k_regret(np.ones(3), np.array([1.0, 2.0, 3.0]), 1) == (3.0, 2)
+    assert verify_regret.top_k_regret(np.array([1.0, 2.0, 2.0, 2.0]),
+                                      np.array([5.0, 4.0, 1.0, 6.0]), 2) == (5.0, 0)
 
 
 def test_judge_and_the_last_lines():
