@@ -83,14 +83,16 @@ def rows() -> list[Measured]:
     for name, spec in GRAPHS.items():
         source = default_source(load_graph(spec))
         for algorithm in ("bfs", "sssp"):
-            out += [Measured(name, spec, algorithm, c, source, 1.0, "default") for c in CONFIGS]
+            out += [Measured(name, spec, algorithm, c, source, 1.0,
+                             "plain" if "driven=data" in c else "default") for c in CONFIGS]
     return out
 
 
 def write_measured(path, rows: list[Measured], times_us, device: str,
                    host: tuple[list[int], float] | None = None) -> None:
     """A measured file in the harness's format: per config the true time as its best correct
-    variant, beside a slower correct variant and a faster incorrect one (both to be ignored).
+    variant (a topology sweep's one, a worklist's plain push), a worklist's beside a slower
+    correct variant and (BFS) a faster incorrect one (both to be ignored).
     ``host``: each row's launches and the host's time per launch, which the kernel time then
     leaves out (else the kernel time is the whole time, as if nothing was spent outside)."""
     records = []
@@ -98,13 +100,16 @@ def write_measured(path, rows: list[Measured], times_us, device: str,
     for r, t, n in zip(rows, times_us, launches, strict=True):
         kernel_us = t - n * host[1] if host else t
         g = load_graph(r.graph_spec)
-        base = {"device": device, "gpu_name": "test", "graph": r.graph,
+        base = {"device": device, "gpu_name": f"test {device}", "graph": r.graph,
                 "graph_spec": r.graph_spec, "n": g.n, "m": g.m, "algorithm": r.algorithm,
                 "config": r.config, "source": r.source, "iterations": 1, "launches": n,
                 "reps": 5, "cupy_version": "-", "cuda_version": "-", "commit": "-",
                 "measured_at": "2026-01-01T00:00:00Z"}
-        for variant, time_us, correct in (("default", t, True), ("plain", 1.5 * t, True),
-                                          ("claimed", 0.5 * t, False)):
+        variants = [("default", t, True)]
+        if "driven=data" in r.config:  # the variants its kernels implement
+            variants = [("plain", t, True), ("warp_aggregated", 1.5 * t, True)]
+            variants += [("claimed", 0.5 * t, False)] if r.algorithm == "bfs" else []
+        for variant, time_us, correct in variants:
             records.append({**base, "variant": variant, "time_us": float(time_us),
                             "time_us_min": float(time_us),
                             "kernel_us": float(time_us - (t - kernel_us)),
@@ -155,7 +160,8 @@ def test_surrogate_times_give_back_their_thetas(rows, tmp_path):
     write_measured(path, rows, times, SMALL.name)
     measured = load_measured(path, device=SMALL.name)
     assert len(measured) == len(rows)
-    assert {m.variant for m in measured} == {"default"}
+    assert {(m.variant, "driven=data" in m.config) for m in measured} == {
+        ("default", False), ("plain", True)}
     cal = fit(simulate_parts(measured, SMALL, cache=tmp_path / "cache"), measured, SMALL)
     assert set(cal.unconstrained) <= {"issue", "lsu"}  # the rest bind on these graphs
     for part in THETA_NAMES:
@@ -372,13 +378,28 @@ def test_rows_that_would_be_fitted_wrong_are_refused(rows, tmp_path):
     with two times, rows of two GPUs under one device, and rows whose spec loads another
     graph than the one measured are refused, where the fit had taken them silently."""
     path = tmp_path / "m.parquet"
-    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    write_measured(path, [rows[0], rows[3]], [5.0, 6.0], "h100")
     # the same knobs in another order and with a default spelled out: one configuration
-    _rewritten(path, lambda rs: rs + [{**rs[0], "config": "block_size=256,mapping=thread",
-                                       "time_us": 50.0, "time_us_min": 50.0,
-                                       "kernel_us": 50.0, "variant": "other"}])
+    _rewritten(path, lambda rs: [r for r in rs if r["variant"] != "warp_aggregated"] + [
+        {**rs[1], "config": "block_size=256,push=atomic,driven=data,mapping=thread",
+         "time_us": 50.0, "time_us_min": 50.0, "kernel_us": 50.0,
+         "variant": "warp_aggregated"}])
     measured = load_measured(path)
-    assert len(measured) == 2 and measured[0].time_us == 5.0
+    assert len(measured) == 2 and [m.time_us for m in measured] == [5.0, 6.0]
+    # a variant the kernels do not implement for it (no harness writes one): refused, not
+    # taken as the fastest
+    _rewritten(path, lambda rs: rs + [{**rs[0], "variant": "warp_aggregated", "time_us": 0.1,
+                                       "time_us_min": 0.1, "kernel_us": 0.1}])
+    with pytest.raises(ConfigError, match=r"variant 'warp_aggregated' does not apply"):
+        load_measured(path)
+    _rewritten(path, lambda rs: rs[:-1] + [{**rs[0], "variant": "nonsense"}])
+    with pytest.raises(ConfigError, match=r"unknown variant 'nonsense'"):
+        load_measured(path)
+    # rows labelled h100 measured on another GPU: refused as a results directory's are
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    _rewritten(path, lambda rs: [{**r, "gpu_name": "NVIDIA H200"} for r in rs])
+    with pytest.raises(ConfigError, match=r"measured on NVIDIA H200, no h100"):
+        load_measured(path, device="h100")
     write_measured(path, rows[:2], [5.0, 6.0], "h100")
     _rewritten(path, lambda rs: rs + [{**rs[0], "time_us": 0.5, "time_us_min": 0.5,
                                        "kernel_us": 0.5}])
@@ -387,7 +408,7 @@ def test_rows_that_would_be_fitted_wrong_are_refused(rows, tmp_path):
     write_measured(path, rows[:2], [5.0, 6.0], "h100")
     _rewritten(path, lambda rs: [{**r, "gpu_name": "NVIDIA A100"} if i == 0 else r
                                  for i, r in enumerate(rs)])
-    with pytest.raises(ConfigError, match=r"rows of 2 GPUs \(NVIDIA A100, test\) under "
+    with pytest.raises(ConfigError, match=r"rows of 2 GPUs \(NVIDIA A100, test h100\) under "
                                           r"device 'h100'.*one GPU"):
         load_measured(path, device="h100")
     other = dataclasses.replace(rows[0], graph_spec=GRAPHS["grid16"], m=12345)
@@ -464,10 +485,13 @@ def write_launch_times(path, rows: list[Measured], parts, thetas, *, drop_last=(
                    "runs": 5, "kernel_us": SMALL.us(c), "entries": -1, "l1": "cached"}
             records.append(row)
             if decoys:
-                records.append({**row, "variant": "plain", "kernel_us": 3 * SMALL.us(c)})
+                records.append({**row, "variant": "warp_aggregated" if r.variant == "plain"
+                                else "plain", "kernel_us": 3 * SMALL.us(c)})
                 records.append({**row, "l1": "bypass", "kernel_us": 5 * SMALL.us(c)})
     pq.write_table(pa.Table.from_pylist(records), path)
-    return sum(r["variant"] == "default" and r["l1"] == "cached" for r in records)
+    return sum(r["variant"] in ("default", "plain") and r["l1"] == "cached"
+               and ("driven=data" in r["config"]) == (r["variant"] == "plain")
+               for r in records)
 
 
 def test_per_launch_kernel_times_give_back_their_thetas(rows, tmp_path):

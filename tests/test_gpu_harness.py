@@ -99,7 +99,7 @@ def test_harness_rows_are_written_in_the_contract_and_read_back_by_calibrate(gpu
     variant (here not the faster incorrect one)."""
     configs, _ = gpu
     data = "mapping=thread,driven=data,push=atomic"
-    meta = {"device": "h100", "gpu_name": "test", "graph": "rmat8",
+    meta = {"device": "h100", "gpu_name": "test h100", "graph": "rmat8",
             "graph_spec": "rmat:scale=8,seed=1", "n": np.int64(256), "m": np.int64(2000),
             "algorithm": "bfs", "source": np.int64(3), "iterations": 5, "launches": 6,
             "reps": 5, "cupy_version": "-", "cuda_version": "-", "commit": "0" * 40,

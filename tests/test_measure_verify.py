@@ -4,6 +4,7 @@ still completes."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -34,8 +35,11 @@ def summary():
             record({"mapping": "adaptive"}, 13.0, trial=2),
             thread,
             record({"mapping": "vwarp", "w": 2}, 50.0, trial=0, state="failed")]
-    return SimpleNamespace(key="study-abc", spec=SimpleNamespace(graph=GRAPH, algorithm="bfs"),
-                           best=best, references={"thread": thread, "vwarp w=32": vw32})
+    return SimpleNamespace(key="study-abc",
+                           spec=SimpleNamespace(graph=GRAPH, algorithm="bfs",
+                                                objective=SimpleNamespace(metrics=["time_us"])),
+                           best=best[:2], ranked=best,
+                           references={"thread": thread, "vwarp w=32": vw32})
 
 
 def fake_measure(times: dict[str, float]):
@@ -63,6 +67,25 @@ def test_the_top_k_and_every_reference_are_candidates_once():
         (W8, 1, "trial"), (W32C4, 2, "trial"), (THREAD, 4, "reference"),
         (W32, 6, "reference")]  # a reference the search did not rank comes last
     assert rows[0].time_us == 10.0 and rows[2].label == "thread"
+
+
+def test_k_beyond_the_tables_rows_measures_the_ranking_and_says_where_it_ran_short():
+    """K had been cut to the summary's 5 rows without a word, and a reference below them
+    recorded as 6th whatever its place."""
+    ranked = [record({"mapping": "vwarp", "w": w}, 10.0 + i, trial=i)
+              for i, w in enumerate((1, 2, 4, 8, 16, 32))]
+    thread = record({"mapping": "thread"}, 20.0, role="reference", label="thread")
+    ranked.append(thread)
+    big = SimpleNamespace(key="k", spec=SimpleNamespace(
+        graph=GRAPH, algorithm="bfs", objective=SimpleNamespace(metrics=["time_us"])),
+        best=ranked[:5], ranked=ranked, references={"thread": thread})
+    rows = candidates(big, 6)
+    assert [r.rank for r in rows] == [1, 2, 3, 4, 5, 6, 7] and rows[-1].label == "thread"
+    times = {r.config: 5.0 for r in rows}
+    assert verify_study(big, 6, fake_measure(times)).note == ""
+    short = verify_study(big, 9, fake_measure(times))
+    assert len(short.rows) == 7 and "ranks 7 configurations, fewer than the 9 asked" in short.note
+    assert short.note in verification_table(short)
 
 
 def test_the_measured_winner_and_the_picks_regret():
@@ -119,3 +142,13 @@ def test_tune_verify_json_says_whether_anything_was_measured(monkeypatch, tmp_pa
     verify = json.loads(out)["verify"]
     assert verify["k"] == 2 and verify["measured"] is False and "no GPU here" in verify["note"]
     assert verify["studies"] == []
+
+
+def test_tune_top_shows_more_than_five_rows(tmp_path, capsys):
+    """--top above 5 had shown 5: the study's summary kept only its head."""
+    code = main(["tune", "--graph", GRAPH, "--algo", "bfs", "--trials", "8", "--sources", "1",
+                 "--workers", "0", "--results", str(tmp_path), "--no-progress",
+                 "--no-references", "--top", "7"])
+    out = capsys.readouterr().out
+    ranks = [m.group(1) for m in re.finditer(r"^  (\d+) +[\d.e+]+ ", out, re.MULTILINE)]
+    assert code == 0 and ranks == ["1", "2", "3", "4", "5", "6", "7"]

@@ -146,11 +146,12 @@ class StudyBest:
 
     @property
     def measured_regret(self) -> float | None:
-        """The simulated best's measured time over the measured winner's (None: either was
-        not measured)."""
-        if self.measured is None or self.measured_us is None:
+        """The simulator's pick's (the search's rank 1) measured time over the measured
+        winner's (None: either was not measured), whatever metric ranks this table: ranked
+        by ``measured_us`` its best is the winner, and the regret had read 1."""
+        if self.measured is None or self.measured.pick_us is None:
             return None
-        return self.measured_us / self.measured.measured_us
+        return self.measured.pick_us / self.measured.measured_us
 
 
 @dataclass

@@ -73,6 +73,14 @@ def load_measured(
             f"measured results {path}: rows of {len(gpus)} GPUs ({', '.join(gpus)})"
             + ("" if device is None else f" under device {device!r}")
             + ": a calibration fits one GPU; write each GPU's rows to a file of its own")
+    if device is not None and gpus:
+        from tuner.results.measured import measured_on
+
+        if measured_on(device, gpus[0]) is False:  # (a results directory's rows: the same)
+            raise ConfigError(
+                f"measured results {path}: its rows of device {device!r} were measured on "
+                f"{gpus[0]}, no {device}: the fit would be written as one; pass that GPU's "
+                "preset (e.g. --device h200) or a device file of it with --device")
     if algorithms is not None:
         wanted = _known_algorithms(algorithms, {str(r["algorithm"]) for r in rows},
                                    f"measured results {path}")
@@ -332,7 +340,11 @@ def _check_rows(rows: Sequence[Mapping[str, Any]], what: str) -> None:
                 raise ConfigError(f"unknown algorithm {r['algorithm']!r} (one of "
                                   f"{', '.join(ALGORITHMS)})")
             parse_spec(str(r["graph_spec"]))
-            Strategy.parse(str(r["config"]))
+            strategy = Strategy.parse(str(r["config"]))
+            if r["variant"] not in (None, "default"):  # one the kernels implement for it
+                from tuner.measure.plan import plan_for
+
+                plan_for(str(r["algorithm"]), strategy, str(r["variant"]))
             if r["algorithm"] in SOURCED and not _is_vertex_id(r["source"]):
                 raise ConfigError(f"source {r['source']!r} is no vertex id")
         except WarpsweepError as exc:

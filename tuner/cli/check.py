@@ -34,6 +34,7 @@ from simulator.errors import WarpsweepError
 from tuner.results.damaged import body_problem
 from tuner.results.location import Location
 from tuner.results.measured import measured_files
+from tuner.results.measured import read_measured_file
 from tuner.results.records import TrialRecord
 from tuner.results.records import told_otherwise
 from tuner.results.schema import GRAPHS
@@ -133,7 +134,7 @@ def check(results: str, repair: bool = False) -> Report:
             _damaged(loc, f, conflict[1], report, repair)
     for f in measured_files(loc):  # tune --verify's measurements (tuner.results.measured)
         report.files += 1
-        problem = body_problem(f, loc.fs)
+        problem = body_problem(f, loc.fs) or read_measured_file(loc, f)[1]
         if problem is not None and repair:
             report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
         elif problem is not None:

@@ -556,7 +556,7 @@ def run_best(args: argparse.Namespace) -> int:
                   f"{config_text(Strategy.parse(w.config).to_params())} {_fmt(w.measured_us)} us "
                   f"measured ({_fmt(w.time_us)} simulated, rank {w.rank} of the search) on "
                   f"{w.gpu_name or 'the GPU'}, {w.measured} measured"
-                  + (f"; the simulated best's regret {regret:.3f}" if regret is not None
+                  + (f"; the simulated pick's regret {regret:.3f}" if regret is not None
                      else ""))
     print(f"\nvs thread, vs fixed: how many times better the best {objective.metric} is than "
           "the study's thread reference, and than the\nbest fixed configuration of its "

@@ -187,7 +187,7 @@ def _run_tune(args: argparse.Namespace) -> int:
     if args.verify:  # (before the table keeps only --top rows)
         verified, verify_doc = _verify(args, result)
     for summary in result.studies:
-        summary.best = summary.best[: args.top]
+        summary.best = (summary.ranked or summary.best)[: args.top]
     _report(args, result, lambda: [study_table(s) for s in result.studies], verify_doc)
     if verified:
         print(verified, file=sys.stderr if args.json else sys.stdout)
@@ -208,7 +208,8 @@ def _verify(args: argparse.Namespace, result: api.TuneResult) -> tuple[str, dict
             "study_key": v.study_key, "measured": len(v.measured()),
             "winner": winner.config if winner else None,
             "winner_measured_us": winner.measured_us if winner else None,
-            "pick_regret": regret, "gpu_name": winner.gpu_name if winner else None})
+            "pick_regret": regret, "gpu_name": winner.gpu_name if winner else None,
+            "note": v.note or None})
     text = note if note is not None else "\n".join(verification_table(v) for v in verifications)
     return text, doc
 

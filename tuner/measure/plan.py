@@ -226,6 +226,10 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
     if variant is None:
         variant = default_variant(s)
     allowed = (TOPOLOGY_VARIANT,) if not s.uses_worklist else PUSH_VARIANTS[s.push]
+    known = {TOPOLOGY_VARIANT, *(v for vs in PUSH_VARIANTS.values() for v in vs)}
+    if variant not in known:
+        raise ConfigError(f"unknown variant {variant!r} (one of {', '.join(sorted(known))}; "
+                          f"{s} runs as {', '.join(allowed)})")
     if variant not in allowed:
         raise ConfigError(f"variant {variant!r} does not apply to {s} (it runs as "
                           f"{', '.join(allowed)})")

@@ -57,6 +57,7 @@ class Verification:
     graph: str
     algorithm: str
     rows: list[VerifiedRow]
+    note: str = ""  # where fewer than K configurations were there to measure
 
     def measured(self) -> list[VerifiedRow]:
         """The rows measured with a correct answer."""
@@ -84,8 +85,10 @@ def candidates(summary, k: int) -> list[VerifiedRow]:
     """The study's top ``k`` configurations by simulated rank and every reference (ranked
     where the search ranked it), each once."""
     rows: dict[str, VerifiedRow] = {}
-    ranked = list(summary.best)
-    ranks = {id(r): i for i, r in enumerate(ranked, 1)}
+    ranked = list(summary.ranked or summary.best)
+    ranks: dict[str, int] = {}  # by configuration: a reference alike to a trial is ranked
+    for i, r in enumerate(ranked, 1):
+        ranks.setdefault(_config(r), i)
     chosen = ranked[:k] + [r for r in summary.references.values() if r not in ranked[:k]]
     for record in chosen:
         if record.state != "complete" or not record.values:
@@ -95,7 +98,7 @@ def candidates(summary, k: int) -> list[VerifiedRow]:
             continue
         rows[config] = VerifiedRow(
             study_key=summary.key, role=record.role, trial=record.trial, label=record.label,
-            config=config, rank=ranks.get(id(record), len(ranked) + 1),
+            config=config, rank=ranks.get(config, len(ranked) + 1),
             time_us=float((record.metrics or {}).get("time_us", record.values[0])))
     everyone = ranked + [r for r in summary.references.values() if r not in ranked]
     for record in everyone:  # each row of the study that a measurement stands for
@@ -120,6 +123,12 @@ def verify_study(summary, k: int, measure: MeasureFn) -> Verification:
     module cannot run is kept with its one-line reason."""
     spec = summary.spec
     rows = candidates(summary, k)
+    ranked = len(summary.ranked or summary.best)
+    note = ""
+    if ranked < k:
+        note = (f"the study ranks {ranked} configuration{'s' if ranked != 1 else ''}"
+                + (" (its Pareto front)" if len(spec.objective.metrics) > 1 else "")
+                + f", fewer than the {k} asked: all of them measured")
     sources = next((r.sources for r in summary.best if r.sources), [])
     source = int(sources[0]) if sources else None
     for row in rows:
@@ -131,7 +140,7 @@ def verify_study(summary, k: int, measure: MeasureFn) -> Verification:
         row.source = source if spec.algorithm in ("bfs", "sssp") else None
         for name, value in measure(spec.graph, spec.algorithm, row.config, source).items():
             setattr(row, name, value)
-    return Verification(summary.key, spec.graph, spec.algorithm, rows)
+    return Verification(summary.key, spec.graph, spec.algorithm, rows, note)
 
 
 def gpu_measure(device_index: int = 0, reps: int = 3) -> MeasureFn:
@@ -203,6 +212,7 @@ def verification_table(v: Verification) -> str:
     """Simulated rank and time beside the measured, the measured winner and the pick's
     regret against it."""
     lines = [f"\nmeasured on the GPU ({v.algorithm} on {v.graph}, study {v.study_key}):",
+             *([f"  ({v.note})"] if v.note else []),
              f"  {'rank':>4} {'time_us':>12} {'measured_us':>12}  configuration"]
     winner = v.winner()
     for r in sorted(v.rows, key=lambda r: r.rank):

@@ -47,31 +47,95 @@ def measured_files(location: Location) -> list[str]:
     return location.files(MEASURED_DIR, ".parquet")
 
 
+# The columns every measured file has held since the first (others read as null where absent).
+REQUIRED = ("study_key", "role", "config", "rank", "time_us", "measured_us", "correct")
+
+
 def read_measured_rows(location: Location) -> pa.Table:
     """Every measured row of the location, in ``COLUMNS`` (missing columns null), each file
-    read whole with its page checksums verified (a damaged one raises DamagedResults)."""
+    read whole with its page checksums verified; a file that cannot be read, or whose rows
+    are not what ``tune --verify`` writes (``measured_problem``), raises DamagedResults."""
     from tuner.results.damaged import DamagedResults  # (DuckDB's: not on a GPU machine without it)
 
     tables = []
-    fs = None if location.local else location.fs
     for path in measured_files(location):
-        try:
-            table = pq.ParquetFile(path, filesystem=fs,
-                                   page_checksum_verification=True).read()
-        except (OSError, pa.ArrowException, ValueError) as exc:
-            raise DamagedResults(path, str(exc), location.text) from None
-        columns = {}
-        for field in COLUMNS:
-            if field.name in table.column_names:
-                try:
-                    columns[field.name] = table.column(field.name).cast(field.type)
-                except (pa.ArrowException, ValueError) as exc:
-                    raise DamagedResults(path, f"column {field.name}: {exc}",
-                                         location.text) from None
-            else:
-                columns[field.name] = pa.nulls(table.num_rows, field.type)
-        tables.append(pa.table(columns, schema=COLUMNS))
+        table, problem = read_measured_file(location, path)
+        if problem is not None:
+            raise DamagedResults(path, problem, location.text)
+        tables.append(table)
     return pa.concat_tables(tables) if tables else COLUMNS.empty_table()
+
+
+def read_measured_file(location: Location, path: str) -> tuple[pa.Table | None, str | None]:
+    """One measured file in ``COLUMNS``, or why it is damaged: unreadable, a column of
+    another type, or rows ``tune --verify`` cannot have written (``measured_problem``)."""
+    fs = None if location.local else location.fs
+    try:
+        table = pq.ParquetFile(path, filesystem=fs, page_checksum_verification=True).read()
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        return None, str(exc)
+    missing = [name for name in REQUIRED if name not in table.column_names]
+    if missing:
+        return None, f"no column {', '.join(missing)} (a measured file has {', '.join(REQUIRED)})"
+    columns = {}
+    for field in COLUMNS:
+        if field.name in table.column_names:
+            try:
+                columns[field.name] = table.column(field.name).cast(field.type)
+            except (pa.ArrowException, ValueError) as exc:
+                return None, f"column {field.name}: {exc}"
+        else:
+            columns[field.name] = pa.nulls(table.num_rows, field.type)
+    table = pa.table(columns, schema=COLUMNS)
+    stem = path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".parquet")
+    return table, measured_problem(table.to_pylist(), stem)
+
+
+def measured_problem(rows: list[dict[str, Any]], study_key: str) -> str | None:
+    """What in one study's measured rows ``tune --verify`` cannot have written (None:
+    nothing): a row of another study or with no configuration, rank or role; a configuration
+    measured twice; a measured time that is no positive number, or a kernel time beyond it;
+    a time with no word on its answer's correctness, or a correct answer with no time; a
+    winner flag on other than the fastest correct row. Readers would otherwise drop such a
+    row, take the faster copy, or fit an impossible time without a word."""
+    from simulator.errors import WarpsweepError
+    from simulator.strategy import Strategy
+
+    seen: dict[str, int] = {}
+    for i, r in enumerate(rows):
+        row = f"row {i} ({r['config']!r})"
+        if r["study_key"] != study_key:
+            return f"{row} is of study {r['study_key']!r}, not the file's {study_key!r}"
+        if not r["config"] or r["rank"] is None or r["rank"] < 1 or r["role"] not in (
+                "trial", "reference"):
+            return (f"row {i}: rank {r['rank']!r}, role {r['role']!r}, config "
+                    f"{(r['config'] or '')[:40]!r}: each row names its configuration, its "
+                    "rank from 1 and its role")
+        try:
+            config = str(Strategy.parse(r["config"]))
+        except WarpsweepError as exc:
+            return f"{row}: {exc}"
+        if config in seen:
+            return (f"{row} and row {seen[config]} measure one configuration: one row a "
+                    "configuration")
+        seen[config] = i
+        us, kernel, correct = r["measured_us"], r["kernel_us"], r["correct"]
+        if us is not None and not (math.isfinite(us) and us > 0):
+            return f"{row}: measured_us {us} (a time is a positive number)"
+        if kernel is not None and not (math.isfinite(kernel) and 0 <= kernel
+                                       <= (us if us is not None else math.inf)):
+            return f"{row}: kernel_us {kernel} (a part of measured_us {us})"
+        if (us is None) != (correct is None):
+            return (f"{row}: measured_us {us} with correct {correct}: a measured row says "
+                    "whether its answer was correct, an unmeasured one neither")
+    measured = [(r["measured_us"], r["rank"], i) for i, r in enumerate(rows)
+                if r["correct"] and r["measured_us"] is not None]
+    flagged = [i for i, r in enumerate(rows) if r["winner"]]
+    fastest = [min(measured)[2]] if measured else []
+    if any(r["winner"] is not None for r in rows) and flagged != fastest:
+        return (f"the winner flag is on row(s) {flagged}, the fastest correct measurement is "
+                f"row(s) {fastest}: a row edited after it was measured")
+    return None
 
 
 def measured_keys(rows: pa.Table) -> pa.Table:
@@ -155,6 +219,8 @@ class MeasuredWinner:
     label: str | None
     measured: int  # configurations measured correctly
     gpu_name: str | None
+    pick_us: float | None = None  # the measured time of the simulator's pick (rank 1), if
+    # measured correctly
 
 
 def winners(con: Any) -> dict[str, MeasuredWinner]:
@@ -164,9 +230,10 @@ def winners(con: Any) -> dict[str, MeasuredWinner]:
         SELECT study_key, arg_min(struct_pack(config := config, measured_us := measured_us,
                                               time_us := time_us, rank := rank, role := role,
                                               label := label, gpu_name := gpu_name),
-                                  (measured_us, rank)) AS w, count(*) AS n
+                                  (measured_us, rank)) AS w, count(*) AS n,
+               min(measured_us) FILTER (WHERE rank = 1) AS pick_us
         FROM measured WHERE correct AND measured_us > 0 AND isfinite(measured_us)
         GROUP BY study_key""").fetchall()
     return {key: MeasuredWinner(key, w["config"], w["measured_us"], w["time_us"], w["rank"],
-                                w["role"], w["label"], n, w["gpu_name"])
-            for key, w, n in rows}
+                                w["role"], w["label"], n, w["gpu_name"], pick)
+            for key, w, n, pick in rows}

@@ -215,6 +215,8 @@ class StudySummary:
     # with nothing left to run)
     to_retry: int = 0  # configurations failed for the machine's sake, not answered since: a
     # resume tries them again (``study.failed_by_environment``)
+    ranked: list[TrialRecord] = field(default_factory=list)  # every configuration evaluated,
+    # best first (the Pareto front, for several objectives): ``best`` is its head
 
     @property
     def n_sources(self) -> int:

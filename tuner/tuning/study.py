@@ -852,16 +852,18 @@ class StudyRun:
             "repeats": self.repeats}
         if not self._journal_closed() and self.study.user_attrs.get("counts") != counts:
             self.study.set_user_attr("counts", counts)  # the journal says what the table says
+        ranked = self.ranked()
         return StudySummary(
             key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
             done=self.done, evaluations=len(evaluated),
             failed=failed, to_retry=len(to_retry),
             duplicates=self.repeats,
-            best=self.ranked()[:top], references=dict(self.references), graph=self.meta,
+            best=ranked[:top], references=dict(self.references), graph=self.meta,
             exhausted=self.exhausted,
             stored_sources=next((r.n_sources for r in [*self.records.values(),
                                                        *self.references.values()]
                                  if r.n_sources), 0),
+            ranked=ranked,
         )
 
 
