@@ -261,6 +261,26 @@ def test_check_finds_a_damaged_parquet_file_and_repair_sets_it_aside(tmp_path, d
     assert_sound(results)
 
 
+def test_rows_rebuilt_from_the_journal_keep_the_commit_that_made_them(tmp_path, capsys,
+                                                                    monkeypatch):
+    """Rows `check --repair` wrote from the journal had been stamped with the repairing
+    checkout's commit and version, not those of the run that computed them."""
+    import tuner.results.records as records
+
+    results = tmp_path / "r"
+    tune(results)
+    made = set(read_trials(str(results)).column("git_commit").to_pylist())
+    for victim in (results / "trials").rglob("part-*.parquet"):
+        victim.write_bytes(b"")
+    monkeypatch.setattr(records, "git_commit", lambda: "f00dcafe0000-dirty")
+    monkeypatch.setattr(records, "warpsweep_version", lambda: "9.9.9")
+    assert check(results, "--repair") == 0
+    rows = read_trials(str(results))
+    assert set(rows.column("git_commit").to_pylist()) == made
+    assert "9.9.9" not in rows.column("warpsweep_version").to_pylist()
+    assert check(results) == 0
+
+
 def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_path, capsys):
     import pyarrow as pa
     import pyarrow.parquet as pq

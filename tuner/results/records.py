@@ -66,6 +66,10 @@ class TrialRecord:
     # it proposed this untried one instead (None in records written before it counted them,
     # when each repeat got a `duplicate` record of its own)
     repeats: int | None = None
+    # the code that made the record (None in records older than them: the writer's then):
+    # a row rebuilt from the journal by a later run or `check --repair` keeps its own
+    warpsweep_version: str | None = field(default_factory=warpsweep_version)
+    git_commit: str | None = field(default_factory=git_commit)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -113,6 +117,8 @@ class TrialRecord:
         """Inverse of :meth:`to_json`."""
         d = dict(d)
         d["timestamp"] = datetime.fromisoformat(d["timestamp"])
+        d.setdefault("warpsweep_version", None)  # written before the record kept them
+        d.setdefault("git_commit", None)
         return cls(**d)
 
     def to_row(self) -> dict[str, Any]:
@@ -121,8 +127,8 @@ class TrialRecord:
         params = row.pop("params")
         metrics = row.pop("metrics") or {}
         row["timestamp"] = self.timestamp
-        row["warpsweep_version"] = warpsweep_version()
-        row["git_commit"] = git_commit()
+        if self.warpsweep_version is None:  # a record older than its provenance fields
+            row["warpsweep_version"], row["git_commit"] = warpsweep_version(), git_commit()
         row["schema_version"] = SCHEMA_VERSION
         for knob, value in params.items():
             row[param_column(knob)] = value
