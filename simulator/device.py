@@ -242,6 +242,8 @@ def _check_consistent(device: Device, where: str) -> None:
 
 
 def _read_device_table(path: Path) -> dict:
+    if path.is_dir():
+        raise ConfigError(f"device file {path} is a directory, not a .toml/.yaml file")
     if not path.is_file():
         raise ConfigError(f"device file {path} does not exist")
     try:

@@ -284,7 +284,8 @@ class Policy:
                     if k not in ("format", "schema_version", "name", "features", "candidates",
                                  "tree", "schedule", "rules")}
             policy = cls(candidates, tree=doc.get("tree"),
-                         schedule=None if schedule is None else tuple(int(c) for c in schedule),
+                         schedule=None if schedule is None else tuple(
+                             _candidate_index(c, "schedule entry") for c in schedule),
                          name=str(doc.get("name", "")), meta=meta)
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"damaged policy ({type(exc).__name__}: {exc})") from None
@@ -296,12 +297,21 @@ class Policy:
         return policy
 
 
+def _candidate_index(value: Any, what: str) -> int:
+    """A candidate's index as a file gives it: a whole number (1.7 had been read as 1,
+    true as 1)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"policy {what} {value!r} is no candidate index (a whole number)")
+    return value
+
+
 def _check_node(node: Any, k: int) -> None:
     if not isinstance(node, dict):
         raise ConfigError(f"policy tree node {node!r} is not an object")
     if "choose" in node:
-        if not isinstance(node["choose"], int) or not 0 <= node["choose"] < k:
-            raise ConfigError(f"policy leaf chooses {node['choose']!r}: not one of 0..{k - 1}")
+        choice = node["choose"]
+        if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < k:
+            raise ConfigError(f"policy leaf chooses {choice!r}: not one of 0..{k - 1}")
         return
     if node.get("feature") not in FEATURES:
         raise ConfigError(f"policy split on {node.get('feature')!r}: features are {FEATURES}")

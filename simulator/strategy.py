@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,12 +174,14 @@ class Strategy:
         if self.driven == "temporal":
             if self.switch_to_data is None:
                 object.__setattr__(self, "switch_to_data", self.switch_to_topology)
-            for knob in ("switch_to_topology", "switch_to_data"):
+            for knob, least in (("switch_to_topology", "> 0"), ("switch_to_data", ">= 0")):
                 value = getattr(self, knob)
-                if not is_number(value) or not value >= 0:
-                    raise ConfigError(f"`{knob} >= 0` must hold, but got {knob}={value!r}")
-            if self.switch_to_topology == 0:
-                raise ConfigError("`switch_to_topology > 0` must hold, but got 0")
+                if not is_number(value) or not math.isfinite(value) or not (
+                        value > 0 if least == "> 0" else value >= 0):
+                    raise ConfigError(
+                        f"`{knob} {least}` must hold, a finite number (a share of the "
+                        f"graph's vertices or edges; never switching is driven=data), but got "
+                        f"{knob}={value!r}")
             if self.switch_to_data > self.switch_to_topology:
                 raise ConfigError(
                     "`switch_to_data <= switch_to_topology` must hold (the switch back needs a "
@@ -368,17 +372,22 @@ def _mapping_knob_order() -> tuple[str, ...]:
     return order
 
 
+# A knob's number as written: ASCII digits, no '_' grouping (Python's int() and float()
+# also read '8_0' as 80 and full-width digits as ASCII ones).
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)",
+                         re.IGNORECASE)
+
+
 def _parse_value(text: str) -> Any:
     lowered = text.lower()
     if lowered in ("none", "null", ""):
         return None
     if lowered in ("true", "false"):
         return lowered == "true"
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
+    stripped = text.strip()
+    if _INT_TEXT.fullmatch(stripped):
+        return int(stripped)
+    if _FLOAT_TEXT.fullmatch(stripped):
+        return float(stripped)
+    return text

@@ -156,6 +156,13 @@ def test_simulation_working_memory_is_checked(capsys):
     ("driven=none", "`driven=none`: driven has no 'unset' value; give one of ('topology'"),
     ("block_size=null", "`block_size=none`: block_size has no 'unset' value"),
     ("policy=policies/bfs-h100.json,policy_t1=inf", "policy_t1=inf"),
+    # a switch that never happens had been accepted, and --json wrote `Infinity`
+    ("driven=temporal,switch_to_topology=inf", "switch_to_topology > 0` must hold, a finite"),
+    ("driven=temporal,switch_to_topology=-0.1", "switch_to_topology > 0"),
+    ("driven=temporal,switch_to_topology=0.1,switch_to_data=nan", "switch_to_data >= 0"),
+    # Python's number grammar had read these as 80 and 16
+    ("mapping=vwarp,w=8_0", "got w='8_0'"),
+    ("mapping=vwarp,w=\uff11\uff16", "got w='\uff11\uff16'"),
 ])
 def test_absurd_knob_values(capsys, config, match):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
@@ -1114,3 +1121,35 @@ def test_from_edges_and_simulate_name_odd_python_arguments():
         Graph.from_edges([0], [1], n=-2)
     with pytest.raises(ConfigError, match="functional must be what functional_run returns"):
         simulate(graph, "bfs", "mapping=thread", functional={"algorithm": "bfs"})
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda doc: doc.update(schedule=[1.7, 0], tree=None), "schedule entry 1.7"),
+    (lambda doc: doc.update(schedule=[True], tree=None), "schedule entry True"),
+    (lambda doc: _first_leaf(doc["tree"]).update(choose=True), "chooses True"),
+])
+def test_a_policy_file_with_no_whole_candidate_index_is_refused(tmp_path, capsys, edit, match):
+    """1.7 had been read as candidate 1, true as candidate 1."""
+    doc = json.loads(Path("policies/bfs-h100.json").read_text())
+    doc.pop("rules", None)
+    edit(doc)
+    if doc.get("tree") is None:
+        doc.pop("tree")
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--config", f"policy={path}"])
+    assert match in line
+
+
+def _first_leaf(node: dict) -> dict:
+    while "choose" not in node:
+        node = node["le"]
+    return node
+
+
+def test_a_device_path_that_is_a_directory_is_named_so(tmp_path, capsys):
+    (tmp_path / "d.toml").mkdir()
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--device", str(tmp_path / "d.toml")])
+    assert "is a directory" in line

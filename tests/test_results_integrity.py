@@ -862,3 +862,24 @@ def test_a_trials_file_under_graphs_is_refused_not_read_as_graph_rows(tmp_path, 
     assert "holds trial rows (a study_key column), not graph rows" in capsys.readouterr().err
     assert main(["check", str(results), "--repair"]) == 0
     assert main(["query", "SELECT count(*) FROM graphs", "--results", str(results)]) == 0
+
+
+def test_a_disk_that_fills_mid_run_names_the_way_on(tmp_path, capsys, monkeypatch):
+    """It had said only `[Errno 28] No space left on device`: nothing on what was kept or
+    how to go on."""
+    from tuner.results.store import ResultStore
+
+    results = tmp_path / "r"
+    real = ResultStore.flush
+
+    def full(self, *a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ResultStore, "flush", full)
+    args = ["tune", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs", "--trials", "4",
+            "--sources", "1", "--workers", "0", "--results", str(results), "--no-progress"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "resume with:\n  warpsweep tune" in err
+    monkeypatch.setattr(ResultStore, "flush", real)
+    assert main(args) == 0 and check(results) == 0

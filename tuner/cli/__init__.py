@@ -103,5 +103,12 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     except OSError as exc:  # a disk or bucket that fails mid-run: say so, no traceback
         print(f"warpsweep: error: {exc}", file=sys.stderr)
+        if getattr(args, "verb", None) in ("tune", "sweep"):
+            from tuner.cli.tune import resume_command
+
+            print("warpsweep: the run stopped writing its results; what it wrote is kept (a "
+                  "resume writes the rows its journal holds beyond them, and cuts a torn last "
+                  "line). Once the disk or bucket takes writes again, resume with:\n  "
+                  + resume_command(args), file=sys.stderr)
         return 1
 

@@ -125,9 +125,11 @@ class DriverJournal(BaseJournalBackend):
         """Sync, close the file and release the lock."""
         if self._file.closed:
             return
-        self.sync()
-        self._file.close()
-        fcntl.flock(self._lock, fcntl.LOCK_UN)
+        try:
+            self.sync()
+        finally:  # a failing fsync still releases the journal
+            self._file.close()
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
         self._lock.close()
 
 

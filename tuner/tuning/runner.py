@@ -234,7 +234,8 @@ class Runner:
         spec = pending.popleft()
         run = self._open(spec, spaces[spec.space_ref])
         if not run.wants_prepare():
-            self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]))
+            self._restore_graph_row(spec, spec.key(spaces[spec.space_ref]), {
+                r.graph_id for r in (*run.records.values(), *run.references.values())})
             run.meta = run.meta or self._stored_graph(spec)  # named as on its first run
             run.stopping = True
             done[self._spec_index(spec)] = run.summary()
@@ -336,17 +337,20 @@ class Runner:
                          int(row["n"]), int(row["m"]), bool(row["directed"]),
                          bool(row["weighted"]), ())
 
-    def _restore_graph_row(self, spec: StudySpec, key: str) -> None:
-        """Write the ``graphs`` row of a study with nothing left to run whose rows name a graph
-        the store lacks (its file set aside by ``warpsweep check --repair``): the graph is
-        loaded for that alone."""
+    def _restore_graph_row(self, spec: StudySpec, key: str, recorded: set[str]) -> None:
+        """Write the ``graphs`` row of a study with nothing left to run whose rows or journal
+        records (``recorded``: their graph ids; rows rewritten from the journal after a disk
+        filled are not stored yet) name a graph the store lacks (its file set aside by
+        ``warpsweep check --repair``, or never written): the graph is loaded for that
+        alone."""
         if self._study_graphs is None:
             table = self.store.backend.scan(TRIALS, columns=["study_key", "graph_id"])
             self._study_graphs = {}
             for study, graph in zip(table.column("study_key").to_pylist(),
                                     table.column("graph_id").to_pylist(), strict=True):
                 self._study_graphs.setdefault(study, set()).add(graph)
-        if not self._study_graphs.get(key, set()) - self.store.graph_ids() - {None, ""}:
+        if not (self._study_graphs.get(key, set()) | recorded) - self.store.graph_ids() - {
+                None, ""}:
             return
         args = (spec.graph, spec.algorithm, spec.n_sources(), spec.seed, True,
                 spec.graph_content)
@@ -508,8 +512,10 @@ class Runner:
     def _close(self, run: StudyRun) -> None:
         if run.sync in self.store.flush_hooks:
             self.store.flush_hooks.remove(run.sync)
-        self.store.flush()  # the study's rows are on disk before its journal is released
-        run.close()
+        try:
+            self.store.flush()  # the study's rows are on disk before its journal is released
+        finally:  # (a failing disk: released still, or a retry in this process is refused)
+            run.close()
 
     def _shutdown(self) -> None:
         while self._ready:  # asked but never started: failed and enqueued again for a resume
