@@ -45,3 +45,90 @@ def test_tune_into_a_bucket_and_resume_elsewhere(bucket_uri, tmp_path, monkeypat
     assert read_trials(bucket_uri).num_rows == len(trials)  # no row written twice
     more = api.tune("rmat:scale=8,seed=1", trials=8, sources=1, results=bucket_uri)
     assert more.studies[0].key == key and more.studies[0].done == 8 and more.evaluations <= 2
+
+
+def _lease(bucket_uri, key: str, **held) -> None:
+    import json
+    import time
+
+    loc = Location.of(bucket_uri)
+    body = {"run": "someone-else", "host": "another-machine", "pid": 1,
+            "heartbeat": time.time(), **held}
+    loc.write_bytes(loc.path("studies", f"{key}.lease"), json.dumps(body).encode())
+
+
+def test_a_study_in_a_bucket_is_held_by_one_run_at_a_time(bucket_uri, tmp_path, monkeypatch,
+                                                          capsys):
+    """Two runs of one study (two machines, or `--results` spelled with a trailing slash)
+    had both run, one's results silently overwritten by the other's uploads."""
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "machine-a"))
+    first = api.tune("rmat:scale=7,seed=1", trials=3, sources=1, results=bucket_uri)
+    key = first.studies[0].key
+    loc = Location.of(bucket_uri)
+    assert loc.kind(loc.path("studies", f"{key}.lease")).name == "NotFound"  # given up
+    rows = read_trials(bucket_uri).num_rows
+    _lease(bucket_uri, key)  # another machine's run holds it now
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "machine-b"))
+    slash = bucket_uri.replace("?", "/?", 1)
+    args = ["tune", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs", "--trials", "5",
+            "--sources", "1", "--workers", "0", "--results", slash, "-q"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"study {key} is in use by another warpsweep run (host another-machine" in err
+    assert read_trials(bucket_uri).num_rows == rows  # nothing written beside it
+    _lease(bucket_uri, key, heartbeat=0.0)  # a run that died long ago: its lease lapsed
+    assert main(args) == 0
+    assert read_trials(bucket_uri).num_rows > rows
+
+
+def test_a_run_whose_lease_was_taken_stops_without_uploading(bucket_uri, tmp_path,
+                                                             monkeypatch):
+    from simulator.errors import ConfigError
+
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "m"))
+    loc = Location.of(bucket_uri)
+    mine = loc.take_lease("k")
+    loc.renew_lease("k", mine)
+    _lease(bucket_uri, "k")
+    with pytest.raises(ConfigError, match="another run took its lease"):
+        loc.renew_lease("k", mine)
+    loc.release_lease("k", mine)  # not ours: left alone
+    assert loc.kind(loc.path("studies", "k.lease")).name == "File"
+
+
+def test_a_local_journal_the_buckets_does_not_begin_is_set_aside(bucket_uri, tmp_path,
+                                                                 monkeypatch):
+    """A machine's stale copy of a journal another machine's run extended (or rewrote) had
+    been uploaded over the bucket's by the next run there, even one refused at once."""
+    a, b = tmp_path / "machine-a", tmp_path / "machine-b"
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(a))
+    key = api.tune("rmat:scale=7,seed=1", trials=3, sources=1,
+                   results=bucket_uri).studies[0].key
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(b))
+    api.tune("rmat:scale=7,seed=1", trials=5, sources=1, results=bucket_uri)
+    loc = Location.of(bucket_uri)
+    remote = loc.path("studies", f"{key}.journal")
+    with loc.fs.open_input_stream(remote) as f:
+        bucket = f.read()
+    mirror = next(a.rglob(f"{key}.journal"))
+    mirror.write_bytes(mirror.read_bytes() + b'{"op_code": 0, "worker_id": "x"}\n')
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(a))
+    again = api.tune("rmat:scale=7,seed=1", trials=5, sources=1, results=bucket_uri)
+    assert again.evaluations == 0 and again.studies[0].done == 5
+    with loc.fs.open_input_stream(remote) as f:
+        assert f.read().startswith(bucket)  # the bucket's journal, not the stale copy
+    assert list(mirror.parent.glob(f"{key}.journal.diverged-*"))
+
+
+def test_report_reads_a_bucket_and_a_fragment_is_refused(bucket_uri, tmp_path, monkeypatch,
+                                                        capsys):
+    """report had taken the URI for a local path ("does not exist"); a '#' had cut the prefix
+    and the endpoint after it off, the runs of run#1 and run#2 landing in one prefix."""
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "m"))
+    api.tune("rmat:scale=7,seed=1", trials=3, sources=1, results=bucket_uri)
+    assert main(["report", "--results", bucket_uri, "--out", str(tmp_path / "rep"),
+                 "--no-selector"]) == 0
+    assert (tmp_path / "rep" / "index.html").exists()
+    hashed = bucket_uri.replace("?", "#1?", 1)
+    assert main(["query", "SELECT 1", "--results", hashed]) == 2
+    assert "a '#' in a URI starts a fragment" in capsys.readouterr().err

@@ -133,10 +133,12 @@ def repeats_of(drawn: Sequence[Run]) -> int:
 def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsData:
     """Read the runs of a results directory through DuckDB; a missing or empty directory, or
     filters that match nothing, are a ConfigError naming the problem."""
-    root = Path(results)
-    if not root.exists():
+    from tuner.results.location import Location
+
+    location = Location.of(results)
+    if location.local and not location.local_path().exists():  # (a bucket: connect says)
         raise ConfigError(f"results directory {str(results)!r} does not exist")
-    con = connect(root)
+    con = connect(location.text if not location.local else location.local_path())
     try:
         columns = {name for name, *_ in con.execute("DESCRIBE trials").fetchall()}
         total = con.execute("SELECT count(*) FROM trials").fetchone()[0]

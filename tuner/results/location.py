@@ -10,8 +10,11 @@ that has no local copy.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import socket
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +46,10 @@ class Location:
         if not text.strip():  # '' would be the current directory, taken without saying so
             raise ConfigError("--results is empty; give a directory or a URI")
         if _URI.match(text):
+            if "#" in text:  # a fragment, which pyarrow drops with what follows it
+                raise ConfigError(f"--results {text!r}: a '#' in a URI starts a fragment, "
+                                  "which would be cut off with all after it (the prefix and "
+                                  "any ?endpoint_override=...); write it as %23")
             try:
                 fs, root = pafs.FileSystem.from_uri(text)
             except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -129,21 +136,122 @@ class Location:
         return cache / digest
 
     def pull_journal(self, local: Path) -> None:
-        """Before a study opens: fetch its journal from a remote location if this machine has
-        none (a resume elsewhere)."""
-        if self.local or local.exists():
+        """Before a study opens: fetch its journal from a remote location where this machine
+        has none (a resume elsewhere), or one the bucket's copy does not begin (another
+        machine's run wrote the study since: a local copy ahead of the bucket's, a run here
+        that stopped before its upload, is kept). A copy set aside is kept beside it as
+        ``.diverged-<time>``: pushed back, it had overwritten the study's journal in the
+        bucket."""
+        if self.local:
             return
         remote = self.path(STUDIES, local.name)
-        if self.kind(remote) == pafs.FileType.File:
-            local.parent.mkdir(parents=True, exist_ok=True)
-            with self.fs.open_input_stream(remote) as f:
-                data = f.read()
-            tmp = local.with_name(f".{local.name}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, local)
+        if self.kind(remote) != pafs.FileType.File:
+            return
+        with self.fs.open_input_stream(remote) as f:
+            data = f.read()
+        if local.exists():
+            if local.read_bytes().startswith(data):
+                return
+            os.replace(local, local.with_name(f"{local.name}.diverged-{time.time_ns()}"))
+        local.parent.mkdir(parents=True, exist_ok=True)
+        tmp = local.with_name(f".{local.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, local)
+
+    # -- a remote study's lease ------------------------------------------------------------
+    # A journal's flock holds off a second run of a study on one machine only; a study in a
+    # bucket is held by a lease object beside its journal, renewed with every upload. Object
+    # stores have no lock: a lease is written, then read back (the last writer's stands), and
+    # each renewal checks it is still this run's, so that two runs racing for a study end
+    # with one stopped loudly, not one's results silently overwritten.
+    def take_lease(self, key: str) -> str | None:
+        """This run's lease on study ``key`` in a remote location (None for a local one); a
+        ConfigError naming the holder where another run holds it."""
+        if self.local:
+            return None
+        path = self.path(STUDIES, f"{key}.lease")
+        held = self._read_lease(path)
+        if held is not None and _lease_alive(held):
+            raise ConfigError(_in_use(key, held, path))
+        lease = {"run": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid(),
+                 "heartbeat": time.time()}
+        self.write_bytes(path, json.dumps(lease).encode())
+        back = self._read_lease(path)
+        if back is None or back.get("run") != lease["run"]:
+            raise ConfigError(_in_use(key, back or {}, path))
+        return lease["run"]
+
+    def renew_lease(self, key: str, run: str | None) -> None:
+        """Before an upload: refresh the lease, or a ConfigError where another run took it
+        (this run's lease lapsed): its uploads would overwrite the other's."""
+        if self.local or run is None:
+            return
+        path = self.path(STUDIES, f"{key}.lease")
+        held = self._read_lease(path)
+        if held is None or held.get("run") != run:
+            raise ConfigError(
+                f"study {key}: another run took its lease in {self.text} "
+                f"({_holder(held or {})}) while this one ran: this run stops without "
+                "uploading over it; its journal stays on this machine "
+                f"({self.journal_dir()})")
+        held["heartbeat"] = time.time()
+        self.write_bytes(path, json.dumps(held).encode())
+
+    def release_lease(self, key: str, run: str | None) -> None:
+        """Give the lease up (if it is still this run's)."""
+        if self.local or run is None:
+            return
+        path = self.path(STUDIES, f"{key}.lease")
+        held = self._read_lease(path)
+        if held is not None and held.get("run") == run:
+            self.fs.delete_file(path)
+
+    def _read_lease(self, path: str) -> dict | None:
+        text = self.read_text(path)
+        if text is None:
+            return None
+        try:
+            held = json.loads(text)
+        except ValueError:
+            return {}  # a torn or foreign object: no run's, lapsed
+        return held if isinstance(held, dict) else {}
 
     def push_journal(self, local: Path) -> None:
         """After a flush: upload a study's journal to a remote location."""
         if self.local or not local.exists():
             return
         self.write_bytes(self.path(STUDIES, local.name), local.read_bytes())
+
+
+# A remote study's lease lapses this long after its run last renewed it (a run renews it with
+# every upload, some every few seconds while results come): then another run may take it.
+LEASE_S = 600.0
+
+
+def _lease_alive(held: dict) -> bool:
+    """Whether a lease still holds: renewed within ``LEASE_S``, and (taken on this machine)
+    its process still running."""
+    beat = held.get("heartbeat")
+    if not isinstance(beat, int | float) or time.time() - beat > LEASE_S:
+        return False
+    if held.get("host") == socket.gethostname() and isinstance(held.get("pid"), int):
+        try:
+            os.kill(held["pid"], 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    return True
+
+
+def _holder(held: dict) -> str:
+    beat = held.get("heartbeat")
+    ago = f", last heard from {time.time() - beat:.0f} s ago" if isinstance(
+        beat, int | float) else ""
+    return f"host {held.get('host', '?')}, pid {held.get('pid', '?')}{ago}"
+
+
+def _in_use(key: str, held: dict, path: str) -> str:
+    return (f"study {key} is in use by another warpsweep run ({_holder(held)}): wait for it, "
+            f"or use another --results; a run that died gives its lease up {LEASE_S:.0f} s "
+            f"after its last word (or delete {path})")

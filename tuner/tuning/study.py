@@ -36,6 +36,7 @@ from tuner.env import model_digest
 from tuner.env import warpsweep_version
 from tuner.results.journal import DriverJournal
 from tuner.results.journal import UnreadableJournal
+from tuner.results.location import LEASE_S
 from tuner.results.location import Location
 from tuner.results.records import TrialRecord
 from tuner.results.records import told_otherwise
@@ -155,9 +156,19 @@ class StudyRun:
         self.budget = budget_of(spec, space)
         self.location = Location.of(results)
         self.journal = self.location.journal_dir() / f"{self.key}.journal"
-        self.location.pull_journal(self.journal)
+        self._lease = self.location.take_lease(self.key)
+        self._renewed = time.monotonic()
+        try:
+            self.location.pull_journal(self.journal)
+        except BaseException:
+            self.location.release_lease(self.key, self._lease)
+            raise
         self._pushed_size = self.journal.stat().st_size if self.journal.exists() else -1
-        storage, self._journal = journal_storage(self.journal, self.location.text)
+        try:
+            storage, self._journal = journal_storage(self.journal, self.location.text)
+        except BaseException:
+            self.location.release_lease(self.key, self._lease)
+            raise
         sampler = self._sampler(spec.seed)
         try:
             with warnings.catch_warnings():
@@ -168,6 +179,7 @@ class StudyRun:
                 )
         except Exception as exc:  # noqa: BLE001 - records Optuna cannot replay, whatever they hold
             self._journal.close()
+            self.location.release_lease(self.key, self._lease)
             raise UnreadableJournal(self.journal, f"{type(exc).__name__}: {exc}",
                                     self.location.text) from None
         self.records: dict[int, TrialRecord] = {}
@@ -281,17 +293,25 @@ class StudyRun:
         return self._journal._file.closed
 
     def close(self) -> None:
-        """Sync and release the study's journal."""
-        self._journal.close()
-        self._push()
+        """Sync and release the study's journal (and, in a bucket, its lease)."""
+        try:
+            self._journal.close()
+            self._push()
+        finally:
+            self.location.release_lease(self.key, self._lease)
 
     def _push(self) -> None:
         if self.location.local or not self.journal.exists():
             return
         size = self.journal.stat().st_size
         if size != self._pushed_size:
+            self.location.renew_lease(self.key, self._lease)
             self.location.push_journal(self.journal)
             self._pushed_size = size
+            self._renewed = time.monotonic()
+        elif time.monotonic() - self._renewed > LEASE_S / 4:  # a study waiting, not idle
+            self.location.renew_lease(self.key, self._lease)
+            self._renewed = time.monotonic()
 
     # -- reconcile -------------------------------------------------------------------------
     def _reconcile(self, stored: Any, load_rows: Callable[[], list[TrialRecord]] | None,
