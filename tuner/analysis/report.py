@@ -241,7 +241,8 @@ def _check_out(out: str | Path, results: str | Path) -> None:
 
 
 def _group_anchor(group: Group) -> str:
-    return slug(f"{group.graph_id}-{group.algorithm}-{group.device}")
+    return slug("-".join(p for p in (group.graph_id, group.algorithm, group.device,
+                                      group.workload) if p))
 
 
 def _group_section(data: ResultsData, group: Group, sink: Sink, names: _Names) -> Section:
@@ -251,7 +252,8 @@ def _group_section(data: ResultsData, group: Group, sink: Sink, names: _Names) -
                       f"{group.graph_name}: {group.algorithm} on {group.device}",
                       f"{size}graph spec {group.graph_spec}")
     head = f"{group.graph_name}, {group.algorithm} on {group.device}"
-    stem = (group.graph_id, group.algorithm, group.device)
+    stem = tuple(p for p in (group.graph_id, group.algorithm, group.device, group.workload)
+                 if p)
     curve = time_over_w(runs)
     _draw(section, sink, names, f"{head}: time over virtual warp size", (*stem, "time-over-w"),
           curve, "no complete vwarp run", time_over_w_figure, curve)
@@ -362,10 +364,10 @@ def render_html(data: ResultsData, filters: Filters, sections: Sequence[Section]
     """The report page: header, contents by graph, summary table, figures, skipped list."""
     e = html.escape
     drawn = [r for r in data.runs if r.role == "trial"]
-    rows = sum(1 for r in drawn if r.state != "duplicate")
-    failed = sum(1 for r in drawn if r.state == "failed")
-    trials = (f"{rows} trials ({failed} failed) and {repeats_of(drawn)} repeats, "
-              f"{len(data.runs) - len(drawn)} baseline runs")
+    failed = sum(1 for r in data.runs if r.state == "failed")
+    trials = (f"{sum(s.trials for s in lines)} configurations tried and "
+              f"{repeats_of(drawn)} repeats, {len(data.runs) - len(drawn)} baseline runs; "
+              f"{failed} evaluation{'s' if failed != 1 else ''} failed")
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            REPORT_TITLE, f"<style>{STYLE}</style></head><body>",
@@ -427,7 +429,8 @@ def _summary(lines: Sequence[StudyLine]) -> list[str]:
     e = html.escape
     measured = any(s.measured is not None or s.best_measured_us is not None for s in lines)
     out = ['<h2 id="summary">Summary</h2>',
-           "<p>Per study: configurations tried (trials), proposals answered from the study "
+           "<p>Per study: configurations tried (as tune and check count them: those "
+           "answered from a baseline's run too), proposals answered from the study "
            "(repeats), failures, the fastest configuration evaluated (trials and baselines "
            "alike) and its speedup over the thread-per-vertex baseline and over the best fixed "
            "virtual warp (above 1 is faster)"
@@ -435,7 +438,7 @@ def _summary(lines: Sequence[StudyLine]) -> list[str]:
               "best configuration's measured time and the fastest configuration measured"
               if measured else "") + ".</p>",
            "<table><tr><th>study</th><th>graph</th><th>algorithm</th><th>device</th>"
-           "<th>space</th><th>objective</th><th>trials</th><th>repeats</th><th>failed</th>"
+           "<th>space</th><th>objective</th><th>configurations</th><th>repeats</th><th>failed</th>"
            "<th>best time (µs)</th><th>best configuration</th><th>vs thread</th>"
            "<th>vs best fixed vwarp</th>"
            + ("<th>best, measured (µs)</th><th>measured winner</th>" if measured else "")

@@ -61,6 +61,9 @@ class Run:
     me: float | None = None
     measured_us: float | None = None  # on the GPU (tune --verify K), where measured
     repeats: int = 0  # proposals of tried configurations its trial answered (counted, not run)
+    # the runs it timed (sources and the seed that drew them), as `best` keeps workloads
+    # apart (trials.WORKLOAD_SQL): times of other sources are not one curve's
+    workload: str = ""
 
     @property
     def complete(self) -> bool:
@@ -84,6 +87,7 @@ class Group:
     m: int | None
     algorithm: str
     device: str
+    workload: str = ""  # its runs' sources ("4 sources, seed 0"; "" where the graph has one)
 
 
 @dataclass
@@ -95,28 +99,42 @@ class ResultsData:
     graphs: dict[str, dict[str, Any]] = field(default_factory=dict)
     # per study (tuner.results.measured)
     measured: dict[str, MeasuredWinner] = field(default_factory=dict)
-    by_group: dict[tuple[str, str, str], list[Run]] = field(init=False, repr=False)
+    by_group: dict[tuple[str, str, str, str], list[Run]] = field(init=False, repr=False)
     by_study: dict[str, list[Run]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_group, self.by_study = {}, {}
         for r in self.runs:
-            self.by_group.setdefault((r.graph_id, r.algorithm, r.device), []).append(r)
+            self.by_group.setdefault((r.graph_id, r.algorithm, r.device, r.workload),
+                                     []).append(r)
             self.by_study.setdefault(r.study_key, []).append(r)
 
     def groups(self) -> list[Group]:
-        """The (graph, algorithm, device) groups present, by graph name then algorithm."""
-        keys = sorted({(r.graph_id, r.graph_spec, r.algorithm, r.device) for r in self.runs})
+        """The (graph, algorithm, device, workload) groups present, by graph name then
+        algorithm; a graph timed on several workloads (other sources or seeds) is a group
+        each, named with its workload (its times are not one curve's)."""
+        keys = sorted({(r.graph_id, r.graph_spec, r.algorithm, r.device, r.workload)
+                       for r in self.runs})
+        several = {k[:4] for k in keys if sum(j[:4] == k[:4] for j in keys) > 1}
         out = []
-        for gid, spec, algo, dev in keys:
+        for gid, spec, algo, dev, work in keys:
             info = self.graphs.get(gid, {})
-            out.append(Group(gid, spec, info.get("name") or gid, info.get("n"), info.get("m"),
-                             algo, dev))
+            name = info.get("name") or gid
+            if (gid, spec, algo, dev) in several:
+                out.append(Group(gid, spec, f"{name} ({work})", info.get("n"), info.get("m"),
+                                 algo, dev, work))
+            else:
+                out.append(Group(gid, spec, name, info.get("n"), info.get("m"), algo, dev))
         return sorted(out, key=lambda g: (g.graph_name, g.graph_id, g.algorithm, g.device))
 
     def runs_of(self, group: Group) -> list[Run]:
         """The runs of one group."""
-        return self.by_group.get((group.graph_id, group.algorithm, group.device), [])
+        if group.workload:
+            return self.by_group.get((group.graph_id, group.algorithm, group.device,
+                                      group.workload), [])
+        return [r for (gid, algo, dev, _), runs in self.by_group.items()
+                if (gid, algo, dev) == (group.graph_id, group.algorithm, group.device)
+                for r in runs]
 
     def studies(self) -> list[str]:
         """Study keys present, sorted."""
@@ -151,7 +169,9 @@ def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsDa
         base = ["study_key", "role", "label", "state", "trial", "graph_id", "graph_spec",
                 "algorithm", "device", "space", "objective", "values[1] AS value", "error"]
         gpu = ["measured_us" if "measured_us" in columns else "NULL AS measured_us",
-               "coalesce(repeats, 0)" if "repeats" in columns else "0"]
+               "coalesce(repeats, 0)" if "repeats" in columns else "0",
+               "n_sources" if "n_sources" in columns else "NULL",
+               "seed" if "seed" in columns else "NULL"]
         sql = (f"SELECT {', '.join(base + metrics + params + gpu)} FROM trials {where} "
                "ORDER BY study_key, role, trial, label")
         rows = con.execute(sql, args).fetchall()
@@ -164,17 +184,27 @@ def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsDa
     names = [p[len(PARAM_PREFIX):] for p in params]
     runs = []
     for row in rows:
-        raw = {k: v for k, v in zip(names, row[nbase + nmet:-2], strict=True) if v is not None}
+        raw = {k: v for k, v in zip(names, row[nbase + nmet:-4], strict=True) if v is not None}
         metric = dict(zip(METRICS, row[nbase:nbase + nmet], strict=True))
         state = row[3]
         if state != "complete":
             metric = dict.fromkeys(METRICS)
         runs.append(Run(*row[:nbase], params=canonical_params(raw), **metric,
-                        measured_us=row[-2] if state == "complete" else None,
-                        repeats=int(row[-1])))
+                        measured_us=row[-4] if state == "complete" else None,
+                        repeats=int(row[-3]), workload=_workload(row[-2], row[-1])))
     studies = {r.study_key for r in runs}
     return ResultsData(str(results), runs, graphs,
                        {k: w for k, w in measured.items() if k in studies})
+
+
+def _workload(n_sources: int | None, seed: int | None) -> str:
+    """The runs a row timed, as `best` keeps them apart (``trials.WORKLOAD_SQL``): its
+    number of sources, and with several the seed that drew them."""
+    if not n_sources:
+        return "no source" if n_sources == 0 else ""
+    if n_sources == 1:
+        return "1 source"
+    return f"{n_sources} sources, seed {seed}"
 
 
 def describe(filters: Filters) -> str:
@@ -461,7 +491,7 @@ class StudyLine:
     device: str
     space: str
     objective: str
-    trials: int
+    trials: int  # configurations tried (a trial answered from a reference's row among them)
     repeats: int
     failed: int
     best_time_us: float | None
@@ -500,7 +530,7 @@ def study_lines(data: ResultsData) -> list[StudyLine]:
         drawn = [r for r in mine if r.role == "trial"]
         out.append(StudyLine(
             key, names.get(first.graph_id, first.graph_spec), first.algorithm, first.device,
-            first.space, first.objective, sum(1 for r in drawn if r.state != "duplicate"),
+            first.space, first.objective, len({r.config for r in drawn}),
             repeats_of(drawn),
             sum(1 for r in mine if r.state == "failed"),
             b.time_us if b else None, config_text(b.params) if b else "",
