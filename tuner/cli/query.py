@@ -13,6 +13,7 @@ import functools
 import json
 import math
 import os
+import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -489,7 +490,8 @@ def _pending_studies(results: str) -> str:
     one = len(pending) == 1
     return (f"{len(pending)} stud{'y' if one else 'ies'} in studies/ ha{'s' if one else 've'} "
             "a journal but no rows yet (a run stopped before writing them): resume it, or "
-            f"`warpsweep check {results} --repair` writes the rows its journal recorded")
+            f"`warpsweep check {shlex.quote(str(results))} --repair` writes the rows its journal "
+            "recorded")
 
 
 def _journals_without_rows(results: str) -> list[str]:

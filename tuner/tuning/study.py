@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import random
+import shlex
 import sys
 import time
 import warnings
@@ -320,7 +321,7 @@ class StudyRun:
         lost trials the rows hold (truncated, deleted, an older copy pulled from a bucket) is
         rebuilt from the rows, trial numbers kept; rows that disagree with each other are
         refused."""
-        where = self.location.text
+        where = shlex.quote(self.location.text)  # pasted into a shell: a URI's '&' quoted
         if conflicts:
             raise ConflictError(
                 f"study {self.key}: {len(conflicts)} key(s) hold two different rows in {where} "
