@@ -52,6 +52,8 @@ def load_measured(
     path = Path(path)
     table = _read_parquet(path, "measured results", REQUIRED_COLUMNS)
     rows = table.to_pylist()
+    if not rows:
+        raise ConfigError(f"measured results {path}: the file holds no rows")
     unjudged = [r for r in rows if r["correct"] is None]
     if unjudged:  # neither kept nor dropped silently: whether the answer was right is unknown
         r = unjudged[0]
