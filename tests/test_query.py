@@ -531,3 +531,15 @@ def test_best_compares_a_study_only_with_studies_of_its_sources(tmp_path):
     by_key = {b.study.key: b for b in answer.studies}
     assert by_key["ga.bfs.h100.vwarp.k4"].fixed_value == pytest.approx(50.0)
     assert by_key["ga.bfs.h100.vwarp.k1"].fixed_value == pytest.approx(60.0)
+
+
+def test_best_of_a_metric_whose_best_is_zero_says_why_there_is_no_ratio(tmp_path, capsys):
+    """It had said no configuration was evaluated on every graph (one graph, every
+    configuration evaluated): the ratios to a best of 0 are what is undefined."""
+    from tuner import api
+
+    api.tune("rmat:scale=7,seed=1", "bfs", trials=3, sources=1, results=str(tmp_path / "r"))
+    code, out, _ = run_cli(capsys, "best", "--results", str(tmp_path / "r"), "--metric",
+                           "atomics")
+    assert code == 0 and "no ratio to the best: the best atomics is 0 on rmat7" in out
+    assert "evaluated on every graph" not in out

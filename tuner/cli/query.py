@@ -569,7 +569,11 @@ def run_best(args: argparse.Namespace) -> int:
               f"geometric mean {f.geomean_ratio:.3f}x each graph's best)")
     groups = {(s.study.algorithm, s.study.device) for s in result.studies}
     for algorithm, device in sorted(groups - {(f.algorithm, f.device) for f in result.fixed}):
-        print(f"  {algorithm} on {device}: no configuration was evaluated on every graph")
+        zero = sorted({s.study.graph for s in result.studies if s.value == 0
+                       and (s.study.algorithm, s.study.device) == (algorithm, device)})
+        print(f"  {algorithm} on {device}: " + (
+            f"no ratio to the best: the best {objective.metric} is 0 on {', '.join(zero)}"
+            if zero else "no configuration was evaluated on every graph"))
     if not any(getattr(args, name) is not None for name in ("graph", "algo", "device")):
         pending = _pending_studies(args.results)
         if pending:  # left out of the table: said, not silently
