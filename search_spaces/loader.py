@@ -236,9 +236,12 @@ class SearchSpace:
             params = pruned
         for p in params:
             if p.kind == "choices" and not p.choices:
+                fixed = ", ".join(f"{k}={v}" for k, v in self.fixed)
                 raise ConfigError(
                     f"{self.source}:{p.line}: space {self.name!r}: no value of {p.name} "
                     f"applies to {algorithm}"
+                    + (f" beside its fixed knobs ({fixed}): one of those may be what "
+                       f"{algorithm} lacks" if fixed else "")
                 )
         narrowed = dataclasses.replace(self, params=tuple(params))
         corners = narrowed._enumerate(lambda p: p.corner_values())
