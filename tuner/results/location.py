@@ -230,11 +230,14 @@ LEASE_S = 600.0
 
 def _lease_alive(held: dict) -> bool:
     """Whether a lease still holds: renewed within ``LEASE_S``, and (taken on this machine)
-    its process still running."""
+    its process still running, and another than this one (which runs a study once at a
+    time)."""
     beat = held.get("heartbeat")
     if not isinstance(beat, int | float) or time.time() - beat > LEASE_S:
         return False
     if held.get("host") == socket.gethostname() and isinstance(held.get("pid"), int):
+        if held["pid"] == os.getpid():  # a run of this process that stopped before its end
+            return False
         try:
             os.kill(held["pid"], 0)
         except ProcessLookupError:
