@@ -406,3 +406,25 @@ def test_a_graph_unlike_every_training_graph_is_named_extrapolated(synthetic):
     dense = graph_features(load_graph("random:n=2048,deg=96,seed=1"))
     cover = selector.coverage(dense)
     assert cover.extrapolated and cover.nearest > cover.spread > 0
+
+
+def test_a_graph_timed_on_two_workloads_learns_one_of_them(tmp_path):
+    """The selector had averaged a graph's studies of other sources: a configuration timed
+    by one study could become the graph's best while it lost in each."""
+    from tuner import api
+    from tuner.results.query import connect
+    from tuner.selection.selector import load_matrix
+
+    res = str(tmp_path / "r")
+    for sources in (1, 2):
+        api.tune("rmat:scale=7,seed=1", "bfs", trials=3, sources=sources, results=res)
+    api.tune("grid2d:rows=8,cols=8", "bfs", trials=3, sources=1, results=res)
+    matrix = load_matrix(res, "bfs", "h100")
+    rmat = next(i for i, g in enumerate(matrix.graphs) if g.graph_spec.startswith("rmat"))
+    con = connect(res)
+    thread = dict(con.execute("SELECT n_sources, time_us FROM trials WHERE label = 'thread' "
+                              "AND graph_spec LIKE 'rmat%'").fetchall())
+    key = next(k for k, c in matrix.all_configs.items()
+               if c.get("mapping") == "thread" and len(c) == 4 and not c.get("defer_threshold"))
+    assert matrix.all_times[rmat][key] == pytest.approx(thread[2])  # not the mean
+    assert any("another workload of the graph" in why for why in matrix.dropped.values())

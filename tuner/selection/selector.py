@@ -190,12 +190,14 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     con = connect(results)
     cols = [d[0] for d in con.execute("SELECT * FROM trials LIMIT 0").description]
     params = [c for c in cols if c.startswith("param_")]
-    select = ", ".join(["graph_id", "graph_spec", "time_us", *params])
+    select = ", ".join(["graph_id", "graph_spec", "time_us", "n_sources", "seed", *params])
     table = _rows(con, f"SELECT {select} FROM trials WHERE state = 'complete' AND time_us IS "
                   "NOT NULL AND algorithm = ? AND device = ?", [algorithm, device])
     feats, names = _graph_features(con)
     digest = _device_digest_of(con, algorithm, device)
-    sums: dict[str, dict[str, list[float]]] = {}
+    # per graph, per workload (the runs its studies timed: sources, and the seed that drew
+    # them), each configuration's times; studies of other sources time other runs
+    loads: dict[str, dict[tuple, dict[str, list[float]]]] = {}
     specs: dict[str, str] = {}
     configs: dict[str, dict[str, Any]] = {}
     for row in table:
@@ -203,8 +205,12 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
         key = config_key(config)
         configs.setdefault(key, config)
         specs.setdefault(row["graph_id"], row["graph_spec"])
-        sums.setdefault(row["graph_id"], {}).setdefault(key, []).append(float(row["time_us"]))
-    dropped = {g: why for g in sums if (why := _unusable(feats.get(g))) is not None}
+        n = row["n_sources"]
+        work = (n, row["seed"] if n is not None and n > 1 else None)
+        loads.setdefault(row["graph_id"], {}).setdefault(work, {}).setdefault(key, []).append(
+            float(row["time_us"]))
+    sums, dropped = _one_workload_each(loads)
+    dropped.update({g: why for g in sums if (why := _unusable(feats.get(g))) is not None})
     ids: list[str] = []
     seen: dict[tuple, str] = {}
     for g in sorted(g for g in sums if g not in dropped):
@@ -228,6 +234,31 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     return TimeMatrix(algorithm, device, graphs, [configs[k] for k in keys], times, all_times,
                       configs, dropped, [bool(gpu.get(g)) for g in ids],
                       measured_gpu=gpu_name, other_gpus=other_gpus, device_digest=digest)
+
+
+def _one_workload_each(loads: dict[str, dict[tuple, dict[str, list[float]]]]
+                       ) -> tuple[dict[str, dict[str, list[float]]], dict[str, str]]:
+    """Per graph, the times of one workload (the one of most configurations, then of most
+    sources): a mean over studies of other sources had made a configuration timed by one
+    study the graph's best while it lost in each; and a note for each other workload left
+    out."""
+    sums, left = {}, {}
+    for g, works in loads.items():
+        kept = max(works, key=lambda w: (len(works[w]), w[0] or 0, -(w[1] or 0)))
+        sums[g] = works[kept]
+        for w in works:
+            if w != kept:
+                left[f"{g} [{_workload_text(w)}]"] = (
+                    f"another workload of the graph, its times not mixed with the "
+                    f"{_workload_text(kept)} ones learnt")
+    return sums, left
+
+
+def _workload_text(work: tuple) -> str:
+    n, seed = work
+    if n is None:
+        return "sources unrecorded"
+    return f"{n} source{'s' if n != 1 else ''}" + (f", seed {seed}" if seed is not None else "")
 
 
 def _device_digest_of(con: Any, algorithm: str, device: str) -> str | None:
