@@ -32,6 +32,7 @@ class Graph:
 
     def __post_init__(self) -> None:
         label = self.spec or self.name
+        _check_directed(self.directed, label)
         indptr = np.asarray(self.indptr)
         indices = np.asarray(self.indices)
         if indptr.ndim != 1 or indptr.size < 1:
@@ -149,6 +150,7 @@ class Graph:
         kept); unless ``directed``, every edge is stored in both directions.
         """
         label = spec or name
+        _check_directed(directed, label)
         src = np.asarray(src).ravel()
         dst = np.asarray(dst).ravel()
         for key, ids in (("sources", src), ("destinations", dst)):
@@ -276,6 +278,12 @@ def float32_weights(weights, label: str) -> np.ndarray:
     return w.astype(np.float32, copy=False)
 
 
+def _check_directed(directed: object, label: str) -> None:
+    """``directed`` is a bool: a string such as "false" had built a directed graph."""
+    if not isinstance(directed, bool | np.bool_):
+        raise GraphError(f"{label}: directed must be True or False, not {directed!r}")
+
+
 def frozen(array: np.ndarray) -> np.ndarray:
     """An array made by its caller, handed to a Graph without a copy: read-only from now."""
     array.flags.writeable = False
@@ -283,14 +291,15 @@ def frozen(array: np.ndarray) -> np.ndarray:
 
 
 def _own(array: np.ndarray) -> np.ndarray:
-    """``array`` where nothing can write it (read-only down to the memory it views), else a
-    copy of it."""
+    """``array`` where nothing can write it (read-only down to the memory it views: an array
+    of its own, or bytes), else a copy of it (a memory-mapped file or a bytearray under a
+    read-only view had changed the graph with them, its digest stale)."""
     view: object = array
     while isinstance(view, np.ndarray):
         if view.flags.writeable:
             return array.copy()
         view = view.base
-    return array
+    return array if view is None or isinstance(view, bytes) else array.copy()
 
 
 def is_graph(obj: object) -> bool:

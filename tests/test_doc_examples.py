@@ -210,3 +210,16 @@ def _stdin(text: str):
     import io
 
     return io.StringIO(text)
+
+
+def test_the_api_modules_example_runs_when_pasted(tmp_path, monkeypatch):
+    """Its lines had used load_results and figures without importing them."""
+    import tuner.api
+
+    lines = [ln.strip()[4:] for ln in tuner.api.__doc__.splitlines()
+             if ln.strip().startswith(">>> ")]
+    assert lines and "import" in lines[0]
+    monkeypatch.chdir(tmp_path)
+    code = "\n".join(ln.replace("trials=20", "trials=3") for ln in lines)
+    exec(compile(code, "tuner/api.py docstring", "exec"), {})  # noqa: S102
+    assert (tmp_path / "res").is_dir()

@@ -1153,3 +1153,19 @@ def test_a_device_path_that_is_a_directory_is_named_so(tmp_path, capsys):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
                               "--device", str(tmp_path / "d.toml")])
     assert "is a directory" in line
+
+
+def test_a_graph_takes_directed_as_a_bool_and_copies_memory_others_can_write(tmp_path):
+    """directed="false" had built a directed graph; a read-only view of a memory-mapped file
+    had changed with the file, the graph's digest stale."""
+    with pytest.raises(GraphError, match="directed must be True or False, not 'false'"):
+        Graph.from_edges(np.array([0, 1]), np.array([1, 2]), 3, directed="false")
+    with pytest.raises(GraphError, match="directed must be True or False"):
+        Graph(np.array([0, 1, 1]), np.array([1]), directed="yes")
+    path = tmp_path / "indices.npy"
+    np.save(path, np.array([1, 0], dtype=np.int32))
+    mapped = np.load(path, mmap_mode="r")
+    graph = Graph(np.array([0, 1, 2]), mapped)
+    assert not np.shares_memory(graph.indices, mapped)
+    frozen_bytes = np.frombuffer(bytes(np.array([1, 0], dtype=np.int32)), dtype=np.int32)
+    assert np.shares_memory(Graph(np.array([0, 1, 2]), frozen_bytes).indices, frozen_bytes)

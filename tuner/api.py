@@ -1,9 +1,9 @@
 """Tuning from Python: what ``warpsweep tune`` and ``warpsweep sweep`` do, as two functions.
 
->>> from tuner.api import tune
+>>> from tuner.api import figures, load_results, tune
 >>> result = tune("rmat:scale=10,seed=1", "bfs", trials=20, workers=0, results="res")
 >>> best = result.studies[0].best[0]          # a TrialRecord: .params, .values, .metrics
->>> result.to_json()                          # the summary `warpsweep tune --json` prints
+>>> summary = result.to_json()                # the summary `warpsweep tune --json` prints
 >>> frame = result.to_pandas()                # its studies' rows: knobs and metrics as columns
 >>> frame = load_results("res")               # every trial row of a results directory
 >>> figs = figures("res")                     # the report's figures, matplotlib Figures by title
