@@ -428,3 +428,24 @@ def test_a_graph_timed_on_two_workloads_learns_one_of_them(tmp_path):
                if c.get("mapping") == "thread" and len(c) == 4 and not c.get("defer_threshold"))
     assert matrix.all_times[rmat][key] == pytest.approx(thread[2])  # not the mean
     assert any("another workload of the graph" in why for why in matrix.dropped.values())
+
+
+def test_a_configurations_label_names_its_worklist():
+    """A data-driven thread configuration had been labelled as the topology one."""
+    from simulator.strategy import Strategy
+    from tuner.selection.selector import describe_config
+
+    labels = {describe_config(Strategy.parse(c).to_params())
+              for c in ("mapping=thread", "mapping=thread,driven=data",
+                        "mapping=thread,driven=data,push=block")}
+    assert labels == {"thread", "thread driven=data", "thread driven=data push=block"}
+
+
+def test_a_policy_fit_on_no_rows_is_a_clear_error():
+    """A leave-one-graph-out fold of one or two graphs had died on numpy's reduction
+    error."""
+    from simulator.errors import ConfigError
+    from tuner.selection.adaptive_policy import fit_tree
+
+    with pytest.raises(ConfigError, match="needs graphs besides the one held out"):
+        fit_tree(np.zeros((0, 3)), np.zeros((0, 2)), 2, 0.0)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from simulator.errors import ConfigError
 from simulator.policy import FEATURES
 from simulator.policy import GRAPH_FEATURES
 from simulator.policy import Policy
@@ -112,6 +113,10 @@ def fit_tree(x: np.ndarray, cost: np.ndarray, depth: int, min_leaf: float,
     index; ``features``: the feature indices it may split on (all by default); ``groups``
     (the graph of each row) with ``min_graphs``: rows of at least that many graphs on either
     side of a split."""
+    if cost.shape[0] == 0 or cost.shape[1] == 0:  # (numpy's reduction error had said so)
+        raise ConfigError("a policy is fitted on rows of at least one graph and one "
+                          "candidate: a leave-one-graph-out fold of it needs graphs besides "
+                          "the one held out (train on 3 or more)")
     if columns is not None:
         cost = cost[:, columns]
     names = np.arange(cost.shape[1]) if columns is None else np.asarray(columns)

@@ -82,8 +82,9 @@ def describe_config(config: dict[str, Any]) -> str:
     if mapping == "vwarp" and "w" in config:
         parts.append(f"w={config['w']}")
     for knob, value in config.items():
-        if knob in ("mapping", "w") or defaults.get(knob, object()) == value:
-            continue
+        if knob in ("mapping", "w") or (defaults.get(knob, object()) == value
+                                        and (knob != "driven" or value == "topology")):
+            continue  # (driven's default is topology: the defaults above are of its value)
         parts.append(f"{knob}={value}")
     return " ".join(parts)
 
