@@ -132,3 +132,14 @@ def test_report_reads_a_bucket_and_a_fragment_is_refused(bucket_uri, tmp_path, m
     hashed = bucket_uri.replace("?", "#1?", 1)
     assert main(["query", "SELECT 1", "--results", hashed]) == 2
     assert "a '#' in a URI starts a fragment" in capsys.readouterr().err
+
+
+def test_a_deleted_bucket_prefix_starts_over(bucket_uri, tmp_path, monkeypatch):
+    """This machine's journal copy had brought the deleted study's results back."""
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "m"))
+    first = api.tune("rmat:scale=7,seed=1", trials=3, sources=1, results=bucket_uri)
+    loc = Location.of(bucket_uri)
+    loc.fs.delete_dir_contents(loc.root)
+    again = api.tune("rmat:scale=7,seed=1", trials=3, sources=1, results=bucket_uri)
+    assert again.evaluations == first.evaluations  # all run again, none restored
+    assert list((tmp_path / "m").rglob("*.journal.orphaned-*"))

@@ -135,28 +135,29 @@ class Location:
         digest = hashlib.sha256(self.text.encode()).hexdigest()[:16]
         return cache / digest
 
-    def pull_journal(self, local: Path) -> None:
+    def pull_journal(self, local: Path) -> bool:
         """Before a study opens: fetch its journal from a remote location where this machine
         has none (a resume elsewhere), or one the bucket's copy does not begin (another
         machine's run wrote the study since: a local copy ahead of the bucket's, a run here
         that stopped before its upload, is kept). A copy set aside is kept beside it as
         ``.diverged-<time>``: pushed back, it had overwritten the study's journal in the
-        bucket."""
+        bucket. Whether the bucket holds the study's journal (a local location: True)."""
         if self.local:
-            return
+            return True
         remote = self.path(STUDIES, local.name)
         if self.kind(remote) != pafs.FileType.File:
-            return
+            return False
         with self.fs.open_input_stream(remote) as f:
             data = f.read()
         if local.exists():
             if local.read_bytes().startswith(data):
-                return
+                return True
             os.replace(local, local.with_name(f"{local.name}.diverged-{time.time_ns()}"))
         local.parent.mkdir(parents=True, exist_ok=True)
         tmp = local.with_name(f".{local.name}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, local)
+        return True
 
     # -- a remote study's lease ------------------------------------------------------------
     # A journal's flock holds off a second run of a study on one machine only; a study in a

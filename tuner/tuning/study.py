@@ -160,10 +160,15 @@ class StudyRun:
         self._lease = self.location.take_lease(self.key)
         self._renewed = time.monotonic()
         try:
-            self.location.pull_journal(self.journal)
+            in_bucket = self.location.pull_journal(self.journal)
         except BaseException:
             self.location.release_lease(self.key, self._lease)
             raise
+        if not in_bucket and not stored and self.journal.exists():
+            # neither the study's journal nor a row of it in the bucket (its prefix deleted
+            # to start over): this machine's copy had brought the old results back
+            os.replace(self.journal,
+                       self.journal.with_name(f"{self.journal.name}.orphaned-{time.time_ns()}"))
         self._pushed_size = self.journal.stat().st_size if self.journal.exists() else -1
         try:
             storage, self._journal = journal_storage(self.journal, self.location.text)
