@@ -543,3 +543,14 @@ def test_best_of_a_metric_whose_best_is_zero_says_why_there_is_no_ratio(tmp_path
                            "atomics")
     assert code == 0 and "no ratio to the best: the best atomics is 0 on rmat7" in out
     assert "evaluated on every graph" not in out
+
+
+def test_effect_shows_a_knob_set_to_none_as_unset(tmp_path, capsys):
+    """"No deferring", a value the vwarp space draws, had been shown as "n/a" and said not to
+    apply."""
+    from tuner import api
+
+    api.tune("rmat:scale=7,seed=1", "bfs", trials=4, sources=1, results=str(tmp_path / "r"))
+    code, out, _ = run_cli(capsys, "effect", "defer_threshold", "--results",
+                           str(tmp_path / "r"))
+    assert code == 0 and "unset" in out and "n/a" not in out

@@ -598,7 +598,7 @@ def run_effect(args: argparse.Namespace) -> int:
     for i, s in enumerate(result.studies):
         print(("\n" if i else "") + _study_line(s.study))
         at = (f"at {knob}={_knob_value(s.best_value)}" if s.best_value is not None
-              else f"where {knob} does not apply")
+              else f"with {knob} unset (off, or not applying to the configuration)")
         print(f"  best {objective.metric} {_fmt(s.best_metric)} {at}: {s.best_config.text}")
         rows = [[knob, objective.metric, "best is", "configurations", "others",
                  "configuration"]]
@@ -612,8 +612,8 @@ def run_effect(args: argparse.Namespace) -> int:
 
 
 def _knob_value(value: Any) -> str:
-    if value is None:
-        return "n/a"
+    if value is None:  # a knob set to none (defer_threshold: no deferring) or not applying
+        return "unset"
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
