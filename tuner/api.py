@@ -156,12 +156,17 @@ def _check_types(**args: Any) -> None:
         "deterministic": lambda v: isinstance(v, bool),
         "progress": lambda v: isinstance(v, bool) or v in ("bar", "log", "off"),
     }
+    wanted = {"device": "a preset's name or a device file's path (a Device object: write it "
+                        "to a .toml file; results name devices by name)",
+              "graph": "a graph spec"}
     for name, value in args.items():
         if not checks[name](value):
             shown = name.removeprefix("optional_")
             kind = type(value).__name__
-            raise ConfigError(f"{shown}={value!r}: not a valid value for `{shown}` "
-                              f"({'an' if kind[0] in 'aeiou' else 'a'} {kind})")
+            text = repr(value) if len(repr(value)) <= 80 else f"<{kind}>"
+            raise ConfigError(f"{shown}={text}: not a valid value for `{shown}` "
+                              f"({'an' if kind[0] in 'aeiou' else 'a'} {kind})"
+                              + (f"; give {wanted[shown]}" if shown in wanted else ""))
 
 
 def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = "vwarp",
