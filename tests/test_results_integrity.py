@@ -883,3 +883,17 @@ def test_a_disk_that_fills_mid_run_names_the_way_on(tmp_path, capsys, monkeypatc
     assert "No space left on device" in err and "resume with:\n  warpsweep tune" in err
     monkeypatch.setattr(ResultStore, "flush", real)
     assert main(args) == 0 and check(results) == 0
+
+
+def test_check_repairs_summary_counts_what_the_rows_hold_after_it(tmp_path, capsys):
+    """Its last line had counted the rows as they were before the repair."""
+    results = tmp_path / "r"
+    tune(results)
+    for victim in (results / "trials").rglob("part-*.parquet"):
+        victim.write_bytes(b"")
+    assert check(results, "--repair") == 0
+    repaired = capsys.readouterr().out.strip().splitlines()[-1]
+    assert check(results) == 0
+    after = capsys.readouterr().out.strip().splitlines()[-1]
+    assert repaired.split("; ", 1)[1] == after.split("; ", 1)[1]
+    assert "configurations sampled" in after

@@ -83,6 +83,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(line)
     if report.problems:
         return 1
+    if report.repaired:  # what the rows hold now, not before the repair
+        report.counts = check(args.results).counts
     print(f"{args.results}: {report.files} files checked, "
           + ("all repaired" if report.repaired else "no problem")
           + (f"; {report.counts}" if report.counts else ""))
