@@ -130,6 +130,20 @@ def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(t
         assert after[number] == pytest.approx(time_us, rel=1e-5)
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc for the child")
+def test_sigterm_to_the_child_stops_it_as_ctrl_c(tmp_path):
+    """`kill` of the child (what ps shows running) had printed Ray's native stack, and the
+    command had called it an abrupt end."""
+    results = tmp_path / "r"
+    run = start(results)
+    wait_for_trials(run, 2)
+    subprocess.run(["kill", "-TERM", str(child_of(run.pid))], check=True)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    assert "every finished evaluation is saved" in err
+    assert "ended abruptly" not in err and "SIGTERM received" not in err
+
+
 def test_another_verb_under_the_supervisors_variable_writes_nothing_into_its_output():
     """A `query` run with WARPSWEEP_SUPERVISED_FD inherited (from a supervised job's
     environment) had appended "1" to its JSON on stdout."""

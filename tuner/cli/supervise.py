@@ -17,7 +17,8 @@ import stat
 import subprocess
 import sys
 
-SUPERVISED_FD = "WARPSWEEP_SUPERVISED_FD"  # set in the child: its end of the pipe
+from tuner.tuning.executor import SUPERVISED_FD  # set in the child: its end of the pipe
+
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # What stops the child as Ctrl-C does (``obey_stop``): sent for the first forwarded signal and
 # when this process dies. Not SIGINT, which the child inherits ignored where the command runs

@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import logging
 import os
+import signal
 import socket
 import sys
 import threading
@@ -30,6 +31,19 @@ from tuner.memory import keep_freed_memory
 
 TASK_RETRIES = 3
 CPU_REFRESH_S = 1.0
+
+
+# Set in a supervised run's child (``tuner.cli.supervise``): its end of the parent's pipe.
+SUPERVISED_FD = "WARPSWEEP_SUPERVISED_FD"
+
+
+def sigterm_stops_the_run() -> None:
+    """In a supervised run's child, once Ray has started (on the main thread only): SIGTERM
+    stops the run as Ctrl-C does, every finished evaluation saved. Ray's handler, set as it
+    starts, had printed its native stack and ended the child without a word."""
+    if (os.environ.get(SUPERVISED_FD) is not None
+            and threading.current_thread() is threading.main_thread()):
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 class Future:
@@ -303,6 +317,7 @@ class RayExecutor(Executor):
                                       "--workers 0 runs in this process without Ray") from None
                 raise ConfigError(f"no Ray cluster at --address {address!r}: {reason}") from None
             self._owns = True
+            sigterm_stops_the_run()
         self._workers = workers
         self.max_capacity = 0
         self._read_cpus()
@@ -473,6 +488,7 @@ class HandoverExecutor(Executor):
     def _poll(self) -> RayExecutor | None:
         if self._ray is None and self._up.is_set() and self._starting is not None:
             self._ray = self._starting
+            sigterm_stops_the_run()  # (on the driver's thread: the one that may set it)
         return self._ray
 
     # -- the executor ----------------------------------------------------------------------
