@@ -554,3 +554,18 @@ def test_effect_shows_a_knob_set_to_none_as_unset(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "effect", "defer_threshold", "--results",
                            str(tmp_path / "r"))
     assert code == 0 and "unset" in out and "n/a" not in out
+
+
+def test_best_says_when_a_study_was_tuned_for_another_objective(tmp_path, capsys):
+    """A study tuned for simd_efficiency:max had been shown its fastest row without a word."""
+    from tuner import api
+
+    res = str(tmp_path / "r")
+    api.tune("rmat:scale=7,seed=1", "bfs", trials=3, sources=1, results=res)
+    code, _, err = run_cli(capsys, "best", "--results", res)
+    assert code == 0 and "another objective" not in err
+    api.tune("rmat:scale=7,seed=1", "bfs", trials=3, sources=1, results=res,
+             objective="simd_efficiency:max")
+    code, _, err = run_cli(capsys, "best", "--results", res)
+    assert code == 0 and "1 of these studies were tuned for another objective" in err
+    assert "simd_efficiency:max" in err

@@ -574,6 +574,13 @@ def run_best(args: argparse.Namespace) -> int:
         print(f"  {algorithm} on {device}: " + (
             f"no ratio to the best: the best {objective.metric} is 0 on {', '.join(zero)}"
             if zero else "no configuration was evaluated on every graph"))
+    others = sorted({s.study.objective for s in result.studies}
+                    - {str(objective), objective.metric})
+    if others:  # each row is the best by --metric, not by what its study was tuned for
+        tuned = sum(s.study.objective in others for s in result.studies)
+        print(f"note: {tuned} of these studies were tuned for another objective "
+              f"({', '.join(others)}); their rows are the best by {objective.metric} (give "
+              "--metric to rank by another)", file=sys.stderr)
     if not any(getattr(args, name) is not None for name in ("graph", "algo", "device")):
         pending = _pending_studies(args.results)
         if pending:  # left out of the table: said, not silently
