@@ -177,7 +177,8 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
          progress: bool | str = False, verbose: bool = False,
          deterministic: bool = False) -> TuneResult:
     """Tune one (graph, algorithm, device) over a search space; resumes the study if
-    ``results`` holds it. ``workers=0`` evaluates in this process (None: a local Ray);
+    ``results`` holds it. ``workers=0`` evaluates in this process (None: in this process,
+    handing over to a local Ray once the work left is worth its start-up);
     ``deterministic`` with ``workers`` N tells the sampler the results in the order it asked
     for them, so that a seed gives the same trials on every run."""
     trials, sources, seed, workers = (_plain_int(v) for v in (trials, sources, seed, workers))
