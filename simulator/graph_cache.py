@@ -33,10 +33,11 @@ from simulator.loaders import read_npz
 from simulator.loaders import read_npz_meta
 from simulator.loaders import save_npz
 
-CACHE_VERSION = 4  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
+CACHE_VERSION = 5  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
 # tab-separated .csv keeps its first line, CR-only line endings part lines; 4: a .csv whose
 # header does not start with the edges' ends is refused (pandas' index column had been read
-# as the sources), as a METIS edge weighed otherwise at its two ends (the lower kept)
+# as the sources), as a METIS edge weighed otherwise at its two ends (the lower kept); 5: a
+# .csv header naming the target first, or its weight column, is read as it says
 CACHE_ENV = "WARPSWEEP_CACHE_DIR"
 KEY_META = "cache_key"  # the key an entry was written under, in its metadata
 # Generated graphs are cached from this many generated edges on (smaller ones are faster

@@ -494,8 +494,10 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
     start, first_line, line = _skip_header(data, (b"#", b"%"))
     if line is None:
         raise GraphError(f"{label}: empty graph: no edge lines in the file")
+    reversed_ends, weight_column = False, 2
     if commas and _is_header(line):
         _check_header(line, first_line, label)
+        reversed_ends, weight_column = _header_columns(line, first_line, label, want_weights)
         start += len(line) + 1
         first_line += 1
     tokens = _tokenise(data, start, first_line, label, comments=b"#%", commas=commas)
@@ -506,11 +508,16 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
             "(src dst [weight]): are the file's lines ended by something other than a newline?"
         )
     src, dst, n = _ids(_exact_ids(tokens, rows), lines, label, None, 0)
+    if reversed_ends:  # the header names the target column first
+        src, dst = dst, src
     weights = None
     if want_weights:
-        if rows.shape[1] < 3:
-            raise _no_weights(label, "the edge lines have no third (weight) column")
-        weights = _weights(rows[:, 2], lines, label)
+        if rows.shape[1] <= weight_column:
+            raise _no_weights(label, "the edge lines have no third (weight) column"
+                              if weight_column == 2 else
+                              f"the edge lines have no column {weight_column + 1}, the "
+                              "header's weight")
+        weights = _weights(rows[:, weight_column], lines, label)
     return EdgeList(src, dst, n, weights, lines=lines)
 
 
@@ -531,6 +538,36 @@ def _check_header(line: bytes, number: int, label: str) -> None:
         f"{label}: line {number}: the header {shown!r} does not start with the source and "
         "target columns, which are read by position (src,dst[,weight]); write the file "
         "with those first (pandas: to_csv(index=False))")
+
+
+# a CSV header's names for an edge's ends and for its weight
+_SOURCE_NAMES = {"source", "src", "from", "u", "start", "tail", "node1", "from_node",
+                 "source_id", "src_id", "origin"}
+_TARGET_NAMES = {"target", "dst", "to", "v", "end", "head", "node2", "to_node", "target_id",
+                 "dst_id", "dest", "destination"}
+_WEIGHT_NAMES = {"weight", "weights", "w", "cost", "distance", "length", "value"}
+
+
+def _header_columns(line: bytes, number: int, label: str, want_weights: bool
+                    ) -> tuple[bool, int]:
+    """What a CSV header says of its columns, beyond their order: whether it names the
+    target first (``target,source``: a directed graph had been read reversed), and which
+    column holds the weights (one named so, else the third of three; a fourth column and
+    none named a weight is ambiguous: the third had been taken, ``count`` before
+    ``weight``)."""
+    names = [f.strip().strip(b"\"'").decode(errors="replace").lower()
+             for f in _header_fields(line)]
+    reversed_ends = names[0] in _TARGET_NAMES and names[1] in _SOURCE_NAMES
+    named = [i for i, name in enumerate(names) if i >= 2 and name in _WEIGHT_NAMES]
+    if named:
+        return reversed_ends, named[0]
+    if want_weights and len(names) > 3:
+        raise GraphError(
+            f"{label}: line {number}: weights=file, but the header "
+            f"{line.decode(errors='replace').strip()[:80]!r} names no weight column among "
+            f"{len(names) - 2} beside the ends; name it one of "
+            f"{', '.join(sorted(_WEIGHT_NAMES))}")
+    return reversed_ends, 2
 
 
 def _is_header(line: bytes) -> bool:

@@ -655,3 +655,22 @@ def test_a_header_declaring_more_vertices_than_int32_ids_is_refused_as_such(tmp_
     with pytest.raises(GraphError, match="declares 3,000,000,000 vertices; at most "
                                          "2,147,483,647 .vertex ids are int32"):
         load_graph(f"file:{path}", cache=False)
+
+
+def test_a_csv_header_says_which_end_is_the_source_and_which_column_the_weight(tmp_path):
+    """Read by position, `to,from` had loaded a directed graph reversed and
+    `source,target,count,weight` had taken `count` for the weights."""
+    def load(name: str, text: str, options: str = "") -> Graph:
+        path = tmp_path / name
+        path.write_text(text)
+        return load_graph(f"file:{path},directed=true{options}")
+
+    reverse = load("r.csv", "to,from\n1,0\n2,1\n")
+    assert reverse.indices.tolist() == [1, 2] and reverse.indptr.tolist() == [0, 1, 2, 2]
+    named = load("w.csv", "source,target,count,weight\n0,1,9,5\n1,2,8,7\n", ",weights=file")
+    assert named.weights.tolist() == [5.0, 7.0]
+    third = load("v.csv", "source,target,value\n0,1,3\n1,2,4\n", ",weights=file")
+    assert third.weights.tolist() == [3.0, 4.0]
+    with pytest.raises(GraphError, match="names no weight column among 2 beside the ends"):
+        load("x.csv", "source,target,count,extra\n0,1,9,5\n1,2,8,7\n", ",weights=file")
+    assert load("x.csv", "source,target,count,extra\n0,1,9,5\n1,2,8,7\n").m == 2
