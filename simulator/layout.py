@@ -165,7 +165,12 @@ def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,
         group = (None if c == 1
                  else slots.task_unit * per_group + (slots.tasks % c) // w)
         static_sectors = slot_words if c == 1 else count(group, slots.tasks, per_group)
-        static_requests = units_of * 3 * ceil_div(c, w)
+        # a unit stages its chunk positions that hold a slot (the last unit's first min(last,
+        # c)): a staging step of no slot is not issued (its requests had been counted, and
+        # transactions per request fallen below 1)
+        last = sizes - (units_of - 1) * per_unit
+        static_requests = 3 * np.where(
+            units_of > 0, ceil_div(c, w) * (units_of - 1) + ceil_div(np.minimum(last, c), w), 0)
     if per_group == 1:
         # one step reads a unit's row bounds: its sectors as a row of the unit's slots (21
         # worklists of 100k slots, rows against a sort of all the keys: 32 slots a unit 2.5

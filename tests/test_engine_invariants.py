@@ -290,3 +290,14 @@ def test_unrolled_levels_pay_one_launch_overhead_a_launch(algorithm, device):
     added = combined_bounds(r.bounds[:, :-1], DEVICES[device].bounds_norm).sum()
     assert r.cycles == pytest.approx(added + r.bounds[:, -1].sum() + r.host_cycles
                                      + r.extra_cycles, rel=1e-12)
+
+
+@pytest.mark.parametrize("config", ["mapping=vwarp,w=2,chunk=3,driven=data",
+                                    "mapping=vwarp,w=2,chunk=5,driven=data",
+                                    "mapping=vwarp,w=4,chunk=8,driven=data"])
+def test_a_worklist_unit_stages_only_its_positions_with_a_slot(config):
+    """A chunk wider than W staged in steps of no slot had been counted requests: 0.60-0.76
+    transactions a request on a path's one-entry worklists."""
+    n = 20
+    path = Graph.from_edges(np.arange(n - 1), np.arange(1, n), n)
+    assert simulate(path, "bfs", config, source=0).transactions_per_request >= 1
