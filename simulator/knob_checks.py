@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from simulator.errors import ConfigError
 
 VIRTUAL_WARP_SIZES = (1, 2, 4, 8, 16, 32)
+# A number as text is read: ASCII digits, no '_' grouping (Python's float() also takes 1_0 and
+# full-width digits). Knob values and graph files alike.
+NUMBER_TEXT = re.compile(r"[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan|inf|infinity)",
+                         re.IGNORECASE | re.ASCII)
 
 
 def plain(value: object) -> object:

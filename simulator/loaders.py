@@ -30,6 +30,7 @@ from simulator.graph import Graph
 from simulator.graph import float32_weight_problem
 from simulator.graph import frozen
 from simulator.graph_spec import FILE_FORMATS
+from simulator.knob_checks import NUMBER_TEXT
 
 NPZ_FORMAT = "warpsweep-csr"
 NPZ_VERSION = 1
@@ -44,8 +45,6 @@ _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 32]] = True
 _COMMAS_TO_SPACES = bytes.maketrans(b",", b" ")
 _INT = re.compile(rb"^[+-]?\d+$")
-_NUMBER = re.compile(r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan|inf|infinity)$",
-                     re.IGNORECASE | re.ASCII)
 _BOM = b"\xef\xbb\xbf"
 # compressions read as text they would be garbage: refused by name
 _OTHER_COMPRESSIONS = (*((b"BZh%d" % level, "bzip2") for level in range(1, 10)),
@@ -345,7 +344,7 @@ def _numbers(
         line = _line(body, starts, int(i))
         for token in line.split():
             # numpy's grammar, not float()'s (which also takes 1_0 and other digits)
-            if not _NUMBER.match(token):
+            if not NUMBER_TEXT.fullmatch(token):
                 raise GraphError(
                     f"{label}: line {first_line + int(i)}: cannot read {token!r} as a number "
                     f"in {line!r}"

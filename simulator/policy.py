@@ -50,6 +50,7 @@ from simulator.driver import initial_worklist
 from simulator.engine import Launch
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
+from simulator.knob_checks import is_int
 from simulator.mappings import MAPPINGS
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
@@ -300,7 +301,7 @@ class Policy:
 def _candidate_index(value: Any, what: str) -> int:
     """A candidate's index as a file gives it: a whole number (1.7 had been read as 1,
     true as 1)."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise ConfigError(f"policy {what} {value!r} is no candidate index (a whole number)")
     return value
 
@@ -309,9 +310,8 @@ def _check_node(node: Any, k: int) -> None:
     if not isinstance(node, dict):
         raise ConfigError(f"policy tree node {node!r} is not an object")
     if "choose" in node:
-        choice = node["choose"]
-        if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < k:
-            raise ConfigError(f"policy leaf chooses {choice!r}: not one of 0..{k - 1}")
+        if not is_int(node["choose"]) or not 0 <= node["choose"] < k:
+            raise ConfigError(f"policy leaf chooses {node['choose']!r}: not one of 0..{k - 1}")
         return
     if node.get("feature") not in FEATURES:
         raise ConfigError(f"policy split on {node.get('feature')!r}: features are {FEATURES}")

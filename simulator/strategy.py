@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.errors import ConfigError
+from simulator.knob_checks import NUMBER_TEXT
 from simulator.knob_checks import VIRTUAL_WARP_SIZES as VIRTUAL_WARP_SIZES
 from simulator.knob_checks import check_choice
 from simulator.knob_checks import check_positive
@@ -372,11 +373,7 @@ def _mapping_knob_order() -> tuple[str, ...]:
     return order
 
 
-# A knob's number as written: ASCII digits, no '_' grouping (Python's int() and float()
-# also read '8_0' as 80 and full-width digits as ASCII ones).
-_INT_TEXT = re.compile(r"[+-]?[0-9]+")
-_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)",
-                         re.IGNORECASE)
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")  # a whole number, as NUMBER_TEXT reads numbers
 
 
 def _parse_value(text: str) -> Any:
@@ -388,6 +385,6 @@ def _parse_value(text: str) -> Any:
     stripped = text.strip()
     if _INT_TEXT.fullmatch(stripped):
         return int(stripped)
-    if _FLOAT_TEXT.fullmatch(stripped):
+    if NUMBER_TEXT.fullmatch(stripped):
         return float(stripped)
     return text

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.errors import ConfigError
+from tuner.analysis.trials import workload_text
 from tuner.results.configs import canonical_params
 from tuner.results.configs import config_text
 from tuner.results.measured import MeasuredWinner
@@ -191,20 +192,10 @@ def load_results(results: str | Path, filters: Filters = Filters()) -> ResultsDa
             metric = dict.fromkeys(METRICS)
         runs.append(Run(*row[:nbase], params=canonical_params(raw), **metric,
                         measured_us=row[-4] if state == "complete" else None,
-                        repeats=int(row[-3]), workload=_workload(row[-2], row[-1])))
+                        repeats=int(row[-3]), workload=workload_text(row[-2], row[-1])))
     studies = {r.study_key for r in runs}
     return ResultsData(str(results), runs, graphs,
                        {k: w for k, w in measured.items() if k in studies})
-
-
-def _workload(n_sources: int | None, seed: int | None) -> str:
-    """The runs a row timed, as `best` keeps them apart (``trials.WORKLOAD_SQL``): its
-    number of sources, and with several the seed that drew them."""
-    if not n_sources:
-        return "no source" if n_sources == 0 else ""
-    if n_sources == 1:
-        return "1 source"
-    return f"{n_sources} sources, seed {seed}"
 
 
 def describe(filters: Filters) -> str:

@@ -283,6 +283,17 @@ WORKLOAD_SQL = ("t.graph_id || '|' || coalesce(CAST(t.n_sources AS VARCHAR), '?'
                 "coalesce(CASE WHEN t.n_sources > 1 THEN CAST(t.seed AS VARCHAR) END, '')")
 
 
+def workload_text(n_sources: int | None, seed: int | None) -> str:
+    """A row's workload (``WORKLOAD_SQL``) as a reader says it: ``4 sources, seed 0``,
+    ``1 source``, ``no source`` (PageRank, CC)."""
+    if n_sources is None:
+        return "sources unrecorded"
+    if n_sources == 0:
+        return "no source"
+    return (f"{n_sources} source{'s' if n_sources != 1 else ''}"
+            + (f", seed {seed}" if n_sources > 1 else ""))
+
+
 def study_summaries(src: FilteredTrials, objective: Objective | None, canonical: bool = True
                     ) -> list[dict[str, Any]]:
     """Per study: its columns, complete rows (``n``), rows needing canonical values

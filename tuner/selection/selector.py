@@ -36,6 +36,7 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.features import FEATURE_KEYS
 from simulator.strategy import Strategy
+from tuner.analysis.trials import workload_text
 from tuner.results.configs import canonical_params
 from tuner.results.configs import config_key
 from tuner.results.query import graph_name
@@ -239,27 +240,20 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
 
 def _one_workload_each(loads: dict[str, dict[tuple, dict[str, list[float]]]]
                        ) -> tuple[dict[str, dict[str, list[float]]], dict[str, str]]:
-    """Per graph, the times of one workload (the one of most configurations, then of most
-    sources): a mean over studies of other sources had made a configuration timed by one
-    study the graph's best while it lost in each; and a note for each other workload left
-    out."""
+    """Per graph, the times of one workload ((sources, seed); the one of most
+    configurations, then of most sources): a mean over studies of other sources had made a
+    configuration timed by one study the graph's best while it lost in each; and a note for
+    each other workload left out."""
     sums, left = {}, {}
     for g, works in loads.items():
-        kept = max(works, key=lambda w: (len(works[w]), w[0] or 0, -(w[1] or 0)))
+        kept = max(works, key=lambda w: (len(works[w]), w[0] or 0))
         sums[g] = works[kept]
         for w in works:
             if w != kept:
-                left[f"{g} [{_workload_text(w)}]"] = (
-                    f"another workload of the graph, its times not mixed with the "
-                    f"{_workload_text(kept)} ones learnt")
+                left[f"{g} [{workload_text(*w)}]"] = (
+                    "another workload of the graph, its times not mixed with the "
+                    f"{workload_text(*kept)} ones learnt")
     return sums, left
-
-
-def _workload_text(work: tuple) -> str:
-    n, seed = work
-    if n is None:
-        return "sources unrecorded"
-    return f"{n} source{'s' if n != 1 else ''}" + (f", seed {seed}" if seed is not None else "")
 
 
 def _device_digest_of(con: Any, algorithm: str, device: str) -> str | None:
