@@ -38,7 +38,6 @@ from simulator.layout import sweep_layout
 from simulator.mappings import MAPPINGS
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
-from simulator.sorted_runs import first_of_each
 from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import stable_order
 from simulator.store_races import RacingStores
@@ -215,18 +214,11 @@ class Launcher:
         edges = self.active_edges(launch, cache) if small else 0
         if not small or edges > _BATCH_EDGES:
             cost = self.launch(launch, strategy)
-            if strategy.dedup and cost.pushed is not None:
-                cost.pushed = cost.pushed[first_arrivals(cost.pushed)]
             return cost, cost.pushed, None
         if launch.pushes == "partitions":
             return _PendingCost(launch, strategy, None, edges), None, None
         pushes = launch_pushes(self.fr.indptr, self.fr.indices, launch, strategy, self.device,
                                cache)
-        if strategy.dedup:
-            kept_items = first_arrivals(pushes.items)
-            pushes = dataclasses.replace(
-                pushes, items=pushes.items[kept_items],
-                item_ranks=None if pushes.item_ranks is None else pushes.item_ranks[kept_items])
         ranks = None if pushes.item_ranks is None else (pushes.item_ranks, pushes.targets)
         return _PendingCost(launch, strategy, pushes, pushes.edges), pushes.items, ranks
 
@@ -444,13 +436,6 @@ def _sweep_costs(launcher: Launcher, sweeps):
             yield s, launcher.launch(launch, s)
     for cost in launcher.sweeps(batch, batch_strategy) if batch else ():
         yield batch_strategy, cost
-
-
-def first_arrivals(items: np.ndarray) -> np.ndarray:
-    """Where each distinct item first reaches the worklist's tail (ascending): the pushes an
-    in-queue flag lets through (``Strategy.dedup``; a target still queued from the launch's
-    own worklist is let through too, where the GPU's flag would still be set)."""
-    return np.sort(first_of_each(items)) if items.size else np.zeros(0, dtype=np.int64)
 
 
 def initial_worklist(functional: FunctionalRun) -> np.ndarray:

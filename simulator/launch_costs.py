@@ -480,7 +480,8 @@ def _count_pushes(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> No
                                       warp_batches=per_warp or tasks.donated,
                                       steps_per_unit=simd_steps,
                                       resident=resident_warps(strategy, device),
-                                      lane_position=e.store_position)
+                                      lane_position=e.store_position,
+                                      dedup=bool(strategy.dedup))
         items, extra_targets = with_deferred_targets(cx.indptr, cx.indices, launch, e, items)
         pushed, deferred_targets = [items], [extra_targets]
     else:  # several launches that push partitions: all their pushes at once
@@ -513,13 +514,14 @@ def _count_pushes(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> No
         # the in-queue flags: each entry clears its own (an exchange, then a fence before
         # it reads its value: a round trip a position); each would-be push claims its
         # target's (a fence, then an exchange whose old flag it waits for), one word a
-        # claim and a clear; the tail's pushes are counted for every claim
+        # claim and a clear; only the claims that won push (``push_cost`` above)
         waits = device.atomic_round_trips
-        tally.sisd += 2 * tasks.active_positions + 3 * work.steps
-        tally.round_trips += tasks.active_positions + (1 + waits) * work.steps
-        tally.sectors += tasks.active_tasks + work.items
-        tally.atomics += per_launch(tasks.active_tasks + work.items)
-        tally.requests += per_launch(tasks.active_positions + work.steps)
+        claims, claim_steps = work.claimed
+        tally.sisd += 2 * tasks.active_positions + 3 * claim_steps
+        tally.round_trips += tasks.active_positions + (1 + waits) * claim_steps
+        tally.sectors += tasks.active_tasks + claims
+        tally.atomics += per_launch(tasks.active_tasks + claims)
+        tally.requests += per_launch(tasks.active_positions + claim_steps)
 
 
 def _timed(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally):

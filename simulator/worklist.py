@@ -3,6 +3,7 @@ atomic-free prefix sum (Nasre et al., IPDPS'13, Section IV-A), per warp unit."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,18 +18,37 @@ from simulator.timing import combined_bounds
 @dataclass(frozen=True)
 class PushWork:
     """Who pushes in one launch, per warp unit: items, warp steps with a push, batches
-    (threads or warps with a push) and flag atomics (spatial representatives)."""
+    (threads or warps with a push) and flag atomics (spatial representatives). Under an
+    in-queue flag (``Strategy.dedup``) those count the claims that won, and ``claims`` and
+    ``claim_steps`` every would-be push and the warp steps with one (None: as pushed)."""
 
     items: np.ndarray
     steps: np.ndarray
     batches: np.ndarray
     flag_atomics: np.ndarray
+    claims: np.ndarray | None = None
+    claim_steps: np.ndarray | None = None
 
     @classmethod
     def joined(cls, works: list[PushWork]) -> PushWork:
         """Several launches' push work, launch after launch (their units joined)."""
+        names = ["items", "steps", "batches", "flag_atomics"]
+        if all(work.claims is not None for work in works):
+            names += ["claims", "claim_steps"]
         return cls(*(np.concatenate([getattr(work, name) for work in works])
-                     for name in ("items", "steps", "batches", "flag_atomics")))
+                     for name in names))
+
+    def claimed_by(self, claims: PushWork) -> PushWork:
+        """This work (the claims that won) with ``claims``' items and steps as every
+        would-be push's."""
+        return dataclasses.replace(self, claims=claims.items, claim_steps=claims.steps)
+
+    @property
+    def claimed(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per unit, the would-be pushes that claim a flag and the warp steps with one."""
+        if self.claims is None:
+            return self.items, self.steps
+        return self.claims, self.claim_steps
 
     @property
     def total(self) -> int:

@@ -37,12 +37,13 @@ from simulator.worklist import push_work
 
 def who_pushes_what(launch, store_lanes, group, unit_of_step, edges, neighbours, expanding_slots,
                     degree, slot_vertex, layout, n_slots, *, warp_batches, steps_per_unit,
-                    resident, launch_of_unit=None, lane_position=None):
+                    resident, launch_of_unit=None, lane_position=None, dedup=False):
     """Who pushes what in a launch that builds a worklist (see ``Launch``; ``degree``: each
     expanding slot's, ``slot_vertex``: every slot's vertex). ``launch_of_unit``: several
     launches that push partitions, viewed together (their items launch after launch).
     ``lane_position``: each lane's position in the launch's edge order, where ``group``,
-    ``edges`` and ``neighbours`` hold only the storing lanes' (``EdgeWork``)."""
+    ``edges`` and ``neighbours`` hold only the storing lanes' (``EdgeWork``). ``dedup``:
+    an in-queue flag lets only each target's first claim push (``first_arrivals``)."""
     empty = np.zeros(0, dtype=np.int64)
     flag_unit = empty
     if launch.pushes == "self":
@@ -90,10 +91,25 @@ def who_pushes_what(launch, store_lanes, group, unit_of_step, edges, neighbours,
     push_unit = unit_of_step[lane_group]
     work = push_work(push_unit, lane_group, thread, flag_unit, layout.units, warp_batches)
     items = neighbours[lanes].astype(np.int64)
+    order = None
     if launch.pushes == "targets" and launch.push in ("atomic", "chunked", "block"):
-        items = items[arrival_order(push_unit, lane_group, launch.push, resident,
-                                    np.cumsum(steps_per_unit) - steps_per_unit)]
-    return work, items
+        order = arrival_order(push_unit, lane_group, launch.push, resident,
+                              np.cumsum(steps_per_unit) - steps_per_unit)
+        items = items[order]
+    if not dedup:
+        return work, items
+    kept = first_arrivals(items)
+    won = np.sort(kept if order is None else order[kept])
+    won_work = push_work(push_unit[won], lane_group[won], None if thread is None else thread[won],
+                         flag_unit, layout.units, warp_batches)
+    return won_work.claimed_by(work), items[kept]
+
+
+def first_arrivals(items: np.ndarray) -> np.ndarray:
+    """Where each distinct item first reaches the worklist's tail (ascending): the pushes an
+    in-queue flag lets through (``Strategy.dedup``; a target still queued from the launch's
+    own worklist is let through too, where the GPU's flag would still be set)."""
+    return np.sort(first_of_each(items)) if items.size else np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -152,6 +168,7 @@ class LaunchPushes:
     deferred_targets: int = 0
     item_ranks: np.ndarray | None = None  # each item's index among the launch's targets
     targets: np.ndarray | None = None
+    claimers: Pushers | None = None  # under dedup, every would-be pusher (``pushers``: won)
 
     @property
     def store_lanes(self) -> np.ndarray:
@@ -178,9 +195,21 @@ def joined_store_lanes(pushes: list[LaunchPushes]) -> np.ndarray:
 def joined_push_work(pushes: list[LaunchPushes]) -> PushWork:
     """Several launches' push work, launch after launch (their units joined)."""
     if all(isinstance(p.pushers, Pushers) for p in pushes):
-        return Pushers.work_of([p.pushers for p in pushes])
-    return PushWork.joined([p.pushers if isinstance(p.pushers, PushWork)
-                            else Pushers.work_of([p.pushers]) for p in pushes])
+        work = Pushers.work_of([p.pushers for p in pushes])
+        if all(p.claimers is not None for p in pushes):
+            work = work.claimed_by(Pushers.work_of([p.claimers for p in pushes]))
+        return work
+    return PushWork.joined([_own_push_work(p) for p in pushes])
+
+
+def _own_push_work(pushes: LaunchPushes) -> PushWork:
+    """One launch's push work, its claims with it under dedup."""
+    if isinstance(pushes.pushers, PushWork):
+        return pushes.pushers
+    work = Pushers.work_of([pushes.pushers])
+    if pushes.claimers is None:
+        return work
+    return work.claimed_by(Pushers.work_of([pushes.claimers]))
 
 
 def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_of_step,
@@ -191,7 +220,8 @@ def _launch_pushed(indptr, indices, launch, view, expansion, store_lanes, unit_o
         launch, store_lanes, expansion.lanes.group, unit_of_step, expansion.edges, neighbours,
         expansion.slots, expansion.degree, view.slot_vertex, view.layout, view.real_slots,
         warp_batches=(MAPPINGS[strategy.mapping].batches_per_warp(strategy) or donated),
-        steps_per_unit=expansion.lanes.steps, resident=resident_warps(strategy, device))
+        steps_per_unit=expansion.lanes.steps, resident=resident_warps(strategy, device),
+        dedup=bool(strategy.dedup))
     items, deferred_targets = with_deferred_targets(indptr, indices, launch, expansion, items)
     return LaunchPushes(view.layout.units, view.active_slots, view.active_vertex,
                         view.active_degree, expansion.edges.size, store_lanes, work, items,
@@ -290,8 +320,16 @@ def _lockstep_lowering_pushes(indptr, indices, launch, strategy, device
     if launch.push in ("atomic", "chunked", "block"):
         pushed = won[arrival_order(pushers.unit, pushers.step, launch.push,
                                    resident_warps(strategy, device), position_base[::c])]
-    return LaunchPushes(units, None, vertex, degree, edges, lanes, pushers,
-                        target[pushed].astype(np.int64, copy=False))
+    items = target[pushed].astype(np.int64, copy=False)
+    claimers = None
+    if strategy.dedup:
+        kept = first_arrivals(items)
+        items, claimers = items[kept], pushers
+        won = np.sort(pushed[kept])
+        pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
+                          steps, units * per_unit)
+    return LaunchPushes(units, None, vertex, degree, edges, lanes, pushers, items,
+                        claimers=claimers)
 
 
 def _laid_out_pushes(indptr, indices, launch, layout, strategy, device) -> LaunchPushes:
@@ -394,9 +432,15 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources, cache=None
                                    lane[won], units=units, lanes=edges)]
     else:  # in lane order
         pushed = won[stable_order(lane[won])]
+    claimers = None
+    if strategy.dedup:
+        pushed, claimers = pushed[first_arrivals(sources.target[pushed])], pushers
+        won = np.sort(pushed)
+        pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
+                          steps, units * per_unit)
     return LaunchPushes(units, None, vertex, degree, edges, lane, pushers,
-                        sources.target[pushed],
-                        item_ranks=sources.target_rank[pushed], targets=sources.targets)
+                        sources.target[pushed], item_ranks=sources.target_rank[pushed],
+                        targets=sources.targets, claimers=claimers)
 
 
 def _ranked_among_active(launch: Launch, active: np.ndarray, cache: dict | None) -> bool:

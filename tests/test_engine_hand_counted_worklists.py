@@ -413,6 +413,37 @@ def test_deduplicated_worklist_relay(relay, relay_bfs):
     assert r.atomics == 25 + 28 + 27
 
 
+def test_dedup_claims_that_lose_push_nothing():
+    # SSSP from 0 on 0 -> 1, 2, 3 (weight 1), then 1 -> 4 (5), 2 -> 4 (3), 3 -> 4 (1). With
+    # W = 32 the worklist [1, 2, 3] puts one vertex in each of 3 warps, and each lowers
+    # dist[4] (6, 4, 2) in its one step. Without dedup each warp pushes 4: 3 tail atomics.
+    # With dedup each claims 4's in-queue flag, only warp 0's claim wins, and only it pushes
+    # (the kernels return from the push when no lane of the step holds a won claim). On top
+    # of the plain launch: 3 clears (2 instructions + a fence's round trip each: 102), 3
+    # claiming steps (3 instructions + 2 round trips: 203), less 2 pushing steps (push 2 +
+    # aggregate 3, the tail atomic's wait: 105). Atomics: 3 clears + 3 atomicMin + 3 claims
+    # + 1 tail = 10 (12 had counted a tail atomic for every claim).
+    g = Graph.from_edges(np.array([0, 0, 0, 1, 2, 3]), np.array([1, 2, 3, 4, 4, 4]), 6,
+                         directed=True, weights=np.array([1, 1, 1, 5, 3, 1.0]))
+
+    def launches(config):
+        r = simulate(g, "sssp", Strategy.parse(config + ",driven=data,push=atomic,block_size=32"),
+                     SERIAL, source=0, trace=True)
+        return r.trace["time_us"].tolist(), r.trace["atomics"].tolist(), r
+
+    plain, plain_atomics, _ = launches("mapping=vwarp,w=32")
+    flagged, flagged_atomics, r = launches("mapping=vwarp,w=32,dedup=true")
+    assert plain_atomics[1] == 6 and flagged_atomics[1] == 10
+    assert round(flagged[1] * 1000) == round(plain[1] * 1000) + 3 * 102 + 3 * 203 - 2 * 105
+    assert r.trace["worklist"].tolist()[2] == 1  # [4]
+    # one warp whose one step holds all 3 claims pushes once either way: 1 clear, 1 claiming
+    # step on top, no push saved
+    plain, _, _ = launches("mapping=thread")
+    flagged, flagged_atomics, _ = launches("mapping=thread,dedup=true")
+    assert flagged_atomics[1] == 10
+    assert round(flagged[1] * 1000) == round(plain[1] * 1000) + 102 + 203
+
+
 def test_data_driven_relay(relay, relay_bfs):
     # Without the switch, iteration 3 expands the worklist [4..23] (2 steps, step 1 pushes
     # 24, 24, 25: I = 18, 7 round trips -> 718) and iteration 4 the worklist [24, 24, 25]

@@ -62,6 +62,9 @@ def _worklist_chain(graph, strategy, device):
     "mapping=wer+,chunk=2,driven=data",
     "mapping=thread,defer_threshold=3,driven=data",
     "mapping=thread,donate_threshold=1,block_size=64,driven=data,push=chunked",
+    "mapping=vwarp,w=8,driven=data,push=chunked,dedup=true",
+    "mapping=wer+,chunk=2,driven=data,dedup=true",
+    "mapping=thread,defer_threshold=3,driven=data,dedup=true",
 ])
 def test_worklist_launches_costed_together_equal_one_by_one(text):
     """A BFS's chain of worklist launches: each launch's pushes worked out ahead
@@ -86,7 +89,8 @@ def test_worklist_launches_costed_together_equal_one_by_one(text):
 
 
 @pytest.mark.parametrize("text", ["mapping=thread,driven=data,push=chunked",
-                                  "mapping=vwarp,w=4,chunk=3,driven=data,push=atomic"])
+                                  "mapping=vwarp,w=4,chunk=3,driven=data,push=atomic",
+                                  "mapping=vwarp,w=4,chunk=3,driven=data,dedup=true"])
 def test_lean_and_laid_out_pushes_join_alike(text):
     """A chain whose pushes come from storing lanes alone (``Pushers`` still to count) and
     from all lanes laid out (counted), alternately or all of one kind: ``worklist_kernels``
@@ -124,6 +128,9 @@ def test_lean_and_laid_out_pushes_join_alike(text):
     ("sssp", "driven=temporal,switch_to_topology=0.05,switch_to_data=0.01"),
     ("cc", "mapping=vwarp,w=4,driven=spatial,partition=4,push=prefix"),
     ("pagerank", "mapping=vwarp,w=2,driven=data"),
+    ("bfs", "mapping=vwarp,w=8,driven=data,push=chunked,dedup=true"),
+    ("sssp", "mapping=vwarp,w=32,driven=data,dedup=true"),
+    ("cc", "driven=temporal,switch_to_topology=0.05,dedup=true"),
 ])
 def test_runs_of_worklist_launches_match_launches_alone(monkeypatch, batch_slots, batch_edges,
                                                         algorithm, text):
@@ -266,6 +273,8 @@ def _pushes_fields(pushes):
     "mapping=vwarp,w=4,chunk=3,driven=data,push=prefix,variable_grid=false",
     "mapping=vwarp,w=32,driven=data,push=atomic",
     "mapping=vwarp,w=2,chunk=64,distribution=dynamic,driven=data,push=chunked",
+    "mapping=thread,driven=data,dedup=true",
+    "mapping=vwarp,w=32,driven=data,push=atomic,dedup=true",
 ])
 def test_lockstep_worklist_pushes_from_storing_lanes_equal_all_lanes_laid_out(text):
     """A lockstep worklist launch's pushes worked out from its storing lanes alone are those
