@@ -123,10 +123,19 @@ def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> Tas
         if sizes.size > 1:
             chunk_starts -= np.repeat((np.cumsum(chunks_of) - chunks_of) * c, chunks_of)
             chunk_unit = chunk_starts // per_unit + np.repeat(slots.segments, chunks_of)
-        bounds = np.concatenate([tasks, np.minimum(chunk_starts + c,
-                                                   np.repeat(sizes, chunks_of))])
-        bounds_group = np.concatenate([stage_group, chunk_unit * per_stage + c // w])
-        # two ascending runs: distinct_sectors' run-merging sort needs no argsort first
+        chunk_ends = np.minimum(chunk_starts + c, np.repeat(sizes, chunks_of))
+        # the lanes of a chunk cut short by its listing's end read that end's word (the
+        # kernel clamps base + j to n) in every step from the first such lane's to C // W:
+        # a step after the first of those reads it again
+        first_past = (chunk_ends - chunk_starts) // w
+        short = np.flatnonzero(first_past < c // w)
+        again = c // w - first_past[short]
+        again_group = (np.repeat(chunk_unit[short] * per_stage + first_past[short], again)
+                       + np.arange(int(again.sum())) - np.repeat(np.cumsum(again) - again, again))
+        bounds = np.concatenate([tasks, chunk_ends, np.repeat(chunk_ends[short], again)])
+        bounds_group = np.concatenate([stage_group, chunk_unit * per_stage + c // w,
+                                       again_group])
+        # ascending runs: distinct_sectors' run-merging sort needs no argsort first
         static_sectors += count(bounds_group, bounds, per_stage)
         static_requests = slots.units_of * (ceil_div(c, w) + per_stage)
     return replace(placement, static_sectors=static_sectors, static_requests=static_requests)

@@ -381,29 +381,30 @@ def test_sweep_bounds_match_full_layout(monkeypatch, runs):
 
 
 def _staged_static_sectors(n: int, w: int, c: int, k: int, words: int) -> list[int]:
-    """Per unit, by definition: the sectors of the status words (and of the row bounds, the
-    chunk's ends included) that each of its W-lane staging steps reads, summed over steps."""
-    per_unit = k * c
+    """Per unit, as tuner/measure/kernels.cu's ``vwarp_chunk`` stages them: the sectors its
+    W-lane steps read, lane j of a chunk at ``base`` reading status word base + j (j < C,
+    below n) and row bound min(base + j, n) (j <= C), in step j // W; summed over steps."""
     out = []
-    for u in range(-(-n // per_unit)):
+    for u in range(-(-n // (k * c))):
         steps: dict[int, tuple[set, set]] = {}
-        for t in range(u * per_unit, min(n, (u + 1) * per_unit)):
-            status, bounds = steps.setdefault((t % c) // w, (set(), set()))
-            status.add(t // words)
-            bounds.add(t // words)
-            if t % c == c - 1 or t == n - 1:  # the chunk's end bound, its own staging step
-                steps.setdefault(c // w, (set(), set()))[1].add((t + 1) // words)
+        for base in range(u * k * c, min(n, (u + 1) * k * c), c):
+            for j in range(c + 1):
+                status, bounds = steps.setdefault(j // w, (set(), set()))
+                if j < c and base + j < n:
+                    status.add((base + j) // words)
+                bounds.add(min(base + j, n) // words)
         out.append(sum(len(status) + len(bounds) for status, bounds in steps.values()))
     return out
 
 
-@pytest.mark.parametrize("n", [1, 7, 32, 33, 257])
+@pytest.mark.parametrize("n", [1, 7, 19, 20, 32, 33, 257])
 @pytest.mark.parametrize(("w", "c"), [(2, 1), (4, 3), (8, 1), (8, 7), (8, 8), (16, 40),
-                                      (32, 1), (32, 31), (4, 64)])
+                                      (32, 1), (32, 31), (4, 64), (2, 8), (4, 5)])
 @pytest.mark.parametrize("sector_bytes", [32, 128])
 def test_staged_layout_reads_count_by_definition(n, w, c, sector_bytes):
     """A staged sweep's per-launch reads (status words and row bounds, in sectors per unit) are
-    what its staging steps touch, for chunks shorter than W (closed form) and longer (counted)."""
+    what its staging steps touch, for chunks shorter than W (closed form) and longer (counted),
+    the graph's last chunk cut short by n too (its lanes past n re-read word n a step)."""
     dev = dataclasses.replace(get_device("h100-datasheet"), sector_bytes=sector_bytes)
     layout = layout_module.task_layout(n, Strategy.parse(f"mapping=vwarp,w={w},chunk={c}"), dev)
     words = sector_bytes // 4
