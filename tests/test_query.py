@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyarrow.fs import LocalFileSystem
 
+from simulator import METRICS
 from simulator.errors import ConfigError
 from tuner.analysis import answers
 from tuner.analysis.answer_types import Filters
@@ -449,6 +450,11 @@ def test_pareto_cli(results, capsys):
 
 def test_objective_directions():
     assert Objective.parse("simd_efficiency").maximize
+    # every efficiency is a share of useful work: larger is better (lane_efficiency had been
+    # minimised, so best and pareto ranked the least efficient configuration first)
+    for name in METRICS:
+        if name.endswith("efficiency"):
+            assert Objective.parse(name).maximize, name
     assert not Objective.parse("time_us").maximize
     assert not Objective.parse("meps:min").maximize
     assert Objective.parse("bytes:max").maximize

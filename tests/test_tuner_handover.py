@@ -86,3 +86,25 @@ def test_a_big_study_is_handed_over_to_ray_with_nothing_lost_or_doubled(tmp_path
     in_process = [r for r in rows if r["node_id"] is None and r["state"] != "duplicate"]
     assert by_ray and in_process  # both sides of the handover evaluated
     assert result.stats.capacity >= 2  # Ray ran every CPU of the machine
+
+
+def test_an_evaluation_while_ray_is_being_imported_is_not_a_failure(monkeypatch):
+    # The handover imports Ray in a background thread while evaluations go on in-process: a
+    # row's provenance looked up then met a half-imported module (no is_initialized yet), and
+    # the evaluation was recorded failed with an AttributeError for good (probe BB).
+    import importlib.machinery
+    import types
+
+    half = types.ModuleType("ray")
+    half.__spec__ = importlib.machinery.ModuleSpec("ray", None)
+    half.__spec__._initializing = True
+    monkeypatch.setitem(sys.modules, "ray", half)
+    from tuner.env import ray_node_id
+
+    assert ray_node_id() is None
+    del half.__spec__._initializing  # half-imported without the flag: still no row lost
+    assert ray_node_id() is None
+    backend = SimulatorBackend()
+    graph, runs, _ = backend.prepare(GRAPH, "bfs", 1, 0, want_features=False)
+    outcome = backend.evaluate(graph, runs, "bfs", "h100", {"mapping": "thread"})
+    assert outcome.error is None and outcome.node_id is None

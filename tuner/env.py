@@ -74,13 +74,25 @@ def git_commit() -> str | None:
 def ray_node_id() -> str | None:
     """The Ray node this process runs on (a Ray worker), or None outside Ray; never imports
     Ray itself, so the in-process path stays free of it."""
-    ray = sys.modules.get("ray")
-    if ray is None or not ray.is_initialized():
+    if not ray_initialized():
         return None
     try:
-        return ray.get_runtime_context().get_node_id()
+        return sys.modules["ray"].get_runtime_context().get_node_id()
     except Exception:  # noqa: BLE001 - provenance only: a row without it beats no row
         return None
+
+
+def ray_initialized() -> bool:
+    """Whether this process runs Ray (``ray.init`` done); never imports Ray, and a Ray still
+    being imported by another thread (a local Ray starting in the background) is not
+    running yet: its half-built module is not asked."""
+    ray = sys.modules.get("ray")
+    if ray is None or getattr(getattr(ray, "__spec__", None), "_initializing", False):
+        return False
+    try:
+        return bool(ray.is_initialized())
+    except Exception:  # noqa: BLE001 - a module without it yet is not running Ray
+        return False
 
 
 @cache

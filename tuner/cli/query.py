@@ -85,8 +85,8 @@ PARETO_EXAMPLES = """examples:
   warpsweep pareto --objectives time_us,simd_efficiency --algo sssp --json
   warpsweep pareto --objectives bytes:min,meps:max --graph rmat14-ef16-s1
 
-larger is better for simd_efficiency, me, work_efficiency and meps, smaller for every other
-metric; METRIC:max or METRIC:min overrides.
+larger is better for simd_efficiency, lane_efficiency, me, work_efficiency and meps, smaller
+for every other metric; METRIC:max or METRIC:min overrides.
 """
 
 

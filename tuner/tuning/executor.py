@@ -14,7 +14,6 @@ import logging
 import os
 import signal
 import socket
-import sys
 import threading
 import time
 import weakref
@@ -27,6 +26,7 @@ from typing import Any
 
 from simulator.errors import ConfigError
 from tuner.dtype_pickling import pickle_dtypes_by_name
+from tuner.env import ray_initialized
 from tuner.memory import keep_freed_memory
 
 TASK_RETRIES = 3
@@ -655,8 +655,8 @@ def make_executor(workers: int | None, address: str | None,
     if deterministic and workers is None:
         raise ConfigError("--deterministic needs --workers N: the number of evaluations in "
                           "flight is part of what fixes the trials")
-    if workers is None and address is None and not os.environ.get("RAY_ADDRESS") and not (
-            "ray" in sys.modules and sys.modules["ray"].is_initialized()):
+    if (workers is None and address is None and not os.environ.get("RAY_ADDRESS")
+            and not ray_initialized()):
         return HandoverExecutor()  # a Ray this process already runs is used at once
     ray_executor = RayExecutor(workers=workers, address=address)
     return OrderedExecutor(ray_executor, workers) if deterministic else ray_executor

@@ -27,7 +27,7 @@ from tuner.tuning.evaluate import GraphMeta
 from tuner.tuning.evaluate import graph_slug
 from tuner.tuning.samplers import sampler_info
 
-MAXIMIZED = frozenset({"simd_efficiency", "me", "work_efficiency", "meps"})
+MAXIMIZED = frozenset({"simd_efficiency", "lane_efficiency", "me", "work_efficiency", "meps"})
 DEFAULT_TRIALS = 100
 
 
