@@ -112,7 +112,7 @@ def test_every_report_figure_has_a_function_that_returns_it(tuned):
 
 
 def test_bad_input_is_a_clear_error(tmp_path, tuned):
-    with pytest.raises(ConfigError, match="not a warpsweep results directory"):
+    with pytest.raises(ConfigError, match="does not exist"):
         api.load_results(tmp_path / "nothing")
     with pytest.raises(ConfigError, match="results=None"):
         api.load_results(None)

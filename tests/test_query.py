@@ -237,6 +237,8 @@ def test_query_reads_sql_from_stdin(results, capsys, monkeypatch):
 
 def test_query_refuses_a_directory_without_results(tmp_path, capsys):
     code, _, err = run_cli(capsys, "query", "SELECT 1", "--results", str(tmp_path / "none"))
+    assert code == 2 and "does not exist" in err
+    code, _, err = run_cli(capsys, "query", "SELECT 1", "--results", str(tmp_path))
     assert code == 2 and "not a warpsweep results directory" in err
 
 

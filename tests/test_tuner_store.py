@@ -161,8 +161,10 @@ def test_results_path_errors(tmp_path):
     f.write_text("x")
     with pytest.raises(ConfigError, match="is a file"):
         ResultStore.open(f)
-    with pytest.raises(ConfigError, match="not a warpsweep results directory"):
+    with pytest.raises(ConfigError, match="does not exist"):
         read_trials(tmp_path / "nothing")
+    with pytest.raises(ConfigError, match="not a warpsweep results directory"):
+        read_trials(tmp_path)  # there, but no manifest
 
 
 def test_graph_rows_written_once(tmp_path):
@@ -284,3 +286,4 @@ def test_a_column_typed_from_its_values_reads_across_files_as_numbers(tmp_path):
     text = pa.schema([("study_key", pa.string()), ("param_policy_t1", pa.string())])
     index, why = type_conflict([*schemas, text])
     assert index == 2 and "param_policy_t1 is string, number in the other files" in why
+

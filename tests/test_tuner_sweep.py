@@ -74,6 +74,8 @@ spaces: [vwarp, {space: vwarp, sampler: grid}]
         (TINY.replace("sources: 1", "objective: speed"), "unknown objective metric 'speed'"),
         (TINY.replace("graphs:\n  - rmat:scale=7,seed=1", "graphs: []"), "non-empty list"),
         ("- a\n", "a sweep must be a mapping"),
+        (TINY.replace("[bfs,", "[bfs, bfs,"),
+         "s.yaml:7: algorithms.1: the same algorithm as algorithms.0 (line 7)"),
     ],
 )
 def test_bad_sweeps_name_key_and_line(text, expected):

@@ -44,11 +44,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     convert = sub.add_parser(
         "convert", help="write a graph as a CSR .npz file",
         description="Write a graph as a CSR .npz file, loadable as file:OUT.npz.",
-        epilog="examples:\n  warpsweep graph convert file:web.txt.gz,order=bfs web.npz\n"
+        epilog="examples:\n"
+               "  warpsweep graph convert file:../shared/graphs/web-NotreDame.txt.gz,order=bfs "
+               "notredame.npz\n"
                "  warpsweep graph convert rmat:scale=20,ef=16,seed=1 rmat20.npz",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    convert.add_argument("spec", help="graph spec, e.g. file:web.txt.gz,order=bfs")
+    convert.add_argument("spec", help="graph spec, e.g. file:web-NotreDame.txt.gz,order=bfs")
     convert.add_argument("out", type=Path, help="output .npz path (loadable as file:OUT.npz)")
     add_graph_loading(convert)
     convert.set_defaults(run=run_convert)

@@ -611,6 +611,8 @@ def check_readable(root: str | Path | Location) -> None:
     """Refuse a missing results directory or one of a newer schema."""
     loc = Location.of(root)
     if loc.kind(loc.path(MANIFEST)) != pafs.FileType.File:
+        if loc.kind(loc.root) == pafs.FileType.NotFound:
+            raise ConfigError(f"results directory {loc.text!r} does not exist")
         raise ConfigError(f"{loc.text!r} is not a warpsweep results directory (no {MANIFEST})")
     check_manifest(loc, writing=False)
 

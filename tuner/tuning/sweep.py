@@ -85,7 +85,12 @@ def parse_sweep(doc: YamlDoc, base: Path | None = None) -> list[StudySpec]:
             name = name.strip()
             if singular == "space":
                 name = _space_ref(name, base)
-            entries.append((_checked(doc, path, singular, name), overrides))
+            entry = (_checked(doc, path, singular, name), overrides)
+            if entry in entries:
+                first = entries.index(entry)
+                raise doc.error(path, f"the same {singular} as {plural}.{first} (line "
+                                f"{doc.line((plural, first))}): each study would run twice")
+            entries.append(entry)
         axes.append(entries)
     specs = []
     for g in axes[0]:
