@@ -642,8 +642,8 @@ def run_pareto(args: argparse.Namespace) -> int:
     names = [str(o) for o in objectives]
     for i, s in enumerate(result.studies):
         print(("\n" if i else "") + _study_line(s.study))
-        print(f"  {len(s.points)} of {s.study.evaluations} complete evaluations "
-              f"non-dominated over {', '.join(names)}")
+        print(f"  {len(s.points)} non-dominated configuration{'s' if len(s.points) != 1 else ''}"
+              f" over {', '.join(names)} (of {s.study.evaluations} complete evaluations)")
         rows = [[o.metric for o in objectives] + ["configuration"]]
         rows += [[_fmt(v) for v in p.values] + [p.config.text] for p in s.points]
         _indented(rows, [True] * len(objectives) + [False])
