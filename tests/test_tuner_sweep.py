@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,12 @@ from search_spaces.yamldoc import parse_yaml
 from simulator.errors import ConfigError
 from tuner.cli import main
 from tuner.results.store import read_trials
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.progress import sweep_table
+from tuner.tuning.spec import StudySpec
 from tuner.tuning.sweep import load_sweep
 from tuner.tuning.sweep import parse_sweep
 
@@ -154,3 +162,28 @@ def test_a_finished_study_is_named_on_a_resume_as_on_its_first_run(tmp_path, cap
                      str(tmp_path / "r"), "--json"]) == 0
         graphs.append(json.loads(capsys.readouterr().out)["studies"][0]["graph"])
     assert graphs[0] == graphs[1] and graphs[1]["name"] == "rmat7-ef16-s4"
+
+
+class FailingW2Backend(SimulatorBackend):
+    """The simulator, but every evaluation of W=2 fails (as a configuration may)."""
+
+    def evaluate(self, graph, runs, algorithm, device, config):
+        outcome = super().evaluate(graph, runs, algorithm, device, config)
+        if config.get("w") == 2:
+            return dataclasses.replace(outcome, metrics=None, spread={},
+                                       error="ConfigError: made to fail")
+        return outcome
+
+
+def test_the_sweep_table_counts_failed_evaluations(tmp_path):
+    # a failed reference had shown only in --json (probe BB): each study's line says so
+    specs = [check_spec(StudySpec(graph=f"rmat:scale=7,seed={seed}", algorithm="bfs",
+                                  device="h100", space="vwarp", trials=2, sources=1))
+             for seed in (1, 2)]
+    result = run_studies(specs, load_spaces(specs), tmp_path / "res", workers=0,
+                         backend=FailingW2Backend())
+    assert all(s.failed == 1 for s in result.summaries)
+    out = io.StringIO()
+    sweep_table(result.summaries, out)
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("rmat7")]
+    assert len(lines) == 2 and all(" (1 failed)" in line for line in lines)

@@ -301,7 +301,8 @@ def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> Non
         bv = best.values[0] if best else None
         rows.append((
             s.graph.name if s.graph is not None and s.graph.name else s.spec.graph,
-            s.spec.algorithm, s.spec.device, s.space, f"{s.done}/{s.budget}",
+            s.spec.algorithm, s.spec.device, s.space,
+            f"{s.done}/{s.budget}" + (f" ({s.failed} failed)" if s.failed else ""),
             f"{bv:.6g}" if bv is not None else "-",
             _speedup(obj, base, bv) if bv is not None else "-",
             _speedup(obj, fixed.values[0] if fixed else None, bv) if bv is not None else "-",
