@@ -313,9 +313,8 @@ def _lockstep_lowering_pushes(indptr, indices, launch, strategy, device
         won = np.flatnonzero(later_steps_see_earlier(step, target, launch.write_values))
     else:
         won = lowering_winners(step, target, launch.write_values)
-    warp_batches = MAPPINGS[strategy.mapping].batches_per_warp(strategy)
-    pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
-                      steps, units * per_unit)
+    pushers_of = _pushers_of(unit, step, slot, strategy, units, steps, units * per_unit)
+    pushers = pushers_of(won)
     pushed = won
     if launch.push in ("atomic", "chunked", "block"):
         pushed = won[arrival_order(pushers.unit, pushers.step, launch.push,
@@ -324,10 +323,7 @@ def _lockstep_lowering_pushes(indptr, indices, launch, strategy, device
     claimers = None
     if strategy.dedup:
         kept = first_arrivals(items)
-        items, claimers = items[kept], pushers
-        won = np.sort(pushed[kept])
-        pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
-                          steps, units * per_unit)
+        items, claimers, pushers = items[kept], pushers, pushers_of(np.sort(pushed[kept]))
     return LaunchPushes(units, None, vertex, degree, edges, lanes, pushers, items,
                         claimers=claimers)
 
@@ -423,9 +419,8 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources, cache=None
     edges = int(edge_offset[-1] + degree[-1])
     lane = edge_offset[slot]  # each write's position in the launch's edge order
     lane += local
-    warp_batches = MAPPINGS[strategy.mapping].batches_per_warp(strategy)
-    pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
-                      steps, units * per_unit)
+    pushers_of = _pushers_of(unit, step, slot, strategy, units, steps, units * per_unit)
+    pushers = pushers_of(won)
     if launch.push in ("atomic", "chunked", "block"):
         pushed = won[arrival_order(pushers.unit, pushers.step, launch.push,
                                    resident_warps(strategy, device), position_base[::c],
@@ -435,12 +430,21 @@ def _lockstep_worklist_pushes(launch, strategy, device, sources, cache=None
     claimers = None
     if strategy.dedup:
         pushed, claimers = pushed[first_arrivals(sources.target[pushed])], pushers
-        won = np.sort(pushed)
-        pushers = Pushers(unit[won], step[won], None if warp_batches else slot[won], units,
-                          steps, units * per_unit)
+        pushers = pushers_of(np.sort(pushed))
     return LaunchPushes(units, None, vertex, degree, edges, lane, pushers,
                         sources.target[pushed], item_ranks=sources.target_rank[pushed],
                         targets=sources.targets, claimers=claimers)
+
+
+def _pushers_of(unit, step, slot, strategy, units, steps, slots):
+    """``Pushers`` of the lanes picked from the launch's ``unit``, ``step`` and ``slot``
+    arrays (a warp's items batched together where the mapping batches per warp)."""
+    warp_batches = MAPPINGS[strategy.mapping].batches_per_warp(strategy)
+
+    def pushers_of(lanes: np.ndarray) -> Pushers:
+        return Pushers(unit[lanes], step[lanes], None if warp_batches else slot[lanes], units,
+                       steps, slots)
+    return pushers_of
 
 
 def _ranked_among_active(launch: Launch, active: np.ndarray, cache: dict | None) -> bool:
