@@ -35,7 +35,9 @@ from tuner.cli.calibrate import fit_table
 from tuner.cli.calibrate import held_out_lines
 from tuner.cli.calibrate import launch_mismatch_lines
 from tuner.env import SIMULATOR_DIR
+from tuner.env import git_commit
 from tuner.env import simulator_digest
+from tuner.env import warpsweep_version
 
 GRAPHS = {
     "rmat8": "rmat:scale=8,seed=1,weights=random",
@@ -315,6 +317,11 @@ def test_cli_writes_a_loadable_device(real_case, capsys):
     assert main(argv) == 0  # answered from the cache: nothing written again
     assert [e.stat().st_mtime_ns for e in entries] == stamp
     assert "# relative fit" in out.read_text()  # the default
+    # what made it, to make it again: version, commit, simulator and the fit's seed (probe FF)
+    assert (f"# made by warpsweep {warpsweep_version()} (commit {git_commit() or 'unknown'}, "
+            f"simulator {simulator_digest()}), the fit from 4 starts of --seed 0"
+            in out.read_text())
+    assert main([*argv, "--seed", "7"]) == 0 and "--seed 7" in out.read_text()
     assert main([*argv, "--fit", "absolute"]) == 0
     assert "# relative fit" not in out.read_text()
     assert get_device(str(out)).host_roundtrip_us == pytest.approx(truth.host_roundtrip_us,

@@ -4,6 +4,7 @@ each run, and the sampler still draws the same configurations in the same order.
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 import time
@@ -111,3 +112,48 @@ def test_each_run_of_a_study_records_how_it_drew_its_trials(tmp_path):
     assert runs[1]["sampler_seed"] == resume_seed(7, runs[1]["first_trial"])
     assert {r["dispatch"] for r in runs} == {"in-process"}
     assert {r["model"] for r in runs} == {model_digest()}
+
+
+def test_an_untracked_module_in_the_packages_marks_the_commit_dirty(tmp_path, monkeypatch):
+    # a new simulator module changes the model as an edit does, and had left the commit clean
+    # (probe FF); an untracked file elsewhere (notes, results) does not make it dirty
+    import subprocess
+
+    from tuner import env
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
+                        *args], check=True, capture_output=True)
+    (tmp_path / "simulator").mkdir()
+    (tmp_path / "simulator" / "model.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    monkeypatch.setattr(env, "REPO_ROOT", tmp_path)
+    commit = env.git_commit.__wrapped__
+    assert not commit().endswith("-dirty")
+    (tmp_path / "notes.txt").write_text("mine\n")
+    assert not commit().endswith("-dirty")
+    (tmp_path / "simulator" / "new_cost.py").write_text("y = 2\n")
+    assert commit().endswith("-dirty")
+    (tmp_path / "simulator" / "new_cost.py").unlink()
+    (tmp_path / "simulator" / "model.py").write_text("x = 2\n")
+    assert commit().endswith("-dirty")
+
+
+def test_simulate_json_says_what_made_its_figures(capsys):
+    # the source it ran from (chosen when not given) and the code that simulated (probe FF)
+    from simulator import functional_run
+    from simulator import load_graph
+    from tuner.env import git_commit
+    from tuner.env import simulator_digest
+    from tuner.env import warpsweep_version
+
+    assert main(["simulate", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["source"] == functional_run(load_graph("rmat:scale=7,seed=1"), "bfs").source
+    assert (report["warpsweep_version"], report["git_commit"], report["simulator"]) == (
+        warpsweep_version(), git_commit(), simulator_digest())
+    assert main(["simulate", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs",
+                 "--source", "3"]) == 0
+    assert "bfs from 3 on h100" in capsys.readouterr().out

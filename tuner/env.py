@@ -52,20 +52,25 @@ def model_digest() -> str:
     return h.hexdigest()[:16]
 
 
+# the packages whose untracked files (not ignored) are code the commit does not hold
+CODE_DIRS = ("simulator", "tuner", "search_spaces")
+
+
 @cache
 def git_commit() -> str | None:
-    """Commit of the source checkout (``-dirty`` if modified), or None outside git."""
+    """Commit of the source checkout, or None outside git; ``-dirty`` where a tracked file
+    is modified or the packages hold a file git does not track (a new simulator module
+    changes the model as much as an edit does)."""
     if not (REPO_ROOT / ".git").exists():
         return None
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
+                              text=True, timeout=5, check=True).stdout.strip()
     try:
-        head = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True, text=True, timeout=5, check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5, check=True,
-        ).stdout.strip()
+        head = git("rev-parse", "--short=12", "HEAD")
+        dirty = (git("status", "--porcelain", "--untracked-files=no")
+                 or git("ls-files", "--others", "--exclude-standard", "--", *CODE_DIRS))
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{head}-dirty" if dirty else head or None

@@ -52,6 +52,9 @@ from simulator.device import datasheet_of
 from simulator.device import get_device
 from simulator.device import gpu_name
 from simulator.errors import ConfigError
+from tuner.env import git_commit
+from tuner.env import simulator_digest
+from tuner.env import warpsweep_version
 
 THETA_NAMES = (*BOUND_NAMES, "host")
 MAX_BOUNDS = len(BOUND_NAMES) - 1  # the first five bounds: a launch takes their maximum
@@ -108,6 +111,8 @@ class Calibration:
     relative: bool = False  # fitted with a free offset per (graph, algorithm) (``fit``)
     pinned: tuple[str, ...] = ()  # parts set from the measurements rather than fitted
     launches: int = 0  # launches whose kernel times the fit followed (0: the runs' totals)
+    seed: int = 0  # of the fit's random starts
+    starts: int = 4
 
     @property
     def rms_before(self) -> float:
@@ -499,6 +504,8 @@ def fit(
         relative=relative,
         pinned=pinned,
         launches=0 if launch_us is None else fit_stack.runs,
+        seed=seed,
+        starts=starts,
     )
 
 
@@ -590,6 +597,9 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
         f"{calibration.rms_before:.3f} with {base.name}, {calibration.rms_after:.3f} fitted",
         "# theta: scale on the cycles of each part of the simulated time (1 = unchanged):",
     ]
+    lines.insert(1, f"# made by warpsweep {warpsweep_version()} (commit "
+                    f"{git_commit() or 'unknown'}, simulator {simulator_digest()}), the fit "
+                    f"from {calibration.starts} starts of --seed {calibration.seed}")
     if calibration.relative:
         lines.insert(2, "# relative fit: a free log offset per (graph, algorithm), then one "
                         "common scale for the level")

@@ -57,22 +57,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from simulator import functional_run
     from simulator.load import load_graph
+    from tuner.env import git_commit
+    from tuner.env import simulator_digest
+    from tuner.env import warpsweep_version
 
     strategy = as_strategy(config_text(args.config, args.set))
     graph = load_graph(args.graph)
-    result = simulate(graph, args.algo, strategy, args.device, args.source, trace=args.trace)
+    functional = functional_run(graph, args.algo, args.source)
+    result = simulate(graph, args.algo, strategy, args.device, args.source,
+                      functional=functional, trace=args.trace)
     report = {
         "graph": graph.spec or graph.name, "n": graph.n, "m": graph.m,
-        "algorithm": args.algo, "device": result.device, "strategy": result.strategy,
-        **result.to_dict(),
+        "algorithm": args.algo, "source": functional.source, "device": result.device,
+        "strategy": result.strategy, **result.to_dict(),
+        # what made these figures, to make them again
+        "warpsweep_version": warpsweep_version(), "git_commit": git_commit(),
+        "simulator": simulator_digest(),
     }
     if args.trace:
         report["trace"] = {k: v.tolist() for k, v in result.trace.items()}
     if args.json:
         print(json.dumps(report, indent=2, default=_jsonable))
         return 0
-    print(f"{report['graph']}  n={graph.n} m={graph.m}  {args.algo} on {result.device}")
+    source = "" if functional.source is None else f" from {functional.source}"
+    print(f"{report['graph']}  n={graph.n} m={graph.m}  {args.algo}{source} on {result.device}")
     print(f"strategy: {strategy}")
     for name, value in result.to_dict().items():
         print(f"  {name:26s} {_fmt(value)}")
