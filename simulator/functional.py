@@ -295,8 +295,8 @@ def _sssp(graph: Graph, source: int) -> FunctionalRun:
     reached = run.output[np.isfinite(run.output)]
     if reached.size and reached.max() > FLOAT32_MAX:
         raise ConfigError(
-            f"{graph.spec or graph.name}: SSSP distances reach {reached.max():.3g}, beyond "
-            f"float32's {FLOAT32_MAX:.3g}: the GPU's distances are float32, where they would be "
+            f"{graph.spec or graph.name}: SSSP distances reach {reached.max():.9g}, beyond "
+            f"float32's {FLOAT32_MAX:.9g}: the GPU's distances are float32, where they would be "
             "infinite (scale the weights down)")
     return run
 
@@ -339,6 +339,11 @@ def _pagerank(graph: Graph, tolerance: float, max_iterations: int, damping: floa
         rank = new_rank
         if error < n * tolerance:
             break
+    else:  # its ranks are not PageRank's, nor its iterations a converging run's
+        raise ConfigError(
+            f"{graph.spec or graph.name}: PageRank did not converge in {max_iterations} "
+            f"iterations (the last changed the ranks by {error:.3g} in all, above n x tolerance "
+            f"= {n * tolerance:.3g}): raise max_iterations or the tolerance")
     # data-driven: only the vertices whose rank moved by more than tolerance last time
     data_rank = np.full(n, 1.0 / n)
     worklist = everyone

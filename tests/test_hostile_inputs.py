@@ -1022,6 +1022,16 @@ def test_pagerank_settings_that_give_no_ranking_are_refused(kwargs, match):
         functional_run(graph, "pagerank", **kwargs)
 
 
+def test_a_pagerank_run_that_does_not_converge_is_refused():
+    # its ranks are not PageRank's (networkx raises too); they had been returned silently
+    graph = load_graph("rmat:scale=7,seed=1")
+    with pytest.raises(ConfigError, match="did not converge in 3 iterations"):
+        functional_run(graph, "pagerank", max_iterations=3)
+    run = functional_run(graph, "pagerank")  # the defaults converge (0.85**100 < 1e-6)
+    assert len(run.iterations) == len(functional_run(graph, "pagerank",
+                                                     max_iterations=len(run.iterations)).iterations)
+
+
 @pytest.mark.parametrize("source", [True, 3.0, "1"])
 def test_a_source_that_is_not_an_integer_is_named(source):
     graph = Graph.from_edges([0, 1], [1, 2])
@@ -1063,8 +1073,14 @@ def test_knobs_a_policy_run_would_ignore_are_refused(config, match):
 def test_sssp_distances_beyond_float32_are_refused():
     graph = Graph.from_edges(np.arange(199), np.arange(1, 200), 200,
                              np.full(199, 3e38, np.float32), directed=True)
-    with pytest.raises(ConfigError, match="distances reach 5.97e\\+40, beyond float32"):
+    with pytest.raises(ConfigError, match="distances reach 5.97000001e\\+40, beyond "
+                                          "float32's 3.40282347e\\+38"):
         functional_run(graph, "sssp", 0)
+    # just past float32's largest: the two numbers printed apart (both had read 3.4e+38)
+    just = Graph.from_edges([0, 1], [1, 2], 3, np.array([3.4e38, 5e35], np.float32),
+                            directed=True)
+    with pytest.raises(ConfigError, match="reach 3.40499995e\\+38, beyond float32's 3.40282347e"):
+        functional_run(just, "sssp", 0)
 
 
 @pytest.mark.parametrize("argv, words", [
