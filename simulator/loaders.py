@@ -11,8 +11,8 @@ Python. Every error is a GraphError naming the file and, for a bad line, its lin
 from __future__ import annotations
 
 import errno
-import gzip
 import json
+import math
 import os
 import re
 import tempfile
@@ -31,6 +31,10 @@ from simulator.graph import float32_weight_problem
 from simulator.graph import frozen
 from simulator.graph_spec import FILE_FORMATS
 from simulator.knob_checks import NUMBER_TEXT
+from simulator.sizes import ENV_MAX_MEMORY
+from simulator.sizes import TEXT_BYTES_PER_BYTE
+from simulator.sizes import format_bytes
+from simulator.sizes import memory_limit
 
 NPZ_FORMAT = "warpsweep-csr"
 NPZ_VERSION = 1
@@ -83,11 +87,50 @@ def read_bytes(path: Path, label: str) -> bytes:
             raise GraphError(f"{label}: {path} is {kind}-compressed; graph files are read "
                              "plain or gzipped: decompress it (or gzip it)")
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise GraphError(f"{label}: corrupt gzip file {path}: {exc}") from None
+        data = _gunzipped(data, path, label)
     return data
+
+
+# gunzipped a piece at a time, so that the total is held to the memory limit as it grows
+_GUNZIP_PIECE = 1 << 26
+
+
+def _gunzipped(data: bytes, path: Path, label: str) -> bytes:
+    """``data`` (one or more gzip members) decompressed, refused once it outgrows what its
+    parse could fit in (the memory limit over ``TEXT_BYTES_PER_BYTE``): a gzip trailer states
+    the size modulo 4 GiB only, so a file that decompresses past it passes the size check
+    and had been inflated whole into memory."""
+    limit, source = memory_limit()
+    cap = None if limit is None else max(limit // TEXT_BYTES_PER_BYTE, 1)
+    pieces, total = [], 0
+    rest = data
+
+    def piece_size() -> int:  # never more than one byte past the cap before it is checked
+        return _GUNZIP_PIECE if cap is None else max(min(_GUNZIP_PIECE, cap + 1 - total), 1)
+    try:
+        while rest:
+            member = zlib.decompressobj(wbits=31)
+            tail = rest
+            while not member.eof:
+                piece = member.decompress(tail, piece_size())
+                if not piece and not tail:  # its input used up, no more output: cut short
+                    raise EOFError("compressed file ended before the end-of-stream marker")
+                pieces.append(piece)
+                total += len(piece)
+                if cap is not None and total > cap:
+                    raise GraphError(
+                        f"{label}: {path} decompresses to more than {format_bytes(cap)}, "
+                        f"and reading it would need more than {source}; use a smaller "
+                        f"graph, or raise the limit with {ENV_MAX_MEMORY}=SIZE")
+                tail = member.unconsumed_tail
+            rest = member.unused_data
+            if rest and rest[:2] != b"\x1f\x8b":
+                if rest.strip(b"\x00"):
+                    raise OSError("trailing garbage after the last gzip member")
+                rest = b""  # zero padding, as gzip itself ignores
+    except (OSError, EOFError, zlib.error) as exc:
+        raise GraphError(f"{label}: corrupt gzip file {path}: {exc}") from None
+    return b"".join(pieces)
 
 
 def strip_bom(data: bytes) -> bytes:
@@ -930,6 +973,37 @@ def _check_npz_magic(path: Path, label: str, data: bytes | None) -> None:
                          f"(it starts with {head!r})")
 
 
+# the arrays a warpsweep or scipy CSR .npz is read from (any other is left unread)
+_NPZ_MEMBERS = ("meta", "indptr", "indices", "weights", "format", "shape", "data")
+
+
+def _npz_member(z, key: str, label: str) -> np.ndarray:
+    """One array of an open .npz, its header's declared size held first to the bytes the
+    archive keeps for it: numpy allocates a member's whole declared shape before reading
+    it, so a damaged or lying header would otherwise cost its full size."""
+    archive = getattr(z, "zip", None)
+    if archive is not None:
+        name = key + ".npy" if key + ".npy" in archive.namelist() else key
+        info = archive.getinfo(name)
+        with archive.open(info) as fh:
+            version = np.lib.format.read_magic(fh)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is not None:
+                shape, _, dtype = read_header(fh)
+                declared = math.prod(shape) * dtype.itemsize
+                if declared > info.file_size:
+                    raise GraphError(
+                        f"{label}: .npz array {key!r} declares shape {shape} of {dtype} "
+                        f"({declared:,} bytes), but the file holds {info.file_size:,} bytes "
+                        "for it: a damaged or lying header")
+    try:
+        return z[key]
+    except MemoryError:
+        raise GraphError(f"{label}: .npz array {key!r} is too big for this machine's "
+                         "memory") from None
+
+
 def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | None = None,
              written_by_us: bool = False, weights: bool = True) -> Graph:
     """A Graph from a warpsweep CSR ``.npz`` (or a scipy.sparse CSR ``.npz``), validated
@@ -953,7 +1027,8 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
         raise GraphError(f"{label}: not a .npz archive but a single .npy array")
     try:
         with z:
-            arrays = {k: z[k] for k in z.files}
+            members = list(z.files)
+            arrays = {k: _npz_member(z, k, label) for k in members if k in _NPZ_MEMBERS}
     except unreadable as exc:
         raise GraphError(f"{label}: not a readable .npz file: {_first_line(exc)}") from None
     if "meta" in arrays:
@@ -986,7 +1061,7 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
     else:
         raise GraphError(
             f"{label}: .npz is neither a warpsweep CSR graph nor a scipy CSR matrix "
-            f"(arrays: {', '.join(sorted(arrays))})"
+            f"(arrays: {', '.join(sorted(members))})"
         )
     for key in ("indptr", "indices"):
         if key not in arrays:

@@ -23,6 +23,7 @@ import gzip
 import math
 import os
 import re
+import resource
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -118,13 +119,79 @@ def available_bytes() -> int | None:
         return None
 
 
+def process_headroom() -> list[tuple[int, str]]:
+    """What this process may still allocate under its own limits, each with where it comes
+    from: its address-space limit (``ulimit -v``) less what it maps now, and its memory
+    cgroup's limit less what the cgroup holds (its reclaimable file pages aside). A limit
+    this process cannot read is left out."""
+    out = []
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            mapped = _status_kib("VmSize") * 1024
+            out.append((max(soft - mapped, 0), "address-space limit (ulimit -v)"))
+    except (OSError, ValueError):
+        pass
+    cgroup = _cgroup_headroom()
+    if cgroup is not None:
+        out.append((cgroup, "memory cgroup's limit"))
+    return out
+
+
+def _status_kib(field: str) -> int:
+    """A ``/proc/self/status`` field, in KiB."""
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise ValueError(f"no {field} in /proc/self/status")
+
+
+def _cgroup_headroom() -> int | None:
+    """This process's memory cgroup's limit less its use (v2 ``memory.max`` / v1
+    ``memory.limit_in_bytes``), or None where it has none or it cannot be read."""
+    try:
+        with open("/proc/self/cgroup", encoding="ascii") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if number == "0" and not controllers:  # v2: one hierarchy
+            where = ("/sys/fs/cgroup" + path, "memory.max", "memory.current", "inactive_file")
+        elif "memory" in controllers.split(","):
+            where = ("/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes",
+                     "memory.usage_in_bytes", "total_inactive_file")
+        else:
+            continue
+        root, limit_file, usage_file, reclaimable = where
+        try:
+            with open(f"{root}/{limit_file}", encoding="ascii") as fh:
+                text = fh.read().strip()
+            if text == "max" or int(text) >= 1 << 60:  # none set ("max", or v1's huge value)
+                continue
+            with open(f"{root}/{usage_file}", encoding="ascii") as fh:
+                used = int(fh.read().strip())
+            with open(f"{root}/memory.stat", encoding="ascii") as fh:
+                stats = dict(line.split() for line in fh if line.strip())
+            used -= int(stats.get(reclaimable, 0))
+            return max(int(text) - used, 0)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def memory_limit() -> tuple[int | None, str]:
     """The limit an estimate is held to and where it comes from: WARPSWEEP_MAX_MEMORY if set,
-    else the machine's available memory."""
+    else the least of the machine's available memory and what this process's own limits
+    (``process_headroom``) leave it."""
     limit, source = None, ""
     avail = available_bytes()
     if avail is not None:
         limit, source = avail, f"the {format_bytes(avail)} available on this machine"
+    for headroom, what in process_headroom():
+        if limit is None or headroom < limit:
+            limit, source = headroom, f"the {format_bytes(headroom)} this process's {what} leaves"
     text = os.environ.get(ENV_MAX_MEMORY, "").strip()
     if text:
         cap = parse_size(text)  # replaces the machine's figure (swap, a shared machine)
@@ -172,6 +239,9 @@ def spec_estimate(spec: GraphSpec) -> Estimate:
     else:
         n = p["rows"] * p["cols"]
         records = 3 * n if spec.kind == "mesh2d" else 2 * n
+    if n > MAX_VERTICES:  # no memory limit would help
+        raise GraphError(f"graph spec {spec.canonical()!r}: {n:,} vertices; at most "
+                         f"{MAX_VERTICES:,} (vertex ids are int32, as on the GPU)")
     stored = records if spec.options.directed and spec.kind in ("rmat", "random") else 2 * records
     extra = RANDOM_GENERATOR_BYTES if spec.kind == "random" else 0
     return Estimate(_graph_bytes(n, stored, spec, extra), _counts(n, stored))

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,8 @@ from simulator.sizes import parse_size
 from simulator.sizes import spec_estimate
 from simulator.strategy import Strategy
 from tuner.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -51,11 +56,62 @@ def cli_error(capsys, argv: list[str]) -> str:
 
 
 @pytest.mark.parametrize("spec", [
-    "rmat:scale=26", "rmat:scale=30", "rmat:scale=20,ef=100000000", "grid2d:rows=65536",
+    "rmat:scale=26", "rmat:scale=30", "rmat:scale=20,ef=100000000", "grid2d:rows=40000",
 ])
 def test_generator_too_big_for_the_machine_is_refused_with_the_estimate(capsys, spec):
     line = cli_error(capsys, ["graph", "info", "--no-cache", spec])
-    assert "needs about" in line and "available on this machine" in line
+    assert "needs about" in line and ("available on this machine" in line
+                                      or "this process's" in line)  # a ulimit or cgroup
+
+
+@pytest.mark.parametrize("spec", ["grid2d:rows=65536", "road:rows=50000,cols=50000",
+                                  "mesh2d:rows=65536,cols=40000"])
+def test_a_generator_of_more_vertices_than_int32_ids_is_refused_whatever_the_limit(
+        capsys, monkeypatch, spec):
+    monkeypatch.setenv(ENV_MAX_MEMORY, "1000T")  # had gone on to a MemoryError traceback
+    line = cli_error(capsys, ["graph", "info", "--no-cache", spec])
+    assert "vertices; at most 2,147,483,647 (vertex ids are int32" in line
+
+
+def test_the_size_guard_holds_work_to_the_process_own_address_space_limit():
+    # under `ulimit -v` the machine's free memory is not what an allocation may get: a graph
+    # the guard had let through on MemAvailable died with a MemoryError traceback (probe LL)
+    code = (
+        "import resource, sys\n"
+        "from simulator.sizes import _status_kib, memory_limit\n"
+        "from tuner.cli import build_parser, main\n"
+        "build_parser()  # every verb's module imported before the limit\n"
+        "mapped = _status_kib('VmSize') * 1024\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (mapped + 2**30, resource.RLIM_INFINITY))\n"
+        "limit, source = memory_limit()\n"
+        "assert limit <= 2**30, limit\n"
+        "print(source)\n"
+        "sys.exit(main(['graph', 'info', '--no-cache', 'rmat:scale=20']))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert run.returncode == 2, run.stderr
+    assert "address-space limit (ulimit -v) leaves" in run.stdout
+    (line,) = run.stderr.strip().splitlines()
+    assert "needs about" in line and "address-space limit (ulimit -v)" in line
+
+
+def test_running_out_of_memory_past_the_guard_is_one_line():
+    # an estimate short of the real need (here the limit raised past it by hand) ends in a
+    # MemoryError: one line naming it and the way out, exit 2, no traceback
+    code = (
+        "import resource, sys\n"
+        "from simulator.sizes import _status_kib\n"
+        "from tuner.cli import build_parser, main\n"
+        "build_parser()  # every verb's module imported before the limit\n"
+        "mapped = _status_kib('VmSize') * 1024\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (mapped + 500 * 2**20, resource.RLIM_INFINITY))\n"
+        "sys.exit(main(['graph', 'info', '--no-cache', 'rmat:scale=22']))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(REPO),
+                                           ENV_MAX_MEMORY: "1T"})
+    assert run.returncode == 2, run.stderr
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith("warpsweep: error: ran out of memory (") and ENV_MAX_MEMORY in line
 
 
 def test_estimate_is_honest_for_a_graph_that_is_built(monkeypatch):

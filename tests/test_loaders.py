@@ -21,6 +21,7 @@ from simulator.graph_spec import parse_spec
 from simulator.load import load_graph
 from simulator.loaders import detect_format
 from simulator.loaders import read_edges
+from simulator.loaders import read_npz
 from simulator.loaders import save_npz
 
 SHARED_GRAPHS = Path(__file__).resolve().parents[2] / "shared" / "graphs"
@@ -674,3 +675,54 @@ def test_a_csv_header_says_which_end_is_the_source_and_which_column_the_weight(t
     with pytest.raises(GraphError, match="names no weight column among 2 beside the ends"):
         load("x.csv", "source,target,count,extra\n0,1,9,5\n1,2,8,7\n", ",weights=file")
     assert load("x.csv", "source,target,count,extra\n0,1,9,5\n1,2,8,7\n").m == 2
+
+
+def _with_member(path: Path, name: str, shape: tuple, dtype=np.int64, replace: bool = False):
+    """``path`` (an .npz) with a member ``name`` whose header declares ``shape`` and that
+    holds no data (``replace``: in place of the member of that name)."""
+    import io
+    import zipfile
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": shape})
+    out = path.with_name(path.stem + f"-{name}.npz")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            if not (replace and info.filename == name + ".npy"):
+                dst.writestr(info, src.read(info))
+        dst.writestr(name + ".npy", header.getvalue())
+    return out
+
+
+def test_an_npz_member_header_is_held_to_the_bytes_it_holds(tmp_path):
+    # numpy allocates a member's declared shape before reading it: an unused member or a
+    # damaged header had cost GBs (a MemoryError traceback, or a cache entry breaking every
+    # verb of its graph; probe LL)
+    path = tmp_path / "g.npz"
+    save_npz(Graph.from_edges([0, 1], [1, 2], 3), path)
+    extra = _with_member(path, "junk", (10**9,))  # not one of a CSR's arrays: left unread
+    assert read_npz(extra).n == 3
+    lying = _with_member(path, "indices", (10**12,), np.int32, replace=True)
+    with pytest.raises(GraphError, match="'indices' declares shape \\(1000000000000,\\)"):
+        read_npz(lying)
+
+
+def test_a_gzip_file_is_held_to_the_limit_as_it_decompresses(tmp_path, monkeypatch):
+    # a gzip trailer gives the size modulo 4 GiB: one past it passed the size check and was
+    # inflated whole (probe LL: 4.5 GB of zeros read as 404 MB). A trailer that lies does
+    # the same in small; the read stops once the text outgrows the limit.
+    path = tmp_path / "bomb.txt.gz"
+    packed = bytearray(gzip.compress(b"0 1\n" + b"\n" * (60 << 20)))
+    packed[-4:] = (1000).to_bytes(4, "little")  # ISIZE: 1000 bytes
+    path.write_bytes(bytes(packed))
+    monkeypatch.setenv("WARPSWEEP_MAX_MEMORY", "100M")
+    with pytest.raises(GraphError, match="decompresses to more than 20.0 MB"):
+        load_graph(f"file:{path}", cache=False)
+    # several members, and zero padding after the last, read as gzip reads them
+    many = tmp_path / "many.txt.gz"
+    many.write_bytes(gzip.compress(b"0 1\n1 2\n") + gzip.compress(b"2 3\n") + b"\0" * 8)
+    assert load_graph(f"file:{many}", cache=False).n == 4
+    many.write_bytes(gzip.compress(b"0 1\n") + b"junk")
+    with pytest.raises(GraphError, match="corrupt gzip file"):
+        load_graph(f"file:{many}", cache=False)

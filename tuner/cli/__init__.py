@@ -98,6 +98,22 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("warpsweep: interrupted", file=sys.stderr)
         return 130
+    except MemoryError as exc:  # past the size guard (an estimate short of the real need)
+        from simulator.sizes import ENV_MAX_MEMORY
+        from simulator.sizes import memory_limit
+
+        _, source = memory_limit()
+        print(f"warpsweep: error: ran out of memory ({_first_line(exc) or 'MemoryError'}), "
+              f"though the size check found the work within {source or 'the memory'}: use a "
+              f"smaller graph or setting, or lower {ENV_MAX_MEMORY} so the check refuses such "
+              "work up front", file=sys.stderr)
+        if getattr(args, "verb", None) not in ("tune", "sweep"):
+            return 2
+        from tuner.cli.tune import resume_command
+
+        print("warpsweep: every finished evaluation is saved; resume with:\n  "
+              + resume_command(args), file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `warpsweep ... | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -112,3 +128,7 @@ def _run(args: argparse.Namespace) -> int:
                   + resume_command(args), file=sys.stderr)
         return 1
 
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message, its first line alone."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else ""
