@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -309,8 +310,15 @@ def test_multi_objective_pareto_front(tmp_path, capsys):
 def test_timeout_stops_starting_trials(tmp_path, capsys):
     code, results = tune(tmp_path, "--trials", "100000", "--timeout", "1", "--no-references")
     assert code == 0
-    assert "stopped at" in capsys.readouterr().out
-    assert 0 < len(rows(results)) < 100000
+    out, err = capsys.readouterr()
+    assert "stopped at" in out
+    done = len(rows(results))
+    assert 0 < done < 100000
+    # why it stopped and how to go on, as Ctrl-C says (probe LL: the stop had been silent)
+    assert re.search(f"warpsweep: stopped at --timeout 1 s with {done} of [0-9]+ "
+                     "configurations of 1 unfinished study; every finished evaluation is "
+                     "saved. Go on with:", err), err
+    assert "--trials 100000" in err and "--timeout 1.0" in err
 
 
 @pytest.mark.parametrize(
@@ -478,7 +486,20 @@ def test_a_graph_whose_preparation_dies_is_one_line_with_the_way_on(monkeypatch,
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert "the worker preparing rmat:scale=6," in err and "failed (RuntimeError: Worker" in err
+    assert "in this process" in err and "Ray" not in err  # --workers 0: no Ray to retry
     assert "run the same command again to resume" in err
+
+    def runs_out(self, *args, **kwargs):
+        raise MemoryError("Unable to allocate 2.00 GiB")
+
+    monkeypatch.setattr(evaluate.SimulatorBackend, "prepare", runs_out)
+    code = main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--sources", "1",
+                 "--workers", "0", "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    # the same graph runs out again: a resume is no way on (probe LL)
+    assert "preparing rmat:scale=6,ef=16" in err and "ran out of memory" in err
+    assert "use a smaller graph" in err and "resume" not in err
 
 
 def test_past_the_timeout_the_run_says_what_it_waits_for():

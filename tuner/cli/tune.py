@@ -246,6 +246,13 @@ def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
     """0 where some study found a best configuration; 1 where none did, or where trials
     failed for the machine's sake (a worker died, memory ran out): named, with the command
     that tries them again."""
+    stopped = [s for s in result.studies if not s.complete]
+    if args.timeout is not None and stopped:  # (the table says where; this, why and what next)
+        done, budget = sum(s.done for s in stopped), sum(s.budget for s in stopped)
+        print(f"warpsweep: stopped at --timeout {args.timeout:g} s with {done} of {budget} "
+              f"configurations of {len(stopped)} unfinished stud"
+              f"{'y' if len(stopped) == 1 else 'ies'}; every finished evaluation is saved. "
+              f"Go on with:\n  {resume_command(args)}", file=sys.stderr)
     retry = sum(s.to_retry for s in result.studies)
     if retry:
         print(f"warpsweep: {retry} configuration{'s' if retry != 1 else ''} failed for the "

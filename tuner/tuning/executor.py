@@ -315,7 +315,12 @@ class RayExecutor(Executor):
                 if address is None:
                     raise ConfigError(f"could not start a local Ray cluster ({reason}); "
                                       "--workers 0 runs in this process without Ray") from None
-                raise ConfigError(f"no Ray cluster at --address {address!r}: {reason}") from None
+                # something listens there (probe_address): a cluster this driver cannot join
+                auth = ("" if os.environ.get("RAY_AUTH_MODE") == "token" else
+                        "; a cluster started with token authentication (Ray's default) takes "
+                        "a driver with RAY_AUTH_MODE=token and its token (docs/cluster.md)")
+                raise ConfigError(f"could not join the Ray cluster at --address {address!r}: "
+                                  f"{reason}{auth}") from None
             self._owns = True
             sigterm_stops_the_run()
         self._workers = workers

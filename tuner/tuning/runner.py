@@ -432,13 +432,21 @@ class Runner:
             meta: GraphMeta = self.executor.result(meta_f)
         except WarpsweepError:
             raise
-        except Exception as exc:  # the worker or its node died, after Ray's own retries
+        except Exception as exc:  # the worker or its node died (after Ray's own retries)
             reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
             graph = prep.users[0].spec.graph if prep.users else "a graph"
+            where = ("after Ray's retries" if self.executor.asynchronous
+                     else "in this process")
+            if "MemoryError" in reason:  # the same graph runs out again: no resume helps
+                raise WorkerFailure(
+                    f"preparing {graph} ran out of memory ({reason}), {where}, though the "
+                    "size check found it within the memory: use a smaller graph, or lower "
+                    "WARPSWEEP_MAX_MEMORY so the check refuses such a graph up front; every "
+                    "finished evaluation is saved") from None
             raise WorkerFailure(
-                f"the worker preparing {graph} failed ({reason}), after Ray's retries (it may "
-                "have run out of memory); every finished evaluation is saved: run the same "
-                "command again to resume") from None
+                f"the worker preparing {graph} failed ({reason}), {where} (it may have run "
+                "out of memory); every finished evaluation is saved: run the same command "
+                "again to resume") from None
         refuse_other_model(meta.model, f"the worker that prepared {meta.spec}")
         self.stats.busy_s += meta.prepare_s  # a worker loading the graph is a busy worker
         if meta.error is not None:
