@@ -242,3 +242,25 @@ def test_a_driver_killed_mid_batch_resumes_with_nothing_lost_or_doubled(cluster,
     distinct = {tuple(sorted((k, str(v)) for k, v in r.items() if k.startswith("param_")))
                 for r in rows if r["state"] != "duplicate"}
     assert len(distinct) == trials  # the budget, exactly
+
+
+def test_a_relative_graph_path_is_read_from_the_drivers_directory(tmp_path, monkeypatch):
+    # a `ray start` cluster's workers run in their own directory: `file:g.txt` given to the
+    # driver had been "file not found" there (probe JJ); the driver's directory goes along
+    import os
+
+    from tuner.tuning.batches import prepare_from
+    from tuner.tuning.evaluate import SimulatorBackend
+
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n2 3\n")
+    elsewhere = tmp_path / "worker"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    backend = SimulatorBackend()
+    args = ("file:g.txt", "bfs", 1, 0, False)
+    assert backend.prepare(*args)[2].error is not None  # not found from the worker's directory
+    graph, _, meta = prepare_from(str(tmp_path), backend.prepare, *args)
+    assert meta.error is None and graph.n == 4
+    assert os.getcwd() == str(elsewhere)  # and the worker's own directory is kept
+    gone = prepare_from(str(tmp_path / "not-here"), backend.prepare, *args)[2]
+    assert "file not found" in gone.error  # a machine without the driver's directory

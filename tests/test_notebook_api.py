@@ -160,3 +160,11 @@ def test_two_graphs_of_one_name_are_told_apart_in_the_frame(tmp_path):
     names = frame.groupby("graph")["graph_id"].nunique()
     assert len(names) == 2 and (names == 1).all()
     assert all(name.startswith("y (y-") for name in names.index)
+
+
+def test_an_address_sends_the_api_default_to_the_cluster(tmp_path):
+    # docs/cluster.md's script route, api.sweep(..., address=...), had been refused for the
+    # in-process default workers=0 (probe JJ); now it goes to the address, here none
+    with pytest.raises(ConfigError, match="no Ray cluster at --address '127.0.0.1:9'"):
+        api.tune("rmat:scale=6,seed=1", trials=1, address="127.0.0.1:9",
+                 results=str(tmp_path / "r"))

@@ -178,10 +178,12 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
          deterministic: bool = False) -> TuneResult:
     """Tune one (graph, algorithm, device) over a search space; resumes the study if
     ``results`` holds it. ``workers=0`` evaluates in this process (None: in this process,
-    handing over to a local Ray once the work left is worth its start-up);
+    handing over to a local Ray once the work left is worth its start-up; with ``address``,
+    the default runs on that Ray cluster, N caps the evaluations in flight);
     ``deterministic`` with ``workers`` N tells the sampler the results in the order it asked
     for them, so that a seed gives the same trials on every run."""
     trials, sources, seed, workers = (_plain_int(v) for v in (trials, sources, seed, workers))
+    workers = _on_the_cluster(workers, address)
     _check_types(algorithm=algorithm, device=device, space=space, trials=trials,
                  sampler=sampler, objective=objective, sources=sources, seed=seed,
                  references=references, results=results, workers=workers, address=address,
@@ -201,13 +203,20 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
     return TuneResult.of(run, results)
 
 
+def _on_the_cluster(workers: int | None, address: str | None) -> int | None:
+    """``workers`` as the run takes it: an ``address`` names where to evaluate, so the
+    in-process default (0) leaves the cluster uncapped (the CLI, whose --workers has no
+    default, refuses --workers 0 with --address)."""
+    return None if address is not None and workers == 0 else workers
+
+
 def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
           workers: int | None = 0, address: str | None = None, timeout: float | None = None,
           progress: bool | str = False, verbose: bool = False,
           deterministic: bool = False) -> TuneResult:
-    """Run every study of a sweep file (graphs x algorithms x devices x spaces);
-    ``deterministic`` as ``tune`` says."""
-    workers = _plain_int(workers)
+    """Run every study of a sweep file (graphs x algorithms x devices x spaces); ``workers``,
+    ``address`` and ``deterministic`` as ``tune`` says."""
+    workers = _on_the_cluster(_plain_int(workers), address)
     _check_types(sweep_file=sweep_file, results=results, workers=workers, address=address,
                  timeout=timeout, progress=progress, verbose=verbose,
                  deterministic=deterministic)

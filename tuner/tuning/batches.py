@@ -7,7 +7,10 @@ worker process stays small (a node runs one per CPU).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +41,20 @@ def evaluate_batch(backend: Any, graph: Any, runs: Any, algorithm: str, device: 
     return BatchResult(outcomes, ray_node_id(), fetched, rebuilt, started, time.time())
 
 
-def prepare_counted(backend: Any, *args: Any) -> tuple[Any, Any, Any, str | None]:
-    """``backend.prepare(*args)``, plus the node that loaded the graph."""
+def prepare_counted(backend: Any, cwd: str, *args: Any) -> tuple[Any, Any, Any, str | None]:
+    """``backend.prepare(*args)`` from the driver's ``cwd`` (``prepare_from``), plus the node
+    that loaded the graph."""
     from tuner.env import ray_node_id
 
-    graph, runs, meta = backend.prepare(*args)
+    graph, runs, meta = prepare_from(cwd, backend.prepare, *args)
     return graph, runs, meta, ray_node_id()
+
+
+def prepare_from(cwd: str, prepare: Callable[..., Any], *args: Any) -> Any:
+    """``prepare(*args)`` with a graph file's relative path read from ``cwd``, the driver's
+    working directory, where this machine has it: a cluster's workers run in their own
+    (``file:g.npz`` had been "not found" there, found in-process)."""
+    if os.path.isdir(cwd) and os.getcwd() != cwd:
+        with contextlib.chdir(cwd):  # a worker runs one task at a time
+            return prepare(*args)
+    return prepare(*args)

@@ -10,9 +10,12 @@ least every few seconds and on exit (Ctrl-C included).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import os
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -26,6 +29,7 @@ from tuner.results.records import TrialRecord
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import TRIALS
 from tuner.results.store import ResultStore
+from tuner.tuning.batches import prepare_from
 from tuner.tuning.evaluate import GraphMeta
 from tuner.tuning.evaluate import Outcome
 from tuner.tuning.evaluate import SimulatorBackend
@@ -355,7 +359,7 @@ class Runner:
         args = (spec.graph, spec.algorithm, spec.n_sources(), spec.seed, True,
                 spec.graph_content)
         meta: GraphMeta = self.executor.result(
-            self.executor.call(self.backend.prepare, *args, num_returns=3)[2])
+            self.executor.call(self._prepare, *args, num_returns=3)[2])
         if meta.error is None:
             self.store.add_graph(graph_row(dataclasses.replace(
                 meta, graph_id=graph_id(meta.spec, spec.graph_content))))
@@ -377,8 +381,14 @@ class Runner:
 
     def _start_prepare(self, args: tuple) -> Prep:
         """Submit the prepare call of a (graph, algorithm, sources): its future results."""
-        futures = self.executor.call(self.backend.prepare, *args, num_returns=3)
-        return Prep(futures, (self.backend.prepare, args))
+        futures = self.executor.call(self._prepare, *args, num_returns=3)
+        return Prep(futures, (self._prepare, args))
+
+    @property
+    def _prepare(self) -> Callable[..., Any]:
+        """The backend's prepare, reading relative graph paths from this driver's working
+        directory wherever it runs (``batches.prepare_from``)."""
+        return functools.partial(prepare_from, os.getcwd(), self.backend.prepare)
 
     def _submit(self, job: Job) -> None:
         prep = self._preps[job.run.spec.prepare_key()]
