@@ -477,27 +477,23 @@ def test_a_graph_whose_preparation_dies_is_one_line_with_the_way_on(monkeypatch,
     from tuner.cli import main
     from tuner.tuning import evaluate
 
-    def dies(self, *args, **kwargs):
-        raise RuntimeError("WorkerCrashedError: the worker died unexpectedly")
+    def preparing_raises(error: BaseException) -> str:
+        def prepare(self, *args, **kwargs):
+            raise error
 
-    monkeypatch.setattr(evaluate.SimulatorBackend, "prepare", dies)
-    code = main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--sources", "1",
-                 "--workers", "0", "--results", str(tmp_path / "r")])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err
+        monkeypatch.setattr(evaluate.SimulatorBackend, "prepare", prepare)
+        code = main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--sources", "1",
+                     "--workers", "0", "--results", str(tmp_path / "r")])
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err
+        return err
+
+    err = preparing_raises(RuntimeError("WorkerCrashedError: the worker died unexpectedly"))
     assert "the worker preparing rmat:scale=6," in err and "failed (RuntimeError: Worker" in err
     assert "in this process" in err and "Ray" not in err  # --workers 0: no Ray to retry
     assert "run the same command again to resume" in err
-
-    def runs_out(self, *args, **kwargs):
-        raise MemoryError("Unable to allocate 2.00 GiB")
-
-    monkeypatch.setattr(evaluate.SimulatorBackend, "prepare", runs_out)
-    code = main(["tune", "--graph", "rmat:scale=6", "--trials", "2", "--sources", "1",
-                 "--workers", "0", "--results", str(tmp_path / "r")])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err
     # the same graph runs out again: a resume is no way on (probe LL)
+    err = preparing_raises(MemoryError("Unable to allocate 2.00 GiB"))
     assert "preparing rmat:scale=6,ef=16" in err and "ran out of memory" in err
     assert "use a smaller graph" in err and "resume" not in err
 
