@@ -35,7 +35,6 @@ computed again at most once per node (``NodeCache``). Loads and fetches are coun
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import time
@@ -56,7 +55,6 @@ from optuna.trial import TrialState
 from tuner.tuning.batches import BatchResult
 from tuner.tuning.batches import evaluate_batch
 from tuner.tuning.batches import prepare_counted
-from tuner.tuning.batches import prepare_from
 from tuner.tuning.evaluate import Outcome
 from tuner.tuning.executor import Future
 from tuner.tuning.runner import DRIVER_RESUBMITS
@@ -355,10 +353,9 @@ class BatchRunner(Runner):
 
     def _start_prepare(self, args: tuple) -> Prep:
         """As ``Runner``'s, counting on which node the graph was loaded."""
-        cwd = os.getcwd()
-        futures = self.executor.call(prepare_counted, self.backend, cwd, *args, num_returns=4)
-        prep = Prep(futures[:3], (functools.partial(prepare_from, cwd, self.backend.prepare),
-                                  args))
+        futures = self.executor.call(prepare_counted, self.backend, os.getcwd(), *args,
+                                     num_returns=4)
+        prep = Prep(futures[:3], (self._prepare, args))
         self._prep_nodes[id(prep)] = futures[3]
         return prep
 
