@@ -239,12 +239,18 @@ def spec_estimate(spec: GraphSpec) -> Estimate:
     else:
         n = p["rows"] * p["cols"]
         records = 3 * n if spec.kind == "mesh2d" else 2 * n
-    if n > MAX_VERTICES:  # no memory limit would help
-        raise GraphError(f"graph spec {spec.canonical()!r}: {n:,} vertices; at most "
-                         f"{MAX_VERTICES:,} (vertex ids are int32, as on the GPU)")
+    _refuse_over_int32_ids(spec, n, "")
     stored = records if spec.options.directed and spec.kind in ("rmat", "random") else 2 * records
     extra = RANDOM_GENERATOR_BYTES if spec.kind == "random" else 0
     return Estimate(_graph_bytes(n, stored, spec, extra), _counts(n, stored))
+
+
+def _refuse_over_int32_ids(spec: GraphSpec, vertices: int, how: str) -> None:
+    """A GraphError where ``spec`` holds more vertices than int32 ids name: no memory limit
+    would help."""
+    if vertices > MAX_VERTICES:
+        raise GraphError(f"graph spec {spec.canonical()!r}: {how}{vertices:,} vertices; at "
+                         f"most {MAX_VERTICES:,} (vertex ids are int32, as on the GPU)")
 
 
 def _head(path: Path) -> tuple[bytes, int]:
@@ -351,10 +357,8 @@ def file_estimate(spec: GraphSpec) -> Estimate:
     records = size // 4
     n = records * 2
     declared = _declared(head, fmt)
-    if declared is not None and declared[0] > MAX_VERTICES:  # no memory limit would help
-        raise GraphError(f"graph spec {spec.canonical()!r}: its header declares "
-                         f"{declared[0]:,} vertices; at most {MAX_VERTICES:,} (vertex ids are "
-                         "int32, as on the GPU)")
+    if declared is not None:
+        _refuse_over_int32_ids(spec, declared[0], "its header declares ")
     if declared is not None:
         n, records = max(declared[0], 0), min(max(declared[1], 0), records)
         if fmt == "metis":

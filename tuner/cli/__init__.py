@@ -103,7 +103,8 @@ def _run(args: argparse.Namespace) -> int:
         from simulator.sizes import memory_limit
 
         _, source = memory_limit()
-        print(f"warpsweep: error: ran out of memory ({_first_line(exc) or 'MemoryError'}), "
+        reason = " ".join(str(exc).split())[:300] or "MemoryError"
+        print(f"warpsweep: error: ran out of memory ({reason}), "
               f"though the size check found the work within {source or 'the memory'}: use a "
               f"smaller graph or setting, or lower {ENV_MAX_MEMORY} so the check refuses such "
               "work up front", file=sys.stderr)
@@ -127,8 +128,3 @@ def _run(args: argparse.Namespace) -> int:
                   "line). Once the disk or bucket takes writes again, resume with:\n  "
                   + resume_command(args), file=sys.stderr)
         return 1
-
-
-def _first_line(exc: BaseException) -> str:
-    """An exception's message, its first line alone."""
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else ""
