@@ -371,6 +371,38 @@ def test_no_ray_cluster_at_address(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("server", ["http", "closes"])
+def test_a_listener_that_is_not_ray_at_address_is_named_at_once(tmp_path, capsys, server):
+    """A web server (or a dashboard, a typo's port) at --address had passed the TCP probe,
+    and ray.init then retried for good (probe JJ: 11 minutes until killed)."""
+    import http.server
+    import socket
+    import threading
+
+    if server == "http":
+        listener = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+        port = listener.server_address[1]
+        serve = listener.serve_forever
+    else:
+        listener = socket.create_server(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+
+        def serve():
+            while True:
+                conn, _ = listener.accept()
+                conn.close()
+    threading.Thread(target=serve, daemon=True).start()
+    t0 = time.monotonic()
+    code = main(["tune", "--graph", GRAPH, "--address", f"127.0.0.1:{port}", "--results",
+                 str(tmp_path / "r"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and time.monotonic() - t0 < 30
+    assert f"no Ray cluster at --address '127.0.0.1:{port}': something listens" in err
+    assert ("it answered '<!DOCTYPE HTML>'" in err if server == "http"  # its 505 page
+            else "it closed the connection" in err)
+    assert "GCS port" in err and not (tmp_path / "r").exists()
+
+
 def test_study_key_is_stable_and_discriminating():
     space = load_space("vwarp")
     a = spec()

@@ -28,6 +28,24 @@ def warpsweep_version() -> str:
         return "unknown"
 
 
+# the libraries a result can depend on: numpy draws the generated graphs and the sources,
+# the others read, search and store them
+LIBRARIES = ("numpy", "scipy", "optuna", "ray", "pyarrow", "duckdb")
+
+
+@cache
+def library_versions() -> dict[str, str]:
+    """Python's and each installed library's version (a library not installed is left
+    out): a seed reproduces a run only with the same numpy."""
+    versions = {"python": ".".join(map(str, sys.version_info[:3]))}
+    for name in LIBRARIES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
 SIMULATOR_DIR = REPO_ROOT / "simulator"
 
 

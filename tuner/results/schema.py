@@ -149,6 +149,8 @@ GRAPH_COLUMNS = _cols(
     ("m", pa.int64(), "stored (directed) edges"),
     ("directed", pa.bool_(), "whether the graph is directed"),
     ("weighted", pa.bool_(), "whether it carries edge weights"),
+    ("edges_digest", pa.string(), "hash of the graph as built (CSR and weights): one spec "
+     "built into another graph elsewhere is refused (null in rows of older versions)"),
     ("timestamp", pa.timestamp("us", tz="UTC"), "when the row was written"),
     ("warpsweep_version", pa.string(), "warpsweep version that produced the row"),
     ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),

@@ -58,3 +58,15 @@ def prepare_from(cwd: str, prepare: Callable[..., Any], *args: Any) -> Any:
         with contextlib.chdir(cwd):  # a worker runs one task at a time
             return prepare(*args)
     return prepare(*args)
+
+
+def prepared_again(prepare: Callable[..., Any], *args: Any) -> Any:
+    """``prepare(*args)`` where a lost copy of a study's graph or functional runs is built
+    again: its refusal (this machine builds another graph, or draws other sources, than the
+    study's) raised, not returned as a graph of None."""
+    from simulator.errors import GraphError
+
+    graph, runs, meta = prepare(*args)
+    if meta.error is not None:
+        raise GraphError(meta.error)
+    return graph, runs, meta

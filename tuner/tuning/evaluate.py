@@ -19,6 +19,7 @@ import numpy as np
 from simulator.errors import GraphError
 from simulator.errors import WarpsweepError
 from tuner.env import hostname
+from tuner.env import library_versions
 from tuner.env import model_digest
 from tuner.env import ray_node_id
 
@@ -42,6 +43,7 @@ class GraphMeta:
     error: str | None = None
     prepare_s: float = 0.0
     model: str = ""  # the model digest of the code that prepared it ("" : not told)
+    edges: str = ""  # ``edges_digest`` of the graph prepared ("": not told)
 
 
 @dataclass
@@ -96,11 +98,14 @@ class SimulatorBackend:
     """Evaluations by the warpsweep simulator."""
 
     def prepare(self, spec: str, algorithm: str, n_sources: int, seed: int,
-                want_features: bool, content: str = "") -> tuple[Any, dict[int | None, Any],
-                                                                 GraphMeta]:
+                want_features: bool, content: str = "", recorded_edges: str = "",
+                recorded_sources: tuple[int, ...] = ()
+                ) -> tuple[Any, dict[int | None, Any], GraphMeta]:
         """Load the graph and compute the functional run of every source, once per study;
         ``content``: the digest the driver took of the graph (GraphError where the graph
-        read here is another: its file replaced since)."""
+        read here is another: its file replaced since); ``recorded_edges`` and
+        ``recorded_sources``: what the study's rows were computed on, where known (GraphError
+        where this machine builds another graph or draws other sources from the spec)."""
         from simulator import functional_run
         from simulator import load_graph
         from simulator.functional import default_source
@@ -109,8 +114,12 @@ class SimulatorBackend:
         try:
             graph = load_graph(spec)
             check_same_graph(spec, content)
+            built = edges_digest(graph)
+            check_same_build(spec, "edges", built, recorded_edges)
             if algorithm in SOURCE_ALGORITHMS:
                 sources = choose_sources(graph.degrees, n_sources, seed, default_source(graph))
+                if recorded_sources:
+                    check_same_build(spec, "sources", sources, tuple(recorded_sources))
                 runs = {s: functional_run(graph, algorithm, s) for s in sources}
             else:
                 sources = ()
@@ -125,7 +134,7 @@ class SimulatorBackend:
             graph_id=graph_id(canonical), spec=canonical, name=graph.name,
             kind=graph_kind(canonical), n=graph.n, m=graph.m, directed=graph.directed,
             weighted=graph.weights is not None, sources=sources, features=features,
-            prepare_s=time.perf_counter() - t0, model=model_digest(),
+            prepare_s=time.perf_counter() - t0, model=model_digest(), edges=built,
         )
         return graph, runs, meta
 
@@ -168,6 +177,37 @@ def check_same_graph(spec: str, content: str) -> None:
             f"(content {content} when the run began, {now} now): nothing computed on it is "
             "recorded; run the command again once it stays as it is (a changed file is a new "
             "study)")
+
+
+def edges_digest(graph: Any) -> str:
+    """What a loaded graph is, edge by edge (row offsets as int64, so their width does not
+    count): one spec built into another graph (another numpy's generator, another parser)
+    gives another digest."""
+    weights = graph.weights
+    h = hashlib.sha256(f"{graph.n}|{graph.directed}|"
+                       f"{'' if weights is None else weights.dtype.str}".encode())
+    h.update(np.ascontiguousarray(graph.indptr, dtype=np.int64))
+    h.update(np.ascontiguousarray(graph.indices))
+    if weights is not None:
+        h.update(np.ascontiguousarray(weights))
+    return h.hexdigest()[:16]
+
+
+def check_same_build(spec: str, what: str, built: Any, recorded: Any) -> None:
+    """GraphError where this machine built ``built`` from ``spec`` and its seed, and the
+    study's rows were computed on ``recorded`` (falsy: not recorded): a study's values on two
+    graphs, or two sets of sources, would be ranked as one."""
+    if not recorded or built == recorded:
+        return
+    versions = ", ".join(f"{k} {v}" for k, v in library_versions().items()
+                         if k in ("python", "numpy"))
+    raise GraphError(
+        f"{spec}: this machine builds other {what} from the spec ({built}) than the study's "
+        f"rows were computed on ({recorded}); here {versions}. A generated graph and the "
+        "sources drawn on it follow from numpy's random generator, whose draws may change "
+        "between numpy versions: run it where numpy is the version that began it (its "
+        "journal's run records name it), or in another --results directory. Nothing "
+        "computed on this graph here is recorded")
 
 
 def _policy_ran(config: dict[str, Any]) -> str:

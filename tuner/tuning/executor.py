@@ -416,10 +416,52 @@ def probe_address(address: str, timeout: float = 5.0, named: str = "--address") 
     if address in ("auto", "local") or not sep or not port.isdigit():
         return
     try:
-        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout) as s:
+            answer = _first_answer(s, timeout) if not _ray_tls() else None
     except OSError as exc:
         raise ConfigError(f"no Ray cluster at {named} {address!r}: cannot connect to "
                           f"{host}:{port} ({exc.strerror or exc})") from None
+    if answer is not None and not (len(answer) >= 4 and answer[3] == _HTTP2_SETTINGS_TYPE):
+        said = (answer.decode("ascii", "replace").splitlines()[0][:60] if answer.strip()
+                else "")
+        how = f"it answered {said!r}" if said else "it closed the connection"
+        raise ConfigError(
+            f"no Ray cluster at {named} {address!r}: something listens at {host}:{port} but "
+            f"does not speak gRPC as a Ray head does ({how}); a head's address is its GCS "
+            "port, 6379 unless `ray start --head --port` chose another")
+
+
+# What an HTTP/2 client sends first (RFC 9113 3.4: the preface, then a SETTINGS frame, empty
+# here), and how every HTTP/2 server's answer begins: a SETTINGS frame (type 4, flags 0, on
+# stream 0), its 3-byte length first. Ray's GCS and its client server speak gRPC over HTTP/2.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_HTTP2_SETTINGS_TYPE = 4
+
+
+def _first_answer(sock: socket.socket, timeout: float) -> bytes | None:
+    """The first bytes a server answers an HTTP/2 preface with (b"": it closed the
+    connection), or None where it says nothing within ``timeout`` (a loaded head may be
+    slow: left to Ray)."""
+    sock.settimeout(timeout)
+    try:
+        sock.sendall(_HTTP2_PREFACE)
+        answer = b""
+        while len(answer) < 9:
+            more = sock.recv(80)
+            if not more:
+                break
+            answer += more
+        return answer
+    except TimeoutError:
+        return None
+    except OSError:  # reset by a server that does not take what was sent
+        return b""
+
+
+def _ray_tls() -> bool:
+    """Whether Ray connects over TLS (``RAY_USE_TLS``): the plain preface would not be
+    answered."""
+    return os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true")
 
 
 # In-process work left (seconds at the mean evaluation time so far) above which the default

@@ -30,9 +30,11 @@ from tuner.results.schema import GRAPHS
 from tuner.results.schema import TRIALS
 from tuner.results.store import ResultStore
 from tuner.tuning.batches import prepare_from
+from tuner.tuning.batches import prepared_again
 from tuner.tuning.evaluate import GraphMeta
 from tuner.tuning.evaluate import Outcome
 from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.evaluate import check_same_build
 from tuner.tuning.evaluate import graph_id
 from tuner.tuning.executor import Executor
 from tuner.tuning.executor import Future
@@ -146,6 +148,7 @@ class Runner:
         self._finished = 0  # of those, done (resumed or in this session)
         self._study_graphs: dict[str, set[str]] | None = None  # graph ids of stored rows
         self._graph_rows: dict[str, dict] | None = None  # stored graph rows, by id
+        self._edges: dict[str, str | None] | None = None  # see _known_edges
         self._overdue_noted = -math.inf  # when the run last said it waits past --timeout
         self._longest_eval_s = 0.0
 
@@ -341,6 +344,16 @@ class Runner:
                          int(row["n"]), int(row["m"]), bool(row["directed"]),
                          bool(row["weighted"]), ())
 
+    def _known_edges(self) -> dict[str, str | None]:
+        """Each graph id's edges digest, as the store's rows record it (None: a row of a
+        warpsweep that recorded none) and as this run prepared it."""
+        if self._edges is None:
+            table = self.store.backend.scan(GRAPHS)
+            digests = (table.column("edges_digest").to_pylist()
+                       if "edges_digest" in table.column_names else [None] * table.num_rows)
+            self._edges = dict(zip(table.column("graph_id").to_pylist(), digests, strict=True))
+        return self._edges
+
     def _restore_graph_row(self, spec: StudySpec, key: str, recorded: set[str]) -> None:
         """Write the ``graphs`` row of a study with nothing left to run whose rows or journal
         records (``recorded``: their graph ids; rows rewritten from the journal after a disk
@@ -465,10 +478,17 @@ class Runner:
         if prep.users:  # named by its content, which the driver read when checking the spec
             content = prep.users[0].spec.graph_content
             meta = dataclasses.replace(meta, graph_id=graph_id(meta.spec, content))
+        known = self._known_edges()
+        check_same_build(meta.spec, "edges", meta.edges, known.get(meta.graph_id))
+        if not known.get(meta.graph_id):
+            known[meta.graph_id] = meta.edges
         prep.meta = meta
+        # a copy lost with its node is built again from the same spec: refused there if
+        # that machine builds another graph or draws other sources
         fn, args = prep.rebuild
-        prep.graph = self.executor.share(graph_f, Rebuild(fn, args, 0))
-        prep.runs = self.executor.share(runs_f, Rebuild(fn, args, 1))
+        again = (functools.partial(prepared_again, fn), (*args, meta.edges, meta.sources))
+        prep.graph = self.executor.share(graph_f, Rebuild(*again, 0))
+        prep.runs = self.executor.share(runs_f, Rebuild(*again, 1))
         self.store.add_graph(graph_row(meta))
         for run in prep.users:
             run.set_prepared(meta)
@@ -568,7 +588,7 @@ def graph_row(meta: GraphMeta) -> dict[str, Any]:
     row: dict[str, Any] = dict(meta.features or {})
     row.update(
         graph_id=meta.graph_id, graph_spec=meta.spec, name=meta.name, kind=meta.kind, n=meta.n,
-        m=meta.m, directed=meta.directed, weighted=meta.weighted,
+        m=meta.m, directed=meta.directed, weighted=meta.weighted, edges_digest=meta.edges or None,
         timestamp=datetime.now(UTC), warpsweep_version=warpsweep_version(),
         schema_version=SCHEMA_VERSION,
     )

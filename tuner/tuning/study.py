@@ -33,6 +33,7 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.sizes import ENV_MAX_MEMORY
 from tuner.env import git_commit
+from tuner.env import library_versions
 from tuner.env import model_digest
 from tuner.env import warpsweep_version
 from tuner.results.journal import DriverJournal
@@ -45,6 +46,7 @@ from tuner.results.store import ConflictError
 from tuner.results.store import record_fingerprint
 from tuner.tuning.evaluate import GraphMeta
 from tuner.tuning.evaluate import Outcome
+from tuner.tuning.evaluate import check_same_build
 from tuner.tuning.evaluate import is_finite
 from tuner.tuning.samplers import UntriedSampler
 from tuner.tuning.samplers import UserNamedTrial
@@ -228,7 +230,8 @@ class StudyRun:
             "sampler_seed": (resume_seed(self.spec.seed, first_trial) if first_trial
                              else self.spec.seed),
             "dispatch": dispatch, "warpsweep": warpsweep_version(), "commit": git_commit(),
-            "model": model_digest(), "started": datetime.now(UTC).isoformat(),
+            "model": model_digest(), "libraries": library_versions(),
+            "started": datetime.now(UTC).isoformat(),
         })
 
     def _sampler(self, seed: int) -> UntriedSampler:
@@ -470,6 +473,25 @@ class StudyRun:
             f"into another --results directory to study this version, or resume it with the "
             f"version that began it")
 
+    def _refuse_another_build(self, meta: GraphMeta) -> None:
+        """A study resumes only on the graph and sources its rows were computed on: the
+        journal records them when the graph is first prepared (a study of an older warpsweep
+        recorded none; its rows name their sources). Another numpy can build another graph,
+        or draw other sources, from the same spec and seed."""
+        if not meta.edges:  # a finished study's graph, read from its row: nothing built
+            return
+        recorded = self.study.user_attrs.get("graph") or {}
+        check_same_build(meta.spec, "edges", meta.edges, recorded.get("edges"))
+        drawn = tuple(meta.sources)
+        if recorded.get("sources"):
+            check_same_build(meta.spec, "sources", drawn, tuple(recorded["sources"]))
+        for record in [*self.records.values(), *self.references.values()]:
+            if record.sources:
+                check_same_build(meta.spec, "sources", drawn, tuple(record.sources))
+        if not recorded and not self._journal_closed():
+            self.study.set_user_attr("graph", {"edges": meta.edges, "sources": list(drawn),
+                                               "libraries": library_versions()})
+
     def _refuse_rows_of_another_model(self, rows: list[TrialRecord]) -> None:
         """Rows the journal lacks, computed under another cost model (its journal lost, or
         a file copied in), are not rebuilt into it: their trials would be ranked with this
@@ -607,6 +629,7 @@ class StudyRun:
 
     def set_prepared(self, meta: GraphMeta) -> None:
         """The study's graph is ready; queue the reference runs not done yet."""
+        self._refuse_another_build(meta)
         self.meta = meta
         self._pending_refs = self._missing_references()
 
