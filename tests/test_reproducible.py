@@ -9,6 +9,7 @@ import random
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from simulator.errors import ConfigError
@@ -154,6 +155,7 @@ def test_simulate_json_says_what_made_its_figures(capsys):
     assert report["source"] == functional_run(load_graph("rmat:scale=7,seed=1"), "bfs").source
     assert (report["warpsweep_version"], report["git_commit"], report["simulator"]) == (
         warpsweep_version(), git_commit(), simulator_digest())
+    assert report["libraries"]["numpy"] == np.__version__  # a generated graph follows from it
     assert main(["simulate", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs",
                  "--source", "3"]) == 0
     assert "bfs from 3 on h100" in capsys.readouterr().out

@@ -60,6 +60,7 @@ def _run(args: argparse.Namespace) -> int:
     from simulator import functional_run
     from simulator.load import load_graph
     from tuner.env import git_commit
+    from tuner.env import library_versions
     from tuner.env import simulator_digest
     from tuner.env import warpsweep_version
 
@@ -74,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
         "strategy": result.strategy, **result.to_dict(),
         # what made these figures, to make them again
         "warpsweep_version": warpsweep_version(), "git_commit": git_commit(),
-        "simulator": simulator_digest(),
+        "simulator": simulator_digest(), "libraries": library_versions(),
     }
     if args.trace:
         report["trace"] = {k: v.tolist() for k, v in result.trace.items()}
