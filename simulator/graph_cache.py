@@ -9,11 +9,13 @@ been served as that file's graph). A file modified within ``RACY_S`` seconds is 
 (nor its digest kept): on a filesystem of coarse timestamps (NFS, FAT, HFS+), a same-size
 rewrite in the same second would look unchanged. Writes are atomic (temp file + os.replace),
 so concurrent workers and crashes never leave a torn entry. A cache that cannot be read or
-written is skipped, never an error.
+written is skipped, never an error. The entries are held to ``$WARPSWEEP_CACHE_MAX`` bytes
+(20 GiB unless set; 0 caches nothing): the least recently used go first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -32,6 +34,7 @@ from simulator.loaders import NPZ_VERSION
 from simulator.loaders import read_npz
 from simulator.loaders import read_npz_meta
 from simulator.loaders import save_npz
+from simulator.sizes import parse_size
 
 CACHE_VERSION = 5  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
 # tab-separated .csv keeps its first line, CR-only line endings part lines; 4: a .csv whose
@@ -39,6 +42,8 @@ CACHE_VERSION = 5  # 2: ids beyond int64 are refused, no longer read clamped (me
 # as the sources), as a METIS edge weighed otherwise at its two ends (the lower kept); 5: a
 # .csv header naming the target first, or its weight column, is read as it says
 CACHE_ENV = "WARPSWEEP_CACHE_DIR"
+CACHE_MAX_ENV = "WARPSWEEP_CACHE_MAX"
+DEFAULT_CACHE_MAX = 20 * 2**30
 KEY_META = "cache_key"  # the key an entry was written under, in its metadata
 # Generated graphs are cached from this many generated edges on (smaller ones are faster
 # to regenerate than to read back).
@@ -49,6 +54,16 @@ def cache_dir() -> Path:
     """The cache directory: ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``."""
     env = os.environ.get(CACHE_ENV, "").strip()  # blank is unset (not a directory " ")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "warpsweep" / "graphs"
+
+
+def cache_limit() -> int:
+    """The bytes the cache's entries may take: ``$WARPSWEEP_CACHE_MAX`` (a size such as
+    ``5G``; 0 caches nothing) or 20 GiB. Stale entries (an edited file's, an older
+    generator's) are never served again, and one header can declare a graph of gigabytes."""
+    text = os.environ.get(CACHE_MAX_ENV, "").strip()
+    if not text:
+        return DEFAULT_CACHE_MAX
+    return 0 if text == "0" else parse_size(text, CACHE_MAX_ENV)
 
 
 _DIGESTS: dict[tuple, str] = {}
@@ -151,6 +166,8 @@ def load_cached(spec: GraphSpec, key: str | None = None) -> Graph | None:
         graph = read_npz(path, f"cache entry {path}", written_by_us=True)
     except (GraphError, OSError):
         return None
+    with contextlib.suppress(OSError):  # used now: the last to be evicted
+        os.utime(path)
     if graph.spec != spec.canonical() and not spec.is_file:
         return None
     if graph.spec != spec.canonical() or graph.name != spec.unique_name():
@@ -173,10 +190,36 @@ def store(spec: GraphSpec, graph: Graph, key: str | None = None) -> Path | None:
     key = now
     path = cache_path(spec, key)
     _remove_abandoned_writes(path.parent)
+    size = sum(a.nbytes for a in (graph.indptr, graph.indices, graph.weights) if a is not None)
+    if not _make_room(path.parent, size, cache_limit()):
+        return None
     try:
         return save_npz(graph, path, {KEY_META: key})
     except OSError:
         return None
+
+
+def _make_room(directory: Path, size: int, limit: int) -> bool:
+    """Remove the least recently used entries until one of ``size`` bytes fits under
+    ``limit`` with the rest; False (nothing removed) where it never would."""
+    if size > limit:
+        return False
+    try:
+        entries = []
+        for entry in directory.glob("*.npz"):
+            with contextlib.suppress(OSError):  # removed meanwhile by another worker
+                st = entry.stat()
+                entries.append((st.st_mtime, st.st_size, entry))
+    except OSError:
+        return True  # no directory yet: save_npz makes it
+    total = sum(e[1] for e in entries)
+    for _, bytes_, entry in sorted(entries):
+        if total + size <= limit:
+            break
+        with contextlib.suppress(OSError):
+            entry.unlink()
+        total -= bytes_
+    return True
 
 
 def _remove_abandoned_writes(directory: Path, older_than_s: float = 3600.0) -> None:

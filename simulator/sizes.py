@@ -71,7 +71,9 @@ def parse_size(text: str, source: str = ENV_MAX_MEMORY) -> int:
     if not match:
         raise ConfigError(f"{source}={text!r}: expected a size such as 8G, 512M or 1.5GiB")
     value = float(match.group(1)) * 1024 ** "BKMGTP".index(match.group(2).upper() or "B")
-    if not math.isfinite(value) or value < 1:
+    if not math.isfinite(value):
+        raise ConfigError(f"{source}={text!r}: not a finite size")
+    if value < 1:
         raise ConfigError(f"{source}={text!r}: the size must be at least 1 byte")
     return int(value)
 

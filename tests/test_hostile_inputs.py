@@ -152,6 +152,14 @@ def test_parse_size_refuses(text):
         parse_size(text)
 
 
+@pytest.mark.parametrize("text,why", [("1e400", "not a finite size"),
+                                      ("0.5", "at least 1 byte")])
+def test_parse_size_says_why(text, why):
+    # 1e400 overflows to infinity: it had been refused as "at least 1 byte" (probe LL)
+    with pytest.raises(ConfigError, match=why):
+        parse_size(text, "--max-memory")
+
+
 @pytest.mark.parametrize("name,text", [
     ("big.gr", "p sp 100000000000 1\na 1 2 3\n"),
     ("big.mtx", "%%MatrixMarket matrix coordinate pattern general\n"

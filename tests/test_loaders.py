@@ -14,6 +14,7 @@ import scipy.sparse
 
 from simulator import graph_cache
 from simulator import load as load_module
+from simulator.errors import ConfigError
 from simulator.errors import GraphError
 from simulator.graph import Graph
 from simulator.graph_cache import content_digest
@@ -482,6 +483,46 @@ def test_big_generated_graphs_are_cached(tmp_path, monkeypatch) -> None:
     np.testing.assert_array_equal(load_graph("rmat:scale=8,seed=2").indices, g.indices)
     load_graph("rmat:scale=8,seed=3")
     assert len(list((tmp_path / "cache").glob("rmat8-ef16-*.npz"))) == 2
+
+
+def test_the_cache_keeps_to_its_size_bound_dropping_the_least_recently_used(
+        tmp_path, monkeypatch) -> None:
+    """Entries had piled up without bound: every edited file and generator version leaves
+    one that is never served again, and one 33-byte header wrote 1.2 GB (probe LL)."""
+    monkeypatch.setattr(graph_cache, "MIN_GENERATED_EDGES", 1)
+    cache = tmp_path / "cache"
+    specs = [f"rmat:scale=8,seed={s}" for s in range(4)]
+    load_graph(specs[0])
+    (entry,) = cache.glob("*.npz")
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", str(3 * entry.stat().st_size))
+    clock = iter(range(10**6, 2 * 10**6, 100))
+
+    def age_all():  # one mtime each, ascending as used (the filesystem's may tie)
+        for path in sorted(cache.glob("*.npz"), key=lambda p: p.stat().st_mtime_ns):
+            t = next(clock)
+            os.utime(path, (t, t))
+
+    for spec in specs[1:3]:
+        load_graph(spec)
+        age_all()
+    assert len(list(cache.glob("*.npz"))) == 3
+    load_graph(specs[0])  # a hit: used now, so kept over the other two
+    age_all()
+    oldest = min(cache.glob("*.npz"), key=lambda p: p.stat().st_mtime)
+    load_graph(specs[3])  # a fourth entry: the least recently used goes
+    assert len(list(cache.glob("*.npz"))) == 3 and not oldest.exists()
+    names = {graph_cache.cache_path(parse_spec(s)).name for s in specs}
+    assert {p.name for p in cache.glob("*.npz")} <= names
+    assert graph_cache.cache_path(parse_spec(specs[0])).exists()
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", str(entry.stat().st_size // 2))
+    load_graph("rmat:scale=8,seed=9")  # larger than the bound: not cached, nothing evicted
+    assert len(list(cache.glob("*.npz"))) == 3
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", "0")
+    load_graph("rmat:scale=8,seed=10")
+    assert len(list(cache.glob("*.npz"))) == 3
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", "lots")
+    with pytest.raises(ConfigError, match="WARPSWEEP_CACHE_MAX='lots': expected a size"):
+        load_graph("rmat:scale=8,seed=11")
 
 
 # --------------------------------------------------------------------------- real graphs

@@ -45,6 +45,17 @@ def test_tune_with_ray_workers(tmp_path, capsys):
     assert len([r for r in rows if r["role"] == "reference"]) == 7
 
 
+@pytest.mark.parametrize("workers,said", [(1, "up to 1 CPU in flight, capped at 1"),
+                                           (5, "up to 2 CPUs in flight")])
+def test_the_footer_names_a_cap_only_where_it_held_cpus_back(workers, said):
+    # "up to 1 CPUs", and "capped at 5" on a 2-CPU cluster, a cap that never applied (probe JJ)
+    from tuner.tuning.executor import RayExecutor
+
+    executor = RayExecutor(workers=workers)
+    assert executor.capacity == min(workers, 2)
+    assert executor.description == f"Ray, {said}"
+
+
 def test_sweep_studies_share_workers_and_prepared_graphs(tmp_path):
     specs = [
         check_spec(StudySpec(graph="rmat:scale=8,seed=2", algorithm="bfs", device=device,

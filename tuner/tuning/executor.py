@@ -356,8 +356,11 @@ class RayExecutor(Executor):
     @property
     def description(self) -> str:
         """For the run's footer."""
-        capped = f", capped at {self._workers}" if self._workers else ""
-        return f"Ray, up to {self.max_capacity} CPUs in flight{capped}"
+        # the cap said only where it held some CPU back (5 on a 2-CPU cluster never did)
+        capped = (f", capped at {self._workers}"
+                  if self._workers and self._workers < self.cpus else "")
+        cpus = "CPU" if self.max_capacity == 1 else "CPUs"
+        return f"Ray, up to {self.max_capacity} {cpus} in flight{capped}"
 
     def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
         """Submit a task."""
