@@ -422,6 +422,12 @@ def test_rows_that_would_be_fitted_wrong_are_refused(rows, tmp_path):
     with pytest.raises(ConfigError, match=r"record \[12345\] edges, but .* loads a graph "
                                           r"of \d+: the spec names another graph"):
         simulate_parts([other], "h100-datasheet", cache=tmp_path / "c")
+    # the same verdict where the simulation comes from the cache (it had been fitted there
+    # without a word: probe 01)
+    simulate_parts([rows[0]], "h100-datasheet", cache=tmp_path / "c")
+    with pytest.raises(ConfigError, match=r"record \[12345\] edges"):
+        simulate_parts([dataclasses.replace(rows[0], m=12345)], "h100-datasheet",
+                       cache=tmp_path / "c")
 
 
 def test_rows_without_a_verdict_or_a_fit_of_one_row_are_refused(rows, tmp_path, capsys):
@@ -634,6 +640,36 @@ def test_pick_figures_by_hand():
     assert figures["bfs"] == PickFigures("bfs", 2, 1, pytest.approx(math.sqrt(1.2)),
                                          pytest.approx(0.75))
     assert figures["cc"] == PickFigures("cc", 1, 0, pytest.approx(1.4), pytest.approx(-1.0))
+
+
+def test_cli_refuses_a_fit_that_leaves_most_rows_far_from_it(real_case, rows, capsys):
+    """Milliseconds recorded as microseconds: every scale at its bound and every row over
+    10x off, and the device had still been written, exit 0 (probe 01). One graph and
+    --held-out: refused before the fit, where it had failed after it."""
+    tmp, base_file, _, _, path = real_case
+    table = pq.read_table(path).to_pylist()
+    for r in table:
+        r["time_us"] /= 1000
+        r["time_us_min"] /= 1000
+        r["kernel_us"] /= 1000
+    slipped = tmp / "milliseconds.parquet"
+    pq.write_table(pa.Table.from_pylist(table), slipped)
+    out = tmp / "ms.toml"
+    argv = ["calibrate", str(slipped), "--device", str(base_file), "--out", str(out),
+            "--cache", str(tmp / "cli-cache"), "-q"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"error: \d+ of \d+ measured rows are more than 10x from the best fit", err)
+    assert "another unit than microseconds" in err and not out.exists()
+    one = tmp / "one-graph.parquet"
+    graph = table[0]["graph"]
+    pq.write_table(pa.Table.from_pylist([r for r in pq.read_table(path).to_pylist()
+                                         if r["graph"] == graph]), one)
+    assert main(["calibrate", str(one), "--device", str(base_file), "--out", str(out),
+                 "--cache", str(tmp / "cli-cache"), "--held-out", "-q"]) == 2
+    captured = capsys.readouterr()
+    assert f"the rows are of one graph ({graph})" in captured.err
+    assert "RMS log error" not in captured.out and not out.exists()
 
 
 def test_cli_held_out_check_compares_the_fit_with_the_base(real_case, capsys):

@@ -32,7 +32,7 @@ from tuner.calibration.calibrate import Parts
 from tuner.env import simulator_digest
 
 DEFAULT_CACHE = Path("~/.cache/warpsweep/calibrate")
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: an entry records the edges of the graph simulated (``m``)
 
 
 # ---------------------------------------------------------------------------------- simulate
@@ -61,14 +61,28 @@ def _save_parts(path: Path, parts: Parts, meta: dict) -> None:
     os.replace(tmp, path)
 
 
-def _load_parts(path: Path) -> Parts | None:
-    """A cache entry, or None when it is absent or unreadable."""
+def _load_parts(path: Path) -> tuple[Parts, int | None] | None:
+    """A cache entry and the edges of the graph it simulated, or None when it is absent or
+    unreadable."""
     try:
         with np.load(path, allow_pickle=False) as z:
             host, extra, cycles = (float(v) for v in z["scalars"])
-            return Parts(np.array(z["bounds"], dtype=np.float64), host, extra, cycles)
+            m = json.loads(str(z["meta"])).get("m")
+            return Parts(np.array(z["bounds"], dtype=np.float64), host, extra, cycles), m
     except (OSError, KeyError, ValueError):
         return None
+
+
+def _refuse_other_edges(rows: Sequence[Measured], m: int | None) -> None:
+    """ConfigError where measured rows record other edge counts than the graph their spec
+    loads (``m``): they were measured on another graph, or another version of its file."""
+    recorded = {r.m for r in rows if r.m is not None}
+    if m is not None and recorded and recorded != {m}:
+        first = rows[0]
+        raise ConfigError(
+            f"graph {first.graph}: its measured rows record {sorted(recorded)} edges, but "
+            f"{first.graph_spec} loads a graph of {m}: the spec names another graph "
+            "(or another version of its file) than the one measured")
 
 
 def _graph_digest(spec: str, name: str) -> str:
@@ -85,17 +99,12 @@ def _load(spec: str, name: str):
         raise ConfigError(f"graph {name} ({spec}) will not load: {exc}") from None
 
 
-def _simulate_group(rows: Sequence[Measured], device: Device) -> list[Parts]:
+def _simulate_group(rows: Sequence[Measured], device: Device) -> tuple[list[Parts], int]:
     """Simulate measured configurations of one (graph, algorithm, source): one functional run
-    shared by every configuration."""
+    shared by every configuration; and the edges of the graph simulated."""
     first = rows[0]
     graph = _load(first.graph_spec, first.graph)
-    recorded = {r.m for r in rows if r.m is not None}
-    if recorded and recorded != {graph.m}:
-        raise ConfigError(
-            f"graph {first.graph}: its measured rows record {sorted(recorded)} edges, but "
-            f"{first.graph_spec} loads a graph of {graph.m}: the spec names another graph "
-            "(or another version of its file) than the one measured")
+    _refuse_other_edges(rows, graph.m)
     try:
         functional = functional_run(graph, first.algorithm, first.source)
     except WarpsweepError as exc:
@@ -106,14 +115,15 @@ def _simulate_group(rows: Sequence[Measured], device: Device) -> list[Parts]:
                           functional=functional)
         out.append(Parts(np.asarray(result.bounds, dtype=np.float64), float(result.host_cycles),
                          float(result.extra_cycles), float(result.cycles)))
-    return out
+    return out, graph.m
 
 
 def _group_worker(rows: list[Measured], device: Device, paths: list[str],
                   keys: list[dict]) -> None:
     """Process-pool task: simulate a group and write its cache entries."""
-    for parts, path, meta in zip(_simulate_group(rows, device), paths, keys, strict=True):
-        _save_parts(Path(path), parts, meta)
+    parts, m = _simulate_group(rows, device)
+    for one, path, meta in zip(parts, paths, keys, strict=True):
+        _save_parts(Path(path), one, {**meta, "m": m})
 
 
 def simulate_parts(
@@ -144,7 +154,10 @@ def simulate_parts(
         if cache_dir is not None:
             key = parts_key(r, device, digests[r.graph_spec], code)
             paths[i] = cache_dir / key[:2] / f"{key}.npz"
-            out[i] = _load_parts(paths[i])
+            hit = _load_parts(paths[i])
+            if hit is not None:  # the rows' edges checked against the graph simulated
+                _refuse_other_edges([r], hit[1])
+                out[i] = hit[0]
         if out[i] is None:
             todo.setdefault((r.graph_spec, r.algorithm, r.source), []).append(i)
     groups = sorted(todo.items(), key=lambda kv: -(measured[kv[1][0]].m or 0))
@@ -166,19 +179,21 @@ def simulate_parts(
             }
             for future, i in futures.items():
                 future.result()
-                out[i] = _load_parts(paths[i])
-                if out[i] is None:
+                written = _load_parts(paths[i])
+                if written is None:
                     raise ConfigError(f"cache entry {paths[i]} was not written")
+                out[i] = written[0]
                 if progress:
                     r = measured[i]
                     progress(f"simulated {r.graph} {r.algorithm} {r.config}")
         return out  # type: ignore[return-value]
     for (_, algorithm, _), idx in groups:
         rows = [measured[i] for i in idx]
-        for i, parts in zip(idx, _simulate_group(rows, device), strict=True):
+        simulated, m = _simulate_group(rows, device)
+        for i, parts in zip(idx, simulated, strict=True):
             out[i] = parts
             if paths[i] is not None:
-                _save_parts(paths[i], parts, meta(i))
+                _save_parts(paths[i], parts, {**meta(i), "m": m})
         if progress:
             progress(f"simulated {rows[0].graph} {algorithm}: {len(rows)} configs")
     return out  # type: ignore[return-value]

@@ -71,7 +71,7 @@ relative fit's offsets) is refused. The scales become the device file's figures 
 issue, as instruction_cycles, approximately). Rows more than 10x from the fitted prediction (a
 time in the wrong unit, a disturbed run), and rows whose measured launches are more than 1.5x
 from their simulation's (another spec, source or configuration ran), are named on stderr and in
-the file's comments.
+the file's comments; a fit that leaves most rows that far is refused, no file written.
 
 By default (--fit relative) the fit gives every (graph, algorithm) a free log offset and
 the same total weight: an error common to all of a graph's configurations (its host loop,
@@ -310,6 +310,21 @@ def _refuse_undetermined(calibration: Calibration, measured: Sequence[Measured])
             "configurations (or graphs) and calibrate again")
 
 
+def _refuse_unexplained(calibration: Calibration) -> None:
+    """Refuse a fit that leaves most rows ``FAR_FROM_FIT`` x from it: no scales within their
+    range explain the times (milliseconds recorded as microseconds had been written as a
+    device with every scale at its bound, exit 0, predicting 3.9 us for a 72-us BFS)."""
+    errors = np.abs(np.asarray(calibration.log_errors_after))
+    far = int(np.count_nonzero(errors > math.log(FAR_FROM_FIT)))
+    if 2 * far > errors.size:
+        raise ConfigError(
+            f"{far} of {errors.size} measured rows are more than {FAR_FROM_FIT:g}x from the "
+            f"best fit the scales allow (typical factor x{math.exp(calibration.rms_after):.3g}):"
+            " the times are not this model's of any device within its range, most likely in "
+            "another unit than microseconds (time_us) or of another GPU; no device file "
+            "written")
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     """Load, simulate, fit, write the device file and print the fit."""
     gpu, base = calibration_base(args.device)
@@ -341,6 +356,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.results}: {len(measured)} measured configuration: a fit "
                           "compares at least two (it had written a device 'fitted' with RMS 0)")
     graphs = sorted({m.graph for m in measured})
+    if args.held_out and len(graphs) < 2:  # found out before the fit, not after it
+        raise ConfigError(f"{args.results}: --held-out predicts each graph from a fit to the "
+                          f"others, and the rows are of one graph ({graphs[0]})")
     algorithms = sorted({m.algorithm for m in measured})
     print(f"calibrate: {len(measured)} measured configs on {len(graphs)} graphs "
           f"({', '.join(algorithms)}) from {args.results}, base device {base.name}")
@@ -368,6 +386,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     notes = launch_mismatch_lines(measured, parts) + far_rows_lines(calibration, measured)
     if notes:
         print("\n".join(notes), file=sys.stderr)
+    _refuse_unexplained(calibration)
     if args.held_out:
         held_out = logo_calibration(parts, measured, fit_base, launch_us=launch_us,
                                     progress=progress,
