@@ -17,11 +17,13 @@ temporal hybrid). Knobs that are not set are absent from the config, never silen
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import hashlib
 import itertools
 import json
 import math
 import random
+import re
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -376,17 +378,19 @@ class SearchSpace:
             build = build or Strategy.from_params
             known = known or tuple(Strategy.KNOBS)
         self.check_knobs(known)
-        first_error: str | None = None
-        for p in self.params:
-            for v in p.corner_values():
-                ok, reason = self._probe(build, p, v)
-                if ok:
-                    continue
-                first_error = first_error or reason
-                raise ConfigError(
-                    f"{self.source}:{p.line}: space {self.name!r}: {p.name}={v!r} is rejected "
-                    f"by the simulator in every combination tried: {reason}"
-                )
+        rejected = [(p, v, reason) for p in self.params for v in p.corner_values()
+                    for ok, reason in [self._probe(build, p, v)] if not ok]
+        if rejected:
+            # a knob whose every value is refused makes every other knob's probes fail too:
+            # named is the first rejection whose reason names its own knob (w=3, not the
+            # mapping='vwarp' every probe of which held w=3)
+            p, v, reason = next((r for r in rejected
+                                 if re.search(rf"\b{re.escape(r[0].name)}\b", r[2])),
+                                rejected[0])
+            raise ConfigError(
+                f"{self.source}:{p.line}: space {self.name!r}: {p.name}={v!r} is rejected "
+                f"by the simulator in every combination tried: {reason}"
+            )
         if not self.params:
             try:
                 build(dict(self.fixed))
@@ -580,6 +584,14 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
         if low < high and step > high - low:  # Optuna would shrink the range to [low, low]
             raise doc.error((*path, "step"), f"`step` {step} is wider than the range "
                                              f"[{low}, {high}]: it holds only {low}")
+        span = decimal.Decimal(str(high)) - decimal.Decimal(str(low))
+        if span % decimal.Decimal(str(step)):  # Optuna would lower high, with a warning
+            top = decimal.Decimal(str(low)) + span // decimal.Decimal(str(step)) * \
+                decimal.Decimal(str(step))
+            raise doc.error((*path, "step"), f"`step` {step} does not divide the range "
+                                             f"[{low}, {high}]: {high} could never be drawn "
+                                             f"(the last step reaches {top}); make the range "
+                                             "whole steps long")
     grid = spec.get("grid")
     if grid is not None:
         if not isinstance(grid, list) or not grid:

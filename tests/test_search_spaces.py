@@ -202,6 +202,12 @@ def test_digest_depends_on_content_not_comments():
         # a step that leaves one value (Optuna shrank the range with a warning)
         ("params:\n  x: {float: [0.1, .inf]}\n", "`float` bounds must be finite"),
         ("params:\n  w: {int: [2, 10], step: 100}\n", "`step` 100 is wider than the range"),
+        # a step that does not divide the range: Optuna lowered its top with a UserWarning
+        # (no file or line), so the top could never be drawn (probe 01)
+        ("params:\n  s: {float: [0.001, 0.02], step: 0.007}\n",
+         "`step` 0.007 does not divide the range [0.001, 0.02]: 0.02 could never be drawn "
+         "(the last step reaches 0.015)"),
+        ("params:\n  w: {int: [2, 11], step: 2}\n", "`step` 2 does not divide the range"),
         ("params:\n  x: {float: [1e-3, 1]}\n", "YAML 1.1 reads an exponent without a dot"),
     ],
 )
@@ -235,6 +241,13 @@ def test_unknown_knob_is_refused_with_its_line(tmp_path):
 def test_value_rejected_in_every_combination_is_refused():
     space = space_from("params:\n  mapping: [vwarp, warpdrive]\n")
     with pytest.raises(ConfigError, match=r"test.yaml:2: .*mapping='warpdrive' is rejected"):
+        space.validate()
+
+
+def test_the_knob_named_is_the_one_whose_value_is_refused():
+    # every probe of mapping='vwarp' held w=3, so mapping had been named, at its line (probe 01)
+    space = space_from("params:\n  mapping: {choices: [vwarp]}\n  w: {choices: [3]}\n")
+    with pytest.raises(ConfigError, match=r"test.yaml:3: .*w=3 is rejected .*got w=3"):
         space.validate()
 
 
