@@ -133,11 +133,11 @@ class Param:
             if count <= AUTO_INT_GRID:
                 return tuple(range(low, high + 1, step))
             raise ConfigError(
-                f"param {self.name!r} (line {self.line}) has {count} integer values; "
+                f"param {self.name!r} has {count} integer values; "
                 f"give it `grid: [...]` (or `log: true`) for the grid sampler"
             )
         raise ConfigError(
-            f"param {self.name!r} (line {self.line}) is a float range; "
+            f"param {self.name!r} is a float range; "
             f"give it `grid: [...]` values for the grid sampler"
         )
 
@@ -316,7 +316,13 @@ class SearchSpace:
 
     def configs(self) -> Iterator[dict[str, Scalar]]:
         """Every configuration of the grid, honouring conditions (finite spaces only)."""
-        return self._enumerate(lambda p: p.grid_values())
+        def values(p: Param) -> tuple[Scalar, ...]:
+            try:
+                return p.grid_values()
+            except ConfigError as exc:  # at the space file's line, as its other errors
+                raise ConfigError(f"{self.source}:{p.line}: space {self.name!r}: {exc}"
+                                  ) from None
+        return self._enumerate(values)
 
     def grid_size(self) -> int:
         """Number of distinct grid configurations; ConfigError if infinite or too large."""
@@ -325,7 +331,8 @@ class SearchSpace:
             count += 1
             if count > MAX_GRID:
                 raise ConfigError(
-                    f"space {self.name!r} has more than {MAX_GRID} grid configurations: the "
+                    f"{self.source}: space {self.name!r} has more than {MAX_GRID} grid "
+                    "configurations: the "
                     "grid sampler would build every one (give its ranges fewer `grid` "
                     "values, or use the tpe or random sampler)"
                 )

@@ -71,6 +71,13 @@ def parse_yaml(text: str, source: str = "<string>") -> YamlDoc:
     """Parse YAML text with line numbers; duplicate keys are an error (PyYAML keeps the last)."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:  # at the problem's line and column
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        context = (f" ({exc.context} from line {exc.context_mark.line + 1})"
+                   if exc.context and exc.context_mark else "")
+        raise ConfigError(f"{where}: invalid YAML: {exc.problem or _one_line(exc)}{context}"
+                          ) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: invalid YAML: {_one_line(exc)}") from None
     except RecursionError:

@@ -418,6 +418,14 @@ def test_rows_that_would_be_fitted_wrong_are_refused(rows, tmp_path):
     with pytest.raises(ConfigError, match=r"rows of 2 GPUs \(NVIDIA A100, test h100\) under "
                                           r"device 'h100'.*one GPU"):
         load_measured(path, device="h100")
+    # rows of another device are left out, and said to be (probe 01)
+    write_measured(path, rows[:3], [5.0, 6.0, 7.0], "h100")
+    _rewritten(path, lambda rs: [{**r, "device": "h200"} if i == 0 else r
+                                 for i, r in enumerate(rs)])
+    left_out = []
+    assert len(load_measured(path, device="h100", left_out=left_out)) == 2
+    assert left_out == ["1 measured row(s) of device h200 left out: --device h100 fits its "
+                        "own rows (--device h200 fits theirs)"]
     other = dataclasses.replace(rows[0], graph_spec=GRAPHS["grid16"], m=12345)
     with pytest.raises(ConfigError, match=r"record \[12345\] edges, but .* loads a graph "
                                           r"of \d+: the spec names another graph"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 
 import pyarrow as pa
@@ -395,6 +396,19 @@ def test_calibrate_refuses_another_gpus_measurements_as_the_device(results, tmp_
     code, _, err = cli(capsys, "calibrate", str(results), "--gpu", "NVIDIA H200", "--out",
                        str(tmp_path / "x.toml"))
     assert code == 2 and "--gpu 'NVIDIA H200' is no h100" in err
+
+
+def test_calibrate_says_which_gpus_rows_it_left_out(results, tmp_path, capsys):
+    """An H200's rows beside an H100's: --device h100 fits the H100's, and says so; a third
+    of the data had been left out without a word (probe 01)."""
+    files = len(list((results / "measured").glob("*.parquet")))
+    assert files > 1
+    _rename_gpu(results, "NVIDIA H200", files=1)
+    code, text, err = cli(capsys, "calibrate", str(results), "--device", "h100", "--out",
+                          str(tmp_path / "x.toml"), "--cache", str(tmp_path / "cache"), "-q")
+    assert code == 0, err
+    assert re.search(r"calibrate: \d+ measured row\(s\) of GPU NVIDIA H200 left out: --device "
+                     r"h100 fits its own rows \(their GPU's preset", err), err
 
 
 def test_calibrate_takes_the_median_of_a_configuration_two_studies_measured(results, tmp_path):

@@ -110,7 +110,8 @@ def test_unreadable_sweep_file(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("graphs: [a\n")
     assert main(["sweep", str(bad), "--workers", "0"]) == 2
-    assert "invalid YAML" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{bad}:2:1: invalid YAML" in err and "unicode string" not in err
 
 
 def test_sweep_of_two_tiny_studies_in_process_and_resumed(tmp_path, capsys):

@@ -42,12 +42,14 @@ def load_measured(
     algorithms: Iterable[str] | None = None,
     graphs: Iterable[str] | None = None,
     max_edges: int | None = None,
+    left_out: list[str] | None = None,
 ) -> list[Measured]:
     """The measured rows of a results Parquet file, one per (graph, algorithm, config): the
     fastest correct variant (the user runs the best implementation of what was picked).
 
     ``device`` keeps that device's rows; ``algorithms`` and ``graphs`` (short names) filter;
     ``max_edges`` drops graphs with more stored edges (where the file has an ``m`` column).
+    ``left_out`` gets a line saying what the device left out, where it left any.
     """
     path = Path(path)
     table = _read_parquet(path, "measured results", REQUIRED_COLUMNS)
@@ -63,12 +65,15 @@ def load_measured(
             "run's answer was checked right (true) or wrong (false)")
     if device is not None:
         found = sorted({str(r["device"]) for r in rows})
+        others = [r for r in rows if r["device"] != device]
         rows = [r for r in rows if r["device"] == device]
         if not rows:
             raise ConfigError(
                 f"measured results {path}: no rows for device {device!r} (it has: "
                 f"{', '.join(found) or 'no rows'})"
             )
+        if others and left_out is not None:
+            left_out.append(_left_out_line(others, "device", device))
     gpus = sorted({str(r["gpu_name"]) for r in rows if r.get("gpu_name")})
     if len(gpus) > 1:
         raise ConfigError(
@@ -140,6 +145,7 @@ def load_measured_results(
     algorithms: Iterable[str] | None = None,
     graphs: Iterable[str] | None = None,
     max_edges: int | None = None,
+    left_out: list[str] | None = None,
 ) -> list[Measured]:
     """The GPU measurements of a results directory (``tune --verify K`` writes them to
     ``RESULTS/measured/``), one per (graph, algorithm, config) as ``load_measured`` gives a
@@ -148,8 +154,8 @@ def load_measured_results(
     They are of one GPU: ``gpu`` (a GPU name as measured, e.g. ``NVIDIA H100 80GB HBM3``)
     picks one where several measured; ``device`` (a preset) drops those of GPUs that are not
     it (``measured_on``: an H200's times had been fitted as an H100's). Graph names are the
-    results' own (``warpsweep best``'s).
-    A directory without measured rows is a one-line ConfigError.
+    results' own (``warpsweep best``'s); ``left_out`` gets a line saying what ``device``
+    left out, where it left any. A directory without measured rows is a one-line ConfigError.
     """
     from tuner.results.query import connect
     from tuner.results.query import graph_name
@@ -177,7 +183,12 @@ def load_measured_results(
         raise ConfigError(f"{where}: {len(lost)} measured row(s) whose study has no trial rows "
                           "(its graph and algorithm are unknown)")
     if device is not None:
-        found = _of_the_device(found, device, gpu, where)
+        kept = _of_the_device(found, device, gpu, where)
+        if len(kept) < len(found) and left_out is not None:
+            ids = {id(r) for r in kept}
+            left_out.append(_left_out_line([r for r in found if id(r) not in ids], "GPU",
+                                            device))
+        found = kept
     gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found})
     if gpu is not None:
         found = [r for r in found if (r["gpu_name"] or "unknown GPU") == gpu]
@@ -230,6 +241,17 @@ def _merge_studies(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             row["kernel_us"] = min(statistics.median(kernels), row["time_us"])
         merged.append(row)
     return merged
+
+
+def _left_out_line(rows: list[dict[str, Any]], by: str, device: str) -> str:
+    """What a device's rows left out: how many, of which devices or GPUs."""
+    key = "device" if by == "device" else "gpu_name"
+    names = sorted({str(r[key] or "unknown GPU") for r in rows})
+    theirs = (f"--device {names[0]}" if by == "device" and len(names) == 1 else
+              "--device with its name" if by == "device" else
+              "their GPU's preset, e.g. --device h200, or a device file of it")
+    return (f"{len(rows)} measured row(s) of {by} {', '.join(names)} left out: --device "
+            f"{device} fits its own rows ({theirs} fits theirs)")
 
 
 def _of_the_device(found: list[dict[str, Any]], device: str, gpu: str | None,

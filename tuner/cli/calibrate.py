@@ -340,18 +340,21 @@ def run_calibrate(args: argparse.Namespace) -> int:
     cache_dir = args.cache.expanduser()
     if not args.no_cache and cache_dir.exists() and not cache_dir.is_dir():
         raise ConfigError(f"--cache {args.cache}: not a directory")
+    left_out: list[str] = []
     if is_results_dir(args.results):  # the user's own GPU's measurements (tune --verify)
         measured = load_measured_results(
             args.results, gpu=args.gpu, device=args.device, algorithms=_names(args.algorithms),
-            graphs=_names(args.graphs), max_edges=args.max_edges)
+            graphs=_names(args.graphs), max_edges=args.max_edges, left_out=left_out)
     else:
         if args.gpu is not None:
             raise ConfigError("--gpu picks among a results directory's GPUs; a measured file's "
                               "rows are picked by --device")
         measured = load_measured(
             args.results, device=gpu, algorithms=_names(args.algorithms),
-            graphs=_names(args.graphs), max_edges=args.max_edges,
+            graphs=_names(args.graphs), max_edges=args.max_edges, left_out=left_out,
         )
+    for line in left_out:  # a fit of part of the file: said, not silent (probe 01)
+        print(f"calibrate: {line}", file=sys.stderr)
     if len(measured) < 2:
         raise ConfigError(f"{args.results}: {len(measured)} measured configuration: a fit "
                           "compares at least two (it had written a device 'fitted' with RMS 0)")
