@@ -53,8 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "file (default vwarp); narrowed to the knobs the algorithm has")
     tune.add_argument("--trials", type=int, default=None,
                       help="distinct configurations to try (default 100; sampler grid: the "
-                           "whole grid; never more than a finite space holds); repeats the "
-                           "sampler proposes are answered from the study and do not count")
+                           "whole grid; never more than a finite space holds); a repeat the "
+                           "sampler proposes is told its result and replaced by an untried "
+                           "neighbour: never run again, never counted")
     tune.add_argument("--sampler", default="tpe",
                       help=f"{', '.join(SAMPLERS)} (default tpe)")
     tune.add_argument("--objective", default="time_us",
