@@ -89,6 +89,8 @@ def test_sweep_uses_every_worker_node_and_survives_losing_one(cluster, tmp_path)
     c.wait_for_nodes()
     time.sleep(CPU_REFRESH_S)
     assert executor.capacity == 2
+    # the footer names the nodes (the head, the worker left and the one added; probe JJ)
+    assert executor.description == "Ray, up to 2 CPUs in flight on 3 nodes"
     assert RayExecutor(workers=1, address=c.address).capacity == 1  # --workers caps it
 
 

@@ -360,7 +360,16 @@ class RayExecutor(Executor):
         capped = (f", capped at {self._workers}"
                   if self._workers and self._workers < self.cpus else "")
         cpus = "CPU" if self.max_capacity == 1 else "CPUs"
-        return f"Ray, up to {self.max_capacity} {cpus} in flight{capped}"
+        nodes = self._nodes()
+        on = f" on {nodes} nodes" if nodes > 1 else ""
+        return f"Ray, up to {self.max_capacity} {cpus} in flight{on}{capped}"
+
+    def _nodes(self) -> int:
+        """The cluster's live nodes now (0 where Ray cannot say)."""
+        try:
+            return sum(1 for node in self._ray.nodes() if node.get("Alive"))
+        except Exception:  # noqa: BLE001 - a footer's detail
+            return 0
 
     def call(self, fn: Callable[..., Any], *args: Any, num_returns: int = 1) -> list[Future]:
         """Submit a task."""
