@@ -287,7 +287,11 @@ def _report(args: argparse.Namespace, result: api.TuneResult, tables,
 
 def _footer(result: api.TuneResult) -> None:
     rate = result.evaluations / result.elapsed_s if result.elapsed_s else 0.0
-    print(f"\n{result.evaluations} evaluations in this run, {result.elapsed_s:.1f} s "
+    # simulated in this run: a configuration the simulator refuses, or one answered from the
+    # study, counts as an evaluation of the study above but is not simulated
+    n = result.evaluations
+    print(f"\n{n} evaluation{'s' if n != 1 else ''} simulated in this run, "
+          f"{result.elapsed_s:.1f} s "
           f"({rate_text(rate)}, {result.executor}, workers busy "
           f"{100 * result.busy_fraction:.0f}%); results in {result.results}/trials and "
           f"{result.results}/graphs")

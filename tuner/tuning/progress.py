@@ -264,7 +264,8 @@ def counts_text(summary: StudySummary) -> str:
     refs = len(summary.references)
     if refs:
         text += f" and {refs} reference{'s' if refs != 1 else ''}"
-    text += f": {summary.total_evaluations} evaluations, {summary.failed} failed"
+    e = summary.total_evaluations
+    text += f": {e} evaluation{'s' if e != 1 else ''}, {summary.failed} failed"
     answered = summary.done - summary.evaluations
     if answered > 0:
         text += (f" ({answered} configuration{'s' if answered != 1 else ''} answered from "
