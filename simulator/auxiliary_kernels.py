@@ -26,6 +26,7 @@ from simulator.sorted_runs import member_mask
 from simulator.strategy import Strategy
 from simulator.timing import UnitWork
 from simulator.timing import kernel_cycles
+from simulator.timing import resident_blocks_per_sm
 from simulator.worklist import scan_launch
 
 if TYPE_CHECKING:  # not at run time: the engine imports this module
@@ -45,10 +46,16 @@ def outlier_kernel(
     hit_rate: float = 0.0,
     changed_flag: bool = False,
     unchecked_atomics: bool = False,
+    lowers: bool = False,
+    gathers: bool = False,
 ) -> LaunchCost:
     """Cost of the second kernel that expands each deferred vertex with a whole block
     (``changed_flag``: its storing steps store the sweep's changed flag, see the module;
-    ``unchecked_atomics``: a step waits for its lanes' atomicMin, ``Strategy.precheck``)."""
+    ``unchecked_atomics``: a step waits for its lanes' atomicMin, ``Strategy.precheck``;
+    ``lowers``: SSSP's and CC's, whose every warp clears the vertex's flag and reads its
+    value, and whose lowering lanes atomicMin their target and flag it; ``gathers``:
+    PageRank's, whose block sums 8-byte shares, its first thread storing the rank and share
+    and reading two more, and adds to the change once a block)."""
     ws = device.warp_size
     block = strategy.block_size
     warps = block // ws
@@ -63,6 +70,7 @@ def outlier_kernel(
     # a warp step reads ws consecutive edges of one vertex: natural step j of a vertex is
     # round j // warps of its warp j % warps, so steps are costed in edge order, no sort
     words = sb // WORD_BYTES
+    value_words = words // 2 if gathers else words  # PageRank's shares are doubles
     units = warp_rounds.size
     step_vertex, step_j, list_sectors = _run_steps(indptr, vertices, ws, words)
     steps = step_vertex.size
@@ -71,7 +79,7 @@ def outlier_kernel(
 
     edges = edge_ids(indptr, vertices)
     lane_slot = np.repeat(step_base * ws - indptr[vertices].astype(np.int64), degree) + edges
-    neighbour_sector = sector_of(indices[edges], words)
+    neighbour_sector = sector_of(indices[edges], value_words)
     rows = np.full(steps * ws, -1, dtype=neighbour_sector.dtype)
     rows[lane_slot] = neighbour_sector
     step_sectors = list_sectors + row_distinct(rows.reshape(steps, ws))
@@ -79,22 +87,42 @@ def outlier_kernel(
         step_sectors += list_sectors
     writes = member_mask(edges, work.writes, indices.size)
     write_step = lane_slot[writes] // ws
-    step_sectors += padded_counts(distinct_sectors(write_step, neighbour_sector[writes], 1),
-                                  steps)
+    # a lowering lane's atomicMin and its flag store: the same words of two arrays
+    stores_per_write = 2 if lowers else 1
+    step_sectors += stores_per_write * padded_counts(
+        distinct_sectors(write_step, neighbour_sector[writes], 1), steps)
+    storing_steps = distinct(write_step)
     flag_steps = 0
     if changed_flag:  # as the main kernel's: one flag store per storing step
-        storing_steps = distinct(write_step)
         step_sectors += np.bincount(storing_steps, minlength=steps)
         flag_steps = storing_steps.size
     sectors = np.bincount(step_unit, weights=step_sectors, minlength=units)
-    sectors += 1  # the queue entry and row bounds
+    # each warp reads the queue entry and the two row bounds; a lowering kernel's warp also
+    # clears the vertex's flag and reads its value
+    setup = 3 + (2 if lowers else 0)
+    sectors += setup
+    # the first thread's PageRank store: rank and share out, two doubles read beside them
+    vertex_stores = 4 if gathers else 0
+    sectors[::warps] += vertex_stores
+    # the grid strides over the queue with at most the resident blocks, each of whose warps
+    # reads the queue's length once (counted with the first vertices' units)
+    launched = Strategy(block_size=block)
+    blocks = min(vertices.size, device.sms * resident_blocks_per_sm(launched, device))
+    sectors[:blocks * warps] += 1
     trips_per_step = 1 + device.atomic_round_trips if unchecked_atomics else 2
     round_trips = trips_per_step * warp_rounds.ravel() + 1
     unit_work = UnitWork(sisd, simd, sectors, round_trips)
+    # PageRank's change sum: an atomicAdd on one word by each block that expanded a vertex
+    sums = blocks if gathers else 0
     # launched as blocks (no grabs on the queue counter), whatever the main kernel's distribution
-    cycles, bounds = kernel_cycles(unit_work, Strategy(block_size=block), device, flag_steps,
+    cycles, bounds = kernel_cycles(unit_work, launched, device, flag_steps + sums,
                                     False,
                                     units_per_block=warps, hit_rate=hit_rate)
+    if unchecked_atomics:  # every lane's atomicMin
+        atomics = float(degree.sum())
+    else:
+        atomics = float(np.count_nonzero(writes)) if lowers else 0.0
+    atomics += sums
 
     simd_issued = float(ws * warp_rounds.sum())
     edges_expanded = float(degree.sum())
@@ -110,8 +138,11 @@ def outlier_kernel(
         simd_active=edges_expanded,
         u_a=simd_issued - edges_expanded,
         u_r=0.0,
-        requests=float(memory_per_step * warp_rounds.sum() + warp_rounds.size + flag_steps),
+        requests=float(memory_per_step * warp_rounds.sum() + setup * warp_rounds.size
+                       + stores_per_write * storing_steps.size + flag_steps
+                       + vertex_stores * vertices.size + blocks * warps),
         transactions=float(sectors.sum()),
+        atomics=atomics,
         edges=edges_expanded,
     )
 

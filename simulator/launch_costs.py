@@ -67,6 +67,7 @@ class _Costing:
     stores_per_vertex: bool  # each active vertex stores (PageRank), or clears its flag
     gathers: bool  # the edge loop sums what it loads (PageRank): no store, no branch on it
     atomic_updates: bool  # storing lanes lower with atomicMin (not re-read plain stores)
+    lowers: bool  # SSSP, CC: an active vertex reads its own value (``LowerSweep.vertex``)
     flags: bool  # a sweep keeps activity in flags apart from the values
     changed_flag: bool  # a plain sweep stores the flag the host reads to stop
     pushes: list[LaunchPushes] | None
@@ -133,12 +134,13 @@ def _costing(indptr, indices, launches, view, full_layout, strategy, device, *, 
                else np.array([launch.slots.size for launch in launches]))
     # each launch's layout's units (a sweep's view holds only some of them)
     launch_units = full_layout.units if view.units is not None else ends - segments
+    lowers = atomic_updates
     atomic_updates = atomic_updates and not launch.rechecks
     flags = atomic_updates and launch.lookup == "status"
     changed_flag = sweep and launch.push is None and not launch.count_activations
     return _Costing(indptr, indices, launches, view, full_layout, strategy, device, costs,
                     hit_rate, reads_weights, stores_per_vertex or flags, stores_per_vertex,
-                    atomic_updates, flags, changed_flag, pushes,
+                    atomic_updates, lowers, flags, changed_flag, pushes,
                     device.sector_bytes // WORD_BYTES, segments, ends, launch_of_unit, n_slots,
                     launch_units)
 
@@ -308,6 +310,9 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
         sectors += _slot_word_transactions(cx, (0, 1))
         sisd_requests = sisd_requests + 2 * per_launch(tasks.active_positions)
     if cx.stores_per_vertex:
+        sectors += _slot_word_transactions(cx, (0,))
+        sisd_requests = sisd_requests + per_launch(tasks.active_positions)
+    if cx.lowers:  # the active vertex's read of its own value: the same words, another array
         sectors += _slot_word_transactions(cx, (0,))
         sisd_requests = sisd_requests + per_launch(tasks.active_positions)
     if tasks.n_deferred:
@@ -637,7 +642,8 @@ def _costs_of_launches(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally, 
             main = main + outlier_kernel(
                 cx.indptr, cx.indices, e.deferred_vertices[lo:hi], cx.launches[i], strategy,
                 device, reads_weights=cx.reads_weights, costs=costs, hit_rate=cx.hit_rate,
-                changed_flag=cx.changed_flag, unchecked_atomics=cx.unchecked,
+                changed_flag=cx.changed_flag, unchecked_atomics=cx.unchecked, lowers=cx.lowers,
+                gathers=cx.gathers,
             )
         out.append(main)
     return out

@@ -195,8 +195,9 @@ def test_deferred_outlier(bfs_run):
     assert cost.atomics == 1
     assert (cost.simd_issued, cost.u_a, cost.u_r) == (64, 24, 0)
     # Main: status checks 8 sectors, hub bounds 2, queue store 1. Outlier: list 5, status 7,
-    # stores 7, the changed flag in each of its 2 steps, queue entry 1.
-    assert cost.transactions == 11 + 22
+    # stores 7, the changed flag in each of its 2 steps; its warp reads the queue's length,
+    # the queue entry and the hub's two row bounds (4; probe HC: these had been 1).
+    assert cost.transactions == 11 + 25
 
 
 def test_dynamic_distribution_adds_queue_atomics(bfs_run):
@@ -258,11 +259,12 @@ def test_sssp_sweep_lowers_with_atomic_min():
     assert hub.cycles == 8406 + 102
     # Against BFS's sweep of the hub: the thread takes one edge per step, so each of its 40
     # steps reads one more sector (the weight) and stores one more (the flag), and the clear
-    # is one more: 81 sectors in as many requests.
+    # and the hub's read of its own distance (``LowerSweep.vertex``; probe HC: not counted
+    # before) are one more each: 82 sectors in as many requests.
     bfs = iteration_costs(functional_run(star, "bfs", source=0), strategy, SERIAL)[0].cost
     assert bfs.atomics == 0
-    assert hub.transactions == bfs.transactions + 40 + 40 + 1
-    assert hub.requests == bfs.requests + 40 + 40 + 1
+    assert hub.transactions == bfs.transactions + 40 + 40 + 2
+    assert hub.requests == bfs.requests + 40 + 40 + 2
 
 
 def test_sssp_counting_sweep_waits_for_its_claims():
@@ -374,3 +376,51 @@ def test_gathered_load_groups_follow_the_unrolled_loop(trips, groups):
     assert got.tolist() == [groups]
     # a unit of two positions counts each as the mean
     assert gathered_load_groups(np.array([2 * trips]), np.array([2])).tolist() == [2 * groups]
+
+
+def _small_cc_graph() -> Graph:
+    """16 vertices, edges 0-1, 0-2, 0-3, 5-6, 9-10 (probe HC's case)."""
+    return Graph.from_edges(np.array([0, 0, 0, 5, 9]), np.array([1, 2, 3, 6, 10]), 16,
+                            name="cc16")
+
+
+def test_a_lowering_vertex_reads_its_own_value():
+    """``LowerSweep.vertex`` clears the vertex's flag and loads its value (``mine``): two
+    memory instructions an active vertex, of which only the clear had been counted (probe HC,
+    from ``tuner/measure/kernels.cu``). CC's first sweep on the 16-vertex graph, every vertex
+    flagged, one 32-thread block.
+    W = 8, C = 4 (four virtual warps, virtual warp k walking 4k..4k+3): staging the 16 flags 2
+    sectors and the 17 row bounds 3; each of the 4 positions clears 2 sectors and loads 2
+    (vertices 0, 4, 8, 12 at position 0, and so on); the edge steps: position 0 lists 1,
+    reads 1 label sector, lowers labels 1..3 with atomicMin (1) and flags them (1), and
+    stores the changed flag (1); position 1 lists 2, reads 2, lowers 6 and 10 (2 + 2 flags)
+    and the changed flag 1; positions 2 and 3 list and read 2 + 2 and 1 + 1, storing
+    nothing: 5 + 16 + 5 + 9 + 4 + 2 = 41 sectors in 24 requests.
+    The thread mapping: 2 status sectors, then per vertex its 2 row bounds, its clear and its
+    load (2 sectors each over the 16 vertices), and the edge steps: 30 sectors."""
+    run = functional_run(_small_cc_graph(), "cc")
+    chunked = iteration_costs(run, Strategy(mapping="vwarp", w=8, chunk=4, block_size=32),
+                              SERIAL)[0].cost
+    assert (chunked.transactions, chunked.requests) == (41, 24)
+    thread = iteration_costs(run, Strategy(mapping="thread", block_size=32), SERIAL)[0].cost
+    assert thread.transactions == 30
+    # a worklist's vertex reads its value too: SSSP on the path 0 -> 1 -> 2, the third
+    # launch's worklist [2] (degree 0): its entry, its two row bounds and its distance
+    path = Graph.from_edges(np.array([0, 1]), np.array([1, 2]), 3, directed=True,
+                            weights=np.ones(2), name="path3")
+    worklist = iteration_costs(functional_run(path, "sssp", source=0),
+                               Strategy(mapping="thread", driven="data", block_size=32),
+                               SERIAL)
+    assert (worklist[2].cost.transactions, worklist[2].cost.requests) == (4, 4)
+
+
+def test_the_outlier_kernels_atomics_and_setup_are_counted():
+    """CC on the star with the hub deferred (threshold 32): the main kernel queues the hub
+    (1 atomic) and its leaves lower nothing; the outlier kernel's 40 lanes lower labels 1..40
+    with atomicMin: 41 atomics, as the sweep without deferral has 40 (the outlier kernel's
+    had been 0: probe HC)."""
+    run = functional_run(star_graph(), "cc")
+    deferred = iteration_costs(run, Strategy(mapping="thread", defer_threshold=32,
+                                             block_size=32), SERIAL)[0].cost
+    plain = iteration_costs(run, Strategy(mapping="thread", block_size=32), SERIAL)[0].cost
+    assert (deferred.atomics, plain.atomics) == (41, 40)

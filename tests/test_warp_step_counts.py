@@ -22,31 +22,46 @@ from simulator.timing import kernel_cycles
 from tests.conftest import skewed_graph
 
 
-def _outlier_unit_sectors(indptr, indices, vertices, writes, block, ws, words, weights):
-    """Sectors of the outlier kernel's (vertex, warp) units by definition: per warp step
-    (a round of one warp) the distinct sectors of its edge ids, of its neighbours and of its
-    storing lanes' neighbours (and of the edge ids again for weights), plus one per unit."""
+def _outlier_unit_sectors(indptr, indices, vertices, writes, block, ws, words, weights,
+                          lowers=False, gathers=False):
+    """Sectors of the outlier kernel's (vertex, warp) units by definition, from
+    ``tuner/measure/kernels.cu``'s ``expand_outliers``: each warp reads the queue entry and
+    the vertex's two row bounds (3; a lowering kernel's warp also clears the vertex's flag
+    and reads its value: 5); per warp step (a round of one warp) the distinct sectors of its
+    edge ids, of its neighbours' values (8-byte shares where it gathers) and of its storing
+    lanes' neighbours (atomicMin and the flag: twice where it lowers), and of the edge ids
+    again for weights; a gathering kernel's first thread stores and reads 4 doubles."""
     writes = set(writes.tolist())
     warps = block // ws
-    units = [1] * (vertices.size * warps)  # the queue entry and row bounds
+    units = [3 + (2 if lowers else 0)] * (vertices.size * warps)
+    for unit in range(vertices.size * warps):  # the queue's length, a warp of each block
+        units[unit] += 1  # (the hubs here are fewer than the resident blocks)
+    value_words = words // 2 if gathers else words
     for i, v in enumerate(vertices.tolist()):
+        units[i * warps] += 4 if gathers else 0
         start, degree = int(indptr[v]), int(indptr[v + 1] - indptr[v])
         for local0 in range(0, degree, ws):  # a step: ws consecutive edges of one warp
             edges = range(start + local0, start + min(local0 + ws, degree))
             unit = i * warps + (local0 % block) // ws
             units[unit] += len({e // words for e in edges}) * (2 if weights else 1)
-            units[unit] += len({int(indices[e]) // words for e in edges})
-            units[unit] += len({int(indices[e]) // words for e in edges if e in writes})
+            units[unit] += len({int(indices[e]) // value_words for e in edges})
+            units[unit] += len({int(indices[e]) // value_words for e in edges
+                                if e in writes}) * (2 if lowers else 1)
     return units
 
 
 @pytest.mark.parametrize("block", [32, 128, 256])
 @pytest.mark.parametrize("sector_bytes", [32, 128])
-@pytest.mark.parametrize("weights", [False, True])
-def test_outlier_kernel_sectors_by_definition(monkeypatch, block, sector_bytes, weights):
+@pytest.mark.parametrize("weights,lowers,gathers", [(False, False, False),
+                                                    (True, True, False),
+                                                    (False, True, False),
+                                                    (False, False, True)])
+def test_outlier_kernel_sectors_by_definition(monkeypatch, block, sector_bytes, weights,
+                                              lowers, gathers):
     """The outlier kernel's sectors per unit, counted per step in edge order, are the distinct
     sectors each of the unit's warp steps touches, on hubs of many degrees (partial last steps
-    included); the work it times is the work it counts."""
+    included); the work it times is the work it counts. Its atomics: a lowering lane's
+    atomicMin each, a gathering block's change sum (probe HC: none had been counted)."""
     timed = []
 
     def record(unit_work, *args, **kwargs):
@@ -59,16 +74,21 @@ def test_outlier_kernel_sectors_by_definition(monkeypatch, block, sector_bytes, 
     vertices = np.flatnonzero(degree > 20)
     assert vertices.size > 3 and (degree[vertices] % 32).any()
     rng = np.random.default_rng(block + sector_bytes)
-    writes = np.flatnonzero(rng.random(graph.indices.size) < 0.3)
+    writes = (np.zeros(0, dtype=np.int64) if gathers
+              else np.flatnonzero(rng.random(graph.indices.size) < 0.3))
     device = dataclasses.replace(get_device("h100-datasheet"), sector_bytes=sector_bytes)
     cost = outlier_kernel(graph.indptr, graph.indices, vertices,
                           Launch(active=vertices, writes=writes),
                           Strategy.parse(f"mapping=thread,defer_threshold=20,block_size={block}"),
-                          device, reads_weights=weights)
+                          device, reads_weights=weights, lowers=lowers, gathers=gathers)
     want = _outlier_unit_sectors(graph.indptr, graph.indices, vertices, writes, block,
-                                 device.warp_size, sector_bytes // 4, weights)
+                                 device.warp_size, sector_bytes // 4, weights, lowers, gathers)
     assert timed[0].tolist() == want
     assert cost.transactions == sum(want)
+    edges = set().union(*(range(int(graph.indptr[v]), int(graph.indptr[v + 1]))
+                          for v in vertices.tolist()))
+    lowering = len(edges & set(writes.tolist())) if lowers else 0
+    assert cost.atomics == lowering + (vertices.size if gathers else 0)
 
 
 def _racing_by_definition(step, target, lanes):
