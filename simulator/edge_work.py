@@ -85,14 +85,17 @@ class EdgeWork:
 
 
 def unit_edge_work(indptr, indices, launches, view, strategy, device, segments, ends,
-                   launch_of_unit, words, store_lanes=None, first_copy=None) -> EdgeWork:
+                   launch_of_unit, words, store_lanes=None, first_copy=None,
+                   value_words=None) -> EdgeWork:
     """``EdgeWork`` of a view of whole launches (``store_lanes``: where their pushes were
-    worked out ahead, ``launch_pushes``; ``first_copy``: see ``storing_lanes``)."""
+    worked out ahead, ``launch_pushes``; ``first_copy``: see ``storing_lanes``;
+    ``value_words``: the neighbours' values a sector, where wider than ids: PageRank's
+    doubles)."""
     launch = launches[0]
     pushing = launch.push is not None and store_lanes is None  # pushes to work out here
     layout = view.layout
     units, per_unit = layout.units, layout.per_unit
-    count = partial(unit_transactions, words_per_sector=words, units=units)
+    count = partial(unit_transactions, words_per_sector=value_words or words, units=units)
     expansion = expand_lanes(indptr, view, strategy, device, segments, ends)
     expanding_slots, expanding_vertices = expansion.slots, expansion.vertices
     degree, edges, lanes = expansion.degree, expansion.edges, expansion.lanes
@@ -248,8 +251,8 @@ def _pieces(view: SlotView, strategy: Strategy, device: Device) -> np.ndarray:
     return np.unique(np.concatenate([[0], cuts, [slots.size]]))
 
 
-def piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
-                        ) -> EdgeWork | None:
+def piecewise_edge_work(indptr, indices, launch, view, strategy, device, words,
+                        value_words=None) -> EdgeWork | None:
     """``EdgeWork`` of one launch's full view laid out piece by piece (``_pieces``), the
     pieces' per-unit counts added and their storing lanes joined in lane order, their steps
     numbered as the whole launch's; None where one piece holds it all."""
@@ -281,7 +284,7 @@ def piecewise_edge_work(indptr, indices, launch, view, strategy, device, words
                                     active_vertex=view.active_vertex[lo:hi],
                                     active_degree=degree[lo:hi])
         work = unit_edge_work(indptr, indices, [piece_launch], piece, strategy, device, whole,
-                              np.array([units]), None, words,
+                              np.array([units]), None, words, value_words=value_words,
                               first_copy=(None if first_copy is None else
                                           first_copy[expanding_before[lo]:expanding_before[hi]]))
         works.append(dataclasses.replace(

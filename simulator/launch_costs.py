@@ -218,13 +218,16 @@ def _launch_edge_work(cx: _Costing) -> EdgeWork:
     """The view's ``EdgeWork``: laid out in pieces where one launch's full view is too big
     to lay out at once, else at once."""
     launches, view = cx.launches, cx.view
+    # PageRank gathers 8-byte shares: half the values a sector
+    value_words = cx.words // 2 if cx.gathers else cx.words
     edge_work = (piecewise_edge_work(cx.indptr, cx.indices, cx.launch, view, cx.strategy,
-                                     cx.device, cx.words)
+                                     cx.device, cx.words, value_words)
                  if len(launches) == 1 and view.units is None and cx.pushes is None else None)
     if edge_work is None:
         edge_work = unit_edge_work(cx.indptr, cx.indices, launches, view, cx.strategy, cx.device,
                                    cx.segments, cx.ends, cx.launch_of_unit, cx.words,
-                                   None if cx.pushes is None else joined_store_lanes(cx.pushes))
+                                   None if cx.pushes is None else joined_store_lanes(cx.pushes),
+                                   value_words=value_words)
     return edge_work
 
 
@@ -305,11 +308,23 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
     # row bounds of its active vertices (vwarp staged them; worklist slots read them always)
     sectors += layout.static_sectors
     sisd_requests = layout.static_requests
+    if cx.gathers:
+        if cx.sweep and layout.status_sectors is not None:  # PrSweep.status reads nothing
+            sectors -= layout.status_sectors
+            sisd_requests = sisd_requests - layout.status_requests
+        # each warp reads the dangling sum the base rank is worked out from (``pr_base``)
+        sectors += 1
+        sisd_requests = sisd_requests + per_launch(np.ones(layout.units, dtype=np.int64))
     if launch.lookup == "status" and not cx.staged:
         # two reads (row start, row end), counted as separate warp steps of one unit
         sectors += _slot_word_transactions(cx, (0, 1))
         sisd_requests = sisd_requests + 2 * per_launch(tasks.active_positions)
-    if cx.stores_per_vertex:
+    if cx.gathers:
+        # PageRank's first lane stores the rank and the share and reads the old rank and
+        # 1 / out-degree: four doubles (``PrSweep.store``, ``pagerank_wl``)
+        sectors += 4 * _slot_word_transactions(cx, (0,), cx.words // 2)
+        sisd_requests = sisd_requests + 4 * per_launch(tasks.active_positions)
+    elif cx.stores_per_vertex:  # a lowering sweep's vertex clears its flag
         sectors += _slot_word_transactions(cx, (0,))
         sisd_requests = sisd_requests + per_launch(tasks.active_positions)
     if cx.lowers:  # the active vertex's read of its own value: the same words, another array
@@ -326,12 +341,13 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
                       + sisd_requests).astype(np.float64)
 
 
-def _slot_word_transactions(cx: _Costing, offsets: tuple[int, ...]) -> np.ndarray:
+def _slot_word_transactions(cx: _Costing, offsets: tuple[int, ...],
+                            words: int | None = None) -> np.ndarray:
     """Per unit, the sectors of the active slots' reads of their vertex's word (``offsets``
     (0,): a vertex store) or words (0, 1): its row bounds), each a warp step of its
     (unit, position). Under C = 1 a unit's step reads its vertices ascending where they
     come in order (sweeps, and runs of them): counted along them without a sort."""
-    layout, words = cx.layout, cx.words
+    layout, words = cx.layout, words or cx.words  # (``words``: of wider values, per sector)
     c, units, per_unit = layout.c, layout.units, layout.per_unit
     act, vertex = cx.view.active_slots, cx.view.active_vertex
     if c == 1:
@@ -414,14 +430,23 @@ def gathered_load_groups(steps: np.ndarray, positions: np.ndarray,
     issues all its loads before it waits. A unit's trip count is its SIMD steps (its longest
     lane's), over each position (the mean where a unit holds several)."""
     held = np.maximum(positions, 1)
-    trips = steps // held
-    groups = trips % 4
-    rest = trips - groups
-    while group >= 4:
-        groups = groups + rest // group
-        rest = rest % group
-        group //= 2
-    return groups * held
+    # the unit's steps spread over its positions as evenly as they go: some positions one
+    # trip more than the others (a floored mean had left a unit of fewer steps than
+    # positions no trip at all: probe HC)
+    fewer = steps // held
+    more = steps - fewer * held
+
+    def groups_of(trips: np.ndarray) -> np.ndarray:
+        groups = trips % 4
+        rest = trips - groups
+        size = group
+        while size >= 4:
+            groups = groups + rest // size
+            rest = rest % size
+            size //= 2
+        return groups
+
+    return groups_of(fewer) * (held - more) + groups_of(fewer + 1) * more
 
 
 def _blocks(cx: _Costing) -> np.ndarray:

@@ -37,6 +37,10 @@ class TaskLayout:
     static_sectors: np.ndarray
     static_requests: int | np.ndarray  # one per worklist of joined ones (worklist_layouts)
     real_tasks: np.ndarray  # per unit: its slots that hold a task (not padding)
+    # of the static traffic, the status words' reads (a sweep's layout): PageRank's kernel
+    # has no status to read
+    status_sectors: np.ndarray | None = None
+    status_requests: int | np.ndarray = 0
     # what a sweep with no active slot costs, per device, costs and launch form: clean_sweep
     cache: dict = field(default_factory=dict, repr=False)
 
@@ -61,7 +65,9 @@ class TaskLayout:
         else:
             real_tasks, real_positions = self.real_tasks[units], self.real_positions[units]
         return TaskLayout(self.w, self.c, self.k, units.size, real_positions,
-                          self.static_sectors[units], self.static_requests, real_tasks)
+                          self.static_sectors[units], self.static_requests, real_tasks,
+                          None if self.status_sectors is None else self.status_sectors[units],
+                          self.status_requests)
 
 
 def task_layout(
@@ -72,6 +78,8 @@ def task_layout(
     worklist entries (slot t reads entry t, then vertex ``slot_vertex[t]``'s row bounds)."""
     layout = (status_layouts(np.array([n]), strategy, device) if slot_vertex is None
               else worklist_layouts(np.array([n]), strategy, device, slot_vertex))
+    if slot_vertex is None:
+        layout = replace(layout, status_requests=int(layout.status_requests[0]))
     return replace(layout, static_requests=int(layout.static_requests[0]))
 
 
@@ -103,7 +111,8 @@ def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> Tas
         # one staging step reads the unit's status words, one its row bounds: two ranges
         static_sectors = slot_words + range_sectors(slots.first, slots.end, words)
         return replace(placement, static_sectors=static_sectors,
-                       static_requests=slots.units_of * 2)
+                       static_requests=slots.units_of * 2, status_sectors=slot_words,
+                       status_requests=slots.units_of)
 
     if w == 1:
         # each thread reads its own slot's status word: one per position
@@ -111,12 +120,14 @@ def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> Tas
                           count(slots.task_unit * c + slots.tasks % c, slots.tasks, c))
         static_requests = np.bincount(slots.listing_of_unit, weights=placement.real_positions,
                                       minlength=sizes.size).astype(np.int64)
+        status_sectors, status_requests = static_sectors, static_requests
     else:
         # the chunk's status words and row bounds, staged by W lanes per step
         per_stage = ceil_div(c + 1, w)
         tasks, task_unit = slots.tasks, slots.task_unit
         stage_group = task_unit * per_stage + (tasks % c) // w
         static_sectors = slot_words if c == 1 else count(stage_group, tasks, per_stage)
+        status_sectors = static_sectors.copy()
         chunks_of = ceil_div(sizes, c)
         chunk_starts = np.arange(int(chunks_of.sum()), dtype=np.int64) * c
         chunk_unit = chunk_starts // per_unit
@@ -138,7 +149,9 @@ def status_layouts(sizes: np.ndarray, strategy: Strategy, device: Device) -> Tas
         # ascending runs: distinct_sectors' run-merging sort needs no argsort first
         static_sectors += count(bounds_group, bounds, per_stage)
         static_requests = slots.units_of * (ceil_div(c, w) + per_stage)
-    return replace(placement, static_sectors=static_sectors, static_requests=static_requests)
+        status_requests = slots.units_of * ceil_div(c, w)
+    return replace(placement, static_sectors=static_sectors, static_requests=static_requests,
+                   status_sectors=status_sectors, status_requests=status_requests)
 
 
 def worklist_layouts(sizes: np.ndarray, strategy: Strategy, device: Device,

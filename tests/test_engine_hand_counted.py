@@ -424,3 +424,25 @@ def test_the_outlier_kernels_atomics_and_setup_are_counted():
                                              block_size=32), SERIAL)[0].cost
     plain = iteration_costs(run, Strategy(mapping="thread", block_size=32), SERIAL)[0].cost
     assert (deferred.atomics, plain.atomics) == (41, 40)
+
+
+def test_pagerank_counts_its_doubles_and_no_status():
+    """PageRank's sweep, from ``tuner/measure/kernels.cu`` (probe HC's case): the star of
+    vertex 0 and leaves 1..16, vertices 17..31 isolated; the first sweep, one warp, 32-byte
+    sectors. ``PrSweep.status`` reads nothing (0); the row bounds ``indptr[v]`` and
+    ``indptr[v + 1]`` of the 32 threads (4 + 5); the gather's first step reads the edge ids
+    of vertices 0 and 16..31 (3) and the 8-byte shares of their in-neighbours 1 and 0 (1),
+    each of the hub's 15 later steps one id and one share (30); the first lane of each
+    vertex stores the rank and the share and reads the old rank and 1 / out-degree: 4
+    arrays of 32 doubles, 8 sectors each (32); each warp reads the dangling sum once (1):
+    76 sectors in 39 requests (the model had read 4-byte shares, a status word, and one
+    4-byte store: 51). Under W = 8, C = 2 the units whose SIMD steps are fewer than their
+    positions wait for their loads too: 16 round trips, as the kernel (12 before)."""
+    star = Graph.from_edges(np.zeros(16, dtype=np.int64), np.arange(1, 17), 32,
+                            name="star32")
+    run = functional_run(star, "pagerank")
+    thread = iteration_costs(run, Strategy(mapping="thread", block_size=32), SERIAL)[0].cost
+    assert (thread.transactions, thread.requests) == (76, 39)
+    chunked = iteration_costs(run, Strategy(mapping="vwarp", w=8, chunk=2, block_size=32),
+                              SERIAL)[0].cost
+    assert chunked.cycles - chunked.instructions == 16 * 100
