@@ -324,12 +324,13 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
         # 1 / out-degree: four doubles (``PrSweep.store``, ``pagerank_wl``)
         sectors += 4 * _slot_word_transactions(cx, (0,), cx.words // 2)
         sisd_requests = sisd_requests + 4 * per_launch(tasks.active_positions)
-    elif cx.stores_per_vertex:  # a lowering sweep's vertex clears its flag
-        sectors += _slot_word_transactions(cx, (0,))
-        sisd_requests = sisd_requests + per_launch(tasks.active_positions)
-    if cx.lowers:  # the active vertex's read of its own value: the same words, another array
-        sectors += _slot_word_transactions(cx, (0,))
-        sisd_requests = sisd_requests + per_launch(tasks.active_positions)
+    else:
+        # a lowering sweep's vertex clears its flag, and (SSSP, CC) any active vertex reads
+        # its own value: the same words of two arrays, counted once
+        per_vertex = int(cx.stores_per_vertex) + int(cx.lowers)
+        if per_vertex:
+            sectors += per_vertex * _slot_word_transactions(cx, (0,))
+            sisd_requests = sisd_requests + per_vertex * per_launch(tasks.active_positions)
     if tasks.n_deferred:
         sectors += tasks.deferred_tasks
     if launch.slots is not None and launch.lookup == "status":
