@@ -157,6 +157,18 @@ def test_rows_lost_in_a_crash_are_rewritten_from_the_journal(tmp_path, monkeypat
     assert not [c for c in backend.calls if c in first.calls]  # told ones not simulated again
 
 
+def test_without_references_the_table_has_no_vs_columns(tmp_path, capsys):
+    # the "vs thread" and "vs best vwarp" columns had stayed, filled with "-" (probe 01)
+    code, _ = tune(tmp_path, "--trials", "3", "--sources", "1", "--no-references")
+    out = capsys.readouterr().out
+    assert code == 0
+    header = next(line for line in out.splitlines() if line.strip().startswith("rank"))
+    assert header.split() == ["rank", "time_us", "configuration"]
+    code, _ = tune(tmp_path, "--trials", "3", "--sources", "1", results=tmp_path / "with")
+    out = capsys.readouterr().out
+    assert "vs thread" in out and "vs best vwarp" in out
+
+
 def test_resume_after_sigkill(tmp_path):
     results = tmp_path / "res"
     argv = ["tune", "--graph", "rmat:scale=10,seed=2", "--trials", "150", "--sampler", "random",

@@ -593,7 +593,8 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
         f"# {device.name}: device {base.name} calibrated by `warpsweep calibrate`"
         + (f" on {source}" if source else ""),
         f"# fit: {calibration.rows} measured (graph, algorithm, config) rows on "
-        f"{len(calibration.graphs)} graphs ({', '.join(calibration.algorithms)}); RMS log error "
+        f"{len(calibration.graphs)} graph{'s' if len(calibration.graphs) != 1 else ''} "
+        f"({', '.join(calibration.algorithms)}); RMS log error "
         f"{calibration.rms_before:.3f} with {base.name}, {calibration.rms_after:.3f} fitted",
         "# theta: scale on the cycles of each part of the simulated time (1 = unchanged):",
     ]

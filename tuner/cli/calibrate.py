@@ -363,7 +363,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.results}: --held-out predicts each graph from a fit to the "
                           f"others, and the rows are of one graph ({graphs[0]})")
     algorithms = sorted({m.algorithm for m in measured})
-    print(f"calibrate: {len(measured)} measured configs on {len(graphs)} graphs "
+    print(f"calibrate: {len(measured)} measured configs on {len(graphs)} "
+          f"graph{'s' if len(graphs) != 1 else ''} "
           f"({', '.join(algorithms)}) from {args.results}, base device {base.name}")
 
     def progress(line: str) -> None:

@@ -249,9 +249,11 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
     if len(rows) == 1:
         print("  no successful evaluation", file=out)
         return
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    # the "vs" columns only where there is a reference to compare with (--no-references)
+    shown = [0, 1, 2, 3] if thread is not None or fixed is not None else [0, 1]
+    widths = {i: max(len(r[i]) for r in rows) for i in shown}
     for r in rows:
-        cells = [r[i].rjust(widths[i]) if i else r[i].ljust(widths[i]) for i in range(4)]
+        cells = [r[i].rjust(widths[i]) if i else r[i].ljust(widths[i]) for i in shown]
         print("  " + "  ".join(cells) + "  " + r[4], file=out)
 
 
