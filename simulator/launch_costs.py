@@ -314,7 +314,7 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
             sisd_requests = sisd_requests - layout.status_requests
         # each warp reads the dangling sum the base rank is worked out from (``pr_base``)
         sectors += 1
-        sisd_requests = sisd_requests + per_launch(np.ones(layout.units, dtype=np.int64))
+        sisd_requests = sisd_requests + (cx.ends - cx.segments)
     if launch.lookup == "status" and not cx.staged:
         # two reads (row start, row end), counted as separate warp steps of one unit
         sectors += _slot_word_transactions(cx, (0, 1))

@@ -27,7 +27,6 @@ from tuner.tuning import evaluate
 from tuner.tuning.batches import prepare_from
 from tuner.tuning.batches import prepared_again
 from tuner.tuning.evaluate import SimulatorBackend
-from tuner.tuning.evaluate import edges_digest
 
 GRAPH = "rmat:scale=7,seed=3"
 
@@ -59,23 +58,23 @@ def _reordered(g):
     return indices
 
 
-def test_the_edges_digest_follows_the_edges_not_their_width():
+def test_the_digest_a_study_records_follows_the_edges_not_their_width():
     g = load_graph(GRAPH)
     same = Graph(g.indptr.astype(np.int32), g.indices, name="other name")
-    assert edges_digest(same) == edges_digest(g)
-    assert edges_digest(Graph(g.indptr, _reordered(g))) != edges_digest(g)
-    assert edges_digest(Graph(g.indptr, g.indices, directed=True)) != edges_digest(g)
+    assert same.content_digest == g.content_digest
+    assert (Graph(g.indptr, _reordered(g))).content_digest != g.content_digest
+    assert (Graph(g.indptr, g.indices, directed=True)).content_digest != g.content_digest
     weights = np.ones(g.m, dtype=np.float32)
-    weighted = edges_digest(Graph(g.indptr, g.indices, weights, directed=True))
+    weighted = (Graph(g.indptr, g.indices, weights, directed=True)).content_digest
     weights[-1] = 2
-    assert weighted != edges_digest(Graph(g.indptr, g.indices, weights, directed=True))
-    assert weighted != edges_digest(Graph(g.indptr, g.indices, directed=True))
+    assert weighted != (Graph(g.indptr, g.indices, weights, directed=True)).content_digest
+    assert weighted != (Graph(g.indptr, g.indices, directed=True)).content_digest
 
 
 def test_the_graph_row_and_the_journal_record_what_was_built(tmp_path):
     results = tmp_path / "r"
     api.tune(GRAPH, trials=3, sources=2, results=str(results), sampler="random", workers=0)
-    built = edges_digest(load_graph(GRAPH))
+    built = load_graph(GRAPH).content_digest
     assert read_graphs(str(results)).column("edges_digest").to_pylist() == [built]
     attrs = _study_attrs(results)
     (sources,) = {tuple(r["sources"]) for r in _rows(results)}
@@ -144,7 +143,7 @@ def test_a_lost_copy_built_again_as_another_graph_is_refused_where_it_is_built()
     prepare = functools.partial(prepared_again, functools.partial(
         prepare_from, os.getcwd(), SimulatorBackend().prepare))
     graph, runs, meta = prepare(GRAPH, "bfs", 1, 0, False, "", "", ())
-    assert meta.edges == edges_digest(graph) and graph is not None
+    assert meta.edges == graph.content_digest and graph is not None
     again = prepare(GRAPH, "bfs", 1, 0, False, "", meta.edges, meta.sources)
     assert again[2].edges == meta.edges
     with pytest.raises(GraphError, match="other edges from the spec"):

@@ -43,7 +43,7 @@ class GraphMeta:
     error: str | None = None
     prepare_s: float = 0.0
     model: str = ""  # the model digest of the code that prepared it ("" : not told)
-    edges: str = ""  # ``edges_digest`` of the graph prepared ("": not told)
+    edges: str = ""  # the prepared graph's ``Graph.content_digest`` ("": not told)
 
 
 @dataclass
@@ -114,7 +114,7 @@ class SimulatorBackend:
         try:
             graph = load_graph(spec)
             check_same_graph(spec, content)
-            built = edges_digest(graph)
+            built = graph.content_digest  # its edges, weights and direction
             check_same_build(spec, "edges", built, recorded_edges)
             if algorithm in SOURCE_ALGORITHMS:
                 sources = choose_sources(graph.degrees, n_sources, seed, default_source(graph))
@@ -177,20 +177,6 @@ def check_same_graph(spec: str, content: str) -> None:
             f"(content {content} when the run began, {now} now): nothing computed on it is "
             "recorded; run the command again once it stays as it is (a changed file is a new "
             "study)")
-
-
-def edges_digest(graph: Any) -> str:
-    """What a loaded graph is, edge by edge (row offsets as int64, so their width does not
-    count): one spec built into another graph (another numpy's generator, another parser)
-    gives another digest."""
-    weights = graph.weights
-    h = hashlib.sha256(f"{graph.n}|{graph.directed}|"
-                       f"{'' if weights is None else weights.dtype.str}".encode())
-    h.update(np.ascontiguousarray(graph.indptr, dtype=np.int64))
-    h.update(np.ascontiguousarray(graph.indices))
-    if weights is not None:
-        h.update(np.ascontiguousarray(weights))
-    return h.hexdigest()[:16]
 
 
 def check_same_build(spec: str, what: str, built: Any, recorded: Any) -> None:
