@@ -27,6 +27,7 @@ from simulator.sectors import ceil_div
 from simulator.sectors import floor_div
 from simulator.sectors import row_bounds_transactions
 from simulator.sectors import sector_of
+from simulator.sectors import step_row_bounds_transactions
 from simulator.sectors import unit_transactions
 from simulator.slot_views import SlotView
 from simulator.strategy import Strategy
@@ -357,6 +358,9 @@ def _slot_word_transactions(cx: _Costing, offsets: tuple[int, ...],
                   for offset in offsets]
         if all(count is not None for count in counts):
             return sum(counts[1:], counts[0])
+        # out of order (a worklist's): each unit's one step laid out as a row and sorted
+        return step_row_bounds_transactions(act, vertex, words_per_sector=words, units=units,
+                                            width=per_unit, offsets=offsets)
     group = (act // per_unit) * c + act % c
     if offsets == (0, 1):
         return row_bounds_transactions(group, vertex, c, words_per_sector=words, units=units)

@@ -194,9 +194,11 @@ def row_bounds_transactions(
 
 
 def step_row_bounds_transactions(place: np.ndarray, vertex: np.ndarray, *,
-                                 words_per_sector: int, units: int, width: int) -> np.ndarray:
+                                 words_per_sector: int, units: int, width: int,
+                                 offsets: tuple[int, ...] = (0, 1)) -> np.ndarray:
     """``row_bounds_transactions`` where each unit's lanes (``place``: unit * ``width`` +
-    the lane's place in its unit) read their row bounds in one step: each step's sectors laid
+    the lane's place in its unit) read their row bounds (or the words ``offsets`` past
+    their vertex: (0,), its own word) in one step: each step's sectors laid
     out as a row and the rows sorted, rather than one sort of all the (step, sector) keys.
     Wide rows are sorted once, by vertex: both the row starts' and the row ends' sectors then
     ascend along them. The lanes go into the rows by their flat places (several times
@@ -207,13 +209,13 @@ def step_row_bounds_transactions(place: np.ndarray, vertex: np.ndarray, *,
         rows.reshape(-1)[place] = vertex
         rows.sort(axis=1)
         # an idle lane (-2) reads sector -1 either way, and sorts first
-        return sum(_sorted_row_distinct(sector_of(bound, words_per_sector))
-                   for bound in (rows, rows + 1))
-    sector = sector_of(vertex, words_per_sector)
-    narrow = int(sector.max(initial=0)) < np.iinfo(np.int32).max - 1
+        return sum(_sorted_row_distinct(sector_of(rows + offset, words_per_sector))
+                   for offset in offsets)
+    reads = [sector_of(vertex + offset, words_per_sector) for offset in offsets]
+    narrow = int(max(read.max(initial=0) for read in reads)) < np.iinfo(np.int32).max - 1
     rows = np.empty((units, width), dtype=np.int32 if narrow else np.int64)
     counts = np.zeros(units, dtype=np.int64)
-    for read in (sector, sector_of(vertex + 1, words_per_sector)):  # row starts, row ends
+    for read in reads:  # e.g. row starts, row ends
         rows.fill(-1)
         rows.reshape(-1)[place] = read
         counts += pairwise_distinct(rows)
