@@ -12,6 +12,8 @@ import pytest
 from tuner.cli import main
 from tuner.measure import measure as measure_module
 from tuner.measure.verify import candidates
+from tuner.measure.verify import kernel_family
+from tuner.measure.verify import spread_top_k
 from tuner.measure.verify import read_verification
 from tuner.measure.verify import verification_table
 from tuner.measure.verify import verify_study
@@ -79,7 +81,7 @@ def test_k_beyond_the_tables_rows_measures_the_ranking_and_says_where_it_ran_sho
     big = SimpleNamespace(key="k", spec=SimpleNamespace(
         graph=GRAPH, algorithm="bfs", objective=SimpleNamespace(metrics=["time_us"])),
         best=ranked[:5], ranked=ranked, references={"thread": thread})
-    rows = candidates(big, 6)
+    rows = candidates(big, 7)
     assert [r.rank for r in rows] == [1, 2, 3, 4, 5, 6, 7] and rows[-1].label == "thread"
     times = {r.config: 5.0 for r in rows}
     assert verify_study(big, 6, fake_measure(times)).note == ""
@@ -152,3 +154,36 @@ def test_tune_top_shows_more_than_five_rows(tmp_path, capsys):
     out = capsys.readouterr().out
     ranks = [m.group(1) for m in re.finditer(r"^  (\d+) +[\d.e+]+ ", out, re.MULTILINE)]
     assert code == 0 and ranks == ["1", "2", "3", "4", "5", "6", "7"]
+
+
+def test_the_k_measured_spread_over_kernel_families():
+    """Six virtual-warp widths of one sweep rank first: K = 4 measures two of them (ceil(4/2)),
+    then the best of the other families, not four widths of one kernel."""
+    widths = [record({"mapping": "vwarp", "w": w}, 10.0 + i, trial=i)
+              for i, w in enumerate((8, 16, 32, 4, 2, 1))]
+    chunked = record({"mapping": "vwarp", "w": 32, "chunk": 4}, 17.0, trial=6)
+    deferred = record({"mapping": "thread", "defer_threshold": 32}, 18.0, trial=7)
+    worklist = record({"mapping": "vwarp", "w": 8, "driven": "data"}, 19.0, trial=8)
+    ranked = [*widths, chunked, deferred, worklist]
+    study = SimpleNamespace(key="k", spec=SimpleNamespace(
+        graph=GRAPH, algorithm="bfs", objective=SimpleNamespace(metrics=["time_us"])),
+        best=ranked[:5], ranked=ranked, references={})
+    assert [r.rank for r in candidates(study, 4)] == [1, 2, 7, 8]
+    assert [r.rank for r in candidates(study, 5)] == [1, 2, 3, 7, 8]  # ceil(5/2) = 3
+    # where the families run short, the skipped fill the K in rank order
+    assert [r.rank for r in candidates(study, 8)] == [1, 2, 3, 4, 5, 7, 8, 9]
+
+
+def test_a_kernel_family_is_its_structure_not_its_numbers():
+    def family(text):
+        return kernel_family(text)
+    assert family("mapping=vwarp,w=8") == family("mapping=vwarp,w=32")
+    assert family("mapping=thread,defer_threshold=8") == family("mapping=thread,defer_threshold=64")
+    assert family("driven=temporal,switch_to_topology=0.1") == family(
+        "driven=temporal,switch_to_topology=0.5")
+    assert len({family(c) for c in (
+        "mapping=vwarp,w=8", "mapping=vwarp,w=8,chunk=4", "mapping=thread",
+        "mapping=thread,defer_threshold=32", "mapping=thread,donate_threshold=4",
+        "mapping=vwarp,w=8,driven=data", "mapping=vwarp,w=8,driven=data,push=block",
+        "mapping=vwarp,w=8,chunk=64,distribution=dynamic")}) == 8
+    assert spread_top_k([], 3) == [] and spread_top_k(["mapping=thread"], 3) == [0]

@@ -43,8 +43,24 @@ def test_judge_and_the_last_lines():
     assert scores[("bfs", "g1")]["LOGO K=2"][0] == pytest.approx(10.1 / 10.0)
     assert scores[("bfs", "g1")]["LOGO K=1"][0] == pytest.approx(2.0)
     assert scores[("bfs", "g2")]["LOGO K=2"][0] == pytest.approx(1.2)
+    # spread over kernel families (one of two): g1's top 2 are thread and W=32 either way;
+    # g2's W=8 and W=32 share a family, so W=8 and thread are measured
+    assert scores[("bfs", "g1")]["LOGO K=2 spread"][0] == pytest.approx(10.1 / 10.0)
+    assert scores[("bfs", "g2")]["LOGO K=2 spread"][0] == pytest.approx(1.0)
     lines = verify_regret.report_lines(scores, rows, 2, "LOGO")
-    assert lines[-1] == "bfs verify 2: worst regret 1.200, within 1.02 on 1 of 2 graphs"
+    assert lines[-2:] == ["bfs verify 2 (top): worst regret 1.200, within 1.02 on 1 of 2 graphs",
+                          "bfs verify 2 (spread): worst regret 1.010, within 1.02 on 2 of 2 "
+                          "graphs"]
+
+
+def test_the_spread_top_k_leaves_a_family_for_another():
+    configs = ["mapping=vwarp,w=8", "mapping=vwarp,w=16", "mapping=vwarp,w=32",
+               "mapping=thread,defer_threshold=32"]
+    pred = np.array([1.0, 2.0, 3.0, 4.0])
+    times = np.array([12.0, 11.0, 10.5, 10.0])  # deferral, ranked last, is the best
+    assert verify_regret.top_k_regret(pred, times, 2) == (pytest.approx(1.1), 1)
+    # K = 2: one of the vwarp family (ceil(2/2)), then the deferral kernel
+    assert verify_regret.top_k_regret(pred, times, 2, configs) == (pytest.approx(1.0), 3)
 
 
 def test_the_committed_figures_end_with_one_line_per_algorithm():
@@ -55,3 +71,12 @@ def test_the_committed_figures_end_with_one_line_per_algorithm():
     form = re.compile(r"^(bfs|cc|pagerank|sssp) verify 5: worst regret \d+\.\d{3}, within "
                       r"1\.02 on \d+ of \d+ graphs$")
     assert [form.match(line).group(1) for line in last] == ["bfs", "cc", "pagerank", "sssp"]
+
+
+def test_the_committed_nested_figures_end_with_both_rules_per_algorithm():
+    path = ROOT / "bench" / "gpu" / "results" / "verify_regret_nested.txt"
+    last = path.read_text().strip().splitlines()[-8:]
+    form = re.compile(r"^(bfs|cc|pagerank|sssp) verify 5 \((top|spread)\): worst regret "
+                      r"\d+\.\d{3}, within 1\.02 on \d+ of \d+ graphs$")
+    assert [form.match(line).groups() for line in last] == [
+        (a, rule) for a in ("bfs", "cc", "pagerank", "sssp") for rule in ("top", "spread")]

@@ -67,7 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument("--top", type=positive_arg, default=5,
                       help="rows in the final table, at least 1 (default 5)")
     tune.add_argument("--verify", type=positive_arg, default=None, metavar="K",
-                      help="after the search, measure the top K configurations and the "
+                      help="after the search, measure K of the best configurations (in "
+                           "rank order, at most ceil(K/2) of one kernel family) and the "
                            "references on the GPU (warpsweep measure, the gpu extra): "
                            "RESULTS/measured/STUDY.parquet; without a GPU, one line says so")
     tune.add_argument("--no-references", dest="references", action="store_false",

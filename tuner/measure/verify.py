@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import field
@@ -81,15 +82,54 @@ class Verification:
 MeasureFn = Callable[[str, str, str, int | None], dict[str, Any]]
 
 
+def kernel_family(config: str | Strategy) -> tuple:
+    """The kernel structure a configuration runs: its driven form, mapping, chunk walk,
+    distribution, deferral, donation and worklist push. Configurations of one family share
+    the model's errors about that structure; W, thresholds and switch points only scale
+    them."""
+    s = Strategy.parse(config) if isinstance(config, str) else config
+    return (s.driven, s.mapping, (s.chunk or 1) > 1, s.distribution,
+            s.defer_threshold is not None, s.donate_threshold is not None,
+            s.push if s.driven != "topology" else None)
+
+
+def spread_top_k(configs: Sequence[str], k: int) -> list[int]:
+    """The places, among ``configs`` (distinct, in simulated rank order), of the ``k`` to
+    measure: in rank order, each whose kernel family holds fewer than ceil(k / 2) of those
+    taken; then, if fewer than ``k``, the skipped ones in rank order. The model's bias is
+    shared within a family, so k of one family would hedge it little."""
+    cap = -(-k // 2)
+    taken: list[int] = []
+    skipped: list[int] = []
+    held: dict[tuple, int] = {}
+    for i, config in enumerate(configs):
+        if len(taken) == k:
+            break
+        family = kernel_family(config)
+        if held.get(family, 0) < cap:
+            held[family] = held.get(family, 0) + 1
+            taken.append(i)
+        else:
+            skipped.append(i)
+    return sorted(taken + skipped[:k - len(taken)])
+
+
 def candidates(summary, k: int) -> list[VerifiedRow]:
-    """The study's top ``k`` configurations by simulated rank and every reference (ranked
-    where the search ranked it), each once."""
+    """The study's ``k`` configurations to measure (``spread_top_k`` of its distinct
+    complete ones by simulated rank) and every reference (ranked where the search ranked
+    it), each once."""
     rows: dict[str, VerifiedRow] = {}
     ranked = list(summary.ranked or summary.best)
     ranks: dict[str, int] = {}  # by configuration: a reference alike to a trial is ranked
     for i, r in enumerate(ranked, 1):
         ranks.setdefault(_config(r), i)
-    chosen = ranked[:k] + [r for r in summary.references.values() if r not in ranked[:k]]
+    firsts = {}  # each complete configuration's best-ranked record
+    for r in ranked:
+        if r.state == "complete" and r.values:
+            firsts.setdefault(_config(r), r)
+    distinct = list(firsts.values())
+    top = [distinct[i] for i in spread_top_k(list(firsts), k)]
+    chosen = top + [r for r in summary.references.values() if r not in top]
     for record in chosen:
         if record.state != "complete" or not record.values:
             continue
