@@ -13,8 +13,8 @@ from tuner.cli import main
 from tuner.measure import measure as measure_module
 from tuner.measure.verify import candidates
 from tuner.measure.verify import kernel_family
-from tuner.measure.verify import spread_top_k
 from tuner.measure.verify import read_verification
+from tuner.measure.verify import spread_top_k
 from tuner.measure.verify import verification_table
 from tuner.measure.verify import verify_study
 from tuner.measure.verify import verify_tune
@@ -178,7 +178,8 @@ def test_a_kernel_family_is_its_structure_not_its_numbers():
     def family(text):
         return kernel_family(text)
     assert family("mapping=vwarp,w=8") == family("mapping=vwarp,w=32")
-    assert family("mapping=thread,defer_threshold=8") == family("mapping=thread,defer_threshold=64")
+    assert family("mapping=thread,defer_threshold=8") == family(
+        "mapping=thread,defer_threshold=64")
     assert family("driven=temporal,switch_to_topology=0.1") == family(
         "driven=temporal,switch_to_topology=0.5")
     assert len({family(c) for c in (
