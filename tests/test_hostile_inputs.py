@@ -1169,6 +1169,10 @@ def test_calibrate_out_where_nothing_can_be_written_is_refused_before_the_fit(ca
                               "/proc/warpsweep-x.toml"])
     assert "--out /proc/warpsweep-x.toml: cannot write in /proc" in line
     assert time.monotonic() - start < 20
+    # a directory to be made there is named, not only where it would go (probe 01)
+    line = cli_error(capsys, ["calibrate", "bench/gpu/results/h100.parquet", "--out",
+                              "/proc/warpsweep-nope/x.toml"])
+    assert "cannot create /proc/warpsweep-nope: nothing can be written in /proc" in line
 
 
 @pytest.mark.parametrize("fields, words", [

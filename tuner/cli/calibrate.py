@@ -284,8 +284,10 @@ def _check_out(out: Path) -> None:
     if not parent.is_dir():
         raise ConfigError(f"--out {out}: {parent} is not a directory")
     # found out after the whole fit, before
+    missing = out.absolute().parent
     check_writable(parent / f".{out.name}.probe-{os.getpid()}",
-                   f"--out {out}: cannot write in {parent}")
+                   f"--out {out}: cannot write in {parent}" if missing == parent else
+                   f"--out {out}: cannot create {missing}: nothing can be written in {parent}")
     if out.exists():
         try:
             get_device(str(out))
