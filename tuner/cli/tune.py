@@ -22,6 +22,8 @@ from tuner.tuning.progress import study_table
 from tuner.tuning.progress import sweep_table
 from tuner.tuning.runner import OVERDUE_CANCEL_S
 from tuner.tuning.samplers import SAMPLERS
+from tuner.tuning.stopping import StoppedBeforeSaved
+from tuner.tuning.stopping import sigterm_interrupts
 
 TUNE_EXAMPLES = """examples:
   warpsweep tune --graph rmat:scale=14,seed=1 --algo bfs --trials 60
@@ -160,19 +162,26 @@ def resume_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def _interrupted(args: argparse.Namespace) -> int:
-    print("warpsweep: interrupted; every finished evaluation is saved. Resume with:\n  "
-          + resume_command(args), file=sys.stderr)
+def _interrupted(args: argparse.Namespace, stop: KeyboardInterrupt) -> int:
+    if isinstance(stop, StoppedBeforeSaved):
+        print("warpsweep: interrupted again while saving; every finished evaluation is in the "
+              "study journal, some perhaps not yet in the result rows (warpsweep check names "
+              "them). The same command rebuilds them and resumes:\n  " + resume_command(args),
+              file=sys.stderr)
+    else:
+        print("warpsweep: interrupted; every finished evaluation is saved. Resume with:\n  "
+              + resume_command(args), file=sys.stderr)
     return 130
 
 
 def run_tune(args: argparse.Namespace) -> int:
-    """``warpsweep tune``: one study, with its table of best configurations (Ctrl-C: the
-    command that resumes it)."""
+    """``warpsweep tune``: one study, with its table of best configurations (Ctrl-C or
+    SIGTERM: the command that resumes it)."""
     try:
-        return _run_tune(args)
-    except KeyboardInterrupt:
-        return _interrupted(args)
+        with sigterm_interrupts():
+            return _run_tune(args)
+    except KeyboardInterrupt as stop:
+        return _interrupted(args, stop)
 
 
 def _run_tune(args: argparse.Namespace) -> int:
@@ -222,9 +231,10 @@ def run_sweep(args: argparse.Namespace) -> int:
     if not args.sweep_file.strip():  # Path("") is the working directory: "cannot read '.'"
         raise ConfigError("no sweep file given; e.g. warpsweep sweep sweeps/quick.yaml")
     try:
-        return _run_sweep(args)
-    except KeyboardInterrupt:
-        return _interrupted(args)
+        with sigterm_interrupts():
+            return _run_sweep(args)
+    except KeyboardInterrupt as stop:
+        return _interrupted(args, stop)
 
 
 def _run_sweep(args: argparse.Namespace) -> int:

@@ -43,6 +43,7 @@ from tuner.tuning.progress import Progress
 from tuner.tuning.spec import StudySpec
 from tuner.tuning.spec import StudySummary
 from tuner.tuning.spec import planned_runs
+from tuner.tuning.stopping import stop_signals_held
 from tuner.tuning.study import WORKER_FAILURE
 from tuner.tuning.study import Job
 from tuner.tuning.study import StudyRun
@@ -556,19 +557,20 @@ class Runner:
             run.close()
 
     def _shutdown(self) -> None:
-        while self._ready:  # asked but never started: failed and enqueued again for a resume
-            job = self._ready.popleft()
-            job.run.abandon(job)
-        try:
-            cancel = getattr(self.executor, "cancel", None)
-            if cancel is not None and self._inflight:
-                cancel(list(self._inflight))
-        finally:
+        with stop_signals_held():  # a second stop had cut the last flush short
+            while self._ready:  # asked but never started: failed and enqueued for a resume
+                job = self._ready.popleft()
+                job.run.abandon(job)
             try:
-                self.store.close()
+                cancel = getattr(self.executor, "cancel", None)
+                if cancel is not None and self._inflight:
+                    cancel(list(self._inflight))
             finally:
-                for run in self._active:
-                    run.close()
+                try:
+                    self.store.close()
+                finally:
+                    for run in self._active:
+                        run.close()
 
 
 def _strategy_builder():

@@ -1,0 +1,106 @@
+"""A run stopped by a signal writes every finished evaluation before it says so: a second stop
+as the last flush began had cut it short, leaving rows only in the journal while the run said
+they were saved (probe RI); SIGTERM stops an in-process run as Ctrl-C does (it had ended it
+at once, without a word and with the last rows unwritten)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tuner.cli import main
+from tuner.results.store import ResultStore
+from tuner.results.store import read_trials
+from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.plan import check_spec
+from tuner.tuning.plan import load_spaces
+from tuner.tuning.plan import run_studies
+from tuner.tuning.spec import StudySpec
+from tuner.tuning.stopping import StoppedBeforeSaved
+from tuner.tuning.stopping import stop_signals_held
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_a_held_signal_stops_the_run_after_the_block():
+    went_on = []
+    with pytest.raises(KeyboardInterrupt) as caught:
+        with stop_signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            went_on.append(True)
+    assert went_on and not isinstance(caught.value, StoppedBeforeSaved)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_second_signal_inside_the_block_stops_it_at_once():
+    went_on = []
+    with pytest.raises(StoppedBeforeSaved):
+        with stop_signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+            went_on.append(True)
+    assert not went_on
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with stop_signals_held():  # and nothing raised where none came
+        pass
+
+
+class StoppingBackend(SimulatorBackend):
+    """The simulator, stopped as by Ctrl-C after some evaluations."""
+
+    def __init__(self, stop_after: int):
+        self.calls = 0
+        self.stop_after = stop_after
+
+    def evaluate(self, graph, runs, algorithm, device, config):
+        if self.calls == self.stop_after:
+            raise KeyboardInterrupt
+        self.calls += 1
+        return super().evaluate(graph, runs, algorithm, device, config)
+
+
+def test_a_stop_as_the_last_flush_begins_still_writes_every_row(tmp_path, monkeypatch):
+    close = ResultStore.close
+
+    def close_after_a_second_stop(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        close(self)
+
+    monkeypatch.setattr(ResultStore, "close", close_after_a_second_stop)
+    spec = check_spec(StudySpec(graph="rmat:scale=8,seed=1", algorithm="bfs", device="h100",
+                                space="vwarp", trials=12, sources=1, references=False,
+                                sampler="random"))
+    results = tmp_path / "res"
+    with pytest.raises(KeyboardInterrupt):
+        run_studies([spec], load_spaces([spec]), results, workers=0,
+                    backend=StoppingBackend(stop_after=5))
+    monkeypatch.undo()
+    complete = [r for r in read_trials(results).to_pylist() if r["state"] == "complete"]
+    assert len(complete) == 5  # none left to the journal alone
+    assert main(["check", str(results)]) == 0
+
+
+def test_sigterm_stops_an_in_process_run_as_ctrl_c_does(tmp_path):
+    results = tmp_path / "res"
+    argv = ["tune", "--graph", "rmat:scale=10,seed=2", "--trials", "300", "--sampler", "random",
+            "--workers", "0", "--no-references", "--results", str(results), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "tuner.cli", *argv], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        journals = list((results / "studies").glob("*.journal"))
+        if journals and journals[0].read_text().count('"record"') >= 10:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=60)[1].decode()
+    assert proc.returncode == 130, err
+    assert "interrupted; every finished evaluation is saved" in err and "Resume with" in err
+    assert main(["check", str(results)]) == 0  # the rows hold every recorded result
