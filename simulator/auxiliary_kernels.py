@@ -110,7 +110,15 @@ def outlier_kernel(
     blocks = min(vertices.size, device.sms * resident_blocks_per_sm(launched, device))
     sectors[:blocks * warps] += 1
     trips_per_step = 1 + device.atomic_round_trips if unchecked_atomics else 2
-    round_trips = trips_per_step * warp_rounds.ravel() + 1
+    rounds = warp_rounds.ravel()
+    if gathers:
+        # PageRank's sum over a queued vertex's edges: nvcc unrolls the loop, whose SASS
+        # issues at most 2 value loads before an add (``bench/gpu/outlier_gather_groups.sh``),
+        # as a chunk walk's: load groups of 4 (``launch_costs.gather_group_size``)
+        from simulator.launch_costs import gathered_load_groups  # (it imports this module)
+
+        rounds = gathered_load_groups(rounds, np.ones_like(rounds), 4)
+    round_trips = trips_per_step * rounds + 1
     unit_work = UnitWork(sisd, simd, sectors, round_trips)
     # PageRank's change sum: an atomicAdd on one word by each block that expanded a vertex
     sums = blocks if gathers else 0

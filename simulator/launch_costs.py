@@ -382,11 +382,14 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
                                   gather_group_size(strategy)) if cx.gathers else e.steps)
     trips_per_step = 1 + waits if cx.unchecked else 2
     round_trips = trips_per_step * steps + waits * tasks.deferred_positions
-    # finding the slots' vertices: thread-based sweeps read the status, then the active
-    # vertices' row bounds; staged (vwarp) sweeps one staging round trip, staged worklist
-    # launches two (the entries, then their vertices' row bounds)
+    # finding the slots' vertices: thread-based sweeps read the status (PageRank's none:
+    # ``PrSweep.status``), then the active vertices' row bounds; staged (vwarp) sweeps one
+    # staging round trip, staged worklist launches two (the entries, then their vertices'
+    # row bounds)
     if not cx.staged:
-        round_trips += layout.real_positions + tasks.active_positions
+        round_trips += tasks.active_positions
+        if not (cx.gathers and cx.sweep):
+            round_trips += layout.real_positions
     else:
         round_trips += 2 if launch.lookup == "worklist" else 1
     if strategy.dynamic:

@@ -313,10 +313,12 @@ def test_pagerank_sweep_gathers_in_unrolled_groups(pagerank_run):
     # count mod 4, groups of 16, then one of 8 and one of 4), each group's loads issued before
     # it waits. Thread mapping, a sweep of all 64 vertices: warp 0 (the hub's 40 steps: groups
     # 16, 16, 8 -> 3 groups, 2 round trips each) checks (2), sets up (3), stores the rank (1)
-    # and runs 4 * 40 SIMD instructions: 166 instructions, 6 + 2 (status, row bounds) round
-    # trips -> 966; warp 1 (one step: 1 group) 10 instructions, 2 + 2 round trips -> 410.
-    # (A step at a time, as BFS's loop waits, warp 0 would take 166 + 82 * 100.)
-    assert pagerank_launch(pagerank_run, mapping="thread").cycles == 966 + 410
+    # and runs 4 * 40 SIMD instructions: 166 instructions, 6 + 1 (the row bounds:
+    # ``PrSweep.status`` loads nothing, so no status round trip) round trips -> 866; warp 1
+    # (one step: 1 group) 10 instructions, 2 + 1 round trips -> 310 (966 and 410 had charged
+    # a status read: probe HC). (A step at a time, as BFS's loop waits, warp 0 would take
+    # 166 + 81 * 100.)
+    assert pagerank_launch(pagerank_run, mapping="thread").cycles == 866 + 310
     # W = 32, one vertex a warp: the hub's 2 steps are 2 single steps (4 round trips, 1 staging)
     # with 2 + 2 + 3 + 1 + 8 = 16 instructions -> 516; a leaf's step 12 instructions, 3 round
     # trips -> 312 (40 of them); an isolated vertex 8 instructions, 1 round trip -> 108 (23).
@@ -348,6 +350,21 @@ def test_pagerank_chunk_walks_gather_in_fours(monkeypatch):
     assert gather_group_size(Strategy(mapping="thread", defer_threshold=32)) == 16
     assert gather_group_size(Strategy(mapping="vwarp", w=8, chunk=2)) == 4
     assert gather_group_size(Strategy(mapping="vwarp", w=8, distribution="dynamic")) == 4
+
+
+def test_pagerank_outlier_kernel_gathers_in_fours(monkeypatch):
+    # The outlier kernel's sum over a queued vertex's edges is a gathering loop too, whose
+    # SASS issues at most 2 value loads before an add (bench/gpu/outlier_gather_groups.sh on
+    # the H200), as a chunk walk's: groups of 4. A hub of 256 leaves deferred, one block of
+    # 32 threads: 8 rounds, 2 groups of 4 (2 round trips each) where one round trip pair a
+    # round had been charged: 12 round trips less, at 100 cycles each (probe HC).
+    hub = Graph.from_edges(np.zeros(256, dtype=np.int64), np.arange(1, 257), 257, name="hub256")
+    run = functional_run(hub, "pagerank")
+    deferred = Strategy(mapping="thread", defer_threshold=32, block_size=32)
+    grouped = iteration_costs(run, deferred, SERIAL)[0].cost.cycles
+    monkeypatch.setattr(launch_costs, "gathered_load_groups",
+                        lambda steps, positions, group=16: steps)
+    assert iteration_costs(run, deferred, SERIAL)[0].cost.cycles - grouped == 12 * 100
 
 
 def test_pagerank_blocks_add_to_one_global_sum(pagerank_run, bfs_run):
