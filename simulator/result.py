@@ -26,7 +26,9 @@ class Result:
     worklist_items counts the entries worklist launches expanded, duplicates those of them
     that repeat a vertex already on the same worklist. A ratio with nothing to count (a run
     that expands no edge, from a source without edges: no SIMD lane-steps) is 0, and then u_a,
-    u_r and me do not sum to 1.
+    u_r and me do not sum to 1. ``output``: BFS levels, SSSP distances, CC labels, PageRank's
+    ranks; data-driven PageRank's are its worklist kernel's, which never puts a vertex back,
+    so only roughly PageRank's (docs/model.md, "What the algorithms compute").
     """
 
     algorithm: str
