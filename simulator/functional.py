@@ -75,7 +75,7 @@ class FunctionalRun:
     ``worklist_run``: where a data-driven kernel computes something else (PageRank, which
     recomputes only the vertices whose rank still moved), that run; else the worklists
     follow from this run's stores. ``edge_values``: what an edge adds to the value it
-    relays (SSSP's weights; sums are taken in float64), None where it adds nothing.
+    relays (SSSP's weights; distances are float32, as the kernels'), None where it adds nothing.
     """
 
     algorithm: str
@@ -237,7 +237,7 @@ def _bfs(graph: Graph, source: int) -> FunctionalRun:
 def initial_values(algorithm: str, n: int, source: int | None = None) -> np.ndarray:
     """What SSSP's distances and CC's labels start from, before any launch lowers them."""
     if algorithm == "sssp":
-        dist = np.full(n, np.inf)
+        dist = np.full(n, np.inf, dtype=np.float32)
         dist[source] = 0.0
         return dist
     if algorithm == "cc":

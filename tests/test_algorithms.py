@@ -268,3 +268,17 @@ def test_a_graph_keeps_its_own_arrays_not_the_callers():
     frozen.flags.writeable = False  # read-only and owning its memory: kept without a copy
     kept = Graph(np.array([0, 1, 2, 3]), frozen, directed=True)
     assert kept.indices is frozen
+
+
+def test_sssp_sums_distances_in_float32_as_the_kernels_do():
+    """The kernels keep distances as float32 (``LowerSweep<float, ...>`` in
+    ``tuner/measure/kernels.cu``): on the path 0-1-2-3 of weights 2**24, 1, 1 every vertex
+    past 0 is at 2**24 there, float32 having no 2**24 + 1; sums taken in float64 had given
+    2**24 + 1 and 2**24 + 2 (probe SC)."""
+    g = Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 3]), 4,
+                         weights=np.array([2**24, 1, 1], dtype=np.float32))
+    for strategy in [*STRATEGIES, {"driven": "data"},
+                     {"driven": "temporal", "switch_to_topology": 0.5}]:
+        dist = simulate(g, "sssp", strategy, source=0).output
+        assert dist.dtype == np.float32
+        assert dist.tolist() == [0, 2**24, 2**24, 2**24]
