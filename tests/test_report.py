@@ -438,3 +438,9 @@ def test_a_graph_timed_on_two_workloads_is_two_groups_each_its_own_baseline(tmp_
         assert thread_baseline(runs).time_us == thread_baseline(study).time_us
     page = build_report(str(res), tmp_path / "out", selector=False).index.read_text()
     assert "(1 source)" in page and "(2 sources, seed 0)" in page
+    # each study's summary line names its own workload (the last group's had named both:
+    # probe AN)
+    from tuner.analysis.report_data import study_lines
+
+    named = {line.graph.split(" ", 1)[1] for line in study_lines(data)}
+    assert named == {"(1 source)", "(2 sources, seed 0)"}

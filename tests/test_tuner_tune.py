@@ -640,3 +640,19 @@ def test_an_unreachable_ray_address_in_the_environment_is_one_line(monkeypatch, 
     err = capsys.readouterr().err
     assert code == 2 and time.monotonic() - start < 30
     assert "no Ray cluster at RAY_ADDRESS '127.0.0.1:1': cannot connect" in err
+
+
+def test_a_multi_objective_table_says_it_shows_the_pareto_front(tmp_path, capsys):
+    """It had said every configuration evaluated was ranked, and cut the front to --top
+    without a word (probe AN)."""
+    code, results = tune(tmp_path, "--trials", "12", "--sources", "1", "--objective",
+                         "time_us,transactions", "--top", "2")
+    out = capsys.readouterr().out
+    assert code == 0
+    front = re.search(r"the Pareto front over time_us, transactions \((\d+) configurations?, "
+                      r"references included\), by time_us; the first 2 of (\d+) shown", out)
+    assert front and front.group(1) == front.group(2) and int(front.group(1)) > 2
+    assert "every configuration evaluated is ranked" not in out
+    code, _ = tune(tmp_path, "--trials", "4", "--sources", "1", results=tmp_path / "single")
+    assert "every configuration evaluated is ranked, references included; the first 5 of " \
+        in capsys.readouterr().out

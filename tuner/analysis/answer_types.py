@@ -83,7 +83,7 @@ def parse_objectives(text: str) -> list[Objective]:
 @dataclass(frozen=True)
 class Study:
     """One study: its key, graph (name, spec, id), algorithm, device, space, objective and
-    its complete rows (``evaluations``)."""
+    its complete evaluations (``complete``: `tune`'s evaluations count the failed too)."""
 
     key: str
     graph: str
@@ -93,7 +93,7 @@ class Study:
     device: str
     space: str
     objective: str
-    evaluations: int
+    complete: int
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,8 @@ class FixedConfig:
     config: Config
     graphs: int
     geomean_ratio: float
+    workloads: int = 0  # (graph, sources) pairs the mean is over: a graph timed from other
+    # sources counts once each (0: as many as graphs)
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,8 @@ def _config_json(config: Config) -> dict[str, Any]:
 
 def _fixed_json(f: FixedConfig) -> dict[str, Any]:
     return {"algorithm": f.algorithm, "device": f.device, "config": _config_json(f.config),
-            "graphs": f.graphs, "geomean_ratio": f.geomean_ratio}
+            "graphs": f.graphs, "workloads": f.workloads or f.graphs,
+            "geomean_ratio": f.geomean_ratio}
 
 
 def _study_best_json(s: StudyBest) -> dict[str, Any]:

@@ -171,7 +171,7 @@ def _fixed_configs(src: FilteredTrials, summaries: list[dict[str, Any]], objecti
                           exp(avg(CASE WHEN g.v > 0 AND b.best > 0 THEN ln({ratio}) END)) AS geo
                    FROM g JOIN _workload_best b USING (algorithm, device, workload)
                    GROUP BY ALL)
-        SELECT s.algorithm, s.device, s.h, s.geo, n.graphs
+        SELECT s.algorithm, s.device, s.h, s.geo, n.graphs, n.workloads
         FROM s JOIN _group_workloads n USING (algorithm, device) WHERE s.k = n.workloads
         QUALIFY row_number() OVER (PARTITION BY algorithm, device ORDER BY s.geo, s.h) = 1""")
     if not chosen:
@@ -184,7 +184,7 @@ def _fixed_configs(src: FilteredTrials, summaries: list[dict[str, Any]], objecti
     params = {(v["algorithm"], v["device"], v["h"]): v["row"] for v in values}
     fixed = {(c["algorithm"], c["device"]): FixedConfig(
         c["algorithm"], c["device"], src.config(params[(c["algorithm"], c["device"], c["h"])]),
-        c["graphs"], c["geo"]) for c in chosen}
+        c["graphs"], c["geo"], c["workloads"]) for c in chosen}
     own = {v["study_key"]: v["v"] for v in values}
     by_workload: dict[tuple[str, str, str], list[float]] = {}
     for v in values:

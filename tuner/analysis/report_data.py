@@ -510,17 +510,22 @@ def _over(base: float | None, value: float | None) -> float | None:
 
 def study_lines(data: ResultsData) -> list[StudyLine]:
     """Per study: trials drawn, failures, the best time, its configuration, the baseline."""
-    names = {g.graph_id: g.graph_name for g in data.groups()}
+    # by the study's own group: a graph timed on several workloads is named with each
+    # (keyed by graph alone, one study's workload had labelled every study of the graph)
+    names = {(g.graph_id, g.algorithm, g.device, g.workload): g.graph_name
+             for g in data.groups()}
     out = []
     for key in data.studies():
         mine = data.by_study[key]
         first = mine[0]
+        group = (first.graph_id, first.algorithm, first.device)
         b = best(mine)
         thread = thread_baseline(mine)
         fixed = best_fixed_vwarp(mine)
         drawn = [r for r in mine if r.role == "trial"]
         out.append(StudyLine(
-            key, names.get(first.graph_id, first.graph_spec), first.algorithm, first.device,
+            key, names.get((*group, first.workload)) or names.get((*group, ""), first.graph_spec),
+            first.algorithm, first.device,
             first.space, first.objective, len({r.config for r in drawn}),
             repeats_of(drawn),
             sum(1 for r in mine if r.state == "failed"),

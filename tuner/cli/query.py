@@ -511,7 +511,7 @@ def _journals_without_rows(results: str) -> list[str]:
 
 def _study_line(study: answer_types.Study) -> str:
     return (f"{study.graph}, {study.algorithm} on {study.device}, space {study.space}, "
-            f"{study.evaluations} complete evaluations ({study.key})")
+            f"{study.complete} complete evaluations ({study.key})")
 
 
 @_pipe_safe
@@ -565,8 +565,13 @@ def run_best(args: argparse.Namespace) -> int:
           "algorithm and device across graphs:")
     for f in result.fixed:
         graphs = "the graph" if f.graphs == 1 else f"all {f.graphs} graphs"
+        each = "graph"
+        if (f.workloads or f.graphs) > f.graphs:  # a graph timed from other sources too
+            graphs = (f"all {f.workloads} workloads ({f.graphs} "
+                      f"graph{'s' if f.graphs != 1 else ''})")
+            each = "workload"
         print(f"  {f.algorithm} on {f.device}: {f.config.text} (evaluated on {graphs}; "
-              f"geometric mean {f.geomean_ratio:.3f}x each graph's best)")
+              f"geometric mean {f.geomean_ratio:.3f}x each {each}'s best)")
     groups = {(s.study.algorithm, s.study.device) for s in result.studies}
     for algorithm, device in sorted(groups - {(f.algorithm, f.device) for f in result.fixed}):
         zero = sorted({s.study.graph for s in result.studies if s.value == 0
@@ -578,7 +583,8 @@ def run_best(args: argparse.Namespace) -> int:
                     - {str(objective), objective.metric})
     if others:  # each row is the best by --metric, not by what its study was tuned for
         tuned = sum(s.study.objective in others for s in result.studies)
-        print(f"note: {tuned} of these studies were tuned for another objective "
+        print(f"note: {tuned} of these studies {'was' if tuned == 1 else 'were'} tuned for "
+              "another objective "
               f"({', '.join(others)}); their rows are the best by {objective.metric} (give "
               "--metric to rank by another)", file=sys.stderr)
     if not any(getattr(args, name) is not None for name in ("graph", "algo", "device")):
@@ -643,7 +649,7 @@ def run_pareto(args: argparse.Namespace) -> int:
     for i, s in enumerate(result.studies):
         print(("\n" if i else "") + _study_line(s.study))
         print(f"  {len(s.points)} non-dominated configuration{'s' if len(s.points) != 1 else ''}"
-              f" over {', '.join(names)} (of {s.study.evaluations} complete evaluations)")
+              f" over {', '.join(names)} (of {s.study.complete} complete evaluations)")
         rows = [[o.metric for o in objectives] + ["configuration"]]
         rows += [[_fmt(v) for v in p.values] + [p.config.text] for p in s.points]
         _indented(rows, [True] * len(objectives) + [False])

@@ -226,9 +226,17 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
           + (" (the sampler proposed only repeats: study ended early)"
              if summary.exhausted and summary.done < summary.budget else ""), file=out)
     n = summary.n_sources
-    print(f"  every configuration evaluated is ranked, references included; values are means "
-          f"over {n} source{'s' if n != 1 else ''}" if n > 1 or spec.algorithm in ("bfs", "sssp")
-          else "  every configuration evaluated is ranked, references included", file=out)
+    ranked = len(summary.ranked) or len(summary.best)
+    if len(obj.metrics) > 1:  # (the table had called the front a ranking of every one)
+        what = (f"the Pareto front over {', '.join(obj.metrics)} ({ranked} configuration"
+                f"{'s' if ranked != 1 else ''}, references included), by {obj.metrics[0]}")
+    else:
+        what = "every configuration evaluated is ranked, references included"
+    if len(summary.best) < ranked:
+        what += f"; the first {len(summary.best)} of {ranked} shown"
+    if n > 1 or spec.algorithm in ("bfs", "sssp"):
+        what += f"; values are means over {n} source{'s' if n != 1 else ''}"
+    print(f"  {what}", file=out)
     thread = summary.references.get("thread")
     base = thread.values[0] if thread is not None and thread.state == "complete" else None
     fixed = best_fixed_vwarp(summary)
