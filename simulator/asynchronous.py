@@ -208,6 +208,7 @@ class AsynchronousLowering:
         self._degree: np.ndarray | None = None  # each vertex's degree (int64)
         self._entry_of: np.ndarray | None = None  # ``_vertex_table``
 
+    @np.errstate(over="ignore")  # a float32 candidate past the largest is infinite: no store
     def launch(self, worklist: np.ndarray, entries_per_wave: int,
                defer_threshold: int | None = None, *, slots: np.ndarray | None = None,
                lanes_per_vertex: int | None = None,

@@ -245,6 +245,7 @@ def initial_values(algorithm: str, n: int, source: int | None = None) -> np.ndar
     raise ValueError(f"{algorithm} does not lower values with atomicMin")
 
 
+@np.errstate(over="ignore")  # a float32 candidate past the largest is infinite: no store
 def relax(indptr, indices, vertices, values, edge_values, *, with_local: bool = False,
           lower: bool = True):
     """One synchronous push step: every lane of ``vertices`` (duplicates too) reads its
@@ -292,12 +293,18 @@ def _sssp(graph: Graph, source: int) -> FunctionalRun:
     run = _lowering_run("sssp", source, graph.indptr, graph.indices,
                         initial_values("sssp", graph.n, source),
                         np.array([source], dtype=np.int32), graph.weights)
-    reached = run.output[np.isfinite(run.output)]
-    if reached.size and reached.max() > FLOAT32_MAX:
-        raise ConfigError(
-            f"{graph.spec or graph.name}: SSSP distances reach {reached.max():.9g}, beyond "
-            f"float32's {FLOAT32_MAX:.9g}: the GPU's distances are float32, where they would be "
-            "infinite (scale the weights down)")
+    # a float32 sum past float32's largest is infinite: a vertex reached only so would read
+    # as unreached
+    if graph.weights is not None and graph.m:
+        tails = run.output.take(graph.sources)
+        over = np.isfinite(tails)
+        over &= np.isinf(run.output.take(graph.indices))
+        if over.any():
+            most = (tails[over].astype(np.float64) + graph.weights[over]).max()
+            raise ConfigError(
+                f"{graph.spec or graph.name}: SSSP distances reach {most:.9g}, beyond "
+                f"float32's {FLOAT32_MAX:.9g}: the GPU's distances are float32, where they "
+                "would be infinite (scale the weights down)")
     return run
 
 

@@ -92,6 +92,7 @@ def surviving_stores(targets: np.ndarray, steps: np.ndarray, warps: np.ndarray,
     return keep
 
 
+@np.errstate(over="ignore")  # a float32 candidate past the largest is infinite: no store
 def unrelaxed_sources(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray,
                       edge_values: np.ndarray | None) -> np.ndarray:
     """The vertices with an edge whose relaxation would still lower its target (ascending):

@@ -1137,7 +1137,8 @@ def test_knobs_a_policy_run_would_ignore_are_refused(config, match):
 def test_sssp_distances_beyond_float32_are_refused():
     graph = Graph.from_edges(np.arange(199), np.arange(1, 200), 200,
                              np.full(199, 3e38, np.float32), directed=True)
-    with pytest.raises(ConfigError, match="distances reach 5.97000001e\\+40, beyond "
+    # the first sum past it (3e38 + 3e38), float32's sums stopping there at infinity
+    with pytest.raises(ConfigError, match="distances reach 6.00000001e\\+38, beyond "
                                           "float32's 3.40282347e\\+38"):
         functional_run(graph, "sssp", 0)
     # just past float32's largest: the two numbers printed apart (both had read 3.4e+38)
@@ -1145,6 +1146,26 @@ def test_sssp_distances_beyond_float32_are_refused():
                             directed=True)
     with pytest.raises(ConfigError, match="reach 3.40499995e\\+38, beyond float32's 3.40282347e"):
         functional_run(just, "sssp", 0)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("config", [
+    "mapping=thread", "mapping=vwarp,w=8,chunk=4", "driven=data", "driven=data,relax=store",
+    "driven=temporal,switch_to_topology=0.5", "mapping=vwarp,w=32,precheck=false"])
+def test_a_float32_sum_past_the_largest_only_on_a_longer_path_is_no_error(config):
+    """Distances are float32 sums, as the kernels'; a candidate past float32's largest is
+    infinite and stores nothing, like the GPU's. Only a vertex reached that way alone is
+    refused (above): 2 is reached by 0 -> 2 (1), 3 by 0 -> 1 -> 3 (3e38 + 1e37, below the
+    largest), and the edge 1 -> 2's 3e38 + 3e38 overflows on the way, without a warning."""
+    from simulator import simulate
+
+    graph = Graph.from_edges(np.array([0, 0, 1, 1]), np.array([1, 2, 2, 3]), 4,
+                             np.array([3e38, 1, 3e38, 1e37], np.float32), directed=True)
+    run = functional_run(graph, "sssp", 0)
+    expected = np.array([0, 3e38, 1, np.float32(3e38) + np.float32(1e37)], np.float32)
+    np.testing.assert_array_equal(run.output, expected)
+    np.testing.assert_array_equal(simulate(graph, "sssp", config, source=0,
+                                           functional=run).output, expected)
 
 
 @pytest.mark.parametrize("argv, words", [

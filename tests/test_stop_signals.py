@@ -18,6 +18,7 @@ from tuner.cli import main
 from tuner.results.store import ResultStore
 from tuner.results.store import read_trials
 from tuner.tuning.evaluate import SimulatorBackend
+from tuner.tuning.executor import InlineExecutor
 from tuner.tuning.plan import check_spec
 from tuner.tuning.plan import load_spaces
 from tuner.tuning.plan import run_studies
@@ -104,3 +105,57 @@ def test_sigterm_stops_an_in_process_run_as_ctrl_c_does(tmp_path):
     assert proc.returncode == 130, err
     assert "interrupted; every finished evaluation is saved" in err and "Resume with" in err
     assert main(["check", str(results)]) == 0  # the rows hold every recorded result
+
+
+class CtrlCWhileWaiting(InlineExecutor):
+    """In-process calls, 16 in flight as on a cluster, and Ctrl-C at the ``at``-th wait for
+    results: the tasks submitted by then are in flight, unanswered."""
+
+    def __init__(self, at: int) -> None:
+        self.capacity = 16
+        self.waits = 0
+        self.at = at
+
+    def wait(self, futures, timeout):
+        self.waits += 1
+        if self.waits == self.at:
+            raise KeyboardInterrupt
+        return super().wait(futures, timeout)
+
+
+def test_trials_in_flight_at_a_stop_fail_as_interrupted_and_come_back(tmp_path):
+    """They had stayed running in the journal until a resume (probe RI: 96-128 after a Ctrl-C
+    on Ray), so a journal reader saw a stopped study running; now they fail as interrupted,
+    as Optuna's own optimize has them, each enqueued again, and a resume runs them."""
+    import optuna
+    from optuna.trial import TrialState
+
+    from tuner.results.journal import DriverJournal
+    from tuner.tuning.dispatch import BatchRunner
+
+    spec = check_spec(StudySpec(graph="rmat:scale=6,seed=1", algorithm="bfs", device="h100",
+                                space="vwarp", trials=40, sources=1, references=False,
+                                sampler="random"))
+    results = tmp_path / "res"
+    store = ResultStore.open(results)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            BatchRunner(CtrlCWhileWaiting(at=3), store, results).run([spec],
+                                                                      load_spaces([spec]))
+    finally:
+        store.close()
+    (journal,) = (results / "studies").glob("*.journal")
+    backend = DriverJournal(journal)
+    try:
+        trials = optuna.load_study(study_name=journal.stem,
+                                   storage=optuna.storages.JournalStorage(backend)).trials
+    finally:
+        backend.close()
+    states = [t.state for t in trials]
+    interrupted = [t for t in trials if t.user_attrs.get("interrupted")]
+    assert TrialState.RUNNING not in states
+    assert interrupted and all(t.state == TrialState.FAIL for t in interrupted)
+    assert states.count(TrialState.WAITING) >= len(interrupted)  # enqueued again
+    (summary,) = run_studies([spec], load_spaces([spec]), results, workers=0).summaries
+    assert summary.done == 40
+    assert len([r for r in read_trials(results).to_pylist() if r["state"] == "complete"]) >= 40

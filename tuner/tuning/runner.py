@@ -565,6 +565,12 @@ class Runner:
                 cancel = getattr(self.executor, "cancel", None)
                 if cancel is not None and self._inflight:
                     cancel(list(self._inflight))
+                # their trials fail in Optuna as interrupted, enqueued again, as Optuna's own
+                # optimize does on Ctrl-C (they had stayed running in the journal until a
+                # resume: a dashboard showed a stopped study running)
+                for future in list(self._inflight):
+                    for job in self._drop_inflight(future):
+                        job.run.abandon(job)
             finally:
                 try:
                     self.store.close()
