@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
+from tests.tune_process import started_until
+from tests.tune_process import tune_argv
 from tuner.cli import main
 from tuner.results.store import ResultStore
 from tuner.results.store import read_trials
@@ -25,8 +23,6 @@ from tuner.tuning.plan import run_studies
 from tuner.tuning.spec import StudySpec
 from tuner.tuning.stopping import StoppedBeforeSaved
 from tuner.tuning.stopping import stop_signals_held
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def test_a_held_signal_stops_the_run_after_the_block():
@@ -89,17 +85,7 @@ def test_a_stop_as_the_last_flush_begins_still_writes_every_row(tmp_path, monkey
 
 def test_sigterm_stops_an_in_process_run_as_ctrl_c_does(tmp_path):
     results = tmp_path / "res"
-    argv = ["tune", "--graph", "rmat:scale=10,seed=2", "--trials", "300", "--sampler", "random",
-            "--workers", "0", "--no-references", "--results", str(results), "--no-progress"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "tuner.cli", *argv], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        journals = list((results / "studies").glob("*.journal"))
-        if journals and journals[0].read_text().count('"record"') >= 10:
-            break
-        time.sleep(0.02)
+    proc, _ = started_until(tune_argv(results, 300), results, 10)
     proc.send_signal(signal.SIGTERM)
     err = proc.communicate(timeout=60)[1].decode()
     assert proc.returncode == 130, err

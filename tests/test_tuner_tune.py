@@ -4,19 +4,17 @@ interruption or a crash, failed trials, duplicates, grid, multi-objective and ba
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import optuna
 import pytest
 
 from search_spaces.loader import load_space
 from simulator import Strategy
+from tests.tune_process import started_until
+from tests.tune_process import tune_argv
 from tuner.cli import main
 from tuner.results.schema import SCHEMA_VERSION
 from tuner.results.store import read_graphs
@@ -29,7 +27,6 @@ from tuner.tuning.spec import Objective
 from tuner.tuning.spec import StudySpec
 
 GRAPH = "rmat:scale=8,seed=1"
-REPO = Path(__file__).resolve().parent.parent
 
 
 def params_of(row):
@@ -171,19 +168,8 @@ def test_without_references_the_table_has_no_vs_columns(tmp_path, capsys):
 
 def test_resume_after_sigkill(tmp_path):
     results = tmp_path / "res"
-    argv = ["tune", "--graph", "rmat:scale=10,seed=2", "--trials", "150", "--sampler", "random",
-            "--workers", "0", "--no-references", "--results", str(results), "--no-progress"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "tuner.cli", *argv], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    journal = None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        journals = list((results / "studies").glob("*.journal"))
-        if journals and journals[0].read_text().count('"record"') >= 25:
-            journal = journals[0]
-            break
-        time.sleep(0.02)
+    argv = tune_argv(results, 150)
+    proc, journal = started_until(argv, results, 25)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert journal is not None, proc.stderr.read().decode()
