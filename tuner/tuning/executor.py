@@ -406,10 +406,17 @@ class RayExecutor(Executor):
         return Shared(self._ray.put(value))
 
     def cancel(self, futures: list[Future]) -> None:
-        """Best-effort cancellation of running calls."""
-        for f in futures:
+        """Best-effort cancellation of running calls: those not finished already (a task
+        force-cancelled as it completed had failed a check inside Ray, ending a Ctrl-C'd run
+        with exit 1: probe RI, 1 of 5 stops)."""
+        refs = [f.ref for f in futures]
+        try:
+            _, refs = self._ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
+        except Exception:  # noqa: BLE001 - then every one, as before
+            pass
+        for ref in refs:
             try:
-                self._ray.cancel(f.ref, force=True)
+                self._ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001 - cancelling is best effort at shutdown
                 pass
 
