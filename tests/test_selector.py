@@ -393,6 +393,24 @@ def test_a_device_file_reusing_the_models_device_name_is_refused(tmp_path, capsy
     assert "has other fields than the h100 of the model" in capsys.readouterr().err
     assert main([*graph, "--device", str(same)]) == 0
     assert json.loads(open(model).read())["device_digest"]
+    # without --device too: a model whose h100 is not the preset's (another version's fields,
+    # or a name edited in the file) had been recommended and verified on the preset (probe SE)
+    doc = json.loads(open(model).read())
+    doc["device_digest"] = "0" * len(doc["device_digest"])
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["select", "recommend", "--graph", "rmat:scale=7,seed=5", "--model",
+                 str(edited)]) == 2
+    assert "the preset h100 has other fields than the h100 of the model" in \
+        capsys.readouterr().err
+    # and a k beyond the graphs stored is damage, not "every graph"
+    doc = json.loads(open(model).read())
+    doc["hyperparameters"] = {**doc["hyperparameters"], "model": "knn", "k": 100}
+    edited.write_text(json.dumps(doc))
+    assert main(["select", "recommend", "--graph", "rmat:scale=7,seed=5", "--model",
+                 str(edited)]) == 2
+    assert "knn's k is 100, not 0 (every graph) to the" in capsys.readouterr().err
 
 
 def test_a_graph_unlike_every_training_graph_is_named_extrapolated(synthetic):
@@ -449,3 +467,32 @@ def test_a_policy_fit_on_no_rows_is_a_clear_error():
 
     with pytest.raises(ConfigError, match="needs graphs besides the one held out"):
         fit_tree(np.zeros((0, 3)), np.zeros((0, 2)), 2, 0.0)
+
+
+def test_ties_go_to_the_configuration_of_fewer_knobs():
+    """W = 32 and W = 32 deferring at 64 time alike where no vertex passes 64: the plain one
+    comes first, so an argmin over equal times picks it (sorted by text, the deferring one had
+    been first and was picked on a skewed held-out graph, 1.41x its best: probe SE)."""
+    from tuner.results.configs import canonical_params
+    from tuner.results.configs import config_key
+    from tuner.selection.selector import candidate_order
+
+    plain = canonical_params({"mapping": "vwarp", "w": 32})
+    deferring = canonical_params({"mapping": "vwarp", "w": 32, "defer_threshold": 64})
+    configs = {config_key(c): c for c in (deferring, plain)}
+    assert sorted(configs)[0] == config_key(deferring)  # what the order had been
+    assert candidate_order(set(configs), configs) == [config_key(plain), config_key(deferring)]
+
+
+def test_a_mean_over_fewer_graphs_says_so(synthetic):
+    """A configuration without a complete time on a graph (its rows failed) shows "-" there,
+    and its column's mean is over the others: said under the table, where means over 2 and 3
+    graphs had stood side by side without a word (probe SE)."""
+    from tuner.cli.select import evaluation_table
+
+    root, _ = synthetic
+    [ev] = evaluate(root, "bfs", "h100")
+    assert "mean is over" not in evaluation_table(ev)
+    ev.rows[0].regrets[POLICY_W32] = math.nan
+    assert "w=32's mean is over 7 of 8 graphs: its configuration has no complete time on " \
+        in evaluation_table(ev)

@@ -262,6 +262,12 @@ def evaluation_table(ev: Any) -> str:
                  + " ".join(_cell(ev.geomean[p]) for p in ev.policies))
     lines.append("columns: " + "; ".join(f"{h} = {p}" for h, p in zip(heads, ev.policies,
                                                                      strict=True)))
+    for h, p in zip(heads, ev.policies, strict=True):  # a "-" cell: not in that column's mean
+        missing = [r for r in ev.rows if r.regrets[p] is None or math.isnan(r.regrets[p])]
+        if missing and len(missing) < len(ev.rows):
+            lines.append(f"{h}'s mean is over {len(ev.rows) - len(missing)} of {len(ev.rows)} "
+                         f"graphs: its configuration has no complete time on "
+                         f"{', '.join(_label(r.graph_name, r.graph_spec) for r in missing)}")
     for gid, why in ev.dropped.items():
         lines.append(f"left out {gid}: {why}")
     return "\n".join(lines)
@@ -271,7 +277,8 @@ def _cell(v: float) -> str:
     return f"{'-':>8}" if v is None or math.isnan(v) else f"{v:>8.3f}"
 
 
-def _refuse_other_fields(device: str, name: str, digest: str | None, what: str) -> None:
+def _refuse_other_fields(device: str, name: str, digest: str | None, what: str,
+                         named: str = "--device") -> None:
     """Refuse a --device whose fields are not those ``what`` was simulated with (``digest``,
     of the device named ``name``; None: not recorded): a device file reusing a preset's
     name had passed for it, as `tune` refuses it."""
@@ -285,7 +292,7 @@ def _refuse_other_fields(device: str, name: str, digest: str | None, what: str) 
         return
     given = device_digest(dataclasses.replace(get_device(device), name=name))
     if given != digest:
-        raise ConfigError(f"--device {device} has other fields than the {name} of {what} "
+        raise ConfigError(f"{named} {device} has other fields than the {name} of {what} "
                           f"(device digest {digest}, this one's {given}); train on results "
                           "simulated with this device")
 
@@ -312,6 +319,7 @@ def run_recommend(args: argparse.Namespace) -> int:
     from simulator import get_device
     from simulator import load_graph
     from simulator import simulate
+    from simulator.device import DEVICES
     from simulator.errors import ConfigError
     from simulator.features import graph_features
     from tuner.selection.selector import describe_config
@@ -333,6 +341,10 @@ def run_recommend(args: argparse.Namespace) -> int:
     if args.device is not None:
         _refuse_other_fields(args.device, device, doc.get("device_digest"),
                              f"the model {args.model!r}")
+    elif device in DEVICES:  # by its name, a preset whose fields are not the model's (another
+        # version's, or a name edited in the file) had passed without --device
+        _refuse_other_fields(device, device, doc.get("device_digest"),
+                             f"the model {args.model!r}", named="the preset")
     check_weighted(algo, args.graph)  # an SSSP model's pick for a graph SSSP cannot run
     graph = load_graph(args.graph)
     feats = {k: float(v) for k, v in graph_features(graph).items()}

@@ -190,6 +190,9 @@ def _rebuild(doc: dict[str, Any]) -> Selector:
         dict(zip(keys, configs, strict=True)),
     )
     hyper = Hyper.from_json(doc["hyperparameters"])
+    if hyper.model == "knn" and not 0 <= hyper.k <= len(graphs):
+        raise ValueError(f"knn's k is {hyper.k}, not 0 (every graph) to the {len(graphs)} "
+                         "graphs stored")
     selector = fit(matrix, hyper, int(doc.get("seed", 0)))
     if list(selector.feature_names) != list(doc["feature_names"]):
         raise ValueError("feature_names do not match the setting's feature subset")
