@@ -496,3 +496,20 @@ def test_a_mean_over_fewer_graphs_says_so(synthetic):
     ev.rows[0].regrets[POLICY_W32] = math.nan
     assert "w=32's mean is over 7 of 8 graphs: its configuration has no complete time on " \
         in evaluation_table(ev)
+
+
+def test_one_nearest_graph_says_its_1x_is_no_estimate():
+    """With k = 1 the pick is the nearest graph's best, so "1.000x this graph's best" holds
+    by construction, extrapolated or not (probe SE: -33% when simulated)."""
+    from tuner.cli.select import recommend_text
+
+    neighbour = {"name": "g1", "graph_spec": "rmat:scale=8", "distance": 9.7, "weight": 1.0,
+                 "time_us": 10.0, "best_time_us": 10.0}
+    out = {"graph": "file:one.txt", "n": 2, "m": 1, "model": "knn", "algorithm": "bfs",
+           "device": "h100", "setting": "knn k=1 uniform on degree", "config_label": "thread",
+           "config": {"mapping": "thread"}, "path": [], "neighbours": [neighbour],
+           "predicted_relative": 1.0, "predicted_time_us": 10.0, "predicted_time_basis": "x",
+           "extrapolated": False}
+    assert "the 1x says nothing of the error" in recommend_text(out, 8)
+    out["neighbours"] = [neighbour, {**neighbour, "name": "g2"}]
+    assert "the 1x says nothing" not in recommend_text(out, 8)

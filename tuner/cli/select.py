@@ -404,6 +404,9 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
                      f"(its best {n['best_time_us']:.1f})")
     lines.append(f"predicted   {out['predicted_relative']:.3f}x this graph's best; "
                  f"~{out['predicted_time_us']:.1f} us (rough: {out['predicted_time_basis']})")
+    if len(out["neighbours"]) == 1 and not out["path"]:  # 1.000x by construction (probe SE)
+        lines.append("            (one nearest graph, whose best is the pick: the 1x says "
+                     "nothing of the error)")
     if out["extrapolated"]:
         why = []
         if out["nearest_distance"] > out["training_spread"]:
