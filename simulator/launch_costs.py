@@ -98,6 +98,12 @@ class _Costing:
         return self.layout.w > 1
 
     @property
+    def reads_status(self) -> bool:
+        """Whether the slots' status words are read: not by PageRank's sweep, whose every
+        vertex is active (``PrSweep.status`` loads nothing)."""
+        return not (self.gathers and self.sweep)
+
+    @property
     def rechecks(self) -> bool:
         return self.launch.rechecks
 
@@ -310,7 +316,7 @@ def _count_sectors(cx: _Costing, e: EdgeWork, tasks: _Tasks, tally: _Tally) -> N
     sectors += layout.static_sectors
     sisd_requests = layout.static_requests
     if cx.gathers:
-        if cx.sweep and layout.status_sectors is not None:  # PrSweep.status reads nothing
+        if not cx.reads_status and layout.status_sectors is not None:
             sectors -= layout.status_sectors
             sisd_requests = sisd_requests - layout.status_requests
         # each warp reads the dangling sum the base rank is worked out from (``pr_base``)
@@ -382,13 +388,12 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
                                   gather_group_size(strategy)) if cx.gathers else e.steps)
     trips_per_step = 1 + waits if cx.unchecked else 2
     round_trips = trips_per_step * steps + waits * tasks.deferred_positions
-    # finding the slots' vertices: thread-based sweeps read the status (PageRank's none:
-    # ``PrSweep.status``), then the active vertices' row bounds; staged (vwarp) sweeps one
-    # staging round trip, staged worklist launches two (the entries, then their vertices'
-    # row bounds)
+    # finding the slots' vertices: thread-based sweeps read the status (``reads_status``),
+    # then the active vertices' row bounds; staged (vwarp) sweeps one staging round trip,
+    # staged worklist launches two (the entries, then their vertices' row bounds)
     if not cx.staged:
         round_trips += tasks.active_positions
-        if not (cx.gathers and cx.sweep):
+        if cx.reads_status:
             round_trips += layout.real_positions
     else:
         round_trips += 2 if launch.lookup == "worklist" else 1

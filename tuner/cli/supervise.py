@@ -18,13 +18,9 @@ import subprocess
 import sys
 
 from tuner.tuning.executor import SUPERVISED_FD  # set in the child: its end of the pipe
+from tuner.tuning.stopping import STOP  # what stops the child as Ctrl-C does (obey_stop)
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-# What stops the child as Ctrl-C does (``obey_stop``): sent for the first forwarded signal and
-# when this process dies. Not SIGINT, which the child inherits ignored where the command runs
-# as a background job of a non-interactive shell (`warpsweep tune ... &`): such a child had
-# gone on tuning, its journal locked, after the command was killed or told to stop.
-STOP = signal.SIGUSR2
 SUPERVISED_VERBS = ("tune", "sweep")
 
 

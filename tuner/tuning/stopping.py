@@ -8,8 +8,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-# SIGUSR2: what a supervising command sends its child to stop it (``tuner.cli.supervise``)
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
+# What stops a supervised run's child as Ctrl-C does (``tuner.cli.supervise``, which sends
+# it for the first forwarded signal and when the supervising process dies). Not SIGINT, which
+# the child inherits ignored where the command runs as a background job of a non-interactive
+# shell (`warpsweep tune ... &`): such a child had gone on tuning, its journal locked, after
+# the command was killed or told to stop.
+STOP = signal.SIGUSR2
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, STOP)
 
 
 class StoppedBeforeSaved(KeyboardInterrupt):
