@@ -11,3 +11,7 @@ class GraphError(WarpsweepError, ValueError):
 
 class ConfigError(WarpsweepError, ValueError):
     """A strategy, device, algorithm or search-space setting that is not valid."""
+
+
+class WarpsweepWarning(UserWarning):
+    """Base of the warnings about the user's data (the CLI prints each as one line)."""

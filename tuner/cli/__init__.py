@@ -6,9 +6,11 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 
 try:  # numpy and the simulator load here, before `main` runs: Ctrl-C is one line here too
     from simulator.errors import WarpsweepError
+    from simulator.errors import WarpsweepWarning
     from tuner.memory import keep_freed_memory
 except KeyboardInterrupt:
     sys.stderr.write("warpsweep: interrupted\n")
@@ -82,10 +84,20 @@ def main(argv: list[str] | None = None) -> int:
         return supervise.supervised(args)
     supervise.obey_stop()
     keep_freed_memory()
+    warnings.showwarning = _one_line_warning
     code = _run(args)
     # (not after a traceback: the supervising command then names the end, with the resume)
     supervise.report_finished(args)
     return code
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings about the user's data as one line each; others as Python shows them."""
+    if issubclass(category, WarpsweepWarning):
+        print(f"warpsweep: warning: {message}", file=file or sys.stderr)
+        return
+    print(warnings.formatwarning(message, category, filename, lineno, line),
+          file=file or sys.stderr, end="")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -9,6 +9,10 @@ in three ways that take the per-trial bookkeeping from ~7 fsyncs and lock files 
 - appends are written to the OS at once (a killed process loses nothing) and fsynced by
   ``sync()``, which the runner calls with every results flush (every few seconds);
 - logs are served to Optuna from memory; a line torn by a crash is cut off on open.
+
+Beside it, ``PATH.saved`` holds how far the journal ran when the study's rows last reached the
+disk. A journal that grew past it, with no run holding it, ends in results the rows lack (a run
+killed between flushes): ``unsaved_results`` names them for every reader of the rows.
 """
 
 from __future__ import annotations
@@ -25,9 +29,12 @@ from typing import Any
 from optuna.storages.journal import BaseJournalBackend
 
 from simulator.errors import ConfigError
+from simulator.errors import WarpsweepWarning
 
 # Optuna's journal operations (``JournalOperation``): a line with another code is not its.
 _OP_CODES = range(11)
+_SET_STUDY_USER_ATTR = 2  # a reference's result (study attribute "ref:LABEL")
+_SET_TRIAL_USER_ATTR = 8  # a trial's result (trial attribute "record")
 
 
 class UnreadableJournal(ConfigError):
@@ -97,6 +104,8 @@ class DriverJournal(BaseJournalBackend):
         self._base = 0  # log number of self._logs[0]
         self._file = open(self.path, "ab")  # noqa: SIM115 - held until close()
         self._dirty = False
+        if cut == 0:  # a new journal: a kill before its first flush shows too
+            mark_saved(self.path, 0)
 
     def read_logs(self, log_number_from: int) -> Iterable[dict[str, Any]]:
         """Logs from ``log_number_from`` on (Optuna asks in increasing order only)."""
@@ -121,6 +130,13 @@ class DriverJournal(BaseJournalBackend):
             os.fsync(self._file.fileno())
             self._dirty = False
 
+    def mark_saved(self) -> None:
+        """Record that every result in the journal so far is in the study's rows (called
+        once they are written)."""
+        if not self._file.closed:
+            self.sync()
+            mark_saved(self.path, self._file.tell())
+
     def close(self) -> None:
         """Sync, close the file and release the lock."""
         if self._file.closed:
@@ -131,6 +147,81 @@ class DriverJournal(BaseJournalBackend):
             self._file.close()
             fcntl.flock(self._lock, fcntl.LOCK_UN)
         self._lock.close()
+
+
+class UnsavedResults(WarpsweepWarning):
+    """A study's journal holds results its rows lack (``unsaved_results``, ``unsaved_line``)."""
+
+
+def saved_mark_path(journal: Path) -> Path:
+    """Where a journal's saved mark lives (``PATH.saved``)."""
+    return journal.with_name(f"{journal.name}.saved")
+
+
+def mark_saved(journal: Path, length: int) -> None:
+    """Record that the journal's first ``length`` bytes hold no result the rows lack."""
+    mark = saved_mark_path(journal)
+    tmp = mark.with_name(f".{mark.name}.tmp")
+    tmp.write_text(json.dumps({"bytes": int(length)}))
+    os.replace(tmp, mark)
+
+
+def _held(journal: Path) -> bool:
+    """Whether a run holds the journal now (its ``flock``)."""
+    try:
+        with open(f"{journal}.flock", "rb") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    except OSError:  # no lock file, or none readable: no run of this machine holds it
+        return False
+    return False
+
+
+def unsaved_results(journals: dict[str, str]) -> dict[str, set[tuple[str, Any]]]:
+    """Per study (``journals``: key -> local journal path) whose journal grew past its saved
+    mark while no run holds it (its last run ended between flushes: killed), the results
+    recorded after the mark, as (role, trial number or reference label): those the rows may
+    lack. A journal of no mark (written before marks were kept) says nothing."""
+    out: dict[str, set[tuple[str, Any]]] = {}
+    for key, path in sorted(journals.items()):
+        journal = Path(path)
+        try:
+            mark = json.loads(saved_mark_path(journal).read_text())["bytes"]
+            size = journal.stat().st_size
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if not isinstance(mark, int) or size <= mark or _held(journal):
+            continue
+        with open(journal, "rb") as f:
+            f.seek(mark)
+            tail = f.read()
+        recorded = set()
+        for line in tail[:tail.rfind(b"\n") + 1].splitlines():
+            try:
+                log = json.loads(line)
+                attrs = log.get("user_attr") or {}
+                if log.get("op_code") == _SET_TRIAL_USER_ATTR and "record" in attrs:
+                    recorded.add(("trial", attrs["record"]["trial"]))
+                elif log.get("op_code") == _SET_STUDY_USER_ATTR:
+                    recorded.update(("reference", name[len("ref:"):]) for name in attrs
+                                    if name.startswith("ref:"))
+            except (ValueError, AttributeError, TypeError, KeyError):
+                continue  # not a record this reads; `warpsweep check` judges the journal
+        if recorded:
+            out[key] = recorded
+    return out
+
+
+def unsaved_line(key: str, missing: int, results: str) -> str:
+    """What a reader of the rows says of a study whose journal holds ``missing`` results
+    they lack."""
+    return (f"study {key}: its journal holds {missing} result(s) these rows lack, written "
+            "after they were last saved (its last run was killed between flushes?): the "
+            "figures here leave them out until the same tune command runs again (it writes "
+            f"them first) or `warpsweep check {shlex.quote(results)} --repair` writes them")
 
 
 class MergedJournals(BaseJournalBackend):

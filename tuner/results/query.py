@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,9 @@ from tuner.results.damaged import damage_behind
 from tuner.results.damaged import damage_of
 from tuner.results.damaged import remember
 from tuner.results.damaged import verify_files
+from tuner.results.journal import UnsavedResults
+from tuner.results.journal import unsaved_line
+from tuner.results.journal import unsaved_results
 from tuner.results.location import Location
 from tuner.results.measured import add_views
 from tuner.results.schema import GRAPHS
@@ -93,8 +97,23 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             else:
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
     remember(con, every, location.text, fs)
+    if location.local:
+        _warn_unsaved(con, location)
     lock_down(con, allowed)
     return con
+
+
+def _warn_unsaved(con: duckdb.DuckDBPyConnection, location: Location) -> None:
+    """Warn of each study whose journal holds results its rows lack (a run killed between
+    flushes): figures from the rows would leave them out without a word."""
+    for key, recorded in unsaved_results(location.journals()).items():
+        rows = con.execute("SELECT role, CASE WHEN role = 'trial' THEN CAST(trial AS VARCHAR) "
+                           "ELSE label END FROM trials WHERE study_key = ?", [key]).fetchall()
+        have = {(role, ident) for role, ident in rows}
+        missing = {(role, str(ident)) for role, ident in recorded} - have
+        if missing:
+            warnings.warn(unsaved_line(key, len(missing), location.text), UnsavedResults,
+                          stacklevel=3)
 
 
 def _with_every_knob(con: duckdb.DuckDBPyConnection, source: str) -> str:

@@ -553,6 +553,7 @@ class Runner:
             self.store.flush_hooks.remove(run.sync)
         try:
             self.store.flush()  # the study's rows are on disk before its journal is released
+            run.mark_saved()
         finally:  # (a failing disk: released still, or a retry in this process is refused)
             run.close()
 

@@ -293,10 +293,15 @@ class StudyRun:
             study.set_metric_names(names)
 
     def sync(self) -> None:
-        """fsync the study's journal (called with every results flush), and upload it when
-        the results live in object storage and it has grown."""
-        self._journal.sync()
+        """fsync the study's journal and mark it saved (called with every results flush,
+        once the rows are written), and upload it when the results live in object storage
+        and it has grown."""
+        self.mark_saved()
         self._push()
+
+    def mark_saved(self) -> None:
+        """Mark the journal's results so far as in the rows (``journal.unsaved_results``)."""
+        self._journal.mark_saved()
 
     def _journal_closed(self) -> bool:
         return self._journal._file.closed

@@ -1,0 +1,77 @@
+"""Readers of the rows say when a study's journal holds results the rows lack: a run killed
+between flushes leaves them there, and `best`, `query` and `report` had answered from the rows
+alone, without a word (probe RI), until a resume or `check --repair` wrote them."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import signal
+
+from tests.tune_process import started_until
+from tests.tune_process import tune_argv
+from tuner.cli import main
+from tuner.results.journal import saved_mark_path
+from tuner.results.store import read_trials
+
+
+def _killed_run(results):
+    """A tune run SIGKILLed once its journal holds some results: its journal."""
+    proc, journal = started_until(tune_argv(results, 400), results, 8)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert journal is not None, proc.stderr.read().decode()
+    return journal
+
+
+def _warnings(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines()
+            if line.startswith("warpsweep: warning:")]
+
+
+def test_a_killed_runs_unsaved_results_are_named_by_the_readers(tmp_path, capsys):
+    results = tmp_path / "r"
+    journal = _killed_run(results)
+    recorded = journal.read_text().count('"record"')
+    rows = read_trials(results)
+    missing = recorded - (0 if rows is None else rows.num_rows)
+    assert missing > 0  # killed before its rows caught up (a flush is every 2 s)
+    for argv in (["best", "--results", str(results)],
+                 ["query", "--results", str(results), "SELECT count(*) FROM trials"]):
+        main(argv)
+        said = _warnings(capsys)
+        assert len(said) == 1 and f"holds {missing} result(s) these rows lack" in said[0]
+        assert "check" in said[0] and "--repair" in said[0]
+    # a run holding the journal writes them as it goes: nothing to say of it
+    with open(f"{journal}.flock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        main(["best", "--results", str(results)])
+        assert _warnings(capsys) == []
+    assert main(["check", str(results), "--repair"]) == 0
+    capsys.readouterr()
+    main(["best", "--results", str(results)])
+    assert _warnings(capsys) == []
+
+
+def test_a_finished_run_and_a_resume_say_nothing(tmp_path, capsys):
+    results = tmp_path / "r"
+    _killed_run(results)
+    argv = tune_argv(results, 12)
+    assert main(argv) == 0  # the resume writes the journal's results first
+    capsys.readouterr()
+    main(["best", "--results", str(results)])
+    assert _warnings(capsys) == []
+    journal = next((results / "studies").glob("*.journal"))
+    assert json.loads(saved_mark_path(journal).read_text())["bytes"] == journal.stat().st_size
+
+
+def test_results_after_the_mark_that_the_rows_hold_are_not_counted(tmp_path, capsys):
+    # a flush that the store's row limit starts saves a row before its journal record: the
+    # record then follows the mark, its row on disk
+    results = tmp_path / "r"
+    assert main(tune_argv(results, 6)) == 0
+    journal = next((results / "studies").glob("*.journal"))
+    saved_mark_path(journal).write_text(json.dumps({"bytes": 0}))
+    capsys.readouterr()
+    main(["query", "--results", str(results), "SELECT count(*) FROM trials"])
+    assert _warnings(capsys) == []
