@@ -148,6 +148,19 @@ def test_a_graph_file_that_does_not_parse_stops_the_sweep_before_any_study(tmp_p
     assert not list(results.rglob("*.parquet"))
 
 
+def test_tune_on_a_graph_file_that_does_not_parse_writes_nothing(tmp_path, capsys):
+    """`tune` had made its study's journal before the file was read: the readers then named
+    a study with a journal and no rows, to resume or repair (probe LD)."""
+    bad = tmp_path / "trunc.gr"
+    bad.write_text("p sp 4 6\na 1 2 1\n")
+    results = tmp_path / "r"
+    assert main(["tune", "--graph", f"file:{bad}", "--trials", "2", "--workers", "0",
+                 "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and len(err.strip().splitlines()) == 1
+    assert not results.exists()
+
+
 def test_a_finished_study_is_named_on_a_resume_as_on_its_first_run(tmp_path, capsys):
     """A study with nothing left to run had been summed up without its graph: the JSON gave
     its spec alone and the table its long spec instead of its name."""

@@ -196,6 +196,7 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
         sampler=sampler, objective=Objective.parse(objective), sources=sources, seed=seed,
         references=references,
     ))
+    _read_graph_files([spec])  # a file that does not parse leaves no study behind
     with scanning(results):  # a damaged results file is named, not a bare Arrow error
         run = run_studies([spec], load_spaces([spec]), results, workers=workers,
                           address=address, timeout=timeout, progress=progress, desc="tune",
@@ -231,9 +232,10 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
 
 
 def _read_graph_files(specs: list[StudySpec]) -> None:
-    """Read each graph file of a sweep once before any study runs (into the graph cache, so
-    its studies load it from there): a file that does not parse is an error before the
-    sweep's first study, not after the studies ahead of it have run."""
+    """Read each graph file of a tune or sweep once before any study runs (into the graph
+    cache, so its studies load it from there): a file that does not parse is an error before
+    anything is written, not a study journal left with no rows (which readers then ask to
+    resume), nor one after a sweep's earlier studies have run."""
     from simulator.graph_spec import parse_spec
     from simulator.load import load_graph
 
