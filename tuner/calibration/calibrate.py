@@ -110,6 +110,9 @@ class Calibration:
     log_errors_after: np.ndarray = field(repr=False)
     relative: bool = False  # fitted with a free offset per (graph, algorithm) (``fit``)
     pinned: tuple[str, ...] = ()  # parts set from the measurements rather than fitted
+    # fitted parts whose bound binds no row at the fit (it binds at 1): any smaller scale fits
+    # the rows as well, a larger one until it binds; the rows do not determine it
+    upper_only: tuple[str, ...] = ()
     launches: int = 0  # launches whose kernel times the fit followed (0: the runs' totals)
     seed: int = 0  # of the fit's random starts
     starts: int = 4
@@ -356,6 +359,32 @@ def _never_binds(stack: _Stack, theta: np.ndarray) -> np.ndarray:
     return idle
 
 
+def _fits_as_well_lower(stack: _Stack, target: np.ndarray, theta: np.ndarray,
+                        free: np.ndarray, groups: np.ndarray | None,
+                        weights: np.ndarray | None) -> np.ndarray:
+    """The free parts whose scale at the bottom of ``THETA_RANGE`` fits the rows within one
+    residual variance of the fit (profile criterion, the others held): their bound binds
+    little or nothing at the fit, the rows bound them from above only, and the Jacobian's
+    standard error (near 0 where a column vanishes: "x/ 1.000") means nothing."""
+    w = np.ones(stack.runs) if weights is None else weights
+    offsets = 0 if groups is None else int(groups.max()) + 1
+
+    def cost(t: np.ndarray) -> float:
+        r = np.log(stack.predict(t)) - target
+        if groups is not None:
+            r = _demean(r, groups)
+        return float(np.sum((w * r) ** 2))
+
+    best = cost(theta)
+    variance = best / max(stack.runs - int(free.sum()) - offsets, 1)
+    out = np.zeros(free.size, dtype=bool)
+    for i in np.flatnonzero(free):
+        low = theta.copy()
+        low[i] = THETA_RANGE[0]
+        out[i] = cost(low) - best <= max(variance, 1e-12 * max(best, 1e-300))
+    return out
+
+
 def _standard_errors(jac: np.ndarray, residuals: np.ndarray, extra_dof: int = 0
                      ) -> np.ndarray:
     """Approximate standard errors of log theta from the Jacobian at the solution
@@ -467,6 +496,7 @@ def fit(
         fixed[idle] = 1.0
         theta = _solve(fit_stack, fit_target, free, starts, seed, fit_groups, fit_weights,
                        fixed)
+    solved = theta
     if relative:
         theta = _level(stack, target, theta, free)
     contrib = stack.contributions(theta)
@@ -488,6 +518,9 @@ def fit(
     else:
         log_se = _standard_errors(jac, after)
     names = [n for n, f in zip(THETA_NAMES, free, strict=True) if f]
+    idle = _fits_as_well_lower(fit_stack, fit_target, solved, free, fit_groups, fit_weights)
+    upper_only = tuple(n for n, i in zip(THETA_NAMES, idle, strict=True) if i)
+    log_se = np.where(idle[free], np.inf, log_se)
     return Calibration(
         base=base,
         thetas={n: float(t) for n, t in zip(THETA_NAMES, theta, strict=True)},
@@ -503,6 +536,7 @@ def fit(
         log_errors_after=after,
         relative=relative,
         pinned=pinned,
+        upper_only=upper_only,
         launches=0 if launch_us is None else fit_stack.runs,
         seed=seed,
         starts=starts,
@@ -611,6 +645,12 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
         theta = calibration.thetas[part]
         if part in calibration.unconstrained:
             what = "unconstrained (its bound never binds in these rows): kept at 1"
+        elif part in calibration.pinned:
+            what = "measured: (total - kernel time) / launches, not fitted"
+        elif part in calibration.upper_only:
+            what = (f"not determined: its bound binds no row at the fit; a smaller scale "
+                    f"fits as well, a larger one until it binds "
+                    f"({100 * calibration.share[part]:.1f}% of time)")
         else:
             what = (f"x/ {se_text(calibration.log_se.get(part, float('nan')))} (1 s.e.), "
                     f"{100 * calibration.share[part]:.1f}% of time")

@@ -68,10 +68,12 @@ simulated time (issue, lsu, latency, memory, atomics, overhead, host) is fitted 
 times (least squares on log errors, each scale within 1/20..20); a part whose bound never binds
 stays at 1; a fit with no more measured times than free parameters (those scales, and the
 relative fit's offsets) is refused. The scales become the device file's figures (latency and
-issue, as instruction_cycles, approximately). Rows more than 10x from the fitted prediction (a
-time in the wrong unit, a disturbed run), and rows whose measured launches are more than 1.5x
-from their simulation's (another spec, source or configuration ran), are named on stderr and in
-the file's comments; a fit that leaves most rows that far is refused, no file written.
+issue, as instruction_cycles, approximately). Rows whose measured launches are more than 1.5x
+from their simulation's (another spec, source or configuration ran) are named on stderr and in
+the file's comments. Rows more than 10x from the fitted prediction (a time in the wrong unit, a
+disturbed run) bend every scale they share with the others: the fit is refused, no file
+written, naming them; --drop-far fits again without them (named in the file's comments), and a
+fit that leaves most rows that far is refused either way.
 
 By default (--fit relative) the fit gives every (graph, algorithm) a free log offset and
 the same total weight: an error common to all of a graph's configurations (its host loop,
@@ -152,6 +154,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "best, geomean regret, median rho), and which algorithms the fit "
                         "picks worse for (fewer within 5%%, or a geomean regret over 1%% "
                         "higher)")
+    p.add_argument("--drop-far", action="store_true",
+                   help="fit again without the rows more than 10x from the first fit (else "
+                        "such rows refuse the fit: one wrong-unit time bends every scale)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run_calibrate)
 
@@ -179,6 +184,11 @@ def fit_table(calibration: Calibration) -> str:
             lines.append(f"{part:<9} {theta:8.4f}  {'-':>9}  {100 * calibration.share[part]:5.1f}%"
                          "  measured: (total - kernel time) / launches, not fitted")
             continue
+        if part in calibration.upper_only:
+            lines.append(f"{part:<9} {theta:8.4f}  {'-':>9}  {100 * calibration.share[part]:5.1f}%"
+                         "  not determined: its bound binds no row at the fit; a smaller "
+                         "scale fits as well, a larger one until it binds")
+            continue
         se = se_text(calibration.log_se.get(part, float("nan")))
         note = []
         if at_bound(theta):
@@ -194,18 +204,24 @@ FAR_FROM_FIT = 10.0  # a row this many times off its fitted prediction is named
 FAR_SHOWN = 5
 
 
+def far_rows(calibration: Calibration) -> np.ndarray:
+    """The indexes of the measured rows more than ``FAR_FROM_FIT`` x off the fit."""
+    return np.flatnonzero(np.abs(np.asarray(calibration.log_errors_after))
+                          > math.log(FAR_FROM_FIT))
+
+
 def far_rows_lines(calibration: Calibration, measured: Sequence[Measured]) -> list[str]:
     """The measured rows more than ``FAR_FROM_FIT`` x off the fitted prediction, farthest
     first (none: no lines): a time recorded in the wrong unit or a disturbed run bends every
     scale the fit shares with it, and nothing else would show it."""
     errors = np.asarray(calibration.log_errors_after)
-    far = np.flatnonzero(np.abs(errors) > math.log(FAR_FROM_FIT))
+    far = far_rows(calibration)
     if far.size == 0:
         return []
     far = far[np.argsort(-np.abs(errors[far]), kind="stable")]
-    lines = [f"warning: {far.size} measured row(s) more than {FAR_FROM_FIT:g}x from the fit "
+    lines = [f"{far.size} measured row(s) more than {FAR_FROM_FIT:g}x from the fit "
              "(a time in the wrong unit, a disturbed run?); each bends the scales it shares "
-             "with the other rows. Check them, or leave their graphs out (--graphs):"]
+             "with the other rows:"]
     for i in far[:FAR_SHOWN]:
         m = measured[i]
         factor = math.exp(-errors[i])
@@ -393,6 +409,35 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if notes:
         print("\n".join(notes), file=sys.stderr)
     _refuse_unexplained(calibration)
+    far = far_rows(calibration)
+    if far.size and not args.drop_far:
+        raise ConfigError(
+            f"{far.size} measured row(s) more than {FAR_FROM_FIT:g}x from the fit (named "
+            "above) bend every scale they share with the other rows; no device file written: "
+            "correct their times, leave their graphs out (--graphs), or fit without them "
+            "(--drop-far)")
+    if far.size:
+        kept = np.setdiff1d(np.arange(len(measured)), far)
+        measured = [measured[i] for i in kept]
+        parts = [parts[i] for i in kept]
+        launch_us = None if launch_us is None else [launch_us[i] for i in kept]
+        dropped = (f"--drop-far: fitted again without those {far.size} row(s), on the "
+                   f"{len(measured)} left")
+        print(dropped, file=sys.stderr)
+        calibration = fit(parts, measured, fit_base, seed=args.seed,
+                          relative=args.fit == "relative", measured_host=not args.fit_host,
+                          launch_us=launch_us)
+        _refuse_undetermined(calibration, measured)
+        print(fit_table(calibration))
+        print(f"RMS log error on the rows fitted (in-sample): {calibration.rms_before:.3f} "
+              f"with {base.name}, {calibration.rms_after:.3f} fitted")
+        again = far_rows_lines(calibration, measured)
+        if again:
+            print("\n".join(again), file=sys.stderr)
+            raise ConfigError(f"{far_rows(calibration).size} more row(s) are more than "
+                              f"{FAR_FROM_FIT:g}x from the fit made without the first "
+                              f"{far.size}; no device file written: check the measurements")
+        notes.append(dropped)
     if args.held_out:
         held_out = logo_calibration(parts, measured, fit_base, launch_us=launch_us,
                                     progress=progress,
