@@ -240,6 +240,13 @@ class Policy:
         """The policy with split i's threshold (pre-order) multiplied by ``factors[i]``."""
         if not factors:
             return self
+        if self.tree is None:  # (it had been read as a tree of no splits, and refused as
+            # "either a tree or a schedule")
+            knobs = ", ".join(THRESHOLD_KNOBS[i] if i < len(THRESHOLD_KNOBS)
+                              else f"policy_t{i + 1}" for i in sorted(factors))
+            raise ConfigError(f"{knobs}: the policy is a schedule (a candidate per iteration), "
+                              "which has no thresholds to scale; policy_t1..policy_t3 scale "
+                              "the splits of a policy with a tree")
         tree = json.loads(json.dumps(self.tree))
         nodes = Policy(self.candidates, tree=tree).splits()
         for i, f in factors.items():
@@ -278,16 +285,23 @@ class Policy:
         if doc.get("schema_version") != POLICY_SCHEMA_VERSION:
             raise ConfigError(f"policy schema version {doc.get('schema_version')}; this "
                               f"warpsweep reads {POLICY_SCHEMA_VERSION}")
+        _check_features(doc.get("features"))
+        if not isinstance(doc.get("candidates"), list):
+            raise ConfigError(f"policy `candidates` is {doc.get('candidates')!r}: a list of "
+                              'candidate configurations, each an object of knobs, e.g. '
+                              '[{"mapping": "thread"}, {"mapping": "vwarp", "w": 8}]')
         try:
-            candidates = tuple(Strategy.from_params(c) for c in doc["candidates"])
+            candidates = tuple(_candidate(i, c) for i, c in enumerate(doc["candidates"]))
             schedule = doc.get("schedule")
-            meta = {k: v for k, v in doc.items()
-                    if k not in ("format", "schema_version", "name", "features", "candidates",
-                                 "tree", "schedule", "rules")}
+            # any other top-level key is metadata (``algorithm``, ``device``, ``trained_on``
+            # ...): kept, and written back
+            meta = {k: v for k, v in doc.items() if k not in FILE_KEYS}
             policy = cls(candidates, tree=doc.get("tree"),
                          schedule=None if schedule is None else tuple(
                              _candidate_index(c, "schedule entry") for c in schedule),
                          name=str(doc.get("name", "")), meta=meta)
+        except ConfigError:  # a check's own words, not "damaged policy (ConfigError: ...)"
+            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"damaged policy ({type(exc).__name__}: {exc})") from None
         if policy.tree is not None and "rules" in doc and doc["rules"] != policy.rules():
@@ -298,6 +312,38 @@ class Policy:
         return policy
 
 
+# The top-level keys a policy file defines; any other is metadata (kept in ``Policy.meta``).
+FILE_KEYS = ("format", "schema_version", "name", "features", "candidates", "tree", "schedule",
+             "rules")
+# The keys of a tree's nodes: a leaf's, a split's.
+LEAF_KEYS = ("choose",)
+SPLIT_KEYS = ("feature", "threshold", "le", "gt")
+
+
+def _check_features(features: Any) -> None:
+    """A file's ``features`` (what its tree may read), where it lists them: known names."""
+    if features is None:
+        return
+    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+        raise ConfigError(f"policy `features` {features!r} is not a list of feature names")
+    unknown = [f for f in features if f not in FEATURES]
+    if unknown:
+        raise ConfigError(f"policy `features` lists {', '.join(map(repr, unknown))}: not a "
+                          f"feature (features are {', '.join(FEATURES)})")
+
+
+def _candidate(i: int, params: Any) -> Strategy:
+    """Candidate ``i`` of a file: an object of knobs (a string had been split into letters
+    and refused as unknown knobs '=', 'a', ...)."""
+    if not isinstance(params, dict):
+        raise ConfigError(f"policy candidate {i} is {params!r}: a candidate is an object of "
+                          'knobs, e.g. {"mapping": "thread"}')
+    try:
+        return Strategy.from_params(params)
+    except ConfigError as exc:
+        raise ConfigError(f"policy candidate {i}: {exc}") from None
+
+
 def _candidate_index(value: Any, what: str) -> int:
     """A candidate's index as a file gives it: a whole number (1.7 had been read as 1,
     true as 1)."""
@@ -306,10 +352,24 @@ def _candidate_index(value: Any, what: str) -> int:
     return value
 
 
-def _check_node(node: Any, k: int) -> None:
+def _check_node(node: Any, k: int, where: str = "tree") -> None:
+    """Refuse a tree node (at ``where``: tree, tree.le, ...) that is neither a leaf
+    ``{"choose": i}`` nor a split ``{"feature", "threshold", "le", "gt"}``, with every key
+    it holds of one or the other (a leaf's split and a node's unknown keys had been dropped
+    without a word)."""
     if not isinstance(node, dict):
         raise ConfigError(f"policy tree node {node!r} is not an object")
+    unknown = [key for key in node if key not in LEAF_KEYS + SPLIT_KEYS]
+    if unknown:
+        raise ConfigError(f"policy {where}: unknown key(s) {', '.join(map(repr, unknown))}; a "
+                          'node is a leaf {"choose": i} or a split {"feature", "threshold", '
+                          '"le", "gt"}')
     if "choose" in node:
+        split = [key for key in SPLIT_KEYS if key in node]
+        if split:
+            raise ConfigError(f"policy {where}: a leaf (`choose`) with split key(s) "
+                              f"{', '.join(split)}: a node either chooses a candidate or "
+                              "splits, not both")
         if not is_int(node["choose"]) or not 0 <= node["choose"] < k:
             raise ConfigError(f"policy leaf chooses {node['choose']!r}: not one of 0..{k - 1}")
         return
@@ -318,8 +378,8 @@ def _check_node(node: Any, k: int) -> None:
     t = node.get("threshold")
     if not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t):
         raise ConfigError(f"policy threshold {t!r} is not a finite number")
-    _check_node(node.get("le"), k)
-    _check_node(node.get("gt"), k)
+    _check_node(node.get("le"), k, f"{where}.le")
+    _check_node(node.get("gt"), k, f"{where}.gt")
 
 
 _LOADED: dict[tuple[str, float], Policy] = {}
@@ -387,7 +447,10 @@ def strategy_policy(strategy: Strategy, algorithm: str | None = None) -> Policy:
                           "its features and thresholds were learnt on the other's runs")
     factors = {i: getattr(strategy, k) for i, k in enumerate(THRESHOLD_KNOBS)
                if getattr(strategy, k) is not None}
-    return policy.scaled(factors)
+    try:
+        return policy.scaled(factors)
+    except ConfigError as exc:  # which file's splits (or schedule) the knob does not fit
+        raise ConfigError(f"policy file {strategy.policy!r}: {exc}") from None
 
 
 @dataclass

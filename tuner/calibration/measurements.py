@@ -86,8 +86,8 @@ def load_measured(
         if measured_on(device, gpus[0]) is False:  # (a results directory's rows: the same)
             raise ConfigError(
                 f"measured results {path}: its rows of device {device!r} were measured on "
-                f"{gpus[0]}, no {device}: the fit would be written as one; pass that GPU's "
-                "preset (e.g. --device h200) or a device file of it with --device")
+                f"{gpus[0]}, no {device}: the fit would be written as one; "
+                f"{way_on(gpus)}")
     if algorithms is not None:
         wanted = _known_algorithms(algorithms, {str(r["algorithm"]) for r in rows},
                                    f"measured results {path}")
@@ -157,6 +157,7 @@ def load_measured_results(
     results' own (``warpsweep best``'s); ``left_out`` gets a line saying what ``device``
     left out, where it left any. A directory without measured rows is a one-line ConfigError.
     """
+    from simulator.device import DEVICES
     from tuner.results.query import connect
     from tuner.results.query import graph_name
 
@@ -198,6 +199,12 @@ def load_measured_results(
     elif len(gpus) > 1:
         raise ConfigError(f"{where}: measured on {len(gpus)} GPUs ({', '.join(gpus)}); "
                           "name one with --gpu")
+    unnamed = sum(not r["gpu_name"] for r in found)
+    if unnamed and device in DEVICES and left_out is not None:
+        # kept (nothing says they are another GPU's), and said to be: they had been fitted
+        # as the device's without a word
+        left_out.append(f"{unnamed} measured row(s) name no GPU: fitted as {device}'s "
+                        "(nothing says another GPU measured them)")
     for r in found:
         r["graph"] = graph_name(r["graph_spec"], r["name"]) or r["graph_id"]
         r["variant"] = r["variant"] or "default"
@@ -243,15 +250,50 @@ def _merge_studies(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
+def preset_of_gpu(gpu: str | None) -> str | None:
+    """The preset a GPU (named as measured: ``NVIDIA A100-SXM4-80GB``) calibrates as
+    (``a100``; ``measured_on``'s match, the calibrated name of a datasheet preset), None where
+    no preset is of it."""
+    from simulator.device import DEVICES
+    from simulator.device import datasheet_of
+    from simulator.device import gpu_name
+    from tuner.results.measured import measured_on
+
+    found = [gpu_name(datasheet_of(name)) for name in DEVICES if measured_on(name, gpu)]
+    # the longest name where two match (a preset "h100" beside one "h100nvl")
+    return max(found, key=len) if found else None
+
+
+def _their_device(gpu: str) -> str:
+    """What fits one GPU's rows: its preset, named, or (none is of it) a device file."""
+    preset = preset_of_gpu(gpu)
+    if preset is not None:
+        return f"for {gpu} pass --device {preset} (its preset) or a device file of it"
+    return (f"for {gpu}, which no preset is of, pass a device file of it with --device (e.g. "
+            'base = "h100-datasheet" and its own figures)')
+
+
+def way_on(gpus: Sequence[str]) -> str:
+    """How to fit the rows of ``gpus`` (not the device's): each GPU's preset named where one
+    is of it, else a device file, with --device (a preset takes only its own GPU's rows)."""
+    return "; ".join(_their_device(g) for g in gpus)
+
+
 def _left_out_line(rows: list[dict[str, Any]], by: str, device: str) -> str:
-    """What a device's rows left out: how many, of which devices or GPUs."""
+    """What a device's rows left out: how many, of which devices or GPUs, and what fits
+    theirs (their GPU's preset by name; it had always said h200)."""
     key = "device" if by == "device" else "gpu_name"
     names = sorted({str(r[key] or "unknown GPU") for r in rows})
-    theirs = (f"--device {names[0]}" if by == "device" and len(names) == 1 else
-              "--device with its name" if by == "device" else
-              "their GPU's preset, e.g. --device h200, or a device file of it")
-    return (f"{len(rows)} measured row(s) of {by} {', '.join(names)} left out: --device "
-            f"{device} fits its own rows ({theirs} fits theirs)")
+    line = (f"{len(rows)} measured row(s) of {by} {', '.join(names)} left out: --device "
+            f"{device} fits its own rows")
+    if by == "device":
+        theirs = f"--device {names[0]}" if len(names) == 1 else "--device with its name"
+        return f"{line} ({theirs} fits theirs)"
+    presets = [preset_of_gpu(n) is not None for n in names]
+    theirs = ("their GPU's preset" if all(presets) else
+              "their GPU's preset or a device file" if any(presets) else
+              "a device file of their GPU")
+    return f"{line} ({theirs} fits theirs: {way_on(names)})"
 
 
 def _of_the_device(found: list[dict[str, Any]], device: str, gpu: str | None,
@@ -262,13 +304,12 @@ def _of_the_device(found: list[dict[str, Any]], device: str, gpu: str | None,
 
     if gpu is not None and measured_on(device, gpu) is False:
         raise ConfigError(f"{where}: --gpu {gpu!r} is no {device}: the fit would be written "
-                          f"as one; pass the GPU's preset or a device file with --device")
+                          f"as one; {way_on([gpu])}")
     kept = [r for r in found if measured_on(device, r["gpu_name"]) is not False]
     if not kept:
         gpus = sorted({str(r["gpu_name"]) for r in found})
-        raise ConfigError(f"{where}: measured on {', '.join(gpus)}, no {device}: pass that "
-                          "GPU's preset (e.g. --device h200) or a device file of it with "
-                          "--device")
+        raise ConfigError(f"{where}: measured on {', '.join(gpus)}, no {device}: "
+                          f"{way_on(gpus)}")
     return kept
 
 

@@ -28,6 +28,10 @@ UNSUPPORTED = {
            "SSSP or CC topology sweep, static, without deferral ({what} has no GPU kernel)",
     "adaptive": "mapping=adaptive (W picked per iteration) has no GPU kernel in warpsweep "
                 "measure; measure the vwarp W it picks",
+    "policy": "policy={policy} (a per-iteration policy, mapping=adaptive: each iteration's "
+              "whole configuration picked among the file's candidates) has no GPU kernel in "
+              "warpsweep measure; measure the candidates it picks, listed under `candidates` "
+              "in {policy}, one at a time",
     "donation": "donate_threshold (block donation) has no GPU kernel in warpsweep measure",
     "spatial_push": "push={push} for driven=spatial has no GPU kernel in warpsweep measure "
                     "(its partitions are pushed by a lane's atomic: push=atomic)",
@@ -181,6 +185,8 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
     s = Strategy.parse(strategy) if isinstance(strategy, str) else strategy
     check_applicable(s, algorithm)
+    if s.policy is not None:  # (named as the adaptive mapping's W, which it does not pick)
+        raise UnsupportedConfig(UNSUPPORTED["policy"].format(policy=s.policy))
     if s.mapping not in MEASURED_MAPPINGS:
         raise UnsupportedConfig(UNSUPPORTED.get(
             s.mapping, f"mapping={s.mapping} has no GPU kernel in warpsweep measure"))
