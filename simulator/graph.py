@@ -229,27 +229,38 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def float32_weight_problem(w: np.ndarray) -> tuple[int, str] | None:
-    """The first weight of ``w`` (float64) the simulator cannot take, and why: not finite,
-    negative, beyond float32, or one float32 would change in kind: a whole number it rounds
-    (16777219 -> 16777220: a wrong distance) or a positive one it rounds to 0. Weights and
-    distances are float32 on the GPU, as in the measured kernels; a fraction's last bits
-    round, as there."""
+    """The first weight of ``w`` (float64, or integers checked exactly) the simulator cannot
+    take, and why: not finite, negative, beyond float32, or one float32 would change in kind:
+    a whole number it rounds (16777219 -> 16777220: a wrong distance) or a positive one it
+    rounds to 0. Weights and distances are float32 on the GPU, as in the measured kernels; a
+    fraction's last bits round, as there. Integers are compared with their float32 round trip
+    in integer arithmetic: through float64, 36028797018963971 had read as a float32."""
+    exact_ints = w.dtype.kind in "iu"
+    w64 = w.astype(np.float64, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
-        w32 = w.astype(np.float32)
-    finite = np.isfinite(w)
-    bad = ~finite | (w < 0) | (np.abs(w) > FLOAT32_MAX)
-    whole = finite & (w == np.floor(w))
-    bad |= whole & (w32 != w)
-    bad |= (w > 0) & (w32 == 0)
+        w32 = w64.astype(np.float32)
+    finite = np.isfinite(w64)
+    bad = ~finite | (w64 < 0) | (np.abs(w64) > FLOAT32_MAX)
+    if exact_ints:
+        back = w32.astype(np.float64)
+        fits = back < (2.0**63 if w.dtype.kind == "i" else 2.0**64)  # 2**63: past int64
+        bad |= ~fits | (np.where(fits, back, 0).astype(w.dtype) != w)
+    else:
+        whole = finite & (w64 == np.floor(w64))
+        bad |= whole & (w32 != w64)
+    bad |= (w64 > 0) & (w32 == 0)
     if not bad.any():
         return None
     i = int(np.argmax(bad))
-    v = float(w[i])
+    v = float(w64[i])
     kind = ("NaN" if np.isnan(v) else "infinite" if np.isinf(v) else "negative" if v < 0
             else "too large" if v > FLOAT32_MAX else "")
+    shown = str(int(w[i])) if exact_ints else f"{v:g}"
     if kind:
-        return i, f"{kind} edge weight {v:g}"
+        return i, f"{kind} edge weight {shown}"
     read = float(w32[i])
+    if exact_ints:
+        return i, f"edge weight {shown} is not a float32 (it would read as {int(read)})"
     why = "below float32's least" if read == 0 else "not a float32"
     return i, f"edge weight {v:.10g} is {why} (it would read as {read:.10g})"
 
@@ -271,7 +282,7 @@ def float32_weights(weights, label: str) -> np.ndarray:
         raise GraphError(f"{label}: edge weights must be numbers, not {w.dtype}")
     # float32 already: only finiteness and sign to check, in one cheap pass
     unsure = w.dtype != np.float32 or not (np.isfinite(w).all() and w.min(initial=0) >= 0)
-    problem = float32_weight_problem(w.astype(np.float64)) if unsure and w.size else None
+    problem = float32_weight_problem(w) if unsure and w.size else None
     if problem is not None:
         i, why = problem
         raise GraphError(f"{label}: weight {i}: {why} ({WEIGHT_RULE})")
@@ -316,10 +327,20 @@ def _check_symmetric(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarra
                      label: str) -> None:
     """Raise GraphError unless every stored edge u -> v (with its weight) is matched by
     v -> u: an undirected graph built by hand from a one-way CSR had given BFS and CC
-    answers of another graph. Compares two order-free sums over the edges, of
-    a[u] b[v] h(w) and of b[u] a[v] h(w) for random a, b (each vertex's edges summed, then
-    times its own factor), in O(m) and bounded memory; a sum that matches by chance is
-    about 1 in 2**64."""
+    answers of another graph."""
+    if not stores_both_ways(indptr, indices, weights):
+        raise GraphError(f"{label}: an undirected graph must store every edge both ways (with "
+                         "its weight): this CSR holds an edge whose reverse it lacks; build "
+                         "it with Graph.from_edges, or pass directed=True")
+
+
+def stores_both_ways(indptr: np.ndarray, indices: np.ndarray,
+                     weights: np.ndarray | None) -> bool:
+    """Whether every stored edge u -> v (with its weight) is matched by v -> u, as an
+    undirected CSR must be (a reader names its own remedy where not). Compares two
+    order-free sums over the edges, of a[u] b[v] h(w) and of b[u] a[v] h(w) for random a, b
+    (each vertex's edges summed, then times its own factor), in O(m) and bounded memory; a
+    sum that matches by chance is about 1 in 2**64."""
     n = indptr.size - 1
     rng = np.random.default_rng(0x5EED)
     a = rng.integers(1, 2**63, size=n, dtype=np.uint64)
@@ -345,10 +366,7 @@ def _check_symmetric(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarra
                 forward += np.sum(a[own] * _per_vertex_sums(to_b, ends[held]), dtype=np.uint64)
                 backward += np.sum(b[own] * _per_vertex_sums(to_a, ends[held]), dtype=np.uint64)
             start = end
-    if forward != backward:
-        raise GraphError(f"{label}: an undirected graph must store every edge both ways (with "
-                         "its weight): this CSR holds an edge whose reverse it lacks; build "
-                         "it with Graph.from_edges, or pass directed=True")
+    return bool(forward == backward)
 
 
 def _per_vertex_sums(edge_values: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -36,11 +36,13 @@ from simulator.loaders import read_npz_meta
 from simulator.loaders import save_npz
 from simulator.sizes import parse_size
 
-CACHE_VERSION = 5  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
+CACHE_VERSION = 6  # 2: ids beyond int64 are refused, no longer read clamped (merged); 3: a
 # tab-separated .csv keeps its first line, CR-only line endings part lines; 4: a .csv whose
 # header does not start with the edges' ends is refused (pandas' index column had been read
 # as the sources), as a METIS edge weighed otherwise at its two ends (the lower kept); 5: a
-# .csv header naming the target first, or its weight column, is read as it says
+# .csv header naming the target first, or its weight column, is read as it says; 6: a
+# METIS file without its extension is read as METIS (or refused), not as a SNAP edge list, and
+# integer weights past 2**53 are checked exactly (probe LD)
 CACHE_ENV = "WARPSWEEP_CACHE_DIR"
 CACHE_MAX_ENV = "WARPSWEEP_CACHE_MAX"
 DEFAULT_CACHE_MAX = 20 * 2**30
@@ -194,7 +196,7 @@ def store(spec: GraphSpec, graph: Graph, key: str | None = None) -> Path | None:
     if not _make_room(path.parent, size, cache_limit()):
         return None
     try:
-        return save_npz(graph, path, {KEY_META: key})
+        return save_npz(graph, path, {KEY_META: key}, make_parents=True)
     except OSError:
         return None
 

@@ -130,8 +130,8 @@ KIND_PARAMS: dict[str, tuple[Param, ...]] = {
     ),
     "random": (
         _int_param("n", lo=2, hi=2**31 - 1),
-        _int_param("m", None, lo=0),
-        Param("deg", _parse_float, None, lambda v: v >= 0, ">= 0"),
+        _int_param("m", None, lo=1),  # no edges: an empty graph, refused here by name
+        Param("deg", _parse_float, None, lambda v: v > 0, "> 0"),
     ),
     "grid2d": (_int_param("rows", hi=2**16), _int_param("cols", None, hi=2**16)),
     "mesh2d": (_int_param("rows", hi=2**16), _int_param("cols", None, hi=2**16)),
@@ -385,6 +385,10 @@ def _check_kind(spec: str, kind: str, params: dict[str, Any], options: SpecOptio
             params["deg"] = 8.0
         pairs = n * (n - 1) // (1 if options.directed else 2)
         m = params["m"] if params["m"] is not None else random_edge_count(params, options)
+        if m == 0:  # deg > 0 but too small for n: no edge would be drawn
+            raise GraphError(
+                f"graph spec {spec!r}: deg={params['deg']:g} on {n} vertices draws no edges "
+                "(an empty graph); raise deg or n")
         if m > pairs:
             asked = (f"m={m}" if params["m"] is not None
                      else f"deg={params['deg']:g} ({m} edges)" if m < 10**15

@@ -54,10 +54,12 @@ def build_graph(spec: GraphSpec) -> Graph:
             spec.params.get("format"),
             weights=opts.weights == "file",
             label=canonical,
+            directed=opts.directed,
         )
     else:
         edges = generate(spec)
-    graph = normalise(edges, directed=opts.directed, name=spec.unique_name(), spec=canonical)
+    graph = normalise(edges, directed=opts.directed, name=spec.unique_name(), spec=canonical,
+                      source="file" if spec.is_file else spec.kind)
     if opts.weights == "random":
         graph = graph.with_weights(random_weights(graph, opts.seed), symmetric=True)
     if opts.order != "none":
@@ -65,8 +67,10 @@ def build_graph(spec: GraphSpec) -> Graph:
     return graph
 
 
-def normalise(edges: EdgeList, *, directed: bool, name: str, spec: str) -> Graph:
-    """CSR from an edge list: no self loops or duplicates, symmetric unless ``directed``."""
+def normalise(edges: EdgeList, *, directed: bool, name: str, spec: str,
+              source: str = "") -> Graph:
+    """CSR from an edge list: no self loops or duplicates, symmetric unless ``directed``;
+    ``source`` ("file" or the generator's kind) says where an empty edge list came from."""
     src, dst, w = edges.src, edges.dst, edges.weights
     if directed and edges.symmetric:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
@@ -75,8 +79,21 @@ def normalise(edges: EdgeList, *, directed: bool, name: str, spec: str) -> Graph
         raise GraphError(f"{spec}: empty graph: no vertices")
     graph = Graph.from_edges(src, dst, edges.n, w, directed=directed, name=name, spec=spec)
     if graph.m == 0:
-        raise GraphError(f"{spec}: empty graph: no edges (after dropping self loops)")
+        raise GraphError(f"{spec}: empty graph: {_why_no_edges(edges, source)}")
     return graph
+
+
+def _why_no_edges(edges: EdgeList, source: str) -> str:
+    """Why ``edges`` normalised to no edge at all: none were read or generated (a road
+    grid's ``keep`` dropping every one), or every one was a self loop: the message had
+    blamed self loops where there were none."""
+    if edges.src.size:
+        return f"no edges (all {edges.src.size:,} are self loops, which are dropped)"
+    if source == "file":
+        return "no edges in the file"
+    if source == "road":
+        return "no edges were generated: keep= dropped every grid edge; raise keep"
+    return "no edges were generated"
 
 
 def random_weights(graph: Graph, seed: int) -> np.ndarray:

@@ -29,6 +29,7 @@ from simulator.graph import WEIGHT_RULE
 from simulator.graph import Graph
 from simulator.graph import float32_weight_problem
 from simulator.graph import frozen
+from simulator.graph import stores_both_ways
 from simulator.graph_spec import FILE_FORMATS
 from simulator.knob_checks import NUMBER_TEXT
 from simulator.sizes import ENV_MAX_MEMORY
@@ -148,7 +149,22 @@ def unix_newlines(data: bytes) -> bytes:
 
 
 def detect_format(path: Path, data: bytes, label: str = "") -> str:
-    """The format from the file name's extension, else from the first lines of the content."""
+    """The format from the file name's extension, else from the first lines of the content.
+
+    A file with no known extension, or ``.txt``, whose content could be METIS (a first line
+    ``N M [FMT [NCON]]`` followed by N vertex lines) is never taken for a SNAP edge list on
+    a guess: it is METIS where it reads as a consistent METIS graph (2M adjacency entries,
+    ids in 1..N, every edge listed at both ends), SNAP where some id is past N (no METIS
+    graph, whatever the header), and otherwise refused, asking for ``format=``: refusing is
+    the safe side, as a SNAP list read as METIS, or METIS (a wrong M) as SNAP, is another
+    graph without a word. A SNAP list whose line count is not its first line's N reads as
+    before.
+    """
+    return _detect(path, data, label)[0]
+
+
+def _detect(path: Path, data: bytes, label: str = "") -> tuple[str, EdgeList | None]:
+    """``detect_format``'s format, with the METIS edges where sniffing had to read them."""
     label = label or f"file:{path}"
     data = strip_bom(data)
     name = path.name.lower()
@@ -156,38 +172,101 @@ def detect_format(path: Path, data: bytes, label: str = "") -> str:
         name = name[:-3]
     ext = os.path.splitext(name)[1]
     if ext == ".gr":
-        return _gr_kind(data, label)
+        return _gr_kind(data, label), None
+    if ext == ".txt":  # a name any text file takes: SNAP unless the content is METIS
+        return _snap_or_metis(data, label)
     if ext in _EXTENSIONS:
-        return _EXTENSIONS[ext]
+        return _EXTENSIONS[ext], None
     if data[:2] == b"PK":
-        return "npz"
+        return "npz", None
     if data.lstrip()[:14].lower() == b"%%matrixmarket":
-        return "mtx"
+        return "mtx", None
     for _, line, _ in _lines(data):  # the first data line decides, after any comments
         line = line.strip()
         if not line or line[:1] in (b"#", b"%"):
             continue
         if line[:2] in (b"c ", b"p ") or line == b"c":
-            return _gr_kind(data, label)
+            return _gr_kind(data, label), None
         fields = [f.strip() for f in line.split(b",")]
         if len(fields) >= 3 and fields[2] in (b"d", b"u") and all(
             _INT.match(f) for f in fields[:2]
         ):
-            return "lg"
-        return "csv" if b"," in line else "snap"
+            return "lg", None
+        return ("csv", None) if b"," in line else _snap_or_metis(data, label)
     raise GraphError(f"{label}: empty graph: the file has no data lines")
+
+
+def _snap_or_metis(data: bytes, label: str) -> tuple[str, EdgeList | None]:
+    """snap, or metis (with its edges) for content that could be METIS: a first line of 2 to
+    4 integers ``N M [FMT [NCON]]`` (before it only ``%`` comments, METIS's) and N lines
+    after it, counted without ``%`` comment lines (blank lines past the last filled one may
+    be isolated vertices). Such content is METIS if it reads as one, else refused: whether a
+    line count that matches is chance or a METIS file with a wrong header, no one can tell."""
+    start, number, line = _skip_header(data, (b"%",))
+    words = (line or b"").split()
+    if not 2 <= len(words) <= 4 or not all(_INT.match(w) for w in words):
+        return "snap", None
+    n = int(words[0])
+    if n <= 0 or int(words[1]) < 0 or (len(words) > 2 and (
+            len(words[2]) > 3 or words[2].strip(b"01"))):
+        return "snap", None
+    body = start + len(line) + 1  # counted in place: no copy of a file of gigabytes
+    comments = data.count(b"\n%", body) + data.startswith(b"%", body)
+    end = len(data)
+    while end > body and data[end - 1] in b" \t\r\n\v\f":  # up to the last filled line
+        end -= 1
+    lines = data.count(b"\n", body) + (not data.endswith(b"\n") and end > body) - comments
+    filled_lines = data.count(b"\n", body, end) + (end > body) - comments
+    if not filled_lines <= n <= lines:
+        return "snap", None
+    try:
+        return "metis", _read_metis(data, label, False)
+    except GraphError as exc:
+        if not _metis_ids_fit(data, body, number + 1, label, n, words):
+            return "snap", None  # ids past N: no METIS graph, whatever its header said
+        why = str(exc).removeprefix(f"{label}: ")
+        raise GraphError(
+            f"{label}: cannot tell the format: line {number} {line.strip().decode()!r} reads "
+            f"as a METIS header (N M) and {n} vertex lines follow, but as METIS: {why}; add "
+            "format=metis or format=snap to the spec (file:PATH,format=snap)") from None
+
+
+def _metis_ids_fit(data: bytes, body: int, first_line: int, label: str, n: int,
+                   words: list[bytes]) -> bool:
+    """Whether the lines after a METIS-like header could be an unweighted METIS adjacency
+    with a wrong header (every field an integer in 1..N), or may be weighted (a weight
+    may exceed N); False where some id is no vertex of N: a SNAP list, read as before."""
+    if len(words) > 2 and words[2].strip(b"0"):  # fmt with sizes or weights
+        return True
+    try:
+        values = _tokenise(data, body, first_line, label, comments=b"%").values
+    except GraphError:  # not numbers: the SNAP reader names the line
+        return False
+    return values.dtype.kind == "i" and bool(((values >= 1) & (values <= n)).all())
 
 
 def _gr_kind(data: bytes, label: str) -> str:
     """dimacs (``p sp``) or pace (``p tw``), from a ``.gr`` file's problem line."""
+    odd = ""
     for _, line, _ in _lines(data):
         words = line.split()
         if not words or words[0] == b"c":
             continue
         if words[0] == b"p" and len(words) >= 2 and words[1] in (b"sp", b"tw"):
             return "dimacs" if words[1] == b"sp" else "pace"
+        odd = _header_odd(line)
         break
-    raise GraphError(f"{label}: .gr file without a 'p sp N M' or 'p tw N M' problem line")
+    raise GraphError(f"{label}: .gr file without a 'p sp N M' or 'p tw N M' problem line{odd}")
+
+
+def _header_odd(line: bytes) -> str:
+    """``': unexpected character ... in LINE'`` for a header line holding a NUL, another
+    control byte or a byte past ASCII, else '': a line of NULs shows as blanks."""
+    odd = _odd_bytes(np.frombuffer(line, dtype=np.uint8))
+    if odd.size == 0:
+        return ""
+    shown = _line(line + b"\n", np.zeros(1, dtype=np.int64), 0)
+    return f": {_odd_byte(line, int(odd[0]))} in {shown!r}"
 
 
 def _lines(data: bytes, start: int = 0, limit: int = 1 << 62):
@@ -285,7 +364,7 @@ def _tokenise(
         joined[marked] = ~_SPACE[buf[heads[marked] + 1]]  # a marked line's newline follows
         if joined.any():  # 'a1 2 4' had read as the arc 1 2 4
             i = int(np.argmax(joined))
-            raise GraphError(
+            raise _odd_line_error(body, starts, i, label, first_line) or GraphError(
                 f"{label}: line {first_line + i}: expected {prefix.decode()!r} and a blank "
                 f"before the numbers, got {_line(body, starts, i)!r}"
             )
@@ -307,9 +386,9 @@ def _tokenise(
         _check_fields(raw, starts, counts, comment, label, first_line)
     if prefix:
         stray = (counts > 0) & ~marked & ~comment
-        if stray.any():
+        if stray.any():  # a line of NULs is named so: shown, it reads as blanks
             i = int(np.argmax(stray))
-            raise GraphError(
+            raise _odd_line_error(body, starts, i, label, first_line) or GraphError(
                 f"{label}: line {first_line + i}: expected a line starting with "
                 f"{prefix.decode()!r}, got {_line(body, starts, i)!r}"
             )
@@ -351,10 +430,49 @@ def _check_fields(
         )
 
 
+class _Shown(str):
+    """A line of a file for a message: bytes that are no UTF-8 kept (surrogate escapes) and
+    shown by its repr as the bytes they are ('\\xe9'), not as U+FFFD, which the file lacks."""
+
+    def __repr__(self) -> str:
+        return re.sub(r"\\udc([89a-f][0-9a-f])", r"\\x\1", super().__repr__())
+
+
 def _line(body: bytes, starts: np.ndarray, i: int) -> str:
-    """Line i of a body (for error messages)."""
+    """Line i of a body (for error messages; its repr shows undecodable bytes as such)."""
     end = body.find(b"\n", int(starts[i]))
-    return body[int(starts[i]) : end].decode("utf-8", "replace").strip()[:80]
+    return _Shown(body[int(starts[i]) : end].decode("utf-8", "surrogateescape").strip()[:80])
+
+
+def _odd_bytes(buf: np.ndarray) -> np.ndarray:
+    """Offsets of the bytes no number or blank is made of: a control byte (NUL), or one
+    past ASCII (a non-breaking space, a byte of another encoding)."""
+    return np.flatnonzero((buf > 126) | ((buf < 32) & ~_SPACE[buf]))
+
+
+def _odd_byte(body: bytes, at: int) -> str:
+    """The byte at ``at`` named for a message: the character it begins where that is UTF-8
+    (U+0000 for a NUL, U+00A0 for a non-breaking space), else the byte's value (0xe9 of a
+    Latin-1 'e-acute'): decoded with replacement it had been named U+FFFD, not in the file."""
+    for size in range(1, 5):
+        try:
+            char = body[at:at + size].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return f"unexpected character {char!r} (U+{ord(char):04X})"
+    return f"unexpected byte 0x{body[at]:02x} (not UTF-8 text)"
+
+
+def _odd_line_error(body: bytes, starts: np.ndarray, i: int, label: str,
+                    first_line: int) -> GraphError | None:
+    """The error naming line i's first odd byte (``_odd_byte``), None where it has none."""
+    lo = int(starts[i])
+    hi = body.find(b"\n", lo)
+    odd = _odd_bytes(np.frombuffer(body, dtype=np.uint8)[lo:hi if hi >= 0 else len(body)])
+    if odd.size == 0:
+        return None
+    return GraphError(f"{label}: line {first_line + i}: {_odd_byte(body, lo + int(odd[0]))} "
+                      f"in {_line(body, starts, i)!r}")
 
 
 def _numbers(
@@ -374,15 +492,12 @@ def _numbers(
             return values
     # Slow path, only for a malformed file: find the first token neither int nor float.
     raw = np.frombuffer(body, dtype=np.uint8)
-    odd = np.flatnonzero((raw > 126) | ((raw < 32) & ~_SPACE[raw]))
+    odd = _odd_bytes(raw)
     if odd.size:  # a non-breaking space or a control byte: Python's split takes the first
         at = int(odd[0])
         i = int(np.searchsorted(starts, at, side="right")) - 1
-        char = body[at:at + 4].decode("utf-8", "replace")[:1]
-        raise GraphError(
-            f"{label}: line {first_line + i}: unexpected character {char!r} "
-            f"(U+{ord(char):04X}) in {_line(body, starts, i)!r}"
-        )
+        raise GraphError(f"{label}: line {first_line + i}: {_odd_byte(body, at)} in "
+                         f"{_line(body, starts, i)!r}")
     for i in np.flatnonzero(counts):
         line = _line(body, starts, int(i))
         for token in line.split():
@@ -515,8 +630,9 @@ def _compact(ids: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _weights(values: np.ndarray, lines: np.ndarray, label: str) -> np.ndarray:
     """Edge weights from a column as float32, else a GraphError naming the line of the first
-    that float32 cannot hold (``graph.float32_weight_problem``)."""
-    problem = float32_weight_problem(values.astype(np.float64))
+    that float32 cannot hold (``graph.float32_weight_problem``); an int64 column is checked
+    as read, exactly (through float64, integers past 2**53 had rounded unseen)."""
+    problem = float32_weight_problem(values)
     if problem is not None:
         i, why = problem
         raise GraphError(f"{label}: line {int(lines[i])}: {why} ({WEIGHT_RULE})")
@@ -696,6 +812,7 @@ def _read_gr(data: bytes, label: str, want_weights: bool) -> EdgeList:
     ):
         raise GraphError(
             f"{label}: line {number}: expected the problem line 'p sp N M' or 'p tw N M'"
+            + _header_odd(line or b"")
         )
     dimacs = words[1] == b"sp"
     n, m = int(words[2]), int(words[3])
@@ -851,9 +968,11 @@ def _read_lg(data: bytes, label: str, want_weights: bool) -> EdgeList:
     return EdgeList(src, dst, n, symmetric=fields[2] == b"u", lines=lines)
 
 
-def _read_npz_edges(path: Path, data: bytes, label: str, want_weights: bool) -> EdgeList:
-    """A CSR ``.npz`` (as ``graph convert`` or scipy.sparse.save_npz write) as an edge list."""
-    graph = read_npz(path, label, data=data, weights=want_weights)
+def _read_npz_edges(path: Path, data: bytes, label: str, want_weights: bool,
+                    directed: bool | None = None) -> EdgeList:
+    """A CSR ``.npz`` (as ``graph convert`` or scipy.sparse.save_npz write) as an edge list;
+    ``directed`` True: its stored edges as arcs, whatever its metadata says."""
+    graph = read_npz(path, label, data=data, weights=want_weights, directed=directed)
     if want_weights and graph.weights is None:
         raise _no_weights(label, "the .npz graph has no weights")
     return EdgeList(
@@ -871,14 +990,19 @@ def read_edges(
     *,
     weights: bool = False,
     label: str = "",
+    directed: bool | None = None,
 ) -> EdgeList:
-    """Read a graph file into an edge list (ids 0..n-1); ``weights`` asks for its weights."""
+    """Read a graph file into an edge list (ids 0..n-1); ``weights`` asks for its weights;
+    ``directed`` True: the spec's ``directed=true``, which reads an ``.npz`` stored as
+    undirected by its arcs (it need not store each edge both ways)."""
     path = Path(path)
     label = label or f"file:{path}"
     data = strip_bom(read_bytes(path, label))
     if not data.startswith((b"PK", b"\x93NUMPY")):
         data = unix_newlines(data)
-    fmt = fmt or detect_format(path, data, label)
+    sniffed = None
+    if not fmt:
+        fmt, sniffed = _detect(path, data, label)
     if fmt not in FILE_FORMATS:
         raise GraphError(f"{label}: unknown format {fmt!r} (one of {', '.join(FILE_FORMATS)})")
     if fmt != "mtx" and data[:4096].lstrip()[:14].lower() == b"%%matrixmarket":
@@ -886,7 +1010,7 @@ def read_edges(
         raise GraphError(f"{label}: format={fmt}, but the file is a MatrixMarket file "
                          "(format=mtx)")
     if fmt == "npz":
-        return _read_npz_edges(path, data, label, weights)
+        return _read_npz_edges(path, data, label, weights, directed)
     if fmt in ("dimacs", "pace"):
         kind = _gr_kind(data, label)
         if kind != fmt:
@@ -899,6 +1023,8 @@ def read_edges(
     if fmt == "mtx":
         return _read_mtx(data, label, weights)
     if fmt == "metis":
+        if sniffed is not None and not weights:  # read when its format was detected
+            return sniffed
         return _read_metis(data, label, weights)
     return _read_lg(data, label, weights)
 
@@ -918,10 +1044,19 @@ def _text(array: np.ndarray) -> str:
 
 
 def save_npz(graph: Graph, path: str | os.PathLike[str],
-             extra_meta: dict[str, str] | None = None) -> Path:
+             extra_meta: dict[str, str] | None = None, *,
+             make_parents: bool | None = None) -> Path:
     """Write ``graph`` as an uncompressed CSR ``.npz`` atomically (temp file + os.replace);
-    ``extra_meta``: more metadata fields (the graph cache's key)."""
+    ``extra_meta``: more metadata fields (the graph cache's key). ``make_parents``: create
+    missing directories above ``path``; None creates them for the graph cache's entries
+    (written with ``extra_meta``) only: a user's output under a directory that does not
+    exist (a typo) is a GraphError naming it, as ``calibrate --out`` refuses one."""
     path = Path(path)
+    if make_parents is None:
+        make_parents = extra_meta is not None
+    if not make_parents and not path.parent.exists():  # (a file there: mkstemp says so)
+        raise GraphError(f"cannot write {str(path)!r}: directory {str(path.parent)!r} does "
+                         "not exist; create it first")
     meta = {
         **(extra_meta or {}),
         "format": NPZ_FORMAT,
@@ -933,7 +1068,8 @@ def save_npz(graph: Graph, path: str | os.PathLike[str],
     arrays = {"indptr": graph.indptr, "indices": graph.indices, "meta": np.array(json.dumps(meta))}
     if graph.weights is not None:
         arrays["weights"] = graph.weights
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -1005,14 +1141,17 @@ def _npz_member(z, key: str, label: str) -> np.ndarray:
 
 
 def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | None = None,
-             written_by_us: bool = False, weights: bool = True) -> Graph:
+             written_by_us: bool = False, weights: bool = True,
+             directed: bool | None = None) -> Graph:
     """A Graph from a warpsweep CSR ``.npz`` (or a scipy.sparse CSR ``.npz``), validated
     (``written_by_us``: the graph cache's own entry, whose symmetry was checked when its
     graph was built, and is not checked again); ``weights`` False: without the file's weights,
-    which are then neither read nor checked (a signed or boolean matrix serves BFS)."""
+    which are then neither read nor checked (a signed or boolean matrix serves BFS);
+    ``directed`` True: directed whatever the metadata says (the spec's ``directed=true``), so
+    an undirected one that does not store every edge both ways reads as its arcs."""
     import io
 
-    want_weights = weights
+    want_weights, as_directed = weights, directed
     path = Path(path)
     label = label or f"file:{path}"
     source = io.BytesIO(data) if data is not None else path
@@ -1080,11 +1219,18 @@ def read_npz(path: str | os.PathLike[str], label: str = "", *, data: bytes | Non
         weights = None
     if weights is not None and weights.dtype.kind not in "iuf":
         raise GraphError(f"{label}: .npz weights must be numbers, not {weights.dtype}")
+    directed = directed or bool(as_directed)
     graph = Graph(  # arrays read from the file here: nobody else holds them
         frozen(arrays["indptr"]), frozen(arrays["indices"]),
         None if weights is None else frozen(weights), name=name, spec=spec or label,
-        directed=directed, known_symmetric=written_by_us and not directed,
+        directed=directed, known_symmetric=not directed,  # checked below, with our remedy
     )
     if graph.n == 0:
         raise GraphError(f"{label}: empty graph: no vertices")
+    if not directed and not written_by_us and graph.m and not stores_both_ways(
+            graph.indptr, graph.indices, graph.weights):
+        raise GraphError(
+            f"{label}: the .npz metadata says \"directed\": false, but its CSR holds an edge "
+            "whose reverse (with its weight) it lacks; read it by its arcs with directed=true "
+            "in the spec (file:PATH.npz,directed=true)")
     return graph

@@ -165,9 +165,7 @@ class Strategy:
             )
         check_choice("push", self.push, PUSHES)
         for knob in ("variable_grid", "dedup"):
-            value = getattr(self, knob)
-            if value is not None and not isinstance(value, bool):
-                raise ConfigError(f"`{knob}` must be true or false, but got {value!r}")
+            _check_bool(knob, getattr(self, knob))
         check_choice("switch_on", self.switch_on, SWITCH_ONS)
         check_choice("relax", self.relax, RELAXES)
         self._check_changed_flag()
@@ -243,8 +241,7 @@ class Strategy:
         written before the knob keep their canonical form."""
         if self.precheck is None:
             return
-        if not isinstance(self.precheck, bool):
-            raise ConfigError(f"`precheck` must be true or false, but got {self.precheck!r}")
+        _check_bool("precheck", self.precheck)
         if self.precheck:
             object.__setattr__(self, "precheck", None)
         elif self.relax == "store":
@@ -371,6 +368,21 @@ def _mapping_knob_order() -> tuple[str, ...]:
                              "knobs must be fields of simulator.strategy.Strategy")
         order = _knob_orders[key] = tuple(k for k in Strategy.KNOBS if k in owners)
     return order
+
+
+def _check_bool(knob: str, value: Any) -> None:
+    """Refuse a bool knob's value that is not a bool (None: unset), naming a string as one:
+    ``{'dedup': 'true'}`` had been told it "got 'true'", which reads as the value it wants.
+    Strings are not read as bools, as no knob given as a Python value is (``block_size``
+    takes 256, not '256'); ``Strategy.parse`` reads the CLI's text."""
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        meant = {"true": " (True)", "false": " (False)"}.get(value.strip().lower(), "")
+        raise ConfigError(f"`{knob}` must be true or false (a bool), but got the string "
+                          f"{value!r}: a dict of knobs takes Python values, so give the bool"
+                          f"{meant}; text such as '{knob}=true' is read by Strategy.parse")
+    raise ConfigError(f"`{knob}` must be true or false, but got {value!r}")
 
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")  # a whole number, as NUMBER_TEXT reads numbers
