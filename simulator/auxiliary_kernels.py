@@ -27,7 +27,6 @@ from simulator.strategy import Strategy
 from simulator.timing import UnitWork
 from simulator.timing import kernel_cycles
 from simulator.timing import resident_blocks_per_sm
-from simulator.worklist import scan_launch
 
 if TYPE_CHECKING:  # not at run time: the engine imports this module
     from simulator.engine import Launch
@@ -166,30 +165,41 @@ def idle_outlier_kernel(device: Device, hit_rate: float = 0.0) -> LaunchCost:
 
 def compaction_kernel(
     n: int, flagged: np.ndarray, strategy: Strategy, device: Device,
-    costs: InstructionCosts = COSTS, hit_rate: float = 0.0,
+    costs: InstructionCosts = COSTS, hit_rate: float = 0.0, clears: bool = True,
 ) -> LaunchCost:
-    """A thread per vertex reads its flag, and the flagged ones are written to a worklist at
-    offsets from a block prefix sum and a scan launch (the temporal hybrid's switch back)."""
+    """The temporal hybrid's switch back, as ``tuner/measure/kernels.cu``'s ``compact_flags``
+    and the independent kernels' ``flags_to_queue`` run it: one launch, a thread per vertex
+    reads its status word (coalesced) and a flagged one clears it (``clears``; BFS's
+    ``compact_levels`` reads levels and clears nothing) and is pushed warp-aggregated: a
+    warp with flagged lanes pays the ballot, its leader's atomicAdd on the tail (waited
+    for; the pushing warps' atomics serialise on its address) and the stores at consecutive
+    slots. ``flagged``: the flagged vertices, ascending."""
     words = device.sector_bytes // WORD_BYTES
     ws = device.warp_size
     units = ceil_div(n, ws)
+    flagged = np.asarray(flagged, dtype=np.int64)
     items = np.bincount(flagged // ws, minlength=units).astype(np.int64)
-    block_scan = costs.scan + 2 * costs.barrier + int(np.log2(strategy.block_size // ws))
-    sisd = np.full(units, float(costs.check + block_scan)) + costs.push_store * (items > 0)
-    sectors = np.full(units, ceil_div(ws, words)) + ceil_div(items, words)
-    round_trips = np.full(units, 2)
+    pushing = items > 0
+    sisd = (costs.check + (costs.push + costs.aggregate) * pushing).astype(np.float64)
+    sectors = np.full(units, ceil_div(ws, words)) + pushing + ceil_div(items, words)
+    if clears:  # the flagged lanes' stores to their own words: the sectors they fall in
+        sisd += costs.vertex_store * pushing
+        cleared = distinct(flagged // words)
+        sectors += np.bincount(cleared * words // ws, minlength=units)
+    round_trips = 1 + device.atomic_round_trips * pushing
     plain = Strategy(block_size=strategy.block_size)
+    tail_atomics = int(np.count_nonzero(pushing))
     cycles, bounds = kernel_cycles(
         UnitWork(sisd, np.zeros(units), sectors.astype(np.float64), round_trips), plain,
-        device, 0, False, hit_rate=hit_rate,
+        device, tail_atomics, False, hit_rate=hit_rate,
     )
-    blocks = ceil_div(units, strategy.block_size // ws)
     return LaunchCost(
         cycles=cycles, bounds=bounds[None, :], launches=1, instructions=float(sisd.sum()),
         issued_lane_instructions=float(ws * sisd.sum()),
         useful_lane_instructions=float(ws * sisd.sum()),
-        requests=float(units * 2 + np.count_nonzero(items)), transactions=float(sectors.sum()),
-    ) + scan_launch(blocks, device, costs, words, hit_rate=hit_rate)
+        requests=float(units + (2 + clears) * tail_atomics),
+        transactions=float(sectors.sum()), atomics=float(tail_atomics),
+    )
 
 
 def scatter_kernel(

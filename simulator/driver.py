@@ -510,9 +510,9 @@ def _asynchronous_data(launcher: Launcher) -> list[IterationCost]:
             out.append(launcher.iteration(cost, "data", s.lanes_per_vertex))
         if launcher.strategy.relax != "store":
             return out
-        out.append(_verify_sweep(launcher))
         fr = launcher.fr
         worklist = unrelaxed_sources(fr.indptr, fr.indices, run.values, fr.edge_values)
+        out.append(_verify_sweep(launcher, worklist))
         if not worklist.size:
             return out
     raise RuntimeError(f"plain-store relaxation still lost updates after "
@@ -524,17 +524,19 @@ def _asynchronous_data(launcher: Launcher) -> list[IterationCost]:
 _MOST_VERIFY_SWEEPS = 1000
 
 
-def _verify_sweep(launcher: Launcher) -> IterationCost:
+def _verify_sweep(launcher: Launcher, unrelaxed: np.ndarray) -> IterationCost:
     """The sweep that makes plain-store relaxation exact: every vertex reads its edges and
-    its targets' values, stores nothing, and pushes itself where an edge is unrelaxed (an
-    update a racing store lost; ``simulator.store_races``); the host reads whether any
-    was."""
+    its targets' values, stores nothing, and pushes itself where an edge is unrelaxed
+    (``unrelaxed``: an update a racing store lost, ``simulator.store_races``), a thread's
+    atomic on the tail apiece, as the independent kernels' ``verify_edges`` does; the host
+    reads whether any was."""
     fr = launcher.fr
     s = launcher.strategy_for(np.arange(fr.n))
     sweep = dataclasses.replace(s, driven="topology", push=None, dedup=None,
                                 variable_grid=None, relax=None)
     empty = np.zeros(0, dtype=np.int64)
-    cost = launcher.launch(Launch(np.arange(fr.n), empty, store_lanes=empty), sweep)
+    cost = launcher.launch(Launch(np.arange(fr.n), empty, store_lanes=empty, push="atomic",
+                                  pushes="self", self_pushes=unrelaxed), sweep)
     launcher.host(cost)
     return launcher.iteration(cost, "topology", sweep.lanes_per_vertex)
 
@@ -594,9 +596,11 @@ def _temporal(launcher: Launcher) -> list[IterationCost]:
     """Worklist launches while the worklist holds at most ``switch_to_topology`` x N items,
     sweeps (counting what they activate) until fewer than ``switch_to_data`` x N vertices
     are active; a switch to sweeps scatters the worklist into the status flags, a switch back
-    compacts the flags into a worklist. SSSP's and CC's launches of either form run
-    asynchronously, as ``driven=data``'s and ``topology``'s do (``simulator.asynchronous``),
-    until one lowers nothing; the other algorithms' replay the synchronous run.
+    compacts the flags into a worklist (BFS's sweeps find their vertices by level: no
+    scatter, and its compaction reads levels; ``auxiliary_kernels``). SSSP's and CC's
+    launches of either form run asynchronously, as ``driven=data``'s and ``topology``'s do
+    (``simulator.asynchronous``), until one lowers nothing; the other algorithms' replay the
+    synchronous run.
     ``switch_on=edges`` weighs the worklist and the active vertices by their out-edges
     against the fractions of M."""
     fr, device, strategy = launcher.fr, launcher.device, launcher.strategy
@@ -634,8 +638,9 @@ def _temporal(launcher: Launcher) -> list[IterationCost]:
             ran = "data"
             if size(pending) > to_topology:
                 form = "topology"
-                cost = cost + scatter_kernel(pending.size, s, device, launcher.costs,
-                                             launcher.hit_rate)
+                if fr.algorithm != "bfs":  # BFS's sweeps find their vertices by level
+                    cost = cost + scatter_kernel(pending.size, s, device, launcher.costs,
+                                                 launcher.hit_rate)
                 pending, ranks = distinct(pending), None
         else:
             if run is None:
@@ -649,7 +654,8 @@ def _temporal(launcher: Launcher) -> list[IterationCost]:
             if size(pending) < to_data:
                 form = "data"
                 cost = cost + compaction_kernel(n, pending, s, device, launcher.costs,
-                                                launcher.hit_rate)
+                                                launcher.hit_rate,
+                                                clears=fr.algorithm != "bfs")
         launcher.host(cost)
         out.append(launcher.iteration(cost, ran, s.lanes_per_vertex))
     return out

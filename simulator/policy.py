@@ -558,10 +558,12 @@ def policy_iteration_costs(
         if held is not None and held != s.driven:
             if s.driven == "data":  # the sweep's flags become a worklist
                 switch = compaction_kernel(n, np.asarray(frontier, dtype=np.int64), s, device,
-                                           costs, launcher.hit_rate)
+                                           costs, launcher.hit_rate,
+                                           clears=fr.algorithm != "bfs")
                 pending = np.asarray(frontier, dtype=np.int64)
-            else:  # the worklist's entries set their flags
-                switch = scatter_kernel(pending.size, s, device, costs, launcher.hit_rate)
+            else:  # the worklist's entries set their flags (BFS's sweeps read levels)
+                if fr.algorithm != "bfs":
+                    switch = scatter_kernel(pending.size, s, device, costs, launcher.hit_rate)
                 pending = distinct(pending)
             ranks = None
         if s.driven == "data":
@@ -609,6 +611,8 @@ def _convert_out(pending: np.ndarray, held: str, strategy: Strategy,
     if held == "topology":
         other = launcher.hit_rates["data"]
         return compaction_kernel(fr.n, np.asarray(pending, dtype=np.int64), strategy, device,
-                                 launcher.costs, other).cycles
+                                 launcher.costs, other, clears=fr.algorithm != "bfs").cycles
+    if fr.algorithm == "bfs":  # its sweeps find their vertices by level: nothing to scatter
+        return 0.0
     other = launcher.hit_rates["topology"]
     return scatter_kernel(int(pending.size), strategy, device, launcher.costs, other).cycles

@@ -343,14 +343,18 @@ def test_scatter_and_compaction_kernels():
     # instructions, 2 round trips.
     scatter = scatter_kernel(20, TEMPORAL, SERIAL)
     assert (scatter.cycles, scatter.instructions, scatter.transactions) == (203, 3, 23)
-    # Compaction of 27 flags with 24, 25 set: one warp reads 32 flag words (4 sectors), a
-    # block scan (5 + 4 + log2(1) = 9), check 2, one store step (1) writing 2 items (1
-    # sector), 2 round trips -> 212; then the scan launch over 1 block total.
+    # Compaction of 27 flags with 24, 25 set, as kernels.cu's compact_flags: one launch, one
+    # warp reads 32 flag words (4 sectors); its flagged lanes clear their flags (1 sector,
+    # vertex_store 1) and push warp-aggregated (push 2 + aggregate 3, the tail atomic, 1
+    # sector, waited for: 1 round trip on SERIAL) 2 items at consecutive slots (1 sector);
+    # check 2: 8 instructions, 2 round trips -> 208, 7 sectors, 1 atomic.
     compaction = compaction_kernel(27, np.array([24, 25]), TEMPORAL, SERIAL)
-    assert compaction.launches == 2
-    assert compaction.cycles == 212 + SCAN_CYCLES
-    assert compaction.instructions == 12 + SCAN_INSTRUCTIONS
-    assert compaction.transactions == 5 + 2
+    assert (compaction.launches, compaction.cycles, compaction.instructions,
+            compaction.transactions, compaction.atomics) == (1, 208, 8, 7, 1)
+    # BFS's compact_levels reads levels and clears nothing: 7 instructions, 6 sectors.
+    levels = compaction_kernel(27, np.array([24, 25]), TEMPORAL, SERIAL, clears=False)
+    assert (levels.launches, levels.cycles, levels.instructions, levels.transactions) == (
+        1, 207, 7, 6)
 
 
 # Per iteration on SERIAL (thread mapping, atomic push, one warp each):
@@ -358,16 +362,17 @@ def test_scatter_and_compaction_kernels():
 #   0: [0], 2 steps, both push: I = 5 + 8 + 5*2 = 23, round trips 2 + 4 + 2 = 8 -> 823.
 #   1: [1, 2], 2 steps, step 1 pushes twice: I = 5 + 8 + 5 = 18, 2 + 4 + 1 = 7 -> 718.
 #   2: [3, 3], 22 steps, 20 pushing (the first copy's lane): I = 5 + 88 + 100 = 193, round
-#      trips 2 + 44 + 20 = 66 -> 6793; + scatter 203 = 6996 (2 launches).
+#      trips 2 + 44 + 20 = 66 -> 6793; no scatter: BFS's sweeps find their vertices by
+#      level (kernels.cu's runner launches none for BFS).
 #   3: the sweep over 27 vertices, one warp, 2 steps (vertices 4, 5, 6 have degree 2):
 #      check 2, setup 3, counting its activations (a warp scan 5 and one atomic), 8 SIMD:
 #      I = 18, round trips 1 + 1 + 4 + 1 (step 1's lanes claim 24, 25 with an exchange
-#      and wait for the old flag) = 7 -> 718; + compaction 924 = 1642 (3 launches).
+#      and wait for the old flag) = 7 -> 718; + compact_levels 207 = 925 (2 launches).
 #   4: [24, 25], 3 steps, step 2 pushes 26: I = 5 + 12 + 5 = 22, 2 + 6 + 1 = 9 -> 922.
 #   5: [26], 1 step: I = 9, 4 round trips -> 409.
 TEMPORAL_ITERATIONS = [
-    ("data", 823, 1), ("data", 718, 1), ("data", 6793 + 203, 2),
-    ("topology", 718 + 924, 3), ("data", 922, 1), ("data", 409, 1),
+    ("data", 823, 1), ("data", 718, 1), ("data", 6793, 1),
+    ("topology", 718 + 207, 2), ("data", 922, 1), ("data", 409, 1),
 ]
 
 
@@ -381,12 +386,13 @@ def test_temporal_iterations(relay_bfs):
 def test_temporal_run(relay, relay_bfs):
     r = simulate(relay, "bfs", TEMPORAL, SERIAL, source=0, functional=relay_bfs, trace=True)
     assert r.trace["form"].tolist() == [it[0] for it in TEMPORAL_ITERATIONS]
-    assert r.cycles == sum(it[1] for it in TEMPORAL_ITERATIONS)  # 11510
-    # one launch per iteration, the scatter, the compaction and its scan
-    assert r.launches == 6 + 1 + 2
+    assert r.cycles == sum(it[1] for it in TEMPORAL_ITERATIONS)  # 10590
+    # one launch per iteration and the compaction (BFS launches no scatter)
+    assert r.launches == 6 + 1
     # pushing steps 2 + 1 + 20 + 1, the sweep's activation count 1 and its 3 lanes' claims
-    # (4->24, 5->24, 6->25: every storing lane exchanges its target's flag)
-    assert r.atomics == 25 + 3
+    # (4->24, 5->24, 6->25: every storing lane exchanges its target's flag), the
+    # compaction's tail atomic
+    assert r.atomics == 25 + 3 + 1
     assert r.duplicates == 1
 
 

@@ -86,7 +86,7 @@ def test_feature_counters_hand_counted():
 def test_switch_pays_compaction_and_scatter():
     """BFS on a path (no duplicates): a schedule topology, topology, data, data, topology...
     costs each iteration as its constant run does, plus a compaction where it turns to the
-    worklist and a scatter where it turns back."""
+    worklist (BFS's: no scatter where it turns back)."""
     g = path_graph()
     fr = functional_run(g, "bfs", 0)
     cands = (Strategy.parse(TOPO), Strategy.parse(DATA))
@@ -99,14 +99,16 @@ def test_switch_pays_compaction_and_scatter():
     assert [it.form for it in its[:4]] == ["topology", "topology", "data", "data"]
     switches = [i for i in range(1, len(its)) if its[i].choice != its[i - 1].choice]
     assert switches == [2, 4, 7, 8]
-    # iteration 2 turns the sweep's flags (vertex 2) into a worklist
+    # iteration 2 turns the sweep's levels (vertex 2's) into a worklist: BFS's compaction
+    # reads levels and clears no flag; a turn back to sweeps scatters nothing (BFS's sweeps
+    # find their vertices by level, as tuner/measure/kernels.cu's runner does)
     compaction = compaction_kernel(fr.n, np.array([2]), cands[1], H100, hit_rate=_hit(
-        fr, True)).cycles
+        fr, True), clears=False).cycles
     assert its[2].switch_cycles == pytest.approx(compaction)
     for i, it in enumerate(its):
         base = const[it.choice][i].cost.cycles
         assert it.cost.cycles == pytest.approx(base + it.switch_cycles, rel=1e-9)
-        assert (it.switch_cycles > 0) == (i in switches)
+        assert (it.switch_cycles > 0) == (i in switches and it.form == "data")
 
 
 def _hit(fr, worklist: bool) -> float:
@@ -348,7 +350,7 @@ def test_policy_file_rules_and_strategy(tmp_path):
     assert list(r.trace["choice"]) == [1, 1, 0]
     assert r.trace["rule"][2] == "frontier_frac > 0.2"
     assert list(r.trace["form"]) == ["data", "data", "topology"]
-    assert r.trace["switch_us"][2] > 0 and r.trace["switch_us"][:2].sum() == 0
+    assert r.trace["switch_us"].sum() == 0  # BFS's turn to a sweep scatters nothing
     assert (r.output == simulate(g, "bfs", TOPO, "h100", source=1).output).all()
     scaled = simulate(g, "bfs", f"policy={path},policy_t1=4", "h100", source=1, trace=True)
     assert list(scaled.trace["choice"]) == [1, 1, 1]

@@ -109,13 +109,17 @@ def print_trace(trace: dict) -> None:
         for i in range(len(t["time_us"])):
             print(f"  {i:4d} {t['choice'][i]:6d} {t['switch_us'][i]:9.2f}  {t['rule'][i]}")
     total = float(t["time_us"].sum()) or 1.0
-    for key in ("form", "bound"):
+    # an iteration's whole time goes under its form, and under the part that bounds it most
+    # (near ties decide that one): said so, beside the host's own share of the time
+    for key, label in (("form", "time by form"),
+                       ("bound", "time by what bounds each iteration most (its whole time)")):
         shares = ", ".join(
             f"{name} {t['time_us'][t[key] == name].sum() / total:.0%}"
             f" ({int((t[key] == name).sum())} it.)"
             for name in sorted(set(t[key].tolist()),
                                key=lambda v: -t["time_us"][t[key] == v].sum()))
-        print(f"  time by {key}: {shares}")
+        print(f"  {label}: {shares}")
+    print(f"  host round trips: {float(t['host_us'].sum()) / total:.0%} of the time")
     dup = float(t["duplicates"].sum())
     items = float(t["worklist"].sum())
     if items:
