@@ -24,6 +24,7 @@ from simulator.load import load_graph
 from simulator.policy import FEATURES
 from simulator.policy import Policy
 from simulator.policy import feature_counter_cost
+from simulator.policy import load_policy
 from simulator.policy import policy_iteration_costs
 from tests.hand_counted import star_graph
 from tuner.selection.adaptive import IterationTable
@@ -474,3 +475,18 @@ def test_a_policy_nested_too_deeply_is_one_line(tmp_path):
     deep.write_text('{"tree": ' + "[" * 5000 + "]" * 5000 + "}")
     with pytest.raises(ConfigError, match="nested too deeply"):
         load_policy(deep)
+
+
+def test_simulate_names_a_policy_run_by_its_file_and_candidates(capsys):
+    """The strategy line of a policy run had listed the adaptive mapping's defaults, which the
+    policy never reads (adaptive_stat=mean, driven=topology), not its candidates (probe TR)."""
+    from tuner.cli import main
+
+    shipped = Path(__file__).resolve().parent.parent / "policies" / "bfs-h100.json"
+    policy = load_policy(shipped)
+    assert main(["simulate", "--graph", "rmat:scale=8,seed=1", "--algo", "bfs", "--set",
+                 f"policy={shipped}", "--set", "policy_t1=2"]) == 0
+    line = next(t for t in capsys.readouterr().out.splitlines() if t.startswith("strategy:"))
+    assert line.startswith(f"strategy: policy={shipped},policy_t1=2 (")
+    assert "adaptive_stat" not in line
+    assert all(f"{i}: {c}" in line for i, c in enumerate(policy.candidates))

@@ -84,12 +84,28 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     source = "" if functional.source is None else f" from {functional.source}"
     print(f"{report['graph']}  n={graph.n} m={graph.m}  {args.algo}{source} on {result.device}")
-    print(f"strategy: {strategy}")
+    print(f"strategy: {_strategy_line(strategy, args.algo)}")
     for name, value in result.to_dict().items():
         print(f"  {name:26s} {_fmt(value)}")
     if args.trace:
         print_trace(result.trace)
     return 0
+
+
+def _strategy_line(strategy, algorithm: str) -> str:
+    """The strategy as run: a policy's file and candidates, not the adaptive mapping's
+    defaults it implies and never reads (``adaptive_stat=mean``, ``driven=topology``)."""
+    if strategy.policy is None:
+        return str(strategy)
+    from simulator.policy import strategy_policy
+
+    policy = strategy_policy(strategy, algorithm)
+    scaled = "".join(f",{k}={getattr(strategy, k)}" for k in ("policy_t1", "policy_t2",
+                                                               "policy_t3")
+                     if getattr(strategy, k) is not None)
+    candidates = "; ".join(f"{i}: {c}" for i, c in enumerate(policy.candidates))
+    return (f"policy={strategy.policy}{scaled} (each iteration one of its candidates, the "
+            f"trace's choice: {candidates})")
 
 
 def print_trace(trace: dict) -> None:
