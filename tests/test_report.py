@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from simulator.errors import ConfigError
 from tuner import api
 from tuner.analysis.figures import history_figure
 from tuner.analysis.figures import plot_history
@@ -444,3 +445,19 @@ def test_a_graph_timed_on_two_workloads_is_two_groups_each_its_own_baseline(tmp_
 
     named = {line.graph.split(" ", 1)[1] for line in study_lines(data)}
     assert named == {"(1 source)", "(2 sources, seed 0)"}
+
+
+def test_a_report_keeps_files_of_the_users_beside_its_figures(results, tmp_path):
+    """The report replaces figures/ whole: a user's own file there had been deleted with it,
+    exit 0 (probe API). Refused, naming it, and nothing of the directory touched."""
+    out = tmp_path / "report"
+    build_report(results, out)
+    mine = out / "figures" / "thesis.pdf"
+    mine.write_bytes(b"%PDF my thesis")
+    (out / "figures" / "plots").mkdir()
+    before = sorted(p.name for p in (out / "figures").iterdir())
+    with pytest.raises(ConfigError, match=r"figures/ holds 'plots' and 1 more, which no "
+                                          r"report writes"):
+        build_report(results, out)
+    assert mine.read_bytes() == b"%PDF my thesis"
+    assert sorted(p.name for p in (out / "figures").iterdir()) == before

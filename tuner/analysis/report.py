@@ -235,7 +235,21 @@ def _check_out(out: str | Path, results: str | Path) -> None:
             raise ConfigError(f"--out {text!r} holds an index.html that is not a warpsweep "
                               "report (it would be overwritten); choose another directory")
         ours = True
-    if not ours and any((out / FIGURES_DIR).glob("*.png")):
+    figures = out / FIGURES_DIR
+    if figures.exists() and not figures.is_dir():
+        raise ConfigError(f"--out {text!r} holds a file named {FIGURES_DIR}, where a report "
+                          "writes its figures; choose another directory")
+    if figures.is_dir():
+        # the directory is replaced whole: anything in it a report does not write would be
+        # deleted with it (a thesis.pdf had gone without a word, exit 0: probe API)
+        foreign = sorted(p.name for p in figures.iterdir()
+                         if not (p.is_file() and p.suffix == ".png"))
+        if foreign:
+            raise ConfigError(f"--out {text!r}: {FIGURES_DIR}/ holds {foreign[0]!r}"
+                              + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "")
+                              + f", which no report writes (a report replaces {FIGURES_DIR}/ "
+                              "whole); move it, or choose another directory")
+    if not ours and any(figures.glob("*.png")):
         raise ConfigError(f"--out {text!r} holds {FIGURES_DIR}/*.png but no warpsweep "
                           "report (a report replaces the PNGs there); choose another directory")
 
