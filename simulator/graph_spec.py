@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -292,8 +293,15 @@ def parse_spec(spec: str | GraphSpec) -> GraphSpec:
     """Parse and validate a spec string; GraphError names the spec and the problem."""
     if isinstance(spec, GraphSpec):
         return spec
+    if isinstance(spec, os.PathLike):  # a file's path, as its text would be
+        spec = os.fspath(spec)
     if not isinstance(spec, str):
-        raise GraphError(f"graph spec must be a string, got {type(spec).__name__}")
+        hint = ""
+        if type(spec).__name__ == "Graph":  # a study names its graph by spec, to rebuild it
+            hint = ("; a study rebuilds its graph from a spec on every worker: write it with "
+                    "simulator.loaders.save_npz(graph, 'g.npz') and pass 'file:g.npz' (with "
+                    "',directed=true' for a directed graph, else it is read symmetrised)")
+        raise GraphError(f"graph spec must be a string, got {type(spec).__name__}{hint}")
     text = spec.strip()
     if not text:
         raise GraphError("empty graph spec (expected e.g. rmat:scale=14 or file:PATH)")

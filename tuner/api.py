@@ -265,7 +265,11 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     import pyarrow.compute as pc
 
     from tuner.results.query import graph_name
+    from simulator.result import METRICS
     from tuner.results.schema import PARAM_PREFIX
+    from tuner.results.schema import PARAM_TYPES
+    from tuner.results.schema import metric_column
+    from tuner.results.schema import param_column
     from tuner.results.schema import reserved_names
     from tuner.results.store import read_graphs
     from tuner.results.store import read_trials
@@ -278,6 +282,14 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
         trials = trials.filter(pc.not_equal(trials.column("state"), "duplicate"))
     nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
     frame = trials.to_pandas(types_mapper=nullable.get)
+    if frame.empty:  # no rows, no columns of knobs or metrics: groupby("w") had a KeyError
+        for knob, kind in PARAM_TYPES.items():
+            column = param_column(knob)
+            if column not in frame:
+                frame[column] = pd.Series(dtype=kind.to_pandas_dtype())
+        for metric in METRICS:
+            if metric_column(metric) not in frame:
+                frame[metric_column(metric)] = pd.Series(dtype="float64")
     taken = reserved_names() | set(frame.columns)
     frame = frame.rename(columns={
         c: c[len(PARAM_PREFIX):] for c in frame.columns

@@ -14,6 +14,7 @@ What a question takes and gives is in ``answer_types``, the reading of the ``tri
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import duckdb
@@ -56,31 +57,49 @@ TIME_US = Objective("time_us")
 
 
 # -- the answers ----------------------------------------------------------------------------
-def best(con: duckdb.DuckDBPyConnection, filters: Filters = ALL_STUDIES,
+def _connection(con: duckdb.DuckDBPyConnection | str | os.PathLike) -> duckdb.DuckDBPyConnection:
+    """A connection as given, or one over the results directory given in its stead (a
+    notebook's ``best("res")`` had failed with "'str' object has no attribute 'execute'")."""
+    if isinstance(con, duckdb.DuckDBPyConnection):
+        return con
+    if isinstance(con, str | os.PathLike):
+        from tuner.results.query import connect
+
+        return connect(os.fspath(con))
+    raise ConfigError(f"{type(con).__name__} is no results connection: give a results "
+                      "directory, or tuner.results.query.connect(RESULTS)")
+
+
+def best(con: duckdb.DuckDBPyConnection | str | os.PathLike, filters: Filters = ALL_STUDIES,
          objective: Objective = TIME_US) -> BestAnswer:
     """Per study, the best complete row (trials and references), its speedup over the
     study's ``thread`` reference and over the best fixed configuration of its (algorithm,
-    device) group (the group counts every graph, whatever ``--graph`` picks)."""
+    device) group (the group counts every graph, whatever ``--graph`` picks). ``con``: a
+    ``tuner.results.query.connect`` connection, or the results directory (or URI) itself."""
+    con = _connection(con)
     try:
         return _best(con, filters, objective)
     finally:
         drop_temporaries(con)
 
 
-def effect(con: duckdb.DuckDBPyConnection, knob: str, filters: Filters = ALL_STUDIES,
+def effect(con: duckdb.DuckDBPyConnection | str | os.PathLike, knob: str,
+           filters: Filters = ALL_STUDIES,
            objective: Objective = TIME_US) -> EffectAnswer:
     """Per study, the metric for each value of ``knob`` with the other knobs held at the
     study's best configuration; a value with no such row falls back to its best row."""
+    con = _connection(con)
     try:
         return _effect(con, knob, filters, objective)
     finally:
         drop_temporaries(con)
 
 
-def pareto(con: duckdb.DuckDBPyConnection, objectives: list[Objective],
+def pareto(con: duckdb.DuckDBPyConnection | str | os.PathLike, objectives: list[Objective],
            filters: Filters = ALL_STUDIES) -> ParetoAnswer:
     """Per study, the complete configurations no other configuration of the study dominates
     (at least as good in every objective, better in one), sorted by the first objective."""
+    con = _connection(con)
     try:
         return _pareto(con, objectives, filters)
     finally:

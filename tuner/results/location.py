@@ -60,7 +60,8 @@ class Location:
                 raise ConfigError(f"--results {text!r}: give a bucket or directory after the "
                                   "scheme, e.g. s3://my-bucket/sweeps")
             return cls(text, fs, root.rstrip("/"), local)
-        return cls(text, pafs.LocalFileSystem(), str(Path(text).absolute()), True)
+        # ~ as a shell would read it: a notebook's "~/res" had made a directory named "~"
+        return cls(text, pafs.LocalFileSystem(), str(Path(text).expanduser().absolute()), True)
 
     def path(self, *parts: str) -> str:
         """A path inside the location."""
