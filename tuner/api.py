@@ -264,8 +264,8 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from tuner.results.query import graph_name
     from simulator.result import METRICS
+    from tuner.results.query import graph_name
     from tuner.results.schema import PARAM_PREFIX
     from tuner.results.schema import PARAM_TYPES
     from tuner.results.schema import metric_column
