@@ -642,3 +642,29 @@ def test_a_multi_objective_table_says_it_shows_the_pareto_front(tmp_path, capsys
     code, _ = tune(tmp_path, "--trials", "4", "--sources", "1", results=tmp_path / "single")
     assert "every configuration evaluated is ranked, references included; the first 5 of " \
         in capsys.readouterr().out
+
+
+def test_an_objective_written_out_parses_back_to_itself():
+    """``simd_efficiency:min`` had been written bare, ``simd_efficiency``, which reads back as
+    max: its rows and journal said the other direction, and best ranked it so (probe SP).
+    The texts study keys hold for the defaults and for ``:max`` stay as they were."""
+    for text, written in (("time_us", "time_us"), ("time_us:max", "time_us:max"),
+                          ("simd_efficiency", "simd_efficiency:max"),
+                          ("simd_efficiency:min", "simd_efficiency:min"),
+                          ("time_us,simd_efficiency:min", "time_us,simd_efficiency:min")):
+        objective = Objective.parse(text)
+        assert str(objective) == written
+        assert Objective.parse(str(objective)) == objective
+
+
+def test_best_notes_a_study_tuned_the_other_way_on_the_same_metric(tmp_path, capsys):
+    """A study tuned for ``simd_efficiency:min``, ranked by best's ``simd_efficiency`` (max),
+    is a study tuned for another objective, and said to be (probe SP)."""
+    results = tmp_path / "r"
+    assert main(["tune", "--graph", GRAPH, "--trials", "3", "--sources", "1", "--workers",
+                 "0", "--no-progress", "--results", str(results), "--objective",
+                 "simd_efficiency:min"]) == 0
+    capsys.readouterr()
+    assert main(["best", "--results", str(results), "--metric", "simd_efficiency"]) == 0
+    err = capsys.readouterr().err
+    assert "1 of these studies was tuned for another objective (simd_efficiency:min)" in err

@@ -579,8 +579,11 @@ def run_best(args: argparse.Namespace) -> int:
         print(f"  {algorithm} on {device}: " + (
             f"no ratio to the best: the best {objective.metric} is 0 on {', '.join(zero)}"
             if zero else "no configuration was evaluated on every graph"))
-    others = sorted({s.study.objective for s in result.studies}
-                    - {str(objective), objective.metric})
+    from tuner.tuning.spec import Objective as StudyObjective
+
+    # by what each objective means: a study's text may spell one as --metric does not
+    others = sorted(text for text in {s.study.objective for s in result.studies}
+                    if StudyObjective.parse(text) != StudyObjective.parse(str(objective)))
     if others:  # each row is the best by --metric, not by what its study was tuned for
         tuned = sum(s.study.objective in others for s in result.studies)
         print(f"note: {tuned} of these studies {'was' if tuned == 1 else 'were'} tuned for "

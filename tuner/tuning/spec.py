@@ -100,8 +100,10 @@ class Objective:
         return cls(tuple(metrics), tuple(directions))
 
     def __str__(self) -> str:
+        # ":max" always (as study keys have it), ":min" where the metric's default is max: a
+        # minimised simd_efficiency had been written bare, which parses back as max
         return ",".join(
-            m + (":max" if d == "maximize" else "")
+            m + (":max" if d == "maximize" else ":min" if m in MAXIMIZED else "")
             for m, d in zip(self.metrics, self.directions, strict=True)
         )
 
