@@ -213,6 +213,21 @@ class SearchSpace:
         """Every configuration a sampler can draw (finite spaces only)."""
         return self._enumerate(lambda p: p.drawable_values() or ())
 
+    def _lacked_knob(self, accepts: Callable[[dict[str, Any]], bool], emptied: Param
+                     ) -> Param | None:
+        """The searched knob without which some value of ``emptied`` (a knob no value of
+        which applied) would apply: what the algorithm lacks (PageRank's ``unroll``), where
+        one knob is it."""
+        for other in self.params:
+            if other is emptied or other.name in {n for n, _ in self.fixed}:
+                continue
+            without = dataclasses.replace(
+                self, params=tuple(q for q in self.params if q is not other))
+            original = next(q for q in self.params if q.name == emptied.name)
+            if any(without._usable(accepts, original, v) for v in original.choices):
+                return other
+        return None
+
     def for_algorithm(self, accepts: Callable[[dict[str, Any]], bool],
                       algorithm: str = "this algorithm") -> SearchSpace:
         """This space without the choices no configuration of it can use, as judged by
@@ -238,6 +253,14 @@ class SearchSpace:
             params = pruned
         for p in params:
             if p.kind == "choices" and not p.choices:
+                culprit = self._lacked_knob(accepts, p)
+                if culprit is not None:  # the knob that rules every value out, not the first
+                    values = ", ".join(map(str, culprit.drawable_values() or ())) or "a range"
+                    raise ConfigError(
+                        f"{self.source}:{culprit.line}: space {self.name!r}: {algorithm} "
+                        f"takes none of {culprit.name}'s values here ({values}; without "
+                        f"{culprit.name}, {p.name} would apply): leave it out of a space for "
+                        f"{algorithm}")
                 fixed = ", ".join(f"{k}={v}" for k, v in self.fixed)
                 raise ConfigError(
                     f"{self.source}:{p.line}: space {self.name!r}: no value of {p.name} "

@@ -330,6 +330,19 @@ def test_a_space_no_configuration_of_which_applies_is_refused_naming_the_algorit
     assert space.for_algorithm(applicable_to("sssp"), "sssp").knobs == space.knobs
 
 
+def test_a_searched_knob_the_algorithm_lacks_is_named_not_the_first_knob():
+    """PageRank has no unroll: the refusal had named the mapping's line, "no value of mapping
+    applies", whose values were all fine (probe SP)."""
+    from tuner.tuning.plan import applicable_to
+
+    space = space_from("params:\n  mapping: {choices: [thread, vwarp]}\n"
+                       "  unroll: {choices: [2, 4]}\n")
+    with pytest.raises(ConfigError, match=r":3: space .*: pagerank takes none of unroll's "
+                                          r"values here \(2, 4; without unroll, mapping would "
+                                          r"apply\)"):
+        space.for_algorithm(applicable_to("pagerank"), "pagerank")
+
+
 def test_the_policy_space_finds_its_shipped_policy_from_any_directory(tmp_path, monkeypatch):
     """Its `policies/bfs-h100.json` is relative: from another directory every trial had
     failed ("does not exist"), exit 0, in the same study as good runs."""

@@ -201,3 +201,21 @@ def test_the_sweep_table_counts_failed_evaluations(tmp_path):
     sweep_table(result.summaries, out)
     lines = [line for line in out.getvalue().splitlines() if line.startswith("rmat7")]
     assert len(lines) == 2 and all(" (1 failed)" in line for line in lines)
+
+
+def test_a_sweep_stopped_at_its_timeout_names_the_studies_it_never_began(tmp_path, capsys):
+    """The stop's line, the table and --json had named only the studies begun: "1 unfinished
+    study" of 2, the other missing everywhere (probe SP)."""
+    import json
+
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text('graphs: ["rmat:scale=12,seed=1", "grid2d:rows=64"]\nalgorithms: [bfs]\n'
+                     "devices: [h100]\nspaces: [vwarp]\ntrials: 40\n")
+    code = main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r"),
+                 "--timeout", "0.01", "--json"])
+    assert code in (0, 1)  # 1 where no study was begun, so none found a best
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert len(doc["studies"]) + len(doc["not_begun"]) == 2
+    assert doc["not_begun"] and "grid2d:rows=64,cols=64 bfs h100 vwarp" in doc["not_begun"]
+    assert f"{len(doc['not_begun'])} stud" in captured.err and "not begun" in captured.err

@@ -57,13 +57,19 @@ class TuneResult:
     elapsed_s: float
     executor: str
     busy_fraction: float
+    # a sweep's studies stopped (--timeout, a stop) before they began: "GRAPH ALGO DEVICE SPACE"
+    not_begun: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, run: RunResult, results: str | Path) -> TuneResult:
-        """From the runner's result."""
+    def of(cls, run: RunResult, results: str | Path,
+           planned: list[StudySpec] | None = None) -> TuneResult:
+        """From the runner's result (``planned``: a sweep's specs, to name those not begun)."""
         st = run.stats
+        begun = {s.spec for s in run.summaries}
+        not_begun = tuple(f"{p.graph} {p.algorithm} {p.device} {p.space}"
+                          for p in planned or () if p not in begun)
         return cls(run.summaries, str(results), st.evaluations, st.elapsed_s, run.executor,
-                   st.busy_fraction)
+                   st.busy_fraction, not_begun)
 
     def to_pandas(self, duplicates: bool = False) -> pd.DataFrame:
         """The rows of this run's studies as ``load_results`` gives them (every trial and
@@ -80,6 +86,7 @@ class TuneResult:
             "elapsed_s": round(self.elapsed_s, 3), "executor": self.executor,
             "workers_busy": round(self.busy_fraction, 3),
             "studies": [study_json(s) for s in self.studies],
+            "not_begun": list(self.not_begun),
         }
 
 
@@ -101,6 +108,12 @@ def study_json(s: StudySummary) -> dict[str, Any]:
         # the table's words: configurations tried, evaluations (references included)
         "configurations": s.done, "evaluations": s.total_evaluations,
         "best": [_ranked(i, r, obj) for i, r in enumerate(s.best, 1)],
+        # how many ``best`` is the first of (--top cuts it): the ranking's length, or the
+        # Pareto front's for several objectives (a front.json had held 5 of 12 unsaid)
+        "ranked": len(s.ranked) or len(s.best),
+        "best_is": ("the Pareto front" if len(obj.metrics) > 1 else "the ranking")
+        + (f", its first {len(s.best)} (--top)" if len(s.best) < (len(s.ranked) or len(s.best))
+           else ""),
         "thread": base,
         "best_fixed_vwarp": {"label": fixed.label, "value": fixed.values[0]} if fixed else None,
         "speedup_vs_thread": _speedup(obj, base, best),
@@ -228,7 +241,7 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
                           address=address, timeout=timeout, progress=progress,
                           desc=Path(sweep_file).stem, verbose=verbose,
                           deterministic=deterministic)
-    return TuneResult.of(run, results)
+    return TuneResult.of(run, results, specs)
 
 
 def _read_graph_files(specs: list[StudySpec]) -> None:

@@ -259,12 +259,17 @@ def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
     failed for the machine's sake (a worker died, memory ran out): named, with the command
     that tries them again."""
     stopped = [s for s in result.studies if not s.complete]
-    if args.timeout is not None and stopped:  # (the table says where; this, why and what next)
+    waiting = result.not_begun  # a sweep's studies the stop came before
+    if args.timeout is not None and (stopped or waiting):  # (the table says where; this, why)
         done, budget = sum(s.done for s in stopped), sum(s.budget for s in stopped)
-        print(f"warpsweep: stopped at --timeout {args.timeout:g} s with {done} of {budget} "
-              f"configurations of {len(stopped)} unfinished stud"
-              f"{'y' if len(stopped) == 1 else 'ies'}; every finished evaluation is saved. "
-              f"Go on with:\n  {resume_command(args)}", file=sys.stderr)
+        begun = (f"{done} of {budget} configurations of {len(stopped)} unfinished stud"
+                 f"{'y' if len(stopped) == 1 else 'ies'}" if stopped else "")
+        later = (f"{len(waiting)} stud{'y' if len(waiting) == 1 else 'ies'} not begun ("
+                 + "; ".join(waiting[:3]) + ("; ..." if len(waiting) > 3 else "") + ")"
+                 if waiting else "")
+        print(f"warpsweep: stopped at --timeout {args.timeout:g} s with "
+              f"{', and '.join(t for t in (begun, later) if t)}; every finished evaluation "
+              f"is saved. Go on with:\n  {resume_command(args)}", file=sys.stderr)
     retry = sum(s.to_retry for s in result.studies)
     if retry:
         print(f"warpsweep: {retry} configuration{'s' if retry != 1 else ''} failed for the "
