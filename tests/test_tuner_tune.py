@@ -668,3 +668,16 @@ def test_best_notes_a_study_tuned_the_other_way_on_the_same_metric(tmp_path, cap
     assert main(["best", "--results", str(results), "--metric", "simd_efficiency"]) == 0
     err = capsys.readouterr().err
     assert "1 of these studies was tuned for another objective (simd_efficiency:min)" in err
+
+
+def test_the_reason_most_failures_give_is_printed(tmp_path, capsys):
+    """A space whose int range holds mostly impossible W (w: int 1..32, powers of two only)
+    had failed every trial with exit 0, the reason in the rows alone (probe SP)."""
+    space = tmp_path / "wint.yaml"
+    space.write_text("params:\n  mapping: {value: vwarp}\n  w: {int: [1, 32]}\n")
+    main(["tune", "--graph", GRAPH, "--space", str(space), "--trials", "6", "--sources", "1",
+          "--workers", "0", "--no-progress", "--no-references", "--results",
+          str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    line = next(t for t in out.splitlines() if "failures read like this one" in t)
+    assert "must hold, but got w=" in line

@@ -107,6 +107,8 @@ def study_json(s: StudySummary) -> dict[str, Any]:
         "failed": s.failed, "repeats": s.duplicates, "complete": s.complete,
         # the table's words: configurations tried, evaluations (references included)
         "configurations": s.done, "evaluations": s.total_evaluations,
+        "common_failure": ({"reason": s.common_failure[0], "count": s.common_failure[1]}
+                           if s.common_failure else None),
         "best": [_ranked(i, r, obj) for i, r in enumerate(s.best, 1)],
         # how many ``best`` is the first of (--top cuts it): the ranking's length, or the
         # Pareto front's for several objectives (a front.json had held 5 of 12 unsaid)

@@ -225,6 +225,10 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
     print(f"  {counts_text(summary)}"
           + (" (the sampler proposed only repeats: study ended early)"
              if summary.exhausted and summary.done < summary.budget else ""), file=out)
+    if summary.common_failure is not None:  # the reason had been in the rows' error alone
+        reason, count = summary.common_failure
+        print(f"  {count} of the {summary.failed} failures read like this one: {reason}",
+              file=out)
     n = summary.n_sources
     ranked = len(summary.ranked) or len(summary.best)
     if len(obj.metrics) > 1:  # (the table had called the front a ranking of every one)

@@ -219,6 +219,8 @@ class StudySummary:
     # resume tries them again (``study.failed_by_environment``)
     ranked: list[TrialRecord] = field(default_factory=list)  # every configuration evaluated,
     # best first (the Pareto front, for several objectives): ``best`` is its head
+    # the reason most of its failed evaluations give, and how many give it (None: none failed)
+    common_failure: tuple[str, int] | None = None
 
     @property
     def n_sources(self) -> int:

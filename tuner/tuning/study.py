@@ -13,10 +13,12 @@ import dataclasses
 import json
 import os
 import random
+import re
 import shlex
 import sys
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
@@ -907,6 +909,16 @@ class StudyRun:
         if not self._journal_closed() and self.study.user_attrs.get("counts") != counts:
             self.study.set_user_attr("counts", counts)  # the journal says what the table says
         ranked = self.ranked()
+        # failed evaluations grouped by their reason with its numbers blanked (w=18 and w=20
+        # fail alike), each group shown by its first
+        errors = [r.error.splitlines()[0][:300] for r in [*evaluated, *self.references.values()]
+                  if r.state == "failed" and r.error]
+        reasons = Counter(re.sub(r"\d+(?:\.\d+)?", "#", e) for e in errors)
+        common = None
+        if reasons:
+            shape, count = reasons.most_common(1)[0]
+            common = (next(e for e in errors if re.sub(r"\d+(?:\.\d+)?", "#", e) == shape),
+                      count)
         return StudySummary(
             key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
             done=self.done, evaluations=len(evaluated),
@@ -918,6 +930,7 @@ class StudyRun:
                                                        *self.references.values()]
                                  if r.n_sources), 0),
             ranked=ranked,
+            common_failure=common,
         )
 
 
