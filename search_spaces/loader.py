@@ -477,11 +477,13 @@ def resolve_space_path(ref: str) -> Path:
         raise ConfigError(f"no search space given; name one of {', '.join(available_spaces())} "
                           "or a space file")
     p = Path(ref)
-    if p.suffix in (".yaml", ".yml") or "/" in ref or p.exists():
+    if p.suffix in (".yaml", ".yml") or "/" in ref:
         return p
     builtin = SPACES_DIR / f"{ref}.yaml"
-    if builtin.exists():
-        return builtin
+    if builtin.exists():  # a shipped name is the shipped space, whatever the directory holds
+        return builtin  # (a file "all" there had been used in its stead, under its name)
+    if p.exists():
+        return p
     raise ConfigError(
         f"unknown search space {ref!r}: not a file and not one of {', '.join(available_spaces())}"
     )
@@ -628,8 +630,15 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
             raise doc.error((*path, "grid"), f"`grid` must be a non-empty list, got {grid!r}")
         for i, v in enumerate(grid):
             if not isinstance(v, number) or isinstance(v, bool) or not low <= v <= high:
+                hint = (" (YAML reads 1e-3 as text: write 1.0e-3)"
+                        if isinstance(v, str) and _is_float_text(v) else "")
                 raise doc.error((*path, "grid", i),
-                                f"grid value {v!r} is not a {kind} in [{low}, {high}]")
+                                f"grid value {v!r} is not a {kind} in [{low}, {high}]{hint}")
+            if step is not None and (decimal.Decimal(str(v)) - decimal.Decimal(str(low))) \
+                    % decimal.Decimal(str(step)):  # Optuna would warn and draw it off the steps
+                raise doc.error((*path, "grid", i),
+                                f"grid value {v!r} is not on the range's steps ({low} + a "
+                                f"multiple of {step})")
         grid = tuple(grid)
     if kind == "float":
         low, high = float(low), float(high)

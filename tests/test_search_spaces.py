@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import optuna
 import pytest
@@ -362,3 +363,32 @@ def test_select_train_does_not_overwrite_a_file_that_is_no_model(tmp_path):
     with pytest.raises(ConfigError, match="exists and is not a warpsweep selector model"):
         save_model(None, victim)
     assert victim.read_text() == '{"mine": 1}\n'
+
+
+def test_a_shipped_space_name_is_the_shipped_space_whatever_the_directory_holds(
+        tmp_path, monkeypatch):
+    """A file or directory named like a shipped space in the working directory had been read
+    in its stead (a file silently, under the shipped name) or refused (probe SP)."""
+    from search_spaces.loader import SPACES_DIR
+    from search_spaces.loader import resolve_space_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "all").write_text("params:\n  mapping: [thread]\n")
+    (tmp_path / "driven").mkdir()
+    assert resolve_space_path("all") == SPACES_DIR / "all.yaml"
+    assert resolve_space_path("driven") == SPACES_DIR / "driven.yaml"
+    assert resolve_space_path("./all") == Path("./all")  # a path is a path
+    (tmp_path / "mine").write_text("params:\n  mapping: [thread]\n")
+    assert resolve_space_path("mine") == Path("mine")  # no shipped space of that name
+
+
+def test_grid_values_off_the_steps_or_in_text_are_refused_by_the_loader():
+    """A grid value off a range's steps had run, off the steps, under Optuna's raw warning;
+    '1e-3' (text to YAML) lacked the hint range bounds get (probe SP)."""
+    with pytest.raises(ConfigError, match=r"grid value 15 is not on the range's steps "
+                                          r"\(10 \+ a multiple of 10\)"):
+        space_from("params:\n  defer_threshold: {int: [10, 100], step: 10, grid: [20, 15]}\n")
+    with pytest.raises(ConfigError, match=r"write 1\.0e-3"):
+        space_from("params:\n  switch_to_topology: {float: [0.001, 1.0], grid: [1e-3]}\n")
+    assert space_from("params:\n  defer_threshold: {int: [10, 100], step: 10, "
+                      "grid: [20, 100]}\n").params[0].grid == (20, 100)
