@@ -497,7 +497,15 @@ def load_space(ref: str | Path) -> SearchSpace:
                           + (f" (for the shipped space {ref.name!r}, give its name as a string)"
                              if ref.name in available_spaces() else ""))
     path = resolve_space_path(str(ref))
-    return parse_space(load_yaml(path), default_name=path.stem)
+    space = parse_space(load_yaml(path), default_name=path.stem)
+    shipped = SPACES_DIR / f"{space.name}.yaml"
+    if (shipped.exists() and path.resolve() != shipped.resolve()
+            and space.digest != parse_space(load_yaml(shipped), shipped.stem).digest):
+        # its rows would carry the shipped space's name: `space = 'vwarp'` would mix the two
+        raise ConfigError(f"search space file {str(path)!r} is named {space.name!r}, as a "
+                          "shipped space is, with other content: give it a name of its own "
+                          "(`name:` in the file, else the file's name)")
+    return space
 
 
 def parse_space(doc: YamlDoc, default_name: str = "space") -> SearchSpace:

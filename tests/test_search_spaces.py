@@ -392,3 +392,17 @@ def test_grid_values_off_the_steps_or_in_text_are_refused_by_the_loader():
         space_from("params:\n  switch_to_topology: {float: [0.001, 1.0], grid: [1e-3]}\n")
     assert space_from("params:\n  defer_threshold: {int: [10, 100], step: 10, "
                       "grid: [20, 100]}\n").params[0].grid == (20, 100)
+
+
+def test_a_space_file_named_as_a_shipped_space_with_other_content_is_refused(tmp_path):
+    """Its rows would have carried the shipped space's name, and `space = 'vwarp'` mixed the
+    two spaces' studies (probe SP); a file copied from a shipped space still loads."""
+    impostor = tmp_path / "impostor.yaml"
+    impostor.write_text("name: vwarp\nparams:\n  mapping: {value: vwarp}\n  w: [1, 2]\n")
+    with pytest.raises(ConfigError, match=r"is named 'vwarp', as a shipped space is, with "
+                                          r"other content"):
+        load_space(impostor)
+    copy = tmp_path / "vwarp.yaml"
+    copy.write_text(Path(__file__).resolve().parent.parent.joinpath(
+        "search_spaces", "vwarp.yaml").read_text())
+    assert load_space(copy).name == "vwarp"
