@@ -305,8 +305,11 @@ def _speedup(obj, base: float | None, value: float) -> str:
 def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> None:
     """One line per study: best value and speedups."""
     out = out or sys.stdout
-    rows = [("graph", "algo", "device", "space", "configurations", "best", "vs thread",
-             "vs vwarp", "best configuration")]
+    # the best column's metric: in the header where every study has one, else per value
+    metrics = {s.spec.objective.metrics[0] for s in summaries}
+    one = next(iter(metrics)) if len(metrics) == 1 else None
+    rows = [("graph", "algo", "device", "space", "configurations",
+             f"best {one}" if one else "best", "vs thread", "vs vwarp", "best configuration")]
     for s in summaries:
         obj = s.spec.objective
         thread = s.references.get("thread")
@@ -318,7 +321,7 @@ def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> Non
             s.graph.name if s.graph is not None and s.graph.name else s.spec.graph,
             s.spec.algorithm, s.spec.device, s.space,
             f"{s.done}/{s.budget}" + (f" ({s.failed} failed)" if s.failed else ""),
-            f"{bv:.6g}" if bv is not None else "-",
+            (f"{bv:.6g}" + ("" if one else f" {obj.metrics[0]}")) if bv is not None else "-",
             _speedup(obj, base, bv) if bv is not None else "-",
             _speedup(obj, fixed.values[0] if fixed else None, bv) if bv is not None else "-",
             config_text(best.params) if best else "-",
