@@ -219,3 +219,18 @@ def test_a_sweep_stopped_at_its_timeout_names_the_studies_it_never_began(tmp_pat
     assert len(doc["studies"]) + len(doc["not_begun"]) == 2
     assert doc["not_begun"] and "grid2d:rows=64,cols=64 bfs h100 vwarp" in doc["not_begun"]
     assert f"{len(doc['not_begun'])} stud" in captured.err and "not begun" in captured.err
+
+
+def test_the_sweep_table_names_each_best_values_metric(tmp_path, capsys):
+    """Studies tuned for transactions and for time had shown their best values side by side
+    in one unnamed column (probe SP)."""
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text('graphs: ["rmat:scale=7,seed=1"]\nalgorithms: [bfs, {algorithm: cc, '
+                     'objective: "transactions"}]\ndevices: [h100]\nspaces: [vwarp]\n'
+                     "trials: 2\n")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r"),
+                 "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    bfs = next(t for t in lines if " bfs " in t)
+    cc = next(t for t in lines if " cc " in t)
+    assert " time_us " in bfs and " transactions " in cc
