@@ -61,6 +61,9 @@ class Result:
     bounds: np.ndarray | None = field(default=None, repr=False)
     host_cycles: float = 0.0
     extra_cycles: float = 0.0
+    # the BFS or SSSP source the run started from (None: PageRank, CC), where ``simulate``
+    # picked it when given none (the vertex of highest degree)
+    source: int | None = None
 
     def to_dict(self) -> dict[str, float | int]:
         """The metrics as a flat dict of Python scalars (no output, no trace)."""

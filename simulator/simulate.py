@@ -145,6 +145,7 @@ def simulate(
         bounds=total.bounds,
         host_cycles=total.host_cycles,
         extra_cycles=total.extra_cycles,
+        source=functional.source,
     )
 
 

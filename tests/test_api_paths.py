@@ -65,3 +65,15 @@ def test_a_graph_object_given_to_tune_names_the_way_to_a_spec(tmp_path):
     with pytest.raises(GraphError, match=r"got Graph; .*save_npz.*file:g\.npz"):
         tune(g, "bfs", trials=2, results=str(tmp_path / "r"), workers=0)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_result_says_which_source_it_ran_from():
+    """The CLI prints the source simulate picks when given none; the Python Result had no
+    word of it (probe API)."""
+    from simulator import simulate
+    from simulator.functional import default_source
+
+    g = load_graph("rmat:scale=8,seed=1")
+    assert simulate(g, "bfs", "mapping=vwarp,w=8", "h100").source == default_source(g)
+    assert simulate(g, "bfs", "mapping=thread", "h100", source=5).source == 5
+    assert simulate(g, "cc", "mapping=thread", "h100").source is None
