@@ -301,9 +301,8 @@ def iteration_costs(
     if strategy.policy is not None:  # a per-iteration policy file (simulator/policy.py)
         from simulator.policy import policy_iteration_costs
         from simulator.policy import strategy_policy
-        return policy_iteration_costs(functional,
-                                      strategy_policy(strategy, functional.algorithm), device,
-                                      costs)
+        policy = strategy_policy(strategy, functional.algorithm, device)
+        return policy_iteration_costs(functional, policy, device, costs)
     check_applicable(strategy, functional.algorithm)
     launcher = Launcher(functional, strategy, device, costs)
     if strategy.driven == "topology":

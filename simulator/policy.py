@@ -437,14 +437,29 @@ def _loaded(path: str | Path) -> tuple[Policy, str]:
     return _LOADED[key], _DIGESTS[key]
 
 
-def strategy_policy(strategy: Strategy, algorithm: str | None = None) -> Policy:
+def strategy_policy(strategy: Strategy, algorithm: str | None = None,
+                    device: Device | None = None) -> Policy:
     """The policy a ``policy=FILE`` strategy runs, its thresholds scaled by ``policy_t*``;
-    ConfigError where the file says it is for another ``algorithm``."""
+    ConfigError where the file says it is for another ``algorithm``, or for another GPU's
+    preset than ``device``'s (a device file of its own name is taken at its word)."""
     policy = load_policy(strategy.policy)
     meant = policy.meta.get("algorithm")
     if algorithm is not None and meant is not None and meant != algorithm:
         raise ConfigError(f"policy file {strategy.policy!r} is for {meant}, not {algorithm}: "
                           "its features and thresholds were learnt on the other's runs")
+    trained = policy.meta.get("device")
+    if device is not None and isinstance(trained, str):
+        from simulator.device import DEVICES
+        from simulator.device import datasheet_of
+        from simulator.device import gpu_name
+
+        ours, theirs = (gpu_name(datasheet_of(d)) for d in (device.name, trained))
+        if ours in DEVICES and theirs in DEVICES and ours != theirs:  # (probe ADP)
+            raise ConfigError(
+                f"policy file {strategy.policy!r} was trained on {trained}: its thresholds "
+                f"follow that GPU's costs, not {device.name}'s; train one for {device.name} "
+                "(bench/bench_adaptive.py --device ... --export), or simulate on "
+                f"{trained}")
     factors = {i: getattr(strategy, k) for i, k in enumerate(THRESHOLD_KNOBS)
                if getattr(strategy, k) is not None}
     try:

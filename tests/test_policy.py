@@ -490,3 +490,65 @@ def test_simulate_names_a_policy_run_by_its_file_and_candidates(capsys):
     assert line.startswith(f"strategy: policy={shipped},policy_t1=2 (")
     assert "adaptive_stat" not in line
     assert all(f"{i}: {c}" in line for i, c in enumerate(policy.candidates))
+
+
+def test_cached_iteration_tables_follow_the_device_file_and_the_graph_file(tmp_path,
+                                                                            monkeypatch):
+    """The tables' cache had been keyed by the device's and graph's names: a device file or
+    graph file edited in place kept serving the old times (probe ADP)."""
+    from tuner.selection.adaptive import iteration_table
+
+    monkeypatch.setenv("WARPSWEEP_CACHE", str(tmp_path / "cache"))
+    device = tmp_path / "dev.toml"
+    device.write_text('base = "h100"\nname = "probe"\nhost_roundtrip_us = 8.0\n')
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1\n1 2\n2 3\n3 4\n")
+    spec, candidates = f"file:{graph}", ("mapping=thread", "mapping=vwarp,w=8")
+
+    def times(cache: bool = True):
+        table = iteration_table(spec, "bfs", str(device), candidates, cache=cache)
+        return [t.tolist() for t in table.times]
+
+    first = times()
+    assert times() == first  # from the cache
+    device.write_text('base = "h100"\nname = "probe"\nhost_roundtrip_us = 100.0\n')
+    assert times() == times(cache=False) != first
+    graph.write_text("0 1\n1 2\n2 3\n3 4\n4 5\n5 6\n")
+    assert times() == times(cache=False)
+    assert len(times()[0]) > len(first[0])  # a longer path: more levels
+    for path in (tmp_path / "cache" / "adaptive").glob("*.json"):
+        path.write_text("{}")  # damaged entries are simulated again, not a KeyError
+    assert times() == times(cache=False)
+
+
+def test_a_policy_trained_on_one_gpu_is_refused_on_another_gpus_preset():
+    """The h100 policy had run under --device a100 without a word, its thresholds learnt on
+    the H100's costs (probe ADP); the H100's datasheet preset and device files still run it."""
+    from simulator.errors import ConfigError as Refused
+
+    shipped = Path(__file__).resolve().parent.parent / "policies" / "bfs-h100.json"
+    g = star_graph()
+    with pytest.raises(Refused, match=r"was trained on h100: .* not a100's"):
+        simulate(g, "bfs", f"policy={shipped}", "a100", source=0)
+    assert simulate(g, "bfs", f"policy={shipped}", "h100-datasheet", source=0).time_us > 0
+
+
+def test_tables_of_other_algorithms_devices_or_pools_are_not_mixed():
+    """A BFS policy had been judged against SSSP tables (a ratio of 0.41), two devices' tables
+    trained one policy, and one pool's candidate c read as another's (probe ADP)."""
+    from tuner.selection.adaptive_policy import check_alike
+
+    def table(algorithm="bfs", device="h100", candidates=("a", "b")):
+        return IterationTable("g", algorithm, device, 0, candidates, ("topology", "data"),
+                              [np.ones(2), np.ones(2)], [np.zeros(2), np.zeros(2)],
+                              [np.zeros((2, len(FEATURES)))] * 2)
+
+    check_alike([table(), table()], "bfs", "h100", ("a", "b"))
+    for other in (table(algorithm="sssp"), table(device="a100"),
+                  table(candidates=("b", "a"))):
+        with pytest.raises(ConfigError, match="per-iteration tables of different"):
+            check_alike([table(), other])
+    with pytest.raises(ConfigError, match="not sssp's"):
+        check_alike([table()], "sssp")
+    with pytest.raises(ConfigError, match="candidates are not the pool given"):
+        check_alike([table()], candidates=("a", "c"))

@@ -303,6 +303,7 @@ def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
     assert main(["select", "train", "--results", res, "--model", model]) == 0
     out = capsys.readouterr().out
     assert "bfs on h100: 3 graphs" in out and "model written to" in out
+    assert "so in-sample (select evaluate gives the held-out one" in out  # (probe ADP)
 
     assert main(["select", "evaluate", "--results", res, "--json"]) == 0
     [ev] = json.loads(capsys.readouterr().out)["evaluations"]
@@ -326,6 +327,11 @@ def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
                  "--verify"]) == 0
     out = capsys.readouterr().out
     assert "config" in out and "verified    simulated" in out
+    assert "in-sample" not in out
+    # a training graph's recommendation says it is in-sample (probe ADP)
+    assert main(["select", "recommend", "--graph", "grid2d:rows=8,cols=8", "--model",
+                 model]) == 0
+    assert "so the prediction is in-sample" in capsys.readouterr().out
 
     assert main(["select", "adaptive", "--results", res]) == 0
     assert "best adaptive against best constant" in capsys.readouterr().out
@@ -513,3 +519,18 @@ def test_one_nearest_graph_says_its_1x_is_no_estimate():
     assert "the 1x says nothing of the error" in recommend_text(out, 8)
     out["neighbours"] = [neighbour, {**neighbour, "name": "g2"}]
     assert "the 1x says nothing" not in recommend_text(out, 8)
+
+
+def test_train_names_the_configurations_not_complete_on_every_graph():
+    """One graph's failed row had taken a configuration out of the candidates for every
+    graph and fold without a word (probe ADP)."""
+    from types import SimpleNamespace
+
+    from tuner.cli.select import _configs_not_on_every_graph
+    from tuner.results.configs import config_key
+
+    thread, w32 = {"mapping": "thread"}, {"mapping": "vwarp", "w": 32}
+    k1, k2 = config_key(thread), config_key(w32)
+    matrix = SimpleNamespace(configs=[thread], all_times=[{k1: 1.0, k2: 2.0}, {k1: 1.0}],
+                             all_configs={k1: thread, k2: w32})
+    assert _configs_not_on_every_graph(matrix) == ["mapping=vwarp w=32"]

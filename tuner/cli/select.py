@@ -183,7 +183,11 @@ def run_train(args: argparse.Namespace) -> int:
         _dump({"model": str(path), "algorithm": matrix.algorithm, "device": matrix.device,
                "graphs": len(matrix.graphs), "candidates": len(matrix.configs),
                "setting": s.hyper.describe(), "cv_geomean_regret": trained.scores[0]
-               .geomean_regret, "dropped": matrix.dropped,
+               .geomean_regret,
+               "cv_geomean_regret_is": "in-sample: the least over the settings tried "
+                                       "(select evaluate gives the held-out figure)",
+               "not_candidates": _configs_not_on_every_graph(matrix),
+               "dropped": matrix.dropped,
                "measured_graphs": sum(matrix.measured), "measured_gpu": matrix.measured_gpu,
                "gpus_left_out": matrix.other_gpus})
         return 0
@@ -198,11 +202,28 @@ def run_train(args: argparse.Namespace) -> int:
               f"{matrix.device}'s GPU")
     for gid, why in matrix.dropped.items():
         print(f"  left out {gid}: {why}")
-    print("cross-validation (leave one graph out), best settings:")
+    unused = _configs_not_on_every_graph(matrix)
+    if unused:  # one graph's failed row had dropped a configuration everywhere, unsaid
+        print(f"  not candidates: {len(unused)} configuration(s) not complete on every graph "
+              f"(failed or not tried on some), e.g. {'; '.join(unused[:3])}")
+    print("cross-validation (leave one graph out) of each setting, the best first; the chosen "
+          "setting's figure is the least of these, so in-sample (select evaluate gives the "
+          "held-out one, the setting chosen inside each fold):")
     for score in trained.scores[:5]:
         print(f"  {score.geomean_regret:7.4f}  {score.hyper.describe()}")
     print(f"chosen: {s.hyper.describe()}; model written to {path}")
     return 0
+
+
+def _configs_not_on_every_graph(matrix) -> list[str]:
+    """The configurations some graph has a complete row of but not every kept one: left out
+    of the candidates (``TimeMatrix.configs``), as text."""
+    from tuner.results.configs import config_key
+
+    candidates = {config_key(c) for c in matrix.configs}
+    seen = {k for times in matrix.all_times for k in times}
+    return sorted(" ".join(f"{k}={v}" for k, v in matrix.all_configs[k].items())
+                  for k in seen - candidates)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -367,6 +388,8 @@ def run_recommend(args: argparse.Namespace) -> int:
         "path": choice.path,
         "extrapolated": coverage.extrapolated, "nearest_distance": coverage.nearest,
         "training_spread": coverage.spread, "features_beyond_training": coverage.beyond,
+        # its features are a training graph's: the model saw its times (probe ADP)
+        "in_training": bool(coverage.nearest == 0.0),
     }
     if args.verify:
         # a device file given is simulated with its fields; else the model's device by name
@@ -404,6 +427,9 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
                      f"(its best {n['best_time_us']:.1f})")
     lines.append(f"predicted   {out['predicted_relative']:.3f}x this graph's best; "
                  f"~{out['predicted_time_us']:.1f} us (rough: {out['predicted_time_basis']})")
+    if out.get("in_training"):
+        lines.append("            (this graph's features are a training graph's: the model "
+                     "was fitted to its times, so the prediction is in-sample)")
     if len(out["neighbours"]) == 1 and not out["path"]:  # 1.000x by construction (probe SE)
         lines.append("            (one nearest graph, whose best is the pick: the 1x says "
                      "nothing of the error)")

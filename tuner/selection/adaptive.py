@@ -137,9 +137,24 @@ class IterationTable:
                     for f in doc["features"]])
 
 
-def _key(spec: str, algorithm: str, device: str, source: int | None, candidate: str) -> str:
-    text = json.dumps([CACHE_VERSION, spec, algorithm, device, source, candidate])
+def _key(spec: str, algorithm: str, device: str, source: int | None, candidate: str,
+         made_of: Sequence[str]) -> str:
+    text = json.dumps([CACHE_VERSION, spec, algorithm, device, source, candidate, *made_of])
     return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _made_of(spec: str, device: str) -> tuple[str, str, str]:
+    """What a table's times follow from beyond its spec and device names: the graph's
+    content (a file's bytes), the device's fields (a device file edited in place) and the cost
+    model (the simulator's sources). Cached tables had been keyed by the names alone, and
+    served after any of these changed (probe ADP)."""
+    from simulator.device import device_digest
+    from simulator.graph_cache import content_digest
+    from simulator.graph_spec import parse_spec
+    from tuner.env import simulator_digest
+
+    return (content_digest(parse_spec(spec)), device_digest(get_device(device)),
+            simulator_digest())
 
 
 def _run_candidate(fr: Any, strategy: Strategy, dev: Any) -> dict[str, Any]:
@@ -150,6 +165,19 @@ def _run_candidate(fr: Any, strategy: Strategy, dev: Any) -> dict[str, Any]:
             "convert": [dev.us(it.convert_out_cycles) for it in its],
             "features": [[it.features[f] for f in FEATURES] for it in its],
             "source": _source(fr.source)}
+
+
+def _whole(entry: Any) -> bool:
+    """Whether a cached candidate run holds what a table reads, in step (an entry ``{}``
+    had ended in a KeyError traceback)."""
+    if not isinstance(entry, dict):
+        return False
+    try:
+        n = len(entry["times"])
+        return (n > 0 and len(entry["convert"]) == n and len(entry["features"]) == n
+                and "source" in entry)
+    except (KeyError, TypeError):
+        return False
 
 
 def _source(source: Any) -> int | None:
@@ -163,14 +191,17 @@ def iteration_table(spec: str, algorithm: str, device: str = "h100",
     """The per-iteration table of one graph; each candidate's run is cached on its own, so a
     wider pool only runs the candidates it adds."""
     entries: dict[str, dict[str, Any]] = {}
-    paths = {c: cache_dir() / f"{_key(spec, algorithm, device, source, c)}.json"
+    made_of = _made_of(spec, device) if cache else ()
+    paths = {c: cache_dir() / f"{_key(spec, algorithm, device, source, c, made_of)}.json"
              for c in candidates}
     for c, path in paths.items():
         if cache and path.exists():
             try:
-                entries[c] = json.loads(path.read_text())
+                entry = json.loads(path.read_text())
             except ValueError:
-                pass
+                continue
+            if _whole(entry):  # else (a damaged or hand-made entry) simulated again
+                entries[c] = entry
     graph = fr = dev = None
     name = next((e["graph"] for e in entries.values() if e.get("graph")), None)
     for c in candidates:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.policy import FEATURES
 from simulator.policy import GRAPH_FEATURES
@@ -66,11 +67,38 @@ class Samples:
         return np.isin(self.group, graphs)
 
 
+def check_alike(tables: Sequence[IterationTable], algorithm: str | None = None,
+                device: str | None = None, candidates: Sequence[str] | None = None) -> None:
+    """Refuse tables of different algorithms, devices or candidate pools, or of others than
+    those given: a BFS policy had been judged against an SSSP table's constant (a ratio of
+    0.41), and candidate c of one pool read as c of another (probe ADP). Tables keep the
+    device's model name; ``device`` may be its preset or file name."""
+    if not tables:
+        return
+    first = tables[0]
+    for t in tables:
+        for what, have, want in (("algorithm", t.algorithm, first.algorithm),
+                                 ("device", t.device, first.device),
+                                 ("candidates", t.candidates, first.candidates)):
+            if have != want:
+                raise ConfigError(f"per-iteration tables of different {what}: {t.graph}'s "
+                                  f"{have!r}, {first.graph}'s {want!r}: a policy learns from "
+                                  "and is judged on one algorithm, device and candidate pool")
+    if algorithm is not None and first.algorithm != algorithm:
+        raise ConfigError(f"the tables are {first.algorithm}'s, not {algorithm}'s")
+    if device is not None and get_device(device).name != first.device:
+        raise ConfigError(f"the tables are of device {first.device}, not {device}")
+    if candidates is not None and tuple(candidates) != tuple(first.candidates):
+        raise ConfigError("the tables' candidates are not the pool given: candidate i of one "
+                          "would be read as candidate i of the other")
+
+
 def samples(tables: Sequence[IterationTable]) -> Samples:
     """One row per iteration of the best constant candidate's run (BFS: every candidate's,
     they are the same). SSSP's candidates run for different numbers of iterations: aligned by
     index (as the oracle is), a candidate whose run is shorter is costed as the best constant
     there (neither better nor worse), a longer one's extra iterations are dropped."""
+    check_alike(tables)
     xs, cs, vs, gs, consts, winners = [], [], [], [], [], []
     for g, t in enumerate(tables):
         best = t.best
@@ -458,6 +486,7 @@ def leave_one_graph_out(specs: Sequence[str], tables: Sequence[IterationTable],
     included) on the others and on ``train_only`` (graphs that only ever train), run on it
     through the simulator, beside its best constant of the whole pool and its oracle over the
     whole pool."""
+    check_alike([*tables, *train_only], algorithm, device, candidates)
     out = []
     s = samples([*tables, *train_only])
     for g, (spec, table) in enumerate(zip(specs, tables, strict=True)):
