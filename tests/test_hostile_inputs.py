@@ -1274,3 +1274,21 @@ def test_a_graph_takes_directed_as_a_bool_and_copies_memory_others_can_write(tmp
     assert not np.shares_memory(graph.indices, mapped)
     frozen_bytes = np.frombuffer(bytes(np.array([1, 0], dtype=np.int32)), dtype=np.int32)
     assert np.shares_memory(Graph(np.array([0, 1, 2]), frozen_bytes).indices, frozen_bytes)
+
+
+def test_a_closed_stdout_is_one_line_before_any_work(tmp_path):
+    """With stdout closed (>&-), best, query and tune --json had ended in a traceback, tune's
+    after its study was saved (probe INST): refused at once, in one line."""
+    import subprocess
+    import sys
+
+    results = tmp_path / "r"
+    done = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -m tuner.cli tune --graph rmat:scale=6,seed=1 '
+                       f"--trials 2 --workers 0 --json --results {results} >&-"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("warpsweep: error: standard output is closed (>&-): give "
+                                   "it a file or /dev/null")
+    assert not results.exists()

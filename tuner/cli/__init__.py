@@ -72,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; bad input gives one line on stderr and exit 2."""
+    if sys.stdout is None:  # `>&-`: an answer would be lost, or a traceback after the work
+        if sys.stderr is not None:
+            print("warpsweep: error: standard output is closed (>&-): give it a file or "
+                  "/dev/null", file=sys.stderr)
+        return 2
     try:
         parser = build_parser()  # imports every verb's module: a second or so
     except KeyboardInterrupt:
