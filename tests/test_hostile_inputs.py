@@ -1292,3 +1292,24 @@ def test_a_closed_stdout_is_one_line_before_any_work(tmp_path):
     assert done.stderr.strip() == ("warpsweep: error: standard output is closed (>&-): give "
                                    "it a file or /dev/null")
     assert not results.exists()
+
+
+def test_text_the_locale_cannot_encode_or_decode_is_not_a_traceback(tmp_path):
+    """With Python's UTF-8 mode off (LC_ALL=C PYTHONUTF8=0), non-ASCII SQL had raised a
+    TypeError traceback in DuckDB and a non-ASCII value a UnicodeEncodeError (probe INST)."""
+    import subprocess
+    import sys
+
+    results = tmp_path / "r"
+    repo = str(Path(__file__).resolve().parent.parent)
+    from tuner.cli import main
+    assert main(["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2", "--workers", "0",
+                 "--no-progress", "--results", str(results)]) == 0
+    env = {**os.environ, "PYTHONPATH": repo, "LC_ALL": "C", "PYTHONUTF8": "0",
+           "PYTHONCOERCECLOCALE": "0"}
+    env.pop("PYTHONIOENCODING", None)
+    done = subprocess.run([sys.executable, "-m", "tuner.cli", "query", "--results",
+                           str(results), "SELECT 'é' AS x, count(*) AS n FROM trials"],
+                          capture_output=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert b"\\xe9" in done.stdout and b"Traceback" not in done.stderr

@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             print("warpsweep: error: standard output is closed (>&-): give it a file or "
                   "/dev/null", file=sys.stderr)
         return 2
+    for stream in (sys.stdout, sys.stderr):  # text the locale's encoding lacks: escaped,
+        # not a UnicodeEncodeError traceback (UTF-8 mode off: LC_ALL=C PYTHONUTF8=0)
+        if stream is not None and (getattr(stream, "encoding", None) or "").lower().replace(
+                "-", "") != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         parser = build_parser()  # imports every verb's module: a second or so
     except KeyboardInterrupt:

@@ -183,6 +183,10 @@ def _filters_of(args: argparse.Namespace) -> answer_types.Filters:
 def run_query(args: argparse.Namespace) -> int:
     """``warpsweep query``: run the SQL, print or write its rows."""
     sql = sys.stdin.read() if args.sql == "-" else args.sql
+    if any("\udc80" <= ch <= "\udcff" for ch in sql):
+        # bytes the locale could not decode (UTF-8 mode off): DuckDB takes text, and had
+        # raised a TypeError traceback on these; the bytes are the user's UTF-8
+        sql = os.fsencode(sql).decode("utf-8", "replace")
     if args.out is not None and str(args.out) == "-":  # as for SQL: '-' is the stream
         if args.format == "parquet":
             raise ConfigError("--out -: --format parquet writes a file, not stdout; give --out "
