@@ -114,6 +114,11 @@ def main() -> int:
     ap.add_argument("--export", metavar="DIR",
                     help="write the policies trained on every graph (ALGO-DEVICE.json) here")
     args = ap.parse_args()
+    from simulator.policy import POLICY_ALGORITHMS
+
+    wrong = [a for a in args.algos.split(",") if a not in POLICY_ALGORITHMS]
+    if wrong:  # (pagerank had ended in a traceback: probe ADP)
+        ap.error(f"--algos {','.join(wrong)}: a policy runs {', '.join(POLICY_ALGORITHMS)}")
     specs = graph_specs(args.quick)
     start = time.perf_counter()
     every, lines = [], []

@@ -552,3 +552,22 @@ def test_tables_of_other_algorithms_devices_or_pools_are_not_mixed():
         check_alike([table()], "sssp")
     with pytest.raises(ConfigError, match="candidates are not the pool given"):
         check_alike([table()], candidates=("a", "c"))
+
+
+def test_the_held_out_graphs_twin_under_another_spec_is_left_out_of_its_fold():
+    """A weighted and an unweighted copy of one graph are one graph to BFS: trained on one,
+    the other's "held-out" figure had been its oracle's (probe ADP)."""
+    from simulator.policy import GRAPH_FEATURES
+    from tuner.selection.adaptive_policy import twins_of
+
+    def table(name, graph_values):
+        f = np.zeros((2, len(FEATURES)))
+        for k, v in zip(GRAPH_FEATURES, graph_values, strict=True):
+            f[:, FEATURES.index(k)] = v
+        return IterationTable(name, "bfs", "h100", 0, ("a",), ("topology",), [np.ones(2)],
+                              [np.zeros(2)], [f])
+
+    tables = [table("g", (8, 2, 512, 4096)), table("g-weighted", (8, 2, 512, 4096)),
+              table("other", (8, 2, 512, 4000))]
+    assert twins_of(tables, 0) == [1] and twins_of(tables, 1) == [0]
+    assert twins_of(tables, 2) == []
