@@ -913,12 +913,11 @@ class StudyRun:
         # fail alike), each group shown by its first
         errors = [r.error.splitlines()[0][:300] for r in [*evaluated, *self.references.values()]
                   if r.state == "failed" and r.error]
-        reasons = Counter(re.sub(r"\d+(?:\.\d+)?", "#", e) for e in errors)
+        reasons = Counter(_NUMBERS.sub("#", e) for e in errors)
         common = None
         if reasons:
             shape, count = reasons.most_common(1)[0]
-            common = (next(e for e in errors if re.sub(r"\d+(?:\.\d+)?", "#", e) == shape),
-                      count)
+            common = (next(e for e in errors if _NUMBERS.sub("#", e) == shape), count)
         return StudySummary(
             key=self.key, spec=self.spec, space=self.space.name, budget=self.budget,
             done=self.done, evaluations=len(evaluated),
@@ -933,6 +932,9 @@ class StudyRun:
             common_failure=common,
         )
 
+
+# the numbers of a failure's reason, blanked to group failures alike (w=18, w=20)
+_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 
 # an evaluation Ray gave up on after its retries (the runners' reason's prefix)
 WORKER_FAILURE = "worker failure"
