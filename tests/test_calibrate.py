@@ -650,6 +650,15 @@ def test_pick_figures_by_hand():
     assert figures["cc"] == PickFigures("cc", 1, 0, pytest.approx(1.4), pytest.approx(-1.0))
 
 
+def _calibrate_argv(rows: list[dict], tmp, base_file, name: str):
+    """`calibrate`'s argv for ``rows`` written as the measured file NAME.parquet beside the
+    real case's, and the device file it would write."""
+    path, out = tmp / f"{name}.parquet", tmp / f"{name}.toml"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return (["calibrate", str(path), "--device", str(base_file), "--out", str(out), "--cache",
+             str(tmp / "cli-cache"), "-q"], out)
+
+
 def test_cli_refuses_a_fit_that_leaves_most_rows_far_from_it(real_case, rows, capsys):
     """Milliseconds recorded as microseconds: every scale at its bound and every row over
     10x off, and the device had still been written, exit 0 (probe 01). One graph and
@@ -660,11 +669,7 @@ def test_cli_refuses_a_fit_that_leaves_most_rows_far_from_it(real_case, rows, ca
         r["time_us"] /= 1000
         r["time_us_min"] /= 1000
         r["kernel_us"] /= 1000
-    slipped = tmp / "milliseconds.parquet"
-    pq.write_table(pa.Table.from_pylist(table), slipped)
-    out = tmp / "ms.toml"
-    argv = ["calibrate", str(slipped), "--device", str(base_file), "--out", str(out),
-            "--cache", str(tmp / "cli-cache"), "-q"]
+    argv, out = _calibrate_argv(table, tmp, base_file, "milliseconds")
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert re.search(r"error: \d+ of \d+ measured rows are more than 10x from the best fit", err)
@@ -690,11 +695,7 @@ def test_cli_refuses_one_row_far_from_the_fit_unless_told_to_drop_it(real_case, 
     first = next(r for r in slipped if r["variant"] == "default")
     for column in ("time_us", "time_us_min", "kernel_us"):
         first[column] *= 1000
-    far = tmp / "one-far.parquet"
-    pq.write_table(pa.Table.from_pylist(slipped), far)
-    out = tmp / "far.toml"
-    argv = ["calibrate", str(far), "--device", str(base_file), "--out", str(out),
-            "--cache", str(tmp / "cli-cache"), "-q"]
+    argv, out = _calibrate_argv(slipped, tmp, base_file, "one-far")
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "error: 1 measured row(s) more than 10x from the fit" in err

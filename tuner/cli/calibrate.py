@@ -396,15 +396,21 @@ def run_calibrate(args: argparse.Namespace) -> int:
                 else dataclasses.replace(base, bounds_norm=args.bounds_norm))
     cache = None if args.no_cache else args.cache
     parts = simulate_parts(measured, base, cache=cache, jobs=args.jobs, progress=progress)
-    calibration = fit(parts, measured, fit_base, seed=args.seed,
-                      relative=args.fit == "relative", measured_host=not args.fit_host,
-                      launch_us=launch_us)
-    _refuse_undetermined(calibration, measured)
-    print(fit_table(calibration))
-    print(f"RMS log error on the rows fitted (in-sample): {calibration.rms_before:.3f} with "
-          f"{base.name}, {calibration.rms_after:.3f} fitted "
-          f"(x{math.exp(calibration.rms_before):.2f} -> x{math.exp(calibration.rms_after):.2f} "
-          "typical factor); on graphs left out of the fit: python bench/fidelity.py")
+    def fitted(parts, measured, launch_us) -> Calibration:
+        """The fit to these rows, refused where undetermined, and its table printed."""
+        calibration = fit(parts, measured, fit_base, seed=args.seed,
+                          relative=args.fit == "relative", measured_host=not args.fit_host,
+                          launch_us=launch_us)
+        _refuse_undetermined(calibration, measured)
+        print(fit_table(calibration))
+        print(f"RMS log error on the rows fitted (in-sample): {calibration.rms_before:.3f} "
+              f"with {base.name}, {calibration.rms_after:.3f} fitted "
+              f"(x{math.exp(calibration.rms_before):.2f} -> "
+              f"x{math.exp(calibration.rms_after):.2f} typical factor); on graphs left out "
+              "of the fit: python bench/fidelity.py")
+        return calibration
+
+    calibration = fitted(parts, measured, launch_us)
     notes = launch_mismatch_lines(measured, parts) + far_rows_lines(calibration, measured)
     if notes:
         print("\n".join(notes), file=sys.stderr)
@@ -424,13 +430,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         dropped = (f"--drop-far: fitted again without those {far.size} row(s), on the "
                    f"{len(measured)} left")
         print(dropped, file=sys.stderr)
-        calibration = fit(parts, measured, fit_base, seed=args.seed,
-                          relative=args.fit == "relative", measured_host=not args.fit_host,
-                          launch_us=launch_us)
-        _refuse_undetermined(calibration, measured)
-        print(fit_table(calibration))
-        print(f"RMS log error on the rows fitted (in-sample): {calibration.rms_before:.3f} "
-              f"with {base.name}, {calibration.rms_after:.3f} fitted")
+        calibration = fitted(parts, measured, launch_us)
         again = far_rows_lines(calibration, measured)
         if again:
             print("\n".join(again), file=sys.stderr)
