@@ -1313,3 +1313,15 @@ def test_text_the_locale_cannot_encode_or_decode_is_not_a_traceback(tmp_path):
                           capture_output=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     assert b"\\xe9" in done.stdout and b"Traceback" not in done.stderr
+
+
+def test_an_unknown_option_is_named_with_its_verbs_usage(capsys):
+    """The top level's usage had answered an unknown option of a verb (probe INST)."""
+    from tuner.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["best", "--bogus"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert err.startswith("usage: warpsweep best ")
+    assert "warpsweep best: error: unrecognized arguments: --bogus" in err

@@ -87,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("warpsweep: interrupted", file=sys.stderr)
         return 130
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the verb's own usage, not the top level's (probe INST)
+        verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(extra)}")
     from tuner.cli import supervise
 
     if argv is None and supervise.wants_supervision(args):
