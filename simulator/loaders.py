@@ -197,11 +197,13 @@ def _detect(path: Path, data: bytes, label: str = "") -> tuple[str, EdgeList | N
 
 
 def _snap_or_metis(data: bytes, label: str) -> tuple[str, EdgeList | None]:
-    """snap, or metis (with its edges) for content that could be METIS: a first line of 2 to
-    4 integers ``N M [FMT [NCON]]`` (before it only ``%`` comments, METIS's) and N lines
-    after it, counted without ``%`` comment lines (blank lines past the last filled one may
-    be isolated vertices). Such content is METIS if it reads as one, else refused: whether a
-    line count that matches is chance or a METIS file with a wrong header, no one can tell."""
+    """snap, or metis (with its edges), for content without a telling extension: METIS where
+    it reads as a consistent METIS graph (a first line ``N M [FMT [NCON]]`` after only ``%``
+    comments, N vertex lines, 2M adjacency entries, ids in 1..N, each edge at both ends) and
+    not also as an edge list (every line 2 or 3 fields); refused, asking for ``format=``,
+    where it reads both ways (a METIS graph of degrees 2 and 3, or a small hand-made edge
+    list: no one can tell); else SNAP, as before. (Every METIS-like edge list had been
+    refused, and one with a trailing blank line read as METIS: probe CR.)"""
     start, number, line = _skip_header(data, (b"%",))
     words = (line or b"").split()
     if not 2 <= len(words) <= 4 or not all(_INT.match(w) for w in words):
@@ -220,29 +222,27 @@ def _snap_or_metis(data: bytes, label: str) -> tuple[str, EdgeList | None]:
     if not filled_lines <= n <= lines:
         return "snap", None
     try:
-        return "metis", _read_metis(data, label, False)
-    except GraphError as exc:
-        if not _metis_ids_fit(data, body, number + 1, label, n, words):
-            return "snap", None  # ids past N: no METIS graph, whatever its header said
-        why = str(exc).removeprefix(f"{label}: ")
-        raise GraphError(
-            f"{label}: cannot tell the format: line {number} {line.strip().decode()!r} reads "
-            f"as a METIS header (N M) and {n} vertex lines follow, but as METIS: {why}; add "
-            "format=metis or format=snap to the spec (file:PATH,format=snap)") from None
+        metis = _read_metis(data, label, False)
+    except GraphError:
+        return "snap", None  # no METIS graph: an edge list whose line count is chance
+    if len(words) > 3 or not _fields_two_or_three(data, body, number + 1, label):
+        return "metis", metis
+    raise GraphError(
+        f"{label}: cannot tell the format: it reads as a METIS graph (line {number} "
+        f"{line.strip().decode()!r} its header, {n} vertex lines after it) and as an edge list "
+        "(every line two or three numbers); add format=metis or format=snap to the spec "
+        "(file:PATH,format=snap)")
 
 
-def _metis_ids_fit(data: bytes, body: int, first_line: int, label: str, n: int,
-                   words: list[bytes]) -> bool:
-    """Whether the lines after a METIS-like header could be an unweighted METIS adjacency
-    with a wrong header (every field an integer in 1..N), or may be weighted (a weight
-    may exceed N); False where some id is no vertex of N: a SNAP list, read as before."""
-    if len(words) > 2 and words[2].strip(b"0"):  # fmt with sizes or weights
-        return True
+def _fields_two_or_three(data: bytes, body: int, first_line: int, label: str) -> bool:
+    """Whether every filled line after a METIS-like header holds 2 or 3 numbers, as an edge
+    list's do (a METIS vertex of another degree cannot be read as an edge)."""
     try:
-        values = _tokenise(data, body, first_line, label, comments=b"%").values
-    except GraphError:  # not numbers: the SNAP reader names the line
+        tokens = _tokenise(data, body, first_line, label, comments=b"%#")
+    except GraphError:
         return False
-    return values.dtype.kind == "i" and bool(((values >= 1) & (values <= n)).all())
+    filled = tokens.counts[tokens.counts > 0]
+    return bool(((filled == 2) | (filled == 3)).all())
 
 
 def _gr_kind(data: bytes, label: str) -> str:

@@ -21,7 +21,9 @@ from simulator.loaders import save_npz
 from simulator.strategy import Strategy
 from tuner.cli import main
 
-METIS_CYCLE = b"4 4\n2 4\n1 3\n2 4\n1 3\n"  # the 4-cycle 1-2-3-4
+METIS_CYCLE = b"4 4\n2 4\n1 3\n2 4\n1 3\n"  # the 4-cycle 1-2-3-4: every line 2 numbers
+# 5 vertices, 7 edges (1-2 1-3 1-4 2-3 3-4 3-5 4-5): lines of 2 to 4 numbers, no edge list
+METIS_MIXED = b"5 7\n2 3 4\n1 3\n1 2 4 5\n1 3 5\n3 4\n"
 
 
 @pytest.fixture(autouse=True)
@@ -36,28 +38,43 @@ def _load(path: Path, opts: str = "") -> Graph:
 # ----------------------------------------------------------------- 1. METIS or SNAP
 
 
-@pytest.mark.parametrize("name", ["metis_cycle", "cycle.txt", "cycle.dat"])
+@pytest.mark.parametrize("name", ["metis_graph", "graph.txt", "graph.dat"])
 def test_metis_content_without_its_extension_reads_as_metis(tmp_path, name) -> None:
     path = tmp_path / name
-    path.write_bytes(METIS_CYCLE)
-    assert detect_format(path, METIS_CYCLE) == "metis"
+    path.write_bytes(METIS_MIXED)
+    assert detect_format(path, METIS_MIXED) == "metis"
     g = _load(path)
-    assert (g.n, g.m) == (4, 8)  # as SNAP it had been n=4 m=4 (edges 4-4, 2-4, 1-3)
-    assert _load(path, ",format=metis").m == 8
+    assert (g.n, g.m) == (5, 14)  # as SNAP it had been refused: a line of 3 numbers, then 4
+    assert _load(path, ",format=metis").m == 14
 
 
 def test_metis_with_isolated_trailing_vertex_and_comments_reads_as_metis(tmp_path) -> None:
     path = tmp_path / "g"
-    path.write_bytes(b"% a METIS file\n5 4\n2 4\n1 3\n2 4\n1 3\n\n")
-    assert (_load(path).n, _load(path).m) == (5, 8)
+    path.write_bytes(b"% a METIS file\n6 7\n2 3 4\n1 3\n1 2 4 5\n1 3 5\n3 4\n\n")
+    assert (_load(path).n, _load(path).m) == (6, 14)
 
 
-def test_metis_like_content_that_is_no_consistent_metis_is_refused(tmp_path) -> None:
-    path = tmp_path / "g"
-    path.write_bytes(b"4 5\n2 4\n1 3\n2 4\n1 3\n")  # header's M wrong: METIS or SNAP?
-    with pytest.raises(GraphError, match="format=metis or format=snap"):
-        _load(path)
-    assert _load(path, ",format=snap").n == 5  # the user's word settles it
+def test_content_that_reads_both_as_metis_and_as_an_edge_list_is_refused(tmp_path) -> None:
+    """The 4-cycle in METIS is also an edge list of 5 edges (probe LD had it read as SNAP,
+    silently): no one can tell, so the user's word is asked for."""
+    for text in (METIS_CYCLE, b"4 3\n2 3\n1 3\n1 2\n\n"):  # (probe CR: a K3 and a vertex)
+        path = tmp_path / "g"
+        path.write_bytes(text)
+        with pytest.raises(GraphError, match="reads as a METIS graph .* and as an edge list"):
+            _load(path)
+    assert _load(path, ",format=snap").m == 8 and _load(path, ",format=metis").m == 6
+
+
+def test_metis_like_content_that_is_no_consistent_metis_reads_as_snap(tmp_path) -> None:
+    """A header's M that the lines do not bear out, or ids past N: no METIS graph, an edge
+    list as before (every such list had been refused: probe CR)."""
+    for text, n, m in ((b"4 5\n2 4\n1 3\n2 4\n1 3\n", 5, 6),
+                       (b"3 1\n1 2\n2 3\n3 1\n", 3, 6),
+                       (b"5 4 1\n1 2 3\n2 3 4\n3 4 5\n4 5 6\n1 5 1\n", 5, 10)):
+        path = tmp_path / "g"
+        path.write_bytes(text)
+        g = _load(path)
+        assert (g.n, g.m) == (n, m), text
 
 
 @pytest.mark.parametrize(("text", "n", "m"), [
