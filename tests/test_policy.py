@@ -571,3 +571,15 @@ def test_the_held_out_graphs_twin_under_another_spec_is_left_out_of_its_fold():
               table("other", (8, 2, 512, 4000))]
     assert twins_of(tables, 0) == [1] and twins_of(tables, 1) == [0]
     assert twins_of(tables, 2) == []
+
+
+def test_the_policy_space_runs_on_a_device_file_of_the_policys_gpu(tmp_path):
+    """The check of the policy's GPU had looked a device file's name up as a preset: tune
+    --space policy had stopped, "unknown device 'my-h100'" (probe CR)."""
+    from tuner.cli import main
+
+    device = tmp_path / "mine.toml"
+    device.write_text('base = "h100"\nname = "my-h100"\n')
+    assert main(["tune", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs", "--space",
+                 "policy", "--device", str(device), "--trials", "2", "--sources", "1",
+                 "--workers", "0", "--no-progress", "--results", str(tmp_path / "r")]) == 0

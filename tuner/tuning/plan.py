@@ -219,14 +219,16 @@ def load_spaces(specs: list[StudySpec],
                 loaded[spec.space].validate()
             spaces[spec.space_ref] = loaded[spec.space].for_algorithm(
                 applicable_to(spec.algorithm), spec.algorithm)
-            check_policies(spaces[spec.space_ref], spec.algorithm, spec.device)
+            check_policies(spaces[spec.space_ref], spec.algorithm,
+                           spec.device_model or spec.device)
         except WarpsweepError as exc:
             where = f"{spec.origin}: " if spec.origin else ""
             raise ConfigError(f"{where}{exc}") from None
     return spaces
 
 
-def check_policies(space: SearchSpace, algorithm: str, device: str | None = None) -> None:
+def check_policies(space: SearchSpace, algorithm: str,
+                   device: str | Device | None = None) -> None:
     """Every policy file the space can set loads, is for ``algorithm`` and has the splits its
     ``policy_tN`` knobs scale: checked before the run, as `simulate` checks it (a missing file,
     another algorithm's policy, a split the tree lacks had failed every trial, exit 0)."""
@@ -241,8 +243,8 @@ def check_policies(space: SearchSpace, algorithm: str, device: str | None = None
         raise ConfigError(f"space {space.name!r} sets a policy, and a policy runs "
                           f"{', '.join(POLICY_ALGORITHMS)}, not {algorithm}")
     scaled = {k: 1.0 for k in THRESHOLD_KNOBS if k in space.knobs}
-    model = None
-    if paths and device is not None:
+    model = device if not isinstance(device, str) else None
+    if paths and isinstance(device, str):  # a preset's name (a device file's model is given)
         from simulator.device import get_device
 
         model = get_device(device)
