@@ -461,3 +461,12 @@ def test_a_report_keeps_files_of_the_users_beside_its_figures(results, tmp_path)
         build_report(results, out)
     assert mine.read_bytes() == b"%PDF my thesis"
     assert sorted(p.name for p in (out / "figures").iterdir()) == before
+    # a PNG of one's own there too (probe CR): the earlier page links every PNG it wrote
+    mine.unlink()
+    (out / "figures" / "plots").rmdir()
+    own = out / "figures" / "my-plot.png"
+    own.write_bytes(b"\x89PNG mine")
+    with pytest.raises(ConfigError, match=r"figures/ holds 'my-plot.png', which no report"):
+        build_report(results, out)
+    own.unlink()
+    build_report(results, out)  # its own PNGs alone: replaced

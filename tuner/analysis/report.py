@@ -240,10 +240,13 @@ def _check_out(out: str | Path, results: str | Path) -> None:
         raise ConfigError(f"--out {text!r} holds a file named {FIGURES_DIR}, where a report "
                           "writes its figures; choose another directory")
     if figures.is_dir():
-        # the directory is replaced whole: anything in it a report does not write would be
-        # deleted with it (a thesis.pdf had gone without a word, exit 0: probe API)
+        # the directory is replaced whole: anything in it the earlier report did not write
+        # would be deleted with it (a thesis.pdf, then a PNG of one's own, had gone without a
+        # word, exit 0: probes API and CR); its PNGs are those its page links
+        linked = set(re.findall(rf'{FIGURES_DIR}/([^"\'<>]+?\.png)',
+                                index.read_text("utf-8", "replace"))) if ours else set()
         foreign = sorted(p.name for p in figures.iterdir()
-                         if not (p.is_file() and p.suffix == ".png"))
+                         if not (p.is_file() and p.suffix == ".png" and p.name in linked))
         if foreign:
             raise ConfigError(f"--out {text!r}: {FIGURES_DIR}/ holds {foreign[0]!r}"
                               + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "")
