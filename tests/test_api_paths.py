@@ -44,6 +44,9 @@ def test_a_results_directory_without_rows_has_every_knob_and_metric_column(resul
     frame = load_results(str(empty))
     full = load_results(str(results))
     assert frame.empty and set(full.columns) <= set(frame.columns)
+    # with the dtypes rows give them (probe CR: graph had been float, knobs int64 and bool)
+    assert {c: str(frame[c].dtype) for c in full.columns} == {
+        c: str(full[c].dtype) for c in full.columns}
     assert frame.groupby("w")["time_us"].min().empty  # the README's line, on no rows
 
 

@@ -75,3 +75,19 @@ def test_results_after_the_mark_that_the_rows_hold_are_not_counted(tmp_path, cap
     capsys.readouterr()
     main(["query", "--results", str(results), "SELECT count(*) FROM trials"])
     assert _warnings(capsys) == []
+
+
+def test_report_names_a_killed_runs_unsaved_results_once(tmp_path, capsys):
+    """A report reads the results three times, and had said the warning three times (probe
+    CR): a finished study, then a resume of it killed before its first flush."""
+    results = tmp_path / "r"
+    assert main(tune_argv(results, 6)) == 0
+    journal = next((results / "studies").glob("*.journal"))
+    done = journal.read_text().count('"record"')
+    proc, _ = started_until(tune_argv(results, 400), results, done + 3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    capsys.readouterr()
+    main(["report", "--results", str(results), "--out", str(tmp_path / "out")])
+    said = _warnings(capsys)
+    assert len(said) == 1 and "result(s) these rows lack" in said[0]

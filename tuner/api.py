@@ -300,8 +300,10 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     if frame.empty:  # no rows, no columns of knobs or metrics: groupby("w") had a KeyError
         for knob, kind in PARAM_TYPES.items():
             column = param_column(knob)
-            if column not in frame:
-                frame[column] = pd.Series(dtype=kind.to_pandas_dtype())
+            if column not in frame:  # the dtypes rows give them (nullable, as mapped above)
+                dtype = "str" if pa.types.is_string(kind) else nullable.get(
+                    kind, kind.to_pandas_dtype())
+                frame[column] = pd.Series(dtype=dtype)
         for metric in METRICS:
             if metric_column(metric) not in frame:
                 frame[metric_column(metric)] = pd.Series(dtype="float64")
@@ -319,9 +321,9 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     ids_of: dict[str, set[str]] = {}
     for gid, name in shown.items():
         ids_of.setdefault(name, set()).add(gid)
-    frame.insert(frame.columns.get_loc("graph_id"), "graph", [
+    frame.insert(frame.columns.get_loc("graph_id"), "graph", pd.Series([
         shown[gid] if len(ids_of[shown[gid]]) == 1 else f"{shown[gid]} ({gid})"
-        for gid in frame["graph_id"]])
+        for gid in frame["graph_id"]], index=frame.index, dtype=object))
     return frame
 
 

@@ -98,16 +98,23 @@ def main(argv: list[str] | None = None) -> int:
     supervise.obey_stop()
     keep_freed_memory()
     warnings.showwarning = _one_line_warning
+    _WARNED.clear()  # once a command (main may run several in one process)
     code = _run(args)
     # (not after a traceback: the supervising command then names the end, with the resume)
     supervise.report_finished(args)
     return code
 
 
+_WARNED: set[str] = set()
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings about the user's data as one line each; others as Python shows them."""
+    """Warnings about the user's data as one line each, once (a report reads the results
+    three times: probe CR); others as Python shows them."""
     if issubclass(category, WarpsweepWarning):
-        print(f"warpsweep: warning: {message}", file=file or sys.stderr)
+        if str(message) not in _WARNED:
+            _WARNED.add(str(message))
+            print(f"warpsweep: warning: {message}", file=file or sys.stderr)
         return
     print(warnings.formatwarning(message, category, filename, lineno, line),
           file=file or sys.stderr, end="")
