@@ -239,6 +239,9 @@ def _check_out(out: str | Path, results: str | Path) -> None:
     if figures.exists() and not figures.is_dir():
         raise ConfigError(f"--out {text!r} holds a file named {FIGURES_DIR}, where a report "
                           "writes its figures; choose another directory")
+    if not ours and any(figures.glob("*.png")):
+        raise ConfigError(f"--out {text!r} holds {FIGURES_DIR}/*.png but no warpsweep "
+                          "report (a report replaces the PNGs there); choose another directory")
     if figures.is_dir():
         # the directory is replaced whole: anything in it the earlier report did not write
         # would be deleted with it (a thesis.pdf, then a PNG of one's own, had gone without a
@@ -252,9 +255,6 @@ def _check_out(out: str | Path, results: str | Path) -> None:
                               + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "")
                               + f", which no report writes (a report replaces {FIGURES_DIR}/ "
                               "whole); move it, or choose another directory")
-    if not ours and any(figures.glob("*.png")):
-        raise ConfigError(f"--out {text!r} holds {FIGURES_DIR}/*.png but no warpsweep "
-                          "report (a report replaces the PNGs there); choose another directory")
 
 
 def _group_anchor(group: Group) -> str:
