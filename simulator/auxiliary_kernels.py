@@ -242,3 +242,24 @@ def _run_steps(indptr: np.ndarray, vertices: np.ndarray, width: int, words: int)
     first = start[owner] + j * width
     last = np.minimum(first + width, end[owner]) - 1
     return owner, j, range_sectors(first, last, words)
+
+
+def to_sweeps_kernel(algorithm: str, items: int, strategy: Strategy, device: Device,
+                     costs: InstructionCosts = COSTS, hit_rate: float = 0.0
+                     ) -> LaunchCost | None:
+    """The temporal hybrid's (or a policy's) switch from a worklist of ``items`` entries to
+    sweeps: their status flags set (``scatter_kernel``); None for BFS, whose sweeps find
+    their vertices by level (``tuner/measure``'s runner launches nothing there)."""
+    if algorithm == "bfs":
+        return None
+    return scatter_kernel(items, strategy, device, costs, hit_rate)
+
+
+def to_worklist_kernel(algorithm: str, n: int, flagged: np.ndarray, strategy: Strategy,
+                       device: Device, costs: InstructionCosts = COSTS,
+                       hit_rate: float = 0.0) -> LaunchCost:
+    """The switch from sweeps back to a worklist of the ``flagged`` vertices
+    (``compaction_kernel``): BFS's reads levels and clears no flag (``compact_levels``)."""
+    return compaction_kernel(n, flagged, strategy, device, costs, hit_rate,
+                             clears=algorithm != "bfs")
+

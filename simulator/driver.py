@@ -14,9 +14,9 @@ from simulator import store_races
 from simulator.asynchronous import AsynchronousLowering
 from simulator.asynchronous import ChunkWalk
 from simulator.asynchronous import StaggeredWaves
-from simulator.auxiliary_kernels import compaction_kernel
 from simulator.auxiliary_kernels import idle_outlier_kernel
-from simulator.auxiliary_kernels import scatter_kernel
+from simulator.auxiliary_kernels import to_sweeps_kernel
+from simulator.auxiliary_kernels import to_worklist_kernel
 from simulator.costs import COSTS
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
@@ -637,9 +637,10 @@ def _temporal(launcher: Launcher) -> list[IterationCost]:
             ran = "data"
             if size(pending) > to_topology:
                 form = "topology"
-                if fr.algorithm != "bfs":  # BFS's sweeps find their vertices by level
-                    cost = cost + scatter_kernel(pending.size, s, device, launcher.costs,
-                                                 launcher.hit_rate)
+                scatter = to_sweeps_kernel(fr.algorithm, pending.size, s, device,
+                                           launcher.costs, launcher.hit_rate)
+                if scatter is not None:
+                    cost = cost + scatter
                 pending, ranks = distinct(pending), None
         else:
             if run is None:
@@ -652,9 +653,8 @@ def _temporal(launcher: Launcher) -> list[IterationCost]:
             ran = "topology"
             if size(pending) < to_data:
                 form = "data"
-                cost = cost + compaction_kernel(n, pending, s, device, launcher.costs,
-                                                launcher.hit_rate,
-                                                clears=fr.algorithm != "bfs")
+                cost = cost + to_worklist_kernel(fr.algorithm, n, pending, s, device,
+                                                 launcher.costs, launcher.hit_rate)
         launcher.host(cost)
         out.append(launcher.iteration(cost, ran, s.lanes_per_vertex))
     return out

@@ -151,14 +151,10 @@ def unix_newlines(data: bytes) -> bytes:
 def detect_format(path: Path, data: bytes, label: str = "") -> str:
     """The format from the file name's extension, else from the first lines of the content.
 
-    A file with no known extension, or ``.txt``, whose content could be METIS (a first line
-    ``N M [FMT [NCON]]`` followed by N vertex lines) is never taken for a SNAP edge list on
-    a guess: it is METIS where it reads as a consistent METIS graph (2M adjacency entries,
-    ids in 1..N, every edge listed at both ends), SNAP where some id is past N (no METIS
-    graph, whatever the header), and otherwise refused, asking for ``format=``: refusing is
-    the safe side, as a SNAP list read as METIS, or METIS (a wrong M) as SNAP, is another
-    graph without a word. A SNAP list whose line count is not its first line's N reads as
-    before.
+    A file with no known extension, or ``.txt``, is METIS where it reads as a consistent
+    METIS graph and not also as an edge list, refused (asking for ``format=``) where it reads
+    both ways, else SNAP (``_snap_or_metis``): a guess either way would read another graph
+    without a word.
     """
     return _detect(path, data, label)[0]
 

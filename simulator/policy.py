@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from simulator.asynchronous import AsynchronousLowering
-from simulator.auxiliary_kernels import compaction_kernel
 from simulator.auxiliary_kernels import idle_outlier_kernel
-from simulator.auxiliary_kernels import scatter_kernel
+from simulator.auxiliary_kernels import to_sweeps_kernel
+from simulator.auxiliary_kernels import to_worklist_kernel
 from simulator.costs import COSTS
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
@@ -572,13 +572,13 @@ def policy_iteration_costs(
         switch = None
         if held is not None and held != s.driven:
             if s.driven == "data":  # the sweep's flags become a worklist
-                switch = compaction_kernel(n, np.asarray(frontier, dtype=np.int64), s, device,
-                                           costs, launcher.hit_rate,
-                                           clears=fr.algorithm != "bfs")
+                switch = to_worklist_kernel(fr.algorithm, n,
+                                            np.asarray(frontier, dtype=np.int64), s, device,
+                                            costs, launcher.hit_rate)
                 pending = np.asarray(frontier, dtype=np.int64)
-            else:  # the worklist's entries set their flags (BFS's sweeps read levels)
-                if fr.algorithm != "bfs":
-                    switch = scatter_kernel(pending.size, s, device, costs, launcher.hit_rate)
+            else:  # the worklist's entries set their flags (none for BFS)
+                switch = to_sweeps_kernel(fr.algorithm, pending.size, s, device, costs,
+                                          launcher.hit_rate)
                 pending = distinct(pending)
             ranks = None
         if s.driven == "data":
@@ -625,9 +625,9 @@ def _convert_out(pending: np.ndarray, held: str, strategy: Strategy,
     fr, device = launcher.fr, launcher.device
     if held == "topology":
         other = launcher.hit_rates["data"]
-        return compaction_kernel(fr.n, np.asarray(pending, dtype=np.int64), strategy, device,
-                                 launcher.costs, other, clears=fr.algorithm != "bfs").cycles
-    if fr.algorithm == "bfs":  # its sweeps find their vertices by level: nothing to scatter
-        return 0.0
+        return to_worklist_kernel(fr.algorithm, fr.n, np.asarray(pending, dtype=np.int64),
+                                  strategy, device, launcher.costs, other).cycles
     other = launcher.hit_rates["topology"]
-    return scatter_kernel(int(pending.size), strategy, device, launcher.costs, other).cycles
+    scatter = to_sweeps_kernel(fr.algorithm, int(pending.size), strategy, device,
+                               launcher.costs, other)
+    return 0.0 if scatter is None else scatter.cycles
