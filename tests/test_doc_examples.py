@@ -201,7 +201,8 @@ def test_example_runs(example, results, tmp_path, monkeypatch, capsys):
             monkeypatch.setattr("sys.stdin", _stdin("SELECT count(*) FROM trials"))
     code = main(argv)
     err = capsys.readouterr().err
-    # 1: an answer with nothing to show (a graph these results do not hold); 2: bad input
+    # 1: no study with a complete row to answer from; 2: bad input, a --graph or --algo that
+    # matches none of the results' studies among it (every example here names what they hold)
     assert code in (0, 1), f"{example!r} exited {code}: {err}"
     assert "Traceback" not in err
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -43,6 +44,21 @@ def test_tune_with_ray_workers(tmp_path, capsys):
     assert len(tried) == 16  # repeats answered from the study do not use up the budget
     assert all(r["worker"] and r["wall_s"] > 0 for r in rows if r["state"] == "complete")
     assert len([r for r in rows if r["role"] == "reference"]) == 7
+
+
+def test_the_progress_line_counts_references_and_configurations_apart(tmp_path, capsys):
+    # A grid space holds the references' configurations: trials that repeat one wait on its
+    # run and finish with it. The line had booked them as whichever kind finished last,
+    # "61/56 configurations, 2/7 references" on Ray where the table said 56 and 7 (probe UX)
+    code = main(["tune", "--graph", "rmat:scale=8,seed=4", "--space", "select", "--sampler",
+                 "grid", "--sources", "1", "--workers", "2", "--results", str(tmp_path)])
+    captured = capsys.readouterr()
+    table = re.search(r"(\d+) configurations tried and (\d+) references", captured.out)
+    assert code == 0 and table is not None
+    configs, refs = map(int, table.groups())
+    last = captured.err.strip().splitlines()[-1]
+    assert last.startswith(f"tune: {configs}/{configs} configurations, {refs}/{refs} "
+                           "references"), last
 
 
 @pytest.mark.parametrize("workers,said", [(1, "up to 1 CPU in flight, capped at 1"),

@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="distinct configurations to try (default 100; sampler grid: the "
                            "whole grid; never more than a finite space holds); a repeat the "
                            "sampler proposes is told its result and replaced by an untried "
-                           "neighbour: never run again, never counted")
+                           "neighbour: never run again and not counted towards N (the "
+                           "repeats column counts it)")
     tune.add_argument("--sampler", default="tpe",
                       help=f"{', '.join(SAMPLERS)} (default tpe)")
     tune.add_argument("--objective", default="time_us",

@@ -143,7 +143,7 @@ class Runner:
         self.summaries: list[StudySummary] = []
         self._single = False
         self._order: dict[int, int] = {}
-        self._counted: dict[int, int] = {}
+        self._counted: dict[int, tuple[int, int]] = {}  # (runs, references) counted
         self._ready: deque[Job] = deque()
         self._planned = 0  # runs the studies make to their ends, resumed ones included
         self._finished = 0  # of those, done (resumed or in this session)
@@ -316,7 +316,7 @@ class Runner:
                        load_rows=lambda: self.store.study_records(key),
                        conflicts=self.store.conflicts.get(key), reread=reread,
                        dispatch=self.executor.mode)
-        self._counted[id(run)] = run.runs_done
+        self._counted[id(run)] = (run.runs_done, len(run.references))
         self._finished += run.runs_done
         if run.runs_done and self.progress is not None:
             self.progress.resume(run.runs_done, references=len(run.references))
@@ -447,7 +447,7 @@ class Runner:
         self.stats.eval_s = time.monotonic() - (self._first_eval or time.monotonic())
         record = job.run.finish(job, outcome)
         if job.role == "reference":
-            self._count(job.run, reference=True)
+            self._count(job.run)
             self._note(job.run, record)
 
     def _prepared(self, prep: Prep) -> None:
@@ -499,13 +499,17 @@ class Runner:
         self._count(run)
         self._note(run, record)
 
-    def _count(self, run: StudyRun, reference: bool = False) -> None:
-        """Advance the progress by the runs this study finished since last counted."""
-        new = run.runs_done - self._counted.get(id(run), 0)
-        self._counted[id(run)] = run.runs_done
+    def _count(self, run: StudyRun) -> None:
+        """Advance the progress by the runs this study finished since last counted, its
+        references apart (a trial answered by a reference's run finishes when the
+        reference does: either event may bring both kinds)."""
+        counted, counted_refs = self._counted.get(id(run), (0, 0))
+        new, new_refs = run.runs_done - counted, len(run.references) - counted_refs
+        self._counted[id(run)] = (run.runs_done, len(run.references))
         self._finished += max(0, new)
         if self.progress is not None:
-            self.progress.advance(new, reference=reference)
+            self.progress.advance(new_refs, reference=True)
+            self.progress.advance(new - new_refs)
             if self._single:
                 self.progress.set_best(run.best_value())
 
