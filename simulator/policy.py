@@ -147,9 +147,7 @@ class Policy:
         if self.tree is not None:
             _check_node(self.tree, len(self.candidates))
         else:
-            if not self.schedule or any(not 0 <= c < len(self.candidates)
-                                        for c in self.schedule):
-                raise ConfigError("a policy schedule lists candidate indices, at least one")
+            _check_schedule(self.schedule, len(self.candidates))
 
     def choose(self, features: dict[str, float]) -> tuple[int, str]:
         """The candidate for an iteration and the rule that fired."""
@@ -193,6 +191,12 @@ class Policy:
         if self.tree is None:
             raise ConfigError("a schedule policy has no tree")
         return walk(self.tree)
+
+    def reads(self) -> set[str]:
+        """The features the policy reads: its tree's splits, or a schedule's ``iteration``."""
+        if self.tree is None:
+            return {"iteration"}
+        return {node["feature"] for node in self.splits()}
 
     def constant(self) -> bool:
         """Whether the policy keeps one candidate for a whole run (its tree splits on
@@ -282,9 +286,10 @@ class Policy:
         """Build from a policy file's content; ConfigError for anything else."""
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ConfigError(f"not a warpsweep policy (format {FORMAT!r} expected)")
-        if doc.get("schema_version") != POLICY_SCHEMA_VERSION:
-            raise ConfigError(f"policy schema version {doc.get('schema_version')}; this "
-                              f"warpsweep reads {POLICY_SCHEMA_VERSION}")
+        version = doc.get("schema_version")
+        if type(version) is not int or version != POLICY_SCHEMA_VERSION:  # (true == 1)
+            raise ConfigError(f"policy schema version {version!r}; this warpsweep reads "
+                              f"{POLICY_SCHEMA_VERSION}")
         _check_features(doc.get("features"))
         if not isinstance(doc.get("candidates"), list):
             raise ConfigError(f"policy `candidates` is {doc.get('candidates')!r}: a list of "
@@ -293,12 +298,14 @@ class Policy:
         try:
             candidates = tuple(_candidate(i, c) for i, c in enumerate(doc["candidates"]))
             schedule = doc.get("schedule")
+            if schedule is not None and not isinstance(schedule, list):
+                raise ConfigError(f"policy `schedule` is {schedule!r}: a list of candidate "
+                                  "indices, one per iteration (the last repeats)")
             # any other top-level key is metadata (``algorithm``, ``device``, ``trained_on``
             # ...): kept, and written back
             meta = {k: v for k, v in doc.items() if k not in FILE_KEYS}
             policy = cls(candidates, tree=doc.get("tree"),
-                         schedule=None if schedule is None else tuple(
-                             _candidate_index(c, "schedule entry") for c in schedule),
+                         schedule=None if schedule is None else tuple(schedule),
                          name=str(doc.get("name", "")), meta=meta)
         except ConfigError:  # a check's own words, not "damaged policy (ConfigError: ...)"
             raise
@@ -309,6 +316,7 @@ class Policy:
             # than the tree it is simulated by was edited apart
             raise ConfigError("its `rules` are not its tree's (edited apart?): the tree is "
                               "what is simulated; write the file again from the tree")
+        _check_reads(doc.get("features"), policy)
         return policy
 
 
@@ -344,12 +352,28 @@ def _candidate(i: int, params: Any) -> Strategy:
         raise ConfigError(f"policy candidate {i}: {exc}") from None
 
 
-def _candidate_index(value: Any, what: str) -> int:
-    """A candidate's index as a file gives it: a whole number (1.7 had been read as 1,
-    true as 1)."""
-    if not is_int(value):
-        raise ConfigError(f"policy {what} {value!r} is no candidate index (a whole number)")
-    return value
+def _check_reads(features: list[str] | None, policy: Policy) -> None:
+    """Refuse a file whose ``features`` (where it lists them) leave out one its tree or
+    schedule reads: a launcher that counts only the listed ones had been given a tree over
+    others, and the file accepted."""
+    if features is None:
+        return
+    missing = sorted(policy.reads() - set(features))
+    if missing:
+        what = "tree splits on" if policy.tree is not None else "schedule reads"
+        raise ConfigError(f"policy `features` leaves out {', '.join(missing)}, which its "
+                          f"{what}: list every feature the policy reads")
+
+
+def _check_schedule(schedule: tuple[Any, ...], k: int) -> None:
+    """Refuse an empty schedule, or an entry that is not a candidate's index (a whole number
+    in 0..k-1; 1.7 had been read as 1, true as 1), naming the entry."""
+    if not schedule:
+        raise ConfigError("a policy schedule lists candidate indices, at least one")
+    for c in schedule:
+        # numpy's integers pass: a schedule built in Python from an argmin
+        if not (is_int(c) or isinstance(c, np.integer)) or not 0 <= c < k:
+            raise ConfigError(f"policy schedule entry {c!r} is not one of 0..{k - 1}")
 
 
 def _check_node(node: Any, k: int, where: str = "tree") -> None:
@@ -358,7 +382,8 @@ def _check_node(node: Any, k: int, where: str = "tree") -> None:
     it holds of one or the other (a leaf's split and a node's unknown keys had been dropped
     without a word)."""
     if not isinstance(node, dict):
-        raise ConfigError(f"policy tree node {node!r} is not an object")
+        raise ConfigError(f"policy {where} is {node!r}, not an object: a node is a leaf "
+                          '{"choose": i} or a split {"feature", "threshold", "le", "gt"}')
     unknown = [key for key in node if key not in LEAF_KEYS + SPLIT_KEYS]
     if unknown:
         raise ConfigError(f"policy {where}: unknown key(s) {', '.join(map(repr, unknown))}; a "
@@ -378,8 +403,11 @@ def _check_node(node: Any, k: int, where: str = "tree") -> None:
     t = node.get("threshold")
     if not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t):
         raise ConfigError(f"policy threshold {t!r} is not a finite number")
-    _check_node(node.get("le"), k, f"{where}.le")
-    _check_node(node.get("gt"), k, f"{where}.gt")
+    for side in ("le", "gt"):
+        if side not in node:  # (read as None: "node None is not an object", no place)
+            raise ConfigError(f"policy {where} (the split {node['feature']} <= {t:.6g}) has no "
+                              f"`{side}`: a split has both children, `le` and `gt`")
+        _check_node(node[side], k, f"{where}.{side}")
 
 
 _LOADED: dict[tuple[str, float], Policy] = {}

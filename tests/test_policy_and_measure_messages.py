@@ -130,6 +130,76 @@ def test_features_are_checked_and_other_top_level_keys_kept_as_metadata(tmp_path
     assert simulate(star_graph(), "bfs", f"policy={path}", "h100", source=0).time_us > 0
 
 
+@pytest.mark.parametrize("version", ["1", True, 1.0])
+def test_a_schema_version_that_is_not_the_integer_is_refused_by_its_repr(version):
+    """"1" had been refused as "schema version 1; this warpsweep reads 1", and true
+    (== 1) accepted."""
+    with pytest.raises(ConfigError) as info:
+        Policy.from_json(policy_doc(schema_version=version))
+    assert f"policy schema version {version!r}; this warpsweep reads 1" in str(info.value)
+
+
+@pytest.mark.parametrize(("schedule", "words"), [
+    ([0, 5], "policy schedule entry 5 is not one of 0..1"),
+    ([0, -1], "policy schedule entry -1 is not one of 0..1"),
+    ([0, 1.5], "policy schedule entry 1.5 is not one of 0..1"),
+    ([0, "1"], "policy schedule entry '1' is not one of 0..1"),
+    (3, "policy `schedule` is 3: a list of candidate indices"),
+])
+def test_a_schedule_entry_that_is_no_candidate_is_named(schedule, words):
+    """[0, 5] had been refused as "a policy schedule lists candidate indices, at least one",
+    which it does."""
+    with pytest.raises(ConfigError) as info:
+        Policy.from_json(policy_doc(tree=None, schedule=schedule))
+    assert words in str(info.value)
+
+
+SPLIT = {"feature": "edge_frac", "threshold": 0.27, "le": {"choose": 0}, "gt": {"choose": 1}}
+
+
+@pytest.mark.parametrize(("tree", "words"), [
+    ({**SPLIT, "gt": None}, "policy tree.gt is None, not an object"),
+    ({k: v for k, v in SPLIT.items() if k != "gt"},
+     "policy tree (the split edge_frac <= 0.27) has no `gt`"),
+    ({k: v for k, v in SPLIT.items() if k != "le"},
+     "policy tree (the split edge_frac <= 0.27) has no `le`"),
+    ({**SPLIT, "gt": {"feature": "iteration", "threshold": 2, "gt": {"choose": 1}}},
+     "policy tree.gt (the split iteration <= 2) has no `le`"),
+    ({**SPLIT, "le": 5}, "policy tree.le is 5, not an object"),
+])
+def test_a_split_missing_a_child_is_named_with_the_key(tree, words):
+    """A missing `gt` had been "policy tree node None is not an object", with no place."""
+    with pytest.raises(ConfigError) as info:
+        Policy.from_json(policy_doc(tree=tree))
+    assert words in str(info.value) and "node None" not in str(info.value)
+
+
+def test_a_split_missing_a_child_is_one_line_from_the_cli(tmp_path, capsys):
+    from tuner.cli import main
+
+    path = write(tmp_path, policy_doc(tree={k: v for k, v in SPLIT.items() if k != "gt"}))
+    code = main(["simulate", "--graph", "rmat:scale=6", "--algo", "bfs", "--config",
+                 f"policy={path}"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and "has no `gt`" in err, err
+
+
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"features": ["frontier_frac"]}, "`features` leaves out edge_frac, which its tree splits"),
+    ({"features": ["edge_frac"],
+      "tree": {**SPLIT, "gt": {**SPLIT, "feature": "last_simd"}}},
+     "`features` leaves out last_simd, which its tree splits"),
+    ({"features": ["edge_frac"], "tree": None, "schedule": [0, 1]},
+     "`features` leaves out iteration, which its schedule reads"),
+])
+def test_features_leaving_out_one_the_policy_reads_are_refused(changes, words):
+    """`features` ["frontier_frac"] over a tree on edge_frac had been accepted, and run."""
+    with pytest.raises(ConfigError) as info:
+        Policy.from_json(policy_doc(**changes))
+    assert words in str(info.value)
+    Policy.from_json(policy_doc(**{**changes, "features": None}))  # unlisted: any feature
+
+
 # -- 5. the preset that fits another GPU's rows ----------------------------------------------
 def test_the_preset_of_a_gpu_is_found_by_its_name():
     from tuner.calibration.measurements import preset_of_gpu

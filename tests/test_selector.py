@@ -274,11 +274,90 @@ def test_adaptive_comparison_names_where_it_wins(tmp_path):
                                params=adaptive, role="trial", trial=0))
     store.close()
     [c] = compare_adaptive(tmp_path)
+    assert c.constants == 2 and c.narrowed_by == []  # every graph has both constants
     assert sorted(round(r.ratio, 6) for r in c.rows) == [0.9, 0.95, 1.2, 1.3]
     assert [r.wins for r in c.rows].count(True) == 2
     assert c.geomean_ratio == pytest.approx((0.9 * 0.95 * 1.2 * 1.3) ** 0.25)
     assert "adaptive wins on 2 of 4 graphs" in c.where
     assert "best single split" in c.where
+
+
+def _narrowed_results(root: Path) -> str:
+    """A results directory where three graphs have thread, vwarp W=16 and adaptive rows and
+    UNIFORM[1] (tuned over fewer constants) only thread and adaptive; W=16 is fastest
+    everywhere it ran. Returns UNIFORM[1]'s name."""
+    check_manifest(root)
+    store = ResultStore(ParquetDirBackend(root), flush_every_s=60)
+    for spec in (*SKEWED[:2], UNIFORM[0], UNIFORM[1]):
+        gid, _ = add_graph(store, spec)
+        store.add_trial(record(gid, spec, "thread", 300.0, full_params=True))
+        if spec != UNIFORM[1]:
+            store.add_trial(record(gid, spec, "vwarp w=16", 100.0, full_params=True))
+        store.add_trial(record(gid, spec, None, 110.0, full_params=False,
+                               params={"mapping": "adaptive"}, role="trial", trial=0))
+    store.close()
+    return load_graph(UNIFORM[1]).name
+
+
+def test_adaptive_compares_every_graph_with_the_constants_complete_on_all(tmp_path, capsys):
+    """A graph tuned over fewer constants (the `policy` space's references) had been compared
+    with those alone while the others had every one, and nothing said so (probe SEL)."""
+    narrow = _narrowed_results(tmp_path)
+    [c] = compare_adaptive(tmp_path)
+    assert c.constants == 1 and c.most_constants == 2 and c.narrowed_by == [narrow]
+    assert [r.constant_config["mapping"] for r in c.rows] == ["thread"] * 4
+    assert all(r.wins for r in c.rows)  # 110 against thread's 300 on each, not W=16's 100
+    assert main(["select", "adaptive", "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert ("constant side: the 1 constant configuration(s) complete on every graph, of up "
+            f"to 2 on one graph: narrowed by {narrow}") in out
+    assert main(["select", "adaptive", "--results", str(tmp_path), "--json"]) == 0
+    [doc] = json.loads(capsys.readouterr().out)["comparisons"]
+    assert doc["constants"] == 1 and doc["constants_narrowed_by"] == [narrow]
+
+
+def test_train_names_the_graphs_that_narrowed_the_candidates(tmp_path, capsys):
+    """`not candidates: N configuration(s) ...` had not said which graph lacked them."""
+    narrow = _narrowed_results(tmp_path)
+    model = str(tmp_path.parent / f"{tmp_path.name}-model.json")
+    assert main(["select", "train", "--results", str(tmp_path), "--model", model]) == 0
+    out = capsys.readouterr().out
+    assert (f"not candidates: 1 configuration(s) not complete on every graph (failed or not "
+            f"tried on some: {narrow} lacks 1)") in out
+
+
+def test_evaluate_names_a_group_it_leaves_out(tmp_path, capsys):
+    """A group of too few graphs had been passed over without a word (probe SEL)."""
+    check_manifest(tmp_path)
+    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=60)
+    for k, spec in enumerate(SKEWED[:2] + UNIFORM[:2]):
+        gid, _ = add_graph(store, spec)
+        devices = ("h100", "a100") if k < 2 else ("h100",)
+        for device in devices:
+            for label, t in zip(LABELS, SKEWED_TIMES if k < 2 else UNIFORM_TIMES, strict=True):
+                store.add_trial(record(gid, spec, label, t, full_params=True, device=device,
+                                       study_key=f"{gid}.bfs.{device}.s"))
+    store.close()
+    assert main(["select", "evaluate", "--results", str(tmp_path), "--algo", "bfs"]) == 0
+    out = capsys.readouterr().out
+    assert "bfs on h100: leave-one-graph-out over 4 graphs" in out
+    assert "left out bfs on a100: 2 graph(s) with features, needs 3" in out
+    assert main(["select", "evaluate", "--results", str(tmp_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [e["device"] for e in doc["evaluations"]] == ["h100"]
+    assert doc["left_out_groups"] == [{"algorithm": "bfs", "device": "a100",
+                                       "why": "2 graph(s) with features, needs 3"}]
+
+
+def test_a_model_whose_schema_version_is_true_is_refused(synthetic, tmp_path):
+    """``true == 1`` had passed for selector schema version 1."""
+    root, _ = synthetic
+    path = save_model(train(load_matrix(root, "bfs", "h100")), tmp_path / "m.json", str(root))
+    doc = json.loads(path.read_text())
+    doc["schema_version"] = True
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="has selector schema version True"):
+        load_model(path)
 
 
 def _tiny_sweep(tmp_path, mappings: str) -> tuple[str, str]:

@@ -102,9 +102,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ad = sub.add_parser(
         "adaptive", help="the per-iteration adaptive policy against the best constant one",
         description="Per graph: the best mapping=adaptive configuration's time against the "
-                    "best constant (non-adaptive) configuration evaluated on it, their ratio, "
-                    "and where adaptive wins (graphs, and the one feature split that best "
-                    "separates them).",
+                    "best of the constant (non-adaptive) configurations complete on every "
+                    "graph of the group (the same ones for each graph; the output says how "
+                    "many, and which graphs narrowed them), their ratio, and where adaptive "
+                    "wins (graphs, and the one feature split that best separates them).",
         epilog="examples:\n  warpsweep select adaptive --results selector-results\n"
                "  warpsweep select adaptive --algo bfs --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -187,6 +188,8 @@ def run_train(args: argparse.Namespace) -> int:
                "cv_geomean_regret_is": "in-sample: the least over the settings tried "
                                        "(select evaluate gives the held-out figure)",
                "not_candidates": _configs_not_on_every_graph(matrix),
+               "not_candidates_lacking_on": [{"graph": g, "lacks": n}
+                                             for g, n in _graphs_lacking(matrix)],
                "dropped": matrix.dropped,
                "measured_graphs": sum(matrix.measured), "measured_gpu": matrix.measured_gpu,
                "gpus_left_out": matrix.other_gpus})
@@ -205,7 +208,9 @@ def run_train(args: argparse.Namespace) -> int:
     unused = _configs_not_on_every_graph(matrix)
     if unused:  # one graph's failed row had dropped a configuration everywhere, unsaid
         print(f"  not candidates: {len(unused)} configuration(s) not complete on every graph "
-              f"(failed or not tried on some), e.g. {'; '.join(unused[:3])}")
+              "(failed or not tried on some: "
+              f"{sel.few([f'{g} lacks {n}' for g, n in _graphs_lacking(matrix)])}), "
+              f"e.g. {'; '.join(unused[:3])}")
     print("cross-validation (leave one graph out) of each setting, the best first; the chosen "
           "setting's figure is the least of these, so in-sample (select evaluate gives the "
           "held-out one, the setting chosen inside each fold):")
@@ -226,6 +231,14 @@ def _configs_not_on_every_graph(matrix) -> list[str]:
                   for k in seen - candidates)
 
 
+def _graphs_lacking(matrix) -> list[tuple[str, int]]:
+    """The graphs lacking a complete row of some configuration another graph has, and how
+    many they lack, most first: those that narrowed the candidates."""
+    from tuner.selection.selector import lacking
+
+    return lacking(matrix, {k for times in matrix.all_times for k in times})
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
     """Leave-one-graph-out regret table per group."""
     from simulator.errors import ConfigError
@@ -233,17 +246,24 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
     device = _device_name(args.device)
     sel.pick_groups(args.results, args.algo, device)  # a clear error when none match
-    evaluations = sel.evaluate(args.results, args.algo, device, args.seed)
+    evaluations, left = sel.evaluate_groups(args.results, args.algo, device, args.seed)
+    lines = [f"left out {a} on {d}: {why}" for a, d, why in left]
     if not evaluations:
         raise ConfigError(f"no group in {str(args.results)!r} has {sel.MIN_GRAPHS} graphs with "
-                          "features and a configuration evaluated on every graph")
+                          "features and a configuration evaluated on every graph ("
+                          + "; ".join(lines) + ")")
     if args.json:
-        _dump({"evaluations": [evaluation_json(e) for e in evaluations]})
+        _dump({"evaluations": [evaluation_json(e) for e in evaluations],
+               "left_out_groups": [{"algorithm": a, "device": d, "why": why}
+                                   for a, d, why in left]})
         return 0
     for i, ev in enumerate(evaluations):
         if i:
             print()
         print(evaluation_table(ev))
+    if lines:
+        print()
+        print("\n".join(lines))
     return 0
 
 
@@ -461,7 +481,8 @@ def run_adaptive(args: argparse.Namespace) -> int:
     if args.json:
         _dump({"comparisons": [{
             "algorithm": c.algorithm, "device": c.device, "geomean_ratio": _num(c.geomean_ratio),
-            "where": c.where,
+            "where": c.where, "constants": c.constants, "most_constants": c.most_constants,
+            "constants_narrowed_by": c.narrowed_by,
             "rows": [{"graph_id": r.graph_id, "graph_spec": r.graph_spec,
                       "adaptive_time_us": r.adaptive_time_us,
                       "adaptive_config": r.adaptive_config,
@@ -482,5 +503,6 @@ def run_adaptive(args: argparse.Namespace) -> int:
                   f"{describe_config(r.adaptive_config)} / {describe_config(r.constant_config)}")
         if c.rows:
             print(f"{'geometric mean':<34} {'':>11} {'':>11} {c.geomean_ratio:>7.3f}")
+        print(c.constants_line())
         print(c.where)
     return 0

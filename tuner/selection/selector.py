@@ -247,6 +247,25 @@ def candidate_order(keys: set[str], configs: dict[str, dict[str, Any]]) -> list[
     return sorted(keys, key=lambda k: (len(configs[k]), k))
 
 
+def graph_label(graph: GraphInfo) -> str:
+    """A graph's short name in a line of text (its spec's last part where it has none)."""
+    return graph.name or graph.graph_spec.removeprefix("file:").split("/")[-1]
+
+
+def few(names: Sequence[str], shown: int = 3) -> str:
+    """Some names, then how many more (``a, b, c and 4 more``)."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def lacking(matrix: TimeMatrix, keys: set[str]) -> list[tuple[str, int]]:
+    """The graphs (labels) lacking a complete row of some of ``keys``, with how many they
+    lack, most first: those that narrow what every graph is compared over."""
+    found = [(graph_label(g), len(keys - times.keys()))
+             for g, times in zip(matrix.graphs, matrix.all_times, strict=True)]
+    return sorted((f for f in found if f[1]), key=lambda f: -f[1])
+
+
 def _one_workload_each(loads: dict[str, dict[tuple, dict[str, list[float]]]]
                        ) -> tuple[dict[str, dict[str, list[float]]], dict[str, str]]:
     """Per graph, the times of one workload ((sources, seed); the one of most
@@ -811,12 +830,33 @@ def evaluate(results: str | Path, algorithm: str | None = None, device: str | No
              seed: int = 0) -> list[Evaluation]:
     """Leave-one-graph-out evaluation of every (algorithm, device) group of a results
     directory with at least 3 graphs (optionally one algorithm / device); none: []."""
-    out = []
+    return evaluate_groups(results, algorithm, device, seed)[0]
+
+
+def evaluate_groups(results: str | Path, algorithm: str | None = None,
+                    device: str | None = None, seed: int = 0
+                    ) -> tuple[list[Evaluation], list[tuple[str, str, str]]]:
+    """:func:`evaluate`'s evaluations, and the groups it leaves out as (algorithm, device,
+    why): a group of too few graphs had been passed over without a word."""
+    out, left = [], []
     for algo, dev in pick_groups(results, algorithm, device, required=False):
         matrix = load_matrix(results, algo, dev)
-        if len(matrix.graphs) >= MIN_GRAPHS and matrix.configs:
+        why = unevaluable(matrix)
+        if why is None:
             out.append(evaluate_matrix(matrix, seed))
-    return out
+        else:
+            left.append((algo, dev, why))
+    return out, left
+
+
+def unevaluable(matrix: TimeMatrix) -> str | None:
+    """Why leave-one-graph-out cannot evaluate a group (None: it can)."""
+    if len(matrix.graphs) < MIN_GRAPHS:
+        return (f"{len(matrix.graphs)} graph(s) with features, needs {MIN_GRAPHS}"
+                + _dropped_note(matrix.dropped))
+    if not matrix.configs:
+        return "no configuration was evaluated on every graph"
+    return None
 
 
 # -- per-iteration selection: adaptive against the best constant configuration -----------------
@@ -853,24 +893,48 @@ class AdaptiveComparison:
     rows: list[AdaptiveRow]
     geomean_ratio: float
     where: str
+    constants: int = 0  # the constant configurations complete on every graph: each row's pool
+    most_constants: int = 0  # the most constant configurations a graph has of its own
+    narrowed_by: list[str] = field(default_factory=list)  # graphs lacking some of those
+
+    def constants_line(self) -> str:
+        """What each graph's best constant is the best of, and which graphs narrowed it."""
+        line = (f"constant side: the {self.constants} constant configuration(s) complete on "
+                "every graph")
+        if self.narrowed_by:
+            line += (f", of up to {self.most_constants} on one graph: narrowed by "
+                     f"{few(self.narrowed_by)}, lacking the rest")
+        return line
+
+
+def _is_adaptive(config: dict[str, Any]) -> bool:
+    return config.get("mapping") == "adaptive"
 
 
 def compare_matrix(matrix: TimeMatrix) -> AdaptiveComparison:
-    """Per graph, the best adaptive and best non-adaptive configuration over every
-    configuration evaluated on it; ``where`` says where adaptive wins (a one-split tree)."""
+    """Per graph, the best adaptive configuration against the best of the constant ones
+    complete on every graph (the candidates ``select train`` narrows to): a graph tuned over
+    fewer constants (the `policy` space's references) had been compared with those alone
+    while the others had every one; ``where`` says where adaptive wins (a one-split tree)."""
+    common = {config_key(c) for c in matrix.configs if not _is_adaptive(c)}
+    own = [{k for k in times if not _is_adaptive(matrix.all_configs[k])}
+           for times in matrix.all_times]
     rows = []
     for i, g in enumerate(matrix.graphs):
         times = matrix.all_times[i]
-        adaptive = {k: t for k, t in times.items()
-                    if matrix.all_configs[k].get("mapping") == "adaptive"}
-        constant = {k: t for k, t in times.items() if k not in adaptive}
+        adaptive = {k: t for k, t in times.items() if _is_adaptive(matrix.all_configs[k])}
+        constant = {k: t for k, t in times.items() if k in common}
         if not adaptive or not constant:
             continue
         a, c = min(adaptive, key=adaptive.__getitem__), min(constant, key=constant.__getitem__)
         rows.append(AdaptiveRow(g.graph_id, g.graph_spec, adaptive[a], matrix.all_configs[a],
                                 constant[c], matrix.all_configs[c], g.features, g.name))
+    where = where_adaptive_wins(rows) if common or not matrix.graphs else (
+        "no constant configuration is complete on every graph: nothing to compare with")
     return AdaptiveComparison(matrix.algorithm, matrix.device, rows,
-                              geomean([r.ratio for r in rows]), where_adaptive_wins(rows))
+                              geomean([r.ratio for r in rows]), where, len(common),
+                              max(map(len, own), default=0),
+                              [name for name, _ in lacking(matrix, set().union(*own))])
 
 
 def where_adaptive_wins(rows: Sequence[AdaptiveRow], tie: float = TIE) -> str:

@@ -140,7 +140,7 @@ def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:
         raise ConfigError(f"{str(path)!r} is not a warpsweep selector model (format {got!r}, "
                           f"expected {FORMAT!r})")
     version = doc.get("schema_version")
-    if version != SELECTOR_SCHEMA_VERSION:
+    if type(version) is not int or version != SELECTOR_SCHEMA_VERSION:  # (true == 1)
         raise ConfigError(
             f"model file {str(path)!r} has selector schema version {version!r} (written by "
             f"warpsweep {doc.get('warpsweep_version', '?')}); this warpsweep "
