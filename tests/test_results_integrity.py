@@ -86,6 +86,7 @@ def test_rows_that_conflict_are_refused_loudly(tmp_path, capsys):
     rows = table.to_pylist()
     twin = dict(next(r for r in rows if r["role"] == "trial" and r["state"] == "complete"))
     twin["values"] = [v + 1.0 for v in twin["values"]]
+    twin["time_us"] = twin["values"][0]  # another evaluation's row, consistent in itself
     import pyarrow as pa
 
     pq.write_table(pa.Table.from_pylist([twin], schema=table.schema),
@@ -293,6 +294,7 @@ def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_pat
     pq.write_table(table.slice(0, 2), f.with_name("part-copy.parquet"))  # same rows again
     other = table.slice(2, 1).to_pydict()  # a row again with another time: not "the same"
     other["time_us"] = [2 * other["time_us"][0]]
+    other["values"] = [[other["time_us"][0]]]  # (its objective value is its time)
     pq.write_table(pa.table(other, schema=table.schema), f.with_name("part-zz.parquet"))
     graphs = next((results / "graphs").rglob("part-*.parquet"))
     pq.write_table(pq.read_table(graphs), graphs.with_name("part-copy.parquet"))
@@ -303,7 +305,7 @@ def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_pat
     out = capsys.readouterr().out
     assert out.count("has 2 rows (same content)") == 3  # two trial rows and the graph's
     assert out.count("has 2 rows with different content") == 1
-    assert "journal behind the rows" in out
+    assert "behind the rows (7: trial" in out
     assert check(results, "--repair") == 0
     capsys.readouterr()
     assert check(results) == 0
@@ -491,6 +493,48 @@ def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, 
 
     with pytest.raises(ConflictError, match=f"is complete with time_us {bad}"):
         tune(results)  # resumed on, it would have been the study's best
+    assert check(results) == 1
+    assert f"{path}: rows: study" in capsys.readouterr().out
+    assert check(results, "--repair") == 0
+    tune(results)
+    capsys.readouterr()
+    assert main(best) == 0
+    assert capsys.readouterr().out == clean
+    assert_sound(results)
+
+
+def test_a_row_whose_time_is_edited_apart_from_its_objective_value_is_refused(
+        tmp_path, monkeypatch, capsys):
+    """A row's time_us edited to a plausible figure, its objective value left alone (probe
+    RES): `check` had found no problem, `best` had ranked it first "606x vs thread" and a
+    resume had adopted it. The one figure is stored twice: where the two differ, the readers
+    and the resume refuse the row naming both, and `--repair` puts back the journal's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
+    results = tmp_path / "r"
+    tune(results)
+    best = ["best", "--results", str(results)]
+    assert main(best) == 0
+    clean = capsys.readouterr().out
+    (path,) = [p for p in (results / "trials").rglob("*.parquet")
+               if "trial" in pq.read_table(p).column("role").to_pylist()][:1]
+    table = pq.read_table(path)
+    rows = table.to_pydict()
+    at = rows["role"].index("trial")
+    kept = rows["values"][at][0]
+    rows["time_us"][at] = 1.0
+    edited = pa.table(rows, schema=table.schema).replace_schema_metadata(table.schema.metadata)
+    pq.write_table(edited, path, write_page_checksum=True)
+    assert main(best) == 2
+    err = capsys.readouterr().err
+    assert f"damaged results file {path}" in err
+    assert f"time_us 1.0, where its objective value 1 (time_us) is {kept}" in err
+    from tuner.results.store import ConflictError
+
+    with pytest.raises(ConflictError, match="is complete with time_us 1.0, where"):
+        tune(results)
     assert check(results) == 1
     assert f"{path}: rows: study" in capsys.readouterr().out
     assert check(results, "--repair") == 0

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from simulator.errors import ConfigError
 from tuner.results.schema import TRIALS
 from tuner.results.schema import VALUE_COLUMNS
+from tuner.results.schema import objective_columns
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
 from tuner.results.schema import value_problem
@@ -130,8 +131,14 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
         problem = body_problem(path) or schema_problem(pq.read_schema(path), table)
         if problem is None and table == TRIALS:
             names = pq.read_schema(path).names
-            problem = value_problem(pq.read_table(
-                path, columns=[c for c in VALUE_COLUMNS if c in names]))
+            rows = pq.read_table(path, columns=[c for c in VALUE_COLUMNS if c in names])
+            ranked = objective_columns(
+                rows.column("objective").unique().to_pylist()
+                if "objective" in rows.column_names else (), names)
+            for metric in (m for m in ranked if m not in rows.column_names):
+                rows = rows.append_column(metric, pq.read_table(path, columns=[metric])
+                                          .column(metric))
+            problem = value_problem(rows)
         if problem is not None:
             raise DamagedResults(path, problem, results)
     if not fresh:

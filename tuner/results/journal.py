@@ -105,7 +105,7 @@ class DriverJournal(BaseJournalBackend):
         self._file = open(self.path, "ab")  # noqa: SIM115 - held until close()
         self._dirty = False
         if cut == 0:  # a new journal: a kill before its first flush shows too
-            mark_saved(self.path, 0)
+            mark_saved(self.path, 0, rows=0)
 
     def read_logs(self, log_number_from: int) -> Iterable[dict[str, Any]]:
         """Logs from ``log_number_from`` on (Optuna asks in increasing order only)."""
@@ -130,12 +130,12 @@ class DriverJournal(BaseJournalBackend):
             os.fsync(self._file.fileno())
             self._dirty = False
 
-    def mark_saved(self) -> None:
+    def mark_saved(self, rows: int | None = None) -> None:
         """Record that every result in the journal so far is in the study's rows (called
-        once they are written)."""
+        once they are written), and how many rows (results) that is, where known."""
         if not self._file.closed:
             self.sync()
-            mark_saved(self.path, self._file.tell())
+            mark_saved(self.path, self._file.tell(), rows)
 
     def close(self) -> None:
         """Sync, close the file and release the lock."""
@@ -158,11 +158,15 @@ def saved_mark_path(journal: Path) -> Path:
     return journal.with_name(f"{journal.name}.saved")
 
 
-def mark_saved(journal: Path, length: int) -> None:
-    """Record that the journal's first ``length`` bytes hold no result the rows lack."""
+def mark_saved(journal: Path, length: int, rows: int | None = None) -> None:
+    """Record that the journal's first ``length`` bytes hold no result the rows lack, and
+    that the rows then held ``rows`` results of the study (None: not counted)."""
     mark = saved_mark_path(journal)
     tmp = mark.with_name(f".{mark.name}.tmp")
-    tmp.write_text(json.dumps({"bytes": int(length)}))
+    saved: dict[str, int] = {"bytes": int(length)}
+    if rows is not None:
+        saved["rows"] = int(rows)
+    tmp.write_text(json.dumps(saved))
     os.replace(tmp, mark)
 
 
@@ -213,6 +217,31 @@ def unsaved_results(journals: dict[str, str]) -> dict[str, set[tuple[str, Any]]]
         if recorded:
             out[key] = recorded
     return out
+
+
+def saved_rows(journals: dict[str, str]) -> dict[str, int]:
+    """Per study (``journals``: key -> local journal path) that no run holds now, how many
+    results its rows held when they were last saved (its mark's count; studies of a mark
+    without one are left out)."""
+    out: dict[str, int] = {}
+    for key, path in sorted(journals.items()):
+        try:
+            rows = json.loads(saved_mark_path(Path(path)).read_text()).get("rows")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(rows, int) and not isinstance(rows, bool) and rows > 0 and not _held(
+                Path(path)):
+            out[key] = rows
+    return out
+
+
+def lost_rows_line(key: str, lost: int, saved: int, results: str) -> str:
+    """What a reader of the rows says of a study whose rows hold ``lost`` fewer results
+    than the ``saved`` they held when its run last saved them."""
+    return (f"study {key}: its rows hold {saved - lost} result(s) where they held {saved} "
+            f"when its run saved them: {lost} were deleted or moved since (a rows file "
+            "removed?); the figures here leave them out until `warpsweep check "
+            f"{shlex.quote(results)} --repair` writes them again from the journal")
 
 
 def unsaved_line(key: str, missing: int, results: str) -> str:

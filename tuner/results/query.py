@@ -22,6 +22,8 @@ from tuner.results.damaged import damage_of
 from tuner.results.damaged import remember
 from tuner.results.damaged import verify_files
 from tuner.results.journal import UnsavedResults
+from tuner.results.journal import lost_rows_line
+from tuner.results.journal import saved_rows
 from tuner.results.journal import unsaved_line
 from tuner.results.journal import unsaved_results
 from tuner.results.location import Location
@@ -114,6 +116,17 @@ def _warn_unsaved(con: duckdb.DuckDBPyConnection, location: Location) -> None:
         if missing:
             warnings.warn(unsaved_line(key, len(missing), location.text), UnsavedResults,
                           stacklevel=3)
+    saved = saved_rows(location.journals())
+    if not saved:
+        return
+    held = dict(con.execute(
+        "SELECT study_key, count(DISTINCT (role, trial, label)) FROM trials "
+        f"WHERE study_key IN ({', '.join('?' * len(saved))}) GROUP BY study_key",
+        list(saved)).fetchall())
+    for key, count in sorted(saved.items()):
+        if held.get(key, 0) < count:
+            warnings.warn(lost_rows_line(key, count - held.get(key, 0), count,
+                                         location.text), UnsavedResults, stacklevel=3)
 
 
 def _with_every_knob(con: duckdb.DuckDBPyConnection, source: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -199,28 +200,47 @@ def _version_problem(schema: pa.Schema) -> str | None:
     return None
 
 
-VALUE_COLUMNS = ("study_key", "role", "trial", "label", "state", "time_us", "values")
+VALUE_COLUMNS = ("study_key", "role", "trial", "label", "state", "time_us", "values",
+                 "objective")
+
+
+def objective_columns(objectives: Iterable[str | None], names: Iterable[str]) -> list[str]:
+    """The metric columns among ``names`` that the ``objectives`` (``time_us``,
+    ``time_us,simd_efficiency:max``) rank by: what ``value_problem`` compares with a row's
+    ``values``."""
+    named = set(names)
+    out: list[str] = []
+    for objective in objectives:
+        for part in str(objective or "").split(","):
+            column = metric_column(part.partition(":")[0].strip())
+            if column in named and column not in out:
+                out.append(column)
+    return out
 
 
 def value_problem(table: pa.Table) -> str | None:
     """Why trial rows hold values no simulation gives (None: they do not): a complete row's
-    ``time_us`` that is not a positive finite number, or an objective value that is NaN or
-    infinite. The readers would rank such a row (a time of 0 or -5 the best, NaN skipped)
-    and the selector and the report fail on it; ``table`` needs ``VALUE_COLUMNS`` that the
-    file has (the partition columns aside). Nulls pass: not recorded (rows of old versions)."""
+    ``time_us`` that is not a positive finite number, an objective value that is NaN or
+    infinite, or one that is not its metric's column (the two are written from one figure:
+    a row edited in one place reads as another result in the other). The readers would rank
+    such a row (a time of 0 or -5 the best, NaN skipped) and the selector and the report
+    fail on it; ``table`` needs ``VALUE_COLUMNS`` that the file has (the partition columns
+    aside) and the ``objective_columns``. Nulls pass: not recorded (rows of old versions)."""
     import pyarrow.compute as pc  # (not at import: the CLI's start stays light)
 
     if "state" not in table.column_names or not table.num_rows:
         return None
     complete = table.filter(pc.equal(table.column("state"), "complete"))
     types = dict(zip(complete.column_names, complete.schema.types, strict=True))
-    found: list[tuple[str, np.ndarray]] = []  # (column, each row wrong); others: type_conflict
+    # (column, each row wrong, why); others: type_conflict
+    found: list[tuple[str, np.ndarray, str]] = []
     time_type = types.get("time_us")
     if time_type is not None and (pa.types.is_floating(time_type)
                                   or pa.types.is_integer(time_type)):
         t = complete.column("time_us")
         wrong = pc.invert(pc.and_(pc.is_finite(t), pc.greater(t, 0)))
-        found.append(("time_us", pc.fill_null(wrong, False).to_numpy(zero_copy_only=False)))
+        found.append(("time_us", pc.fill_null(wrong, False).to_numpy(zero_copy_only=False),
+                      "which no simulation gives"))
     values_type = types.get("values")
     if values_type is not None and pa.types.is_list(values_type) and pa.types.is_floating(
             values_type.value_type):
@@ -229,18 +249,58 @@ def value_problem(table: pa.Table) -> str | None:
         wrong = pc.fill_null(pc.invert(pc.is_finite(pc.list_flatten(values))), False)
         flags = np.zeros(complete.num_rows, dtype=bool)
         flags[owner[wrong.to_numpy(zero_copy_only=False)]] = True
-        found.append(("values", flags))
-    for column, flags in found:
+        found.append(("values", flags, "which no simulation gives"))
+        found += _objectives_apart(complete, values, owner)
+    for column, flags, why in found:
         at = np.flatnonzero(flags)
         if at.size:
-            row = {c: complete.column(c)[int(at[0])].as_py() for c in VALUE_COLUMNS
-                   if c in types}
+            row = {c: complete.column(c)[int(at[0])].as_py()
+                   for c in (*VALUE_COLUMNS, column) if c in types}
             who = (f"trial {row.get('trial')}" if row.get("role") == "trial"
                    else f"reference {row.get('label')!r}")
             more = f" (and {at.size - 1} more)" if at.size > 1 else ""
             return (f"rows: study {row.get('study_key')} {who} is complete with {column} "
-                    f"{row[column]}, which no simulation gives{more}")
+                    f"{row[column]}, {why.format(**row)}{more}")
     return None
+
+
+def _objectives_apart(complete: pa.Table, values: pa.ChunkedArray, owner: np.ndarray,
+                      ) -> list[tuple[str, np.ndarray, str]]:
+    """Per metric column an objective ranks by, the complete rows whose objective value
+    (``values``, ``owner``: each value's row) is not that column's: (column, a flag per
+    row, why)."""
+    import pyarrow.compute as pc
+
+    if "objective" not in complete.column_names:
+        return []
+    objectives = complete.column("objective").to_pylist()
+    flat = pc.list_flatten(values).to_numpy(zero_copy_only=False)
+    # each value's place in its row's list
+    starts = np.zeros(complete.num_rows + 1, dtype=np.int64)
+    np.cumsum(pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False),
+              out=starts[1:])
+    place = np.arange(flat.size) - starts[owner]
+    found = []
+    for objective in set(objectives):
+        metrics = [part.partition(":")[0].strip() for part in str(objective or "").split(",")]
+        mine = np.array([o == objective for o in objectives])
+        for i, metric in enumerate(map(metric_column, metrics)):
+            if metric not in complete.column_names or not (
+                    pa.types.is_floating(complete.schema.field(metric).type)
+                    or pa.types.is_integer(complete.schema.field(metric).type)):
+                continue
+            column = complete.column(metric).to_numpy(zero_copy_only=False).astype(float)
+            at = place == i
+            rows = owner[at]
+            apart = (flat[at] != column[rows]) & ~np.isnan(column[rows]) & mine[rows]
+            flags = np.zeros(complete.num_rows, dtype=bool)
+            flags[rows[apart]] = True
+            if flags.any():
+                found.append((metric, flags,
+                              f"where its objective value {i + 1} ({objective}) is "
+                              f"{{values[{i}]}}: the one figure stored twice differs, as in "
+                              "a row edited by hand"))
+    return found
 
 
 def type_conflict(schemas: Sequence[pa.Schema]) -> tuple[int, str] | None:

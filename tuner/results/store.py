@@ -49,6 +49,7 @@ from tuner.results.schema import VALUE_COLUMNS
 from tuner.results.schema import Column
 from tuner.results.schema import infer_type
 from tuner.results.schema import metric_column
+from tuner.results.schema import objective_columns
 from tuner.results.schema import param_column
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
@@ -422,8 +423,12 @@ def scan_index(backend: Backend) -> tuple[dict[str, dict[tuple[str, Any], tuple]
     """Every stored trial row's key -> fingerprint, per study; per study, the keys that
     hold two different rows (a conflict only ``warpsweep check --repair`` settles); and
     what rows hold values no simulation gives (``value_problem``), if any do."""
-    names = [c for c in _trial_columns(backend)
-             if c in VALUE_COLUMNS or c.startswith(PARAM_PREFIX)]
+    every = _trial_columns(backend)
+    names = [c for c in every if c in VALUE_COLUMNS or c.startswith(PARAM_PREFIX)]
+    if "objective" in names:  # and the metric columns value_problem compares with values
+        objectives = backend.scan(TRIALS, columns=["objective"]).column("objective")
+        names += [c for c in objective_columns(objectives.unique().to_pylist(), every)
+                  if c not in names]
     table = backend.scan(TRIALS, columns=names or None)
     index: dict[str, dict[tuple[str, Any], tuple]] = {}
     conflicts: dict[str, list[str]] = {}

@@ -303,7 +303,7 @@ class StudyRun:
 
     def mark_saved(self) -> None:
         """Mark the journal's results so far as in the rows (``journal.unsaved_results``)."""
-        self._journal.mark_saved()
+        self._journal.mark_saved(rows=len(self.records) + len(self.references))
 
     def _journal_closed(self) -> bool:
         return self._journal._file.closed
