@@ -265,8 +265,9 @@ def float32_weight_problem(w: np.ndarray) -> tuple[int, str] | None:
     return i, f"edge weight {v:.10g} is {why} (it would read as {read:.10g})"
 
 
-WEIGHT_RULE = ("weights must be finite, >= 0 and float32s: whole numbers up to 16777216, "
-               "fractions rounded in their last bits")
+WEIGHT_RULE = ("weights must be finite, >= 0 and float32s: every whole number up to "
+               "16777216 and larger ones float32 holds exactly, fractions rounded in their "
+               "last bits")
 
 
 def float32_weights(weights, label: str) -> np.ndarray:

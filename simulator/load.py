@@ -79,7 +79,8 @@ def normalise(edges: EdgeList, *, directed: bool, name: str, spec: str,
         raise GraphError(f"{spec}: empty graph: no vertices")
     graph = Graph.from_edges(src, dst, edges.n, w, directed=directed, name=name, spec=spec)
     if graph.m == 0:
-        raise GraphError(f"{spec}: empty graph: {_why_no_edges(edges, source)}")
+        raise GraphError(f"{spec}: empty graph: {_why_no_edges(edges, source)} (a graph "
+                         f"needs at least one edge; this one has {edges.n:,} vertices and none)")
     return graph
 
 

@@ -520,7 +520,8 @@ def _table(tokens: _Tokens, label: str, ncols: int | None, what: str) -> tuple[n
     counts = tokens.counts
     filled = counts > 0
     if not filled.any():
-        raise GraphError(f"{label}: empty graph: no edge lines in the file")
+        raise GraphError(f"{label}: empty graph: no edge lines in the file (a graph needs "
+                         "at least one edge)")
     if ncols is None:
         ncols = int(counts[np.argmax(filled)])
         if ncols < 2:
@@ -647,7 +648,8 @@ def _read_snap(data: bytes, label: str, want_weights: bool, commas: bool = False
     """SNAP edge list (``#`` comments, ``src dst [weight ...]``) or CSV (one header line)."""
     start, first_line, line = _skip_header(data, (b"#", b"%"))
     if line is None:
-        raise GraphError(f"{label}: empty graph: no edge lines in the file")
+        raise GraphError(f"{label}: empty graph: no edge lines in the file (a graph needs "
+                         "at least one edge)")
     reversed_ends, weight_column = False, 2
     if commas and _is_header(line):
         _check_header(line, first_line, label)
