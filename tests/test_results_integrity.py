@@ -503,6 +503,24 @@ def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, 
     assert_sound(results)
 
 
+def test_check_calls_a_copied_rows_file_doubled_rows_not_repeats(tmp_path, capsys):
+    # each trial of a copied file had also been named "one configuration evaluated by trials
+    # 9, 9; a repeat is counted, not run again", blaming the original file (probe RES)
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    f = next(p for p in (results / "trials").rglob("part-*.parquet")
+             if "trial" in pq.read_table(p).column("role").to_pylist())
+    shutil.copy(f, f.with_name("part-copy.parquet"))
+    assert check(results) == 1
+    out = capsys.readouterr().out
+    assert "trial 0 has 2 rows (same content)" in out
+    assert "one configuration evaluated by" not in out
+
+
 def test_a_row_whose_time_is_edited_apart_from_its_objective_value_is_refused(
         tmp_path, monkeypatch, capsys):
     """A row's time_us edited to a plausible figure, its objective value left alone (probe
@@ -925,6 +943,7 @@ def test_a_disk_that_fills_mid_run_names_the_way_on(tmp_path, capsys, monkeypatc
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "No space left on device" in err and "resume with:\n  warpsweep tune" in err
+    assert f"(writing under {results})" in err  # whose disk: the error names no file
     monkeypatch.setattr(ResultStore, "flush", real)
     assert main(args) == 0 and check(results) == 0
 

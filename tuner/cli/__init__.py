@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -151,7 +152,14 @@ def _run(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # a disk or bucket that fails mid-run: say so, no traceback
-        print(f"warpsweep: error: {exc}", file=sys.stderr)
+        where = getattr(args, "results", None)
+        text = str(exc)
+        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT) and where:
+            text += f" (writing under {where})"  # no file named: say whose disk is full
+        print(f"warpsweep: error: {text}", file=sys.stderr)
+        if getattr(args, "verb", None) == "check" and getattr(args, "repair", False):
+            print("warpsweep: the repair stopped at that write; once it can write, run "
+                  "`check --repair` again (what it set right so far is kept)", file=sys.stderr)
         if getattr(args, "verb", None) in ("tune", "sweep"):
             from tuner.cli.tune import resume_command
 

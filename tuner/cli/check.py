@@ -274,10 +274,15 @@ def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -
     evaluated: dict[tuple, list[tuple[str, Any, Any]]] = {}
     sampled: set[tuple[str, str]] = set()  # every configuration a trial ran, failed ones too
     counted = duplicates = evaluations = 0
+    seen: set[tuple] = set()  # a row held twice (a copied file) is _check_keys' problem
     for f, t in tables.items():
         if not f.startswith(loc.path(TRIALS) + "/"):
             continue
         for row in t.to_pylist():
+            key = (row["study_key"], row["role"], row["trial"], row["label"])
+            if key in seen:
+                continue
+            seen.add(key)
             repeats = row.get("repeats")
             if repeats is not None and repeats < 0:
                 report.problems.append(f"{f}: study {row['study_key']} trial {row['trial']}: "
