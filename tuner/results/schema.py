@@ -273,7 +273,7 @@ def _objectives_apart(complete: pa.Table, values: pa.ChunkedArray, owner: np.nda
 
     if "objective" not in complete.column_names:
         return []
-    objectives = complete.column("objective").to_pylist()
+    objectives = complete.column("objective")
     flat = pc.list_flatten(values).to_numpy(zero_copy_only=False)
     # each value's place in its row's list
     starts = np.zeros(complete.num_rows + 1, dtype=np.int64)
@@ -281,9 +281,10 @@ def _objectives_apart(complete: pa.Table, values: pa.ChunkedArray, owner: np.nda
               out=starts[1:])
     place = np.arange(flat.size) - starts[owner]
     found = []
-    for objective in set(objectives):
-        metrics = [part.partition(":")[0].strip() for part in str(objective or "").split(",")]
-        mine = np.array([o == objective for o in objectives])
+    for objective in pc.unique(objectives).drop_null().to_pylist():
+        metrics = [part.partition(":")[0].strip() for part in str(objective).split(",")]
+        mine = pc.fill_null(pc.equal(objectives, objective), False).to_numpy(
+            zero_copy_only=False)
         for i, metric in enumerate(map(metric_column, metrics)):
             if metric not in complete.column_names or not (
                     pa.types.is_floating(complete.schema.field(metric).type)
