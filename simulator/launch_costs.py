@@ -391,12 +391,15 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     # finding the slots' vertices: thread-based sweeps read the status (``reads_status``),
     # then the active vertices' row bounds; staged (vwarp) sweeps one staging round trip,
     # staged worklist launches two (the entries, then their vertices' row bounds)
+    # (a spatial launch's slot first reads its partition's worklist entry: its status
+    # load's address waits for it)
+    spatial = launch.slots is not None and launch.lookup == "status"
     if not cx.staged:
         round_trips += tasks.active_positions
         if cx.reads_status:
-            round_trips += layout.real_positions
+            round_trips += layout.real_positions * (2 if spatial else 1)
     else:
-        round_trips += 2 if launch.lookup == "worklist" else 1
+        round_trips += 2 if launch.lookup == "worklist" or spatial else 1
     if strategy.dynamic:
         round_trips += waits
     if cx.rechecks and stores:  # a storing lane waits for its re-read
@@ -488,8 +491,16 @@ def _count_storing_atomics(cx: _Costing, e: EdgeWork, tally: _Tally) -> None:
     store_unit = e.unit_of_step[e.store_step]
     if cx.atomic_updates and not cx.unchecked:
         tally.atomics += per_launch(np.bincount(store_unit, minlength=units))
-        if launch.push is not None:  # the push decision waits for atomicMin's old value
+        if launch.push is not None and launch.pushes != "partitions":
+            # the push decision waits for atomicMin's old value
             tally.round_trips += waits * e.store_steps
+    if launch.pushes == "partitions":
+        # a storing lane exchanges its target's partition tag and pushes the partition
+        # where the old tag was not this launch's: an exchange and a compare a step, and
+        # the push waits for the old tag (not for atomicMin's value, which it never reads)
+        tally.sisd += 2 * e.store_steps
+        tally.round_trips += waits * e.store_steps
+        tally.requests += per_launch(e.store_steps)
     if launch.count_activations:
         # a vertex is counted once: the lane that stored to it (under atomicMin, once
         # its old value says it lowered it) claims its flag with an exchange and waits

@@ -224,3 +224,19 @@ def test_the_api_modules_example_runs_when_pasted(tmp_path, monkeypatch):
     code = "\n".join(ln.replace("trials=20", "trials=3") for ln in lines)
     exec(compile(code, "tuner/api.py docstring", "exec"), {})  # noqa: S102
     assert (tmp_path / "res").is_dir()
+
+
+def test_model_md_lists_the_instruction_costs_the_model_charges():
+    """docs/model.md's instruction costs are what ``InstructionCosts`` charges: a reader
+    counting cycles by hand from the doc gets the tool's (probe HAND: they were in the code
+    alone)."""
+    import dataclasses
+    import re
+
+    from simulator.costs import InstructionCosts
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "model.md")
+                    .read_text().split())
+    listed = re.split(r"\.(?:\s|$)", text.split("Instruction costs per phase", 1)[1])[0]
+    found = dict(re.findall(r"\b([a-z_]+) (\d+)\b", listed))
+    assert found == {f.name: str(f.default) for f in dataclasses.fields(InstructionCosts)}

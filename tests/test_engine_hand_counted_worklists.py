@@ -721,3 +721,31 @@ def test_pagerank_entries_push_themselves_once(star, push, instructions, cycles)
     assert cost.instructions == instructions
     assert cost.cycles == cycles
     assert cost.atomics == 2
+
+
+# --- the spatial hybrid's partition tags (kernels.cu spatial_launch) --------------------------
+# BFS on the star from 0, partitions of 16, block_size=32, thread mapping. Launch 0 lists
+# partition 0 (slots 0..15, one warp position); its slot's thread reads the partition's
+# worklist entry, then its vertex's status (a load whose address waits for the entry), then
+# vertex 0's row bounds; the hub's 40 edges take 40 steps, each storing a new leaf. A storing
+# lane exchanges its target partition's tag and pushes the partition where the old tag was
+# not this launch's: per storing step 2 instructions (exchange, compare) and a round trip for
+# the old tag. Without the tags (as counted before): I = 180, round trips 85 (status 1, row 1,
+# 2 a step, the 3 partitions' pushes) -> 8680. With them: I = 180 + 2 * 40 = 260, round trips
+# 85 + 40 (tags) + 1 (entry) = 126 -> 260 + 12600 = 12860; 40 tag exchanges and 3 tail
+# atomics. Launch 1 lists partitions 0..2 (48 slots, 2 warp positions), none storing: 18
+# instructions, 8 + 2 entry round trips -> 1018.
+# At W = 4 (staged: 2 round trips a unit to find its vertices, the entries then the rows, as a
+# worklist launch's): launch 0's 2 units, the hub's 10 steps storing: I = 66 + 20 = 86, 1200
+# more cycles (10 tags, 2 entries) -> 3786; launch 1's 6 units: 1866 + 600 = 2466.
+@pytest.mark.parametrize("knobs,cycles,instructions", [
+    ("mapping=thread", [12860, 1018], [260, 18]),
+    ("mapping=vwarp,w=4", [3786, 2466], [86, 66]),
+])
+def test_spatial_partition_tags_are_waited_for(knobs, cycles, instructions):
+    fr = functional_run(star_graph(), "bfs", source=0)
+    strategy = Strategy.parse(f"{knobs},driven=spatial,partition=16,block_size=32")
+    launches = [c.cost for c in iteration_costs(fr, strategy, SERIAL)]
+    assert [c.cycles for c in launches] == cycles
+    assert [c.instructions for c in launches] == instructions
+    assert launches[0].atomics == 43 and [c.launches for c in launches] == [1, 1]
