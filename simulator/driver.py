@@ -46,6 +46,7 @@ from simulator.strategy import Strategy
 from simulator.timing import grid_barrier_cycles
 from simulator.timing import resident_blocks_per_sm
 from simulator.timing import resident_warps
+from simulator.timing import schedule_slots
 from simulator.timing import working_set_bytes
 
 HYBRID_ALGORITHMS = ("bfs", "sssp", "cc")
@@ -58,6 +59,10 @@ _BATCH_ACTIVE = 1 << 16
 # alone, numpy's fixed cost per call being nothing to its work (rmat:scale=20's second level,
 # 64422 vertices and 22M edges, run with the first: 1.03-1.12x the whole BFS's time)
 _BATCH_SWEEP_EDGES = 1 << 20
+# ... and holding at most this many sweeps x schedule items (the larger of the layout's items
+# and the device's slots): their schedule keeps a finish time per sweep and item (a path's
+# sweeps, one vertex each, had batched 65536 sweeps of 50000 items at W = 32: 26 GB)
+_BATCH_SWEEP_ITEMS = 1 << 22
 # Worklist launches of one strategy holding up to this many slots and expanding up to this
 # many edges in all are costed together (``engine.worklist_kernels``) once their pushes are
 # known (which lays their lanes out twice: worth it only where numpy's fixed cost per call
@@ -416,18 +421,21 @@ def _sweep_costs(launcher: Launcher, sweeps):
     together (``_BATCH_ACTIVE``; SSSP's and CC's with the storing lanes their waves found),
     the others one by one as they come."""
     batch: list[Launch] = []
-    batch_strategy, held, held_edges = None, 0, 0
+    batch_strategy, held, held_edges, most = None, 0, 0, 1
     for launch, s, cache in sweeps:
         small = launch.active.size <= _BATCH_ACTIVE and batches_sweeps(launch, s)
         edges = launcher.active_edges(launch, cache) if small else 0
         small = small and edges <= _BATCH_SWEEP_EDGES
         if batch and not (small and held + launch.active.size <= _BATCH_ACTIVE
                           and held_edges + edges <= _BATCH_SWEEP_EDGES
+                          and len(batch) < most
                           and (s is batch_strategy or s == batch_strategy)):
             for cost in launcher.sweeps(batch, batch_strategy):
                 yield batch_strategy, cost
             batch, held, held_edges = [], 0, 0
         if small:
+            if not batch:
+                most = _most_batched_sweeps(launcher, s)
             batch.append(launch)
             batch_strategy = s
             held, held_edges = held + launch.active.size, held_edges + edges
@@ -435,6 +443,13 @@ def _sweep_costs(launcher: Launcher, sweeps):
             yield s, launcher.launch(launch, s)
     for cost in launcher.sweeps(batch, batch_strategy) if batch else ():
         yield batch_strategy, cost
+
+
+def _most_batched_sweeps(launcher: Launcher, s: Strategy) -> int:
+    """How many sweeps of ``s`` one batch may hold (``_BATCH_SWEEP_ITEMS``)."""
+    slots, per_item = schedule_slots(s, launcher.device)
+    items = -(-launcher.sweep_layout(s).units // per_item)
+    return max(1, _BATCH_SWEEP_ITEMS // max(items, slots))
 
 
 def initial_worklist(functional: FunctionalRun) -> np.ndarray:

@@ -6,6 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from simulator import Graph
 from simulator import engine
 from simulator import expansion
 from simulator import functional_run
@@ -638,6 +639,36 @@ def test_runs_of_small_sweeps_match_sweeps_alone(monkeypatch):
         alone = simulate(graph, "bfs", text, "h100-datasheet", functional=fr, trace=True)
         monkeypatch.undo()
         _assert_same(together, alone)
+
+
+def test_a_paths_sweeps_are_batched_within_a_bounded_schedule(monkeypatch):
+    """A path's levels, one vertex each, had gone 65536 sweeps to a batch, each scheduled
+    over every item of the layout: 26 GB on a 50000-vertex path at W = 32, dynamic (probe
+    PERF). A batch now holds at most ``_BATCH_SWEEP_ITEMS`` sweeps x items; the figures are
+    those of sweeps costed alone, and of batches of any size."""
+    from simulator import driver
+
+    n = 3000
+    graph = Graph.from_edges(np.arange(n - 1), np.arange(1, n), n, name="path")
+    fr = functional_run(graph, "bfs", source=0)
+    text = "mapping=vwarp,w=32,distribution=dynamic"
+    sizes = []
+    real = driver.Launcher.sweeps
+
+    def counted(self, launches, strategy):
+        sizes.append(len(launches))
+        return real(self, launches, strategy)
+
+    monkeypatch.setattr(driver.Launcher, "sweeps", counted)
+    monkeypatch.setattr(driver, "_BATCH_SWEEP_ITEMS", 100 * n)
+    bounded = simulate(graph, "bfs", text, "h100-datasheet", functional=fr, trace=True)
+    assert max(sizes) <= 100 and sum(sizes) == len(fr.iterations) == n
+    monkeypatch.setattr(driver, "_BATCH_SWEEP_ITEMS", 1 << 40)
+    _assert_same(simulate(graph, "bfs", text, "h100-datasheet", functional=fr, trace=True),
+                 bounded)
+    monkeypatch.setattr(driver, "_BATCH_ACTIVE", 0)
+    _assert_same(simulate(graph, "bfs", text, "h100-datasheet", functional=fr, trace=True),
+                 bounded)
 
 
 @pytest.mark.parametrize("algorithm", ["sssp", "cc"])
