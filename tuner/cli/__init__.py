@@ -133,14 +133,17 @@ def _run(args: argparse.Namespace) -> int:
         return 130
     except MemoryError as exc:  # past the size guard (an estimate short of the real need)
         from simulator.sizes import ENV_MAX_MEMORY
-        from simulator.sizes import memory_limit
 
-        _, source = memory_limit()
         reason = " ".join(str(exc).split())[:300] or "MemoryError"
-        print(f"warpsweep: error: ran out of memory ({reason}), "
-              f"though the size check found the work within {source or 'the memory'}: use a "
-              f"smaller graph or setting, or lower {ENV_MAX_MEMORY} so the check refuses such "
-              "work up front", file=sys.stderr)
+        # (the limit's figure now is what is left after the failed run grew: not what the
+        # check saw before it, so it is not quoted)
+        print(f"warpsweep: error: ran out of memory ({reason}), past what the size check "
+              "estimated up front (the graph and a simulation's arrays; not what grows with a "
+              "run's length, such as a long path's levels): use a smaller graph or setting"
+              + (f", or lower {ENV_MAX_MEMORY} (now {os.environ[ENV_MAX_MEMORY].strip()}) so "
+                 "the check refuses such graphs up front" if os.environ.get(ENV_MAX_MEMORY)
+                 else f", or set {ENV_MAX_MEMORY} below this machine's memory so the check "
+                 "refuses such graphs up front"), file=sys.stderr)
         if getattr(args, "verb", None) not in ("tune", "sweep"):
             return 2
         from tuner.cli.tune import resume_command
