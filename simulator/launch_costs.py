@@ -391,15 +391,16 @@ def _count_round_trips_and_atomics(cx: _Costing, e: EdgeWork, tasks: _Tasks,
     # finding the slots' vertices: thread-based sweeps read the status (``reads_status``),
     # then the active vertices' row bounds; staged (vwarp) sweeps one staging round trip,
     # staged worklist launches two (the entries, then their vertices' row bounds)
-    # (a spatial launch's slot first reads its partition's worklist entry: its status
-    # load's address waits for it)
-    spatial = launch.slots is not None and launch.lookup == "status"
-    if not cx.staged:
+    if launch.slots is not None and launch.lookup == "status":
+        # a spatial launch stages nothing, at any W: a slot reads its partition's worklist
+        # entry, then its status (an address that waits for the entry), then, active, its row
+        round_trips += tasks.active_positions + 2 * layout.real_positions
+    elif not cx.staged:
         round_trips += tasks.active_positions
         if cx.reads_status:
-            round_trips += layout.real_positions * (2 if spatial else 1)
+            round_trips += layout.real_positions
     else:
-        round_trips += 2 if launch.lookup == "worklist" or spatial else 1
+        round_trips += 2 if launch.lookup == "worklist" else 1
     if strategy.dynamic:
         round_trips += waits
     if cx.rechecks and stores:  # a storing lane waits for its re-read

@@ -613,3 +613,12 @@ def test_train_names_the_configurations_not_complete_on_every_graph():
     matrix = SimpleNamespace(configs=[thread], all_times=[{k1: 1.0, k2: 2.0}, {k1: 1.0}],
                              all_configs={k1: thread, k2: w32})
     assert _configs_not_on_every_graph(matrix) == ["mapping=vwarp w=32"]
+
+
+def test_a_short_list_of_graphs_says_what_its_remainder_counts():
+    # "g lacks 3 and 2 more" had read as two more configurations (probe CR)
+    from tuner.selection.selector import few
+
+    assert few(["a lacks 3", "b lacks 2", "c lacks 1", "d lacks 1", "e lacks 1"]) == (
+        "a lacks 3, b lacks 2, c lacks 1 and 2 more graphs")
+    assert few(["a", "b"]) == "a, b"

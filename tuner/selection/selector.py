@@ -252,9 +252,9 @@ def graph_label(graph: GraphInfo) -> str:
     return graph.name or graph.graph_spec.removeprefix("file:").split("/")[-1]
 
 
-def few(names: Sequence[str], shown: int = 3) -> str:
-    """Some names, then how many more (``a, b, c and 4 more``)."""
-    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+def few(names: Sequence[str], shown: int = 3, what: str = "graphs") -> str:
+    """Some names, then how many more of ``what`` (``a, b, c and 4 more graphs``)."""
+    more = f" and {len(names) - shown} more {what}" if len(names) > shown else ""
     return ", ".join(names[:shown]) + more
 
 
