@@ -43,6 +43,7 @@ OPTIONS = ("log", "step", "grid", "powers_of_two", "when", "doc")
 MAX_GRID = 200_000
 AUTO_INT_GRID = 64
 PROBE_LIMIT = 2_000
+ALGORITHM_PLACEHOLDER = "{algorithm}"  # in a text value: the study's algorithm
 
 Scalar = None | bool | int | float | str
 
@@ -234,8 +235,14 @@ class SearchSpace:
         ``accepts`` (e.g. the hybrids for PageRank), and without knobs left never active.
 
         A study of an algorithm searches only knobs its kernels have, so no trial is spent on
-        a configuration the simulator would refuse for that algorithm.
+        a configuration the simulator would refuse for that algorithm. ``{algorithm}`` in a
+        text value (the `policy` space's file) is the algorithm's name.
         """
+        return self._named_for(algorithm)._narrowed(accepts, algorithm)
+
+    def _narrowed(self, accepts: Callable[[dict[str, Any]], bool],
+                  algorithm: str) -> SearchSpace:
+        """``for_algorithm`` of a space whose values name no placeholder."""
         params = list(self.params)
         changed = True
         while changed:
@@ -276,6 +283,17 @@ class SearchSpace:
                 f"{self.source}: space {self.name!r}: no configuration of it applies to "
                 f"{algorithm}" + (f" (its fixed knobs: {fixed})" if fixed else ""))
         return narrowed
+
+    def _named_for(self, algorithm: str) -> SearchSpace:
+        """This space with ``{algorithm}`` in its text values replaced by ``algorithm``."""
+        def named(value: Any) -> Any:
+            return (value.replace(ALGORITHM_PLACEHOLDER, algorithm)
+                    if isinstance(value, str) else value)
+
+        return dataclasses.replace(
+            self, fixed=tuple((k, named(v)) for k, v in self.fixed),
+            params=tuple(dataclasses.replace(p, choices=tuple(map(named, p.choices)))
+                         if p.kind == "choices" else p for p in self.params))
 
     def _usable(self, accepts: Callable[[dict[str, Any]], bool], target: Param,
                 value: Scalar) -> bool:

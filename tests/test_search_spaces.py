@@ -406,3 +406,24 @@ def test_a_space_file_named_as_a_shipped_space_with_other_content_is_refused(tmp
     copy.write_text(Path(__file__).resolve().parent.parent.joinpath(
         "search_spaces", "vwarp.yaml").read_text())
     assert load_space(copy).name == "vwarp"
+
+
+def test_the_policy_space_runs_each_algorithms_shipped_policy():
+    """The `policy` space had named policies/bfs-h100.json: a sweep of it over BFS and SSSP
+    was refused whole, though an SSSP policy ships (probe CR). ``{algorithm}`` in its file
+    is the study's algorithm; BFS's studies keep their keys (the narrowed space is the
+    same)."""
+    from tuner.tuning.plan import load_spaces
+    from tuner.tuning.spec import StudySpec
+
+    specs = [StudySpec(graph="rmat:scale=8,seed=1,weights=random", algorithm=a,
+                       device="h100", space="policy") for a in ("bfs", "sssp")]
+    spaces = load_spaces(specs)
+    for spec in specs:
+        space = spaces[spec.space_ref]
+        assert dict(space.fixed)["policy"] == f"policies/{spec.algorithm}-h100.json"
+    text = Path(load_space("policy").source).read_text().replace("{algorithm}", "bfs")
+    assert spaces[specs[0].space_ref].digest == parse_space(parse_yaml(text)).digest
+    with pytest.raises(ConfigError, match="policies/cc-h100.json' does not exist"):
+        load_spaces([StudySpec(graph="rmat:scale=8,seed=1", algorithm="cc", device="h100",
+                               space="policy")])
