@@ -29,3 +29,11 @@ def test_text_shows_only_knobs_away_from_their_defaults():
                                          "driven": "data", "push": "chunked"}))
     assert text == "mapping=vwarp w=8 chunk=64 driven=data push=chunked"
     assert config_text({"mapping": "thread"}) == "mapping=thread"
+
+
+def test_a_configuration_reads_the_same_whatever_order_its_knobs_came_in():
+    # the report read a row's knobs sorted by name, `best` as stored: "chunk=4
+    # defer_threshold=1024 mapping=vwarp w=32" beside "mapping=vwarp w=32 chunk=4 ..." (probe REP)
+    stored = {"mapping": "vwarp", "w": 32, "chunk": 4, "defer_threshold": 1024}
+    assert config_text(dict(sorted(stored.items()))) == config_text(stored) == (
+        "mapping=vwarp w=32 chunk=4 defer_threshold=1024")

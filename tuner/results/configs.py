@@ -73,7 +73,11 @@ def _config_text(items: tuple[tuple[str, Any], ...]) -> str:
             shown = _minimal(params, known)
     except (WarpsweepError, TypeError):
         shown = params
-    return " ".join(f"{k}={value_text(v)}" for k, v in shown.items())
+    # in the strategy's knob order, whatever order the caller read them in (the report read
+    # them sorted by name, `best` as stored: one configuration had been written two ways)
+    order = {k: i for i, k in enumerate(Strategy.KNOBS)}
+    ranked = sorted(shown.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+    return " ".join(f"{k}={value_text(v)}" for k, v in ranked)
 
 
 def _minimal(params: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
