@@ -599,3 +599,21 @@ def test_best_says_when_a_study_was_tuned_for_another_objective(tmp_path, capsys
     code, _, err = run_cli(capsys, "best", "--results", res)
     assert code == 0 and "1 of these studies was tuned for another objective" in err
     assert "simd_efficiency:max" in err
+
+
+def test_best_says_a_front_is_ranked_by_one_of_its_own_objectives(tmp_path, capsys):
+    """A study of time_us,simd_efficiency:max ranked by time_us (or by simd_efficiency) had
+    been called "tuned for another objective" (probe REP): both are its own."""
+    from tuner import api
+
+    res = str(tmp_path / "r")
+    api.tune("rmat:scale=7,seed=1", "bfs", trials=3, sources=1, results=res,
+             objective="time_us,simd_efficiency:max")
+    for metric in ("time_us", "simd_efficiency"):
+        code, _, err = run_cli(capsys, "best", "--results", res, "--metric", metric)
+        assert code == 0 and "another objective" not in err
+        assert ("1 of these studies was tuned for several objectives, one of them this one "
+                "(time_us,simd_efficiency:max); their rows are their Pareto fronts' best by "
+                f"{metric}") in err
+    code, _, err = run_cli(capsys, "best", "--results", res, "--metric", "bytes")
+    assert "1 of these studies was tuned for another objective" in err

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import base64
 import csv
+import dataclasses
 import datetime as dt
 import decimal
 import functools
@@ -586,14 +587,26 @@ def run_best(args: argparse.Namespace) -> int:
     from tuner.tuning.spec import Objective as StudyObjective
 
     # by what each objective means: a study's text may spell one as --metric does not
+    ranked = StudyObjective.parse(str(objective))
     others = sorted(text for text in {s.study.objective for s in result.studies}
-                    if StudyObjective.parse(text) != StudyObjective.parse(str(objective)))
-    if others:  # each row is the best by --metric, not by what its study was tuned for
-        tuned = sum(s.study.objective in others for s in result.studies)
+                    if StudyObjective.parse(text) != ranked)
+    # a front's study has the metric among its objectives, the same way round: its row is
+    # the front's best by it, no other objective's pick
+    among = dict(zip(ranked.metrics, ranked.directions, strict=True))
+    fronts = [text for text in others if any(
+        among.get(m) == d for m, d in zip(*dataclasses.astuple(StudyObjective.parse(text)),
+                                          strict=True))]
+    for kind, texts in (("several objectives, one of them this one", fronts),
+                        ("another objective", [t for t in others if t not in fronts])):
+        if not texts:
+            continue
+        tuned = sum(s.study.objective in texts for s in result.studies)
+        how = ("their rows are their Pareto fronts' best by "
+               f"{objective.metric} (`pareto` gives the fronts)" if texts is fronts else
+               f"their rows are the best by {objective.metric} (give --metric to rank by "
+               "another)")
         print(f"note: {tuned} of these studies {'was' if tuned == 1 else 'were'} tuned for "
-              "another objective "
-              f"({', '.join(others)}); their rows are the best by {objective.metric} (give "
-              "--metric to rank by another)", file=sys.stderr)
+              f"{kind} ({', '.join(texts)}); {how}", file=sys.stderr)
     if not any(getattr(args, name) is not None for name in ("graph", "algo", "device")):
         pending = _pending_studies(args.results)
         if pending:  # left out of the table: said, not silently
