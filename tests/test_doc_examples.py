@@ -240,3 +240,20 @@ def test_model_md_lists_the_instruction_costs_the_model_charges():
     listed = re.split(r"\.(?:\s|$)", text.split("Instruction costs per phase", 1)[1])[0]
     found = dict(re.findall(r"\b([a-z_]+) (\d+)\b", listed))
     assert found == {f.name: str(f.default) for f in dataclasses.fields(InstructionCosts)}
+
+
+def test_the_readme_main_command_runs_as_printed_and_resumes(tmp_path, monkeypatch, capsys):
+    """The first of the README's two commands, as printed (its `pip install` aside), in a
+    fresh directory: the table it promises, the results where it says, and a second run that
+    resumes without simulating a finished trial."""
+    block = README.read_text().split("## Two commands", 1)[1].split("```bash", 1)[1]
+    (command,) = [line.split("&&", 1)[1].strip() for line in block.split("```", 1)[0]
+                  .splitlines() if "&& warpsweep tune" in line]
+    argv = argv_of(command)
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "mapping=thread" in out and "(best fixed virtual warp)" in out
+    assert list((tmp_path / "warpsweep-results" / "trials").rglob("*.parquet"))
+    assert main(argv) == 0
+    assert "\n0 evaluations simulated in this run" in capsys.readouterr().out
