@@ -144,6 +144,10 @@ def cache_key(spec: GraphSpec) -> str | None:
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
+# an entry's file name (``cache_path``): what the cache may remove to make room
+_ENTRY_NAME = re.compile(r"[A-Za-z0-9._-]*-[0-9a-f]{32}\.npz")
+
+
 def cache_path(spec: GraphSpec, key: str | None = None) -> Path | None:
     """Where ``spec``'s entry lives (whether or not it exists); None if it has no key."""
     key = key or cache_key(spec)
@@ -207,14 +211,19 @@ def _make_room(directory: Path, size: int, limit: int) -> bool:
     if size > limit:
         return False
     try:
-        entries = []
+        entries, writing = [], 0
         for entry in directory.glob("*.npz"):
+            if not _ENTRY_NAME.fullmatch(entry.name):
+                continue  # a graph of the user's own (`graph convert` into this directory)
             with contextlib.suppress(OSError):  # removed meanwhile by another worker
                 st = entry.stat()
                 entries.append((st.st_mtime, st.st_size, entry))
+        for tmp in directory.glob(".*.npz.*.tmp"):  # writes under way or killed: kept
+            with contextlib.suppress(OSError):
+                writing += tmp.stat().st_size
     except OSError:
         return True  # no directory yet: save_npz makes it
-    total = sum(e[1] for e in entries)
+    total = writing + sum(e[1] for e in entries)
     for _, bytes_, entry in sorted(entries):
         if total + size <= limit:
             break

@@ -525,6 +525,29 @@ def test_the_cache_keeps_to_its_size_bound_dropping_the_least_recently_used(
         load_graph("rmat:scale=8,seed=11")
 
 
+def test_making_room_removes_cache_entries_alone_and_counts_writes_under_way(
+        tmp_path, monkeypatch) -> None:
+    """Making room had removed any *.npz of the cache directory by age: a graph the user had
+    converted into it went without a word (probe CACHE); and temp files of writes (killed
+    ones linger an hour) had not counted toward the bound."""
+    monkeypatch.setattr(graph_cache, "MIN_GENERATED_EDGES", 1)
+    cache = tmp_path / "cache"
+    load_graph("rmat:scale=8,seed=0")
+    (entry,) = cache.glob("*.npz")
+    size = entry.stat().st_size
+    mine = cache / "astro.npz"
+    mine.write_bytes(b"x" * size)
+    os.utime(mine, (1, 1))  # older than any entry
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", str(2 * size + size // 2))
+    load_graph("rmat:scale=8,seed=1")
+    assert mine.exists() and len(list(cache.glob("*.npz"))) == 3
+    (cache / ".rmat8.npz.123.tmp").write_bytes(b"x" * size)  # a write under way
+    load_graph("rmat:scale=8,seed=2")  # room for it means dropping both older entries
+    assert mine.exists() and (cache / ".rmat8.npz.123.tmp").exists()
+    assert {p.name for p in cache.glob("*.npz")} == {
+        "astro.npz", graph_cache.cache_path(parse_spec("rmat:scale=8,seed=2")).name}
+
+
 # --------------------------------------------------------------------------- real graphs
 
 
