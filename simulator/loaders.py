@@ -36,6 +36,7 @@ from simulator.sizes import ENV_MAX_MEMORY
 from simulator.sizes import TEXT_BYTES_PER_BYTE
 from simulator.sizes import format_bytes
 from simulator.sizes import memory_limit
+from simulator.temp_files import short_name
 
 NPZ_FORMAT = "warpsweep-csr"
 NPZ_VERSION = 1
@@ -1068,7 +1069,8 @@ def save_npz(graph: Graph, path: str | os.PathLike[str],
         arrays["weights"] = graph.weights
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{short_name(path.name, 16)}.", suffix=".tmp",
+                               dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **arrays)

@@ -1328,3 +1328,26 @@ def test_an_unknown_option_is_named_with_its_verbs_usage(capsys):
     assert stop.value.code == 2
     assert err.startswith("usage: warpsweep best ")
     assert "warpsweep best: error: unrecognized arguments: --bogus" in err
+
+
+def test_an_output_whose_name_fills_the_filesystems_limit_is_written(tmp_path, capsys):
+    """A name of 250 bytes is a valid file name, but the hidden file a write makes beside
+    it (``.NAME.tmp``) had passed 255: `query --out`, `graph convert`, `report --out` and
+    others refused it, blaming the user's name (probe NAMES)."""
+    from simulator.temp_files import beside
+    from tuner.cli import main
+
+    long = "g" * 246 + ".npz"  # 250 bytes
+    assert main(["graph", "convert", "rmat:scale=6,seed=1", str(tmp_path / long)]) == 0
+    assert (tmp_path / long).exists() and not list(tmp_path.glob(".*"))
+    assert main(["graph", "info", f"file:{tmp_path / long}"]) == 0
+    results = tmp_path / "r"
+    assert main(["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2", "--sources", "1",
+                 "--workers", "0", "--no-progress", "--results", str(results)]) == 0
+    out = tmp_path / ("q" * 246 + ".csv")
+    assert main(["query", "--results", str(results), "--format", "csv", "--out", str(out),
+                 "SELECT count(*) AS n FROM trials"]) == 0
+    assert out.read_text().splitlines()[0] == "n"
+    capsys.readouterr()
+    assert len(beside(out, "draft-123456").name.encode()) == 255
+    assert len(beside(tmp_path / ("é" * 130)).name.encode()) <= 255  # cut on a character

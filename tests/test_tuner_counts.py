@@ -101,3 +101,22 @@ def test_a_resume_with_nothing_left_reports_the_sources_used_not_asked(tmp_path,
         assert main(argv) == 0
         (study,) = json.loads(capsys.readouterr().out)["studies"]
         assert study["sources"] == 242
+
+
+def test_a_resume_command_reads_back_values_that_begin_with_a_dash():
+    """`--graph=-big.txt.gz --results=-res3` had been printed `--graph -big.txt.gz ...`,
+    and `sweep -- -sw.yaml` as `sweep -sw.yaml`: pasted back, "expected one argument"; and
+    `warpsweep check -dmg --repair` (probe NAMES)."""
+    from tuner.cli import build_parser
+    from tuner.cli.tune import resume_command
+    from tuner.results.location import shell_word
+
+    parser = build_parser()
+    for argv in (["tune", "--graph=-big.txt.gz", "--results=-res3", "--seed", "3"],
+                 ["sweep", "--", "-sw.yaml"], ["sweep", "sw.yaml", "--results", "r"]):
+        given = parser.parse_args(argv)
+        again = parser.parse_args(shlex.split(resume_command(given))[1:])
+        for name in ("graph", "results", "seed", "sweep_file"):
+            assert getattr(again, name, None) == getattr(given, name, None)
+    assert shlex.split(shell_word("-dmg")) == ["./-dmg"]
+    assert shlex.split(shell_word("s3://b/it's")) == ["s3://b/it's"]

@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
+from simulator.temp_files import beside
 from tuner.analysis.figures import FIGURES_DIR
 from tuner.analysis.figures import adaptation_figure
 from tuner.analysis.figures import defer_curves_figure
@@ -183,7 +184,7 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     out = Path(out)
     # drawn beside it, then put in place: an interrupted run had left an earlier report's
     # index.html without its figures (deleted first), looking whole
-    draft = out.parent / f".{out.name}.draft-{os.getpid()}"
+    draft = beside(out, f"draft-{os.getpid()}")
     try:
         (draft / FIGURES_DIR).mkdir(parents=True)
         sections, selector_s = _sections(

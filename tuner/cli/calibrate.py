@@ -15,6 +15,7 @@ import numpy as np
 from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
+from simulator.temp_files import beside
 from tuner.calibration.calibrate import EXACT
 from tuner.calibration.calibrate import THETA_NAMES
 from tuner.calibration.calibrate import THETA_RANGE
@@ -301,7 +302,7 @@ def _check_out(out: Path) -> None:
         raise ConfigError(f"--out {out}: {parent} is not a directory")
     # found out after the whole fit, before
     missing = out.absolute().parent
-    check_writable(parent / f".{out.name}.probe-{os.getpid()}",
+    check_writable(beside(parent / out.name, f"probe-{os.getpid()}"),
                    f"--out {out}: cannot write in {parent}" if missing == parent else
                    f"--out {out}: cannot create {missing}: nothing can be written in {parent}")
     if out.exists():

@@ -14,7 +14,6 @@ import functools
 import json
 import math
 import os
-import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -30,6 +29,7 @@ import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
 from simulator.strategy import Strategy
+from simulator.temp_files import beside
 from tuner.analysis import answer_types
 from tuner.analysis import answers
 from tuner.cli.args import add_filters
@@ -39,6 +39,7 @@ from tuner.cli.args import check_writable
 from tuner.results.configs import config_text
 from tuner.results.damaged import reading
 from tuner.results.location import Location
+from tuner.results.location import shell_word
 from tuner.results.query import connect
 from tuner.results.query import run_sql
 
@@ -244,7 +245,7 @@ def _check_out(out: Path, results: str) -> None:
             raise ConfigError(f"--out {str(out)!r} is inside the results directory "
                               f"{results!r}; write it elsewhere")
     # before the query runs, not after (an errno naming the hidden file, exit 1)
-    check_writable(out.with_name(f".{out.name}.tmp"), f"--out {str(out)!r}: cannot write there")
+    check_writable(beside(out), f"--out {str(out)!r}: cannot write there")
 
 
 @contextmanager
@@ -291,7 +292,7 @@ def _output(path: Path | None) -> Iterator[TextIO]:
 @contextmanager
 def _replacing(path: Path) -> Iterator[Path]:
     """A temporary path next to ``path`` that replaces it once the block succeeds."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = beside(path)
     try:
         yield tmp
         os.replace(tmp, path)
@@ -495,7 +496,7 @@ def _pending_studies(results: str) -> str:
     one = len(pending) == 1
     return (f"{len(pending)} stud{'y' if one else 'ies'} in studies/ ha{'s' if one else 've'} "
             "a journal but no rows yet (a run stopped before writing them): resume it, or "
-            f"`warpsweep check {shlex.quote(str(results))} --repair` writes the rows its journal "
+            f"`warpsweep check {shell_word(str(results))} --repair` writes the rows its journal "
             "recorded")
 
 

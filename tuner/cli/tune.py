@@ -150,16 +150,20 @@ def resume_command(args: argparse.Namespace) -> str:
     """The command that resumes an interrupted ``tune`` or ``sweep``: the same study, options
     as given (the results directory names where it is kept)."""
     words = ["warpsweep", args.verb]
-    if args.verb == "sweep":
+    dashed = args.verb == "sweep" and args.sweep_file.startswith("-")
+    if args.verb == "sweep" and not dashed:
         words.append(args.sweep_file)
     options = (TUNE_OPTIONS if args.verb == "tune" else ()) + COMMON_OPTIONS
     for flag, attr, default in options:
         value = getattr(args, attr, default)
         if value != default or flag in ("--graph", "--results"):
-            words += [flag, str(value)]
+            # a value that begins with a dash is read as an option unless joined to its flag
+            words += [f"{flag}={value}"] if str(value).startswith("-") else [flag, str(value)]
     for flag, attr, when in FLAGS:
         if getattr(args, attr, None) is when:
             words.append(flag)
+    if dashed:  # after `--`, a name that begins with a dash is the sweep file's
+        words += ["--", args.sweep_file]
     return shlex.join(words)
 
 

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import weakref
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
+from tuner.results.location import shell_word
 from tuner.results.schema import TRIALS
 from tuner.results.schema import VALUE_COLUMNS
 from tuner.results.schema import objective_columns
@@ -44,7 +44,7 @@ class DamagedResults(ConfigError):
     def __init__(self, path: str | Path, reason: str, results: str | Path | None = None) -> None:
         self.path = str(path)
         self.reason = _one_line(reason)
-        where = shlex.quote(str(results)) if results is not None else "RESULTS"
+        where = shell_word(str(results)) if results is not None else "RESULTS"
         super().__init__(f"damaged results file {self.path}: {self.reason} (run `warpsweep "
                          f"check {where} --repair` to set it aside)")
 

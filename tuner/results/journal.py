@@ -21,7 +21,6 @@ import errno
 import fcntl
 import json
 import os
-import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from optuna.storages.journal import BaseJournalBackend
 
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepWarning
+from tuner.results.location import shell_word
 
 # Optuna's journal operations (``JournalOperation``): a line with another code is not its.
 _OP_CODES = range(11)
@@ -43,7 +43,7 @@ class UnreadableJournal(ConfigError):
 
     def __init__(self, path: Path, reason: str, results: str | None = None) -> None:
         # a local results directory's journals are RESULTS/studies/KEY.journal
-        results = shlex.quote(str(results if results is not None else path.parent.parent))
+        results = shell_word(str(results if results is not None else path.parent.parent))
         super().__init__(
             f"study journal {path} is unreadable ({' '.join(reason.split())[:150]}): run "
             f"`warpsweep check {results} --repair` to set it aside (the next run rebuilds "
@@ -241,7 +241,7 @@ def lost_rows_line(key: str, lost: int, saved: int, results: str) -> str:
     return (f"study {key}: its rows hold {saved - lost} result(s) where they held {saved} "
             f"when its run saved them: {lost} were deleted or moved since (a rows file "
             "removed?); the figures here leave them out until `warpsweep check "
-            f"{shlex.quote(results)} --repair` writes them again from the journal")
+            f"{shell_word(results)} --repair` writes them again from the journal")
 
 
 def unsaved_line(key: str, missing: int, results: str) -> str:
@@ -250,7 +250,7 @@ def unsaved_line(key: str, missing: int, results: str) -> str:
     return (f"study {key}: its journal holds {missing} result(s) these rows lack, written "
             "after they were last saved (its last run was killed between flushes?): the "
             "figures here leave them out until the same tune command runs again (it writes "
-            f"them first) or `warpsweep check {shlex.quote(results)} --repair` writes them")
+            f"them first) or `warpsweep check {shell_word(results)} --repair` writes them")
 
 
 class MergedJournals(BaseJournalBackend):

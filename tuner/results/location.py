@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import socket
 import time
 import uuid
@@ -22,6 +23,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 from simulator.errors import ConfigError
+from simulator.temp_files import beside
 from tuner.results.schema import STUDIES
 
 JOURNALS_ENV = "WARPSWEEP_JOURNAL_DIR"
@@ -94,7 +96,7 @@ class Location:
         parent = path.rsplit("/", 1)[0]
         if self.local:
             Path(parent).mkdir(parents=True, exist_ok=True)
-            tmp = Path(parent) / f".{Path(path).name}.{uuid.uuid4().hex[:8]}.tmp"
+            tmp = beside(path, f"{uuid.uuid4().hex[:8]}.tmp")
             try:
                 tmp.write_bytes(data)
                 os.replace(tmp, path)
@@ -155,7 +157,7 @@ class Location:
                 return True
             os.replace(local, local.with_name(f"{local.name}.diverged-{time.time_ns()}"))
         local.parent.mkdir(parents=True, exist_ok=True)
-        tmp = local.with_name(f".{local.name}.tmp")
+        tmp = beside(local)
         tmp.write_bytes(data)
         os.replace(tmp, local)
         return True
@@ -260,3 +262,10 @@ def _in_use(key: str, held: dict, path: str) -> str:
     return (f"study {key} is in use by another warpsweep run ({_holder(held)}): wait for it, "
             f"or use another --results; a run that died gives its lease up {LEASE_S:.0f} s "
             f"after its last word (or delete {path})")
+
+
+def shell_word(path: str | Path) -> str:
+    """``path`` as one word of a command to paste into a shell: quoted, and led by ``./``
+    where it begins with a dash (a results directory named ``-res`` is no option then)."""
+    text = str(path)
+    return shlex.quote(f"./{text}" if text.startswith("-") else text)

@@ -4,7 +4,6 @@ and the GPU measurements of ``tune --verify`` (``measured``, and ``trials.measur
 from __future__ import annotations
 
 import re
-import shlex
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from tuner.results.journal import saved_rows
 from tuner.results.journal import unsaved_line
 from tuner.results.journal import unsaved_results
 from tuner.results.location import Location
+from tuner.results.location import shell_word
 from tuner.results.measured import add_views
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import PARAM_TYPES
@@ -153,7 +153,7 @@ def _refuse_shared_keys(con: duckdb.DuckDBPyConnection, source: str, where: str)
     how = " with different values" if kinds > 1 else ""
     raise ConflictError(
         f"study {study} {role} {ident} has {n} rows{how} in {where} (as from two copies of "
-        f"a study merged): run `warpsweep check {shlex.quote(where)}` to see the files, "
+        f"a study merged): run `warpsweep check {shell_word(where)}` to see the files, "
         "`--repair` to keep the one its journal records")
 
 
@@ -175,7 +175,7 @@ def _refuse_misplaced_rows(con: duckdb.DuckDBPyConnection, source: str, where: s
         found = con.execute(sql).fetchone()
         if found is not None:
             raise ConflictError(f"study {found[0]} {problem.format(*found, where=where)}: "
-                                f"`warpsweep check {shlex.quote(where)}` names them")
+                                f"`warpsweep check {shell_word(where)}` names them")
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:

@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import shlex
 import time
 import urllib.parse
 import uuid
@@ -30,6 +29,7 @@ import pyarrow.parquet as pq
 from simulator.errors import ConfigError
 from tuner.env import warpsweep_version
 from tuner.results.location import Location
+from tuner.results.location import shell_word
 from tuner.results.records import TrialRecord
 from tuner.results.schema import GRAPH_COLUMNS
 from tuner.results.schema import GRAPH_PARTITIONS
@@ -334,7 +334,7 @@ class ResultStore:
                 location = getattr(self.backend, "location", None)
                 text = location.text if location is not None else "RESULTS"
                 raise ConflictError(f"results {text}: {problem}; run `warpsweep check "
-                                    f"{shlex.quote(text)}` to find its file (--repair sets "
+                                    f"{shell_word(text)}` to find its file (--repair sets "
                                     "it aside)")
         return self._index
 

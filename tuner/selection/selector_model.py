@@ -20,6 +20,7 @@ import numpy as np
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
+from simulator.temp_files import beside
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.results.configs import config_key
@@ -96,7 +97,7 @@ def save_model(trained: Trained, path: str | Path, results: str | None = None) -
     path = check_model_path(path, results)
     _refuse_overwriting_another_file(path)
     text = json.dumps(model_json(trained, results), indent=1, allow_nan=False)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = beside(path)
     try:
         tmp.write_text(text + "\n")
         tmp.replace(path)

@@ -14,7 +14,6 @@ import json
 import os
 import random
 import re
-import shlex
 import sys
 import time
 import warnings
@@ -42,6 +41,7 @@ from tuner.results.journal import DriverJournal
 from tuner.results.journal import UnreadableJournal
 from tuner.results.location import LEASE_S
 from tuner.results.location import Location
+from tuner.results.location import shell_word
 from tuner.results.records import TrialRecord
 from tuner.results.records import told_otherwise
 from tuner.results.store import ConflictError
@@ -336,7 +336,7 @@ class StudyRun:
         lost trials the rows hold (truncated, deleted, an older copy pulled from a bucket) is
         rebuilt from the rows, trial numbers kept; rows that disagree with each other are
         refused."""
-        where = shlex.quote(self.location.text)  # pasted into a shell: a URI's '&' quoted
+        where = shell_word(self.location.text)  # pasted into a shell: a URI's '&' quoted
         if conflicts:
             raise ConflictError(
                 f"study {self.key}: {len(conflicts)} key(s) hold two different rows in {where} "
