@@ -35,6 +35,7 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 from simulator.errors import GraphError
@@ -289,12 +290,21 @@ def allowed_keys(kind: str) -> list[str]:
     ]
 
 
+def _names_a_file(text: str) -> bool:
+    """Whether ``text``, taken whole as a path, names an existing file."""
+    try:
+        return Path(text).expanduser().is_file()
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
 def parse_spec(spec: str | GraphSpec) -> GraphSpec:
     """Parse and validate a spec string; GraphError names the spec and the problem."""
     if isinstance(spec, GraphSpec):
         return spec
-    if isinstance(spec, os.PathLike):  # a file's path, as its text would be
-        spec = os.fspath(spec)
+    literal = None
+    if isinstance(spec, os.PathLike):  # a file's path, named whole (commas and all)
+        spec = literal = os.fspath(spec)
     if not isinstance(spec, str):
         hint = ""
         if type(spec).__name__ == "Graph":  # a study names its graph by spec, to rebuild it
@@ -307,7 +317,9 @@ def parse_spec(spec: str | GraphSpec) -> GraphSpec:
         raise GraphError("empty graph spec (expected e.g. rmat:scale=14 or file:PATH)")
     kind, colon, rest = text.partition(":")
     kind = kind.strip().lower()
-    if not colon or len(kind) == 1:  # no kind, or a drive letter
+    if literal is not None:
+        kind, rest = "file", literal
+    elif not colon or len(kind) == 1:  # no kind, or a drive letter
         if _looks_like_path(text):
             kind, rest = "file", text
         else:
@@ -324,11 +336,18 @@ def parse_spec(spec: str | GraphSpec) -> GraphSpec:
     fields = [f.strip() for f in rest.split(",")] if rest.strip() else []
     raw: dict[str, str] = {}
     if kind == "file":
-        if fields and fields[0].lower().startswith("path="):
+        if literal is not None:
+            fields = [literal]
+        elif fields and fields[0].lower().startswith("path="):
             fields[0] = fields[0][5:].strip()
         if not fields or not fields[0]:
             raise GraphError(f"graph spec {spec!r}: file: needs a path (file:PATH,...)")
         raw["path"] = fields.pop(0)
+        if literal is None and rest != raw["path"] and _names_a_file(rest):
+            raise GraphError(
+                f"graph spec {spec!r}: {rest!r} is a file, but a spec reads a path up to its "
+                f"first comma, without blanks at its ends or a leading 'path=' (here "
+                f"{raw['path']!r}): rename the file or link it under a plain name")
     for f in fields:
         key, eq, value = f.partition("=")
         key, value = key.strip().lower(), value.strip()

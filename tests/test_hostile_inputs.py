@@ -1351,3 +1351,24 @@ def test_an_output_whose_name_fills_the_filesystems_limit_is_written(tmp_path, c
     capsys.readouterr()
     assert len(beside(out, "draft-123456").name.encode()) == 255
     assert len(beside(tmp_path / ("é" * 130)).name.encode()) <= 255  # cut on a character
+
+
+def test_a_file_spec_never_reads_another_file_than_the_one_its_text_names(
+        tmp_path, monkeypatch, capsys):
+    """`file:g,weights=random` read g where a file 'g,weights=random' existed, and
+    `file: lead.txt` read lead.txt beside ' lead.txt', exit 0 (probe NAMES): where the
+    text after `file:` names a file whole, and the spec reads another path, it is refused.
+    A pathlib.Path is that file, whole; `graph convert` writes no file a spec cannot name."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("g", "g,weights=random", "lead.txt", " lead.txt", "path=p.txt", "p.txt"):
+        Path(name).write_text("0 1\n1 2\n")
+    for spec in ("file:g,weights=random", "file: lead.txt", "file:path=p.txt"):
+        with pytest.raises(GraphError, match="is a file, but a spec reads a path up to its"):
+            parse_spec(spec)
+    assert parse_spec("file:g").params["path"] == "g"  # the plain names read as before
+    assert parse_spec("file:lead.txt,weights=random").options.weights == "random"
+    assert load_graph(Path("g,weights=random")).n == 3
+    for out in (" sp.npz", "path=z.npz", "a,b.npz"):
+        assert main(["graph", "convert", "rmat:scale=5,seed=1", out]) == 2
+        assert "cannot be named by a graph spec" in capsys.readouterr().err
+        assert not Path(out).exists()

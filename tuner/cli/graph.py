@@ -110,9 +110,13 @@ def _check_output(spec: str, out_path: Path) -> None:
                           "(read back as file:FILE.npz)")
     if out_path.is_dir():
         raise ConfigError(f"graph convert: output {out!r} is a directory")
-    if "," in out:  # a spec's fields part at commas: file:OUT would not name it
-        raise ConfigError(f"graph convert: output {out!r} holds a comma, which a graph spec "
-                          "cannot name (file:PATH,option=...); choose another name")
+    named = out.strip()
+    if named.lower().startswith("path="):
+        named = named[5:].strip()
+    if "," in out or named != out:  # file:OUT would name another file (or none)
+        raise ConfigError(f"graph convert: output {out!r} cannot be named by a graph spec "
+                          "(file:PATH,option=...: a path ends at its first comma, and loses "
+                          "blanks at its ends and a leading 'path='); choose another name")
     parent = next(p for p in out_path.absolute().parents if p.exists())
     if not parent.is_dir():  # mkdir would say 'File exists'
         raise ConfigError(f"graph convert: cannot write {out!r}: {str(parent)!r} is not a "
