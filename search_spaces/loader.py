@@ -536,6 +536,9 @@ def parse_space(doc: YamlDoc, default_name: str = "space") -> SearchSpace:
             raise doc.error((key,), f"unknown key {key!r} (allowed: {', '.join(TOP_KEYS)})")
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name.replace("-", "_").replace("+", "").isidentifier():
+        if "name" not in data:  # the file's name stands in: no key or line to point at
+            raise doc.error((), f"a space's name must be a simple word, and with no `name:` "
+                                f"key it is the file's, {name!r}: give the file a `name:`")
         raise doc.error(("name",), f"name must be a simple word, got {name!r}")
     description = data.get("description") or ""
     fixed_raw = data.get("fixed") or {}

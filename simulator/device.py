@@ -341,9 +341,9 @@ def check_device_name(name: object, where: str = "", hint: str = "") -> None:
     """Refuse a device name that is no simple word: it names results partitions and study
     files, so a path in it would lead them out of the results directory."""
     if not isinstance(name, str) or not _DEVICE_NAME.fullmatch(name) or ".." in name:
-        raise ConfigError(f"{where}the device's name must be a simple word (letters, digits, "
-                          f"'.', '_', '+', '-'; it names results and study files), got "
-                          f"{name!r}{hint}")
+        raise ConfigError(f"{where}the device's name must be a simple word (an ASCII letter "
+                          f"or digit, then letters, digits, '.', '_', '+', '-'; it names "
+                          f"results and study files), got {name!r}{hint}")
 
 
 def device_name(device: str) -> str:

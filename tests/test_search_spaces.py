@@ -427,3 +427,14 @@ def test_the_policy_space_runs_each_algorithms_shipped_policy():
     with pytest.raises(ConfigError, match="policies/cc-h100.json' does not exist"):
         load_spaces([StudySpec(graph="rmat:scale=8,seed=1", algorithm="cc", device="h100",
                                space="policy")])
+
+
+def test_a_space_named_by_its_file_says_so_not_a_name_key_it_lacks(tmp_path):
+    """`my space.yaml` without `name:` had been refused at "my space.yaml:2: name: name must
+    be a simple word", a key and line the file does not have (probe NAMES)."""
+    path = tmp_path / "my space.yaml"
+    path.write_text("description: x\nparams:\n  mapping: {choices: [thread]}\n")
+    with pytest.raises(ConfigError) as refused:
+        load_space(str(path))
+    text = str(refused.value)
+    assert "with no `name:` key it is the file's, 'my space'" in text and ":2:" not in text

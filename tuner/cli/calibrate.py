@@ -40,6 +40,7 @@ from tuner.calibration.parts import DEFAULT_CACHE
 from tuner.calibration.parts import simulate_parts
 from tuner.cli.args import add_seed
 from tuner.cli.args import check_writable
+from tuner.results.location import shell_word
 from tuner.seeds import MAX_SEED
 
 EPILOG = """examples:
@@ -466,5 +467,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
     get_device(str(out))  # what was written loads
     name = calibrated_device(fit_base, calibration.thetas).name
-    print(f"wrote {out} (device {name}; tune, sweep or simulate with it: --device {out})")
+    print(f"wrote {out} (device {name}; tune, sweep or simulate with it: --device "
+          f"{shell_word(out)})")
     return 0
