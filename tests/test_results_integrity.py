@@ -460,14 +460,17 @@ def test_a_file_written_by_a_newer_results_schema_is_refused_by_readers_and_chec
     assert f"schema version {SCHEMA_VERSION + 1}, newer" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -5.0])
+@pytest.mark.parametrize("bad,alone", [(float("nan"), False), (float("inf"), False),
+                                       (0.0, False), (-5.0, False), (1.0, True)])
 def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, monkeypatch,
-                                                                      capsys, bad):
+                                                                      capsys, bad, alone):
     """A row edited (or copied in) with a time no simulation gives, the file otherwise sound
     (schema, footer metadata, page checksums): NaN had been skipped and 0 or -5 ranked best
     by `best`, `check` had found no problem, and a resumed `tune` had adopted it. Now the
     readers and the resume refuse it naming it, `check` names its file, `--repair` sets it
-    aside and the next run writes its rows again from the journal."""
+    aside and the next run writes its rows again from the journal. ``alone``: a plausible
+    time edited, its objective value left: the one figure, stored twice, differs (probe RES:
+    `best` had ranked it first, "606x vs thread")."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -482,13 +485,17 @@ def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, 
     table = pq.read_table(path)
     rows = table.to_pydict()
     at = rows["role"].index("trial")
+    kept = rows["values"][at][0]
     rows["time_us"][at] = bad
-    rows["values"][at] = [bad]
+    if not alone:
+        rows["values"][at] = [bad]
     edited = pa.table(rows, schema=table.schema).replace_schema_metadata(table.schema.metadata)
     pq.write_table(edited, path, write_page_checksum=True)
     assert main(best) == 2
     err = capsys.readouterr().err
     assert f"damaged results file {path}" in err and f"time_us {bad}" in err
+    if alone:
+        assert f"time_us 1.0, where its objective value 1 (time_us) is {kept}" in err
     from tuner.results.store import ConflictError
 
     with pytest.raises(ConflictError, match=f"is complete with time_us {bad}"):
@@ -519,48 +526,6 @@ def test_check_calls_a_copied_rows_file_doubled_rows_not_repeats(tmp_path, capsy
     out = capsys.readouterr().out
     assert "trial 0 has 2 rows (same content)" in out
     assert "one configuration evaluated by" not in out
-
-
-def test_a_row_whose_time_is_edited_apart_from_its_objective_value_is_refused(
-        tmp_path, monkeypatch, capsys):
-    """A row's time_us edited to a plausible figure, its objective value left alone (probe
-    RES): `check` had found no problem, `best` had ranked it first "606x vs thread" and a
-    resume had adopted it. The one figure is stored twice: where the two differ, the readers
-    and the resume refuse the row naming both, and `--repair` puts back the journal's."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
-    results = tmp_path / "r"
-    tune(results)
-    best = ["best", "--results", str(results)]
-    assert main(best) == 0
-    clean = capsys.readouterr().out
-    (path,) = [p for p in (results / "trials").rglob("*.parquet")
-               if "trial" in pq.read_table(p).column("role").to_pylist()][:1]
-    table = pq.read_table(path)
-    rows = table.to_pydict()
-    at = rows["role"].index("trial")
-    kept = rows["values"][at][0]
-    rows["time_us"][at] = 1.0
-    edited = pa.table(rows, schema=table.schema).replace_schema_metadata(table.schema.metadata)
-    pq.write_table(edited, path, write_page_checksum=True)
-    assert main(best) == 2
-    err = capsys.readouterr().err
-    assert f"damaged results file {path}" in err
-    assert f"time_us 1.0, where its objective value 1 (time_us) is {kept}" in err
-    from tuner.results.store import ConflictError
-
-    with pytest.raises(ConflictError, match="is complete with time_us 1.0, where"):
-        tune(results)
-    assert check(results) == 1
-    assert f"{path}: rows: study" in capsys.readouterr().out
-    assert check(results, "--repair") == 0
-    tune(results)
-    capsys.readouterr()
-    assert main(best) == 0
-    assert capsys.readouterr().out == clean
-    assert_sound(results)
 
 
 def test_a_row_outside_its_studys_space_is_refused_by_the_resume_not_a_traceback(tmp_path):
