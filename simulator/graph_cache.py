@@ -223,6 +223,8 @@ def _make_room(directory: Path, size: int, limit: int) -> bool:
                 writing += tmp.stat().st_size
     except OSError:
         return True  # no directory yet: save_npz makes it
+    if writing + size > limit:  # no entry's removal makes room: keep them, store nothing
+        return False
     total = writing + sum(e[1] for e in entries)
     for _, bytes_, entry in sorted(entries):
         if total + size <= limit:

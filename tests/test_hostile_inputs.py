@@ -1368,7 +1368,38 @@ def test_a_file_spec_never_reads_another_file_than_the_one_its_text_names(
     assert parse_spec("file:g").params["path"] == "g"  # the plain names read as before
     assert parse_spec("file:lead.txt,weights=random").options.weights == "random"
     assert load_graph(Path("g,weights=random")).n == 3
-    for out in (" sp.npz", "path=z.npz", "a,b.npz"):
+    from tuner import api  # a study names its graph by spec text: refused, saying why
+
+    with pytest.raises(GraphError, match="a study names its graph by a spec's text"):
+        api.tune(Path("g,weights=random"), trials=2, sources=1, workers=0, progress=False,
+                 results=str(tmp_path / "r"))
+    Path("~").mkdir()
+    for out in (" sp.npz", "path=z.npz", "a,b.npz", "~/t.npz"):
         assert main(["graph", "convert", "rmat:scale=5,seed=1", out]) == 2
         assert "cannot be named by a graph spec" in capsys.readouterr().err
         assert not Path(out).exists()
+
+
+def test_outputs_named_in_bytes_no_encoding_reads_and_the_current_directory(tmp_path):
+    """Names the command line gives as undecodable bytes, and `report --out .`, had
+    tracebacked once writes made their temp names with ``temp_files.beside`` (probe CR3);
+    such a name is printed back as the bytes it was given."""
+    def cli(*argv: str | bytes, cwd: Path = tmp_path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tuner.cli", *argv], cwd=cwd,
+                              capture_output=True, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+
+    run = cli("graph", "convert", "rmat:scale=6,seed=1", b"g\xff.npz")
+    assert run.returncode == 0 and b"wrote g\xff.npz" in run.stdout, run.stderr
+    assert (tmp_path / os.fsdecode(b"g\xff.npz")).exists()
+    results = str(tmp_path / "r")
+    assert cli("tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2", "--sources", "1",
+               "--workers", "0", "--no-progress", "--results", results).returncode == 0
+    run = cli("query", "--results", results, "--format", "csv", "--out", b"q\xff.csv",
+              "SELECT 1 AS n")
+    assert run.returncode == 0, run.stderr
+    site = tmp_path / "site"
+    site.mkdir()
+    run = cli("report", "--results", results, "--out", ".", cwd=site)
+    assert run.returncode == 0, run.stderr
+    assert (site / "index.html").exists() and not list(site.glob(".*"))

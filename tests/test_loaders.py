@@ -546,6 +546,12 @@ def test_making_room_removes_cache_entries_alone_and_counts_writes_under_way(
     assert mine.exists() and (cache / ".rmat8.npz.123.tmp").exists()
     assert {p.name for p in cache.glob("*.npz")} == {
         "astro.npz", graph_cache.cache_path(parse_spec("rmat:scale=8,seed=2")).name}
+    # writes alone leaving no room: nothing removed, nothing stored (probe CR3: every entry
+    # had gone, and the new one was stored past the bound)
+    (cache / ".big.npz.9.tmp").write_bytes(b"x" * 2 * size)
+    load_graph("rmat:scale=8,seed=3")
+    assert {p.name for p in cache.glob("*.npz")} == {
+        "astro.npz", graph_cache.cache_path(parse_spec("rmat:scale=8,seed=2")).name}
 
 
 # --------------------------------------------------------------------------- real graphs

@@ -79,10 +79,11 @@ def main(argv: list[str] | None = None) -> int:
                   "/dev/null", file=sys.stderr)
         return 2
     for stream in (sys.stdout, sys.stderr):  # text the locale's encoding lacks: escaped,
-        # not a UnicodeEncodeError traceback (UTF-8 mode off: LC_ALL=C PYTHONUTF8=0)
-        if stream is not None and (getattr(stream, "encoding", None) or "").lower().replace(
-                "-", "") != "utf8" and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
+        # not a UnicodeEncodeError traceback (UTF-8 mode off: LC_ALL=C PYTHONUTF8=0); in
+        # UTF-8, a file name's bytes that no encoding reads written back as they were given
+        if stream is not None and hasattr(stream, "reconfigure"):
+            utf8 = (getattr(stream, "encoding", None) or "").lower().replace("-", "") == "utf8"
+            stream.reconfigure(errors="surrogateescape" if utf8 else "backslashreplace")
     try:
         parser = build_parser()  # imports every verb's module: a second or so
     except KeyboardInterrupt:

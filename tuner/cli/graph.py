@@ -113,10 +113,11 @@ def _check_output(spec: str, out_path: Path) -> None:
     named = out.strip()
     if named.lower().startswith("path="):
         named = named[5:].strip()
-    if "," in out or named != out:  # file:OUT would name another file (or none)
+    if "," in out or named != out or out.startswith("~"):  # file:OUT would name another
         raise ConfigError(f"graph convert: output {out!r} cannot be named by a graph spec "
-                          "(file:PATH,option=...: a path ends at its first comma, and loses "
-                          "blanks at its ends and a leading 'path='); choose another name")
+                          "(file:PATH,option=...: a path ends at its first comma, loses "
+                          "blanks at its ends and a leading 'path=', and reads a leading ~ "
+                          "as home); choose another name")
     parent = next(p for p in out_path.absolute().parents if p.exists())
     if not parent.is_dir():  # mkdir would say 'File exists'
         raise ConfigError(f"graph convert: cannot write {out!r}: {str(parent)!r} is not a "

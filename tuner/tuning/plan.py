@@ -7,6 +7,7 @@ CLI exits with status 2 before Ray starts or a results directory is touched.
 from __future__ import annotations
 
 import dataclasses
+import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from search_spaces.loader import SearchSpace
 from search_spaces.loader import load_space
 from simulator.device import Device
 from simulator.errors import ConfigError
+from simulator.errors import GraphError
 from simulator.errors import WarpsweepError
 from tuner.results.store import ResultStore
 from tuner.results.store import check_manifest
@@ -90,7 +92,18 @@ def canonical_graph(spec: str) -> tuple[str, str]:
     from simulator.graph_spec import parse_spec
 
     parsed = parse_spec(spec)
-    return parsed.canonical(), content_digest(parsed)
+    text = parsed.canonical()
+    if parsed.is_file and isinstance(spec, os.PathLike):
+        try:  # a study names its graph by this text, on every worker and on a resume
+            again = parse_spec(text).params["path"]
+        except GraphError:
+            again = None
+        if again != parsed.params["path"]:
+            raise GraphError(
+                f"graph {os.fspath(spec)!r}: a study names its graph by a spec's text, and a "
+                "spec's path ends at its first comma and loses blanks at its ends: rename "
+                "the file or link it under a plain name (load_graph and simulate read it)")
+    return text, content_digest(parsed)
 
 
 def check_weighted(algorithm: str, spec: str) -> None:
