@@ -166,7 +166,8 @@ def test_verify_measures_a_studys_candidates_on_the_gpu(tmp_path):
     thread = record({"mapping": "thread"}, 30.0, "reference", "thread")
     best = [record({"mapping": "vwarp", "w": 8, "driven": "data", "push": "block"}, 10.0),
             record({"mapping": "adaptive"}, 11.0), thread]
-    study = SimpleNamespace(key="gpu-study", best=best, references={"thread": thread},
+    study = SimpleNamespace(key="gpu-study", best=best, ranked=best,
+                            references={"thread": thread},
                             spec=SimpleNamespace(graph="rmat:scale=12,ef=8,seed=3",
                                                  algorithm="cc"))
     v = verify_study(study, 2, gpu_measure(0, reps=2))
