@@ -541,9 +541,10 @@ _MOST_VERIFY_SWEEPS = 1000
 def _verify_sweep(launcher: Launcher, unrelaxed: np.ndarray) -> IterationCost:
     """The sweep that makes plain-store relaxation exact: every vertex reads its edges and
     its targets' values, stores nothing, and pushes itself where an edge is unrelaxed
-    (``unrelaxed``: an update a racing store lost, ``simulator.store_races``), a thread's
-    atomic on the tail apiece, as the independent kernels' ``verify_edges`` does; the host
-    reads whether any was."""
+    (``unrelaxed``: an update a racing store lost, ``simulator.store_races``) by an
+    atomicAdd on the tail, as the independent kernels' ``verify_edges`` does, charged as
+    ``push=atomic``'s (warp-aggregated: one a pushing warp step); the host reads whether any
+    was."""
     fr = launcher.fr
     s = launcher.strategy_for(np.arange(fr.n))
     sweep = dataclasses.replace(s, driven="topology", push=None, dedup=None,
