@@ -113,6 +113,7 @@ def test_plans_follow_the_strategy():
     ("sssp", "driven=data,defer_threshold=8", None, "deferring outliers"),
     ("pagerank", "driven=data,dedup=true", None, "dedup"),
     ("bfs", "driven=temporal", "claimed", "temporal"),
+    ("bfs", "mapping=vwarp,w=8,driven=spatial", "claimed", "spatial"),
     ("sssp", "mapping=vwarp,w=32,driven=data,relax=store", None, "relax=store"),
     ("cc", "driven=temporal,switch_on=edges", None, "switch_on=edges"),
 ])

@@ -22,6 +22,9 @@ SWEEPS = (
     "mapping=vwarp,w=8,chunk=16",
     "mapping=vwarp,w=8,chunk=16,distribution=dynamic",
     "mapping=vwarp,w=32,chunk=4,distribution=dynamic,defer_threshold=32",
+    "mapping=vwarp,w=1,chunk=4",
+    "mapping=vwarp,w=1,distribution=dynamic",
+    "mapping=vwarp,w=1,chunk=8,distribution=dynamic,defer_threshold=32",
 )
 WORKLISTS = (
     ("mapping=thread,driven=data,push=atomic", "plain"),
@@ -108,6 +111,8 @@ def test_every_family_gives_the_functional_answer(session, directed):
                 assert m.iterations == r.reference_iterations, config
             if algorithm == "bfs" and plan.driven == "topology":
                 assert m.atomics == 0 or plan.dynamic or plan.defer_threshold is not None
+            if plan.driven == "topology" and plan.dynamic:  # a warp grabs at least once
+                assert m.atomics >= m.launches, (algorithm, config)
     assert not failures, "\n".join(failures)
 
 

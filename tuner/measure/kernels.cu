@@ -210,22 +210,34 @@ __device__ __forceinline__ void vwarp_chunk(Op& op, const int* __restrict__ indp
     __syncwarp(mask);  // the next grab re-stages into the same shared words
 }
 
+// A thread's chunk of C vertices (W = 1): each vertex's status and row bounds read by the
+// thread itself, nothing staged.
+template <int C, bool DEFER, class Op>
+__device__ __forceinline__ void thread_chunk(Op& op, const int* __restrict__ indptr, int n,
+                                             int chunk, int* dcount, int thr, int* dq) {
+    for (int j = 0; j < C; ++j) {
+        const int v = chunk * C + j;
+        if (v >= n) return;
+        if (!op.active(op.status(v))) continue;
+        const int s = indptr[v], e = indptr[v + 1];
+        if (DEFER && e - s > thr) {
+            ws_count_warp(true);
+            dq[atomicAdd(dcount, 1)] = v;
+            continue;
+        }
+        expand_vertex<1>(op, v, s, e, 0, 1u << (threadIdx.x & 31));
+    }
+}
+
 template <int W, int C, bool DYN, bool DEFER, class Op>
 __device__ __forceinline__ void topology_sweep(Op& op, const int* __restrict__ indptr, int n,
                                                int* ctl, int it, int thr, int* dq) {
     extern __shared__ int smem[];
     reset_next(ctl, it);
     int* dcount = ctl + CTL_DEFER + (it & 1);
-    if (W == 1) {  // thread mapping: one vertex per thread, row bounds read directly
-        const int v = blockIdx.x * blockDim.x + threadIdx.x;
-        if (v >= n || !op.active(op.status(v))) return;
-        const int s = indptr[v], e = indptr[v + 1];
-        if (DEFER && e - s > thr) {
-            ws_count_warp(true);
-            dq[atomicAdd(dcount, 1)] = v;
-            return;
-        }
-        expand_vertex<1>(op, v, s, e, 0, 1u << (threadIdx.x & 31));
+    if (W == 1 && !DYN) {  // thread mapping (C = 1) or a thread's chunk
+        thread_chunk<C, DEFER>(op, indptr, n, blockIdx.x * blockDim.x + threadIdx.x, dcount,
+                               thr, dq);
         return;
     }
     const int vlane = threadIdx.x & (W - 1);
@@ -252,8 +264,11 @@ __device__ __forceinline__ void topology_sweep(Op& op, const int* __restrict__ i
         }
         unit = __shfl_sync(0xffffffffu, unit, 0);
         if (unit >= units) break;
-        vwarp_chunk<W, C, DEFER>(op, indptr, n, unit * K + lane / W, s_status, s_bounds, mask,
-                                 vlane, dcount, thr, dq);
+        if (W == 1)
+            thread_chunk<C, DEFER>(op, indptr, n, unit * K + lane, dcount, thr, dq);
+        else
+            vwarp_chunk<W, C, DEFER>(op, indptr, n, unit * K + lane / W, s_status, s_bounds,
+                                     mask, vlane, dcount, thr, dq);
         __syncwarp();
     }
 }

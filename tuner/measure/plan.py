@@ -242,8 +242,8 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
     if variant == "claimed" and algorithm != "bfs":
         raise ConfigError("variant 'claimed' is BFS's (SSSP and CC push what their atomicMin "
                           "lowered; PageRank pushes itself)")
-    if variant == "claimed" and s.driven == "temporal":
-        raise UnsupportedConfig("variant 'claimed' is not implemented for the temporal hybrid")
+    if variant == "claimed" and s.driven in ("temporal", "spatial"):
+        raise UnsupportedConfig(f"variant 'claimed' is not implemented for the {s.driven} hybrid")
     return KernelPlan(
         algorithm, s.driven, s.lanes_per_vertex, s.vertices_per_grab, s.dynamic,
         s.defer_threshold, s.block_size, variant, bool(s.dedup),
