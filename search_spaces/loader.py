@@ -89,6 +89,10 @@ class Param:
         """An Optuna value as the config holds it (the inverse of ``optuna_value``)."""
         return 2 ** int(value) if self.powers_of_two else value
 
+    def offers(self, value: Any) -> bool:
+        """Whether ``value`` is one of this knob's choices (a range lists none)."""
+        return self.kind == "choices" and _member(value, self.choices)
+
     def active(self, config: Mapping[str, Any]) -> bool:
         """Whether every ``when`` condition holds in the partial ``config``."""
         return all(k in config and _member(config[k], vals) for k, vals in self.when)

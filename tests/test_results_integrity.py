@@ -76,6 +76,51 @@ def test_a_journal_behind_its_rows_is_rebuilt_on_resume(tmp_path, damage, capsys
     assert max(r["trial"] for r in rows if r["role"] == "trial") >= TRIALS + 3
 
 
+SPACE_WITH_DEFAULTS = """name: defaults
+params:
+  mapping: {choices: [vwarp]}
+  w: {choices: WIDTHS}
+  precheck: {choices: [true, false]}
+  changed_flag: {choices: [step, warp]}
+"""
+
+
+@pytest.mark.parametrize("widths", ["[null, 4, 8]", "[4, 8]"])
+def test_a_rebuilt_journal_holds_what_each_row_ran_where_a_row_drops_defaults(tmp_path,
+                                                                             capsys, widths):
+    """A row holds its configuration as the strategy does (``precheck=true`` unset, an unset
+    ``w`` as 32): the rebuild had drawn the dropped knobs afresh (trial 0's precheck true
+    told as false, a wrong configuration beside its time) and refused ``w=32`` as outside a
+    space offering null, for good."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    from simulator import Strategy
+
+    space = tmp_path / "defaults.yaml"
+    space.write_text(SPACE_WITH_DEFAULTS.replace("WIDTHS", widths))
+    results = tmp_path / "r"
+
+    def run(trials):
+        return api.tune("rmat:scale=7,seed=1,weights=random", "sssp", space=space,
+                        trials=trials, sources=1, results=str(results), sampler="random")
+
+    run(8)
+    journal_of(results).unlink()
+    run(10)
+    assert "journal was behind the results" in capsys.readouterr().err
+    rows = {r["trial"]: r for r in assert_sound(results, 10) if r["role"] == "trial"}
+    storage = JournalStorage(JournalFileBackend(str(journal_of(results))))
+    trials = optuna.load_study(study_name=None, storage=storage).get_trials()
+    assert {t.number for t in trials} == set(rows)
+    for t in trials:
+        drawn = Strategy.from_params(t.params)
+        row = Strategy.from_params({k[6:]: v for k, v in rows[t.number].items()
+                                    if k.startswith("param_") and v is not None})
+        assert drawn == row, t.number
+
+
 def test_rows_that_conflict_are_refused_loudly(tmp_path, capsys):
     import pyarrow.parquet as pq
 

@@ -288,6 +288,31 @@ class StudyRun:
         return {p.name: config[p.name] for p in self.space.params
                 if p.suggested and p.name in config}
 
+    def _drawn(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The knobs the space draws that give a row's configuration ``params``, each among
+        the values the space offers. A row holds its configuration as the strategy does, a
+        default dropped or filled in (``precheck=true`` reads back unset, an unset ``w`` as
+        32): enqueued as such, a knob the row lacks had been drawn afresh, and a filled-in
+        default had been refused as outside a space offering ``null``. A knob no offered
+        value gives is left as the row has it (the rebuild then refuses the row)."""
+        target = self._dedupe_key(params)
+        config: dict[str, Any] = dict(self.space.fixed)
+        for p in self.space.params:
+            if not p.active(config):
+                continue
+            if not p.suggested:
+                config[p.name] = p.value
+                continue
+            held = params.get(p.name)
+            chosen = held
+            if not p.offers(held):
+                for value in (None, *p.choices):
+                    if p.offers(value) and self._dedupe_key({**params, p.name: value}) == target:
+                        chosen = value
+                        break
+            config[p.name] = chosen
+        return config
+
     def _name_metrics(self, study: optuna.Study) -> None:
         """The objective's metric names on the study (optuna-dashboard shows them)."""
         names = list(self.spec.objective.metrics)
@@ -422,7 +447,7 @@ class StudyRun:
             for n in range(max(records, default=-1) + 1):
                 record = records.get(n)
                 if record is not None:
-                    study.enqueue_trial(self._journal_params(record.params))
+                    study.enqueue_trial(self._journal_params(self._drawn(record.params)))
                 trial = study.ask()
                 if trial.number != n:  # cannot happen on a fresh journal: say so if it does
                     raise ConflictError(f"study {self.key}: rebuilding its journal gave trial "
@@ -432,7 +457,9 @@ class StudyRun:
                     study.tell(n, state=TrialState.FAIL)
                     continue
                 try:
-                    self.space.suggest(UserNamedTrial(trial, self.space))
+                    drawn = self.space.suggest(UserNamedTrial(trial, self.space))
+                    if self._dedupe_key(drawn) != self._dedupe_key(record.params):
+                        raise ValueError(f"the space draws no {record.params}")
                 except ValueError as exc:  # a row's knob among no choice of the space
                     raise ConflictError(
                         f"study {self.key}: trial {n}'s row in {self.location.text} holds a "
