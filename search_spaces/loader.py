@@ -262,6 +262,13 @@ class SearchSpace:
             pruned = _without_dead(params, dict(self.fixed))
             changed = changed or len(pruned) != len(params)
             params = pruned
+            if not changed:  # ranges last: one a narrowed choice leaves dead is not probed
+                space = dataclasses.replace(self, params=tuple(params))
+                for i, p in enumerate(params):
+                    narrowed = space._int_range_narrowed(accepts, p) if p.kind == "int" else p
+                    if narrowed is not p:
+                        params[i] = narrowed
+                        changed = True
         for p in params:
             if p.kind == "choices" and not p.choices:
                 culprit = self._lacked_knob(accepts, p)
@@ -288,16 +295,41 @@ class SearchSpace:
                 f"{algorithm}" + (f" (its fixed knobs: {fixed})" if fixed else ""))
         return narrowed
 
+    def _int_range_narrowed(self, accepts: Callable[[dict[str, Any]], bool],
+                            p: Param) -> Param:
+        """An integer range cut to the run of its drawable values the algorithm can use
+        (``unroll: {int: [1, 8]}`` is 1 for PageRank, whose trials had all failed), as
+        choices are narrowed; a range of no usable value becomes an empty choice (refused,
+        naming it). ``p`` itself where every value is usable, none can be listed, or the
+        usable ones are no one run."""
+        values = p.drawable_values()
+        if values is None:
+            return p
+        keep = [v for v in values if self._usable(accepts, p, v)]
+        if len(keep) == len(values):
+            return p
+        if not keep:
+            return dataclasses.replace(p, kind="choices", choices=(), low=None, high=None,
+                                       log=False, step=None, grid=None, powers_of_two=False)
+        if keep != [v for v in values if keep[0] <= v <= keep[-1]]:
+            return p
+        grid = None if p.grid is None else tuple(v for v in p.grid if keep[0] <= v <= keep[-1])
+        return dataclasses.replace(p, low=keep[0], high=keep[-1], grid=grid or None)
+
     def _named_for(self, algorithm: str) -> SearchSpace:
-        """This space with ``{algorithm}`` in its text values replaced by ``algorithm``."""
+        """This space with ``{algorithm}`` in its text values replaced by ``algorithm``:
+        fixed knobs, choices, a param's value and the values its ``when`` names (a condition
+        left unnamed had never held, its knob dropped without a word)."""
         def named(value: Any) -> Any:
             return (value.replace(ALGORITHM_PLACEHOLDER, algorithm)
                     if isinstance(value, str) else value)
 
         return dataclasses.replace(
             self, fixed=tuple((k, named(v)) for k, v in self.fixed),
-            params=tuple(dataclasses.replace(p, choices=tuple(map(named, p.choices)))
-                         if p.kind == "choices" else p for p in self.params))
+            params=tuple(dataclasses.replace(
+                p, choices=tuple(map(named, p.choices)), value=named(p.value),
+                when=tuple((k, tuple(map(named, values))) for k, values in p.when))
+                for p in self.params))
 
     def _usable(self, accepts: Callable[[dict[str, Any]], bool], target: Param,
                 value: Scalar) -> bool:

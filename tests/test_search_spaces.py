@@ -429,6 +429,48 @@ def test_the_policy_space_runs_each_algorithms_shipped_policy():
                                space="policy")])
 
 
+def test_the_algorithm_placeholder_is_named_in_conditions_too(tmp_path):
+    """``{algorithm}`` in a ``when:`` value had been left as written, so the condition never
+    held and its knob was dropped without a word (1 configuration tried, exit 0), though the
+    same file naming bfs searched it (probe SPACES)."""
+    from tuner.tuning.plan import applicable_to
+
+    path = tmp_path / "when.yaml"
+    path.write_text("""name: when
+params:
+  policy: {choices: ["policies/{algorithm}-h100.json"]}
+  policy_t1:
+    float: [0.5, 2.0]
+    grid: [0.5, 1.0, 2.0]
+    when: {policy: "policies/{algorithm}-h100.json"}
+""")
+    space = load_space(str(path)).for_algorithm(applicable_to("bfs"), "bfs")
+    assert [p.name for p in space.params] == ["policy", "policy_t1"]
+    assert {c.get("policy_t1") for c in space.configs()} == {0.5, 1.0, 2.0}
+
+
+def test_an_integer_range_is_narrowed_per_algorithm_as_choices_are(tmp_path):
+    """``unroll: {int: [1, 8]}`` had spent every PageRank trial on refused configurations
+    (6 of 6 failed), where ``unroll: {choices: [1, 2, 4, 8]}`` was narrowed to 1 (probe
+    SPACES); a range no value of which applies is refused, naming it."""
+    from tuner.tuning.plan import applicable_to
+
+    path = tmp_path / "ranges.yaml"
+    path.write_text("name: ranges\nparams:\n  mapping: {choices: [thread, vwarp]}\n"
+                    "  unroll: {int: [1, 8]}\n")
+    space = load_space(str(path))
+    (unroll,) = [p for p in space.for_algorithm(applicable_to("pagerank"), "pagerank").params
+                 if p.name == "unroll"]
+    assert (unroll.low, unroll.high) == (1, 1)
+    (bfs,) = [p for p in space.for_algorithm(applicable_to("bfs"), "bfs").params
+              if p.name == "unroll"]
+    assert (bfs.low, bfs.high) == (1, 8)
+    path.write_text("name: ranges\nparams:\n  mapping: {choices: [thread, vwarp]}\n"
+                    "  unroll: {int: [2, 8]}\n")
+    with pytest.raises(ConfigError, match=r"ranges.yaml:4: .*unroll.*pagerank"):
+        load_space(str(path)).for_algorithm(applicable_to("pagerank"), "pagerank")
+
+
 def test_a_space_named_by_its_file_says_so_not_a_name_key_it_lacks(tmp_path):
     """`my space.yaml` without `name:` had been refused at "my space.yaml:2: name: name must
     be a simple word", a key and line the file does not have (probe NAMES)."""
