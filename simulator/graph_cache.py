@@ -2,21 +2,25 @@
 
 Entries are uncompressed ``.npz`` files (the format of ``warpsweep graph convert``) in
 ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``. The key hashes the canonical spec
-(with a file's resolved path), the file's size, times, device and inode, and the cache, npz
-and generator versions: an edited file or a changed generator never serves a stale graph. An
+(with a file's resolved path), the file's size, times, device and inode, the cache, npz
+and generator versions, and the sources of the code that builds a graph (``BUILDERS``; for a
+generated graph numpy's version too): an edited file, reader or generator never serves a
+stale graph, a version left unbumped included. An
 entry records its key and is served only under it (an entry copied over another's name had
 been served as that file's graph). A file modified within ``RACY_S`` seconds is not cached
 (nor its digest kept): on a filesystem of coarse timestamps (NFS, FAT, HFS+), a same-size
 rewrite in the same second would look unchanged. Writes are atomic (temp file + os.replace),
 so concurrent workers and crashes never leave a torn entry. A cache that cannot be read or
 written is skipped, never an error. The entries are held to ``$WARPSWEEP_CACHE_MAX`` bytes
-(20 GiB unless set; 0 caches nothing): the least recently used go first.
+(20 GiB unless set; 0 caches nothing, and reads nothing cached): the least recently used go
+first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -24,6 +28,8 @@ import re
 import stat
 import time
 from pathlib import Path
+
+import numpy as np
 
 from simulator.errors import GraphError
 from simulator.generators import GENERATOR_VERSION
@@ -47,6 +53,9 @@ CACHE_ENV = "WARPSWEEP_CACHE_DIR"
 CACHE_MAX_ENV = "WARPSWEEP_CACHE_MAX"
 DEFAULT_CACHE_MAX = 20 * 2**30
 KEY_META = "cache_key"  # the key an entry was written under, in its metadata
+# the simulator's modules whose code decides what graph a spec builds: readers, generators,
+# the edge list's normalisation and the CSR
+BUILDERS = ("loaders.py", "generators.py", "edges.py", "graph.py")
 # Generated graphs are cached from this many generated edges on (smaller ones are faster
 # to regenerate than to read back).
 MIN_GENERATED_EDGES = 1 << 20
@@ -56,6 +65,15 @@ def cache_dir() -> Path:
     """The cache directory: ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``."""
     env = os.environ.get(CACHE_ENV, "").strip()  # blank is unset (not a directory " ")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "warpsweep" / "graphs"
+
+
+@functools.cache
+def builders_digest() -> str:
+    """A hash of the sources of the code that builds graphs (``BUILDERS``)."""
+    h = hashlib.sha256()
+    for name in BUILDERS:
+        h.update((Path(__file__).parent / name).read_bytes())
+    return h.hexdigest()[:16]
 
 
 def cache_limit() -> int:
@@ -126,7 +144,8 @@ def should_cache(spec: GraphSpec) -> bool:
 def cache_key(spec: GraphSpec) -> str | None:
     """The hex key of ``spec``'s entry; None when its file cannot be stat'ed, or was modified
     too recently for its times to tell a rewrite (``RACY_S``)."""
-    parts: dict[str, object] = {"cache": CACHE_VERSION, "npz": NPZ_VERSION}
+    parts: dict[str, object] = {"cache": CACHE_VERSION, "npz": NPZ_VERSION,
+                                "code": builders_digest()}
     if spec.is_file:
         try:
             path = Path(spec.params["path"]).expanduser().resolve()
@@ -139,6 +158,7 @@ def cache_key(spec: GraphSpec) -> str | None:
         parts["version"] = _file_version(st)
     else:
         parts["generator"] = GENERATOR_VERSION
+        parts["numpy"] = np.__version__
     parts["spec"] = spec.canonical()
     blob = json.dumps(parts, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:32]

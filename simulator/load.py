@@ -29,10 +29,12 @@ _MASK64 = (1 << 64) - 1
 
 
 def load_graph(spec: str | GraphSpec, *, cache: bool = True) -> Graph:
-    """The normalised graph of ``spec``, from the on-disk cache when ``cache`` allows."""
+    """The normalised graph of ``spec``, from the on-disk cache when ``cache`` allows (and
+    ``$WARPSWEEP_CACHE_MAX`` is not 0: no entry written, none read)."""
     parsed = parse_spec(spec)
     check_spec(parsed)
-    use_cache = cache and graph_cache.should_cache(parsed)
+    use_cache = (cache and graph_cache.should_cache(parsed)
+                 and graph_cache.cache_limit() > 0)
     key = graph_cache.cache_key(parsed) if use_cache else None
     if key is not None:
         cached = graph_cache.load_cached(parsed, key)

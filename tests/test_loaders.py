@@ -451,6 +451,35 @@ def test_cache_notices_new_bytes_under_the_old_size_and_time(tmp_path) -> None:
     assert content_digest(parse_spec(f"file:{path}")) != digest
 
 
+def test_cache_is_keyed_by_the_code_that_builds_graphs_and_max_0_reads_nothing(
+        tmp_path, monkeypatch) -> None:
+    """A reader edited without a version bump had been served the graph the old reader
+    built (half the edges apart, same commit and study), and `WARPSWEEP_CACHE_MAX=0`, which
+    caches nothing, had still served it (probe REPRO)."""
+    path = write(tmp_path, "c.txt", "1 2\n2 3\n")
+    spec = parse_spec(f"file:{path}")
+    generated = parse_spec("rmat:scale=6,seed=1")
+    keys = graph_cache.cache_key(spec), graph_cache.cache_key(generated)
+    with monkeypatch.context() as m:
+        m.setattr(graph_cache, "builders_digest", lambda: "another reader")
+        assert graph_cache.cache_key(spec) != keys[0]
+        assert graph_cache.cache_key(generated) != keys[1]
+    with monkeypatch.context() as m:
+        m.setattr(graph_cache.np, "__version__", "0.0.1")
+        assert graph_cache.cache_key(spec) == keys[0]
+        assert graph_cache.cache_key(generated) != keys[1]
+    built = []
+    real = load_module.build_graph
+    monkeypatch.setattr(load_module, "build_graph",
+                        lambda parsed: built.append(parsed) or real(parsed))
+    load_graph(spec)
+    load_graph(spec)
+    assert len(built) == 1  # the second from the cache
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", "0")
+    load_graph(spec)
+    assert len(built) == 2 and graph_cache.cache_path(spec).exists()
+
+
 def test_cache_survives_corrupt_entries_and_unwritable_dirs(tmp_path, monkeypatch) -> None:
     path = write(tmp_path, "c.txt", "1 2\n2 3\n")
     spec = parse_spec(f"file:{path}")
