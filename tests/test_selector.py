@@ -533,6 +533,35 @@ def test_a_graph_timed_on_two_workloads_learns_one_of_them(tmp_path):
     assert any("another workload of the graph" in why for why in matrix.dropped.values())
 
 
+def test_a_graph_studied_under_two_cost_models_learns_the_newest(tmp_path):
+    """A graph studied again after the simulator changed had had each configuration's time
+    averaged over the two cost models' rows, without a word (probe REPRO)."""
+    from datetime import UTC
+    from datetime import datetime
+
+    from tuner.selection.selector import load_matrix
+
+    check_manifest(tmp_path)
+    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=60)
+    old, new = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC)
+    for spec in (SKEWED[0], UNIFORM[0]):
+        gid, _ = add_graph(store, spec)
+        for label, t in zip(LABELS, SKEWED_TIMES, strict=True):
+            store.add_trial(record(gid, spec, label, t, full_params=True,
+                                   model_digest="new", timestamp=new))
+        if spec == SKEWED[0]:  # the older model's study: other times, thread the fastest
+            for label, t in zip(LABELS, (10.0, *SKEWED_TIMES[1:]), strict=True):
+                store.add_trial(record(gid, spec, label, t, full_params=True,
+                                       study_key=f"{gid}.bfs.h100.old", model_digest="old",
+                                       timestamp=old))
+    store.close()
+    matrix = load_matrix(str(tmp_path), "bfs", "h100")
+    for i in range(len(matrix.graphs)):
+        assert sorted(matrix.all_times[i].values()) == sorted(SKEWED_TIMES)
+    (why,) = [why for g, why in matrix.dropped.items() if "[cost model old]" in g]
+    assert "older cost model" in why and "(new)" in why
+
+
 def test_a_configurations_label_names_its_worklist():
     """A data-driven thread configuration had been labelled as the topology one."""
     from simulator.strategy import Strategy

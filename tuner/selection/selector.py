@@ -192,26 +192,34 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     con = connect(results)
     cols = [d[0] for d in con.execute("SELECT * FROM trials LIMIT 0").description]
     params = [c for c in cols if c.startswith("param_")]
-    select = ", ".join(["graph_id", "graph_spec", "time_us", "n_sources", "seed", *params])
+    select = ", ".join(["graph_id", "graph_spec", "time_us", "n_sources", "seed",
+                        "model_digest", "timestamp", *params])
     table = _rows(con, f"SELECT {select} FROM trials WHERE state = 'complete' AND time_us IS "
                   "NOT NULL AND algorithm = ? AND device = ?", [algorithm, device])
     feats, names = _graph_features(con)
     digest = _device_digest_of(con, algorithm, device)
-    # per graph, per workload (the runs its studies timed: sources, and the seed that drew
-    # them), each configuration's times; studies of other sources time other runs
-    loads: dict[str, dict[tuple, dict[str, list[float]]]] = {}
+    # per graph, per cost model and workload (the runs its studies timed: sources, and the
+    # seed that drew them), each configuration's times; studies of other sources time other
+    # runs, and another cost model other figures
+    loads: dict[str, dict[str | None, dict[tuple, dict[str, list[float]]]]] = {}
+    newest: dict[tuple[str, str | None], Any] = {}
     specs: dict[str, str] = {}
     configs: dict[str, dict[str, Any]] = {}
     for row in table:
         config = canonical_params({c[len("param_"):]: row[c] for c in params})
         key = config_key(config)
         configs.setdefault(key, config)
-        specs.setdefault(row["graph_id"], row["graph_spec"])
+        g, model = row["graph_id"], row["model_digest"]
+        specs.setdefault(g, row["graph_spec"])
         n = row["n_sources"]
         work = (n, row["seed"] if n is not None and n > 1 else None)
-        loads.setdefault(row["graph_id"], {}).setdefault(work, {}).setdefault(key, []).append(
-            float(row["time_us"]))
-    sums, dropped = _one_workload_each(loads)
+        loads.setdefault(g, {}).setdefault(model, {}).setdefault(work, {}).setdefault(
+            key, []).append(float(row["time_us"]))
+        if row["timestamp"] is not None:
+            newest[g, model] = max(newest.get((g, model), row["timestamp"]), row["timestamp"])
+    loads, dropped = _newest_model_each(loads, newest)
+    sums, left = _one_workload_each(loads)
+    dropped.update(left)
     dropped.update({g: why for g in sums if (why := _unusable(feats.get(g))) is not None})
     ids: list[str] = []
     seen: dict[tuple, str] = {}
@@ -264,6 +272,25 @@ def lacking(matrix: TimeMatrix, keys: set[str]) -> list[tuple[str, int]]:
     found = [(graph_label(g), len(keys - times.keys()))
              for g, times in zip(matrix.graphs, matrix.all_times, strict=True)]
     return sorted((f for f in found if f[1]), key=lambda f: -f[1])
+
+
+def _newest_model_each(loads: dict[str, dict[str | None, dict]],
+                       newest: dict[tuple[str, str | None], Any]
+                       ) -> tuple[dict[str, dict], dict[str, str]]:
+    """Per graph, the rows of one cost model (``model_digest``): that of its newest row. A
+    graph studied again after the simulator changed had had each configuration's time
+    averaged over both models; a note for each older model's rows left out."""
+    kept, left = {}, {}
+    for g, models in loads.items():
+        model = max(models, key=lambda m: (newest.get((g, m)) is not None,
+                                           newest.get((g, m)) or 0, m or ""))
+        kept[g] = models[model]
+        for other in models:
+            if other != model:
+                left[f"{g} [cost model {other or 'unrecorded'}]"] = (
+                    "rows of an older cost model than the graph's newest "
+                    f"({model or 'unrecorded'}), their times not mixed with its")
+    return kept, left
 
 
 def _one_workload_each(loads: dict[str, dict[tuple, dict[str, list[float]]]]
