@@ -156,6 +156,12 @@ def test_simulate_json_says_what_made_its_figures(capsys):
     assert (report["warpsweep_version"], report["git_commit"], report["simulator"]) == (
         warpsweep_version(), git_commit(), simulator_digest())
     assert report["libraries"]["numpy"] == np.__version__  # a generated graph follows from it
+    # and the device's fields, not its name alone: a file named h100 had printed "h100" and
+    # other figures (probe REPRO)
+    from simulator.device import device_digest
+    from simulator.device import get_device
+
+    assert report["device_digest"] == device_digest(get_device("h100"))
     assert main(["simulate", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs",
                  "--source", "3"]) == 0
     assert "bfs from 3 on h100" in capsys.readouterr().out

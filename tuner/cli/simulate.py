@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from simulator import functional_run
+    from simulator.device import device_digest
+    from simulator.device import get_device
     from simulator.load import load_graph
     from tuner.env import git_commit
     from tuner.env import library_versions
@@ -66,13 +68,15 @@ def _run(args: argparse.Namespace) -> int:
 
     strategy = as_strategy(config_text(args.config, args.set))
     graph = load_graph(args.graph)
+    device = get_device(args.device)
     functional = functional_run(graph, args.algo, args.source)
-    result = simulate(graph, args.algo, strategy, args.device, args.source,
+    result = simulate(graph, args.algo, strategy, device, args.source,
                       functional=functional, trace=args.trace)
     report = {
         "graph": graph.spec or graph.name, "n": graph.n, "m": graph.m,
         "algorithm": args.algo, "source": functional.source, "device": result.device,
-        "strategy": result.strategy, **result.to_dict(),
+        "device_digest": device_digest(device), "strategy": result.strategy,
+        **result.to_dict(),
         # what made these figures, to make them again
         "warpsweep_version": warpsweep_version(), "git_commit": git_commit(),
         "simulator": simulator_digest(), "libraries": library_versions(),
