@@ -477,3 +477,32 @@ def test_a_fit_with_no_more_times_than_free_parameters_is_refused(tmp_path, caps
                        "--cache", str(tmp_path / "cache"), "-q")
     assert code == 2 and "the fit is not determined by them" in err
     assert not (tmp_path / "x.toml").exists()
+
+
+def test_verify_where_the_gpu_answers_wrong_says_so_and_exits_3(tmp_path, capsys):
+    """Every configuration answering wrong on the GPU had exited 0 with no line and
+    ``"measured": true`` (probe MEAS): a kernel that disagrees with the functional run is
+    named, as `warpsweep measure` exits 3 on it; the study's rows stand, unmeasured."""
+    def wrong_gpu(device_index: int = 0, reps: int = 3):
+        def measure(graph_spec, algorithm, config, source):
+            return {"measured_us": 50.0, "kernel_us": 30.0, "correct": False,
+                    "note": "3 vertices differ", "gpu_name": "Stand-in H100 GPU"}
+        return measure
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(measure_module, "gpu_unavailable", lambda index=0: None)
+        mp.setattr(verify_module, "gpu_measure", wrong_gpu)
+        code, out, err = cli(capsys, "tune", "--graph", GRAPHS[0], "--algo", "bfs",
+                             "--trials", "4", "--sources", "1", "--workers", "0",
+                             "--results", str(tmp_path / "r"), "--no-progress", "--verify",
+                             "2", "--json")
+    doc = json.loads(out)
+    (study,) = doc["verify"]["studies"]
+    assert code == 3 and study["measured"] == 0 and study["winner"] is None
+    assert study["wrong"] >= 2
+    assert "answered otherwise than the functional run" in err and "no winner" in err
+    assert "exit 3" in err
+    con = connect(tmp_path / "r")
+    assert con.execute("SELECT count(*) FROM trials WHERE measured_us IS NOT NULL"
+                       ).fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM trials").fetchone()[0] >= 4

@@ -202,12 +202,18 @@ def _run_tune(args: argparse.Namespace) -> int:
     verified, verify_doc = None, None
     if args.verify:  # (before the table keeps only --top rows)
         verified, verify_doc = _verify(args, result)
+        wrong = sum(s["wrong"] for s in verify_doc["studies"])
     for summary in result.studies:
         summary.best = (summary.ranked or summary.best)[: args.top]
     _report(args, result, lambda: [study_table(s) for s in result.studies], verify_doc)
     if verified:
         print(verified, file=sys.stderr if args.json else sys.stdout)
-    return _exit_code(args, result)
+    code = _exit_code(args, result)
+    if args.verify and wrong and code == 0:  # every row saved; a kernel disagrees, as measure
+        print(f"warpsweep: --verify {args.verify}: {wrong} configuration(s) answered wrong "
+              "on the GPU (exit 3, as warpsweep measure's)", file=sys.stderr)
+        return 3
+    return code
 
 
 def _verify(args: argparse.Namespace, result: api.TuneResult) -> tuple[str, dict]:
@@ -225,7 +231,7 @@ def _verify(args: argparse.Namespace, result: api.TuneResult) -> tuple[str, dict
             "winner": winner.config if winner else None,
             "winner_measured_us": winner.measured_us if winner else None,
             "pick_regret": regret, "gpu_name": winner.gpu_name if winner else None,
-            "note": v.note or None})
+            "wrong": len(v.wrong()), "note": v.note or None})
     text = note if note is not None else "\n".join(verification_table(v) for v in verifications)
     return text, doc
 

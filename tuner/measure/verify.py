@@ -64,6 +64,10 @@ class Verification:
         """The rows measured with a correct answer."""
         return [r for r in self.rows if r.correct and r.measured_us is not None]
 
+    def wrong(self) -> list[VerifiedRow]:
+        """The rows whose kernels answered otherwise than the functional run."""
+        return [r for r in self.rows if r.correct is False]
+
     def winner(self) -> VerifiedRow | None:
         """The fastest measured configuration (ties: the better simulated rank)."""
         rows = self.measured()
@@ -267,4 +271,14 @@ def verification_table(v: Verification) -> str:
         lines.append(f"  measured winner: {winner.config}"
                      + (f"; the simulated pick's regret {regret:.3f}"
                         if regret is not None and not math.isnan(regret) else ""))
+    if v.wrong():
+        lines.append(f"  {wrong_line(v)}")
     return "\n".join(lines)
+
+
+def wrong_line(v: Verification) -> str:
+    """What the configurations that answered wrong on the GPU mean."""
+    n = len(v.wrong())
+    return (f"{n} configuration{'s' if n != 1 else ''} answered otherwise than the "
+            "functional run on the GPU (a kernel's bug, not a time: `warpsweep measure` of one "
+            "shows how)" + ("; none measured correctly, no winner" if not v.measured() else ""))
