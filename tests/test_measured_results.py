@@ -216,6 +216,16 @@ def _drop_column(name: str):
     return lambda rows: [{k: v for k, v in r.items() if k != name} for r in rows]
 
 
+def _swap_claims(rows):
+    """Two rows of other simulated times stand for each other's trials and references: each
+    measurement joined to the other's configuration (probe MEAS)."""
+    i, j = [k for k, r in enumerate(rows) if r["labels"]][:2]
+    assert rows[i]["time_us"] != rows[j]["time_us"]
+    for key in ("trials", "labels"):
+        rows[i][key], rows[j][key] = rows[j][key], rows[i][key]
+    return rows
+
+
 def _fastest(rows) -> int:
     return min((r["measured_us"], r["rank"], i) for i, r in enumerate(rows)
                if r["correct"])[2]
@@ -235,6 +245,7 @@ def _fastest(rows) -> int:
     (_drop_column("study_key"), "no column study_key"),
     (_drop_column("correct"), "no column correct"),
     (lambda rows: _set(_fastest(rows), measured_us=1e6)(rows), "the winner flag"),
+    (_swap_claims, "another configuration's"),
 ])
 def test_a_measured_file_tune_verify_cannot_have_written_is_refused_by_every_reader(
         results, capsys, edit, said):

@@ -33,8 +33,10 @@ from optuna.storages.journal import BaseJournalBackend
 from simulator.errors import WarpsweepError
 from tuner.results.damaged import body_problem
 from tuner.results.location import Location
+from tuner.results.measured import claims_problem
 from tuner.results.measured import measured_files
 from tuner.results.measured import read_measured_file
+from tuner.results.measured import simulated_times
 from tuner.results.records import TrialRecord
 from tuner.results.records import told_otherwise
 from tuner.results.schema import GRAPHS
@@ -134,9 +136,20 @@ def check(results: str, repair: bool = False) -> Report:
             f = kept.pop(conflict[0])
             del tables[f]
             _damaged(loc, f, conflict[1], report, repair)
+    simulated = None
     for f in measured_files(loc):  # tune --verify's measurements (tuner.results.measured)
         report.files += 1
-        problem = body_problem(f, loc.fs) or read_measured_file(loc, f)[1]
+        problem = body_problem(f, loc.fs)
+        if problem is None:
+            read, problem = read_measured_file(loc, f)
+        if problem is None:  # and what it stands for is what its rows were simulated as
+            if simulated is None:
+                simulated = simulated_times(
+                    row for path, t in tables.items()
+                    if path.startswith(loc.path(TRIALS) + "/") for row in zip(
+                        *(t.column(c).to_pylist() for c in ("study_key", "trial", "label",
+                                                            "time_us")), strict=True))
+            problem = claims_problem(read.to_pylist(), simulated)
         if problem is not None and repair:
             report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
         elif problem is not None:

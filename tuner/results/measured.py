@@ -148,19 +148,45 @@ def measured_keys(rows: pa.Table) -> pa.Table:
         us = r["measured_us"]
         if not r["correct"] or us is None or not math.isfinite(us) or us <= 0:
             continue
-        trials = r["trials"] if r["trials"] is not None else (
-            [r["trial"]] if r["role"] == "trial" and r["trial"] is not None else [])
-        labels = r["labels"] if r["labels"] is not None else (
-            [r["label"]] if r["role"] == "reference" and r["label"] else [])
-        keys = [(r["study_key"], t, None) for t in trials] + [
-            (r["study_key"], None, label) for label in labels]
-        for key in keys:
+        for key in _claimed_keys(r):
             if key not in found or us < found[key][0]:
                 found[key] = (us, r["kernel_us"])
     return pa.Table.from_pylist(
         [{"study_key": k[0], "trial": k[1], "label": k[2], "measured_us": v[0],
           "measured_kernel_us": v[1]} for k, v in sorted(found.items(), key=_key_order)],
         schema=KEYS)
+
+
+def _claimed_keys(r: dict[str, Any]) -> list[tuple[str, int | None, str | None]]:
+    """The (study, trial number, reference label) keys a measured row stands for."""
+    trials = r["trials"] if r["trials"] is not None else (
+        [r["trial"]] if r["role"] == "trial" and r["trial"] is not None else [])
+    labels = r["labels"] if r["labels"] is not None else (
+        [r["label"]] if r["role"] == "reference" and r["label"] else [])
+    return [(r["study_key"], t, None) for t in trials] + [
+        (r["study_key"], None, label) for label in labels]
+
+
+def claims_problem(rows: list[dict[str, Any]],
+                   simulated: dict[tuple[str, int | None, str | None], float]) -> str | None:
+    """A measured row standing for a trial or reference whose row was simulated at another
+    time than the measured row records (``simulated``: each trial row's ``time_us`` by
+    (study, trial, label)): its measurement would be joined to another configuration (one
+    configuration of a study has one simulated time). None where every claim holds."""
+    for i, r in enumerate(rows):
+        for key in _claimed_keys(r):
+            held = simulated.get(key)
+            if held is not None and r["time_us"] is not None and held != r["time_us"]:
+                who = f"trial {key[1]}" if key[2] is None else f"reference {key[2]!r}"
+                return (f"row {i} (simulated {r['time_us']:g} us) stands for {who}, simulated "
+                        f"at {held:g} us: another configuration's (a row edited or copied)")
+    return None
+
+
+def simulated_times(rows: Any) -> dict[tuple[str, int | None, str | None], float]:
+    """Each trial row's ``time_us`` by (study, trial number, reference label), from rows of
+    ``study_key``, ``trial``, ``label``, ``time_us``."""
+    return {(k, t, label): us for k, t, label, us in rows if us is not None}
 
 
 def _key_order(item: tuple) -> tuple:
@@ -185,6 +211,19 @@ def add_views(con: Any, location: Location, trials_source: str) -> str:
     if not rows.num_rows:
         return (f"SELECT *, CAST(NULL AS DOUBLE) AS measured_us, CAST(NULL AS DOUBLE) AS "
                 f"measured_kernel_us FROM {trials_source}")
+    from tuner.results.damaged import DamagedResults
+
+    simulated = simulated_times(con.execute(
+        f"SELECT study_key, trial, label, time_us FROM {trials_source} WHERE study_key IN "
+        "(SELECT DISTINCT study_key FROM _measured_rows)").fetchall())
+    by_study: dict[str, list[dict[str, Any]]] = {}
+    for r in rows.to_pylist():
+        by_study.setdefault(r["study_key"], []).append(r)
+    for path in measured_files(location):
+        stem = path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".parquet")
+        problem = claims_problem(by_study.get(stem, []), simulated)
+        if problem is not None:
+            raise DamagedResults(path, problem, location.text)
     con.register("_measured_keys", measured_keys(rows))
     return (f"SELECT t.*, k.measured_us, k.measured_kernel_us FROM {trials_source} t "
             "LEFT JOIN _measured_keys k ON k.study_key = t.study_key "
