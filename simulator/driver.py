@@ -124,7 +124,8 @@ def check_applicable(strategy: Strategy, algorithm: str) -> None:
     if strategy.relax == "store" and algorithm not in ("sssp", "cc"):
         raise ConfigError(
             f"relax='store' does not apply to {algorithm}: it replaces the atomicMin by which "
-            "SSSP and CC lower a value (BFS's worklists store plainly already)"
+            "SSSP and CC lower a value"
+            + (" (BFS's worklists store plainly already)" if algorithm == "bfs" else "")
         )
     if strategy.unchecked_atomics and algorithm not in ("sssp", "cc"):
         raise ConfigError(

@@ -377,11 +377,12 @@ def _check_bool(knob: str, value: Any) -> None:
     takes 256, not '256'); ``Strategy.parse`` reads the CLI's text."""
     if value is None or isinstance(value, bool):
         return
-    if isinstance(value, str):
-        meant = {"true": " (True)", "false": " (False)"}.get(value.strip().lower(), "")
+    meant = {"true": "True", "false": "False"}.get(
+        value.strip().lower() if isinstance(value, str) else None)
+    if meant is not None:  # only a dict of knobs holds the text: the CLI's is read as a bool
         raise ConfigError(f"`{knob}` must be true or false (a bool), but got the string "
-                          f"{value!r}: a dict of knobs takes Python values, so give the bool"
-                          f"{meant}; text such as '{knob}=true' is read by Strategy.parse")
+                          f"{value!r}: a dict of knobs takes Python values, so give the bool "
+                          f"({meant}); text such as '{knob}=true' is read by Strategy.parse")
     raise ConfigError(f"`{knob}` must be true or false, but got {value!r}")
 
 

@@ -95,3 +95,6 @@ def test_relax_is_a_data_driven_knob_of_sssp_and_cc(kite):
         Strategy.parse("driven=data,relax=cas")
     with pytest.raises(ConfigError, match="relax='store' does not apply to bfs"):
         simulate(kite, "bfs", "driven=data,relax=store", source=0)
+    with pytest.raises(ConfigError) as refused:  # PageRank's had named BFS's worklists (SPACES)
+        simulate(kite, "pagerank", "driven=data,relax=store")
+    assert "pagerank" in str(refused.value) and "BFS" not in str(refused.value)

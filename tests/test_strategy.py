@@ -98,6 +98,10 @@ def test_numpy_scalars_are_taken_as_python_scalars():
         Strategy(mapping="vwarp", w=np.True_)
     with pytest.raises(ConfigError, match="must be true or false, but got 1"):
         Strategy(driven="data", dedup=np.int64(1))
+    # the CLI's text had been told a dict of knobs takes Python values (probe SPACES)
+    with pytest.raises(ConfigError) as refused:
+        Strategy.parse("driven=data,dedup=yes")
+    assert "got 'yes'" in str(refused.value) and "dict" not in str(refused.value)
 
 
 def test_defaults_and_round_trip():
