@@ -517,3 +517,14 @@ def test_verify_where_the_gpu_answers_wrong_says_so_and_exits_3(tmp_path, capsys
     assert con.execute("SELECT count(*) FROM trials WHERE measured_us IS NOT NULL"
                        ).fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM trials").fetchone()[0] >= 4
+
+
+def test_best_by_measured_us_names_the_studies_it_leaves_out(results, capsys):
+    """A study never verified on a GPU had been left out of `best --metric measured_us`'s
+    table without a word (probe MEAS)."""
+    tune(results, "grid2d:rows=8,cols=8", verify=None, capsys=capsys)
+    code, out, err = cli(capsys, "best", "--results", str(results), "--metric", "measured_us")
+    assert code == 0 and "grid2d" not in out
+    assert "1 study with no complete row holding measured_us" in err
+    code, out, err = cli(capsys, "best", "--results", str(results))
+    assert code == 0 and "grid2d" in out and "no complete row holding" not in err

@@ -612,7 +612,28 @@ def run_best(args: argparse.Namespace) -> int:
         pending = _pending_studies(args.results)
         if pending:  # left out of the table: said, not silently
             print(f"note: not in this table: {pending}", file=sys.stderr)
+    if args.graph is None:
+        lacking = _studies_lacking(con, objective.metric, args)
+        if lacking:  # (--metric measured_us: the studies never verified on a GPU)
+            print(f"note: not in this table: {lacking} stud{'y' if lacking == 1 else 'ies'} "
+                  f"with no complete row holding {objective.metric}"
+                  + (" (measured by tune --verify K)" if objective.metric == "measured_us"
+                     else ""), file=sys.stderr)
     return 0
+
+
+def _studies_lacking(con: Any, metric: str, args: argparse.Namespace) -> int:
+    """Studies (of the --algo and --device asked) none of whose complete rows holds
+    ``metric``: `best` ranks rows by it, so it shows none of theirs."""
+    clauses, params = ["state = 'complete'"], []
+    for column, value in (("algorithm", args.algo), ("device", _filters_of(args).device)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    with reading(con):
+        return con.execute(
+            f"SELECT count(*) FROM (SELECT study_key FROM trials WHERE {' AND '.join(clauses)} "
+            f"GROUP BY study_key HAVING count(\"{metric}\") = 0)", params).fetchone()[0]
 
 
 @_pipe_safe
