@@ -486,5 +486,5 @@ def _measured_cells(line: StudyLine) -> str:
         return f'<td class="num">{best}</td><td>-</td>'
     config = config_text(Strategy.parse(w.config).to_params())
     return (f'<td class="num">{best}</td><td><code>{e(config)}</code>: {w.measured_us:.4g} µs '
-            f"measured, {w.time_us:.4g} simulated, rank {w.rank} of the search "
+            f"measured, {w.time_us:.4g} simulated, rank {w.rank} of the search when measured "
             f"({w.measured} measured on {e(w.gpu_name or 'the GPU')})</td>")

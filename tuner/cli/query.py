@@ -562,7 +562,8 @@ def run_best(args: argparse.Namespace) -> int:
             regret = s.measured_regret
             print(f"  {s.study.graph}, {s.study.algorithm} on {s.study.device}: "
                   f"{config_text(Strategy.parse(w.config).to_params())} {_fmt(w.measured_us)} us "
-                  f"measured ({_fmt(w.time_us)} simulated, rank {w.rank} of the search) on "
+                  f"measured ({_fmt(w.time_us)} simulated, rank {w.rank} of the search when "
+                  "measured) on "
                   f"{w.gpu_name or 'the GPU'}, {w.measured} measured"
                   + (f"; the simulated pick's regret {regret:.3f}" if regret is not None
                      else ""))
