@@ -135,6 +135,10 @@ def _convert_collection(node: yaml.Node, path: KeyPath, doc: YamlDoc, walk: _Wal
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise doc.error(path, "mapping keys must be plain scalars")
+            if key_node.tag == "tag:yaml.org,2002:merge":  # PyYAML's message names its tag
+                raise ConfigError(f"{source_at(doc, key_node)}: {'.'.join(map(str, path))}: "
+                                  "a YAML merge key (<<) is not read here: write the keys "
+                                  "out (an alias of a whole value, *name, is read)")
             try:
                 key = ctor.construct_object(key_node)
             except yaml.YAMLError as exc:

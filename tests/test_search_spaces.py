@@ -183,6 +183,9 @@ def test_digest_depends_on_content_not_comments():
         ("params:\n  w: {choices: []}\n", "non-empty list"),
         ("params:\n  w: {choices: [1, 1]}\n", "duplicate values"),
         ("params:\n  w: [1]\n  w: [2]\n", "test.yaml:3: params.w: duplicate key 'w'"),
+        # PyYAML's "could not determine a constructor for the tag ...merge" (probe SPACES)
+        ("params:\n  w: {<<: {choices: [2, 4]}}\n",
+         "test.yaml:2: params.w: a YAML merge key (<<) is not read here"),
         ("params:\n  chunk: {int: [1, 8], when: {w: 2}}\n  w: [2]\n",
          "test.yaml:2: params.chunk.when.w: `when` refers to 'w'"),
         ("params:\n  w: [1, 2]\n  chunk: {int: [1, 8], when: {w: 3}}\n",
