@@ -468,9 +468,17 @@ class SearchSpace:
             # a knob whose every value is refused makes every other knob's probes fail too:
             # named is the first rejection whose reason names its own knob (w=3, not the
             # mapping='vwarp' every probe of which held w=3)
-            p, v, reason = next((r for r in rejected
-                                 if re.search(rf"\b{re.escape(r[0].name)}\b", r[2])),
-                                rejected[0])
+            def names(knob: str, reason: str) -> bool:
+                return re.search(rf"\b{re.escape(knob)}\b", reason) is not None
+
+            own = next((r for r in rejected if names(r[0].name, r[2])), None)
+            fixed = next((k for k, _ in self.fixed if names(k, rejected[0][2])), None)
+            if own is None and fixed is not None:  # a fixed knob refused in every probe
+                raise ConfigError(
+                    f"{self.source}: space {self.name!r}: fixed {fixed}="
+                    f"{dict(self.fixed)[fixed]!r} is rejected by the simulator: "
+                    f"{rejected[0][2]}")
+            p, v, reason = own or rejected[0]
             raise ConfigError(
                 f"{self.source}:{p.line}: space {self.name!r}: {p.name}={v!r} is rejected "
                 f"by the simulator in every combination tried: {reason}"

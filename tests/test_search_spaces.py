@@ -257,6 +257,15 @@ def test_the_knob_named_is_the_one_whose_value_is_refused():
         space.validate()
 
 
+def test_a_fixed_knob_refused_in_every_probe_is_the_one_named():
+    """A bad fixed adaptive_stat had been named as "line 6: chunk=1 is rejected" (SPACES)."""
+    space = space_from("fixed:\n  mapping: adaptive\n  adaptive_stat: nonsense\n"
+                       "params:\n  chunk: {choices: [1, 2]}\n")
+    with pytest.raises(ConfigError, match=r"fixed adaptive_stat='nonsense' is rejected") as e:
+        space.validate()
+    assert "chunk" not in str(e.value)
+
+
 def test_value_invalid_only_in_some_combinations_is_allowed():
     # A combination the simulator rejects becomes a failed trial with its reason later; only
     # a value rejected in every combination is a load error.
