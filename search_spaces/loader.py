@@ -314,7 +314,10 @@ class SearchSpace:
         if keep != [v for v in values if keep[0] <= v <= keep[-1]]:
             return p
         grid = None if p.grid is None else tuple(v for v in p.grid if keep[0] <= v <= keep[-1])
-        return dataclasses.replace(p, low=keep[0], high=keep[-1], grid=grid or None)
+        if grid == ():  # the values listed for the grid sampler: none usable
+            return dataclasses.replace(p, kind="choices", choices=(), low=None, high=None,
+                                       log=False, step=None, grid=None, powers_of_two=False)
+        return dataclasses.replace(p, low=keep[0], high=keep[-1], grid=grid)
 
     def _named_for(self, algorithm: str) -> SearchSpace:
         """This space with ``{algorithm}`` in its text values replaced by ``algorithm``:

@@ -3,9 +3,9 @@
 Entries are uncompressed ``.npz`` files (the format of ``warpsweep graph convert``) in
 ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``. The key hashes the canonical spec
 (with a file's resolved path), the file's size, times, device and inode, the cache, npz
-and generator versions, and the sources of the code that builds a graph (``BUILDERS``; for a
-generated graph numpy's version too): an edited file, reader or generator never serves a
-stale graph, a version left unbumped included. An
+and generator versions, the sources of the code that builds a graph (``BUILDERS``) and numpy's
+version (its generators draw random graphs, weights and orders): an edited file, reader or
+generator never serves a stale graph, a version left unbumped included. An
 entry records its key and is served only under it (an entry copied over another's name had
 been served as that file's graph). A file modified within ``RACY_S`` seconds is not cached
 (nor its digest kept): on a filesystem of coarse timestamps (NFS, FAT, HFS+), a same-size
@@ -53,9 +53,9 @@ CACHE_ENV = "WARPSWEEP_CACHE_DIR"
 CACHE_MAX_ENV = "WARPSWEEP_CACHE_MAX"
 DEFAULT_CACHE_MAX = 20 * 2**30
 KEY_META = "cache_key"  # the key an entry was written under, in its metadata
-# the simulator's modules whose code decides what graph a spec builds: readers, generators,
-# the edge list's normalisation and the CSR
-BUILDERS = ("loaders.py", "generators.py", "edges.py", "graph.py")
+# the simulator's modules whose code decides what graph a spec builds: the spec's reading,
+# readers, generators, the edge list's normalisation, weights and relabelling, the CSR
+BUILDERS = ("graph_spec.py", "loaders.py", "generators.py", "edges.py", "load.py", "graph.py")
 # Generated graphs are cached from this many generated edges on (smaller ones are faster
 # to regenerate than to read back).
 MIN_GENERATED_EDGES = 1 << 20
@@ -145,7 +145,7 @@ def cache_key(spec: GraphSpec) -> str | None:
     """The hex key of ``spec``'s entry; None when its file cannot be stat'ed, or was modified
     too recently for its times to tell a rewrite (``RACY_S``)."""
     parts: dict[str, object] = {"cache": CACHE_VERSION, "npz": NPZ_VERSION,
-                                "code": builders_digest()}
+                                "code": builders_digest(), "numpy": np.__version__}
     if spec.is_file:
         try:
             path = Path(spec.params["path"]).expanduser().resolve()
@@ -158,7 +158,6 @@ def cache_key(spec: GraphSpec) -> str | None:
         parts["version"] = _file_version(st)
     else:
         parts["generator"] = GENERATOR_VERSION
-        parts["numpy"] = np.__version__
     parts["spec"] = spec.canonical()
     blob = json.dumps(parts, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:32]

@@ -121,6 +121,30 @@ def test_a_rebuilt_journal_holds_what_each_row_ran_where_a_row_drops_defaults(tm
         assert drawn == row, t.number
 
 
+def test_a_journal_is_rebuilt_where_a_failed_rows_configuration_left_a_knob_unset(
+        tmp_path, capsys):
+    """An invalid configuration is told by its text, where a row holds an unset knob as
+    absent and the drawn configuration as null: the rebuild had refused its own study's
+    failed row, for good (probe CR4)."""
+    space = tmp_path / "nulls.yaml"
+    space.write_text("name: nulls\nparams:\n  mapping: {choices: [thread, vwarp]}\n"
+                     "  donate_threshold: {choices: [null, 4]}\n"
+                     "  defer_threshold: {choices: [null, 64]}\n")
+    results = tmp_path / "r"
+
+    def run(trials):
+        return api.tune(GRAPH, space=space, trials=trials, sources=1, results=str(results),
+                        sampler="grid")
+
+    first = run(8)
+    assert first.studies[0].failed  # some combination is refused by the simulator
+    journal_of(results).unlink()
+    again = run(8)
+    assert "journal was behind the results" in capsys.readouterr().err
+    assert again.evaluations == 0 and again.studies[0].done == first.studies[0].done
+    assert_sound(results, 8)
+
+
 def test_rows_that_conflict_are_refused_loudly(tmp_path, capsys):
     import pyarrow.parquet as pq
 

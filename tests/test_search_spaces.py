@@ -481,6 +481,12 @@ def test_an_integer_range_is_narrowed_per_algorithm_as_choices_are(tmp_path):
                     "  unroll: {int: [2, 8]}\n")
     with pytest.raises(ConfigError, match=r"ranges.yaml:4: .*unroll.*pagerank"):
         load_space(str(path)).for_algorithm(applicable_to("pagerank"), "pagerank")
+    # a grid none of whose values applies is refused too, not dropped for the range's
+    # values the user never listed (probe CR4)
+    path.write_text("name: ranges\nparams:\n  mapping: {choices: [thread, vwarp]}\n"
+                    "  unroll: {int: [1, 8], grid: [2, 4]}\n")
+    with pytest.raises(ConfigError, match=r"ranges.yaml:4: .*unroll.*pagerank"):
+        load_space(str(path)).for_algorithm(applicable_to("pagerank"), "pagerank")
 
 
 def test_a_space_named_by_its_file_says_so_not_a_name_key_it_lacks(tmp_path):

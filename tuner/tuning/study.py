@@ -295,7 +295,7 @@ class StudyRun:
         32): enqueued as such, a knob the row lacks had been drawn afresh, and a filled-in
         default had been refused as outside a space offering ``null``. A knob no offered
         value gives is left as the row has it (the rebuild then refuses the row)."""
-        target = self._dedupe_key(params)
+        target = self._row_key(params)
         config: dict[str, Any] = dict(self.space.fixed)
         for p in self.space.params:
             if not p.active(config):
@@ -307,11 +307,16 @@ class StudyRun:
             chosen = held
             if not p.offers(held):
                 for value in (None, *p.choices):
-                    if p.offers(value) and self._dedupe_key({**params, p.name: value}) == target:
+                    if p.offers(value) and self._row_key({**params, p.name: value}) == target:
                         chosen = value
                         break
             config[p.name] = chosen
         return config
+
+    def _row_key(self, config: dict[str, Any]) -> Any:
+        """``_dedupe_key`` of a configuration as a row holds it: an unset knob is absent (an
+        invalid configuration is told by its text, where ``null`` and absent would differ)."""
+        return self._dedupe_key({k: v for k, v in config.items() if v is not None})
 
     def _name_metrics(self, study: optuna.Study) -> None:
         """The objective's metric names on the study (optuna-dashboard shows them)."""
@@ -458,7 +463,7 @@ class StudyRun:
                     continue
                 try:
                     drawn = self.space.suggest(UserNamedTrial(trial, self.space))
-                    if self._dedupe_key(drawn) != self._dedupe_key(record.params):
+                    if self._row_key(drawn) != self._row_key(record.params):
                         raise ValueError(f"the space draws no {record.params}")
                 except ValueError as exc:  # a row's knob among no choice of the space
                     raise ConflictError(
