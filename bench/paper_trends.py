@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -25,12 +26,15 @@ if sys.path[:1] != [ROOT]:
     sys.path.insert(0, ROOT)
 
 from bench.trends import cheng  # noqa: E402
+from bench.trends import common  # noqa: E402
 from bench.trends import hong  # noqa: E402
 from bench.trends import nasre  # noqa: E402
 from bench.trends import wer  # noqa: E402
 from bench.trends.common import AGREE  # noqa: E402
 from bench.trends.common import DEFAULT_DEVICES  # noqa: E402
+from bench.trends.common import DISAGREE  # noqa: E402
 from bench.trends.common import MARGIN  # noqa: E402
+from bench.trends.common import MISSING  # noqa: E402
 from bench.trends.common import Context  # noqa: E402
 from bench.trends.common import Lab  # noqa: E402
 from bench.trends.common import Row  # noqa: E402
@@ -89,6 +93,8 @@ def run_trends(
     skipped: dict[str, str] = {}
     start = time.perf_counter()
     log(f"paper trends ({size.name} size): {', '.join(names)}")
+    for name in sorted(MISSING):
+        log(f"  skipped real graph {name}: not in {common.SHARED_GRAPHS}")
     for name in names:
         t0 = time.perf_counter()
         log(f"[{name}] ...")
@@ -108,8 +114,12 @@ def run_trends(
 
 def summary(report: Report) -> str:
     agree = sum(r.verdict == AGREE for r in report.rows)
-    text = (f"{agree}/{len(report.rows)} claims agree (a faster/slower claim needs a "
-            f"{MARGIN:.0%} margin); {report.simulations} simulations in {report.wall_s:.1f} s")
+    disagree = sum(r.verdict == DISAGREE for r in report.rows)
+    untested = len(report.rows) - agree - disagree
+    tested = f"{agree}/{agree + disagree} claims agree" + (
+        f" ({untested} not tested here: their runs were one simulation)" if untested else "")
+    text = (f"{tested} (a faster/slower claim needs a {MARGIN:.0%} margin); "
+            f"{report.simulations} simulations in {report.wall_s:.1f} s")
     if report.skipped:
         text += f"; skipped: {', '.join(report.skipped)} (knobs not modelled yet)"
     return text
@@ -139,6 +149,13 @@ def run_args(args: argparse.Namespace) -> int:
         if blocked is not None:
             raise ConfigError(f"--json {str(args.json)!r}: {str(blocked)!r} is a file, not a "
                               "directory")
+        try:  # a file can be made there: found before the run, not after it
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=args.json.parent):
+                pass
+        except OSError as exc:
+            raise ConfigError(f"--json {str(args.json)!r}: cannot write there "
+                              f"({exc.strerror or exc})") from None
     report = run_trends(quick=args.quick, device=args.device, only=args.only)
     print(render(report.rows))
     print()

@@ -31,6 +31,7 @@ from bench.trends.common import judge
 from bench.trends.common import loss
 from bench.trends.common import series
 from bench.trends.common import speedup
+from bench.trends.common import vacuous
 
 NASRE = "Nasre 2013"
 DONATE_THRESHOLDS = (0, 1, 2, 4)
@@ -103,11 +104,15 @@ def nasre_fig8_9(ctx: Context) -> list[Row]:
         common = {"paper": NASRE, "device": device, "graphs": [case.spec],
                   "data": {"baseline_us": base, "speedup": speed, "donate_threshold": best_d}}
         thresholds = ", ".join(map(str, DONATE_THRESHOLDS))
+        atomics = {k: ctx.lab.run(case.spec, "sssp", v, device)["atomics"]
+                   for k, v in (("atomic", base_cfg), ("chunked", variants["chunked push"]))}
+        tail = (f"the model's chunked push (one tail atomic a thread's batch) takes "
+                f"{atomics['chunked']:,.0f} atomics here against the warp-aggregated atomic "
+                f"push's {atomics['atomic']:,.0f}")
         claims = [
-            ("chunked push", "work chunking does not improve SSSP (<= 1.05x)",
-             speed["chunked push"] <= 1.05,
-             "the model serialises every push on the queue tail, and a chunked push replaces a "
-             "warp's pushes by one atomic, so it removes most of the dominant cost"),
+            # "does not improve performance (second bars)": about even, not much slower
+            ("chunked push", "work chunking neither improves SSSP nor costs it much "
+             "(0.8x-1.05x)", 0.8 <= speed["chunked push"] <= 1.05, tail),
             ("atomic-free push", "the atomic-free (prefix-sum) push improves SSSP (>= 1.02x)",
              gain(speed["atomic-free push"]),
              "the prefix-sum pass costs more in the model than the atomics it removes"),
@@ -204,7 +209,8 @@ def nasre_fig11(ctx: Context) -> list[Row]:
                                 "graph) makes the temporal hybrid beat both solo approaches",
                                 figure, verdict, note, **common))
                 last = rel[-1]
-                verdict, note = judge(
+                verdict, note = vacuous(never(sw[-1]) + ": it is data-driven by "
+                                        "construction") if peak < sw[-1] else judge(
                     abs(last - 1) <= 0.1,
                     "the worklist reaches this threshold in the model, so the hybrid still "
                     "switches",
@@ -229,7 +235,8 @@ def nasre_fig11(ctx: Context) -> list[Row]:
                                 "solo approach", figure, verdict, note, **common))
                 later = [r for s, r in zip(sw, rel, strict=True) if s >= 0.2]
                 figure = f"t/t_data for >= 20%: {min(later):.2f}..{max(later):.2f}"
-                verdict, note = judge(
+                verdict, note = vacuous(never(0.2) + ": it is data-driven by construction"
+                                        ) if peak < 0.2 else judge(
                     all(0.85 <= r <= 1.15 for r in later),
                     "the model's worklist rebuild on switching back is costlier than the "
                     "paper saw",
@@ -250,6 +257,8 @@ def nasre_fig12(ctx: Context) -> list[Row]:
                     for p in ps]
             times = [r["time_us"] for r in runs]
             rel = [t / times[0] for t in times]
+            # the paper's P = 1 is pure data-driven; the model's runs the spatial kernel
+            data = ctx.lab.time(case.spec, algo, "driven=data", device)
             ctx.log(f"  [nasre12] {case.label} {algo}: t/t(P=1) {series(ps, rel)}")
             ok = all(gain(r) for r in rel[1:]) and gain(rel[-1] / rel[1])
             tie = all(not gain(r) and not loss(r) for r in rel)
@@ -265,11 +274,13 @@ def nasre_fig12(ctx: Context) -> list[Row]:
                 "spatially ordered",
             )
             rows.append(Row(f"Nasre 12 {case.label}: {algo.upper()} spatial hybrid",
-                            f"{algo.upper()}: partitions > 1 are slower than P=1 (pure "
-                            f"data-driven) and get slower as P grows (to P={ps[-1]})",
-                            f"t/t(P=1) {series(ps, rel)}", verdict, note, paper=NASRE,
+                            f"{algo.upper()}: partitions > 1 are slower than P=1 (the "
+                            f"paper's pure data-driven) and get slower as P grows (to "
+                            f"P={ps[-1]})",
+                            f"t/t(P=1) {series(ps, rel)}; P=1 is {fmt_x(times[0] / data)} "
+                            "data-driven's time", verdict, note, paper=NASRE,
                             device=device, graphs=[case.spec],
-                            data={"partition": list(ps), "time_us": times}))
+                            data={"partition": list(ps), "time_us": times, "data_us": data}))
     return rows
 
 

@@ -88,9 +88,14 @@ def wer(ctx: Context) -> list[Row]:
         g_pr = geomean(
             speedup(v["wer"], v["wer+"]) for k, v in per.items() if k.endswith("/pagerank")
         )
+        same = all(ctx.lab.run(c.spec, "pagerank", "mapping=wer", device)
+                   == ctx.lab.run(c.spec, "pagerank", "mapping=wer+", device)
+                   for c in ctx.sizes.wer)
         verdict, note = judge(
             0.95 <= g_pr <= 1.05,
             "the model's wer+ also recruits lanes past the end of the vertex range",
+            "wer and wer+ are one simulation on PageRank here: the model charges wer+ nothing "
+            "where no lane is inactive" if same else "",
         )
         rows.append(Row("WER: wer+ vs wer, PageRank",
                         "without inactive threads (PageRank) wer+ and wer perform alike "
