@@ -10,7 +10,6 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -252,13 +251,17 @@ def budget_of(spec: StudySpec, space: SearchSpace) -> int:
     budget = spec.trials or DEFAULT_TRIALS
     # a space a sampler draws from finitely caps the budget (its repeats are answered from
     # the study, and would otherwise be asked for until 50 in a row ended it)
-    if not space.finite or _more_than(space.drawable_configs(), max(budget, MAX_GRID)):
+    if not space.finite or _draws_more_than(space, max(budget, MAX_GRID)):
         return budget
     return min(budget, distinct_configurations(space, drawable=True))
 
 
-def _more_than(configs: Iterator[Any], limit: int) -> bool:
-    return any(i >= limit for i, _ in enumerate(configs))
+@functools.lru_cache(maxsize=64)
+def _draws_more_than(space: SearchSpace, limit: int) -> bool:
+    """Whether a sampler can draw more than ``limit`` configurations of ``space``: once per
+    space (a sweep of thousands of studies over a few spaces had counted them for each, some
+    minutes before its first study)."""
+    return any(i >= limit for i, _ in enumerate(space.drawable_configs()))
 
 
 @functools.lru_cache(maxsize=64)
