@@ -112,6 +112,28 @@ def test_dashboard_without_the_extra_is_one_line_naming_it(tmp_path, capsys, mon
     assert "\n" not in err and 'pip install -e ".[dashboard]"' in err
 
 
+def test_dashboard_on_a_port_in_use_is_refused_naming_it(tmp_path, capsys, monkeypatch):
+    """It had said it was listening, then failed with "[Errno 98] Address already in use",
+    exit 1 (probe SWEEP)."""
+    import importlib.util
+    import socket
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",  # as if the extra were installed
+                        lambda name, *a: real("json") if name == "optuna_dashboard"
+                        else real(name, *a))
+    api.tune(GRAPH, trials=2, sources=1, results=str(tmp_path), references=False)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["dashboard", str(tmp_path), "--port", str(port)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"cannot listen on 127.0.0.1:{port}" in err
+    assert main(["dashboard", str(tmp_path), "--host", "no.such.host.invalid"]) == 2
+    assert "cannot listen on no.such.host.invalid" in capsys.readouterr().err
+
+
 def test_results_from_before_repeats_were_counted_still_check_and_resume(tmp_path,
                                                                         monkeypatch):
     from tuner.tuning import samplers

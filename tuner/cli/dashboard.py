@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import socket
 
 from simulator.errors import ConfigError
 from tuner.results.location import Location
@@ -38,6 +39,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_dashboard)
 
 
+def _check_listenable(host: str, port: int) -> None:
+    """Refuse, naming them, a host that does not resolve and a port already taken: the
+    server had said it was listening, then failed with the errno alone (exit 1)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port,
+                                                             type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     """``warpsweep dashboard``: serve until Ctrl-C."""
     if importlib.util.find_spec("optuna_dashboard") is None:
@@ -45,15 +59,16 @@ def run_dashboard(args: argparse.Namespace) -> int:
                           'pip install -e ".[dashboard]"')
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port must be from 1 to 65535, got {args.port}")
-    from optuna.storages import JournalStorage
-    from optuna_dashboard import run_server
-
-    from tuner.results.journal import MergedJournals
-
     location = Location.of(args.results)
     check_readable(location)
     journals = location.journal_dir()
     if not journals.is_dir() or not any(journals.glob("*.journal")):
         raise ConfigError(f"{args.results}: no study journal in {journals}")
+    _check_listenable(args.host, args.port)
+    from optuna.storages import JournalStorage
+    from optuna_dashboard import run_server
+
+    from tuner.results.journal import MergedJournals
+
     run_server(JournalStorage(MergedJournals(journals)), host=args.host, port=args.port)
     return 0
