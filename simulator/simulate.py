@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ def as_strategy(strategy: Strategy | dict[str, Any] | str | None) -> Strategy:
 
 
 def simulate(
-    graph: Graph | str,
+    graph: Graph | str | os.PathLike,
     algorithm: str,
     strategy: Strategy | dict[str, Any] | str | None = None,
     device: str | Device = "h100",
@@ -48,13 +49,13 @@ def simulate(
     functional: FunctionalRun | None = None,
     trace: bool = False,
 ) -> Result:
-    """Run ``algorithm`` on ``graph`` (a Graph, or a spec to load) and time its kernels
-    under ``strategy`` on ``device``.
+    """Run ``algorithm`` on ``graph`` (a Graph, or a spec or a file's path to load) and time
+    its kernels under ``strategy`` on ``device``.
 
     Pass ``functional`` (from ``functional_run``) to reuse the algorithm's per-iteration work
     across strategies; it must have been computed for this graph, algorithm and source.
     """
-    if isinstance(graph, str):  # a spec, as the command line takes it
+    if isinstance(graph, str | os.PathLike):  # a spec, as the command line takes it, or a path
         graph = load_graph(graph)
     elif not is_graph(graph):
         raise ConfigError(f"graph must be a Graph or a graph spec (load_graph makes one), "

@@ -55,6 +55,10 @@ def test_a_path_object_is_a_graph_spec_and_tilde_is_home(tmp_path, monkeypatch):
     path = save_npz(g, tmp_path / "g.npz")
     by_path, by_text = load_graph(Path(path)), load_graph(str(path))
     assert (by_path.n, by_path.m) == (by_text.n, by_text.m) == (4, 6)  # both ways stored
+    # simulate reads one too, as docs/graphs-and-devices.md says (it had refused it: API)
+    from simulator import simulate
+
+    assert simulate(Path(path), "bfs").to_dict() == simulate(str(path), "bfs").to_dict()
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     tune(Path(path), "bfs", trials=2, sources=1, results="~/tilde-res", workers=0)

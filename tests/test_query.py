@@ -360,6 +360,21 @@ def test_unknown_filters_name_what_is_there(con):
         answers.best(con, objective=Objective("speed"))
 
 
+def test_answers_take_the_texts_and_dicts_a_notebook_gives(con):
+    """``best(DIR, objective="time_us")``, ``pareto(DIR, ["time_us", "bytes"])`` and
+    ``best(DIR, {"algo": "bfs"})`` had raised AttributeError (probe API)."""
+    by_text = answers.best(con, {"algo": "bfs"}, objective="time_us")
+    assert by_text == answers.best(con, Filters(algo="bfs"), Objective("time_us"))
+    assert answers.pareto(con, ["time_us", "bytes"]) == answers.pareto(
+        con, parse_objectives("time_us,bytes"))
+    with pytest.raises(ConfigError, match=r"unknown filter\(s\) \['algorithm'\]"):
+        answers.best(con, {"algorithm": "bfs"})
+    with pytest.raises(ConfigError, match="pareto takes a list of objectives"):
+        answers.pareto(con, "time_us")
+    with pytest.raises(ConfigError, match="an objective is an Objective or its text"):
+        answers.best(con, objective=3)
+
+
 def test_best_counts_the_workloads_its_fixed_mean_is_over(tmp_path, capsys):
     """A graph timed from one and from two sources is two workloads of the fixed
     configuration's mean; the footer had said "all 2 graphs" of a mean over 3 (probe AN)."""

@@ -562,6 +562,19 @@ def test_a_graph_studied_under_two_cost_models_learns_the_newest(tmp_path):
     assert "older cost model" in why and "(new)" in why
 
 
+def test_evaluate_refuses_a_group_it_does_not_hold(synthetic):
+    """``evaluate(results, "BFS")`` had returned [] without a word, where the CLI refuses
+    it; a seed of another type had ended in sklearn's traceback (probe API)."""
+    from tuner.selection.selector import evaluate
+
+    root, _ = synthetic
+    for algorithm, device in (("BFS", None), ("sssp", None), (None, "x")):
+        with pytest.raises(ConfigError, match="no complete results for"):
+            evaluate(root, algorithm, device)
+    with pytest.raises(ConfigError, match="seed must be an integer"):
+        evaluate(root, "bfs", seed="1")
+
+
 def test_a_configurations_label_names_its_worklist():
     """A data-driven thread configuration had been labelled as the topology one."""
     from simulator.strategy import Strategy

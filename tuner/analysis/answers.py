@@ -15,6 +15,7 @@ What a question takes and gives is in ``answer_types``, the reading of the ``tri
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import duckdb
@@ -70,12 +71,39 @@ def _connection(con: duckdb.DuckDBPyConnection | str | os.PathLike) -> duckdb.Du
                       "directory, or tuner.results.query.connect(RESULTS)")
 
 
-def best(con: duckdb.DuckDBPyConnection | str | os.PathLike, filters: Filters = ALL_STUDIES,
-         objective: Objective = TIME_US) -> BestAnswer:
+def _as_objective(objective: Objective | str) -> Objective:
+    """An ``Objective``, or its text as the CLI's ``--metric`` takes it (``"time_us"``,
+    ``"simd_efficiency:max"``): a notebook's string had failed with an AttributeError."""
+    if isinstance(objective, str):
+        return Objective.parse(objective)
+    if not isinstance(objective, Objective):
+        raise ConfigError(f"an objective is an Objective or its text such as 'time_us' or "
+                          f"'simd_efficiency:max', not {type(objective).__name__}")
+    return objective
+
+
+def _as_filters(filters: Filters | Mapping[str, str | None]) -> Filters:
+    """``Filters``, or a dict of its fields (graph, algo, device)."""
+    if isinstance(filters, Filters):
+        return filters
+    if isinstance(filters, Mapping):
+        unknown = sorted(set(filters) - {"graph", "algo", "device"})
+        if unknown:
+            raise ConfigError(f"unknown filter(s) {unknown}: the filters are graph, algo and "
+                              "device")
+        return Filters(**filters)
+    raise ConfigError(f"filters are a Filters(graph=, algo=, device=) or a dict of them, not "
+                      f"{type(filters).__name__}")
+
+
+def best(con: duckdb.DuckDBPyConnection | str | os.PathLike,
+         filters: Filters | Mapping[str, str | None] = ALL_STUDIES,
+         objective: Objective | str = TIME_US) -> BestAnswer:
     """Per study, the best complete row (trials and references), its speedup over the
     study's ``thread`` reference and over the best fixed configuration of its (algorithm,
     device) group (the group counts every graph, whatever ``--graph`` picks). ``con``: a
     ``tuner.results.query.connect`` connection, or the results directory (or URI) itself."""
+    filters, objective = _as_filters(filters), _as_objective(objective)
     con = _connection(con)
     try:
         return _best(con, filters, objective)
@@ -84,10 +112,11 @@ def best(con: duckdb.DuckDBPyConnection | str | os.PathLike, filters: Filters = 
 
 
 def effect(con: duckdb.DuckDBPyConnection | str | os.PathLike, knob: str,
-           filters: Filters = ALL_STUDIES,
-           objective: Objective = TIME_US) -> EffectAnswer:
+           filters: Filters | Mapping[str, str | None] = ALL_STUDIES,
+           objective: Objective | str = TIME_US) -> EffectAnswer:
     """Per study, the metric for each value of ``knob`` with the other knobs held at the
     study's best configuration; a value with no such row falls back to its best row."""
+    filters, objective = _as_filters(filters), _as_objective(objective)
     con = _connection(con)
     try:
         return _effect(con, knob, filters, objective)
@@ -95,10 +124,15 @@ def effect(con: duckdb.DuckDBPyConnection | str | os.PathLike, knob: str,
         drop_temporaries(con)
 
 
-def pareto(con: duckdb.DuckDBPyConnection | str | os.PathLike, objectives: list[Objective],
-           filters: Filters = ALL_STUDIES) -> ParetoAnswer:
+def pareto(con: duckdb.DuckDBPyConnection | str | os.PathLike,
+           objectives: list[Objective | str],
+           filters: Filters | Mapping[str, str | None] = ALL_STUDIES) -> ParetoAnswer:
     """Per study, the complete configurations no other configuration of the study dominates
     (at least as good in every objective, better in one), sorted by the first objective."""
+    if isinstance(objectives, str | Objective):
+        raise ConfigError("pareto takes a list of objectives, e.g. [\"time_us\", \"bytes\"]")
+    objectives = [_as_objective(o) for o in objectives]
+    filters = _as_filters(filters)
     con = _connection(con)
     try:
         return _pareto(con, objectives, filters)

@@ -864,9 +864,13 @@ def evaluate_groups(results: str | Path, algorithm: str | None = None,
                     device: str | None = None, seed: int = 0
                     ) -> tuple[list[Evaluation], list[tuple[str, str, str]]]:
     """:func:`evaluate`'s evaluations, and the groups it leaves out as (algorithm, device,
-    why): a group of too few graphs had been passed over without a word."""
+    why): a group of too few graphs had been passed over without a word. An algorithm or
+    device named that no group has is refused (``"BFS"`` had given [] without a word)."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ConfigError(f"seed must be an integer, not {seed!r}")
     out, left = [], []
-    for algo, dev in pick_groups(results, algorithm, device, required=False):
+    named = algorithm is not None or device is not None
+    for algo, dev in pick_groups(results, algorithm, device, required=named):
         matrix = load_matrix(results, algo, dev)
         why = unevaluable(matrix)
         if why is None:
