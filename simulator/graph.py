@@ -74,14 +74,11 @@ class Graph:
                 )
         # the caller's arrays, which it could change under the graph (its checks and content
         # digest then stale), are copied: the graph keeps only what nobody can write
-        indptr, indices = _own(indptr), _own(indices)
+        indptr, indices = _sealed(_own(indptr)), _sealed(_own(indices))
         if weights is not None:
-            weights = _own(weights)
-            weights.flags.writeable = False
+            weights = _sealed(_own(weights))
         if not self.directed and not self.known_symmetric and indices.size:
             _check_symmetric(indptr, indices, weights, label)
-        indptr.flags.writeable = False
-        indices.flags.writeable = False
         object.__setattr__(self, "indptr", indptr)
         object.__setattr__(self, "indices", indices)
         object.__setattr__(self, "weights", weights)
@@ -300,6 +297,14 @@ def frozen(array: np.ndarray) -> np.ndarray:
     """An array made by its caller, handed to a Graph without a copy: read-only from now."""
     array.flags.writeable = False
     return array
+
+
+def _sealed(array: np.ndarray) -> np.ndarray:
+    """``array`` read-only for good: a view of it made read-only, whose flag numpy will not
+    set back (``g.indices.setflags(write=True)`` had let an edit leave the graph's checks and
+    content digest stale, and a functional run of the old edges pass as the new's)."""
+    array.flags.writeable = False
+    return array.view()
 
 
 def _own(array: np.ndarray) -> np.ndarray:

@@ -267,7 +267,12 @@ def test_a_graph_keeps_its_own_arrays_not_the_callers():
     frozen = np.array([0, 1, 2], dtype=np.int32)
     frozen.flags.writeable = False  # read-only and owning its memory: kept without a copy
     kept = Graph(np.array([0, 1, 2, 3]), frozen, directed=True)
-    assert kept.indices is frozen
+    assert kept.indices.base is frozen  # a view of it, not a copy
+    # and for good: the flag had been set back by setflags, the graph edited under its
+    # checks and content digest (probe API)
+    for array in (kept.indptr, kept.indices, graph.weights):
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            array.setflags(write=True)
 
 
 def test_sssp_sums_distances_in_float32_as_the_kernels_do():
