@@ -1,4 +1,5 @@
-"""The papers' load-balancing trends rerun on the simulator: claim, figure, agree/disagree.
+"""The papers' load-balancing trends rerun on the simulator: claim, figure, and agree,
+disagree or untested.
 
 Run: python bench/paper_trends.py [--quick] [--device D] [--json PATH] [--only NAMES]
 (the same as ``warpsweep bench trends``, which runs this file by path). The experiments are in
@@ -149,10 +150,14 @@ def run_args(args: argparse.Namespace) -> int:
         if blocked is not None:
             raise ConfigError(f"--json {str(args.json)!r}: {str(blocked)!r} is a file, not a "
                               "directory")
-        try:  # a file can be made there: found before the run, not after it
+        try:  # a file can be made there (or the one there opened): found before the run
             args.json.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=args.json.parent):
-                pass
+            if args.json.exists():
+                with open(args.json, "a"):
+                    pass
+            else:
+                with tempfile.TemporaryFile(dir=args.json.parent):
+                    pass
         except OSError as exc:
             raise ConfigError(f"--json {str(args.json)!r}: cannot write there "
                               f"({exc.strerror or exc})") from None

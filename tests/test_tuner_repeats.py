@@ -132,6 +132,9 @@ def test_dashboard_on_a_port_in_use_is_refused_naming_it(tmp_path, capsys, monke
     assert "\n" not in err and f"cannot listen on 127.0.0.1:{port}" in err
     assert main(["dashboard", str(tmp_path), "--host", "no.such.host.invalid"]) == 2
     assert "cannot listen on no.such.host.invalid" in capsys.readouterr().err
+    from tuner.cli.dashboard import _check_listenable
+
+    _check_listenable("", port + 1 if port < 65535 else port - 1)  # '': every interface
 
 
 def test_results_from_before_repeats_were_counted_still_check_and_resume(tmp_path,

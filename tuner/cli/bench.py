@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                parser_class=argparse.ArgumentParser if module else _NoCheckout)
     trends = sub.add_parser(
         "trends",
-        help="rerun the papers' comparisons and print claim, figure and agree/disagree",
+        help="rerun the papers' comparisons and print claim, figure and agree, disagree or "
+             "untested",
         description="Rerun the comparisons of Hong et al. (Fig. 7-8), Cheng et al. (Fig. 5-6), "
         "Nasre et al. (Fig. 5, 8, 9, 11, 12) and the WER slides on graphs shaped like the "
         "papers', and print each claim beside the simulator's figure and verdict.",

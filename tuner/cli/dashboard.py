@@ -42,14 +42,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check_listenable(host: str, port: int) -> None:
     """Refuse, naming them, a host that does not resolve and a port already taken: the
     server had said it was listening, then failed with the errno alone (exit 1)."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port,
-                                                             type=socket.SOCK_STREAM)[0]
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(address)
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:  # '' is every interface, as the server takes it
+        found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+        for family, kind, proto, _, address in found:  # each, as the server may bind any
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(address)
     except OSError as exc:
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot listen on {shown}: {exc.strerror or exc}") from None
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
