@@ -159,14 +159,14 @@ class Graph:
                 bad = float(ids[~np.isfinite(ids) | (ids != np.floor(ids))][0])
                 raise GraphError(f"{label}: {key} must be whole vertex ids, not values such "
                                  f"as {bad:g}")
-        if src.dtype not in (np.int32, np.int64):
-            src = src.astype(np.int64)
-        if dst.dtype not in (np.int32, np.int64):
-            dst = dst.astype(np.int64)
         if src.shape != dst.shape:
             raise GraphError(f"{label}: {src.size} sources but {dst.size} destinations")
+        # the ids' range in their own type (a uint64 or float id past int64 had wrapped in
+        # the cast, then been called out of range as some other number)
+        low = min((int(ids.min()) for ids in (src, dst) if ids.size), default=0)
+        high = max((int(ids.max()) for ids in (src, dst) if ids.size), default=-1)
         if n is None:
-            n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+            n = high + 1
         elif isinstance(n, bool) or not isinstance(n, int | np.integer):
             raise GraphError(f"{label}: n must be a whole number of vertices, not {n!r}")
         elif n < 0:
@@ -175,8 +175,15 @@ class Graph:
         if n > np.iinfo(np.int32).max:  # ids are int32, as on the GPU
             raise GraphError(f"{label}: {n} vertices; at most {np.iinfo(np.int32).max} "
                              "(vertex ids are int32)")
-        if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
-            raise GraphError(f"{label}: vertex id out of range 0..{n - 1}")
+        if src.size and (low < 0 or high >= n):
+            bad = low if low < 0 else high
+            raise GraphError(f"{label}: vertex id {bad} is "
+                             + ("negative" if bad < 0 else f"out of range 0..{n - 1}")
+                             + " (ids are 0..n-1)")
+        if src.dtype not in (np.int32, np.int64):
+            src = src.astype(np.int64)
+        if dst.dtype not in (np.int32, np.int64):
+            dst = dst.astype(np.int64)
         w = None if weights is None else float32_weights(weights, label).ravel()
         if w is not None and w.shape != src.shape:
             raise GraphError(f"{label}: {w.size} weights for {src.size} edges")

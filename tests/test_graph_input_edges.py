@@ -221,3 +221,17 @@ def test_a_string_for_a_bool_knob_is_named_as_a_string() -> None:
     with pytest.raises(ConfigError, match="got the string 'true'.*the bool \\(True\\)"):
         Strategy(driven="data", dedup="true")
     assert Strategy.parse("driven=data,dedup=true").dedup is True  # the CLI's text
+
+
+@pytest.mark.parametrize(("src", "dst", "n", "said"), [
+    ([0, -1], [1, 2], None, "vertex id -1 is negative"),
+    ([0, 1], [1, 5], 3, "vertex id 5 is out of range 0..2"),
+    # past int64, in the ids' own type: the cast had wrapped it to another number
+    (np.array([0, 1], dtype=np.uint64), np.array([1, 2**64 - 1], dtype=np.uint64), 3,
+     "vertex id 18446744073709551615 is out of range 0..2"),
+])
+def test_an_edge_lists_bad_id_is_named(src, dst, n, said) -> None:
+    """``Graph.from_edges`` had said "vertex id out of range 0..2" without the id, and a
+    huge uint64 or float id read as the number its int64 cast wrapped to (probe API)."""
+    with pytest.raises(GraphError, match=said):
+        Graph.from_edges(np.asarray(src), np.asarray(dst), n)
