@@ -536,9 +536,10 @@ def test_api_tune_takes_numpy_integers_as_ints(tmp_path):
     from tuner import api
 
     result = api.tune("rmat:scale=5", trials=np.int64(2), sources=np.int32(1),
-                      seed=np.int64(3), results=str(tmp_path / "r"))
+                      seed=np.int64(3), results=str(tmp_path / "r"), references=np.False_)
     (study,) = result.studies
     assert study.done == 2 and study.spec.seed == 3 and type(study.spec.seed) is int
+    assert not study.references  # np.False_ had been refused as "(a bool)" (probe API)
 
 
 @pytest.mark.parametrize("call,name", [

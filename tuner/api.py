@@ -139,7 +139,10 @@ def _speedup(obj: Objective, base: float | None, value: float | None) -> float |
 
 def _plain_int(value: Any) -> Any:
     """A numpy integer as a Python int (``trials=np.int64(2)``, as ``range`` or a DataFrame
-    gives them: an int in all but type); anything else as it is, for ``_check_types``."""
+    gives them: an int in all but type), a numpy bool as a bool (``references=np.False_``
+    had been refused as "a bool"); anything else as it is, for ``_check_types``."""
+    if isinstance(value, np.bool_):
+        return bool(value)
     return int(value) if isinstance(value, np.integer) else value
 
 
@@ -198,6 +201,8 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
     ``deterministic`` with ``workers`` N tells the sampler the results in the order it asked
     for them, so that a seed gives the same trials on every run."""
     trials, sources, seed, workers = (_plain_int(v) for v in (trials, sources, seed, workers))
+    references, verbose, deterministic = (_plain_int(v) for v in (references, verbose,
+                                                                   deterministic))
     workers = _on_the_cluster(workers, address)
     _check_types(algorithm=algorithm, device=device, space=space, trials=trials,
                  sampler=sampler, objective=objective, sources=sources, seed=seed,
