@@ -17,6 +17,7 @@ configuration per graph.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -280,17 +281,13 @@ def _newest_model_each(loads: dict[str, dict[str | None, dict]],
     """Per graph, the rows of one cost model (``model_digest``): that of its newest row. A
     graph studied again after the simulator changed had had each configuration's time
     averaged over both models; a note for each older model's rows left out."""
-    kept, left = {}, {}
-    for g, models in loads.items():
-        model = max(models, key=lambda m: (newest.get((g, m)) is not None,
-                                           newest.get((g, m)) or 0, m or ""))
-        kept[g] = models[model]
-        for other in models:
-            if other != model:
-                left[f"{g} [cost model {other or 'unrecorded'}]"] = (
-                    "rows of an older cost model than the graph's newest "
-                    f"({model or 'unrecorded'}), their times not mixed with its")
-    return kept, left
+    return _one_group_each(
+        loads,
+        lambda g, models: max(models, key=lambda m: (newest.get((g, m)) is not None,
+                                                     newest.get((g, m)) or 0, m or "")),
+        lambda model: f"cost model {model or 'unrecorded'}",
+        lambda model: ("rows of an older cost model than the graph's newest "
+                       f"({model or 'unrecorded'}), their times not mixed with its"))
 
 
 def _one_workload_each(loads: dict[str, dict[tuple, dict[str, list[float]]]]
@@ -299,16 +296,26 @@ def _one_workload_each(loads: dict[str, dict[tuple, dict[str, list[float]]]]
     configurations, then of most sources): a mean over studies of other sources had made a
     configuration timed by one study the graph's best while it lost in each; and a note for
     each other workload left out."""
-    sums, left = {}, {}
-    for g, works in loads.items():
-        kept = max(works, key=lambda w: (len(works[w]), w[0] or 0))
-        sums[g] = works[kept]
-        for w in works:
-            if w != kept:
-                left[f"{g} [{workload_text(*w)}]"] = (
-                    "another workload of the graph, its times not mixed with the "
-                    f"{workload_text(*kept)} ones learnt")
-    return sums, left
+    return _one_group_each(
+        loads, lambda g, works: max(works, key=lambda w: (len(works[w]), w[0] or 0)),
+        lambda work: workload_text(*work),
+        lambda work: ("another workload of the graph, its times not mixed with the "
+                      f"{workload_text(*work)} ones learnt"))
+
+
+def _one_group_each(loads: dict[str, dict[Any, Any]], pick: Callable[[str, dict], Any],
+                    name: Callable[[Any], str], why: Callable[[Any], str]
+                    ) -> tuple[dict[str, Any], dict[str, str]]:
+    """Per graph, one of its groups of rows (``pick``), and for each other a note keyed
+    ``graph [name(other)]`` saying ``why(kept)`` it was left out."""
+    kept, left = {}, {}
+    for g, groups in loads.items():
+        chosen = pick(g, groups)
+        kept[g] = groups[chosen]
+        for other in groups:
+            if other != chosen:
+                left[f"{g} [{name(other)}]"] = why(chosen)
+    return kept, left
 
 
 def _device_digest_of(con: Any, algorithm: str, device: str) -> str | None:
