@@ -91,8 +91,13 @@ class FunctionalRun:
     graph_digest: str | None = None  # its graph's ``Graph.content_digest`` (None: not known)
 
     def __post_init__(self) -> None:
-        # every Result of this run hands out its output: one caller's edit would be another's
+        # every Result of this run hands out its output: one caller's edit would be another's;
+        # and every strategy replays its iterations: an edit of one had changed later runs
         self.output.flags.writeable = False
+        for work in self.iterations:
+            for array in (work.active, work.writes, work.write_values):
+                if array is not None:
+                    array.flags.writeable = False
 
     @property
     def n(self) -> int:

@@ -244,6 +244,10 @@ def test_the_output_a_run_shares_with_its_results_is_read_only():
             result = simulate(graph, algorithm, strategy, functional=run)
             with _pytest.raises(ValueError, match="read-only"):
                 result.output[0] = 1
+        # nor its iterations, which every strategy replays (an edit had changed later
+        # runs: probe API)
+        with _pytest.raises(ValueError, match="read-only"):
+            run.iterations[0].active[0] = 1
 
 
 def test_a_graph_keeps_its_own_arrays_not_the_callers():

@@ -565,7 +565,11 @@ def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, 
     assert f"damaged results file {path}" in err and f"time_us {bad}" in err
     if alone:
         assert f"time_us 1.0, where its objective value 1 (time_us) is {kept}" in err
+    from tuner.results.damaged import DamagedResults
     from tuner.results.store import ConflictError
+
+    with pytest.raises(DamagedResults, match=f"time_us {bad}"):  # it had read it in (S3)
+        api.load_results(str(results))
 
     with pytest.raises(ConflictError, match=f"is complete with time_us {bad}"):
         tune(results)  # resumed on, it would have been the study's best

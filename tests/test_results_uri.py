@@ -4,6 +4,7 @@ journal resumes the study from the bucket without repeating a trial."""
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from tuner import api
@@ -143,3 +144,27 @@ def test_a_deleted_bucket_prefix_starts_over(bucket_uri, tmp_path, monkeypatch):
     again = api.tune("rmat:scale=7,seed=1", trials=3, sources=1, results=bucket_uri)
     assert again.evaluations == first.evaluations  # all run again, none restored
     assert list((tmp_path / "m").rglob("*.journal.orphaned-*"))
+
+
+def test_a_row_edited_in_a_bucket_is_refused_as_in_a_directory(bucket_uri, tmp_path,
+                                                               monkeypatch, capsys):
+    """One trial's time_us edited to 1.0 in the bucket (its objective values left alone) had
+    been ranked first by best, query and report, exit 0, where a local directory refuses the
+    file (probe S3)."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "journals"))
+    api.tune("rmat:scale=7,seed=1", trials=4, sources=1, results=bucket_uri)
+    loc = Location.of(bucket_uri)
+    path = loc.files("trials", ".parquet")[0]
+    rows = pq.read_table(path, filesystem=loc.fs)
+    times = rows.column("time_us").to_pylist()
+    i = next(k for k, r in enumerate(rows.to_pylist()) if r["state"] == "complete")
+    times[i] = 1.0
+    edited = rows.set_column(rows.column_names.index("time_us"), "time_us",
+                             pa.array(times, rows.schema.field("time_us").type))
+    pq.write_table(edited, path, filesystem=loc.fs, write_page_checksum=True)
+    for verb in (["best", "--results", bucket_uri],
+                 ["query", "SELECT min(time_us) FROM trials", "--results", bucket_uri]):
+        assert main(verb) == 2, verb
+        assert path.rsplit("/", 1)[-1] in capsys.readouterr().err

@@ -29,6 +29,7 @@ from simulator.errors import WarpsweepError
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.results.damaged import scanning
+from tuner.results.damaged import verify_trials
 from tuner.results.records import TrialRecord
 from tuner.tuning.plan import RunResult
 from tuner.tuning.plan import check_spec
@@ -291,11 +292,14 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     from tuner.results.schema import metric_column
     from tuner.results.schema import param_column
     from tuner.results.schema import reserved_names
+    from tuner.results.store import check_readable
     from tuner.results.store import read_graphs
     from tuner.results.store import read_trials
 
     _check_types(results=results, duplicates=duplicates)
     with scanning(results):
+        check_readable(results)
+        verify_trials(results)  # an edited row is refused, as every reader refuses it
         trials = read_trials(results)
         graphs = read_graphs(results, columns=["graph_id", "graph_spec", "name"])
     if not duplicates and trials.num_rows:

@@ -103,6 +103,55 @@ def _verified_path(results: str, table: str) -> Path:
     return root / f"{name}.{table}.{VERIFIED_VERSION}.json"
 
 
+def rows_value_problem(path: str | Path, filesystem: Any = None) -> str | None:
+    """``value_problem`` of a trials file's rows: its value columns and the metrics its
+    objectives rank, read alone."""
+    names = pq.read_schema(path, filesystem=filesystem).names
+    rows = pq.read_table(path, columns=[c for c in VALUE_COLUMNS if c in names],
+                         filesystem=filesystem)
+    ranked = objective_columns(
+        rows.column("objective").unique().to_pylist()
+        if "objective" in rows.column_names else (), names)
+    for metric in (m for m in ranked if m not in rows.column_names):
+        rows = rows.append_column(metric, pq.read_table(path, columns=[metric],
+                                                        filesystem=filesystem).column(metric))
+    return value_problem(rows)
+
+
+# remote trials files whose values were checked, by (path, size, modification time)
+_REMOTE_VALUES_CHECKED: set[tuple] = set()
+
+
+def check_remote_values(files: Iterable[str], results: str, filesystem: Any) -> None:
+    """Raise DamagedResults for the first remote trials file whose rows ``value_problem``
+    refuses (an objective value edited apart from its metric), as ``verify_files`` does for
+    local ones; each version of a file is read once a process."""
+    for f in files:
+        info = filesystem.get_file_info(f)
+        key = (f, info.size, info.mtime_ns)
+        if key in _REMOTE_VALUES_CHECKED:
+            continue
+        problem = rows_value_problem(f, filesystem)
+        if problem is not None:
+            raise DamagedResults(f, problem, results)
+        _REMOTE_VALUES_CHECKED.add(key)
+
+
+def verify_trials(results: Any) -> None:
+    """The trials files of a results location, each as ``verify_files`` (local) or
+    ``check_remote_values`` (object storage) checks it: for a reader that scans them itself
+    (``tuner.api.load_results`` had read an edited row in as its figure)."""
+    from tuner.results.location import Location
+    from tuner.results.store import ParquetDirBackend
+
+    location = Location.of(results)
+    files = ParquetDirBackend(location).files(TRIALS)
+    if location.local:
+        verify_files(files, location.text, TRIALS)
+    else:
+        check_remote_values(files, location.text, location.fs)
+
+
 def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
     """Raise DamagedResults for the first local file that does not read whole with its page
     checksums (``body_problem``): DuckDB does not verify them, so bytes damaged in a page
@@ -130,15 +179,7 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
     for path, *_ in fresh:
         problem = body_problem(path) or schema_problem(pq.read_schema(path), table)
         if problem is None and table == TRIALS:
-            names = pq.read_schema(path).names
-            rows = pq.read_table(path, columns=[c for c in VALUE_COLUMNS if c in names])
-            ranked = objective_columns(
-                rows.column("objective").unique().to_pylist()
-                if "objective" in rows.column_names else (), names)
-            for metric in (m for m in ranked if m not in rows.column_names):
-                rows = rows.append_column(metric, pq.read_table(path, columns=[metric])
-                                          .column(metric))
-            problem = value_problem(rows)
+            problem = rows_value_problem(path)
         if problem is not None:
             raise DamagedResults(path, problem, results)
     if not fresh:

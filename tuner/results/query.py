@@ -16,6 +16,7 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.graph_spec import parse_spec
 from tuner.results.damaged import check_footers
+from tuner.results.damaged import check_remote_values
 from tuner.results.damaged import damage_behind
 from tuner.results.damaged import damage_of
 from tuner.results.damaged import remember
@@ -82,6 +83,8 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             fs = location.fs
             files = backend.files(table)
             check_footers(files, location.text, fs)
+            if table == TRIALS:  # an edited value is refused there as here (probe S3)
+                check_remote_values([str(f) for f in files], location.text, fs)
             every += [str(f) for f in files]
             dataset = backend.dataset(table)
             if dataset is not None:
