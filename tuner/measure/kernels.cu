@@ -43,6 +43,11 @@
 #define CTL_WORDS 32
 #define PUSH_BLOCK 3
 
+// The room of every queue a push stores into, set by the host before a run: a push past it
+// counts on the tail (the host sees the overflow and refuses the run) but stores nothing, so
+// a worklist that outgrows its queue never writes past its end.
+__device__ int ws_queue_cap = 0x7fffffff;
+
 #ifdef WS_COUNT
 __device__ unsigned long long ws_counts[1];
 __device__ __forceinline__ void ws_count_lanes(bool pred) {  // one per lane that does it
@@ -165,9 +170,11 @@ __device__ __forceinline__ void push(bool want, int u, int* queue, int* tail) {
         int base = 0;
         if (lane == (unsigned)leader) base = atomicAdd(tail, __popc(ballot));
         base = __shfl_sync(active, base, leader);
-        if (want) queue[base + __popc(ballot & ((1u << lane) - 1u))] = u;
-    } else {
-        if (want) queue[atomicAdd(tail, 1)] = u;
+        const int at = base + __popc(ballot & ((1u << lane) - 1u));
+        if (want && at < ws_queue_cap) queue[at] = u;
+    } else if (want) {
+        const int at = atomicAdd(tail, 1);
+        if (at < ws_queue_cap) queue[at] = u;
     }
 }
 
@@ -634,7 +641,10 @@ __global__ void pagerank_sweep(const int* __restrict__ indptr, const int* __rest
     const double err = block_sum(op.err);
     const double dang = block_sum(op.dang);
     if (threadIdx.x == 0) {
-        if (err != 0.0) atomicAdd(ctl_acc(ctl) + it % 3, err);
+        if (err != 0.0) {
+            atomicAdd(ctl_acc(ctl) + it % 3, err);
+            ws_count_one();  // the change sum, once a block, as the simulator counts it
+        }
         if (dang != 0.0) atomicAdd(ctl_acc(ctl) + 3 + (it + 1) % 3, dang);
     }
 }
@@ -693,7 +703,10 @@ __global__ void pagerank_outliers(const int* __restrict__ indptr,
         if (threadIdx.x == 0) op.store(v, (rank_t)total);
     }
     if (threadIdx.x == 0) {
-        if (op.err != 0.0) atomicAdd(ctl_acc(ctl) + it % 3, op.err);
+        if (op.err != 0.0) {
+            atomicAdd(ctl_acc(ctl) + it % 3, op.err);
+            ws_count_one();  // the change sum, once a block, as the simulator counts it
+        }
         if (op.dang != 0.0) atomicAdd(ctl_acc(ctl) + 3 + (it + 1) % 3, op.dang);
     }
 }
@@ -766,7 +779,8 @@ __device__ __forceinline__ void push_block(bool want, int u, int* queue, int* ta
         if (total) ws_count_one();
     }
     __syncthreads();
-    if (want) queue[s_base[32] + s_base[warp] + __popc(ballot & ((1u << lane) - 1u))] = u;
+    const int at = s_base[32] + s_base[warp] + __popc(ballot & ((1u << lane) - 1u));
+    if (want && at < ws_queue_cap) queue[at] = u;
     __syncthreads();
 }
 
@@ -1014,18 +1028,27 @@ __global__ void pagerank_wl(const int* __restrict__ indptr, const int* __restric
 // ---- the temporal hybrid's switches ----------------------------------------------------------
 
 // worklist -> the flags of the sweep to come (SSSP, CC; BFS sweeps read the levels)
-__global__ void scatter_flags(const int* __restrict__ wl, int count, int* flags) {
+// (dedup: the entries leave the queue, so their in-queue flags are cleared; a flag left set
+// had kept its vertex off every later worklist, its lowered distance never relayed)
+__global__ void scatter_flags(const int* __restrict__ wl, int count, int* flags, int* inq,
+                              int dedup) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) flags[wl[i]] = 1;
+    if (i < count) {
+        flags[wl[i]] = 1;
+        if (dedup) inq[wl[i]] = 0;
+    }
 }
 
 // flags -> worklist (clearing them), warp-aggregated pushes onto the tail of launch `it`
-__global__ void compact_flags(int* flags, int n, int* queue, int* ctl, int it) {
+// (dedup: each vertex pushed is flagged in the queue, as a worklist launch's push flags it)
+__global__ void compact_flags(int* flags, int n, int* queue, int* ctl, int it, int* inq,
+                              int dedup) {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     bool want = false;
     if (v < n && flags[v]) {
         flags[v] = 0;
         want = true;
+        if (dedup) inq[v] = 1;
     }
     push_counted<PUSH_WARP_AGGREGATED>(want, v, queue, ctl + CTL_TAIL + (it & 1));
 }

@@ -12,6 +12,7 @@ from dataclasses import field
 import cupy as cp
 import numpy as np
 
+from simulator.errors import WarpsweepError
 from simulator.functional import FunctionalRun
 from tuner.measure.plan import CTL_ACC
 from tuner.measure.plan import CTL_COUNT
@@ -26,6 +27,17 @@ PR_DAMPING = 0.85  # simulator.functional_run's defaults
 PR_TOLERANCE = 1e-6
 PR_MAX_ITERATIONS = 100
 _MODULES: dict[tuple[tuple[str, ...], bool], dict] = {}
+
+
+class QueueOverflow(WarpsweepError):
+    """A launch pushed more entries than its queue holds: the run is refused (its kernels
+    stored none past the queue's end, ``ws_queue_cap``), not measured."""
+
+    def __init__(self, count: int, room: int, what: str, dedup: bool) -> None:
+        hint = ("" if dedup else "; duplicates re-push what they reach, launch after launch: "
+                "dedup=true keeps each vertex once on a worklist")
+        super().__init__(f"a worklist launch pushed {count} {what}, more than the queue's "
+                         f"{room}: not measured{hint}")
 
 
 def compile_kernels(names: tuple[str, ...] | list[str], count: bool = False) -> dict:
@@ -336,6 +348,9 @@ class DeviceGraph:
     def run(self, plan: KernelPlan, kernels: dict, outlier_grid: int) -> RunCounts:
         """Run the algorithm's host loop once (after ``reset``)."""
         limit = 4 * self.n + 16
+        if "__module__" in kernels:  # the room every push may store into
+            cap = kernels["__module__"].get_global("ws_queue_cap")
+            cp.ndarray((1,), cp.int32, cap).fill(min(self.queues[0].size, 2**31 - 1))
         if plan.driven == "topology":
             return self._run_topology(plan, kernels, outlier_grid, limit)
         if plan.driven == "data":
@@ -376,7 +391,7 @@ class DeviceGraph:
             counts.pushes += count
             counts.iterations = it + 1
             if count >= self.queues[0].size:
-                raise RuntimeError(f"worklist overflow: {count} items")
+                raise QueueOverflow(count, self.queues[0].size, "items", plan.dedup)
         else:
             if not pagerank and count:
                 raise RuntimeError(f"no convergence in {limit} launches")
@@ -397,7 +412,7 @@ class DeviceGraph:
             counts.pushes += count
             counts.iterations = it + 1
             if count >= self.queues[0].size:
-                raise RuntimeError(f"worklist overflow: {count} partitions")
+                raise QueueOverflow(count, self.queues[0].size, "partitions", plan.dedup)
         else:
             raise RuntimeError(f"no convergence in {limit} launches")
         counts.launches = self.clock.launches
@@ -426,13 +441,14 @@ class DeviceGraph:
                 count = int(self.read_ctl()[CTL_TAIL + (it & 1)])
                 counts.pushes += count
                 if count >= self.queues[0].size:
-                    raise RuntimeError(f"worklist overflow: {count} items")
+                    raise QueueOverflow(count, self.queues[0].size, "items", plan.dedup)
                 if count > to_topology:
                     form = "topology"
                     if a != "bfs":
                         self.clock.launch(kernels["scatter_flags"], -(-count // block), block,
                                           (self.queues[q], np.int32(count),
-                                           self.flags[parity]))
+                                           self.flags[parity], self.inq,
+                                           np.int32(plan.dedup)))
                 continue
             self._sweep(plan, kernels, it, parity, 0)
             parity ^= 1
@@ -446,7 +462,7 @@ class DeviceGraph:
                     self.clock.launch(kernels["compact_levels"], grid, block, args)
                 else:
                     args = (self.flags[parity], np.int32(n), self.queues[q], self.ctl,
-                            np.int32(it))
+                            np.int32(it), self.inq, np.int32(plan.dedup))
                     self.clock.launch(kernels["compact_flags"], grid, block, args)
                 counts.pushes += count
         else:
