@@ -168,3 +168,17 @@ def test_a_row_edited_in_a_bucket_is_refused_as_in_a_directory(bucket_uri, tmp_p
                  ["query", "SELECT min(time_us) FROM trials", "--results", bucket_uri]):
         assert main(verb) == 2, verb
         assert path.rsplit("/", 1)[-1] in capsys.readouterr().err
+
+
+def test_a_results_prefix_that_is_an_object_is_refused(bucket_uri, tmp_path, monkeypatch):
+    """An object named as the results prefix had been written under as a directory, exit 0,
+    where a local results path that is a file is refused (probe S3)."""
+    from simulator.errors import ConfigError
+
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "journals"))
+    loc = Location.of(bucket_uri)
+    loc.fs.create_dir(loc.root.split("/")[0])
+    with loc.fs.open_output_stream(loc.root) as out:
+        out.write(b"not results")
+    with pytest.raises(ConfigError, match="is an object, not a prefix"):
+        api.tune("rmat:scale=6,seed=1", trials=2, sources=1, results=bucket_uri)

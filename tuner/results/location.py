@@ -125,6 +125,9 @@ class Location:
         if self.local:
             Path(self.root).mkdir(parents=True, exist_ok=True)
         else:
+            if self.kind(self.root) == pafs.FileType.File:  # as a local file is refused
+                raise ConfigError(f"results location {self.text!r} is an object, not a "
+                                  "prefix of objects: name another")
             self.fs.create_dir(self.root, recursive=True)
 
     # -- journals --------------------------------------------------------------------------
