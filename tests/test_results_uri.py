@@ -182,3 +182,13 @@ def test_a_results_prefix_that_is_an_object_is_refused(bucket_uri, tmp_path, mon
         out.write(b"not results")
     with pytest.raises(ConfigError, match="is an object, not a prefix"):
         api.tune("rmat:scale=6,seed=1", trials=2, sources=1, results=bucket_uri)
+
+
+def test_the_end_of_a_tune_names_its_tables_as_locations_one_can_give():
+    """``results in s3://b/r?endpoint_override=.../trials`` had put the table after the
+    URI's query (probe S3)."""
+    from tuner.cli.tune import _under
+
+    assert _under("s3://b/r?endpoint_override=http://h:1&scheme=http", "trials") == (
+        "s3://b/r/trials?endpoint_override=http://h:1&scheme=http")
+    assert _under("my?results/", "graphs") == "my?results/graphs"  # a local name, as given

@@ -265,6 +265,13 @@ def _ray_lines_to_stderr() -> contextlib.AbstractContextManager:
     return contextlib.redirect_stdout(sys.stderr)
 
 
+def _under(results: str, name: str) -> str:
+    """``results``' table ``name`` as a location one can give: before a URI's query
+    (``s3://b/r?endpoint_override=...`` had been printed with ``/trials`` after it)."""
+    head, query, tail = results.partition("?") if "://" in results else (results, "", "")
+    return f"{head.rstrip('/')}/{name}{query}{tail}"
+
+
 def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
     """0 where some study found a best configuration; 1 where none did, or where trials
     failed for the machine's sake (a worker died, memory ran out): named, with the command
@@ -320,5 +327,5 @@ def _footer(result: api.TuneResult) -> None:
     print(f"\n{n} evaluation{'s' if n != 1 else ''} simulated in this run, "
           f"{result.elapsed_s:.1f} s "
           f"({rate_text(rate)}, {result.executor}, workers busy "
-          f"{100 * result.busy_fraction:.0f}%); results in {result.results}/trials and "
-          f"{result.results}/graphs")
+          f"{100 * result.busy_fraction:.0f}%); results in {_under(result.results, 'trials')} "
+          f"and {_under(result.results, 'graphs')}")
