@@ -528,3 +528,33 @@ def test_best_by_measured_us_names_the_studies_it_leaves_out(results, capsys):
     assert "1 study with no complete row holding measured_us" in err
     code, out, err = cli(capsys, "best", "--results", str(results))
     assert code == 0 and "grid2d" in out and "no complete row holding" not in err
+
+
+def test_a_configuration_the_gpu_cannot_measure_is_kept_with_its_reason(tmp_path, capsys):
+    """A worklist outgrowing its queue (QueueOverflow) had ended the whole verification,
+    exit 2, no study's measurements written (probe CR6): it is that row's reason alone."""
+    from simulator.errors import WarpsweepError
+
+    def overflowing_gpu(device_index: int = 0, reps: int = 3):
+        def measure(graph_spec, algorithm, config, source):
+            if "w=32" in config:
+                raise WarpsweepError("a worklist launch pushed 9 items, more than the "
+                                     "queue's 8: not measured")
+            us = gpu_time(config)
+            return {"measured_us": us, "kernel_us": 0.6 * us, "correct": True, "note": "",
+                    "gpu_name": "Stand-in H100 GPU"}
+        return measure
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(measure_module, "gpu_unavailable", lambda index=0: None)
+        mp.setattr(verify_module, "gpu_measure", overflowing_gpu)
+        code, out, err = cli(capsys, "tune", "--graph", GRAPHS[0], "--algo", "bfs",
+                             "--trials", "4", "--sources", "1", "--workers", "0",
+                             "--results", str(tmp_path / "r"), "--no-progress", "--verify",
+                             "2")
+    assert code == 0, err
+    (path,) = (tmp_path / "r" / "measured").glob("*.parquet")
+    rows = pq.read_table(path).to_pylist()
+    w32 = [r for r in rows if "w=32" in r["config"]]
+    assert w32 and all(r["measured_us"] is None and "not measured" in r["note"] for r in w32)
+    assert any(r["measured_us"] for r in rows)  # the others measured

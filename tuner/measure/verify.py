@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
+from tuner.measure.measure import NoGpu
 from tuner.measure.plan import plan_for
 from tuner.results.location import Location
 from tuner.results.measured import COLUMNS
@@ -182,7 +183,14 @@ def verify_study(summary, k: int, measure: MeasureFn) -> Verification:
             row.note = str(exc)
             continue
         row.source = source if spec.algorithm in ("bfs", "sssp") else None
-        for name, value in measure(spec.graph, spec.algorithm, row.config, source).items():
+        try:
+            measured = measure(spec.graph, spec.algorithm, row.config, source)
+        except WarpsweepError as exc:  # (a worklist outgrowing its queue): this row alone
+            if isinstance(exc, NoGpu):
+                raise
+            row.note = str(exc)
+            continue
+        for name, value in measured.items():
             setattr(row, name, value)
     return Verification(summary.key, spec.graph, spec.algorithm, rows, note)
 
