@@ -192,3 +192,22 @@ def test_the_end_of_a_tune_names_its_tables_as_locations_one_can_give():
     assert _under("s3://b/r?endpoint_override=http://h:1&scheme=http", "trials") == (
         "s3://b/r/trials?endpoint_override=http://h:1&scheme=http")
     assert _under("my?results/", "graphs") == "my?results/graphs"  # a local name, as given
+
+
+def test_a_mistyped_file_in_a_bucket_is_named_as_damaged(bucket_uri, tmp_path, monkeypatch,
+                                                         capsys):
+    """A trials file whose state column is int64 had reached the value check before the
+    schema's and ended in a raw ArrowNotImplementedError (probe CR6)."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "journals"))
+    api.tune("rmat:scale=6,seed=1", trials=2, sources=1, results=bucket_uri)
+    loc = Location.of(bucket_uri)
+    path = loc.files("trials", ".parquet")[0]
+    rows = pq.read_table(path, filesystem=loc.fs)
+    at = rows.column_names.index("state")
+    pq.write_table(rows.set_column(at, "state", pa.array([1] * rows.num_rows, pa.int64())),
+                   path, filesystem=loc.fs)
+    assert main(["best", "--results", bucket_uri]) == 2
+    err = capsys.readouterr().err
+    assert "damaged results file" in err and "Traceback" not in err

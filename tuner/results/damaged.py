@@ -21,6 +21,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
@@ -118,23 +119,32 @@ def rows_value_problem(path: str | Path, filesystem: Any = None) -> str | None:
     return value_problem(rows)
 
 
-# remote trials files whose values were checked, by (path, size, modification time)
-_REMOTE_VALUES_CHECKED: set[tuple] = set()
-
-
 def check_remote_values(files: Iterable[str], results: str, filesystem: Any) -> None:
-    """Raise DamagedResults for the first remote trials file whose rows ``value_problem``
-    refuses (an objective value edited apart from its metric), as ``verify_files`` does for
-    local ones; each version of a file is read once a process."""
-    for f in files:
-        info = filesystem.get_file_info(f)
-        key = (f, info.size, info.mtime_ns)
-        if key in _REMOTE_VALUES_CHECKED:
+    """Raise DamagedResults for the first remote trials file that is no results file of
+    trials (``schema_problem``) or whose rows ``value_problem`` refuses (an objective value
+    edited apart from its metric), as ``verify_files`` does for local ones. A file is read
+    once: those verified are kept by (path, size, modification time), as local ones are, in
+    the cache outside the results (one listing's infos, no request a file)."""
+    files = list(files)
+    cache = _verified_path(results, "remote-" + TRIALS)
+    try:
+        known = set(map(tuple, json.loads(cache.read_text())))
+    except (OSError, ValueError, TypeError):
+        known = set()
+    keys = []
+    for info in filesystem.get_file_info(files) if files else []:
+        if info.type == pafs.FileType.NotFound:  # gone since the listing: nothing to read
             continue
-        problem = rows_value_problem(f, filesystem)
+        key = (info.path, info.size, info.mtime_ns)
+        keys.append(key)
+        if key in known:
+            continue
+        problem = (schema_problem(pq.read_schema(info.path, filesystem=filesystem), TRIALS)
+                   or rows_value_problem(info.path, filesystem))
         if problem is not None:
-            raise DamagedResults(f, problem, results)
-        _REMOTE_VALUES_CHECKED.add(key)
+            raise DamagedResults(info.path, problem, results)
+    if set(keys) - known:
+        _keep_verified(cache, keys)
 
 
 def verify_trials(results: Any) -> None:
@@ -188,13 +198,19 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
     conflict = type_conflict([pq.read_schema(path) for path, *_ in keys])
     if conflict is not None:
         raise DamagedResults(keys[conflict[0]][0], conflict[1], results)
+    _keep_verified(cache, keys)
+
+
+def _keep_verified(cache: Path, keys: list[tuple]) -> None:
+    """Write the verified files' keys (atomically); an unwritable cache only means reading
+    the files again next time."""
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
         tmp.write_text(json.dumps([list(k) for k in keys]))
         os.replace(tmp, cache)
     except OSError:
-        pass  # an unwritable cache only means reading the files again next time
+        pass
 
 
 def find_damaged(files: Iterable[str | Path], filesystem: Any = None) -> tuple[str, str] | None:
