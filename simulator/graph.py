@@ -83,6 +83,15 @@ class Graph:
         object.__setattr__(self, "indices", indices)
         object.__setattr__(self, "weights", weights)
 
+    def __setstate__(self, state: dict) -> None:
+        """A graph unpickled (or deep-copied) keeps its arrays read-only for good: pickle
+        had given them back writeable, the graph's checks and content digest then open to an
+        edit."""
+        for key in ("indptr", "indices", "weights"):
+            if state.get(key) is not None:
+                state[key] = _sealed(state[key])
+        self.__dict__.update(state)
+
     @property
     def n(self) -> int:
         """Number of vertices."""

@@ -277,6 +277,15 @@ def test_a_graph_keeps_its_own_arrays_not_the_callers():
     for array in (kept.indptr, kept.indices, graph.weights):
         with pytest.raises(ValueError, match="WRITEABLE"):
             array.setflags(write=True)
+    # and through pickle and deepcopy, which had given them back writeable (probe CR6)
+    import copy
+    import pickle
+
+    for again in (pickle.loads(pickle.dumps(graph)), copy.deepcopy(graph)):
+        for array in (again.indptr, again.indices, again.weights):
+            with pytest.raises(ValueError, match="WRITEABLE"):
+                array.setflags(write=True)
+        assert again.content_digest == graph.content_digest
 
 
 def test_sssp_sums_distances_in_float32_as_the_kernels_do():
