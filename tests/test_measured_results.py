@@ -490,6 +490,17 @@ def test_a_fit_with_no_more_times_than_free_parameters_is_refused(tmp_path, caps
     assert not (tmp_path / "x.toml").exists()
 
 
+def _verify_with(gpu, results, capsys, *extra) -> tuple[int, str, str]:
+    """``tune --verify 2`` of a small BFS study on the stand-in GPU ``gpu`` (a
+    ``gpu_measure``-like factory)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(measure_module, "gpu_unavailable", lambda index=0: None)
+        mp.setattr(verify_module, "gpu_measure", gpu)
+        return cli(capsys, "tune", "--graph", GRAPHS[0], "--algo", "bfs", "--trials", "4",
+                   "--sources", "1", "--workers", "0", "--results", str(results),
+                   "--no-progress", "--verify", "2", *extra)
+
+
 def test_verify_where_the_gpu_answers_wrong_says_so_and_exits_3(tmp_path, capsys):
     """Every configuration answering wrong on the GPU had exited 0 with no line and
     ``"measured": true`` (probe MEAS): a kernel that disagrees with the functional run is
@@ -500,13 +511,7 @@ def test_verify_where_the_gpu_answers_wrong_says_so_and_exits_3(tmp_path, capsys
                     "note": "3 vertices differ", "gpu_name": "Stand-in H100 GPU"}
         return measure
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(measure_module, "gpu_unavailable", lambda index=0: None)
-        mp.setattr(verify_module, "gpu_measure", wrong_gpu)
-        code, out, err = cli(capsys, "tune", "--graph", GRAPHS[0], "--algo", "bfs",
-                             "--trials", "4", "--sources", "1", "--workers", "0",
-                             "--results", str(tmp_path / "r"), "--no-progress", "--verify",
-                             "2", "--json")
+    code, out, err = _verify_with(wrong_gpu, tmp_path / "r", capsys, "--json")
     doc = json.loads(out)
     (study,) = doc["verify"]["studies"]
     assert code == 3 and study["measured"] == 0 and study["winner"] is None
@@ -545,13 +550,7 @@ def test_a_configuration_the_gpu_cannot_measure_is_kept_with_its_reason(tmp_path
                     "gpu_name": "Stand-in H100 GPU"}
         return measure
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(measure_module, "gpu_unavailable", lambda index=0: None)
-        mp.setattr(verify_module, "gpu_measure", overflowing_gpu)
-        code, out, err = cli(capsys, "tune", "--graph", GRAPHS[0], "--algo", "bfs",
-                             "--trials", "4", "--sources", "1", "--workers", "0",
-                             "--results", str(tmp_path / "r"), "--no-progress", "--verify",
-                             "2")
+    code, out, err = _verify_with(overflowing_gpu, tmp_path / "r", capsys)
     assert code == 0, err
     (path,) = (tmp_path / "r" / "measured").glob("*.parquet")
     rows = pq.read_table(path).to_pylist()
