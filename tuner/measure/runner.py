@@ -345,12 +345,15 @@ class DeviceGraph:
 
     # ---- host loops --------------------------------------------------------------------
 
+    def bound_pushes(self, kernels: dict) -> None:
+        """Set the room every push of ``kernels``' module may store into (``ws_queue_cap``),
+        before its runs and outside their timing."""
+        cap = kernels["__module__"].get_global("ws_queue_cap")
+        cp.ndarray((1,), cp.int32, cap).fill(min(self.queues[0].size, 2**31 - 1))
+
     def run(self, plan: KernelPlan, kernels: dict, outlier_grid: int) -> RunCounts:
         """Run the algorithm's host loop once (after ``reset``)."""
         limit = 4 * self.n + 16
-        if "__module__" in kernels:  # the room every push may store into
-            cap = kernels["__module__"].get_global("ws_queue_cap")
-            cp.ndarray((1,), cp.int32, cap).fill(min(self.queues[0].size, 2**31 - 1))
         if plan.driven == "topology":
             return self._run_topology(plan, kernels, outlier_grid, limit)
         if plan.driven == "data":
@@ -491,6 +494,7 @@ def time_plan(dg: DeviceGraph, plan: KernelPlan, reps: int, count_atomics: bool 
     loop: kernels and read-backs), ``reps`` with events around every kernel, then (with
     ``count_atomics``) one untimed run of the tallying build for the atomics."""
     kernels = compile_kernels(plan.names())
+    dg.bound_pushes(kernels)
     outlier_grid = dg.outlier_grid(plan, kernels)
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     totals: list[float] = []
@@ -515,6 +519,7 @@ def time_plan(dg: DeviceGraph, plan: KernelPlan, reps: int, count_atomics: bool 
         tally = compile_kernels(plan.names(), count=True)
         ws_counts = cp.ndarray((1,), cp.uint64, tally["__module__"].get_global("ws_counts"))
         ws_counts.fill(0)
+        dg.bound_pushes(tally)
         dg.reset(plan)
         dg.clock.start(False)
         dg.run(plan, tally, outlier_grid)
