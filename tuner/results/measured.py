@@ -219,11 +219,11 @@ def add_views(con: Any, location: Location, trials_source: str) -> str:
     by_study: dict[str, list[dict[str, Any]]] = {}
     for r in rows.to_pylist():
         by_study.setdefault(r["study_key"], []).append(r)
-    for path in measured_files(location):
-        stem = path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".parquet")
-        problem = claims_problem(by_study.get(stem, []), simulated)
+    for key, study_rows in by_study.items():  # (a file's rows are its study's: its name)
+        problem = claims_problem(study_rows, simulated)
         if problem is not None:
-            raise DamagedResults(path, problem, location.text)
+            raise DamagedResults(location.path(MEASURED_DIR, f"{key}.parquet"), problem,
+                                 location.text)
     con.register("_measured_keys", measured_keys(rows))
     return (f"SELECT t.*, k.measured_us, k.measured_kernel_us FROM {trials_source} t "
             "LEFT JOIN _measured_keys k ON k.study_key = t.study_key "
