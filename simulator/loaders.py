@@ -703,19 +703,32 @@ _SOURCE_NAMES = {"source", "src", "from", "u", "start", "tail", "node1", "from_n
 _TARGET_NAMES = {"target", "dst", "to", "v", "end", "head", "node2", "to_node", "target_id",
                  "dst_id", "dest", "destination"}
 _WEIGHT_NAMES = {"weight", "weights", "w", "cost", "distance", "length", "value"}
+_PLAIN_WEIGHT_NAMES = {"weight", "weights", "w"}  # preferred where a header names several
 
 
 def _header_columns(line: bytes, number: int, label: str, want_weights: bool
                     ) -> tuple[bool, int]:
     """What a CSV header says of its columns, beyond their order: whether it names the
     target first (``target,source``: a directed graph had been read reversed), and which
-    column holds the weights (one named so, else the third of three; a fourth column and
-    none named a weight is ambiguous: the third had been taken, ``count`` before
-    ``weight``)."""
+    column holds the weights (one named so, ``weight`` before ``length`` where it names
+    both, else the third of three; a fourth column and none named a weight is ambiguous:
+    the third had been taken, ``count`` before ``weight``; so are two named ``cost`` and
+    ``length``: the first had been taken)."""
     names = [f.strip().strip(b"\"'").decode(errors="replace").lower()
              for f in _header_fields(line)]
     reversed_ends = names[0] in _TARGET_NAMES and names[1] in _SOURCE_NAMES
     named = [i for i, name in enumerate(names) if i >= 2 and name in _WEIGHT_NAMES]
+    if len(named) > 1:  # ``length,weight``: the one named a weight, else ambiguous
+        plainly = [i for i in named if names[i] in _PLAIN_WEIGHT_NAMES]
+        if len(plainly) == 1 or not want_weights:
+            named = plainly or named
+        else:
+            raise GraphError(
+                f"{label}: line {number}: weights=file, but the header "
+                f"{line.decode(errors='replace').strip()[:80]!r} names "
+                f"{len(plainly) or len(named)} weight columns "
+                f"({', '.join(names[i] for i in (plainly or named))}); keep one, or name "
+                f"the one to read 'weight'")
     if named:
         return reversed_ends, named[0]
     if want_weights and len(names) > 3:

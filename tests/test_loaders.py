@@ -775,6 +775,14 @@ def test_a_csv_header_says_which_end_is_the_source_and_which_column_the_weight(t
     with pytest.raises(GraphError, match="names no weight column among 2 beside the ends"):
         load("x.csv", "source,target,count,extra\n0,1,9,5\n1,2,8,7\n", ",weights=file")
     assert load("x.csv", "source,target,count,extra\n0,1,9,5\n1,2,8,7\n").m == 2
+    # two weight-like names: `weight` before `length` (`length` had been taken, first in
+    # the file), and two of one rank are refused rather than one taken
+    both = load("l.csv", "source,target,length,weight\n0,1,1,100\n1,2,1,100\n",
+                ",weights=file")
+    assert both.weights.tolist() == [100.0, 100.0]
+    with pytest.raises(GraphError, match=r"names 2 weight columns \(cost, length\)"):
+        load("c.csv", "source,target,cost,length\n0,1,1,100\n1,2,1,100\n", ",weights=file")
+    assert load("c.csv", "source,target,cost,length\n0,1,1,100\n1,2,1,100\n").m == 2
 
 
 def _with_member(path: Path, name: str, shape: tuple, dtype=np.int64, replace: bool = False):
