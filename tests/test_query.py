@@ -240,6 +240,9 @@ def test_query_refuses_a_directory_without_results(tmp_path, capsys):
     assert code == 2 and "does not exist" in err
     code, _, err = run_cli(capsys, "query", "SELECT 1", "--results", str(tmp_path))
     assert code == 2 and "not a warpsweep results directory" in err
+    (tmp_path / "afile").write_text("x")  # said as `tune` says it (probe SELECT)
+    code, _, err = run_cli(capsys, "best", "--results", str(tmp_path / "afile"))
+    assert code == 2 and "is a file, not a directory" in err
 
 
 def test_fresh_results_answer_with_no_rows(tmp_path, capsys):
@@ -395,6 +398,28 @@ def test_best_counts_the_workloads_its_fixed_mean_is_over(tmp_path, capsys):
     # its complete evaluations are called so: `tune`'s "evaluations" count the failed too
     study = doc["studies"][0]["study"]
     assert "evaluations" not in study and study["complete"] > 0
+
+
+def test_best_keeps_studies_of_two_cost_models_apart(tmp_path, capsys, monkeypatch):
+    """Two studies of one graph and sources timed by two cost models (the simulator changed
+    between them) are two workloads: `best` had taken the newer model's best as the older
+    rows' yardstick and averaged the fixed configuration over both (probe SELECT)."""
+    from tuner import api
+    from tuner import env
+    from tuner.tuning import evaluate
+    from tuner.tuning import study
+
+    res = tmp_path / "r"
+    api.tune("rmat:scale=7,seed=1", "bfs", trials=3, results=str(res))
+    for module in (env, study, evaluate):
+        monkeypatch.setattr(module, "model_digest", lambda: "0123456789abcdef")
+    api.tune("rmat:scale=7,seed=1", "bfs", trials=3, space="driven", results=str(res))
+    code, out, _ = run_cli(capsys, "best", "--results", str(res), "--json")
+    assert code == 0
+    (fixed,) = json.loads(out)["fixed"]
+    assert (fixed["graphs"], fixed["workloads"]) == (1, 2)
+    code, out, _ = run_cli(capsys, "best", "--results", str(res))
+    assert "(evaluated on all 2 workloads (1 graph); geometric mean" in out
 
 
 def test_best_cli_table_and_json(results, capsys):

@@ -530,7 +530,8 @@ def test_a_file_written_by_a_newer_results_schema_is_refused_by_readers_and_chec
 
 
 @pytest.mark.parametrize("bad,alone", [(float("nan"), False), (float("inf"), False),
-                                       (0.0, False), (-5.0, False), (1.0, True)])
+                                       (0.0, False), (-5.0, False), (1.0, True),
+                                       (None, True)])
 def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, monkeypatch,
                                                                       capsys, bad, alone):
     """A row edited (or copied in) with a time no simulation gives, the file otherwise sound
@@ -539,7 +540,8 @@ def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, 
     readers and the resume refuse it naming it, `check` names its file, `--repair` sets it
     aside and the next run writes its rows again from the journal. ``alone``: a plausible
     time edited, its objective value left: the one figure, stored twice, differs (probe RES:
-    `best` had ranked it first, "606x vs thread")."""
+    `best` had ranked it first, "606x vs thread"); a null time (readers had dropped the
+    row, the study's best among them, probe SELECT)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -563,7 +565,7 @@ def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, 
     assert main(best) == 2
     err = capsys.readouterr().err
     assert f"damaged results file {path}" in err and f"time_us {bad}" in err
-    if alone:
+    if alone and bad is not None:
         assert f"time_us 1.0, where its objective value 1 (time_us) is {kept}" in err
     from tuner.results.damaged import DamagedResults
     from tuner.results.store import ConflictError
@@ -581,6 +583,45 @@ def test_a_complete_row_with_an_impossible_time_is_refused_not_ranked(tmp_path, 
     assert main(best) == 0
     assert capsys.readouterr().out == clean
     assert_sound(results)
+
+
+def test_a_trials_file_without_its_time_column_is_refused(tmp_path, monkeypatch, capsys):
+    """Complete rows in a file with no time_us column: `best` had left the study out with a
+    note and `check` had found no problem (probe SELECT)."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
+    results = tmp_path / "r"
+    tune(results)
+    path = next(p for p in (results / "trials").rglob("*.parquet")
+                if "complete" in pq.read_table(p).column("state").to_pylist())
+    table = pq.read_table(path)
+    pq.write_table(table.drop_columns(["time_us"]), path, write_page_checksum=True)
+    assert main(["best", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert f"damaged results file {path}" in err and "(the file has no time_us column)" in err
+    assert check(results) == 1
+
+
+def test_repair_reports_what_is_left_not_what_it_set_right(tmp_path, capsys):
+    """A file missing a knob column: the journal rewrite repairs it, and the reference rows
+    it had mislabelled are right again; `--repair` had listed those as problems and exited 1
+    (probe SELECT), a plain `check` after it finding none."""
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    path = next(p for p in (results / "trials").rglob("*.parquet")
+                if "reference" in pq.read_table(p).column("role").to_pylist()
+                and "param_w" in pq.read_table(p).column_names)
+    pq.write_table(pq.read_table(path).drop_columns(["param_w"]), path,
+                   write_page_checksum=True)
+    assert check(results) == 1
+    assert "holds the knobs" in capsys.readouterr().out
+    assert check(results, "--repair") == 0
+    out = capsys.readouterr().out
+    assert "holds the knobs" not in out and "files checked, all repaired" in out
+    assert check(results) == 0
 
 
 def test_check_calls_a_copied_rows_file_doubled_rows_not_repeats(tmp_path, capsys):

@@ -276,11 +276,14 @@ class FilteredTrials:
         return found
 
 
-# What a study's values are comparable on: its graph and the sources it averages (their
-# number, and the seed that draws them where there are several; one is the default source).
-# Two studies of one graph with other sources time other runs.
+# What a study's values are comparable on: its graph, the sources it averages (their
+# number, and the seed that draws them where there are several; one is the default source)
+# and the cost model that timed them. Two studies of one graph with other sources time other
+# runs; two of other cost models (the simulator changed between them) time them otherwise:
+# one's best is no yardstick for the other's rows (``best`` had averaged them, probe SELECT).
 WORKLOAD_SQL = ("t.graph_id || '|' || coalesce(CAST(t.n_sources AS VARCHAR), '?') || '|' || "
-                "coalesce(CASE WHEN t.n_sources > 1 THEN CAST(t.seed AS VARCHAR) END, '')")
+                "coalesce(CASE WHEN t.n_sources > 1 THEN CAST(t.seed AS VARCHAR) END, '') "
+                "|| '|' || coalesce(t.model_digest, '')")
 
 
 def workload_text(n_sources: int | None, seed: int | None) -> str:

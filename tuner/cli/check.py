@@ -81,12 +81,13 @@ def run_check(args: argparse.Namespace) -> int:
     report = check(args.results, repair=args.repair)
     for line in report.repaired:
         print(f"repaired: {line}")
+    if report.repaired:  # what the rows hold now: a problem the repair set right is gone
+        after = check(args.results)
+        report.problems, report.counts = after.problems, after.counts
     for line in report.problems:
         print(line)
     if report.problems:
         return 1
-    if report.repaired:  # what the rows hold now, not before the repair
-        report.counts = check(args.results).counts
     print(f"{args.results}: {report.files} files checked, "
           + ("all repaired" if report.repaired else "no problem")
           + (f"; {report.counts}" if report.counts else ""))

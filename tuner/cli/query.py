@@ -573,7 +573,8 @@ def run_best(args: argparse.Namespace) -> int:
     for f in result.fixed:
         graphs = "the graph" if f.graphs == 1 else f"all {f.graphs} graphs"
         each = "graph"
-        if (f.workloads or f.graphs) > f.graphs:  # a graph timed from other sources too
+        # a graph timed from other sources too, or by another cost model
+        if (f.workloads or f.graphs) > f.graphs:
             graphs = (f"all {f.workloads} workloads ({f.graphs} "
                       f"graph{'s' if f.graphs != 1 else ''})")
             each = "workload"

@@ -135,8 +135,12 @@ def _warn_unsaved(con: duckdb.DuckDBPyConnection, location: Location) -> None:
 def _with_every_knob(con: duckdb.DuckDBPyConnection, source: str) -> str:
     """``source`` with a ``param_`` column for every declared knob, null where its files have
     none (no trial of a space that sets it yet): a query naming one answers with nulls, as
-    for a knob that does not apply, rather than a binder error."""
-    knobs = pa.schema([(param_column(k), t) for k, t in PARAM_TYPES.items()])
+    for a knob that does not apply, rather than a binder error; and so with
+    ``model_digest``."""
+    knobs = pa.schema([(param_column(k), t) for k, t in PARAM_TYPES.items()]
+                      # rows written before it was recorded are a cost model of their own
+                      # (``trials.WORKLOAD_SQL``)
+                      + [("model_digest", pa.string())])
     con.register("_declared_knobs", knobs.empty_table())
     return f"(SELECT * FROM {source} UNION ALL BY NAME SELECT * FROM _declared_knobs)"
 

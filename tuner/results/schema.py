@@ -225,7 +225,8 @@ def value_problem(table: pa.Table) -> str | None:
     a row edited in one place reads as another result in the other). The readers would rank
     such a row (a time of 0 or -5 the best, NaN skipped) and the selector and the report
     fail on it; ``table`` needs ``VALUE_COLUMNS`` that the file has (the partition columns
-    aside) and the ``objective_columns``. Nulls pass: not recorded (rows of old versions)."""
+    aside) and the ``objective_columns``. Nulls of other columns pass: not recorded (rows of
+    old versions); a complete row's ``time_us`` every version has recorded."""
     import pyarrow.compute as pc  # (not at import: the CLI's start stays light)
 
     if "state" not in table.column_names or not table.num_rows:
@@ -235,11 +236,16 @@ def value_problem(table: pa.Table) -> str | None:
     # (column, each row wrong, why); others: type_conflict
     found: list[tuple[str, np.ndarray, str]] = []
     time_type = types.get("time_us")
-    if time_type is not None and (pa.types.is_floating(time_type)
-                                  or pa.types.is_integer(time_type)):
+    if time_type is None and complete.num_rows:  # every simulation times its run
+        found.append(("time_us", np.ones(complete.num_rows, dtype=bool),
+                      "which no simulation gives (the file has no time_us column)"))
+    elif time_type is not None and (pa.types.is_floating(time_type)
+                                    or pa.types.is_integer(time_type)):
         t = complete.column("time_us")
         wrong = pc.invert(pc.and_(pc.is_finite(t), pc.greater(t, 0)))
-        found.append(("time_us", pc.fill_null(wrong, False).to_numpy(zero_copy_only=False),
+        # a null too: every writer has recorded a complete row's time (readers had
+        # dropped such rows, and with them a study's best, probe SELECT)
+        found.append(("time_us", pc.fill_null(wrong, True).to_numpy(zero_copy_only=False),
                       "which no simulation gives"))
     values_type = types.get("values")
     if values_type is not None and pa.types.is_list(values_type) and pa.types.is_floating(
@@ -256,6 +262,7 @@ def value_problem(table: pa.Table) -> str | None:
         if at.size:
             row = {c: complete.column(c)[int(at[0])].as_py()
                    for c in (*VALUE_COLUMNS, column) if c in types}
+            row.setdefault(column, None)
             who = (f"trial {row.get('trial')}" if row.get("role") == "trial"
                    else f"reference {row.get('label')!r}")
             more = f" (and {at.size - 1} more)" if at.size > 1 else ""

@@ -616,8 +616,11 @@ def check_readable(root: str | Path | Location) -> None:
     """Refuse a missing results directory or one of a newer schema."""
     loc = Location.of(root)
     if loc.kind(loc.path(MANIFEST)) != pafs.FileType.File:
-        if loc.kind(loc.root) == pafs.FileType.NotFound:
+        kind = loc.kind(loc.root)
+        if kind == pafs.FileType.NotFound:
             raise ConfigError(f"results directory {loc.text!r} does not exist")
+        if kind == pafs.FileType.File:  # as `tune` says it
+            raise ConfigError(f"results {loc.text!r} is a file, not a directory")
         raise ConfigError(f"{loc.text!r} is not a warpsweep results directory (no {MANIFEST})")
     check_manifest(loc, writing=False)
 
