@@ -223,3 +223,48 @@ def test_a_worklist_outgrowing_its_queue_is_refused_not_written_past(capsys):
                        "bfs", "--config", "mapping=vwarp,w=8,driven=data", "--reps", "1")
     assert isinstance(exc, WarpsweepError) and "not measured" in str(exc)
     assert "dedup=true" in str(exc)
+
+
+def test_a_large_chunk_takes_the_shared_memory_it_needs_or_is_refused(session):
+    """W=2, chunk=64 needs 66,048 bytes of shared memory a block: past the 48 KiB a launch
+    may take unasked, its sweep had failed with CUDA's "invalid argument" traceback (probe
+    KERN). It now opts in and runs; a chunk past what the GPU gives a block is refused in
+    one line naming the need."""
+    from tuner.measure.measure import prepare
+    from tuner.measure.plan import plan_for
+    from tuner.measure.runner import SharedMemoryTooSmall
+
+    prepared = prepare(skewed(False), "", "bfs")
+    for config in ("mapping=vwarp,w=2,chunk=64",
+                   "mapping=vwarp,w=2,chunk=64,distribution=dynamic"):
+        plan = plan_for("bfs", config)
+        assert plan.shared_bytes > 48 * 1024
+        assert session.measure(prepared, "bfs", plan, config, reps=1).correct, config
+    plan = plan_for("bfs", "mapping=vwarp,w=2,chunk=2048")
+    with pytest.raises(SharedMemoryTooSmall, match=r"needs 2,097,664 bytes of shared memory"):
+        session.measure(prepared, "bfs", plan, "mapping=vwarp,w=2,chunk=2048", reps=1)
+
+
+def test_gpu_memory_running_out_is_one_line_naming_the_gpu():
+    """Past the GPU's memory the upload had ended in CuPy's OutOfMemoryError traceback (and
+    through the CLI in advice about host memory, probe KERN)."""
+    import cupy as cp
+
+    from tuner.measure.measure import GpuFault
+    from tuner.measure.measure import Session
+    from tuner.measure.measure import prepare
+    from tuner.measure.plan import plan_for
+
+    pool = cp.get_default_memory_pool()
+    session = Session(0)
+    prepared = prepare(skewed(False), "", "bfs")
+    pool.free_all_blocks()
+    pool.set_limit(size=200_000)
+    try:
+        with pytest.raises(GpuFault, match=r"ran out of its memory measuring mapping=thread"):
+            session.measure(prepared, "bfs", plan_for("bfs", "mapping=thread"),
+                            "mapping=thread", reps=1)
+    finally:
+        pool.set_limit(size=0)
+    assert session.measure(prepared, "bfs", plan_for("bfs", "mapping=thread"),
+                           "mapping=thread", reps=1).correct

@@ -5,6 +5,7 @@ so the module (and the CLI's errors) work without it."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from simulator.errors import WarpsweepError
@@ -29,6 +30,10 @@ INSTALL_HINT = 'pip install -e ".[gpu]"'
 
 class NoGpu(WarpsweepError):
     """No CuPy or no CUDA device here: nothing can be measured."""
+
+
+class GpuFault(WarpsweepError):
+    """The GPU failed a measurement: out of its memory, or a CUDA error (a launch it refused)."""
 
 
 def gpu_unavailable(device_index: int = 0) -> str | None:
@@ -98,6 +103,26 @@ class Session:
                 prepared.runs[algorithm], prepared.graph.degrees, self.resident)
         return self.device_graphs[key]
 
+    @contextmanager
+    def _faults(self, prepared: Prepared, config: str):
+        """GPU memory running out, or CUDA refusing a launch, as one line naming the
+        configuration and graph (they had ended in CuPy's traceback, or in the host-memory
+        advice for a MemoryError, probe KERN); a measurement taken before stays taken."""
+        from cupy_backends.cuda.api.driver import CUDADriverError
+
+        cp = self.cp
+        where = (f"measuring {config} on {prepared.name} ({prepared.graph.n:,} vertices, "
+                 f"{prepared.graph.m:,} edges)")
+        try:
+            yield
+        except cp.cuda.memory.OutOfMemoryError as exc:
+            self.device_graphs.clear()
+            cp.get_default_memory_pool().free_all_blocks()
+            raise GpuFault(f"the GPU ({self.gpu_name}) ran out of its memory {where}: "
+                           f"{str(exc).splitlines()[0]}") from None
+        except (CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as exc:
+            raise GpuFault(f"CUDA failed {where}: {str(exc).splitlines()[0]}") from None
+
     def measure(self, prepared: Prepared, algorithm: str, plan: KernelPlan, config: str,
                 reps: int = 5, count_atomics: bool = True) -> MeasureResult:
         """Run ``plan`` ``reps`` times (and once more to warm up and check)."""
@@ -106,9 +131,10 @@ class Session:
         if count_atomics:
             self.runner.compile_kernels(plan.names(), count=True)
         t1 = time.perf_counter()
-        dg = self.device_graph(prepared, algorithm)
-        t2 = time.perf_counter()
-        timed = self.runner.time_plan(dg, plan, reps, count_atomics)
+        with self._faults(prepared, config):
+            dg = self.device_graph(prepared, algorithm)
+            t2 = time.perf_counter()
+            timed = self.runner.time_plan(dg, plan, reps, count_atomics)
         t3 = time.perf_counter()
         fr = prepared.runs[algorithm]
         slack = None

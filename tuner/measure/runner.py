@@ -29,6 +29,18 @@ PR_MAX_ITERATIONS = 100
 _MODULES: dict[tuple[tuple[str, ...], bool], dict] = {}
 
 
+class SharedMemoryTooSmall(WarpsweepError):
+    """A plan's blocks need more shared memory than the GPU gives a block."""
+
+
+class EdgesPastInt32(WarpsweepError):
+    """A graph whose stored edges the kernels' int32 offsets cannot index."""
+
+
+# Dynamic shared memory a launch may take without opting in (CUDA's portable limit).
+DEFAULT_SHARED_BYTES = 48 * 1024
+
+
 class QueueOverflow(WarpsweepError):
     """A launch pushed more entries than its queue holds: the run is refused (its kernels
     stored none past the queue's end, ``ws_queue_cap``), not measured."""
@@ -154,6 +166,10 @@ class DeviceGraph:
         t0 = time.perf_counter()
         self.algorithm, self.source = fr.algorithm, fr.source
         self.n = fr.n
+        if fr.indices.size > np.iinfo(np.int32).max:  # the cast below had wrapped
+            raise EdgesPastInt32(
+                f"the GPU kernels index edges with int32 offsets: {fr.indices.size:,} stored "
+                f"edges is past {np.iinfo(np.int32).max:,}")
         self.indptr = cp.asarray(fr.indptr.astype(np.int32))
         self.indices = cp.asarray(fr.indices.astype(np.int32))
         self.m = int(fr.indices.size)
@@ -351,6 +367,24 @@ class DeviceGraph:
         cap = kernels["__module__"].get_global("ws_queue_cap")
         cp.ndarray((1,), cp.int32, cap).fill(min(self.queues[0].size, 2**31 - 1))
 
+    def allow_shared(self, plan: KernelPlan, kernels: dict) -> None:
+        """Let the plan's sweep take its dynamic shared memory past the 48 KiB a launch
+        may take by default, up to what the GPU gives a block (a large chunk's statuses and
+        bounds); refuse a plan that needs more (its launch had failed with CUDA's "invalid
+        argument", probe KERN)."""
+        need = plan.shared_bytes
+        sweep = kernels.get(plan.sweep_name())  # (the only kernel given shared memory)
+        if need <= DEFAULT_SHARED_BYTES or sweep is None:
+            return
+        most = int(cp.cuda.Device().attributes.get("MaxSharedMemoryPerBlockOptin",
+                                                    DEFAULT_SHARED_BYTES))
+        if need > most:
+            raise SharedMemoryTooSmall(
+                f"a block of {plan.block_size} threads at W={plan.w}, chunk={plan.chunk} "
+                f"needs {need:,} bytes of shared memory; this GPU gives a block at most "
+                f"{most:,}: use a smaller chunk or block_size")
+        sweep.max_dynamic_shared_size_bytes = need
+
     def run(self, plan: KernelPlan, kernels: dict, outlier_grid: int) -> RunCounts:
         """Run the algorithm's host loop once (after ``reset``)."""
         limit = 4 * self.n + 16
@@ -495,6 +529,7 @@ def time_plan(dg: DeviceGraph, plan: KernelPlan, reps: int, count_atomics: bool 
     ``count_atomics``) one untimed run of the tallying build for the atomics."""
     kernels = compile_kernels(plan.names())
     dg.bound_pushes(kernels)
+    dg.allow_shared(plan, kernels)
     outlier_grid = dg.outlier_grid(plan, kernels)
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     totals: list[float] = []
@@ -520,6 +555,7 @@ def time_plan(dg: DeviceGraph, plan: KernelPlan, reps: int, count_atomics: bool 
         ws_counts = cp.ndarray((1,), cp.uint64, tally["__module__"].get_global("ws_counts"))
         ws_counts.fill(0)
         dg.bound_pushes(tally)
+        dg.allow_shared(plan, tally)
         dg.reset(plan)
         dg.clock.start(False)
         dg.run(plan, tally, outlier_grid)
