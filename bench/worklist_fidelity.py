@@ -8,6 +8,8 @@ config, source). Prints per row the GPU median, the simulated count and their ra
 launch stores to more than once) predicts the duplicates.
 
 Run from anywhere: python bench/worklist_fidelity.py [RESULTS.parquet] [--graphs a,b]
+[--device h200] (bench/gpu/results/h200_worklist_heldout.parquet: the H200's BFS entries on
+six generated graphs held out from the choices of the race model tried in docs/fidelity.md)
 """
 
 from __future__ import annotations
@@ -44,20 +46,25 @@ def measured_items(path: Path, graphs: set[str] | None,
     return {k: float(statistics.median(v)) for k, v in runs.items()}
 
 
-def arguments(doc: str, default: Path, argv: list[str] | None):
-    """The results file (resolved) and the graphs to keep (None: all) from the command line;
-    the working directory becomes the repository root, as the recorded graph specs expect."""
+def arguments(doc: str, default: Path, argv: list[str] | None, device: bool = False):
+    """The results file (resolved) and the graphs to keep (None: all) from the command line
+    (with ``device``, also the simulated device: the measured GPU's preset); the working
+    directory becomes the repository root, as the recorded graph specs expect."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("results", nargs="?", type=Path, default=default)
     parser.add_argument("--graphs", default=None, help="short graph names, comma-separated")
+    if device:
+        parser.add_argument("--device", default="h100",
+                            help="the simulated device (h200 for the H200's measurements)")
     args = parser.parse_args(argv)
     results = args.results.resolve()
     os.chdir(ROOT)
-    return results, set(args.graphs.split(",")) if args.graphs else None
+    graphs = set(args.graphs.split(",")) if args.graphs else None
+    return (results, graphs, args.device) if device else (results, graphs)
 
 
 def main(argv: list[str] | None = None) -> int:
-    results, graphs = arguments(__doc__, RESULTS, argv)
+    results, graphs, device = arguments(__doc__, RESULTS, argv, device=True)
     measured = measured_items(results, graphs)
     ratios: dict[tuple[str, str, str], list[float]] = {}
     print(f"{'graph':<22} {'alg':<4} {'config':<44} {'variant':<15} {'gpu':>10} "
@@ -70,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             loaded = ((spec, algorithm), g, functional_run(g, algorithm, source))
         _, g, fr = loaded
         if (spec, algorithm, config) not in simulated:  # the variants share a simulation
-            simulated[spec, algorithm, config] = simulate(g, algorithm, config, "h100",
+            simulated[spec, algorithm, config] = simulate(g, algorithm, config, device,
                                                           functional=fr).worklist_items
         sim = simulated[spec, algorithm, config]
         ratio = sim / gpu

@@ -7,6 +7,7 @@ with the entries summed over launches. Compare with ``python bench/worklist_fide
 
     PYTHONPATH=. python bench/gpu/worklist_items.py --graphs-dir ../shared/graphs \\
         --out bench/gpu/results/h100_worklist.parquet [--only rmat] [--runs 3]
+        [--specs SPEC ...] [--algorithm bfs] [--variant plain]
 """
 
 from __future__ import annotations
@@ -33,8 +34,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--only", nargs="*", default=())
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--specs", nargs="*", default=None,
+                        help="generated graph specs to measure instead of the catalog's "
+                             "(graphs held out from a model's choices)")
+    parser.add_argument("--algorithm", choices=("bfs", "sssp"), default=None)
+    parser.add_argument("--variant", default=None, help="e.g. plain")
     args = parser.parse_args(argv)
-    wanted = [(m, plan_for(m)) for m in configs.measurements()]
+    if args.specs is not None:
+        configs.GENERATED_GRAPHS, configs.FILE_GRAPHS = tuple(args.specs), ()
+    wanted = [(m, plan_for(m)) for m in configs.measurements()
+              if args.algorithm in (None, m.algorithm) and args.variant in (None, m.variant)]
     wanted = [(m, p) for m, p in wanted if p.driven == "data"]
     kernels = compile_kernels([p for _, p in wanted])
     resident = device_resident_blocks()
