@@ -247,6 +247,15 @@ def test_repeated_config_options_combine(capsys):
     assert "knob 'w' is set twice" in line
 
 
+@pytest.mark.parametrize("config", ["", " ", ","])
+def test_an_empty_config_is_refused_not_run_as_the_default(capsys, config):
+    # `--config "$CFG"` with CFG unset had simulated the default strategy without a word
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--graph", "rmat:scale=6", "--algo", "bfs", "--config", config])
+    assert exc.value.code == 2
+    assert "sets no knob" in capsys.readouterr().err
+
+
 def test_block_size_above_the_devices_limit(capsys):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
                               "--device", "gtx260", "--set", "block_size=1024"])

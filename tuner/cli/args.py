@@ -56,7 +56,18 @@ def add_config(p: argparse.ArgumentParser, help: str) -> None:
     """``--config K=V,K=V``, repeatable: the repeats combine (as ``--set``'s do) into one list,
     where a second ``--config`` had silently replaced the first; a knob set twice in them is
     refused (``Strategy.parse``). ``config_text`` joins them."""
-    p.add_argument("--config", action="append", default=[], metavar="K=V,K=V", help=help)
+    p.add_argument("--config", action="append", default=[], metavar="K=V,K=V", help=help,
+                   type=_config_arg)
+
+
+def _config_arg(text: str) -> str:
+    """A ``--config`` value: knobs, not nothing (``--config "$CFG"`` with CFG unset had run
+    the default strategy without a word)."""
+    if not text.strip(" ,"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} sets no knob: give K=V,K=V (e.g. mapping=vwarp,w=8), or leave "
+            "--config out for the default strategy")
+    return text
 
 
 def config_text(*parts: list[str]) -> str:
