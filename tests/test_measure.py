@@ -263,6 +263,10 @@ def test_simulated_counters_sit_beside_the_measured():
     assert row["runs_s"] == 0.5 and json.loads(json.dumps(row)) == row
     text = result.to_text()
     assert "1.50x" in text and "worklist_items" in text and "correct" in text
+    assert "simulated as the plain push" not in text
+    # a claimed push's prediction is the plain push's, and says so (probe CNT)
+    claimed = dataclasses.replace(result, variant="claimed").to_text()
+    assert "(simulated as the plain push: a claimed push's atomicCAS" in claimed
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
