@@ -208,6 +208,13 @@ def test_leave_one_graph_out_never_sees_the_held_out_graph():
     s2 = _samples(x2, cost2, groups, winners=[*winners[:2], {0, 1, 2}, *winners[3:]])
     other = fold_fit(s2, 2)
     assert other.tree == held.tree and other.kind == held.kind
+    # the policy file names the code that made it (the shipped ones had not)
+    from tuner.env import git_commit
+    from tuner.selection.adaptive_policy import make_policy
+
+    doc = make_policy(held, ["mapping=thread", "mapping=vwarp,w=8", "mapping=vwarp,w=32"],
+                      "p").to_json()
+    assert doc["git_commit"] == git_commit() and doc["warpsweep_version"]
     assert other.selector.inner == held.selector.inner
     # ... while another fold, which trains on graph 2, sees the change
     assert fold_fit(s2, 0).adaptive.inner != fold_fit(s, 0).adaptive.inner

@@ -24,6 +24,8 @@ from simulator.errors import ConfigError
 from simulator.policy import FEATURES
 from simulator.policy import GRAPH_FEATURES
 from simulator.policy import Policy
+from tuner.env import git_commit
+from tuner.env import warpsweep_version
 from tuner.selection.adaptive import CANDIDATES
 from tuner.selection.adaptive import IterationTable
 from tuner.selection.adaptive import candidate_strategies
@@ -439,7 +441,10 @@ def make_policy(model: FoldModel, candidates: Sequence[str], name: str,
                         "adaptive_min_leaf": model.adaptive.min_leaf,
                         "adaptive_min_graphs": model.adaptive.min_graphs,
                         "cv_selector_geomean": model.selector.cv_geomean,
-                        "cv_adaptive_geomean": model.adaptive.cv_geomean, **(meta or {})})
+                        "cv_adaptive_geomean": model.adaptive.cv_geomean,
+                        # the code that made it (fitting draws nothing at random: no seed)
+                        "warpsweep_version": warpsweep_version(), "git_commit": git_commit(),
+                        **(meta or {})})
 
 
 @dataclass
