@@ -727,8 +727,8 @@ def _header_columns(line: bytes, number: int, label: str, want_weights: bool
                 f"{label}: line {number}: weights=file, but the header "
                 f"{line.decode(errors='replace').strip()[:80]!r} names "
                 f"{len(plainly) or len(named)} weight columns "
-                f"({', '.join(names[i] for i in (plainly or named))}); keep one, or name "
-                f"the one to read 'weight'")
+                f"({', '.join(names[i] for i in (plainly or named))}); keep one"
+                + ("" if plainly else ", or name the one to read 'weight'"))
     if named:
         return reversed_ends, named[0]
     if want_weights and len(names) > 3:

@@ -367,3 +367,68 @@ def test_a_prediction_the_sim_device_cannot_make_is_refused_before_the_gpu(monke
                   "--sim-device", str(device)])
     with pytest.raises(ConfigError, match="w=32 exceeds the device w16's warp_size=16"):
         args.run(args)
+
+
+def test_gpu_faults_are_one_line_and_a_broken_gpu_measures_nothing_more(monkeypatch):
+    """CuPy's out-of-memory and CUDA errors become one line naming the configuration (they
+    had ended in a traceback); after a fault that leaves the GPU unusable, later rows are
+    refused naming that first fault rather than each blamed on its own configuration (probe
+    CR7); a refusal of warpsweep's own (a queue overflow) passes unchanged. CuPy stands in."""
+    import sys
+    import types
+
+    from simulator.errors import WarpsweepError
+    from tuner.measure.measure import GpuFault
+    from tuner.measure.measure import Session
+
+    class DriverError(Exception):
+        pass
+
+    class RuntimeFault(Exception):
+        pass
+
+    class OutOfMemory(MemoryError):
+        pass
+
+    for name in ("cupy_backends", "cupy_backends.cuda", "cupy_backends.cuda.api"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    driver = types.ModuleType("cupy_backends.cuda.api.driver")
+    driver.CUDADriverError = DriverError
+    monkeypatch.setitem(sys.modules, "cupy_backends.cuda.api.driver", driver)
+    sticky = []
+
+    def synchronize():
+        if sticky:
+            raise DriverError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access")
+
+    cp = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(
+            memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemory),
+            runtime=types.SimpleNamespace(CUDARuntimeError=RuntimeFault),
+            Device=lambda: types.SimpleNamespace(synchronize=synchronize)),
+        get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None))
+    session = object.__new__(Session)
+    session.cp, session.gpu_name, session.device_graphs, session.broken = cp, "GPU", {1: 2}, None
+    prepared = types.SimpleNamespace(name="g", graph=types.SimpleNamespace(n=3, m=4))
+
+    def fails(config, exc):
+        with session._faults(prepared, config):
+            raise exc
+
+    with pytest.raises(GpuFault, match=r"^the GPU \(GPU\) ran out of its memory measuring a "
+                                       r"on g \(3 vertices, 4 edges\): Out of memory"):
+        fails("a", OutOfMemory("Out of memory allocating 512 bytes\nmore"))
+    assert session.device_graphs == {}
+    with pytest.raises(GpuFault, match=r"CUDA failed measuring b on g .*invalid argument; not"):
+        fails("b", DriverError("CUDA_ERROR_INVALID_VALUE: invalid argument"))
+    assert session.broken is None  # a refused launch leaves the GPU usable
+    with pytest.raises(WarpsweepError, match="pushed") as caught:
+        fails("c", WarpsweepError("a worklist launch pushed 9 items"))
+    assert not isinstance(caught.value, GpuFault)
+    sticky.append(True)
+    with pytest.raises(GpuFault, match="CUDA failed measuring d"):
+        fails("d", DriverError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"))
+    with pytest.raises(GpuFault, match=r"not measured: the GPU can run nothing more since "
+                                       r"CUDA failed measuring d on g"):
+        with session._faults(prepared, "e"):
+            pass

@@ -422,6 +422,36 @@ def test_best_keeps_studies_of_two_cost_models_apart(tmp_path, capsys, monkeypat
     assert "(evaluated on all 2 workloads (1 graph); geometric mean" in out
 
 
+def test_a_study_resumed_across_the_digests_recording_is_one_workload(tmp_path, capsys):
+    """A study begun before rows recorded model_digest and resumed after holds rows without
+    and with it: it had been split into two workloads by row, and `best` had chosen its fixed
+    configuration from whichever half came first (probe CR7)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from tuner import api
+
+    res = tmp_path / "r"
+    for seed in (1, 2):
+        api.tune(f"rmat:scale=7,seed={seed}", "bfs", trials=6, results=str(res))
+    code, out, _ = run_cli(capsys, "best", "--results", str(res), "--json")
+    before = json.loads(out)["fixed"]
+    for path in sorted((res / "trials").rglob("*.parquet")):
+        table = pq.read_table(path)
+        at = table.column_names.index("model_digest")
+        old = pc.equal(table.column("role"), "reference")  # written by the older version
+        table = table.set_column(at, "model_digest", pc.if_else(
+            old, pa.scalar(None, pa.string()), table.column("model_digest")))
+        table = table.take(pc.sort_indices(table, sort_keys=[("role", "descending")]))
+        pq.write_table(table, path, write_page_checksum=True)
+    code, out, _ = run_cli(capsys, "best", "--results", str(res), "--json")
+    assert code == 0
+    (fixed,) = json.loads(out)["fixed"]
+    assert (fixed["graphs"], fixed["workloads"]) == (2, 2)
+    assert fixed == before[0]
+
+
 def test_best_cli_table_and_json(results, capsys):
     code, out, _ = run_cli(capsys, "best", "--results", str(results))
     assert code == 0

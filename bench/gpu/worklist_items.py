@@ -41,10 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default=None, help="e.g. plain")
     args = parser.parse_args(argv)
     if args.specs is not None:
+        if not args.specs:
+            parser.error("--specs names no graph")
         configs.GENERATED_GRAPHS, configs.FILE_GRAPHS = tuple(args.specs), ()
     wanted = [(m, plan_for(m)) for m in configs.measurements()
               if args.algorithm in (None, m.algorithm) and args.variant in (None, m.variant)]
     wanted = [(m, p) for m, p in wanted if p.driven == "data"]
+    if not wanted:  # an empty table had been written, exit 0
+        parser.error(f"no data-driven measurement is {args.algorithm or 'any algorithm'} with "
+                     f"variant {args.variant!r}; variants: "
+                     f"{', '.join(sorted({m.variant for m in configs.measurements()}))}")
     kernels = compile_kernels([p for _, p in wanted])
     resident = device_resident_blocks()
     rows = []

@@ -283,7 +283,10 @@ class FilteredTrials:
 # one's best is no yardstick for the other's rows (``best`` had averaged them, probe SELECT).
 WORKLOAD_SQL = ("t.graph_id || '|' || coalesce(CAST(t.n_sources AS VARCHAR), '?') || '|' || "
                 "coalesce(CASE WHEN t.n_sources > 1 THEN CAST(t.seed AS VARCHAR) END, '') "
-                "|| '|' || coalesce(t.model_digest, '')")
+                # the study's, not the row's: a study begun before rows recorded it and
+                # resumed after holds rows without and with it, and is one workload (probe CR7)
+                "|| '|' || coalesce((SELECT max(s.model_digest) FROM trials s "
+                "WHERE s.study_key = t.study_key), '')")
 
 
 def workload_text(n_sources: int | None, seed: int | None) -> str:

@@ -92,6 +92,7 @@ class Session:
         self.resident = runner.device_resident_blocks()
         self.gpu_name = runner.gpu_name()
         self.device_graphs: dict[tuple[int, str], object] = {}
+        self.broken: str | None = None  # why the GPU can run nothing more (a sticky error)
 
     def device_graph(self, prepared: Prepared, algorithm: str):
         """The graph's arrays for ``algorithm`` on the GPU (uploaded once, the last kept)."""
@@ -113,15 +114,25 @@ class Session:
         cp = self.cp
         where = (f"measuring {config} on {prepared.name} ({prepared.graph.n:,} vertices, "
                  f"{prepared.graph.m:,} edges)")
+        if self.broken is not None:  # each later row had been blamed on its own config
+            raise GpuFault(f"not measured: the GPU can run nothing more since {self.broken}")
+        cuda_errors = (CUDADriverError, cp.cuda.runtime.CUDARuntimeError)
         try:
             yield
         except cp.cuda.memory.OutOfMemoryError as exc:
             self.device_graphs.clear()
             cp.get_default_memory_pool().free_all_blocks()
             raise GpuFault(f"the GPU ({self.gpu_name}) ran out of its memory {where}: "
-                           f"{str(exc).splitlines()[0]}") from None
-        except (CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as exc:
-            raise GpuFault(f"CUDA failed {where}: {str(exc).splitlines()[0]}") from None
+                           f"{str(exc).splitlines()[0]}; not measured") from None
+        except cuda_errors as exc:
+            first = str(exc).splitlines()[0]
+            self.device_graphs.clear()
+            try:  # a launch refused leaves the context usable; a fault in a kernel does not
+                cp.cuda.Device().synchronize()
+                cp.get_default_memory_pool().free_all_blocks()
+            except cuda_errors:
+                self.broken = f"CUDA failed {where} ({first})"
+            raise GpuFault(f"CUDA failed {where}: {first}; not measured") from None
 
     def measure(self, prepared: Prepared, algorithm: str, plan: KernelPlan, config: str,
                 reps: int = 5, count_atomics: bool = True) -> MeasureResult:

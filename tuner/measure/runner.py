@@ -169,7 +169,7 @@ class DeviceGraph:
         if fr.indices.size > np.iinfo(np.int32).max:  # the cast below had wrapped
             raise EdgesPastInt32(
                 f"the GPU kernels index edges with int32 offsets: {fr.indices.size:,} stored "
-                f"edges is past {np.iinfo(np.int32).max:,}")
+                f"edges is past {np.iinfo(np.int32).max:,}: not measured")
         self.indptr = cp.asarray(fr.indptr.astype(np.int32))
         self.indices = cp.asarray(fr.indices.astype(np.int32))
         self.m = int(fr.indices.size)
@@ -382,7 +382,7 @@ class DeviceGraph:
             raise SharedMemoryTooSmall(
                 f"a block of {plan.block_size} threads at W={plan.w}, chunk={plan.chunk} "
                 f"needs {need:,} bytes of shared memory; this GPU gives a block at most "
-                f"{most:,}: use a smaller chunk or block_size")
+                f"{most:,}: not measured; use a smaller chunk or block_size")
         sweep.max_dynamic_shared_size_bytes = need
 
     def run(self, plan: KernelPlan, kernels: dict, outlier_grid: int) -> RunCounts:
