@@ -145,3 +145,33 @@ def test_trials_in_flight_at_a_stop_fail_as_interrupted_and_come_back(tmp_path):
     (summary,) = run_studies([spec], load_spaces([spec]), results, workers=0).summaries
     assert summary.done == 40
     assert len([r for r in read_trials(results).to_pylist() if r["state"] == "complete"]) >= 40
+
+
+def test_a_stop_between_a_row_and_its_journal_entry_waits_for_both(tmp_path, monkeypatch):
+    """A stop signal that lands after an evaluation's row is added and before Optuna's
+    journal records it had left the rows ahead of the journal ("journal behind the rows",
+    `check` exit 1; seen once under load in CI). The stop now waits for both."""
+    from tuner.tuning.study import StudyRun
+
+    tell = StudyRun._tell
+    sent = []
+
+    def tell_after_a_stop(self, number, record, trial=None):
+        if not sent and number == 3:
+            sent.append(number)
+            os.kill(os.getpid(), signal.SIGINT)  # between the row and the journal
+        return tell(self, number, record, trial)
+
+    monkeypatch.setattr(StudyRun, "_tell", tell_after_a_stop)
+    spec = check_spec(StudySpec(graph="rmat:scale=8,seed=1", algorithm="bfs", device="h100",
+                                space="vwarp", trials=12, sources=1, references=False,
+                                sampler="random"))
+    results = tmp_path / "res"
+    with pytest.raises(KeyboardInterrupt):
+        run_studies([spec], load_spaces([spec]), results, workers=0,
+                    backend=SimulatorBackend())
+    monkeypatch.undo()
+    assert sent == [3]
+    trials = {r["trial"] for r in read_trials(results).to_pylist()}
+    assert 3 in trials and max(trials) == 3  # stopped right after trial 3, which both hold
+    assert main(["check", str(results)]) == 0

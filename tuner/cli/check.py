@@ -81,9 +81,12 @@ def run_check(args: argparse.Namespace) -> int:
     report = check(args.results, repair=args.repair)
     for line in report.repaired:
         print(f"repaired: {line}")
+    shown = []
     if report.repaired:  # what the rows hold now: a problem the repair set right is gone
         after = check(args.results)
-        report.problems, report.counts = after.problems, after.counts
+        shown = [p for p in after.problems if p not in report.problems]
+        report.problems = [p for p in report.problems if p in after.problems]
+        report.counts = after.counts
     for line in report.problems:
         print(line)
     if report.problems:
@@ -91,6 +94,8 @@ def run_check(args: argparse.Namespace) -> int:
     print(f"{args.results}: {report.files} files checked, "
           + ("all repaired" if report.repaired else "no problem")
           + (f"; {report.counts}" if report.counts else ""))
+    for line in shown:  # e.g. a killed run's graph row, which the rows it wrote now name
+        print(f"note, after the repair: {line}")
     return 0
 
 

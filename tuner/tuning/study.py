@@ -62,6 +62,7 @@ from tuner.tuning.spec import policy_digests
 from tuner.tuning.spec import reference_configs
 from tuner.tuning.spec import resume_seed
 from tuner.tuning.spec import used_sources
+from tuner.tuning.stopping import stop_signals_held
 
 # A study ends early when its sampler proposes only configurations it has already tried this
 # many times in a row (a small or converged space): repeats never use up the budget.
@@ -762,7 +763,13 @@ class StudyRun:
 
     # -- telling ---------------------------------------------------------------------------
     def finish(self, job: Job, outcome: Outcome) -> TrialRecord:
-        """Record an evaluation's outcome (row first, then Optuna) and answer its duplicates."""
+        """Record an evaluation's outcome (row first, then Optuna) and answer its duplicates,
+        a stop signal held until both hold it (a SIGTERM between them had left the row
+        ahead of the journal, which `check` names)."""
+        with stop_signals_held():
+            return self._finish(job, outcome)
+
+    def _finish(self, job: Job, outcome: Outcome) -> TrialRecord:
         self._inflight.pop(job.strategy, None)
         number = job.trial.number if job.trial is not None else None
         if outcome.error is not None:
