@@ -62,6 +62,17 @@ class StoppingBackend(SimulatorBackend):
         return super().evaluate(graph, runs, algorithm, device, config)
 
 
+def _stopped_run(tmp_path, backend):
+    """A 12-trial in-process study that a stop ends (KeyboardInterrupt): its results."""
+    spec = check_spec(StudySpec(graph="rmat:scale=8,seed=1", algorithm="bfs", device="h100",
+                                space="vwarp", trials=12, sources=1, references=False,
+                                sampler="random"))
+    results = tmp_path / "res"
+    with pytest.raises(KeyboardInterrupt):
+        run_studies([spec], load_spaces([spec]), results, workers=0, backend=backend)
+    return results
+
+
 def test_a_stop_as_the_last_flush_begins_still_writes_every_row(tmp_path, monkeypatch):
     close = ResultStore.close
 
@@ -70,13 +81,7 @@ def test_a_stop_as_the_last_flush_begins_still_writes_every_row(tmp_path, monkey
         close(self)
 
     monkeypatch.setattr(ResultStore, "close", close_after_a_second_stop)
-    spec = check_spec(StudySpec(graph="rmat:scale=8,seed=1", algorithm="bfs", device="h100",
-                                space="vwarp", trials=12, sources=1, references=False,
-                                sampler="random"))
-    results = tmp_path / "res"
-    with pytest.raises(KeyboardInterrupt):
-        run_studies([spec], load_spaces([spec]), results, workers=0,
-                    backend=StoppingBackend(stop_after=5))
+    results = _stopped_run(tmp_path, StoppingBackend(stop_after=5))
     monkeypatch.undo()
     complete = [r for r in read_trials(results).to_pylist() if r["state"] == "complete"]
     assert len(complete) == 5  # none left to the journal alone
@@ -163,13 +168,7 @@ def test_a_stop_between_a_row_and_its_journal_entry_waits_for_both(tmp_path, mon
         return tell(self, number, record, trial)
 
     monkeypatch.setattr(StudyRun, "_tell", tell_after_a_stop)
-    spec = check_spec(StudySpec(graph="rmat:scale=8,seed=1", algorithm="bfs", device="h100",
-                                space="vwarp", trials=12, sources=1, references=False,
-                                sampler="random"))
-    results = tmp_path / "res"
-    with pytest.raises(KeyboardInterrupt):
-        run_studies([spec], load_spaces([spec]), results, workers=0,
-                    backend=SimulatorBackend())
+    results = _stopped_run(tmp_path, SimulatorBackend())
     monkeypatch.undo()
     assert sent == [3]
     trials = {r["trial"] for r in read_trials(results).to_pylist()}
