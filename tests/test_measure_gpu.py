@@ -268,3 +268,19 @@ def test_gpu_memory_running_out_is_one_line_naming_the_gpu():
         pool.set_limit(size=0)
     assert session.measure(prepared, "bfs", plan_for("bfs", "mapping=thread"),
                            "mapping=thread", reps=1).correct
+
+
+def test_worklist_queues_are_allocated_only_for_a_plan_that_pushes(session):
+    """Two queues of 8m + n + 16 ids (64 bytes a stored edge) had been allocated for every
+    plan, capping the graphs a topology sweep could be measured on (probe KERN)."""
+    from tuner.measure.measure import prepare
+    from tuner.measure.plan import plan_for
+
+    prepared = prepare(skewed(False), "", "sssp")
+    sweep = session.measure(prepared, "sssp", plan_for("sssp", "mapping=vwarp,w=8"),
+                            "mapping=vwarp,w=8", reps=1)
+    dg = session.device_graph(prepared, "sssp")
+    assert sweep.correct and dg._queues is None
+    config = "mapping=vwarp,w=8,driven=data"
+    assert session.measure(prepared, "sssp", plan_for("sssp", config), config, reps=1).correct
+    assert dg._queues is not None and dg._queues[0].size == dg.queue_room

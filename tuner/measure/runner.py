@@ -195,7 +195,8 @@ class DeviceGraph:
             # a launch pushes at most once per edge its entries expand, duplicates included:
             # asynchronous CC worklists reach 2.3 m on grid2d-512
             cap = 8 * self.m + n + 16
-        self.queues = [cp.empty(cap, dtype=i32) for _ in range(2)]
+        self.queue_room = cap
+        self._queues: list | None = None  # ``queues``, allocated for the first plan pushing
         self.everyone = cp.arange(n, dtype=i32)
         self.deferred = cp.empty(n, dtype=i32)
         self.ctl = cp.zeros(CTL_WORDS, dtype=i32)
@@ -206,6 +207,15 @@ class DeviceGraph:
         self.clock = Clock()
         cp.cuda.Device().synchronize()
         self.upload_s = time.perf_counter() - t0
+
+    @property
+    def queues(self) -> list:
+        """The two worklists a run's launches read and push (``queue_room`` ids each),
+        allocated when a plan first uses them: a topology plan needs none, and they take 64
+        bytes a stored edge (probe KERN: they had capped the graphs every plan could run)."""
+        if self._queues is None:
+            self._queues = [cp.empty(self.queue_room, dtype=np.int32) for _ in range(2)]
+        return self._queues
 
     def read_ctl(self) -> np.ndarray:
         """Copy the control block to pinned host memory (waits for the GPU: the round trip)."""
@@ -365,7 +375,7 @@ class DeviceGraph:
         """Set the room every push of ``kernels``' module may store into (``ws_queue_cap``),
         before its runs and outside their timing."""
         cap = kernels["__module__"].get_global("ws_queue_cap")
-        cp.ndarray((1,), cp.int32, cap).fill(min(self.queues[0].size, 2**31 - 1))
+        cp.ndarray((1,), cp.int32, cap).fill(min(self.queue_room, 2**31 - 1))
 
     def allow_shared(self, plan: KernelPlan, kernels: dict) -> None:
         """Let the plan's sweep take its dynamic shared memory past the 48 KiB a launch
