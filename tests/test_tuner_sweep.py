@@ -145,7 +145,32 @@ def test_a_graph_file_that_does_not_parse_stops_the_sweep_before_any_study(tmp_p
     assert main(["sweep", str(sweep), "--workers", "0", "--results", str(results)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and "line 1" in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"warpsweep: error: {sweep}:1: ")  # the entry's line (probe TUNE)
     assert not list(results.rglob("*.parquet"))
+
+
+def test_sweep_refusals_found_when_studies_are_checked_name_the_entry(tmp_path, capsys):
+    """SSSP on a graph without weights, and one study listed twice (a space under two
+    names), had been refused naming neither the line nor the entries (probe TUNE)."""
+    import shutil
+
+    from search_spaces.loader import SPACES_DIR
+
+    shutil.copy(SPACES_DIR / "vwarp.yaml", tmp_path / "copy.yaml")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("graphs:\n  - rmat:scale=6,seed=1,weights=random\n  - rmat:scale=6\n"
+                     "algorithms: [sssp]\ndevices: [h100]\nspaces: [vwarp]\ntrials: 3\n")
+    argv = ["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith(
+        f"warpsweep: error: {sweep}:3: rmat:scale=6,ef=16,a=0.57,b=0.19,c=0.19,seed=0: SSSP "
+        "needs edge weights")
+    sweep.write_text("graphs:\n  - rmat:scale=6,seed=1\nalgorithms: [bfs]\ndevices: [h100]\n"
+                     "spaces: [vwarp, copy.yaml]\ntrials: 3\n")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the same study is listed twice" in err and f"space vwarp ({sweep}:2)" in err
+    assert f"copy.yaml ({sweep}:2)" in err
 
 
 def test_tune_on_a_graph_file_that_does_not_parse_writes_nothing(tmp_path, capsys):

@@ -161,9 +161,11 @@ def test_without_references_the_table_has_no_vs_columns(tmp_path, capsys):
     assert code == 0
     header = next(line for line in out.splitlines() if line.strip().startswith("rank"))
     assert header.split() == ["rank", "time_us", "configuration"]
+    assert "references included" not in out  # (it had said so, probe TUNE)
     code, _ = tune(tmp_path, "--trials", "3", "--sources", "1", results=tmp_path / "with")
     out = capsys.readouterr().out
     assert "vs thread" in out and "vs best vwarp" in out
+    assert "every configuration evaluated is ranked, references included" in out
 
 
 def test_resume_after_sigkill(tmp_path):

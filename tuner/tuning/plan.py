@@ -316,7 +316,11 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
     keys = [s.key(spaces[s.space_ref]) for s in specs]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
-        raise ConfigError(f"the same study is listed twice: {dup}")
+        twice = [s for s, k in zip(specs, keys, strict=True) if k == dup]
+        where = " and ".join(f"space {s.space}" + (f" ({s.origin})" if s.origin else "")
+                             for s in twice[:2])
+        raise ConfigError(f"the same study is listed twice: {dup}, from {where} (two names "
+                          "of one search, or one entry given twice)")
     check_manifest(results, create=False)
     check_device_fields_match(results, specs)
     check_resumes(results, specs, keys)

@@ -231,11 +231,13 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
               file=out)
     n = summary.n_sources
     ranked = len(summary.ranked) or len(summary.best)
+    # (a run without references had been told "references included", probe TUNE)
+    with_references = ", references included" if summary.references else ""
     if len(obj.metrics) > 1:  # (the table had called the front a ranking of every one)
         what = (f"the Pareto front over {', '.join(obj.metrics)} ({ranked} configuration"
-                f"{'s' if ranked != 1 else ''}, references included), by {obj.metrics[0]}")
+                f"{'s' if ranked != 1 else ''}{with_references}), by {obj.metrics[0]}")
     else:
-        what = "every configuration evaluated is ranked, references included"
+        what = f"every configuration evaluated is ranked{with_references}"
     if len(summary.best) < ranked:
         what += f"; the first {len(summary.best)} of {ranked} shown"
     if n > 1 or spec.algorithm in ("bfs", "sssp"):

@@ -59,6 +59,7 @@ def parse_sweep(doc: YamlDoc, base: Path | None = None) -> list[StudySpec]:
             raise doc.error((key,), f"unknown key {key!r} (allowed: {', '.join(TOP_KEYS)})")
     top = _settings(doc, (), data)
     axes: list[list[tuple[str, dict[str, Any]]]] = []
+    graph_lines: list[str] = []  # each graph entry's file:line, where its study's errors point
     for plural, singular in AXES:
         if plural not in data:
             raise doc.error((), f"missing `{plural}` (a list of {singular}s)")
@@ -91,15 +92,18 @@ def parse_sweep(doc: YamlDoc, base: Path | None = None) -> list[StudySpec]:
                 raise doc.error(path, f"the same {singular} as {plural}.{first} (line "
                                 f"{doc.line((plural, first))}): each study would run twice")
             entries.append(entry)
+            if singular == "graph":
+                line = doc.line(path)
+                graph_lines.append(doc.source if line is None else f"{doc.source}:{line}")
         axes.append(entries)
     specs = []
-    for g in axes[0]:
+    for g, origin in zip(axes[0], graph_lines, strict=True):
         for a in axes[1]:
             for d in axes[2]:
                 for s in axes[3]:
                     settings = {**top, **g[1], **a[1], **d[1], **s[1]}
                     spec = StudySpec(graph=g[0], algorithm=a[0], device=d[0], space=s[0],
-                                     origin=doc.source)
+                                     origin=origin)
                     specs.append(dataclasses.replace(spec, **settings))
     return specs
 
