@@ -138,6 +138,23 @@ def test_convert_refuses_to_overwrite_its_input(tmp_path, capsys, monkeypatch) -
     assert path.read_bytes() == before
 
 
+def test_convert_refuses_to_replace_a_file_unless_forced(tmp_path, capsys) -> None:
+    # a user's own .npz (or a text file so named) had been replaced without a word (probe OUT)
+    path = tmp_path / "mine.npz"
+    path.write_bytes(b"not a graph")
+    assert main(["graph", "convert", "rmat:scale=5", str(path)]) == 2
+    assert f"output {str(path)!r} exists; pass --force" in one_error_line(capsys)
+    assert path.read_bytes() == b"not a graph"
+    assert main(["graph", "convert", "rmat:scale=5", str(path), "--force"]) == 0
+    capsys.readouterr()
+    assert load_graph(f"file:{path}", cache=False).n == 32
+
+
+def test_graph_info_says_directed_as_a_boolean(capsys) -> None:
+    assert main(["graph", "info", "rmat:scale=5,directed=true", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["directed"] is True
+
+
 def test_console_entry_point_exit_code(tmp_path) -> None:
     env = {"WARPSWEEP_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(REPO), "PATH": ""}
     done = subprocess.run(

@@ -317,6 +317,22 @@ def test_history_over_a_wide_range_of_a_maximised_metric_is_on_a_log_axis():
     assert "higher is better" in caption and "No trial failed" in caption
 
 
+def test_a_wide_heatmaps_colour_bar_reads_as_numbers(tmp_path):
+    """Times spanning more than 10x put the heatmap on a log colour scale, whose labels had
+    been drawn as raw math text, "$\\mathdefault{...}$" (probe OUT)."""
+    from tuner.analysis.figures import save_png
+    from tuner.analysis.figures import w_chunk_heatmap_figure
+    from tuner.analysis.report_data import Heatmap
+
+    heat = Heatmap([8, 32], [1, 4], {(8, 1): 20.0, (8, 4): 400.0, (32, 1): 60.0}, False)
+    fig, _ = w_chunk_heatmap_figure(heat, "g")
+    bar = fig.axes[-1]
+    fig.canvas.draw()
+    labels = [t.get_text() for t in (*bar.get_yticklabels(), *bar.get_yticklabels(minor=True))]
+    assert any(labels) and not any("$" in text or "mathdefault" in text for text in labels)
+    save_png(fig, tmp_path / "h.png")
+
+
 def test_selector_figure_has_a_bar_per_graph_and_policy_at_its_regret(tmp_path):
     policies = ["selector", "thread", "w=32"]
     rows = [GraphRegret(f"g{i}", f"rmat:scale={i}", 10.0, {"mapping": "thread"},

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -174,7 +175,9 @@ def w_chunk_heatmap_figure(heat: Heatmap, title: str) -> tuple[Figure, str]:
     ax.set_xlabel(f"chunk (vertices per grab{binned})")
     ax.set_ylabel("virtual warp size W (lanes per vertex)")
     ax.set_title(title)
-    fig.colorbar(image, ax=ax, label="best time (µs)")
+    bar = fig.colorbar(image, ax=ax, label="best time (µs)")
+    if isinstance(norm, LogNorm):  # its default labels are math text, drawn as written
+        _plain_log_labels(bar.ax.yaxis)  # by save_png: "$\mathdefault{...}$" (probe OUT)
     return fig, (
         "Best simulated time of the vwarp runs in each (W, chunk) cell; greener is faster, "
         "the boxed cell is the best, and blank cells were never run.")
@@ -297,7 +300,9 @@ def simd_breakdown_figure(bars: Sequence[SimdBar], title: str) -> tuple[Figure, 
         for k, (label, color, vals) in enumerate(series):
             ax.bar([x + (k - 1) * width for x in xs], vals, width=width, color=color,
                    label=label)
-    ax.set_xticks(xs, [f"{b.name}\n{_us(b.time_us)}" for b in bars], fontsize=8)
+    # names wrapped at their blanks: "best fixed vwarp w=32" had run into its neighbour
+    ax.set_xticks(xs, [f"{textwrap.fill(b.name, 14)}\n{_us(b.time_us)}" for b in bars],
+                  fontsize=8)
     top = max([b.total for b in bars] if stacked else [max(b.active, b.u_a, b.u_r)
                                                           for b in bars])
     ax.set_ylim(0, max(1.0, top) * 1.15)

@@ -52,6 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     convert.add_argument("spec", help="graph spec, e.g. file:web-NotreDame.txt.gz,order=bfs")
     convert.add_argument("out", type=Path, help="output .npz path (loadable as file:OUT.npz)")
+    convert.add_argument("--force", action="store_true",
+                         help="replace OUT where it exists (refused otherwise)")
     add_graph_loading(convert)
     convert.set_defaults(run=run_convert)
 
@@ -74,6 +76,7 @@ def _info(args: argparse.Namespace) -> int:
     graph = load_graph(args.spec, cache=not args.no_cache)
     loaded = time.perf_counter() - start
     feats = graph_features(graph)
+    feats["directed"] = bool(feats["directed"])  # (a 0/1 feature for the selector)
     if args.json:
         json.dump({"name": graph.name, "spec": graph.spec, **feats}, sys.stdout)
         sys.stdout.write("\n")
@@ -89,7 +92,7 @@ def _info(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Load the graph and write it as a CSR .npz file."""
-    _check_output(args.spec, args.out)
+    _check_output(args.spec, args.out, args.force)
     with max_memory(args.max_memory):
         graph = load_graph(args.spec, cache=not args.no_cache)
     path = _save(graph, args.out)
@@ -100,9 +103,10 @@ def run_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_output(spec: str, out_path: Path) -> None:
+def _check_output(spec: str, out_path: Path, force: bool = False) -> None:
     """Refuse, before the graph is loaded, an output that is not a FILE.npz, is a directory,
-    lies under a file, or is the input file itself (not left to overwrite its source)."""
+    lies under a file, is the input file itself (not left to overwrite its source), or
+    exists unless ``force`` (a user's own .npz had been replaced without a word)."""
     out = str(out_path)
     if not out.lower().endswith(".npz") or out_path.name.lower() == ".npz":
         # loaders pick the format by extension: OUT.txt would hold a zip no reader takes
@@ -128,6 +132,9 @@ def _check_output(spec: str, out_path: Path) -> None:
         if source.exists() and source.samefile(out_path):
             raise ConfigError(f"graph convert: output {out!r} is the input file itself; "
                               "write to another path")
+    if out_path.exists() and not force:
+        raise ConfigError(f"graph convert: output {out!r} exists; pass --force to replace "
+                          "it, or write to another path")
 
 
 def _save(graph, out: Path) -> Path:
