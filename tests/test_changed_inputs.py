@@ -180,7 +180,7 @@ def test_a_sweep_whose_seed_changed_is_refused_before_any_study_runs(tmp_path, c
     assert main(["sweep", str(sweep), "--workers", "0", "--results", str(results), "-q"]) == 2
     err = capsys.readouterr().err
     assert "ran with sampler tpe, seed 5; this run asks for sampler tpe, seed 3" in err
-    assert f"set `sampler: tpe`, `seed: 5` in {sweep}" in err
+    assert f"set `sampler: tpe`, `seed: 5` in {sweep})" in err  # the file, not a graph line
     assert len(_trial_rows(results)) == before  # nothing of the new seed ran
 
 

@@ -153,6 +153,9 @@ def test_convert_refuses_to_replace_a_file_unless_forced(tmp_path, capsys) -> No
 def test_graph_info_says_directed_as_a_boolean(capsys) -> None:
     assert main(["graph", "info", "rmat:scale=5,directed=true", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["directed"] is True
+    assert main(["graph", "info", "rmat:scale=5"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("directed"))
+    assert line.split() == ["directed", "false"]
 
 
 def test_console_entry_point_exit_code(tmp_path) -> None:

@@ -324,12 +324,13 @@ def test_a_wide_heatmaps_colour_bar_reads_as_numbers(tmp_path):
     from tuner.analysis.figures import w_chunk_heatmap_figure
     from tuner.analysis.report_data import Heatmap
 
-    heat = Heatmap([8, 32], [1, 4], {(8, 1): 20.0, (8, 4): 400.0, (32, 1): 60.0}, False)
+    heat = Heatmap([8, 32], [1, 4], {(8, 1): 20.0, (8, 4): 4e6, (32, 1): 60.0}, False)
     fig, _ = w_chunk_heatmap_figure(heat, "g")
     bar = fig.axes[-1]
     fig.canvas.draw()
     labels = [t.get_text() for t in (*bar.get_yticklabels(), *bar.get_yticklabels(minor=True))]
     assert any(labels) and not any("$" in text or "mathdefault" in text for text in labels)
+    assert "1000000" in labels and not any("e+" in text for text in labels)  # (1e+06)
     save_png(fig, tmp_path / "h.png")
 
 

@@ -268,8 +268,8 @@ def _read_graph_files(specs: list[StudySpec]) -> None:
         try:
             load_graph(spec.graph)
         except WarpsweepError as exc:
-            where = f"{spec.origin}: " if spec.origin else ""
-            raise type(exc)(f"{where}{exc}") from None
+            origin = spec.graph_origin or spec.origin  # its graph entry's line
+            raise type(exc)(f"{origin + ': ' if origin else ''}{exc}") from None
 
 
 def load_results(results: str | Path = DEFAULT_RESULTS,

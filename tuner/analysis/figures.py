@@ -78,7 +78,7 @@ class _PlainLogFormatter(LogFormatter):
     """Log-axis labels as plain numbers (400, not 4 x 10^2)."""
 
     def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
-        return f"{x:g}"
+        return f"{x:.10g}"  # (``g`` had written a million as 1e+06)
 
 
 def _plain_log_labels(axis: Any) -> None:

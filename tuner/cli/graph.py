@@ -60,6 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _format(value: float | int) -> str:
     """A feature value for the human table."""
+    if isinstance(value, bool):  # (an int to Python: `directed` had read 1)
+        return "true" if value else "false"
     if isinstance(value, int):
         return f"{value:,}"
     return f"{value:.6g}"

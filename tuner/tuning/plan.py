@@ -130,9 +130,13 @@ def check_spec(spec: StudySpec) -> StudySpec:
             raise ConfigError(f"sources must be >= 1, got {spec.sources}")
         if not 0 <= spec.seed <= MAX_SEED:  # numpy and Optuna take 32-bit seeds
             raise ConfigError(f"seed must be from 0 to {MAX_SEED}, got {spec.seed}")
+        model = spec.device_model or device_model(spec.device)
+    except WarpsweepError as exc:
+        raise type(exc)(f"{where}{exc}") from None
+    where = f"{spec.graph_origin or spec.origin}: " if spec.origin else ""
+    try:  # the graph's refusals name its entry's line
         graph, content = canonical_graph(spec.graph)
         check_weighted(spec.algorithm, spec.graph)
-        model = spec.device_model or device_model(spec.device)
     except WarpsweepError as exc:
         raise type(exc)(f"{where}{exc}") from None
     # results name the device by its name; its fields travel along
@@ -316,11 +320,14 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
     keys = [s.key(spaces[s.space_ref]) for s in specs]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
-        twice = [s for s, k in zip(specs, keys, strict=True) if k == dup]
-        where = " and ".join(f"space {s.space}" + (f" ({s.origin})" if s.origin else "")
-                             for s in twice[:2])
-        raise ConfigError(f"the same study is listed twice: {dup}, from {where} (two names "
-                          "of one search, or one entry given twice)")
+        a, b = [s for s, k in zip(specs, keys, strict=True) if k == dup][:2]
+        apart = [f"{name} {x} and {y}" for name, x, y in (
+            ("graphs", a.graph, b.graph), ("spaces", a.space, b.space),
+            ("algorithms", a.algorithm, b.algorithm), ("devices", a.device, b.device))
+            if x != y]
+        raise ConfigError(
+            f"{a.origin + ': ' if a.origin else ''}the same study is listed twice: {dup}"
+            + (f", as {'; '.join(apart)} (two names of one)" if apart else ""))
     check_manifest(results, create=False)
     check_device_fields_match(results, specs)
     check_resumes(results, specs, keys)

@@ -474,7 +474,8 @@ class Runner:
         refuse_other_model(meta.model, f"the worker that prepared {meta.spec}")
         self.stats.busy_s += meta.prepare_s  # a worker loading the graph is a busy worker
         if meta.error is not None:
-            origin = prep.users[0].spec.origin if prep.users else ""
+            user = prep.users[0].spec if prep.users else None
+            origin = (user.graph_origin or user.origin) if user is not None else ""
             raise ConfigError(f"{origin + ': ' if origin else ''}{meta.error}")
         if prep.users:  # named by its content, which the driver read when checking the spec
             content = prep.users[0].spec.graph_content

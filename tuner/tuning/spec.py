@@ -150,7 +150,8 @@ class StudySpec:
     sources: int = 1
     seed: int = 0
     references: bool = True
-    origin: str = ""
+    origin: str = ""  # the sweep file a study comes from ("" for `tune`)
+    graph_origin: str = ""  # its graph entry's FILE:LINE there, which graph refusals name
     graph_content: str = ""
     # the device's fields (``device`` is its name), read on the driver: what the workers
     # simulate with (a device file's, or a preset's as this warpsweep defines it)

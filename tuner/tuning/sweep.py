@@ -103,7 +103,7 @@ def parse_sweep(doc: YamlDoc, base: Path | None = None) -> list[StudySpec]:
                 for s in axes[3]:
                     settings = {**top, **g[1], **a[1], **d[1], **s[1]}
                     spec = StudySpec(graph=g[0], algorithm=a[0], device=d[0], space=s[0],
-                                     origin=origin)
+                                     origin=doc.source, graph_origin=origin)
                     specs.append(dataclasses.replace(spec, **settings))
     return specs
 
