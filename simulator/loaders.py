@@ -720,15 +720,14 @@ def _header_columns(line: bytes, number: int, label: str, want_weights: bool
     named = [i for i, name in enumerate(names) if i >= 2 and name in _WEIGHT_NAMES]
     if len(named) > 1:  # ``length,weight``: the one named a weight, else ambiguous
         plainly = [i for i in named if names[i] in _PLAIN_WEIGHT_NAMES]
-        if len(plainly) == 1 or not want_weights:
-            named = plainly or named
-        else:
+        candidates = plainly or named
+        if want_weights and len(candidates) > 1:
             raise GraphError(
                 f"{label}: line {number}: weights=file, but the header "
-                f"{line.decode(errors='replace').strip()[:80]!r} names "
-                f"{len(plainly) or len(named)} weight columns "
-                f"({', '.join(names[i] for i in (plainly or named))}); keep one"
+                f"{line.decode(errors='replace').strip()[:80]!r} names {len(candidates)} "
+                f"weight columns ({', '.join(names[i] for i in candidates)}); keep one"
                 + ("" if plainly else ", or name the one to read 'weight'"))
+        named = candidates
     if named:
         return reversed_ends, named[0]
     if want_weights and len(names) > 3:
