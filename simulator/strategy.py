@@ -181,6 +181,8 @@ class Strategy:
                         f"`{knob} {least}` must hold, a finite number (a share of the "
                         f"graph's vertices or edges; never switching is driven=data), but got "
                         f"{knob}={value!r}")
+                if value == 0 and math.copysign(1.0, value) < 0:  # -0.0 written as 0.0
+                    object.__setattr__(self, knob, 0.0)
             if self.switch_to_data > self.switch_to_topology:
                 raise ConfigError(
                     "`switch_to_data <= switch_to_topology` must hold (the switch back needs a "

@@ -123,3 +123,12 @@ def test_defaults_and_round_trip():
     assert adaptive.with_width(4) == Strategy(mapping="vwarp", w=4)
     for s in (temporal, adaptive, Strategy(driven="spatial"), Strategy(mapping="wer+")):
         assert Strategy.parse(str(s)) == s
+
+
+def test_negative_zero_switch_is_written_as_zero() -> None:
+    """`switch_to_data=-0.0` equals 0.0 and reads as it (probe HYB: it had kept its sign in
+    the configuration's text, so one setting had two texts)."""
+    s = Strategy.parse("driven=temporal,switch_to_topology=0.1,switch_to_data=-0.0")
+    assert str(s) == str(Strategy.parse("driven=temporal,switch_to_topology=0.1,"
+                                        "switch_to_data=0.0"))
+    assert "-0" not in str(s)
