@@ -49,8 +49,14 @@ kernels were simulated as the plain worklist at about 0.5x their time until ``de
 was added. The blind figures: the simulator of f2367ba (before all three) with
 ``--mapping measured`` (``bench/gpu/results/implementation_fidelity_blind.txt``).
 
-Run: python bench/implementation_fidelity.py [--mapping catalog|measured] [--jobs N]
-[--logo] [--nested [--base DEVICE]] [--cache DIR] [--out FILE]
+BFS (``--algorithm bfs``): ``bench/gpu/independent/bfs.cu``, 25 kernels written the same way
+(topology sweeps; worklists visiting by atomicCAS or by a plain store, pushing per lane, per
+warp or per block; temporal hybrids), measured on an H200
+(``bench/gpu/results/h200_independent_bfs.parquet``) and judged against the ``h200`` preset;
+its catalog (``bfs_catalog.py``) was fixed before the measurement.
+
+Run: python bench/implementation_fidelity.py [--algorithm sssp|bfs] [--mapping catalog|measured]
+[--jobs N] [--logo] [--nested [--base DEVICE]] [--cache DIR] [--out FILE]
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "bench" / "gpu" / "independent"))
 
+import bfs_catalog  # noqa: E402
 import catalog  # noqa: E402
 
 from simulator.device import get_device  # noqa: E402
@@ -96,24 +103,52 @@ MODELS = ("shipped", "LOIO", "LOIO+LOGO")
 NESTED = "nested LOIO"
 
 
-def independent_rows(path: Path, mapping: str = "catalog") -> list[Measured]:
+@dataclasses.dataclass(frozen=True)
+class Subject:
+    """What one algorithm's independent set brings: its catalog, the measured file and model
+    judged by default, the style its hybrids use, and the groups of sets summed up."""
+
+    catalog: object
+    independent: Path
+    original: Path | None  # bench/gpu's rows of the algorithm for the LOIO refit
+    device: str
+    hybrid_style: str
+    groups: tuple[tuple[str, str], ...]  # (label, set-name prefix; "" for all)
+
+
+SUBJECTS = {
+    "sssp": Subject(catalog, INDEPENDENT, ORIGINAL, str(SHIPPED), "atomicmin/none/warp",
+                    (("all sets", ""), ("atomicMin sets", "atomicmin"),
+                     ("store_recheck sets", "store_"))),
+    # measured on an H200 (bench/gpu/independent/bfs_run.py); bench/gpu's BFS rows are the
+    # H100's, so the refit sees the other sets' rows only unless --original is given
+    "bfs": Subject(bfs_catalog, RESULTS / "h200_independent_bfs.parquet", None, "h200",
+                   "cas/none/warp", (("all sets", ""), ("CAS-visit sets", "cas"),
+                                     ("plain-store sets", "store"))),
+}
+
+
+def independent_rows(path: Path, mapping: str = "catalog", algorithm: str = "sssp"
+                     ) -> list[Measured]:
     """The independent kernels' correct rows, one ``Measured`` each (variant: its id), each
     simulated as the catalog now maps it (``mapping`` catalog) or as the file recorded when
     it was measured (``measured``)."""
     rows = [r for r in pq.read_table(path).to_pylist() if r["correct"] and r["time_us"] > 0]
     if mapping == "catalog":
-        current = {i.impl: i.config for i in catalog.implementations()}
+        current = {i.impl: i.config for i in SUBJECTS[algorithm].catalog.implementations()}
         rows = [{**r, "config": current[r["impl"]]} for r in rows]
-    return [Measured(graph=r["graph"], graph_spec=r["graph_spec"], algorithm="sssp",
+    return [Measured(graph=r["graph"], graph_spec=r["graph_spec"], algorithm=algorithm,
                      config=r["config"], source=int(r["source"]), time_us=float(r["time_us"]),
                      variant=r["impl"], m=int(r["m"]), launches=int(r["launches"]),
                      iterations=int(r["iterations"]), kernel_us=float(r["kernel_us"]))
             for r in rows], rows
 
 
-def implementation_sets(rows: list[dict]) -> dict[str, set[str]]:
+def implementation_sets(rows: list[dict], hybrid_style: str = "atomicmin/none/warp"
+                        ) -> dict[str, set[str]]:
     """Each set's kernel ids: one worklist style at every W with the shared sweeps, and the
-    hybrids with the style they use (catalog: atomicMin, no dedup, warp push)."""
+    hybrids with the style they use (``hybrid_style``, relax/dedup/push: SSSP's catalog
+    atomicMin, no dedup, warp push)."""
     sweeps = {r["impl"] for r in rows if r["driven"] == "topology"}
     hybrids = {r["impl"] for r in rows if r["driven"] == "temporal"}
     sets: dict[str, set[str]] = defaultdict(set)
@@ -122,7 +157,7 @@ def implementation_sets(rows: list[dict]) -> dict[str, set[str]]:
             sets[f"{r['relax']}/{r['dedup']}/{r['push']}"].add(r["impl"])
     for name in sets:
         sets[name] |= sweeps
-        if name == "atomicmin/none/warp":
+        if name == hybrid_style:
             sets[name] |= hybrids
     return dict(sorted(sets.items()))
 
@@ -180,10 +215,15 @@ def judge(pred: np.ndarray, times: np.ndarray) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--independent", type=Path, default=INDEPENDENT)
-    parser.add_argument("--original", type=Path, default=ORIGINAL)
-    parser.add_argument("--device", default=str(SHIPPED),
-                        help="the model judged as shipped (default: %(default)s)")
+    parser.add_argument("--algorithm", choices=tuple(SUBJECTS), default="sssp",
+                        help="whose independent kernels (default: %(default)s)")
+    parser.add_argument("--independent", type=Path,
+                        help="their measured rows (default: sssp h100_independent.parquet, "
+                             "bfs h200_independent_bfs.parquet)")
+    parser.add_argument("--original", help="bench/gpu's rows of the algorithm the LOIO "
+                        "refit also sees, or 'none' (default: sssp h100.parquet, bfs none)")
+    parser.add_argument("--device", help="the model judged as shipped (default: sssp "
+                        "bench/gpu/results/h100.toml, bfs h200)")
     parser.add_argument("--mapping", choices=("catalog", "measured"), default="catalog",
                         help="simulate each kernel as the catalog now maps it (default), or "
                              "as the file recorded when it was measured (block pushes as "
@@ -211,10 +251,15 @@ def main(argv: list[str] | None = None) -> int:
         print(text, flush=True)
         lines.append(text)
 
-    device = get_device(args.device)
-    indep, raw = independent_rows(args.independent, args.mapping)
+    subject = SUBJECTS[args.algorithm]
+    device = get_device(args.device or subject.device)
+    indep, raw = independent_rows(args.independent or subject.independent, args.mapping,
+                                  args.algorithm)
     by_id = {(m.graph, m.variant): i for i, m in enumerate(indep)}
-    original = load_measured(args.original, algorithms=["sssp"])
+    original_path = subject.original if args.original is None else (
+        None if args.original == "none" else Path(args.original))
+    original = ([] if original_path is None
+                else load_measured(original_path, algorithms=[args.algorithm]))
     everything = indep + original
     if args.graphs_dir:
         everything = [dataclasses.replace(m, graph_spec=m.graph_spec.replace(
@@ -238,13 +283,13 @@ def main(argv: list[str] | None = None) -> int:
         base_us = np.array([base.us(base_sims[distinct[(m.graph, m.config)]].cycles)
                             for m in everything])
     times = np.array([m.time_us for m in everything])
-    sets = implementation_sets(raw)
+    sets = implementation_sets(raw, subject.hybrid_style)
     graphs = sorted({m.graph for m in indep})
     shared = {r["impl"] for r in raw if r["driven"] != "data"}
     n_indep = len(indep)
     say(f"{n_indep} correct independent runs ({len({m.variant for m in indep})} kernels, "
         f"{len(graphs)} graphs, {len(distinct)} distinct simulations); {len(original)} "
-        f"bench/gpu SSSP rows to fit on; shipped model {device.name} "
+        f"bench/gpu {args.algorithm.upper()} rows to fit on; shipped model {device.name} "
         f"(bounds norm {device.bounds_norm:g})")
 
     global _FIT
@@ -362,10 +407,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{math.exp(np.log(regrets).mean()):.3f}, worst {regrets.max():.2f}")
     say()
     for model in models:
-        for label, keep in (("all sets", lambda name: True),
-                            ("atomicMin sets", lambda name: name.startswith("atomicmin")),
-                            ("store_recheck sets", lambda name: name.startswith("store_"))):
-            got = [v for (name, _), v in results[model].items() if keep(name)]
+        for label, prefix in subject.groups:
+            got = [v for (name, _), v in results[model].items() if name.startswith(prefix)]
             rhos = [r for r, _ in got if not math.isnan(r)]
             within = np.mean([x <= WITHIN for _, x in got])
             say(f"{model}, {label}: median rho {np.median(rhos):.2f} (target >= {TARGET_RHO}), "
