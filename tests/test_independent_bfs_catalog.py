@@ -160,3 +160,33 @@ def test_reference_levels_isolated_source():
     got = reference_levels(indptr, indices, 0)
     assert got.tolist() == [0, UNVISITED, UNVISITED]
     assert reference_levels(indptr, indices, 1).tolist() == [UNVISITED, 0, 1]
+
+
+def test_committed_h200_measurements_cover_every_kernel_and_graph_correctly():
+    """The committed H200 file: every (graph, kernel) once, each right, its config the
+    catalog's (fixed before the runs)."""
+    path = Path(__file__).resolve().parents[1] / "bench/gpu/results/h200_independent_bfs.parquet"
+    rows = pq.read_table(path).to_pylist()
+    keys = {(r["graph"], r["impl"]) for r in rows}
+    assert len(keys) == len(rows) == 17 * 25
+    assert all(r["correct"] and r["time_us"] > 0 for r in rows)
+    configs = {i.impl: i.config for i in IMPLS}
+    assert all(r["config"] == configs[r["impl"]] for r in rows)
+
+
+def test_merge_takes_the_median_session_and_keeps_a_wrong_row(tmp_path):
+    from bench.gpu.independent.merge import merged_rows
+
+    base = {c: None for c in COLUMNS}
+    paths = []
+    for k, (fast, slow_ok) in enumerate(((30.0, True), (10.0, False), (20.0, True))):
+        rows = [{**base, "graph": "g", "impl": "a", "time_us": fast, "time_us_min": fast - 1,
+                 "correct": True, "reps": k},
+                {**base, "graph": "g", "impl": "b", "time_us": 5.0, "time_us_min": 4.0,
+                 "correct": slow_ok, "reps": k}]
+        paths.append(tmp_path / f"s{k}.parquet")
+        bfs_catalog.write_results(rows, paths[-1])
+    merged = {r["impl"]: r for r in merged_rows(paths)}
+    assert (merged["a"]["time_us"], merged["a"]["reps"], merged["a"]["time_us_min"]) == (
+        20.0, 2, 9.0)
+    assert merged["b"]["correct"] is False and merged["b"]["reps"] == 1
