@@ -1039,3 +1039,89 @@ def test_check_repairs_summary_counts_what_the_rows_hold_after_it(tmp_path, caps
     after = capsys.readouterr().out.strip().splitlines()[-1]
     assert repaired.split("; ", 1)[1] == after.split("; ", 1)[1]
     assert "configurations sampled" in after
+
+
+def test_check_names_a_rows_file_the_readers_do_not_count_and_repair_sets_it_aside(
+        tmp_path, capsys):
+    """A Parquet file under trials/ not named part-*.parquet: the readers and tune never
+    count it, yet `check` had compared its rows with the rest, and a repair could keep its
+    copy of a row over the counted one (that row then lost to every reader)."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    before = read_trials(str(results)).num_rows
+    f = next(p for p in (results / "trials").rglob("part-*.parquet")
+             if "trial" in pq.read_table(p).column("role").to_pylist())
+    shutil.copy(f, f.with_name("backup.parquet"))
+    assert check(results) == 1
+    out = capsys.readouterr().out
+    assert "backup.parquet: not a results file" in out and "part-*.parquet" in out
+    assert "has 2 rows" not in out
+    assert check(results, "--repair") == 0
+    assert not f.with_name("backup.parquet").exists()
+    assert list((results / "quarantine").rglob("backup.parquet*"))
+    assert read_trials(str(results)).num_rows == before
+    assert check(results) == 0
+
+
+def test_rows_deleted_with_their_journal_are_named_by_check_readers_and_tune(tmp_path,
+                                                                             capsys):
+    """Probe CONC: a rows file and the study's journal both deleted. `check` had said "no
+    problem", the readers nothing, though the saved mark still counted the rows; the next
+    tune ran new trials in their place without a word."""
+    import warnings as w
+
+    from tuner.results.query import connect
+
+    results = tmp_path / "r"
+    tune(results, trials=20)
+    journal = journal_of(results)
+    files = sorted((results / "trials").rglob("part-*.parquet"),
+                   key=lambda p: p.stat().st_size)
+    saved = json.loads(journal.with_name(journal.name + ".saved").read_text())["rows"]
+    before = read_trials(str(results)).num_rows
+    files[-1].unlink()
+    left = read_trials(str(results)).num_rows if any(
+        (results / "trials").rglob("part-*.parquet")) else 0
+    assert left < before
+    journal.unlink()
+    assert check(results) == 1
+    out = capsys.readouterr().out
+    assert "its journal is gone" in out and f"held {saved}" in out
+    with w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        connect(str(results))
+    assert any("its journal is gone" in str(c.message) for c in caught)
+    assert check(results, "--repair") == 0
+    assert "moved the mark" in capsys.readouterr().out
+    assert check(results) == 0
+
+
+def test_the_next_tune_says_what_was_deleted_with_the_journal(tmp_path, capsys):
+    results = tmp_path / "r"
+    tune(results, trials=20)
+    journal = journal_of(results)
+    max(((results / "trials").rglob("part-*.parquet")), key=lambda p: p.stat().st_size
+        ).unlink()
+    journal.unlink()
+    capsys.readouterr()
+    tune(results, trials=20)
+    assert "its journal is gone" in capsys.readouterr().err
+
+
+def test_a_refused_resume_leaves_no_journal_of_its_own(tmp_path, capsys):
+    """Probe CONC: a resume refused (another seed, its journal deleted) had left a journal of
+    only the study's header, which `check` then called behind the rows."""
+    results = tmp_path / "r"
+    argv = ["tune", "--graph", GRAPH, "--workers", "0", "--results", str(results), "--trials",
+            "12", "--sources", "1", "--no-progress", "--no-references"]
+    assert main(argv) == 0
+    journal = journal_of(results)
+    journal.unlink()
+    assert main([*argv, "--seed", "5"]) == 2
+    assert not journal.exists()
+    assert main(argv) == 0  # the right command rebuilds it
+    assert check(results) == 0

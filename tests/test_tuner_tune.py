@@ -683,3 +683,82 @@ def test_the_reason_most_failures_give_is_printed(tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(t for t in out.splitlines() if "failures read like this one" in t)
     assert "must hold, but got w=" in line
+
+
+def test_rows_of_another_run_for_a_stopped_trial_are_set_aside_not_counted(tmp_path, capsys):
+    """Probe CONC: a run stopped at trial k and resumed evaluates k's configuration again as
+    a later trial; rows copied in from a clean run of the same study hold a row for k. That
+    row is the other run's: `check --repair` had kept it, set the intact journal aside as
+    "behind the rows", and left one configuration evaluated twice (exit 1 for ever, then a
+    study past its budget). Now repair sets the row aside and keeps the journal; a resume
+    meeting such a row refuses, naming it."""
+    import shutil
+
+    from tuner.cli.check import check
+
+    s = spec(trials=10, references=False, sampler="random")
+    a, b = tmp_path / "a", tmp_path / "b"
+    with pytest.raises(KeyboardInterrupt):
+        run(a, [s], backend=CountingBackend(interrupt_after=4))
+    stopped = len(rows(a))
+    run(a, [s], backend=CountingBackend())
+    run(b, [s])
+    assert stopped not in {r["trial"] for r in rows(a)}
+    part = next((b / "trials").rglob("*.parquet")).parent
+    target = next((a / "trials").rglob("*.parquet")).parent
+    copied = [shutil.copy(f, target / f.name) for f in part.glob("*.parquet")
+              if not (target / f.name).exists()]
+    assert copied
+    assert main(["tune", "--graph", GRAPH, "--workers", "0", "--results", str(a), "--trials",
+                 "10", "--sources", "2", "--sampler", "random", "--no-references",
+                 "--no-progress"]) == 2
+    report = check(str(a), repair=True)
+    assert report.problems == []
+    journal = next((a / "studies").glob("*.journal"))  # kept, not set aside
+    assert journal.stat().st_size > 0
+    assert not list((a / "quarantine").rglob("*.journal*"))
+    kept = rows(a)
+    assert stopped not in {r["trial"] for r in kept}
+    assert len({config_key(r) for r in kept}) == len(kept) == 10
+    assert check(str(a)).problems == []
+    capsys.readouterr()
+    assert main(["tune", "--graph", GRAPH, "--workers", "0", "--results", str(a), "--trials",
+                 "10", "--sources", "2", "--sampler", "random", "--no-references",
+                 "--no-progress"]) == 0
+    assert len({config_key(r) for r in rows(a)}) == len(rows(a)) == 10
+
+
+def test_a_resume_refuses_another_runs_row_of_a_stopped_trial(tmp_path, capsys):
+    """Only the other run's row of the stopped trial copied in (no row conflicts): the resume
+    had rebuilt the journal from the rows, counting that configuration twice. It refuses,
+    naming the trial; `check --repair` sets the row aside and the resume then runs."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from tuner.cli.check import check
+
+    s = spec(trials=8, references=False, sampler="random")
+    a, b = tmp_path / "a", tmp_path / "b"
+    with pytest.raises(KeyboardInterrupt):
+        run(a, [s], backend=CountingBackend(interrupt_after=3))
+    stopped = len(rows(a))
+    run(a, [s], backend=CountingBackend())
+    run(b, [s])
+    theirs = pq.read_table(next((b / "trials").rglob("*.parquet")))
+    row = theirs.filter(pc.equal(theirs["trial"], stopped))
+    assert row.num_rows == 1
+    target = next((a / "trials").rglob("*.parquet")).parent
+    pq.write_table(row.drop_columns([c for c in row.column_names
+                                     if c in ("algorithm", "device")]),
+                   target / "part-tcopied.parquet")
+    argv = ["tune", "--graph", GRAPH, "--workers", "0", "--results", str(a), "--trials", "8",
+            "--sources", "2", "--sampler", "random", "--no-references", "--no-progress"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"trial(s) {stopped}" in err and "check" in err and "--repair" in err
+    assert check(str(a), repair=True).problems == []
+    assert main(argv) == 0
+    kept = rows(a)
+    assert stopped not in {r["trial"] for r in kept}
+    assert len({config_key(r) for r in kept}) == len(kept) == 8

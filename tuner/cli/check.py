@@ -21,6 +21,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 import optuna
@@ -32,6 +33,9 @@ from optuna.storages.journal import BaseJournalBackend
 
 from simulator.errors import WarpsweepError
 from tuner.results.damaged import body_problem
+from tuner.results.journal import lost_for_good_line
+from tuner.results.journal import saved_mark_path
+from tuner.results.journal import saved_rows
 from tuner.results.location import Location
 from tuner.results.measured import claims_problem
 from tuner.results.measured import measured_files
@@ -47,10 +51,12 @@ from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
 from tuner.results.schema import value_problem
 from tuner.results.store import PARTITIONS
+from tuner.results.store import RESULTS_FILE_PREFIX
 from tuner.results.store import ResultStore
 from tuner.results.store import check_readable
 from tuner.results.store import record_fingerprint
 from tuner.results.store import row_fingerprint
+from tuner.results.store import stopped_trials_run_again
 
 EXAMPLES = """examples:
   warpsweep check warpsweep-results
@@ -128,6 +134,14 @@ def check(results: str, repair: bool = False) -> Report:
         kept = []
         for f in loc.files(table, ".parquet"):
             report.files += 1
+            if not f.rsplit("/", 1)[-1].startswith(RESULTS_FILE_PREFIX):
+                # the readers and tune count part-*.parquet only: its rows count nowhere, and
+                # a repair keeping its copy of a row over a counted one would lose that row
+                _damaged(loc, f, f"not a results file: readers count "
+                         f"{RESULTS_FILE_PREFIX}*.parquet only, so its rows count nowhere "
+                         f"(name it {RESULTS_FILE_PREFIX}<anything>.parquet to count them, "
+                         "once `check` has compared them with the rest)", report, repair)
+                continue
             problem = body_problem(f, loc.fs) or _schema_problem(loc, table, f)
             if problem is None:
                 read = pq.read_table(f, filesystem=loc.fs)
@@ -161,11 +175,11 @@ def check(results: str, repair: bool = False) -> Report:
         elif problem is not None:
             report.problems.append(f"{f}: {problem}")
     _check_keys(loc, tables, report, repair)
-    _check_repeats(loc, tables, report)
     _check_study_graphs(loc, tables, report)
     _check_partitions(loc, tables, report)
     _check_reference_rows(loc, tables, report)
     journal_models = _check_journals(loc, tables, report, repair)
+    _check_repeats(loc, tables, report)  # after the journals' repair: what it left
     _check_study_models(loc, tables, report, journal_models)
     _check_device_meanings(loc, tables, report)
     _check_graph_rows(loc, tables, report)
@@ -495,6 +509,26 @@ def _journal_fingerprint(loc: Location, paths: dict[str, str], cache: dict[str, 
     return None if record is None else record_fingerprint(TrialRecord.from_json(record))
 
 
+def _check_orphan_marks(loc: Location, by_study: dict[str, dict[tuple, tuple]],
+                        report: Report, repair: bool) -> None:
+    """A study whose journal is gone but whose saved mark counted more rows than it holds:
+    rows deleted with the journal, which nothing can write again (readers and `check` had
+    said nothing, probe CONC). A repair moves the mark to the quarantine, so the loss is
+    reported once and the next run starts from the rows left."""
+    journals = loc.journals()
+    marks = {k: p for k, p in loc.saved_marks().items() if k not in journals}
+    for key, count in saved_rows(marks).items():
+        lost = count - len(by_study.get(key, {}))
+        if lost <= 0:
+            continue
+        mark = str(saved_mark_path(Path(marks[key])))
+        problem = f"{mark}: {lost_for_good_line(key, lost, count)}"
+        if repair:
+            report.repaired.append(f"{problem}; moved the mark to {_quarantine(loc, mark)}")
+        else:
+            report.problems.append(problem)
+
+
 def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                     repair: bool) -> dict[str, str]:
     """Each journal against its study's rows (with ``repair``, set right); the cost model
@@ -533,7 +567,10 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             models[key] = model["digest"]
         rows = by_study.get(key, {})
         behind, disagree = [], {}  # disagree: (role, ident) -> the journal's record
+        stale = stopped_trials_run_again(trials, rows)
         for (role, ident), fp in rows.items():
+            if role == "trial" and ident in stale:
+                continue
             if role == "reference":
                 rec = attrs.get(f"ref:{ident}")
                 name = f"reference {ident!r}"
@@ -572,8 +609,15 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                          f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''}: rows "
                          "edited or copied; --repair puts back what the journal records)")
         if behind:
+            behind.sort(key=lambda name: (name.startswith("trial"), len(name), name))
             notes.append(f"behind the rows ({len(behind)}: {', '.join(behind[:5])}"
                          + (", ..." if len(behind) > 5 else "") + ")")
+        if stale:
+            notes.append(f"records trial(s) {', '.join(map(str, stale[:5]))}"
+                         f"{', ...' if len(stale) > 5 else ''} as stopped and run again later, "
+                         "yet the rows hold a result for them (rows copied in from another "
+                         "run of the study: counted, one configuration would be evaluated "
+                         "twice)")
         if lost:
             notes.append(f"{len(lost)} recorded result(s) missing from the rows")
         if torn:
@@ -585,9 +629,12 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             report.problems.append(problem)
             continue
         done = []
-        for role, ident in disagree:
+        for role, ident in [*disagree, *(("trial", n) for n in stale)]:
             f, i = where[(key, role, ident)]
             drop.setdefault(f, set()).add(i)
+        if stale:
+            done.append(f"moved the rows of trial(s) {', '.join(map(str, stale[:5]))}"
+                        f"{', ...' if len(stale) > 5 else ''} to the quarantine")
         lost += [record for _, record in disagree.values()]
         if lost:
             restore += lost
@@ -599,6 +646,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             loc.write_bytes(path, data[:cut])
             done.append("cut the torn line")
         report.repaired.append(f"{problem}; {'; '.join(done)}")
+    _check_orphan_marks(loc, by_study, report, repair)
     _drop_rows(loc, tables, drop)
     if restore:
         store = ResultStore.open(loc, flush_every_s=3600)

@@ -240,16 +240,25 @@ def lost_rows_line(key: str, lost: int, saved: int, results: str) -> str:
     than the ``saved`` they held when its run last saved them."""
     return (f"study {key}: its rows hold {saved - lost} result(s) where they held {saved} "
             f"when its run saved them: {lost} were deleted or moved since (a rows file "
-            "removed?); the figures here leave them out until `warpsweep check "
+            "removed?); what is read here leaves them out until `warpsweep check "
             f"{shell_word(results)} --repair` writes them again from the journal")
+
+
+def lost_for_good_line(key: str, lost: int, saved: int) -> str:
+    """What is said of a study whose journal is gone and whose rows hold ``lost`` fewer
+    results than the ``saved`` they held when its run last saved them."""
+    return (f"study {key}: its journal is gone and its rows hold {saved - lost} result(s) "
+            f"where they held {saved} when its run saved them: {lost} were deleted with it, "
+            "and nothing is left to write them from (the next tune of the study rebuilds its "
+            "journal from the rows left and runs new trials in their place)")
 
 
 def unsaved_line(key: str, missing: int, results: str) -> str:
     """What a reader of the rows says of a study whose journal holds ``missing`` results
     they lack."""
     return (f"study {key}: its journal holds {missing} result(s) these rows lack, written "
-            "after they were last saved (its last run was killed between flushes?): the "
-            "figures here leave them out until the same tune command runs again (it writes "
+            "after they were last saved (its last run was killed between flushes?): what "
+            "is read here leaves them out until the same tune command runs again (it writes "
             f"them first) or `warpsweep check {shell_word(results)} --repair` writes them")
 
 

@@ -120,6 +120,12 @@ class Location:
         return {p.rsplit("/", 1)[-1][: -len(".journal")]: p
                 for p in self.files(STUDIES, ".journal")}
 
+    def saved_marks(self) -> dict[str, str]:
+        """Study key -> its journal's path, for every study with a saved mark
+        (``tuner.results.journal.saved_mark_path``), its journal there or not."""
+        return {p.rsplit("/", 1)[-1][: -len(".journal.saved")]: p[: -len(".saved")]
+                for p in self.files(STUDIES, ".journal.saved")}
+
     def ensure_dir(self) -> None:
         """Create the root directory (object stores need none, but buckets must exist)."""
         if self.local:

@@ -22,6 +22,7 @@ from tuner.results.damaged import damage_of
 from tuner.results.damaged import remember
 from tuner.results.damaged import verify_files
 from tuner.results.journal import UnsavedResults
+from tuner.results.journal import lost_for_good_line
 from tuner.results.journal import lost_rows_line
 from tuner.results.journal import saved_rows
 from tuner.results.journal import unsaved_line
@@ -119,7 +120,8 @@ def _warn_unsaved(con: duckdb.DuckDBPyConnection, location: Location) -> None:
         if missing:
             warnings.warn(unsaved_line(key, len(missing), location.text), UnsavedResults,
                           stacklevel=3)
-    saved = saved_rows(location.journals())
+    marks = location.saved_marks()  # a mark outlives its journal deleted with rows
+    saved = saved_rows(marks)
     if not saved:
         return
     held = dict(con.execute(
@@ -127,9 +129,11 @@ def _warn_unsaved(con: duckdb.DuckDBPyConnection, location: Location) -> None:
         f"WHERE study_key IN ({', '.join('?' * len(saved))}) GROUP BY study_key",
         list(saved)).fetchall())
     for key, count in sorted(saved.items()):
-        if held.get(key, 0) < count:
-            warnings.warn(lost_rows_line(key, count - held.get(key, 0), count,
-                                         location.text), UnsavedResults, stacklevel=3)
+        lost = count - held.get(key, 0)
+        if lost > 0:
+            line = (lost_rows_line(key, lost, count, location.text) if Path(marks[key]).exists()
+                    else lost_for_good_line(key, lost, count))
+            warnings.warn(line, UnsavedResults, stacklevel=3)
 
 
 def _with_every_knob(con: duckdb.DuckDBPyConnection, source: str) -> str:

@@ -102,6 +102,10 @@ class MemoryBackend(Backend):
         return out.select(columns) if columns else out
 
 
+# Results files are named part-*.parquet; the readers count no other file.
+RESULTS_FILE_PREFIX = "part-"
+
+
 class ParquetDirBackend(Backend):
     """A hive-partitioned Parquet dataset under ``root/<table>/key=value/part-*.parquet``, on
     a local disk or any filesystem pyarrow opens from a URI (see ``tuner.results.location``)."""
@@ -125,7 +129,7 @@ class ParquetDirBackend(Backend):
     def files(self, table: str) -> list[str]:
         """The dataset's finished files (temp files are hidden by their leading dot)."""
         return [f for f in self.location.files(table, ".parquet")
-                if f.rsplit("/", 1)[-1].startswith("part-")]
+                if f.rsplit("/", 1)[-1].startswith(RESULTS_FILE_PREFIX)]
 
     def dataset(self, table: str) -> ds.Dataset | None:
         """The table as a pyarrow dataset (schemas unified, partitions as columns), or None
@@ -410,6 +414,27 @@ def row_fingerprint(row: dict[str, Any]) -> tuple:
     """A stored row's fingerprint (see ``fingerprint``)."""
     params = {k[len(PARAM_PREFIX):]: v for k, v in row.items() if k.startswith(PARAM_PREFIX)}
     return fingerprint(row["state"], params, row.get("values"))
+
+
+def stopped_trials_run_again(trials: dict[int, Any], rows: dict[tuple[str, Any], tuple]
+                             ) -> list[int]:
+    """The trial numbers whose rows no run of this journal wrote: the journal (``trials``:
+    number -> Optuna's trial) holds trial N stopped without a result, and a later trial of
+    it ran N's configuration again (a resume re-asks what a stop cut off), so a row of N
+    (``rows``: (role, number or label) -> fingerprint) is another run's, copied in. Counted,
+    it would evaluate one configuration twice and take the study past its budget."""
+    recorded: dict[Any, int] = {}  # configuration -> the last trial that recorded it
+    for n, t in trials.items():
+        data = t.user_attrs.get("record")
+        if data is not None:
+            config = record_fingerprint(TrialRecord.from_json(data))[1]
+            recorded[config] = max(n, recorded.get(config, n))
+    stale = []
+    for (role, ident), fp in rows.items():
+        t = trials.get(ident) if role == "trial" else None
+        if t is not None and "record" not in t.user_attrs and recorded.get(fp[1], -1) > ident:
+            stale.append(ident)
+    return sorted(stale)
 
 
 def _describe(fp: tuple) -> str:

@@ -39,6 +39,8 @@ from tuner.env import model_digest
 from tuner.env import warpsweep_version
 from tuner.results.journal import DriverJournal
 from tuner.results.journal import UnreadableJournal
+from tuner.results.journal import lost_for_good_line
+from tuner.results.journal import saved_mark_path
 from tuner.results.location import LEASE_S
 from tuner.results.location import Location
 from tuner.results.location import shell_word
@@ -46,6 +48,7 @@ from tuner.results.records import TrialRecord
 from tuner.results.records import told_otherwise
 from tuner.results.store import ConflictError
 from tuner.results.store import record_fingerprint
+from tuner.results.store import stopped_trials_run_again
 from tuner.tuning.evaluate import GraphMeta
 from tuner.tuning.evaluate import Outcome
 from tuner.tuning.evaluate import check_same_build
@@ -175,6 +178,8 @@ class StudyRun:
             os.replace(self.journal,
                        self.journal.with_name(f"{self.journal.name}.orphaned-{time.time_ns()}"))
         self._pushed_size = self.journal.stat().st_size if self.journal.exists() else -1
+        created = self._pushed_size < 0
+        saved_rows = self._saved_rows() if created else None  # before a new journal's mark
         try:
             storage, self._journal = journal_storage(self.journal, self.location.text)
         except BaseException:
@@ -204,6 +209,10 @@ class StudyRun:
         self._repeats_in_a_row = 0
         self._tried: set[Any] = set()
         try:
+            if saved_rows is not None and saved_rows > len(stored):
+                # its journal gone, rows deleted with it: the rebuilt one knows nothing of them
+                line = lost_for_good_line(self.key, saved_rows - len(stored), saved_rows)
+                print(f"warpsweep: {line}", file=sys.stderr)
             self._refuse_another_sampler_or_seed(self.study.user_attrs.get("spec") or {})
             self._refuse_another_model(self.study.user_attrs.get("model"))
             if reread is not None and self._journal_knows_more(stored):
@@ -214,6 +223,8 @@ class StudyRun:
             self._reconcile(stored, load_rows, conflicts or [])
             self._resume(stored)
         except BaseException:
+            if created:  # a refused run leaves no journal of its own (probe CONC), its lock held
+                self.journal.unlink(missing_ok=True)
             self.close()
             raise
         resumed = len(self.study.get_trials(deepcopy=False))
@@ -360,6 +371,15 @@ class StudyRun:
             self.location.renew_lease(self.key, self._lease)
             self._renewed = time.monotonic()
 
+    def _saved_rows(self) -> int | None:
+        """How many results the study's rows held when its last run saved them (its
+        journal's saved mark), or None."""
+        try:
+            saved = json.loads(saved_mark_path(self.journal).read_text()).get("rows")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return saved if isinstance(saved, int) and not isinstance(saved, bool) else None
+
     # -- reconcile -------------------------------------------------------------------------
     def _reconcile(self, stored: Any, load_rows: Callable[[], list[TrialRecord]] | None,
                    conflicts: list[str]) -> None:
@@ -383,6 +403,14 @@ class StudyRun:
                 f"{', ...' if len(misread) > 3 else ''}) than what was told for them: the "
                 f"journal edited; run `warpsweep check {where} --repair`, which sets it aside "
                 "to be rebuilt from the rows")
+        stale = stopped_trials_run_again(trials, stored)
+        if stale:  # rebuilt from the rows, the journal would count them twice
+            raise ConflictError(
+                f"study {self.key}: the rows in {where} hold results for trial(s) "
+                f"{', '.join(map(str, stale[:5]))}{', ...' if len(stale) > 5 else ''}, which "
+                "its journal records as stopped and run again as later trials: rows copied in "
+                f"from another run of the study; run `warpsweep check {where} --repair`, which "
+                "sets them aside")
         behind, refs, disagree = [], [], []
         for (role, ident), fp in stored.items():
             if role == "reference":
