@@ -432,3 +432,40 @@ def test_gpu_faults_are_one_line_and_a_broken_gpu_measures_nothing_more(monkeypa
                                        r"CUDA failed measuring d on g"):
         with session._faults(prepared, "e"):
             pass
+
+
+def _blank_result(prepared) -> MeasureResult:
+    return MeasureResult(graph="g", graph_spec="", n=prepared.graph.n, m=prepared.graph.m,
+                         algorithm="bfs", config="mapping=thread", variant="default",
+                         source=0, gpu_name="none", time_us=1.0, time_us_min=1.0,
+                         kernel_us=1.0, reps=1, correct=True, check="ok",
+                         measured=Counters(), reference_iterations=1)
+
+
+@pytest.mark.parametrize("beside_from", [1, 10**6], ids=["forked", "in-process"])
+def test_the_prediction_made_beside_the_gpu_is_the_one_made_after_it(monkeypatch,
+                                                                     beside_from):
+    """`measure` makes the simulator's prediction in a forked process while the GPU runs
+    (or here, with few cores): the same counters and time as made in this process."""
+    monkeypatch.setattr(measure_module, "_BESIDE_FROM_CORES", beside_from)
+    graph = load_graph("rmat:scale=9,seed=2")
+    prepared = measure_module.prepare(graph, "rmat:scale=9,seed=2", "bfs")
+    strategy = Strategy.parse("mapping=vwarp,w=8,driven=data")
+    beside = measure_module.PredictionBeside(graph, "bfs", None, strategy, "h100")
+    assert (beside._process is not None) == (beside_from == 1)
+    got = beside.add_to(_blank_result(prepared), prepared)
+    want = measure_module.add_prediction(_blank_result(prepared), prepared, "bfs", strategy,
+                                         "h100")
+    assert (got.simulated, got.simulated_time_us, got.sim_device) == (
+        want.simulated, want.simulated_time_us, want.sim_device)
+    assert got.seconds["simulate"] > 0
+
+
+def test_a_prediction_that_fails_in_the_child_raises_as_it_would_here(monkeypatch):
+    monkeypatch.setattr(measure_module, "_BESIDE_FROM_CORES", 1)
+    graph = load_graph("rmat:scale=8,seed=2")
+    prepared = measure_module.prepare(graph, "rmat:scale=8,seed=2", "bfs")
+    beside = measure_module.PredictionBeside(graph, "bfs", None,
+                                             Strategy.parse("mapping=thread"), "no-such-device")
+    with pytest.raises(ConfigError, match="no-such-device"):
+        beside.add_to(_blank_result(prepared), prepared)

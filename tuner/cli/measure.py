@@ -62,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from simulator.load import load_graph
     from simulator.simulate import check_fits_device
     from simulator.strategy import Strategy
+    from tuner.measure.measure import PredictionBeside
     from tuner.measure.measure import Session
-    from tuner.measure.measure import add_prediction
     from tuner.measure.measure import prepare
     from tuner.measure.measure import require_gpu
     from tuner.measure.plan import plan_for
@@ -88,12 +88,14 @@ def run(args: argparse.Namespace) -> int:
     except NoGpu as exc:
         print(f"warpsweep measure: {exc}", file=sys.stderr)
         return 1
+    predicting = (PredictionBeside(graph, args.algo, args.source, strategy, args.sim_device)
+                  if args.sim_device.lower() != "none" else None)
     prepared = prepare(graph, args.graph, args.algo, args.source)
     prepared.seconds = {"load": load_s, **prepared.seconds}
     result = Session(args.device_index).measure(prepared, args.algo, plan, str(strategy),
                                                 args.reps)
-    if args.sim_device.lower() != "none":
-        add_prediction(result, prepared, args.algo, strategy, args.sim_device)
+    if predicting is not None:
+        predicting.add_to(result, prepared)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
