@@ -190,3 +190,17 @@ def test_merge_takes_the_median_session_and_keeps_a_wrong_row(tmp_path):
     assert (merged["a"]["time_us"], merged["a"]["reps"], merged["a"]["time_us_min"]) == (
         20.0, 2, 9.0)
     assert merged["b"]["correct"] is False and merged["b"]["reps"] == 1
+
+
+def test_result_row_fills_the_contract_and_takes_the_median():
+    from types import SimpleNamespace
+
+    from bench.gpu.independent.catalog import result_row
+
+    counts = SimpleNamespace(iterations=3, launches=4, worklist_items=5, topology_rounds=1)
+    r = result_row({"device": "h200"}, (10, 20, 0), IMPLS[5], counts, [3.0, 1.0, 2.0, 9.0],
+                   [1.0, 2.0], True)
+    assert set(COLUMNS) - set(r) == {"gpu_name", "graph", "graph_spec", "cupy_version",
+                                     "cuda_version", "commit", "measured_at"}
+    assert (r["time_us"], r["time_us_min"], r["kernel_us"], r["reps"]) == (2.5, 1.0, 1.5, 4)
+    assert r["config"] == IMPLS[5].config and r["repairs"] == r["verify_sweeps"] == 0

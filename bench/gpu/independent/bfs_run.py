@@ -36,6 +36,8 @@ from bench.gpu.independent.bfs_catalog import kernel_names
 from bench.gpu.independent.bfs_catalog import reference_levels
 from bench.gpu.independent.bfs_catalog import select
 from bench.gpu.independent.bfs_catalog import write_results
+from bench.gpu.independent.catalog import harness_args
+from bench.gpu.independent.catalog import result_row
 from bench.gpu.independent.run import Counts
 from bench.gpu.independent.run import Launcher
 from bench.gpu.independent.run import gpu_info
@@ -277,34 +279,13 @@ def measure(st: GraphState, impl: Implementation, k: dict, reference: np.ndarray
 
 def row(out: Outcome, common: dict, st: GraphState) -> dict:
     """The Parquet row of one outcome (catalog.py's COLUMNS)."""
-    i, c = out.impl, out.counts
-    nan = float("nan")
-    return {
-        **common, "n": st.n, "m": st.m, "source": st.source, "impl": i.impl,
-        "driven": i.driven, "w": i.w, "relax": i.relax, "dedup": i.dedup, "push": i.push,
-        "switch_on": i.switch_on, "switch_fraction": i.switch_fraction, "config": i.config,
-        "iterations": c.iterations, "launches": c.launches,
-        "worklist_items": c.worklist_items, "topology_rounds": c.topology_rounds,
-        "verify_sweeps": 0, "repairs": 0,
-        "time_us": float(np.median(out.totals)) if out.totals else nan,
-        "time_us_min": float(np.min(out.totals)) if out.totals else nan,
-        "kernel_us": float(np.median(out.kernels)) if out.kernels else nan,
-        "reps": len(out.totals), "correct": out.correct,
-    }
+    return result_row(common, (st.n, st.m, st.source), out.impl, out.counts, out.totals,
+                      out.kernels, out.correct)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """The command line (run.py's)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--graphs-dir", required=True)
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--commit", required=True)
-    p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--only", nargs="*", default=())
-    p.add_argument("--impls", nargs="*", default=())
-    p.add_argument("--budget-s", type=float, default=500.0)
-    p.add_argument("--device", default="h200")
-    return p.parse_args(argv)
+    """The command line."""
+    return harness_args(__doc__.splitlines()[0], "h200", argv)
 
 
 def main(argv: list[str] | None = None) -> int:

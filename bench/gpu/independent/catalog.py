@@ -6,7 +6,10 @@ No CuPy here: the CPU tests import this module.
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,3 +148,39 @@ def write_results(rows: list[dict], path: Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
+
+
+def result_row(common: dict, graph: tuple[int, int, int], impl, counts, totals: list[float],
+               kernels: list[float], correct: bool, verify_sweeps: int = 0, repairs: int = 0
+               ) -> dict:
+    """One implementation's measurements on one graph as a row of COLUMNS (``graph``: its n,
+    m and source; ``totals``, ``kernels``: the runs' whole and kernel microseconds)."""
+    n, m, source = graph
+    nan = math.nan
+    return {
+        **common, "n": n, "m": m, "source": source, "impl": impl.impl,
+        "driven": impl.driven, "w": impl.w, "relax": impl.relax, "dedup": impl.dedup,
+        "push": impl.push, "switch_on": impl.switch_on, "switch_fraction": impl.switch_fraction,
+        "config": impl.config, "iterations": counts.iterations, "launches": counts.launches,
+        "worklist_items": counts.worklist_items, "topology_rounds": counts.topology_rounds,
+        "verify_sweeps": verify_sweeps, "repairs": repairs,
+        "time_us": float(statistics.median(totals)) if totals else nan,
+        "time_us_min": float(min(totals)) if totals else nan,
+        "kernel_us": float(statistics.median(kernels)) if kernels else nan,
+        "reps": len(totals), "correct": correct,
+    }
+
+
+def harness_args(description: str, default_device: str, argv: list[str] | None
+                 ) -> argparse.Namespace:
+    """The independent harnesses' command line (run.py, bfs_run.py)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--graphs-dir", required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--commit", required=True)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--only", nargs="*", default=())
+    p.add_argument("--impls", nargs="*", default=())
+    p.add_argument("--budget-s", type=float, default=500.0)
+    p.add_argument("--device", default=default_device)
+    return p.parse_args(argv)

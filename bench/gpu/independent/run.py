@@ -22,8 +22,10 @@ import scipy.sparse.csgraph
 from bench.gpu.independent.catalog import BLOCK_SIZE
 from bench.gpu.independent.catalog import Implementation
 from bench.gpu.independent.catalog import graph_specs
+from bench.gpu.independent.catalog import harness_args
 from bench.gpu.independent.catalog import implementations
 from bench.gpu.independent.catalog import kernel_names
+from bench.gpu.independent.catalog import result_row
 from bench.gpu.independent.catalog import select
 from bench.gpu.independent.catalog import write_results
 from simulator.functional import default_source
@@ -338,35 +340,15 @@ def gpu_info() -> dict:
 
 
 def row(out: Outcome, common: dict, st: GraphState) -> dict:
-    """The Parquet row of one outcome."""
-    i, c = out.impl, out.counts
-    nan = float("nan")
-    return {
-        **common, "n": st.n, "m": st.m, "source": st.source, "impl": i.impl,
-        "driven": i.driven, "w": i.w, "relax": i.relax, "dedup": i.dedup, "push": i.push,
-        "switch_on": i.switch_on, "switch_fraction": i.switch_fraction, "config": i.config,
-        "iterations": c.iterations, "launches": c.launches,
-        "worklist_items": c.worklist_items, "topology_rounds": c.topology_rounds,
-        "verify_sweeps": c.verify_sweeps, "repairs": out.repairs,
-        "time_us": float(np.median(out.totals)) if out.totals else nan,
-        "time_us_min": float(np.min(out.totals)) if out.totals else nan,
-        "kernel_us": float(np.median(out.kernels)) if out.kernels else nan,
-        "reps": len(out.totals), "correct": out.correct,
-    }
+    """The Parquet row of one outcome (catalog.py's COLUMNS)."""
+    return result_row(common, (st.n, st.m, st.source), out.impl, out.counts, out.totals,
+                      out.kernels, out.correct, verify_sweeps=out.counts.verify_sweeps,
+                      repairs=out.repairs)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--graphs-dir", required=True)
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--commit", required=True)
-    p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--only", nargs="*", default=())
-    p.add_argument("--impls", nargs="*", default=())
-    p.add_argument("--budget-s", type=float, default=500.0)
-    p.add_argument("--device", default="h100")
-    return p.parse_args(argv)
+    return harness_args(__doc__.splitlines()[0], "h100", argv)
 
 
 def main(argv: list[str] | None = None) -> int:
