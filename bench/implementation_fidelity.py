@@ -1,5 +1,6 @@
-"""Fidelity against SSSP kernels written apart from the simulator: leave one graph out and
-leave one implementation out.
+"""Fidelity against SSSP and BFS kernels written apart from the simulator, LOGO and LOIO.
+
+Judged two ways: leaving one graph out, and leaving one implementation out.
 
 ``bench/gpu/results/h100_independent.parquet`` (``bench/gpu/independent/run.py``) holds SSSP
 kernels written without the simulator's model in view: topology sweeps, worklists that differ

@@ -1083,10 +1083,8 @@ def test_rows_deleted_with_their_journal_are_named_by_check_readers_and_tune(tmp
                    key=lambda p: p.stat().st_size)
     saved = json.loads(journal.with_name(journal.name + ".saved").read_text())["rows"]
     before = read_trials(str(results)).num_rows
-    files[-1].unlink()
-    left = read_trials(str(results)).num_rows if any(
-        (results / "trials").rglob("part-*.parquet")) else 0
-    assert left < before
+    _keep_half_of_the_rows(files[-1])  # as if one rows file of two were deleted
+    assert 0 < read_trials(str(results)).num_rows < before
     journal.unlink()
     assert check(results) == 1
     out = capsys.readouterr().out
@@ -1100,12 +1098,19 @@ def test_rows_deleted_with_their_journal_are_named_by_check_readers_and_tune(tmp
     assert check(results) == 0
 
 
+def _keep_half_of_the_rows(path) -> None:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, partitioning=None)
+    pq.write_table(table.slice(0, table.num_rows // 2), path)
+
+
 def test_the_next_tune_says_what_was_deleted_with_the_journal(tmp_path, capsys):
     results = tmp_path / "r"
     tune(results, trials=20)
     journal = journal_of(results)
-    max(((results / "trials").rglob("part-*.parquet")), key=lambda p: p.stat().st_size
-        ).unlink()
+    _keep_half_of_the_rows(max(((results / "trials").rglob("part-*.parquet")),
+                               key=lambda p: p.stat().st_size))
     journal.unlink()
     capsys.readouterr()
     tune(results, trials=20)
@@ -1125,3 +1130,37 @@ def test_a_refused_resume_leaves_no_journal_of_its_own(tmp_path, capsys):
     assert not journal.exists()
     assert main(argv) == 0  # the right command rebuilds it
     assert check(results) == 0
+
+
+def test_a_study_deleted_but_for_its_saved_mark_starts_over_without_a_loss_told(tmp_path,
+                                                                               capsys):
+    """Review CR9: rows, graph rows and journal all deleted (a start over) had been told as
+    results deleted with the journal, and `check` had exited 1 for it."""
+    import shutil
+
+    results = tmp_path / "r"
+    tune(results)
+    journal = journal_of(results)
+    shutil.rmtree(results / "trials")
+    shutil.rmtree(results / "graphs")
+    journal.unlink()
+    assert journal.with_name(journal.name + ".saved").exists()
+    assert check(results) == 0
+    capsys.readouterr()
+    tune(results)
+    assert "deleted with it" not in capsys.readouterr().err
+    assert_sound(results)
+
+
+def test_a_journal_rebuilt_after_its_deletion_keeps_no_copy_of_this_runs_stub(tmp_path,
+                                                                              capsys):
+    """Review CR9: the rebuild had said "the old one is kept as ....behind-..." of a journal
+    the run itself had just made."""
+    results = tmp_path / "r"
+    tune(results)
+    journal_of(results).unlink()
+    capsys.readouterr()
+    tune(results, trials=TRIALS + 2)
+    err = capsys.readouterr().err
+    assert "rebuilt from the rows" in err and "kept as" not in err
+    assert not list(journal_of(results).parent.glob("*.behind-*"))

@@ -135,15 +135,18 @@ def test_report_reads_a_bucket_and_a_fragment_is_refused(bucket_uri, tmp_path, m
     assert "a '#' in a URI starts a fragment" in capsys.readouterr().err
 
 
-def test_a_deleted_bucket_prefix_starts_over(bucket_uri, tmp_path, monkeypatch):
-    """This machine's journal copy had brought the deleted study's results back."""
+def test_a_deleted_bucket_prefix_starts_over(bucket_uri, tmp_path, monkeypatch, capsys):
+    """This machine's journal copy had brought the deleted study's results back; and (review
+    CR9) its saved mark, left behind, had the start over told as results lost."""
     monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "m"))
     first = api.tune("rmat:scale=7,seed=1", trials=3, sources=1, results=bucket_uri)
     loc = Location.of(bucket_uri)
     loc.fs.delete_dir_contents(loc.root)
+    capsys.readouterr()
     again = api.tune("rmat:scale=7,seed=1", trials=3, sources=1, results=bucket_uri)
     assert again.evaluations == first.evaluations  # all run again, none restored
     assert list((tmp_path / "m").rglob("*.journal.orphaned-*"))
+    assert "deleted with it" not in capsys.readouterr().err
 
 
 def test_a_row_edited_in_a_bucket_is_refused_as_in_a_directory(bucket_uri, tmp_path,

@@ -518,9 +518,10 @@ def _check_orphan_marks(loc: Location, by_study: dict[str, dict[tuple, tuple]],
     journals = loc.journals()
     marks = {k: p for k, p in loc.saved_marks().items() if k not in journals}
     for key, count in saved_rows(marks).items():
-        lost = count - len(by_study.get(key, {}))
-        if lost <= 0:
+        left = len(by_study.get(key, {}))
+        if not left or left >= count:  # none left at all: the study started over
             continue
+        lost = count - left
         mark = str(saved_mark_path(Path(marks[key])))
         problem = f"{mark}: {lost_for_good_line(key, lost, count)}"
         if repair:

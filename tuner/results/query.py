@@ -130,10 +130,12 @@ def _warn_unsaved(con: duckdb.DuckDBPyConnection, location: Location) -> None:
         list(saved)).fetchall())
     for key, count in sorted(saved.items()):
         lost = count - held.get(key, 0)
-        if lost > 0:
-            line = (lost_rows_line(key, lost, count, location.text) if Path(marks[key]).exists()
-                    else lost_for_good_line(key, lost, count))
-            warnings.warn(line, UnsavedResults, stacklevel=3)
+        if Path(marks[key]).exists():
+            if lost > 0:
+                warnings.warn(lost_rows_line(key, lost, count, location.text), UnsavedResults,
+                              stacklevel=3)
+        elif 0 < lost < count:  # its journal gone too (none left at all: a start over)
+            warnings.warn(lost_for_good_line(key, lost, count), UnsavedResults, stacklevel=3)
 
 
 def _with_every_knob(con: duckdb.DuckDBPyConnection, source: str) -> str:

@@ -175,11 +175,14 @@ class StudyRun:
         if not in_bucket and not stored and self.journal.exists():
             # neither the study's journal nor a row of it in the bucket (its prefix deleted
             # to start over): this machine's copy had brought the old results back
-            os.replace(self.journal,
-                       self.journal.with_name(f"{self.journal.name}.orphaned-{time.time_ns()}"))
+            orphaned = self.journal.with_name(f"{self.journal.name}.orphaned-{time.time_ns()}")
+            os.replace(self.journal, orphaned)
+            if saved_mark_path(self.journal).exists():  # its mark goes with it: no loss to tell
+                os.replace(saved_mark_path(self.journal), saved_mark_path(orphaned))
         self._pushed_size = self.journal.stat().st_size if self.journal.exists() else -1
-        created = self._pushed_size < 0
-        saved_rows = self._saved_rows() if created else None  # before a new journal's mark
+        created = self._created = self._pushed_size < 0
+        # its journal gone, rows deleted with it (none left at all is a start over)
+        saved_rows = self._saved_rows() if created and stored else None
         try:
             storage, self._journal = journal_storage(self.journal, self.location.text)
         except BaseException:
@@ -463,8 +466,8 @@ class StudyRun:
                 attrs[f"ref:{r.label}"] = r.to_json()
         self._journal.close()
         stale = None
-        if self.journal.exists() and not self.journal.stat().st_size:
-            self.journal.unlink()
+        if self.journal.exists() and (self._created or not self.journal.stat().st_size):
+            self.journal.unlink()  # empty, or this run's own: nothing to keep
         if self.journal.exists():
             stale = self.journal.with_name(f"{self.journal.name}.behind-{time.time_ns()}")
             os.replace(self.journal, stale)
