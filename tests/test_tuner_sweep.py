@@ -259,3 +259,20 @@ def test_the_sweep_table_names_each_best_values_metric(tmp_path, capsys):
     bfs = next(t for t in lines if " bfs " in t)
     cc = next(t for t in lines if " cc " in t)
     assert " time_us " in bfs and " transactions " in cc
+
+
+def test_a_sweep_whose_study_runs_nothing_exits_1_naming_it(tmp_path, capsys):
+    """Probe DEV: a device whose blocks hold fewer threads than the space's block size runs
+    none of its configurations; the sweep had exited 0 because the other study found a
+    best."""
+    tiny = tmp_path / "tiny.toml"
+    tiny.write_text('base = "h100"\nname = "tiny-blocks"\nmax_threads_per_block = 32\n')
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f'graphs: ["rmat:scale=6,seed=1"]\nalgorithms: [bfs]\n'
+                     f'devices: [h100, "{tiny}"]\nspaces: [vwarp]\ntrials: 3\nsources: 1\n'
+                     "references: false\n")
+    argv = ["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r"),
+            "--no-progress"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "1 of 2 studies ran no configuration successfully" in err and "tiny-blocks" in err

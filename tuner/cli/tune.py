@@ -273,9 +273,10 @@ def _under(results: str, name: str) -> str:
 
 
 def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
-    """0 where some study found a best configuration; 1 where none did, or where trials
-    failed for the machine's sake (a worker died, memory ran out): named, with the command
-    that tries them again."""
+    """0 where every finished study found a best configuration; 1 where one did not (probe
+    DEV: a sweep's device that runs none of its space had exited 0 beside the others), or
+    where trials failed for the machine's sake (a worker died, memory ran out): named, with
+    the command that tries them again."""
     stopped = [s for s in result.studies if not s.complete]
     waiting = result.not_begun  # a sweep's studies the stop came before
     if args.timeout is not None and (stopped or waiting):  # (the table says where; this, why)
@@ -295,6 +296,13 @@ def _exit_code(args: argparse.Namespace, result: api.TuneResult) -> int:
               "memory ran out: see their rows' error); every other finished evaluation is "
               "saved. Try them again with:"
               f"\n  {resume_command(args)}", file=sys.stderr)
+        return 1
+    failed = [s for s in result.studies if s.complete and not s.best]
+    if failed and len(result.studies) > 1:  # a sweep: the others' success had hidden them
+        print(f"warpsweep: {len(failed)} of {len(result.studies)} studies ran no configuration "
+              f"successfully ({'; '.join(s.key for s in failed[:3])}"
+              f"{'; ...' if len(failed) > 3 else ''}): their rows' error says why",
+              file=sys.stderr)
         return 1
     return 0 if any(s.best for s in result.studies) else 1
 
