@@ -125,7 +125,7 @@ def test_check_names_one_device_name_with_two_sets_of_fields(tmp_path, capsys):
     assert main(["check", str(tmp_path / "ra")]) == 0
     for f in (tmp_path / "rb" / "trials").rglob("*.parquet"):  # as the race leaves them
         target = tmp_path / "ra" / f.relative_to(tmp_path / "rb")
-        shutil.copy(f, target.with_name(f"b-{target.name}"))
+        shutil.copy(f, target.with_name(f"part-b{target.name.removeprefix('part-')}"))
     capsys.readouterr()
     assert main(["check", str(tmp_path / "ra")]) == 1
     out = capsys.readouterr().out
