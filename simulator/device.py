@@ -318,6 +318,9 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
         if not base_name.endswith((".toml", ".yaml", ".yml")):
             raise ConfigError(f"{where}: field `base` {base_name!r} is neither a preset "
                               f"({', '.join(_preset_names())}) nor a .toml/.yaml device file")
+        if not base_path.exists():  # named from here: the error had named the base alone
+            raise ConfigError(f"{where}: field `base` {base_name!r} is no preset, and no file "
+                              f"{base_path} exists")
         base = load_device_file(base_path, (*_seen, resolved))
     if "name" not in data:
         check_device_name(path.stem, f"{where}: ",

@@ -147,3 +147,13 @@ def test_a_sweep_naming_one_device_with_two_sets_of_fields_is_refused(tmp_path, 
     err = capsys.readouterr().err
     assert "this run names 2 devices 'h100-slow' with other fields" in err
     assert not (tmp_path / "r" / "trials").exists()
+
+
+def test_a_missing_base_file_is_named_from_the_file_that_names_it(tmp_path):
+    """Probe DEV: `base = "./nothere.toml"` had been refused as "device file nothere.toml
+    does not exist", naming neither the file nor its field."""
+    f = tmp_path / "mine.toml"
+    f.write_text('base = "./nothere.toml"\nname = "mine"\n')
+    with pytest.raises(ConfigError, match=r"mine\.toml: field `base` './nothere\.toml' is no "
+                                          r"preset, and no file .*nothere\.toml exists"):
+        get_device(str(f))
