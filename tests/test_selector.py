@@ -14,6 +14,8 @@ from simulator import Strategy
 from simulator import functional_run
 from simulator import load_graph
 from simulator import simulate
+from simulator.device import device_digest
+from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.features import graph_features
 from tuner.cli import main
@@ -664,3 +666,23 @@ def test_a_short_list_of_graphs_says_what_its_remainder_counts():
     assert few(["a lacks 3", "b lacks 2", "c lacks 1", "d lacks 1", "e lacks 1"]) == (
         "a lacks 3, b lacks 2, c lacks 1 and 2 more graphs")
     assert few(["a", "b"]) == "a, b"
+
+
+def test_verify_of_a_model_trained_on_a_device_file_asks_for_the_file(tmp_path, capsys):
+    """Probe DEV: `recommend --verify` of a model trained with a device file (no preset of its
+    name) had said "unknown device 'x'" rather than asking for the file."""
+    res, model = _tiny_sweep(tmp_path, "thread, vwarp")
+    assert main(["select", "train", "--results", res, "--model", model]) == 0
+    mine = tmp_path / "mine.toml"
+    mine.write_text('name = "mine"\nbase = "h100"\nsms = 66\n')
+    doc = json.loads(open(model).read())
+    doc["device"] = "mine"
+    doc["device_digest"] = device_digest(get_device(str(mine)))
+    edited = tmp_path / "mine.json"
+    edited.write_text(json.dumps(doc))
+    argv = ["select", "recommend", "--graph", "rmat:scale=7,seed=5", "--model", str(edited)]
+    capsys.readouterr()
+    assert main([*argv, "--verify"]) == 2
+    err = capsys.readouterr().err
+    assert "trained on device 'mine', which is no preset" in err and "--device FILE" in err
+    assert main([*argv, "--verify", "--device", str(mine)]) == 0

@@ -413,6 +413,11 @@ def run_recommend(args: argparse.Namespace) -> int:
     }
     if args.verify:
         # a device file given is simulated with its fields; else the model's device by name
+        if args.device is None and device not in DEVICES:
+            raise ConfigError(
+                f"--verify: the model was trained on device {device!r}, which is no preset "
+                "(a device file's name): give that file with --device FILE to simulate with "
+                "its fields")
         model = get_device(args.device if args.device is not None else device)
         fr = functional_run(graph, algo)
         real = simulate(graph, algo, choice.config, model, functional=fr).time_us
