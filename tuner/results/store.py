@@ -423,18 +423,17 @@ def stopped_trials_run_again(trials: dict[int, Any], rows: dict[tuple[str, Any],
     it ran N's configuration again (a resume re-asks what a stop cut off), so a row of N
     (``rows``: (role, number or label) -> fingerprint) is another run's, copied in. Counted,
     it would evaluate one configuration twice and take the study past its budget."""
+    stopped = {ident: fp for (role, ident), fp in rows.items() if role == "trial"
+               and (t := trials.get(ident)) is not None and "record" not in t.user_attrs}
+    if not stopped:  # (every resume asks: the records are read only where a row may be stale)
+        return []
     recorded: dict[Any, int] = {}  # configuration -> the last trial that recorded it
     for n, t in trials.items():
         data = t.user_attrs.get("record")
         if data is not None:
             config = record_fingerprint(TrialRecord.from_json(data))[1]
             recorded[config] = max(n, recorded.get(config, n))
-    stale = []
-    for (role, ident), fp in rows.items():
-        t = trials.get(ident) if role == "trial" else None
-        if t is not None and "record" not in t.user_attrs and recorded.get(fp[1], -1) > ident:
-            stale.append(ident)
-    return sorted(stale)
+    return sorted(n for n, fp in stopped.items() if recorded.get(fp[1], -1) > n)
 
 
 def _describe(fp: tuple) -> str:
