@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from search_spaces.yamldoc import YamlDoc
-from search_spaces.yamldoc import load_yaml
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
+from simulator.yamldoc import YamlDoc
+from simulator.yamldoc import load_yaml
 
 SPACES_DIR = Path(__file__).resolve().parent
 TOP_KEYS = ("name", "description", "fixed", "params")

@@ -11,9 +11,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from simulator.errors import ConfigError
+from simulator.yamldoc import parse_yaml
 
 
 @dataclass(frozen=True)
@@ -250,13 +249,16 @@ def _read_device_table(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"device file {path}: cannot read it: {exc}") from None
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"device file {path}: cannot parse: {' '.join(str(exc).split())}"
-                          ) from None
-    except RecursionError:
-        raise ConfigError(f"device file {path}: cannot parse: nested too deeply") from None
+    if path.suffix != ".toml":  # YAML: a repeated field or an octal-looking number refused
+        data = parse_yaml(text, f"device file {path}").data
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"device file {path}: cannot parse: {' '.join(str(exc).split())}"
+                              ) from None
+        except RecursionError:
+            raise ConfigError(f"device file {path}: cannot parse: nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"device file {path}: expected a table of device fields")
     if "device" in data:

@@ -282,7 +282,11 @@ def test_block_size_above_the_devices_limit(capsys):
     ("l.yaml", "- 1\n", "expected a table"),
     ("m.toml", "sms = [\n", "cannot parse"),
     ("n.toml", "base = 3\n", "`base` must be a preset name"),
-    ("o.yaml", "a: &a [*a]\n", "unknown field(s) ['a']"),
+    ("o.yaml", "a: &a [*a]\n", "a cycle"),
+    # YAML had kept the last of a repeated field, and read 010 as 8, without a word
+    ("o2.yaml", "base: h100\nsms: 132\nsms: 66\n", ":3: sms: duplicate key 'sms'"),
+    ("o3.yaml", "base: h100\nsms: 0132\n", "0132 reads as an octal number in YAML (90)"),
+    ("o4.yaml", "base: h100\nclock_ghz: 1:30\n", "reads as a base-60 number"),
     # a name that would lead the study's journal out of the results directory
     ("p.toml", 'name = "x/../../../outside"\nbase = "h100"\n', "must be a simple word"),
     ("q.toml", 'name = ".."\n', "must be a simple word"),

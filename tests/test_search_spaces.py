@@ -12,9 +12,9 @@ from search_spaces.loader import available_spaces
 from search_spaces.loader import load_space
 from search_spaces.loader import parse_space
 from search_spaces.loader import sample_configs
-from search_spaces.yamldoc import parse_yaml
 from simulator import Strategy
 from simulator.errors import ConfigError
+from simulator.yamldoc import parse_yaml
 
 VWARP_ONLY = ("w", "chunk", "distribution")
 
@@ -183,6 +183,9 @@ def test_digest_depends_on_content_not_comments():
         ("params:\n  w: {choices: []}\n", "non-empty list"),
         ("params:\n  w: {choices: [1, 1]}\n", "duplicate values"),
         ("params:\n  w: [1]\n  w: [2]\n", "test.yaml:3: params.w: duplicate key 'w'"),
+        # YAML 1.1 reads these as other numbers than written (010 is 8)
+        ("params:\n  w: [1, 010]\n", "test.yaml:2: params.w.1: 010 reads as an octal number"),
+        ("params:\n  partition: {int: [2, 1:04]}\n", "reads as a base-60 number"),
         # PyYAML's "could not determine a constructor for the tag ...merge" (probe SPACES)
         ("params:\n  w: {<<: {choices: [2, 4]}}\n",
          "test.yaml:2: params.w: a YAML merge key (<<) is not read here"),

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from search_spaces.yamldoc import parse_yaml
 from simulator.errors import ConfigError
+from simulator.yamldoc import parse_yaml
 from tuner.cli import main
 from tuner.results.store import read_trials
 from tuner.tuning.evaluate import SimulatorBackend

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from search_spaces.loader import load_space
-from search_spaces.yamldoc import YamlDoc
-from search_spaces.yamldoc import load_yaml
 from simulator.errors import WarpsweepError
 from simulator.graph_spec import parse_spec
+from simulator.yamldoc import YamlDoc
+from simulator.yamldoc import load_yaml
 from tuner.seeds import MAX_SEED
 from tuner.tuning.plan import check_algorithm
 from tuner.tuning.plan import check_device

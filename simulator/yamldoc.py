@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 import stat
 from dataclasses import dataclass
 from dataclasses import field
@@ -122,10 +123,30 @@ def _convert(node: yaml.Node, path: KeyPath, doc: YamlDoc, walk: _Walk) -> Any:
             return _convert_collection(node, path, doc, walk)
         finally:
             walk.open.discard(id(node))
+    _check_number_text(node, path, doc)
     try:
         return walk.ctor.construct_object(node)
     except yaml.YAMLError as exc:
         raise doc.error(path, _one_line(exc)) from None
+
+
+_INT_OR_FLOAT = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+
+
+def _check_number_text(node: yaml.ScalarNode, path: KeyPath, doc: YamlDoc) -> None:
+    """Refuse the YAML 1.1 number forms that read as another number than written: ``010`` is
+    8 (octal) and ``1:30`` is 90 (base 60)."""
+    if node.style is not None or node.tag not in _INT_OR_FLOAT:
+        return
+    text = node.value
+    if _OCTAL.fullmatch(text):
+        raise doc.error(path, f"{text} reads as an octal number in YAML "
+                        f"({int(text.replace('_', ''), 8)}); write it without the leading "
+                        "zero, or quote it for a string")
+    if ":" in text:
+        raise doc.error(path, f"{text} reads as a base-60 number in YAML; write the number "
+                        "itself, or quote it for a string")
 
 
 def _convert_collection(node: yaml.Node, path: KeyPath, doc: YamlDoc, walk: _Walk) -> Any:
