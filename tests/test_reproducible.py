@@ -142,6 +142,23 @@ def test_an_untracked_module_in_the_packages_marks_the_commit_dirty(tmp_path, mo
     assert commit().endswith("-dirty")
 
 
+def test_the_version_is_the_running_checkouts_not_the_installed_one(tmp_path, monkeypatch):
+    # an editable install keeps the version it was installed with: rows of a checkout whose
+    # pyproject moved on had named the old one beside the new commit (probe REPRO)
+    import importlib.metadata
+
+    from tuner import env
+
+    monkeypatch.setattr(env, "REPO_ROOT", tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "warpsweep"\nversion = "9.8.7"\n')
+    assert env.warpsweep_version.__wrapped__() == "9.8.7"
+    # not a checkout of this project (an installed package's directory): the installed one
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\nversion = "1.0"\n')
+    assert env.warpsweep_version.__wrapped__() == importlib.metadata.version("warpsweep")
+    (tmp_path / "pyproject.toml").unlink()
+    assert env.warpsweep_version.__wrapped__() == importlib.metadata.version("warpsweep")
+
+
 def test_simulate_json_says_what_made_its_figures(capsys):
     # the source it ran from (chosen when not given) and the code that simulated (probe FF)
     from simulator import functional_run

@@ -16,15 +16,19 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 @cache
 def warpsweep_version() -> str:
-    """The installed distribution's version, or pyproject's (suffixed ``+src``) in a checkout."""
+    """The version of the code that runs: its checkout's pyproject where it runs from one (an
+    editable install keeps the version it was installed with until reinstalled), else the
+    installed distribution's."""
+    try:
+        with open(REPO_ROOT / "pyproject.toml", "rb") as f:
+            project = tomllib.load(f)["project"]
+        if project["name"] == "warpsweep":
+            return str(project["version"])
+    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
+        pass
     try:
         return importlib.metadata.version("warpsweep")
     except importlib.metadata.PackageNotFoundError:
-        pass
-    try:
-        with open(REPO_ROOT / "pyproject.toml", "rb") as f:
-            return str(tomllib.load(f)["project"]["version"]) + "+src"
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
         return "unknown"
 
 
