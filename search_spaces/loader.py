@@ -148,9 +148,19 @@ class Param:
 
     def drawable_values(self) -> tuple[Scalar, ...] | None:
         """Every value a sampler can draw (a powers-of-two range's powers, an int range's
-        integers up to ``AUTO_INT_GRID`` of them), or None: a float range, or more."""
+        integers, a stepped float range's steps, as Optuna draws them, up to
+        ``AUTO_INT_GRID`` of them), or None: a float range without a step, or more."""
         if self.kind in ("choices", "value"):
             return self.grid_values()
+        if self.kind == "float":
+            if self.low == self.high:
+                return (float(self.low),)
+            if not self.step:
+                return None
+            count = math.floor((self.high - self.low) / self.step + 1e-9) + 1
+            if count > AUTO_INT_GRID:
+                return None
+            return tuple(self.low + k * self.step for k in range(count))
         if self.kind != "int":
             return None
         low, high = int(self.low), int(self.high)

@@ -162,3 +162,31 @@ def test_results_from_before_repeats_were_counted_still_check_and_resume(tmp_pat
            if r["role"] == "trial" and r["repeats"] is not None]
     assert new and all(r["state"] != "duplicate" for r in new)
     assert check(str(tmp_path)).problems == []
+
+
+def test_a_finite_space_holding_the_references_configurations_completes_without_repeats(
+        tmp_path):
+    # the cap had counted the 6 configurations of `select` a reference runs, which the
+    # sampler takes as tried: 50 of 56 reached, then 50 duplicate rows and "ended early",
+    # 50 more on every resume (probe SPACE)
+    for _ in range(2):
+        result = api.tune(GRAPH, space="select", sources=1, results=str(tmp_path), seed=1)
+    (summary,) = result.studies
+    trials = [r for r in read_trials(str(tmp_path)).to_pylist() if r["role"] == "trial"]
+    assert summary.complete and not summary.exhausted
+    assert summary.done == summary.budget == len(trials) == 56
+    # the 6 a reference ran are answered from it, the others evaluated
+    assert sorted(r["duplicate_of"] for r in trials if r["state"] == "duplicate") == [-1] * 6
+    assert sum(r["state"] == "complete" for r in trials) == 50
+
+
+def test_a_stepped_float_range_caps_the_budget_at_its_steps(tmp_path):
+    space = tmp_path / "fstep.yaml"
+    space.write_text("name: fstep\nparams:\n  driven: [temporal]\n"
+                     "  switch_to_topology: {float: [0.1, 0.5], step: 0.1}\n")
+    result = api.tune(GRAPH, space=str(space), trials=20, sources=1,
+                      results=str(tmp_path / "res"), seed=1)
+    (summary,) = result.studies
+    trials = [r for r in read_trials(str(tmp_path / "res")).to_pylist() if r["role"] == "trial"]
+    assert summary.budget == summary.done == len(trials) == 5 and not summary.exhausted
+    assert len({r["param_switch_to_topology"] for r in trials}) == 5

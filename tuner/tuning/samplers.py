@@ -409,12 +409,14 @@ class UntriedSampler(BaseSampler):
     def __init__(self, inner: BaseSampler, space: SearchSpace, seed: int,
                  key: Callable[[dict[str, Any]], tuple[Any, bool]],
                  tried: Callable[[Any], bool],
-                 answer: Callable[[Any], tuple[bool, list[float] | None]]) -> None:
+                 answer: Callable[[Any], tuple[bool, list[float] | None]],
+                 trial_tried: Callable[[Any], bool] | None = None) -> None:
         self.inner = inner
         self._space = space
         self._seed = seed
         self._key = key
         self._tried = tried
+        self._trial_tried = trial_tried or tried
         self._answer = answer
         self._drawn = drawn_distributions(space)
         self._user = user_distributions(space)
@@ -466,7 +468,11 @@ class UntriedSampler(BaseSampler):
             if known:
                 view.add_repeat(trial, values, result)
         rng = random.Random(f"warpsweep-untried|{self._seed}|{trial.number}")
-        return self._journal_params(self._untried_near(values, rng) or config)
+        # at a finite space's end, a configuration only a reference ran: answered from it, it
+        # counts as the space's cap counts it (else repeats until 50 in a row; probe SPACE)
+        return self._journal_params(self._untried_near(values, rng, self._tried)
+                                    or self._untried_near(values, rng, self._trial_tried)
+                                    or config)
 
     def _propose(self, view: _DrawnView, frozen: optuna.trial.FrozenTrial
                  ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -516,9 +522,9 @@ class UntriedSampler(BaseSampler):
         return {p.name: config[p.name] for p in self._space.params
                 if p.suggested and p.name in config}
 
-    def _untried_near(self, values: dict[str, Any],
-                      rng: random.Random) -> dict[str, Any] | None:
-        """An untried, valid configuration as few knob steps from ``values`` as found."""
+    def _untried_near(self, values: dict[str, Any], rng: random.Random,
+                      tried: Callable[[Any], bool]) -> dict[str, Any] | None:
+        """A valid configuration not ``tried``, as few knob steps from ``values`` as found."""
         ring = [values]
         seen: set[Any] = set()
         for _ in range(NEIGHBOUR_DEPTH):
@@ -536,7 +542,7 @@ class UntriedSampler(BaseSampler):
                             continue
                         seen.add(key)
                         nxt.append(drawn)
-                        if valid and not self._tried(key):
+                        if valid and not tried(key):
                             found.append(config)
             if found:
                 return rng.choice(found)
@@ -547,7 +553,7 @@ class UntriedSampler(BaseSampler):
         for _ in range(RANDOM_TRIES):
             config, _ = self._walk(lambda n, d: _random_value(d, rng))
             key, valid = self._key(config)
-            if valid and not self._tried(key):
+            if valid and not tried(key):
                 return config
         return None
 

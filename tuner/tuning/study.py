@@ -255,7 +255,8 @@ class StudyRun:
         """The study's sampler, proposing only configurations not tried yet (see
         ``UntriedSampler``)."""
         return UntriedSampler(make_sampler(self.spec.sampler, seed, self.space), self.space,
-                              seed, self._key_and_valid, self._is_tried, self._answer_of)
+                              seed, self._key_and_valid, self._is_tried, self._answer_of,
+                              self._is_tried_as_trial)
 
     def _built(self, config: dict[str, Any]) -> Any:
         """``build(config)``, remembered per configuration (its knobs, values and their
@@ -289,6 +290,10 @@ class StudyRun:
         """Whether a configuration is answered, being evaluated or waited for (a reference
         counts: the study answers a trial of its configuration from it)."""
         return key in self._answers or key in self._inflight or key in self._waiters
+
+    def _is_tried_as_trial(self, key: Any) -> bool:
+        """``_is_tried`` less the configurations only a reference ran."""
+        return key in self._tried or key in self._inflight or key in self._waiters
 
     def _answer_of(self, key: Any) -> tuple[bool, list[float] | None]:
         """Whether the study holds a result for a configuration, and its objective values
