@@ -42,6 +42,7 @@ KINDS = ("choices", "int", "float", "value")
 OPTIONS = ("log", "step", "grid", "powers_of_two", "when", "doc")
 MAX_GRID = 200_000
 AUTO_INT_GRID = 64
+MAX_NAME = 64  # characters of a space's name
 PROBE_LIMIT = 2_000
 ALGORITHM_PLACEHOLDER = "{algorithm}"  # in a text value: the study's algorithm
 
@@ -597,6 +598,10 @@ def parse_space(doc: YamlDoc, default_name: str = "space") -> SearchSpace:
             raise doc.error((), f"a space's name must be a simple word, and with no `name:` "
                                 f"key it is the file's, {name!r}: give the file a `name:`")
         raise doc.error(("name",), f"name must be a simple word, got {name!r}")
+    if len(name) > MAX_NAME:  # it names the study's files: ENAMETOOLONG had stopped the run
+        where = ("name",) if "name" in data else ()
+        raise doc.error(where, f"a space's name must be at most {MAX_NAME} characters (it "
+                               f"names the study's files), got {len(name)}")
     description = data.get("description") or ""
     fixed_raw = data.get("fixed") or {}
     if not isinstance(fixed_raw, dict):

@@ -339,6 +339,7 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
 
 
 DEVICE_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
+MAX_DEVICE_NAME = 64
 _DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 
@@ -349,6 +350,10 @@ def check_device_name(name: object, where: str = "", hint: str = "") -> None:
         raise ConfigError(f"{where}the device's name must be a simple word (an ASCII letter "
                           f"or digit, then letters, digits, '.', '_', '+', '-'; it names "
                           f"results and study files), got {name!r}{hint}")
+    if len(name) > MAX_DEVICE_NAME:
+        raise ConfigError(f"{where}the device's name must be at most {MAX_DEVICE_NAME} "
+                          f"characters (it names results and study files), got "
+                          f"{len(name)}{hint}")
 
 
 def device_name(device: str) -> str:

@@ -287,6 +287,7 @@ def test_block_size_above_the_devices_limit(capsys):
     ("o2.yaml", "base: h100\nsms: 132\nsms: 66\n", ":3: sms: duplicate key 'sms'"),
     ("o3.yaml", "base: h100\nsms: 0132\n", "0132 reads as an octal number in YAML (90)"),
     ("o4.yaml", "base: h100\nclock_ghz: 1:30\n", "reads as a base-60 number"),
+    ("o5.toml", 'base = "h100"\nname = "' + "d" * 100 + '"\n', "must be at most 64 characters"),
     # a name that would lead the study's journal out of the results directory
     ("p.toml", 'name = "x/../../../outside"\nbase = "h100"\n', "must be a simple word"),
     ("q.toml", 'name = ".."\n', "must be a simple word"),

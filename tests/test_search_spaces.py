@@ -185,6 +185,9 @@ def test_digest_depends_on_content_not_comments():
         ("params:\n  w: [1]\n  w: [2]\n", "test.yaml:3: params.w: duplicate key 'w'"),
         # YAML 1.1 reads these as other numbers than written (010 is 8)
         ("params:\n  w: [1, 010]\n", "test.yaml:2: params.w.1: 010 reads as an octal number"),
+        # it names the study's files: a long one had stopped the run with ENAMETOOLONG
+        ("name: " + "b" * 220 + "\nparams:\n  w: [8]\n",
+         "test.yaml:1: name: a space's name must be at most 64 characters"),
         ("params:\n  partition: {int: [2, 1:04]}\n", "reads as a base-60 number"),
         # PyYAML's "could not determine a constructor for the tag ...merge" (probe SPACES)
         ("params:\n  w: {<<: {choices: [2, 4]}}\n",
