@@ -274,6 +274,23 @@ def test_best_over_a_journal_without_rows_says_how_to_write_them(tmp_path, capsy
     assert code == 0 and "mapping=" in out
 
 
+def test_a_journal_recording_no_result_is_not_offered_for_resume(tmp_path, capsys):
+    """A run refused as its study began leaves a journal recording nothing: `best` had asked
+    to resume it or `check --repair` for ever, and neither changed anything (probe SPACE)."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    results = tmp_path / "r"
+    assert run_cli(capsys, "tune", "--graph", "rmat:scale=7,seed=3", "--algo", "bfs",
+                   "--trials", "2", "--workers", "0", "--results", str(results), "-q")[0] == 0
+    empty = results / "studies" / "rmat9-ef16.bfs.h100.vwarp.0123456789.journal"
+    optuna.create_study(study_name=empty.stem,
+                        storage=JournalStorage(JournalFileBackend(str(empty))))
+    code, out, err = run_cli(capsys, "best", "--results", str(results))
+    assert code == 0 and "mapping=" in out and "no rows yet" not in err
+
+
 def test_best_beside_a_journal_without_rows_says_it_is_left_out(tmp_path, capsys):
     """Once another study had rows, the stopped one dropped out of the table silently."""
     import shutil

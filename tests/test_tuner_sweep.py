@@ -149,6 +149,24 @@ def test_a_graph_file_that_does_not_parse_stops_the_sweep_before_any_study(tmp_p
     assert not list(results.rglob("*.parquet"))
 
 
+def test_a_generated_graph_too_large_stops_the_sweep_before_any_study(tmp_path, capsys,
+                                                                      monkeypatch):
+    """Its memory estimate needs only the spec: it had been refused as its own study began,
+    after the studies before it, leaving a journal `best` asked to resume (probe SPACE)."""
+    monkeypatch.setenv("WARPSWEEP_MAX_MEMORY", "20MB")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text('graphs: ["rmat:scale=6,seed=1", "rmat:scale=20,seed=1"]\n'
+                     "algorithms: [bfs]\ndevices: [h100]\nspaces: [vwarp]\ntrials: 3\n")
+    results = tmp_path / "r"
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"warpsweep: error: {sweep}:1: graph spec 'rmat:scale=20")
+    assert "needs about" in err and not results.exists()
+    assert main(["tune", "--graph", "rmat:scale=20,seed=1", "--trials", "2", "--workers", "0",
+                 "--results", str(results)]) == 2
+    assert not results.exists()
+
+
 def test_sweep_refusals_found_when_studies_are_checked_name_the_entry(tmp_path, capsys):
     """SSSP on a graph without weights, and one study listed twice (a space under two
     names), had been refused naming neither the line nor the entries (probe TUNE)."""

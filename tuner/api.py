@@ -256,17 +256,24 @@ def _read_graph_files(specs: list[StudySpec]) -> None:
     """Read each graph file of a tune or sweep once before any study runs (into the graph
     cache, so its studies load it from there): a file that does not parse is an error before
     anything is written, not a study journal left with no rows (which readers then ask to
-    resume), nor one after a sweep's earlier studies have run."""
+    resume), nor one after a sweep's earlier studies have run. A generated graph is only
+    held to its memory estimate (probe SPACE: one too large had been refused as its study
+    began, leaving such a journal)."""
     from simulator.graph_spec import parse_spec
     from simulator.load import load_graph
+    from simulator.sizes import check_spec
 
     seen: set[str] = set()
     for spec in specs:
-        if spec.graph in seen or not parse_spec(spec.graph).is_file:
+        if spec.graph in seen:
             continue
         seen.add(spec.graph)
         try:
-            load_graph(spec.graph)
+            parsed = parse_spec(spec.graph)
+            if parsed.is_file:
+                load_graph(spec.graph)
+            else:
+                check_spec(parsed)
         except WarpsweepError as exc:
             origin = spec.graph_origin or spec.origin  # its graph entry's line
             raise type(exc)(f"{origin + ': ' if origin else ''}{exc}") from None

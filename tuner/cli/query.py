@@ -501,18 +501,32 @@ def _pending_studies(results: str) -> str:
 
 
 def _journals_without_rows(results: str) -> list[str]:
-    """Study keys with a journal in ``results`` and no row in its trials."""
+    """Study keys with a journal in ``results`` that records a result, and no row in its
+    trials (a journal recording none, left by a run refused as its study began, had been
+    named here for ever: nothing resumes or repairs it)."""
     from tuner.results.location import Location
     from tuner.results.store import read_trials
 
-    journals = set(Location.of(results).journals())
+    location = Location.of(results)
+    journals = location.journals()
     if not journals:
         return []
     try:
         keys = set(read_trials(results, ["study_key"]).column("study_key").to_pylist())
     except Exception:  # noqa: BLE001 - a hint only: the readers name a damaged store
         return []
-    return sorted(journals - keys)
+    return sorted(key for key in journals if key not in keys
+                  and _records_a_result(location, journals[key]))
+
+
+def _records_a_result(location: Any, path: str) -> bool:
+    """``records_a_result`` of a journal; an unreadable one is named (`check` says why)."""
+    from tuner.results.journal import records_a_result
+
+    try:
+        return records_a_result(location.read_text(path) or "")
+    except (OSError, UnicodeDecodeError):
+        return True
 
 
 def _study_line(study: answer_types.Study) -> str:

@@ -219,6 +219,25 @@ def unsaved_results(journals: dict[str, str]) -> dict[str, set[tuple[str, Any]]]
     return out
 
 
+def records_a_result(text: str) -> bool:
+    """Whether a journal's text records a trial's or a reference's result (a run refused as
+    its study began leaves one that records none: nothing to resume or write rows from)."""
+    for line in text.splitlines():
+        if '"record"' not in line and '"ref:' not in line:
+            continue
+        try:
+            log = json.loads(line)
+            attrs = log.get("user_attr") or {}
+            if log.get("op_code") == _SET_TRIAL_USER_ATTR and "record" in attrs:
+                return True
+            if log.get("op_code") == _SET_STUDY_USER_ATTR and any(
+                    name.startswith("ref:") for name in attrs):
+                return True
+        except (ValueError, AttributeError, TypeError):
+            continue
+    return False
+
+
 def saved_rows(journals: dict[str, str]) -> dict[str, int]:
     """Per study (``journals``: key -> local journal path) that no run holds now, how many
     results its rows held when they were last saved (its mark's count; studies of a mark
