@@ -70,6 +70,22 @@ def _config_arg(text: str) -> str:
     return text
 
 
+def path_arg(text: str) -> Path:
+    """A file or directory option's value: not empty (``--cache "$DIR"`` unset had been the
+    working directory, and ``--model ''`` was echoed back as '.')."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the path is empty; give a file or directory")
+    return Path(text)
+
+
+def knob_arg(text: str) -> str:
+    """A ``--set`` value: a knob, not nothing (``--set "$KNOB"`` unset, as ``--config``)."""
+    if not text.strip(" ,"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} sets no knob: give KNOB=VALUE (e.g. w=8), or leave --set out")
+    return text
+
+
 def config_text(*parts: list[str]) -> str:
     """The ``--config`` (and ``--set``) values as one ``K=V,K=V`` string for Strategy.parse."""
     return ",".join(filter(None, (text for texts in parts for text in texts)))

@@ -40,6 +40,7 @@ from tuner.calibration.parts import DEFAULT_CACHE
 from tuner.calibration.parts import simulate_parts
 from tuner.cli.args import add_seed
 from tuner.cli.args import check_writable
+from tuner.cli.args import path_arg
 from tuner.results.location import shell_word
 from tuner.seeds import MAX_SEED
 
@@ -113,7 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the measured GPU: a preset (default h100: the file's rows of h100, "
                         "fitted on the datasheet model h100-datasheet, never on an earlier "
                         "fit) or a device file (the rows of its name, fitted on its fields)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=path_arg, default=None,
                    help="device file to write (default ./<device>-calibrated.toml)")
     p.add_argument("--algorithms", default=None, metavar="A,B",
                    help="only these algorithms (comma-separated, e.g. bfs,sssp)")
@@ -121,7 +122,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="only these graphs (the file's short names)")
     p.add_argument("--max-edges", type=int, default=None, metavar="N",
                    help="leave out graphs with more than N stored edges")
-    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+    p.add_argument("--cache", type=path_arg, default=DEFAULT_CACHE, metavar="DIR",
                    help=f"cache of simulated parts (default {DEFAULT_CACHE})")
     p.add_argument("--no-cache", action="store_true", help="simulate everything again")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
@@ -132,7 +133,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "configurations compare (what ranking them needs), then one common "
                         "scale sets the level; absolute: plain least squares on "
                         "log(predicted / measured) over the rows (smaller in-sample error)")
-    p.add_argument("--launches", type=Path, nargs="+", default=None, metavar="FILE",
+    p.add_argument("--launches", type=path_arg, nargs="+", default=None, metavar="FILE",
                    help="fit the kernel parts to these per-launch kernel times "
                         "(bench/gpu/launch_times.py's Parquet files) rather than to the runs' "
                         "totals; --fit then does not apply")

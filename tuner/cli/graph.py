@@ -16,6 +16,7 @@ from simulator.loaders import save_npz
 from simulator.sizes import max_memory
 from tuner.cli.args import add_graph_loading
 from tuner.cli.args import add_json
+from tuner.cli.args import path_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     convert.add_argument("spec", help="graph spec, e.g. file:web-NotreDame.txt.gz,order=bfs")
-    convert.add_argument("out", type=Path, help="output .npz path (loadable as file:OUT.npz)")
+    convert.add_argument("out", type=path_arg, help="output .npz path (loadable as file:OUT.npz)")
     convert.add_argument("--force", action="store_true",
                          help="replace OUT where it exists (refused otherwise)")
     add_graph_loading(convert)

@@ -36,6 +36,7 @@ from tuner.cli.args import add_filters
 from tuner.cli.args import add_json
 from tuner.cli.args import add_results
 from tuner.cli.args import check_writable
+from tuner.cli.args import path_arg
 from tuner.results.configs import config_text
 from tuner.results.damaged import reading
 from tuner.results.location import Location
@@ -106,7 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--limit", type=int, default=None, metavar="N",
                        help=f"rows to print (default {TABLE_LIMIT} for table, every row for "
                             "the other formats; 0: every row)")
-    query.add_argument("--out", type=Path, default=None, metavar="FILE",
+    query.add_argument("--out", type=path_arg, default=None, metavar="FILE",
                        help="write to FILE instead of stdout ('-': stdout; a FILE is required "
                             "for parquet)")
     query.add_argument("--timeout", type=float, default=QUERY_TIMEOUT_S, metavar="S",

@@ -14,6 +14,7 @@ from tuner.cli.args import add_filters
 from tuner.cli.args import add_json
 from tuner.cli.args import add_results
 from tuner.cli.args import add_seed
+from tuner.cli.args import path_arg
 from tuner.results.damaged import scanning
 
 EXAMPLES = """examples:
@@ -52,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _group_args(train)
-    train.add_argument("--model", required=True, metavar="FILE.json",
+    train.add_argument("--model", required=True, metavar="FILE.json", type=path_arg,
                        help="model file to write (JSON)")
     add_json(train, "print a JSON summary")
     train.set_defaults(run=_scanned(run_train))
@@ -93,7 +94,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("--device", default=None,
                      help="device: a preset's name or a device file, the model's (default: "
                           "the model's; --verify simulates with a file's fields)")
-    rec.add_argument("--model", required=True, metavar="FILE.json", help="model file")
+    rec.add_argument("--model", required=True, metavar="FILE.json", type=path_arg,
+                     help="model file")
     rec.add_argument("--verify", action="store_true",
                      help="simulate the configuration (and thread, for scale) on the graph")
     add_json(rec)
@@ -164,11 +166,14 @@ def _device_name(device: str | None) -> str | None:
 def run_train(args: argparse.Namespace) -> int:
     """Fit the selector on one group and write the model file."""
     from simulator.errors import ConfigError
+    from simulator.temp_files import beside
+    from tuner.cli.args import check_writable
     from tuner.selection import selector as sel
     from tuner.selection.selector_model import check_model_path
     from tuner.selection.selector_model import save_model
 
-    check_model_path(args.model, args.results)  # before the training, not after
+    model = check_model_path(args.model, args.results)  # before the training, not after
+    check_writable(beside(model), f"--model {str(model)!r}: cannot write there")
     found = sel.pick_groups(args.results, args.algo, _device_name(args.device))
     if len(found) > 1:
         raise ConfigError("the results hold several groups (" + ", ".join(

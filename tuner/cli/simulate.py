@@ -17,6 +17,7 @@ from tuner.cli.args import add_config
 from tuner.cli.args import add_json
 from tuner.cli.args import add_max_memory
 from tuner.cli.args import config_text
+from tuner.cli.args import knob_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"preset ({', '.join(DEVICES)}) or a .toml/.yaml device file")
     p.add_argument("--source", type=int, default=None,
                    help="BFS/SSSP source (default: the vertex of highest degree)")
-    p.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+    p.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", type=knob_arg,
                    help=f"a strategy knob, repeatable; knobs: {', '.join(Strategy.KNOBS)}")
     add_config(p, "knobs as one comma-separated string, repeatable (combined with --set)")
     add_json(p, "print the metrics as JSON")

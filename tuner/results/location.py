@@ -9,6 +9,7 @@ that has no local copy.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -101,7 +102,9 @@ class Location:
                 tmp.write_bytes(data)
                 os.replace(tmp, path)
             finally:
-                tmp.unlink(missing_ok=True)
+                # a read-only disk refuses the unlink too: the write's error is the one to say
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
             return
         self.fs.create_dir(parent, recursive=True)
         with self.fs.open_output_stream(path) as f:

@@ -621,7 +621,11 @@ def check_manifest(root: str | Path | Location, create: bool = True,
         raise ConfigError(f"--results {loc.text!r}: cannot create the directory "
                           f"({exc.strerror or exc})") from None
     body = {"schema_version": SCHEMA_VERSION, "warpsweep_version": warpsweep_version()}
-    loc.write_bytes(path, (json.dumps(body, indent=1) + "\n").encode())
+    try:
+        loc.write_bytes(path, (json.dumps(body, indent=1) + "\n").encode())
+    except OSError as exc:  # before any work: bad input, not a disk failing mid-run
+        raise ConfigError(f"--results {loc.text!r}: cannot write there "
+                          f"({exc.strerror or exc})") from None
 
 
 def read_trials(results: str | Path | Location, columns: list[str] | None = None) -> pa.Table:

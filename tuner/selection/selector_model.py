@@ -9,6 +9,7 @@ selector schema version is refused with a ConfigError naming both versions.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import UTC
 from datetime import datetime
@@ -102,7 +103,8 @@ def save_model(trained: Trained, path: str | Path, results: str | None = None) -
         tmp.write_text(text + "\n")
         tmp.replace(path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only disk refuses the unlink too
+            tmp.unlink(missing_ok=True)
         raise ConfigError(f"--model {str(path)!r}: cannot write it "
                           f"({exc.strerror or exc})") from None
     return path
