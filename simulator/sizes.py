@@ -78,6 +78,11 @@ def parse_size(text: str, source: str = ENV_MAX_MEMORY) -> int:
     return int(value)
 
 
+# --max-memory's text while its block runs: a refusal names the option, not the variable
+# that carries it to the workers (the user never set that)
+_max_memory_option: str | None = None
+
+
 @contextmanager
 def max_memory(text: str | None) -> Iterator[None]:
     """``--max-memory SIZE``: checked now, and WARPSWEEP_MAX_MEMORY for this process and the
@@ -85,12 +90,14 @@ def max_memory(text: str | None) -> Iterator[None]:
     if text is None:
         yield
         return
+    global _max_memory_option
     parse_size(text, "--max-memory")
-    before = os.environ.get(ENV_MAX_MEMORY)
-    os.environ[ENV_MAX_MEMORY] = text
+    before, option_before = os.environ.get(ENV_MAX_MEMORY), _max_memory_option
+    os.environ[ENV_MAX_MEMORY] = _max_memory_option = text
     try:
         yield
     finally:
+        _max_memory_option = option_before
         if before is None:
             os.environ.pop(ENV_MAX_MEMORY, None)
         else:
@@ -197,7 +204,9 @@ def memory_limit() -> tuple[int | None, str]:
     text = os.environ.get(ENV_MAX_MEMORY, "").strip()
     if text:
         cap = parse_size(text)  # replaces the machine's figure (swap, a shared machine)
-        limit, source = cap, f"the limit {ENV_MAX_MEMORY}={text} ({format_bytes(cap)})"
+        named = (f"--max-memory {text}" if text == _max_memory_option
+                 else f"{ENV_MAX_MEMORY}={text}")
+        limit, source = cap, f"the limit {named} ({format_bytes(cap)})"
     return limit, source
 
 

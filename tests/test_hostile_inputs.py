@@ -136,7 +136,8 @@ def test_estimate_is_honest_for_a_graph_that_is_built(monkeypatch):
 def test_max_memory_option_refuses_and_names_the_limit(capsys):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=12", "--algo", "bfs",
                               "--max-memory", "1M"])
-    assert "WARPSWEEP_MAX_MEMORY=1M (1.0 MB)" in line
+    # the option, not the variable carrying it to the workers, which the user never set
+    assert "the limit --max-memory 1M (1.0 MB)" in line
     line = cli_error(capsys, ["graph", "info", "rmat:scale=8", "--max-memory", "lots"])
     assert "--max-memory='lots'" in line
 
@@ -1494,3 +1495,10 @@ def test_an_empty_knob_is_refused_as_an_empty_config_is(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["simulate", "--graph", "rmat:scale=5", "--algo", "bfs", "--set", ","])
     assert exit_.value.code == 2 and "',' sets no knob" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("verb", [["tune", "--graph", "rmat:scale=5"], ["sweep", "s.yaml"]])
+def test_workers_0_with_an_address_is_refused(capsys, verb):
+    # the API takes 0 as "uncapped" beside an address: the pair had run on the cluster
+    line = cli_error(capsys, [*verb, "--workers", "0", "--address", "auto"])
+    assert "--workers 0 runs in this process, without Ray; it cannot be combined" in line

@@ -189,7 +189,17 @@ def run_tune(args: argparse.Namespace) -> int:
         return _interrupted(args, stop)
 
 
+def _refuse_in_process_on_a_cluster(args: argparse.Namespace) -> None:
+    """``--workers 0`` with ``--address``: the API takes 0 for "uncapped" there (its default),
+    so the pair had run on the cluster on every CPU (probe CLI)."""
+    if args.workers == 0 and args.address is not None:
+        raise ConfigError("--workers 0 runs in this process, without Ray; it cannot be "
+                          "combined with --address (leave --workers out to use every CPU of "
+                          "the cluster)")
+
+
 def _run_tune(args: argparse.Namespace) -> int:
+    _refuse_in_process_on_a_cluster(args)
     with _ray_lines_to_stderr():
         result = api.tune(
             args.graph, args.algo, args.device, args.space, trials=args.trials,
@@ -249,6 +259,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
+    _refuse_in_process_on_a_cluster(args)
     with _ray_lines_to_stderr():
         result = api.sweep(args.sweep_file, results=args.results, workers=args.workers,
                            address=args.address, timeout=args.timeout,
