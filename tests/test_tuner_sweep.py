@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,14 @@ def test_a_sweep_whose_study_runs_nothing_exits_1_naming_it(tmp_path, capsys):
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "1 of 2 studies ran no configuration successfully" in err and "tiny-blocks" in err
+
+
+def test_a_tune_whose_timeout_comes_before_its_study_opened_names_it(tmp_path, capsys):
+    # it had exited 1 without a word, its --json listing the study nowhere (probe CLI)
+    argv = ["tune", "--graph", "rmat:scale=9,seed=21", "--trials", "5", "--workers", "0",
+            "--timeout", "1e-9", "--results", str(tmp_path / "r"), "--no-progress", "--json"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["not_begun"] == [
+        "rmat:scale=9,ef=16,a=0.57,b=0.19,c=0.19,seed=21 bfs h100 vwarp"]
+    assert "stopped at --timeout 1e-09 s with 1 study not begun" in captured.err

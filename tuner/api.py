@@ -222,7 +222,7 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
         run = run_studies([spec], load_spaces([spec]), results, workers=workers,
                           address=address, timeout=timeout, progress=progress, desc="tune",
                           verbose=verbose, deterministic=deterministic)
-    return TuneResult.of(run, results)
+    return TuneResult.of(run, results, [spec])  # a timeout before it opened names it
 
 
 def _on_the_cluster(workers: int | None, address: str | None) -> int | None:
