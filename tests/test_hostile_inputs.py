@@ -1502,3 +1502,16 @@ def test_workers_0_with_an_address_is_refused(capsys, verb):
     # the API takes 0 as "uncapped" beside an address: the pair had run on the cluster
     line = cli_error(capsys, [*verb, "--workers", "0", "--address", "auto"])
     assert "--workers 0 runs in this process, without Ray; it cannot be combined" in line
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["tune", "--graph", "rmat:scale=5", "--graph", "rmat:scale=6"],
+     "--graph given twice ('rmat:scale=5', then 'rmat:scale=6'): tune runs one study"),
+    (["simulate", "--graph", "rmat:scale=5", "--graph", "rmat:scale=6", "--algo", "bfs"],
+     "--graph given twice ('rmat:scale=5', then 'rmat:scale=6'): give it once"),
+])
+def test_an_option_of_one_value_given_twice_is_refused(capsys, argv, match):
+    # the second had silently replaced the first: tune had tuned one graph of two (probe CLI)
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2 and match in capsys.readouterr().err

@@ -125,6 +125,22 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class OneValue(argparse.Action):
+    """An option whose second value would not do what it reads as: ``tune --graph A --graph
+    B`` had tuned B alone (probe CLI). (Other options keep argparse's last-one-wins.)"""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given:
+            hint = ("tune runs one study; a sweep file lists several graphs (warpsweep sweep)"
+                    if option_string == "--graph" and parser.prog.endswith(" tune")
+                    else "give it once")
+            parser.error(f"{option_string} given twice ({given[self.dest]!r}, then "
+                         f"{values!r}): {hint}")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
 def add_max_memory(p: argparse.ArgumentParser) -> None:
     """``--max-memory SIZE``: the memory guard of loading and simulating."""
     p.add_argument("--max-memory", default=None, metavar="SIZE", help=MAX_MEMORY_HELP)

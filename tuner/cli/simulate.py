@@ -13,6 +13,7 @@ from simulator import simulate
 from simulator.simulate import as_strategy
 from simulator.sizes import max_memory
 from simulator.strategy import Strategy
+from tuner.cli.args import OneValue
 from tuner.cli.args import add_config
 from tuner.cli.args import add_json
 from tuner.cli.args import add_max_memory
@@ -36,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                "--config mapping=vwarp,w=32,driven=data --trace",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--graph", required=True, metavar="SPEC", help="graph spec, e.g. rmat:scale=14")
+    p.add_argument("--graph", required=True, metavar="SPEC", action=OneValue,
+                   help="graph spec, e.g. rmat:scale=14")
     p.add_argument("--algo", required=True, choices=ALGORITHMS)
     p.add_argument("--device", default="h100",
                    help=f"preset ({', '.join(DEVICES)}) or a .toml/.yaml device file")

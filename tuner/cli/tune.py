@@ -12,6 +12,7 @@ from search_spaces.loader import available_spaces
 from simulator.errors import ConfigError
 from tuner import api
 from tuner.api import DEFAULT_RESULTS
+from tuner.cli.args import OneValue
 from tuner.cli.args import add_json
 from tuner.cli.args import add_results
 from tuner.cli.args import add_seed
@@ -46,10 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "ranks every configuration evaluated, the baselines included.",
         epilog=TUNE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    tune.add_argument("--graph", required=True, metavar="SPEC",
+    tune.add_argument("--graph", required=True, metavar="SPEC", action=OneValue,
                       help="graph spec, e.g. rmat:scale=14,seed=1 or file:PATH")
-    tune.add_argument("--algo", default="bfs", help="bfs, sssp, pagerank or cc (default bfs)")
-    tune.add_argument("--device", default="h100", help="device model (default h100)")
+    tune.add_argument("--algo", default="bfs",
+                      help="bfs, sssp, pagerank or cc (default bfs)")
+    tune.add_argument("--device", default="h100",
+                      help="device model (default h100)")
     tune.add_argument("--space", default="vwarp",
                       help=f"search space name ({', '.join(available_spaces())}) or a YAML "
                            "file (default vwarp); narrowed to the knobs the algorithm has")
