@@ -1343,6 +1343,12 @@ def test_an_unknown_option_is_named_with_its_verbs_usage(capsys):
     assert stop.value.code == 2
     assert err.startswith("usage: warpsweep best ")
     assert "warpsweep best: error: unrecognized arguments: --bogus" in err
+    # and a subcommand's, its own (probe CLI: `graph info` had shown `graph`'s)
+    with pytest.raises(SystemExit):
+        main(["graph", "info", "rmat:scale=5", "--bogus"])
+    err = capsys.readouterr().err
+    assert err.startswith("usage: warpsweep graph info ")
+    assert "warpsweep graph info: error: unrecognized arguments: --bogus" in err
 
 
 def test_an_output_whose_name_fills_the_filesystems_limit_is_written(tmp_path, capsys):

@@ -90,9 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         print("warpsweep: interrupted", file=sys.stderr)
         return 130
     args, extra = parser.parse_known_args(argv)
-    if extra:  # named by the verb's own usage, not the top level's (probe INST)
-        verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # named by the (sub)command's own usage, not the top level's (probes INST, CLI)
+        _innermost_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     from tuner.cli import supervise
 
     if argv is None and supervise.wants_supervision(args):
@@ -105,6 +104,18 @@ def main(argv: list[str] | None = None) -> int:
     # (not after a traceback: the supervising command then names the end, with the resume)
     supervise.report_finished(args)
     return code
+
+
+def _innermost_parser(parser: argparse.ArgumentParser,
+                      args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command ``args`` ran: ``graph info``'s, not ``graph``'s."""
+    while True:
+        commands = next((a for a in parser._actions
+                         if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(args, commands.dest, None) if commands is not None else None
+        if chosen not in (commands.choices if commands is not None else {}):
+            return parser
+        parser = commands.choices[chosen]
 
 
 _WARNED: set[str] = set()
