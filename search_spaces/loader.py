@@ -686,7 +686,7 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
             or not all(isinstance(v, number) and not isinstance(v, bool) for v in raw)):
         hint = ""
         if isinstance(raw, list) and any(isinstance(v, str) and _is_float_text(v) for v in raw):
-            hint = (" (YAML 1.1 reads an exponent without a dot, 1e-3, as text: write 1.0e-3)")
+            hint = " (a number in quotes is text: write it unquoted)"
         raise doc.error(at, f"`{kind}` must be [low, high] {kind} values, got {raw!r}{hint}")
     low, high = raw
     if not all(math.isfinite(v) for v in raw):  # a sampler cannot draw from it
@@ -721,7 +721,7 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
             raise doc.error((*path, "grid"), f"`grid` must be a non-empty list, got {grid!r}")
         for i, v in enumerate(grid):
             if not isinstance(v, number) or isinstance(v, bool) or not low <= v <= high:
-                hint = (" (YAML reads 1e-3 as text: write 1.0e-3)"
+                hint = (" (a number in quotes is text: write it unquoted)"
                         if isinstance(v, str) and _is_float_text(v) else "")
                 raise doc.error((*path, "grid", i),
                                 f"grid value {v!r} is not a {kind} in [{low}, {high}]{hint}")

@@ -124,6 +124,8 @@ def _convert(node: yaml.Node, path: KeyPath, doc: YamlDoc, walk: _Walk) -> Any:
         finally:
             walk.open.discard(id(node))
     _check_number_text(node, path, doc)
+    if node.style is None and node.tag == _STR and _EXPONENT_FLOAT.fullmatch(node.value):
+        return float(node.value)  # YAML 1.2's number; 1.1 reads 1e-3 and 2.5e0 as text
     try:
         return walk.ctor.construct_object(node)
     except yaml.YAMLError as exc:
@@ -131,6 +133,8 @@ def _convert(node: yaml.Node, path: KeyPath, doc: YamlDoc, walk: _Walk) -> Any:
 
 
 _INT_OR_FLOAT = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_STR = "tag:yaml.org,2002:str"
+_EXPONENT_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
 _OCTAL = re.compile(r"[-+]?0[0-7_]+")
 
 
