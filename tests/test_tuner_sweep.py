@@ -306,3 +306,13 @@ def test_a_tune_whose_timeout_comes_before_its_study_opened_names_it(tmp_path, c
     assert json.loads(captured.out)["not_begun"] == [
         "rmat:scale=9,ef=16,a=0.57,b=0.19,c=0.19,seed=21 bfs h100 vwarp"]
     assert "stopped at --timeout 1e-09 s with 1 study not begun" in captured.err
+
+
+def test_two_entries_differing_only_in_a_setting_are_refused_saying_so(tmp_path, capsys):
+    # "the same study is listed twice" had not said why two samplers are one study
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text('graphs: ["rmat:scale=6,seed=1"]\nalgorithms: [bfs]\ndevices: [h100]\n'
+                     "spaces: [vwarp, {space: vwarp, sampler: random}]\ntrials: 2\n")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r")]) == 2
+    assert ("the entries differ only in sampler, which is not part of a study's identity"
+            in capsys.readouterr().err)

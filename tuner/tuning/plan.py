@@ -325,9 +325,16 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
             ("graphs", a.graph, b.graph), ("spaces", a.space, b.space),
             ("algorithms", a.algorithm, b.algorithm), ("devices", a.device, b.device))
             if x != y]
-        raise ConfigError(
-            f"{a.origin + ': ' if a.origin else ''}the same study is listed twice: {dup}"
-            + (f", as {'; '.join(apart)} (two names of one)" if apart else ""))
+        settings = [name for name in ("sampler", "seed", "trials", "sources", "references")
+                    if getattr(a, name) != getattr(b, name)]
+        why = (f", as {'; '.join(apart)} (two names of one)" if apart else
+               f": the entries differ only in {', '.join(settings)}, which "
+               f"{'is' if len(settings) == 1 else 'are'} not part of a study's identity (a "
+               "study takes one; for two, two sweeps with their own --results)"
+               if settings else "")
+        where = ", ".join(dict.fromkeys(o for o in (a.origin, b.origin) if o))
+        raise ConfigError(f"{where + ': ' if where else ''}the same study is listed twice: "
+                          f"{dup}{why}")
     check_manifest(results, create=False)
     check_device_fields_match(results, specs)
     check_resumes(results, specs, keys)
