@@ -482,8 +482,9 @@ class SearchSpace:
             # a knob whose every value is refused makes every other knob's probes fail too:
             # named is the first rejection whose reason names its own knob (w=3, not the
             # mapping='vwarp' every probe of which held w=3)
-            def names(knob: str, reason: str) -> bool:
-                return re.search(rf"\b{re.escape(knob)}\b", reason) is not None
+            def names(knob: str, reason: str | None) -> bool:
+                return reason is not None and re.search(rf"\b{re.escape(knob)}\b",
+                                                        reason) is not None
 
             own = next((r for r in rejected if names(r[0].name, r[2])), None)
             fixed = next((k for k, _ in self.fixed if names(k, rejected[0][2])), None)
@@ -492,7 +493,15 @@ class SearchSpace:
                     f"{self.source}: space {self.name!r}: fixed {fixed}="
                     f"{dict(self.fixed)[fixed]!r} is rejected by the simulator: "
                     f"{rejected[0][2]}")
-            p, v, reason = own or rejected[0]
+            never = next((r for r in rejected if r[2] is None), None)
+            p, v, reason = never or own or rejected[0]
+            if reason is None:  # no configuration of the space sets it: its `when`'s fault
+                conditions = ", ".join(f"{k}: {list(vals) if len(vals) > 1 else vals[0]}"
+                                       for k, vals in p.when)
+                raise ConfigError(
+                    f"{self.source}:{p.line}: space {self.name!r}: {p.name} can never be "
+                    f"set: its `when` ({conditions}) never holds beside the other knobs' "
+                    "conditions")
             raise ConfigError(
                 f"{self.source}:{p.line}: space {self.name!r}: {p.name}={v!r} is rejected "
                 f"by the simulator in every combination tried: {reason}"
@@ -504,9 +513,11 @@ class SearchSpace:
                 raise ConfigError(f"{self.source}: space {self.name!r}: {exc}") from None
 
     def _probe(self, build: Callable[[dict[str, Any]], Any], target: Param,
-               value: Scalar) -> tuple[bool, str]:
+               value: Scalar) -> tuple[bool, str | None]:
+        """Whether some configuration setting ``target`` to ``value`` builds; else the
+        simulator's last reason, None where no configuration sets it at all."""
         candidates = self._corners_setting(target, value)
-        reason = "the knob is never active"
+        reason = None
         for config in itertools.islice(candidates, PROBE_LIMIT):
             try:
                 build(config)
@@ -777,6 +788,9 @@ def _parse_when(doc: YamlDoc, path: tuple, raw: Any,
             raise doc.error((*path, knob), f"`when` refers to {knob!r}, which is not a fixed "
                             "knob or a param declared above it")
         values = tuple(vals) if isinstance(vals, list) else (vals,)
+        if not values:
+            raise doc.error((*path, knob), f"`when: {{{knob}: []}}` lists no value, so it "
+                                           "never holds: list the values it applies for")
         values = tuple(_scalar(doc, (*path, knob), v) for v in values)
         ref = defined[knob]
         possible = _possible(ref)

@@ -185,6 +185,10 @@ def test_digest_depends_on_content_not_comments():
         ("params:\n  w: [1]\n  w: [2]\n", "test.yaml:3: params.w: duplicate key 'w'"),
         # YAML 1.1 reads these as other numbers than written (010 is 8)
         ("params:\n  w: [1, 010]\n", "test.yaml:2: params.w.1: 010 reads as an octal number"),
+        # conditions that never hold had been blamed on the simulator (probe SPACE)
+        ("params:\n  w: {choices: [2, 4], when: {mapping: []}}\n".replace(
+            "params:\n", "params:\n  mapping: [vwarp, thread]\n"),
+         "test.yaml:3: params.w.when.mapping: `when: {mapping: []}` lists no value"),
         # it names the study's files: a long one had stopped the run with ENAMETOOLONG
         ("name: " + "b" * 220 + "\nparams:\n  w: [8]\n",
          "test.yaml:1: name: a space's name must be at most 64 characters"),
@@ -507,3 +511,15 @@ def test_a_space_named_by_its_file_says_so_not_a_name_key_it_lacks(tmp_path):
         load_space(str(path))
     text = str(refused.value)
     assert "with no `name:` key it is the file's, 'my space'" in text and ":2:" not in text
+
+
+def test_a_knob_whose_conditions_never_hold_together_is_named_as_such():
+    # it had read "chunk=2 is rejected by the simulator ... the knob is never active", though
+    # the simulator rejected nothing (probe SPACE)
+    space = space_from("params:\n  mapping: [vwarp, thread]\n"
+                       "  donate_threshold: {choices: [4, 8], when: {mapping: thread}}\n"
+                       "  chunk: {choices: [2, 4], when: {mapping: vwarp, donate_threshold: 4}}\n")
+    with pytest.raises(ConfigError, match=r"test.yaml:4: space 'test': chunk can never be set: "
+                                          r"its `when` \(mapping: vwarp, donate_threshold: 4\) "
+                                          "never holds"):
+        space.validate()
