@@ -316,3 +316,17 @@ def test_two_entries_differing_only_in_a_setting_are_refused_saying_so(tmp_path,
     assert main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r")]) == 2
     assert ("the entries differ only in sampler, which is not part of a study's identity"
             in capsys.readouterr().err)
+
+
+def test_a_grid_sampler_a_space_cannot_list_names_the_sweep_and_the_sampler(tmp_path, capsys):
+    # the line had named only the space file, not the entry that asked for the grid
+    space = tmp_path / "f.yaml"
+    space.write_text("name: f\nparams:\n  driven: [temporal]\n"
+                     "  switch_to_topology: {float: [0.1, 0.5]}\n")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text('graphs: [{graph: "rmat:scale=6,seed=1", sampler: grid}]\n'
+                     f"algorithms: [bfs]\ndevices: [h100]\nspaces: [{space}]\ntrials: 2\n")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"warpsweep: error: {sweep}") and "sampler grid: " in err
+    assert "is a float range" in err

@@ -244,6 +244,16 @@ def load_spaces(specs: list[StudySpec],
     return spaces
 
 
+def _planned_runs_of_entry(spec: StudySpec, space: SearchSpace) -> int:
+    """``planned_runs``, a refusal (a space the grid sampler cannot list) naming the sweep
+    entry that asked for that sampler, not only the space file (probe SPACE)."""
+    try:
+        return planned_runs(spec, space)
+    except ConfigError as exc:
+        where = f"{spec.origin}: " if spec.origin else ""
+        raise ConfigError(f"{where}sampler {spec.sampler}: {exc}") from None
+
+
 def check_policies(space: SearchSpace, algorithm: str,
                    device: str | Device | None = None) -> None:
     """Every policy file the space can set loads, is for ``algorithm`` and has the splits its
@@ -338,7 +348,7 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
     check_manifest(results, create=False)
     check_device_fields_match(results, specs)
     check_resumes(results, specs, keys)
-    total = sum(planned_runs(s, spaces[s.space_ref]) for s in specs)
+    total = sum(_planned_runs_of_entry(s, spaces[s.space_ref]) for s in specs)
     executor = make_executor(workers, address, deterministic)
     try:
         store = ResultStore.open(results, flush_every_s=flush_every_s)
