@@ -46,6 +46,26 @@ def test_tune_with_ray_workers(tmp_path, capsys):
     assert len([r for r in rows if r["role"] == "reference"]) == 7
 
 
+def test_a_finite_space_on_ray_workers_writes_one_row_per_configuration(tmp_path):
+    # with its configurations in flight the sampler had been asked on, drawing repeats only:
+    # 56 trial rows for a 12-configuration space, 44 of them duplicates (probe CR10)
+    space = tmp_path / "vref.yaml"
+    space.write_text("name: vref\nfixed: {mapping: vwarp}\nparams:\n"
+                     "  w: {choices: [1, 2, 4, 8, 16, 32]}\n"
+                     "  distribution: {choices: [static, dynamic]}\n")
+    results = tmp_path / "res"
+    assert main(["tune", "--graph", "rmat:scale=8,seed=1", "--space", str(space), "--trials",
+                 "20", "--sources", "1", "--workers", "2", "--results", str(results),
+                 "--no-progress", "-q"]) == 0
+    trials = [r for r in read_trials(results).to_pylist() if r["role"] == "trial"]
+    assert len(trials) == 12
+    configs = {(r["param_w"], r["param_distribution"]) for r in trials}
+    assert len(configs) == 12
+    # the 6 a reference runs (vwarp w=W, static) answered from it, once each
+    assert sorted(r["param_w"] for r in trials if r["state"] == "duplicate") == [
+        1, 2, 4, 8, 16, 32]
+
+
 def test_the_progress_line_counts_references_and_configurations_apart(tmp_path, capsys):
     # A grid space holds the references' configurations: trials that repeat one wait on its
     # run and finish with it. The line had booked them as whichever kind finished last,

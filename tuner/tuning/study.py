@@ -61,6 +61,7 @@ from tuner.tuning.spec import Objective
 from tuner.tuning.spec import StudySpec
 from tuner.tuning.spec import StudySummary
 from tuner.tuning.spec import budget_of
+from tuner.tuning.spec import distinct_configurations
 from tuner.tuning.spec import policy_digests
 from tuner.tuning.spec import reference_configs
 from tuner.tuning.spec import resume_seed
@@ -211,6 +212,7 @@ class StudyRun:
         self.exhausted = False
         self._repeats_in_a_row = 0
         self._tried: set[Any] = set()
+        self._space_keys: frozenset[Any] | None = None  # ``_untried_left``'s, worked out once
         try:
             if saved_rows is not None and saved_rows > len(stored):
                 # its journal gone, rows deleted with it: the rebuilt one knows nothing of them
@@ -290,6 +292,22 @@ class StudyRun:
         """Whether a configuration is answered, being evaluated or waited for (a reference
         counts: the study answers a trial of its configuration from it)."""
         return key in self._answers or key in self._inflight or key in self._waiters
+
+    def _untried_left(self) -> bool:
+        """Whether a space the budget covers whole still holds a configuration no trial has
+        tried, evaluates or waits for. With evaluations in flight (Ray workers) the sampler
+        had been asked on, drawing only those, each a duplicate row of its own (probe CR10:
+        56 rows for a 12-configuration space); other spaces always hold one."""
+        if self._space_keys is None:
+            covered = (not self.exhaustive and self.space.finite
+                       and self.budget >= distinct_configurations(self.space, drawable=True))
+            self._space_keys = (frozenset(self._dedupe_key(c)
+                                          for c in self.space.drawable_configs())
+                                if covered else frozenset())
+        if not self._space_keys:
+            return True
+        return any(k not in self._tried and k not in self._inflight and k not in self._waiters
+                   for k in self._space_keys)
 
     def _is_tried_as_trial(self, key: Any) -> bool:
         """``_is_tried`` less the configurations only a reference ran."""
@@ -753,6 +771,10 @@ class StudyRun:
             self._inflight[strategy] = job
             return job
         while self.done + self._trials_busy() < self.budget and not self.exhausted:
+            if not self._untried_left():
+                if not self._inflight and not self._waiters:
+                    self.exhausted = True  # (the budget counted the space otherwise)
+                break  # what is left is in flight: asking now draws only repeats
             trial = self.study.ask()
             config = self.space.suggest(UserNamedTrial(trial, self.space))
             repeats = self.study.sampler.repeats.pop(trial.number, 0)
