@@ -806,3 +806,13 @@ def test_the_simulator_digest_covers_its_subpackages(tmp_path):
     (tmp_path / "engine.py").unlink()
     assert simulator_digest(tmp_path) != first
     assert any(SIMULATOR_DIR.glob("mappings/*.py"))  # the real simulator has a subpackage
+
+
+def test_a_long_device_names_calibration_is_named_within_the_limit():
+    # a device of 54-64 characters had been fitted, then refused its `-calibrated` name
+    from simulator.device import MAX_DEVICE_NAME
+    from tuner.calibration.calibrate import calibrated_name
+
+    assert calibrated_name("h100") == "h100-calibrated"
+    long = calibrated_name("g" * 60)
+    assert len(long) == MAX_DEVICE_NAME and long.endswith("-calibrated")

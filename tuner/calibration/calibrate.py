@@ -47,6 +47,7 @@ import numpy as np
 
 from simulator.costs import BOUND_NAMES
 from simulator.device import DEVICES
+from simulator.device import MAX_DEVICE_NAME
 from simulator.device import Device
 from simulator.device import datasheet_of
 from simulator.device import get_device
@@ -576,7 +577,14 @@ def calibrated_device(base: str | Device, thetas: Mapping[str, float] | Sequence
         for name_, how in fields:
             value = float(getattr(base, name_))
             changes[name_] = value * theta[part] if how == "x" else value / theta[part]
-    return dataclasses.replace(base, name=name or f"{gpu_name(base.name)}-calibrated", **changes)
+    return dataclasses.replace(base, name=name or calibrated_name(base.name), **changes)
+
+
+def calibrated_name(base: str) -> str:
+    """``<gpu>-calibrated``, the GPU's name shortened where the whole would pass the names'
+    limit (a device of 54-64 characters had been fitted, then refused its file's name)."""
+    suffix = "-calibrated"
+    return f"{gpu_name(base)[:MAX_DEVICE_NAME - len(suffix)]}{suffix}"
 
 
 def calibration_base(device: str) -> tuple[str, Device]:
