@@ -367,8 +367,13 @@ class SearchSpace:
         def values_of(p: Param) -> tuple[Scalar, ...]:
             if p is target:
                 return (value,)
-            return tuple(v for v in p.corner_values()
-                         if p.name not in allowed or _member(v, allowed[p.name]))
+            if p.name not in allowed:
+                return p.corner_values()
+            # the values a condition names, a range's inner ones too (a range's corners are
+            # its ends: `when: {w: 8}` on w in 1..32 had found no configuration; review CR10)
+            possible = _possible(p)
+            return tuple(v for v in allowed[p.name]
+                         if (_in_range(p, v) if possible is None else _member(v, possible)))
 
         return (c for c in self._enumerate(values_of) if target.name in c)
 

@@ -523,3 +523,12 @@ def test_a_knob_whose_conditions_never_hold_together_is_named_as_such():
                                           r"its `when` \(mapping: vwarp, donate_threshold: 4\) "
                                           "never holds"):
         space.validate()
+
+
+def test_a_condition_on_a_ranges_inner_value_is_probed_with_it():
+    # the probe gave a range knob only its ends: `when: {w: 8}` on w in 1..32 had been
+    # refused as never holding (review CR10)
+    space = space_from("fixed: {mapping: vwarp}\nparams:\n"
+                       "  w: {int: [1, 32], powers_of_two: true}\n"
+                       "  chunk: {choices: [1, 4, 16], when: {w: 8}}\n")
+    space.validate()
