@@ -816,3 +816,15 @@ def test_a_long_device_names_calibration_is_named_within_the_limit():
     assert calibrated_name("h100") == "h100-calibrated"
     long = calibrated_name("g" * 60)
     assert len(long) == MAX_DEVICE_NAME and long.endswith("-calibrated")
+
+
+def test_modules_no_figure_follows_from_leave_the_simulator_digest_alone(tmp_path):
+    # an edited message in the YAML reader had made every study "another model" (review CR10)
+    from tuner.env import NOT_THE_MODEL
+
+    (tmp_path / "engine.py").write_text("STEPS = 1\n")
+    (tmp_path / "yamldoc.py").write_text("MESSAGE = 'a'\n")
+    first = simulator_digest(tmp_path)
+    (tmp_path / "yamldoc.py").write_text("MESSAGE = 'b'\n")
+    assert simulator_digest(tmp_path) == first
+    assert all((SIMULATOR_DIR / name).exists() for name in NOT_THE_MODEL)  # names kept true

@@ -53,11 +53,19 @@ def library_versions() -> dict[str, str]:
 SIMULATOR_DIR = REPO_ROOT / "simulator"
 
 
+# Simulator modules no simulated figure follows from: reading configuration text (device and
+# space fields are digested apart), error types, memory estimates, temporary names. An edit
+# of a message there had made every study unresumable as "another model" (review CR10).
+NOT_THE_MODEL = frozenset({"yamldoc.py", "errors.py", "sizes.py", "temp_files.py"})
+
+
 def simulator_digest(root: Path = SIMULATOR_DIR) -> str:
-    """A short hash of the simulator's sources, its subpackages' (the mappings) included:
-    cached parts of another cost model are stale."""
+    """A short hash of the simulator's sources, its subpackages' (the mappings) included,
+    ``NOT_THE_MODEL`` left out: cached parts of another cost model are stale."""
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() in NOT_THE_MODEL:
+            continue
         h.update(path.relative_to(root).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
