@@ -142,9 +142,12 @@ class Param:
                 f"param {self.name!r} has {count} integer values; "
                 f"give it `grid: [...]` (or `log: true`) for the grid sampler"
             )
+        steps = self.drawable_values()  # a stepped float range (or low = high) is finite
+        if steps is not None:
+            return steps
         raise ConfigError(
             f"param {self.name!r} is a float range; "
-            f"give it `grid: [...]` values for the grid sampler"
+            f"give it `grid: [...]` values (or a `step`) for the grid sampler"
         )
 
     def drawable_values(self) -> tuple[Scalar, ...] | None:

@@ -325,8 +325,9 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
                               f"{base_path} exists")
         base = load_device_file(base_path, (*_seen, resolved))
     if "name" not in data:
+        field = 'name = "..."' if path.suffix == ".toml" else 'name: ...'
         check_device_name(path.stem, f"{where}: ",
-                          " from the file's name: give the file a `name = \"...\"` field")
+                          f" from the file's name: give the file a `{field}` field")
         data["name"] = path.stem
     try:
         device = dataclasses.replace(base, **data)

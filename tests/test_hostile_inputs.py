@@ -1486,6 +1486,8 @@ def test_a_model_file_that_cannot_be_written_is_refused_before_the_training(
     ["calibrate", "m.parquet", "--cache", ""],  # had cached into the working directory
     ["select", "train", "--results", "r", "--model", " "],  # had been named '.'
     ["query", "--results", "r", "select 1", "--out", ""],
+    ["check", ""],  # had been "--results is empty", an option check lacks (review CR10)
+    ["calibrate", " "],
 ])
 def test_an_empty_path_is_refused_as_empty(capsys, tmp_path, monkeypatch, argv):
     monkeypatch.chdir(tmp_path)

@@ -190,3 +190,14 @@ def test_a_stepped_float_range_caps_the_budget_at_its_steps(tmp_path):
     trials = [r for r in read_trials(str(tmp_path / "res")).to_pylist() if r["role"] == "trial"]
     assert summary.budget == summary.done == len(trials) == 5 and not summary.exhausted
     assert len({r["param_switch_to_topology"] for r in trials}) == 5
+
+
+def test_the_grid_sampler_visits_a_stepped_float_ranges_steps(tmp_path):
+    # finite for TPE, it had been refused by the grid sampler (review CR10)
+    space = tmp_path / "fstep.yaml"
+    space.write_text("name: fstep\nparams:\n  driven: [temporal]\n"
+                     "  switch_to_topology: {float: [0.1, 0.5], step: 0.1}\n")
+    api.tune(GRAPH, space=str(space), sampler="grid", sources=1, results=str(tmp_path / "r"))
+    trials = [r for r in read_trials(str(tmp_path / "r")).to_pylist() if r["role"] == "trial"]
+    assert sorted(round(r["param_switch_to_topology"], 9) for r in trials) == [
+        0.1, 0.2, 0.3, 0.4, 0.5]

@@ -78,6 +78,14 @@ def path_arg(text: str) -> Path:
     return Path(text)
 
 
+def location_arg(text: str) -> str:
+    """A results directory or file given as a positional argument: not empty (it had been
+    answered as "--results is empty", an option those verbs do not have)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the path is empty; give a file, directory or URI")
+    return text
+
+
 def knob_arg(text: str) -> str:
     """A ``--set`` value: a knob, not nothing (``--set "$KNOB"`` unset, as ``--config``)."""
     if not text.strip(" ,"):

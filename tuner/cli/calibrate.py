@@ -40,6 +40,7 @@ from tuner.calibration.parts import DEFAULT_CACHE
 from tuner.calibration.parts import simulate_parts
 from tuner.cli.args import add_seed
 from tuner.cli.args import check_writable
+from tuner.cli.args import location_arg
 from tuner.cli.args import path_arg
 from tuner.results.location import shell_word
 from tuner.seeds import MAX_SEED
@@ -104,9 +105,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "TOML device file (loadable wherever a device is named).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("results", help="measured results: a Parquet file (as bench/gpu/harness.py "
-                                   "writes it), or a results directory whose studies were "
-                                   "measured with tune --verify K")
+    p.add_argument("results", type=location_arg,
+                   help="measured results: a Parquet file (as bench/gpu/harness.py writes "
+                        "it), or a results directory whose studies were measured with tune "
+                        "--verify K")
     p.add_argument("--gpu", default=None, metavar="NAME",
                    help="of a results directory measured on several GPUs, the rows of this "
                         "one (its name as measured, e.g. 'NVIDIA H100 80GB HBM3')")

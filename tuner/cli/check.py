@@ -32,6 +32,7 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import BaseJournalBackend
 
 from simulator.errors import WarpsweepError
+from tuner.cli.args import location_arg
 from tuner.results.damaged import body_problem
 from tuner.results.journal import lost_for_good_line
 from tuner.results.journal import saved_mark_path
@@ -75,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "rows. One line per problem, naming the file.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("results", metavar="RESULTS", help="results directory or URI")
+    p.add_argument("results", metavar="RESULTS", type=location_arg,
+                   help="results directory or URI")
     p.add_argument("--repair", action="store_true",
                    help="move unreadable files to RESULTS/quarantine/, drop doubled rows, "
                         "set aside journals behind the rows (rebuilt on the next run)")

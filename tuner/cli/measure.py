@@ -9,6 +9,7 @@ import sys
 import time
 
 from simulator import ALGORITHMS
+from tuner.cli.args import OneValue
 from tuner.cli.args import add_config
 from tuner.cli.args import add_json
 from tuner.cli.args import config_text
@@ -37,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "answer against the functional run, and print kernel time, whole time "
                     "and the counters the simulator predicts beside its prediction.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--graph", required=True, metavar="SPEC", help="graph spec")
+    p.add_argument("--graph", required=True, metavar="SPEC", action=OneValue,
+                   help="graph spec")
     p.add_argument("--algo", required=True, choices=ALGORITHMS)
     add_config(p, "strategy knobs, repeatable")
     p.add_argument("--variant", default=None,

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tuner.cli.args import OneValue
 from tuner.cli.args import add_filters
 from tuner.cli.args import add_json
 from tuner.cli.args import add_results
@@ -87,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "file:../shared/graphs/email-Enron.txt.gz --model bfs-h100.json --verify",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    rec.add_argument("--graph", required=True, metavar="SPEC",
+    rec.add_argument("--graph", required=True, metavar="SPEC", action=OneValue,
                      help="graph spec, e.g. rmat:scale=13,seed=7 or file:PATH")
     rec.add_argument("--algo", default=None, choices=ALGORITHMS,
                      help="algorithm (default: the model's)")

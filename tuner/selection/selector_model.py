@@ -82,8 +82,8 @@ def check_model_path(path: str | Path, results: str | Path | None = None) -> Pat
     if path.is_dir():
         raise ConfigError(f"--model {str(path)!r} is a directory; give a file name")
     if not path.absolute().parent.is_dir():
-        raise ConfigError(f"--model {str(path)!r}: directory {str(path.parent)!r} does not "
-                          "exist")
+        what = "is a file" if path.absolute().parent.exists() else "does not exist"
+        raise ConfigError(f"--model {str(path)!r}: directory {str(path.parent)!r} {what}")
     if results is not None:
         location = Location.of(results)
         if location.local and path.absolute().resolve().is_relative_to(
