@@ -168,3 +168,19 @@ def test_an_address_sends_the_api_default_to_the_cluster(tmp_path):
     with pytest.raises(ConfigError, match="no Ray cluster at --address '127.0.0.1:9'"):
         api.tune("rmat:scale=6,seed=1", trials=1, address="127.0.0.1:9",
                  results=str(tmp_path / "r"))
+
+
+def test_load_results_warns_of_results_the_rows_lack(tmp_path):
+    # every CLI reader warned; load_results had returned the shorter frame without a word
+    # (probe API)
+    import shutil
+
+    from tuner.results.query import UnsavedResults
+
+    results = tmp_path / "r"
+    api.tune("rmat:scale=7,seed=3", trials=4, sources=1, results=str(results))
+    shutil.rmtree(results / "trials")
+    (results / "trials").mkdir()
+    with pytest.warns(UnsavedResults, match="deleted or moved since") as said:
+        frame = api.load_results(str(results))
+    assert frame.empty and said[0].filename == __file__  # the caller's line
