@@ -174,3 +174,30 @@ def test_a_stop_between_a_row_and_its_journal_entry_waits_for_both(tmp_path, mon
     trials = {r["trial"] for r in read_trials(results).to_pylist()}
     assert 3 in trials and max(trials) == 3  # stopped right after trial 3, which both hold
     assert main(["check", str(results)]) == 0
+
+
+def test_sigterm_stops_an_api_run_as_ctrl_c_does(tmp_path):
+    # a script calling api.tune had been ended at once, its last rows left to the journal
+    # and its `finally` never run (probe API)
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    results = tmp_path / "res"
+    script = ("from tuner import api\ntry:\n    api.tune('rmat:scale=10,seed=1', trials=300, "
+              f"sources=1, workers=0, results={str(results)!r})\nexcept KeyboardInterrupt:\n"
+              "    print('interrupted')\nfinally:\n    print('finally')\n")
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=repo, stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(repo)})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        journals = list((results / "studies").glob("*.journal"))
+        if journals and journals[0].read_text().count('"record"') >= 10:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    out = proc.communicate(timeout=60)[0].decode()
+    assert proc.returncode == 0 and out.split() == ["interrupted", "finally"]
+    assert main(["check", str(results)]) == 0  # the rows hold every recorded result

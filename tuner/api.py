@@ -40,6 +40,7 @@ from tuner.tuning.progress import best_fixed_vwarp
 from tuner.tuning.spec import Objective
 from tuner.tuning.spec import StudySpec
 from tuner.tuning.spec import StudySummary
+from tuner.tuning.stopping import sigterm_interrupts
 from tuner.tuning.sweep import load_sweep
 
 if TYPE_CHECKING:
@@ -219,7 +220,9 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
         references=references,
     ))
     _read_graph_files([spec], address)  # a file that does not parse leaves no study behind
-    with scanning(results):  # a damaged results file is named, not a bare Arrow error
+    # a damaged results file is named, not a bare Arrow error; SIGTERM stops the run as
+    # Ctrl-C does, every finished evaluation saved (it had ended a script at once; probe API)
+    with scanning(results), sigterm_interrupts():
         run = run_studies([spec], load_spaces([spec]), results, workers=workers,
                           address=address, timeout=timeout, progress=progress, desc="tune",
                           verbose=verbose, deterministic=deterministic)
@@ -245,7 +248,7 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
                  deterministic=deterministic)
     specs = [check_spec(s) for s in load_sweep(sweep_file)]
     _read_graph_files(specs, address)
-    with scanning(results):
+    with scanning(results), sigterm_interrupts():
         run = run_studies(specs, load_spaces(specs), results, workers=workers,
                           address=address, timeout=timeout, progress=progress,
                           desc=Path(sweep_file).stem, verbose=verbose,
