@@ -555,6 +555,12 @@ def test_api_tune_takes_numpy_integers_as_ints(tmp_path):
     (study,) = result.studies
     assert study.done == 2 and study.spec.seed == 3 and type(study.spec.seed) is int
     assert not study.references  # np.False_ had been refused as "(a bool)" (probe API)
+    # and so everywhere else: timeout, progress, sweep's flags, the readers' (probe API)
+    again = api.tune("rmat:scale=5", trials=np.int64(2), sources=1, seed=3,
+                     results=str(tmp_path / "r"), references=np.False_,
+                     timeout=np.int64(600), progress=np.False_)
+    assert again.studies[0].done == 2
+    assert len(api.load_results(str(tmp_path / "r"), duplicates=np.True_)) == 2
 
 
 @pytest.mark.parametrize("call,name", [

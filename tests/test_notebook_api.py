@@ -184,3 +184,21 @@ def test_load_results_warns_of_results_the_rows_lack(tmp_path):
     with pytest.warns(UnsavedResults, match="deleted or moved since") as said:
         frame = api.load_results(str(results))
     assert frame.empty and said[0].filename == __file__  # the caller's line
+
+
+def test_the_python_readers_refuse_wrong_arguments_in_one_line(tmp_path):
+    # a metric named twice had made every configuration the front; None had been a raw
+    # AttributeError or TypeError (probe API)
+    from tuner.analysis.answers import effect
+    from tuner.analysis.answers import pareto
+    from tuner.analysis.report import build_report
+
+    results = tmp_path / "r"
+    api.tune("rmat:scale=6,seed=1", trials=3, sources=1, results=str(results))
+    with pytest.raises(ConfigError, match="a metric is named twice"):
+        pareto(str(results), ["time_us", "time_us:max"])
+    with pytest.raises(ConfigError, match="effect's knob is a knob's name"):
+        effect(str(results), None)
+    for args in ((str(results), None), (None, str(tmp_path / "rep"))):
+        with pytest.raises(ConfigError, match="build_report's (results|out) is a directory"):
+            build_report(*args)

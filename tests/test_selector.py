@@ -575,6 +575,9 @@ def test_evaluate_refuses_a_group_it_does_not_hold(synthetic):
             evaluate(root, algorithm, device)
     with pytest.raises(ConfigError, match="seed must be an integer"):
         evaluate(root, "bfs", seed="1")
+    for seed in (-1, 2**32):  # out of range: sklearn's traceback, or taken unused
+        with pytest.raises(ConfigError, match=f"seed must be from 0 to 4294967295, got {seed}"):
+            evaluate(root, "bfs", seed=seed)
 
 
 def test_a_configurations_label_names_its_worklist():

@@ -140,13 +140,16 @@ def _speedup(obj: Objective, base: float | None, value: float | None) -> float |
     return base / value if obj.directions[0] == "minimize" else value / base
 
 
-def _plain_int(value: Any) -> Any:
-    """A numpy integer as a Python int (``trials=np.int64(2)``, as ``range`` or a DataFrame
-    gives them: an int in all but type), a numpy bool as a bool (``references=np.False_``
-    had been refused as "a bool"); anything else as it is, for ``_check_types``."""
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number it holds (``trials=np.int64(2)``, as ``range`` or
+    a DataFrame gives them: an int in all but type; ``references=np.False_`` had been refused
+    as "a bool", ``timeout=np.int64(30)`` as "an int64"); anything else as it is, for
+    ``_check_types``."""
     if isinstance(value, np.bool_):
         return bool(value)
-    return int(value) if isinstance(value, np.integer) else value
+    if isinstance(value, np.integer):
+        return int(value)
+    return float(value) if isinstance(value, np.floating) else value
 
 
 def _check_types(**args: Any) -> None:
@@ -203,9 +206,10 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
     the default runs on that Ray cluster, N caps the evaluations in flight);
     ``deterministic`` with ``workers`` N tells the sampler the results in the order it asked
     for them, so that a seed gives the same trials on every run."""
-    trials, sources, seed, workers = (_plain_int(v) for v in (trials, sources, seed, workers))
-    references, verbose, deterministic = (_plain_int(v) for v in (references, verbose,
-                                                                   deterministic))
+    trials, sources, seed, workers, timeout = (
+        _plain(v) for v in (trials, sources, seed, workers, timeout))
+    references, verbose, deterministic, progress = (
+        _plain(v) for v in (references, verbose, deterministic, progress))
     workers = _on_the_cluster(workers, address)
     _check_types(algorithm=algorithm, device=device, space=space, trials=trials,
                  sampler=sampler, objective=objective, sources=sources, seed=seed,
@@ -242,7 +246,9 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
           deterministic: bool = False) -> TuneResult:
     """Run every study of a sweep file (graphs x algorithms x devices x spaces); ``workers``,
     ``address`` and ``deterministic`` as ``tune`` says."""
-    workers = _on_the_cluster(_plain_int(workers), address)
+    workers, timeout, progress, verbose, deterministic = (
+        _plain(v) for v in (workers, timeout, progress, verbose, deterministic))
+    workers = _on_the_cluster(workers, address)
     _check_types(sweep_file=sweep_file, results=results, workers=workers, address=address,
                  timeout=timeout, progress=progress, verbose=verbose,
                  deterministic=deterministic)
@@ -309,6 +315,7 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     from tuner.results.store import read_graphs
     from tuner.results.store import read_trials
 
+    duplicates = _plain(duplicates)
     _check_types(results=results, duplicates=duplicates)
     with scanning(results):
         check_readable(results)
@@ -367,6 +374,7 @@ def figures(results: str | Path = DEFAULT_RESULTS, algorithm: str | None = None,
     from tuner.analysis.report import report_figures
     from tuner.analysis.report_data import Filters
 
+    selector = _plain(selector)
     _check_types(results=results, optional_algorithm=algorithm, optional_device=device,
                  graphs=graphs, selector=selector)
     if device is not None:

@@ -116,6 +116,8 @@ def effect(con: duckdb.DuckDBPyConnection | str | os.PathLike, knob: str,
            objective: Objective | str = TIME_US) -> EffectAnswer:
     """Per study, the metric for each value of ``knob`` with the other knobs held at the
     study's best configuration; a value with no such row falls back to its best row."""
+    if not isinstance(knob, str):  # an AttributeError deep inside had said it (probe API)
+        raise ConfigError(f"effect's knob is a knob's name such as 'w', not {knob!r}")
     filters, objective = _as_filters(filters), _as_objective(objective)
     con = _connection(con)
     try:
@@ -132,6 +134,10 @@ def pareto(con: duckdb.DuckDBPyConnection | str | os.PathLike,
     if isinstance(objectives, str | Objective):
         raise ConfigError("pareto takes a list of objectives, e.g. [\"time_us\", \"bytes\"]")
     objectives = [_as_objective(o) for o in objectives]
+    names = [o.metric for o in objectives]
+    if len(set(names)) != len(names):  # every configuration had been "the front" (probe API)
+        raise ConfigError(f"objectives {', '.join(map(str, objectives))}: a metric is named "
+                          "twice")
     filters = _as_filters(filters)
     con = _connection(con)
     try:

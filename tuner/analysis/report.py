@@ -178,6 +178,10 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     ``out/index.html``; figures without data are listed as skipped with the reason.
     ``adaptation`` adds the per-iteration oracle's gap per graph (it simulates the
     candidates, cached under ~/.cache/warpsweep/adaptive)."""
+    # None had been a TypeError, or "results directory 'None' does not exist" (probe API)
+    for name, value in (("results", results), ("out", out)):
+        if not isinstance(value, str | os.PathLike):
+            raise ConfigError(f"build_report's {name} is a directory's path, not {value!r}")
     filters = filters or Filters()
     _check_out(out, results)
     data = load_results(results, filters)

@@ -41,6 +41,7 @@ from tuner.analysis.trials import workload_text
 from tuner.results.configs import canonical_params
 from tuner.results.configs import config_key
 from tuner.results.query import graph_name
+from tuner.seeds import MAX_SEED
 
 # Features on a multiplicative scale (sizes, degrees, diameter): compared as signed log1p.
 LOG_FEATURES = frozenset({
@@ -875,6 +876,8 @@ def evaluate_groups(results: str | Path, algorithm: str | None = None,
     device named that no group has is refused (``"BFS"`` had given [] without a word)."""
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise ConfigError(f"seed must be an integer, not {seed!r}")
+    if not 0 <= seed <= MAX_SEED:  # sklearn's traceback, or taken unused (probe API)
+        raise ConfigError(f"seed must be from 0 to {MAX_SEED}, got {seed}")
     out, left = [], []
     named = algorithm is not None or device is not None
     for algo, dev in pick_groups(results, algorithm, device, required=named):
