@@ -145,6 +145,10 @@ class Param:
         steps = self.drawable_values()  # a stepped float range (or low = high) is finite
         if steps is not None:
             return steps
+        if self.step:
+            count = math.floor((self.high - self.low) / self.step + 1e-9) + 1
+            raise ConfigError(f"param {self.name!r} has {count} steps; give it `grid: [...]` "
+                              "values for the grid sampler")
         raise ConfigError(
             f"param {self.name!r} is a float range; "
             f"give it `grid: [...]` values (or a `step`) for the grid sampler"
@@ -375,8 +379,10 @@ class SearchSpace:
             # the values a condition names, a range's inner ones too (a range's corners are
             # its ends: `when: {w: 8}` on w in 1..32 had found no configuration; review CR10)
             possible = _possible(p)
-            return tuple(v for v in allowed[p.name]
-                         if (_in_range(p, v) if possible is None else _member(v, possible)))
+            if possible is not None:  # as the knob spells them (8 where `when` says 8.0)
+                return tuple(c for c in possible if _member(c, allowed[p.name]))
+            return tuple(int(v) if p.kind == "int" else v
+                         for v in allowed[p.name] if _in_range(p, v))
 
         return (c for c in self._enumerate(values_of) if target.name in c)
 

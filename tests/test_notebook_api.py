@@ -197,6 +197,8 @@ def test_the_python_readers_refuse_wrong_arguments_in_one_line(tmp_path):
     api.tune("rmat:scale=6,seed=1", trials=3, sources=1, results=str(results))
     with pytest.raises(ConfigError, match="a metric is named twice"):
         pareto(str(results), ["time_us", "time_us:max"])
+    with pytest.raises(ConfigError, match="pareto takes a list of objectives"):
+        pareto(str(results), None)
     with pytest.raises(ConfigError, match="effect's knob is a knob's name"):
         effect(str(results), None)
     for args in ((str(results), None), (None, str(tmp_path / "rep"))):

@@ -532,3 +532,17 @@ def test_a_condition_on_a_ranges_inner_value_is_probed_with_it():
                        "  w: {int: [1, 32], powers_of_two: true}\n"
                        "  chunk: {choices: [1, 4, 16], when: {w: 8}}\n")
     space.validate()
+
+
+def test_a_condition_is_probed_with_the_knobs_own_spelling_of_its_value():
+    # `when: {w: 8.0}` had probed w=8.0, which the simulator refuses: the sampler draws 8
+    for w in ("{choices: [1, 8, 32]}", "{int: [1, 32], powers_of_two: true}"):
+        space_from(f"fixed: {{mapping: vwarp}}\nparams:\n  w: {w}\n"
+                   "  chunk: {choices: [1, 4], when: {w: 8.0}}\n").validate()
+
+
+def test_the_grid_sampler_says_a_stepped_float_range_has_too_many_steps():
+    p = space_from("params:\n  switch_to_topology: {float: [0.01, 1.0], step: 0.01}\n"
+                   ).params[0]
+    with pytest.raises(ConfigError, match="has 100 steps; give it `grid: \\[...\\]`"):
+        p.grid_values()

@@ -201,3 +201,37 @@ def test_the_grid_sampler_visits_a_stepped_float_ranges_steps(tmp_path):
     trials = [r for r in read_trials(str(tmp_path / "r")).to_pylist() if r["role"] == "trial"]
     assert sorted(round(r["param_switch_to_topology"], 9) for r in trials) == [
         0.1, 0.2, 0.3, 0.4, 0.5]
+
+
+def test_a_finite_space_of_millions_is_not_listed_to_see_whether_a_budget_covers_it(
+        monkeypatch):
+    # the check that a study's budget covers its space had listed all 4.2M configurations of
+    # one on its first trial: no trial after 100 s (review CR11)
+    from search_spaces.loader import parse_space
+    from simulator.yamldoc import parse_yaml
+    from tuner.tuning import spec as spec_module
+
+    space = parse_space(parse_yaml(
+        "name: huge\nparams:\n  mapping: {value: vwarp}\n  w: {int: [1, 32]}\n"
+        "  chunk: {int: [1, 64]}\n  defer_threshold: {int: [1, 64]}\n"
+        "  push: {choices: [atomic, chunked, prefix, block]}\n", "huge.yaml"), "huge")
+
+    def listed(*args, **kwargs):
+        raise AssertionError("listed every configuration")
+
+    monkeypatch.setattr(spec_module, "distinct_configurations", listed)
+    assert space.finite and not spec_module.covers_space(3, space)
+
+
+def test_a_finite_spaces_invalid_configurations_are_tried_once_not_repeated(tmp_path):
+    # the cap counts each invalid combination; the sampler had looked for valid ones alone,
+    # answering 38 repeats as duplicate rows before TPE drew the last one itself (review CR11)
+    space = tmp_path / "inv.yaml"
+    space.write_text("name: inv\nfixed: {mapping: vwarp}\nparams:\n  w: {choices: [1, 4, 32]}\n"
+                     "  unroll: {choices: [1, 8]}\n  defer_threshold: {choices: [null, 16]}\n")
+    result = api.tune(GRAPH, space=str(space), trials=40, sources=1, references=False,
+                      results=str(tmp_path / "r"), seed=0)
+    (summary,) = result.studies
+    trials = [r for r in read_trials(str(tmp_path / "r")).to_pylist() if r["role"] == "trial"]
+    assert summary.done == summary.budget == len(trials) == 12 and not summary.exhausted
+    assert {r["state"] for r in trials} == {"complete", "failed"}

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from simulator.errors import ConfigError
+from simulator.errors import GraphError
 from simulator.yamldoc import parse_yaml
 from tuner.cli import main
 from tuner.results.store import read_trials
@@ -169,8 +170,13 @@ def test_a_generated_graph_too_large_stops_the_sweep_before_any_study(tmp_path, 
     # on a cluster the workers build it, and may hold more than the driver (review CR10)
     from tuner.api import _read_graph_files
 
-    _read_graph_files([check_spec(StudySpec(graph="rmat:scale=20,seed=1", algorithm="bfs",
-                                            device="h100", space="vwarp"))], "auto")
+    specs = [check_spec(StudySpec(graph="rmat:scale=20,seed=1", algorithm="bfs",
+                                  device="h100", space="vwarp"))]
+    _read_graph_files(specs, "auto", None)
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")
+    _read_graph_files(specs, None, 2)
+    with pytest.raises(GraphError, match="needs about"):  # in-process all the same
+        _read_graph_files(specs, None, 0)
 
 
 def test_sweep_refusals_found_when_studies_are_checked_name_the_entry(tmp_path, capsys):

@@ -223,7 +223,7 @@ def tune(graph: str, algorithm: str = "bfs", device: str = "h100", space: str = 
         sampler=sampler, objective=Objective.parse(objective), sources=sources, seed=seed,
         references=references,
     ))
-    _read_graph_files([spec], address)  # a file that does not parse leaves no study behind
+    _read_graph_files([spec], address, workers)  # a bad file leaves no study behind
     # a damaged results file is named, not a bare Arrow error; SIGTERM stops the run as
     # Ctrl-C does, every finished evaluation saved (it had ended a script at once; probe API)
     with scanning(results), sigterm_interrupts():
@@ -253,7 +253,7 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
                  timeout=timeout, progress=progress, verbose=verbose,
                  deterministic=deterministic)
     specs = [check_spec(s) for s in load_sweep(sweep_file)]
-    _read_graph_files(specs, address)
+    _read_graph_files(specs, address, workers)
     with scanning(results), sigterm_interrupts():
         run = run_studies(specs, load_spaces(specs), results, workers=workers,
                           address=address, timeout=timeout, progress=progress,
@@ -262,14 +262,15 @@ def sweep(sweep_file: str | Path, results: str | Path = DEFAULT_RESULTS,
     return TuneResult.of(run, results, specs)
 
 
-def _read_graph_files(specs: list[StudySpec], address: str | None = None) -> None:
+def _read_graph_files(specs: list[StudySpec], address: str | None = None,
+                      workers: int | None = 0) -> None:
     """Read each graph file of a tune or sweep once before any study runs (into the graph
     cache, so its studies load it from there): a file that does not parse is an error before
     anything is written, not a study journal left with no rows (which readers then ask to
     resume), nor one after a sweep's earlier studies have run. A generated graph is only
     held to its memory estimate (probe SPACE: one too large had been refused as its study
-    began, leaving such a journal), where this machine builds it: not on a cluster
-    (``address``, ``RAY_ADDRESS``), whose workers may hold more than the driver does."""
+    began, leaving such a journal), where this machine builds it: not where ``workers`` run on
+    a cluster (``address``, ``RAY_ADDRESS``), which may hold more than the driver does."""
     from simulator.graph_spec import parse_spec
     from simulator.load import load_graph
     from simulator.sizes import check_spec
@@ -283,7 +284,7 @@ def _read_graph_files(specs: list[StudySpec], address: str | None = None) -> Non
             parsed = parse_spec(spec.graph)
             if parsed.is_file:
                 load_graph(spec.graph)
-            elif address is None and not os.environ.get("RAY_ADDRESS"):
+            elif workers == 0 or (address is None and not os.environ.get("RAY_ADDRESS")):
                 check_spec(parsed)
         except WarpsweepError as exc:
             origin = spec.graph_origin or spec.origin  # its graph entry's line

@@ -131,7 +131,7 @@ def pareto(con: duckdb.DuckDBPyConnection | str | os.PathLike,
            filters: Filters | Mapping[str, str | None] = ALL_STUDIES) -> ParetoAnswer:
     """Per study, the complete configurations no other configuration of the study dominates
     (at least as good in every objective, better in one), sorted by the first objective."""
-    if isinstance(objectives, str | Objective):
+    if not isinstance(objectives, list | tuple):  # None had been a TypeError (review CR11)
         raise ConfigError("pareto takes a list of objectives, e.g. [\"time_us\", \"bytes\"]")
     objectives = [_as_objective(o) for o in objectives]
     names = [o.metric for o in objectives]

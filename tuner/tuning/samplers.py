@@ -470,8 +470,11 @@ class UntriedSampler(BaseSampler):
         rng = random.Random(f"warpsweep-untried|{self._seed}|{trial.number}")
         # at a finite space's end, a configuration only a reference ran: answered from it, it
         # counts as the space's cap counts it (else repeats until 50 in a row; probe SPACE)
+        # and last, an invalid one (the cap counts each; it fails once: review CR11)
         return self._journal_params(self._untried_near(values, rng, self._tried)
                                     or self._untried_near(values, rng, self._trial_tried)
+                                    or self._untried_near(values, rng, self._trial_tried,
+                                                          valid_only=False)
                                     or config)
 
     def _propose(self, view: _DrawnView, frozen: optuna.trial.FrozenTrial
@@ -523,8 +526,10 @@ class UntriedSampler(BaseSampler):
                 if p.suggested and p.name in config}
 
     def _untried_near(self, values: dict[str, Any], rng: random.Random,
-                      tried: Callable[[Any], bool]) -> dict[str, Any] | None:
-        """A valid configuration not ``tried``, as few knob steps from ``values`` as found."""
+                      tried: Callable[[Any], bool], valid_only: bool = True
+                      ) -> dict[str, Any] | None:
+        """A configuration not ``tried`` (and valid, with ``valid_only``), as few knob steps
+        from ``values`` as found."""
         ring = [values]
         seen: set[Any] = set()
         for _ in range(NEIGHBOUR_DEPTH):
@@ -542,7 +547,7 @@ class UntriedSampler(BaseSampler):
                             continue
                         seen.add(key)
                         nxt.append(drawn)
-                        if valid and not tried(key):
+                        if (valid or not valid_only) and not tried(key):
                             found.append(config)
             if found:
                 return rng.choice(found)
@@ -553,7 +558,7 @@ class UntriedSampler(BaseSampler):
         for _ in range(RANDOM_TRIES):
             config, _ = self._walk(lambda n, d: _random_value(d, rng))
             key, valid = self._key(config)
-            if valid and not tried(key):
+            if (valid or not valid_only) and not tried(key):
                 return config
         return None
 

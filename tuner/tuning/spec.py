@@ -242,6 +242,13 @@ class StudySummary:
         return self.done >= self.budget or self.exhausted
 
 
+def covers_space(budget: int, space: SearchSpace) -> bool:
+    """Whether a sampler's ``budget`` is as many configurations as ``space`` holds, or more
+    (counted only where the space draws few: a finite space of millions is never listed)."""
+    return (space.finite and not _draws_more_than(space, max(budget, MAX_GRID))
+            and budget >= distinct_configurations(space, drawable=True))
+
+
 def budget_of(spec: StudySpec, space: SearchSpace) -> int:
     """Distinct configurations a study evaluates: ``trials`` (default 100; grid sampler: the
     whole grid), never more than a finite space holds."""

@@ -61,7 +61,7 @@ from tuner.tuning.spec import Objective
 from tuner.tuning.spec import StudySpec
 from tuner.tuning.spec import StudySummary
 from tuner.tuning.spec import budget_of
-from tuner.tuning.spec import distinct_configurations
+from tuner.tuning.spec import covers_space
 from tuner.tuning.spec import policy_digests
 from tuner.tuning.spec import reference_configs
 from tuner.tuning.spec import resume_seed
@@ -299,8 +299,7 @@ class StudyRun:
         had been asked on, drawing only those, each a duplicate row of its own (probe CR10:
         56 rows for a 12-configuration space); other spaces always hold one."""
         if self._space_keys is None:
-            covered = (not self.exhaustive and self.space.finite
-                       and self.budget >= distinct_configurations(self.space, drawable=True))
+            covered = not self.exhaustive and covers_space(self.budget, self.space)
             self._space_keys = (frozenset(self._dedupe_key(c)
                                           for c in self.space.drawable_configs())
                                 if covered else frozenset())
