@@ -815,6 +815,14 @@ def _parse_when(doc: YamlDoc, path: tuple, raw: Any,
             if possible is None and not _in_range(ref, v):
                 raise doc.error((*path, knob), f"{knob} can never be {v!r} (its range: "
                                                f"{_describe_range(ref)})")
+        if isinstance(ref, Param) and ref.kind == "float" and ref.low != ref.high:
+            if not ref.step:  # (review CR11: accepted, it never held, the knob never searched)
+                raise doc.error((*path, knob), f"{knob} is a continuous float range: a sampler "
+                                               "never draws one value of it exactly; give it a "
+                                               "`step` or list `choices`")
+            # as the sampler spells its steps (0.1 + 2 x 0.1 is 0.30000000000000004, not 0.3)
+            values = tuple(ref.low + round((v - ref.low) / ref.step) * ref.step
+                           for v in values)
         out.append((knob, values))
     return tuple(out)
 

@@ -214,6 +214,8 @@ def check(estimate: Estimate, label: str, error: type[Exception] = GraphError) -
     """Refuse, in one line, an estimate above the memory limit."""
     limit, source = memory_limit()
     if limit is not None and estimate.bytes > limit:
+        # "raise the limit with WARPSWEEP_MAX_MEMORY" is how a study's resume knows a trial
+        # failed for the machine's sake (tuner.tuning.study.failed_by_environment): keep it
         raise error(
             f"{label}: needs about {format_bytes(estimate.bytes)} ({estimate.what}), more than "
             f"{source}; use a smaller graph or setting, or raise the limit with "

@@ -546,3 +546,17 @@ def test_the_grid_sampler_says_a_stepped_float_range_has_too_many_steps():
                    ).params[0]
     with pytest.raises(ConfigError, match="has 100 steps; give it `grid: \\[...\\]`"):
         p.grid_values()
+
+
+def test_a_condition_on_a_float_ranges_value_holds_as_the_sampler_draws_it():
+    # 0.3 of a 0.1-stepped range had been accepted, never held (the sampler draws
+    # 0.30000000000000004), and the knob it conditions never searched (review CR11)
+    space = space_from("params:\n  driven: [temporal]\n"
+                       "  switch_to_topology: {float: [0.1, 0.5], step: 0.1}\n"
+                       "  switch_on: {choices: [vertices, edges], "
+                       "when: {switch_to_topology: 0.3}}\n")
+    switch_on = space.params[2]
+    assert switch_on.active({"driven": "temporal", "switch_to_topology": 0.1 + 2 * 0.1})
+    with pytest.raises(ConfigError, match="continuous float range: a sampler never draws"):
+        space_from("params:\n  switch_to_topology: {float: [0.1, 0.5]}\n"
+                   "  switch_on: {choices: [vertices], when: {switch_to_topology: 0.3}}\n")
