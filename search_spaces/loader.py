@@ -168,7 +168,8 @@ class Param:
             count = math.floor((self.high - self.low) / self.step + 1e-9) + 1
             if count > AUTO_INT_GRID:
                 return None
-            return tuple(self.low + k * self.step for k in range(count))
+            # Optuna's steps, the last one at ``high`` (0.1 + 6 x 0.1 is above 0.7)
+            return tuple(min(self.low + k * self.step, self.high) for k in range(count))
         if self.kind != "int":
             return None
         low, high = int(self.low), int(self.high)
@@ -562,9 +563,14 @@ def _member(value: Any, allowed: tuple[Scalar, ...]) -> bool:
 
 
 def _same_number(a: Any, b: Any) -> bool:
+    """Equal numbers, floats to their last bits: a sampler spells a stepped range's third
+    step 0.1 + 2 x 0.1 = 0.30000000000000004, which `when: {knob: 0.3}` names."""
     num = (int, float)
-    return (isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool)
-            and not isinstance(b, bool) and a == b)
+    if not (isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool)
+            and not isinstance(b, bool)):
+        return False
+    return a == b or (isinstance(a, float) or isinstance(b, float)) and math.isclose(
+        a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def available_spaces() -> list[str]:
@@ -815,14 +821,12 @@ def _parse_when(doc: YamlDoc, path: tuple, raw: Any,
             if possible is None and not _in_range(ref, v):
                 raise doc.error((*path, knob), f"{knob} can never be {v!r} (its range: "
                                                f"{_describe_range(ref)})")
-        if isinstance(ref, Param) and ref.kind == "float" and ref.low != ref.high:
-            if not ref.step:  # (review CR11: accepted, it never held, the knob never searched)
-                raise doc.error((*path, knob), f"{knob} is a continuous float range: a sampler "
-                                               "never draws one value of it exactly; give it a "
-                                               "`step` or list `choices`")
-            # as the sampler spells its steps (0.1 + 2 x 0.1 is 0.30000000000000004, not 0.3)
-            values = tuple(ref.low + round((v - ref.low) / ref.step) * ref.step
-                           for v in values)
+        if (isinstance(ref, Param) and ref.kind == "float" and ref.low != ref.high
+                and not ref.step and ref.grid is None):
+            # (review CR11: accepted, it never held, the knob it conditions never searched)
+            raise doc.error((*path, knob), f"{knob} is a continuous float range: no sampler "
+                                           "draws one value of it exactly; give it a `step` "
+                                           "or `grid` values, or list `choices`")
         out.append((knob, values))
     return tuple(out)
 

@@ -548,15 +548,24 @@ def test_the_grid_sampler_says_a_stepped_float_range_has_too_many_steps():
         p.grid_values()
 
 
-def test_a_condition_on_a_float_ranges_value_holds_as_the_sampler_draws_it():
-    # 0.3 of a 0.1-stepped range had been accepted, never held (the sampler draws
-    # 0.30000000000000004), and the knob it conditions never searched (review CR11)
+def test_a_condition_on_a_float_ranges_value_holds_as_the_samplers_draw_it():
+    # 0.3 of a 0.1-stepped range had been accepted and never held (the sampler draws
+    # 0.30000000000000004), the knob it conditions never searched (reviews CR11, CR12)
     space = space_from("params:\n  driven: [temporal]\n"
-                       "  switch_to_topology: {float: [0.1, 0.5], step: 0.1}\n"
+                       "  switch_to_topology: {float: [0.1, 0.7], step: 0.1}\n"
                        "  switch_on: {choices: [vertices, edges], "
-                       "when: {switch_to_topology: 0.3}}\n")
+                       "when: {switch_to_topology: [0.3, 0.7]}}\n")
+    space.validate()
+    steps = space.params[1].drawable_values()
+    assert steps[2] == 0.1 + 2 * 0.1 and steps[-1] == 0.7  # Optuna's, the last at `high`
     switch_on = space.params[2]
-    assert switch_on.active({"driven": "temporal", "switch_to_topology": 0.1 + 2 * 0.1})
-    with pytest.raises(ConfigError, match="continuous float range: a sampler never draws"):
+    assert all(switch_on.active({"driven": "temporal", "switch_to_topology": v})
+               for v in (steps[2], steps[-1], 0.3, 0.7))
+    assert not switch_on.active({"driven": "temporal", "switch_to_topology": 0.4})
+    # a grid's values as written, on a log range too
+    space_from("params:\n  driven: [temporal]\n"
+               "  switch_to_topology: {float: [0.02, 1.5], log: true, grid: [0.02, 0.3]}"
+               "\n  switch_on: {choices: [edges], when: {switch_to_topology: 0.3}}\n").validate()
+    with pytest.raises(ConfigError, match="continuous float range: no sampler draws"):
         space_from("params:\n  switch_to_topology: {float: [0.1, 0.5]}\n"
                    "  switch_on: {choices: [vertices], when: {switch_to_topology: 0.3}}\n")
