@@ -563,14 +563,9 @@ def _member(value: Any, allowed: tuple[Scalar, ...]) -> bool:
 
 
 def _same_number(a: Any, b: Any) -> bool:
-    """Equal numbers, floats to their last bits: a sampler spells a stepped range's third
-    step 0.1 + 2 x 0.1 = 0.30000000000000004, which `when: {knob: 0.3}` names."""
     num = (int, float)
-    if not (isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool)
-            and not isinstance(b, bool)):
-        return False
-    return a == b or (isinstance(a, float) or isinstance(b, float)) and math.isclose(
-        a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return (isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool)
+            and not isinstance(b, bool) and a == b)
 
 
 def available_spaces() -> list[str]:
@@ -821,12 +816,18 @@ def _parse_when(doc: YamlDoc, path: tuple, raw: Any,
             if possible is None and not _in_range(ref, v):
                 raise doc.error((*path, knob), f"{knob} can never be {v!r} (its range: "
                                                f"{_describe_range(ref)})")
-        if (isinstance(ref, Param) and ref.kind == "float" and ref.low != ref.high
-                and not ref.step and ref.grid is None):
-            # (review CR11: accepted, it never held, the knob it conditions never searched)
-            raise doc.error((*path, knob), f"{knob} is a continuous float range: no sampler "
-                                           "draws one value of it exactly; give it a `step` "
-                                           "or `grid` values, or list `choices`")
+        if isinstance(ref, Param) and ref.kind == "float" and ref.low != ref.high:
+            if not ref.step:  # (reviews CR11, CR13: accepted, it never held under tpe)
+                raise doc.error((*path, knob), f"{knob} is a float range without a `step`: "
+                                               "tpe and random draw any real of it, never "
+                                               "one value exactly (its `grid` is the grid "
+                                               "sampler's alone); give it a `step`, or list "
+                                               "`choices`")
+            # a value as written (a grid's) and as the samplers spell that step (0.1 + 2 x
+            # 0.1 is 0.30000000000000004; the last step is `high`): reviews CR11, CR12
+            values = tuple(dict.fromkeys(
+                spelled for v in values for spelled in (
+                    v, min(ref.low + round((v - ref.low) / ref.step) * ref.step, ref.high))))
         out.append((knob, values))
     return tuple(out)
 

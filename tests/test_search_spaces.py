@@ -562,10 +562,17 @@ def test_a_condition_on_a_float_ranges_value_holds_as_the_samplers_draw_it():
     assert all(switch_on.active({"driven": "temporal", "switch_to_topology": v})
                for v in (steps[2], steps[-1], 0.3, 0.7))
     assert not switch_on.active({"driven": "temporal", "switch_to_topology": 0.4})
-    # a grid's values as written, on a log range too
-    space_from("params:\n  driven: [temporal]\n"
-               "  switch_to_topology: {float: [0.02, 1.5], log: true, grid: [0.02, 0.3]}"
-               "\n  switch_on: {choices: [edges], when: {switch_to_topology: 0.3}}\n").validate()
-    with pytest.raises(ConfigError, match="continuous float range: no sampler draws"):
-        space_from("params:\n  switch_to_topology: {float: [0.1, 0.5]}\n"
-                   "  switch_on: {choices: [vertices], when: {switch_to_topology: 0.3}}\n")
+    # a grid's values as written too
+    gridded = space_from("params:\n  driven: [temporal]\n"
+                         "  switch_to_topology: {float: [0.1, 0.5], step: 0.1, grid: [0.1, 0.3]}"
+                         "\n  switch_on: {choices: [edges], when: {switch_to_topology: 0.3}}\n")
+    assert gridded.params[2].active({"driven": "temporal", "switch_to_topology": 0.3})
+    # a range without a step: tpe and random never draw the value, its grid or not (CR13)
+    for extra in ("", ", log: true, grid: [0.02, 0.3]"):
+        with pytest.raises(ConfigError, match="a float range without a `step`: tpe and random"):
+            space_from("params:\n  switch_to_topology: {float: [0.02, 1.5]" + extra + "}\n"
+                       "  switch_on: {choices: [vertices], when: {switch_to_topology: 0.3}}\n")
+    # and choices are told apart to their last bits (a tolerance had merged 1.0, 1.0000000001)
+    close = space_from("params:\n  x: {choices: [1.0, 1.0000000001]}\n"
+                       "  switch_on: {choices: [edges], when: {x: 1.0}}\n")
+    assert not close.params[1].active({"x": 1.0000000001})
