@@ -303,8 +303,9 @@ class StudyRun:
             self._space_keys = (frozenset(self._dedupe_key(c)
                                           for c in self.space.drawable_configs())
                                 if covered else frozenset())
-        if not self._space_keys:
-            return True
+        busy = len(self._tried) + len(self._inflight) + len(self._waiters)
+        if not self._space_keys or busy < len(self._space_keys):
+            return True  # (some key is none of them: no scan before the space's end)
         return any(k not in self._tried and k not in self._inflight and k not in self._waiters
                    for k in self._space_keys)
 
