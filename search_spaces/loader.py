@@ -146,13 +146,21 @@ class Param:
         if steps is not None:
             return steps
         if self.step:
-            count = math.floor((self.high - self.low) / self.step + 1e-9) + 1
-            raise ConfigError(f"param {self.name!r} has {count} steps; give it `grid: [...]` "
-                              "values for the grid sampler")
+            raise ConfigError(f"param {self.name!r} has {self.float_steps()} steps; give it "
+                              "`grid: [...]` values for the grid sampler")
         raise ConfigError(
             f"param {self.name!r} is a float range; "
             f"give it `grid: [...]` values (or a `step`) for the grid sampler"
         )
+
+    def float_steps(self) -> int:
+        """How many steps a stepped float range holds."""
+        return math.floor((self.high - self.low) / self.step + 1e-9) + 1
+
+    def float_step(self, k: int) -> float:
+        """A stepped float range's k-th step as Optuna draws it: ``low + k x step``, the last
+        one at ``high`` (0.1 + 6 x 0.1 is above 0.7)."""
+        return min(self.low + k * self.step, self.high)
 
     def drawable_values(self) -> tuple[Scalar, ...] | None:
         """Every value a sampler can draw (a powers-of-two range's powers, an int range's
@@ -163,13 +171,9 @@ class Param:
         if self.kind == "float":
             if self.low == self.high:
                 return (float(self.low),)
-            if not self.step:
+            if not self.step or self.float_steps() > AUTO_INT_GRID:
                 return None
-            count = math.floor((self.high - self.low) / self.step + 1e-9) + 1
-            if count > AUTO_INT_GRID:
-                return None
-            # Optuna's steps, the last one at ``high`` (0.1 + 6 x 0.1 is above 0.7)
-            return tuple(min(self.low + k * self.step, self.high) for k in range(count))
+            return tuple(self.float_step(k) for k in range(self.float_steps()))
         if self.kind != "int":
             return None
         low, high = int(self.low), int(self.high)
@@ -826,8 +830,8 @@ def _parse_when(doc: YamlDoc, path: tuple, raw: Any,
             # a value as written (a grid's) and as the samplers spell that step (0.1 + 2 x
             # 0.1 is 0.30000000000000004; the last step is `high`): reviews CR11, CR12
             values = tuple(dict.fromkeys(
-                spelled for v in values for spelled in (
-                    v, min(ref.low + round((v - ref.low) / ref.step) * ref.step, ref.high))))
+                spelled for v in values
+                for spelled in (v, ref.float_step(round((v - ref.low) / ref.step)))))
         out.append((knob, values))
     return tuple(out)
 
