@@ -22,6 +22,7 @@ import fcntl
 import json
 import os
 from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -202,26 +203,15 @@ def unsaved_results(journals: dict[str, str]) -> dict[str, set[tuple[str, Any]]]
         with open(journal, "rb") as f:
             f.seek(mark)
             tail = f.read()
-        recorded = set()
-        for line in tail[:tail.rfind(b"\n") + 1].splitlines():
-            try:
-                log = json.loads(line)
-                attrs = log.get("user_attr") or {}
-                if log.get("op_code") == _SET_TRIAL_USER_ATTR and "record" in attrs:
-                    recorded.add(("trial", attrs["record"]["trial"]))
-                elif log.get("op_code") == _SET_STUDY_USER_ATTR:
-                    recorded.update(("reference", name[len("ref:"):]) for name in attrs
-                                    if name.startswith("ref:"))
-            except (ValueError, AttributeError, TypeError, KeyError):
-                continue  # not a record this reads; `warpsweep check` judges the journal
+        recorded = set(recorded_results(tail[:tail.rfind(b"\n") + 1].decode(errors="replace")))
         if recorded:
             out[key] = recorded
     return out
 
 
-def records_a_result(text: str) -> bool:
-    """Whether a journal's text records a trial's or a reference's result (a run refused as
-    its study began leaves one that records none: nothing to resume or write rows from)."""
+def recorded_results(text: str) -> Iterator[tuple[str, Any]]:
+    """The results a journal's text records, as (role, trial number or reference label);
+    lines that are no record this reads are passed over (`warpsweep check` judges them)."""
     for line in text.splitlines():
         if '"record"' not in line and '"ref:' not in line:
             continue
@@ -229,13 +219,18 @@ def records_a_result(text: str) -> bool:
             log = json.loads(line)
             attrs = log.get("user_attr") or {}
             if log.get("op_code") == _SET_TRIAL_USER_ATTR and "record" in attrs:
-                return True
-            if log.get("op_code") == _SET_STUDY_USER_ATTR and any(
-                    name.startswith("ref:") for name in attrs):
-                return True
-        except (ValueError, AttributeError, TypeError):
+                yield ("trial", attrs["record"]["trial"])
+            elif log.get("op_code") == _SET_STUDY_USER_ATTR:
+                yield from (("reference", name[len("ref:"):]) for name in attrs
+                            if name.startswith("ref:"))
+        except (ValueError, AttributeError, TypeError, KeyError):
             continue
-    return False
+
+
+def records_a_result(text: str) -> bool:
+    """Whether a journal's text records a trial's or a reference's result (a run refused as
+    its study began leaves one that records none: nothing to resume or write rows from)."""
+    return next(recorded_results(text), None) is not None
 
 
 def saved_rows(journals: dict[str, str]) -> dict[str, int]:
