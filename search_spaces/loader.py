@@ -155,12 +155,11 @@ class Param:
 
     def float_steps(self) -> int:
         """How many steps a stepped float range holds."""
-        return math.floor((self.high - self.low) / self.step + 1e-9) + 1
+        return float_step_count(self.low, self.high, self.step)
 
     def float_step(self, k: int) -> float:
-        """A stepped float range's k-th step as Optuna draws it: ``low + k x step``, the last
-        one at ``high`` (0.1 + 6 x 0.1 is above 0.7)."""
-        return min(self.low + k * self.step, self.high)
+        """A stepped float range's k-th step as Optuna draws it."""
+        return float_step_value(self.low, self.high, self.step, k)
 
     def drawable_values(self) -> tuple[Scalar, ...] | None:
         """Every value a sampler can draw (a powers-of-two range's powers, an int range's
@@ -737,10 +736,9 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
         if low < high and step > high - low:  # Optuna would shrink the range to [low, low]
             raise doc.error((*path, "step"), f"`step` {step} is wider than the range "
                                              f"[{low}, {high}]: it holds only {low}")
-        span = decimal.Decimal(str(high)) - decimal.Decimal(str(low))
-        if span % decimal.Decimal(str(step)):  # Optuna would lower high, with a warning
-            top = decimal.Decimal(str(low)) + span // decimal.Decimal(str(step)) * \
-                decimal.Decimal(str(step))
+        span = _decimal(high) - _decimal(low)
+        if span % _decimal(step):  # Optuna would lower high, with a warning
+            top = _decimal(low) + span // _decimal(step) * _decimal(step)
             raise doc.error((*path, "step"), f"`step` {step} does not divide the range "
                                              f"[{low}, {high}]: {high} could never be drawn "
                                              f"(the last step reaches {top}); make the range "
@@ -755,8 +753,8 @@ def _parse_range(doc: YamlDoc, path: tuple, kind: str, raw: Any, spec: dict) -> 
                         if isinstance(v, str) and _is_float_text(v) else "")
                 raise doc.error((*path, "grid", i),
                                 f"grid value {v!r} is not a {kind} in [{low}, {high}]{hint}")
-            if step is not None and (decimal.Decimal(str(v)) - decimal.Decimal(str(low))) \
-                    % decimal.Decimal(str(step)):  # Optuna would warn and draw it off the steps
+            if step is not None and (_decimal(v) - _decimal(low)) % _decimal(step):
+                # Optuna would warn and draw it off the steps
                 raise doc.error((*path, "grid", i),
                                 f"grid value {v!r} is not on the range's steps ({low} + a "
                                 f"multiple of {step})")
@@ -844,6 +842,34 @@ def _possible(ref: Param | Scalar) -> tuple[Scalar, ...] | None:
     return None
 
 
+def float_step_count(low: float, high: float, step: float) -> int:
+    """How many steps ``[low, high]`` holds, counted in decimal as Optuna counts them
+    (``(1e6 + 0.002 - 1e6) / 0.001`` is 1.9999998 in binary floats)."""
+    return int((_decimal(high) - _decimal(low)) // _decimal(step)) + 1
+
+
+def float_step_value(low: float, high: float, step: float, k: int) -> float:
+    """The k-th step of ``[low, high]`` as Optuna draws it: ``low + k x step``, the last one
+    clipped at ``high`` (0.1 + 6 x 0.1 is above 0.7)."""
+    return min(low + k * step, high)
+
+
+def float_step_index(low: float, high: float, step: float, value: float) -> int | None:
+    """Which step of ``[low, high]`` ``value`` is, as written (0.3) or as Optuna draws it
+    (0.30000000000000004), or None: no step."""
+    k = round((value - low) / step)
+    if not 0 <= k < float_step_count(low, high, step):
+        return None
+    if value == float_step_value(low, high, step, k) or \
+            _decimal(value) == _decimal(low) + k * _decimal(step):
+        return k
+    return None
+
+
+def _decimal(x: float) -> decimal.Decimal:
+    return decimal.Decimal(str(x))
+
+
 def _in_range(ref: Param, value: Any) -> bool:
     """Whether a range knob can take ``value`` (within its bounds, whole where it is an int
     range, a power of two where its values are)."""
@@ -855,9 +881,10 @@ def _in_range(ref: Param, value: Any) -> bool:
         return False
     if ref.powers_of_two:
         return value >= 1 and int(value) & (int(value) - 1) == 0
+    if ref.step is not None and ref.kind == "float":
+        return float_step_index(ref.low, ref.high, ref.step, value) is not None
     if ref.step is not None:
-        steps = (value - ref.low) / ref.step
-        return abs(steps - round(steps)) < 1e-9
+        return (value - ref.low) % ref.step == 0
     return True
 
 

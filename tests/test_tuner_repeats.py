@@ -235,3 +235,34 @@ def test_a_finite_spaces_invalid_configurations_are_tried_once_not_repeated(tmp_
     trials = [r for r in read_trials(str(tmp_path / "r")).to_pylist() if r["role"] == "trial"]
     assert summary.done == summary.budget == len(trials) == 12 and not summary.exhausted
     assert {r["state"] for r in trials} == {"complete", "failed"}
+
+
+@pytest.mark.parametrize("sampler,seed", [("random", 2), ("tpe", 1)])
+def test_a_stepped_float_ranges_top_step_is_proposed_without_repeat_rows(tmp_path, sampler,
+                                                                          seed):
+    # the fallback had counted 0.6 / 0.1 as 5 steps and found no neighbour of 0.6 in a range
+    # of 7 steps: 34 duplicate rows (random) before Optuna drew 0.7 itself (review CR14)
+    space = tmp_path / "f7.yaml"
+    space.write_text("name: f7\nfixed: {mapping: thread, driven: temporal}\nparams:\n"
+                     "  switch_to_topology: {float: [0.1, 0.7], step: 0.1}\n"
+                     "  switch_on:\n    choices: [vertices, edges]\n"
+                     "    when: {switch_to_topology: [0.3, 0.7]}\n")
+    api.tune(GRAPH, space=str(space), trials=30, sources=1, sampler=sampler, seed=seed,
+             references=False, results=str(tmp_path / "r"))
+    trials = [r for r in read_trials(str(tmp_path / "r")).to_pylist() if r["role"] == "trial"]
+    assert [r["state"] for r in trials] == ["complete"] * 9
+
+
+def test_a_stepped_float_range_far_from_zero_holds_every_step(tmp_path):
+    # (1e6 + 0.002 - 1e6) / 0.001 is 1.9999998 in binary: counted as 2 steps, the grid had
+    # skipped the top one and a `when` on it was refused as never holding (review CR14)
+    from search_spaces.loader import parse_space
+    from simulator.yamldoc import parse_yaml
+
+    space = parse_space(parse_yaml(
+        "name: big\nfixed: {driven: temporal}\nparams:\n"
+        "  switch_to_topology: {float: [1000000, 1000000.002], step: 0.001}\n"
+        "  switch_on:\n    choices: [vertices, edges]\n"
+        "    when: {switch_to_topology: 1000000.002}\n", "big.yaml"), "big")
+    (knob, _) = space.params
+    assert knob.grid_values() == (1000000.0, 1000000.001, 1000000.002)

@@ -22,6 +22,8 @@ from optuna.samplers import BaseSampler
 from optuna.trial import TrialState
 
 from search_spaces.loader import SearchSpace
+from search_spaces.loader import float_step_count
+from search_spaces.loader import float_step_value
 from simulator.errors import ConfigError
 
 
@@ -581,16 +583,26 @@ def _steps(dist: BaseDistribution, value: Any) -> list[Any]:
         cands = [value // 2, value * 2] if dist.log else [value - dist.step, value + dist.step]
         return [v for v in cands if dist.low <= v <= dist.high and v != value]
     if isinstance(dist, FloatDistribution):
+        if dist.step:
+            return _float_steps_from(dist, value)
         if dist.log:
             f = (dist.high / dist.low) ** (1 / 16)
             cands = [value / f, value * f]
         else:
             d = (dist.high - dist.low) / 16
             cands = [value - d, value + d]
-        if dist.step:
-            cands = [dist.low + round((v - dist.low) / dist.step) * dist.step for v in cands]
         return [v for v in cands if dist.low <= v <= dist.high and v != value]
     return []
+
+
+def _float_steps_from(dist: FloatDistribution, value: float) -> list[float]:
+    """The steps of a stepped float range a sixteenth of it (at least one step) from
+    ``value``, as Optuna draws them."""
+    count = float_step_count(dist.low, dist.high, dist.step)
+    k = round((value - dist.low) / dist.step)
+    jump = max(1, round((count - 1) / 16))
+    return [float_step_value(dist.low, dist.high, dist.step, j)
+            for j in (k - jump, k + jump) if 0 <= j < count]
 
 
 def _random_value(dist: BaseDistribution, rng: random.Random) -> Any:
@@ -605,5 +617,6 @@ def _random_value(dist: BaseDistribution, rng: random.Random) -> Any:
     if dist.log:
         return math.exp(rng.uniform(math.log(dist.low), math.log(dist.high)))
     if dist.step:
-        return dist.low + dist.step * rng.randrange(int((dist.high - dist.low) / dist.step) + 1)
+        k = rng.randrange(float_step_count(dist.low, dist.high, dist.step))
+        return float_step_value(dist.low, dist.high, dist.step, k)
     return rng.uniform(dist.low, dist.high)
