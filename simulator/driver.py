@@ -517,7 +517,7 @@ def _asynchronous_data(launcher: Launcher) -> list[IterationCost]:
     run = AsynchronousLowering(launcher.fr)
     worklist = initial_worklist(launcher.fr)
     out = []
-    for _ in range(_MOST_VERIFY_SWEEPS):
+    for _ in range(MOST_VERIFY_SWEEPS):
         while worklist.size:
             work, s, store_lanes = asynchronous_worklist(launcher, run, worklist)
             cost, worklist, _ = data_launch(launcher, work, worklist, store_lanes=store_lanes)
@@ -527,19 +527,19 @@ def _asynchronous_data(launcher: Launcher) -> list[IterationCost]:
             return out
         fr = launcher.fr
         worklist = unrelaxed_sources(fr.indptr, fr.indices, run.values, fr.edge_values)
-        out.append(_verify_sweep(launcher, worklist))
+        out.append(verify_sweep(launcher, worklist))
         if not worklist.size:
             return out
     raise RuntimeError(f"plain-store relaxation still lost updates after "
-                       f"{_MOST_VERIFY_SWEEPS} verify sweeps")
+                       f"{MOST_VERIFY_SWEEPS} verify sweeps")
 
 
 # Verify sweeps a plain-store run may take before the model is deemed broken: each repairs
 # every update its launches lost, and repairs lose fewer (the H100's take 2-7).
-_MOST_VERIFY_SWEEPS = 1000
+MOST_VERIFY_SWEEPS = 1000
 
 
-def _verify_sweep(launcher: Launcher, unrelaxed: np.ndarray) -> IterationCost:
+def verify_sweep(launcher: Launcher, unrelaxed: np.ndarray) -> IterationCost:
     """The sweep that makes plain-store relaxation exact: every vertex reads its edges and
     its targets' values, stores nothing, and pushes itself where an edge is unrelaxed
     (``unrelaxed``: an update a racing store lost, ``simulator.store_races``) by an

@@ -40,6 +40,7 @@ from simulator.costs import COSTS
 from simulator.costs import InstructionCosts
 from simulator.costs import LaunchCost
 from simulator.device import Device
+from simulator.driver import MOST_VERIFY_SWEEPS
 from simulator.driver import IterationCost
 from simulator.driver import Launcher
 from simulator.driver import asynchronous_sweep
@@ -47,6 +48,7 @@ from simulator.driver import asynchronous_worklist
 from simulator.driver import check_applicable
 from simulator.driver import data_launch
 from simulator.driver import initial_worklist
+from simulator.driver import verify_sweep
 from simulator.engine import Launch
 from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
@@ -54,6 +56,7 @@ from simulator.knob_checks import is_int
 from simulator.mappings import MAPPINGS
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
+from simulator.store_races import unrelaxed_sources
 from simulator.strategy import Strategy
 from simulator.timing import working_set_bytes
 
@@ -582,6 +585,8 @@ def policy_iteration_costs(
     ranks = None
     last_simd = 1.0
     out: list[PolicyIteration] = []
+    lost_stores = False  # a plain-store launch ran since the last verify sweep
+    verify_sweeps = choice = 0
     while True:
         work = None
         if run is None:
@@ -589,6 +594,22 @@ def policy_iteration_costs(
             if work is None:
                 break
             frontier = work.active
+        elif pending.size == 0 and lost_stores:
+            # the constant run's repair (``driver._asynchronous_data``), under the candidate
+            # that ran last; its pushes are the next worklist
+            if verify_sweeps == MOST_VERIFY_SWEEPS:
+                raise RuntimeError(f"plain-store relaxation still lost updates after "
+                                   f"{MOST_VERIFY_SWEEPS} verify sweeps")
+            verify_sweeps += 1
+            pending = unrelaxed_sources(fr.indptr, fr.indices, run.values, fr.edge_values)
+            iteration = verify_sweep(launcher, pending)
+            launcher.settle()
+            cost = iteration.cost
+            last_simd = _simd(cost)
+            out.append(PolicyIteration(cost, iteration.form, iteration.w, choice=choice,
+                                       rule="verify sweep (relax=store)"))
+            held, lost_stores, ranks = "data", False, None
+            continue
         elif pending.size == 0:
             break
         else:
@@ -611,6 +632,7 @@ def policy_iteration_costs(
             ranks = None
         if s.driven == "data":
             store_lanes = None
+            lost_stores |= run is not None and s.relax == "store"
             if run is not None:
                 work, _, store_lanes = asynchronous_worklist(launcher, run, pending)
                 cost, pending, _ = data_launch(launcher, work, pending,

@@ -15,7 +15,7 @@ run), leave one graph out chooses it among 0.25, 0.5 and 1 on all 17 graphs, by 
 alone and never by times; the sweeps and rounds then come within about 10-15% (median;
 ``bench/store_race_fidelity.py``, ``bench/gpu/results/store_race_fidelity.txt``). The
 verify sweep's own pushes of the vertices it finds are charged as ``push=atomic``'s
-(``simulator.driver._verify_sweep``).
+(``simulator.driver.verify_sweep``).
 """
 
 from __future__ import annotations
