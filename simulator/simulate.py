@@ -65,8 +65,9 @@ def simulate(
     strategy = as_strategy(strategy)
     device = get_device(device)
     check_fits_device(strategy, algorithm, device)
-    check_simulation(graph.n, graph.m, strategy,
-                     f"simulating {strategy} on {graph.spec or graph.name}")
+    for label, run in _strategies_run(strategy, algorithm):
+        check_simulation(graph.n, graph.m, run, f"simulating {label} on "
+                                                f"{graph.spec or graph.name}")
     if functional is None:
         functional = functional_run(graph, algorithm, source)
     elif not all(hasattr(functional, a) for a in ("algorithm", "source", "n", "iterations")):
@@ -185,6 +186,17 @@ def check_fits_device(strategy: Strategy, algorithm: str, device: Device) -> Non
             raise ConfigError(
                 f"{knob}={lanes} exceeds the device {device.name}'s warp_size="
                 f"{device.warp_size}: a virtual warp is a part of a warp")
+
+
+def _strategies_run(strategy: Strategy, algorithm: str) -> list[tuple[str, Strategy]]:
+    """The strategies a run may launch under, each with a label: a policy file's candidates,
+    or ``strategy`` itself."""
+    if strategy.policy is None:
+        return [(str(strategy), strategy)]
+    from simulator.policy import strategy_policy
+
+    return [(f"policy {strategy.policy}'s candidate {i} ({c})", c)
+            for i, c in enumerate(strategy_policy(strategy, algorithm).candidates)]
 
 
 def _virtual_warp_widths(strategy: Strategy, algorithm: str) -> list[tuple[str, int]]:

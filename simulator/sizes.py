@@ -399,8 +399,10 @@ def check_spec(spec: GraphSpec) -> None:
 
 def simulation_estimate(n: int, m: int, strategy) -> Estimate:
     """Working memory of one simulation beyond the loaded graph: per stored edge, and per task
-    slot (a warp's K x chunk slots are padded whole; a spatial launch lists whole partitions)."""
-    slots = n + 32 * (strategy.chunk or 1) + (strategy.partition or 0)
+    slot (a warp's K x chunk slots are padded whole, K = 32 / W virtual warps; a spatial
+    launch lists whole partitions)."""
+    per_warp = max(1, 32 // strategy.lanes_per_vertex)
+    slots = n + per_warp * (strategy.chunk or 1) + (strategy.partition or 0)
     total = m * SIM_EDGE_BYTES + slots * SIM_SLOT_BYTES
     return Estimate(total, f"{m:,} stored edges, {slots:,} task slots")
 

@@ -28,6 +28,7 @@ from simulator.graph import Graph
 from simulator.graph_spec import parse_spec
 from simulator.sizes import ENV_MAX_MEMORY
 from simulator.sizes import parse_size
+from simulator.sizes import simulation_estimate
 from simulator.sizes import spec_estimate
 from simulator.strategy import Strategy
 from tuner.cli import main
@@ -204,6 +205,30 @@ def test_simulation_working_memory_is_checked(capsys):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
                               "--config", "driven=spatial,partition=2000000000"])
     assert "task slots" in line
+
+
+
+def test_a_policys_candidates_working_memory_is_checked(capsys, tmp_path):
+    # the check had read the policy strategy's own chunk (1), not its candidates': a chunk of
+    # 2^31 - 1 ran until the kernel killed it at 24 GB (probe CORRECT)
+    policy = tmp_path / "p.json"
+    policy.write_text(json.dumps({
+        "format": "warpsweep-policy", "schema_version": 1,
+        "candidates": [{"mapping": "thread"}, {"mapping": "vwarp", "w": 32,
+                                               "chunk": 2147483647}],
+        "tree": {"feature": "vertices", "threshold": 1, "le": {"choose": 0},
+                 "gt": {"choose": 1}}}))
+    line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
+                              "--config", f"policy={policy}"])
+    assert "candidate 1" in line and "task slots" in line
+
+
+def test_a_wide_virtual_warps_chunks_are_padded_to_its_virtual_warps_not_32():
+    # a warp of W = 32 holds one virtual warp, chunk slots: the estimate had said 32 x chunk,
+    # 24 GB for a run that peaks at 0.6 GB (probe CORRECT)
+    thin = simulation_estimate(100, 0, Strategy.parse("mapping=vwarp,w=1,chunk=1000"))
+    wide = simulation_estimate(100, 0, Strategy.parse("mapping=vwarp,w=32,chunk=1000"))
+    assert "32,100 task slots" in thin.what and "1,100 task slots" in wide.what
 
 
 # --------------------------------------------------------------------------- knobs
