@@ -284,6 +284,30 @@ def test_adaptive_comparison_names_where_it_wins(tmp_path):
     assert "best single split" in c.where
 
 
+def test_adaptive_names_the_graphs_it_leaves_out(tmp_path, capsys):
+    """`select adaptive` had left a graph with no adaptive row out of its table, and its
+    summary counted the others as "the graphs", without a word (probe SELECT)."""
+    check_manifest(tmp_path)
+    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=60)
+    for spec in (SKEWED[0], UNIFORM[0]):
+        gid, _ = add_graph(store, spec)
+        store.add_trial(record(gid, spec, "thread", 300.0, full_params=True))
+        if spec == SKEWED[0]:
+            store.add_trial(record(gid, spec, None, 110.0, full_params=False,
+                                   params={"mapping": "adaptive"}, role="trial", trial=0))
+    store.close()
+    uniform = load_graph(UNIFORM[0]).name
+    [c] = compare_adaptive(tmp_path)
+    assert len(c.rows) == 1
+    assert [why for g, why in c.left_out.items() if g.startswith(uniform)] == [
+        "no complete adaptive configuration"]
+    assert main(["select", "adaptive", "--results", str(tmp_path)]) == 0
+    assert f"left out {uniform}" in capsys.readouterr().out
+    assert main(["select", "adaptive", "--results", str(tmp_path), "--json"]) == 0
+    [doc] = json.loads(capsys.readouterr().out)["comparisons"]
+    assert list(doc["left_out"].values()) == ["no complete adaptive configuration"]
+
+
 def _narrowed_results(root: Path) -> str:
     """A results directory where three graphs have thread, vwarp W=16 and adaptive rows and
     UNIFORM[1] (tuned over fewer constants) only thread and adaptive; W=16 is fastest
@@ -426,7 +450,8 @@ def test_verbs_end_to_end_on_a_tiny_real_sweep(tmp_path, capsys):
     # bad input: one line, exit 2
     assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model", model,
                  "--algo", "sssp"]) == 2
-    assert "trained for bfs on h100" in capsys.readouterr().err
+    err = capsys.readouterr().err  # the path as given, not PosixPath('...') (probe SELECT)
+    assert f"the model {model!r} was trained for bfs on h100" in err
     assert main(["select", "recommend", "--graph", "grid2d:rows=9,cols=9", "--model", model,
                  "--device", "a100"]) == 2
     assert "trained for bfs on h100" in capsys.readouterr().err
@@ -562,6 +587,33 @@ def test_a_graph_studied_under_two_cost_models_learns_the_newest(tmp_path):
         assert sorted(matrix.all_times[i].values()) == sorted(SKEWED_TIMES)
     (why,) = [why for g, why in matrix.dropped.items() if "[cost model old]" in g]
     assert "older cost model" in why and "(new)" in why
+
+
+def test_two_studies_timing_the_same_knobs_apart_learn_the_newer(tmp_path):
+    """Rows of two versions of one policy file (or a device file's fields under one name)
+    carry the same knobs; their times had been averaged into one no run gave (probe
+    SELECT)."""
+    from datetime import UTC
+    from datetime import datetime
+
+    from tuner.selection.selector import load_matrix
+
+    check_manifest(tmp_path)
+    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=60)
+    old, new = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC)
+    for spec in (SKEWED[0], UNIFORM[0]):
+        gid, _ = add_graph(store, spec)
+        for label, t in zip(LABELS, SKEWED_TIMES, strict=True):
+            store.add_trial(record(gid, spec, label, t, full_params=True, timestamp=new))
+        if spec == SKEWED[0]:  # an older study of the same cost model: thread timed apart
+            store.add_trial(record(gid, spec, LABELS[0], 10.0, full_params=True,
+                                   study_key=f"{gid}.bfs.h100.older", timestamp=old))
+    store.close()
+    matrix = load_matrix(str(tmp_path), "bfs", "h100")
+    for i in range(len(matrix.graphs)):
+        assert sorted(matrix.all_times[i].values()) == sorted(SKEWED_TIMES)
+    (why,) = [why for g, why in matrix.dropped.items() if "in study" in g and "older" in g]
+    assert "newer study" in why
 
 
 def test_evaluate_refuses_a_group_it_does_not_hold(synthetic):

@@ -376,22 +376,22 @@ def run_recommend(args: argparse.Namespace) -> int:
     selector, doc = load_model(args.model)
     algo, device = doc["algorithm"], doc["device"]
     if algo not in ALGORITHMS:
-        raise ConfigError(f"model file {args.model!r} names the algorithm {algo!r}, which "
+        raise ConfigError(f"model file {str(args.model)!r} names the algorithm {algo!r}, which "
                           f"warpsweep does not run ({', '.join(ALGORITHMS)}): damaged?")
     given_device = _device_name(args.device)
     if given_device not in (None, device) and _same_fields(args.device, device):
         given_device = device  # a device file of the model's device's fields (h100.toml, h100)
     for flag, given, have in (("--algo", args.algo, algo), ("--device", given_device, device)):
         if given is not None and given != have:
-            raise ConfigError(f"{flag} {given}: the model {args.model!r} was trained for "
+            raise ConfigError(f"{flag} {given}: the model {str(args.model)!r} was trained for "
                               f"{algo} on {device}; train one for {given}")
     if args.device is not None:
         _refuse_other_fields(args.device, device, doc.get("device_digest"),
-                             f"the model {args.model!r}")
+                             f"the model {str(args.model)!r}")
     elif device in DEVICES:  # by its name, a preset whose fields are not the model's (another
         # version's, or a name edited in the file) had passed without --device
         _refuse_other_fields(device, device, doc.get("device_digest"),
-                             f"the model {args.model!r}", named="the preset")
+                             f"the model {str(args.model)!r}", named="the preset")
     check_weighted(algo, args.graph)  # an SSSP model's pick for a graph SSSP cannot run
     graph = load_graph(args.graph)
     feats = {k: float(v) for k, v in graph_features(graph).items()}
@@ -493,7 +493,7 @@ def run_adaptive(args: argparse.Namespace) -> int:
         _dump({"comparisons": [{
             "algorithm": c.algorithm, "device": c.device, "geomean_ratio": _num(c.geomean_ratio),
             "where": c.where, "constants": c.constants, "most_constants": c.most_constants,
-            "constants_narrowed_by": c.narrowed_by,
+            "constants_narrowed_by": c.narrowed_by, "left_out": c.left_out,
             "rows": [{"graph_id": r.graph_id, "graph_spec": r.graph_spec,
                       "adaptive_time_us": r.adaptive_time_us,
                       "adaptive_config": r.adaptive_config,
@@ -515,5 +515,7 @@ def run_adaptive(args: argparse.Namespace) -> int:
         if c.rows:
             print(f"{'geometric mean':<34} {'':>11} {'':>11} {c.geomean_ratio:>7.3f}")
         print(c.constants_line())
+        for gid, why in c.left_out.items():
+            print(f"left out {gid}: {why}")
         print(c.where)
     return 0

@@ -195,7 +195,7 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     cols = [d[0] for d in con.execute("SELECT * FROM trials LIMIT 0").description]
     params = [c for c in cols if c.startswith("param_")]
     select = ", ".join(["graph_id", "graph_spec", "time_us", "n_sources", "seed",
-                        "model_digest", "timestamp", *params])
+                        "model_digest", "timestamp", "study_key", *params])
     table = _rows(con, f"SELECT {select} FROM trials WHERE state = 'complete' AND time_us IS "
                   "NOT NULL AND algorithm = ? AND device = ?", [algorithm, device])
     feats, names = _graph_features(con)
@@ -207,6 +207,8 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
     newest: dict[tuple[str, str | None], Any] = {}
     specs: dict[str, str] = {}
     configs: dict[str, dict[str, Any]] = {}
+    by_study: dict[tuple, dict[str, list[float]]] = {}
+    study_newest: dict[str, Any] = {}
     for row in table:
         config = canonical_params({c[len("param_"):]: row[c] for c in params})
         key = config_key(config)
@@ -217,9 +219,16 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
         work = (n, row["seed"] if n is not None and n > 1 else None)
         loads.setdefault(g, {}).setdefault(model, {}).setdefault(work, {}).setdefault(
             key, []).append(float(row["time_us"]))
+        by_study.setdefault((g, model, work, key), {}).setdefault(
+            row["study_key"], []).append(float(row["time_us"]))
         if row["timestamp"] is not None:
             newest[g, model] = max(newest.get((g, model), row["timestamp"]), row["timestamp"])
-    loads, dropped = _newest_model_each(loads, newest)
+            study = row["study_key"]
+            study_newest[study] = max(study_newest.get(study, row["timestamp"]),
+                                      row["timestamp"])
+    dropped = _newest_study_where_times_differ(loads, by_study, study_newest)
+    loads, left = _newest_model_each(loads, newest)
+    dropped.update(left)
     sums, left = _one_workload_each(loads)
     dropped.update(left)
     dropped.update({g: why for g in sums if (why := _unusable(feats.get(g))) is not None})
@@ -274,6 +283,29 @@ def lacking(matrix: TimeMatrix, keys: set[str]) -> list[tuple[str, int]]:
     found = [(graph_label(g), len(keys - times.keys()))
              for g, times in zip(matrix.graphs, matrix.all_times, strict=True)]
     return sorted((f for f in found if f[1]), key=lambda f: -f[1])
+
+
+def _newest_study_where_times_differ(loads: dict[str, dict], by_study: dict[tuple, dict],
+                                     study_newest: dict[str, Any]) -> dict[str, str]:
+    """Keep, where studies of one graph, cost model and workload time the same knobs apart,
+    the newest study's times, and a note for each other study's. The simulator gives one
+    configuration one time; two mean that something the knobs do not say differed (a policy
+    file retrained under one path, a device file's fields under one name), and their mean
+    had been learnt as a time no run gave (probe SELECT)."""
+    left = {}
+    for (g, model, work, key), times in by_study.items():
+        every = [t for ts in times.values() for t in ts]
+        if len(times) < 2 or math.isclose(min(every), max(every), rel_tol=1e-9):
+            continue
+        kept = max(times, key=lambda s: (study_newest.get(s) is not None,
+                                         study_newest.get(s) or 0, s))
+        loads[g][model][work][key] = times[kept]
+        for other in sorted(times):
+            if other != kept:
+                left[f"{g} [{key} in study {other}]"] = (
+                    f"timed otherwise than in the newer study {kept} (a policy file or a "
+                    "device file changed under one name?): the newer study's times kept")
+    return left
 
 
 def _newest_model_each(loads: dict[str, dict[str | None, dict]],
@@ -937,6 +969,7 @@ class AdaptiveComparison:
     constants: int = 0  # the constant configurations complete on every graph: each row's pool
     most_constants: int = 0  # the most constant configurations a graph has of its own
     narrowed_by: list[str] = field(default_factory=list)  # graphs lacking some of those
+    left_out: dict[str, str] = field(default_factory=dict)  # graphs (or their rows), and why
 
     def constants_line(self) -> str:
         """What each graph's best constant is the best of, and which graphs narrowed it."""
@@ -961,11 +994,14 @@ def compare_matrix(matrix: TimeMatrix) -> AdaptiveComparison:
     own = [{k for k in times if not _is_adaptive(matrix.all_configs[k])}
            for times in matrix.all_times]
     rows = []
+    left_out = dict(matrix.dropped)
     for i, g in enumerate(matrix.graphs):
         times = matrix.all_times[i]
         adaptive = {k: t for k, t in times.items() if _is_adaptive(matrix.all_configs[k])}
         constant = {k: t for k, t in times.items() if k in common}
         if not adaptive or not constant:
+            left_out[g.graph_id] = ("no complete adaptive configuration" if not adaptive else
+                                    "no constant configuration complete on every graph")
             continue
         a, c = min(adaptive, key=adaptive.__getitem__), min(constant, key=constant.__getitem__)
         rows.append(AdaptiveRow(g.graph_id, g.graph_spec, adaptive[a], matrix.all_configs[a],
@@ -975,7 +1011,8 @@ def compare_matrix(matrix: TimeMatrix) -> AdaptiveComparison:
     return AdaptiveComparison(matrix.algorithm, matrix.device, rows,
                               geomean([r.ratio for r in rows]), where, len(common),
                               max(map(len, own), default=0),
-                              [name for name, _ in lacking(matrix, set().union(*own))])
+                              [name for name, _ in lacking(matrix, set().union(*own))],
+                              left_out)
 
 
 def where_adaptive_wins(rows: Sequence[AdaptiveRow], tie: float = TIE) -> str:

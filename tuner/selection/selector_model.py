@@ -22,6 +22,7 @@ from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
 from simulator.temp_files import beside
+from simulator.yamldoc import loads_json
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.results.configs import config_key
@@ -133,7 +134,7 @@ def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:
         # /dev/zero, a FIFO: reading it would never end (or fill the memory)
         raise ConfigError(f"model file {str(path)!r} is not a regular file")
     try:
-        doc = json.loads(path.read_text())
+        doc = loads_json(path.read_text())
     except FileNotFoundError:
         raise ConfigError(f"model file {str(path)!r} does not exist") from None
     except (OSError, ValueError) as exc:
@@ -177,13 +178,23 @@ def check_candidates(candidates: Any) -> list[dict[str, Any]]:
     return configs
 
 
+def _graph(i: int, g: Any) -> GraphInfo:
+    """Training graph ``i`` of the file: its id, spec and name text, its features numbers."""
+    if not isinstance(g, dict) or not isinstance(g.get("features"), dict):
+        raise ValueError(f"graph {i} is not an object with a `features` object")
+    text = {"graph_id": g["graph_id"], "graph_spec": g["graph_spec"], "name": g.get("name", "")}
+    bad = [k for k, v in text.items() if not isinstance(v, str)]
+    if bad:
+        raise ValueError(f"graph {i}'s {bad[0]} is {text[bad[0]]!r}, not text")
+    return GraphInfo(text["graph_id"], text["graph_spec"],
+                     {k: float(v) for k, v in g["features"].items()}, text["name"])
+
+
 def _rebuild(doc: dict[str, Any]) -> Selector:
     configs = check_candidates(doc["candidates"])
     keys = [config_key(c) for c in configs]
     times = np.asarray(doc["time_us"], dtype=np.float64)
-    graphs = [GraphInfo(g["graph_id"], g["graph_spec"],
-                        {k: float(v) for k, v in g["features"].items()}, g.get("name", ""))
-              for g in doc["graphs"]]
+    graphs = [_graph(i, g) for i, g in enumerate(doc["graphs"])]
     if times.shape != (len(graphs), len(configs)) or not np.all(times > 0):
         raise ValueError(f"time_us is {times.shape}, expected {len(graphs)} x {len(configs)} "
                          "positive times")
