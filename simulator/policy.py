@@ -59,6 +59,7 @@ from simulator.sorted_runs import distinct_ids
 from simulator.store_races import unrelaxed_sources
 from simulator.strategy import Strategy
 from simulator.timing import working_set_bytes
+from simulator.yamldoc import loads_json
 
 FORMAT = "warpsweep-policy"
 POLICY_SCHEMA_VERSION = 1
@@ -452,7 +453,7 @@ def _loaded(path: str | Path) -> tuple[Policy, str]:
     if key not in _LOADED:
         try:
             data = path.read_bytes()
-            doc = json.loads(data)
+            doc = loads_json(data)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"policy file {str(path)!r} is not readable JSON ({exc})"
                               ) from None

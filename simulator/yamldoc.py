@@ -1,8 +1,10 @@
-"""YAML documents that remember the line of every key, so config errors can point at it."""
+"""YAML documents that remember the line of every key, so config errors can point at it; and
+JSON documents read as strictly (a key given twice refused)."""
 
 from __future__ import annotations
 
 import errno
+import json
 import re
 import stat
 from dataclasses import dataclass
@@ -191,3 +193,18 @@ def source_at(doc: YamlDoc, node: yaml.Node) -> str:
 
 def _one_line(exc: yaml.YAMLError) -> str:
     return " ".join(str(exc).split())
+
+
+def loads_json(text: str | bytes) -> Any:
+    """A JSON document; ValueError naming a key an object gives twice (Python's reader keeps
+    the last without a word, as PyYAML does)."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"key {key!r} is given twice in one object")
+        seen[key] = value
+    return seen

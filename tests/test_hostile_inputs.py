@@ -489,6 +489,20 @@ def test_selector_model_with_an_unknown_mapping_is_refused(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(ConfigError, match="w in"):
         load_model(path)
+    doc["candidates"][1] = configs[1]
+    # a graph's null features or numeric name had raised AttributeError / TypeError while
+    # printing, not the damaged file's line (probe SELECT)
+    for field, value, match in (("features", None, "graph 0 is not an object with"),
+                                ("name", 5, "graph 0's name is 5, not text")):
+        damaged = json.loads(json.dumps(doc))
+        damaged["graphs"][0][field] = value
+        path.write_text(json.dumps(damaged))
+        with pytest.raises(ConfigError, match=f"is damaged .*{match}"):
+            load_model(path)
+    text = json.dumps(doc)
+    path.write_text(text[:-1] + ', "seed": 3}')  # a key given twice: not the last one taken
+    with pytest.raises(ConfigError, match="key 'seed' is given twice"):
+        load_model(path)
 
 
 def test_simulate_in_python_still_takes_a_graph_it_can_hold():

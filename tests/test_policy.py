@@ -611,3 +611,14 @@ def test_the_policy_space_runs_on_a_device_file_of_the_policys_gpu(tmp_path):
     assert main(["tune", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs", "--space",
                  "policy", "--device", str(device), "--trials", "2", "--sources", "1",
                  "--workers", "0", "--no-progress", "--results", str(tmp_path / "r")]) == 0
+
+
+def test_a_policy_file_giving_a_key_twice_is_refused(tmp_path):
+    # Python's JSON reader had kept the second threshold without a word (probe SELECT)
+    path = tmp_path / "dup.json"
+    path.write_text('{"format": "warpsweep-policy", "schema_version": 1, "candidates": '
+                    '[{"mapping": "thread"}, {"mapping": "vwarp", "w": 32}], "tree": '
+                    '{"feature": "edge_frac", "threshold": 0.1, "threshold": 0.9, '
+                    '"le": {"choose": 0}, "gt": {"choose": 1}}}')
+    with pytest.raises(ConfigError, match="key 'threshold' is given twice"):
+        load_policy(path)
