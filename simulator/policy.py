@@ -315,11 +315,12 @@ class Policy:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"damaged policy ({type(exc).__name__}: {exc})") from None
-        if policy.tree is not None and "rules" in doc and doc["rules"] != policy.rules():
+        if "rules" in doc and doc["rules"] != policy.rules():
             # the rules are what a CUDA launcher runs: a file whose rules say otherwise
-            # than the tree it is simulated by was edited apart
-            raise ConfigError("its `rules` are not its tree's (edited apart?): the tree is "
-                              "what is simulated; write the file again from the tree")
+            # than the tree (or schedule) it is simulated by was edited apart
+            what = "tree" if policy.tree is not None else "schedule"
+            raise ConfigError(f"its `rules` are not its {what}'s (edited apart?): the {what} "
+                              f"is what is simulated; write the file again from the {what}")
         _check_reads(doc.get("features"), policy)
         return policy
 

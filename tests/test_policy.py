@@ -406,6 +406,13 @@ def test_policy_refuses_bad_input(tmp_path):
     edited.write_text(json.dumps(doc))
     with pytest.raises(ConfigError, match="rules` are not its tree's"):
         simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0)
+    # a schedule's rules saying otherwise had run the schedule without a word (probe SELECT)
+    edited.write_text(json.dumps({
+        "format": "warpsweep-policy", "schema_version": 1,
+        "candidates": [{"mapping": "vwarp", "w": 8}, {"mapping": "thread"}],
+        "schedule": [0, 1], "rules": [{"when": "always", "choose": 1}]}))
+    with pytest.raises(ConfigError, match="rules` are not its schedule's"):
+        simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0)
 
 
 def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):
