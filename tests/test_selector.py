@@ -306,6 +306,15 @@ def test_adaptive_names_the_graphs_it_leaves_out(tmp_path, capsys):
     assert main(["select", "adaptive", "--results", str(tmp_path), "--json"]) == 0
     [doc] = json.loads(capsys.readouterr().out)["comparisons"]
     assert list(doc["left_out"].values()) == ["no complete adaptive configuration"]
+    # nothing to compare: refused, as evaluate refuses a group it cannot judge
+    only = tmp_path / "constants"
+    check_manifest(only)
+    store = ResultStore(ParquetDirBackend(only), flush_every_s=60)
+    gid, _ = add_graph(store, UNIFORM[0])
+    store.add_trial(record(gid, UNIFORM[0], "thread", 300.0, full_params=True))
+    store.close()
+    assert main(["select", "adaptive", "--results", str(only)]) == 2
+    assert "no graph in" in capsys.readouterr().err
 
 
 def _narrowed_results(root: Path) -> str:

@@ -485,10 +485,17 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
 
 def run_adaptive(args: argparse.Namespace) -> int:
     """Adaptive (per-iteration W) against the best constant configuration, per graph."""
+    from simulator.errors import ConfigError
     from tuner.selection.selector import compare_adaptive
     from tuner.selection.selector import describe_config
+    from tuner.selection.selector import few
 
     comparisons = compare_adaptive(args.results, args.algo, _device_name(args.device))
+    if not any(c.rows for c in comparisons):  # as evaluate refuses a group it cannot judge
+        left = [f"{gid}: {why}" for c in comparisons for gid, why in c.left_out.items()]
+        raise ConfigError(f"no graph in {str(args.results)!r} has both a complete adaptive "
+                          "and a complete constant configuration to compare"
+                          + (f" (left out {few(left)})" if left else ""))
     if args.json:
         _dump({"comparisons": [{
             "algorithm": c.algorithm, "device": c.device, "geomean_ratio": _num(c.geomean_ratio),
