@@ -436,4 +436,6 @@ def random_edge_count(params: Mapping[str, Any], options: SpecOptions) -> int:
     if params.get("m") is not None:
         return int(params["m"])
     per_vertex = params["deg"] if options.directed else params["deg"] / 2
-    return int(round(per_vertex * params["n"]))
+    edges = per_vertex * params["n"]
+    # deg=1e308 on many vertices overflows to inf, which int() refuses: as many as asked
+    return int(round(edges)) if math.isfinite(edges) else 2**63

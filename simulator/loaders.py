@@ -634,6 +634,16 @@ def _weights(values: np.ndarray, lines: np.ndarray, label: str) -> np.ndarray:
     if problem is not None:
         i, why = problem
         raise GraphError(f"{label}: line {int(lines[i])}: {why} ({WEIGHT_RULE})")
+    if values.dtype.kind == "f":
+        # a fraction elsewhere made the table float64, which rounds integers past 2**53 as
+        # it reads them: 9007199254740993 had passed as ...992
+        past = np.flatnonzero(np.abs(values) >= _FLOAT_EXACT)
+        if past.size:
+            i = int(past[0])
+            raise GraphError(
+                f"{label}: line {int(lines[i])}: edge weight {values[i]:.6g} is a whole "
+                "number past 2**53, read beside fractional weights as a float64, which may "
+                f"have rounded it; whether a float32 holds it cannot be told ({WEIGHT_RULE})")
     return values.astype(np.float32)
 
 

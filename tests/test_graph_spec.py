@@ -109,6 +109,8 @@ def test_file_stem_keeps_unknown_extensions() -> None:
         ("rmat:scale=3,ef=", ["empty value for 'ef'"]),
         ("random:n=3,m=10", ["m=10 asks for more edges", "at most 3"]),
         ("random:n=10,m=5,deg=1", ["m= or deg=, not both"]),
+        # deg / 2 x n overflowed to inf: an OverflowError traceback (probe GRAPHS)
+        ("random:n=10,deg=1e308", ["deg=1e+308 asks for more edges", "at most 45"]),
         ("random:n=1", ["out of range"]),
         ("grid2d:rows=1", ["at least 2 vertices"]),
         ("road:rows=4,keep=0", ["keep=0 out of range"]),
