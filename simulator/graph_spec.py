@@ -29,6 +29,7 @@ Options valid on every spec:
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import math
 import os
 from collections.abc import Callable
@@ -58,12 +59,14 @@ def _parse_int(text: str) -> int:
         return int(text, 10)
     except ValueError:
         pass
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value != int(value):
+    try:  # exactly as written: through a float, 1.2345678901234567891e18 had named ...768
+        value = decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        value = decimal.Decimal("nan")
+    if not value.is_finite() or value != value.to_integral_value():
         raise ValueError(f"expected an integer, got {text!r}")
+    if value.adjusted() > 30:  # 1e999999999 is an integer too large to write out
+        raise ValueError(f"expected an integer of at most 31 digits, got {text!r}")
     return int(value)
 
 

@@ -701,6 +701,12 @@ def _check_header(line: bytes, number: int, label: str) -> None:
     if len(names) == 2 and not set(names) & _NOT_ENDPOINTS:
         return
     shown = line.decode(errors="replace").strip()[:80]
+    other = [sep for sep in ";|:" if sep in shown]
+    if len(names) < 2 and other:  # a spreadsheet's ``1;2``: one field, not a header
+        raise GraphError(
+            f"{label}: line {number}: {shown!r} is one field: a .csv is read separated by "
+            f"commas (or blanks), and this one looks separated by {other[0]!r}; write it "
+            "with commas, or give it a .txt name if blanks part its fields")
     raise GraphError(
         f"{label}: line {number}: the header {shown!r} does not start with the source and "
         "target columns, which are read by position (src,dst[,weight]); write the file "

@@ -111,6 +111,9 @@ def test_file_stem_keeps_unknown_extensions() -> None:
         ("random:n=10,m=5,deg=1", ["m= or deg=, not both"]),
         # deg / 2 x n overflowed to inf: an OverflowError traceback (probe GRAPHS)
         ("random:n=10,deg=1e308", ["deg=1e+308 asks for more edges", "at most 45"]),
+        # through a float, the seed had named another graph, ...768 (probe GRAPHS)
+        ("rmat:scale=4,seed=1.2345678901234567891e18", ["expected an integer, got"]),
+        ("rmat:scale=4,seed=1e999999999", ["expected an integer of at most 31 digits"]),
         ("random:n=1", ["out of range"]),
         ("grid2d:rows=1", ["at least 2 vertices"]),
         ("road:rows=4,keep=0", ["keep=0 out of range"]),

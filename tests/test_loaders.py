@@ -242,6 +242,15 @@ def test_a_whole_weight_past_2_53_beside_fractions_is_refused(tmp_path, name, te
         load_graph(f"file:{path},weights=file", cache=False)
 
 
+@pytest.mark.parametrize("text", ["1;2\n2;3\n", "src;dst\n1;2\n", "1|2\n2|3\n"])
+def test_a_csv_parted_by_another_separator_is_named_so(tmp_path, text) -> None:
+    # its first line had been called a header missing its ends, with pandas' advice
+    # (probe GRAPHS)
+    path = write(tmp_path, "semi.csv", text)
+    with pytest.raises(GraphError, match="is one field: a .csv is read separated by commas"):
+        load_graph(f"file:{path}", cache=False)
+
+
 def test_skew_symmetric_matrix_loads_its_pattern(tmp_path) -> None:
     path = write(tmp_path, "skew.mtx", FILES["integer.mtx"].replace(" symmetric", " skew"
                                                                      "-symmetric"))
