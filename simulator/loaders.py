@@ -36,6 +36,7 @@ from simulator.sizes import ENV_MAX_MEMORY
 from simulator.sizes import TEXT_BYTES_PER_BYTE
 from simulator.sizes import format_bytes
 from simulator.sizes import memory_limit
+from simulator.temp_files import rename_target
 from simulator.temp_files import short_name
 
 NPZ_FORMAT = "warpsweep-csr"
@@ -1097,13 +1098,14 @@ def save_npz(graph: Graph, path: str | os.PathLike[str],
         arrays["weights"] = graph.weights
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{short_name(path.name, 16)}.", suffix=".tmp",
-                               dir=path.parent)
+    target = rename_target(path)  # a symlink's file, the link kept
+    fd, tmp = tempfile.mkstemp(prefix=f".{short_name(target.name, 16)}.", suffix=".tmp",
+                               dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **arrays)
         os.chmod(tmp, 0o644)  # mkstemp makes it owner-only
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -1,8 +1,12 @@
-"""Names of the hidden files a write puts beside its target before it renames them over it."""
+"""Names of the hidden files a write puts beside its target before it renames them over it,
+and where a write to a user's path goes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 MAX_NAME_BYTES = 255  # a file name's limit on Linux's and macOS's filesystems
@@ -27,3 +31,29 @@ def short_name(name: str, reserved: int) -> str:
     while len(os.fsencode(cut)) > room:
         cut = cut[:-1]
     return cut
+
+
+def rename_target(path: str | Path) -> Path:
+    """The file a write to ``path`` renames its temporary file over: a symlink's target (the
+    link kept; renaming over the link had replaced it with a file, its target left stale)."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+@contextmanager
+def written_whole(path: str | Path) -> Iterator[Path]:
+    """Where to write ``path``'s new content: a hidden sibling renamed over it once the block
+    succeeds (a reader sees all of it or none, and a failed write leaves nothing); ``path``
+    itself where it is a device or a pipe (``--out /dev/null``), which a rename would have
+    unlinked and replaced with a file."""
+    target = rename_target(path)
+    if target.exists() and not target.is_file():
+        yield target
+        return
+    tmp = beside(target)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(OSError):  # a read-only disk refuses the unlink too
+            tmp.unlink(missing_ok=True)

@@ -1419,6 +1419,23 @@ def test_an_output_whose_name_fills_the_filesystems_limit_is_written(tmp_path, c
     assert len(beside(tmp_path / ("é" * 130)).name.encode()) <= 255  # cut on a character
 
 
+def test_outputs_through_a_symlink_keep_the_link(tmp_path):
+    """A write renamed its temporary file over the link, replacing it with a file and leaving
+    the file it named stale (probe QUERY: `query --out`; the same in `graph convert` and
+    `select train --model`)."""
+    from simulator.temp_files import written_whole
+
+    target = tmp_path / "real.npz"
+    target.write_text("stale")
+    link = tmp_path / "link.npz"
+    link.symlink_to(target)
+    assert main(["graph", "convert", "rmat:scale=5,seed=1", str(link), "--force"]) == 0
+    assert link.is_symlink() and load_graph(f"file:{target}", cache=False).n == 32
+    with written_whole(link) as tmp:
+        tmp.write_text("whole")
+    assert link.is_symlink() and target.read_text() == "whole"
+
+
 def test_a_file_spec_never_reads_another_file_than_the_one_its_text_names(
         tmp_path, monkeypatch, capsys):
     """`file:g,weights=random` read g where a file 'g,weights=random' existed, and

@@ -7,6 +7,9 @@ import csv
 import io
 import json
 import math
+import os
+import stat
+import threading
 from datetime import UTC
 from datetime import datetime
 
@@ -203,6 +206,27 @@ def test_query_out_where_nothing_can_be_written_is_one_line_before_the_query(res
     code, _, err = run_cli(capsys, "query", "SELECT 1", "--results", str(results), "--out",
                            "/proc/warpsweep-out.csv", "--format", "csv")
     assert code == 2 and "--out '/proc/warpsweep-out.csv': cannot write there" in err
+
+
+def test_query_out_writes_through_a_symlink_and_a_pipe(results, tmp_path, capsys):
+    """The temporary file had been renamed over the link (its target left stale) and over a
+    pipe (its reader got nothing); over /dev/null it had replaced the device (probe QUERY)."""
+    target = tmp_path / "real.csv"
+    target.write_text("stale\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    code, _, _ = run_cli(capsys, "query", "SELECT 7 AS n", "--results", str(results),
+                         "--format", "csv", "--out", str(link))
+    assert code == 0 and link.is_symlink() and target.read_text().split() == ["n", "7"]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    code, _, _ = run_cli(capsys, "query", "SELECT 7 AS n", "--results", str(results),
+                         "--format", "csv", "--out", str(fifo))
+    reader.join(timeout=30)
+    assert code == 0 and stat.S_ISFIFO(fifo.stat().st_mode) and got[0].split() == ["n", "7"]
 
 
 def test_query_out_dash_is_stdout(results, tmp_path, capsys, monkeypatch):

@@ -30,6 +30,8 @@ import pyarrow.parquet as pq
 from simulator.errors import ConfigError
 from simulator.strategy import Strategy
 from simulator.temp_files import beside
+from simulator.temp_files import rename_target
+from simulator.temp_files import written_whole
 from tuner.analysis import answer_types
 from tuner.analysis import answers
 from tuner.cli.args import add_filters
@@ -216,7 +218,7 @@ def _answer(con: Any, sql: str, args: argparse.Namespace, limit: int) -> int:
     if reader is None:
         return 0
     if args.format == "parquet":
-        with _replacing(args.out) as tmp:
+        with written_whole(args.out) as tmp:
             rows = write_parquet(reader, tmp, limit)
         print(f"wrote {rows:,} rows to {args.out}", file=sys.stderr)
         return 0
@@ -245,8 +247,11 @@ def _check_out(out: Path, results: str) -> None:
         if out.absolute().resolve().is_relative_to(root):
             raise ConfigError(f"--out {str(out)!r} is inside the results directory "
                               f"{results!r}; write it elsewhere")
-    # before the query runs, not after (an errno naming the hidden file, exit 1)
-    check_writable(beside(out), f"--out {str(out)!r}: cannot write there")
+    # before the query runs, not after (an errno naming the hidden file, exit 1); a device
+    # or a pipe is written through, not probed (opening a pipe waits for its reader)
+    target = rename_target(out)
+    if target.is_file() or not target.exists():
+        check_writable(beside(target), f"--out {str(out)!r}: cannot write there")
 
 
 @contextmanager
@@ -286,19 +291,8 @@ def _output(path: Path | None) -> Iterator[TextIO]:
     if path is None:
         yield sys.stdout
         return
-    with _replacing(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
+    with written_whole(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         yield f
-
-
-@contextmanager
-def _replacing(path: Path) -> Iterator[Path]:
-    """A temporary path next to ``path`` that replaces it once the block succeeds."""
-    tmp = beside(path)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _batches(reader: pa.RecordBatchReader, limit: int) -> Iterator[pa.RecordBatch]:

@@ -9,7 +9,6 @@ selector schema version is refused with a ConfigError naming both versions.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from datetime import UTC
 from datetime import datetime
@@ -21,7 +20,7 @@ import numpy as np
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
-from simulator.temp_files import beside
+from simulator.temp_files import written_whole
 from simulator.yamldoc import loads_json
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
@@ -99,13 +98,10 @@ def save_model(trained: Trained, path: str | Path, results: str | None = None) -
     path = check_model_path(path, results)
     _refuse_overwriting_another_file(path)
     text = json.dumps(model_json(trained, results), indent=1, allow_nan=False)
-    tmp = beside(path)
     try:
-        tmp.write_text(text + "\n")
-        tmp.replace(path)
+        with written_whole(path) as tmp:
+            tmp.write_text(text + "\n")
     except OSError as exc:
-        with contextlib.suppress(OSError):  # a read-only disk refuses the unlink too
-            tmp.unlink(missing_ok=True)
         raise ConfigError(f"--model {str(path)!r}: cannot write it "
                           f"({exc.strerror or exc})") from None
     return path
