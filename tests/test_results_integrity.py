@@ -603,6 +603,23 @@ def test_a_trials_file_without_its_time_column_is_refused(tmp_path, monkeypatch,
     assert check(results) == 1
 
 
+@pytest.mark.parametrize("column", ["param_mapping", "param_w", "graph_id", "objective"])
+def test_a_trials_file_without_a_column_every_writer_writes_is_refused(tmp_path, monkeypatch,
+                                                                       capsys, column):
+    """Read as nulls: a missing knob column had made `vwarp w=8` read as w=32 in `best` and
+    `effect`, exit 0; a missing graph_id or objective, a traceback (probe QUERY)."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
+    results = tmp_path / "r"
+    tune(results)
+    path = next((results / "trials").rglob("*.parquet"))
+    pq.write_table(pq.read_table(path).drop_columns([column]), path, write_page_checksum=True)
+    assert main(["best", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert f"damaged results file {path}" in err and f"no column {column}" in err
+
+
 def test_repair_reports_what_is_left_not_what_it_set_right(tmp_path, capsys):
     """A file missing a knob column: the journal rewrite repairs it, and the reference rows
     it had mislabelled are right again; `--repair` had listed those as problems and exited 1
@@ -616,11 +633,11 @@ def test_repair_reports_what_is_left_not_what_it_set_right(tmp_path, capsys):
                 and "param_w" in pq.read_table(p).column_names)
     pq.write_table(pq.read_table(path).drop_columns(["param_w"]), path,
                    write_page_checksum=True)
-    assert check(results) == 1
-    assert "holds the knobs" in capsys.readouterr().out
+    assert check(results) == 1  # a column every writer writes (probe QUERY)
+    assert "schema: no column param_w" in capsys.readouterr().out
     assert check(results, "--repair") == 0
     out = capsys.readouterr().out
-    assert "holds the knobs" not in out and "files checked, all repaired" in out
+    assert "moved to" in out and "files checked, all repaired" in out
     assert check(results) == 0
 
 

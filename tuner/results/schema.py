@@ -159,14 +159,29 @@ GRAPH_COLUMNS = _cols(
 # plus one column per graph feature (`simulator.features.graph_features`), float64 or int64.
 
 
-# The columns without which a file's rows cannot be told apart (every writer has written them).
-KEY_COLUMNS = {TRIALS: ("study_key", "role", "trial", "label", "state"),
-               GRAPHS: ("graph_id", "n", "m")}
+# The columns every writer has written since the first results schema (a trial file: its
+# declared columns and a column for each of its knobs; a graph file: its keys; time_us is
+# rows_value_problem's): a file without one was cut by another tool, and its rows would be read
+# with nulls, which readers take for a knob's default or which break them (a missing `param_w`
+# had read `vwarp w=8` as w=32; a missing `graph_id`, a traceback; probe QUERY).
+KEY_COLUMNS = {
+    TRIALS: ("study_key", "role", "trial", "label", "state", "duplicate_of", "graph_id",
+             "graph_spec", "space", "space_digest", "sampler", "objective", "values",
+             "values_std", "sources", "n_sources", "time_us_std", "time_us_min",
+             "time_us_max", "error", "wall_s", "worker", "seed", "timestamp",
+             "warpsweep_version", "git_commit", "schema_version",
+             *(PARAM_PREFIX + knob for knob in (
+                 "mapping", "w", "chunk", "distribution", "defer_threshold", "block_size",
+                 "driven", "push", "donate_threshold", "variable_grid", "switch_to_topology",
+                 "switch_to_data", "partition", "unroll", "adaptive_min_w",
+                 "adaptive_max_w"))),
+    GRAPHS: ("graph_id", "n", "m"),
+}
 
 
 def schema_problem(schema: pa.Schema, table: str) -> str | None:
     """Why a file of ``table`` with ``schema`` is not a results file (a declared column of
-    another type, a key column missing), or None."""
+    another type, a column every writer has written missing), or None."""
     declared = (TRIAL_PARTITIONS + TRIAL_COLUMNS if table == TRIALS
                 else GRAPH_PARTITIONS + GRAPH_COLUMNS)
     types = {col.name: col.type for col in declared}
