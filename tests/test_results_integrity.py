@@ -620,6 +620,45 @@ def test_a_trials_file_without_a_column_every_writer_writes_is_refused(tmp_path,
     assert f"damaged results file {path}" in err and f"no column {column}" in err
 
 
+@pytest.mark.parametrize("column,value", [("state", "COMPLETE"), ("role", "baseline")])
+def test_a_state_or_role_no_writer_gives_is_refused(tmp_path, monkeypatch, capsys, column,
+                                                    value):
+    """A study whose rows read `COMPLETE` had vanished from `best`, exit 0 (probe QUERY)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
+    results = tmp_path / "r"
+    tune(results)
+    path = next((results / "trials").rglob("*.parquet"))
+    table = pq.read_table(path)
+    table = table.set_column(table.schema.get_field_index(column), column,
+                             pa.array([value] * table.num_rows))
+    pq.write_table(table, path, write_page_checksum=True)
+    assert main(["best", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert f"damaged results file {path}: {column} {value!r}, which no writer gives" in err
+
+
+@pytest.mark.parametrize("where", ["trials/part-x.parquet",
+                                   "trials/algorithm=bfs/device=h100/sub/part-x.parquet",
+                                   "trials/device=h100/algorithm=bfs/part-x.parquet"])
+def test_a_rows_file_out_of_its_partition_is_refused_in_one_line(tmp_path, monkeypatch,
+                                                                 capsys, where):
+    """DuckDB had refused one at another depth with a traceback from every reader, and read
+    one a level deeper as rows while `check` called it misplaced (probe QUERY)."""
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", str(tmp_path / "verified"))
+    results = tmp_path / "r"
+    tune(results)
+    path = next((results / "trials").rglob("*.parquet"))
+    moved = results / where
+    moved.parent.mkdir(parents=True, exist_ok=True)
+    path.rename(moved)
+    assert main(["best", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert f"damaged results file {moved}: not under algorithm=.../device=..." in err
+
+
 def test_repair_reports_what_is_left_not_what_it_set_right(tmp_path, capsys):
     """A file missing a knob column: the journal rewrite repairs it, and the reference rows
     it had mislabelled are right again; `--repair` had listed those as problems and exited 1

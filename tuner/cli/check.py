@@ -48,10 +48,10 @@ from tuner.results.schema import GRAPHS
 from tuner.results.schema import PARAM_PREFIX
 from tuner.results.schema import QUARANTINE
 from tuner.results.schema import TRIALS
+from tuner.results.schema import partition_problem
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
 from tuner.results.schema import value_problem
-from tuner.results.store import PARTITIONS
 from tuner.results.store import RESULTS_FILE_PREFIX
 from tuner.results.store import ResultStore
 from tuner.results.store import check_readable
@@ -366,14 +366,8 @@ def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report
 
 
 def _schema_problem(loc: Location, table: str, path: str) -> str | None:
-    problem = schema_problem(pq.read_schema(path, filesystem=loc.fs), table)
-    if problem is not None:
-        return problem
-    rel = path[len(loc.path(table)) + 1:].split("/")[:-1]
-    keys = [c.name for c in PARTITIONS[table]]
-    if [part.split("=", 1)[0] for part in rel] != keys:
-        return f"not under {'/'.join(k + '=...' for k in keys)}"
-    return None
+    return (schema_problem(pq.read_schema(path, filesystem=loc.fs), table)
+            or partition_problem(loc.path(table), path, table))
 
 
 def _quarantine(loc: Location, path: str) -> str:

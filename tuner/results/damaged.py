@@ -25,10 +25,12 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
+from tuner.results.location import Location
 from tuner.results.location import shell_word
 from tuner.results.schema import TRIALS
 from tuner.results.schema import VALUE_COLUMNS
 from tuner.results.schema import objective_columns
+from tuner.results.schema import partition_problem
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
 from tuner.results.schema import value_problem
@@ -186,8 +188,10 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
             raise DamagedResults(f, str(exc), results) from None
         keys.append((str(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
     fresh = [k for k in keys if k not in known]
+    root = Location.of(results).path(table)
     for path, *_ in fresh:
-        problem = body_problem(path) or schema_problem(pq.read_schema(path), table)
+        problem = (body_problem(path) or schema_problem(pq.read_schema(path), table)
+                   or partition_problem(root, path, table))
         if problem is None and table == TRIALS:
             problem = rows_value_problem(path)
         if problem is not None:

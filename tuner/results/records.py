@@ -12,14 +12,14 @@ from typing import Any
 
 from tuner.env import git_commit
 from tuner.env import warpsweep_version
+from tuner.results.schema import ROLES
 from tuner.results.schema import SCHEMA_VERSION
+from tuner.results.schema import STATES
 from tuner.results.schema import metric_column
 from tuner.results.schema import param_column
 
-STATES = ("complete", "failed", "duplicate")
 # TrialRecord's fields that hold a dict or a list (of plain values)
 _CONTAINERS = ("params", "values", "values_std", "metrics", "sources")
-ROLES = ("trial", "reference")
 
 
 @dataclass

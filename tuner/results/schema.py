@@ -26,6 +26,8 @@ STUDIES = "studies"  # each study's Optuna journal
 MEASURED = "measured"  # GPU-measured times beside the trials (tune --verify)
 QUARANTINE = "quarantine"  # files check --repair moved aside
 PARAM_PREFIX = "param_"
+STATES = ("complete", "failed", "duplicate")  # a trial row's, as every writer spells them
+ROLES = ("trial", "reference")
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,18 @@ def schema_problem(schema: pa.Schema, table: str) -> str | None:
     return _version_problem(schema)
 
 
+def partition_problem(table_root: str, path: str, table: str) -> str | None:
+    """Why ``path`` (a file under ``table_root``, the table's directory) is not where the store
+    writes ``table``'s files (``algorithm=.../device=...``, ``kind=...``), or None: DuckDB's
+    hive partitioning had refused one at another depth with a traceback, and read one a
+    level deeper as rows (probe QUERY)."""
+    rel = str(path)[len(table_root.rstrip("/")) + 1:].replace("\\", "/").split("/")[:-1]
+    keys = [c.name for c in (TRIAL_PARTITIONS if table == TRIALS else GRAPH_PARTITIONS)]
+    if [part.split("=", 1)[0] for part in rel] != keys:
+        return f"not under {'/'.join(k + '=...' for k in keys)}"
+    return None
+
+
 def _version_problem(schema: pa.Schema) -> str | None:
     """Why the results schema version a file's footer records cannot be read by this
     warpsweep (None: it records none, or one no newer than ``SCHEMA_VERSION``): a newer
@@ -246,6 +260,13 @@ def value_problem(table: pa.Table) -> str | None:
 
     if "state" not in table.column_names or not table.num_rows:
         return None
+    for column, known in (("state", STATES), ("role", ROLES)):
+        # another spelling (COMPLETE, done) had hidden its study from the readers unsaid
+        odd = set(table.column(column).unique().to_pylist()) - set(known) \
+            if column in table.column_names else set()
+        if odd:
+            return (f"{column} {sorted(odd, key=str)[0]!r}, which no writer gives (a row's "
+                    f"{column} is {' or '.join(known)})")
     complete = table.filter(pc.equal(table.column("state"), "complete"))
     types = dict(zip(complete.column_names, complete.schema.types, strict=True))
     # (column, each row wrong, why); others: type_conflict
