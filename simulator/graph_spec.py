@@ -301,6 +301,15 @@ def _names_a_file(text: str) -> bool:
         return False
 
 
+def _bare_path_hint(text: str) -> str:
+    """Where a spec refused as no kind names a file: how to read it (a bare path is read only
+    without ':', ',' or '=', which specs part it at)."""
+    if not _names_a_file(text):
+        return ""
+    return (f"; {text!r} is a file: write file:{text} to read it (a bare path holds no ':', "
+            "',' or '=')")
+
+
 def parse_spec(spec: str | GraphSpec) -> GraphSpec:
     """Parse and validate a spec string; GraphError names the spec and the problem."""
     if isinstance(spec, GraphSpec):
@@ -329,13 +338,12 @@ def parse_spec(spec: str | GraphSpec) -> GraphSpec:
             raise GraphError(
                 f"graph spec {spec!r}: expected KIND:key=value,... with KIND one of "
                 f"{', '.join(sorted([*KIND_PARAMS, *KIND_ALIASES]))}, or a graph file path"
-            )
+                + _bare_path_hint(text))
     kind = KIND_ALIASES.get(kind, kind)
     if kind not in KIND_PARAMS:
         raise GraphError(
             f"graph spec {spec!r}: unknown kind {kind!r}; expected one of "
-            f"{', '.join(sorted([*KIND_PARAMS, *KIND_ALIASES]))}"
-        )
+            f"{', '.join(sorted([*KIND_PARAMS, *KIND_ALIASES]))}" + _bare_path_hint(text))
     fields = [f.strip() for f in rest.split(",")] if rest.strip() else []
     raw: dict[str, str] = {}
     if kind == "file":
