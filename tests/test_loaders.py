@@ -547,7 +547,8 @@ def test_the_cache_keeps_to_its_size_bound_dropping_the_least_recently_used(
     specs = [f"rmat:scale=8,seed={s}" for s in range(4)]
     load_graph(specs[0])
     (entry,) = cache.glob("*.npz")
-    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", str(3 * entry.stat().st_size))
+    # three entries' files (another seed's has a few edges more), not four
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", str(3 * entry.stat().st_size + 3 * 4096))
     clock = iter(range(10**6, 2 * 10**6, 100))
 
     def age_all():  # one mtime each, ascending as used (the filesystem's may tie)
@@ -576,6 +577,21 @@ def test_the_cache_keeps_to_its_size_bound_dropping_the_least_recently_used(
     monkeypatch.setenv("WARPSWEEP_CACHE_MAX", "lots")
     with pytest.raises(ConfigError, match="WARPSWEEP_CACHE_MAX='lots': expected a size"):
         load_graph("rmat:scale=8,seed=11")
+
+
+def test_the_cache_counts_its_entries_files_not_their_arrays(tmp_path, monkeypatch) -> None:
+    # room had been made for the arrays' bytes; the file, headers and metadata included, is
+    # 1.4 KB more: a 1604-byte entry had stayed under a bound of 1024 (probe GRAPHS)
+    monkeypatch.setattr(graph_cache, "MIN_GENERATED_EDGES", 1)
+    cache = tmp_path / "cache"
+    g = load_graph("rmat:scale=4,seed=0")
+    (entry,) = cache.glob("*.npz")
+    arrays = g.indptr.nbytes + g.indices.nbytes
+    assert entry.stat().st_size > arrays
+    entry.unlink()
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", str(arrays + 1))
+    load_graph("rmat:scale=4,seed=0")
+    assert sum(p.stat().st_size for p in cache.glob("*.npz")) <= arrays + 1
 
 
 def test_making_room_removes_cache_entries_alone_and_counts_writes_under_way(
