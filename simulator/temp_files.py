@@ -41,16 +41,17 @@ def rename_target(path: str | Path) -> Path:
 
 
 @contextmanager
-def written_whole(path: str | Path) -> Iterator[Path]:
+def written_whole(path: str | Path, tag: str = "tmp") -> Iterator[Path]:
     """Where to write ``path``'s new content: a hidden sibling renamed over it once the block
     succeeds (a reader sees all of it or none, and a failed write leaves nothing); ``path``
     itself where it is a device or a pipe (``--out /dev/null``), which a rename would have
-    unlinked and replaced with a file."""
+    unlinked and replaced with a file. ``tag`` ends the sibling's name (``tmp.toml``: a reader
+    that goes by the suffix can check it)."""
     target = rename_target(path)
     if target.exists() and not target.is_file():
         yield target
         return
-    tmp = beside(target)
+    tmp = beside(target, tag)
     try:
         yield tmp
         os.replace(tmp, target)

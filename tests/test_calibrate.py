@@ -438,6 +438,29 @@ def test_rows_that_would_be_fitted_wrong_are_refused(rows, tmp_path):
                        cache=tmp_path / "c")
 
 
+def test_text_from_the_input_stays_in_the_device_files_comments(real_case, monkeypatch,
+                                                                capsys):
+    """A newline in the measured file's path or a graph's name had ended its comment line and
+    set the device's fields (`sms = 1`, exit 0); a file that did not load had been left in
+    place of the device file at --out (probe MEASURE)."""
+    import tuner.cli.calibrate as calibrate_cli
+
+    tmp, _, base, _, path = real_case
+    measured = load_measured(path, device=base.name)
+    cal = fit(simulate_parts(measured, base, cache=tmp / "cache"), measured, base)
+    out = tmp / "odd.toml"
+    out.write_text(device_toml(cal, source="dir\nsms = 1 #/m.parquet",
+                               notes=['g\rname = "evil"\x0b']))
+    fitted = get_device(str(out))
+    assert fitted.sms == base.sms and fitted.name != "evil"
+    kept = out.read_text()
+    monkeypatch.setattr(calibrate_cli, "device_toml", lambda *a, **k: "sms = = 1\n")
+    assert main(["calibrate", str(path), "--device", str(tmp / "base.toml"), "--out",
+                 str(out), "--cache", str(tmp / "cache")]) == 2
+    assert "cannot parse" in capsys.readouterr().err
+    assert out.read_text() == kept and [p.name for p in tmp.glob(".odd*")] == []
+
+
 def test_rows_without_a_verdict_or_a_fit_of_one_row_are_refused(rows, tmp_path, capsys):
     """A row whose `correct` is null had been dropped silently; one measured configuration
     had been 'fitted' (RMS 0) and written as a device file."""

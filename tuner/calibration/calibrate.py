@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import unicodedata
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -620,7 +621,16 @@ def _toml_value(value: object) -> str:
     if isinstance(value, float):
         text = f"{value:.6g}"
         return text if any(c in text for c in ".en") else f"{text}.0"
-    return json.dumps(str(value))
+    # TOML's basic string is JSON's, but for escapes of characters past U+FFFF (surrogates)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _comment(text: object) -> str:
+    """``text`` as one TOML comment line: a control character (a newline in a path or a graph
+    name) had ended the comment and put what followed into the device's fields (probe
+    MEASURE)."""
+    return "# " + "".join(" " if unicodedata.category(c) == "Cc" and c != "\t" else c
+                          for c in str(text))
 
 
 def device_toml(calibration: Calibration, *, source: str | None = None,
@@ -632,8 +642,8 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
     device = calibrated_device(base, calibration.thetas)
     preset = DEVICES.get(base.name)
     lines = [
-        f"# {device.name}: device {base.name} calibrated by `warpsweep calibrate`"
-        + (f" on {source}" if source else ""),
+        _comment(f"{device.name}: device {base.name} calibrated by `warpsweep calibrate`"
+                 + (f" on {source}" if source else "")),
         f"# fit: {calibration.rows} measured (graph, algorithm, config) rows on "
         f"{len(calibration.graphs)} graph{'s' if len(calibration.graphs) != 1 else ''} "
         f"({', '.join(calibration.algorithms)}); RMS log error "
@@ -671,11 +681,11 @@ def device_toml(calibration: Calibration, *, source: str | None = None,
         "# approximately: a warp's latency bound holds both its round trips and its",
         "# instructions (and, dynamic, its grabs' waits on the queue counter, which scale",
         "# with atomic_cycles), and each theta scales only one of them.",
-        *(f"# {note}" for note in notes),
+        *(_comment(note) for note in notes),
     ]
     if preset is not None:
-        lines.append(f'base = "{base.name}"')
-    lines.append(f'name = "{device.name}"')
+        lines.append(f"base = {_toml_value(base.name)}")
+    lines.append(f"name = {_toml_value(device.name)}")
     reference = preset if preset is not None else Device(name=device.name)
     for f in dataclasses.fields(Device):
         if f.name == "name":

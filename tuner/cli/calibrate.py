@@ -16,6 +16,7 @@ from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.temp_files import beside
+from simulator.temp_files import written_whole
 from tuner.calibration.calibrate import EXACT
 from tuner.calibration.calibrate import THETA_NAMES
 from tuner.calibration.calibrate import THETA_RANGE
@@ -465,10 +466,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
     text = device_toml(calibration, source=str(args.results), notes=notes)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        with written_whole(out, "tmp.toml") as tmp:
+            tmp.write_text(text)
+            if tmp != out:  # what was written loads, before it replaces a file at --out
+                get_device(str(tmp))
     except OSError as exc:
         raise ConfigError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
-    get_device(str(out))  # what was written loads
     name = calibrated_device(fit_base, calibration.thetas).name
     print(f"wrote {out} (device {name}; tune, sweep or simulate with it: --device "
           f"{shell_word(out)})")
