@@ -300,8 +300,12 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
     where = f"device file {path}"
     base_name = data.pop("base", None)
     check_device_fields(data, where)
-    if base_name is None:
-        base = Device(name=path.stem)
+    if base_name is None:  # named by its field, else by the file (a temp file's had failed)
+        try:
+            base = Device(name=data["name"] if isinstance(data.get("name"), str)
+                          else path.stem)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     elif not isinstance(base_name, str) or not base_name.strip():
         raise ConfigError(f"{where}: field `base` must be a preset name or a device file path, "
                           f"got {base_name!r}")
