@@ -657,6 +657,11 @@ def test_a_rows_file_out_of_its_partition_is_refused_in_one_line(tmp_path, monke
     assert main(["best", "--results", str(results)]) == 2
     err = capsys.readouterr().err
     assert f"damaged results file {moved}: not under algorithm=.../device=..." in err
+    # nor does a resume count its rows as done (review CR15)
+    from tuner.results.damaged import DamagedResults
+
+    with pytest.raises(DamagedResults, match="not under algorithm="):
+        tune(results)
 
 
 def test_repair_reports_what_is_left_not_what_it_set_right(tmp_path, capsys):

@@ -214,3 +214,18 @@ def test_a_mistyped_file_in_a_bucket_is_named_as_damaged(bucket_uri, tmp_path, m
     assert main(["best", "--results", bucket_uri]) == 2
     err = capsys.readouterr().err
     assert "damaged results file" in err and "Traceback" not in err
+
+
+def test_a_rows_file_out_of_its_partition_in_a_bucket_is_refused(bucket_uri, tmp_path,
+                                                                 monkeypatch, capsys):
+    """Checked in a directory alone: in a bucket, `best` gave a TypeError traceback and
+    `query` counted its rows (review CR15)."""
+    monkeypatch.setenv("WARPSWEEP_JOURNAL_DIR", str(tmp_path / "journals"))
+    api.tune("rmat:scale=7,seed=1", trials=4, sources=1, results=bucket_uri)
+    loc = Location.of(bucket_uri)
+    path = loc.files("trials", ".parquet")[0]
+    loc.fs.move(path, loc.path("trials", "part-x.parquet"))
+    for verb in (["best", "--results", bucket_uri],
+                 ["query", "SELECT count(*) FROM trials", "--results", bucket_uri]):
+        assert main(verb) == 2, verb
+        assert "part-x.parquet: not under algorithm=" in capsys.readouterr().err

@@ -142,6 +142,7 @@ def check_remote_values(files: Iterable[str], results: str, filesystem: Any) -> 
         if key in known:
             continue
         problem = (schema_problem(pq.read_schema(info.path, filesystem=filesystem), TRIALS)
+                   or partition_problem(Location.of(results).path(TRIALS), info.path, TRIALS)
                    or rows_value_problem(info.path, filesystem))
         if problem is not None:
             raise DamagedResults(info.path, problem, results)

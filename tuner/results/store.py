@@ -51,6 +51,7 @@ from tuner.results.schema import infer_type
 from tuner.results.schema import metric_column
 from tuner.results.schema import objective_columns
 from tuner.results.schema import param_column
+from tuner.results.schema import partition_problem
 from tuner.results.schema import schema_problem
 from tuner.results.schema import type_conflict
 from tuner.results.schema import value_problem
@@ -161,7 +162,8 @@ class ParquetDirBackend(Backend):
         """A file's schema; one that is not the results' (a Parquet file of something else
         dropped in) raises DamagedResults naming it, as ``warpsweep check`` does."""
         schema = pq.read_schema(path, filesystem=self.location.fs)
-        problem = schema_problem(schema, table)
+        problem = (schema_problem(schema, table)
+                   or partition_problem(self.location.path(table), path, table))
         if problem is not None:
             from tuner.results.damaged import DamagedResults  # (DuckDB's: not on a GPU machine)
 
