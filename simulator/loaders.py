@@ -643,8 +643,9 @@ def _weights(values: np.ndarray, lines: np.ndarray, label: str) -> np.ndarray:
             i = int(past[0])
             raise GraphError(
                 f"{label}: line {int(lines[i])}: edge weight {values[i]:.6g} is a whole "
-                "number past 2**53, read beside fractional weights as a float64, which may "
-                f"have rounded it; whether a float32 holds it cannot be told ({WEIGHT_RULE})")
+                "number past 2**53, read as a float64 (beside a fraction, or past int64), "
+                "which may have rounded it; whether a float32 holds it cannot be told "
+                f"({WEIGHT_RULE})")
     return values.astype(np.float32)
 
 

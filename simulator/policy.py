@@ -212,9 +212,13 @@ class Policy:
         return all(node["feature"] in GRAPH_FEATURES for node in self.splits())
 
     def rules(self) -> list[dict[str, Any]]:
-        """The tree as flat rules, first match wins: conditions, candidate index, its knobs."""
+        """The tree (or schedule) as flat rules, first match wins: conditions, candidate index,
+        its knobs. A schedule's last entry holds for every later iteration, as it runs (a rule
+        `iteration == k` for it had been the check's, refusing a file that said so)."""
         if self.tree is None:
-            return [{"when": f"iteration == {i}", "choose": c}
+            last = len(self.schedule) - 1
+            return [{"when": f"iteration == {i}" if i < last else
+                     f"iteration >= {i}" if i else "always", "choose": c}
                     for i, c in enumerate(self.schedule)]
         out: list[dict[str, Any]] = []
 

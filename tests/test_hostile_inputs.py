@@ -503,6 +503,9 @@ def test_selector_model_with_an_unknown_mapping_is_refused(tmp_path):
     path.write_text(text[:-1] + ', "seed": 3}')  # a key given twice: not the last one taken
     with pytest.raises(ConfigError, match="key 'seed' is given twice"):
         load_model(path)
+    path.write_text("[" * 100000 + "]" * 100000)  # a RecursionError traceback (review CR15)
+    with pytest.raises(ConfigError, match="is nested too deeply"):
+        load_model(path)
 
 
 def test_simulate_in_python_still_takes_a_graph_it_can_hold():

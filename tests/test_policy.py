@@ -413,6 +413,12 @@ def test_policy_refuses_bad_input(tmp_path):
         "schedule": [0, 1], "rules": [{"when": "always", "choose": 1}]}))
     with pytest.raises(ConfigError, match="rules` are not its schedule's"):
         simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0)
+    # the last entry's rule holds from there on, as the schedule runs (review CR15)
+    doc = json.loads(edited.read_text())
+    doc["rules"] = [{"when": "iteration == 0", "choose": 0},
+                    {"when": "iteration >= 1", "choose": 1}]
+    edited.write_text(json.dumps(doc))
+    assert simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0).time_us > 0
 
 
 def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):

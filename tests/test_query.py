@@ -227,6 +227,10 @@ def test_query_out_writes_through_a_symlink_and_a_pipe(results, tmp_path, capsys
                          "--format", "csv", "--out", str(fifo))
     reader.join(timeout=30)
     assert code == 0 and stat.S_ISFIFO(fifo.stat().st_mode) and got[0].split() == ["n", "7"]
+    # Parquet seeks back to its footer: refused, not a bare `lseek failed` (review CR15)
+    code, _, err = run_cli(capsys, "query", "SELECT 7 AS n", "--results", str(results),
+                           "--format", "parquet", "--out", str(fifo))
+    assert code == 2 and "is no regular file: Parquet is written to a file" in err
 
 
 def test_query_out_dash_is_stdout(results, tmp_path, capsys, monkeypatch):

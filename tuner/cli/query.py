@@ -207,7 +207,7 @@ def run_query(args: argparse.Namespace) -> int:
         TABLE_LIMIT if args.format == "table" else 0)
     limit = min(limit, MAX_LIMIT)  # Arrow slices take 64-bit lengths
     if args.out is not None:
-        _check_out(args.out, args.results)
+        _check_out(args.out, args.results, args.format == "parquet")
     con = connect(args.results)
     with _time_limit(con, args.timeout):
         return _answer(con, sql, args, limit)
@@ -232,7 +232,7 @@ def _answer(con: Any, sql: str, args: argparse.Namespace, limit: int) -> int:
     return 0
 
 
-def _check_out(out: Path, results: str) -> None:
+def _check_out(out: Path, results: str, parquet: bool = False) -> None:
     """``--out`` names a file to write, outside the results (a file written among the results'
     Parquet would be read as results)."""
     if not str(out).strip() or out.name in ("", ".", ".."):
@@ -252,6 +252,9 @@ def _check_out(out: Path, results: str) -> None:
     target = rename_target(out)
     if target.is_file() or not target.exists():
         check_writable(beside(target), f"--out {str(out)!r}: cannot write there")
+    elif parquet:  # its writer seeks back to its footer (a bare `lseek failed`, review CR15)
+        raise ConfigError(f"--out {str(out)!r} is no regular file: Parquet is written to a "
+                          "file; use --format csv or json for a pipe or a device")
 
 
 @contextmanager

@@ -135,6 +135,8 @@ def load_model(path: str | Path) -> tuple[Selector, dict[str, Any]]:
         raise ConfigError(f"model file {str(path)!r} does not exist") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"model file {str(path)!r} is not readable JSON ({exc})") from None
+    except RecursionError:  # nested thousands deep: no model (a traceback, review CR15)
+        raise ConfigError(f"model file {str(path)!r} is nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise ConfigError(f"{str(path)!r} is not a warpsweep selector model (format {got!r}, "
