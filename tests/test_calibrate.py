@@ -477,6 +477,25 @@ def test_rows_without_a_verdict_or_a_fit_of_one_row_are_refused(rows, tmp_path, 
     assert "1 measured configuration" in capsys.readouterr().err and not out.exists()
 
 
+@pytest.mark.parametrize("column,values,words", [
+    ("launches", ["5", "5"], "column 'launches' is string, expected numbers"),
+    ("iterations", ["five", "5"], "column 'iterations' is string, expected numbers"),
+    ("launches", [float("nan"), 5.0], "launches nan"),
+])
+def test_an_optional_measured_column_of_another_kind_is_refused(rows, tmp_path, column,
+                                                                values, words):
+    # only the required columns had been type-checked: a TypeError or ValueError traceback
+    # (probe MEASURE)
+    path = tmp_path / "m.parquet"
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    table = pq.read_table(path)
+    if column in table.column_names:
+        table = table.drop_columns([column])
+    pq.write_table(table.append_column(column, pa.array(values)), path)
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        load_measured(path)
+
+
 def test_device_mapping_is_exact_where_it_says(rows):
     """Scaling memory, atomics, overhead and host through the device fields gives the
     surrogate's cycles exactly (here on one graph's BFS rows)."""
@@ -590,6 +609,24 @@ def test_per_launch_times_that_do_not_fit_are_config_errors(rows, tmp_path):
                                           "launch": 0, "kernel_us": 1.0}]), other)
     with pytest.raises(ConfigError, match="hold none of the measured"):
         load_launch_times([other], measured)
+    # a file given twice (sessions appended) had interleaved its launches, paired with the
+    # wrong simulated ones; a kernel time of NaN, 0 or null had raised a traceback later, and
+    # a gap been closed up (probe MEASURE)
+    m = measured[0]
+    launch = {"graph": m.graph, "algorithm": m.algorithm, "config": m.config,
+              "variant": m.variant, "launch": 0, "kernel_us": 1.0}
+    one = tmp_path / "one.parquet"
+    pq.write_table(pa.Table.from_pylist([launch, {**launch, "launch": 1}]), one)
+    assert load_launch_times([one], measured)[0].tolist() == [1.0, 1.0]
+    with pytest.raises(ConfigError, match="launch 0 is given twice"):
+        load_launch_times([one, one], measured)
+    for edit, words in (({"kernel_us": float("nan")}, "kernel_us nan, which no kernel"),
+                        ({"kernel_us": 0.0}, "kernel_us 0.0, which no kernel"),
+                        ({"kernel_us": None}, "kernel_us None, which no kernel"),
+                        ({"launch": -1}, "numbered 0, 1"), ({"launch": 2}, "lacks launch 1")):
+        pq.write_table(pa.Table.from_pylist([launch, {**launch, **edit}]), bad)
+        with pytest.raises(ConfigError, match=words):
+            load_launch_times([bad], measured)
 
 
 def test_real_simulations_with_a_bounds_norm_give_back_the_device(real_case):

@@ -323,8 +323,12 @@ def impossible(r: Mapping[str, Any]) -> str | None:
     if kernel is not None and not (math.isfinite(kernel) and 0 <= kernel <= time_us):
         return (f"kernel_us {kernel} exceeds time_us {time_us}" if math.isfinite(kernel)
                 and kernel > time_us else f"kernel_us {kernel}")
-    if launches is not None and launches < 1:
+    if launches is not None and not (math.isfinite(launches) and launches >= 1):
         return f"launches {launches} (a run launches at least once)"
+    for name in ("m", "iterations"):
+        count = r.get(name)
+        if count is not None and not (math.isfinite(count) and count >= 0):
+            return f"{name} {count}"
     return None
 
 
@@ -444,7 +448,9 @@ def _read_parquet(path: Path, what: str, columns: Sequence[str]):
         raise ConfigError(f"{what} {path}: missing column(s) {', '.join(missing)} "
                           f"(needed: {', '.join(columns)})")
     kinds = _kinds()
-    for name in columns:  # "yes" in `correct`, "1" in `time_us`: refused, not guessed at
+    # "yes" in `correct`, "1" in `time_us`, "5" in an optional `launches`: refused, not
+    # guessed at (an optional column had raised its TypeError, probe MEASURE)
+    for name in [*columns, *(c for c in table.column_names if c in kinds and c not in columns)]:
         kind, wanted = table.schema.field(name).type, kinds.get(name)
         if wanted is not None and not wanted[0](kind):
             raise ConfigError(f"{what} {path}: column {name!r} is {kind}, expected {wanted[1]}")
@@ -470,6 +476,7 @@ def _kinds() -> dict[str, tuple[Callable[[Any], bool], str]]:
         "source": (pa.types.is_integer, "integers"), "launch": (pa.types.is_integer, "integers"),
         "time_us": (number, "numbers"), "kernel_us": (number, "numbers"),
         "correct": (pa.types.is_boolean, "true/false"),
+        **{c: (number, "numbers") for c in ("m", "n", "launches", "iterations")},
     }
 
 
@@ -488,12 +495,34 @@ def load_launch_times(paths: Iterable[str | Path], measured: Sequence[Measured]
     ``LAUNCH_COLUMNS``; of a file with an ``l1`` column, its ``cached`` rows); None for a row
     the files do not hold."""
     launches: dict[tuple[str, str, str, str], list[tuple[int, float]]] = {}
+    seen: dict[tuple, Path] = {}
     for path in map(Path, paths):
         for r in _read_parquet(path, "per-launch times", LAUNCH_COLUMNS).to_pylist():
             if r.get("l1", "cached") != "cached":
                 continue
             key = (r["graph"], r["algorithm"], r["config"], r["variant"])
-            launches.setdefault(key, []).append((int(r["launch"]), float(r["kernel_us"])))
+            what = (f"per-launch times {path}: {r['graph']} {r['algorithm']} {r['config']!r} "
+                    f"({r['variant']}) launch {r['launch']}")
+            us = r["kernel_us"]
+            if r["launch"] is None or r["launch"] < 0:
+                raise ConfigError(f"{what}: a launch is numbered 0, 1, ... in its run")
+            if us is None or not math.isfinite(us) or us <= 0:
+                raise ConfigError(f"{what}: kernel_us {us}, which no kernel takes")
+            if (*key, r["launch"]) in seen:  # sessions appended, or a file given twice: its
+                # launches had interleaved and been paired with the wrong simulated ones
+                raise ConfigError(f"{what} is given twice (also in "
+                                  f"{seen[(*key, r['launch'])]}): merge sessions first, "
+                                  "one row a launch")
+            seen[(*key, r["launch"])] = path
+            launches.setdefault(key, []).append((int(r["launch"]), float(us)))
+    for key, rows in launches.items():
+        numbers = sorted(n for n, _ in rows)
+        if numbers != list(range(len(numbers))):
+            missing = sorted(set(range(numbers[-1] + 1)) - set(numbers))[:3]
+            raise ConfigError(f"per-launch times: {key[0]} {key[1]} {key[2]!r} ({key[3]}) "
+                              f"lacks launch {', '.join(map(str, missing))} of its "
+                              f"{numbers[-1] + 1}: its kernel times would be paired with "
+                              "other launches")
     out: list[np.ndarray | None] = []
     for m in measured:
         rows = sorted(launches.get((m.graph, m.algorithm, m.config, m.variant), ()))
