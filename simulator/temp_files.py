@@ -4,10 +4,13 @@ and where a write to a user's path goes."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from simulator.errors import ConfigError
 
 MAX_NAME_BYTES = 255  # a file name's limit on Linux's and macOS's filesystems
 
@@ -35,9 +38,18 @@ def short_name(name: str, reserved: int) -> str:
 
 def rename_target(path: str | Path) -> Path:
     """The file a write to ``path`` renames its temporary file over: a symlink's target (the
-    link kept; renaming over the link had replaced it with a file, its target left stale)."""
+    link kept; renaming over the link had replaced it with a file, its target left stale).
+    ConfigError for a link that leads back to itself."""
     path = Path(path)
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    if not path.is_symlink():
+        return path
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # Path.resolve's RuntimeError had been a traceback
+            raise ConfigError(f"{str(path)!r} is a symbolic link that leads back to itself"
+                              ) from None
+    return Path(os.path.realpath(path))
 
 
 @contextmanager

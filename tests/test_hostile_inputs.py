@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -1422,7 +1423,7 @@ def test_an_output_whose_name_fills_the_filesystems_limit_is_written(tmp_path, c
     assert len(beside(tmp_path / ("é" * 130)).name.encode()) <= 255  # cut on a character
 
 
-def test_outputs_through_a_symlink_keep_the_link(tmp_path):
+def test_outputs_through_a_symlink_keep_the_link(tmp_path, capsys):
     """A write renamed its temporary file over the link, replacing it with a file and leaving
     the file it named stale (probe QUERY: `query --out`; the same in `graph convert` and
     `select train --model`)."""
@@ -1437,6 +1438,16 @@ def test_outputs_through_a_symlink_keep_the_link(tmp_path):
     with written_whole(link) as tmp:
         tmp.write_text("whole")
     assert link.is_symlink() and target.read_text() == "whole"
+    # a link leading back to itself had given Path.resolve's RuntimeError, or been replaced
+    # by graph convert without --force; a pipe was replaced by a file (review CR15)
+    loop = tmp_path / "loop.npz"
+    loop.symlink_to(loop.name)
+    pipe = tmp_path / "pipe.npz"
+    os.mkfifo(pipe)
+    for out, words in ((loop, "leads back to itself"), (pipe, "is no regular file")):
+        line = cli_error(capsys, ["graph", "convert", "rmat:scale=5,seed=1", str(out),
+                                  "--force"])
+        assert words in line and (out.is_symlink() or stat.S_ISFIFO(out.stat().st_mode))
 
 
 def test_a_file_spec_never_reads_another_file_than_the_one_its_text_names(

@@ -14,6 +14,7 @@ from simulator.graph_spec import parse_spec
 from simulator.load import load_graph
 from simulator.loaders import save_npz
 from simulator.sizes import max_memory
+from simulator.temp_files import rename_target
 from tuner.cli.args import add_graph_loading
 from tuner.cli.args import add_json
 from tuner.cli.args import path_arg
@@ -115,8 +116,11 @@ def _check_output(spec: str, out_path: Path, force: bool = False) -> None:
         # loaders pick the format by extension: OUT.txt would hold a zip no reader takes
         raise ConfigError(f"graph convert: output {out!r} must be a FILE.npz "
                           "(read back as file:FILE.npz)")
+    target = rename_target(out_path)  # a link leading back to itself: one line
     if out_path.is_dir():
         raise ConfigError(f"graph convert: output {out!r} is a directory")
+    if target.exists() and not target.is_file():  # a pipe or a device: renamed over, lost
+        raise ConfigError(f"graph convert: output {out!r} is no regular file")
     named = out.strip()
     if named.lower().startswith("path="):
         named = named[5:].strip()
@@ -135,7 +139,7 @@ def _check_output(spec: str, out_path: Path, force: bool = False) -> None:
         if source.exists() and source.samefile(out_path):
             raise ConfigError(f"graph convert: output {out!r} is the input file itself; "
                               "write to another path")
-    if out_path.exists() and not force:
+    if (out_path.exists() or out_path.is_symlink()) and not force:
         raise ConfigError(f"graph convert: output {out!r} exists; pass --force to replace "
                           "it, or write to another path")
 

@@ -237,6 +237,7 @@ def _check_out(out: Path, results: str, parquet: bool = False) -> None:
     Parquet would be read as results)."""
     if not str(out).strip() or out.name in ("", ".", ".."):
         raise ConfigError(f"--out {str(out)!r}: give a file name")
+    rename_target(out)  # a link leading back to itself: one line
     if out.is_dir():
         raise ConfigError(f"--out {str(out)!r} is a directory; give a file name")
     if not out.absolute().parent.is_dir():

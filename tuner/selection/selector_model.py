@@ -20,6 +20,7 @@ import numpy as np
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.strategy import Strategy
+from simulator.temp_files import rename_target
 from simulator.temp_files import written_whole
 from simulator.yamldoc import loads_json
 from tuner.env import git_commit
@@ -79,6 +80,7 @@ def check_model_path(path: str | Path, results: str | Path | None = None) -> Pat
     path = Path(path)
     if path.suffix != ".json":
         raise ConfigError(f"--model {str(path)!r}: the model file is JSON; give a .json path")
+    rename_target(path)  # a link leading back to itself: one line
     if path.is_dir():
         raise ConfigError(f"--model {str(path)!r} is a directory; give a file name")
     if not path.absolute().parent.is_dir():
