@@ -121,9 +121,11 @@ def rows_value_problem(path: str | Path, filesystem: Any = None) -> str | None:
     return value_problem(rows)
 
 
-def check_remote_values(files: Iterable[str], results: str, filesystem: Any) -> None:
+def check_remote_values(files: Iterable[str], results: str, filesystem: Any,
+                        table_root: str) -> None:
     """Raise DamagedResults for the first remote trials file that is no results file of
-    trials (``schema_problem``) or whose rows ``value_problem`` refuses (an objective value
+    trials (``schema_problem``), lies outside its partition directories under ``table_root``
+    (``partition_problem``) or whose rows ``value_problem`` refuses (an objective value
     edited apart from its metric), as ``verify_files`` does for local ones. A file is read
     once: those verified are kept by (path, size, modification time), as local ones are, in
     the cache outside the results (one listing's infos, no request a file)."""
@@ -142,7 +144,7 @@ def check_remote_values(files: Iterable[str], results: str, filesystem: Any) -> 
         if key in known:
             continue
         problem = (schema_problem(pq.read_schema(info.path, filesystem=filesystem), TRIALS)
-                   or partition_problem(Location.of(results).path(TRIALS), info.path, TRIALS)
+                   or partition_problem(table_root, info.path, TRIALS)
                    or rows_value_problem(info.path, filesystem))
         if problem is not None:
             raise DamagedResults(info.path, problem, results)
@@ -162,7 +164,7 @@ def verify_trials(results: Any) -> None:
     if location.local:
         verify_files(files, location.text, TRIALS)
     else:
-        check_remote_values(files, location.text, location.fs)
+        check_remote_values(files, location.text, location.fs, location.path(TRIALS))
 
 
 def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:

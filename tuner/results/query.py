@@ -85,7 +85,8 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             files = backend.files(table)
             check_footers(files, location.text, fs)
             if table == TRIALS:  # an edited value is refused there as here (probe S3)
-                check_remote_values([str(f) for f in files], location.text, fs)
+                check_remote_values([str(f) for f in files], location.text, fs,
+                                    location.path(TRIALS))
             every += [str(f) for f in files]
             dataset = backend.dataset(table)
             if dataset is not None:
