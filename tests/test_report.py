@@ -487,3 +487,12 @@ def test_a_report_keeps_files_of_the_users_beside_its_figures(results, tmp_path)
         build_report(results, out)
     own.unlink()
     build_report(results, out)  # its own PNGs alone: replaced
+
+
+def test_a_graph_filtered_report_says_the_selector_holds_out_every_graph(results, tmp_path):
+    # `report --graph G` had drawn every graph's selector regret without a word (probe REPORT)
+    name = connect(results).execute("SELECT name FROM graphs ORDER BY name").fetchone()[0]
+    page = build_report(results, tmp_path / "out", Filters(graphs=(name,))).index.read_text()
+    assert "not only those --graph names" in page
+    page = build_report(results, tmp_path / "all").index.read_text()
+    assert "not only those --graph names" not in page

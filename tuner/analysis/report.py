@@ -315,8 +315,11 @@ def _across_section(data: ResultsData, algo: str, device: str, sink: Sink,
 
 def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
                       names: _Names) -> Section:
-    section = Section("selector", "The selector's evaluation",
-                      "Graphs held out one at a time; see tuner/selection/selector.py.")
+    note = "Graphs held out one at a time; see tuner/selection/selector.py."
+    if filters.graphs:  # it had drawn every graph's regret beside the rest of a --graph page
+        note += (" Every graph of the results is held out in turn, not only those --graph "
+                 "names: each is judged by a selector trained on the others.")
+    section = Section("selector", "The selector's evaluation", note)
     title = "selector regret per held-out graph"
     evaluations, why = selector_evaluations(data.results, filters)
     graph_names = {gid: info["name"] for gid, info in data.graphs.items() if info.get("name")}
