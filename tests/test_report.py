@@ -496,3 +496,17 @@ def test_a_graph_filtered_report_says_the_selector_holds_out_every_graph(results
     assert "not only those --graph names" in page
     page = build_report(results, tmp_path / "all").index.read_text()
     assert "not only those --graph names" not in page
+
+
+def test_two_graphs_of_one_name_are_told_apart_by_their_ids(tmp_path):
+    # files of one stem in two directories: two sections both headed `g: bfs on h100`
+    # (probe REPORT)
+    for d, edges in (("a", "0 1\n1 2\n2 3\n"), ("b", "0 1\n1 2\n2 0\n0 3\n")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "g.txt").write_text(edges)
+        api.tune(f"file:{tmp_path / d / 'g.txt'}", "bfs", trials=2, sources=1, workers=0,
+                 results=tmp_path / "res")
+    page = build_report(tmp_path / "res", tmp_path / "out", selector=False).index.read_text()
+    ids = [gid for (gid,) in connect(tmp_path / "res").execute(
+        "SELECT graph_id FROM graphs ORDER BY graph_id").fetchall()]
+    assert len(ids) == 2 and all(f"g ({gid}): bfs on h100" in page for gid in ids)

@@ -117,10 +117,15 @@ class ResultsData:
         keys = sorted({(r.graph_id, r.graph_spec, r.algorithm, r.device, r.workload)
                        for r in self.runs})
         several = {k[:4] for k in keys if sum(j[:4] == k[:4] for j in keys) > 1}
+        names = {gid: self.graphs.get(gid, {}).get("name") or gid for gid, *_ in keys}
+        # two graphs of one name (files of one stem in two directories) named with their ids:
+        # their sections, titles and legends had read alike (probe REPORT)
+        shared = {n for n in names.values() if sum(v == n for v in names.values()) > 1}
         out = []
         for gid, spec, algo, dev, work in keys:
             info = self.graphs.get(gid, {})
-            name = info.get("name") or gid
+            name = f"{names[gid]} ({gid})" if names[gid] in shared and names[gid] != gid \
+                else names[gid]
             if (gid, spec, algo, dev) in several:
                 out.append(Group(gid, spec, f"{name} ({work})", info.get("n"), info.get("m"),
                                  algo, dev, work))
