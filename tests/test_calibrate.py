@@ -481,6 +481,7 @@ def test_rows_without_a_verdict_or_a_fit_of_one_row_are_refused(rows, tmp_path, 
     ("launches", ["5", "5"], "column 'launches' is string, expected numbers"),
     ("iterations", ["five", "5"], "column 'iterations' is string, expected numbers"),
     ("launches", [float("nan"), 5.0], "launches nan"),
+    ("time_us", [1e308, 5.0], "time_us 1e+308, past 1e+15 us"),  # a scipy traceback
 ])
 def test_an_optional_measured_column_of_another_kind_is_refused(rows, tmp_path, column,
                                                                 values, words):

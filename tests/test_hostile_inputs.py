@@ -995,8 +995,10 @@ H100_MEASURED = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results
     (["--algorithms", "bfs,ssp"], "no algorithm named ssp"),
     (["--algorithms", "dfs"], "no algorithm named dfs"),
     (["--max-edges", "-1"], "--max-edges must be at least 1"),
-    (["--bounds-norm", "-1"], "--bounds-norm must be >= 1"),
-    (["--bounds-norm", "nan"], "--bounds-norm must be >= 1"),
+    (["--bounds-norm", "-1"], "--bounds-norm must be from 1 to 1e15, or inf"),
+    (["--bounds-norm", "nan"], "--bounds-norm must be from 1 to 1e15, or inf"),
+    # the base device's field had been named, not the option (probe MEASURE)
+    (["--bounds-norm", "1e16"], "--bounds-norm must be from 1 to 1e15, or inf"),
     (["--launches", "/nonexistent/l.parquet"], "do not exist"),
     (["--cache", "FILE"], "--cache"),
 ])

@@ -320,6 +320,8 @@ def impossible(r: Mapping[str, Any]) -> str | None:
     time_us, kernel, launches = r["time_us"], r.get("kernel_us"), r.get("launches")
     if time_us is None or not math.isfinite(time_us) or time_us <= 0:
         return f"time_us {time_us}"
+    if time_us > MAX_TIME_US:  # 1e308 had overflowed the fit's cycles: a scipy traceback
+        return f"time_us {time_us:g}, past {MAX_TIME_US:g} us (30 years)"
     if kernel is not None and not (math.isfinite(kernel) and 0 <= kernel <= time_us):
         return (f"kernel_us {kernel} exceeds time_us {time_us}" if math.isfinite(kernel)
                 and kernel > time_us else f"kernel_us {kernel}")
@@ -480,6 +482,7 @@ def _kinds() -> dict[str, tuple[Callable[[Any], bool], str]]:
     }
 
 
+MAX_TIME_US = 1e15  # no measured run takes longer: a time past it is a unit or a typo
 NOT_NULL = {"graph", "graph_spec", "algorithm", "config", "source"}
 
 

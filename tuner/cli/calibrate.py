@@ -356,9 +356,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
     _check_out(out)
     if args.jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {args.jobs}")
-    if args.bounds_norm is not None and not args.bounds_norm >= 1:  # NaN too
-        raise ConfigError(f"--bounds-norm must be >= 1 (bounds_norm >= 1; inf: the maximum "
-                          f"of the bounds), got {args.bounds_norm}")
+    if args.bounds_norm is not None and not (
+            1 <= args.bounds_norm <= 1e15 or args.bounds_norm == math.inf):  # NaN too
+        raise ConfigError(f"--bounds-norm must be from 1 to 1e15, or inf (the maximum of the "
+                          f"bounds), got {args.bounds_norm}")
     if args.max_edges is not None and args.max_edges < 1:
         raise ConfigError(f"--max-edges must be at least 1, got {args.max_edges}")
     cache_dir = args.cache.expanduser()
