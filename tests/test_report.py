@@ -510,3 +510,20 @@ def test_two_graphs_of_one_name_are_told_apart_by_their_ids(tmp_path):
     ids = [gid for (gid,) in connect(tmp_path / "res").execute(
         "SELECT graph_id FROM graphs ORDER BY graph_id").fetchall()]
     assert len(ids) == 2 and all(f"g ({gid}): bfs on h100" in page for gid in ids)
+
+
+def test_a_selector_group_left_out_beside_one_drawn_is_listed_skipped(tmp_path):
+    # SSSP's one graph beside BFS's three: its selector figure had been neither drawn nor
+    # listed among the skipped; one graph of two workloads was counted "2 graph(s)" (probe
+    # REPORT)
+    res = tmp_path / "res"
+    for spec in ("rmat:scale=7,seed=1", "grid2d:rows=8,cols=8", "random:n=128,deg=4,seed=1"):
+        api.tune(spec, "bfs", trials=2, sources=1, workers=0, results=res)
+    api.tune("rmat:scale=7,seed=1,weights=random", "sssp", trials=2, sources=1, workers=0,
+             results=res)
+    api.tune("rmat:scale=7,seed=1,weights=random", "sssp", trials=2, sources=2, workers=0,
+             results=res)
+    report = build_report(res, tmp_path / "out")
+    skipped = {e.title: e.caption for _, e in report.skipped}
+    assert "needs 3" in skipped["sssp on h100: selector regret per held-out graph"]
+    assert "1 graph(s), 2 workloads" in report.index.read_text()

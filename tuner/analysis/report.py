@@ -298,8 +298,10 @@ def _across_section(data: ResultsData, algo: str, device: str, sink: Sink,
                     names: _Names) -> Section:
     groups = [(g, data.runs_of(g)) for g in data.groups()
               if (g.algorithm, g.device) == (algo, device)]
+    graphs = len({g.graph_id for g, _ in groups})  # a graph of two workloads is one
+    note = f"{graphs} graph(s)" + (f", {len(groups)} workloads" if len(groups) > graphs else "")
     section = Section(slug(f"across-{algo}-{device}"), f"Across graphs: {algo} on {device}",
-                      f"{len(groups)} graph(s)")
+                      note)
     defer = defer_curves(groups)
     _draw(section, sink, names, f"{algo} on {device}: best time per defer threshold",
           (algo, device, "defer"), defer, "no run with a defer threshold", defer_curves_figure,
@@ -321,11 +323,13 @@ def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
                  "names: each is judged by a selector trained on the others.")
     section = Section("selector", "The selector's evaluation", note)
     title = "selector regret per held-out graph"
-    evaluations, why = selector_evaluations(data.results, filters)
+    evaluations, why, left = selector_evaluations(data.results, filters)
     graph_names = {gid: info["name"] for gid, info in data.graphs.items() if info.get("name")}
     if not evaluations:
         section.entries.append(Entry(title, why))
         return section
+    for algo, dev, reason in left:  # beside a group drawn, one left out had gone unsaid
+        section.entries.append(Entry(f"{algo} on {dev}: {title}", reason))
     for ev in evaluations:
         name = f"{ev.algorithm} on {ev.device}: {title}"
         rows = list(getattr(ev, "rows", []) or [])
@@ -354,22 +358,24 @@ def _adaptation_section(data: ResultsData, sink: Sink, names: _Names) -> Section
     return section
 
 
-def selector_evaluations(results: str, filters: Filters) -> tuple[list[Any], str]:
-    """The selector's evaluations (``tuner.selection.selector.evaluate``), or none and why not."""
+def selector_evaluations(results: str, filters: Filters
+                         ) -> tuple[list[Any], str, list[tuple[str, str, str]]]:
+    """The selector's evaluations (``tuner.selection.selector.evaluate_groups``), or none and
+    why not, and the groups it left out with why."""
     try:
         from tuner.selection import selector
     except ImportError as exc:
-        return [], f"tuner.selection.selector is not available ({exc})"
+        return [], f"tuner.selection.selector is not available ({exc})", []
     try:
-        evaluations = list(selector.evaluate(results, algorithm=filters.algorithm,
-                                             device=filters.device, seed=0) or [])
+        evaluations, left = selector.evaluate_groups(results, algorithm=filters.algorithm,
+                                                     device=filters.device, seed=0)
     except (WarpsweepError, ValueError) as exc:
-        return [], f"the selector could not be evaluated: {exc}"
+        return [], f"the selector could not be evaluated: {exc}", []
     except Exception as exc:  # noqa: BLE001 - a broken optional section must not sink the rest
-        return [], f"the selector failed ({type(exc).__name__}: {exc})"
+        return [], f"the selector failed ({type(exc).__name__}: {exc})", []
     if not evaluations:
-        return [], "the selector had nothing to evaluate (it needs at least 3 graphs)"
-    return evaluations, ""
+        return [], "the selector had nothing to evaluate (it needs at least 3 graphs)", left
+    return list(evaluations), "", left
 
 
 # -- the page --------------------------------------------------------------------------------
