@@ -357,6 +357,21 @@ def test_best_tells_apart_studies_its_columns_would_show_alike(tmp_path, capsys)
     assert all(f"vwarp ({k})" in out for k in keys)
 
 
+
+def test_best_tells_apart_two_graphs_of_one_name(tmp_path, capsys):
+    """Files of one stem in two directories: two rows both `g` (probe QUERY)."""
+    results = tmp_path / "r"
+    for d, edges in (("a", "0 1\n1 2\n2 3\n"), ("b", "0 1\n1 2\n2 0\n0 3\n")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "g.txt").write_text(edges)
+        assert run_cli(capsys, "tune", "--graph", f"file:{tmp_path / d / 'g.txt'}", "--trials",
+                       "2", "--sources", "1", "--workers", "0", "--results", str(results),
+                       "-q")[0] == 0
+    code, out, _ = run_cli(capsys, "best", "--results", str(results))
+    ids = [gid for (gid,) in connect(results).execute("SELECT graph_id FROM graphs").fetchall()]
+    assert code == 0 and len(ids) == 2 and all(f"g ({gid})" in out for gid in ids)
+
+
 # -- best -----------------------------------------------------------------------------------
 def test_best_per_study_with_both_speedups(con):
     result = answers.best(con, Filters(algo="bfs"))
