@@ -3,6 +3,7 @@ without data listed as skipped, the figure data right on rows whose answer is kn
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from pathlib import Path
@@ -527,3 +528,17 @@ def test_a_selector_group_left_out_beside_one_drawn_is_listed_skipped(tmp_path):
     skipped = {e.title: e.caption for _, e in report.skipped}
     assert "needs 3" in skipped["sssp on h100: selector regret per held-out graph"]
     assert "1 graph(s), 2 workloads" in report.index.read_text()
+
+
+
+def test_a_killed_reports_draft_is_removed_by_the_next(results, tmp_path):
+    # SIGKILL leaves `.OUT.draft-PID/` full of PNGs, which nothing had removed (probe REPORT);
+    # a running report's draft is left alone
+    out = tmp_path / "rep"
+    stale = tmp_path / f".rep.draft-{2**22 + 7}"  # past Linux's largest pid: none runs
+    stale.mkdir()
+    (stale / "x.png").write_bytes(b"png")
+    alive = tmp_path / f".rep.draft-{os.getppid()}"
+    alive.mkdir()
+    build_report(results, out, selector=False)
+    assert not stale.exists() and alive.exists()

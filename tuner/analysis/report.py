@@ -6,6 +6,7 @@ lists the others as skipped with the reason, and writes ``index.html``.
 
 from __future__ import annotations
 
+import glob
 import html
 import os
 import re
@@ -189,6 +190,7 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     # drawn beside it, then put in place: an interrupted run had left an earlier report's
     # index.html without its figures (deleted first), looking whole
     draft = beside(out, f"draft-{os.getpid()}")
+    _remove_abandoned_drafts(draft)
     try:
         (draft / FIGURES_DIR).mkdir(parents=True)
         sections, selector_s = _sections(
@@ -208,6 +210,22 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     finally:
         shutil.rmtree(draft, ignore_errors=True)
     return Report(out / "index.html", sections, lines, selector_s)
+
+
+def _remove_abandoned_drafts(draft: Path) -> None:
+    """Drafts beside the report of runs killed before they cleaned up (SIGKILL: their PNGs
+    had piled up, probe REPORT): those whose process no longer runs."""
+    prefix = draft.name[:draft.name.rindex("draft-") + len("draft-")]
+    for other in draft.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = other.name[len(prefix):]
+        if other == draft or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(other, ignore_errors=True)
+        except (PermissionError, OverflowError):  # another user's process, or no pid
+            continue
 
 
 REPORT_TITLE = "<title>warpsweep report</title>"
