@@ -103,7 +103,7 @@ def test_every_family_gives_the_functional_answer(session, directed):
             m = r.measured
             assert m.launches >= m.iterations >= 1, (algorithm, config)
             assert m.atomics is not None and m.atomics >= 0
-            assert r.kernel_us <= r.time_us * 1.05
+            assert 0 < r.kernel_us <= r.time_us  # a share of it (1.3x had come, 1 in 8)
             if plan.driven in ("data", "spatial") and algorithm != "pagerank":
                 # each launch reads what the last pushed
                 first = 1 if algorithm != "cc" else (

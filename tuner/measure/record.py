@@ -63,7 +63,7 @@ class MeasureResult:
     gpu_name: str
     time_us: float  # median of the runs timed whole (kernels and the host loop)
     time_us_min: float
-    kernel_us: float  # median of the runs' sums of per-kernel event times
+    kernel_us: float  # the whole time's share inside kernels (per-kernel events' runs)
     reps: int
     correct: bool
     check: str  # "ok", or how the answer differs from the functional run's
@@ -103,7 +103,7 @@ class MeasureResult:
             f"{self.time_us_min:.1f})" + (f"   simulated {self.simulated_time_us:12.1f} us "
                                           f"({self.ratio():.2f}x) on {self.sim_device}"
                                           if self.ratio() is not None else ""),
-            f"  kernel time {self.kernel_us:12.1f} us (sum of per-kernel events)",
+            f"  kernel time {self.kernel_us:12.1f} us (its share in per-kernel events' runs)",
             f"  {'counter':16s} {'measured':>12s} {'simulated':>12s}",
         ]
         for name in COUNTERS:
