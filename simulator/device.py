@@ -300,10 +300,10 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
     where = f"device file {path}"
     base_name = data.pop("base", None)
     check_device_fields(data, where)
-    if base_name is None:  # named by its field, else by the file (a temp file's had failed)
-        try:
+    if base_name is None:  # named below: by its field, else by its file (with the hint)
+        try:  # (a temp file's stem had been checked before the file's own name)
             base = Device(name=data["name"] if isinstance(data.get("name"), str)
-                          else path.stem)
+                          else "device")
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     elif not isinstance(base_name, str) or not base_name.strip():

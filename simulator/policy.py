@@ -319,7 +319,7 @@ class Policy:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"damaged policy ({type(exc).__name__}: {exc})") from None
-        if "rules" in doc and doc["rules"] != policy.rules():
+        if "rules" in doc and not _same_rules(doc["rules"], policy):
             # the rules are what a CUDA launcher runs: a file whose rules say otherwise
             # than the tree (or schedule) it is simulated by was edited apart
             what = "tree" if policy.tree is not None else "schedule"
@@ -327,6 +327,28 @@ class Policy:
                               f"is what is simulated; write the file again from the {what}")
         _check_reads(doc.get("features"), policy)
         return policy
+
+
+def _same_rules(rules: Any, policy: Policy) -> bool:
+    """Whether a file's ``rules`` say what ``policy`` runs: a tree's as ``Policy.rules``
+    writes them; a schedule's (which no file is written with) with or without each
+    candidate's ``config``, its last entry's condition ``iteration >= k`` (``always`` for a
+    schedule of one) (review CR16)."""
+    if policy.tree is not None:
+        return rules == policy.rules()
+    if not isinstance(rules, list) or len(rules) != len(policy.schedule):
+        return False
+    for rule, want in zip(rules, policy.rules(), strict=True):
+        if not isinstance(rule, dict) or set(rule) - {"when", "choose", "config"}:
+            return False
+        when = rule.get("when")
+        if when == "iteration >= 0":
+            when = "always"
+        c = want["choose"]
+        if (when, rule.get("choose")) != (want["when"], c) or (
+                "config" in rule and rule["config"] != str(policy.candidates[c])):
+            return False
+    return True
 
 
 # The top-level keys a policy file defines; any other is metadata (kept in ``Policy.meta``).

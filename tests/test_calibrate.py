@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -482,6 +484,7 @@ def test_rows_without_a_verdict_or_a_fit_of_one_row_are_refused(rows, tmp_path, 
     ("iterations", ["five", "5"], "column 'iterations' is string, expected numbers"),
     ("launches", [float("nan"), 5.0], "launches nan"),
     ("time_us", [1e308, 5.0], "time_us 1e+308, past 1e+15 us"),  # a scipy traceback
+    ("launches", [7.5, 5.0], "launches 7.5"),  # had read as 7 (review CR16)
 ])
 def test_an_optional_measured_column_of_another_kind_is_refused(rows, tmp_path, column,
                                                                 values, words):
@@ -495,6 +498,23 @@ def test_an_optional_measured_column_of_another_kind_is_refused(rows, tmp_path, 
     pq.write_table(table.append_column(column, pa.array(values)), path)
     with pytest.raises(ConfigError, match=re.escape(words)):
         load_measured(path)
+
+
+def test_an_optional_measured_column_left_empty_or_a_path_not_utf8_is_read_or_named(
+        rows, tmp_path):
+    # an all-null optional column (pandas' None) had been refused as "null, expected
+    # numbers"; a path not UTF-8 had given pyarrow's UnicodeEncodeError (review CR16)
+    path = tmp_path / "m.parquet"
+    write_measured(path, rows[:2], [5.0, 6.0], "h100")
+    table = pq.read_table(path)
+    if "kernel_us" in table.column_names:
+        table = table.drop_columns(["kernel_us"])
+    pq.write_table(table.append_column("kernel_us", pa.nulls(table.num_rows)), path)
+    assert len(load_measured(path)) == 2
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/m\xff.parquet"))
+    odd.write_bytes(path.read_bytes())
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        load_measured(odd)
 
 
 def test_device_mapping_is_exact_where_it_says(rows):

@@ -419,6 +419,19 @@ def test_policy_refuses_bad_input(tmp_path):
                     {"when": "iteration >= 1", "choose": 1}]
     edited.write_text(json.dumps(doc))
     assert simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0).time_us > 0
+    # with each candidate's config, as a tree's rules are written; one entry's `>= 0`
+    # (review CR16)
+    configs = [str(Strategy.from_params(c)) for c in doc["candidates"]]
+    doc["rules"] = [{**r, "config": configs[r["choose"]]} for r in doc["rules"]]
+    edited.write_text(json.dumps(doc))
+    assert simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0).time_us > 0
+    doc["rules"][1]["config"] = configs[0]  # a config not its candidate's
+    edited.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="rules` are not its schedule's"):
+        simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0)
+    edited.write_text(json.dumps({**doc, "schedule": [1], "rules": [
+        {"when": "iteration >= 0", "choose": 1}]}))
+    assert simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0).time_us > 0
 
 
 def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):

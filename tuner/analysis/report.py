@@ -342,7 +342,7 @@ def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
     section = Section("selector", "The selector's evaluation", note)
     title = "selector regret per held-out graph"
     evaluations, why, left = selector_evaluations(data.results, filters)
-    graph_names = {gid: info["name"] for gid, info in data.graphs.items() if info.get("name")}
+    graph_names = data.graph_labels()
     if not evaluations:
         section.entries.append(Entry(title, why))
         return section

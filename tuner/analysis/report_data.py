@@ -117,21 +117,27 @@ class ResultsData:
         keys = sorted({(r.graph_id, r.graph_spec, r.algorithm, r.device, r.workload)
                        for r in self.runs})
         several = {k[:4] for k in keys if sum(j[:4] == k[:4] for j in keys) > 1}
-        names = {gid: self.graphs.get(gid, {}).get("name") or gid for gid, *_ in keys}
-        # two graphs of one name (files of one stem in two directories) named with their ids:
-        # their sections, titles and legends had read alike (probe REPORT)
-        shared = {n for n in names.values() if sum(v == n for v in names.values()) > 1}
+        labels = self.graph_labels()
         out = []
         for gid, spec, algo, dev, work in keys:
             info = self.graphs.get(gid, {})
-            name = f"{names[gid]} ({gid})" if names[gid] in shared and names[gid] != gid \
-                else names[gid]
+            name = labels.get(gid, gid)
             if (gid, spec, algo, dev) in several:
                 out.append(Group(gid, spec, f"{name} ({work})", info.get("n"), info.get("m"),
                                  algo, dev, work))
             else:
                 out.append(Group(gid, spec, name, info.get("n"), info.get("m"), algo, dev))
         return sorted(out, key=lambda g: (g.graph_name, g.graph_id, g.algorithm, g.device))
+
+    def graph_labels(self) -> dict[str, str]:
+        """Each graph's name, with its id where another graph has that name (files of one
+        stem in two directories: their sections, titles and legends had read alike, probe
+        REPORT)."""
+        names = {r.graph_id: self.graphs.get(r.graph_id, {}).get("name") or r.graph_id
+                 for r in self.runs}
+        shared = {n for n in names.values() if sum(v == n for v in names.values()) > 1}
+        return {gid: f"{n} ({gid})" if n in shared and n != gid else n
+                for gid, n in names.items()}
 
     def runs_of(self, group: Group) -> list[Run]:
         """The runs of one group."""

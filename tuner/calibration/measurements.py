@@ -327,9 +327,10 @@ def impossible(r: Mapping[str, Any]) -> str | None:
                 and kernel > time_us else f"kernel_us {kernel}")
     if launches is not None and not (math.isfinite(launches) and launches >= 1):
         return f"launches {launches} (a run launches at least once)"
-    for name in ("m", "iterations"):
+    for name in ("launches", "m", "iterations"):  # counts: 7.5 launches had read as 7
         count = r.get(name)
-        if count is not None and not (math.isfinite(count) and count >= 0):
+        if count is not None and not (math.isfinite(count) and count >= 0
+                                      and count == int(count)):
             return f"{name} {count}"
     return None
 
@@ -445,6 +446,9 @@ def _read_parquet(path: Path, what: str, columns: Sequence[str]):
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
         raise ConfigError(f"{what} {path}: cannot read Parquet: {exc}") from None
+    except UnicodeEncodeError:  # pyarrow takes paths as UTF-8 (review CR16: a traceback)
+        raise ConfigError(f"{what} {str(path)!r}: a path that is not UTF-8 text, which "
+                          "Parquet's reader cannot open; rename it") from None
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise ConfigError(f"{what} {path}: missing column(s) {', '.join(missing)} "
@@ -454,6 +458,8 @@ def _read_parquet(path: Path, what: str, columns: Sequence[str]):
     # guessed at (an optional column had raised its TypeError, probe MEASURE)
     for name in [*columns, *(c for c in table.column_names if c in kinds and c not in columns)]:
         kind, wanted = table.schema.field(name).type, kinds.get(name)
+        if name not in columns and pa.types.is_null(kind):  # an optional column left empty
+            continue
         if wanted is not None and not wanted[0](kind):
             raise ConfigError(f"{what} {path}: column {name!r} is {kind}, expected {wanted[1]}")
     for name in NOT_NULL & set(columns):

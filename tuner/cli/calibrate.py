@@ -16,6 +16,7 @@ from simulator.device import get_device
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from simulator.temp_files import beside
+from simulator.temp_files import rename_target
 from simulator.temp_files import written_whole
 from tuner.calibration.calibrate import EXACT
 from tuner.calibration.calibrate import THETA_NAMES
@@ -300,8 +301,11 @@ def _check_out(out: Path) -> None:
     been overwritten)."""
     if out.suffix != ".toml":
         raise ConfigError(f"--out {out}: a device file must end in .toml")
+    target = rename_target(out)  # a link leading back to itself, or into nowhere: now
     if out.is_dir():
         raise ConfigError(f"--out {out}: is a directory")
+    if out.is_symlink() and not target.parent.is_dir():
+        raise ConfigError(f"--out {out}: a link to {target}, whose directory does not exist")
     parent = next(p for p in out.absolute().parents if p.exists())
     if not parent.is_dir():
         raise ConfigError(f"--out {out}: {parent} is not a directory")
