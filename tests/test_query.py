@@ -198,6 +198,11 @@ def test_query_parquet_needs_out(results, tmp_path, capsys):
                            "parquet", "--out", str(out))
     assert code == 0 and "wrote 16 rows" in err
     assert pq.read_table(out).num_rows == 16
+    # without --format, --out's suffix says it: an aligned text table had been written into
+    # rows.parquet, exit 0 (review CR16)
+    out.unlink()
+    code, _, _ = run_cli(capsys, "query", sql, "--results", str(results), "--out", str(out))
+    assert code == 0 and pq.read_table(out).num_rows == 16
 
 
 def test_query_out_where_nothing_can_be_written_is_one_line_before_the_query(results,

@@ -103,9 +103,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "exposed as views of those names.",
         epilog=QUERY_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     query.add_argument("sql", metavar="SQL", help="the statement ('-': read it from stdin)")
-    query.add_argument("--format", choices=FORMATS, default="table",
-                       help="table (aligned, default), csv, json (a list of objects) or "
-                            "parquet (needs --out)")
+    query.add_argument("--format", choices=FORMATS, default=None,
+                       help="table (aligned), csv, json (a list of objects) or parquet "
+                            "(needs --out); default: --out's suffix (.csv, .json, "
+                            ".parquet), else table")
     query.add_argument("--limit", type=int, default=None, metavar="N",
                        help=f"rows to print (default {TABLE_LIMIT} for table, every row for "
                             "the other formats; 0: every row)")
@@ -192,6 +193,9 @@ def run_query(args: argparse.Namespace) -> int:
         # bytes the locale could not decode (UTF-8 mode off): DuckDB takes text, and had
         # raised a TypeError traceback on these; the bytes are the user's UTF-8
         sql = os.fsencode(sql).decode("utf-8", "replace")
+    if args.format is None:  # `--out rows.parquet` had held an aligned text table, exit 0
+        suffix = args.out.suffix.lower().lstrip(".") if args.out is not None else ""
+        args.format = suffix if suffix in ("csv", "json", "parquet") else "table"
     if args.out is not None and str(args.out) == "-":  # as for SQL: '-' is the stream
         if args.format == "parquet":
             raise ConfigError("--out -: --format parquet writes a file, not stdout; give --out "
