@@ -569,31 +569,40 @@ def test_a_graph_timed_on_two_workloads_learns_one_of_them(tmp_path):
     assert any("another workload of the graph" in why for why in matrix.dropped.values())
 
 
-def test_a_graph_studied_under_two_cost_models_learns_the_newest(tmp_path):
-    """A graph studied again after the simulator changed had had each configuration's time
-    averaged over the two cost models' rows, without a word (probe REPRO)."""
+def _matrix_with_an_older_study(root: Path, **older: str):
+    """Both graphs' rows of a study, and SKEWED[0]'s of an older one (``older``: its
+    record's fields) timing thread 10 us, the fastest: the time matrix ``load_matrix``
+    reads from them."""
     from datetime import UTC
     from datetime import datetime
 
     from tuner.selection.selector import load_matrix
 
-    check_manifest(tmp_path)
-    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=60)
+    check_manifest(root)
+    store = ResultStore(ParquetDirBackend(root), flush_every_s=60)
     old, new = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC)
     for spec in (SKEWED[0], UNIFORM[0]):
         gid, _ = add_graph(store, spec)
+        newer = {"model_digest": "new"} if "model_digest" in older else {}
         for label, t in zip(LABELS, SKEWED_TIMES, strict=True):
-            store.add_trial(record(gid, spec, label, t, full_params=True,
-                                   model_digest="new", timestamp=new))
-        if spec == SKEWED[0]:  # the older model's study: other times, thread the fastest
+            store.add_trial(record(gid, spec, label, t, full_params=True, timestamp=new,
+                                   **newer))
+        if spec == SKEWED[0]:
             for label, t in zip(LABELS, (10.0, *SKEWED_TIMES[1:]), strict=True):
                 store.add_trial(record(gid, spec, label, t, full_params=True,
-                                       study_key=f"{gid}.bfs.h100.old", model_digest="old",
-                                       timestamp=old))
+                                       study_key=f"{gid}.bfs.h100.older", timestamp=old,
+                                       **older))
     store.close()
-    matrix = load_matrix(str(tmp_path), "bfs", "h100")
+    matrix = load_matrix(str(root), "bfs", "h100")
     for i in range(len(matrix.graphs)):
         assert sorted(matrix.all_times[i].values()) == sorted(SKEWED_TIMES)
+    return matrix
+
+
+def test_a_graph_studied_under_two_cost_models_learns_the_newest(tmp_path):
+    """A graph studied again after the simulator changed had had each configuration's time
+    averaged over the two cost models' rows, without a word (probe REPRO)."""
+    matrix = _matrix_with_an_older_study(tmp_path, model_digest="old")
     (why,) = [why for g, why in matrix.dropped.items() if "[cost model old]" in g]
     assert "older cost model" in why and "(new)" in why
 
@@ -602,25 +611,7 @@ def test_two_studies_timing_the_same_knobs_apart_learn_the_newer(tmp_path):
     """Rows of two versions of one policy file (or a device file's fields under one name)
     carry the same knobs; their times had been averaged into one no run gave (probe
     SELECT)."""
-    from datetime import UTC
-    from datetime import datetime
-
-    from tuner.selection.selector import load_matrix
-
-    check_manifest(tmp_path)
-    store = ResultStore(ParquetDirBackend(tmp_path), flush_every_s=60)
-    old, new = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC)
-    for spec in (SKEWED[0], UNIFORM[0]):
-        gid, _ = add_graph(store, spec)
-        for label, t in zip(LABELS, SKEWED_TIMES, strict=True):
-            store.add_trial(record(gid, spec, label, t, full_params=True, timestamp=new))
-        if spec == SKEWED[0]:  # an older study of the same cost model: thread timed apart
-            store.add_trial(record(gid, spec, LABELS[0], 10.0, full_params=True,
-                                   study_key=f"{gid}.bfs.h100.older", timestamp=old))
-    store.close()
-    matrix = load_matrix(str(tmp_path), "bfs", "h100")
-    for i in range(len(matrix.graphs)):
-        assert sorted(matrix.all_times[i].values()) == sorted(SKEWED_TIMES)
+    matrix = _matrix_with_an_older_study(tmp_path)
     (why,) = [why for g, why in matrix.dropped.items() if "in study" in g and "older" in g]
     assert "newer study" in why
 
