@@ -511,6 +511,13 @@ def test_an_optional_measured_column_left_empty_or_a_path_not_utf8_is_read_or_na
         table = table.drop_columns(["kernel_us"])
     pq.write_table(table.append_column("kernel_us", pa.nulls(table.num_rows)), path)
     assert len(load_measured(path)) == 2
+    # an empty `m` is no column: --max-edges is refused, not ignored (review CR17)
+    table = pq.read_table(path)
+    if "m" in table.column_names:
+        table = table.drop_columns(["m"])
+    pq.write_table(table.append_column("m", pa.nulls(table.num_rows)), path)
+    with pytest.raises(ConfigError, match="--max-edges needs the graphs' edge counts"):
+        load_measured(path, max_edges=10)
     odd = Path(os.fsdecode(bytes(tmp_path) + b"/m\xff.parquet"))
     odd.write_bytes(path.read_bytes())
     with pytest.raises(ConfigError, match="not UTF-8 text"):
@@ -641,7 +648,8 @@ def test_per_launch_times_that_do_not_fit_are_config_errors(rows, tmp_path):
     assert load_launch_times([one], measured)[0].tolist() == [1.0, 1.0]
     with pytest.raises(ConfigError, match="launch 0 is given twice"):
         load_launch_times([one, one], measured)
-    for edit, words in (({"kernel_us": float("nan")}, "kernel_us nan, which no kernel"),
+    for edit, words in (({"kernel_us": 1e308}, r"kernel_us 1e\+308, which no kernel"),
+                        ({"kernel_us": float("nan")}, "kernel_us nan, which no kernel"),
                         ({"kernel_us": 0.0}, "kernel_us 0.0, which no kernel"),
                         ({"kernel_us": None}, "kernel_us None, which no kernel"),
                         ({"launch": -1}, "numbered 0, 1"), ({"launch": 2}, "lacks launch 1")):

@@ -432,6 +432,15 @@ def test_policy_refuses_bad_input(tmp_path):
     edited.write_text(json.dumps({**doc, "schedule": [1], "rules": [
         {"when": "iteration >= 0", "choose": 1}]}))
     assert simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0).time_us > 0
+    # the last rule `always`, first match winning, is the same; `true` for 1 is not
+    # (review CR17)
+    rules = [{"when": "iteration == 0", "choose": 0}, {"when": "always", "choose": 1}]
+    edited.write_text(json.dumps({**doc, "schedule": [0, 1], "rules": rules}))
+    assert simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0).time_us > 0
+    rules[1]["choose"] = True
+    edited.write_text(json.dumps({**doc, "schedule": [0, 1], "rules": rules}))
+    with pytest.raises(ConfigError, match="rules` are not its schedule's"):
+        simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0)
 
 
 def test_report_section_rows_and_verdicts(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+import time
 from pathlib import Path
 
 import pytest
@@ -528,6 +529,12 @@ def test_a_selector_group_left_out_beside_one_drawn_is_listed_skipped(tmp_path):
     skipped = {e.title: e.caption for _, e in report.skipped}
     assert "needs 3" in skipped["sssp on h100: selector regret per held-out graph"]
     assert "1 graph(s), 2 workloads" in report.index.read_text()
+    # a --graph page's selector figure names the other graphs too, not by cut-off specs
+    # (review CR17)
+    from tuner.analysis.report_data import load_results as report_results
+
+    labels = report_results(str(res), Filters(graphs=("rmat7-ef16-s1",))).graph_labels()
+    assert {"grid2d-8x8", "random-n128-deg4-s1"} <= set(labels.values())
 
 
 
@@ -535,10 +542,16 @@ def test_a_killed_reports_draft_is_removed_by_the_next(results, tmp_path):
     # SIGKILL leaves `.OUT.draft-PID/` full of PNGs, which nothing had removed (probe REPORT);
     # a running report's draft is left alone
     out = tmp_path / "rep"
-    stale = tmp_path / f".rep.draft-{2**22 + 7}"  # past Linux's largest pid: none runs
-    stale.mkdir()
-    (stale / "x.png").write_bytes(b"png")
-    alive = tmp_path / f".rep.draft-{os.getppid()}"
-    alive.mkdir()
+    day_ago = time.time() - 2 * 24 * 3600
+    drafts = {}
+    for kind, pid in (("stale", 2**22 + 7), ("alive", os.getppid()), ("fresh", 2**22 + 8),
+                      ("user's", 2**22 + 9)):  # past Linux's largest pid: none runs
+        d = drafts[kind] = tmp_path / f".rep.draft-{pid}"
+        (d / "figures").mkdir(parents=True)
+        (d / "figures" / "x.png").write_bytes(b"png")
+        if kind == "user's":  # not what a draft holds
+            (d / "notes.txt").write_text("mine")
+        if kind != "fresh":  # a run on another machine may be writing a fresh one
+            os.utime(d, (day_ago, day_ago))
     build_report(results, out, selector=False)
-    assert not stale.exists() and alive.exists()
+    assert [k for k, d in drafts.items() if not d.exists()] == ["stale"]

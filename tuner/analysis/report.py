@@ -214,18 +214,31 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
 
 def _remove_abandoned_drafts(draft: Path) -> None:
     """Drafts beside the report of runs killed before they cleaned up (SIGKILL: their PNGs
-    had piled up, probe REPORT): those whose process no longer runs."""
+    had piled up, probe REPORT): those a day old, holding only what a draft holds, whose
+    process no longer runs here (a run on another machine sharing the disk writes its own
+    draft for minutes; a directory of the user's by that name is left alone, review CR17)."""
     prefix = draft.name[:draft.name.rindex("draft-") + len("draft-")]
     for other in draft.parent.glob(f"{glob.escape(prefix)}*"):
         pid = other.name[len(prefix):]
-        if other == draft or not pid.isdigit():
+        if other == draft or not re.fullmatch(r"[0-9]{1,9}", pid):
+            continue
+        try:
+            old = time.time() - other.stat().st_mtime > ABANDONED_DRAFT_S
+            held = {p.name for p in other.iterdir()}
+        except OSError:
+            continue
+        if not old or not held <= DRAFT_ENTRIES:
             continue
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
             shutil.rmtree(other, ignore_errors=True)
-        except (PermissionError, OverflowError):  # another user's process, or no pid
+        except OSError:  # another user's process
             continue
+
+
+ABANDONED_DRAFT_S = 24 * 3600
+DRAFT_ENTRIES = {FIGURES_DIR, f"{FIGURES_DIR}.earlier", "index.html"}
 
 
 REPORT_TITLE = "<title>warpsweep report</title>"
@@ -391,8 +404,9 @@ def selector_evaluations(results: str, filters: Filters
         return [], f"the selector could not be evaluated: {exc}", []
     except Exception as exc:  # noqa: BLE001 - a broken optional section must not sink the rest
         return [], f"the selector failed ({type(exc).__name__}: {exc})", []
-    if not evaluations:
-        return [], "the selector had nothing to evaluate (it needs at least 3 graphs)", left
+    if not evaluations:  # each group's own reason ("at least 3 graphs" had been said of 3)
+        why = "; ".join(f"{a} on {d}: {reason}" for a, d, reason in left)
+        return [], f"the selector had nothing to evaluate ({why or 'no group'})", left
     return list(evaluations), "", left
 
 

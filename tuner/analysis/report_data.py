@@ -133,8 +133,9 @@ class ResultsData:
         """Each graph's name, with its id where another graph has that name (files of one
         stem in two directories: their sections, titles and legends had read alike, probe
         REPORT)."""
-        names = {r.graph_id: self.graphs.get(r.graph_id, {}).get("name") or r.graph_id
-                 for r in self.runs}
+        # every graph of the results (a --graph page's selector figure draws the others)
+        names = {gid: self.graphs.get(gid, {}).get("name") or gid
+                 for gid in {*self.graphs, *(r.graph_id for r in self.runs)}}
         shared = {n for n in names.values() if sum(v == n for v in names.values()) > 1}
         return {gid: f"{n} ({gid})" if n in shared and n != gid else n
                 for gid, n in names.items()}

@@ -459,6 +459,7 @@ def _read_parquet(path: Path, what: str, columns: Sequence[str]):
     for name in [*columns, *(c for c in table.column_names if c in kinds and c not in columns)]:
         kind, wanted = table.schema.field(name).type, kinds.get(name)
         if name not in columns and pa.types.is_null(kind):  # an optional column left empty
+            table = table.drop_columns([name])  # is no column (--max-edges: refused so)
             continue
         if wanted is not None and not wanted[0](kind):
             raise ConfigError(f"{what} {path}: column {name!r} is {kind}, expected {wanted[1]}")
@@ -515,7 +516,7 @@ def load_launch_times(paths: Iterable[str | Path], measured: Sequence[Measured]
             us = r["kernel_us"]
             if r["launch"] is None or r["launch"] < 0:
                 raise ConfigError(f"{what}: a launch is numbered 0, 1, ... in its run")
-            if us is None or not math.isfinite(us) or us <= 0:
+            if us is None or not math.isfinite(us) or not 0 < us <= MAX_TIME_US:
                 raise ConfigError(f"{what}: kernel_us {us}, which no kernel takes")
             if (*key, r["launch"]) in seen:  # sessions appended, or a file given twice: its
                 # launches had interleaved and been paired with the wrong simulated ones
