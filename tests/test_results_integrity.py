@@ -664,6 +664,34 @@ def test_a_rows_file_out_of_its_partition_is_refused_in_one_line(tmp_path, monke
         tune(results)
 
 
+def test_repair_sets_aside_another_runs_rows_past_the_journal_too(tmp_path, capsys):
+    """Another run's rows copied in: some contradict the journal, one is past its last trial.
+    --repair kept the journal's rows, then set the journal aside as behind the rows; the
+    study kept a configuration past its budget and check called it clean (probe RESUME)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results)
+    path = next(p for p in (results / "trials").rglob("part-*.parquet")
+                if "trial" in pq.read_table(p).column("role").to_pylist())
+    rows = [r for r in pq.read_table(path).to_pylist() if r["role"] == "trial"]
+    last = max(r["trial"] for r in rows)
+    other = []
+    for r in rows[:2]:  # the other run's results of the same trial numbers
+        t = r["time_us"] * 1.5
+        other.append({**r, "time_us": t, "values": [t]})
+    other.append({**other[0], "trial": last + 1})  # and a trial past the journal's last
+    table = pa.Table.from_pylist(other, schema=pq.read_table(path).schema)
+    pq.write_table(table, path.with_name("part-tother.parquet"), write_page_checksum=True)
+    assert check(results, "--repair") == 0
+    assert "rows it lacks of the files it contradicts (trial" in capsys.readouterr().out
+    assert check(results) == 0
+    trials = {r["trial"] for r in read_trials(str(results)).to_pylist()
+              if r["role"] == "trial"}
+    assert max(trials) == last
+
+
 def test_repair_reports_what_is_left_not_what_it_set_right(tmp_path, capsys):
     """A file missing a knob column: the journal rewrite repairs it, and the reference rows
     it had mislabelled are right again; `--repair` had listed those as problems and exited 1

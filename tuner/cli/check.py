@@ -176,11 +176,11 @@ def check(results: str, repair: bool = False) -> Report:
             report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
         elif problem is not None:
             report.problems.append(f"{f}: {problem}")
-    _check_keys(loc, tables, report, repair)
+    other_runs = _check_keys(loc, tables, report, repair)  # study -> files of another run
     _check_study_graphs(loc, tables, report)
     _check_partitions(loc, tables, report)
     _check_reference_rows(loc, tables, report)
-    journal_models = _check_journals(loc, tables, report, repair)
+    journal_models = _check_journals(loc, tables, report, repair, other_runs)
     _check_repeats(loc, tables, report)  # after the journals' repair: what it left
     _check_study_models(loc, tables, report, journal_models)
     _check_device_meanings(loc, tables, report)
@@ -379,8 +379,12 @@ def _quarantine(loc: Location, path: str) -> str:
 
 
 def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
-                repair: bool) -> None:
+                repair: bool) -> dict[str, set[str]]:
+    """Rows of one key written twice (with ``repair``, one kept); per study, the files that
+    held a row of other content than the journal's, which was kept (another run's file
+    copied in)."""
     rows: dict[tuple, list[_Row]] = {}
+    other_runs: dict[str, set[str]] = {}
     for f, t in tables.items():
         kind = TRIALS if f.startswith(loc.path(TRIALS) + "/") else GRAPHS
         for i, row in enumerate(t.to_pylist()):
@@ -418,11 +422,15 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
         how = "kept the one its study's journal records"
         if keep is None:
             keep, how = ordered[0], "kept the first written"
+        else:
+            other_runs.setdefault(key[1], set()).update(
+                r.file for r in found if r.recorded != journal)
         for r in found:
             if r is not keep:
                 drop.setdefault(r.file, set()).add(r.index)
         report.repaired.append(f"{problem}; {how}")
     _drop_rows(loc, tables, drop)
+    return other_runs
 
 
 def _drop_rows(loc: Location, tables: dict[str, pa.Table], drop: dict[str, set[int]]) -> None:
@@ -527,9 +535,12 @@ def _check_orphan_marks(loc: Location, by_study: dict[str, dict[tuple, tuple]],
 
 
 def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
-                    repair: bool) -> dict[str, str]:
-    """Each journal against its study's rows (with ``repair``, set right); the cost model
-    each readable journal records, by study key."""
+                    repair: bool, other_runs: dict[str, set[str]] | None = None
+                    ) -> dict[str, str]:
+    """Each journal against its study's rows (with ``repair``, set right; ``other_runs``:
+    per study, files of another run's rows ``_check_keys`` set aside for the journal's);
+    the cost model each readable journal records, by study key."""
+    other_runs = other_runs or {}
     models: dict[str, str] = {}
     by_study: dict[str, dict[tuple, tuple]] = {}
     where: dict[tuple, tuple[str, int]] = {}  # (study, role, ident) -> (file, row index)
@@ -564,6 +575,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             models[key] = model["digest"]
         rows = by_study.get(key, {})
         behind, disagree = [], {}  # disagree: (role, ident) -> the journal's record
+        behind_keys: list[tuple[str, Any]] = []
         stale = stopped_trials_run_again(trials, rows)
         for (role, ident), fp in rows.items():
             if role == "trial" and ident in stale:
@@ -577,6 +589,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                 name = f"trial {ident}"
             if rec is None:
                 behind.append(name)
+                behind_keys.append((role, ident))
                 continue
             record = TrialRecord.from_json(rec)
             if record_fingerprint(record) != fp:
@@ -636,6 +649,22 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         if lost:
             restore += lost
             done.append(f"wrote {len(lost)} row(s) from it")
+        # a file holding rows the journal contradicts is another run's (copied in): the
+        # rows of it the journal lacks (that run's trials past the journal's last) are set
+        # aside with them; the journal had been set aside for them, and the study kept a
+        # configuration past its budget, then been called clean (probe RESUME)
+        foreign = other_runs.get(key, set()) | {where[(key, *k)][0] for k in disagree}
+        theirs = [k for k in behind_keys if where[(key, *k)][0] in foreign]
+        if theirs:
+            for role, ident in theirs:
+                f, i = where[(key, role, ident)]
+                drop.setdefault(f, set()).add(i)
+            names = [f"trial {ident}" if role == "trial" else f"reference {ident!r}"
+                     for role, ident in theirs]
+            done.append(f"moved the rows it lacks of the files it contradicts "
+                        f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}), another "
+                        "run's, to the quarantine")
+            behind = [n for n in behind if n not in names]
         if behind:
             done.append(f"moved to {_quarantine(loc, path)} (the next run rebuilds it from "
                         "the rows)")
