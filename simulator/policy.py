@@ -342,9 +342,8 @@ def _same_rules(rules: Any, policy: Policy) -> bool:
         if not isinstance(rule, dict) or set(rule) - {"when", "choose", "config"}:
             return False
         when, c = rule.get("when"), want["choose"]
-        if want["when"] != "always" and want["when"].startswith("iteration >=") and \
-                when == "always":  # the last rule, first match winning: the same
-            when = want["when"]
+        if want["when"].startswith("iteration >=") and when == "always":
+            when = want["when"]  # the last rule, first match winning: the same
         if when == "iteration >= 0":
             when = "always"
         if type(rule.get("choose")) is not int or (when, rule["choose"]) != (want["when"], c) \

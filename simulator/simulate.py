@@ -66,7 +66,8 @@ def simulate(
     device = get_device(device)
     check_fits_device(strategy, algorithm, device)
     for label, run in _strategies_run(strategy, algorithm):
-        check_simulation(graph.n, graph.m, run, f"simulating {label} on "
+        what = label if run is strategy else f"policy {label} ({run})"
+        check_simulation(graph.n, graph.m, run, f"simulating {what} on "
                                                 f"{graph.spec or graph.name}")
     if functional is None:
         functional = functional_run(graph, algorithm, source)
@@ -189,13 +190,13 @@ def check_fits_device(strategy: Strategy, algorithm: str, device: Device) -> Non
 
 
 def _strategies_run(strategy: Strategy, algorithm: str) -> list[tuple[str, Strategy]]:
-    """The strategies a run may launch under, each with a label: a policy file's candidates,
-    or ``strategy`` itself."""
+    """The strategies a run may launch under, each with a label: a policy file's candidates
+    (``FILE's candidate i``), or ``strategy`` itself (its text)."""
     if strategy.policy is None:
         return [(str(strategy), strategy)]
     from simulator.policy import strategy_policy
 
-    return [(f"policy {strategy.policy}'s candidate {i} ({c})", c)
+    return [(f"{strategy.policy}'s candidate {i}", c)
             for i, c in enumerate(strategy_policy(strategy, algorithm).candidates)]
 
 
@@ -203,10 +204,8 @@ def _virtual_warp_widths(strategy: Strategy, algorithm: str) -> list[tuple[str, 
     """The virtual warp widths ``strategy`` may run with, each named by its knob (a policy
     file's candidates' too)."""
     if strategy.policy is not None:
-        from simulator.policy import strategy_policy
-
-        return [(f"{strategy.policy}'s candidate {i}: {knob}", lanes)
-                for i, c in enumerate(strategy_policy(strategy, algorithm).candidates)
+        return [(f"{label}: {knob}", lanes)
+                for label, c in _strategies_run(strategy, algorithm)
                 for knob, lanes in _virtual_warp_widths(c, algorithm)]
     if strategy.mapping == "vwarp":
         return [("w", strategy.w)]

@@ -20,6 +20,7 @@ from tuner.results.measured import winners
 from tuner.results.query import connect
 from tuner.results.query import graph_ids
 from tuner.results.query import graph_name
+from tuner.results.query import told_apart
 from tuner.results.schema import PARAM_PREFIX
 
 # Metric columns the report reads (any that a results directory lacks read as null).
@@ -134,11 +135,8 @@ class ResultsData:
         stem in two directories: their sections, titles and legends had read alike, probe
         REPORT)."""
         # every graph of the results (a --graph page's selector figure draws the others)
-        names = {gid: self.graphs.get(gid, {}).get("name") or gid
-                 for gid in {*self.graphs, *(r.graph_id for r in self.runs)}}
-        shared = {n for n in names.values() if sum(v == n for v in names.values()) > 1}
-        return {gid: f"{n} ({gid})" if n in shared and n != gid else n
-                for gid, n in names.items()}
+        return told_apart({gid: self.graphs.get(gid, {}).get("name") or gid
+                           for gid in {*self.graphs, *(r.graph_id for r in self.runs)}})
 
     def runs_of(self, group: Group) -> list[Run]:
         """The runs of one group."""

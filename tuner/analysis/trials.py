@@ -29,6 +29,7 @@ from tuner.results.configs import value_text
 from tuner.results.measured import MEASURED_COLUMNS
 from tuner.results.query import graph_ids
 from tuner.results.query import graph_name
+from tuner.results.query import told_apart
 from tuner.results.schema import PARAM_PREFIX
 from tuner.results.schema import reserved_names
 
@@ -329,13 +330,8 @@ def studies_by_key(con: duckdb.DuckDBPyConnection, summaries: list[dict[str, Any
     """Study records from the summaries, graph names from ``graphs``."""
     names = dict(con.execute("SELECT graph_id, any_value(name) FROM graphs "
                              "WHERE name IS NOT NULL GROUP BY graph_id").fetchall())
-    shown = {s["graph_id"]: graph_name(s["graph_spec"], names.get(s["graph_id"]))
-             or s["graph_spec"] for s in summaries}
-    # two graphs of one name (files of one stem in two directories) named with their ids:
-    # `best` had printed both as `g` (probe QUERY)
-    shared = {n for n in shown.values() if sum(v == n for v in shown.values()) > 1}
-    shown = {gid: f"{n} ({gid})" if n in shared and n != gid else n
-             for gid, n in shown.items()}
+    shown = told_apart({s["graph_id"]: graph_name(s["graph_spec"], names.get(s["graph_id"]))
+                        or s["graph_spec"] for s in summaries})
     return {s["study_key"]: Study(
         s["study_key"], shown[s["graph_id"]], s["graph_spec"],
         s["graph_id"], s["algorithm"], s["device"], s["space"], s["objective"], s["n"])

@@ -339,6 +339,14 @@ def graph_name(spec: str | None, stored: str | None) -> str | None:
     return _unique_name(spec) or stored
 
 
+def told_apart(names: dict[str, str]) -> dict[str, str]:
+    """Graph id -> name, with the id beside a name two graphs share (files of one stem in two
+    directories had read alike in `best` and the report; probes QUERY, REPORT)."""
+    shared = {n for n in names.values() if sum(v == n for v in names.values()) > 1}
+    return {gid: f"{n} ({gid})" if n in shared and n != gid else n
+            for gid, n in names.items()}
+
+
 def graph_ids(con: duckdb.DuckDBPyConnection, graph: str) -> set[str]:
     """Graph ids a --graph value names: a graph name, id or spec (as given or canonical)."""
     specs = [graph]
