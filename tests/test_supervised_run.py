@@ -81,7 +81,9 @@ def test_an_abrupt_end_is_named_with_its_resume_command_and_ctrl_c_still_stops(t
     before = finished_trials(results)
     assert len(before) >= 3
 
-    run = start(results)  # resumed, then its child killed as Ray kills a driver
+    # resumed, then its child killed as Ray kills a driver (a shorter --timeout: the resume
+    # below runs the printed command, which repeats it, to its end)
+    run = start(results, timeout_s=7)
     seen = wait_for_trials(run, 2)  # finished before the kill (rows still unwritten)
     subprocess.run(["kill", "-KILL", str(child_of(run.pid))], check=True)
     _, err = run.communicate(timeout=120)
