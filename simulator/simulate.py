@@ -171,7 +171,15 @@ def _ratio(num: float, den: float) -> float:
 
 
 def check_fits_device(strategy: Strategy, algorithm: str, device: Device) -> None:
-    """Refuse a strategy whose blocks or virtual warps the device cannot hold."""
+    """Refuse a strategy whose blocks or virtual warps the device cannot hold (each of a
+    policy file's candidates: the policy's own block size launches nothing)."""
+    if strategy.policy is not None:
+        for label, candidate in _strategies_run(strategy, algorithm):
+            try:
+                check_fits_device(candidate, algorithm, device)
+            except ConfigError as exc:
+                raise ConfigError(f"{label}: {exc}") from None
+        return
     if strategy.block_size > device.max_threads_per_block:
         raise ConfigError(
             f"block_size={strategy.block_size} exceeds the device {device.name}'s "
@@ -182,7 +190,7 @@ def check_fits_device(strategy: Strategy, algorithm: str, device: Device) -> Non
             f"block_size={strategy.block_size} is no multiple of the device {device.name}'s "
             f"warp_size={device.warp_size}: a block holds whole warps"
         )
-    for knob, lanes in _virtual_warp_widths(strategy, algorithm):
+    for knob, lanes in _virtual_warp_widths(strategy):
         if lanes > device.warp_size:
             raise ConfigError(
                 f"{knob}={lanes} exceeds the device {device.name}'s warp_size="
@@ -200,13 +208,9 @@ def _strategies_run(strategy: Strategy, algorithm: str) -> list[tuple[str, Strat
             for i, c in enumerate(strategy_policy(strategy, algorithm).candidates)]
 
 
-def _virtual_warp_widths(strategy: Strategy, algorithm: str) -> list[tuple[str, int]]:
-    """The virtual warp widths ``strategy`` may run with, each named by its knob (a policy
-    file's candidates' too)."""
-    if strategy.policy is not None:
-        return [(f"{label}: {knob}", lanes)
-                for label, c in _strategies_run(strategy, algorithm)
-                for knob, lanes in _virtual_warp_widths(c, algorithm)]
+def _virtual_warp_widths(strategy: Strategy) -> list[tuple[str, int]]:
+    """The virtual warp widths a strategy other than a policy runs with, each named by its
+    knob."""
     if strategy.mapping == "vwarp":
         return [("w", strategy.w)]
     if strategy.mapping == "adaptive":

@@ -1190,6 +1190,31 @@ def test_a_virtual_warp_wider_than_the_devices_warp_is_named(config, match):
     assert math.isfinite(narrow.time_us) and narrow.time_us > 0
 
 
+@pytest.mark.parametrize("block_size,match", [
+    (1024, "candidate 1: block_size=1024 exceeds the device small's max_threads_per_block=512"),
+    (96, "candidate 1: block_size=96 is no multiple of the device small's warp_size=64"),
+])
+def test_a_policy_candidates_block_the_device_cannot_hold_is_named(tmp_path, block_size, match):
+    """Only the policy strategy's own block size (which launches nothing) had been checked: a
+    candidate's block over the device's limit was simulated with exit 0, one that holds part
+    of a warp had crashed with a ZeroDivisionError (probe TRACE)."""
+    import dataclasses
+
+    device = dataclasses.replace(get_device("h200"), name="small", warp_size=64,
+                                 max_threads_per_block=512)
+    policy = tmp_path / "p.json"
+    policy.write_text(json.dumps({
+        "format": "warpsweep-policy", "schema_version": 1, "name": "p",
+        "candidates": [{"mapping": "thread", "block_size": 256},
+                       {"mapping": "vwarp", "w": 8, "block_size": block_size}],
+        "schedule": [0, 1]}))
+    graph = load_graph("rmat:scale=8,seed=2")
+    with pytest.raises(ConfigError, match=match):
+        simulate(graph, "bfs", f"policy={policy}", device)
+    with pytest.raises(ConfigError, match=match.replace("candidate 1: ", "")):
+        simulate(graph, "bfs", f"mapping=vwarp,w=8,block_size={block_size}", device)
+
+
 @pytest.mark.parametrize("config,match", [
     ("policy=policies/bfs-h100.json,chunk=64,block_size=32",
      "chunk=64, block_size=32 do not apply with `policy`"),
