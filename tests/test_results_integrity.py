@@ -685,11 +685,74 @@ def test_repair_sets_aside_another_runs_rows_past_the_journal_too(tmp_path, caps
     table = pa.Table.from_pylist(other, schema=pq.read_table(path).schema)
     pq.write_table(table, path.with_name("part-tother.parquet"), write_page_checksum=True)
     assert check(results, "--repair") == 0
-    assert "rows it lacks of the files it contradicts (trial" in capsys.readouterr().out
+    assert "moved the rows it lacks (trial" in capsys.readouterr().out
     assert check(results) == 0
     trials = {r["trial"] for r in read_trials(str(results)).to_pylist()
               if r["role"] == "trial"}
     assert max(trials) == last
+
+
+def test_repair_sets_aside_another_runs_rows_in_every_file_of_that_run(tmp_path, capsys):
+    """Another run of the study (another sampler), resumed once, copied in: its rows past the
+    journal lie in two files, only one of which contradicts the journal. The rows of the
+    other file had been kept, the journal set aside for them, and the study had held one
+    configuration twice (probe CR18)."""
+    import shutil
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    api.tune(GRAPH, trials=10, sources=1, results=str(ours), sampler="tpe")
+    api.tune(GRAPH, trials=12, sources=1, results=str(theirs), sampler="random")
+    api.tune(GRAPH, trials=20, sources=1, results=str(theirs), sampler="random")
+    mine = {p.name for p in (ours / "trials").rglob("part-*.parquet")}
+    copied = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in mine]
+    assert len(copied) == 2
+    for p in copied:
+        shutil.copy(p, ours / p.relative_to(theirs))
+    journal = journal_of(ours).read_bytes()
+    assert check(ours, "--repair") == 0
+    assert "moved the rows it lacks (trial 10, trial 11, trial 12" in capsys.readouterr().out
+    assert journal_of(ours).read_bytes() == journal  # the journal kept
+    assert check(ours) == 0
+    numbers = sorted(r["trial"] for r in read_trials(str(ours)).to_pylist()
+                     if r["role"] == "trial")
+    assert numbers == list(range(10))
+    api.tune(GRAPH, trials=20, sources=1, results=str(ours), sampler="tpe")
+    assert check(ours) == 0
+    assert_sound(ours, budget=20)
+
+
+def test_repair_keeps_a_runs_own_rows_past_a_lagging_journal_beside_an_edited_row(tmp_path,
+                                                                                   capsys):
+    """An older copy of the journal and one row's time edited: the row is put back from the
+    journal and the study's own rows past the journal kept (the journal rebuilt from them);
+    the edit had marked the whole file another run's and its 7 trials past the journal had
+    been set aside (probe CR18)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results, trials=12)
+    journal = journal_of(results)
+    lines = journal.read_bytes().splitlines(keepends=True)
+    fifth = [i for i, line in enumerate(lines) if b'"record"' in line][4]
+    journal.write_bytes(b"".join(lines[:fifth + 1]))  # as it stood at the fifth result
+    path = next(p for p in (results / "trials").rglob("part-*.parquet")
+                if 1 in pq.read_table(p).column("trial").to_pylist())
+    rows = pq.read_table(path).to_pylist()
+    edited = next(r for r in rows if r["trial"] == 1)
+    right = edited["time_us"]
+    edited["time_us"], edited["values"] = right / 2, [right / 2]
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_table(path).schema), path,
+                   write_page_checksum=True)
+    assert check(results, "--repair") == 0
+    out = capsys.readouterr().out
+    assert "wrote 1 row(s) from it" in out and "rows it lacks" not in out
+    assert check(results) == 0
+    trials = {r["trial"]: r for r in read_trials(str(results)).to_pylist()
+              if r["role"] == "trial"}
+    assert sorted(trials) == list(range(12)) and trials[1]["time_us"] == right
+    tune(results, trials=12)
+    assert_sound(results, budget=12)
 
 
 def test_repair_reports_what_is_left_not_what_it_set_right(tmp_path, capsys):

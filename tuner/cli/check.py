@@ -576,6 +576,8 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         rows = by_study.get(key, {})
         behind, disagree = [], {}  # disagree: (role, ident) -> the journal's record
         behind_keys: list[tuple[str, Any]] = []
+        redrawn: set[str] = set()  # files of rows the journal records another configuration for
+        agreeing: set[str] = set()  # files of rows the journal records as they are
         stale = stopped_trials_run_again(trials, rows)
         for (role, ident), fp in rows.items():
             if role == "trial" and ident in stale:
@@ -592,8 +594,13 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                 behind_keys.append((role, ident))
                 continue
             record = TrialRecord.from_json(rec)
-            if record_fingerprint(record) != fp:
+            recorded = record_fingerprint(record)
+            if recorded != fp:
                 disagree[(role, ident)] = (name, record)
+                if recorded[1] != fp[1]:
+                    redrawn.add(where[(key, role, ident)][0])
+            else:
+                agreeing.add(where[(key, role, ident)][0])
         misread = [f"trial {n}" for n in told_otherwise(trials)]
         if misread:
             problem = (f"Optuna's values for {len(misread)} trial(s) ({', '.join(misread[:5])}"
@@ -638,6 +645,18 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         if not repair:
             report.problems.append(problem)
             continue
+        # another run's files (copied in): those holding a row the journal records another
+        # configuration for, or only rows whose results it records otherwise (a file edited
+        # in place still holds rows the journal records as they are). A file holds one run's
+        # rows: those past the journal of a file that also holds rows the journal records are
+        # this run's (the journal lags), those of another run's file are that run's; a file
+        # of rows past the journal alone may be either where another run was copied in (a
+        # later flush or resume of it), which no row tells: set aside, the journal kept,
+        # never a study of two runs' draws
+        foreign = (other_runs.get(key, set()) | redrawn
+                   | ({where[(key, *k)][0] for k in disagree} - agreeing))
+        own = agreeing - foreign
+        theirs = [k for k in behind_keys if where[(key, *k)][0] not in own] if foreign else []
         done = []
         for role, ident in [*disagree, *(("trial", n) for n in stale)]:
             f, i = where[(key, role, ident)]
@@ -649,21 +668,19 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         if lost:
             restore += lost
             done.append(f"wrote {len(lost)} row(s) from it")
-        # a file holding rows the journal contradicts is another run's (copied in): the
-        # rows of it the journal lacks (that run's trials past the journal's last) are set
-        # aside with them; the journal had been set aside for them, and the study kept a
-        # configuration past its budget, then been called clean (probe RESUME)
-        foreign = other_runs.get(key, set()) | {where[(key, *k)][0] for k in disagree}
-        theirs = [k for k in behind_keys if where[(key, *k)][0] in foreign]
+        # (the journal had been set aside for another run's rows past it, and the study kept
+        # a configuration past its budget, then been called clean: probe RESUME)
         if theirs:
             for role, ident in theirs:
                 f, i = where[(key, role, ident)]
                 drop.setdefault(f, set()).add(i)
-            names = [f"trial {ident}" if role == "trial" else f"reference {ident!r}"
-                     for role, ident in theirs]
-            done.append(f"moved the rows it lacks of the files it contradicts "
-                        f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}), another "
-                        "run's, to the quarantine")
+            names = sorted((f"trial {ident}" if role == "trial" else f"reference {ident!r}"
+                            for role, ident in theirs),
+                           key=lambda name: (name.startswith("trial"), len(name), name))
+            done.append(f"moved the rows it lacks ({', '.join(names[:5])}"
+                        f"{', ...' if len(names) > 5 else ''}) to the quarantine: rows of "
+                        f"another run were copied in ({', '.join(sorted(foreign)[:3])}"
+                        f"{', ...' if len(foreign) > 3 else ''}), whose these may be")
             behind = [n for n in behind if n not in names]
         if behind:
             done.append(f"moved to {_quarantine(loc, path)} (the next run rebuilds it from "
