@@ -458,8 +458,10 @@ def _read_parquet(path: Path, what: str, columns: Sequence[str]):
     # guessed at (an optional column had raised its TypeError, probe MEASURE)
     for name in [*columns, *(c for c in table.column_names if c in kinds and c not in columns)]:
         kind, wanted = table.schema.field(name).type, kinds.get(name)
-        if name not in columns and pa.types.is_null(kind):  # an optional column left empty
-            table = table.drop_columns([name])  # is no column (--max-edges: refused so)
+        if name not in columns and table.column(name).null_count == table.num_rows:
+            # an optional column left empty (of any type: pandas writes NaN as a double's
+            # nulls) is no column (--max-edges: refused so)
+            table = table.drop_columns([name])
             continue
         if wanted is not None and not wanted[0](kind):
             raise ConfigError(f"{what} {path}: column {name!r} is {kind}, expected {wanted[1]}")
