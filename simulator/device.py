@@ -26,7 +26,8 @@ class Device:
     instructions on a scalar pipeline beside the SIMD one.
 
     L2: ``l2_bytes`` of cache (0: none) serve a launch's sectors at ``l2_latency_cycles`` and
-    ``l2_bandwidth_gbs`` with the hit rate ``l2_hit_rate`` gives; ``atomic_cycles`` is the L2's
+    ``l2_bandwidth_gbs`` (0: no bound) with the hit rate ``l2_hit_rate`` gives;
+    ``atomic_cycles`` is the L2's
     issue interval for atomics on one address (same-address atomics serialise there).
     ``block_launch_cycles``: from a block's dispatch to its warps' first instruction (each
     block of a launch pays it; a resident grid once). ``instruction_cycles``: scheduler
@@ -99,12 +100,18 @@ class Device:
         for field in positive:
             if not getattr(self, field) > 0:
                 raise ConfigError(f"device {self.name!r}: `{field} > 0` must hold")
+            if getattr(self, field) < _SMALLEST:  # 1e-300 GHz had timed runs at 1e301 us
+                raise ConfigError(f"device {self.name!r}: {field}={getattr(self, field)!r} "
+                                  f"is below {_SMALLEST:g}, which no GPU's figure is")
         for field in ("dram_latency_cycles", "atomic_cycles", "launch_overhead_us",
                       "host_roundtrip_us", "block_launch_cycles", "l2_bytes",
                       "l2_latency_cycles",
                       "l2_bandwidth_gbs"):
             if getattr(self, field) < 0:
                 raise ConfigError(f"device {self.name!r}: `{field} >= 0` must hold")
+        if self.l2_bytes > 0 and not self.l2_latency_cycles > 0:  # free hits had been taken
+            raise ConfigError(f"device {self.name!r}: an L2 (l2_bytes={self.l2_bytes}) needs "
+                              "`l2_latency_cycles > 0` (l2_bytes = 0: no L2)")
         if not self.bounds_norm >= 1:
             raise ConfigError(f"device {self.name!r}: `bounds_norm >= 1` must hold (inf: the "
                               f"maximum of the bounds), got {self.bounds_norm}")
@@ -167,6 +174,8 @@ _AT_MOST = {
 # No figure of a GPU comes near this; a number beyond it (a 400-digit TOML integer) had
 # overflowed the cost model's floats into a traceback
 _LARGEST = 1e15
+# nor goes below this: a rate or cost of 1e-300 had timed runs past every float's range
+_SMALLEST = 1e-9
 MAX_BASE_DEPTH = 16
 # The presets: one TOML device file each, shipped in the package (``simulator/devices``), named
 # by its file. A preset file with a ``base`` is a calibration of that (datasheet) preset:
@@ -246,7 +255,7 @@ def _read_device_table(path: Path) -> dict:
     if not path.is_file():
         raise ConfigError(f"device file {path} does not exist")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # (a byte-order mark, as editors write)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"device file {path}: cannot read it: {exc}") from None
     if path.suffix != ".toml":  # YAML: a repeated field or an octal-looking number refused
@@ -271,6 +280,9 @@ def _read_device_table(path: Path) -> dict:
         data = data["device"]
     if any(not isinstance(k, str) for k in data):
         raise ConfigError(f"device file {path}: field names must be strings")
+    if not data:  # an empty TOML file had run as the fields' defaults, which no GPU has
+        raise ConfigError(f"device file {path}: no device fields in it (`base = \"h100\"` "
+                          "starts from a preset)")
     return dict(data)
 
 
@@ -355,6 +367,10 @@ def check_device_name(name: object, where: str = "", hint: str = "") -> None:
         raise ConfigError(f"{where}the device's name must be a simple word (an ASCII letter "
                           f"or digit, then letters, digits, '.', '_', '+', '-'; it names "
                           f"results and study files), got {name!r}{hint}")
+    if name.lower().endswith(DEVICE_FILE_SUFFIXES):  # `--device NAME` would read a file
+        raise ConfigError(f"{where}the device's name must not end as a device file does "
+                          f"({', '.join(DEVICE_FILE_SUFFIXES)}): `--device {name}` names a "
+                          f"file; got {name!r}{hint}")
     if len(name) > MAX_DEVICE_NAME:
         raise ConfigError(f"{where}the device's name must be at most {MAX_DEVICE_NAME} "
                           f"characters (it names results and study files), got "

@@ -260,7 +260,7 @@ def memory_cycles(sectors, device: Device, hit_rate: float):
     longer."""
     total = sectors * device.sector_bytes
     dram = (1 - hit_rate) * total / device.dram_bytes_per_cycle
-    if device.l2_bandwidth_gbs > 0:
+    if device.l2_bytes > 0 and device.l2_bandwidth_gbs > 0:  # (l2_bytes = 0: no L2)
         return np.maximum(dram, total * device.clock_ghz / device.l2_bandwidth_gbs)
     return dram
 

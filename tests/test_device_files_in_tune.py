@@ -157,3 +157,23 @@ def test_a_missing_base_file_is_named_from_the_file_that_names_it(tmp_path):
     with pytest.raises(ConfigError, match=r"mine\.toml: field `base` './nothere\.toml' is no "
                                           r"preset, and no file .*nothere\.toml exists"):
         get_device(str(f))
+
+
+@pytest.mark.parametrize("verb", [["best"], ["effect", "w"], ["pareto"], ["report"]])
+def test_a_reader_given_a_file_of_a_stored_name_with_other_fields_refuses_it(tmp_path, capsys,
+                                                                            verb):
+    """`best --device B.toml` had shown the rows another file of B's name had made as B's,
+    exit 0, where `select` refuses them (probe DEVICE); the file they came from, or the
+    name, reads them."""
+    results = tmp_path / "r"
+    made = slow_h100(tmp_path, "mygpu", factor=4.0)
+    api.tune(GRAPH, "bfs", device=str(made), trials=3, sources=1, results=str(results))
+    (tmp_path / "other").mkdir()
+    other = slow_h100(tmp_path / "other", "mygpu", factor=2.0)
+    out = ["--out", str(tmp_path / "page")] if verb == ["report"] else []
+    extra = ["--no-selector"] if verb == ["report"] else []
+    assert main([*verb, "--results", str(results), "--device", str(other), *out, *extra]) == 2
+    err = capsys.readouterr().err
+    assert f"--device {other} has other fields than the mygpu of the results' rows" in err
+    for device in (str(made), "mygpu"):
+        assert main([*verb, "--results", str(results), "--device", device, *out, *extra]) == 0

@@ -327,6 +327,14 @@ def test_block_size_above_the_devices_limit(capsys):
     ("u.yaml", "atomic_cycles: 1" + "0" * 30 + "\n", "`atomic_cycles` must be at most"),
     # a field beside the [device] table had been dropped without a word
     ("v.toml", 'name = "mine"\n[device]\nbase = "h100"\n', "field(s) ['name'] beside the"),
+    # probe DEVICE: an empty file had run as the fields' defaults; an L2 given only its size
+    # had served hits in 0 cycles (22x fast); a clock of 1e-300 GHz had timed a run at 1e301
+    # us; a name ending as a file does could not be named by --device
+    ("w.toml", "", "no device fields in it"),
+    ("w2.toml", "# a comment\n", "no device fields in it"),
+    ("x.toml", 'name = "l2only"\nl2_bytes = 52428800\n', "needs `l2_latency_cycles > 0`"),
+    ("y.toml", 'base = "h100"\nclock_ghz = 1e-300\n', "clock_ghz=1e-300 is below 1e-09"),
+    ("z.toml", 'base = "h100"\nname = "gpu.toml"\n', "must not end as a device file does"),
 ])
 def test_device_file_schema(capsys, tmp_path, name, text, match):
     path = tmp_path / name
@@ -334,6 +342,28 @@ def test_device_file_schema(capsys, tmp_path, name, text, match):
     line = cli_error(capsys, ["simulate", "--graph", "rmat:scale=6", "--algo", "bfs",
                               "--device", str(path)])
     assert str(path) in line and match in line
+
+
+def test_a_device_file_with_a_byte_order_mark_is_read(tmp_path):
+    """As editors on Windows save it: the TOML had been 'Invalid statement (at line 1,
+    column 1)' (probe DEVICE)."""
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b'\xef\xbb\xbfbase = "h100"\nname = "bom"\nsms = 100\n')
+    device = get_device(str(path))
+    assert (device.name, device.sms) == ("bom", 100)
+
+
+def test_a_device_without_an_l2_has_no_l2_bandwidth_bound():
+    """l2_bytes = 0 (no L2) with an L2 bandwidth left from its base had still bounded the
+    memory time by it (probe DEVICE)."""
+    import dataclasses
+
+    graph = load_graph("rmat:scale=9,seed=1")
+    none = dataclasses.replace(get_device("h100-datasheet"), name="a", l2_bytes=0)
+    slow = dataclasses.replace(none, name="b", l2_bandwidth_gbs=1.0)
+    for algorithm in ("bfs", "pagerank"):
+        assert (simulate(graph, algorithm, "mapping=thread", none).time_us
+                == simulate(graph, algorithm, "mapping=thread", slow).time_us)
 
 
 @pytest.mark.parametrize("text,match", [

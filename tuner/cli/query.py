@@ -178,10 +178,10 @@ def _pipe_safe(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.N
 
 
 def _filters_of(args: argparse.Namespace) -> answer_types.Filters:
-    from simulator.device import device_name
+    from tuner.cli.args import filter_device
 
-    device = device_name(args.device) if args.device is not None else None
-    return answer_types.Filters(graph=args.graph, algo=args.algo, device=device)
+    return answer_types.Filters(graph=args.graph, algo=args.algo,
+                                device=filter_device(args.device, args.results))
 
 
 # -- query ----------------------------------------------------------------------------------

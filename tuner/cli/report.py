@@ -51,10 +51,9 @@ def run_report(args: argparse.Namespace) -> int:
     from tuner.analysis.report import build_report
 
     start = time.perf_counter()
-    from simulator.device import device_name
+    from tuner.cli.args import filter_device
 
-    device = device_name(args.device) if args.device is not None else None
-    filters = Filters(args.algo, device, tuple(args.graph))
+    filters = Filters(args.algo, filter_device(args.device, args.results), tuple(args.graph))
     with scanning(args.results):
         report = build_report(args.results, args.out, filters, selector=args.selector,
                               adaptation=args.adaptation)
