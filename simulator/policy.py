@@ -342,10 +342,10 @@ def _same_rules(rules: Any, policy: Policy) -> bool:
         if not isinstance(rule, dict) or set(rule) - {"when", "choose", "config"}:
             return False
         when, c = rule.get("when"), want["choose"]
-        if want["when"].startswith("iteration >=") and when == "always":
-            when = want["when"]  # the last rule, first match winning: the same
         if when == "iteration >= 0":
             when = "always"
+        if want["when"].startswith("iteration >=") and when == "always":
+            when = want["when"]  # the last rule, first match winning: the same
         if type(rule.get("choose")) is not int or (when, rule["choose"]) != (want["when"], c) \
                 or ("config" in rule and rule["config"] != str(policy.candidates[c])):
             return False  # (true, 1.0: refused by the schedule itself, review CR17)

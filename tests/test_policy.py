@@ -437,6 +437,10 @@ def test_policy_refuses_bad_input(tmp_path):
     rules = [{"when": "iteration == 0", "choose": 0}, {"when": "always", "choose": 1}]
     edited.write_text(json.dumps({**doc, "schedule": [0, 1], "rules": rules}))
     assert simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0).time_us > 0
+    # and so is `iteration >= 0` there, as `always` (review CR18)
+    rules[1]["when"] = "iteration >= 0"
+    edited.write_text(json.dumps({**doc, "schedule": [0, 1], "rules": rules}))
+    assert simulate(star_graph(), "bfs", f"policy={edited}", "h100", source=0).time_us > 0
     rules[1]["choose"] = True
     edited.write_text(json.dumps({**doc, "schedule": [0, 1], "rules": rules}))
     with pytest.raises(ConfigError, match="rules` are not its schedule's"):
