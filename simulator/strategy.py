@@ -267,6 +267,8 @@ class Strategy:
                     object.__setattr__(self, knob, mapping.knobs[knob])
             elif value is not None:
                 applies = ", ".join(f"mapping={s!r}" for s in owners[knob])
+                if knob.startswith("policy_t"):  # (the hint alone had led to a second error)
+                    applies += " with `policy=FILE`, a factor on the file's thresholds"
                 raise ConfigError(
                     f"knob `{knob}` does not apply to mapping={self.mapping!r} (got "
                     f"{knob}={value!r}); it applies to {applies}"

@@ -1250,6 +1250,8 @@ def test_a_policy_candidates_block_the_device_cannot_hold_is_named(tmp_path, blo
      "chunk=64, block_size=32 do not apply with `policy`"),
     ("policy=policies/bfs-h100.json,changed_flag=warp", "changed_flag=warp does not apply"),
     ("mapping=adaptive,policy_t1=2", "policy_t1 applies only with `policy=FILE`"),
+    # its hint had named mapping=adaptive alone, which the line above refuses (probe TRACE)
+    ("policy_t1=2", "applies to mapping='adaptive' with `policy=FILE`"),
 ])
 def test_knobs_a_policy_run_would_ignore_are_refused(config, match):
     """A policy run takes every knob from its file's candidates: others set beside it had
