@@ -692,11 +692,9 @@ def test_repair_sets_aside_another_runs_rows_past_the_journal_too(tmp_path, caps
     assert max(trials) == last
 
 
-def test_repair_sets_aside_another_runs_rows_in_every_file_of_that_run(tmp_path, capsys):
-    """Another run of the study (another sampler), resumed once, copied in: its rows past the
-    journal lie in two files, only one of which contradicts the journal. The rows of the
-    other file had been kept, the journal set aside for them, and the study had held one
-    configuration twice (probe CR18)."""
+def merged_with_a_resumed_run(tmp_path):
+    """A study's results (10 trials, TPE) with another run's (random, 12 trials, resumed to
+    20: two files) copied in."""
     import shutil
 
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
@@ -708,6 +706,15 @@ def test_repair_sets_aside_another_runs_rows_in_every_file_of_that_run(tmp_path,
     assert len(copied) == 2
     for p in copied:
         shutil.copy(p, ours / p.relative_to(theirs))
+    return ours
+
+
+def test_repair_sets_aside_another_runs_rows_in_every_file_of_that_run(tmp_path, capsys):
+    """Another run of the study (another sampler), resumed once, copied in: its rows past the
+    journal lie in two files, only one of which contradicts the journal. The rows of the
+    other file had been kept, the journal set aside for them, and the study had held one
+    configuration twice (probe CR18)."""
+    ours = merged_with_a_resumed_run(tmp_path)
     journal = journal_of(ours).read_bytes()
     assert check(ours, "--repair") == 0
     assert "moved the rows it lacks (trial 10, trial 11, trial 12" in capsys.readouterr().out
@@ -719,6 +726,31 @@ def test_repair_sets_aside_another_runs_rows_in_every_file_of_that_run(tmp_path,
     api.tune(GRAPH, trials=20, sources=1, results=str(ours), sampler="tpe")
     assert check(ours) == 0
     assert_sound(ours, budget=20)
+
+
+def test_a_repair_cut_short_after_dropping_the_other_runs_copies_is_finished_by_the_next(
+        tmp_path, capsys, monkeypatch):
+    """Killed after the rows of one key written twice were dropped (the other run's copies,
+    which told its files), before the journals: the next repair had kept that run's rows
+    past the journal and rebuilt the journal from two runs' draws (review CR18)."""
+    from tuner.cli import check as check_module
+
+    ours = merged_with_a_resumed_run(tmp_path)
+    journals = check_module._check_journals
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(check_module, "_check_journals", killed)
+    with pytest.raises(KeyboardInterrupt):
+        check_module.check(str(ours), repair=True)
+    monkeypatch.setattr(check_module, "_check_journals", journals)
+    assert check(ours, "--repair") == 0
+    assert "moved the rows it lacks (trial 10, trial 11, trial 12" in capsys.readouterr().out
+    assert check(ours) == 0
+    numbers = sorted(r["trial"] for r in read_trials(str(ours)).to_pylist()
+                     if r["role"] == "trial")
+    assert numbers == list(range(10))
+    assert not (ours / "quarantine" / "other-runs.json").exists()
 
 
 def test_repair_keeps_a_runs_own_rows_past_a_lagging_journal_beside_an_edited_row(tmp_path,

@@ -27,6 +27,7 @@ from typing import Any
 import optuna
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from optuna.storages import JournalStorage
 from optuna.storages.journal import BaseJournalBackend
@@ -177,10 +178,14 @@ def check(results: str, repair: bool = False) -> Report:
         elif problem is not None:
             report.problems.append(f"{f}: {problem}")
     other_runs = _check_keys(loc, tables, report, repair)  # study -> files of another run
+    for key, files in _marked_other_runs(loc).items():  # those a repair cut short had found
+        other_runs.setdefault(key, set()).update(files)
     _check_study_graphs(loc, tables, report)
     _check_partitions(loc, tables, report)
     _check_reference_rows(loc, tables, report)
     journal_models = _check_journals(loc, tables, report, repair, other_runs)
+    if repair and loc.kind(loc.path(OTHER_RUNS)) == pafs.FileType.File:
+        loc.fs.delete_file(loc.path(OTHER_RUNS))  # the journals set right by them
     _check_repeats(loc, tables, report)  # after the journals' repair: what it left
     _check_study_models(loc, tables, report, journal_models)
     _check_device_meanings(loc, tables, report)
@@ -429,8 +434,33 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
             if r is not keep:
                 drop.setdefault(r.file, set()).add(r.index)
         report.repaired.append(f"{problem}; {how}")
+    if other_runs:  # the rows dropped here are what tells another run's files: a repair
+        # killed before the journals' step would have left them unknown to the next one
+        marked = _marked_other_runs(loc)
+        for key, files in other_runs.items():
+            marked.setdefault(key, set()).update(files)
+        loc.write_bytes(loc.path(OTHER_RUNS), json.dumps(
+            {k: sorted(v) for k, v in sorted(marked.items())}, indent=1).encode())
     _drop_rows(loc, tables, drop)
     return other_runs
+
+
+# Per study, the files of another run's rows a repair found (written before it drops the rows
+# that told them, removed once the journals are set right)
+OTHER_RUNS = f"{QUARANTINE}/other-runs.json"
+
+
+def _marked_other_runs(loc: Location) -> dict[str, set[str]]:
+    """The files of other runs an earlier repair, cut short, had found (per study)."""
+    text = loc.read_text(loc.path(OTHER_RUNS))
+    try:
+        marked = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    if not isinstance(marked, dict):
+        return {}
+    return {k: {f for f in v if isinstance(f, str)} for k, v in marked.items()
+            if isinstance(k, str) and isinstance(v, list)}
 
 
 def _drop_rows(loc: Location, tables: dict[str, pa.Table], drop: dict[str, set[int]]) -> None:
