@@ -65,8 +65,11 @@ TRIAL_COLUMNS = _cols(
     ("device_digest", pa.string(), "hash of the device's fields the row was simulated with "
      "(null in rows written before it was recorded, issue 42)"),
     ("model_digest", pa.string(), "digest of the cost model that computed the row (the "
-     "simulator's sources and `tuner/tuning/evaluate.py`: `tuner.env.model_digest`); a study "
-     "resumes only under its own. Null in rows written before it was recorded"),
+     "simulator's sources, less the modules no figure follows from (`tuner.env.NOT_THE_MODEL`: "
+     "the YAML reader, error types, memory estimates; an edit elsewhere in the simulator, a "
+     "message's too, counts as another model), and `tuner/tuning/evaluate.py`: "
+     "`tuner.env.model_digest`); a study resumes only under its own. Null in rows written "
+     "before it was recorded"),
     ("space_digest", pa.string(), "hash of the space's content"),
     ("sampler", pa.string(), "tpe, random, grid or gp"),
     ("objective", pa.string(), "objective metric(s), comma separated, `:max` when maximised"),
@@ -87,7 +90,8 @@ TRIAL_COLUMNS = _cols(
      "a `duplicate` row of its own"),
     ("seed", pa.int64(), "study seed (sampler and source choice)"),
     ("timestamp", pa.timestamp("us", tz="UTC"), "when the result reached the driver"),
-    ("warpsweep_version", pa.string(), "warpsweep version that produced the row"),
+    ("warpsweep_version", pa.string(), "warpsweep version that produced the row (the running "
+     "checkout's `pyproject.toml`, else the installed package's)"),
     ("git_commit", pa.string(), "source commit, `-dirty` if modified (null if unknown)"),
     ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),
 )
