@@ -753,6 +753,101 @@ def test_a_repair_cut_short_after_dropping_the_other_runs_copies_is_finished_by_
     assert not (ours / "quarantine" / "other-runs.json").exists()
 
 
+def lag_journal(results, records):
+    """The journal as it stood at its ``records``-th result (an older copy put back)."""
+    journal = journal_of(results)
+    lines = journal.read_bytes().splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if b'"record"' in line][records - 1]
+    journal.write_bytes(b"".join(lines[:at + 1]))
+
+
+def halve_time_of(results, trial):
+    """Edit one trial's row in place: its time (and value) halved."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path in (results / "trials").rglob("part-*.parquet"):
+        table = pq.read_table(path)
+        rows = table.to_pylist()
+        for r in rows:
+            if r["role"] == "trial" and r["trial"] == trial:
+                r["time_us"], r["values"] = r["time_us"] / 2, [r["time_us"] / 2]
+                pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path,
+                               write_page_checksum=True)
+                return
+    raise AssertionError(f"no row of trial {trial}")
+
+
+def test_repair_sets_aside_rows_past_the_journal_another_seed_drew(tmp_path, capsys):
+    """Another run's later file alone (trials 12-19 of seed 1) copied into a study of seed 0:
+    --repair had rebuilt the journal from them, and the study went on with two seeds' draws,
+    checked clean; its rows name the seed they were drawn under (review CR19)."""
+    import shutil
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    api.tune(GRAPH, "cc", trials=10, results=str(ours), sampler="random", seed=0)
+    api.tune(GRAPH, "cc", trials=12, results=str(theirs), sampler="random", seed=1)
+    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
+    api.tune(GRAPH, "cc", trials=20, results=str(theirs), sampler="random", seed=1)
+    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
+    shutil.copy(later, ours / later.relative_to(theirs))
+    assert check(ours, "--repair") == 0
+    assert "moved the rows it lacks (trial 12, trial 13" in capsys.readouterr().out
+    assert check(ours) == 0
+    rows = [r for r in read_trials(str(ours)).to_pylist() if r["role"] == "trial"]
+    assert sorted(r["trial"] for r in rows) == list(range(10))
+    assert {r["seed"] for r in rows} == {0}
+
+
+def test_rows_of_its_own_set_aside_beside_another_runs_leave_no_reader_asking_for_repair(
+        tmp_path, capsys):
+    """An older journal put back and another run's file copied in: the study's rows past the
+    journal in a file of their own cannot be told from that run's and are set aside with the
+    journal kept; its saved mark, which counted them, had had every reader ask for a repair
+    that restores nothing (review CR19)."""
+    import shutil
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    api.tune(GRAPH, "cc", trials=8, results=str(ours), sampler="random", seed=0)
+    records = journal_of(ours).read_bytes().count(b'"record"')
+    api.tune(GRAPH, "cc", trials=12, results=str(ours), sampler="random", seed=0)
+    api.tune(GRAPH, "cc", trials=12, results=str(theirs), sampler="random", seed=1)
+    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
+    api.tune(GRAPH, "cc", trials=20, results=str(theirs), sampler="random", seed=1)
+    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
+    shutil.copy(later, ours / later.relative_to(theirs))
+    lag_journal(ours, records)
+    assert check(ours, "--repair") == 0
+    assert "moved its saved mark to" in capsys.readouterr().out
+    assert check(ours) == 0
+    assert main(["best", "--results", str(ours)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    api.tune(GRAPH, "cc", trials=12, results=str(ours), sampler="random", seed=0)
+    assert check(ours) == 0
+    assert_sound(ours, budget=12)
+
+
+def test_repair_keeps_a_resumes_own_rows_past_a_lagging_journal_beside_its_edited_row(
+        tmp_path, capsys):
+    """The edited row the only one of its file (a resume's) the journal records: the file
+    had been called another run's, the study's own later trials (its best among them) set
+    aside, and readers had asked for a repair for good (review CR19)."""
+    results = tmp_path / "r"
+    tune(results, trials=8)
+    tune(results, trials=12)
+    best = min(r["time_us"] for r in read_trials(str(results)).to_pylist()
+               if r["role"] == "trial" and r["trial"] > 8)
+    lag_journal(results, 9)  # references and trials 0-7 from the first run, 8 from the second
+    halve_time_of(results, 8)
+    assert check(results, "--repair") == 0
+    out = capsys.readouterr().out
+    assert "wrote 1 row(s) from it" in out and "rows it lacks" not in out
+    assert check(results) == 0
+    rows = [r for r in read_trials(str(results)).to_pylist() if r["role"] == "trial"]
+    assert sorted(r["trial"] for r in rows) == list(range(12))
+    assert best in {r["time_us"] for r in rows}
+
+
 def test_repair_keeps_a_runs_own_rows_past_a_lagging_journal_beside_an_edited_row(tmp_path,
                                                                                    capsys):
     """An older copy of the journal and one row's time edited: the row is put back from the

@@ -574,6 +574,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
     models: dict[str, str] = {}
     by_study: dict[str, dict[tuple, tuple]] = {}
     where: dict[tuple, tuple[str, int]] = {}  # (study, role, ident) -> (file, row index)
+    drawn_by: dict[tuple, dict[str, Any]] = {}  # (study, role, ident) -> its run's sampler, seed
     for f, t in tables.items():
         if f.startswith(loc.path(TRIALS) + "/"):
             for i, row in enumerate(t.to_pylist()):
@@ -581,6 +582,8 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                 by_study.setdefault(row["study_key"], {})[(row["role"], ident)] = (
                     row_fingerprint(row))
                 where[(row["study_key"], row["role"], ident)] = (f, i)
+                drawn_by[(row["study_key"], row["role"], ident)] = {
+                    k: row.get(k) for k in ("sampler", "seed")}
     # rows to set aside and records to write, for every journal at once: a trial file holds
     # rows of several studies (a sweep's flush), whose indexes a first drop would shift, and
     # a store opened before a drop would take the dropped row for a conflict
@@ -675,16 +678,20 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         if not repair:
             report.problems.append(problem)
             continue
-        # another run's files (copied in): those holding a row the journal records another
-        # configuration for, or only rows whose results it records otherwise (a file edited
-        # in place still holds rows the journal records as they are). A file holds one run's
-        # rows: those past the journal of a file that also holds rows the journal records are
-        # this run's (the journal lags), those of another run's file are that run's; a file
-        # of rows past the journal alone may be either where another run was copied in (a
-        # later flush or resume of it), which no row tells: set aside, the journal kept,
+        # another run's files (copied in): those holding rows of keys another file holds too
+        # (``other_runs``), a row the journal records another configuration for, or a row
+        # past the journal drawn under another sampler or seed than the journal's study (a
+        # row whose results alone differ, its key in no other file, is an edit: put back). A
+        # file holds one run's rows: those past the journal of a file that also holds rows
+        # the journal records are this run's (the journal lags), those of another run's file
+        # are that run's; a file of rows past the journal alone may be either where another
+        # run was copied in (a later flush or resume of it): set aside, the journal kept,
         # never a study of two runs' draws
-        foreign = (other_runs.get(key, set()) | redrawn
-                   | ({where[(key, *k)][0] for k in disagree} - agreeing))
+        ran = attrs.get("spec") if isinstance(attrs.get("spec"), dict) else {}
+        other_draws = {where[(key, *k)][0] for k in behind_keys
+                       if any(k2 in ran and drawn_by[(key, *k)][k2] not in (None, ran[k2])
+                              for k2 in ("sampler", "seed"))}
+        foreign = other_runs.get(key, set()) | redrawn | other_draws
         own = agreeing - foreign
         theirs = [k for k in behind_keys if where[(key, *k)][0] not in own] if foreign else []
         done = []
@@ -712,6 +719,10 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                         f"another run were copied in ({', '.join(sorted(foreign)[:3])}"
                         f"{', ...' if len(foreign) > 3 else ''}), whose these may be")
             behind = [n for n in behind if n not in names]
+            mark = str(saved_mark_path(Path(path)))
+            if not behind and loc.kind(mark) == pafs.FileType.File:
+                # it counted the rows set aside: readers would ask for a repair for good
+                done.append(f"moved its saved mark to {_quarantine(loc, mark)}")
         if behind:
             done.append(f"moved to {_quarantine(loc, path)} (the next run rebuilds it from "
                         "the rows)")
