@@ -109,9 +109,12 @@ class Device:
                       "l2_bandwidth_gbs"):
             if getattr(self, field) < 0:
                 raise ConfigError(f"device {self.name!r}: `{field} >= 0` must hold")
-        if self.l2_bytes > 0 and not self.l2_latency_cycles > 0:  # free hits had been taken
+        if self.l2_bytes > 0 and not self.l2_latency_cycles >= _SMALLEST:  # free hits
             raise ConfigError(f"device {self.name!r}: an L2 (l2_bytes={self.l2_bytes}) needs "
-                              "`l2_latency_cycles > 0` (l2_bytes = 0: no L2)")
+                              f"`l2_latency_cycles >= {_SMALLEST:g}` (l2_bytes = 0: no L2)")
+        if 0 < self.l2_bandwidth_gbs < _SMALLEST:  # a divisor: 1e-300 timed runs at 1e302 us
+            raise ConfigError(f"device {self.name!r}: l2_bandwidth_gbs={self.l2_bandwidth_gbs!r}"
+                              f" is below {_SMALLEST:g}, which no GPU's figure is (0: no bound)")
         if not self.bounds_norm >= 1:
             raise ConfigError(f"device {self.name!r}: `bounds_norm >= 1` must hold (inf: the "
                               f"maximum of the bounds), got {self.bounds_norm}")

@@ -177,3 +177,44 @@ def test_a_reader_given_a_file_of_a_stored_name_with_other_fields_refuses_it(tmp
     assert f"--device {other} has other fields than the mygpu of the results' rows" in err
     for device in (str(made), "mygpu"):
         assert main([*verb, "--results", str(results), "--device", device, *out, *extra]) == 0
+
+
+def test_select_evaluate_refuses_a_file_of_a_stored_name_with_other_fields(tmp_path, capsys):
+    """`select evaluate` had read another file's rows of the name as this file's, exit 0,
+    where `select train` refuses them (review CR19)."""
+    results = tmp_path / "r"
+    made = slow_h100(tmp_path, "mygpu", factor=4.0)
+    api.tune(GRAPH, "bfs", device=str(made), trials=3, sources=1, results=str(results))
+    (tmp_path / "other").mkdir()
+    other = slow_h100(tmp_path / "other", "mygpu", factor=2.0)
+    for verb in (["select", "evaluate"], ["select", "adaptive"]):
+        assert main([*verb, "--results", str(results), "--device", str(other)]) == 2
+        assert "has other fields than the mygpu of the results' rows" in capsys.readouterr().err
+
+
+def test_report_with_a_device_file_names_a_damaged_results_file_in_one_line(tmp_path, capsys):
+    """The device's check read the damaged file before the report's reading named it: a
+    pyarrow traceback (review CR19)."""
+    results = tmp_path / "r"
+    made = slow_h100(tmp_path, "mygpu")
+    api.tune(GRAPH, "bfs", device=str(made), trials=3, sources=1, results=str(results))
+    good = next((results / "trials").rglob("part-*.parquet"))
+    good.with_name("part-torn.parquet").write_bytes(good.read_bytes()[:200])
+    assert main(["report", "--results", str(results), "--device", str(made), "--out",
+                 str(tmp_path / "page")]) == 2
+    assert "damaged results file" in capsys.readouterr().err
+
+
+def test_a_reader_counts_rows_without_a_digest_as_their_presets_fields_then(tmp_path, capsys):
+    """Rows written before rows recorded the device's digest are the preset's fields of the
+    time, for the readers as for tune: `best --device` with the calibrated h100's file had
+    shown the old h100 rows as its own (review CR19)."""
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    api.tune(GRAPH, "bfs", device="h100", trials=3, sources=1, results=str(results))
+    for f in (results / "trials").rglob("part-*.parquet"):
+        pq.write_table(pq.read_table(f).drop_columns(["device_digest"]), f)
+    preset = Path(__file__).resolve().parents[1] / "simulator" / "devices" / "h100.toml"
+    assert main(["best", "--results", str(results), "--device", str(preset)]) == 2
+    assert "has other fields than the h100 of the results' rows" in capsys.readouterr().err

@@ -332,7 +332,9 @@ def test_block_size_above_the_devices_limit(capsys):
     # us; a name ending as a file does could not be named by --device
     ("w.toml", "", "no device fields in it"),
     ("w2.toml", "# a comment\n", "no device fields in it"),
-    ("x.toml", 'name = "l2only"\nl2_bytes = 52428800\n', "needs `l2_latency_cycles > 0`"),
+    ("x.toml", 'name = "l2only"\nl2_bytes = 52428800\n', "needs `l2_latency_cycles >= 1e-09`"),
+    ("x2.toml", 'base = "h100"\nl2_latency_cycles = 1e-300\n', "l2_latency_cycles >= 1e-09"),
+    ("x3.toml", 'base = "h100"\nl2_bandwidth_gbs = 1e-300\n', "l2_bandwidth_gbs=1e-300 is below"),
     ("y.toml", 'base = "h100"\nclock_ghz = 1e-300\n', "clock_ghz=1e-300 is below 1e-09"),
     ("z.toml", 'base = "h100"\nname = "gpu.toml"\n', "must not end as a device file does"),
 ])

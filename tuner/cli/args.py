@@ -138,9 +138,13 @@ def filter_device(device: str | None, results: str) -> str | None:
     name = device_name(device)
     if not device.endswith(DEVICE_FILE_SUFFIXES):
         return name
+    from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
+
     wanted = device_digest(load_device_file(device))
-    other = sorted(d for d in stored_device_digests(results).get(name, ()) if d is not None
-                   and d != wanted)
+    # a row written before rows recorded it counts as its preset's fields then, as for tune
+    stored = {d if d is not None else LEGACY_PRESET_DIGESTS.get(name)
+              for d in stored_device_digests(results).get(name, ())}
+    other = sorted(d for d in stored if d is not None and d != wanted)
     if other:
         raise ConfigError(f"--device {device} has other fields than the {name} of the results' "
                           f"rows (device digest {', '.join(other)}, this one's {wanted}): "

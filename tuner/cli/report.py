@@ -53,8 +53,9 @@ def run_report(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     from tuner.cli.args import filter_device
 
-    filters = Filters(args.algo, filter_device(args.device, args.results), tuple(args.graph))
-    with scanning(args.results):
+    with scanning(args.results):  # (a damaged file the device's check reads: named so)
+        filters = Filters(args.algo, filter_device(args.device, args.results),
+                          tuple(args.graph))
         report = build_report(args.results, args.out, filters, selector=args.selector,
                               adaptation=args.adaptation)
     skipped = len(report.skipped)

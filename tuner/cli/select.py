@@ -248,9 +248,10 @@ def _graphs_lacking(matrix) -> list[tuple[str, int]]:
 def run_evaluate(args: argparse.Namespace) -> int:
     """Leave-one-graph-out regret table per group."""
     from simulator.errors import ConfigError
+    from tuner.cli.args import filter_device
     from tuner.selection import selector as sel
 
-    device = _device_name(args.device)
+    device = filter_device(args.device, args.results)  # another file's rows of its name refused
     sel.pick_groups(args.results, args.algo, device)  # a clear error when none match
     evaluations, left = sel.evaluate_groups(args.results, args.algo, device, args.seed)
     lines = [f"left out {a} on {d}: {why}" for a, d, why in left]
@@ -486,11 +487,13 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
 def run_adaptive(args: argparse.Namespace) -> int:
     """Adaptive (per-iteration W) against the best constant configuration, per graph."""
     from simulator.errors import ConfigError
+    from tuner.cli.args import filter_device
     from tuner.selection.selector import compare_adaptive
     from tuner.selection.selector import describe_config
     from tuner.selection.selector import few
 
-    comparisons = compare_adaptive(args.results, args.algo, _device_name(args.device))
+    comparisons = compare_adaptive(args.results, args.algo,
+                                   filter_device(args.device, args.results))
     if not any(c.rows for c in comparisons):  # as evaluate refuses a group it cannot judge
         left = [f"{gid}: {why}" for c in comparisons for gid, why in c.left_out.items()]
         raise ConfigError(f"no graph in {str(args.results)!r} has both a complete adaptive "
