@@ -13,6 +13,7 @@ import pytest
 from tuner import api
 from tuner.cli import main
 from tuner.results.location import Location
+from tuner.results.store import ConflictError
 from tuner.results.store import read_graphs
 from tuner.results.store import read_trials
 
@@ -744,6 +745,13 @@ def test_a_repair_cut_short_after_dropping_the_other_runs_copies_is_finished_by_
     with pytest.raises(KeyboardInterrupt):
         check_module.check(str(ours), repair=True)
     monkeypatch.setattr(check_module, "_check_journals", journals)
+    capsys.readouterr()
+    # until it is run again: a plain check names it, and a resume refuses to rebuild the
+    # journal from the rows it left (it had, from two runs' draws; review CR20)
+    assert check(ours) == 1
+    assert "a `warpsweep check --repair` was cut short" in capsys.readouterr().out
+    with pytest.raises(ConflictError, match="was cut short"):
+        api.tune(GRAPH, trials=20, sources=1, results=str(ours), sampler="tpe")
     assert check(ours, "--repair") == 0
     assert "moved the rows it lacks (trial 10, trial 11, trial 12" in capsys.readouterr().out
     assert check(ours) == 0
@@ -825,6 +833,71 @@ def test_rows_of_its_own_set_aside_beside_another_runs_leave_no_reader_asking_fo
     api.tune(GRAPH, "cc", trials=12, results=str(ours), sampler="random", seed=0)
     assert check(ours) == 0
     assert_sound(ours, budget=12)
+
+
+def test_two_runs_rows_of_keys_past_a_lagging_journal_are_both_set_aside(tmp_path, capsys):
+    """Another run's later file holding other rows of trial numbers the journal (an older
+    copy) lacks: the first written of each had been kept, neither file called another run's,
+    and the journal rebuilt from both runs' draws, one configuration evaluated twice for
+    good (review CR20)."""
+    import shutil
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    api.tune(GRAPH, "cc", trials=10, results=str(theirs), sampler="random")
+    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
+    api.tune(GRAPH, "cc", trials=15, results=str(theirs), sampler="random")
+    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
+    for trials in (6, 10):
+        api.tune(GRAPH, "cc", trials=trials, results=str(ours), sampler="random")
+    records = journal_of(ours).read_bytes().count(b'"record"')
+    api.tune(GRAPH, "cc", trials=14, results=str(ours), sampler="random")
+    shutil.copy(later, ours / later.relative_to(theirs))
+    lag_journal(ours, records)
+    assert check(ours, "--repair") == 0
+    assert check(ours) == 0
+    assert sorted(r["trial"] for r in read_trials(str(ours)).to_pylist()
+                  if r["role"] == "trial") == list(range(10))
+    api.tune(GRAPH, "cc", trials=14, results=str(ours), sampler="random")
+    assert check(ours) == 0
+    assert_sound(ours, budget=14)
+
+
+def test_a_repair_cut_short_before_setting_rows_aside_keeps_the_journal(tmp_path, capsys,
+                                                                         monkeypatch):
+    """Killed after deciding, before setting another seed's rows aside: the journal (behind
+    the study's own rows too) had already been moved away, and with it what told the seeds
+    apart; the next check called the store clean and a resume rebuilt the journal from two
+    seeds' draws (review CR20)."""
+    import shutil
+
+    from tuner.cli import check as check_module
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    api.tune(GRAPH, "cc", trials=12, results=str(ours), sampler="random", seed=0)
+    api.tune(GRAPH, "cc", trials=12, results=str(theirs), sampler="random", seed=1)
+    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
+    api.tune(GRAPH, "cc", trials=20, results=str(theirs), sampler="random", seed=1)
+    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
+    shutil.copy(later, ours / later.relative_to(theirs))
+    lag_journal(ours, 8)  # its own trials past the journal in its one file: kept
+    drop_rows = check_module._drop_rows
+
+    def killed(loc, tables, drop):
+        if drop:
+            raise KeyboardInterrupt
+        return drop_rows(loc, tables, drop)
+    monkeypatch.setattr(check_module, "_drop_rows", killed)
+    with pytest.raises(KeyboardInterrupt):
+        check_module.check(str(ours), repair=True)
+    monkeypatch.setattr(check_module, "_drop_rows", drop_rows)
+    assert journal_of(ours).exists()
+    assert check(ours) == 1
+    assert check(ours, "--repair") == 0
+    api.tune(GRAPH, "cc", trials=14, results=str(ours), sampler="random", seed=0)
+    assert check(ours) == 0
+    rows = [r for r in read_trials(str(ours)).to_pylist() if r["role"] == "trial"]
+    assert {r["seed"] for r in rows} == {0}
+    assert_sound(ours, budget=14)
 
 
 def test_repair_keeps_a_resumes_own_rows_past_a_lagging_journal_beside_its_edited_row(

@@ -34,6 +34,10 @@ from optuna.storages.journal import BaseJournalBackend
 
 from simulator.errors import WarpsweepError
 from tuner.cli.args import location_arg
+from tuner.results.cut_short import OTHER_RUNS
+from tuner.results.cut_short import cut_short_repair
+from tuner.results.cut_short import mark_other_runs
+from tuner.results.cut_short import marked_other_runs
 from tuner.results.damaged import body_problem
 from tuner.results.journal import lost_for_good_line
 from tuner.results.journal import saved_mark_path
@@ -178,7 +182,7 @@ def check(results: str, repair: bool = False) -> Report:
         elif problem is not None:
             report.problems.append(f"{f}: {problem}")
     other_runs = _check_keys(loc, tables, report, repair)  # study -> files of another run
-    for key, files in _marked_other_runs(loc).items():  # those a repair cut short had found
+    for key, files in marked_other_runs(loc).items():  # those a repair cut short had found
         other_runs.setdefault(key, set()).update(files)
     _check_study_graphs(loc, tables, report)
     _check_partitions(loc, tables, report)
@@ -186,6 +190,9 @@ def check(results: str, repair: bool = False) -> Report:
     journal_models = _check_journals(loc, tables, report, repair, other_runs)
     if repair and loc.kind(loc.path(OTHER_RUNS)) == pafs.FileType.File:
         loc.fs.delete_file(loc.path(OTHER_RUNS))  # the journals set right by them
+    elif not repair:
+        report.problems += [line for key in sorted(marked_other_runs(loc))
+                            if (line := cut_short_repair(loc, key))]
     _check_repeats(loc, tables, report)  # after the journals' repair: what it left
     _check_study_models(loc, tables, report, journal_models)
     _check_device_meanings(loc, tables, report)
@@ -375,9 +382,14 @@ def _schema_problem(loc: Location, table: str, path: str) -> str | None:
             or partition_problem(loc.path(table), path, table))
 
 
-def _quarantine(loc: Location, path: str) -> str:
+def _quarantine(loc: Location, path: str, later: list[tuple[str, str]] | None = None) -> str:
+    """Move ``path`` to the quarantine (with ``later``, only name where: the move is left
+    to the caller, in that list) and say where."""
     rel = path[len(loc.root) + 1:]
     dest = loc.path(QUARANTINE, f"{rel}.{time.time_ns()}")
+    if later is not None:
+        later.append((path, dest))
+        return dest
     loc.fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
     loc.fs.move(path, dest)
     return dest
@@ -427,6 +439,9 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
         how = "kept the one its study's journal records"
         if keep is None:
             keep, how = ordered[0], "kept the first written"
+            if key[0] == TRIALS and not same:  # two runs' rows the journal cannot tell
+                # apart: each file may be the other run's (review CR20)
+                other_runs.setdefault(key[1], set()).update(r.file for r in found)
         else:
             other_runs.setdefault(key[1], set()).update(
                 r.file for r in found if r.recorded != journal)
@@ -436,31 +451,9 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
         report.repaired.append(f"{problem}; {how}")
     if other_runs:  # the rows dropped here are what tells another run's files: a repair
         # killed before the journals' step would have left them unknown to the next one
-        marked = _marked_other_runs(loc)
-        for key, files in other_runs.items():
-            marked.setdefault(key, set()).update(files)
-        loc.write_bytes(loc.path(OTHER_RUNS), json.dumps(
-            {k: sorted(v) for k, v in sorted(marked.items())}, indent=1).encode())
+        mark_other_runs(loc, other_runs)
     _drop_rows(loc, tables, drop)
     return other_runs
-
-
-# Per study, the files of another run's rows a repair found (written before it drops the rows
-# that told them, removed once the journals are set right)
-OTHER_RUNS = f"{QUARANTINE}/other-runs.json"
-
-
-def _marked_other_runs(loc: Location) -> dict[str, set[str]]:
-    """The files of other runs an earlier repair, cut short, had found (per study)."""
-    text = loc.read_text(loc.path(OTHER_RUNS))
-    try:
-        marked = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    if not isinstance(marked, dict):
-        return {}
-    return {k: {f for f in v if isinstance(f, str)} for k, v in marked.items()
-            if isinstance(k, str) and isinstance(v, list)}
 
 
 def _drop_rows(loc: Location, tables: dict[str, pa.Table], drop: dict[str, set[int]]) -> None:
@@ -589,6 +582,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
     # a store opened before a drop would take the dropped row for a conflict
     drop: dict[str, set[int]] = {}
     restore: list[TrialRecord] = []
+    moves: list[tuple[str, str]] = []  # journals and marks to the quarantine, last
     for key, path in loc.journals().items():
         report.files += 1
         data, cut = _journal_bytes(loc, path)
@@ -716,16 +710,20 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                            key=lambda name: (name.startswith("trial"), len(name), name))
             done.append(f"moved the rows it lacks ({', '.join(names[:5])}"
                         f"{', ...' if len(names) > 5 else ''}) to the quarantine: rows of "
-                        f"another run were copied in ({', '.join(sorted(foreign)[:3])}"
-                        f"{', ...' if len(foreign) > 3 else ''}), whose these may be")
+                        f"another run (or edited to other configurations) are in "
+                        f"{', '.join(sorted(foreign)[:3])}{', ...' if len(foreign) > 3 else ''}"
+                        ", whose these may be")
             behind = [n for n in behind if n not in names]
             mark = str(saved_mark_path(Path(path)))
-            if not behind and loc.kind(mark) == pafs.FileType.File:
-                # it counted the rows set aside: readers would ask for a repair for good
-                done.append(f"moved its saved mark to {_quarantine(loc, mark)}")
+            counted = saved_rows({key: path}).get(key, 0)
+            if not behind and counted > len(rows) - len(theirs):
+                # it counted rows set aside: readers would ask for a repair for good
+                done.append(f"moved its saved mark to {_quarantine(loc, mark, moves)}")
         if behind:
-            done.append(f"moved to {_quarantine(loc, path)} (the next run rebuilds it from "
-                        "the rows)")
+            # moved once the rows are set aside: a repair cut short before then leaves the
+            # journal, and what tells another run's rows, for the next (review CR20)
+            done.append(f"moved to {_quarantine(loc, path, moves)} (the next run rebuilds it "
+                        "from the rows)")
         elif torn:
             loc.write_bytes(path, data[:cut])
             done.append("cut the torn line")
@@ -737,4 +735,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         for r in restore:
             store.add_trial(r)
         store.flush()
+    for path, dest in moves:
+        loc.fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
+        loc.fs.move(path, dest)
     return models

@@ -477,6 +477,10 @@ class StudyRun:
 
     def _rebuild(self, rows: list[TrialRecord], trials: dict[int, Any],
                  behind: list[int]) -> None:
+        from tuner.results.cut_short import cut_short_repair
+
+        if (unsettled := cut_short_repair(self.location, self.key)) is not None:
+            raise ConflictError(f"{unsettled}: its rows past the journal may be that run's")
         by_number = {r.trial: r for r in rows if r.role == "trial"}
         records = {n: TrialRecord.from_json(t.user_attrs["record"]) for n, t in trials.items()
                    if "record" in t.user_attrs and n not in by_number}  # told, row lost
