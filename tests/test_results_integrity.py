@@ -786,19 +786,26 @@ def halve_time_of(results, trial):
     raise AssertionError(f"no row of trial {trial}")
 
 
+def copy_in_the_later_file_of_another_run(ours, theirs, seed, trials=(12, 20)):
+    """Run another study of ``ours``'s key (CC: one source, so the seed is not in the key)
+    into ``theirs``, resumed once, and copy the rows file its resume wrote into ``ours``."""
+    import shutil
+
+    api.tune(GRAPH, "cc", trials=trials[0], results=str(theirs), sampler="random", seed=seed)
+    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
+    api.tune(GRAPH, "cc", trials=trials[1], results=str(theirs), sampler="random", seed=seed)
+    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
+    shutil.copy(later, ours / later.relative_to(theirs))
+
+
 def test_repair_sets_aside_rows_past_the_journal_another_seed_drew(tmp_path, capsys):
     """Another run's later file alone (trials 12-19 of seed 1) copied into a study of seed 0:
     --repair had rebuilt the journal from them, and the study went on with two seeds' draws,
     checked clean; its rows name the seed they were drawn under (review CR19)."""
-    import shutil
 
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     api.tune(GRAPH, "cc", trials=10, results=str(ours), sampler="random", seed=0)
-    api.tune(GRAPH, "cc", trials=12, results=str(theirs), sampler="random", seed=1)
-    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
-    api.tune(GRAPH, "cc", trials=20, results=str(theirs), sampler="random", seed=1)
-    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
-    shutil.copy(later, ours / later.relative_to(theirs))
+    copy_in_the_later_file_of_another_run(ours, theirs, seed=1)
     assert check(ours, "--repair") == 0
     assert "moved the rows it lacks (trial 12, trial 13" in capsys.readouterr().out
     assert check(ours) == 0
@@ -813,17 +820,12 @@ def test_rows_of_its_own_set_aside_beside_another_runs_leave_no_reader_asking_fo
     journal in a file of their own cannot be told from that run's and are set aside with the
     journal kept; its saved mark, which counted them, had had every reader ask for a repair
     that restores nothing (review CR19)."""
-    import shutil
 
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     api.tune(GRAPH, "cc", trials=8, results=str(ours), sampler="random", seed=0)
     records = journal_of(ours).read_bytes().count(b'"record"')
     api.tune(GRAPH, "cc", trials=12, results=str(ours), sampler="random", seed=0)
-    api.tune(GRAPH, "cc", trials=12, results=str(theirs), sampler="random", seed=1)
-    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
-    api.tune(GRAPH, "cc", trials=20, results=str(theirs), sampler="random", seed=1)
-    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
-    shutil.copy(later, ours / later.relative_to(theirs))
+    copy_in_the_later_file_of_another_run(ours, theirs, seed=1)
     lag_journal(ours, records)
     assert check(ours, "--repair") == 0
     assert "moved its saved mark to" in capsys.readouterr().out
@@ -840,18 +842,12 @@ def test_two_runs_rows_of_keys_past_a_lagging_journal_are_both_set_aside(tmp_pat
     copy) lacks: the first written of each had been kept, neither file called another run's,
     and the journal rebuilt from both runs' draws, one configuration evaluated twice for
     good (review CR20)."""
-    import shutil
-
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    api.tune(GRAPH, "cc", trials=10, results=str(theirs), sampler="random")
-    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
-    api.tune(GRAPH, "cc", trials=15, results=str(theirs), sampler="random")
-    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
     for trials in (6, 10):
         api.tune(GRAPH, "cc", trials=trials, results=str(ours), sampler="random")
     records = journal_of(ours).read_bytes().count(b'"record"')
     api.tune(GRAPH, "cc", trials=14, results=str(ours), sampler="random")
-    shutil.copy(later, ours / later.relative_to(theirs))
+    copy_in_the_later_file_of_another_run(ours, theirs, seed=0, trials=(10, 15))
     lag_journal(ours, records)
     assert check(ours, "--repair") == 0
     assert check(ours) == 0
@@ -868,17 +864,12 @@ def test_a_repair_cut_short_before_setting_rows_aside_keeps_the_journal(tmp_path
     the study's own rows too) had already been moved away, and with it what told the seeds
     apart; the next check called the store clean and a resume rebuilt the journal from two
     seeds' draws (review CR20)."""
-    import shutil
 
     from tuner.cli import check as check_module
 
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     api.tune(GRAPH, "cc", trials=12, results=str(ours), sampler="random", seed=0)
-    api.tune(GRAPH, "cc", trials=12, results=str(theirs), sampler="random", seed=1)
-    first = {p.name for p in (theirs / "trials").rglob("part-*.parquet")}
-    api.tune(GRAPH, "cc", trials=20, results=str(theirs), sampler="random", seed=1)
-    (later,) = [p for p in (theirs / "trials").rglob("part-*.parquet") if p.name not in first]
-    shutil.copy(later, ours / later.relative_to(theirs))
+    copy_in_the_later_file_of_another_run(ours, theirs, seed=1)
     lag_journal(ours, 8)  # its own trials past the journal in its one file: kept
     drop_rows = check_module._drop_rows
 
