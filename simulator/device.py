@@ -27,8 +27,8 @@ class Device:
 
     L2: ``l2_bytes`` of cache (0: none) serve a launch's sectors at ``l2_latency_cycles`` and
     ``l2_bandwidth_gbs`` (0: no bound) with the hit rate ``l2_hit_rate`` gives;
-    ``atomic_cycles`` is the L2's
-    issue interval for atomics on one address (same-address atomics serialise there).
+    ``atomic_cycles`` is the L2's issue interval for atomics on one address (same-address
+    atomics serialise there).
     ``block_launch_cycles``: from a block's dispatch to its warps' first instruction (each
     block of a launch pays it; a resident grid once). ``instruction_cycles``: scheduler
     cycles per pass of a warp instruction (1: one per cycle; calibration may scale it).

@@ -132,14 +132,13 @@ def filter_device(device: str | None, results: str) -> str | None:
     from simulator.device import load_device_file
     from simulator.errors import ConfigError
     from tuner.tuning.plan import stored_device_digests
+    from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
 
     if device is None:
         return None
     name = device_name(device)
     if not device.endswith(DEVICE_FILE_SUFFIXES):
         return name
-    from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
-
     wanted = device_digest(load_device_file(device))
     # a row written before rows recorded it counts as its preset's fields then, as for tune
     stored = {d if d is not None else LEGACY_PRESET_DIGESTS.get(name)
