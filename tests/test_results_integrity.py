@@ -6,6 +6,7 @@ holds; `warpsweep check` finds damaged files and `--repair` sets them right."""
 from __future__ import annotations
 
 import collections
+import functools
 import json
 
 import pytest
@@ -889,6 +890,89 @@ def test_a_repair_cut_short_before_setting_rows_aside_keeps_the_journal(tmp_path
     rows = [r for r in read_trials(str(ours)).to_pylist() if r["role"] == "trial"]
     assert {r["seed"] for r in rows} == {0}
     assert_sound(ours, budget=14)
+
+
+def test_a_repair_cut_short_between_two_files_it_sets_rows_aside_in_is_finished_by_the_next(
+        tmp_path, monkeypatch):
+    """Killed after rewriting the file of rows the journal records another configuration for
+    (what told another run's rows), before the file of that run's rows past the journal: the
+    next repair had adopted them, and the study held one configuration twice for good
+    (review CR21)."""
+    import shutil
+
+    from tuner.cli import check as check_module
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    tune_ = functools.partial(api.tune, GRAPH, "cc", sampler="tpe")
+    tune_(trials=7, results=str(ours))
+    first = {p.name for p in (ours / "trials").rglob("part-*.parquet")}
+    tune_(trials=10, results=str(ours))
+    for p in (ours / "trials").rglob("part-*.parquet"):
+        if p.name not in first:
+            p.unlink()  # our resume's rows lost: the journal records trials 7-9
+    for trials in (10, 14):
+        tune_(trials=trials, results=str(theirs))
+    for p in (theirs / "trials").rglob("part-*.parquet"):
+        shutil.copy(p, ours / p.relative_to(theirs))
+    drop_rows, calls = check_module._drop_rows, []
+
+    def killed(loc, tables, drop):
+        calls.append(drop)
+        if len(calls) < 2:  # _check_keys' drop, then the journals'
+            return drop_rows(loc, tables, drop)
+        drop_rows(loc, tables, dict(list(drop.items())[:1]))
+        raise KeyboardInterrupt
+    monkeypatch.setattr(check_module, "_drop_rows", killed)
+    with pytest.raises(KeyboardInterrupt):
+        check_module.check(str(ours), repair=True)
+    monkeypatch.setattr(check_module, "_drop_rows", drop_rows)
+    assert len(calls[1]) == 2  # (the file of rows the journal records otherwise, first)
+    assert check(ours) == 1
+    assert check(ours, "--repair") == 0
+    assert check(ours) == 0
+    assert sorted(r["trial"] for r in read_trials(str(ours)).to_pylist()
+                  if r["role"] == "trial") == list(range(10))  # the other run's 10-13 aside
+    tune_(trials=14, results=str(ours))
+    assert check(ours) == 0
+    assert_sound(ours, budget=14)
+
+
+def test_one_repair_of_a_lagging_journal_and_a_lost_rows_file_leaves_the_store_clean(
+        tmp_path):
+    """The journal moved aside to be rebuilt: its saved mark, counting the lost file's rows,
+    had been left until a second repair (review CR21)."""
+    results = tmp_path / "r"
+    files = []
+    for trials in (7, 10, 12, 14):
+        api.tune(GRAPH, "cc", trials=trials, results=str(results), sampler="random")
+        if trials == 10:
+            records = journal_of(results).read_bytes().count(b'"record"')
+        files.append({p.name for p in (results / "trials").rglob("part-*.parquet")})
+    lag_journal(results, records)
+    for p in (results / "trials").rglob("part-*.parquet"):
+        if p.name not in files[-2]:
+            p.unlink()  # the last resume's rows (trials 12, 13)
+    assert check(results, "--repair") == 0
+    assert check(results) == 0
+
+
+def test_of_two_files_holding_a_trial_number_the_one_the_journal_knows_is_the_studys_own(
+        tmp_path, capsys):
+    """Another run's rows of trial numbers past a lagging journal: both files had been
+    called another run's, and the study's own later trials set aside (review CR21)."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    tune_ = functools.partial(api.tune, GRAPH, "cc", sampler="tpe")
+    tune_(trials=7, results=str(ours))
+    tune_(trials=14, results=str(ours))
+    mine = {r["trial"]: r["time_us"] for r in read_trials(str(ours)).to_pylist()
+            if r["role"] == "trial"}
+    lag_journal(ours, 10)
+    copy_in_the_later_file_of_another_run(ours, theirs, seed=0, trials=(10, 13))
+    assert check(ours, "--repair") == 0
+    assert check(ours) == 0
+    kept = {r["trial"]: r["time_us"] for r in read_trials(str(ours)).to_pylist()
+            if r["role"] == "trial"}
+    assert kept == mine
 
 
 def test_repair_keeps_a_resumes_own_rows_past_a_lagging_journal_beside_its_edited_row(

@@ -181,13 +181,15 @@ def check(results: str, repair: bool = False) -> Report:
             report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
         elif problem is not None:
             report.problems.append(f"{f}: {problem}")
-    other_runs = _check_keys(loc, tables, report, repair)  # study -> files of another run
-    for key, files in marked_other_runs(loc).items():  # those a repair cut short had found
+    marked = marked_other_runs(loc)  # what a repair cut short had found (before this one's)
+    # study -> files of another run; files of two runs' rows of a key the journal lacks
+    other_runs, unsettled = _check_keys(loc, tables, report, repair)
+    for key, files in marked.items():
         other_runs.setdefault(key, set()).update(files)
     _check_study_graphs(loc, tables, report)
     _check_partitions(loc, tables, report)
     _check_reference_rows(loc, tables, report)
-    journal_models = _check_journals(loc, tables, report, repair, other_runs)
+    journal_models = _check_journals(loc, tables, report, repair, other_runs, unsettled)
     if repair and loc.kind(loc.path(OTHER_RUNS)) == pafs.FileType.File:
         loc.fs.delete_file(loc.path(OTHER_RUNS))  # the journals set right by them
     elif not repair:
@@ -396,12 +398,14 @@ def _quarantine(loc: Location, path: str, later: list[tuple[str, str]] | None = 
 
 
 def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
-                repair: bool) -> dict[str, set[str]]:
+                repair: bool) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """Rows of one key written twice (with ``repair``, one kept); per study, the files that
     held a row of other content than the journal's, which was kept (another run's file
-    copied in)."""
+    copied in), and the files of rows of one key the journal does not record, which differ
+    (one of them another run's)."""
     rows: dict[tuple, list[_Row]] = {}
     other_runs: dict[str, set[str]] = {}
+    unsettled: dict[str, set[str]] = {}
     for f, t in tables.items():
         kind = TRIALS if f.startswith(loc.path(TRIALS) + "/") else GRAPHS
         for i, row in enumerate(t.to_pylist()):
@@ -441,7 +445,7 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
             keep, how = ordered[0], "kept the first written"
             if key[0] == TRIALS and not same:  # two runs' rows the journal cannot tell
                 # apart: each file may be the other run's (review CR20)
-                other_runs.setdefault(key[1], set()).update(r.file for r in found)
+                unsettled.setdefault(key[1], set()).update(r.file for r in found)
         else:
             other_runs.setdefault(key[1], set()).update(
                 r.file for r in found if r.recorded != journal)
@@ -449,11 +453,12 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
             if r is not keep:
                 drop.setdefault(r.file, set()).add(r.index)
         report.repaired.append(f"{problem}; {how}")
-    if other_runs:  # the rows dropped here are what tells another run's files: a repair
-        # killed before the journals' step would have left them unknown to the next one
-        mark_other_runs(loc, other_runs)
+    if other_runs or unsettled:  # the rows dropped here are what tells another run's files:
+        # a repair killed before the journals' step would have left them unknown to the next
+        mark_other_runs(loc, {k: other_runs.get(k, set()) | unsettled.get(k, set())
+                              for k in {*other_runs, *unsettled}})
     _drop_rows(loc, tables, drop)
-    return other_runs
+    return other_runs, unsettled
 
 
 def _drop_rows(loc: Location, tables: dict[str, pa.Table], drop: dict[str, set[int]]) -> None:
@@ -558,12 +563,14 @@ def _check_orphan_marks(loc: Location, by_study: dict[str, dict[tuple, tuple]],
 
 
 def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
-                    repair: bool, other_runs: dict[str, set[str]] | None = None
-                    ) -> dict[str, str]:
+                    repair: bool, other_runs: dict[str, set[str]] | None = None,
+                    unsettled: dict[str, set[str]] | None = None) -> dict[str, str]:
     """Each journal against its study's rows (with ``repair``, set right; ``other_runs``:
-    per study, files of another run's rows ``_check_keys`` set aside for the journal's);
-    the cost model each readable journal records, by study key."""
-    other_runs = other_runs or {}
+    per study, files of another run's rows ``_check_keys`` set aside for the journal's;
+    ``unsettled``: files of two runs' rows of a key the journal lacks); the cost model each
+    readable journal records, by study key."""
+    other_runs, unsettled = other_runs or {}, unsettled or {}
+    found: dict[str, set[str]] = {}  # per study, the other runs' files this repair acts on
     models: dict[str, str] = {}
     by_study: dict[str, dict[tuple, tuple]] = {}
     where: dict[tuple, tuple[str, int]] = {}  # (study, role, ident) -> (file, row index)
@@ -685,7 +692,9 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         other_draws = {where[(key, *k)][0] for k in behind_keys
                        if any(k2 in ran and drawn_by[(key, *k)][k2] not in (None, ran[k2])
                               for k2 in ("sampler", "seed"))}
-        foreign = other_runs.get(key, set()) | redrawn | other_draws
+        # (of two files of one key the journal lacks, one holding rows it records is its own)
+        foreign = (other_runs.get(key, set()) | redrawn | other_draws
+                   | (unsettled.get(key, set()) - agreeing))
         own = agreeing - foreign
         theirs = [k for k in behind_keys if where[(key, *k)][0] not in own] if foreign else []
         done = []
@@ -695,6 +704,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         if stale:
             done.append(f"moved the rows of trial(s) {', '.join(map(str, stale[:5]))}"
                         f"{', ...' if len(stale) > 5 else ''} to the quarantine")
+        missing = len(lost)  # results the rows lack, written back from the journal
         lost += [record for _, record in disagree.values()]
         if lost:
             restore += lost
@@ -702,6 +712,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         # (the journal had been set aside for another run's rows past it, and the study kept
         # a configuration past its budget, then been called clean: probe RESUME)
         if theirs:
+            found[key] = foreign
             for role, ident in theirs:
                 f, i = where[(key, role, ident)]
                 drop.setdefault(f, set()).add(i)
@@ -716,7 +727,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             behind = [n for n in behind if n not in names]
             mark = str(saved_mark_path(Path(path)))
             counted = saved_rows({key: path}).get(key, 0)
-            if not behind and counted > len(rows) - len(theirs):
+            if not behind and counted > len(rows) - len(stale) - len(theirs) + missing:
                 # it counted rows set aside: readers would ask for a repair for good
                 done.append(f"moved its saved mark to {_quarantine(loc, mark, moves)}")
         if behind:
@@ -728,7 +739,8 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             loc.write_bytes(path, data[:cut])
             done.append("cut the torn line")
         report.repaired.append(f"{problem}; {'; '.join(done)}")
-    _check_orphan_marks(loc, by_study, report, repair)
+    if found:  # what tells them (rows the journal records otherwise) may be dropped first:
+        mark_other_runs(loc, found)  # a repair cut short in between leaves it for the next
     _drop_rows(loc, tables, drop)
     if restore:
         store = ResultStore.open(loc, flush_every_s=3600)
@@ -738,4 +750,5 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
     for path, dest in moves:
         loc.fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
         loc.fs.move(path, dest)
+    _check_orphan_marks(loc, by_study, report, repair)  # (the journals moved away first)
     return models
