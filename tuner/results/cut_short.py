@@ -16,7 +16,10 @@ def mark_other_runs(loc: Location, other_runs: dict[str, set[str]]) -> None:
     """Add ``other_runs`` (per study, files of another run's rows) to the mark."""
     marked = marked_other_runs(loc)
     for key, files in other_runs.items():
-        marked.setdefault(key, set()).update(files)
+        if files:  # (a study of none would be marked without a word of it in `check`)
+            marked.setdefault(key, set()).update(files)
+    if not marked:
+        return
     loc.write_bytes(loc.path(OTHER_RUNS), json.dumps(  # (paths within the results)
         {k: sorted(f[len(loc.root) + 1:] for f in v) for k, v in sorted(marked.items())},
         indent=1).encode())
