@@ -956,6 +956,32 @@ def test_one_repair_of_a_lagging_journal_and_a_lost_rows_file_leaves_the_store_c
     assert check(results) == 0
 
 
+def test_rows_its_mark_counted_that_neither_rows_nor_journal_hold_are_named_by_check(
+        tmp_path, capsys):
+    """An older journal copy put back and the rows file written since deleted: every reader
+    warned of 4 results deleted and sent the user to `check --repair`, which found nothing
+    and changed nothing (review CR22)."""
+    results = tmp_path / "r"
+    api.tune(GRAPH, "cc", trials=8, results=str(results), sampler="random")
+    records = journal_of(results).read_bytes().count(b'"record"')
+    first = {p.name for p in (results / "trials").rglob("part-*.parquet")}
+    api.tune(GRAPH, "cc", trials=12, results=str(results), sampler="random")
+    lag_journal(results, records)
+    for p in (results / "trials").rglob("part-*.parquet"):
+        if p.name not in first:
+            p.unlink()
+    assert check(results) == 1
+    assert "4 result(s) its saved mark counted are in neither" in capsys.readouterr().out
+    assert check(results, "--repair") == 0
+    assert check(results) == 0
+    capsys.readouterr()
+    assert main(["best", "--results", str(results)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    api.tune(GRAPH, "cc", trials=12, results=str(results), sampler="random")
+    assert check(results) == 0
+    assert_sound(results, budget=12)
+
+
 def test_of_two_files_holding_a_trial_number_the_one_the_journal_knows_is_the_studys_own(
         tmp_path, capsys):
     """Another run's rows of trial numbers past a lagging journal: both files had been

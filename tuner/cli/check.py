@@ -671,6 +671,15 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                          "twice)")
         if lost:
             notes.append(f"{len(lost)} recorded result(s) missing from the rows")
+        # results its saved mark counted that neither the rows nor this journal hold (an
+        # older copy of it put back, a rows file deleted since): the readers warn of them,
+        # and nothing can write them again (review CR22)
+        gone = saved_rows({key: path}).get(key, 0) - len(rows) - len(lost)
+        if gone > 0:
+            notes.append(f"{gone} result(s) its saved mark counted are in neither the rows "
+                         "nor the journal (an older copy of it put back, and rows deleted "
+                         "since?): nothing is left to write them from; the next tune runs "
+                         "new trials in their place")
         if torn:
             notes.append("a torn last line")
         if not notes:
@@ -725,11 +734,12 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                         f"{', '.join(sorted(foreign)[:3])}{', ...' if len(foreign) > 3 else ''}"
                         ", whose these may be")
             behind = [n for n in behind if n not in names]
-            mark = str(saved_mark_path(Path(path)))
             counted = saved_rows({key: path}).get(key, 0)
             if not behind and counted > len(rows) - len(stale) - len(theirs) + missing:
-                # it counted rows set aside: readers would ask for a repair for good
-                done.append(f"moved its saved mark to {_quarantine(loc, mark, moves)}")
+                gone = max(gone, 1)  # it counted rows set aside: moved below
+        if gone > 0 and not behind:  # (readers would ask for a repair that restores nothing)
+            mark = str(saved_mark_path(Path(path)))
+            done.append(f"moved its saved mark to {_quarantine(loc, mark, moves)}")
         if behind:
             # moved once the rows are set aside: a repair cut short before then leaves the
             # journal, and what tells another run's rows, for the next (review CR20)
