@@ -674,7 +674,8 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         # results its saved mark counted that neither the rows nor this journal hold (an
         # older copy of it put back, a rows file deleted since): the readers warn of them,
         # and nothing can write them again (review CR22)
-        gone = saved_rows({key: path}).get(key, 0) - len(rows) - len(lost)
+        counted, missing = saved_rows({key: path}).get(key, 0), len(lost)
+        gone = counted - len(rows) - missing
         if gone > 0:
             notes.append(f"{gone} result(s) its saved mark counted are in neither the rows "
                          "nor the journal (an older copy of it put back, and rows deleted "
@@ -713,7 +714,6 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         if stale:
             done.append(f"moved the rows of trial(s) {', '.join(map(str, stale[:5]))}"
                         f"{', ...' if len(stale) > 5 else ''} to the quarantine")
-        missing = len(lost)  # results the rows lack, written back from the journal
         lost += [record for _, record in disagree.values()]
         if lost:
             restore += lost
@@ -734,10 +734,10 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                         f"{', '.join(sorted(foreign)[:3])}{', ...' if len(foreign) > 3 else ''}"
                         ", whose these may be")
             behind = [n for n in behind if n not in names]
-            counted = saved_rows({key: path}).get(key, 0)
-            if not behind and counted > len(rows) - len(stale) - len(theirs) + missing:
-                gone = max(gone, 1)  # it counted rows set aside: moved below
-        if gone > 0 and not behind:  # (readers would ask for a repair that restores nothing)
+        # the rows left once the repair is done (missing ones written back from the journal):
+        # a mark that counted more, rows gone or set aside, would have readers ask for a
+        # repair that restores nothing
+        if not behind and counted > len(rows) - len(stale) - len(theirs) + missing:
             mark = str(saved_mark_path(Path(path)))
             done.append(f"moved its saved mark to {_quarantine(loc, mark, moves)}")
         if behind:

@@ -542,8 +542,9 @@ def run_best(args: argparse.Namespace) -> int:
     """``warpsweep best``: one row per study, then each group's fixed configuration."""
     objective = answer_types.Objective.parse(args.metric)
     con = connect(args.results)
+    filters = _filters_of(args)  # (a device file's fields checked against the rows once)
     with reading(con):
-        result = answers.best(con, _filters_of(args), objective)
+        result = answers.best(con, filters, objective)
     if args.json:
         _dump(result.to_json())
         return 0 if result.studies else 1
@@ -632,7 +633,7 @@ def run_best(args: argparse.Namespace) -> int:
         if pending:  # left out of the table: said, not silently
             print(f"note: not in this table: {pending}", file=sys.stderr)
     if args.graph is None:
-        lacking = _studies_lacking(con, objective.metric, args)
+        lacking = _studies_lacking(con, objective.metric, filters)
         if lacking:  # (--metric measured_us: the studies never verified on a GPU)
             print(f"note: not in this table: {lacking} stud{'y' if lacking == 1 else 'ies'} "
                   f"with no complete row holding {objective.metric}"
@@ -641,11 +642,11 @@ def run_best(args: argparse.Namespace) -> int:
     return 0
 
 
-def _studies_lacking(con: Any, metric: str, args: argparse.Namespace) -> int:
+def _studies_lacking(con: Any, metric: str, filters: answer_types.Filters) -> int:
     """Studies (of the --algo and --device asked) none of whose complete rows holds
     ``metric``: `best` ranks rows by it, so it shows none of theirs."""
     clauses, params = ["state = 'complete'"], []
-    for column, value in (("algorithm", args.algo), ("device", _filters_of(args).device)):
+    for column, value in (("algorithm", filters.algo), ("device", filters.device)):
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
