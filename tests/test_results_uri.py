@@ -229,3 +229,25 @@ def test_a_rows_file_out_of_its_partition_in_a_bucket_is_refused(bucket_uri, tmp
                  ["query", "SELECT count(*) FROM trials", "--results", bucket_uri]):
         assert main(verb) == 2, verb
         assert "part-x.parquet: not under algorithm=" in capsys.readouterr().err
+
+
+def test_an_unreachable_gcs_bucket_is_a_clear_error_soon(capsys, monkeypatch):
+    """pyarrow's GCS client retries a failing request for 15 minutes unless told otherwise: an
+    unreachable bucket (no credentials, no network) had kept a command silent that long."""
+    import time
+
+    from tuner.results import location
+
+    monkeypatch.setattr(location, "GCS_RETRY_LIMIT_S", 1)
+    results = "gs://anonymous@nobucket/x?endpoint_override=127.0.0.1:9&scheme=http"
+    start = time.monotonic()
+    assert main(["query", "SELECT 1", "--results", results]) == 2
+    assert time.monotonic() - start < 60
+    assert "cannot reach it" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("uri", "limit"), [
+    ("gs://b/x", 20), ("gcs://anonymous@b/x", 20), ("gs://b/x?retry_limit_seconds=300", 300)])
+def test_a_gcs_location_bounds_its_retries_unless_the_uri_does(uri, limit):
+    fs = Location.of(uri).fs
+    assert fs.__reduce__()[1][0]["retry_time_limit"].total_seconds() == limit

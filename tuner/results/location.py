@@ -29,6 +29,19 @@ from tuner.results.schema import STUDIES
 
 JOURNALS_ENV = "WARPSWEEP_JOURNAL_DIR"
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# pyarrow's GCS client retries a failing request for 15 minutes by default, so a machine without
+# credentials or network sat silent that long before its first error; a URI's own
+# ?retry_limit_seconds=N still wins
+GCS_RETRY_LIMIT_S = 20
+
+
+def _bounded_retries(uri: str) -> str:
+    """A ``gs://`` URI with a bound on its requests' retries (``GCS_RETRY_LIMIT_S``) where it
+    names none; any other URI as it is."""
+    scheme = uri.split("://", 1)[0].lower()
+    if scheme not in ("gs", "gcs") or "retry_limit_seconds=" in uri:
+        return uri
+    return f"{uri}{'&' if '?' in uri else '?'}retry_limit_seconds={GCS_RETRY_LIMIT_S}"
 
 
 @dataclass(frozen=True)
@@ -54,7 +67,7 @@ class Location:
                                   "which would be cut off with all after it (the prefix and "
                                   "any ?endpoint_override=...); write it as %23")
             try:
-                fs, root = pafs.FileSystem.from_uri(text)
+                fs, root = pafs.FileSystem.from_uri(_bounded_retries(text))
             except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
                 raise ConfigError(f"--results {text!r}: not a location pyarrow can open "
                                   f"({' '.join(str(exc).split())[:200]})") from None
