@@ -419,6 +419,27 @@ def test_a_report_interrupted_leaves_the_earlier_one_whole(results, tmp_path, mo
     again = build_report(results, fresh)  # not refused as a directory of stray PNGs
     assert len(again.figures) == len(first.figures)
 
+    # the page's own rename refused, the figures already in place: the earlier ones go back
+    real_replace = os.replace
+
+    def refused(src, dst):
+        if str(dst).endswith("index.html"):
+            raise PermissionError(13, "Permission denied")
+        return real_replace(src, dst)
+
+    def drawn_anew(fig, path):
+        real(fig, path)
+        path.write_bytes(path.read_bytes() + b"anew")
+
+    monkeypatch.setattr(report_module, "save_png", drawn_anew)
+    monkeypatch.setattr(report_module.os, "replace", refused)
+    with pytest.raises(ConfigError, match="cannot write the report there"):
+        build_report(results, out)
+    monkeypatch.setattr(report_module.os, "replace", real_replace)
+    assert (out / "index.html").read_text() == index
+    assert {p.name: p.read_bytes() for p in (out / "figures").glob("*.png")} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh", "report"]
+
 
 def test_study_lines_count_the_repeats_the_rows_count(tmp_path):
     """Only repeats stored as rows of their own had counted: a TPE study's counted repeats

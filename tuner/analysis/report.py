@@ -200,16 +200,31 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
         (draft / "index.html").write_text(render_html(data, filters, sections, lines),
                                           encoding="utf-8")
         out.mkdir(parents=True, exist_ok=True)
-        if (out / FIGURES_DIR).exists():  # an earlier report's (the directory is its own)
-            os.replace(out / FIGURES_DIR, draft / f"{FIGURES_DIR}.earlier")
-        os.replace(draft / FIGURES_DIR, out / FIGURES_DIR)
-        os.replace(draft / "index.html", out / "index.html")
+        _put_in_place(draft, out)
     except OSError as exc:
         raise ConfigError(f"--out {str(out)!r}: cannot write the report there "
                           f"({exc.strerror or exc})") from None
     finally:
         shutil.rmtree(draft, ignore_errors=True)
     return Report(out / "index.html", sections, lines, selector_s)
+
+
+def _put_in_place(draft: Path, out: Path) -> None:
+    """Move a drawn report into ``out``; where the last move fails, the earlier report's
+    figures go back (a failed rename of index.html had left the old page over the new
+    figures)."""
+    earlier = draft / f"{FIGURES_DIR}.earlier"
+    if (out / FIGURES_DIR).exists():  # an earlier report's (the directory is its own)
+        os.replace(out / FIGURES_DIR, earlier)
+    try:
+        os.replace(draft / FIGURES_DIR, out / FIGURES_DIR)
+        os.replace(draft / "index.html", out / "index.html")
+    except OSError:
+        if (out / FIGURES_DIR).exists() and not (draft / FIGURES_DIR).exists():
+            os.replace(out / FIGURES_DIR, draft / FIGURES_DIR)  # the draft's, removed with it
+        if earlier.exists():
+            os.replace(earlier, out / FIGURES_DIR)
+        raise
 
 
 def _remove_abandoned_drafts(draft: Path) -> None:
