@@ -46,6 +46,7 @@ from simulator.functional import FunctionalRun
 from simulator.functional import edge_ids
 from simulator.functional import initial_values
 from simulator.functional import relax
+from simulator.lanes import DonatedSteps
 from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
 from simulator.sorted_runs import distinct_ids
@@ -215,7 +216,8 @@ class AsynchronousLowering:
                first_copies: np.ndarray | None = None,
                races: RacingStores | None = None,
                walk: ChunkWalk | None = None,
-               staggered: StaggeredWaves | None = None) -> WaveStores:
+               staggered: StaggeredWaves | None = None,
+               donated: DonatedSteps | None = None) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
         of degree above ``defer_threshold`` are expanded after them all (the outlier kernel).
         ``slots``: each entry's task slot (ascending), where the launch's slots are more than
@@ -232,7 +234,9 @@ class AsynchronousLowering:
         (``_chunked_sweep``). ``staggered`` (a whole sweep, one slot a virtual warp or
         thread): its blocks beyond the first wave start as the earlier wave's finish, and a
         slot reads what the stores timed before its block's start lowered (where the sweep
-        takes more than one wave; timed as a chunk walk is)."""
+        takes more than one wave; timed as a chunk walk is). ``donated`` (a sweep whose
+        threads donate, in place of ``lanes_per_vertex``): a wave's lanes see the stores of
+        its earlier steps as the donation's layout steps them."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         if self._degree is None:
@@ -261,7 +265,7 @@ class AsynchronousLowering:
         elif slots is not None and worklist.size and _MERGED_SWEEPS:
             expands = slice(None) if deferred is None else ~deferred
             merged = self._merged_sweep(worklist[expands], wave_of[expands], degree[expands],
-                                        lanes_per_vertex)
+                                        lanes_per_vertex, donated, slots[expands])
             if merged is not None:
                 lanes, values, writes, known_lowered = merged
                 bounds = []
@@ -271,14 +275,20 @@ class AsynchronousLowering:
             if deferred is not None:
                 expands = ~deferred[first:end]
                 wave, wave_degree = wave[expands], wave_degree[expands]
-            if slots is not None and lanes_per_vertex is not None:
+            if slots is not None and (lanes_per_vertex is not None or donated is not None):
                 # a sweep's vertices are distinct: every lane may store, unless an earlier
                 # step of the wave stored as low
                 sub_lanes, wave_writes, wave_values, local = relax(
                     self.indptr, self.indices, wave, self.values, self.edge_values,
                     with_local=True)
-                keep = later_steps_see_earlier(floor_div(local, lanes_per_vertex),
-                                               self.indices[wave_writes], wave_values)
+                if donated is None:
+                    step = floor_div(local, lanes_per_vertex)
+                else:
+                    wave_slots = slots[first:end]
+                    if deferred is not None:
+                        wave_slots = wave_slots[expands]
+                    step = donated.steps(wave_slots, wave_degree).take(sub_lanes)
+                keep = later_steps_see_earlier(step, self.indices[wave_writes], wave_values)
                 sub_lanes, wave_writes = sub_lanes[keep], wave_writes[keep]
                 wave_values = wave_values[keep]
                 lanes.append(sub_lanes + offset)
@@ -466,7 +476,8 @@ class AsynchronousLowering:
         return self._entry_of
 
     def _merged_sweep(self, vertices: np.ndarray, wave_of: np.ndarray, lengths: np.ndarray,
-                      lanes_per_vertex: int | None
+                      lanes_per_vertex: int | None, donated: DonatedSteps | None = None,
+                      slots: np.ndarray | None = None
                       ) -> tuple[list, list, list, np.ndarray] | None:
         """A sweep's waves (its non-deferred ``vertices``, ascending, each in wave
         ``wave_of``; ``lengths``, their degrees) relaxed in runs of consecutive waves, each
@@ -475,7 +486,9 @@ class AsynchronousLowering:
         vertices the sweep lowered; None where its (wave, step) keys would not fit in int64
         (then wave by wave). A run holds the waves that start within one span of
         ``_MERGED_EDGES`` edges: a sweep of millions of edges (rmat:scale=20 under the
-        thread mapping) in one piece would hold a few GB of lane arrays, and gain nothing."""
+        thread mapping) in one piece would hold a few GB of lane arrays, and gain nothing.
+        ``donated``: the sweep's threads donate, its lanes stepped so (``slots``: the
+        vertices' slots)."""
         if vertices.size > 1 and not bool((vertices[1:] > vertices[:-1]).all()):
             return None  # a sweep's vertices are distinct and ascending
         if vertices.size == 0:  # every vertex deferred
@@ -487,6 +500,8 @@ class AsynchronousLowering:
         wave_starts = np.flatnonzero(new_wave)
         steps = 1 if lanes_per_vertex is None else (
             (int(lengths.max(initial=1)) - 1) // lanes_per_vertex + 1)
+        if donated is not None:  # own steps, then the box's drain rounds
+            steps = int(lengths.max(initial=1)) + int(lengths.sum()) // donated.warp_size + 1
         if (self.indptr.size - 1) * (wave_starts.size + 1) * (steps + 1) >= 2**62:
             return None
         starts = self.indptr.take(vertices).astype(np.int64, copy=False)
@@ -499,7 +514,8 @@ class AsynchronousLowering:
         for first, end in zip(cuts, [*cuts[1:], vertices.size], strict=True):
             part = slice(first, end)
             run_lanes, run_values, run_writes, run_lowered = self._sweep_waves(
-                vertices[part], wave_of[part], starts[part], lengths[part], lanes_per_vertex)
+                vertices[part], wave_of[part], starts[part], lengths[part], lanes_per_vertex,
+                None if donated is None else (donated, slots[part]))
             lanes.append(run_lanes + (int(ends[first - 1]) if first else 0))
             values.append(run_values)
             writes.append(run_writes)
@@ -510,7 +526,8 @@ class AsynchronousLowering:
         return lanes, values, writes, lowered[0]
 
     def _sweep_waves(self, vertices: np.ndarray, wave_of: np.ndarray, starts: np.ndarray,
-                     lengths: np.ndarray, lanes_per_vertex: int | None
+                     lengths: np.ndarray, lanes_per_vertex: int | None,
+                     donated: tuple[DonatedSteps, np.ndarray] | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """A run of a sweep's consecutive waves (``vertices``, ascending, each in wave
         ``wave_of``; ``starts`` and ``lengths``, their first edges and degrees) relaxed at
@@ -554,11 +571,15 @@ class AsynchronousLowering:
         lane_targets = targets.take(lanes)
         np.minimum.at(values, lane_targets, written)
         lowered, twice = _lowered_and_shared(lane_targets)
-        if lanes_per_vertex is not None or waves > 1:
+        if lanes_per_vertex is not None or donated is not None or waves > 1:
             lane_owner = owner.take(lanes)
             step = wave_index.take(lane_owner)
+            within = None
             if lanes_per_vertex is not None:
                 within = floor_div(lanes - offsets.take(lane_owner), lanes_per_vertex)
+            elif donated is not None:
+                within = donated[0].steps(donated[1], lengths).take(lanes)
+            if within is not None:
                 step = step * (int(within.max(initial=0)) + 1) + within
             if self._flags is None:
                 self._flags = np.zeros(self.indptr.size - 1, dtype=bool)

@@ -33,6 +33,7 @@ from simulator.errors import ConfigError
 from simulator.functional import FunctionalRun
 from simulator.functional import IterationWork
 from simulator.functional import kept
+from simulator.lanes import DonatedSteps
 from simulator.layout import TaskLayout
 from simulator.layout import sweep_layout
 from simulator.mappings import MAPPINGS
@@ -339,13 +340,13 @@ def _sweeps(launcher: Launcher):
 
 
 def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np.ndarray,
-                       slots: np.ndarray | None = None):
+                       slots: np.ndarray | None = None, slot_count: int | None = None):
     """One SSSP or CC sweep over the ``active`` vertices, each reading the values its sweep's
     earlier waves of resident warps lowered (``simulator.asynchronous``: wide virtual warps
     hold few vertices a wave, so their sweeps converge in fewer rounds): its work, strategy,
     storing lanes, and the vertices it lowered (the next sweep's). ``slots``: the active
     vertices' places among the launch's slots, where those are not every vertex (a spatial
-    hybrid's listed partitions)."""
+    hybrid's listed partitions; ``slot_count``: the launch's slots there)."""
     s = launcher.strategy_for(active)
     lockstep = MAPPINGS[s.mapping].lockstep_width(s)
     staggered = None
@@ -354,9 +355,15 @@ def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np
         staggered = StaggeredWaves(
             s.block_size // s.lanes_per_vertex,
             launcher.device.sms * resident_blocks_per_sm(s, launcher.device), lockstep)
+    donated = None
+    if (lockstep is None and s.vertices_per_grab == 1
+            and MAPPINGS[s.mapping].shares_within_block(s)):
+        donated = DonatedSteps(s.block_size, s.donate_threshold, launcher.device.warp_size,
+                               launcher.fr.n if slots is None else slot_count)
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
                         slots=active if slots is None else slots, lanes_per_vertex=lockstep,
-                        walk=chunk_walk(s, launcher.device), staggered=staggered)
+                        walk=chunk_walk(s, launcher.device), staggered=staggered,
+                        donated=donated)
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
 
@@ -603,7 +610,8 @@ def _spatial_launches(launcher: Launcher):
     while active.size:
         # an active vertex's slot: its partition's place among the listed ones, then its own
         slot = reps.searchsorted(active // p) * p + active % p
-        work, _, store_lanes, active = asynchronous_sweep(launcher, run, active, slot)
+        work, _, store_lanes, active = asynchronous_sweep(launcher, run, active, slot,
+                                                          reps.size * p)
         yield work, store_lanes, reps
         reps = distinct_ids(active // p, partitions)
 

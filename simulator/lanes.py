@@ -236,6 +236,38 @@ def donating_lanes(expanding_slots, degree, local, unit_block, block_size, thres
     return lanes, donating
 
 
+@dataclass(frozen=True)
+class DonatedSteps:
+    """Where a sweep's threads donate (``donating_lanes``): each expanded edge's warp step
+    within the warp that runs it, its thread's own edges one a step, the box's after the
+    draining warp's own steps. A sweep's waves read the stores of their earlier steps by it
+    (``simulator.asynchronous``), as a lockstep sweep's do by W; a block with no donor runs
+    as the thread mapping does. ``slot_count``: the launch's slots (its units' span)."""
+
+    block_size: int
+    threshold: int
+    warp_size: int
+    slot_count: int
+
+    def steps(self, slots: np.ndarray, degree: np.ndarray) -> np.ndarray:
+        """Per edge of the expanding ``slots`` (ascending, whole blocks; their edges in
+        order, ``degree`` each), its step within its warp."""
+        total = int(degree.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64)
+        ws, per_block = self.warp_size, self.block_size // self.warp_size
+        base = int(slots[0]) // self.block_size * self.block_size  # the first block's slot
+        units = ceil_div(min(self.slot_count, ceil_div(int(slots[-1]) + 1, self.block_size)
+                             * self.block_size) - base, ws)
+        local = np.arange(total, dtype=np.int64)
+        local -= np.repeat(np.cumsum(degree) - degree, degree)
+        lanes, _ = donating_lanes(slots - base, degree, local,
+                                  np.arange(units, dtype=np.int64) // per_block,
+                                  self.block_size, self.threshold, ws, False)
+        step_base = np.cumsum(lanes.steps) - lanes.steps
+        return lanes.group - step_base[step_base.searchsorted(lanes.group, "right") - 1]
+
+
 def donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,
                     layout: TaskLayout, block_size: int, warp_size: int, threshold: int,
                     defer_threshold: int | None) -> np.ndarray:

@@ -25,6 +25,7 @@ from simulator.device import device_digest
 from simulator.device import get_device
 from simulator.driver import wave_entries
 from simulator.functional import edge_ids
+from simulator.lanes import DonatedSteps
 from simulator.load import load_graph
 
 
@@ -316,7 +317,8 @@ def test_later_steps_see_earlier_by_definition(monkeypatch, table, dtype):
 
 
 def merged_and_wave_by_wave_sweeps(monkeypatch, fr, slots_per_wave: int,
-                                   lanes_per_vertex: int | None, defer: int | None):
+                                   lanes_per_vertex: int | None, defer: int | None,
+                                   donated=None):
     """The stores of every sweep (the next one over the vertices it lowered) as the
     merged waves give them and as wave by wave does, launched from the same values, and how
     many sweeps had an earlier wave lower a vertex a later one expands."""
@@ -337,13 +339,60 @@ def merged_and_wave_by_wave_sweeps(monkeypatch, fr, slots_per_wave: int,
         reference.values[:] = merged.values
         monkeypatch.setattr(asynchronous, "_MERGED_SWEEPS", False)
         want = reference.launch(active, slots_per_wave, defer, slots=active,
-                                lanes_per_vertex=lanes_per_vertex)
+                                lanes_per_vertex=lanes_per_vertex, donated=donated)
         monkeypatch.setattr(asynchronous, "_MERGED_SWEEPS", True)
         got = merged.launch(active, slots_per_wave, defer, slots=active,
-                            lanes_per_vertex=lanes_per_vertex)
+                            lanes_per_vertex=lanes_per_vertex, donated=donated)
         pairs.append((got, want, merged.values.copy(), reference.values.copy()))
         active = got.lowered(fr.indices, fr.n)
     return pairs, sum(interacted)
+
+
+@pytest.mark.parametrize("algorithm", ["sssp", "cc"])
+@pytest.mark.parametrize("threshold, defer", [(0, None), (3, None), (1, 12)])
+def test_merged_donating_sweep_waves_store_as_wave_by_wave(monkeypatch, algorithm, threshold,
+                                                           defer):
+    """Donating sweeps' waves, relaxed at once or wave by wave (blocks of 64 slots, waves of
+    two blocks), store the same lanes and leave the same values."""
+    fr = functional_run(load_graph("rmat:scale=9,ef=8,weights=random,seed=5"), algorithm)
+    donated = DonatedSteps(64, threshold, 32, fr.n)
+    pairs, _ = merged_and_wave_by_wave_sweeps(monkeypatch, fr, 128, None, defer, donated)
+    assert len(pairs) > 2
+    for got, want, got_values, want_values in pairs:
+        for name in ("lanes", "values", "writes", "outlier_writes"):
+            assert np.array_equal(getattr(got, name), getattr(want, name)), name
+        assert np.array_equal(got_values, want_values)
+
+
+def test_donated_edges_step_after_their_drainers_own_steps():
+    """Blocks of 64 threads (2 warps) over 100 slots, threshold 0. Block 0 holds slots 0 (10
+    edges), 1 and 5 (1 each): cap ceil(12 / 64) = 1, so slot 0 keeps its first edge (step
+    0) and gives 9, drained by threads 0-8 (warp 0) in round 0, after warp 0's one own step:
+    step 1. Block 1 (slots 64-99: 2 warps) holds 64 (3 edges) and 70 (1): cap 1, slot 64
+    gives 2, drained by threads 0-1 of its first warp at step 1. With a threshold above every
+    degree nothing is given: edge i of a slot goes at step i, as the thread mapping's."""
+    slots, degree = np.array([0, 1, 5, 64, 70]), np.array([10, 1, 1, 3, 1])
+    assert DonatedSteps(64, 0, 32, 100).steps(slots, degree).tolist() == [
+        0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0]
+    assert DonatedSteps(64, 10, 32, 100).steps(slots, degree).tolist() == [
+        *range(10), 0, 0, 0, 1, 2, 0]
+
+
+@pytest.mark.parametrize("spec", ["rmat:scale=10,seed=1,weights=random",
+                                  "road:rows=24,cols=24,seed=1,weights=random"])
+@pytest.mark.parametrize("algorithm", ["sssp", "cc"])
+@pytest.mark.parametrize("form", ["", ",defer_threshold=20", ",driven=spatial,partition=8",
+                                  ",driven=temporal,switch_to_topology=0.05"])
+def test_a_donation_no_thread_takes_is_the_thread_mapping(spec, algorithm, form):
+    """A threshold above every degree: no block has a donor, and "elsewhere a sweep runs as
+    it would without donation" (probe META: every sweep's lanes had all read before any
+    stored, doubling SSSP's and CC's atomics)."""
+    graph = load_graph(spec)
+    fr = functional_run(graph, algorithm)
+    plain = simulate(graph, algorithm, f"mapping=thread{form}", "h100", functional=fr)
+    idle = simulate(graph, algorithm, f"mapping=thread,donate_threshold=100000{form}", "h100",
+                    functional=fr)
+    assert idle.to_dict() == plain.to_dict()
 
 
 @pytest.mark.parametrize("spec", ["rmat:scale=9,ef=8,weights=random,seed=5",
