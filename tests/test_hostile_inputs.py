@@ -1654,6 +1654,15 @@ def test_workers_0_with_an_address_is_refused(capsys, verb):
      "--graph given twice ('rmat:scale=5', then 'rmat:scale=6'): tune runs one study"),
     (["simulate", "--graph", "rmat:scale=5", "--graph", "rmat:scale=6", "--algo", "bfs"],
      "--graph given twice ('rmat:scale=5', then 'rmat:scale=6'): give it once"),
+    # lists: calibrate had fitted to the second list's graphs alone, exit 0 (probe VERBS)
+    (["calibrate", "r.parquet", "--graphs", "a", "--graphs", "b,c"],
+     "--graphs given twice ('a', then 'b,c'): give one comma-separated list (a,b,c)"),
+    (["calibrate", "r.parquet", "--algorithms", "bfs", "--algorithms", "sssp"],
+     "--algorithms given twice ('bfs', then 'sssp')"),
+    (["pareto", "--objectives", "time_us", "--objectives", "bytes"],
+     "--objectives given twice ('time_us', then 'bytes')"),
+    (["bench", "trends", "--only", "hong", "--only", "cheng"],
+     "--only given twice ('hong', then 'cheng')"),
 ])
 def test_an_option_of_one_value_given_twice_is_refused(capsys, argv, match):
     # the second had silently replaced the first: tune had tuned one graph of two (probe CLI)

@@ -164,14 +164,18 @@ class _Once(argparse.Action):
 
 class OneValue(argparse.Action):
     """An option whose second value would not do what it reads as: ``tune --graph A --graph
-    B`` had tuned B alone (probe CLI). (Other options keep argparse's last-one-wins.)"""
+    B`` had tuned B alone (probe CLI); ``calibrate --graphs A --graphs B`` had fitted to B
+    alone (probe VERBS). (Other options keep argparse's last-one-wins.)"""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         given = namespace.__dict__.setdefault("_given_once", {})
         if self.dest in given:
-            hint = ("tune runs one study; a sweep file lists several graphs (warpsweep sweep)"
-                    if option_string == "--graph" and parser.prog.endswith(" tune")
-                    else "give it once")
+            if option_string == "--graph" and parser.prog.endswith(" tune"):
+                hint = "tune runs one study; a sweep file lists several graphs (warpsweep sweep)"
+            elif "," in (self.metavar or ""):  # a list: the second had replaced the first
+                hint = f"give one comma-separated list ({given[self.dest]},{values})"
+            else:
+                hint = "give it once"
             parser.error(f"{option_string} given twice ({given[self.dest]!r}, then "
                          f"{values!r}): {hint}")
         given[self.dest] = values

@@ -40,6 +40,7 @@ from tuner.calibration.measurements import load_measured
 from tuner.calibration.measurements import load_measured_results
 from tuner.calibration.parts import DEFAULT_CACHE
 from tuner.calibration.parts import simulate_parts
+from tuner.cli.args import OneValue
 from tuner.cli.args import add_seed
 from tuner.cli.args import check_writable
 from tuner.cli.args import location_arg
@@ -120,9 +121,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "fit) or a device file (the rows of its name, fitted on its fields)")
     p.add_argument("--out", type=path_arg, default=None,
                    help="device file to write (default ./<device>-calibrated.toml)")
-    p.add_argument("--algorithms", default=None, metavar="A,B",
+    p.add_argument("--algorithms", default=None, metavar="A,B", action=OneValue,
                    help="only these algorithms (comma-separated, e.g. bfs,sssp)")
-    p.add_argument("--graphs", default=None, metavar="NAME,...",
+    p.add_argument("--graphs", default=None, metavar="NAME,...", action=OneValue,
                    help="only these graphs (the file's short names)")
     p.add_argument("--max-edges", type=int, default=None, metavar="N",
                    help="leave out graphs with more than N stored edges")

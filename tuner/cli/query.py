@@ -34,6 +34,7 @@ from simulator.temp_files import rename_target
 from simulator.temp_files import written_whole
 from tuner.analysis import answer_types
 from tuner.analysis import answers
+from tuner.cli.args import OneValue
 from tuner.cli.args import add_filters
 from tuner.cli.args import add_json
 from tuner.cli.args import add_results
@@ -152,7 +153,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "every objective, sorted by the first objective.",
         epilog=PARETO_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     pareto.add_argument("--objectives", default="time_us,transactions",
-                        metavar="M[:max|:min],...",
+                        metavar="M[:max|:min],...", action=OneValue,
                         help="comma-separated metrics (default time_us,transactions)")
     add_filters(pareto)
     add_results(pareto)
