@@ -20,6 +20,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if sys.path[:1] != [str(REPO)]:
+    sys.path.insert(0, str(REPO))
+
+from simulator.errors import GraphError  # noqa: E402
+from simulator.errors import WarpsweepError  # noqa: E402
+from simulator.graph_spec import parse_spec  # noqa: E402
+from tuner.cli.args import positive_arg  # noqa: E402
+
 SHARED_GRAPHS = REPO.parent / "shared" / "graphs"
 
 
@@ -62,9 +70,11 @@ def largest_shared_graph() -> Path:
 def main() -> None:
     """Measure, print a table, exit 1 if a floor is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rmat", default="rmat:scale=20,ef=16")
+    parser.add_argument("--rmat", default="rmat:scale=20,ef=16", metavar="SPEC",
+                        help="the generated graph's spec (default rmat:scale=20,ef=16)")
     parser.add_argument("--file", type=Path, default=None, help="default: largest shared graph")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per row (best is shown)")
+    parser.add_argument("--repeat", type=positive_arg, default=1,
+                        help="runs per row (best is shown)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--cache", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -73,6 +83,12 @@ def main() -> None:
         return
     path = args.file or largest_shared_graph()
     file_spec = f"file:{path}"
+    try:  # bad input as one line here, not as a child's traceback
+        parse_spec(args.rmat)
+        if not path.is_file():
+            raise GraphError(f"--file {str(path)!r}: no such file")
+    except WarpsweepError as exc:
+        parser.error(str(exc))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         def best(spec: str, cache: bool) -> dict:

@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tuner import cli  # noqa: E402
+from tuner.cli.args import positive_arg  # noqa: E402
 from tuner.results.schema import SCHEMA_VERSION  # noqa: E402
 from tuner.results.schema import TRIALS  # noqa: E402
 from tuner.results.store import ParquetDirBackend  # noqa: E402
@@ -240,13 +241,14 @@ def time_verb(argv: list[str], repeat: int) -> tuple[list[float], list[float], s
 def main() -> int:
     """Write the results (unless --dir holds them already), time the verbs, hold the floor."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="trial rows (default 1e6)")
-    parser.add_argument("--graphs", type=int, default=25,
+    parser.add_argument("--rows", type=positive_arg, default=1_000_000,
+                        help="trial rows (default 1e6)")
+    parser.add_argument("--graphs", type=positive_arg, default=25,
                         help="graphs; studies = graphs x 4 algorithms x 3 devices (default 25)")
     parser.add_argument("--dir", type=Path, default=None,
                         help="results directory to write (or reuse, if it has trial files); "
                              "default a temp dir, removed at the end")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per verb (default 3)")
+    parser.add_argument("--repeat", type=positive_arg, default=3, help="runs per verb (default 3)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--legacy", type=float, default=0.0, metavar="F",
                         help="fraction of rows written as an older writer did, knobs at their "

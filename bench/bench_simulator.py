@@ -35,6 +35,7 @@ from simulator import functional_run  # noqa: E402
 from simulator import load_graph  # noqa: E402
 from simulator import simulate  # noqa: E402
 from simulator.errors import ConfigError  # noqa: E402
+from simulator.errors import WarpsweepError  # noqa: E402
 from simulator.strategy import Strategy  # noqa: E402
 from tuner.memory import keep_freed_memory  # noqa: E402
 
@@ -57,7 +58,17 @@ def peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def main() -> None:
+def main() -> int:
+    """Run the benchmark; bad input (a graph spec, an algorithm, a device) as one line."""
+    try:
+        run()
+    except WarpsweepError as exc:
+        print(f"bench_simulator: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def run() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", default="rmat:scale=20,ef=16,seed=1")
     parser.add_argument("--algo", default="bfs")
@@ -145,4 +156,4 @@ def print_header() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
