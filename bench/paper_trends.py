@@ -142,6 +142,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_args(args: argparse.Namespace) -> int:
     """Run from parsed options: table on stdout, progress on stderr, rows to --json."""
+    select(args.only)  # bad input refused before anything is made (--json's directories)
+    if args.device:
+        get_device(args.device)
     if args.json is not None and (not str(args.json).strip() or args.json.is_dir()
                                   or args.json.name in ("", ".", "..")):
         # checked before the run, not found out after it
@@ -151,13 +154,14 @@ def run_args(args: argparse.Namespace) -> int:
         if blocked is not None:
             raise ConfigError(f"--json {str(args.json)!r}: {str(blocked)!r} is a file, not a "
                               "directory")
-        try:  # a file can be made there (or the one there opened): found before the run
-            args.json.parent.mkdir(parents=True, exist_ok=True)
+        try:  # a file can be made there (or the one there opened): found before the run, in
+            # the nearest directory there is (those missing are made with the file, at the end)
             if args.json.exists():
                 with open(args.json, "a"):
                     pass
             else:
-                with tempfile.TemporaryFile(dir=args.json.parent):
+                nearest = next(p for p in args.json.parents if p.exists())
+                with tempfile.TemporaryFile(dir=nearest):
                     pass
         except OSError as exc:
             raise ConfigError(f"--json {str(args.json)!r}: cannot write there "

@@ -151,3 +151,20 @@ def test_tuner_imports_nothing_from_bench():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n == "bench" or n.startswith("bench.") for n in names), path
+
+
+@pytest.mark.parametrize("argv", [["--only", "bogus"], ["--only", "hong7a", "--device", "bogus"],
+                                  ["--only", "hong7a"]])
+def test_json_s_directories_are_made_with_the_file_only(monkeypatch, tmp_path, argv):
+    """--json's missing directories had been made before --only and --device were checked,
+    and were left behind by a refused or interrupted run (probe VERBS)."""
+    def interrupted(**_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(paper_trends, "run_trends", interrupted)
+    out = tmp_path / "new" / "a" / "t.json"
+    try:
+        assert paper_trends.main(["--quick", *argv, "--json", str(out)]) == 2
+    except KeyboardInterrupt:
+        assert argv == ["--only", "hong7a"]
+    assert not (tmp_path / "new").exists()

@@ -71,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "  warpsweep select evaluate --algo bfs --device h100 --json > regret.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _group_args(ev)
+    _group_args(ev, every=True)
     add_json(ev)
     ev.set_defaults(run=_scanned(run_evaluate))
 
@@ -120,10 +120,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ad.set_defaults(run=_scanned(run_adaptive))
 
 
-def _group_args(p: argparse.ArgumentParser) -> None:
+def _group_args(p: argparse.ArgumentParser, every: bool = False) -> None:
+    """The results and the (algorithm, device) group: the only one (train), or with ``every``
+    each group in turn (evaluate)."""
     add_results(p)
-    add_filters(p, graph=None, algo="algorithm (default: the only one in the results)",
-                device="device, a name or a device file (default: the only one)")
+    default = "every one" if every else "the only one in the results"
+    add_filters(p, graph=None, algo=f"algorithm (default: {default})",
+                device=f"device, a name or a device file (default: {default})")
     add_seed(p, "model seed (default 0)")
 
 
