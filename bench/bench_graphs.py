@@ -39,7 +39,11 @@ def child(spec: str, cache: bool) -> None:
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    graph = load_graph(spec, cache=cache)
+    try:
+        graph = load_graph(spec, cache=cache)
+    except WarpsweepError as exc:  # a file that is no graph: the parent says it in one line
+        print(exc, file=sys.stderr)
+        sys.exit(2)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "import_mb": base / 1024,
@@ -54,6 +58,9 @@ def measure(spec: str, cache: bool, cache_dir: str) -> dict:
         [sys.executable, __file__, "--child", spec, *(["--cache"] if cache else [])],
         capture_output=True, text=True, env=env, check=False,
     )
+    if done.returncode == 2:
+        print(f"bench_graphs.py: error: {done.stderr.strip()}", file=sys.stderr)
+        sys.exit(2)
     if done.returncode != 0:
         sys.exit(f"benchmark child failed for {spec}:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tuner import cli  # noqa: E402
 from tuner.cli.args import positive_arg  # noqa: E402
+from tuner.cli.args import seed_arg  # noqa: E402
 from tuner.results.schema import SCHEMA_VERSION  # noqa: E402
 from tuner.results.schema import TRIALS  # noqa: E402
 from tuner.results.store import ParquetDirBackend  # noqa: E402
@@ -238,6 +239,17 @@ def time_verb(argv: list[str], repeat: int) -> tuple[list[float], list[float], s
     return times, cpu, text
 
 
+def fraction_arg(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}") from None
+    if not 0 <= value <= 1:  # nan too
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
+    return value
+
+
 def main() -> int:
     """Write the results (unless --dir holds them already), time the verbs, hold the floor."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -249,12 +261,14 @@ def main() -> int:
                         help="results directory to write (or reuse, if it has trial files); "
                              "default a temp dir, removed at the end")
     parser.add_argument("--repeat", type=positive_arg, default=3, help="runs per verb (default 3)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--legacy", type=float, default=0.0, metavar="F",
+    parser.add_argument("--seed", type=seed_arg, default=0)
+    parser.add_argument("--legacy", type=fraction_arg, default=0.0, metavar="F",
                         help="fraction of rows written as an older writer did, knobs at their "
                              "defaults left NULL (exercises the canonical keys; default 0)")
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
     args = parser.parse_args()
+    if args.dir is not None and args.dir.exists() and not args.dir.is_dir():
+        parser.error(f"--dir {str(args.dir)!r} is a file, not a directory")
     root = args.dir or Path(tempfile.mkdtemp(prefix="bench-query-"))
     try:
         if any((root / TRIALS).rglob("*.parquet")) if (root / TRIALS).exists() else False:

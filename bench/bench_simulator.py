@@ -37,6 +37,7 @@ from simulator import simulate  # noqa: E402
 from simulator.errors import ConfigError  # noqa: E402
 from simulator.errors import WarpsweepError  # noqa: E402
 from simulator.strategy import Strategy  # noqa: E402
+from tuner.cli.args import positive_arg  # noqa: E402
 from tuner.memory import keep_freed_memory  # noqa: E402
 
 DEFAULT_STRATEGIES = [
@@ -79,7 +80,7 @@ def run() -> None:
     parser.add_argument("--one-by-one", action="store_true",
                         help="cost each sweep on its own (runs of small sweeps are costed "
                              "together by default)")
-    parser.add_argument("--repeat", type=int, default=1,
+    parser.add_argument("--repeat", type=positive_arg, default=1,
                         help="run the functional run and simulate each strategy this many "
                              "times; print the first and the fastest wall time (later runs "
                              "reuse the process's memory, as a tuning worker does)")
@@ -91,6 +92,8 @@ def run() -> None:
                              "load and functional run: its first run is a one-off run's")
     parser.add_argument("--rows-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    for text in args.strategies:  # a typo: the user's error, as one line, before any run
+        Strategy.parse(text)
     if args.fresh:
         print_header()
         for text in args.strategies:
@@ -101,7 +104,9 @@ def run() -> None:
                                                 ("--return-freed-memory",
                                                  args.return_freed_memory)) if given],
                      "--strategies", text]
-            subprocess.run(child, check=True)
+            code = subprocess.run(child, check=False).returncode
+            if code:  # the child said why (bad input: one line, 2)
+                raise SystemExit(code)
         return
     engine._SPARSE_SWEEPS = not args.full_layout
     if args.one_by_one:

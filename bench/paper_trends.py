@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import tempfile
 import time
@@ -150,9 +151,13 @@ def run_args(args: argparse.Namespace) -> int:
         # checked before the run, not found out after it
         raise ConfigError(f"--json {str(args.json)!r}: give a file name")
     if args.json is not None:
-        blocked = next((p for p in args.json.parents if p.exists() and not p.is_dir()), None)
+        # a file or a dangling link where a directory must be (a link to none: exists() is
+        # False, but mkdir finds it in the way, after the run)
+        blocked = next((p for p in args.json.parents
+                        if os.path.lexists(p) and not p.is_dir()), None)
         if blocked is not None:
-            raise ConfigError(f"--json {str(args.json)!r}: {str(blocked)!r} is a file, not a "
+            what = "a file" if blocked.exists() else "a link to nothing"
+            raise ConfigError(f"--json {str(args.json)!r}: {str(blocked)!r} is {what}, not a "
                               "directory")
         try:  # a file can be made there (or the one there opened): found before the run, in
             # the nearest directory there is (those missing are made with the file, at the end)

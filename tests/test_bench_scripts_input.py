@@ -21,7 +21,17 @@ REPO = Path(__file__).resolve().parents[1]
     (["bench/bench_simulator.py", "--spec", "rmat:scale=6", "--device", "nodev"],
      "unknown device 'nodev'"),
     (["bench/bench_query.py", "--graphs", "0"], "--graphs: must be >= 1"),
-    (["bench/bench_query.py", "--rows", "-5"], "--rows: must be >= 1"),
+    # review CR23: a file that is no graph (the child's error), --fresh's children, a typo in
+    # --strategies (had been "skipped", exit 0), bench_query's other options
+    (["bench/bench_graphs.py", "--rmat", "rmat:scale=5", "--file", "README.md"],
+     "bench_graphs.py: error: file:README.md: line "),
+    (["bench/bench_simulator.py", "--fresh", "--spec", "rmat:scale=nine", "--strategies",
+      "mapping=thread"], "bad value for 'scale'"),
+    (["bench/bench_simulator.py", "--spec", "rmat:scale=6", "--strategies", "mapping=bogus"],
+     "got 'bogus'"),
+    (["bench/bench_simulator.py", "--repeat", "-3"], "--repeat: must be >= 1"),
+    (["bench/bench_query.py", "--legacy", "nan"], "--legacy: must be from 0 to 1"),
+    (["bench/bench_query.py", "--dir", "README.md"], "--dir 'README.md' is a file"),
 ])
 def test_a_benchmark_script_refuses_bad_input_in_one_line(argv, message):
     done = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,

@@ -1657,6 +1657,8 @@ def test_workers_0_with_an_address_is_refused(capsys, verb):
     # lists: calibrate had fitted to the second list's graphs alone, exit 0 (probe VERBS)
     (["calibrate", "r.parquet", "--graphs", "a", "--graphs", "b,c"],
      "--graphs given twice ('a', then 'b,c'): give one comma-separated list (a,b,c)"),
+    (["tune", "--graph", "rmat:scale=5", "--objective", "time_us", "--objective", "bytes"],
+     "--objective given twice ('time_us', then 'bytes'): give one comma-separated list"),
     (["calibrate", "r.parquet", "--algorithms", "bfs", "--algorithms", "sssp"],
      "--algorithms given twice ('bfs', then 'sssp')"),
     (["pareto", "--objectives", "time_us", "--objectives", "bytes"],

@@ -168,3 +168,13 @@ def test_json_s_directories_are_made_with_the_file_only(monkeypatch, tmp_path, a
     except KeyboardInterrupt:
         assert argv == ["--only", "hong7a"]
     assert not (tmp_path / "new").exists()
+
+
+def test_json_under_a_link_to_nothing_is_refused_before_the_run(monkeypatch, tmp_path, capsys):
+    """A dangling link where a --json directory must be: exists() says no directory is there,
+    mkdir finds the link in the way, after the run (review CR23)."""
+    monkeypatch.setattr(paper_trends, "run_trends", lambda **_: pytest.fail("ran"))
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert paper_trends.main(["--quick", "--only", "hong7a",
+                              "--json", str(tmp_path / "dangling" / "a.json")]) == 2
+    assert "is a link to nothing, not a directory" in capsys.readouterr().err

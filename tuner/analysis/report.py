@@ -202,8 +202,9 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
         out.mkdir(parents=True, exist_ok=True)
         _put_in_place(draft, out)
     except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""  # which of the report's paths
         raise ConfigError(f"--out {str(out)!r}: cannot write the report there "
-                          f"({exc.strerror or exc})") from None
+                          f"({exc.strerror or exc}{where})") from None
     finally:
         shutil.rmtree(draft, ignore_errors=True)
     return Report(out / "index.html", sections, lines, selector_s)

@@ -64,7 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "repeats column counts it)")
     tune.add_argument("--sampler", default="tpe",
                       help=f"{', '.join(SAMPLERS)} (default tpe)")
-    tune.add_argument("--objective", default="time_us",
+    tune.add_argument("--objective", default="time_us", metavar="M[:min|:max],...",
+                      action=OneValue,
                       help="metric[:min|:max], or several comma-separated for a Pareto front "
                            "(default time_us)")
     tune.add_argument("--sources", type=int, default=4,
