@@ -56,3 +56,16 @@ def bucket_uri(monkeypatch):
     yield (f"s3://{bucket}/results?endpoint_override=http://{host}:{port}&scheme=http"
            "&region=us-east-1&allow_bucket_creation=true")
     server.stop()
+
+
+# modules that start Ray (a new one belongs here): run one after another on one xdist worker
+# (pyproject.toml: -n auto --dist loadgroup), beside the rest of the suite on the others
+RAY_MODULES = {"test_tuner_ray", "test_cluster_dispatch", "test_cluster_multinode",
+               "test_reproducible", "test_supervised_run", "test_tuner_handover",
+               "test_tuner_tune", "test_cluster_launcher"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.module.__name__.rsplit(".", 1)[-1] in RAY_MODULES:
+            item.add_marker(pytest.mark.xdist_group("ray"))

@@ -24,7 +24,7 @@ ray = pytest.importorskip("ray")
 @pytest.fixture(scope="module", autouse=True)
 def ray_session():
     """Start Ray once for the module; the tuner uses it and leaves it running."""
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING")
     yield
     ray.shutdown()
 
