@@ -1,5 +1,6 @@
 """Shared fixtures: small seeded graphs built directly from edge lists."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -69,3 +70,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module.__name__.rsplit(".", 1)[-1] in RAY_MODULES:
             item.add_marker(pytest.mark.xdist_group("ray"))
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: the CPUs this process may run on (xdist counts physical cores where
+    psutil is installed: one on a VM of two hyperthreads)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
