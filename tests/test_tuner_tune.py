@@ -332,6 +332,8 @@ def test_timeout_stops_starting_trials(tmp_path, capsys):
         (["--space", "nope"], "unknown search space 'nope'"),
         (["--objective", "speed"], "unknown objective metric 'speed'"),
         (["--objective", "time_us:up"], "direction must be min or max"),
+        # a colon and no direction had been filed as time_us (probe OBJECTIVES)
+        (["--objective", "time_us:"], "objective 'time_us:': direction must be min or max"),
         (["--trials", "0"], "trials must be >= 1"),
         (["--workers", "-1"], "--workers must be >= 0"),
         (["--graph", "rmat:scale=abc"], "rmat:scale=abc"),

@@ -173,7 +173,7 @@ class OneValue(argparse.Action):
             if option_string == "--graph" and parser.prog.endswith(" tune"):
                 hint = "tune runs one study; a sweep file lists several graphs (warpsweep sweep)"
             elif "," in (self.metavar or ""):  # a list: the second had replaced the first
-                hint = f"give one comma-separated list ({given[self.dest]},{values})"
+                hint = "give one comma-separated list"
             else:
                 hint = "give it once"
             parser.error(f"{option_string} given twice ({given[self.dest]!r}, then "

@@ -129,7 +129,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=BEST_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_filters(best)
     best.add_argument("--metric", default="time_us", metavar="METRIC[:max|:min]",
-                      help="metric to rank by (default time_us)")
+                      action=OneValue, help="metric to rank by (default time_us)")
     add_results(best)
     add_json(best)
     best.set_defaults(run=run_best)
@@ -142,7 +142,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     effect.add_argument("knob", metavar="KNOB", help="a knob, e.g. w, chunk, mapping")
     add_filters(effect)
     effect.add_argument("--metric", default="time_us", metavar="METRIC[:max|:min]",
-                        help="metric to show (default time_us)")
+                        action=OneValue, help="metric to show (default time_us)")
     add_results(effect)
     add_json(effect)
     effect.set_defaults(run=run_effect)

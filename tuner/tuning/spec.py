@@ -86,10 +86,10 @@ class Objective:
         """Parse ``metric[:min|:max][,metric...]``; default direction by metric."""
         metrics, directions = [], []
         for part in (p.strip() for p in str(text).split(",")):
-            name, _, way = part.partition(":")
+            name, colon, way = part.partition(":")
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 raise ConfigError(f"objective {part!r} is not a metric name[:min|:max]")
-            if way not in ("", "min", "max"):
+            if way not in ("", "min", "max") or (colon and not way):
                 raise ConfigError(f"objective {part!r}: direction must be min or max")
             if name in metrics:
                 raise ConfigError(f"objective {text!r} names {name!r} twice")
