@@ -287,7 +287,9 @@ class AsynchronousLowering:
                     wave_slots = slots[first:end]
                     if deferred is not None:
                         wave_slots = wave_slots[expands]
-                    step = donated.steps(wave_slots, wave_degree).take(sub_lanes)
+                    step = donated.steps(wave_slots, wave_degree,
+                                         np.cumsum(wave_degree).searchsorted(sub_lanes, "right"),
+                                         local)
                 keep = later_steps_see_earlier(step, self.indices[wave_writes], wave_values)
                 sub_lanes, wave_writes = sub_lanes[keep], wave_writes[keep]
                 wave_values = wave_values[keep]
@@ -578,7 +580,8 @@ class AsynchronousLowering:
             if lanes_per_vertex is not None:
                 within = floor_div(lanes - offsets.take(lane_owner), lanes_per_vertex)
             elif donated is not None:
-                within = donated[0].steps(donated[1], lengths).take(lanes)
+                within = donated[0].steps(donated[1], lengths, lane_owner,
+                                          lanes - offsets.take(lane_owner))
             if within is not None:
                 step = step * (int(within.max(initial=0)) + 1) + within
             if self._flags is None:

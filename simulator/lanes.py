@@ -13,6 +13,7 @@ import numpy as np
 from simulator.sectors import ceil_div
 from simulator.sectors import floor_div
 from simulator.sorted_runs import distinct
+from simulator.sorted_runs import run_starts
 from simulator.sorted_runs import stable_order
 
 if TYPE_CHECKING:  # the mappings import this module, and Strategy imports them
@@ -249,23 +250,43 @@ class DonatedSteps:
     warp_size: int
     slot_count: int
 
-    def steps(self, slots: np.ndarray, degree: np.ndarray) -> np.ndarray:
-        """Per edge of the expanding ``slots`` (ascending, whole blocks; their edges in
-        order, ``degree`` each), its step within its warp."""
-        total = int(degree.sum())
-        if total == 0:
-            return np.zeros(0, dtype=np.int64)
-        ws, per_block = self.warp_size, self.block_size // self.warp_size
-        base = int(slots[0]) // self.block_size * self.block_size  # the first block's slot
-        units = ceil_div(min(self.slot_count, ceil_div(int(slots[-1]) + 1, self.block_size)
-                             * self.block_size) - base, ws)
-        local = np.arange(total, dtype=np.int64)
-        local -= np.repeat(np.cumsum(degree) - degree, degree)
-        lanes, _ = donating_lanes(slots - base, degree, local,
-                                  np.arange(units, dtype=np.int64) // per_block,
-                                  self.block_size, self.threshold, ws, False)
-        step_base = np.cumsum(lanes.steps) - lanes.steps
-        return lanes.group - step_base[step_base.searchsorted(lanes.group, "right") - 1]
+    def steps(self, slots: np.ndarray, degree: np.ndarray, owner: np.ndarray,
+              local: np.ndarray) -> np.ndarray:
+        """For edges of the expanding ``slots`` (ascending, whole blocks; ``degree`` each),
+        given by their slot's index (``owner``) and their place in its edge list
+        (``local``), each one's step within the warp that runs it."""
+        ws, size = self.warp_size, self.block_size
+        block = slots // size
+        new_block = run_starts(block)
+        block_of = np.cumsum(new_block) - 1
+        first = block[new_block] * size  # each block's first slot
+        units = ceil_div(np.minimum(size, self.slot_count - first), ws)
+        edges = np.bincount(block_of, weights=degree)
+        cap = (np.ceil(edges / (units * ws)) + self.threshold).astype(np.int64)[block_of]
+        own = np.minimum(degree, cap)
+        donated = degree - own
+        steps = local.astype(np.int64, copy=True)  # a kept edge: its thread's own step
+        given = np.flatnonzero(local >= own[owner])
+        if given.size == 0:
+            return steps
+        # box entry b of a block: drained by thread b % threads, in round b // threads, after
+        # the drainer's warp's own steps (the most any of its slots keeps)
+        unit = slots // ws
+        unit_first = np.flatnonzero(run_starts(unit))
+        unit_own = np.maximum.reduceat(own, unit_first)
+        box_before = np.cumsum(donated) - donated  # a slot's first box entry, block by block
+        box_before -= (box_before[new_block])[block_of]
+        giver = owner[given]
+        entry = box_before[giver] + local[given] - own[giver]
+        threads = (units * ws)[block_of[giver]]
+        drainer = first[block_of[giver]] // ws + entry % threads // ws
+        at = unit[unit_first].searchsorted(drainer)
+        held = at < unit_first.size
+        held[held] = unit[unit_first[at[held]]] == drainer[held]
+        drainer_own = np.zeros(given.size, dtype=np.int64)
+        drainer_own[held] = unit_own[at[held]]
+        steps[given] = drainer_own + entry // threads
+        return steps
 
 
 def donating_blocks(vertex: np.ndarray, degree: np.ndarray, sweep: np.ndarray,

@@ -372,10 +372,44 @@ def test_donated_edges_step_after_their_drainers_own_steps():
     gives 2, drained by threads 0-1 of its first warp at step 1. With a threshold above every
     degree nothing is given: edge i of a slot goes at step i, as the thread mapping's."""
     slots, degree = np.array([0, 1, 5, 64, 70]), np.array([10, 1, 1, 3, 1])
-    assert DonatedSteps(64, 0, 32, 100).steps(slots, degree).tolist() == [
+    owner, local = every_edge(degree)
+    assert DonatedSteps(64, 0, 32, 100).steps(slots, degree, owner, local).tolist() == [
         0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0]
-    assert DonatedSteps(64, 10, 32, 100).steps(slots, degree).tolist() == [
+    assert DonatedSteps(64, 10, 32, 100).steps(slots, degree, owner, local).tolist() == [
         *range(10), 0, 0, 0, 1, 2, 0]
+
+
+def every_edge(degree: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each edge of slots of ``degree`` edges: its slot's index and its place in its list."""
+    owner = np.repeat(np.arange(degree.size), degree)
+    return owner, np.arange(owner.size) - np.repeat(np.cumsum(degree) - degree, degree)
+
+
+def test_donated_steps_are_the_timing_layouts():
+    """The steps the waves read by are those of the layout the launch is timed with
+    (``donating_lanes``, each edge's global step less its warp's first), for every edge or any
+    subset, on random blocks: partial last blocks, slots without edges, hubs, warps of 16-64."""
+    from simulator.lanes import donating_lanes
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        ws = int(rng.choice([16, 32, 64]))
+        size, n = ws * int(rng.integers(1, 5)), int(rng.integers(1, 600))
+        slots = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        degree = rng.integers(0, 40, slots.size) * (rng.random(slots.size) < 0.9)
+        degree[rng.random(slots.size) < 0.05] = int(rng.integers(50, 300))
+        if not degree.any():
+            continue
+        donated = DonatedSteps(size, int(rng.integers(0, 6)), ws, n)
+        owner, local = every_edge(degree)
+        units = -(-n // ws)
+        lanes, _ = donating_lanes(slots, degree, local, np.arange(units) // (size // ws), size,
+                                  donated.threshold, ws, False)
+        first = np.cumsum(lanes.steps) - lanes.steps
+        want = lanes.group - first[first.searchsorted(lanes.group, "right") - 1]
+        assert np.array_equal(donated.steps(slots, degree, owner, local), want)
+        pick = np.flatnonzero(rng.random(owner.size) < 0.3)
+        assert np.array_equal(donated.steps(slots, degree, owner[pick], local[pick]), want[pick])
 
 
 @pytest.mark.parametrize("spec", ["rmat:scale=10,seed=1,weights=random",
