@@ -50,8 +50,11 @@ class Device:
     ``staggered_waves``: an SSSP or CC sweep's blocks beyond the first wave of resident ones
     start one by one, in order, as the earlier wave's blocks finish (the block scheduler), so
     a block reads what the blocks that started a store's time before it lowered, rather than
-    waves starting all at once (``simulator.asynchronous.StaggeredWaves``). Off on the
-    presets; left out of a device's digest while off.
+    waves starting all at once (``simulator.asynchronous.StaggeredWaves``): for sweeps whose
+    threads or virtual warps take one vertex each in lockstep, statically, without unrolling
+    (thread without donation, vwarp with chunk 1); chunk walks are timed by their walk, and
+    WER, WER+ and donating sweeps keep waves that start at once. Off on the presets; left
+    out of a device's digest while off.
     """
 
     name: str

@@ -185,6 +185,7 @@ def test_the_batch_runner_is_only_used_on_ray(tmp_path):
 
 CRASHING_DRIVER = r'''
 import os, sys
+from pathlib import Path
 import tuner.tuning.plan as plan
 from tuner import api
 from tuner.results import journal
@@ -194,7 +195,10 @@ append_logs = journal.DriverJournal.append_logs
 
 def patched_append(self, logs):
     append_logs(self, logs)
-    seen[0] += 1
+    # counted from the first trial rows written: on a busy machine a batch's asks had made
+    # the first n appends before any evaluation came back, and nothing was mid-sweep
+    if seen[0] or any(Path(sys.argv[4], "trials").rglob("*.parquet")):
+        seen[0] += 1
     if seen[0] == n:
         os._exit(9)  # a kill: no flush, no close
 
@@ -214,7 +218,7 @@ api.tune(sys.argv[2], trials=int(sys.argv[3]), sources=1, results=sys.argv[4],
 '''
 
 
-@pytest.mark.parametrize("n", [60, 150])
+@pytest.mark.parametrize("n", [1, 30])
 def test_a_driver_killed_mid_batch_resumes_with_nothing_lost_or_doubled(cluster, tmp_path, n):
     import os
     import subprocess
