@@ -169,6 +169,16 @@ def test_without_references_the_table_has_no_vs_columns(tmp_path, capsys):
     assert "every configuration evaluated is ranked, references included" in out
 
 
+def test_an_objective_zero_everywhere_has_no_ratios(tmp_path, capsys):
+    """BFS's atomics are 0 in every row: each 0/0 ratio is "-", the best fixed virtual warp's
+    own included (it had read 1.00x, probe OBJECTIVES)."""
+    code, _ = tune(tmp_path, "--trials", "3", "--sources", "1", "--objective", "atomics")
+    out = capsys.readouterr().out
+    assert code == 0
+    (vwarp,) = [line.split() for line in out.splitlines() if "(best fixed virtual warp)" in line]
+    assert vwarp[:4] == ["vwarp", "0", "-", "-"]
+
+
 def test_resume_after_sigkill(tmp_path):
     results = tmp_path / "res"
     argv = tune_argv(results, 150)

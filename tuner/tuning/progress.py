@@ -258,8 +258,8 @@ def study_table(summary: StudySummary, out: TextIO | None = None) -> None:
     if thread is not None:
         rows.append(("thread", _value(thread), "1.00x" if base else "-", "", "mapping=thread"))
     if fixed is not None:
-        rows.append(("vwarp", f"{fixed_v:.6g}", _speedup(obj, base, fixed_v), "1.00x",
-                     f"{fixed.label} (best fixed virtual warp)"))
+        rows.append(("vwarp", f"{fixed_v:.6g}", _speedup(obj, base, fixed_v),
+                     "1.00x" if fixed_v else "-", f"{fixed.label} (best fixed virtual warp)"))
     if len(rows) == 1:
         print("  no successful evaluation", file=out)
         return
