@@ -179,6 +179,28 @@ def test_an_objective_zero_everywhere_has_no_ratios(tmp_path, capsys):
     assert vwarp[:4] == ["vwarp", "0", "-", "-"]
 
 
+def test_references_added_on_resume_are_answered_by_the_trials_that_ran_them(tmp_path, capsys):
+    """A study run first with --no-references, then resumed with its references: those whose
+    configuration a trial ran are recorded from that trial's figures, not simulated again
+    (probe OBJECTIVES: the thread and vwarp w=8 baselines had run twice)."""
+    argv = ("--graph", "rmat:scale=8,seed=1", "--trials", "15", "--objective", "meps:max")
+    assert tune(tmp_path, *argv, "--no-references")[0] == 0
+    capsys.readouterr()
+    code, results = tune(tmp_path, *argv)
+    out = capsys.readouterr().out
+    rows = read_trials(str(results)).to_pylist()
+    trials = {Strategy.from_params(params_of(r)): r for r in rows if r["role"] == "trial"}
+    answered = [r for r in rows if r["role"] == "reference"
+                and Strategy.from_params(params_of(r)) in trials]
+    assert code == 0 and len(answered) == 2  # thread and vwarp w=8, with this seed
+    for r in answered:
+        twin = trials[Strategy.from_params(params_of(r))]
+        assert r["state"] == "complete" and r["meps"] == twin["meps"] and r["wall_s"] == 0
+    assert f"\n{7 - len(answered)} evaluations simulated in this run" in out
+    assert tune(tmp_path, *argv)[0] == 0
+    assert "\n0 evaluations simulated in this run" in capsys.readouterr().out
+
+
 def test_resume_after_sigkill(tmp_path):
     results = tmp_path / "res"
     argv = tune_argv(results, 150)

@@ -771,6 +771,9 @@ class StudyRun:
             strategy = self._built(config)
             if strategy in self._inflight:
                 continue
+            answered = self._answers.get(self._dedupe_key(config))
+            if answered is not None and self._answer_reference(label, config, answered[1]):
+                continue
             job = Job(self, "reference", config, strategy, label=label)
             self._inflight[strategy] = job
             return job
@@ -862,6 +865,26 @@ class StudyRun:
             self._finish_trial(trial, config, self._duplicate(trial.number, config,
                                                               original_number, record))
         return record
+
+    def _answer_reference(self, label: str, config: dict[str, Any],
+                          original: TrialRecord) -> bool:
+        """Record reference ``label`` from a trial that ran its configuration already (a
+        study run first with --no-references), as a trial is answered from a reference;
+        False where that trial failed or another cost model ran it (then it runs)."""
+        if original.role != "trial" or original.state != "complete" or (
+                original.model_digest != model_digest()):
+            return False
+        record = dataclasses.replace(  # the study's fields, the trial's figures
+            self._record("reference", "failed", config, label=label, error="-"),
+            state="complete", error=None, values=original.values,
+            values_std=original.values_std, metrics=original.metrics,
+            time_us_std=original.time_us_std, time_us_min=original.time_us_min,
+            time_us_max=original.time_us_max, worker=original.worker, node_id=original.node_id)
+        self._add_row(record)
+        self.study.set_user_attr(f"ref:{label}", record.to_json())
+        self.references[label] = record
+        self._consider_best(record)
+        return True
 
     def _finish_trial(self, trial: optuna.trial.Trial, config: dict[str, Any],
                       record: TrialRecord) -> TrialRecord:
