@@ -876,10 +876,8 @@ class StudyRun:
             return False
         record = dataclasses.replace(  # the study's fields, the trial's figures
             self._record("reference", "failed", config, label=label, error="-"),
-            state="complete", error=None, values=original.values,
-            values_std=original.values_std, metrics=original.metrics,
-            time_us_std=original.time_us_std, time_us_min=original.time_us_min,
-            time_us_max=original.time_us_max, worker=original.worker, node_id=original.node_id)
+            state="complete", error=None, values=original.values, worker=original.worker,
+            node_id=original.node_id, **_figures_of(original))
         self._add_row(record)
         self.study.set_user_attr(f"ref:{label}", record.to_json())
         self.references[label] = record
@@ -984,11 +982,7 @@ class StudyRun:
         record = self._record("trial", "duplicate", config, trial=number, values=values,
                               error=error, duplicate_of=original_number)
         # the row repeats the original's figures, so a query over duplicates needs no join
-        return dataclasses.replace(
-            record, metrics=original.metrics, values_std=original.values_std,
-            time_us_std=original.time_us_std, time_us_min=original.time_us_min,
-            time_us_max=original.time_us_max, wall_s=0.0,
-        )
+        return dataclasses.replace(record, **_figures_of(original))
 
     # -- results ---------------------------------------------------------------------------
     def best_value(self) -> float | None:
@@ -1110,3 +1104,10 @@ def pareto_front(records: list[TrialRecord], objective: Objective) -> list[Trial
         if not any(all(a <= b for a, b in zip(o, k, strict=True)) and o != k for o, _ in keyed)
     ]
     return sorted(front, key=lambda r: key(r))
+
+
+def _figures_of(original: TrialRecord) -> dict[str, Any]:
+    """A record's figures, for a row answered from it (not simulated: no wall time)."""
+    return {"metrics": original.metrics, "values_std": original.values_std,
+            "time_us_std": original.time_us_std, "time_us_min": original.time_us_min,
+            "time_us_max": original.time_us_max, "wall_s": 0.0}
