@@ -103,6 +103,8 @@ def short(config: str) -> str:
         name += " dyn"
     if "defer_threshold" in words:
         name += f" d{words['defer_threshold']}"
+    if "donate_threshold" in words:
+        name += f" donate{words['donate_threshold']}"
     return name
 
 
@@ -113,7 +115,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--graphs-dir", help="where the files of ../shared/graphs are here")
     parser.add_argument("--sims", type=Path, help="default: RESULTS' name with _sims.jsonl")
-    parser.add_argument("--subject", help="default: spatial, or wer (the catalog's)")
+    parser.add_argument("--subject",
+                        help="default: spatial, donate or wer (the catalog's)")
     parser.add_argument("--algorithms", help="e.g. sssp,cc (default: all the catalog's)")
     args = parser.parse_args()
     t0 = time.time()
@@ -128,6 +131,7 @@ def main() -> None:
     rows = list(fastest.values())
     if args.subject is None:
         args.subject = ("spatial" if any("driven=spatial" in r["config"] for r in rows)
+                        else "donate" if any("donate_threshold" in r["config"] for r in rows)
                         else "wer")
     done: dict[str, list] = {}
     if args.sims.exists():

@@ -48,6 +48,9 @@ SUPPORTED = [
     ("bfs", "mapping=wer", None),
     ("cc", "mapping=wer+,chunk=4", None),
     ("bfs", "mapping=vwarp,w=8,driven=spatial,partition=64", "warp_aggregated"),
+    ("sssp", "mapping=thread,donate_threshold=4,defer_threshold=64", None),
+    ("cc", "mapping=thread,driven=data,push=block,donate_threshold=0", None),
+    ("bfs", "driven=temporal,donate_threshold=8", None),
 ]
 
 
@@ -66,19 +69,23 @@ def test_every_supported_plan_names_kernels_that_exist(algorithm, config, varian
 
 def test_plans_follow_the_strategy():
     sweep = plan_for("sssp", "mapping=vwarp,w=8,chunk=16,distribution=dynamic")
-    assert sweep.names() == ("sssp_sweep<8,16,true,false,false>",)
+    assert sweep.names() == ("sssp_sweep<8,16,true,false,false,false>",)
     assert sweep.shared_bytes == 4 * (256 // 8) * (2 * 16 + 1)
     assert sweep.sweep_grid(1000) == 2  # 63 chunks x 8 lanes over blocks of 256
     deferred = plan_for("pagerank", "mapping=thread,defer_threshold=32")
     assert deferred.names() == ("pagerank_sweep<1,1,false,true>", "pagerank_outliers")
     assert deferred.shared_bytes == 0
     data = plan_for("bfs", "mapping=vwarp,w=32,driven=data,push=atomic", "warp_aggregated")
-    assert data.names() == ("bfs_wl<32,1,false>",) and data.worklist_grid(100) == 13
+    assert data.names() == ("bfs_wl<32,1,false,false>",) and data.worklist_grid(100) == 13
     block = plan_for("sssp", "mapping=thread,driven=data,push=block,dedup=true")
-    assert block.variant == "block" and block.names() == ("sssp_wl<1,3,true>",)
+    assert block.variant == "block" and block.names() == ("sssp_wl<1,3,true,false>",)
     hybrid = plan_for("sssp", "mapping=vwarp,w=4,driven=temporal,switch_to_topology=0.3")
-    assert hybrid.names() == ("sssp_sweep<4,1,false,false,true>", "sssp_wl<4,0,false>",
-                              "scatter_flags", "compact_flags")
+    assert hybrid.names() == ("sssp_sweep<4,1,false,false,true,false>",
+                              "sssp_wl<4,0,false,false>", "scatter_flags", "compact_flags")
+    donating = plan_for("cc", "driven=temporal,donate_threshold=2")
+    assert donating.names() == ("cc_sweep<1,1,false,false,true,true>", "cc_wl<1,0,false,true>",
+                                "scatter_flags", "compact_flags")
+    assert donating.donate_threshold == 2 and donating.shared_bytes == 0  # (static: the box)
     assert hybrid.switch_to_data == 0.3  # the strategy's default: the same threshold
     assert plan_for("bfs", "driven=temporal").names()[-1] == "compact_levels"
     assert plan_for("pagerank", "driven=data").names() == ("pagerank_wl<1,0>",)
@@ -99,7 +106,8 @@ def test_plans_follow_the_strategy():
     ("bfs", "mapping=wer+,driven=data", None, "driven=data has no GPU kernel"),
     ("sssp", "mapping=wer,chunk=4,distribution=dynamic", None, "dynamic distribution"),
     ("sssp", "mapping=adaptive", None, "mapping=adaptive"),
-    ("bfs", "mapping=thread,donate_threshold=4", None, "donate_threshold"),
+    ("pagerank", "mapping=thread,donate_threshold=4", None, "PageRank has no GPU kernel"),
+    ("sssp", "driven=spatial,donate_threshold=4", None, "driven=spatial has no GPU kernel"),
     ("cc", "driven=spatial,push=block", None, "push=block for driven=spatial"),
     ("sssp", "mapping=vwarp,w=8,chunk=4,driven=spatial", None, "chunk=1"),
     ("bfs", "unroll=2", None, "unroll"),
@@ -134,7 +142,6 @@ REFUSED_SETTINGS = {
     "policy_t1": "mapping=adaptive,policy=policies/bfs.json,policy_t1=2",
     "policy_t2": "mapping=adaptive,policy=policies/bfs.json,policy_t2=2",
     "policy_t3": "mapping=adaptive,policy=policies/bfs.json,policy_t3=2",
-    "donate_threshold": "mapping=thread,donate_threshold=4",
     "variable_grid": "driven=data,variable_grid=false",
     "switch_on": "driven=temporal,switch_on=edges",
     "relax": "driven=data,relax=store",
@@ -176,6 +183,7 @@ PLANNED_SETTINGS = {
     "switch_to_topology": ("driven=temporal,switch_to_topology=0.3", "driven=temporal"),
     "switch_to_data": ("driven=temporal,switch_to_data=0.01", "driven=temporal"),
     "partition": ("driven=spatial,partition=4", "driven=spatial"),
+    "donate_threshold": ("donate_threshold=4", "mapping=thread"),
 }
 
 
@@ -346,7 +354,7 @@ def test_a_negative_device_index_is_refused(monkeypatch, capsys):
 def test_the_api_refuses_the_config_then_the_missing_gpu(monkeypatch):
     graph = load_graph("rmat:scale=8,ef=4,seed=2")
     with pytest.raises(UnsupportedConfig):
-        measure_module.measure_config(graph, "rmat:scale=8", "bfs",
+        measure_module.measure_config(graph, "rmat:scale=8", "pagerank",
                                       "mapping=thread,donate_threshold=4")
     monkeypatch.setattr(measure_module, "gpu_unavailable", lambda index=0: "no CUDA device")
     with pytest.raises(measure_module.NoGpu, match="no CUDA device"):

@@ -123,6 +123,31 @@ def sssp_hybrid_measurements() -> list[Measurement]:
     return out
 
 
+# Work donation (bench/gpu/pr_cc.py --catalog donation): the thread mapping's sweeps and
+# worklists with thresholds 0-32 over the block's mean degree, beside the same forms without
+# it and the virtual warps they compete with (BFS, SSSP, CC)
+DONATION_SWEEPS = ("mapping=thread",) + tuple(
+    f"mapping=thread,donate_threshold={t}" for t in (0, 2, 8, 32)) + (
+    "mapping=thread,defer_threshold=64", "mapping=thread,donate_threshold=2,defer_threshold=64",
+    "mapping=vwarp,w=8", "mapping=vwarp,w=32")
+DONATION_WORKLISTS = tuple(f"mapping=thread,driven=data,push=atomic{d}"
+                           for d in ("", ",donate_threshold=0", ",donate_threshold=8")) + (
+    "mapping=vwarp,w=32,driven=data,push=atomic",)
+DONATION_TEMPORAL = tuple(f"mapping=thread,driven=temporal,switch_to_topology=0.05{d}"
+                          for d in ("", ",donate_threshold=0"))
+
+
+def donation_measurements() -> list[Measurement]:
+    """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog donation runs on each
+    graph, in run order."""
+    out = []
+    for algorithm in SPATIAL_ALGORITHMS:
+        out += [Measurement(algorithm, c, TOPOLOGY_VARIANT) for c in DONATION_SWEEPS]
+        out += [Measurement(algorithm, c, "warp_aggregated") for c in DONATION_WORKLISTS]
+        out += [Measurement(algorithm, c, "plain") for c in DONATION_TEMPORAL]
+    return out
+
+
 def block_push_measurements() -> list[Measurement]:
     """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog block_push runs on each
     graph, in run order: BFS and CC pushing by a block's rounds beside a lane's atomic and a

@@ -236,12 +236,138 @@ __device__ __forceinline__ void thread_chunk(Op& op, const int* __restrict__ ind
     }
 }
 
-template <int W, int C, bool DYN, bool DEFER, class Op>
+// ---- work donation (Nasre et al.): the thread mapping with a block's box -------------------
+
+// x's exclusive prefix over the block, in thread order, and (total) its sum over the block.
+// Every thread of the block must call it.
+__device__ __forceinline__ int block_exclusive_scan(int x, int& total) {
+    __shared__ int s_warp[33];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int inclusive = x;
+    for (int off = 1; off < 32; off <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, inclusive, off);
+        if (lane >= off) inclusive += y;
+    }
+    if (lane == 31) s_warp[warp] = inclusive;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int sum = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+            const int c = s_warp[w];
+            s_warp[w] = sum;
+            sum += c;
+        }
+        s_warp[32] = sum;
+    }
+    __syncthreads();
+    const int before = s_warp[warp] + inclusive - x;
+    total = s_warp[32];
+    __syncthreads();  // s_warp is reused by the next call
+    return before;
+}
+
+// A block's expansion with donation. T, the block's threads: those of its warps that hold one
+// of the launch's `items` (vertices of a sweep, entries of a worklist). cap = ceil(the block's
+// expanding edges / T) + dthr; a thread walks at most cap of its edges [s, e) and puts the
+// rest, its last ones, in the block's box, in thread order; box entry b is walked by thread
+// b % T in round b / T, after the thread's own edges. The box is each donor's offset into
+// it, first donated edge and value (for LowerSweep, the value its edges relax from); a
+// drainer finds its entry's donor by a binary search of the offsets. `edge(live, k)` walks
+// edge k from the value `op` holds; IN_STEP (a block push): the block's threads walk in
+// rounds together, each calling `edge` every round (live false where it has none), and a
+// warp drains after its slowest lane's own edges. Every thread of the block must call it.
+// (Static shared memory: 3 words for each of up to 1024 threads.)
+template <bool IN_STEP, class Op, class Edge>
+__device__ __forceinline__ void donating_expand(Op& op, bool expands, int s, int e, int items,
+                                                int dthr, Edge edge) {
+    __shared__ int s_off[1024], s_first[1024], s_bits[1024];
+    const int t = threadIdx.x;
+    const int deg = expands ? e - s : 0;
+    int edges = 0, box = 0;
+    block_exclusive_scan(deg, edges);
+    const int rest = items - (int)(blockIdx.x * blockDim.x);
+    const int threads = min((int)blockDim.x, (rest + 31) & ~31);
+    const int cap = (edges + threads - 1) / threads + dthr;
+    const int own = min(deg, cap);
+    const int off = block_exclusive_scan(deg - own, box);
+    s_off[t] = off;  // a thread that gives none repeats the next giver's offset
+    s_first[t] = s + own;
+    const int mine = op.source_bits();
+    s_bits[t] = mine;
+    __syncthreads();
+    // box entry b's donor: the last thread d whose offset is at most b (it gives past b)
+    auto donor = [&](int b) {
+        int lo = 0, hi = (int)blockDim.x;
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) >> 1;
+            if (s_off[mid] <= b) lo = mid; else hi = mid;
+        }
+        return lo;
+    };
+    if (!IN_STEP) {
+        for (int k = s; k < s + own; ++k) edge(true, k);
+        if (t >= threads) return;
+        for (int b = t; b < box; b += threads) {
+            const int d = donor(b);
+            op.set_source_bits(s_bits[d]);
+            edge(true, s_first[d] + b - s_off[d]);
+        }
+        return;
+    }
+    const int warp_own = __reduce_max_sync(0xffffffffu, own);
+    for (int r = 0;; ++r) {  // rounds in step over the block, while any lane has an edge
+        bool live = false;
+        int k = 0;
+        if (r < own) {
+            live = true;
+            k = s + r;
+        } else if (r >= warp_own && t < threads) {
+            const int b = t + (r - warp_own) * threads;
+            if (b < box) {
+                const int d = donor(b);
+                op.set_source_bits(s_bits[d]);
+                live = true;
+                k = s_first[d] + b - s_off[d];
+            }
+        }
+        if (!__syncthreads_or(live)) break;
+        edge(live, k);
+    }
+}
+
+// A thread-mapped sweep with donation (C = 1, static): the thread's vertex, unless inactive
+// or deferred, expands through the block's box.
+template <bool DEFER, class Op>
+__device__ __forceinline__ void thread_donating(Op& op, const int* __restrict__ indptr, int n,
+                                                int* dcount, int thr, int* dq, int dthr) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    bool expands = v < n && op.active(op.status(v));
+    int s = 0, e = 0;
+    if (expands) {
+        s = indptr[v];
+        e = indptr[v + 1];
+        if (DEFER && e - s > thr) {
+            ws_count_warp(true);
+            dq[atomicAdd(dcount, 1)] = v;
+            expands = false;
+        } else {
+            op.vertex(v);
+        }
+    }
+    donating_expand<false>(op, expands, s, e, n, dthr, [&](bool, int k) { op.edge(0.0f, k); });
+}
+
+template <int W, int C, bool DYN, bool DEFER, bool DONATE, class Op>
 __device__ __forceinline__ void topology_sweep(Op& op, const int* __restrict__ indptr, int n,
-                                               int* ctl, int it, int thr, int* dq) {
+                                               int* ctl, int it, int thr, int* dq,
+                                               int dthr = 0) {
     extern __shared__ int smem[];
     reset_next(ctl, it);
     int* dcount = ctl + CTL_DEFER + (it & 1);
+    if constexpr (DONATE) {  // (plan_for: thread mapping, C = 1, static)
+        thread_donating<DEFER>(op, indptr, n, dcount, thr, dq, dthr);
+        return;
+    }
     if (W == 1 && !DYN) {  // thread mapping (C = 1) or a thread's chunk
         thread_chunk<C, DEFER>(op, indptr, n, blockIdx.x * blockDim.x + threadIdx.x, dcount,
                                thr, dq);
@@ -284,7 +410,7 @@ template <int W, int C, bool DYN, bool DEFER>
 __global__ void bfs_topo(const int* __restrict__ indptr, const int* __restrict__ indices,
                          int* level, int n, int depth, int* ctl, int thr, int* dq) {
     BfsTopo op{indices, level, ctl, depth};
-    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, depth, thr, dq);
+    topology_sweep<W, C, DYN, DEFER, false>(op, indptr, n, ctl, depth, thr, dq);
 }
 
 template <int W, int C, bool DYN>
@@ -292,7 +418,7 @@ __global__ void sssp_topo(const int* __restrict__ indptr, const int* __restrict_
                           const float* __restrict__ weights, float* dist, int* cur, int* nxt,
                           int n, int round, int* ctl) {
     SsspTopo op{indices, weights, dist, cur, nxt, ctl, round};
-    topology_sweep<W, C, DYN, false>(op, indptr, n, ctl, round, 0, nullptr);
+    topology_sweep<W, C, DYN, false, false>(op, indptr, n, ctl, round, 0, nullptr);
 }
 
 // The outlier kernel: each queued vertex is expanded by a whole block (thread i takes edges
@@ -522,30 +648,31 @@ __device__ __forceinline__ rank_t pr_base(int* ctl, int it, rank_t damping, int 
 
 // ---- measure's sweeps: all four algorithms, with deferral and (hybrid) activation counts ----
 
-template <int W, int C, bool DYN, bool DEFER, bool COUNT>
+template <int W, int C, bool DYN, bool DEFER, bool COUNT, bool DONATE>
 __global__ void bfs_sweep(const int* __restrict__ indptr, const int* __restrict__ indices,
-                          int* level, int n, int it, int depth, int* ctl, int thr, int* dq) {
+                          int* level, int n, int it, int depth, int* ctl, int thr, int* dq,
+                          int dthr) {
     reset_next_all(ctl, it);
     BfsSweep<COUNT> op{indices, level, ctl, depth};
-    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+    topology_sweep<W, C, DYN, DEFER, DONATE>(op, indptr, n, ctl, it, thr, dq, dthr);
 }
 
-template <int W, int C, bool DYN, bool DEFER, bool COUNT>
+template <int W, int C, bool DYN, bool DEFER, bool COUNT, bool DONATE>
 __global__ void sssp_sweep(const int* __restrict__ indptr, const int* __restrict__ indices,
                            const float* __restrict__ weights, float* dist, int* cur, int* nxt,
-                           int n, int it, int* ctl, int thr, int* dq) {
+                           int n, int it, int* ctl, int thr, int* dq, int dthr) {
     reset_next_all(ctl, it);
     LowerSweep<float, true, COUNT> op{indices, weights, dist, cur, nxt, ctl, it, 0.0f};
-    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+    topology_sweep<W, C, DYN, DEFER, DONATE>(op, indptr, n, ctl, it, thr, dq, dthr);
 }
 
-template <int W, int C, bool DYN, bool DEFER, bool COUNT>
+template <int W, int C, bool DYN, bool DEFER, bool COUNT, bool DONATE>
 __global__ void cc_sweep(const int* __restrict__ indptr, const int* __restrict__ indices,
                          int* label, int* cur, int* nxt, int n, int it, int* ctl, int thr,
-                         int* dq) {
+                         int* dq, int dthr) {
     reset_next_all(ctl, it);
     LowerSweep<int, false, COUNT> op{indices, nullptr, label, cur, nxt, ctl, it, 0};
-    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+    topology_sweep<W, C, DYN, DEFER, DONATE>(op, indptr, n, ctl, it, thr, dq, dthr);
 }
 
 // ---- WER / WER+ (warp-level edge redistribution): thread t holds vertices [t*C, t*C + C) ----
@@ -637,7 +764,7 @@ __global__ void pagerank_sweep(const int* __restrict__ indptr, const int* __rest
     reset_next_all(ctl, it);
     PrSweep op{indices, share_in, rank_in, inv_outdeg, rank_out, share_out,
                pr_base(ctl, it, damping, n), damping, 0.0, 0.0};
-    topology_sweep<W, C, DYN, DEFER>(op, indptr, n, ctl, it, thr, dq);
+    topology_sweep<W, C, DYN, DEFER, false>(op, indptr, n, ctl, it, thr, dq);
     const double err = block_sum(op.err);
     const double dang = block_sum(op.dang);
     if (threadIdx.x == 0) {
@@ -718,6 +845,8 @@ struct BfsWl {  // push a neighbour seen unvisited (plain store: duplicates), or
     int* level;
     int depth;
     __device__ float vertex(int) { return 0.0f; }
+    __device__ int source_bits() const { return 0; }  // donation: what a drainer needs
+    __device__ void set_source_bits(int) {}
     template <int VARIANT>
     __device__ bool edge(float, int k, int& u) {
         u = indices[k];
@@ -741,6 +870,8 @@ struct LowerWl {  // SSSP / CC: push the target when this lane's atomicMin lower
         mine = STATUS_LOAD(value + v);
         return 0.0f;
     }
+    __device__ int source_bits() const { return as_bits<T>(mine); }
+    __device__ void set_source_bits(int bits) { mine = from_bits<T>(bits); }
     template <int VARIANT>
     __device__ bool edge(float, int k, int& u) {
         u = indices[k];
@@ -796,10 +927,10 @@ __device__ __forceinline__ bool claim(bool want, int u, int* inq) {
     return want;
 }
 
-template <int W, int VARIANT, bool DEDUP, class Op>
+template <int W, int VARIANT, bool DEDUP, bool DONATE, class Op>
 __device__ __forceinline__ void wl_launch(Op& op, const int* __restrict__ indptr,
                                           const int* __restrict__ wl_in, int in_count,
-                                          int* wl_out, int* ctl, int it, int* inq) {
+                                          int* wl_out, int* ctl, int it, int* inq, int dthr) {
     reset_next_all(ctl, it);
     int* tail = ctl + CTL_TAIL + (it & 1);
     const int g = (blockIdx.x * blockDim.x + threadIdx.x) / W;
@@ -817,7 +948,20 @@ __device__ __forceinline__ void wl_launch(Op& op, const int* __restrict__ indptr
         __threadfence();
     }
     const float val = has ? op.vertex(v) : 0.0f;
-    if constexpr (VARIANT != PUSH_BLOCK) {
+    if constexpr (DONATE) {  // (plan_for: W = 1)
+        donating_expand<VARIANT == PUSH_BLOCK>(op, has, s, e, in_count, dthr,
+                                               [&](bool live, int k) {
+            int u = 0;
+            bool want = false;
+            if (live) {
+                want = op.template edge<VARIANT == PUSH_BLOCK ? PUSH_PLAIN : VARIANT>(val, k, u);
+            }
+            if (DEDUP) ws_count_lanes(want);
+            want = claim<DEDUP>(want, u, inq);
+            if constexpr (VARIANT == PUSH_BLOCK) push_block(want, u, wl_out, tail);
+            else push_counted<VARIANT>(want, u, wl_out, tail);
+        });
+    } else if constexpr (VARIANT != PUSH_BLOCK) {
         if (!has) return;
         for (int k = s + vlane; k < e; k += W) {
             int u = 0;
@@ -841,29 +985,32 @@ __device__ __forceinline__ void wl_launch(Op& op, const int* __restrict__ indptr
     }
 }
 
-template <int W, int VARIANT, bool DEDUP>
+template <int W, int VARIANT, bool DEDUP, bool DONATE>
 __global__ void bfs_wl(const int* __restrict__ indptr, const int* __restrict__ indices,
                        int* level, int it, int depth, const int* __restrict__ wl_in,
-                       int in_count, int* wl_out, int* ctl, int* inq) {
+                       int in_count, int* wl_out, int* ctl, int* inq, int dthr) {
     BfsWl op{indices, level, depth};
-    wl_launch<W, VARIANT, DEDUP>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq);
+    wl_launch<W, VARIANT, DEDUP, DONATE>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq,
+                                         dthr);
 }
 
-template <int W, int VARIANT, bool DEDUP>
+template <int W, int VARIANT, bool DEDUP, bool DONATE>
 __global__ void sssp_wl(const int* __restrict__ indptr, const int* __restrict__ indices,
                         const float* __restrict__ weights, float* dist, int it,
                         const int* __restrict__ wl_in, int in_count, int* wl_out, int* ctl,
-                        int* inq) {
+                        int* inq, int dthr) {
     LowerWl<float, true> op{indices, weights, dist, 0.0f};
-    wl_launch<W, VARIANT, DEDUP>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq);
+    wl_launch<W, VARIANT, DEDUP, DONATE>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq,
+                                         dthr);
 }
 
-template <int W, int VARIANT, bool DEDUP>
+template <int W, int VARIANT, bool DEDUP, bool DONATE>
 __global__ void cc_wl(const int* __restrict__ indptr, const int* __restrict__ indices,
                       int* label, int it, const int* __restrict__ wl_in, int in_count,
-                      int* wl_out, int* ctl, int* inq) {
+                      int* wl_out, int* ctl, int* inq, int dthr) {
     LowerWl<int, false> op{indices, nullptr, label, 0};
-    wl_launch<W, VARIANT, DEDUP>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq);
+    wl_launch<W, VARIANT, DEDUP, DONATE>(op, indptr, wl_in, in_count, wl_out, ctl, it, inq,
+                                         dthr);
 }
 
 // ---- the spatial hybrid: a worklist of partitions ----------------------------------------------

@@ -32,7 +32,8 @@ UNSUPPORTED = {
               "whole configuration picked among the file's candidates) has no GPU kernel in "
               "warpsweep measure; measure the candidates it picks, listed under `candidates` "
               "in {policy}, one at a time",
-    "donation": "donate_threshold (block donation) has no GPU kernel in warpsweep measure",
+    "donation": "donate_threshold (block donation) runs in warpsweep measure for BFS, SSSP "
+                "and CC sweeps and worklists ({what} has no GPU kernel)",
     "spatial_push": "push={push} for driven=spatial has no GPU kernel in warpsweep measure "
                     "(its partitions are pushed by a lane's atomic: push=atomic)",
     "unroll": "unroll > 1 (grid barriers between levels) has no GPU kernel in warpsweep measure",
@@ -55,9 +56,9 @@ UNSUPPORTED = {
 # unless it holds the one setting the kernels implement (tests check that no knob is neither)
 PLANNED_KNOBS = ("mapping", "w", "chunk", "distribution", "defer_threshold", "block_size",
                  "driven", "push", "dedup", "switch_to_topology", "switch_to_data",
-                 "partition")
+                 "partition", "donate_threshold")
 REFUSED_KNOBS = ("adaptive_min_w", "adaptive_max_w", "adaptive_stat", "policy", "policy_t1",
-                 "policy_t2", "policy_t3", "donate_threshold", "variable_grid", "switch_on",
+                 "policy_t2", "policy_t3", "variable_grid", "switch_on",
                  "relax", "unroll", "changed_flag", "precheck")
 
 
@@ -88,6 +89,7 @@ class KernelPlan:
     switch_to_data: float | None = None
     partition: int | None = None  # spatial: the vertices a worklist entry stands for
     redistribute: str | None = None  # wer | wer+: the sweep's edges popped from a warp table
+    donate_threshold: int | None = None  # thread mapping: edges past the block's cap donated
 
     @property
     def sweeps(self) -> bool:
@@ -109,7 +111,12 @@ class KernelPlan:
         if self.algorithm == "pagerank":
             return f"pagerank_sweep<{self.w},{self.chunk},{dyn},{defer}>"
         count = "true" if self.driven == "temporal" else "false"
-        return f"{self.algorithm}_sweep<{self.w},{self.chunk},{dyn},{defer},{count}>"
+        return (f"{self.algorithm}_sweep<{self.w},{self.chunk},{dyn},{defer},{count},"
+                f"{self._donate()}>")
+
+    def _donate(self) -> str:
+        """The DONATE template argument: whether the threads donate past their block's cap."""
+        return "true" if self.donate_threshold is not None else "false"
 
     def worklist_name(self) -> str:
         """The worklist kernel's template instance."""
@@ -117,7 +124,7 @@ class KernelPlan:
         if self.algorithm == "pagerank":
             return f"pagerank_wl<{self.w},{code}>"
         dedup = "true" if self.dedup else "false"
-        return f"{self.algorithm}_wl<{self.w},{code},{dedup}>"
+        return f"{self.algorithm}_wl<{self.w},{code},{dedup},{self._donate()}>"
 
     def spatial_name(self) -> str:
         """The spatial hybrid's kernel: its launches list partitions."""
@@ -198,8 +205,9 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         if missing:
             raise UnsupportedConfig(UNSUPPORTED["wer"].format(mapping=s.mapping,
                                                               what=missing[0]))
-    if s.donate_threshold is not None:
-        raise UnsupportedConfig(UNSUPPORTED["donation"])
+    if s.donate_threshold is not None and (algorithm == "pagerank" or s.driven == "spatial"):
+        raise UnsupportedConfig(UNSUPPORTED["donation"].format(
+            what="PageRank" if algorithm == "pagerank" else "driven=spatial"))
     if s.driven == "spatial" and s.push != "atomic":
         raise UnsupportedConfig(UNSUPPORTED["spatial_push"].format(push=s.push))
     if (s.unroll or 1) > 1:
@@ -248,4 +256,4 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         algorithm, s.driven, s.lanes_per_vertex, s.vertices_per_grab, s.dynamic,
         s.defer_threshold, s.block_size, variant, bool(s.dedup),
         s.switch_to_topology, s.switch_to_data, s.partition,
-        s.mapping if s.mapping in REDISTRIBUTING else None)
+        s.mapping if s.mapping in REDISTRIBUTING else None, s.donate_threshold)

@@ -296,16 +296,17 @@ class DeviceGraph:
         grid = (self.resident(kernel, b, plan.shared_bytes) if plan.dynamic
                 else plan.sweep_grid(self.n))
         thr = i32(plan.defer_threshold or 0)
+        dthr = i32(plan.donate_threshold or 0)
         n, a, iti = i32(self.n), self.algorithm, i32(it)
         if a == "bfs":
             args = (self.indptr, self.indices, self.value, n, iti, iti, self.ctl, thr,
-                    self.deferred)
+                    self.deferred, dthr)
             outlier_args = (self.indptr, self.indices, self.value, iti, iti, self.ctl,
                             self.deferred)
         elif a in ("sssp", "cc"):
             cur, nxt = self.flags[parity], self.flags[parity ^ 1]
             head = (self.indptr, self.indices) + ((self.weights,) if a == "sssp" else ())
-            args = (*head, self.value, cur, nxt, n, iti, self.ctl, thr, self.deferred)
+            args = (*head, self.value, cur, nxt, n, iti, self.ctl, thr, self.deferred, dthr)
             outlier_args = (*head, self.value, cur, nxt, iti, self.ctl, self.deferred)
         else:
             p, q = it & 1, (it + 1) & 1
@@ -321,16 +322,16 @@ class DeviceGraph:
                   wl_out) -> None:
         """Launch worklist launch ``it`` over ``count`` entries of ``wl_in``."""
         i32, a = np.int32, self.algorithm
-        iti, c = i32(it), i32(count)
+        iti, c, dthr = i32(it), i32(count), i32(plan.donate_threshold or 0)
         if a == "bfs":
             args = (self.indptr, self.indices, self.value, iti, iti, wl_in, c, wl_out,
-                    self.ctl, self.inq)
+                    self.ctl, self.inq, dthr)
         elif a == "sssp":
             args = (self.indptr, self.indices, self.weights, self.value, iti, wl_in, c,
-                    wl_out, self.ctl, self.inq)
+                    wl_out, self.ctl, self.inq, dthr)
         elif a == "cc":
             args = (self.indptr, self.indices, self.value, iti, wl_in, c, wl_out, self.ctl,
-                    self.inq)
+                    self.inq, dthr)
         else:
             p, q = it & 1, (it + 1) & 1
             args = (self.indptr, self.indices, self.share[p], self.rank[p], self.inv_outdeg,
