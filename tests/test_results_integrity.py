@@ -353,6 +353,86 @@ def test_rows_rebuilt_from_the_journal_keep_the_commit_that_made_them(tmp_path, 
     assert check(results) == 0
 
 
+def _age_journal(results):
+    """Rewrite the study's journal as a warpsweep older than the model digest and the
+    records' provenance wrote it: no ``model`` attribute, records without version, commit or
+    model digest."""
+    import json
+
+    path = journal_of(results)
+    lines = []
+    for line in path.read_text().splitlines():
+        op = json.loads(line)
+        attrs = op.get("user_attr", {})
+        if "model" in attrs:
+            continue
+        record = attrs.get("record")
+        if isinstance(record, dict):
+            for key in ("warpsweep_version", "git_commit", "model_digest"):
+                record.pop(key, None)
+        for value in attrs.values():  # references: ref:<label> -> record
+            if isinstance(value, dict) and "metrics" in value:
+                for key in ("warpsweep_version", "git_commit", "model_digest"):
+                    value.pop(key, None)
+        lines.append(json.dumps(op, separators=(",", ":")))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_rows_rebuilt_from_records_older_than_their_provenance_are_not_stamped(tmp_path,
+                                                                              capsys):
+    """`check --repair` rewriting rows from a journal an older warpsweep wrote (its records
+    without version or commit) had stamped them with the repairing checkout's commit and
+    version: rows claiming a version that never computed them (probe COMPAT). Unknown is
+    null, as the schema says."""
+    from tuner.env import git_commit
+
+    results = tmp_path / "r"
+    tune(results, trials=4)
+    _age_journal(results)
+    for victim in (results / "trials").rglob("part-*.parquet"):
+        victim.write_bytes(b"")
+    assert check(results, "--repair") == 0
+    rows = read_trials(str(results))
+    assert rows.num_rows > 0
+    assert set(rows.column("git_commit").to_pylist()) == {None} != {git_commit()}
+    assert set(rows.column("warpsweep_version").to_pylist()) == {None}
+
+
+def test_a_study_begun_before_the_model_digest_is_refused_not_adopted(tmp_path, capsys):
+    """A study of a warpsweep older than the model digest (its journal and rows record no
+    cost model) had been resumed under the current model with exit 0, both models' trials
+    ranked as one study (probe COMPAT, high). Refused now, journal kept or lost, nothing
+    written; `check` names a study whose rows hold unrecorded and recorded models."""
+    from simulator.errors import ConfigError
+
+    results = tmp_path / "r"
+    tune(results, trials=4)
+    count = read_trials(str(results)).num_rows
+    _age_journal(results)
+    with pytest.raises(ConfigError, match=r"begun by an older warpsweep.*did not record its "
+                                          r"cost model"):
+        tune(results, trials=8)
+    assert read_trials(str(results)).num_rows == count
+
+    _set_model_digest(results, None)
+    journal_of(results).unlink()  # rebuilt from the rows, which record none either
+    with pytest.raises(ConfigError, match=r"did not record its cost model"):
+        tune(results, trials=8)
+    assert read_trials(str(results)).num_rows == count
+
+
+def test_check_names_a_study_with_rows_of_an_unrecorded_model(tmp_path, capsys):
+    results = tmp_path / "r"
+    tune(results, trials=6)
+    tune(results, trials=10)  # a second flush: a second trial file
+    _set_model_digest(results, None, files=1)
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "unrecorded (rows older than the model digest)" in out
+    assert "computed under 2 cost model(s)" in out
+
+
 def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_path, capsys):
     import pyarrow as pa
     import pyarrow.parquet as pq

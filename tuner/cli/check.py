@@ -232,15 +232,23 @@ def _check_study_models(loc: Location, tables: dict[str, pa.Table], report: Repo
     another version, a file copied in), or under another than its journal records, would be
     ranked as one study's."""
     models: dict[str, dict[str, str]] = {}
+    unrecorded: dict[str, str] = {}  # a study's rows older than the digest: a file of them
     for f, t in tables.items():
-        if f.startswith(loc.path(TRIALS) + "/") and "model_digest" in t.column_names:
-            for study, model in zip(t.column("study_key").to_pylist(),
-                                    t.column("model_digest").to_pylist(), strict=True):
+        if f.startswith(loc.path(TRIALS) + "/"):
+            studies = t.column("study_key").to_pylist() if "study_key" in t.column_names else []
+            digests = (t.column("model_digest").to_pylist() if "model_digest" in t.column_names
+                       else [None] * len(studies))
+            for study, model in zip(studies, digests, strict=True):
                 if model is not None:
                     models.setdefault(study, {}).setdefault(model, f)
+                else:
+                    unrecorded.setdefault(study, f)
     for study, found in sorted(models.items()):
         recorded = journal_models.get(study)
         others = {m: f for m, f in found.items() if recorded is not None and m != recorded}
+        if study in unrecorded:  # an older warpsweep's rows, resumed by a newer one
+            found = {**found, "unrecorded (rows older than the model digest)":
+                     unrecorded[study]}
         if len(found) > 1 or others:
             named = ", ".join(f"{m} ({f})" for m, f in sorted(found.items()))
             journal = f"; its journal records {recorded}" if recorded else ""

@@ -127,8 +127,6 @@ class TrialRecord:
         params = row.pop("params")
         metrics = row.pop("metrics") or {}
         row["timestamp"] = self.timestamp
-        if self.warpsweep_version is None:  # a record older than its provenance fields
-            row["warpsweep_version"], row["git_commit"] = warpsweep_version(), git_commit()
         row["schema_version"] = SCHEMA_VERSION
         for knob, value in params.items():
             row[param_column(knob)] = value

@@ -91,7 +91,8 @@ TRIAL_COLUMNS = _cols(
     ("seed", pa.int64(), "study seed (sampler and source choice)"),
     ("timestamp", pa.timestamp("us", tz="UTC"), "when the result reached the driver"),
     ("warpsweep_version", pa.string(), "warpsweep version that produced the row (the running "
-     "checkout's `pyproject.toml`, else the installed package's)"),
+     "checkout's `pyproject.toml`, else the installed package's; null if unknown: a row "
+     "rebuilt from a journal record older than this field)"),
     ("git_commit", pa.string(), "source commit, `-dirty` if modified (null if unknown)"),
     ("schema_version", pa.int32(), f"results schema version ({SCHEMA_VERSION})"),
 )

@@ -558,10 +558,15 @@ class StudyRun:
 
     def _refuse_another_model(self, ran: dict[str, Any] | None) -> None:
         """A study resumes only under the cost model it was simulated with (``ran``: what its
-        journal recorded when it began; a study of an older warpsweep recorded none):
-        continuing it would rank trials of two models as one study, and tell the sampler
-        both."""
-        if ran is None or ran.get("digest") == model_digest():
+        journal recorded when it began): continuing it would rank trials of two models as
+        one study, and tell the sampler both. A study of an older warpsweep recorded none:
+        one that holds results cannot be shown to be this model's, and is refused too."""
+        if ran is None:
+            if self.study.get_trials(deepcopy=False) or any(
+                    label.startswith("ref:") for label in self.study.user_attrs):
+                self._refuse_unrecorded_model(self._journal_provenance())
+            return
+        if ran.get("digest") == model_digest():
             return
         made = ", ".join(f"{k} {ran[k]}" for k in ("warpsweep", "commit") if ran.get(k))
         raise ConfigError(
@@ -593,10 +598,29 @@ class StudyRun:
     def _refuse_rows_of_another_model(self, rows: list[TrialRecord]) -> None:
         """Rows the journal lacks, computed under another cost model (its journal lost, or
         a file copied in), are not rebuilt into it: their trials would be ranked with this
-        model's. Rows older than the digest carry none."""
+        model's. Rows older than the digest carry none: neither are they."""
         other = sorted({r.model_digest for r in rows} - {None, model_digest()})
         if other:
             self._refuse_another_model({"digest": ", ".join(other)})
+        unrecorded = [r for r in rows if r.model_digest is None]
+        if unrecorded:
+            self._refuse_unrecorded_model(_provenance(unrecorded))
+
+    def _journal_provenance(self) -> str:
+        """The versions that made the journal's records, as ``_provenance`` words them."""
+        records = [TrialRecord.from_json(t.user_attrs["record"])
+                   for t in self.study.get_trials(deepcopy=False) if "record" in t.user_attrs]
+        return _provenance(records)
+
+    def _refuse_unrecorded_model(self, made: str) -> None:
+        """Refuse a study whose results an older warpsweep made, before studies recorded
+        their cost model (``made``: its version and commit, where known)."""
+        raise ConfigError(
+            f"study {self.key} was begun by an older warpsweep{made}, which did not record "
+            f"its cost model: its trials cannot be shown to be this version's "
+            f"({model_digest()}) and would be ranked with new ones as one study. Tune into "
+            f"another --results directory to study this version, or resume it with the "
+            f"version that began it")
 
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
         retry: dict[Any, tuple[int, dict[str, Any]]] = {}
@@ -1076,6 +1100,16 @@ def _how_rows_ran(rows: list[TrialRecord]) -> dict[str, Any]:
         return {}
     first = min(trials, key=lambda r: r.trial)
     return {"sampler": first.sampler, "seed": first.seed}
+
+
+def _provenance(records: list[TrialRecord]) -> str:
+    """" (warpsweep V, commit C)" for the versions that made ``records``, or "" where none
+    is known (records older than their provenance fields)."""
+    versions = sorted({r.warpsweep_version for r in records} - {None})
+    commits = sorted({r.git_commit for r in records} - {None})
+    words = [f"warpsweep {', '.join(versions)}"] if versions else []
+    words += [f"commit {', '.join(commits)}"] if commits else []
+    return f" ({'; '.join(words)})" if words else ""
 
 
 def _ranges(numbers: list[int]) -> str:
