@@ -517,6 +517,39 @@ def test_a_study_resumed_across_the_digests_recording_is_one_workload(tmp_path, 
     assert fixed == before[0]
 
 
+def test_readers_take_rows_of_an_older_schema_without_a_binder_error(tmp_path, capsys):
+    """An older warpsweep's directory (trial rows without ``device_digest``, graph rows naming
+    their spec ``spec``, as results schema 1 did): `select train`, `select evaluate` and
+    `report` had ended in a DuckDB binder error's traceback, exit 1 (probe COMPAT)."""
+    import pyarrow.parquet as pq
+
+    from tuner import api
+
+    res = tmp_path / "r"
+    for seed in (1, 2, 3):  # select evaluate leaves one of at least three out
+        api.tune(f"rmat:scale=7,seed={seed}", "bfs", trials=4, results=str(res))
+    for path in sorted((res / "trials").rglob("*.parquet")):
+        pq.write_table(pq.read_table(path).drop_columns(["device_digest"]), path,
+                       write_page_checksum=True)
+    for path in sorted((res / "graphs").rglob("*.parquet")):
+        table = pq.read_table(path)
+        names = ["spec" if n == "graph_spec" else n for n in table.column_names]
+        pq.write_table(table.rename_columns(names), path, write_page_checksum=True)
+    code, out, err = run_cli(capsys, "query", "SELECT count(*) FROM graphs WHERE graph_spec "
+                             "LIKE 'rmat:%'", "--results", str(res))
+    assert code == 0 and "3" in out, err
+    code, _, err = run_cli(capsys, "select", "train", "--results", str(res), "--algo", "bfs",
+                           "--model", str(tmp_path / "model.json"))
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "select", "evaluate", "--results", str(res), "--algo",
+                           "bfs")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "report", "--results", str(res), "--out",
+                           str(tmp_path / "rep"))
+    assert code == 0 and "Traceback" not in err, err
+    assert "BinderException" not in (tmp_path / "rep" / "index.html").read_text()
+
+
 def test_best_cli_table_and_json(results, capsys):
     code, out, _ = run_cli(capsys, "best", "--results", str(results))
     assert code == 0

@@ -102,7 +102,8 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
                 _refuse_misplaced_rows(con, source, location.text)
                 con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
             else:
-                con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+                graphs = _with_graph_spec(con, source)
+                con.execute(f"CREATE VIEW {table} AS SELECT * FROM {graphs}")
     remember(con, every, location.text, fs)
     if location.local:
         _warn_unsaved(con, location)
@@ -146,10 +147,21 @@ def _with_every_knob(con: duckdb.DuckDBPyConnection, source: str) -> str:
     ``model_digest``."""
     knobs = pa.schema([(param_column(k), t) for k, t in PARAM_TYPES.items()]
                       # rows written before it was recorded are a cost model of their own
-                      # (``trials.WORKLOAD_SQL``)
-                      + [("model_digest", pa.string())])
+                      # (``trials.WORKLOAD_SQL``); and so with the device's fields (the
+                      # selector's and the report's queries name it: a binder error on an
+                      # older warpsweep's rows, probe COMPAT)
+                      + [("model_digest", pa.string()), ("device_digest", pa.string())])
     con.register("_declared_knobs", knobs.empty_table())
     return f"(SELECT * FROM {source} UNION ALL BY NAME SELECT * FROM _declared_knobs)"
+
+
+def _with_graph_spec(con: duckdb.DuckDBPyConnection, source: str) -> str:
+    """The graph rows with a ``graph_spec`` column: results schema 1 named it ``spec``, and
+    the readers (the report, the selector) name it (a binder error, probe COMPAT)."""
+    columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    if "graph_spec" in columns or "spec" not in columns:
+        return source
+    return f"(SELECT *, spec AS graph_spec FROM {source})"
 
 
 def _refuse_shared_keys(con: duckdb.DuckDBPyConnection, source: str, where: str) -> None:
