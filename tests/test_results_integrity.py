@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import functools
 import json
+from pathlib import Path
 
 import pytest
 
@@ -1558,6 +1559,31 @@ def test_a_disk_that_fills_mid_run_names_the_way_on(tmp_path, capsys, monkeypatc
     assert f"(writing under {results})" in err  # whose disk: the error names no file
     monkeypatch.setattr(ResultStore, "flush", real)
     assert main(args) == 0 and check(results) == 0
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_full_disk_under_standard_output_is_not_blamed_on_the_results(tmp_path):
+    """Standard output redirected to a full disk had been reported as "(writing under
+    RESULTS)", and `tune` had said the run stopped writing its results, though they were
+    whole (probe FILESYS)."""
+    import subprocess
+    import sys
+
+    results = tmp_path / "r"
+    tune(results, trials=3)
+    before = read_trials(str(results)).num_rows
+    for argv in (["best", "--results", str(results)],
+                 ["tune", "--graph", GRAPH, "--trials", "4", "--sources", "1", "--sampler",
+                  "random", "--workers", "0", "--results", str(results), "--no-progress"]):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run([sys.executable, "-m", "tuner.cli", *argv], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, check=False)
+        assert done.returncode == 1, done.stderr
+        assert "(writing to standard output)" in done.stderr, done.stderr
+        assert "writing under" not in done.stderr and "Traceback" not in done.stderr
+        assert "stopped writing its results" not in done.stderr
+    assert read_trials(str(results)).num_rows > before  # the tune's trials are kept
+    assert check(results) == 0
 
 
 def test_check_repairs_summary_counts_what_the_rows_hold_after_it(tmp_path, capsys):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import os
 import sys
 import warnings
+from typing import Any
 
 try:  # numpy and the simulator load here, before `main` runs: Ctrl-C is one line here too
     from simulator.errors import WarpsweepError
@@ -71,6 +73,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _WatchedOutput:
+    """Standard output that remembers a failed write: which disk was full when an OSError
+    names no file (a redirection's, or the results')."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError:
+            self.failed = True
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError:
+            self.failed = True
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _standard_output_fails() -> bool:
+    """Whether a write to standard output failed; if so it is pointed at the null device,
+    so that Python's flush at exit does not fail again (exit 120)."""
+    if not (isinstance(sys.stdout, _WatchedOutput) and sys.stdout.failed):
+        return False
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; bad input gives one line on stderr and exit 2."""
     if sys.stdout is None:  # `>&-`: an answer would be lost, or a traceback after the work
@@ -100,7 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     keep_freed_memory()
     warnings.showwarning = _one_line_warning
     _WARNED.clear()  # once a command (main may run several in one process)
-    code = _run(args)
+    watched = sys.stdout = _WatchedOutput(sys.stdout)
+    try:
+        code = _run(args)
+    finally:
+        sys.stdout = watched.stream
     # (not after a traceback: the supervising command then names the end, with the resume)
     supervise.report_finished(args)
     return code
@@ -167,19 +209,32 @@ def _run(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # a disk or bucket that fails mid-run: say so, no traceback
+        verb = getattr(args, "verb", None)
         where = getattr(args, "results", None)
         text = str(exc)
-        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT) and where:
-            text += f" (writing under {where})"  # no file named: say whose disk is full
+        on_output = False
+        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            # no file named: say whose disk is full (the results are written by these verbs
+            # alone; a reader's failing write is its output's)
+            out = getattr(args, "out", None)
+            on_output = _standard_output_fails()
+            if on_output:
+                text += " (writing to standard output)"
+            elif verb not in ("tune", "sweep", "check") and out:
+                text += f" (writing {out})"
+            elif where:
+                text += f" (writing under {where})"
         print(f"warpsweep: error: {text}", file=sys.stderr)
-        if getattr(args, "verb", None) == "check" and getattr(args, "repair", False):
+        if verb == "check" and getattr(args, "repair", False):
             print("warpsweep: the repair stopped at that write; once it can write, run "
                   "`check --repair` again (what it set right so far is kept)", file=sys.stderr)
-        if getattr(args, "verb", None) in ("tune", "sweep"):
+        if verb in ("tune", "sweep"):
             from tuner.cli.tune import resume_command
 
-            print("warpsweep: the run stopped writing its results; what it wrote is kept (a "
-                  "resume writes the rows its journal holds beyond them, and cuts a torn last "
-                  "line). Once the disk or bucket takes writes again, resume with:\n  "
-                  + resume_command(args), file=sys.stderr)
+            what = ("its output could not be written; every finished evaluation is saved"
+                    if on_output else
+                    "the run stopped writing its results; what it wrote is kept (a resume "
+                    "writes the rows its journal holds beyond them, and cuts a torn last line)")
+            print(f"warpsweep: {what}. Once the disk or bucket takes writes again, resume "
+                  "with:\n  " + resume_command(args), file=sys.stderr)
         return 1
