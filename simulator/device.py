@@ -121,8 +121,10 @@ class Device:
         if not self.bounds_norm >= 1:
             raise ConfigError(f"device {self.name!r}: `bounds_norm >= 1` must hold (inf: the "
                               f"maximum of the bounds), got {self.bounds_norm}")
-        if self.sector_bytes % 4:
-            raise ConfigError(f"device {self.name!r}: sector_bytes must be a multiple of 4")
+        if self.sector_bytes % 8:  # a sector holds whole PageRank doubles (probe NUMERIC)
+            raise ConfigError(f"device {self.name!r}: sector_bytes must be a multiple of 8 "
+                              f"(got {self.sector_bytes}; PageRank's ranks are 8-byte "
+                              "doubles; GPUs' sectors are 32 bytes)")
         if self.warp_size & (self.warp_size - 1):
             raise ConfigError(f"device {self.name!r}: warp_size must be a power of two")
         if self.simd_width > self.warp_size or self.warp_size % self.simd_width:

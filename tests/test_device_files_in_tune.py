@@ -97,6 +97,15 @@ def test_a_bad_device_file_names_its_field(tmp_path):
         api.tune(GRAPH, "bfs", device=str(path), trials=2, results=str(tmp_path / "r"))
 
 
+@pytest.mark.parametrize("sector", [4, 12])
+def test_a_sector_that_splits_pagerank_doubles_is_refused(sector):
+    """4-byte sectors had been taken: PageRank's 8-byte values came out 0 a sector (a
+    division by zero in the outlier kernel; fewer transactions than with 8-byte sectors,
+    exit 0; probe NUMERIC)."""
+    with pytest.raises(ConfigError, match="sector_bytes must be a multiple of 8"):
+        dataclasses.replace(get_device("h100"), sector_bytes=sector)
+
+
 def test_the_device_travels_as_fields_not_as_a_path(tmp_path):
     """The driver reads the file; what the workers get is the Device (a cluster's workers need
     not hold the file)."""
