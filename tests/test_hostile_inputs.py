@@ -1674,3 +1674,32 @@ def test_an_option_of_one_value_given_twice_is_refused(capsys, argv, match):
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2 and match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("inner", ["trials", "studies", "graphs"])
+def test_a_dangling_link_where_a_results_directory_belongs_is_refused_up_front(
+        capsys, tmp_path, inner):
+    """A link to a disk not mounted had been found at the first write, after new trials ran:
+    "[Errno 17] File exists", exit 1 and advice to resume (probe FILESYS)."""
+    results = tmp_path / "r"
+    args = ["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2", "--sources", "1",
+            "--workers", "0", "--results", str(results), "-q"]
+    assert main(args) == 0
+    kept = tmp_path / "kept"
+    (results / inner).rename(kept)
+    (results / inner).symlink_to(tmp_path / "unmounted" / inner)
+    args[args.index("2")] = "4"
+    line = cli_error(capsys, args)
+    assert "which is not there (a disk not mounted?)" in line and inner in line
+    assert main(["check", str(results)]) == 2
+    (results / inner).unlink()
+    kept.rename(results / inner)  # the disk back: nothing was lost
+    assert main(args) == 0 and main(["check", str(results)]) == 0
+
+
+def test_a_results_name_too_long_is_refused_as_bad_input(capsys, tmp_path):
+    """Nothing had run, yet it said the run stopped writing its results, exit 1 (probe
+    FILESYS)."""
+    line = cli_error(capsys, ["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2",
+                              "--workers", "0", "--results", str(tmp_path / ("s" * 256))])
+    assert "File name too long" in line

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import time
 import urllib.parse
 import uuid
@@ -567,13 +568,21 @@ def _check_local_layout(loc: Location) -> None:
     """Refuse a local results path that is a file, or holds a file where one of its
     directories belongs (the readers and writers would fail on it with a bare OS error)."""
     root = loc.local_path()
-    if root.exists() and not root.is_dir():
+    try:
+        there = root.exists()
+    except OSError as exc:  # a name too long (pathlib raises on it): nothing ran yet
+        raise ConfigError(f"--results {loc.text!r}: cannot reach it ({exc.strerror})") from None
+    if there and not root.is_dir():
         raise ConfigError(f"--results {loc.text!r} is a file, not a directory")
     for name in _RESULTS_DIRS:
         inner = root / name
         if inner.exists() and not inner.is_dir():
             raise ConfigError(f"--results {loc.text!r}: {inner} is a file where the results' "
                               f"{name}/ directory belongs (move it aside)")
+        if inner.is_symlink() and not inner.exists():  # (a run had failed at its first write)
+            raise ConfigError(f"--results {loc.text!r}: {inner} is a link to "
+                              f"{os.readlink(inner)}, which is not there (a disk not "
+                              f"mounted?): mount it, or move the link aside")
 
 
 def check_manifest(root: str | Path | Location, create: bool = True,
