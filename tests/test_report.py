@@ -577,3 +577,31 @@ def test_a_killed_reports_draft_is_removed_by_the_next(results, tmp_path):
             os.utime(d, (day_ago, day_ago))
     build_report(results, out, selector=False)
     assert [k for k, d in drafts.items() if not d.exists()] == ["stale"]
+
+
+def _disk(path) -> int:
+    return os.stat(path).st_dev
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm here")
+def test_a_report_into_a_link_to_another_disk_is_written(results, tmp_path):
+    """An --out on another disk than its parent (a link to it, or a mount point) had failed
+    after drawing every figure: "Invalid cross-device link", the draft drawn beside the path
+    given and moved across (probe FILESYS)."""
+    import shutil
+    import tempfile
+
+    other = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        if _disk(other) == _disk(tmp_path):
+            pytest.skip("/dev/shm is on the same disk as the test's directory here")
+        link = tmp_path / "link"
+        link.symlink_to(other)
+        for _ in range(2):  # a fresh report, then one over it
+            report = build_report(results, link, selector=False)
+            assert (other / "index.html").is_file() and report.index == link / "index.html"
+            assert any((other / "figures").glob("*.png"))
+        assert sorted(p.name for p in other.iterdir()) == ["figures", "index.html"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]
+    finally:
+        shutil.rmtree(other, ignore_errors=True)

@@ -190,6 +190,10 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     # drawn beside it, then put in place: an interrupted run had left an earlier report's
     # index.html without its figures (deleted first), looking whole
     draft = beside(out, f"draft-{os.getpid()}")
+    if out.is_dir() and _disk_of(out) != _disk_of(draft.parent):
+        # a mount point, or a link to another disk: drawn inside it, so that the moves
+        # into place stay on one disk (beside it, they had failed: probe FILESYS)
+        draft = out / f".report.draft-{os.getpid()}"
     _remove_abandoned_drafts(draft)
     try:
         (draft / FIGURES_DIR).mkdir(parents=True)
@@ -208,6 +212,14 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
     finally:
         shutil.rmtree(draft, ignore_errors=True)
     return Report(out / "index.html", sections, lines, selector_s)
+
+
+def _disk_of(path: Path) -> int | None:
+    """The device a path (its link followed) lies on; None where it cannot be read."""
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
 
 
 def _put_in_place(draft: Path, out: Path) -> None:
