@@ -51,6 +51,7 @@ SUPPORTED = [
     ("sssp", "mapping=thread,donate_threshold=4,defer_threshold=64", None),
     ("cc", "mapping=thread,driven=data,push=block,donate_threshold=0", None),
     ("bfs", "driven=temporal,donate_threshold=8", None),
+    ("pagerank", "mapping=thread,donate_threshold=2,defer_threshold=64", None),
 ]
 
 
@@ -73,7 +74,7 @@ def test_plans_follow_the_strategy():
     assert sweep.shared_bytes == 4 * (256 // 8) * (2 * 16 + 1)
     assert sweep.sweep_grid(1000) == 2  # 63 chunks x 8 lanes over blocks of 256
     deferred = plan_for("pagerank", "mapping=thread,defer_threshold=32")
-    assert deferred.names() == ("pagerank_sweep<1,1,false,true>", "pagerank_outliers")
+    assert deferred.names() == ("pagerank_sweep<1,1,false,true,false>", "pagerank_outliers")
     assert deferred.shared_bytes == 0
     data = plan_for("bfs", "mapping=vwarp,w=32,driven=data,push=atomic", "warp_aggregated")
     assert data.names() == ("bfs_wl<32,1,false,false>",) and data.worklist_grid(100) == 13
@@ -106,7 +107,8 @@ def test_plans_follow_the_strategy():
     ("bfs", "mapping=wer+,driven=data", None, "driven=data has no GPU kernel"),
     ("sssp", "mapping=wer,chunk=4,distribution=dynamic", None, "dynamic distribution"),
     ("sssp", "mapping=adaptive", None, "mapping=adaptive"),
-    ("pagerank", "mapping=thread,donate_threshold=4", None, "PageRank has no GPU kernel"),
+    ("pagerank", "driven=data,donate_threshold=4", None,
+     "a PageRank worklist has no GPU kernel"),
     ("sssp", "driven=spatial,donate_threshold=4", None, "driven=spatial has no GPU kernel"),
     ("cc", "driven=spatial,push=block", None, "push=block for driven=spatial"),
     ("sssp", "mapping=vwarp,w=8,chunk=4,driven=spatial", None, "chunk=1"),
@@ -355,7 +357,7 @@ def test_the_api_refuses_the_config_then_the_missing_gpu(monkeypatch):
     graph = load_graph("rmat:scale=8,ef=4,seed=2")
     with pytest.raises(UnsupportedConfig):
         measure_module.measure_config(graph, "rmat:scale=8", "pagerank",
-                                      "mapping=thread,donate_threshold=4")
+                                      "driven=data,donate_threshold=4")
     monkeypatch.setattr(measure_module, "gpu_unavailable", lambda index=0: "no CUDA device")
     with pytest.raises(measure_module.NoGpu, match="no CUDA device"):
         measure_module.measure_config(graph, "rmat:scale=8", "bfs", "mapping=vwarp,w=8")

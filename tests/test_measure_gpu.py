@@ -48,11 +48,13 @@ TEMPORAL = (
 
 REDISTRIBUTING = ("mapping=wer", "mapping=wer+", "mapping=wer,chunk=4", "mapping=wer+,chunk=16")
 # donation (BFS, SSSP, CC): the hubs' edges past their block's cap walked by the whole block
+DONATING_SWEEPS = (  # every algorithm
+    "mapping=thread,donate_threshold=0",
+    "mapping=thread,donate_threshold=4,defer_threshold=64",
+    "mapping=thread,donate_threshold=1,block_size=1024",
+    "mapping=thread,donate_threshold=0,block_size=96",
+)
 DONATING = (
-    ("mapping=thread,donate_threshold=0", None),
-    ("mapping=thread,donate_threshold=4,defer_threshold=64", None),
-    ("mapping=thread,donate_threshold=1,block_size=1024", None),
-    ("mapping=thread,donate_threshold=0,block_size=96", None),
     ("mapping=thread,driven=data,donate_threshold=0", "plain"),
     ("mapping=thread,driven=data,donate_threshold=2", "warp_aggregated"),
     ("mapping=thread,driven=data,push=block,donate_threshold=0", "block"),
@@ -82,6 +84,8 @@ def session():
 def cases():
     for algorithm in ("bfs", "sssp", "cc", "pagerank"):
         for config in SWEEPS:
+            yield algorithm, config, None
+        for config in DONATING_SWEEPS:
             yield algorithm, config, None
         for config, variant in WORKLISTS:
             yield algorithm, config, variant

@@ -125,7 +125,7 @@ def sssp_hybrid_measurements() -> list[Measurement]:
 
 # Work donation (bench/gpu/pr_cc.py --catalog donation): the thread mapping's sweeps and
 # worklists with thresholds 0-32 over the block's mean degree, beside the same forms without
-# it and the virtual warps they compete with (BFS, SSSP, CC)
+# it and the virtual warps they compete with (BFS, SSSP, CC; PageRank's sweeps)
 DONATION_SWEEPS = ("mapping=thread",) + tuple(
     f"mapping=thread,donate_threshold={t}" for t in (0, 2, 8, 32)) + (
     "mapping=thread,defer_threshold=64", "mapping=thread,donate_threshold=2,defer_threshold=64",
@@ -133,6 +133,7 @@ DONATION_SWEEPS = ("mapping=thread",) + tuple(
 DONATION_WORKLISTS = tuple(f"mapping=thread,driven=data,push=atomic{d}"
                            for d in ("", ",donate_threshold=0", ",donate_threshold=8")) + (
     "mapping=vwarp,w=32,driven=data,push=atomic",)
+DONATION_ALGORITHMS = ("bfs", "sssp", "cc", "pagerank")
 DONATION_TEMPORAL = tuple(f"mapping=thread,driven=temporal,switch_to_topology=0.05{d}"
                           for d in ("", ",donate_threshold=0"))
 
@@ -141,10 +142,11 @@ def donation_measurements() -> list[Measurement]:
     """Every (algorithm, config, variant) bench/gpu/pr_cc.py --catalog donation runs on each
     graph, in run order."""
     out = []
-    for algorithm in SPATIAL_ALGORITHMS:
+    for algorithm in DONATION_ALGORITHMS:
         out += [Measurement(algorithm, c, TOPOLOGY_VARIANT) for c in DONATION_SWEEPS]
-        out += [Measurement(algorithm, c, "warp_aggregated") for c in DONATION_WORKLISTS]
-        out += [Measurement(algorithm, c, "plain") for c in DONATION_TEMPORAL]
+        if algorithm != "pagerank":  # (its worklists do not donate in warpsweep measure)
+            out += [Measurement(algorithm, c, "warp_aggregated") for c in DONATION_WORKLISTS]
+            out += [Measurement(algorithm, c, "plain") for c in DONATION_TEMPORAL]
     return out
 
 

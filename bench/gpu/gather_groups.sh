@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How many of PageRank's gathers (64-bit value loads) nvcc issues before an add, per variant of
-# tuner/measure/kernels.cu's pagerank_sweep<W, C, DYN, DEFER>: 5-8 where a virtual warp of a
+# tuner/measure/kernels.cu's pagerank_sweep<W, C, DYN, DEFER, false>: 5-8 where a virtual warp of a
 # static launch takes one vertex (the loop's loads grouped), 2-4 inside a chunk walk or a grab
 # loop; the simulator's launch_costs.gather_group_size (16 and 4) reads these (docs/fidelity.md,
 # "Adopted: PageRank's chunk walks gather in groups of 4"). Needs nvcc and cuobjdump; run from
@@ -11,7 +11,7 @@ arch=${1:-sm_90}
 work=$(mktemp -d)
 {
   echo '#include "tuner/measure/kernels.cu"'
-  echo '#define INST(W,C,D,F) template __global__ void pagerank_sweep<W,C,D,F>(const int*, const int*, const rank_t*, const rank_t*, const rank_t*, rank_t*, rank_t*, rank_t, int, int, int*, int, int*);'
+  echo '#define INST(W,C,D,F) template __global__ void pagerank_sweep<W,C,D,F,false>(const int*, const int*, const rank_t*, const rank_t*, const rank_t*, rank_t*, rank_t*, rank_t, int, int, int*, int, int*, int);'
   echo 'INST(1,1,false,false) INST(1,1,false,true) INST(2,1,false,false) INST(2,8,false,false)'
   echo 'INST(8,1,false,false) INST(8,1,false,true) INST(8,1,true,false) INST(8,2,false,false)'
   echo 'INST(8,16,false,false) INST(8,16,true,false) INST(32,1,false,false) INST(32,4,false,false)'

@@ -18,7 +18,7 @@ configs.wer_measurements() (WER and WER+ beside the thread mapping and virtual w
 the sweeps and worklists they compete with), ``--catalog block_push``
 configs.block_push_measurements() (BFS's and CC's block pushes beside their atomic ones),
 ``--catalog donation`` configs.donation_measurements() (the thread mapping's work donation
-beside the same forms without it, BFS, SSSP and CC).
+beside the same forms without it: BFS, SSSP and CC, and PageRank's sweeps).
 
 Run on a GPU machine from the repository root:
     PYTHONPATH=. python bench/gpu/pr_cc.py --graphs-dir .gpu_graphs \\
@@ -56,7 +56,7 @@ CATALOGS = {"pr_cc": (configs.pr_cc_measurements, configs.PR_CC_ALGORITHMS),
             "cc_chunks": (configs.cc_chunk_measurements, ("cc",)),
             "sssp_hybrids": (configs.sssp_hybrid_measurements, ("sssp",)),
             "block_push": (configs.block_push_measurements, ("bfs", "cc")),
-            "donation": (configs.donation_measurements, configs.SPATIAL_ALGORITHMS)}
+            "donation": (configs.donation_measurements, configs.DONATION_ALGORITHMS)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -191,6 +191,9 @@ __device__ __forceinline__ void expand_vertex(Op& op, int v, int s, int e, int v
 struct PrSweep;
 template <int W>
 __device__ void expand_vertex(PrSweep& op, int v, int s, int e, int vlane, unsigned mask);
+template <bool DEFER>
+__device__ void thread_donating(PrSweep& op, const int* __restrict__ indptr, int n,
+                                int* dcount, int thr, int* dq, int dthr);
 
 template <int W, int C, bool DEFER, class Op>
 __device__ __forceinline__ void vwarp_chunk(Op& op, const int* __restrict__ indptr, int n,
@@ -272,8 +275,9 @@ __device__ __forceinline__ int block_exclusive_scan(int x, int& total) {
 // rest, its last ones, in the block's box, in thread order; box entry b is walked by thread
 // b % T in round b / T, after the thread's own edges. The box is each donor's offset into
 // it, first donated edge and value (for LowerSweep, the value its edges relax from); a
-// drainer finds its entry's donor by a binary search of the offsets. `edge(live, k)` walks
-// edge k from the value `op` holds; IN_STEP (a block push): the block's threads walk in
+// drainer finds its entry's donor by a binary search of the offsets. `edge(live, k, owner)`
+// walks edge k from the value `op` holds (owner: the donor's thread in the block, for an
+// edge of the box; -1 for one of the thread's own); IN_STEP (a block push): the block's threads walk in
 // rounds together, each calling `edge` every round (live false where it has none), and a
 // warp drains after its slowest lane's own edges. Every thread of the block must call it.
 // (Static shared memory: 3 words for each of up to 1024 threads.)
@@ -305,33 +309,34 @@ __device__ __forceinline__ void donating_expand(Op& op, bool expands, int s, int
         return lo;
     };
     if (!IN_STEP) {
-        for (int k = s; k < s + own; ++k) edge(true, k);
+        for (int k = s; k < s + own; ++k) edge(true, k, -1);
+        __syncwarp();  // the warp drains after its slowest lane's own edges
         if (t >= threads) return;
         for (int b = t; b < box; b += threads) {
             const int d = donor(b);
             op.set_source_bits(s_bits[d]);
-            edge(true, s_first[d] + b - s_off[d]);
+            edge(true, s_first[d] + b - s_off[d], d);
         }
         return;
     }
     const int warp_own = __reduce_max_sync(0xffffffffu, own);
     for (int r = 0;; ++r) {  // rounds in step over the block, while any lane has an edge
         bool live = false;
-        int k = 0;
+        int k = 0, owner = -1;
         if (r < own) {
             live = true;
             k = s + r;
         } else if (r >= warp_own && t < threads) {
             const int b = t + (r - warp_own) * threads;
             if (b < box) {
-                const int d = donor(b);
-                op.set_source_bits(s_bits[d]);
+                owner = donor(b);
+                op.set_source_bits(s_bits[owner]);
                 live = true;
-                k = s_first[d] + b - s_off[d];
+                k = s_first[owner] + b - s_off[owner];
             }
         }
         if (!__syncthreads_or(live)) break;
-        edge(live, k);
+        edge(live, k, owner);
     }
 }
 
@@ -354,7 +359,8 @@ __device__ __forceinline__ void thread_donating(Op& op, const int* __restrict__ 
             op.vertex(v);
         }
     }
-    donating_expand<false>(op, expands, s, e, n, dthr, [&](bool, int k) { op.edge(0.0f, k); });
+    donating_expand<false>(op, expands, s, e, n, dthr,
+                           [&](bool, int k, int) { op.edge(0.0f, k); });
 }
 
 template <int W, int C, bool DYN, bool DEFER, bool DONATE, class Op>
@@ -622,6 +628,8 @@ struct PrSweep {
     __device__ int status(int) const { return 1; }
     __device__ bool active(int) const { return true; }
     __device__ float vertex(int) { return 0.0f; }
+    __device__ int source_bits() const { return 0; }  // (donation: a gather needs none)
+    __device__ void set_source_bits(int) {}
     __device__ void edge(float, int) {}
     __device__ void store(int v, rank_t sum) {
         const rank_t r = base + damping * sum;
@@ -639,6 +647,52 @@ __device__ void expand_vertex(PrSweep& op, int v, int s, int e, int vlane, unsig
     for (int k = s + vlane; k < e; k += W) sum += op.share_in[op.indices[k]];
     for (int off = W / 2; off > 0; off >>= 1) sum += __shfl_xor_sync(mask, sum, off);
     if (vlane == 0) op.store(v, sum);
+}
+
+// PageRank's sweep with donation: a thread sums the shares of the in-edges it keeps, its
+// block's drainers add the donated ones to its word in shared memory, and after the block's
+// barrier the thread stores its vertex's rank from both (a deferred vertex is the outlier
+// kernel's).
+template <bool DEFER>
+__device__ void thread_donating(PrSweep& op, const int* __restrict__ indptr, int n,
+                                int* dcount, int thr, int* dq, int dthr) {
+    __shared__ rank_t s_part[1024];
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    bool expands = v < n;
+    int s = 0, e = 0;
+    if (expands) {
+        s = indptr[v];
+        e = indptr[v + 1];
+        if (DEFER && e - s > thr) {
+            ws_count_warp(true);
+            dq[atomicAdd(dcount, 1)] = v;
+            expands = false;
+        }
+    }
+    s_part[threadIdx.x] = 0;  // (published by donating_expand's barriers, before any drain)
+    rank_t sum = 0;
+    donating_expand<false>(op, expands, s, e, n, dthr, [&](bool, int k, int owner) {
+        rank_t share = op.share_in[op.indices[k]];
+        if (owner < 0) {
+            sum += share;
+            return;
+        }
+        // a drain round's lanes hold consecutive box entries: each donor's are a run of
+        // lanes, summed by a segmented scan and added once a run (one shared atomic an edge
+        // had serialised on a hub's word: 5-6x slower on rmat16 and web-NotreDame)
+        const unsigned active = __activemask();
+        const int lane = threadIdx.x & 31;
+        for (int off = 1; off < 32; off <<= 1) {
+            const rank_t more = __shfl_down_sync(active, share, off);
+            const int theirs = __shfl_down_sync(active, owner, off);
+            if (lane + off < 32 && ((active >> (lane + off)) & 1) && theirs == owner)
+                share += more;
+        }
+        if (lane == __ffs(__match_any_sync(active, owner)) - 1)  // the run's first lane
+            atomicAdd(s_part + owner, share);
+    });
+    __syncthreads();
+    if (expands) op.store(v, sum + s_part[threadIdx.x]);
 }
 
 __device__ __forceinline__ rank_t pr_base(int* ctl, int it, rank_t damping, int n) {
@@ -754,17 +808,17 @@ __global__ void cc_wer(const int* __restrict__ indptr, const int* __restrict__ i
     wer_sweep<C, ALL>(op, indptr, n);
 }
 
-template <int W, int C, bool DYN, bool DEFER>
+template <int W, int C, bool DYN, bool DEFER, bool DONATE>
 __global__ void pagerank_sweep(const int* __restrict__ indptr, const int* __restrict__ indices,
                                const rank_t* __restrict__ share_in,
                                const rank_t* __restrict__ rank_in,
                                const rank_t* __restrict__ inv_outdeg, rank_t* rank_out,
                                rank_t* share_out, rank_t damping, int n, int it, int* ctl,
-                               int thr, int* dq) {
+                               int thr, int* dq, int dthr) {
     reset_next_all(ctl, it);
     PrSweep op{indices, share_in, rank_in, inv_outdeg, rank_out, share_out,
                pr_base(ctl, it, damping, n), damping, 0.0, 0.0};
-    topology_sweep<W, C, DYN, DEFER, false>(op, indptr, n, ctl, it, thr, dq);
+    topology_sweep<W, C, DYN, DEFER, DONATE>(op, indptr, n, ctl, it, thr, dq, dthr);
     const double err = block_sum(op.err);
     const double dang = block_sum(op.dang);
     if (threadIdx.x == 0) {
@@ -950,7 +1004,7 @@ __device__ __forceinline__ void wl_launch(Op& op, const int* __restrict__ indptr
     const float val = has ? op.vertex(v) : 0.0f;
     if constexpr (DONATE) {  // (plan_for: W = 1)
         donating_expand<VARIANT == PUSH_BLOCK>(op, has, s, e, in_count, dthr,
-                                               [&](bool live, int k) {
+                                               [&](bool live, int k, int) {
             int u = 0;
             bool want = false;
             if (live) {

@@ -32,8 +32,8 @@ UNSUPPORTED = {
               "whole configuration picked among the file's candidates) has no GPU kernel in "
               "warpsweep measure; measure the candidates it picks, listed under `candidates` "
               "in {policy}, one at a time",
-    "donation": "donate_threshold (block donation) runs in warpsweep measure for BFS, SSSP "
-                "and CC sweeps and worklists ({what} has no GPU kernel)",
+    "donation": "donate_threshold (block donation) runs in warpsweep measure in sweeps, and "
+                "in BFS, SSSP and CC worklists ({what} has no GPU kernel)",
     "spatial_push": "push={push} for driven=spatial has no GPU kernel in warpsweep measure "
                     "(its partitions are pushed by a lane's atomic: push=atomic)",
     "unroll": "unroll > 1 (grid barriers between levels) has no GPU kernel in warpsweep measure",
@@ -109,7 +109,7 @@ class KernelPlan:
             every = "true" if self.redistribute == "wer+" else "false"
             return f"{self.algorithm}_wer<{self.chunk},{every}>"
         if self.algorithm == "pagerank":
-            return f"pagerank_sweep<{self.w},{self.chunk},{dyn},{defer}>"
+            return f"pagerank_sweep<{self.w},{self.chunk},{dyn},{defer},{self._donate()}>"
         count = "true" if self.driven == "temporal" else "false"
         return (f"{self.algorithm}_sweep<{self.w},{self.chunk},{dyn},{defer},{count},"
                 f"{self._donate()}>")
@@ -205,9 +205,10 @@ def plan_for(algorithm: str, strategy: Strategy | str, variant: str | None = Non
         if missing:
             raise UnsupportedConfig(UNSUPPORTED["wer"].format(mapping=s.mapping,
                                                               what=missing[0]))
-    if s.donate_threshold is not None and (algorithm == "pagerank" or s.driven == "spatial"):
-        raise UnsupportedConfig(UNSUPPORTED["donation"].format(
-            what="PageRank" if algorithm == "pagerank" else "driven=spatial"))
+    if s.donate_threshold is not None and s.driven == "spatial":
+        raise UnsupportedConfig(UNSUPPORTED["donation"].format(what="driven=spatial"))
+    if s.donate_threshold is not None and algorithm == "pagerank" and s.uses_worklist:
+        raise UnsupportedConfig(UNSUPPORTED["donation"].format(what="a PageRank worklist"))
     if s.driven == "spatial" and s.push != "atomic":
         raise UnsupportedConfig(UNSUPPORTED["spatial_push"].format(push=s.push))
     if (s.unroll or 1) > 1:

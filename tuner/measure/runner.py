@@ -312,7 +312,7 @@ class DeviceGraph:
             p, q = it & 1, (it + 1) & 1
             head = (self.indptr, self.indices, self.share[p], self.rank[p], self.inv_outdeg,
                     self.rank[q], self.share[q], np.float64(PR_DAMPING), n, iti, self.ctl)
-            args = (*head, thr, self.deferred)
+            args = (*head, thr, self.deferred, dthr)
             outlier_args = (*head, self.deferred)
         self.clock.launch(kernel, grid, b, args, plan.shared_bytes)
         if outlier_grid:
