@@ -116,3 +116,21 @@ def test_rows_deleted_after_they_were_saved_are_named_by_the_readers(tmp_path, c
     main(["best", "--results", str(results)])
     captured = capsys.readouterr()
     assert captured.out == before and "warning" not in captured.err
+
+
+def test_an_older_warpsweeps_journal_without_a_mark_is_read_whole(tmp_path, capsys):
+    """A journal of a warpsweep older than the saved marks, its study's rows lost: every
+    reader had left its results out without a word, exit 0 (probe COMPAT)."""
+    results = tmp_path / "r"
+    assert main(tune_argv(results, 6)) == 0
+    journal = next((results / "studies").glob("*.journal"))
+    saved_mark_path(journal).unlink()  # as an older warpsweep left it
+    capsys.readouterr()
+    main(["best", "--results", str(results)])
+    assert _warnings(capsys) == []  # its rows hold every result: nothing to say
+    recorded = journal.read_text().count('"record"')
+    for part in (results / "trials").rglob("*.parquet"):
+        part.unlink()
+    main(["query", "--results", str(results), "SELECT count(*) FROM trials"])
+    said = _warnings(capsys)
+    assert len(said) == 1 and f"holds {recorded} result(s) these rows lack" in said[0]

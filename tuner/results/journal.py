@@ -189,13 +189,20 @@ def unsaved_results(journals: dict[str, str]) -> dict[str, set[tuple[str, Any]]]
     """Per study (``journals``: key -> local journal path) whose journal grew past its saved
     mark while no run holds it (its last run ended between flushes: killed), the results
     recorded after the mark, as (role, trial number or reference label): those the rows may
-    lack. A journal of no mark (written before marks were kept) says nothing."""
+    lack. A journal of no mark (an older warpsweep's: it marked none) is read whole, its
+    results all ones the rows may lack (it had said nothing: a study's rows deleted, the
+    readers left its results out without a word, probe COMPAT)."""
     out: dict[str, set[tuple[str, Any]]] = {}
     for key, path in sorted(journals.items()):
         journal = Path(path)
         try:
-            mark = json.loads(saved_mark_path(journal).read_text())["bytes"]
             size = journal.stat().st_size
+        except OSError:
+            continue
+        try:
+            mark = json.loads(saved_mark_path(journal).read_text())["bytes"]
+        except FileNotFoundError:
+            mark = 0  # (a journal gets its mark when it is made: no mark, an old one)
         except (OSError, ValueError, KeyError, TypeError):
             continue
         if not isinstance(mark, int) or size <= mark or _held(journal):
