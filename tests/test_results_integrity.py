@@ -1723,3 +1723,26 @@ def test_a_journal_rebuilt_after_its_deletion_keeps_no_copy_of_this_runs_stub(tm
     err = capsys.readouterr().err
     assert "rebuilt from the rows" in err and "kept as" not in err
     assert not list(journal_of(results).parent.glob("*.behind-*"))
+
+
+def test_check_names_h100_rows_older_than_the_device_digest_beside_todays(tmp_path, capsys):
+    """Rows of an older warpsweep's h100 (no device_digest: the model now named
+    h100-datasheet) copied beside today's h100 rows had passed `check`, "no problem", while
+    `tune` refuses the directory and the readers rank both as one device (probe COMPAT)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    for seed in (1, 2):
+        api.tune(f"rmat:scale=7,seed={seed}", trials=3, sources=1, results=str(results),
+                 sampler="random")
+    files = sorted((results / "trials").rglob("*.parquet"))
+    assert main(["check", str(results)]) == 0
+    table = pq.read_table(files[0])
+    older = table.filter(pc.equal(table.column("graph_id"), table.column("graph_id")[0]))
+    pq.write_table(older.drop_columns(["device_digest"]), files[0], write_page_checksum=True)
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "device 'h100': rows simulated with 2 sets of device fields" in out
+    assert "9a731a5c989842f1" in out  # the datasheet-era h100's

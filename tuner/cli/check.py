@@ -262,12 +262,19 @@ def _check_device_meanings(loc: Location, tables: dict[str, pa.Table],
                            report: Report) -> None:
     """One meaning a device name: two device files of one name with other fields (runs side
     by side, or one killed before its rows were written) would be ranked as one device's."""
+    from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
+
     digests: dict[str, dict[str, str]] = {}
     for f, t in tables.items():
-        if f.startswith(loc.path(TRIALS) + "/") and "device_digest" in t.column_names:
+        if f.startswith(loc.path(TRIALS) + "/") and "study_key" in t.column_names:
             device = f.partition("/device=")[2].split("/", 1)[0]  # the name is the partition's
-            for digest, study in zip(t.column("device_digest").to_pylist(),
-                                     t.column("study_key").to_pylist(), strict=True):
+            studies = t.column("study_key").to_pylist()
+            found = (t.column("device_digest").to_pylist() if "device_digest" in t.column_names
+                     else [None] * len(studies))
+            for digest, study in zip(found, studies, strict=True):
+                # a row written before rows recorded it: its preset's fields then (as tune
+                # reads it; an older warpsweep's h100 rows copied in had passed, probe COMPAT)
+                digest = digest if digest is not None else LEGACY_PRESET_DIGESTS.get(device)
                 if digest is not None:
                     digests.setdefault(device, {}).setdefault(digest, study)
     for device, found in sorted(digests.items()):

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
+from simulator.errors import WarpsweepWarning
 from simulator.graph_spec import parse_spec
 from tuner.results.damaged import check_footers
 from tuner.results.damaged import check_remote_values
@@ -107,8 +108,37 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
     remember(con, every, location.text, fs)
     if location.local:
         _warn_unsaved(con, location)
+    _warn_older_presets(con)
     lock_down(con, allowed)
     return con
+
+
+def _warn_older_presets(con: duckdb.DuckDBPyConnection) -> None:
+    """Say where rows of a preset's name predate its present meaning (no device digest, the
+    preset's fields then other than now: ``h100`` before it meant the calibrated H100): the
+    readers group rows by the name, and had shown them as today's device without a word
+    (probe COMPAT)."""
+    from simulator.device import DATASHEETS
+    from simulator.device import device_digest
+    from simulator.device import get_device
+    from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
+
+    changed = [name for name, old in LEGACY_PRESET_DIGESTS.items()
+               if name in DATASHEETS and old != device_digest(get_device(name))]
+    if not changed:
+        return
+    found = con.execute(
+        "SELECT DISTINCT device FROM trials WHERE device_digest IS NULL AND device IN "
+        f"({', '.join('?' * len(changed))}) ORDER BY device", changed).fetchall()
+    for (name,) in found:
+        warnings.warn(f"rows of {name} without a device digest were simulated before `{name}` "
+                      f"meant the calibrated device: they are the model now named "
+                      f"{DATASHEETS[name]}, read here under the name {name}", OlderPresetRows,
+                      stacklevel=3)
+
+
+class OlderPresetRows(WarpsweepWarning):
+    """Rows of a preset's name simulated with what the name meant before (``connect``)."""
 
 
 def _warn_unsaved(con: duckdb.DuckDBPyConnection, location: Location) -> None:
