@@ -605,3 +605,14 @@ def test_a_report_into_a_link_to_another_disk_is_written(results, tmp_path):
         assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]
     finally:
         shutil.rmtree(other, ignore_errors=True)
+
+
+def test_a_report_out_under_home_is_written_there(results, tmp_path, monkeypatch):
+    """`--out '~/rep'` had made a directory named `~` here, where `--results '~/res'` reads
+    from the home directory (probe FILESYS)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "home").mkdir()
+    build_report(results, "~/rep", selector=False)
+    assert (tmp_path / "home" / "rep" / "index.html").is_file()
+    assert not (tmp_path / "~").exists()

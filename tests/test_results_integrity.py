@@ -1539,6 +1539,27 @@ def test_a_trials_file_under_graphs_is_refused_not_read_as_graph_rows(tmp_path, 
     assert main(["query", "SELECT count(*) FROM graphs", "--results", str(results)]) == 0
 
 
+@pytest.mark.parametrize("code", [1, 30])  # EPERM (chattr +i), EROFS
+def test_a_results_disk_refusing_writes_mid_run_is_named(tmp_path, capsys, monkeypatch, code):
+    """A write refused mid-run had been a bare "[Errno 1] Operation not permitted", naming no
+    file or directory (probe FILESYS)."""
+    import os
+
+    from tuner.results.store import ResultStore
+
+    results = tmp_path / "r"
+
+    def refused(self, *a, **k):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(ResultStore, "flush", refused)
+    assert main(["tune", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs", "--trials", "2",
+                 "--sources", "1", "--workers", "0", "--results", str(results),
+                 "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"{os.strerror(code)} (writing under {results})" in err
+
+
 def test_a_disk_that_fills_mid_run_names_the_way_on(tmp_path, capsys, monkeypatch):
     """It had said only `[Errno 28] No space left on device`: nothing on what was kept or
     how to go on."""

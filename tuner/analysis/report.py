@@ -184,6 +184,8 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
         if not isinstance(value, str | os.PathLike):
             raise ConfigError(f"build_report's {name} is a directory's path, not {value!r}")
     filters = filters or Filters()
+    if str(out).startswith("~"):  # as --results takes it (a literal ~ directory had been made)
+        out = Path(out).expanduser()
     _check_out(out, results)
     data = load_results(results, filters)
     out = Path(out)

@@ -213,9 +213,10 @@ def _run(args: argparse.Namespace) -> int:
         where = getattr(args, "results", None)
         text = str(exc)
         on_output = False
-        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            # no file named: say whose disk is full (the results are written by these verbs
-            # alone; a reader's failing write is its output's)
+        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EPERM,
+                                                  errno.EACCES, errno.EROFS):
+            # no file named: say whose disk is full or will not take writes (the results are
+            # written by these verbs alone; a reader's failing write is its output's)
             out = getattr(args, "out", None)
             on_output = _standard_output_fails()
             if on_output:
