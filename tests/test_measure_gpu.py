@@ -53,6 +53,7 @@ DONATING_SWEEPS = (  # every algorithm
     "mapping=thread,donate_threshold=4,defer_threshold=64",
     "mapping=thread,donate_threshold=1,block_size=1024",
     "mapping=thread,donate_threshold=0,block_size=96",
+    "mapping=thread,donate_threshold=2147483647",  # the bound: the cap must not overflow
 )
 DONATING = (
     ("mapping=thread,driven=data,donate_threshold=0", "plain"),

@@ -291,8 +291,9 @@ __device__ __forceinline__ void donating_expand(Op& op, bool expands, int s, int
     block_exclusive_scan(deg, edges);
     const int rest = items - (int)(blockIdx.x * blockDim.x);
     const int threads = min((int)blockDim.x, (rest + 31) & ~31);
-    const int cap = (edges + threads - 1) / threads + dthr;
-    const int own = min(deg, cap);
+    // (64-bit: a threshold up to INT_MAX, the strategy's bound, past a block's mean degree)
+    const long long cap = ((long long)edges + threads - 1) / threads + dthr;
+    const int own = (int)min((long long)deg, cap);
     const int off = block_exclusive_scan(deg - own, box);
     s_off[t] = off;  // a thread that gives none repeats the next giver's offset
     s_first[t] = s + own;
