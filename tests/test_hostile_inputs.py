@@ -1703,3 +1703,24 @@ def test_a_results_name_too_long_is_refused_as_bad_input(capsys, tmp_path):
     line = cli_error(capsys, ["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2",
                               "--workers", "0", "--results", str(tmp_path / ("s" * 256))])
     assert "File name too long" in line
+
+
+def test_report_out_a_dangling_link_is_refused_before_drawing(capsys, tmp_path, results,
+                                                             monkeypatch):
+    """A link to a disk not mounted had been found after every figure was drawn: "File
+    exists", exit 2 (review CR24)."""
+    import tuner.analysis.report as report
+
+    (tmp_path / "rep").symlink_to(tmp_path / "unmounted" / "rep")
+    monkeypatch.setattr(report, "load_results", lambda *a, **k: pytest.fail("drawn first"))
+    line = cli_error(capsys, ["report", "--results", results, "--out", str(tmp_path / "rep"),
+                              "--no-selector"])
+    assert "which is not there (a disk not mounted?)" in line
+
+
+def test_results_a_dangling_link_is_refused_naming_it(capsys, tmp_path):
+    """It had said "cannot create the directory (File exists)" (review CR24)."""
+    (tmp_path / "res").symlink_to(tmp_path / "unmounted")
+    line = cli_error(capsys, ["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2",
+                              "--workers", "0", "--results", str(tmp_path / "res")])
+    assert "is a link to" in line and "which is not there" in line

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from simulator.device import device_digest
+from simulator.device import get_device
 from tuner.cli import main
 from tuner.results.damaged import DamagedResults
 from tuner.results.query import connect
@@ -39,7 +41,7 @@ def write_results(root: Path, graph: str, times: list[float]) -> Path:
             algorithm="bfs", device="h100", space="vwarp", space_digest="d", sampler="tpe",
             objective="time_us", trial=None if label else i - 1, label=label, params=params,
             values=[t], metrics={"time_us": t, "transactions": 1000 / t}, sources=[0],
-            seed=0))
+            seed=0, device_digest=device_digest(get_device("h100"))))
     store.close()
     return root
 

@@ -422,6 +422,25 @@ def test_a_study_begun_before_the_model_digest_is_refused_not_adopted(tmp_path, 
     assert read_trials(str(results)).num_rows == count
 
 
+def test_a_study_whose_rows_record_no_model_is_refused_whatever_its_journal_says(tmp_path,
+                                                                                 capsys):
+    """A resume by the code before this check stamped an older study's journal with its own
+    model: the rows record none, the journal one. It had been resumed with exit 0, two
+    models' trials ranked as one, and `check` had passed it (review CR24)."""
+    from simulator.errors import ConfigError
+
+    results = tmp_path / "r"
+    tune(results, trials=4)
+    count = read_trials(str(results)).num_rows
+    _set_model_digest(results, None)
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    assert "unrecorded (rows older than the model digest)" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match=r"did not record its cost model"):
+        tune(results, trials=8)
+    assert read_trials(str(results)).num_rows == count
+
+
 def test_check_names_a_study_with_rows_of_an_unrecorded_model(tmp_path, capsys):
     results = tmp_path / "r"
     tune(results, trials=6)

@@ -286,6 +286,9 @@ def _check_out(out: str | Path, results: str | Path) -> None:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {text!r} is a file; give the report's directory")
+    if out.is_symlink() and not out.exists():  # (found after every figure was drawn)
+        raise ConfigError(f"--out {text!r} is a link to {os.readlink(out)}, which is not "
+                          "there (a disk not mounted?): mount it, or give another directory")
     location = Location.of(results)
     if location.local:
         root = Path(location.root).resolve()

@@ -243,12 +243,16 @@ def _check_study_models(loc: Location, tables: dict[str, pa.Table], report: Repo
                     models.setdefault(study, {}).setdefault(model, f)
                 else:
                     unrecorded.setdefault(study, f)
-    for study, found in sorted(models.items()):
+    for study in sorted(set(models) | set(unrecorded)):
+        found = models.get(study, {})
         recorded = journal_models.get(study)
         others = {m: f for m, f in found.items() if recorded is not None and m != recorded}
-        if study in unrecorded:  # an older warpsweep's rows, resumed by a newer one
+        if study in unrecorded:  # an older warpsweep's rows (resumed by a newer one, or
+            # its journal stamped by one: review CR24)
             found = {**found, "unrecorded (rows older than the model digest)":
                      unrecorded[study]}
+            if recorded is not None:
+                others = found
         if len(found) > 1 or others:
             named = ", ".join(f"{m} ({f})" for m, f in sorted(found.items()))
             journal = f"; its journal records {recorded}" if recorded else ""

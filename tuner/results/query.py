@@ -189,8 +189,10 @@ def _with_graph_spec(con: duckdb.DuckDBPyConnection, source: str) -> str:
     """The graph rows with a ``graph_spec`` column: results schema 1 named it ``spec``, and
     the readers (the report, the selector) name it (a binder error, probe COMPAT)."""
     columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    if "graph_spec" in columns or "spec" not in columns:
+    if "spec" not in columns:
         return source
+    if "graph_spec" in columns:  # files of both schemas (an old directory tuned again)
+        return f"(SELECT * REPLACE (coalesce(graph_spec, spec) AS graph_spec) FROM {source})"
     return f"(SELECT *, spec AS graph_spec FROM {source})"
 
 

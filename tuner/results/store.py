@@ -574,6 +574,9 @@ def _check_local_layout(loc: Location) -> None:
         raise ConfigError(f"--results {loc.text!r}: cannot reach it ({exc.strerror})") from None
     if there and not root.is_dir():
         raise ConfigError(f"--results {loc.text!r} is a file, not a directory")
+    if not there and root.is_symlink():
+        raise ConfigError(f"--results {loc.text!r} is a link to {os.readlink(root)}, which is "
+                          "not there (a disk not mounted?): mount it, or give another directory")
     for name in _RESULTS_DIRS:
         inner = root / name
         if inner.exists() and not inner.is_dir():

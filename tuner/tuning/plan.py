@@ -167,6 +167,41 @@ def stored_device_digests(results: str | Path) -> dict[str, set[str | None]]:
     return found
 
 
+def check_row_models(results: str | Path, keys: list[str]) -> None:
+    """Refuse, before any study runs, one whose rows record no cost model (an older
+    warpsweep's), whatever its journal records: a resume by the code before this check
+    had stamped such a journal with its own model, and the study then resumed with exit 0,
+    two models' trials ranked as one (review CR24)."""
+    import pyarrow.compute as pc
+
+    from tuner.results.location import Location
+    from tuner.results.schema import TRIALS
+    from tuner.results.store import ParquetDirBackend
+    from tuner.tuning.study import unrecorded_model_error
+
+    location = Location.of(results)
+    if location.local and not location.local_path().is_dir():
+        return
+    dataset = ParquetDirBackend(location).dataset(TRIALS)
+    if dataset is None or "study_key" not in dataset.schema.names:
+        return
+    wanted = pc.field("study_key").isin(keys)
+    if "model_digest" in dataset.schema.names:
+        wanted = wanted & pc.field("model_digest").is_null()
+    columns = [c for c in ("study_key", "warpsweep_version", "git_commit")
+               if c in dataset.schema.names]
+    rows = dataset.to_table(columns=columns, filter=wanted).group_by(columns).aggregate([])
+    if rows.num_rows == 0:
+        return
+    first = rows.column("study_key")[0].as_py()
+    mine = rows.filter(pc.equal(rows.column("study_key"), first)).to_pylist()
+    versions = sorted({r.get("warpsweep_version") for r in mine} - {None})
+    commits = sorted({r.get("git_commit") for r in mine} - {None})
+    words = [f"warpsweep {', '.join(versions)}"] if versions else []
+    words += [f"commit {', '.join(commits)}"] if commits else []
+    raise unrecorded_model_error(first, f" ({'; '.join(words)})" if words else "")
+
+
 def check_device_fields_match(results: str | Path, specs: list[StudySpec]) -> None:
     """Refuse (ConfigError) a study whose device name already names rows in ``results`` that
     were simulated with other device fields: best, effect, report and select group rows by the
@@ -347,6 +382,7 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
                           f"{dup}{why}")
     check_manifest(results, create=False)
     check_device_fields_match(results, specs)
+    check_row_models(results, keys)
     check_resumes(results, specs, keys)
     total = sum(_planned_runs_of_entry(s, spaces[s.space_ref]) for s in specs)
     executor = make_executor(workers, address, deterministic)

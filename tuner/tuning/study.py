@@ -613,14 +613,7 @@ class StudyRun:
         return _provenance(records)
 
     def _refuse_unrecorded_model(self, made: str) -> None:
-        """Refuse a study whose results an older warpsweep made, before studies recorded
-        their cost model (``made``: its version and commit, where known)."""
-        raise ConfigError(
-            f"study {self.key} was begun by an older warpsweep{made}, which did not record "
-            f"its cost model: its trials cannot be shown to be this version's "
-            f"({model_digest()}) and would be ranked with new ones as one study. Tune into "
-            f"another --results directory to study this version, or resume it with the "
-            f"version that began it")
+        raise unrecorded_model_error(self.key, made)
 
     def _resume(self, stored: set[tuple[str, Any]]) -> None:
         retry: dict[Any, tuple[int, dict[str, Any]]] = {}
@@ -1100,6 +1093,16 @@ def _how_rows_ran(rows: list[TrialRecord]) -> dict[str, Any]:
         return {}
     first = min(trials, key=lambda r: r.trial)
     return {"sampler": first.sampler, "seed": first.seed}
+
+
+def unrecorded_model_error(key: str, made: str) -> ConfigError:
+    """The refusal of a study whose results an older warpsweep made, before studies recorded
+    their cost model (``made``: its version and commit, where known, as ``_provenance``)."""
+    return ConfigError(
+        f"study {key} was begun by an older warpsweep{made}, which did not record its cost "
+        f"model: its trials cannot be shown to be this version's ({model_digest()}) and would "
+        f"be ranked with new ones as one study. Tune into another --results directory to "
+        f"study this version, or resume it with the version that began it")
 
 
 def _provenance(records: list[TrialRecord]) -> str:
