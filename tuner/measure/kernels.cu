@@ -680,7 +680,8 @@ __device__ void thread_donating(PrSweep& op, const int* __restrict__ indptr, int
         }
         // a drain round's lanes hold consecutive box entries: each donor's are a run of
         // lanes, summed by a segmented scan and added once a run (one shared atomic an edge
-        // had serialised on a hub's word: 5-6x slower on rmat16 and web-NotreDame)
+        // had serialised on a hub's word: 5-6x slower on rmat16 and web-NotreDame). The scan
+        // needs the active lanes contiguous: lanes leave the drain loop from the top only.
         const unsigned active = __activemask();
         const int lane = threadIdx.x & 31;
         for (int off = 1; off < 32; off <<= 1) {
