@@ -217,12 +217,12 @@ def _run(args: argparse.Namespace) -> int:
                                                   errno.EACCES, errno.EROFS):
             # no file named: say whose disk is full or will not take writes (the results are
             # written by these verbs alone; a reader's failing write is its output's)
-            out = getattr(args, "out", None)
+            out = getattr(args, "out", None) or getattr(args, "model", None)
             on_output = _standard_output_fails()
             if on_output:
                 text += " (writing to standard output)"
-            elif verb not in ("tune", "sweep", "check") and out:
-                text += f" (writing {out})"
+            elif verb not in ("tune", "sweep", "check"):
+                text += f" (writing {out})" if out else " (writing the command's output)"
             elif where:
                 text += f" (writing under {where})"
         print(f"warpsweep: error: {text}", file=sys.stderr)
