@@ -177,6 +177,7 @@ def check_row_models(results: str | Path, keys: list[str]) -> None:
     from tuner.results.location import Location
     from tuner.results.schema import TRIALS
     from tuner.results.store import ParquetDirBackend
+    from tuner.tuning.study import provenance
     from tuner.tuning.study import unrecorded_model_error
 
     location = Location.of(results)
@@ -195,11 +196,8 @@ def check_row_models(results: str | Path, keys: list[str]) -> None:
         return
     first = rows.column("study_key")[0].as_py()
     mine = rows.filter(pc.equal(rows.column("study_key"), first)).to_pylist()
-    versions = sorted({r.get("warpsweep_version") for r in mine} - {None})
-    commits = sorted({r.get("git_commit") for r in mine} - {None})
-    words = [f"warpsweep {', '.join(versions)}"] if versions else []
-    words += [f"commit {', '.join(commits)}"] if commits else []
-    raise unrecorded_model_error(first, f" ({'; '.join(words)})" if words else "")
+    raise unrecorded_model_error(first, provenance((r.get("warpsweep_version") for r in mine),
+                                                   (r.get("git_commit") for r in mine)))
 
 
 def check_device_fields_match(results: str | Path, specs: list[StudySpec]) -> None:

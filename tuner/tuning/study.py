@@ -19,6 +19,7 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
@@ -1105,14 +1106,18 @@ def unrecorded_model_error(key: str, made: str) -> ConfigError:
         f"study this version, or resume it with the version that began it")
 
 
-def _provenance(records: list[TrialRecord]) -> str:
-    """" (warpsweep V, commit C)" for the versions that made ``records``, or "" where none
-    is known (records older than their provenance fields)."""
-    versions = sorted({r.warpsweep_version for r in records} - {None})
-    commits = sorted({r.git_commit for r in records} - {None})
+def provenance(versions: Iterable[str | None], commits: Iterable[str | None]) -> str:
+    """" (warpsweep V; commit C)" for the versions and commits given, or "" where none is
+    known (records older than their provenance fields)."""
+    versions, commits = sorted(set(versions) - {None}), sorted(set(commits) - {None})
     words = [f"warpsweep {', '.join(versions)}"] if versions else []
     words += [f"commit {', '.join(commits)}"] if commits else []
     return f" ({'; '.join(words)})" if words else ""
+
+
+def _provenance(records: list[TrialRecord]) -> str:
+    """``provenance`` of the versions that made ``records``."""
+    return provenance((r.warpsweep_version for r in records), (r.git_commit for r in records))
 
 
 def _ranges(numbers: list[int]) -> str:
