@@ -331,6 +331,16 @@ def test_calibrate_says_so_when_nothing_was_measured(results, tmp_path, capsys):
     assert "--verify" in lines[0] and not (tmp_path / "x.toml").exists()
 
 
+def test_calibrate_refuses_a_cache_inside_the_results(results, tmp_path, capsys):
+    """Its hash-named cache directories had been made inside the results directory (probe
+    FILESYS)."""
+    before = sorted(p.name for p in results.iterdir())
+    code, _, err = cli(capsys, "calibrate", str(results), "--out", str(tmp_path / "x.toml"),
+                       "--cache", str(results / "cache"))
+    assert code == 2 and "inside the results directory" in err
+    assert sorted(p.name for p in results.iterdir()) == before
+
+
 def test_calibrate_refuses_impossible_times_naming_each(tmp_path, capsys):
     base = {"device": "h100", "graph": "g", "graph_spec": "rmat:scale=8,seed=1",
             "algorithm": "bfs", "variant": "default", "source": 1, "correct": True}

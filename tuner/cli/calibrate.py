@@ -372,6 +372,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--cache {args.cache}: not a directory")
     left_out: list[str] = []
     if is_results_dir(args.results):  # the user's own GPU's measurements (tune --verify)
+        if not args.no_cache and cache_dir.resolve().is_relative_to(
+                Path(args.results).expanduser().resolve()):  # (its entries had been made there)
+            raise ConfigError(f"--cache {args.cache} is inside the results directory "
+                              f"{args.results}; keep the cache elsewhere")
         measured = load_measured_results(
             args.results, gpu=args.gpu, device=args.device, algorithms=_names(args.algorithms),
             graphs=_names(args.graphs), max_edges=args.max_edges, left_out=left_out)
