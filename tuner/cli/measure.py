@@ -23,11 +23,13 @@ EXAMPLES = """examples:
   warpsweep measure --graph rmat:scale=18 --algo pagerank --config mapping=vwarp,w=32 --reps 9
 
 Runs on NVIDIA GPUs with CuPy (pip install -e ".[gpu]"). Not implemented on the GPU (one-line
-error): mapping=adaptive; donate_threshold in PageRank's worklists or driven=spatial; PageRank
-under wer / wer+ or hybrids; wer / wer+ with a worklist, dynamic distribution or deferral;
-driven=spatial with push other than atomic; unroll > 1; push=chunked, prefix;
-variable_grid=false; worklists with chunk > 1, dynamic distribution or deferral; deferral or
-dynamic distribution in the temporal hybrid.
+error; docs/measure.md): mapping=adaptive; policy=FILE; donate_threshold in PageRank's
+worklists or driven=spatial; PageRank under wer / wer+ or hybrids; wer / wer+ with a worklist,
+dynamic distribution or deferral; driven=spatial with push other than atomic; unroll > 1;
+changed_flag=warp; push=chunked, prefix; relax=store; switch_on=edges; precheck=false;
+variable_grid=false; worklists with chunk > 1, dynamic distribution or deferral; deferral,
+dynamic distribution or the claimed variant in the temporal hybrid; the claimed variant in the
+spatial hybrid.
 """
 
 
