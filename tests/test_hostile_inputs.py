@@ -1724,3 +1724,19 @@ def test_results_a_dangling_link_is_refused_naming_it(capsys, tmp_path):
     line = cli_error(capsys, ["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2",
                               "--workers", "0", "--results", str(tmp_path / "res")])
     assert "is a link to" in line and "which is not there" in line
+
+
+def test_a_study_journal_a_dangling_link_is_refused(capsys, tmp_path):
+    """Its appends had made the link's target outside the results directory (probe
+    FILESYS)."""
+    results = tmp_path / "r"
+    args = ["tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2", "--sources", "1",
+            "--workers", "0", "--results", str(results), "-q"]
+    assert main(args) == 0
+    (journal,) = (results / "studies").glob("*.journal")
+    kept = tmp_path / "kept.journal"
+    journal.rename(kept)
+    journal.symlink_to(tmp_path / "unmounted" / "j.journal")
+    line = cli_error(capsys, args)
+    assert "is a link to" in line and "which is not there" in line
+    assert not (tmp_path / "unmounted").exists()

@@ -92,6 +92,12 @@ class DriverJournal(BaseJournalBackend):
                 f"study journal {str(self.path)!r} is in use by another warpsweep process "
                 "(wait for it, or use another --results directory)"
             ) from None
+        if self.path.is_symlink() and not self.path.exists():
+            # (its appends had made the link's target, outside the results directory)
+            self._lock.close()
+            raise ConfigError(
+                f"study journal {str(self.path)!r} is a link to {os.readlink(self.path)}, "
+                "which is not there (a disk not mounted?): mount it, or move the link aside")
         data = self.path.read_bytes() if self.path.exists() else b""
         cut = data.rfind(b"\n") + 1
         if cut < len(data):  # a line torn by a crash: drop it before appending more
