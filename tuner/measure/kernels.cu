@@ -343,23 +343,30 @@ __device__ __forceinline__ void donating_expand(Op& op, bool expands, int s, int
 
 // A thread-mapped sweep with donation (C = 1, static): the thread's vertex, unless inactive
 // or deferred, expands through the block's box.
+// Whether a thread's active vertex v expands in its donating sweep (its edges [s, e)), or is
+// deferred to the outlier kernel (queued here).
+template <bool DEFER>
+__device__ __forceinline__ bool expands_here(bool active, int v, const int* __restrict__ indptr,
+                                             int* dcount, int thr, int* dq, int& s, int& e) {
+    if (!active) return false;
+    s = indptr[v];
+    e = indptr[v + 1];
+    if (DEFER && e - s > thr) {
+        ws_count_warp(true);
+        dq[atomicAdd(dcount, 1)] = v;
+        return false;
+    }
+    return true;
+}
+
 template <bool DEFER, class Op>
 __device__ __forceinline__ void thread_donating(Op& op, const int* __restrict__ indptr, int n,
                                                 int* dcount, int thr, int* dq, int dthr) {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    bool expands = v < n && op.active(op.status(v));
     int s = 0, e = 0;
-    if (expands) {
-        s = indptr[v];
-        e = indptr[v + 1];
-        if (DEFER && e - s > thr) {
-            ws_count_warp(true);
-            dq[atomicAdd(dcount, 1)] = v;
-            expands = false;
-        } else {
-            op.vertex(v);
-        }
-    }
+    const bool expands = expands_here<DEFER>(v < n && op.active(op.status(v)), v, indptr,
+                                             dcount, thr, dq, s, e);
+    if (expands) op.vertex(v);
     donating_expand<false>(op, expands, s, e, n, dthr,
                            [&](bool, int k, int) { op.edge(0.0f, k); });
 }
@@ -659,17 +666,8 @@ __device__ void thread_donating(PrSweep& op, const int* __restrict__ indptr, int
                                 int* dcount, int thr, int* dq, int dthr) {
     __shared__ rank_t s_part[1024];
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    bool expands = v < n;
     int s = 0, e = 0;
-    if (expands) {
-        s = indptr[v];
-        e = indptr[v + 1];
-        if (DEFER && e - s > thr) {
-            ws_count_warp(true);
-            dq[atomicAdd(dcount, 1)] = v;
-            expands = false;
-        }
-    }
+    const bool expands = expands_here<DEFER>(v < n, v, indptr, dcount, thr, dq, s, e);
     s_part[threadIdx.x] = 0;  // (published by donating_expand's barriers, before any drain)
     rank_t sum = 0;
     donating_expand<false>(op, expands, s, e, n, dthr, [&](bool, int k, int owner) {
