@@ -1740,3 +1740,11 @@ def test_a_study_journal_a_dangling_link_is_refused(capsys, tmp_path):
     line = cli_error(capsys, args)
     assert "is a link to" in line and "which is not there" in line
     assert not (tmp_path / "unmounted").exists()
+
+
+@pytest.mark.parametrize("verb", ["report", "best"])
+def test_a_home_of_no_such_user_is_one_line(capsys, tmp_path, results, verb):
+    """`~nosuchuser/...` had been a RuntimeError's traceback (review CR25)."""
+    args = (["report", "--results", results, "--out", "~nosuchuser_ws/rep", "--no-selector"]
+            if verb == "report" else ["best", "--results", "~nosuchuser_ws/res"])
+    assert "no such user's home directory" in cli_error(capsys, args)

@@ -134,3 +134,16 @@ def test_an_older_warpsweeps_journal_without_a_mark_is_read_whole(tmp_path, caps
     main(["query", "--results", str(results), "SELECT count(*) FROM trials"])
     said = _warnings(capsys)
     assert len(said) == 1 and f"holds {recorded} result(s) these rows lack" in said[0]
+
+
+def test_an_unreadable_journal_without_a_mark_does_not_stop_the_readers(tmp_path, capsys):
+    """Read whole for want of a mark, a journal that could not be read had made every reader
+    fail, exit 1 (review CR25); `check` is where it is judged."""
+    results = tmp_path / "r"
+    assert main(tune_argv(results, 4)) == 0
+    journal = next((results / "studies").glob("*.journal"))
+    saved_mark_path(journal).unlink()
+    journal.unlink()
+    journal.mkdir()  # not readable as a file
+    capsys.readouterr()
+    assert main(["best", "--results", str(results)]) == 0

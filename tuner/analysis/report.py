@@ -55,6 +55,7 @@ from tuner.analysis.report_data import w_chunk_cells
 from tuner.env import warpsweep_version
 from tuner.results.configs import config_text
 from tuner.results.location import Location
+from tuner.results.location import home_path
 
 
 # -- the report ------------------------------------------------------------------------------
@@ -185,7 +186,7 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
             raise ConfigError(f"build_report's {name} is a directory's path, not {value!r}")
     filters = filters or Filters()
     if str(out).startswith("~"):  # as --results takes it (a literal ~ directory had been made)
-        out = Path(out).expanduser()
+        out = home_path(out, "--out")
     _check_out(out, results)
     data = load_results(results, filters)
     out = Path(out)

@@ -213,8 +213,9 @@ def _run(args: argparse.Namespace) -> int:
         where = getattr(args, "results", None)
         text = str(exc)
         on_output = False
-        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EPERM,
-                                                  errno.EACCES, errno.EROFS):
+        if exc.filename is None and where and exc.errno in (errno.EPERM, errno.EACCES):
+            text += f" (under {where})"  # a read or a write: no more is known (review CR25)
+        elif exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
             # no file named: say whose disk is full or will not take writes (the results are
             # written by these verbs alone; a reader's failing write is its output's)
             out = getattr(args, "out", None) or getattr(args, "model", None)

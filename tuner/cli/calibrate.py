@@ -45,6 +45,7 @@ from tuner.cli.args import add_seed
 from tuner.cli.args import check_writable
 from tuner.cli.args import location_arg
 from tuner.cli.args import path_arg
+from tuner.results.location import home_path
 from tuner.results.location import shell_word
 from tuner.seeds import MAX_SEED
 
@@ -367,7 +368,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
                           f"bounds), got {args.bounds_norm}")
     if args.max_edges is not None and args.max_edges < 1:
         raise ConfigError(f"--max-edges must be at least 1, got {args.max_edges}")
-    cache_dir = args.cache.expanduser()
+    cache_dir = home_path(args.cache, "--cache")
     if not args.no_cache and cache_dir.exists() and not cache_dir.is_dir():
         raise ConfigError(f"--cache {args.cache}: not a directory")
     left_out: list[str] = []

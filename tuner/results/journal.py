@@ -213,9 +213,12 @@ def unsaved_results(journals: dict[str, str]) -> dict[str, set[tuple[str, Any]]]
             continue
         if not isinstance(mark, int) or size <= mark or _held(journal):
             continue
-        with open(journal, "rb") as f:
-            f.seek(mark)
-            tail = f.read()
+        try:
+            with open(journal, "rb") as f:
+                f.seek(mark)
+                tail = f.read()
+        except OSError:  # unreadable here: nothing to say of it (`check` reads it)
+            continue
         recorded = set(recorded_results(tail[:tail.rfind(b"\n") + 1].decode(errors="replace")))
         if recorded:
             out[key] = recorded

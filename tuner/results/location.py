@@ -44,6 +44,15 @@ def _bounded_retries(uri: str) -> str:
     return f"{uri}{'&' if '?' in uri else '?'}retry_limit_seconds={GCS_RETRY_LIMIT_S}"
 
 
+def home_path(text: str | Path, option: str = "--results") -> Path:
+    """``text`` with a leading ``~`` or ``~user`` read as a shell reads it; one line for a
+    user this machine does not know (a traceback before, review CR25)."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:
+        raise ConfigError(f"{option} {str(text)!r}: no such user's home directory here") from None
+
+
 @dataclass(frozen=True)
 class Location:
     """A results directory: its filesystem and the root path inside it."""
@@ -77,7 +86,7 @@ class Location:
                                   "scheme, e.g. s3://my-bucket/sweeps")
             return cls(text, fs, root.rstrip("/"), local)
         # ~ as a shell would read it: a notebook's "~/res" had made a directory named "~"
-        return cls(text, pafs.LocalFileSystem(), str(Path(text).expanduser().absolute()), True)
+        return cls(text, pafs.LocalFileSystem(), str(home_path(text).absolute()), True)
 
     def path(self, *parts: str) -> str:
         """A path inside the location."""
