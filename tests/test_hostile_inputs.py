@@ -1748,3 +1748,11 @@ def test_a_home_of_no_such_user_is_one_line(capsys, tmp_path, results, verb):
     args = (["report", "--results", results, "--out", "~nosuchuser_ws/rep", "--no-selector"]
             if verb == "report" else ["best", "--results", "~nosuchuser_ws/res"])
     assert "no such user's home directory" in cli_error(capsys, args)
+
+
+def test_a_quoted_home_is_home_for_every_path_option(capsys, tmp_path, results, monkeypatch):
+    """`--results '~/res'` is read from the home directory; `query --out '~/q.csv'` had said
+    "directory '~' does not exist" (review CR25)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["query", "SELECT 1 AS a", "--results", results, "--out", "~/q.csv"]) == 0
+    assert (tmp_path / "q.csv").read_text().strip().splitlines() == ["a", "1"]

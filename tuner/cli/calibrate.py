@@ -45,6 +45,7 @@ from tuner.cli.args import add_seed
 from tuner.cli.args import check_writable
 from tuner.cli.args import location_arg
 from tuner.cli.args import path_arg
+from tuner.results.location import home_of
 from tuner.results.location import home_path
 from tuner.results.location import shell_word
 from tuner.seeds import MAX_SEED
@@ -357,6 +358,8 @@ def _refuse_unexplained(calibration: Calibration) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """Load, simulate, fit, write the device file and print the fit."""
+    args.results = home_of(args.results, "RESULTS")  # ~ as --results reads it (review CR25)
+    args.out = home_of(args.out, "--out")
     gpu, base = calibration_base(args.device)
     out = args.out or Path(f"{gpu}-calibrated.toml")
     _check_out(out)

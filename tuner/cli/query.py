@@ -43,6 +43,7 @@ from tuner.cli.args import path_arg
 from tuner.results.configs import config_text
 from tuner.results.damaged import reading
 from tuner.results.location import Location
+from tuner.results.location import home_of
 from tuner.results.location import shell_word
 from tuner.results.query import connect
 from tuner.results.query import run_sql
@@ -189,6 +190,7 @@ def _filters_of(args: argparse.Namespace) -> answer_types.Filters:
 @_pipe_safe
 def run_query(args: argparse.Namespace) -> int:
     """``warpsweep query``: run the SQL, print or write its rows."""
+    args.out = home_of(args.out, "--out")  # ~ as --results reads it (review CR25)
     sql = sys.stdin.read() if args.sql == "-" else args.sql
     if any("\udc80" <= ch <= "\udcff" for ch in sql):
         # bytes the locale could not decode (UTF-8 mode off): DuckDB takes text, and had

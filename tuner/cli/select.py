@@ -169,6 +169,9 @@ def _device_name(device: str | None) -> str | None:
 
 def run_train(args: argparse.Namespace) -> int:
     """Fit the selector on one group and write the model file."""
+    from tuner.results.location import home_of
+
+    args.model = home_of(args.model, "--model")  # ~ as --results reads it (review CR25)
     from simulator.errors import ConfigError
     from simulator.temp_files import beside
     from tuner.cli.args import check_writable
@@ -370,6 +373,9 @@ def _same_fields(device: str, name: str) -> bool:
 
 def run_recommend(args: argparse.Namespace) -> int:
     """Load a graph, pick its configuration with the model, optionally simulate it."""
+    from tuner.results.location import home_of
+
+    args.model = home_of(args.model, "--model")  # ~ as --results reads it (review CR25)
     from simulator import ALGORITHMS
     from simulator import functional_run
     from simulator import get_device

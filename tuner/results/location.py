@@ -20,6 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow.fs as pafs
 
@@ -51,6 +52,15 @@ def home_path(text: str | Path, option: str = "--results") -> Path:
         return Path(text).expanduser()
     except RuntimeError:
         raise ConfigError(f"{option} {str(text)!r}: no such user's home directory here") from None
+
+
+def home_of(value: Any, option: str) -> Any:
+    """An option's path with a leading ``~`` read as home (``home_path``), of the type it
+    was given (str or Path); any other value as it is."""
+    if isinstance(value, str | Path) and str(value).startswith("~"):
+        expanded = home_path(value, option)
+        return expanded if isinstance(value, Path) else str(expanded)
+    return value
 
 
 @dataclass(frozen=True)
