@@ -1740,6 +1740,9 @@ def test_a_study_journal_a_dangling_link_is_refused(capsys, tmp_path):
     line = cli_error(capsys, args)
     assert "is a link to" in line and "which is not there" in line
     assert not (tmp_path / "unmounted").exists()
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1  # it had said "no problem" (review CR25)
+    assert "which is not there (a disk not mounted?)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("verb", ["report", "best"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from tuner.results.records import told_otherwise
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import PARAM_PREFIX
 from tuner.results.schema import QUARANTINE
+from tuner.results.schema import STUDIES
 from tuner.results.schema import TRIALS
 from tuner.results.schema import partition_problem
 from tuner.results.schema import schema_problem
@@ -198,6 +200,7 @@ def check(results: str, repair: bool = False) -> Report:
     _check_repeats(loc, tables, report)  # after the journals' repair: what it left
     _check_study_models(loc, tables, report, journal_models)
     _check_device_meanings(loc, tables, report)
+    _check_dangling_journals(loc, report)
     _check_graph_rows(loc, tables, report)
     return report
 
@@ -224,6 +227,19 @@ def _check_study_graphs(loc: Location, tables: dict[str, pa.Table], report: Repo
             named = ", ".join(f"{g} ({f})" for g, f in sorted(found.items(), key=str))
             report.problems.append(f"study {study}: its rows name {len(found)} graphs, "
                                    f"{named}: a study is of one graph")
+
+
+def _check_dangling_journals(loc: Location, report: Report) -> None:
+    """A study journal that is a link to nothing (a disk not mounted): `tune` refuses the
+    study, and `check` had said "no problem" (review CR25)."""
+    studies = Path(loc.path(STUDIES)) if loc.local else None
+    if studies is None or not studies.is_dir():
+        return
+    for link in sorted(studies.glob("*.journal")):
+        if link.is_symlink() and not link.exists():
+            report.problems.append(f"{link}: a link to {os.readlink(link)}, which is not "
+                                   "there (a disk not mounted?): mount it, or move the link "
+                                   "aside (the next run rebuilds the journal from the rows)")
 
 
 def _check_study_models(loc: Location, tables: dict[str, pa.Table], report: Report,
