@@ -172,6 +172,73 @@ class StaggeredWaves:
 
 
 @dataclass(frozen=True)
+class StaggeredChunkWalk:
+    """A chunk walk (``ChunkWalk``, not pooled) whose blocks of ``slots_per_block``
+    consecutive slots start as ``StaggeredWaves``' do: the first ``resident_blocks`` at once,
+    each later one, in order, as one of the earlier wave's finishes. A block lives as long as
+    its slowest warp's walk: its statuses (staged: one round trip; else one a position),
+    then its active positions' rows and edge steps. A slot starts at its block's start plus
+    its place in its warp's walk, one timeline for the whole sweep."""
+
+    walk: ChunkWalk
+    slots_per_block: int
+    resident_blocks: int
+
+    @property
+    def pooled(self) -> bool:
+        return self.walk.pooled
+
+    @property
+    def lanes(self) -> int:
+        return self.walk.lanes
+
+    @property
+    def chunk(self) -> int:
+        return self.walk.chunk
+
+    def waves(self, n_slots: int) -> int:
+        """Waves of resident blocks a sweep over ``n_slots`` slots takes."""
+        blocks = -(-n_slots // self.slots_per_block)
+        return -(-blocks // self.resident_blocks)
+
+    def schedule(self, slots: np.ndarray, lengths: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``ChunkWalk.schedule``'s starts, each moved by its block's staggered start."""
+        within, lane_base, width = self.walk.schedule(slots, lengths)
+        if slots.size == 0:
+            return within, lane_base, width
+        status_trips = 1 if self.walk.staged else 0  # staged: the chunk's, before the walk
+        idle = 1 if self.walk.staged else self.walk.chunk  # a block without an active slot
+        ends = within + status_trips + ROW_TRIPS + EDGE_STEP_TRIPS * (-(-lengths // width))
+        block = slots // self.slots_per_block  # ascending, as the slots
+        first = run_starts(block)
+        busy = block[first]  # the blocks holding an active slot, and their lives
+        life = np.maximum(np.maximum.reduceat(ends, np.flatnonzero(first)), idle)
+        resident = self.resident_blocks
+        wave = busy // resident
+        busy_start = np.zeros(busy.size, dtype=np.int64)
+        starts = np.zeros(resident, dtype=np.int64)  # wave `at`'s blocks' starts, in order
+        at, lives = 0, np.full(resident, idle, dtype=np.int64)
+        place = busy - wave * resident  # each busy block's place in its wave
+        bounds = np.append(np.flatnonzero(run_starts(wave)), busy.size).tolist()
+        waves = wave.take(bounds[:-1]).tolist()
+        prev = slice(0, 0)  # the busy blocks of wave `at`
+        for lo, hi, k in zip(bounds[:-1], bounds[1:], waves, strict=True):  # busy waves
+            if k > at:  # wave at + 1 takes wave at's finishing times in order; idle waves
+                # after it each start a block's idle life later (a sorted vector stays so)
+                starts += lives
+                starts.sort(kind="stable")
+                if k > at + 1:
+                    starts += (k - at - 1) * idle
+                lives[place[prev]] = idle
+                at = k
+            prev = slice(lo, hi)
+            busy_start[prev] = starts.take(place[prev])
+            lives[place[prev]] = life[prev]
+        return busy_start.take(run_index(first)) + status_trips + within, lane_base, width
+
+
+@dataclass(frozen=True)
 class WaveStores:
     """The stores of one worklist launch run in waves.
 
@@ -215,7 +282,7 @@ class AsynchronousLowering:
                lanes_per_vertex: int | None = None,
                first_copies: np.ndarray | None = None,
                races: RacingStores | None = None,
-               walk: ChunkWalk | None = None,
+               walk: ChunkWalk | StaggeredChunkWalk | None = None,
                staggered: StaggeredWaves | None = None,
                donated: DonatedSteps | None = None) -> WaveStores:
         """Expand ``worklist`` in waves of ``entries_per_wave`` consecutive entries; entries
@@ -228,15 +295,16 @@ class AsynchronousLowering:
         the caller has them, the index of each vertex's first entry in ``worklist``
         (ascending), used where the launch is one wave. ``races``: a worklist launch's
         plain stores race across warps (``simulator.store_races``): some lowerings are
-        lost, though their lanes stored and push. ``walk`` (a sweep whose virtual warps or
-        threads take C > 1 slots each): each walks its C slots one after another, so within a
-        wave a slot reads what the stores timed before its start lowered
-        (``_chunked_sweep``). ``staggered`` (a whole sweep, one slot a virtual warp or
-        thread): its blocks beyond the first wave start as the earlier wave's finish, and a
-        slot reads what the stores timed before its block's start lowered (where the sweep
-        takes more than one wave; timed as a chunk walk is). ``donated`` (a sweep whose
-        threads donate, in place of ``lanes_per_vertex``): a wave's lanes see the stores of
-        its earlier steps as the donation's layout steps them."""
+        lost, though their lanes stored and push. ``walk`` (a sweep whose virtual warps or threads
+        take C > 1 slots each): each walks its C slots one after another, so within a wave a slot
+        reads what the stores timed before its start lowered (``_chunked_sweep``); a
+        ``StaggeredChunkWalk`` times the whole sweep so, its blocks beyond the first wave starting
+        as the earlier wave's finish. ``staggered`` (a whole sweep, one slot a virtual warp or
+        thread): its blocks beyond the first wave start as the earlier wave's finish, and a slot
+        reads what the stores timed before its block's start lowered (where the sweep takes more
+        than one wave; timed as a chunk walk is). ``donated`` (a sweep whose threads donate, in
+        place of ``lanes_per_vertex``): a wave's lanes see the stores of its earlier steps as the
+        donation's layout steps them."""
         if entries_per_wave < 1:
             raise ValueError(f"a wave holds at least one entry, not {entries_per_wave}")
         if self._degree is None:
@@ -252,7 +320,14 @@ class AsynchronousLowering:
             wave_of = slots // entries_per_wave
             bounds = [0, *(np.flatnonzero(wave_of[1:] != wave_of[:-1]) + 1).tolist(),
                       worklist.size]
-        if slots is not None and worklist.size and walk is not None and walk.chunk > 1:
+        if (slots is not None and worklist.size and isinstance(walk, StaggeredChunkWalk)
+                and walk.waves(self.indptr.size - 1) > 1):
+            lanes, values, writes = self._chunked_sweep(
+                worklist, degree, slots, np.zeros(slots.size, dtype=np.int64), walk, deferred)
+            bounds = []
+        elif slots is not None and worklist.size and walk is not None and walk.chunk > 1:
+            if isinstance(walk, StaggeredChunkWalk):  # one wave: as the plain walk's
+                walk = walk.walk
             lanes, values, writes = self._chunked_sweep(worklist, degree, slots, wave_of,
                                                         walk, deferred)
             bounds = []
@@ -331,7 +406,8 @@ class AsynchronousLowering:
                           outlier_writes, known_lowered)
 
     def _chunked_sweep(self, worklist: np.ndarray, degree: np.ndarray, slots: np.ndarray,
-                       wave_of: np.ndarray, walk: ChunkWalk | StaggeredWaves,
+                       wave_of: np.ndarray,
+                       walk: ChunkWalk | StaggeredWaves | StaggeredChunkWalk,
                        deferred: np.ndarray | None
                        ) -> tuple[list, list, list]:
         """A sweep whose virtual warps (threads) each walk ``walk.chunk`` consecutive slots

@@ -52,9 +52,11 @@ class Device:
     a block reads what the blocks that started a store's time before it lowered, rather than
     waves starting all at once (``simulator.asynchronous.StaggeredWaves``): for sweeps whose
     threads or virtual warps take one vertex each in lockstep, statically, without unrolling
-    (thread without donation, vwarp with chunk 1); chunk walks are timed by their walk, and
-    WER, WER+ and donating sweeps keep waves that start at once. Off on the presets; left
-    out of a device's digest while off.
+    (thread without donation, vwarp with chunk 1). Off on the presets (a staggered sweep of
+    one vertex a thread is relaxed event by event, 1.4-2.5x slower); left out of a device's
+    digest while off. Static chunk walks (vwarp or thread, chunk > 1) start their blocks
+    staggered on every device (``StaggeredChunkWalk``: their walks are timed event by event
+    anyway); WER, WER+, dynamic and donating sweeps keep waves that start at once.
     """
 
     name: str

@@ -13,6 +13,7 @@ import numpy as np
 from simulator import store_races
 from simulator.asynchronous import AsynchronousLowering
 from simulator.asynchronous import ChunkWalk
+from simulator.asynchronous import StaggeredChunkWalk
 from simulator.asynchronous import StaggeredWaves
 from simulator.auxiliary_kernels import idle_outlier_kernel
 from simulator.auxiliary_kernels import to_sweeps_kernel
@@ -360,9 +361,15 @@ def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np
             and MAPPINGS[s.mapping].shares_within_block(s)):
         donated = DonatedSteps(s.block_size, s.donate_threshold, launcher.device.warp_size,
                                launcher.fr.n if slots is None else slot_count)
+    walk = chunk_walk(s, launcher.device)
+    if (slots is None and walk is not None and not walk.pooled and not s.dynamic
+            and (s.unroll or 1) == 1):  # blocks launched, each walking its warps' chunks
+        walk = StaggeredChunkWalk(
+            walk, s.block_size // launcher.device.warp_size * walk.slots_per_warp,
+            launcher.device.sms * resident_blocks_per_sm(s, launcher.device))
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
                         slots=active if slots is None else slots, lanes_per_vertex=lockstep,
-                        walk=chunk_walk(s, launcher.device), staggered=staggered,
+                        walk=walk, staggered=staggered,
                         donated=donated)
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)

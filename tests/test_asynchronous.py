@@ -19,6 +19,7 @@ from simulator import functional_run
 from simulator import simulate
 from simulator.asynchronous import AsynchronousLowering
 from simulator.asynchronous import ChunkWalk
+from simulator.asynchronous import StaggeredChunkWalk
 from simulator.asynchronous import StaggeredWaves
 from simulator.asynchronous import _exclusive_running_min
 from simulator.device import device_digest
@@ -605,7 +606,8 @@ def test_chunked_sweeps_reach_the_reference_answers(spec):
 
 
 def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
-                          walk: ChunkWalk) -> list[tuple[int, float, int]]:
+                          walk: ChunkWalk, blocks: tuple[int, int] | None = None
+                          ) -> list[tuple[int, float, int]]:
     """One timed chunked sweep over ``active`` (each its own slot), event by event in plain
     Python: its storing lanes as (position in the sweep's edge order, value, edge), and
     ``values`` lowered in place. Warp v // slots_per_warp, position v % chunk; a position
@@ -613,7 +615,12 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
     ``pooled`` its vertices' edges together over ``lanes`` lanes, or one a vertex where 0);
     a vertex reads its value when its position starts, edge j stores one step after the
     step it goes in; the stores timed at or before a read land before it, each lowering
-    where below what its target held before that batch landed."""
+    where below what its target held before that batch landed. ``blocks`` (slots a block,
+    resident blocks; ``wave_slots`` then past every slot): the blocks start staggered, one
+    timeline: a block of
+    the first wave at 0, each later one, in order, at the next of the finishing times of the
+    blocks one wave before it (a block lives its warps' longest walk: the staged statuses'
+    round trip or a status read a position, then its active positions')."""
     indptr, indices = fr.indptr.tolist(), fr.indices.tolist()
     weights = None if fr.edge_values is None else fr.edge_values.tolist()
     groups: dict[tuple, list[int]] = {}
@@ -622,12 +629,36 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
                           []).append(v)
     degree = {v: indptr[v + 1] - indptr[v] for v in active}
     steps, width, first_edge = position_steps(groups, degree, walk.lanes, walk.pooled)
+
+    def walked(wave: int, warp: int, p: int) -> int:
+        """When position p of a warp starts, from its warp's start."""
+        return (0 if walk.staged else p) + sum(after_read(steps[(wave, warp, q)])
+                                               for q in range(p) if (wave, warp, q) in steps)
+
+    block_start: dict[int, int] = {}
+    if blocks is not None:
+        per_block, resident = blocks
+        status = 1 if walk.staged else 0
+        life = {}
+        for b in range(max(active) // per_block + 1):
+            life[b] = 1 if walk.staged else walk.chunk
+            for (_, warp, p), _members in groups.items():
+                if warp * walk.slots_per_warp // per_block == b:
+                    life[b] = max(life[b], status + walked(0, warp, p)
+                                  + after_read(steps[(0, warp, p)]))
+            if b < resident:
+                block_start[b] = 0
+            else:
+                wave_before = range(b - b % resident - resident, b - b % resident)
+                freed = sorted(block_start[q] + life[q] for q in wave_before)
+                block_start[b] = freed[b % resident]
     read_at, lanes, position = {}, [], 0
     for v in active:  # lanes in the sweep's edge order
         wave, warp, p = v // wave_slots, v // walk.slots_per_warp, v % walk.chunk
         key = (wave, warp, p)
-        start = (0 if walk.staged else p) + sum(after_read(steps[(wave, warp, q)])
-                                                for q in range(p) if (wave, warp, q) in steps)
+        start = walked(wave, warp, p)
+        if blocks is not None:
+            start += block_start[v // blocks[0]] + (1 if walk.staged else 0)
         read_at[v] = (wave, start)
         for j in range(degree[v]):
             lanes.append((position, v, indptr[v] + j,
@@ -723,6 +754,60 @@ def test_staggered_blocks_start_as_the_earlier_wave_finishes():
     assert start.tolist() == [0, 0, 4, 8]
     assert lane_base.tolist() == [0, 0, 0, 0] and width.tolist() == [1, 1, 1, 1]
     assert staggered.waves(8) == 2 and staggered.waves(4) == 1 and staggered.waves(9) == 3
+
+
+def test_staggered_chunk_walks_start_at_their_blocks_start():
+    # Unstaged walks of 2 slots a warp, a warp a block, 2 resident blocks; active slots 0
+    # (degree 1), 3 (2), 4 (1), 6 (1), one lane a vertex. In its warp slot 3 starts after
+    # slot 2's status read: 1. Lives (a status read a position, an active position's row and
+    # 2 a step): block 0 3, block 1 1 + 1 + 4 = 6, blocks 2 and 3 3. Wave 1 takes the places
+    # freed at 3 and 6: slot 4 starts at 3, slot 6 at 6.
+    walk = StaggeredChunkWalk(ChunkWalk(chunk=2, slots_per_warp=2, lanes=1),
+                              slots_per_block=2, resident_blocks=2)
+    start, lane_base, width = walk.schedule(np.array([0, 3, 4, 6]), np.array([1, 2, 1, 1]))
+    assert start.tolist() == [0, 1, 3, 6]
+    assert lane_base.tolist() == [0, 0, 0, 0] and width.tolist() == [1, 1, 1, 1]
+    assert walk.waves(8) == 2 and walk.waves(4) == 1 and walk.chunk == 2
+    # Staged walks (statuses in one round trip, then positions back to back), 2 lanes a
+    # vertex, one block resident: slots 1 (degree 4: 2 steps), 2 (2), 5 (1). Lives: block 0
+    # 1 + 1 + 4 = 6, block 1 1 + 1 + 2 = 4, block 2 4; block 1 starts at 6, block 2 at 10;
+    # a slot reads after its block's staging: 1, 7, 11.
+    walk = StaggeredChunkWalk(ChunkWalk(chunk=2, slots_per_warp=2, lanes=2, staged=True),
+                              slots_per_block=2, resident_blocks=1)
+    start, _, width = walk.schedule(np.array([1, 2, 5]), np.array([4, 2, 1]))
+    assert start.tolist() == [1, 7, 11] and width.tolist() == [2, 2, 2]
+    # Blocks without an active slot live their staging's round trip: slot 5 alone, its block
+    # 2 after two such blocks, starts at 2 and reads at 3; slots 0 (degree 2: one step) and
+    # 7: block 0 lives 1 + 1 + 2 = 4, blocks 1 and 2 one each, so block 3 starts at 6.
+    assert walk.schedule(np.array([5]), np.array([1]))[0].tolist() == [3]
+    assert walk.schedule(np.array([0, 7]), np.array([2, 3]))[0].tolist() == [1, 7]
+
+
+@pytest.mark.parametrize("walk, blocks", [(ChunkWalk(4, 8, 1), (8, 2)),
+                                          (ChunkWalk(3, 12, 2), (24, 3)),
+                                          (ChunkWalk(3, 12, 2, staged=True), (12, 4)),
+                                          (ChunkWalk(2, 4, 2, staged=True), (8, 5))])
+@pytest.mark.parametrize("spec", ["rmat:scale=7,ef=4,weights=random,seed=2",
+                                  "road:rows=9,weights=random,seed=1"])
+def test_staggered_chunk_walks_store_as_events_in_time_order_do(spec, walk, blocks):
+    """Every sweep of SSSP and CC under a chunk walk whose blocks start staggered: the same
+    storing lanes, values and edges as the event-by-event sweep, and the same values."""
+    graph = load_graph(spec)
+    staggered = StaggeredChunkWalk(walk, *blocks)
+    assert staggered.waves(graph.n) > 1
+    for algorithm in ("sssp", "cc"):
+        fr = functional_run(graph, algorithm)
+        run = AsynchronousLowering(fr)
+        values = run.values.tolist()
+        active = fr.iterations[0].active.astype(np.int64)
+        while active.size:
+            expected = timed_sweep_by_events(fr, values, active.tolist(), 2 * graph.n, walk,
+                                             blocks)
+            stores = run.launch(active, blocks[0] * blocks[1], slots=active, walk=staggered)
+            assert list(zip(stores.lanes.tolist(), stores.values.tolist(),
+                            stores.writes.tolist(), strict=True)) == expected
+            assert run.values.tolist() == values
+            active = stores.lowered(fr.indices, fr.n)
 
 
 def staggered_sweeps(fr, staggered: StaggeredWaves) -> tuple[np.ndarray, list[int]]:

@@ -9,7 +9,8 @@ median and maximum, beside the simulator's count (``--sim-device``, unfitted pre
 
 Run on a machine with an NVIDIA GPU and CuPy, from the repo's root:
 PYTHONPATH=. python bench/gpu/sweep_count_spread.py --graphs-dir DIR [--runs 15]
-[--graphs ca-AstroPh.txt.gz ...] [--algo cc] [--sim-device h200]
+[--graphs ca-AstroPh.txt.gz grid2d:rows=1,cols=2048 ...] [--algo cc] [--sim-device h200]
+(a name with a colon is a generated graph's spec, else a file in --graphs-dir)
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def main() -> None:
     print(f"{'graph':22s} {'config':45s} {'min':>4s} {'med':>5s} {'max':>4s} {'sim':>4s} "
           f"{'ok':>3s}")
     for name in args.graphs:
-        spec = configs.file_spec(name, args.graphs_dir)
+        spec = name if ":" in name else configs.file_spec(name, args.graphs_dir)
         graph = load_graph(spec)
         prepared = prepare(graph, spec, args.algo)
         t0 = time.perf_counter()
