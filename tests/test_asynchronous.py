@@ -616,11 +616,11 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
     a vertex reads its value when its position starts, edge j stores one step after the
     step it goes in; the stores timed at or before a read land before it, each lowering
     where below what its target held before that batch landed. ``blocks`` (slots a block,
-    resident blocks; ``wave_slots`` then past every slot): the blocks start staggered, one
-    timeline: a block of
-    the first wave at 0, each later one, in order, at the next of the finishing times of the
-    blocks one wave before it (a block lives its warps' longest walk: the staged statuses'
-    round trip or a status read a position, then its active positions')."""
+    resident blocks; ``wave_slots`` then past every slot): the blocks start staggered, on
+    one timeline: a block of the first wave at 0, each later one, in order, at the next of
+    the finishing times of the blocks one wave before it (a block lives its warps' longest
+    walk: the staged statuses' round trip or a status read a position, then its active
+    positions')."""
     indptr, indices = fr.indptr.tolist(), fr.indices.tolist()
     weights = None if fr.edge_values is None else fr.edge_values.tolist()
     groups: dict[tuple, list[int]] = {}
@@ -642,7 +642,7 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
         life = {}
         for b in range(max(active) // per_block + 1):
             life[b] = 1 if walk.staged else walk.chunk
-            for (_, warp, p), _members in groups.items():
+            for _, warp, p in groups:
                 if warp * walk.slots_per_warp // per_block == b:
                     life[b] = max(life[b], status + walked(0, warp, p)
                                   + after_read(steps[(0, warp, p)]))
