@@ -24,10 +24,12 @@ from simulator.asynchronous import StaggeredWaves
 from simulator.asynchronous import _exclusive_running_min
 from simulator.device import device_digest
 from simulator.device import get_device
+from simulator.driver import chunk_walk
 from simulator.driver import wave_entries
 from simulator.functional import edge_ids
 from simulator.lanes import DonatedSteps
 from simulator.load import load_graph
+from simulator.timing import resident_blocks_per_sm
 
 
 def chain_graph() -> Graph:
@@ -849,6 +851,30 @@ def test_staggered_sweeps_reach_the_reference_answers(spec):
             slots=fr.iterations[0].active.astype(np.int64), lanes_per_vertex=1)
         assert np.array_equal(one_wave.lanes, waves.lanes)
         assert np.array_equal(one_wave.values, waves.values)
+
+
+@pytest.mark.parametrize("config", ["mapping=vwarp,w=8,chunk=4",
+                                    "mapping=vwarp,w=32,chunk=2,defer_threshold=3",
+                                    "mapping=vwarp,w=8,chunk=2,driven=temporal"])
+def test_staggered_chunk_walks_reach_the_reference_answers(config):
+    """On a device of one SM (8 resident blocks: a sweep of 2-13 waves, its chunk walks'
+    blocks started staggered), SSSP and CC under static chunk walks, with deferral or in a
+    temporal hybrid, end at scipy's distances and components."""
+    graph = load_graph("road:rows=40,weights=random,seed=3")
+    matrix = csr_matrix((graph.weights, graph.indices, graph.indptr), shape=(graph.n,) * 2)
+    one_sm = dataclasses.replace(get_device("h100"), sms=1)
+    strategy = Strategy.parse(config)
+    walk = chunk_walk(strategy, one_sm)
+    blocks = strategy.block_size // one_sm.warp_size * walk.slots_per_warp
+    assert -(-graph.n // blocks) > resident_blocks_per_sm(strategy, one_sm)  # several waves
+    for algorithm in ("sssp", "cc"):
+        result = simulate(graph, algorithm, config, one_sm)
+        if algorithm == "sssp":
+            assert np.allclose(result.output, dijkstra(matrix, indices=result.source))
+        else:
+            _, labels = connected_components(matrix, directed=True, connection="weak")
+            assert len(np.unique(result.output)) == labels.max() + 1
+            assert np.array_equal(result.output, functional_run(graph, "cc").output)
 
 
 def test_staggered_waves_only_where_the_device_says_so():
