@@ -26,13 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import configs  # noqa: E402
 
 from simulator import simulate  # noqa: E402
+from simulator.errors import WarpsweepError  # noqa: E402
 from simulator.load import load_graph  # noqa: E402
 from tuner.measure.check import check_output  # noqa: E402
 from tuner.measure.check import reference_output  # noqa: E402
 from tuner.measure.measure import Session  # noqa: E402
 from tuner.measure.measure import prepare  # noqa: E402
 from tuner.measure.plan import plan_for  # noqa: E402
-from tuner.measure.runner import compile_kernels  # noqa: E402
 
 GRAPHS = ("ca-AstroPh.txt.gz", "p2p-Gnutella31.txt.gz", "coAuthorsDBLP.mtx.gz",
           "web-NotreDame.txt.gz")
@@ -48,7 +48,7 @@ def launch_counts(session: Session, prepared, algorithm: str, config: str, runs:
     right (a warm-up run first, uncounted)."""
     variant = configs.TOPOLOGY_VARIANT if "driven=" not in config else "plain"
     plan = plan_for(algorithm, config, variant)
-    kernels = compile_kernels(plan.names())
+    kernels = session.runner.compile_kernels(plan.names())
     dg = session.device_graph(prepared, algorithm)
     dg.bound_pushes(kernels)
     dg.allow_shared(plan, kernels)
@@ -74,7 +74,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--sim-device", default="h200")
     args = parser.parse_args()
-    session = Session()
+    try:
+        session = Session()
+    except WarpsweepError as exc:  # no CuPy or no GPU: one line
+        raise SystemExit(f"sweep_count_spread: {exc}") from None
     print(f"# {session.gpu_name}; {args.runs} runs a configuration; simulator on "
           f"{args.sim_device}")
     print(f"{'graph':22s} {'config':45s} {'min':>4s} {'med':>5s} {'max':>4s} {'sim':>4s} "
