@@ -209,11 +209,15 @@ class StaggeredChunkWalk:
             return within, lane_base, width
         status_trips = 1 if self.walk.staged else 0  # staged: the chunk's, before the walk
         idle = 1 if self.walk.staged else self.walk.chunk  # a block without an active slot
+        # a warp's walk ends after its last active position's edges and (unstaged) the status
+        # reads of the positions after it: each active slot's end bounds its warp's
         ends = within + status_trips + ROW_TRIPS + EDGE_STEP_TRIPS * (-(-lengths // width))
+        if not self.walk.staged:
+            ends += self.walk.chunk - slots % self.walk.chunk
         block = slots // self.slots_per_block  # ascending, as the slots
         first = run_starts(block)
         busy = block[first]  # the blocks holding an active slot, and their lives
-        life = np.maximum(np.maximum.reduceat(ends, np.flatnonzero(first)), idle)
+        life = np.maximum.reduceat(ends, np.flatnonzero(first))
         resident = self.resident_blocks
         wave = busy // resident
         busy_start = np.zeros(busy.size, dtype=np.int64)

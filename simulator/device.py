@@ -54,9 +54,9 @@ class Device:
     threads or virtual warps take one vertex each in lockstep, statically, without unrolling
     (thread without donation, vwarp with chunk 1). Off on the presets (a staggered sweep of
     one vertex a thread is relaxed event by event, 1.4-2.5x slower); left out of a device's
-    digest while off. Static chunk walks (vwarp or thread, chunk > 1) start their blocks
+    digest while off. Static chunk walks (vwarp with chunk > 1) start their blocks
     staggered on every device (``StaggeredChunkWalk``: their walks are timed event by event
-    anyway); WER, WER+, dynamic and donating sweeps keep waves that start at once.
+    anyway); WER, WER+, dynamic, donating and unrolled sweeps keep waves that start at once.
     """
 
     name: str

@@ -640,14 +640,14 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
     block_start: dict[int, int] = {}
     if blocks is not None:
         per_block, resident = blocks
-        status = 1 if walk.staged else 0
+        statuses = 1 if walk.staged else walk.chunk  # a warp's: staged at once, else each
+        walk_of = {}  # each warp with an active position: its statuses, its positions' trips
+        for _, warp, p in groups:
+            walk_of[warp] = walk_of.get(warp, statuses) + after_read(steps[(0, warp, p)])
         life = {}
         for b in range(max(active) // per_block + 1):
-            life[b] = 1 if walk.staged else walk.chunk
-            for _, warp, p in groups:
-                if warp * walk.slots_per_warp // per_block == b:
-                    life[b] = max(life[b], status + walked(0, warp, p)
-                                  + after_read(steps[(0, warp, p)]))
+            life[b] = max([statuses] + [w for warp, w in walk_of.items()
+                                        if warp * walk.slots_per_warp // per_block == b])
             if b < resident:
                 block_start[b] = 0
             else:
@@ -762,14 +762,19 @@ def test_staggered_chunk_walks_start_at_their_blocks_start():
     # Unstaged walks of 2 slots a warp, a warp a block, 2 resident blocks; active slots 0
     # (degree 1), 3 (2), 4 (1), 6 (1), one lane a vertex. In its warp slot 3 starts after
     # slot 2's status read: 1. Lives (a status read a position, an active position's row and
-    # 2 a step): block 0 3, block 1 1 + 1 + 4 = 6, blocks 2 and 3 3. Wave 1 takes the places
-    # freed at 3 and 6: slot 4 starts at 3, slot 6 at 6.
+    # 2 a step): block 0 2 + 1 + 2 = 5, block 1 2 + 1 + 4 = 7, blocks 2 and 3 5. Wave 1
+    # takes the places freed at 5 and 7: slot 4 starts at 5, slot 6 at 7.
     walk = StaggeredChunkWalk(ChunkWalk(chunk=2, slots_per_warp=2, lanes=1),
                               slots_per_block=2, resident_blocks=2)
     start, lane_base, width = walk.schedule(np.array([0, 3, 4, 6]), np.array([1, 2, 1, 1]))
-    assert start.tolist() == [0, 1, 3, 6]
+    assert start.tolist() == [0, 1, 5, 7]
     assert lane_base.tolist() == [0, 0, 0, 0] and width.tolist() == [1, 1, 1, 1]
     assert walk.waves(8) == 2 and walk.waves(4) == 1 and walk.chunk == 2
+    # A walk of one slot a warp is StaggeredWaves' blocks: a status read, a row, 2 a step
+    one = StaggeredChunkWalk(ChunkWalk(chunk=1, slots_per_warp=1, lanes=1), 2, 2)
+    slots, degrees = np.array([0, 3, 4, 6]), np.array([3, 1, 2, 1])
+    assert (one.schedule(slots, degrees)[0].tolist()
+            == StaggeredWaves(2, 2, 1).schedule(slots, degrees)[0].tolist() == [0, 0, 4, 8])
     # Staged walks (statuses in one round trip, then positions back to back), 2 lanes a
     # vertex, one block resident: slots 1 (degree 4: 2 steps), 2 (2), 5 (1). Lives: block 0
     # 1 + 1 + 4 = 6, block 1 1 + 1 + 2 = 4, block 2 4; block 1 starts at 6, block 2 at 10;
@@ -855,11 +860,12 @@ def test_staggered_sweeps_reach_the_reference_answers(spec):
 
 @pytest.mark.parametrize("config", ["mapping=vwarp,w=8,chunk=4",
                                     "mapping=vwarp,w=32,chunk=2,defer_threshold=3",
-                                    "mapping=vwarp,w=8,chunk=2,driven=temporal"])
-def test_staggered_chunk_walks_reach_the_reference_answers(config):
-    """On a device of one SM (8 resident blocks: a sweep of 2-13 waves, its chunk walks'
-    blocks started staggered), SSSP and CC under static chunk walks, with deferral or in a
-    temporal hybrid, end at scipy's distances and components."""
+                                    "mapping=vwarp,w=8,chunk=2,driven=temporal,"
+                                    "switch_to_topology=0.01"])
+def test_staggered_chunk_walks_reach_the_reference_answers(config, monkeypatch):
+    """On a device of one SM (8 resident blocks: a sweep of 2-13 waves), SSSP and CC under
+    static chunk walks, with deferral or in a temporal hybrid's sweeps, start the walks'
+    blocks staggered and end at scipy's distances and components."""
     graph = load_graph("road:rows=40,weights=random,seed=3")
     matrix = csr_matrix((graph.weights, graph.indices, graph.indptr), shape=(graph.n,) * 2)
     one_sm = dataclasses.replace(get_device("h100"), sms=1)
@@ -867,8 +873,14 @@ def test_staggered_chunk_walks_reach_the_reference_answers(config):
     walk = chunk_walk(strategy, one_sm)
     blocks = strategy.block_size // one_sm.warp_size * walk.slots_per_warp
     assert -(-graph.n // blocks) > resident_blocks_per_sm(strategy, one_sm)  # several waves
+    scheduled = []
+    schedule = StaggeredChunkWalk.schedule
+    monkeypatch.setattr(StaggeredChunkWalk, "schedule",
+                        lambda walk, *args: scheduled.append(1) or schedule(walk, *args))
     for algorithm in ("sssp", "cc"):
+        scheduled.clear()
         result = simulate(graph, algorithm, config, one_sm)
+        assert scheduled  # its sweeps' blocks were started staggered
         if algorithm == "sssp":
             assert np.allclose(result.output, dijkstra(matrix, indices=result.source))
         else:
