@@ -144,31 +144,60 @@ class StaggeredWaves:
 
     def waves(self, n_slots: int) -> int:
         """Waves of resident blocks a sweep over ``n_slots`` slots takes."""
-        blocks = -(-n_slots // self.slots_per_block)
-        return -(-blocks // self.resident_blocks)
+        return _waves(n_slots, self.slots_per_block, self.resident_blocks)
 
     def schedule(self, slots: np.ndarray, lengths: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For active ``slots`` (ascending) of degrees ``lengths``: each one's start, its
         block's, in round trips; its first edge's lane (0) and its edges' width (``lanes``),
         as ``ChunkWalk.schedule`` gives them."""
-        block = slots // self.slots_per_block
-        blocks = int(block[-1]) + 1 if block.size else 0
-        steps = -(-lengths // self.lanes)
-        longest = np.zeros(blocks, dtype=np.int64)
-        np.maximum.at(longest, block, steps)
-        life = np.ones(blocks, dtype=np.int64)
-        busy = np.zeros(blocks, dtype=bool)
-        busy[block] = True
-        life[busy] += ROW_TRIPS + EDGE_STEP_TRIPS * longest[busy]
-        start = np.zeros(blocks, dtype=np.int64)
-        # blocks after the last active one start after it and read nothing: not needed
-        for first in range(self.resident_blocks, blocks, self.resident_blocks):
-            before = slice(first - self.resident_blocks, first)
-            freed = np.sort(start[before] + life[before])
-            start[first:first + self.resident_blocks] = freed[:blocks - first]
-        return (start.take(block), np.zeros(slots.size, dtype=np.int64),
+        ends = 1 + ROW_TRIPS + EDGE_STEP_TRIPS * (-(-lengths // self.lanes))
+        start = staggered_block_starts(slots // self.slots_per_block, ends, 1,
+                                       self.resident_blocks)
+        return (start, np.zeros(slots.size, dtype=np.int64),
                 np.full(slots.size, self.lanes, dtype=np.int64))
+
+
+def _waves(n_slots: int, slots_per_block: int, resident_blocks: int) -> int:
+    """Waves of ``resident_blocks`` blocks of ``slots_per_block`` slots over ``n_slots``."""
+    blocks = -(-n_slots // slots_per_block)
+    return -(-blocks // resident_blocks)
+
+
+def staggered_block_starts(block: np.ndarray, ends: np.ndarray, idle: int,
+                           resident_blocks: int) -> np.ndarray:
+    """Each active slot's block's start, in round trips, as the block scheduler starts them:
+    the first ``resident_blocks`` blocks at once, wave k's blocks, in order, at the finishing
+    times of wave k - 1's, in order. ``block``: each active slot's block (ascending);
+    ``ends``: each one's bound on its block's life; a block without an active slot lives
+    ``idle``. Only a wave after one with an active block is sorted: after a wave of idle
+    blocks a sorted vector of starts moves by ``idle``, and blocks past the last active one
+    read nothing."""
+    if block.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    first = run_starts(block)
+    busy = block[first]  # the blocks holding an active slot, and their lives
+    life = np.maximum.reduceat(ends, np.flatnonzero(first))
+    wave = busy // resident_blocks
+    place = busy - wave * resident_blocks  # each busy block's place in its wave
+    busy_start = np.zeros(busy.size, dtype=np.int64)
+    starts = np.zeros(resident_blocks, dtype=np.int64)  # wave `at`'s blocks', in order
+    at, lives = 0, np.full(resident_blocks, idle, dtype=np.int64)
+    bounds = np.append(np.flatnonzero(run_starts(wave)), busy.size).tolist()
+    waves = wave.take(bounds[:-1]).tolist()
+    prev = slice(0, 0)  # the busy blocks of wave `at`
+    for lo, hi, k in zip(bounds[:-1], bounds[1:], waves, strict=True):  # busy waves
+        if k > at:  # wave at + 1 takes wave at's finishing times in order, then idle waves
+            starts += lives
+            starts.sort(kind="stable")
+            if k > at + 1:
+                starts += (k - at - 1) * idle
+            lives[place[prev]] = idle
+            at = k
+        prev = slice(lo, hi)
+        busy_start[prev] = starts.take(place[prev])
+        lives[place[prev]] = life[prev]
+    return busy_start.take(run_index(first))
 
 
 @dataclass(frozen=True)
@@ -198,15 +227,12 @@ class StaggeredChunkWalk:
 
     def waves(self, n_slots: int) -> int:
         """Waves of resident blocks a sweep over ``n_slots`` slots takes."""
-        blocks = -(-n_slots // self.slots_per_block)
-        return -(-blocks // self.resident_blocks)
+        return _waves(n_slots, self.slots_per_block, self.resident_blocks)
 
     def schedule(self, slots: np.ndarray, lengths: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``ChunkWalk.schedule``'s starts, each moved by its block's staggered start."""
         within, lane_base, width = self.walk.schedule(slots, lengths)
-        if slots.size == 0:
-            return within, lane_base, width
         status_trips = 1 if self.walk.staged else 0  # staged: the chunk's, before the walk
         idle = 1 if self.walk.staged else self.walk.chunk  # a block without an active slot
         # a warp's walk ends after its last active position's edges and (unstaged) the status
@@ -214,32 +240,9 @@ class StaggeredChunkWalk:
         ends = within + status_trips + ROW_TRIPS + EDGE_STEP_TRIPS * (-(-lengths // width))
         if not self.walk.staged:
             ends += self.walk.chunk - slots % self.walk.chunk
-        block = slots // self.slots_per_block  # ascending, as the slots
-        first = run_starts(block)
-        busy = block[first]  # the blocks holding an active slot, and their lives
-        life = np.maximum.reduceat(ends, np.flatnonzero(first))
-        resident = self.resident_blocks
-        wave = busy // resident
-        busy_start = np.zeros(busy.size, dtype=np.int64)
-        starts = np.zeros(resident, dtype=np.int64)  # wave `at`'s blocks' starts, in order
-        at, lives = 0, np.full(resident, idle, dtype=np.int64)
-        place = busy - wave * resident  # each busy block's place in its wave
-        bounds = np.append(np.flatnonzero(run_starts(wave)), busy.size).tolist()
-        waves = wave.take(bounds[:-1]).tolist()
-        prev = slice(0, 0)  # the busy blocks of wave `at`
-        for lo, hi, k in zip(bounds[:-1], bounds[1:], waves, strict=True):  # busy waves
-            if k > at:  # wave at + 1 takes wave at's finishing times in order; idle waves
-                # after it each start a block's idle life later (a sorted vector stays so)
-                starts += lives
-                starts.sort(kind="stable")
-                if k > at + 1:
-                    starts += (k - at - 1) * idle
-                lives[place[prev]] = idle
-                at = k
-            prev = slice(lo, hi)
-            busy_start[prev] = starts.take(place[prev])
-            lives[place[prev]] = life[prev]
-        return busy_start.take(run_index(first)) + status_trips + within, lane_base, width
+        start = staggered_block_starts(slots // self.slots_per_block, ends, idle,
+                                       self.resident_blocks)
+        return start + status_trips + within, lane_base, width
 
 
 @dataclass(frozen=True)
@@ -324,14 +327,9 @@ class AsynchronousLowering:
             wave_of = slots // entries_per_wave
             bounds = [0, *(np.flatnonzero(wave_of[1:] != wave_of[:-1]) + 1).tolist(),
                       worklist.size]
-        if (slots is not None and worklist.size and isinstance(walk, StaggeredChunkWalk)
-                and walk.waves(self.indptr.size - 1) > 1):
-            lanes, values, writes = self._chunked_sweep(
-                worklist, degree, slots, np.zeros(slots.size, dtype=np.int64), walk, deferred)
-            bounds = []
-        elif slots is not None and worklist.size and walk is not None and walk.chunk > 1:
-            if isinstance(walk, StaggeredChunkWalk):  # one wave: as the plain walk's
-                walk = walk.walk
+        if slots is not None and worklist.size and walk is not None and walk.chunk > 1:
+            if isinstance(walk, StaggeredChunkWalk):  # one timeline: the blocks' starts
+                wave_of = np.zeros(slots.size, dtype=np.int64)
             lanes, values, writes = self._chunked_sweep(worklist, degree, slots, wave_of,
                                                         walk, deferred)
             bounds = []

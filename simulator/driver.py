@@ -364,9 +364,11 @@ def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np
     walk = chunk_walk(s, launcher.device)
     if (slots is None and walk is not None and not walk.pooled and not s.dynamic
             and (s.unroll or 1) == 1):  # blocks launched, each walking its warps' chunks
-        walk = StaggeredChunkWalk(
+        staggered_walk = StaggeredChunkWalk(
             walk, s.block_size // launcher.device.warp_size * walk.slots_per_warp,
             launcher.device.sms * resident_blocks_per_sm(s, launcher.device))
+        if staggered_walk.waves(launcher.fr.n) > 1:  # one wave: the walk as it is
+            walk = staggered_walk
     stores = run.launch(active, wave_entries(s, launcher.device), s.defer_threshold,
                         slots=active if slots is None else slots, lanes_per_vertex=lockstep,
                         walk=walk, staggered=staggered,
