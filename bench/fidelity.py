@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from simulator.device import Device  # noqa: E402
 from simulator.device import get_device  # noqa: E402
+from simulator.errors import ConfigError  # noqa: E402
 from simulator.errors import WarpsweepError  # noqa: E402
 from simulator.strategy import Strategy  # noqa: E402
 from tuner.calibration.calibrate import THETA_NAMES  # noqa: E402
@@ -358,6 +359,20 @@ def launch_table(algorithm: str, measured: list[Measured], parts) -> list[str]:
     return lines
 
 
+def read_launch_times(args: argparse.Namespace, measured: list[Measured],
+                      needed: bool) -> list[np.ndarray | None] | None:
+    """The per-launch kernel times a launch fit needs, read before any simulation runs, so
+    that a selection they do not cover fails at once rather than after the simulations."""
+    if not needed:
+        return None
+    try:
+        return load_launch_times(args.launches, measured)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; a launch fit needs them: give --launches files with "
+                          "these rows, or fit the runs' totals (--totals, and --fits "
+                          "without 'launch' for the nested candidates)") from exc
+
+
 def run_nested(args, data: Data, progress) -> dict:
     """Nested leave-one-graph-out over the candidate choices the arguments name: every
     simulation variant simulated (cached), then ``tuner.calibration.heldout.nested_logo``."""
@@ -523,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         gpu, base = calibration_base(args.device)
         measured = read_measured(files, gpu, args)
+        launch_us = read_launch_times(
+            args, measured, not args.totals or (not args.no_nested and "launch" in args.fits))
         parts = simulate_parts(measured, base, cache=args.cache, jobs=args.jobs,
                                progress=progress)
         times = np.array([m.time_us for m in measured])
@@ -531,9 +548,6 @@ def main(argv: list[str] | None = None) -> int:
         # cached so), combined with the norm asked for in the fit and its predictions
         fixed = Choice((), math.inf if args.bounds_norm is None else args.bounds_norm,
                        args.fit if args.totals else "launch")
-        launch_us = None
-        if not args.totals or (not args.no_nested and "launch" in args.fits):
-            launch_us = load_launch_times(args.launches, measured)
         data = Data(measured, {(): parts}, launch_us, base)
         logo, folds = logo_predictions(data, fixed, progress, args.jobs)
         nested = None

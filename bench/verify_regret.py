@@ -43,7 +43,6 @@ from tuner.calibration.calibrate import Measured  # noqa: E402
 from tuner.calibration.calibrate import calibration_base  # noqa: E402
 from tuner.calibration.heldout import Choice  # noqa: E402
 from tuner.calibration.heldout import Data  # noqa: E402
-from tuner.calibration.measurements import load_launch_times  # noqa: E402
 from tuner.calibration.parts import DEFAULT_CACHE  # noqa: E402
 from tuner.calibration.parts import simulate_parts  # noqa: E402
 from tuner.measure.verify import spread_top_k  # noqa: E402
@@ -179,12 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         gpu, base = calibration_base(args.device)
         measured = fidelity.read_measured(files, gpu, args)
+        launch_us = fidelity.read_launch_times(args, measured, not args.totals or args.nested)
         parts = simulate_parts(measured, base, cache=args.cache, jobs=args.jobs,
                                progress=progress)
         fixed = Choice((), args.bounds_norm, "relative" if args.totals else "launch")
-        launch_us = None
-        if not args.totals or args.nested:
-            launch_us = load_launch_times(args.launches, measured)
         data = Data(measured, {(): parts}, launch_us, base)
         preds = {"base": np.array([base.us(p.cycles) for p in parts])}
         preds["LOGO"], _ = fidelity.logo_predictions(data, fixed, progress, args.jobs)

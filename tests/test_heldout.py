@@ -287,3 +287,18 @@ def test_fidelity_reports_the_nested_figure_on_three_small_graphs(tmp_path, caps
     assert set(figures["nested"]["chosen_per_fold"]) == {"p2p-Gnutella08", "ca-AstroPh",
                                                          "email-Enron"}
     assert get_device(str(out)).name == "h100-calibrated"
+
+
+def test_fidelity_refuses_a_launch_fit_without_launch_rows_before_simulating(tmp_path,
+                                                                            capsys):
+    """CC has no per-launch times: a launch fit is refused at once, with what to do, and
+    nothing is simulated (the refusal once came after minutes of simulations)."""
+    from bench.fidelity import main as fidelity
+
+    cache = tmp_path / "cache"
+    assert fidelity(["--graphs", "p2p-Gnutella08", "--algorithms", "cc", "--cache",
+                     str(cache), "--out", str(tmp_path / "h100.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "hold none of the measured" in err and "--totals" in err
+    assert not cache.exists() or not any(cache.rglob("*.npz"))
+    assert not (tmp_path / "h100.toml").exists()
