@@ -61,10 +61,15 @@ BUILDERS = ("graph_spec.py", "loaders.py", "generators.py", "edges.py", "load.py
 MIN_GENERATED_EDGES = 1 << 20
 
 
-def cache_dir() -> Path:
-    """The cache directory: ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``."""
+def cache_dir() -> Path | None:
+    """The cache directory: ``$WARPSWEEP_CACHE_DIR`` or ``~/.cache/warpsweep/graphs``; None
+    where that names a home that cannot be found (``~nosuchuser/c``): no cache, no error."""
     env = os.environ.get(CACHE_ENV, "").strip()  # blank is unset (not a directory " ")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "warpsweep" / "graphs"
+    try:
+        return (Path(env).expanduser() if env
+                else Path.home() / ".cache" / "warpsweep" / "graphs")
+    except RuntimeError:
+        return None
 
 
 @functools.cache
@@ -83,7 +88,7 @@ def cache_limit() -> int:
     text = os.environ.get(CACHE_MAX_ENV, "").strip()
     if not text:
         return DEFAULT_CACHE_MAX
-    return 0 if text == "0" else parse_size(text, CACHE_MAX_ENV)
+    return parse_size(text, CACHE_MAX_ENV, allow_zero=True)
 
 
 _DIGESTS: dict[tuple, str] = {}
@@ -111,7 +116,7 @@ def content_digest(spec: GraphSpec) -> str:
     a generator's canonical spec and version. Files are hashed once per size and mtime."""
     h = hashlib.sha256()
     if spec.is_file:
-        path = Path(spec.params["path"]).expanduser()
+        path = spec.path
         try:
             resolved = path.resolve()
             st = resolved.stat()
@@ -148,9 +153,9 @@ def cache_key(spec: GraphSpec) -> str | None:
                                 "code": builders_digest(), "numpy": np.__version__}
     if spec.is_file:
         try:
-            path = Path(spec.params["path"]).expanduser().resolve()
+            path = spec.path.resolve()
             st = path.stat()
-        except (OSError, RuntimeError):  # (RuntimeError: a symlink loop, on Python 3.11)
+        except (OSError, RuntimeError, GraphError):  # (RuntimeError: a symlink loop, 3.11)
             return None
         if not _settled(st):
             return None
@@ -168,12 +173,14 @@ _ENTRY_NAME = re.compile(r"[A-Za-z0-9._-]*-[0-9a-f]{32}\.npz")
 
 
 def cache_path(spec: GraphSpec, key: str | None = None) -> Path | None:
-    """Where ``spec``'s entry lives (whether or not it exists); None if it has no key."""
+    """Where ``spec``'s entry lives (whether or not it exists); None if it has no key or
+    there is no cache directory."""
     key = key or cache_key(spec)
-    if key is None:
+    directory = cache_dir()
+    if key is None or directory is None:
         return None
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.short_name())[:60]
-    return cache_dir() / f"{name}-{key}.npz"
+    return directory / f"{name}-{key}.npz"
 
 
 def load_cached(spec: GraphSpec, key: str | None = None) -> Graph | None:
@@ -183,7 +190,7 @@ def load_cached(spec: GraphSpec, key: str | None = None) -> Graph | None:
     if key is None:
         return None
     path = cache_path(spec, key)
-    if not path.is_file():
+    if path is None or not path.is_file():
         return None
     try:
         if read_npz_meta(path).get(KEY_META) != key:
@@ -214,6 +221,8 @@ def store(spec: GraphSpec, graph: Graph, key: str | None = None) -> Path | None:
         return None
     key = now
     path = cache_path(spec, key)
+    if path is None:
+        return None
     _remove_abandoned_writes(path.parent)
     size = sum(a.nbytes for a in (graph.indptr, graph.indices, graph.weights) if a is not None)
     if not _make_room(path.parent, size, cache_limit()):

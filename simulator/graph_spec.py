@@ -185,6 +185,18 @@ class GraphSpec:
         return self.kind == "file"
 
     @property
+    def path(self) -> Path:
+        """The file a file spec names, a leading ``~`` expanded; a ``~user`` that names no
+        user is refused in one line (pathlib raises RuntimeError for it)."""
+        raw = str(self.params["path"])
+        try:
+            return Path(raw).expanduser()
+        except RuntimeError:
+            head = raw.split("/", 1)[0]
+            raise GraphError(f"file:{raw}: cannot expand {head!r}: no such user (a file "
+                             f"named so reads as file:./{raw})") from None
+
+    @property
     def uses_seed(self) -> bool:
         """Whether anything about the graph depends on ``seed``."""
         return (

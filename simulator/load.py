@@ -7,8 +7,6 @@ File specs (and big generated graphs) go through the on-disk cache of :mod:`grap
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from simulator import graph_cache
@@ -52,7 +50,7 @@ def build_graph(spec: GraphSpec) -> Graph:
     opts = spec.options
     if spec.is_file:
         edges = read_edges(
-            Path(spec.params["path"]).expanduser(),
+            spec.path,
             spec.params.get("format"),
             weights=opts.weights == "file",
             label=canonical,

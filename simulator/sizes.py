@@ -65,14 +65,17 @@ class Estimate:
     what: str
 
 
-def parse_size(text: str, source: str = ENV_MAX_MEMORY) -> int:
-    """``8G``, ``512M``, ``1.5GiB``, ``100000`` (bytes) as bytes; ConfigError otherwise."""
+def parse_size(text: str, source: str = ENV_MAX_MEMORY, allow_zero: bool = False) -> int:
+    """``8G``, ``512M``, ``1.5GiB``, ``100000`` (bytes) as bytes; ConfigError otherwise
+    (and for a size of zero, unless ``allow_zero``: any spelling of it, ``0G`` as ``0``)."""
     match = _SIZE.match(str(text))
     if not match:
         raise ConfigError(f"{source}={text!r}: expected a size such as 8G, 512M or 1.5GiB")
     value = float(match.group(1)) * 1024 ** "BKMGTP".index(match.group(2).upper() or "B")
     if not math.isfinite(value):
         raise ConfigError(f"{source}={text!r}: not a finite size")
+    if value == 0 and allow_zero:
+        return 0
     if value < 1:
         raise ConfigError(f"{source}={text!r}: the size must be at least 1 byte")
     return int(value)
@@ -278,7 +281,9 @@ def _head(path: Path) -> tuple[bytes, int]:
         fh.seek(max(size - 4, 0))
         isize = int.from_bytes(fh.read(4), "little")
     # deflate packs at most about 1032 bytes into one; past 4 GB ISIZE has wrapped
-    full = isize if size < (1 << 28) and size <= isize <= 1032 * size else 10 * size
+    # (a file of a few KB may gzip larger than it is: its ISIZE is below its size)
+    full = (isize if size < (1 << 28) and (size <= isize or size < (1 << 16))
+            and isize <= 1032 * size else 10 * size)
     try:
         with gzip.open(path, "rb") as fh:
             return fh.read(_HEAD_BYTES), full
@@ -341,7 +346,7 @@ def file_estimate(spec: GraphSpec) -> Estimate:
     from simulator.loaders import detect_format
     from simulator.loaders import strip_bom
 
-    path = Path(spec.params["path"]).expanduser()
+    path = spec.path
     try:
         if not path.is_file():
             return Estimate(0, "")

@@ -873,3 +873,80 @@ def test_a_gzip_file_is_held_to_the_limit_as_it_decompresses(tmp_path, monkeypat
     many.write_bytes(gzip.compress(b"0 1\n") + b"junk")
     with pytest.raises(GraphError, match="corrupt gzip file"):
         load_graph(f"file:{many}", cache=False)
+
+
+# probe G27: an indented % comment, content in a .txt file, a ~user with no home
+
+
+def test_an_indented_metis_comment_counts_as_a_comment_in_the_sniffing(tmp_path) -> None:
+    """The readers skip an indented ``%`` line; the sniffer had counted it a vertex line, so
+    an ambiguous 4-cycle read as another edge list and a plain METIS star was refused."""
+    both = "4 4\n2 4\n1 3\n{}2 4\n1 3\n"
+    for comment in ("% note\n", "  % note\n", "\t% note\n"):
+        with pytest.raises(GraphError, match="cannot tell the format"):
+            name = f"cyc{len(comment)}"
+            load_graph(f"file:{write(tmp_path, name, both.format(comment))}")
+    star = write(tmp_path, "star", "4 3\n2 3 4\n  % note\n1\n1\n1\n")
+    assert detect_format(star, star.read_bytes()) == "metis"
+    graph = load_graph(f"file:{star}")
+    assert (graph.n, graph.m) == (4, 6)
+
+
+@pytest.mark.parametrize("text", ["0,1\n1,2\n", "p sp 3 2\na 1 2 1\na 2 3 1\n",
+                                  "%%MatrixMarket matrix coordinate pattern general\n"
+                                  "3 3 2\n1 2\n2 3\n"])
+def test_a_txt_file_is_read_by_its_content_as_one_without_an_extension(tmp_path,
+                                                                       text) -> None:
+    plain = load_graph(f"file:{write(tmp_path, 'noext', text)}")
+    named = load_graph(f"file:{write(tmp_path, 'named.txt', text)}")
+    assert (named.n, named.m) == (plain.n, plain.m) == (3, 4 if "," in text else 2 * 2)
+    assert np.array_equal(named.indices, plain.indices)
+
+
+def _no_such_user() -> str:
+    name = "~warpsweep_no_such_user_27"
+    try:
+        Path(name).expanduser()
+    except RuntimeError:
+        return name
+    pytest.skip(f"{name} names a user here")
+
+
+def test_a_file_spec_under_a_user_with_no_home_is_refused_in_one_line(tmp_path) -> None:
+    user = _no_such_user()
+    with pytest.raises(GraphError, match=f"cannot expand '{user}': no such user"):
+        load_graph(f"file:{user}/g.txt")
+    from tuner.cli import main
+
+    assert main(["graph", "info", f"file:{user}/g.txt"]) == 2
+
+
+def test_a_cache_dir_under_a_user_with_no_home_caches_nothing(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WARPSWEEP_CACHE_DIR", f"{_no_such_user()}/cache")
+    assert graph_cache.cache_dir() is None
+    path = write(tmp_path, "g.txt", "0 1\n1 2\n")
+    assert load_graph(f"file:{path}").m == 4
+    assert graph_cache.store(parse_spec(f"file:{path}"), load_graph(f"file:{path}")) is None
+
+
+@pytest.mark.parametrize("zero", ["0", "0B", "0G", "00", "0.0"])
+def test_any_spelling_of_zero_caches_nothing(monkeypatch, zero) -> None:
+    monkeypatch.setenv("WARPSWEEP_CACHE_MAX", zero)
+    assert graph_cache.cache_limit() == 0
+
+
+def test_the_adaptive_cache_under_a_user_with_no_home_is_refused_in_one_line(monkeypatch):
+    from tuner.selection import adaptive
+
+    monkeypatch.setenv("WARPSWEEP_CACHE", _no_such_user())
+    with pytest.raises(ConfigError, match="WARPSWEEP_CACHE=.*no such user"):
+        adaptive.cache_dir()
+
+
+def test_a_small_gzip_file_is_sized_by_its_content_not_ten_times_its_bytes(tmp_path) -> None:
+    from simulator.sizes import _head
+
+    plain = b"0 1\n1 2\n2 0\n"
+    path = write(tmp_path, "tiny.txt", plain, gz=True)
+    assert path.stat().st_size > len(plain)  # gzip's header makes it the larger
+    assert _head(path) == (plain, len(plain))

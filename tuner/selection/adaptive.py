@@ -38,6 +38,7 @@ import numpy as np
 
 from simulator.costs import total_cost
 from simulator.device import get_device
+from simulator.errors import ConfigError
 from simulator.functional import functional_run
 from simulator.load import load_graph
 from simulator.policy import FEATURES
@@ -83,8 +84,12 @@ ORACLE_SEGMENTS = 6
 
 def cache_dir() -> Path:
     """Where per-iteration tables are kept (``WARPSWEEP_CACHE`` or ~/.cache/warpsweep)."""
-    base = os.environ.get("WARPSWEEP_CACHE") or Path.home() / ".cache" / "warpsweep"
-    return Path(base).expanduser() / "adaptive"
+    base = os.environ.get("WARPSWEEP_CACHE")
+    try:
+        return Path(base or Path.home() / ".cache" / "warpsweep").expanduser() / "adaptive"
+    except RuntimeError:  # a ~user with no home: pathlib's RuntimeError, not one line
+        raise ConfigError(f"WARPSWEEP_CACHE={base!r}: cannot expand "
+                          f"{str(base).split('/', 1)[0]!r}: no such user") from None
 
 
 def candidate_strategies(candidates: Sequence[str] = CANDIDATES) -> tuple[Strategy, ...]:
