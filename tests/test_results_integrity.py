@@ -1788,3 +1788,41 @@ def test_check_names_h100_rows_older_than_the_device_digest_beside_todays(tmp_pa
     out = capsys.readouterr().out
     assert "device 'h100': rows simulated with 2 sets of device fields" in out
     assert "9a731a5c989842f1" in out  # the datasheet-era h100's
+
+
+def test_a_hand_merge_across_a_model_change_is_refused_and_repaired_to_the_journals_model(
+        tmp_path, capsys, monkeypatch):
+    """One study run before and after a change to the simulator that moves none of its
+    figures, the older directory's trials copied into the newer's: the rows differ only in
+    their model (which the fingerprints leave out). `check --repair` had kept the older
+    model's rows and set the study's own aside, and the resume had gone on with exit 0, two
+    models in one study (probe R27, high). The resume refuses now, naming the repair; the
+    repair keeps the journal's model's rows; then the resume runs."""
+    import shutil
+
+    from tuner import env
+    from tuner.tuning import evaluate
+    from tuner.tuning import study
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    tune(old, trials=4)
+    for module in (env, study, evaluate):
+        monkeypatch.setattr(module, "model_digest", lambda: "0123456789abcdef")
+    tune(new, trials=4)
+    own = read_trials(str(new)).num_rows
+    for path in (old / "trials").rglob("*.parquet"):
+        target = new / path.relative_to(old)
+        target = target.with_name(f"{target.stem}-copied.parquet")  # beside the newer's
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+    assert {r["model_digest"] for r in read_trials(str(new)).to_pylist()} > {"0123456789abcdef"}
+    with pytest.raises(ConflictError, match=r"2 cost models .*check .* --repair"):
+        tune(new, trials=8)
+    capsys.readouterr()
+    main(["check", str(new), "--repair"])
+    rows = read_trials(str(new)).to_pylist()
+    assert len(rows) == own and {r["model_digest"] for r in rows} == {"0123456789abcdef"}
+    tune(new, trials=8)
+    rows = assert_sound(new, budget=8)
+    assert {r["model_digest"] for r in rows} == {"0123456789abcdef"}
+    assert main(["check", str(new)]) == 0

@@ -131,6 +131,7 @@ class _Row:
     fp: Any
     timestamp: Any
     recorded: Any = None  # the fingerprint a journal's record of the key compares with
+    model: Any = None  # the cost model the row was computed under (its model_digest)
 
 
 def check(results: str, repair: bool = False) -> Report:
@@ -454,7 +455,8 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
                 recorded = row_fingerprint(row)
             else:
                 key, fp, recorded = (GRAPHS, row["graph_id"]), None, None
-            rows.setdefault(key, []).append(_Row(f, i, fp, row.get("timestamp"), recorded))
+            rows.setdefault(key, []).append(_Row(f, i, fp, row.get("timestamp"), recorded,
+                                                 row.get("model_digest")))
     drop: dict[str, set[int]] = {}
     journals: dict[str, Any] = {}  # per study, its journal's trials and attributes, once
     paths = loc.journals() if repair else {}
@@ -474,7 +476,13 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
         ordered = sorted(found, key=lambda r: (str(r.timestamp), r.file, r.index))
         journal = (None if same or key[0] == GRAPHS
                    else _journal_fingerprint(loc, paths, journals, key[1], key[2], key[3]))
-        keep = next((r for r in ordered if r.recorded == journal), None)
+        # a row of the journal's cost model first: two runs under two models can record
+        # the same draws and times (a change that moves no figure; the fingerprint leaves
+        # the model out), and the study's own rows are its model's (probe R27)
+        model = None if journal is None else _journal_model(journals, key[1])
+        matching = [r for r in ordered if r.recorded == journal]
+        keep = next((r for r in matching if r.model == model), None) or next(iter(matching),
+                                                                            None)
         how = "kept the one its study's journal records"
         if keep is None:
             keep, how = ordered[0], "kept the first written"
@@ -483,7 +491,8 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
                 unsettled.setdefault(key[1], set()).update(r.file for r in found)
         else:
             other_runs.setdefault(key[1], set()).update(
-                r.file for r in found if r.recorded != journal)
+                r.file for r in found
+                if r.recorded != journal or (r is not keep and r.model != keep.model))
         for r in found:
             if r is not keep:
                 drop.setdefault(r.file, set()).add(r.index)
@@ -549,6 +558,15 @@ def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]
         warnings.simplefilter("ignore")
         study = optuna.load_study(study_name=key, storage=JournalStorage(_Logs(logs)))
     return {t.number: t for t in study.get_trials(deepcopy=False)}, study.user_attrs
+
+
+def _journal_model(cache: dict[str, Any], study: str) -> str | None:
+    """The cost model a study's journal (loaded into ``cache`` by ``_journal_fingerprint``)
+    records, or None."""
+    if cache.get(study) is None:
+        return None
+    model = cache[study][1].get("model")
+    return model.get("digest") if isinstance(model, dict) else None
 
 
 def _journal_fingerprint(loc: Location, paths: dict[str, str], cache: dict[str, Any],

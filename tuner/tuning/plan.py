@@ -176,6 +176,7 @@ def check_row_models(results: str | Path, keys: list[str]) -> None:
 
     from tuner.results.location import Location
     from tuner.results.schema import TRIALS
+    from tuner.results.store import ConflictError
     from tuner.results.store import ParquetDirBackend
     from tuner.tuning.study import provenance
     from tuner.tuning.study import unrecorded_model_error
@@ -188,6 +189,21 @@ def check_row_models(results: str | Path, keys: list[str]) -> None:
         return
     wanted = pc.field("study_key").isin(keys)
     if "model_digest" in dataset.schema.names:
+        # a study whose rows hold two cost models (a directory merged by hand across a
+        # change to the simulator): the fingerprints leave the model out, so nothing else
+        # tells them apart, and the resume had gone on with exit 0 (probe R27)
+        models = (dataset.to_table(columns=["study_key", "model_digest"],
+                                   filter=wanted & pc.field("model_digest").is_valid())
+                  .group_by(["study_key", "model_digest"]).aggregate([]))
+        for key in sorted(set(models.column("study_key").to_pylist())):
+            found = sorted(r["model_digest"] for r in models.to_pylist()
+                           if r["study_key"] == key)
+            if len(found) > 1:
+                raise ConflictError(
+                    f"study {key}: its rows in {results} were computed under "
+                    f"{len(found)} cost models ({', '.join(found)}): rows copied from "
+                    f"another run; run `warpsweep check {results} --repair`, which keeps "
+                    "the rows of its journal's model")
         wanted = wanted & pc.field("model_digest").is_null()
     columns = [c for c in ("study_key", "warpsweep_version", "git_commit")
                if c in dataset.schema.names]
