@@ -616,3 +616,49 @@ def test_a_report_out_under_home_is_written_there(results, tmp_path, monkeypatch
     build_report(results, "~/rep", selector=False)
     assert (tmp_path / "home" / "rep" / "index.html").is_file()
     assert not (tmp_path / "~").exists()
+
+
+def test_a_report_stopped_between_its_moves_is_replaced_by_the_next(results, tmp_path):
+    """A stop (SIGKILL) after the new figures/ moved in but before index.html did leaves an
+    older page over figures it does not link: every later report into that --out had been
+    refused, calling the report's own PNGs foreign (probe R27). The figures' manifest tells
+    them the report's."""
+    import shutil
+
+    out, other = tmp_path / "out", tmp_path / "other"
+    build_report(results, out, selector=False, filters=Filters(graphs=(GRAPHS[0],)))
+    build_report(results, other, selector=False)
+    assert set(os.listdir(other / "figures")) - set(os.listdir(out / "figures"))
+    shutil.rmtree(out / "figures")
+    os.replace(other / "figures", out / "figures")  # the first move of a report into out
+    report = build_report(results, out, selector=False)
+    linked = set(re.findall(r'figures/([^"]+?\.png)', report.index.read_text()))
+    assert linked == {p.name for p in (out / "figures").glob("*.png")}
+    (out / "figures" / "mine.png").write_bytes(PNG_SIGNATURE)  # not the report's: refused
+    with pytest.raises(ConfigError, match="'mine.png', which no report writes"):
+        build_report(results, out, selector=False)
+
+
+def test_a_report_interrupted_while_moving_in_keeps_the_earlier_one(results, tmp_path,
+                                                                   monkeypatch):
+    """Ctrl-C between the two moves: the earlier report's figures go back beside its page
+    (they had been deleted with the draft, the new figures left under the old page)."""
+    from tuner.analysis import report as report_module
+
+    out = tmp_path / "out"
+    build_report(results, out, selector=False, filters=Filters(graphs=(GRAPHS[0],)))
+    before = sorted(os.listdir(out / "figures"))
+    page = (out / "index.html").read_text()
+    replace = os.replace
+
+    def interrupted(src, dst):
+        if Path(dst).name == "index.html":
+            raise KeyboardInterrupt
+        replace(src, dst)
+
+    monkeypatch.setattr(report_module.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_report(results, out, selector=False)
+    monkeypatch.setattr(report_module.os, "replace", replace)
+    assert sorted(os.listdir(out / "figures")) == before
+    assert (out / "index.html").read_text() == page

@@ -204,6 +204,11 @@ def build_report(results: str | Path, out: str | Path, filters: Filters | None =
             data, filters, lambda file, _, fig: save_png(fig, draft / file), selector,
             adaptation)
         lines = study_lines(data)
+        # what this report drew: a later report knows its figures/ by it even where a stop
+        # came between moving them in and moving index.html (probe R27)
+        (draft / FIGURES_DIR / FIGURES_MANIFEST).write_text(
+            "".join(f"{p.name}\n" for p in sorted((draft / FIGURES_DIR).glob("*.png"))),
+            encoding="utf-8")
         (draft / "index.html").write_text(render_html(data, filters, sections, lines),
                                           encoding="utf-8")
         out.mkdir(parents=True, exist_ok=True)
@@ -235,7 +240,7 @@ def _put_in_place(draft: Path, out: Path) -> None:
     try:
         os.replace(draft / FIGURES_DIR, out / FIGURES_DIR)
         os.replace(draft / "index.html", out / "index.html")
-    except OSError:
+    except BaseException:  # Ctrl-C too: the draft, and the earlier figures in it, go next
         if (out / FIGURES_DIR).exists() and not (draft / FIGURES_DIR).exists():
             os.replace(out / FIGURES_DIR, draft / FIGURES_DIR)  # the draft's, removed with it
         if earlier.exists():
@@ -273,6 +278,7 @@ DRAFT_ENTRIES = {FIGURES_DIR, f"{FIGURES_DIR}.earlier", "index.html"}
 
 
 REPORT_TITLE = "<title>warpsweep report</title>"
+FIGURES_MANIFEST = ".warpsweep-figures"  # in figures/: the PNGs the report that drew it wrote
 
 
 def _check_out(out: str | Path, results: str | Path) -> None:
@@ -309,7 +315,10 @@ def _check_out(out: str | Path, results: str | Path) -> None:
     if figures.exists() and not figures.is_dir():
         raise ConfigError(f"--out {text!r} holds a file named {FIGURES_DIR}, where a report "
                           "writes its figures; choose another directory")
-    if not ours and any(figures.glob("*.png")):
+    manifest = figures / FIGURES_MANIFEST
+    drawn = (set(manifest.read_text("utf-8", "replace").split())
+             if manifest.is_file() else set())
+    if not ours and not drawn and any(figures.glob("*.png")):
         raise ConfigError(f"--out {text!r} holds {FIGURES_DIR}/*.png but no warpsweep "
                           "report (a report replaces the PNGs there); choose another directory")
     if figures.is_dir():
@@ -319,7 +328,8 @@ def _check_out(out: str | Path, results: str | Path) -> None:
         linked = set(re.findall(rf'{FIGURES_DIR}/([^"\'<>]+?\.png)',
                                 index.read_text("utf-8", "replace"))) if ours else set()
         foreign = sorted(p.name for p in figures.iterdir()
-                         if not (p.is_file() and p.suffix == ".png" and p.name in linked))
+                         if not (p.is_file() and (p.name == FIGURES_MANIFEST or (
+                             p.suffix == ".png" and p.name in linked | drawn))))
         if foreign:
             raise ConfigError(f"--out {text!r}: {FIGURES_DIR}/ holds {foreign[0]!r}"
                               + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "")
