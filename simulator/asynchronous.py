@@ -246,6 +246,38 @@ class StaggeredChunkWalk:
 
 
 @dataclass(frozen=True)
+class L1Reads:
+    """When a chunk walk's slots read their own values through L1 (``l1_reads``): each
+    active slot's ``read_key``, its sector's fill (``fill_key``: the earliest read of its
+    sector in the sweep) and its warp."""
+
+    read_key: np.ndarray
+    fill_key: np.ndarray
+    warp: np.ndarray
+
+
+def l1_reads(walk: ChunkWalk | StaggeredWaves | StaggeredChunkWalk, slots: np.ndarray,
+             read_key: np.ndarray, values_per_sector: int) -> L1Reads | None:
+    """How a chunk walk's own-value reads go through the SM's L1 (None for one slot a
+    virtual warp, and for WER's tables): the sector of values a slot reads
+    (``values_per_sector`` of them) is filled by the sector's first read in the sweep, and
+    a later read of it hits that copy, stale to other warps' stores landed since; the
+    warp's own stores (its SM's atomics, which drop the copy) it sees as they land. On an
+    H200, reading these values from L2 instead (``bench/gpu/sweep_profiles.py --l1
+    bypass``) takes CC's chunk walks to the sweeps the model without L1 gave
+    (docs/fidelity.md). ``slots``: the active slots,
+    ascending; ``read_key``: each one's read time."""
+    if getattr(walk, "chunk", 1) <= 1 or walk.pooled or slots.size == 0:
+        return None
+    sector = slots // max(values_per_sector, 1)
+    firsts = np.flatnonzero(run_starts(sector))
+    fill = np.minimum.reduceat(read_key, firsts)
+    inner = walk.walk if isinstance(walk, StaggeredChunkWalk) else walk
+    return L1Reads(read_key, np.repeat(fill, np.diff(np.append(firsts, sector.size))),
+                   slots // inner.slots_per_warp)
+
+
+@dataclass(frozen=True)
 class WaveStores:
     """The stores of one worklist launch run in waves.
 
@@ -274,8 +306,11 @@ class AsynchronousLowering:
     """The values of a lowering algorithm (SSSP's distances, CC's labels) as a run's worklist
     launches leave them, one launch at a time."""
 
-    def __init__(self, functional: FunctionalRun):
+    def __init__(self, functional: FunctionalRun, cached_value_reads: bool = False,
+                 sector_bytes: int = 32):
         self.indptr, self.indices = functional.indptr, functional.indices
+        # a chunk walk's own-value reads through L1 (``Device.cached_value_reads``)
+        self.cached_value_reads, self.sector_bytes = cached_value_reads, sector_bytes
         self.edge_values = functional.edge_values
         self.values = initial_values(functional.algorithm, functional.n, functional.source)
         self.launches = 0  # the launch number each race's draw is hashed from
@@ -435,6 +470,9 @@ class AsynchronousLowering:
         start, lane_base, width = walk.schedule(slots[expanding], lengths)
         span = int(start.max() + ROW_TRIPS + EDGE_STEP_TRIPS * (lengths.max() + 1) + 1)
         read_key = wave_of[expanding].astype(np.int64) * span + start
+        l1 = (l1_reads(walk, slots[expanding], read_key,
+                       self.sector_bytes // self.values.dtype.itemsize)
+              if self.cached_value_reads else None)
         edges, local = edge_ids(self.indptr, vertices, with_local=True, lengths=lengths)
         owner = np.repeat(np.arange(vertices.size), lengths)  # lane -> its slot's entry
         if walk.pooled:
@@ -448,7 +486,7 @@ class AsynchronousLowering:
         weights = None if self.edge_values is None else self.edge_values.take(edges)
         before = self.values.take(targets)
         candidate = self._settled_candidates(vertices, lengths, read_key, owner, store_key,
-                                             targets, weights, before)
+                                             targets, weights, before, l1)
         # a lane stores below what its target held before the stores landing before its own;
         # only lanes below their target's value before the sweep store, or bar another's
         lowering = np.flatnonzero(candidate < before)
@@ -473,10 +511,11 @@ class AsynchronousLowering:
     def _settled_candidates(self, vertices: np.ndarray, lengths: np.ndarray,
                             read_key: np.ndarray, owner: np.ndarray, store_key: np.ndarray,
                             targets: np.ndarray, weights: np.ndarray | None,
-                            before: np.ndarray) -> np.ndarray:
+                            before: np.ndarray, l1: L1Reads | None = None) -> np.ndarray:
         """Each lane's candidate in a timed sweep: its slot's read (the least of its
         vertex's value before the sweep and the values stored to it at or before its
-        ``read_key``) plus its edge's weight (``before``: each lane's target's value before
+        ``read_key``; with ``l1``, the stores landed by its sector's fill and its own warp's
+        by its read) plus its edge's weight (``before``: each lane's target's value before
         the sweep). Every slot reads its value before the sweep, then those an earlier-timed
         store lowered read again, until none is lowered (a store comes after its own slot's
         read, so this settles)."""
@@ -509,7 +548,14 @@ class AsynchronousLowering:
         def on_time(lanes: np.ndarray, lane_candidate: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
             """Those of ``lanes`` whose store lands by their target's read."""
-            keep = store_key.take(lanes) <= read_key.take(reader.take(lanes))
+            readers = reader.take(lanes)
+            lands = store_key.take(lanes)
+            if l1 is None:
+                keep = lands <= read_key.take(readers)
+            else:  # by the sector's fill, or its own warp's by the read itself
+                keep = lands <= l1.fill_key.take(readers)
+                keep |= ((l1.warp.take(owner.take(lanes)) == l1.warp.take(readers))
+                         & (lands <= l1.read_key.take(readers)))
             return lanes[keep], lane_candidate[keep]
 
         has_reader = reader >= 0

@@ -57,6 +57,12 @@ class Device:
     digest while off. Static chunk walks (vwarp with chunk > 1) start their blocks
     staggered on every device (``StaggeredChunkWalk``: their walks are timed event by event
     anyway); WER, WER+, dynamic, donating and unrolled sweeps keep waves that start at once.
+    ``cached_value_reads``: a chunk walk's slots read their own values (SSSP's distances,
+    CC's labels) through the SM's L1, as plain loads go on GPUs whose L1 caches global loads
+    (Fermi, Volta on): the first read of a sector fills it, later reads hit that copy, stale
+    to other warps' stores landed since (``simulator.asynchronous.l1_reads``; on an H200,
+    reading them from L2 instead takes CC's chunk walks to the model without it). On every
+    preset but ``gtx260`` (no L1); left out of a device's digest while off.
     """
 
     name: str
@@ -86,6 +92,7 @@ class Device:
     cluster_issue: bool = False
     bounds_norm: float = math.inf
     staggered_waves: bool = False
+    cached_value_reads: bool = True
 
     def __post_init__(self) -> None:
         check_device_name(self.name)
@@ -299,7 +306,7 @@ def _read_device_table(path: Path) -> dict:
 # Fields added after devices' digests were first stored: left out of the digest while at
 # these values (the model without them), so a device's digest, and the studies keyed by it,
 # stay as they were.
-_DIGEST_NEUTRAL = {"staggered_waves": False}
+_DIGEST_NEUTRAL = {"staggered_waves": False, "cached_value_reads": False}
 
 
 def device_digest(device: Device) -> str:

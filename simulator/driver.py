@@ -333,7 +333,7 @@ def _sweeps(launcher: Launcher):
         for work in launcher.fr.iterations:
             yield work, launcher.strategy_for(work.active), None
         return
-    run = AsynchronousLowering(launcher.fr)
+    run = asynchronous_run(launcher)
     active = launcher.fr.iterations[0].active.astype(np.int64)
     while active.size:
         work, s, store_lanes, active = asynchronous_sweep(launcher, run, active)
@@ -375,6 +375,12 @@ def asynchronous_sweep(launcher: Launcher, run: AsynchronousLowering, active: np
                         donated=donated)
     work = IterationWork(active, stores.outlier_writes, stores.values)
     return work, s, stores.lanes, stores.lowered(launcher.fr.indices, launcher.fr.n)
+
+
+def asynchronous_run(launcher: Launcher) -> AsynchronousLowering:
+    """A run of SSSP's or CC's launches as the device relaxes them (its L1, its sectors)."""
+    device = launcher.device
+    return AsynchronousLowering(launcher.fr, device.cached_value_reads, device.sector_bytes)
 
 
 def chunk_walk(s: Strategy, device: Device) -> ChunkWalk | None:
@@ -530,7 +536,7 @@ def _asynchronous_data(launcher: Launcher) -> list[IterationCost]:
     entries (``simulator.asynchronous``), until one pushes nothing; under plain stores
     (``relax=store``) then a verify sweep, whose vertices with an edge still to relax (a
     lowering a racing store lost) start the launches again, until one finds none."""
-    run = AsynchronousLowering(launcher.fr)
+    run = asynchronous_run(launcher)
     worklist = initial_worklist(launcher.fr)
     out = []
     for _ in range(MOST_VERIFY_SWEEPS):
@@ -614,7 +620,7 @@ def _spatial_launches(launcher: Launcher):
             reps = kept(work.cache, ("partitions", p), lambda writes=work.writes: distinct_ids(
                 fr.indices[writes].astype(np.int64) // p, partitions))
         return
-    run = AsynchronousLowering(fr)
+    run = asynchronous_run(launcher)
     active = fr.iterations[0].active.astype(np.int64)
     while active.size:
         # an active vertex's slot: its partition's place among the listed ones, then its own
@@ -647,7 +653,7 @@ def _temporal(launcher: Launcher) -> list[IterationCost]:
             return frontier.size
         return int(launcher.degree[frontier].sum())
 
-    run = AsynchronousLowering(fr) if launcher.atomic_updates else None
+    run = asynchronous_run(launcher) if launcher.atomic_updates else None
     synchronous = iter(fr.iterations)
     pending = initial_worklist(fr)  # the next worklist, or the next sweep's active vertices
     ranks = None  # the next worklist's ranks among its launch's active vertices, where known

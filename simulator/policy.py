@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from simulator.asynchronous import AsynchronousLowering
 from simulator.auxiliary_kernels import idle_outlier_kernel
 from simulator.auxiliary_kernels import to_sweeps_kernel
 from simulator.auxiliary_kernels import to_worklist_kernel
@@ -43,6 +42,7 @@ from simulator.device import Device
 from simulator.driver import MOST_VERIFY_SWEEPS
 from simulator.driver import IterationCost
 from simulator.driver import Launcher
+from simulator.driver import asynchronous_run
 from simulator.driver import asynchronous_sweep
 from simulator.driver import asynchronous_worklist
 from simulator.driver import check_applicable
@@ -607,7 +607,7 @@ def policy_iteration_costs(
         count_features = policy.needs_counters(graph)
     else:
         count_features = False
-    run = AsynchronousLowering(fr) if launcher.atomic_updates else None
+    run = asynchronous_run(launcher) if launcher.atomic_updates else None
     synchronous = iter(fr.iterations)
     pending = initial_worklist(fr)  # the next worklist, or the next sweep's active vertices
     held = None  # the form ``pending`` is held in: "data" (a worklist) or "topology" (flags)

@@ -514,13 +514,14 @@ def test_a_chunks_later_positions_read_what_its_earlier_ones_lowered(mapping, fr
     assert run.trace["frontier"].tolist() == frontiers
 
 
-def two_slot_walk_sweeps(graph: Graph, walk: ChunkWalk | None = None
+def two_slot_walk_sweeps(graph: Graph, walk: ChunkWalk | None = None, cached: bool = False
                          ) -> tuple[list[int], list[int]]:
     """CC's sweeps over a graph in one wave, each warp one thread walking 2 slots (or
-    ``walk``): the frontier of each sweep and the labels at the end."""
+    ``walk``), reading values through L1 where ``cached`` (8 labels a sector): the frontier
+    of each sweep and the labels at the end."""
     walk = walk or ChunkWalk(chunk=2, slots_per_warp=2, lanes=1)
     fr = functional_run(graph, "cc")
-    run = AsynchronousLowering(fr)
+    run = AsynchronousLowering(fr, cached_value_reads=cached, sector_bytes=32)
     active, frontiers = np.arange(graph.n), []
     while active.size:
         frontiers.append(active.size)
@@ -555,6 +556,29 @@ def test_a_store_lands_two_round_trips_an_edge_step_after_its_read():
     frontiers, labels = two_slot_walk_sweeps(graph)
     assert frontiers == [6, 2, 1]
     assert labels == [0, 1, 2, 0, 4, 0]
+
+
+def test_a_read_through_l1_sees_other_warps_stores_landed_by_its_sectors_fill():
+    """CC on edges 0-3, 2-4, 3-5, warps of one thread walking 2 slots (A: 0, 1; B: 2, 3; C:
+    4, 5), one sector (8 labels). Sweep 1: 0, 2, 4 read at 0, filling the sector; 0's store
+    to 3 lands at 3 (row, id, atomic), 2's to 4 at 3; B's 3 reads at 4 (2's position: status,
+    row, one edge). From L2, 3 reads 0 and lowers 5 to 0: sweep 2 ({3, 4, 5}) lowers
+    nothing, sweeps [6, 3]. Through L1, 3 reads its copy of time 0, 3, and lowers 5 to 3;
+    sweep 2 (sector filled by 4 at 0, after sweep 1's stores) 3 reads 0 and lowers 5 to 0
+    (5 reads 3 at 4: 3 is warp B's, not its own); sweep 3 ({5}) nothing: [6, 3, 1]."""
+    graph = Graph.from_edges(np.array([0, 2, 3]), np.array([3, 4, 5]), 6)
+    assert two_slot_walk_sweeps(graph) == ([6, 3], [0, 1, 2, 0, 2, 0])
+    assert two_slot_walk_sweeps(graph, cached=True) == ([6, 3, 1], [0, 1, 2, 0, 2, 0])
+
+
+def test_a_read_through_l1_sees_its_own_warps_stores_as_they_land():
+    """CC on edges 2-3, 2-4, 3-5 (warps as above): 2 reads at 0, its stores land at 3 (to
+    3) and 5 (to 4); 3 reads at 6 (2's position: status, row, two edge steps). The store to
+    3 is its own warp's (the SM's atomic drops the stale copy): through L1 too, 3 reads 2
+    and lowers 5 to 2 in sweep 1, and sweep 2 ({3, 4, 5}) lowers nothing."""
+    graph = Graph.from_edges(np.array([2, 2, 3]), np.array([3, 4, 5]), 6)
+    for cached in (False, True):
+        assert two_slot_walk_sweeps(graph, cached=cached) == ([6, 3], [0, 1, 2, 2, 2, 2])
 
 
 def test_a_staged_walk_reads_no_status_a_position():
@@ -608,8 +632,8 @@ def test_chunked_sweeps_reach_the_reference_answers(spec):
 
 
 def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
-                          walk: ChunkWalk, blocks: tuple[int, int] | None = None
-                          ) -> list[tuple[int, float, int]]:
+                          walk: ChunkWalk, blocks: tuple[int, int] | None = None,
+                          per_sector: int | None = None) -> list[tuple[int, float, int]]:
     """One timed chunked sweep over ``active`` (each its own slot), event by event in plain
     Python: its storing lanes as (position in the sweep's edge order, value, edge), and
     ``values`` lowered in place. Warp v // slots_per_warp, position v % chunk; a position
@@ -622,7 +646,10 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
     one timeline: a block of the first wave at 0, each later one, in order, at the next of
     the finishing times of the blocks one wave before it (a block lives its warps' longest
     walk: the staged statuses' round trip or a status read a position, then its active
-    positions')."""
+    positions'). ``per_sector`` (values a sector): a vertex reads its value through L1 (not
+    under a pooled walk): what had landed when the first active vertex of its sector read,
+    and what its own warp's lanes, below its value before the sweep, stored to it since,
+    landing by its read."""
     indptr, indices = fr.indptr.tolist(), fr.indices.tolist()
     weights = None if fr.edge_values is None else fr.edge_values.tolist()
     groups: dict[tuple, list[int]] = {}
@@ -667,6 +694,20 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
                           (wave, store_time(start, (first_edge[v] + j) // width[key]))))
             position += 1
     candidate, stored, pending = {}, [], []
+    l1 = per_sector is not None and not walk.pooled
+    fill: dict[int, tuple] = {}  # each sector's first read
+    for v in active if l1 else ():
+        fill[v // per_sector] = min(fill.get(v // per_sector, read_at[v]), read_at[v])
+    at_fill: dict[int, float] = {}  # each vertex's value when its sector filled
+    sweep_start = list(values)
+    issued: list[tuple] = []  # lanes below their target's value before the sweep
+
+    def seen(v: int, when: tuple) -> float:
+        if not l1:
+            return values[v]
+        own = [c for t, target, c, warp in issued if target == v and t <= when
+               and warp == v // walk.slots_per_warp]
+        return min([at_fill[v], *own])
 
     def land(batch):
         before = list(values)
@@ -679,11 +720,17 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
     for when in sorted(set(read_at.values())):
         land([lane for lane in pending if lane[3] <= when])
         pending = [lane for lane in pending if lane[3] > when]
+        for v in active:
+            if l1 and fill[v // per_sector] == when:
+                at_fill[v] = values[v]
         for lane in lanes:
             at, v, edge, _ = lane
             if read_at[v] == when:
-                candidate[at] = values[v] + (weights[edge] if weights else 0)
+                candidate[at] = seen(v, when) + (weights[edge] if weights else 0)
                 pending.append(lane)
+                if candidate[at] < sweep_start[indices[edge]]:
+                    issued.append((lane[3], indices[edge], candidate[at],
+                                   v // walk.slots_per_warp))
     land(pending)
     return sorted(stored)
 
@@ -905,3 +952,82 @@ def test_staggered_waves_only_where_the_device_says_so():
                                                                        staggered_waves=False))
     b = simulate(graph, "cc", "mapping=vwarp,w=32", small)
     assert a.time_us != b.time_us
+
+
+def l1_run_stores(fr, walk: ChunkWalk, blocks, cached: bool, expect: bool) -> list:
+    """Every sweep's stores of one run under ``walk`` (in waves of two warps, or with
+    ``blocks`` staggered), through L1 where ``cached``; with ``expect``, each sweep checked
+    against the event-by-event one."""
+    run = AsynchronousLowering(fr, cached_value_reads=cached, sector_bytes=32)
+    per_sector = 32 // run.values.dtype.itemsize if cached else None
+    values = run.values.tolist()
+    active = fr.iterations[0].active.astype(np.int64)
+    out = []
+    while active.size:
+        wave = 2 * walk.slots_per_warp if blocks is None else 2 * fr.n
+        if expect:
+            expected = timed_sweep_by_events(fr, values, active.tolist(), wave, walk, blocks,
+                                             per_sector=per_sector)
+        if blocks is None:
+            stores = run.launch(active, wave, slots=active, walk=walk)
+        else:
+            stores = run.launch(active, blocks[0] * blocks[1], slots=active,
+                                walk=StaggeredChunkWalk(walk, *blocks))
+        got = list(zip(stores.lanes.tolist(), stores.values.tolist(), stores.writes.tolist(),
+                       strict=True))
+        if expect:
+            assert got == expected
+            assert run.values.tolist() == values
+        out.append(got)
+        active = stores.lowered(fr.indices, fr.n)
+    return out
+
+
+@pytest.mark.parametrize("walk, blocks", [(ChunkWalk(4, 8, 1), None), (ChunkWalk(3, 12, 2), None),
+                                          (ChunkWalk(3, 12, 2, staged=True), None),
+                                          (ChunkWalk(4, 16, 0, pooled=True), None),
+                                          (ChunkWalk(4, 8, 1), (8, 2)),
+                                          (ChunkWalk(2, 4, 2, staged=True), (8, 5))])
+@pytest.mark.parametrize("spec", ["rmat:scale=7,ef=4,weights=random,seed=2",
+                                  "road:rows=9,weights=random,seed=1"])
+def test_chunk_walks_reading_through_l1_store_as_events_in_time_order_do(spec, walk, blocks):
+    """With ``cached_value_reads``, every sweep of SSSP and CC under a chunk walk (in waves,
+    or its blocks staggered): the same storing lanes, values and edges as the event-by-event
+    sweep whose vertices read what had landed when their sector filled, and their own
+    warp's stores since; and other stores than without L1 (a pooled walk, WER's table:
+    the same)."""
+    graph = load_graph(spec)
+    differs = []
+    for algorithm in ("sssp", "cc"):
+        fr = functional_run(graph, algorithm)
+        cached = l1_run_stores(fr, walk, blocks, True, True)
+        differs.append(cached != l1_run_stores(fr, walk, blocks, False, False))
+    assert any(differs) != walk.pooled
+
+
+@pytest.mark.parametrize("config", ["mapping=vwarp,w=8,chunk=16",
+                                    "mapping=vwarp,w=32,chunk=4,distribution=dynamic",
+                                    "mapping=vwarp,w=8,chunk=8,defer_threshold=16",
+                                    "mapping=vwarp,w=8,chunk=4,driven=temporal,"
+                                    "switch_to_topology=0.01"])
+def test_chunk_walks_reading_through_l1_reach_the_reference_answers(config):
+    """The presets read a chunk walk's values through L1 (``cached_value_reads``; not the
+    GT200's): SSSP and CC end at scipy's distances and components, in other sweeps than
+    reading them from L2 on some algorithm."""
+    graph = load_graph("rmat:scale=10,ef=8,weights=random,seed=4")
+    matrix = csr_matrix((graph.weights, graph.indices, graph.indptr), shape=(graph.n,) * 2)
+    h200 = get_device("h200")
+    assert h200.cached_value_reads and not get_device("gtx260").cached_value_reads
+    from_l2 = dataclasses.replace(h200, cached_value_reads=False)
+    assert device_digest(from_l2) == device_digest(
+        dataclasses.replace(h200, name="h200", cached_value_reads=False))
+    moved = []
+    for algorithm in ("sssp", "cc"):
+        result = simulate(graph, algorithm, config, h200, trace=True)
+        if algorithm == "sssp":
+            assert np.allclose(result.output, dijkstra(matrix, indices=result.source))
+        else:
+            assert np.array_equal(result.output, functional_run(graph, "cc").output)
+        other = simulate(graph, algorithm, config, from_l2, trace=True)
+        moved.append(result.trace["frontier"].tolist() != other.trace["frontier"].tolist())
+    assert any(moved)
