@@ -61,8 +61,11 @@ class Device:
     CC's labels) through the SM's L1, as plain loads go on GPUs whose L1 caches global loads
     (Fermi, Volta on): the first read of a sector fills it, later reads hit that copy, stale
     to other warps' stores landed since (``simulator.asynchronous.l1_reads``; on an H200,
-    reading them from L2 instead takes CC's chunk walks to the model without it). On every
-    preset but ``gtx260`` (no L1); left out of a device's digest while off.
+    reading them from L2 instead takes CC's chunk walks to the model without it). On by
+    default and on every preset, and left out of a device's digest while on (the presets'
+    digests, and the studies keyed by them, stay as they were); ``false`` in a device file
+    for a GPU whose L1 does not cache global loads (the GT200 has none; Kepler to Pascal
+    skip it by default).
     """
 
     name: str
@@ -306,7 +309,7 @@ def _read_device_table(path: Path) -> dict:
 # Fields added after devices' digests were first stored: left out of the digest while at
 # these values (the model without them), so a device's digest, and the studies keyed by it,
 # stay as they were.
-_DIGEST_NEUTRAL = {"staggered_waves": False, "cached_value_reads": False}
+_DIGEST_NEUTRAL = {"staggered_waves": False, "cached_value_reads": True}
 
 
 def device_digest(device: Device) -> str:
