@@ -1826,3 +1826,35 @@ def test_a_hand_merge_across_a_model_change_is_refused_and_repaired_to_the_journ
     rows = assert_sound(new, budget=8)
     assert {r["model_digest"] for r in rows} == {"0123456789abcdef"}
     assert main(["check", str(new)]) == 0
+
+
+def test_a_rebuild_of_a_lost_journal_killed_midway_resumes(tmp_path, capsys):
+    """A SIGKILL while `tune` rebuilds a lost journal from the rows had left trials without
+    the study's model, and every later resume was refused as "begun by an older warpsweep"
+    (probe R27): the rebuilt journal records the model and how the study runs first."""
+    import subprocess
+    import sys
+
+    results = tmp_path / "r"
+    tune(results)
+    before = assert_sound(results)
+    for path in Location.of(str(results)).journal_dir().glob("*.journal"):
+        path.unlink()
+    killed = f"""
+import os, optuna
+from tuner import api
+tell, calls = optuna.study.Study.tell, []
+def tell_then_die(self, *args, **kwargs):
+    calls.append(1)
+    if len(calls) == 4:
+        os._exit(9)  # as a SIGKILL: no handler, no flush
+    return tell(self, *args, **kwargs)
+optuna.study.Study.tell = tell_then_die
+api.tune({GRAPH!r}, trials={TRIALS}, sources=1, results={str(results)!r}, sampler="random")
+"""
+    run = subprocess.run([sys.executable, "-c", killed], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert run.returncode == 9, run.stderr
+    again = tune(results)
+    assert again.studies[0].done == TRIALS
+    assert len(assert_sound(results)) == len(before)

@@ -489,6 +489,12 @@ class StudyRun:
         requeue = [t.params for n, t in trials.items()
                    if n not in records and t.state == TrialState.RUNNING and t.params]
         attrs = dict(self.study.user_attrs)
+        # first in the new journal: the rows were checked to be this model's, and a journal
+        # cut short before them had read as an older warpsweep's, never to resume (probe R27)
+        if attrs.get("model") is None:
+            attrs["model"] = _model_attr()
+        if not attrs.get("spec"):
+            attrs["spec"] = self._spec_attr()
         for r in rows:
             if r.role == "reference":
                 attrs[f"ref:{r.label}"] = r.to_json()
@@ -544,6 +550,14 @@ class StudyRun:
         kept = f"; the old one is kept as {stale.name}" if stale is not None else ""
         print(f"warpsweep: study {self.key}: its journal was behind the results (trials "
               f"{_ranges(behind)}); rebuilt from the rows{kept}", file=sys.stderr)
+
+    def _spec_attr(self) -> dict[str, Any]:
+        """How the study runs, as its journal records it."""
+        return {"graph": self.spec.graph, "algorithm": self.spec.algorithm,
+                "device": self.spec.device, "space": self.space.name,
+                "space_digest": self.space.digest, "objective": str(self.spec.objective),
+                "sources": self.spec.n_sources(), "seed": self.spec.seed,
+                "sampler": self.spec.sampler}
 
     def _journal_knows_more(self, stored: Any) -> bool:
         """Whether the journal records a trial or reference the indexed rows lack."""
@@ -620,17 +634,9 @@ class StudyRun:
         retry: dict[Any, tuple[int, dict[str, Any]]] = {}
         self._name_metrics(self.study)
         if self.study.user_attrs.get("model") is None:
-            self.study.set_user_attr("model", {"digest": model_digest(),
-                                               "warpsweep": warpsweep_version(),
-                                               "commit": git_commit()})
+            self.study.set_user_attr("model", _model_attr())
         if not self.study.user_attrs.get("spec"):
-            self.study.set_user_attr("spec", {
-                "graph": self.spec.graph, "algorithm": self.spec.algorithm,
-                "device": self.spec.device, "space": self.space.name,
-                "space_digest": self.space.digest, "objective": str(self.spec.objective),
-                "sources": self.spec.n_sources(), "seed": self.spec.seed,
-                "sampler": self.spec.sampler,
-            })
+            self.study.set_user_attr("spec", self._spec_attr())
         for label, data in self.study.user_attrs.items():
             if label.startswith("ref:"):
                 record = TrialRecord.from_json(data)
@@ -1118,6 +1124,11 @@ def provenance(versions: Iterable[str | None], commits: Iterable[str | None]) ->
 def _provenance(records: list[TrialRecord]) -> str:
     """``provenance`` of the versions that made ``records``."""
     return provenance((r.warpsweep_version for r in records), (r.git_commit for r in records))
+
+
+def _model_attr() -> dict[str, str]:
+    """The cost model a journal records its study under: this code's."""
+    return {"digest": model_digest(), "warpsweep": warpsweep_version(), "commit": git_commit()}
 
 
 def _ranges(numbers: list[int]) -> str:
