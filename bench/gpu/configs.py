@@ -260,6 +260,19 @@ def file_spec(name: str, graphs_dir: str) -> str:
     return f"file:{graphs_dir.rstrip('/')}/{name},{FILE_OPTIONS}"
 
 
+def prepared_graphs(names: list[str], graphs_dir: str, algorithm: str):
+    """Each of ``names`` loaded and its functional run of ``algorithm`` done, as (graph,
+    ``measure.prepare``'s Prepared): a name with a colon is a generated graph's spec, any
+    other a file in ``graphs_dir``."""
+    from simulator.load import load_graph
+    from tuner.measure.measure import prepare
+
+    for name in names:
+        spec = name if ":" in name else file_spec(name, graphs_dir)
+        graph = load_graph(spec)
+        yield graph, prepare(graph, spec, algorithm)
+
+
 def graph_specs(graphs_dir: str, only: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """(spec to load here, spec as the repo's users write it) for every graph, generated first;
     ``only`` keeps the graphs whose short name or spec contains one of its strings."""

@@ -27,11 +27,9 @@ import configs  # noqa: E402
 
 from simulator import simulate  # noqa: E402
 from simulator.errors import WarpsweepError  # noqa: E402
-from simulator.load import load_graph  # noqa: E402
 from tuner.measure.check import check_output  # noqa: E402
 from tuner.measure.check import reference_output  # noqa: E402
 from tuner.measure.measure import Session  # noqa: E402
-from tuner.measure.measure import prepare  # noqa: E402
 from tuner.measure.plan import plan_for  # noqa: E402
 
 GRAPHS = ("ca-AstroPh.txt.gz", "p2p-Gnutella31.txt.gz", "coAuthorsDBLP.mtx.gz",
@@ -82,10 +80,7 @@ def main() -> None:
           f"{args.sim_device}")
     print(f"{'graph':22s} {'config':45s} {'min':>4s} {'med':>5s} {'max':>4s} {'sim':>4s} "
           f"{'ok':>3s}")
-    for name in args.graphs:
-        spec = name if ":" in name else configs.file_spec(name, args.graphs_dir)
-        graph = load_graph(spec)
-        prepared = prepare(graph, spec, args.algo)
+    for graph, prepared in configs.prepared_graphs(args.graphs, args.graphs_dir, args.algo):
         t0 = time.perf_counter()
         for config in CONFIGS:
             counts, correct = launch_counts(session, prepared, args.algo, config, args.runs)

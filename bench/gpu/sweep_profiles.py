@@ -26,11 +26,9 @@ import configs  # noqa: E402
 
 from simulator import simulate  # noqa: E402
 from simulator.errors import WarpsweepError  # noqa: E402
-from simulator.load import load_graph  # noqa: E402
 from tuner.measure.check import check_output  # noqa: E402
 from tuner.measure.check import reference_output  # noqa: E402
 from tuner.measure.measure import Session  # noqa: E402
-from tuner.measure.measure import prepare  # noqa: E402
 from tuner.measure.plan import plan_for  # noqa: E402
 
 CONFIGS = ("mapping=vwarp,w=32,chunk=4", "mapping=vwarp,w=8,chunk=16", "mapping=vwarp,w=32",
@@ -102,10 +100,7 @@ def main() -> None:
     loads = "from L2 only (ld.global.cg)" if args.l1 == "bypass" else "cached in L1"
     print(f"# {session.gpu_name}, status and value loads {loads}; simulator on "
           f"{args.sim_device}; per launch: GPU active (lowered) / simulator active")
-    for name in args.graphs:
-        spec = name if ":" in name else configs.file_spec(name, args.graphs_dir)
-        graph = load_graph(spec)
-        prepared = prepare(graph, spec, args.algo)
+    for graph, prepared in configs.prepared_graphs(args.graphs, args.graphs_dir, args.algo):
         for config in args.configs:
             rows, correct = gpu_profile(session, prepared, args.algo, config, args.l1)
             trace = simulate(graph, args.algo, config, args.sim_device,
