@@ -260,7 +260,8 @@ def l1_reads(walk: ChunkWalk | StaggeredWaves | StaggeredChunkWalk, slots: np.nd
              read_key: np.ndarray, values_per_sector: int) -> L1Reads | None:
     """How a chunk walk's own-value reads go through the SM's L1 (None for one slot a
     virtual warp, and for WER's tables): the sector of values a slot reads
-    (``values_per_sector`` of them) is filled by the sector's first read in the sweep, and
+    (``values_per_sector`` of them: the sector's bytes over the values' width, so CC's int64
+    labels 4 where the kernels' int32 labels are 8) is filled by the sector's first read, and
     a later read of it hits that copy, stale to other warps' stores landed since; the
     warp's own stores (its SM's atomics, which drop the copy) it sees as they land. On an
     H200, reading these values from L2 instead (``bench/gpu/sweep_profiles.py --l1

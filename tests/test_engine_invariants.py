@@ -63,7 +63,8 @@ def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
     0). A vertex reads its label when its position starts; its
     edge j stores at the end of the step it goes in (j // lanes, or its place in the pooled
     table // lanes; ``store_time``), lowering where below the label then; a read sees the
-    stores made by its time. Then the vertices of degree above ``threshold``, deferred to an
+    stores made by its time (in a chunk walk, through L1: ``asynchronous.l1_reads``). Then
+    the vertices of degree above ``threshold``, deferred to an
     outlier kernel that reads the main kernel's stores. ``strategy``: the sweep's (adaptive:
     the W its frontier picks), as ``walk_of`` reads it."""
     labels = list(range(fr.n))
@@ -87,17 +88,31 @@ def cc_sweep_edges(fr, threshold: int | None, chunk: int, strategy) -> int:
             start[v] = (0 if staged else position) + sum(
                 after_read(steps[(warp, q)]) for q in range(position) if (warp, q) in steps)
         stores = []  # (time, target, label)
+        # a chunk walk (not WER's table) reads labels through L1: what had landed when its
+        # 32-byte sector (4 of the simulator's int64 labels) was first read, and its own
+        # warp's stores below the target's label before the sweep, landed by its read
+        l1 = chunk > 1 and not pooled
+        fill: dict[int, int] = {}
+        for v in main if l1 else ():
+            fill[v // 4] = min(fill.get(v // 4, start[v]), start[v])
+        sweep_start, at_fill, issued = list(labels), {}, []
         for t in sorted(set(start.values())):
             for _, u, value in sorted(s for s in stores if s[0] <= t):
                 if value < labels[u]:
                     labels[u] = value
                     lowered.add(u)
             stores = [s for s in stores if s[0] > t]
+            at_fill.update({v: labels[v] for v in main if l1 and fill[v // 4] == t})
             for v in (v for v in main if start[v] == t):
                 key = (v // warp_slots, v % chunk)
+                seen = labels[v] if not l1 else min([at_fill[v]] + [
+                    value for at, u, value, warp in issued
+                    if u == v and warp == v // warp_slots and at <= t])
                 for j, u in enumerate(fr.indices[fr.indptr[v]:fr.indptr[v + 1]].tolist()):
-                    stores.append((store_time(t, (first_edge[v] + j) // width[key]), u,
-                                   labels[v]))
+                    at = store_time(t, (first_edge[v] + j) // width[key])
+                    stores.append((at, u, seen))
+                    if seen < sweep_start[u]:
+                        issued.append((at, u, seen, v // warp_slots))
         for _, u, value in sorted(stores):
             if value < labels[u]:
                 labels[u] = value
