@@ -307,8 +307,8 @@ def _read_device_table(path: Path) -> dict:
 
 
 # Fields added after devices' digests were first stored: left out of the digest while at
-# these values (the model without them), so a device's digest, and the studies keyed by it,
-# stay as they were.
+# these values (their defaults when added), so a device's digest, and the studies keyed by
+# it, stay as they were.
 _DIGEST_NEUTRAL = {"staggered_waves": False, "cached_value_reads": True}
 
 
