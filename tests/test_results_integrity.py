@@ -1858,3 +1858,44 @@ api.tune({GRAPH!r}, trials={TRIALS}, sources=1, results={str(results)!r}, sample
     again = tune(results)
     assert again.studies[0].done == TRIALS
     assert len(assert_sound(results)) == len(before)
+
+
+def test_a_trial_killed_while_its_knobs_were_drawn_is_not_requeued_half_drawn(tmp_path,
+                                                                           capsys):
+    """A trial killed between two of its knobs had been requeued with the knobs drawn so
+    far, the rest drawn outside the untried-configuration sampler (a repeat written while
+    configurations were untried, probe R27): a half-drawn trial is failed, not requeued."""
+    import subprocess
+    import sys
+
+    import optuna
+
+    results = tmp_path / "r"
+    killed = f"""
+import os
+from tuner import api
+from tuner.tuning.samplers import UserNamedTrial
+draw, calls = UserNamedTrial.suggest_int, []
+def draw_then_die(self, *args, **kwargs):
+    calls.append(1)
+    if len(calls) == 5:
+        os._exit(9)  # the trial's categorical knobs drawn, its chunk not
+    return draw(self, *args, **kwargs)
+UserNamedTrial.suggest_int = draw_then_die
+api.tune({GRAPH!r}, trials={TRIALS}, sources=1, results={str(results)!r}, sampler="random")
+"""
+    run = subprocess.run([sys.executable, "-c", killed], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert run.returncode == 9, run.stderr
+
+    def trials():
+        storage = optuna.storages.JournalStorage(
+            optuna.storages.journal.JournalFileBackend(str(journal_of(results))))
+        (name,) = optuna.study.get_all_study_names(storage)
+        return optuna.load_study(study_name=name, storage=storage).get_trials()
+
+    (half,) = [t for t in trials() if t.state == optuna.trial.TrialState.RUNNING]
+    assert "mapping" in half.params and "chunk" not in half.params
+    tune(results)
+    assert not [t for t in trials() if t.user_attrs.get("requeued_from") == half.number]
+    assert_sound(results)

@@ -551,6 +551,14 @@ class StudyRun:
         print(f"warpsweep: study {self.key}: its journal was behind the results (trials "
               f"{_ranges(behind)}); rebuilt from the rows{kept}", file=sys.stderr)
 
+    def _whole_configuration(self, params: dict[str, Any]) -> bool:
+        """Whether a trial's journal holds every knob the space draws for it."""
+        try:
+            self.space.suggest(UserNamedTrial(optuna.trial.FixedTrial(params), self.space))
+        except ValueError:
+            return False
+        return True
+
     def _spec_attr(self) -> dict[str, Any]:
         """How the study runs, as its journal records it."""
         return {"graph": self.spec.graph, "algorithm": self.spec.algorithm,
@@ -655,8 +663,13 @@ class StudyRun:
                 else:  # interrupted: fail it, and enqueue its configuration again
                     storage.set_trial_user_attr(t._trial_id, "interrupted", True)
                     self.study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
-                    self.study.enqueue_trial(self._journal_params(self.space.config_params(
-                        t.params)), user_attrs={"requeued_from": t.number})
+                    # only a whole one: knobs half drawn are no configuration, and the rest
+                    # drawn for an enqueued trial miss the untried-configuration sampler
+                    # (a repeat had been written while hundreds were untried, probe R27)
+                    if self._whole_configuration(t.params):
+                        self.study.enqueue_trial(self._journal_params(
+                            self.space.config_params(t.params)),
+                            user_attrs={"requeued_from": t.number})
                     continue
             elif data is None or not t.state.is_finished():
                 continue
