@@ -225,6 +225,10 @@ class StaggeredChunkWalk:
     def chunk(self) -> int:
         return self.walk.chunk
 
+    @property
+    def slots_per_warp(self) -> int:
+        return self.walk.slots_per_warp
+
     def waves(self, n_slots: int) -> int:
         """Waves of resident blocks a sweep over ``n_slots`` slots takes."""
         return _waves(n_slots, self.slots_per_block, self.resident_blocks)
@@ -248,10 +252,9 @@ class StaggeredChunkWalk:
 @dataclass(frozen=True)
 class L1Reads:
     """When a chunk walk's slots read their own values through L1 (``l1_reads``): each
-    active slot's ``read_key``, its sector's fill (``fill_key``: the earliest read of its
-    sector in the sweep) and its warp."""
+    active slot's sector's fill (``fill_key``: the earliest read of its sector in the
+    sweep) and its warp."""
 
-    read_key: np.ndarray
     fill_key: np.ndarray
     warp: np.ndarray
 
@@ -273,9 +276,8 @@ def l1_reads(walk: ChunkWalk | StaggeredWaves | StaggeredChunkWalk, slots: np.nd
     sector = slots // max(values_per_sector, 1)
     firsts = np.flatnonzero(run_starts(sector))
     fill = np.minimum.reduceat(read_key, firsts)
-    inner = walk.walk if isinstance(walk, StaggeredChunkWalk) else walk
-    return L1Reads(read_key, np.repeat(fill, np.diff(np.append(firsts, sector.size))),
-                   slots // inner.slots_per_warp)
+    return L1Reads(np.repeat(fill, np.diff(np.append(firsts, sector.size))),
+                   slots // walk.slots_per_warp)
 
 
 @dataclass(frozen=True)
@@ -556,7 +558,7 @@ class AsynchronousLowering:
             else:  # by the sector's fill, or its own warp's by the read itself
                 keep = lands <= l1.fill_key.take(readers)
                 keep |= ((l1.warp.take(owner.take(lanes)) == l1.warp.take(readers))
-                         & (lands <= l1.read_key.take(readers)))
+                         & (lands <= read_key.take(readers)))
             return lanes[keep], lane_candidate[keep]
 
         has_reader = reader >= 0
