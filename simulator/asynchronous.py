@@ -260,7 +260,8 @@ class L1Reads:
 
 
 def l1_reads(walk: ChunkWalk | StaggeredWaves | StaggeredChunkWalk, slots: np.ndarray,
-             read_key: np.ndarray, values_per_sector: int) -> L1Reads | None:
+             vertices: np.ndarray, read_key: np.ndarray, values_per_sector: int
+             ) -> L1Reads | None:
     """How a chunk walk's own-value reads go through the SM's L1 (None for one slot a
     virtual warp, and for WER's tables): the sector of values a slot reads
     (``values_per_sector`` of them: the sector's bytes over the values' width, so CC's int64
@@ -269,15 +270,20 @@ def l1_reads(walk: ChunkWalk | StaggeredWaves | StaggeredChunkWalk, slots: np.nd
     warp's own stores (its SM's atomics, which drop the copy) it sees as they land. On an
     H200, reading these values from L2 instead (``bench/gpu/sweep_profiles.py --l1
     bypass``) takes CC's chunk walks to the sweeps the model without L1 gave
-    (docs/fidelity.md). ``slots``: the active slots,
-    ascending; ``read_key``: each one's read time."""
+    (docs/fidelity.md). ``slots``: the active slots, ascending (their warps);
+    ``vertices``: the vertex each reads, whose address gives the sector (a spatial hybrid
+    numbers its slots over the partitions it lists, so a slot's neighbour in the walk may
+    lie in another sector); ``read_key``: each one's read time."""
     if getattr(walk, "chunk", 1) <= 1 or walk.pooled or slots.size == 0:
         return None
-    sector = slots // max(values_per_sector, 1)
-    firsts = np.flatnonzero(run_starts(sector))
-    fill = np.minimum.reduceat(read_key, firsts)
-    return L1Reads(np.repeat(fill, np.diff(np.append(firsts, sector.size))),
-                   slots // walk.slots_per_warp)
+    sector = vertices // max(values_per_sector, 1)
+    order = stable_order(sector)
+    ordered = sector.take(order)
+    firsts = np.flatnonzero(run_starts(ordered))
+    fill = np.empty(sector.size, dtype=read_key.dtype)
+    fill[order] = np.repeat(np.minimum.reduceat(read_key.take(order), firsts),
+                            np.diff(np.append(firsts, sector.size)))
+    return L1Reads(fill, slots // walk.slots_per_warp)
 
 
 @dataclass(frozen=True)
@@ -473,7 +479,7 @@ class AsynchronousLowering:
         start, lane_base, width = walk.schedule(slots[expanding], lengths)
         span = int(start.max() + ROW_TRIPS + EDGE_STEP_TRIPS * (lengths.max() + 1) + 1)
         read_key = wave_of[expanding].astype(np.int64) * span + start
-        l1 = (l1_reads(walk, slots[expanding], read_key,
+        l1 = (l1_reads(walk, slots[expanding], vertices, read_key,
                        self.sector_bytes // self.values.dtype.itemsize)
               if self.cached_value_reads else None)
         edges, local = edge_ids(self.indptr, vertices, with_local=True, lengths=lengths)
@@ -518,7 +524,8 @@ class AsynchronousLowering:
         """Each lane's candidate in a timed sweep: its slot's read (the least of its
         vertex's value before the sweep and the values stored to it at or before its
         ``read_key``; with ``l1``, the stores landed by its sector's fill and its own warp's
-        by its read) plus its edge's weight (``before``: each lane's target's value before
+        atomics, each lane's below its target's value before the sweep, by its read) plus
+        its edge's weight (``before``: each lane's target's value before
         the sweep). Every slot reads its value before the sweep, then those an earlier-timed
         store lowered read again, until none is lowered (a store comes after its own slot's
         read, so this settles)."""

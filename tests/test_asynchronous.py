@@ -633,7 +633,9 @@ def test_chunked_sweeps_reach_the_reference_answers(spec):
 
 def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
                           walk: ChunkWalk, blocks: tuple[int, int] | None = None,
-                          per_sector: int | None = None) -> list[tuple[int, float, int]]:
+                          per_sector: int | None = None,
+                          slot_of: dict[int, int] | None = None
+                          ) -> list[tuple[int, float, int]]:
     """One timed chunked sweep over ``active`` (each its own slot), event by event in plain
     Python: its storing lanes as (position in the sweep's edge order, value, edge), and
     ``values`` lowered in place. Warp v // slots_per_warp, position v % chunk; a position
@@ -649,13 +651,16 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
     positions'). ``per_sector`` (values a sector): a vertex reads its value through L1 (not
     under a pooled walk): what had landed when the first active vertex of its sector read,
     and what its own warp's lanes, below its value before the sweep, stored to it since,
-    landing by its read."""
+    landing by its read. ``slot_of`` (a spatial hybrid's listed partitions): each vertex's
+    slot, which places it in its wave, warp, position and block; its value's sector is the
+    vertex's own (memory's), not its slot's."""
+    slot = (lambda v: v) if slot_of is None else slot_of.__getitem__
     indptr, indices = fr.indptr.tolist(), fr.indices.tolist()
     weights = None if fr.edge_values is None else fr.edge_values.tolist()
     groups: dict[tuple, list[int]] = {}
     for v in active:
-        groups.setdefault((v // wave_slots, v // walk.slots_per_warp, v % walk.chunk),
-                          []).append(v)
+        groups.setdefault((slot(v) // wave_slots, slot(v) // walk.slots_per_warp,
+                           slot(v) % walk.chunk), []).append(v)
     degree = {v: indptr[v + 1] - indptr[v] for v in active}
     steps, width, first_edge = position_steps(groups, degree, walk.lanes, walk.pooled)
 
@@ -672,7 +677,7 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
         for _, warp, p in groups:
             walk_of[warp] = walk_of.get(warp, statuses) + after_read(steps[(0, warp, p)])
         life = {}
-        for b in range(max(active) // per_block + 1):
+        for b in range(max(map(slot, active)) // per_block + 1):
             life[b] = max([statuses] + [w for warp, w in walk_of.items()
                                         if warp * walk.slots_per_warp // per_block == b])
             if b < resident:
@@ -683,11 +688,11 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
                 block_start[b] = freed[b % resident]
     read_at, lanes, position = {}, [], 0
     for v in active:  # lanes in the sweep's edge order
-        wave, warp, p = v // wave_slots, v // walk.slots_per_warp, v % walk.chunk
+        wave, warp, p = slot(v) // wave_slots, slot(v) // walk.slots_per_warp, slot(v) % walk.chunk
         key = (wave, warp, p)
         start = walked(wave, warp, p)
         if blocks is not None:
-            start += block_start[v // blocks[0]] + (1 if walk.staged else 0)
+            start += block_start[slot(v) // blocks[0]] + (1 if walk.staged else 0)
         read_at[v] = (wave, start)
         for j in range(degree[v]):
             lanes.append((position, v, indptr[v] + j,
@@ -706,7 +711,7 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
         if not l1:
             return values[v]
         own = [c for t, target, c, warp in issued if target == v and t <= when
-               and warp == v // walk.slots_per_warp]
+               and warp == slot(v) // walk.slots_per_warp]
         return min([at_fill[v], *own])
 
     def land(batch):
@@ -730,7 +735,7 @@ def timed_sweep_by_events(fr, values: list, active: list[int], wave_slots: int,
                 pending.append(lane)
                 if candidate[at] < sweep_start[indices[edge]]:
                     issued.append((lane[3], indices[edge], candidate[at],
-                                   v // walk.slots_per_warp))
+                                   slot(v) // walk.slots_per_warp))
     land(pending)
     return sorted(stored)
 
@@ -1003,6 +1008,38 @@ def test_chunk_walks_reading_through_l1_store_as_events_in_time_order_do(spec, w
         cached = l1_run_stores(fr, walk, blocks, True, True)
         differs.append(cached != l1_run_stores(fr, walk, blocks, False, False))
     assert any(differs) != walk.pooled
+
+
+@pytest.mark.parametrize("partition", [3, 5, 6])
+def test_a_spatial_walk_reads_through_l1_by_its_vertices_sectors_not_its_slots(
+        partition):
+    """A spatial hybrid numbers its slots over the partitions it lists, so consecutive slots
+    may hold vertices of two sectors: a vertex reads through the copy of its own value's
+    sector (review CR27: the slots' had been taken), as the event-by-event sweep does, on
+    every sweep of SSSP and CC."""
+    graph = load_graph("rmat:scale=7,ef=4,weights=random,seed=2")
+    walk = ChunkWalk(2, 8, 4)
+    compared = 0
+    for algorithm in ("sssp", "cc"):
+        fr = functional_run(graph, algorithm)
+        run = AsynchronousLowering(fr, cached_value_reads=True, sector_bytes=32)
+        per_sector = 32 // run.values.dtype.itemsize
+        values = run.values.tolist()
+        active = fr.iterations[0].active.astype(np.int64)
+        while active.size:
+            reps = np.unique(active // partition)  # the partitions listed, as the driver's
+            slots = reps.searchsorted(active // partition) * partition + active % partition
+            expected = timed_sweep_by_events(
+                fr, values, active.tolist(), 2 * walk.slots_per_warp, walk,
+                per_sector=per_sector, slot_of=dict(zip(active.tolist(), slots.tolist(),
+                                                        strict=True)))
+            stores = run.launch(active, 2 * walk.slots_per_warp, slots=slots, walk=walk)
+            assert list(zip(stores.lanes.tolist(), stores.values.tolist(),
+                            stores.writes.tolist(), strict=True)) == expected
+            assert run.values.tolist() == values
+            compared += int(not np.array_equal(slots // per_sector, active // per_sector))
+            active = stores.lowered(fr.indices, fr.n)
+    assert compared  # some sweep's slots and vertices fell in different sectors
 
 
 @pytest.mark.parametrize("config", ["mapping=vwarp,w=8,chunk=16",

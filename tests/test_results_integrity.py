@@ -1816,8 +1816,16 @@ def test_a_hand_merge_across_a_model_change_is_refused_and_repaired_to_the_journ
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, target)
     assert {r["model_digest"] for r in read_trials(str(new)).to_pylist()} > {"0123456789abcdef"}
-    with pytest.raises(ConflictError, match=r"2 cost models .*check .* --repair"):
+    with pytest.raises(ConflictError, match=r"2 cost models .*check .* --repair`, which keeps "
+                       r"the rows of its journal's model"):
         tune(new, trials=8)
+    journal = next(Location.of(str(new)).journal_dir().glob("*.journal"))
+    journal.rename(journal.with_suffix(".aside"))
+    # without the journal the repair keeps the first-written rows: the refusal says so,
+    # rather than promise the journal's model (review CR27)
+    with pytest.raises(ConflictError, match=r"journal gone, keeps the rows written first"):
+        tune(new, trials=8)
+    journal.with_suffix(".aside").rename(journal)
     capsys.readouterr()
     main(["check", str(new), "--repair"])
     rows = read_trials(str(new)).to_pylist()

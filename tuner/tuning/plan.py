@@ -199,11 +199,17 @@ def check_row_models(results: str | Path, keys: list[str]) -> None:
             found = sorted(r["model_digest"] for r in models.to_pylist()
                            if r["study_key"] == key)
             if len(found) > 1:
+                # without its journal nothing records which model is the study's: the
+                # repair then keeps the rows written first (review CR27)
+                repair = ("which keeps the rows of its journal's model"
+                          if key in location.journals() else
+                          "which, with the study's journal gone, keeps the rows written "
+                          "first; to keep another run's, move the other files out of "
+                          "trials/ first")
                 raise ConflictError(
                     f"study {key}: its rows in {results} were computed under "
                     f"{len(found)} cost models ({', '.join(found)}): rows copied from "
-                    f"another run; run `warpsweep check {results} --repair`, which keeps "
-                    "the rows of its journal's model")
+                    f"another run; run `warpsweep check {results} --repair`, {repair}")
         wanted = wanted & pc.field("model_digest").is_null()
     columns = [c for c in ("study_key", "warpsweep_version", "git_commit")
                if c in dataset.schema.names]
