@@ -177,6 +177,8 @@ class Policy:
         if self.tree is None:
             return False
         tree = self.tree if graph is None else self.residual(graph)
+        if len(self.candidates) == 1 or len(_leaf_choices(tree)) == 1:
+            return False  # whatever it counts, it keeps one candidate (probe CORRECT2)
         return any(node["feature"] not in HOST_FEATURES
                    for node in Policy(self.candidates, tree=tree).splits())
 
@@ -209,7 +211,8 @@ class Policy:
             return True
         if self.tree is None:
             return len(set(self.schedule)) == 1
-        return all(node["feature"] in GRAPH_FEATURES for node in self.splits())
+        return (len(_leaf_choices(self.tree)) == 1
+                or all(node["feature"] in GRAPH_FEATURES for node in self.splits()))
 
     def rules(self) -> list[dict[str, Any]]:
         """The tree (or schedule) as flat rules, first match wins: conditions, candidate index,
@@ -710,3 +713,10 @@ def _convert_out(pending: np.ndarray, held: str, strategy: Strategy,
     scatter = to_sweeps_kernel(fr.algorithm, int(pending.size), strategy, device,
                                launcher.costs, other)
     return 0.0 if scatter is None else scatter.cycles
+
+
+def _leaf_choices(tree: dict[str, Any]) -> set[int]:
+    """The candidates a tree's leaves choose."""
+    if "choose" in tree:
+        return {int(tree["choose"])}
+    return _leaf_choices(tree["le"]) | _leaf_choices(tree["gt"])

@@ -334,6 +334,27 @@ def test_a_graph_level_policy_keeps_one_candidate_and_pays_no_counters():
                                      rel=1e-12)
 
 
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "cc"])
+def test_a_policy_whose_leaves_all_choose_one_candidate_pays_no_counters(algorithm):
+    """A tree splitting on the frontier whose leaves all choose one candidate (or a policy of
+    one candidate) keeps that candidate whatever it counts: its run is the constant run to
+    the last bit, as docs/selector.md says (probe CORRECT2: it had paid the counters)."""
+    graph = load_graph("rmat:scale=9,ef=8,weights=random,seed=1")
+    fr = functional_run(graph, algorithm)
+    tree = {"feature": "frontier_frac", "threshold": 0.5, "le": {"choose": 0},
+            "gt": {"choose": 0}}
+    constant = simulate(graph, algorithm, DATA, "h100", functional=fr).time_us
+    for candidates in ((Strategy.parse(DATA),), (Strategy.parse(DATA), Strategy.parse(TOPO))):
+        policy = Policy(candidates, tree=tree)
+        assert policy.constant() and not policy.needs_counters()
+        its = policy_iteration_costs(fr, policy, H100)
+        assert all(it.feature_cycles == 0 for it in its)
+        assert _us(its) == pytest.approx(constant, rel=1e-12)
+    two = Policy((Strategy.parse(DATA), Strategy.parse(TOPO)),
+                 tree={**tree, "gt": {"choose": 1}})
+    assert not two.constant() and two.needs_counters()
+
+
 def test_tune_searches_the_policy_space_in_process(tmp_path, monkeypatch):
     """search_spaces/policy.yaml end to end: a few trials on a generated graph, in this
     process (workers=0), each a run of policies/bfs-h100.json with policy_t1 sampled."""
