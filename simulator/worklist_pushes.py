@@ -21,6 +21,8 @@ from simulator.layout import unit_shape
 from simulator.layout import worklist_layouts
 from simulator.mappings import MAPPINGS
 from simulator.pushes import arrival_order
+from simulator.pushes import lowering_stores
+from simulator.pushes import lowering_winners
 from simulator.pushes import racing_lowerings
 from simulator.pushes import racing_stores
 from simulator.sectors import floor_div
