@@ -157,23 +157,6 @@ def lowering_winners(step: np.ndarray, target: np.ndarray, value: np.ndarray) ->
     return np.sort(_lowering(step, target, value, None))
 
 
-def racing_lowerings(unit: np.ndarray, step: np.ndarray, target: np.ndarray,
-                     value: np.ndarray, resident: int, unit_first_step: np.ndarray,
-                     lane: np.ndarray | None = None, *, units: int | None = None
-                     ) -> np.ndarray:
-    """``lowering_winners`` of storing lanes (their warp unit and global warp step, in lane
-    order, or in any order with their ``lane``) whose atomicMins on one target race at the
-    L2 in the order their pushes reach the tail (``arrival_order``: by wave, by the step
-    within their unit, concurrent warps in no fixed order; a warp's own lanes in lane
-    order): those below every earlier arrival's value push. Indices, ascending."""
-    if unit.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    order = arrival_order(unit, step, "atomic", resident, unit_first_step, lane, units=units)
-    race = np.empty(order.size, dtype=np.int64)
-    race[order] = np.arange(order.size)
-    return np.sort(_lowering(race, target, value, None))
-
-
 def _lowering(step, target, value, lanes):
     """Indices of the lanes that lower their target (in no set order): see
     ``lowering_stores``; ``lanes``: their order where it is not the one given."""

@@ -23,7 +23,6 @@ from simulator.mappings import MAPPINGS
 from simulator.pushes import arrival_order
 from simulator.pushes import lowering_stores
 from simulator.pushes import lowering_winners
-from simulator.pushes import racing_lowerings
 from simulator.pushes import racing_stores
 from simulator.sectors import floor_div
 from simulator.slot_views import full_view
@@ -75,12 +74,8 @@ def who_pushes_what(launch, store_lanes, group, unit_of_step, edges, neighbours,
             lanes = store_lanes[later_steps_see_earlier(group[store_lanes],
                                                         neighbours[store_lanes], values)]
         else:
-            step = group[store_lanes]
-            ascending = bool((store_lanes[1:] > store_lanes[:-1]).all())
-            lanes = store_lanes[racing_lowerings(
-                unit_of_step[step], step, neighbours[store_lanes], values, resident,
-                np.cumsum(steps_per_unit) - steps_per_unit,
-                None if ascending else store_lanes, units=layout.units)]
+            lanes = lowering_stores(group[store_lanes], neighbours[store_lanes], values,
+                                    store_lanes)
     else:
         lanes = racing_stores(group[store_lanes], neighbours[store_lanes], store_lanes)
     lane_group = group[lanes]
@@ -317,9 +312,7 @@ def _lockstep_lowering_pushes(indptr, indices, launch, strategy, device
     if launch.rechecks:  # each lane that read a higher value stores, and pushes
         won = np.flatnonzero(later_steps_see_earlier(step, target, launch.write_values))
     else:
-        won = racing_lowerings(unit, step, target, launch.write_values,
-                               resident_warps(strategy, device), position_base[::c],
-                               units=units)
+        won = lowering_winners(step, target, launch.write_values)
     pushers_of = _pushers_of(unit, step, slot, strategy, units, steps, units * per_unit)
     pushers = pushers_of(won)
     pushed = won
