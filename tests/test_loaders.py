@@ -939,7 +939,7 @@ def test_the_adaptive_cache_under_a_user_with_no_home_is_refused_in_one_line(mon
     from tuner.selection import adaptive
 
     monkeypatch.setenv("WARPSWEEP_CACHE", _no_such_user())
-    with pytest.raises(ConfigError, match="WARPSWEEP_CACHE=.*no such user"):
+    with pytest.raises(ConfigError, match="WARPSWEEP_CACHE '.*': no such user"):
         adaptive.cache_dir()
 
 

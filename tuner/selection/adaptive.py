@@ -45,6 +45,7 @@ from simulator.policy import FEATURES
 from simulator.policy import Policy
 from simulator.policy import policy_iteration_costs
 from simulator.strategy import Strategy
+from tuner.results.location import home_path
 
 # The pool a policy's candidates are drawn from (each fold picks its own few from its training
 # graphs, ``fold_candidates``): thread with and without donation, every virtual warp width,
@@ -85,11 +86,9 @@ ORACLE_SEGMENTS = 6
 def cache_dir() -> Path:
     """Where per-iteration tables are kept (``WARPSWEEP_CACHE`` or ~/.cache/warpsweep)."""
     base = os.environ.get("WARPSWEEP_CACHE")
-    try:
-        return Path(base or Path.home() / ".cache" / "warpsweep").expanduser() / "adaptive"
-    except RuntimeError:  # a ~user with no home: pathlib's RuntimeError, not one line
-        raise ConfigError(f"WARPSWEEP_CACHE={base!r}: cannot expand "
-                          f"{str(base).split('/', 1)[0]!r}: no such user") from None
+    if base:
+        return home_path(base, "WARPSWEEP_CACHE") / "adaptive"
+    return Path.home() / ".cache" / "warpsweep" / "adaptive"
 
 
 def candidate_strategies(candidates: Sequence[str] = CANDIDATES) -> tuple[Strategy, ...]:
