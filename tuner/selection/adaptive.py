@@ -38,7 +38,6 @@ import numpy as np
 
 from simulator.costs import total_cost
 from simulator.device import get_device
-from simulator.errors import ConfigError
 from simulator.functional import functional_run
 from simulator.load import load_graph
 from simulator.policy import FEATURES
