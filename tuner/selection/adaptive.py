@@ -84,10 +84,8 @@ ORACLE_SEGMENTS = 6
 
 def cache_dir() -> Path:
     """Where per-iteration tables are kept (``WARPSWEEP_CACHE`` or ~/.cache/warpsweep)."""
-    base = os.environ.get("WARPSWEEP_CACHE")
-    if base:
-        return home_path(base, "WARPSWEEP_CACHE") / "adaptive"
-    return Path.home() / ".cache" / "warpsweep" / "adaptive"
+    base = os.environ.get("WARPSWEEP_CACHE") or "~/.cache/warpsweep"
+    return home_path(base, "WARPSWEEP_CACHE") / "adaptive"
 
 
 def candidate_strategies(candidates: Sequence[str] = CANDIDATES) -> tuple[Strategy, ...]:
