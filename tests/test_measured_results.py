@@ -265,6 +265,33 @@ def test_a_measured_file_tune_verify_cannot_have_written_is_refused_by_every_rea
     assert not path.exists() and cli(capsys, "best", "--results", str(results))[0] == 0
 
 
+def test_a_second_measured_file_of_a_study_in_a_subfolder_is_refused_not_joined(results,
+                                                                                 capsys):
+    """An earlier verification kept beside the current one (``measured/old/<key>.parquet``)
+    had been read as well: every configuration counted twice, the faster (stale) time
+    taken, two winners, and `check` said "no problem" (probe MEASURED2, high). Every reader
+    now refuses it in one line naming the file; `check` names it and `--repair` sets it
+    aside, after which the study's own measurements read as before."""
+    path = next((results / "measured").glob("*.parquet"))
+    before = cli(capsys, "best", "--results", str(results))[1]
+    kept = results / "measured" / "old" / path.name
+    kept.parent.mkdir()
+    _edit_rows(path, lambda rows: rows)  # the same rows, written again
+    shutil.copy(path, kept)
+    _edit_rows(kept, lambda rows: [dict(r, measured_us=r["measured_us"] / 10)
+                                   if r["measured_us"] else r for r in rows])
+    for verb in (["best", "--results", str(results)],
+                 ["query", "SELECT count(*) FROM measured", "--results", str(results)],
+                 ["calibrate", str(results), "--out", str(results / "x.toml")]):
+        code, out, err = cli(capsys, *verb)
+        assert code == 2 and str(kept) in err and "in a folder below it" in err, (verb, err)
+    code, out, _ = cli(capsys, "check", str(results))
+    assert code == 1 and str(kept) in out
+    assert cli(capsys, "check", str(results), "--repair")[0] == 0
+    assert not kept.exists() and path.exists()
+    assert cli(capsys, "best", "--results", str(results))[1] == before
+
+
 # -- best and the report ----------------------------------------------------------------------
 def test_best_shows_measured_us_and_names_the_measured_winner(results, capsys):
     code, out, _ = cli(capsys, "best", "--results", str(results))

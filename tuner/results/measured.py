@@ -70,6 +70,14 @@ def read_measured_file(location: Location, path: str) -> tuple[pa.Table | None, 
     """One measured file in ``COLUMNS``, or why it is damaged: unreadable, a column of
     another type, or rows ``tune --verify`` cannot have written (``measured_problem``)."""
     fs = None if location.local else location.fs
+    folder, name = path.rstrip("/").rsplit("/", 1)
+    if folder != location.path(MEASURED_DIR).rstrip("/"):
+        # a second file of a study (an earlier verification kept in a subfolder) would be
+        # joined beside the current one: counts doubled, the faster copy taken (probe
+        # MEASURED2)
+        return None, (f"a measured file lies at {MEASURED_DIR}/<study key>.parquet, this one "
+                      "in a folder below it: another copy of the measurements of study "
+                      f"{name.removesuffix('.parquet')}, which a re-verify replaces whole")
     try:
         table = pq.ParquetFile(path, filesystem=fs, page_checksum_verification=True).read()
     except (OSError, pa.ArrowException, ValueError) as exc:
