@@ -406,6 +406,22 @@ def test_select_learns_the_measured_best(results, tmp_path, capsys):
     assert any(simulated.best_config(i).get("w") != 8 for i in range(len(GRAPHS)))
 
 
+def test_select_uses_measured_rows_that_name_no_gpu_as_calibrate_does(results, tmp_path,
+                                                                       capsys):
+    """Rows that name no GPU may be the device's: calibrate fits them as its rows, and
+    select train learns them (probe MEASURED2: they had been left out as "measurements on an
+    unnamed GPU, not h100's GPU")."""
+    for path in (results / "measured").glob("*.parquet"):
+        _edit_rows(path, _drop_column("gpu_name"))
+    matrix = sel.load_matrix(results, "bfs", "h100")
+    assert matrix.measured == [True] * len(GRAPHS) and not matrix.other_gpus
+    code, out, err = cli(capsys, "select", "train", "--results", str(results), "--model",
+                         str(tmp_path / "m.json"))
+    assert code == 0, err
+    assert f"(tune --verify, an unnamed GPU): {len(GRAPHS)} of {len(GRAPHS)} graphs" in out
+    assert "not h100's GPU" not in out
+
+
 def test_measured_times_put_the_measured_winner_first():
     simulated = {"a": 10.0, "b": 20.0, "c": 30.0, "d": 5.0}
     got = measured_times(simulated, {"a": 40.0, "b": 30.0})

@@ -377,9 +377,11 @@ def _measured_sums(con: Any, algorithm: str, device: str
     rows = _rows(con, "SELECT graph_id, config, measured_us, gpu_name FROM measured WHERE "
                  "correct AND measured_us > 0 AND isfinite(measured_us) AND algorithm = ? AND "
                  "device = ?", [algorithm, device])
-    named = {r["gpu_name"] or "an unnamed GPU" for r in rows}
-    others = sorted(g for g in named if measured_on(device, g) is False)
-    used = sorted(named - set(others))
+    names = {r["gpu_name"] or "" for r in rows}
+    # a row naming no GPU may be the device's: used, as calibrate fits it (probe MEASURED2:
+    # its placeholder name had been judged another GPU's)
+    others = sorted(g for g in names if g and measured_on(device, g) is False)
+    used = sorted(g for g in names - set(others) if g)
     if len(used) > 1:
         raise ConfigError(
             f"the {algorithm} studies on {device} were measured on {len(used)} GPUs "
@@ -387,7 +389,7 @@ def _measured_sums(con: Any, algorithm: str, device: str
             "times; set the other GPUs' files aside (RESULTS/measured/) or train from a copy")
     out: dict[str, dict[str, float]] = {}
     for r in rows:
-        if (r["gpu_name"] or "an unnamed GPU") not in used:
+        if (r["gpu_name"] or "") in others:
             continue
         try:
             key = config_key(canonical_params(Strategy.parse(r["config"]).to_params()))
@@ -396,7 +398,7 @@ def _measured_sums(con: Any, algorithm: str, device: str
                               f"({exc}): run `warpsweep check`") from None
         times = out.setdefault(r["graph_id"], {})
         times[key] = min(times.get(key, math.inf), float(r["measured_us"]))
-    return out, (used[0] if used else None), others
+    return out, (used[0] if used else "an unnamed GPU" if "" in names else None), others
 
 
 def measured_times(simulated: dict[str, float], measured: dict[str, float]
