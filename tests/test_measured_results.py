@@ -292,6 +292,40 @@ def test_a_second_measured_file_of_a_study_in_a_subfolder_is_refused_not_joined(
     assert cli(capsys, "best", "--results", str(results))[1] == before
 
 
+def test_measurements_of_a_study_started_over_are_named_by_check_and_calibrate(results,
+                                                                               capsys):
+    """A study started over keeps no trial row, but its measured file stayed: `check` said
+    "no problem", and calibrate refused the whole directory naming neither file nor study
+    (probe MEASURED2). Now check names the file, --repair sets it aside, calibrate's line
+    names it too; after the repair calibrate fits the other studies."""
+    path = next((results / "measured").glob("*.parquet"))
+    study = path.name.removesuffix(".parquet")
+    for part in (results / "trials").rglob("*.parquet"):
+        keys = set(pq.read_table(part, columns=["study_key"]).column(0).to_pylist())
+        assert keys == {study} or study not in keys  # one study a file here
+        if keys == {study}:
+            part.unlink()
+    for journal in (results / "studies").glob(f"{study}*"):
+        journal.unlink()
+    code, out, _ = cli(capsys, "check", str(results))
+    assert code == 1 and f"{path}: its study has no trial rows" in out
+    code, out, err = cli(capsys, "calibrate", str(results), "--out", str(results / "x.toml"))
+    assert code == 2 and f"measured/{path.name}" in err and "check" in err
+    assert cli(capsys, "check", str(results), "--repair")[0] == 0 and not path.exists()
+    code, out, err = cli(capsys, "calibrate", str(results), "--out", str(results / "x.toml"))
+    assert code == 0, err
+
+
+def test_calibrate_for_a_gpu_the_results_never_measured_says_so_first(results, capsys):
+    """--gpu naming a GPU the results hold no row of: "nothing measured on it", with the GPUs
+    measured, before any advice on --device (which had sent the user to a preset that failed
+    the same way; probe MEASURED2)."""
+    code, out, err = cli(capsys, "calibrate", str(results), "--gpu", "NVIDIA H200", "--out",
+                         str(results / "x.toml"))
+    assert code == 2
+    assert "nothing measured on 'NVIDIA H200' (measured on: Stand-in H100 GPU)" in err
+
+
 # -- best and the report ----------------------------------------------------------------------
 def test_best_shows_measured_us_and_names_the_measured_winner(results, capsys):
     code, out, _ = cli(capsys, "best", "--results", str(results))

@@ -163,7 +163,7 @@ def load_measured_results(
 
     con = connect(results)
     rows = con.execute("""
-        SELECT m.algorithm, m.graph_id, m.graph_spec, m.config, m.variant, m.correct,
+        SELECT m.study_key, m.algorithm, m.graph_id, m.graph_spec, m.config, m.variant, m.correct,
                m.measured_us AS time_us, m.kernel_us, m.gpu_name, m.note,
                coalesce(m.source, (SELECT any_value(t.sources[1]) FROM trials t
                                    WHERE t.study_key = m.study_key AND len(t.sources) > 0))
@@ -176,13 +176,20 @@ def load_measured_results(
     if not rows:
         raise ConfigError(f"{where}: no measured rows (measured/ holds none): measure on a "
                           "GPU first, e.g. warpsweep tune ... --verify 5")
-    names = ("algorithm", "graph_id", "graph_spec", "config", "variant", "correct", "time_us",
-             "kernel_us", "gpu_name", "note", "source", "name", "m")
+    names = ("study_key", "algorithm", "graph_id", "graph_spec", "config", "variant",
+             "correct", "time_us", "kernel_us", "gpu_name", "note", "source", "name", "m")
     found = [dict(zip(names, r, strict=True)) for r in rows]
-    lost = [r for r in found if r["graph_spec"] is None]
+    lost = sorted({r["study_key"] for r in found if r["graph_spec"] is None})
     if lost:
-        raise ConfigError(f"{where}: {len(lost)} measured row(s) whose study has no trial rows "
-                          "(its graph and algorithm are unknown)")
+        raise ConfigError(
+            f"{where}: the measured rows of {len(lost)} stud{'y' if len(lost) == 1 else 'ies'} "
+            f"with no trial rows ({', '.join(f'measured/{k}.parquet' for k in lost[:3])}"
+            f"{' ...' if len(lost) > 3 else ''}; their graph and algorithm are unknown): "
+            f"`warpsweep check {results} --repair` sets them aside")
+    if gpu is not None and gpu not in {r["gpu_name"] or "unknown GPU" for r in found}:
+        gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found})
+        raise ConfigError(f"{where}: nothing measured on {gpu!r} (measured on: "
+                          f"{', '.join(gpus)})")
     if device is not None:
         kept = _of_the_device(found, device, gpu, where)
         if len(kept) < len(found) and left_out is not None:

@@ -180,6 +180,13 @@ def check(results: str, repair: bool = False) -> Report:
                         *(t.column(c).to_pylist() for c in ("study_key", "trial", "label",
                                                             "time_us")), strict=True))
             problem = claims_problem(read.to_pylist(), simulated)
+            study = f.rsplit("/", 1)[-1].removesuffix(".parquet")
+            if problem is None and not any(k[0] == study for k in simulated):
+                # a study started over keeps no trial row; its measurements stand for
+                # nothing the readers can join (probe MEASURED2: calibrate refused the whole
+                # directory naming no file, the others skipped it, check was silent)
+                problem = ("its study has no trial rows (started over, or its trial files "
+                           "set aside): these measurements stand for no row")
         if problem is not None and repair:
             report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
         elif problem is not None:
