@@ -361,6 +361,24 @@ def test_best_without_measurements_is_as_before(results, capsys):
     assert all(s["measured_winner"] is None and s["measured_us"] is None for s in studies)
 
 
+def test_best_by_a_measured_metric_compares_one_gpus_studies(results, capsys):
+    """Studies measured on two GPUs: under --metric measured_us each GPU's studies get their
+    own fixed configuration, named by the GPU (probe MEASURED2: they had been pooled into
+    one "best on h100"); simulated metrics keep one per device."""
+    paths = sorted((results / "measured").glob("*.parquet"))
+    _edit_rows(paths[0], lambda rows: [dict(r, gpu_name="Stand-in A100 GPU") for r in rows])
+    code, out, _ = cli(capsys, "best", "--results", str(results), "--metric", "measured_us",
+                       "--json")
+    assert code == 0
+    fixed = json.loads(out)["fixed"]
+    assert sorted(f["gpu"] for f in fixed) == ["Stand-in A100 GPU", "Stand-in H100 GPU"]
+    assert sorted(f["graphs"] for f in fixed) == [1, len(GRAPHS) - 1]
+    code, out, _ = cli(capsys, "best", "--results", str(results), "--metric", "measured_us")
+    assert "bfs on h100 measured on Stand-in A100 GPU:" in out
+    code, out, _ = cli(capsys, "best", "--results", str(results), "--json")
+    assert [f["gpu"] for f in json.loads(out)["fixed"]] == [None]
+
+
 def test_the_report_shows_the_measured_winner(results, tmp_path, capsys):
     out_dir = tmp_path / "report"
     code, _, err = cli(capsys, "report", "--results", str(results), "--out", str(out_dir),

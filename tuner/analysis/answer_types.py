@@ -122,6 +122,7 @@ class FixedConfig:
     geomean_ratio: float
     workloads: int = 0  # (graph, sources) pairs the mean is over: a graph timed from other
     # sources counts once each (0: as many as graphs)
+    gpu: str | None = None  # under a measured metric, the GPU whose studies it compares
 
 
 @dataclass(frozen=True)
@@ -274,7 +275,7 @@ def _config_json(config: Config) -> dict[str, Any]:
 def _fixed_json(f: FixedConfig) -> dict[str, Any]:
     return {"algorithm": f.algorithm, "device": f.device, "config": _config_json(f.config),
             "graphs": f.graphs, "workloads": f.workloads or f.graphs,
-            "geomean_ratio": f.geomean_ratio}
+            "geomean_ratio": f.geomean_ratio, "gpu": f.gpu}
 
 
 def _study_best_json(s: StudyBest) -> dict[str, Any]:

@@ -14,6 +14,7 @@ What a question takes and gives is in ``answer_types``, the reading of the ``tri
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -48,6 +49,7 @@ from tuner.analysis.trials import register_rows
 from tuner.analysis.trials import row_dicts
 from tuner.analysis.trials import studies_by_key
 from tuner.analysis.trials import study_summaries
+from tuner.results.measured import MEASURED_COLUMNS
 from tuner.results.measured import winners
 from tuner.results.query import graph_ids
 from tuner.results.schema import PARAM_PREFIX
@@ -154,14 +156,26 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
     src.canonicalise(sum(s["unfixed"] for s in summaries))
     shown = graph_ids(con, filters.graph) if filters.graph is not None else None
     studies = studies_by_key(con, summaries)
-    fixed, fixed_values = _fixed_configs(src, summaries, objective)
     measured = winners(con) if "measured_us" in src.columns else {}
+    # under a measured metric a fixed configuration compares one GPU's studies: pooled, an
+    # A100's graphs and an H100's had made one "best on h100" (probe MEASURED2)
+    by_gpu = objective.metric in MEASURED_COLUMNS
+    gpu_of = {k: (w.gpu_name or None) for k, w in measured.items()} if by_gpu else {}
+    fixed, fixed_values = {}, {}
+    subsets: dict[str | None, list[dict[str, Any]]] = {}
+    for s in summaries:
+        subsets.setdefault(gpu_of.get(s["study_key"]), []).append(s)
+    for gpu, subset in sorted(subsets.items(), key=lambda item: str(item[0])):
+        groups, values = _fixed_configs(src, subset, objective)
+        fixed.update({(*key, gpu): (dataclasses.replace(f, gpu=gpu) if by_gpu else f)
+                      for key, f in groups.items()})
+        fixed_values.update(values)
     out = []
     for s in summaries:
         if shown is not None and s["graph_id"] not in shown:
             continue
         study, win = studies[s["study_key"]], s["win"]
-        group = fixed.get((study.algorithm, study.device))
+        group = fixed.get((study.algorithm, study.device, gpu_of.get(s["study_key"])))
         fixed_value = fixed_values.get(s["study_key"])
         out.append(StudyBest(
             study=study, value=win["value"], config=src.config(win), role=win["role"],
@@ -172,8 +186,9 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
     if not out and filters.given():
         explain_empty_filter(con, filters)
     out.sort(key=lambda b: study_sort_key(b.study))
-    used = {(b.study.algorithm, b.study.device) for b in out}
-    return BestAnswer(objective, out, [f for k, f in sorted(fixed.items()) if k in used])
+    used = {(b.study.algorithm, b.study.device, gpu_of.get(b.study.key)) for b in out}
+    return BestAnswer(objective, out, [f for k, f in sorted(fixed.items(), key=lambda i: (
+        i[0][:2], str(i[0][2]))) if k in used])
 
 
 def _fixed_configs(src: FilteredTrials, summaries: list[dict[str, Any]], objective: Objective

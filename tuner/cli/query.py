@@ -599,7 +599,8 @@ def run_best(args: argparse.Namespace) -> int:
             graphs = (f"all {f.workloads} workloads ({f.graphs} "
                       f"graph{'s' if f.graphs != 1 else ''})")
             each = "workload"
-        print(f"  {f.algorithm} on {f.device}: {f.config.text} (evaluated on {graphs}; "
+        gpu = f" measured on {f.gpu}" if f.gpu else ""
+        print(f"  {f.algorithm} on {f.device}{gpu}: {f.config.text} (evaluated on {graphs}; "
               f"geometric mean {f.geomean_ratio:.3f}x each {each}'s best)")
     groups = {(s.study.algorithm, s.study.device) for s in result.studies}
     for algorithm, device in sorted(groups - {(f.algorithm, f.device) for f in result.fixed}):
