@@ -410,6 +410,19 @@ def test_calibrate_says_so_when_nothing_was_measured(results, tmp_path, capsys):
     assert "--verify" in lines[0] and not (tmp_path / "x.toml").exists()
 
 
+def test_calibrate_gives_the_reasons_rows_were_left_unmeasured(results, tmp_path, capsys):
+    """Every row kept unmeasured with its reason: the refusal says how many and why, not
+    that measured/ holds none (probe MEASURED2)."""
+    def unmeasured(rows):
+        return [dict(r, measured_us=None, kernel_us=None, correct=None, winner=None,
+                     note="not measured: refused by the kernels") for r in rows]
+    for path in (results / "measured").glob("*.parquet"):
+        _edit_rows(path, unmeasured)
+    code, _, err = cli(capsys, "calibrate", str(results), "--out", str(tmp_path / "x.toml"))
+    assert code == 2 and "none measured: not measured: refused by the kernels (" in err
+    assert "holds none" not in err
+
+
 def test_calibrate_refuses_a_cache_inside_the_results(results, tmp_path, capsys):
     """Its hash-named cache directories had been made inside the results directory (probe
     FILESYS)."""

@@ -174,8 +174,15 @@ def load_measured_results(
         WHERE m.measured_us IS NOT NULL OR m.correct IS NOT NULL""").fetchall()
     where = f"results {results}"
     if not rows:
-        raise ConfigError(f"{where}: no measured rows (measured/ holds none): measure on a "
-                          "GPU first, e.g. warpsweep tune ... --verify 5")
+        # rows that were not measured keep why (refused by the kernels, no GPU ...): say it
+        # rather than "holds none" (probe MEASURED2)
+        notes = con.execute("SELECT note, count(*) FROM measured WHERE note IS NOT NULL AND "
+                            "note <> '' GROUP BY note ORDER BY 2 DESC, 1").fetchall()
+        held = (f"measured/ holds {sum(n for _, n in notes)} row(s), none measured: "
+                + "; ".join(f"{note} ({n})" for note, n in notes[:3])
+                + ("; ..." if len(notes) > 3 else "")) if notes else "measured/ holds none"
+        raise ConfigError(f"{where}: no measured rows ({held}): measure on a GPU first, e.g. "
+                          "warpsweep tune ... --verify 5")
     names = ("study_key", "algorithm", "graph_id", "graph_spec", "config", "variant",
              "correct", "time_us", "kernel_us", "gpu_name", "note", "source", "name", "m")
     found = [dict(zip(names, r, strict=True)) for r in rows]
