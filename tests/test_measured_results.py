@@ -389,6 +389,18 @@ def test_the_report_shows_the_measured_winner(results, tmp_path, capsys):
     assert page.count("<code>mapping=vwarp w=8</code>: 80 µs measured") == len(GRAPHS)
 
 
+def test_the_reports_selector_section_says_its_times_are_measured(results, tmp_path,
+                                                                    capsys):
+    """The report's selector regrets use the measured times where they exist, and its note
+    says so (probe MEASURED2)."""
+    out_dir = tmp_path / "report"
+    code, _, err = cli(capsys, "report", "--results", str(results), "--out", str(out_dir))
+    assert code == 0, err
+    page = (out_dir / "index.html").read_text()
+    assert (f"the times of {len(GRAPHS)} of {len(GRAPHS)} graphs are measured on the GPU "
+            "(tune --verify, Stand-in H100 GPU)") in page
+
+
 # -- calibrate RESULTS ------------------------------------------------------------------------
 def test_calibrate_fits_a_results_directorys_measurements(results, tmp_path, capsys):
     out = tmp_path / "mine.toml"
@@ -485,6 +497,20 @@ def test_select_uses_measured_rows_that_name_no_gpu_as_calibrate_does(results, t
     assert code == 0, err
     assert f"(tune --verify, an unnamed GPU): {len(GRAPHS)} of {len(GRAPHS)} graphs" in out
     assert "not h100's GPU" not in out
+
+
+def test_select_evaluate_says_which_graphs_times_are_measured(results, capsys):
+    """select evaluate's best times and regrets use the measured times where they exist; it
+    says so, naming the measured graphs when only some are (probe MEASURED2)."""
+    path = sorted((results / "measured").glob("*.parquet"))[0]
+    path.unlink()
+    code, out, err = cli(capsys, "select", "evaluate", "--results", str(results))
+    assert code == 0, err
+    assert (f"measured on the GPU (tune --verify, Stand-in H100 GPU): {len(GRAPHS) - 1} of "
+            f"{len(GRAPHS)} graphs") in out
+    code, out, _ = cli(capsys, "select", "evaluate", "--results", str(results), "--json")
+    rows = json.loads(out)["evaluations"][0]["rows"]
+    assert sorted(r["measured"] for r in rows) == [False] + [True] * (len(GRAPHS) - 1)
 
 
 def test_measured_times_put_the_measured_winner_first():

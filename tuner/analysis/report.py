@@ -396,9 +396,15 @@ def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
     if filters.graphs:  # it had drawn every graph's regret beside the rest of a --graph page
         note += (" Every graph of the results is held out in turn, not only those --graph "
                  "names: each is judged by a selector trained on the others.")
-    section = Section("selector", "The selector's evaluation", note)
     title = "selector regret per held-out graph"
     evaluations, why, left = selector_evaluations(data.results, filters)
+    for ev in evaluations:  # GPU times stand for simulated ones there (probe MEASURED2)
+        measured = [r for r in getattr(ev, "rows", []) or [] if r.measured]
+        if measured:
+            note += (f" {ev.algorithm} on {ev.device}: the times of {len(measured)} of "
+                     f"{len(ev.rows)} graphs are measured on the GPU (tune --verify, "
+                     f"{ev.measured_gpu}) where measured.")
+    section = Section("selector", "The selector's evaluation", note)
     graph_names = data.graph_labels()
     if not evaluations:
         section.entries.append(Entry(title, why))

@@ -295,7 +295,9 @@ def evaluation_json(ev: Any) -> dict[str, Any]:
                   "selected": r.selected,
                   "selected_labels": {p: describe_config(c) for p, c in r.selected.items()},
                   "selector_setting": r.selector_setting,
-                  "selector_predicted_time_us": _num(r.predicted_time_us)} for r in ev.rows],
+                  "selector_predicted_time_us": _num(r.predicted_time_us),
+                  "measured": r.measured} for r in ev.rows],
+        "measured_gpu": ev.measured_gpu,
     }
 
 
@@ -322,6 +324,13 @@ def evaluation_table(ev: Any) -> str:
             lines.append(f"{h}'s mean is over {len(ev.rows) - len(missing)} of {len(ev.rows)} "
                          f"graphs: its configuration has no complete time on "
                          f"{', '.join(_label(r.graph_name, r.graph_spec) for r in missing)}")
+    measured = [r for r in ev.rows if r.measured]
+    if measured:  # best us and the regrets mix GPU times and simulated ones (probe MEASURED2)
+        lines.append(f"measured on the GPU (tune --verify, {ev.measured_gpu}): "
+                     f"{len(measured)} of {len(ev.rows)} graphs, whose times are the measured "
+                     "ones where measured"
+                     + (f" ({', '.join(_label(r.graph_name, r.graph_spec) for r in measured)})"
+                        if len(measured) < len(ev.rows) else ""))
     for gid, why in ev.dropped.items():
         lines.append(f"left out {gid}: {why}")
     return "\n".join(lines)

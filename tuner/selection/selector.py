@@ -832,6 +832,7 @@ class GraphRegret:
     selector_setting: str = ""
     graph_name: str = ""
     predicted_time_us: float = math.nan
+    measured: bool = False  # its times GPU-measured (tune --verify) where measured
 
 
 @dataclass
@@ -845,6 +846,7 @@ class Evaluation:
     geomean: dict[str, float]
     candidates: int = 0
     dropped: dict[str, str] = field(default_factory=dict)
+    measured_gpu: str | None = None  # the GPU of the measured graphs' times, if any
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -889,10 +891,12 @@ def evaluate_matrix(matrix: TimeMatrix, seed: int = 0) -> Evaluation:
             regrets[policy] = t / best if t is not None else math.nan
         rows.append(GraphRegret(g.graph_id, g.graph_spec, best, matrix.best_config(i), regrets,
                                 picks, trained.selector.hyper.describe(), g.name,
-                                trained.selector.predicted_time_us(choice, g.features)))
+                                trained.selector.predicted_time_us(choice, g.features),
+                                bool(matrix.measured[i]) if matrix.measured else False))
     means = {p: geomean([r.regrets[p] for r in rows]) for p in POLICIES}
     return Evaluation(matrix.algorithm, matrix.device, list(POLICIES), rows, means,
-                      len(matrix.configs), dict(matrix.dropped))
+                      len(matrix.configs), dict(matrix.dropped),
+                      matrix.measured_gpu if any(r.measured for r in rows) else None)
 
 
 def evaluate(results: str | Path, algorithm: str | None = None, device: str | None = None,
