@@ -162,6 +162,10 @@ def checked_source(graph: Graph, algorithm: str, source: int | None) -> int | No
     if graph.n == 0:
         raise ConfigError(f"{label}: the graph has no vertices")
     if algorithm == "sssp" and graph.weights is None:
+        if not graph.spec:  # built from arrays: no spec to add to (probe API2)
+            raise ConfigError(f"{label}: SSSP needs edge weights; build the graph with them "
+                              "(Graph.from_edges(..., weights=w), Graph(indptr, indices, "
+                              "weights)) or load one with `weights=random` in its spec")
         raise ConfigError(
             f"{label}: SSSP needs edge weights; add `weights=random` to the spec "
             f"(e.g. '{label},weights=random') or use a weighted file with `weights=file`"

@@ -4,6 +4,8 @@ tune."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -204,3 +206,90 @@ def test_the_python_readers_refuse_wrong_arguments_in_one_line(tmp_path):
     for args in ((str(results), None), (None, str(tmp_path / "rep"))):
         with pytest.raises(ConfigError, match="build_report's (results|out) is a directory"):
             build_report(*args)
+
+
+def test_a_tune_result_reads_its_own_directory_after_a_chdir(tmp_path, monkeypatch):
+    """A relative --results is resolved when the run ends: after a chdir, to_pandas had read
+    another directory holding the same study (probe API2, high)."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    monkeypatch.chdir(there)
+    api.tune(GRAPH, "bfs", trials=2, sources=1, seed=3, results="res", workers=0)
+    monkeypatch.chdir(here)
+    run = api.tune(GRAPH, "bfs", trials=5, sources=1, seed=3, results="res", workers=0)
+    rows = len(run.to_pandas())
+    assert run.results == str((here / "res").resolve())
+    monkeypatch.chdir(there)
+    assert len(run.to_pandas()) == rows > len(api.load_results("res"))
+
+
+def test_load_results_carries_the_measured_times_the_trials_view_joins(tuned, tmp_path):
+    """tune --verify's GPU times (``measured/``) as the ``trials`` view joins them, null where
+    a row was not measured (probe API2: the frame had lacked the columns)."""
+    import shutil
+
+    import pyarrow as pa
+
+    from tuner.results.measured import COLUMNS
+    from tuner.results.query import connect
+    from tuner.results.schema import PARAM_TYPES
+
+    results = tmp_path / "r"
+    shutil.copytree(tuned[0], results)
+    run = tuned[1]
+    study = run.studies[0].key
+    frame = api.load_results(results)
+    assert frame["measured_us"].isna().all() and "measured_kernel_us" in frame
+    trial = int(frame[(frame.study_key == study) & (frame.role == "trial")].trial.iloc[0])
+    row = frame[(frame.study_key == study) & (frame.trial == trial)].iloc[0]
+    config = ",".join(f"{k}={row[k]}" for k in PARAM_TYPES if k in row and pd.notna(row[k]))
+    measured = {"study_key": study, "role": "trial", "trial": trial, "label": None,
+                "config": config, "rank": 1, "time_us": float(row["time_us"]),
+                "measured_us": 12.5, "kernel_us": 10.0, "correct": True, "note": "",
+                "gpu_name": "Stand-in GPU", "winner": True, "source": None, "variant": None,
+                "trials": [trial], "labels": []}
+    (results / "measured").mkdir()
+    pq.write_table(pa.Table.from_pylist([measured], COLUMNS),
+                   results / "measured" / f"{study}.parquet")
+    frame = api.load_results(results)
+    got = frame[frame.measured_us.notna()]
+    assert got[["study_key", "trial", "measured_us", "measured_kernel_us"]].values.tolist() == [
+        [study, trial, 12.5, 10.0]]
+    view = connect(str(results)).execute(
+        "SELECT count(measured_us), sum(measured_us) FROM trials WHERE state <> 'duplicate'"
+    ).fetchone()
+    assert view == (1, 12.5)
+
+
+def test_sssp_on_an_unweighted_graph_built_from_arrays_says_how_to_weight_it():
+    """A graph built from arrays has no spec to add `weights=random` to (probe API2)."""
+    import numpy as np
+
+    from simulator import Graph
+
+    graph = Graph.from_edges(np.array([0, 1]), np.array([1, 2]), name="mine")
+    with pytest.raises(ConfigError, match=r"Graph.from_edges\(\.\.\., weights=w\)"):
+        simulate(graph, "sssp")
+    with pytest.raises(ConfigError, match="add `weights=random` to the spec"):
+        simulate(load_graph("rmat:scale=6,seed=1"), "sssp")
+
+
+def test_the_python_readers_take_a_device_file_and_refuse_a_filter_of_another_type(tmp_path):
+    """best/effect/pareto with {"device": FILE}: the file's device, as the CLI's --device
+    reads it (they had said it matched nothing); a list or a number as a filter: one
+    ConfigError, not DuckDB's traceback (probe API2)."""
+    from tuner.analysis.answers import best
+    from tuner.analysis.answers import effect
+    from tuner.analysis.answers import pareto
+
+    results = str(tmp_path / "r")
+    device = str(Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results" / "h100.toml")
+    api.tune(GRAPH, "bfs", trials=2, sources=1, device=device, results=results, workers=0)
+    assert len(best(results, {"device": device}).studies) == 1
+    assert len(effect(results, "w", {"device": device}).studies) == 1
+    assert len(pareto(results, ["time_us", "bytes"], {"device": device}).studies) == 1
+    for filters, said in (({"algo": ["bfs", "sssp"]}, "filter algo="),
+                          ({"graph": 5}, "filter graph=5"), ({"device": 5}, "filter device=5")):
+        with pytest.raises(ConfigError, match=said):
+            best(results, filters)

@@ -31,6 +31,7 @@ from tuner.env import git_commit
 from tuner.env import warpsweep_version
 from tuner.results.damaged import scanning
 from tuner.results.damaged import verify_trials
+from tuner.results.location import Location
 from tuner.results.records import TrialRecord
 from tuner.tuning.plan import RunResult
 from tuner.tuning.plan import check_spec
@@ -71,12 +72,17 @@ class TuneResult:
         begun = {s.spec for s in run.summaries}
         not_begun = tuple(f"{p.graph} {p.algorithm} {p.device} {p.space}"
                           for p in planned or () if p not in begun)
-        return cls(run.summaries, str(results), st.evaluations, st.elapsed_s, run.executor,
+        # a local directory as it was when the run ended: after a chdir, to_pandas had read
+        # another directory holding the same study (probe API2)
+        location = Location.of(str(results))
+        where = str(location.local_path().resolve()) if location.local else str(results)
+        return cls(run.summaries, where, st.evaluations, st.elapsed_s, run.executor,
                    st.busy_fraction, not_begun)
 
     def to_pandas(self, duplicates: bool = False) -> pd.DataFrame:
-        """The rows of this run's studies as ``load_results`` gives them (every trial and
-        reference of each study, those of earlier sessions of a resumed study too)."""
+        """The rows of this run's studies as ``load_results`` gives them now (every trial and
+        reference of each study, those of earlier sessions of a resumed study too, and of
+        later ones: the directory's rows when called, not a copy taken when the run ended)."""
         frame = load_results(self.results, duplicates=duplicates)
         keys = [s.key for s in self.studies]
         return frame[frame["study_key"].isin(keys)].reset_index(drop=True)
@@ -305,6 +311,9 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
     import pyarrow.compute as pc
 
     from simulator.result import METRICS
+    from tuner.results.measured import MEASURED_COLUMNS
+    from tuner.results.measured import measured_keys
+    from tuner.results.measured import read_measured_rows
     from tuner.results.query import connect
     from tuner.results.query import graph_name
     from tuner.results.schema import PARAM_PREFIX
@@ -330,8 +339,18 @@ def load_results(results: str | Path = DEFAULT_RESULTS,
             warnings.warn(warning.message, warning.category, stacklevel=2)
         trials = read_trials(results)
         graphs = read_graphs(results, columns=["graph_id", "graph_spec", "name"])
+        measured = measured_keys(read_measured_rows(Location.of(os.fspath(results))))
     if not duplicates and trials.num_rows:
         trials = trials.filter(pc.not_equal(trials.column("state"), "duplicate"))
+    # the GPU times the ``trials`` view joins (``tune --verify``): the frame had lacked them
+    # (probe API2)
+    found = {(k, t, label): (us, kernel) for k, t, label, us, kernel in zip(
+        *(measured.column(c).to_pylist() for c in measured.column_names), strict=True)}
+    joined = [found.get(key, (None, None)) for key in zip(
+        *(trials.column(c).to_pylist() for c in ("study_key", "trial", "label")), strict=True)]
+    for i, column in enumerate(MEASURED_COLUMNS):
+        if column not in trials.column_names:
+            trials = trials.append_column(column, pa.array([j[i] for j in joined], pa.float64()))
     nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
     frame = trials.to_pandas(types_mapper=nullable.get)
     if frame.empty:  # no rows, no columns of knobs or metrics: groupby("w") had a KeyError

@@ -84,18 +84,36 @@ def _as_objective(objective: Objective | str) -> Objective:
     return objective
 
 
-def _as_filters(filters: Filters | Mapping[str, str | None]) -> Filters:
-    """``Filters``, or a dict of its fields (graph, algo, device)."""
-    if isinstance(filters, Filters):
-        return filters
-    if isinstance(filters, Mapping):
+def _as_filters(filters: Filters | Mapping[str, str | None],
+                con: duckdb.DuckDBPyConnection | str | os.PathLike | None = None) -> Filters:
+    """``Filters``, or a dict of its fields (graph, algo, device), each one string or None; a
+    device file named by its device's name, as the CLI's ``--device`` reads it (checked
+    against the rows' fields where ``con`` is the results directory)."""
+    if isinstance(filters, Mapping) and not isinstance(filters, Filters):
         unknown = sorted(set(filters) - {"graph", "algo", "device"})
         if unknown:
             raise ConfigError(f"unknown filter(s) {unknown}: the filters are graph, algo and "
                               "device")
-        return Filters(**filters)
-    raise ConfigError(f"filters are a Filters(graph=, algo=, device=) or a dict of them, not "
-                      f"{type(filters).__name__}")
+        filters = Filters(**filters)
+    if not isinstance(filters, Filters):
+        raise ConfigError(f"filters are a Filters(graph=, algo=, device=) or a dict of them, "
+                          f"not {type(filters).__name__}")
+    for field in ("graph", "algo", "device"):  # a list had reached DuckDB (probe API2)
+        value = getattr(filters, field)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"filter {field}={value!r}: give one {field} as a string, "
+                              f"not a {type(value).__name__}")
+    if filters.device is None:
+        return filters
+    if isinstance(con, str | os.PathLike):  # a device file by its name, as --device reads it
+        from tuner.cli.args import filter_device
+
+        device = filter_device(filters.device, os.fspath(con))
+    else:
+        from simulator.device import device_name
+
+        device = device_name(filters.device)
+    return dataclasses.replace(filters, device=device)
 
 
 def best(con: duckdb.DuckDBPyConnection | str | os.PathLike,
@@ -105,7 +123,7 @@ def best(con: duckdb.DuckDBPyConnection | str | os.PathLike,
     study's ``thread`` reference and over the best fixed configuration of its (algorithm,
     device) group (the group counts every graph, whatever ``--graph`` picks). ``con``: a
     ``tuner.results.query.connect`` connection, or the results directory (or URI) itself."""
-    filters, objective = _as_filters(filters), _as_objective(objective)
+    filters, objective = _as_filters(filters, con), _as_objective(objective)
     con = _connection(con)
     try:
         return _best(con, filters, objective)
@@ -120,7 +138,7 @@ def effect(con: duckdb.DuckDBPyConnection | str | os.PathLike, knob: str,
     study's best configuration; a value with no such row falls back to its best row."""
     if not isinstance(knob, str):  # an AttributeError deep inside had said it (probe API)
         raise ConfigError(f"effect's knob is a knob's name such as 'w', not {knob!r}")
-    filters, objective = _as_filters(filters), _as_objective(objective)
+    filters, objective = _as_filters(filters, con), _as_objective(objective)
     con = _connection(con)
     try:
         return _effect(con, knob, filters, objective)
@@ -140,7 +158,7 @@ def pareto(con: duckdb.DuckDBPyConnection | str | os.PathLike,
     if len(set(names)) != len(names):  # every configuration had been "the front" (probe API)
         raise ConfigError(f"objectives {', '.join(map(str, objectives))}: a metric is named "
                           "twice")
-    filters = _as_filters(filters)
+    filters = _as_filters(filters, con)
     con = _connection(con)
     try:
         return _pareto(con, objectives, filters)
