@@ -136,8 +136,6 @@ def test_bad_input_is_a_clear_error(tmp_path, tuned):
 
 def test_a_space_given_as_a_path_is_a_file_not_a_shipped_name(tmp_path):
     """``space=Path("vwarp")`` had tuned the shipped vwarp space though no such file exists."""
-    from pathlib import Path
-
     with pytest.raises(ConfigError, match="search space file 'vwarp' does not exist"):
         api.tune("rmat:scale=6,seed=1", "bfs", space=Path("vwarp"), trials=2, workers=0,
                  results=str(tmp_path / "r"))
