@@ -1115,6 +1115,30 @@ def test_ctrl_c_while_the_verbs_load_is_one_line(capsys, monkeypatch):
     assert capsys.readouterr().err == "warpsweep: interrupted\n"
 
 
+def test_ctrl_c_while_a_class_is_made_is_one_line_too(capsys, monkeypatch):
+    """A Ctrl-C landing while the verbs' modules make a dataclass reaches main as the
+    RuntimeError ``__set_name__`` raises from it (probe SWEEP2: a traceback, exit 1); a
+    RuntimeError of anything else still propagates."""
+    import tuner.cli as cli
+
+    def interrupted_in_set_name():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from exc
+
+    monkeypatch.setattr(cli, "build_parser", interrupted_in_set_name)
+    assert main(["tune", "--graph", "rmat:scale=5"]) == 130
+    assert capsys.readouterr().err == "warpsweep: interrupted\n"
+
+    def broken():
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cli, "build_parser", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["tune", "--graph", "rmat:scale=5"])
+
+
 def test_a_hand_built_graph_is_checked_where_the_loaders_normalise(tmp_path):
     """The Python constructors: an undirected CSR missing an edge's reverse (or with another
     weight on it) had given BFS and CC another graph's answers; float ids that are not whole

@@ -109,6 +109,17 @@ def _standard_output_fails() -> bool:
     return True
 
 
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt lies in ``exc``'s chain of causes."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; bad input gives one line on stderr and exit 2."""
     if sys.stdout is None:  # `>&-`: an answer would be lost, or a traceback after the work
@@ -124,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="surrogateescape" if utf8 else "backslashreplace")
     try:
         parser = build_parser()  # imports every verb's module: a second or so
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        # a Ctrl-C landing while a class is made reaches here as the RuntimeError it causes
+        # (``__set_name__``; probe SWEEP2): interrupted all the same
+        if not isinstance(exc, KeyboardInterrupt) and not _caused_by_interrupt(exc):
+            raise
         print("warpsweep: interrupted", file=sys.stderr)
         return 130
     args, extra = parser.parse_known_args(argv)
