@@ -86,6 +86,7 @@ spaces: [vwarp, {space: vwarp, sampler: grid}]
         ("- a\n", "a sweep must be a mapping"),
         (TINY.replace("[bfs,", "[bfs, bfs,"),
          "s.yaml:7: algorithms.1: the same algorithm as algorithms.0 (line 7)"),
+        ("description: [1, 2]\n" + TINY, "s.yaml:1: description: description is text"),
     ],
 )
 def test_bad_sweeps_name_key_and_line(text, expected):
