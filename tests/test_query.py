@@ -351,6 +351,22 @@ def test_best_beside_a_journal_without_rows_says_it_is_left_out(tmp_path, capsys
     assert "not in this table: 1 study in studies/ has a journal but no rows yet" in err
 
 
+def test_best_says_a_study_whose_every_evaluation_failed_is_left_out(tmp_path, capsys):
+    """A study on a device that holds no block of the space's size fails every evaluation:
+    `best` had left it out of the table without a word, exit 0 (probe SWEEP2)."""
+    results = tmp_path / "r"
+    device = tmp_path / "tiny.toml"
+    device.write_text('base = "h100"\nname = "tiny-tpb"\nmax_threads_per_block = 128\n')
+    assert run_cli(capsys, "tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2",
+                   "--workers", "0", "--results", str(results), "-q")[0] == 0
+    run_cli(capsys, "tune", "--graph", "rmat:scale=6,seed=1", "--trials", "2", "--workers",
+            "0", "--device", str(device), "--results", str(results), "-q")
+    code, out, err = run_cli(capsys, "best", "--results", str(results))
+    assert code == 0 and "tiny-tpb" not in out
+    assert "not in this table: 1 study whose every evaluation failed" in err
+    assert f"warpsweep query --results {results}" in err
+
+
 def test_best_tells_apart_studies_its_columns_would_show_alike(tmp_path, capsys):
     """Two studies of one graph, algorithm, device and space (here: two objectives) had
     printed two rows no column told apart."""

@@ -14,6 +14,7 @@ import functools
 import json
 import math
 import os
+import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -637,6 +638,12 @@ def run_best(args: argparse.Namespace) -> int:
         if pending:  # left out of the table: said, not silently
             print(f"note: not in this table: {pending}", file=sys.stderr)
     if args.graph is None:
+        failed = _studies_failed(con, filters)
+        if failed:  # every evaluation failed: left out without a word (probe SWEEP2)
+            print(f"note: not in this table: {failed} stud{'y' if failed == 1 else 'ies'} "
+                  "whose every evaluation failed (their errors: warpsweep query --results "
+                  f"{shlex.quote(str(args.results))} \"SELECT study_key, error FROM trials "
+                  "WHERE state = 'failed'\")", file=sys.stderr)
         lacking = _studies_lacking(con, objective.metric, filters)
         if lacking:  # (--metric measured_us: the studies never verified on a GPU)
             print(f"note: not in this table: {lacking} stud{'y' if lacking == 1 else 'ies'} "
@@ -644,6 +651,21 @@ def run_best(args: argparse.Namespace) -> int:
                   + (" (measured by tune --verify K)" if objective.metric == "measured_us"
                      else ""), file=sys.stderr)
     return 0
+
+
+def _studies_failed(con: Any, filters: answer_types.Filters) -> int:
+    """Studies (of the --algo and --device asked) with rows, none of them complete."""
+    clauses, params = ["true"], []
+    for column, value in (("algorithm", filters.algo), ("device", filters.device)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    with reading(con):
+        return con.execute(
+            f"SELECT count(*) FROM (SELECT study_key FROM trials WHERE {' AND '.join(clauses)} "
+            "GROUP BY study_key HAVING count(*) FILTER (WHERE state IN ('complete', "
+            "'duplicate')) = 0 AND count(*) FILTER (WHERE state = 'failed') > 0)",
+            params).fetchone()[0]
 
 
 def _studies_lacking(con: Any, metric: str, filters: answer_types.Filters) -> int:
