@@ -330,6 +330,18 @@ def test_two_entries_differing_only_in_a_setting_are_refused_saying_so(tmp_path,
             in capsys.readouterr().err)
 
 
+def test_a_preset_and_a_device_file_of_its_fields_are_named_as_the_clash(tmp_path, capsys):
+    """`devices: [h100, FILE]` where the file, named by its stem, is the h100's fields: one
+    study, and the refusal names the two devices (probe SWEEP2: it had named neither)."""
+    device = tmp_path / "h100.toml"
+    device.write_text('base = "h100"\n')
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f'graphs: ["rmat:scale=6,seed=1"]\nalgorithms: [bfs]\n'
+                     f"devices: [h100, {device}]\nspaces: [vwarp]\ntrials: 2\n")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r")]) == 2
+    assert f"as devices h100 and {device} (two names of one)" in capsys.readouterr().err
+
+
 def test_a_grid_sampler_a_space_cannot_list_names_the_sweep_and_the_sampler(tmp_path, capsys):
     # the line had named only the space file, not the entry that asked for the grid
     space = tmp_path / "f.yaml"

@@ -141,7 +141,7 @@ def check_spec(spec: StudySpec) -> StudySpec:
         raise type(exc)(f"{where}{exc}") from None
     # results name the device by its name; its fields travel along
     return dataclasses.replace(spec, graph=graph, graph_content=content, device=model.name,
-                               device_model=model)
+                               device_model=model, device_given=spec.device_given or spec.device)
 
 
 def stored_device_digests(results: str | Path) -> dict[str, set[str | None]]:
@@ -388,7 +388,8 @@ def run_studies(specs: list[StudySpec], spaces: dict[tuple[str, str], SearchSpac
         a, b = [s for s, k in zip(specs, keys, strict=True) if k == dup][:2]
         apart = [f"{name} {x} and {y}" for name, x, y in (
             ("graphs", a.graph, b.graph), ("spaces", a.space, b.space),
-            ("algorithms", a.algorithm, b.algorithm), ("devices", a.device, b.device))
+            ("algorithms", a.algorithm, b.algorithm),
+            ("devices", a.device_given or a.device, b.device_given or b.device))
             if x != y]
         settings = [name for name in ("sampler", "seed", "trials", "sources", "references")
                     if getattr(a, name) != getattr(b, name)]

@@ -156,6 +156,9 @@ class StudySpec:
     # the device's fields (``device`` is its name), read on the driver: what the workers
     # simulate with (a device file's, or a preset's as this warpsweep defines it)
     device_model: Device | None = None
+    # the device as the entry gave it (a preset's name or a file's path), where refusals name
+    # two entries whose devices read as one (probe SWEEP2); no part of the study's identity
+    device_given: str = field(default="", compare=False)
 
     @property
     def space_ref(self) -> tuple[str, str]:
