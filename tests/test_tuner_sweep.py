@@ -342,6 +342,24 @@ def test_a_preset_and_a_device_file_of_its_fields_are_named_as_the_clash(tmp_pat
     assert f"as devices h100 and {device} (two names of one)" in capsys.readouterr().err
 
 
+def test_the_sweep_table_tells_apart_two_graphs_of_one_name(tmp_path, capsys):
+    """Files of one stem in two directories: the table's rows carry the graphs' ids, as the
+    readers show them (probe SWEEP2: two identical rows)."""
+    for folder, edges in (("a", "0 1\n1 2\n2 3\n"), ("b", "0 1\n0 2\n0 3\n1 2\n")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tiny.el").write_text(edges)
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"graphs: [file:{tmp_path / 'a' / 'tiny.el'}, "
+                     f"file:{tmp_path / 'b' / 'tiny.el'}]\nalgorithms: [bfs]\n"
+                     "devices: [h100]\nspaces: [vwarp]\ntrials: 2\n")
+    assert main(["sweep", str(sweep), "--workers", "0", "--results", str(tmp_path / "r"),
+                 "--no-progress"]) == 0
+    rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()
+            if line.startswith("tiny")]
+    assert len(rows) == 2 and rows[0][1] != rows[1][1]
+    assert all(r[1].startswith("(tiny-") for r in rows)
+
+
 def test_a_grid_sampler_a_space_cannot_list_names_the_sweep_and_the_sampler(tmp_path, capsys):
     # the line had named only the space file, not the entry that asked for the grid
     space = tmp_path / "f.yaml"

@@ -312,6 +312,15 @@ def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> Non
     one = next(iter(metrics)) if len(metrics) == 1 else None
     rows = [("graph", "algo", "device", "space", "configurations",
              f"best {one}" if one else "best", "vs thread", "vs vwarp", "best configuration")]
+    def shown(s) -> str:
+        return s.graph.name if s.graph is not None and s.graph.name else s.spec.graph
+
+    # two graphs of one name (files of one stem in two directories) carry their ids, as the
+    # readers show them (probe SWEEP2: identical rows)
+    ids_of: dict[str, set[str]] = {}
+    for s in summaries:
+        if s.graph is not None:
+            ids_of.setdefault(shown(s), set()).add(s.graph.graph_id)
     for s in summaries:
         obj = s.spec.objective
         thread = s.references.get("thread")
@@ -320,7 +329,8 @@ def sweep_table(summaries: list[StudySummary], out: TextIO | None = None) -> Non
         best = s.best[0] if s.best else None
         bv = best.values[0] if best else None
         rows.append((
-            s.graph.name if s.graph is not None and s.graph.name else s.spec.graph,
+            f"{shown(s)} ({s.graph.graph_id})" if s.graph is not None
+            and len(ids_of.get(shown(s), ())) > 1 else shown(s),
             s.spec.algorithm, s.spec.device, s.space,
             f"{s.done}/{s.budget}" + (f" ({s.failed} failed)" if s.failed else ""),
             (f"{bv:.6g}" + ("" if one else f" {obj.metrics[0]}")) if bv is not None else "-",
