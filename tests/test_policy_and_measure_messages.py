@@ -259,8 +259,9 @@ def results_rows(gpus) -> list[tuple]:
     """A results directory's measured rows (as load_measured_results selects them), one per
     configuration, each of the GPU given."""
     configs = ("mapping=thread", "mapping=vwarp,w=8", "mapping=vwarp,w=32")
-    return [("bfs", "g1", "rmat:scale=6", config, "default", True, 10.0 + i, None, gpu, "", 0,
-             "rmat6", 100) for i, (config, gpu) in enumerate(zip(configs, gpus, strict=True))]
+    return [("study-1", "bfs", "g1", "rmat:scale=6", config, "default", True, 10.0 + i, None,
+             gpu, "", 0, "rmat6", 100)
+            for i, (config, gpu) in enumerate(zip(configs, gpus, strict=True))]
 
 
 def test_results_rows_of_another_gpu_name_its_preset(monkeypatch):
