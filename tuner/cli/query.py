@@ -653,32 +653,33 @@ def run_best(args: argparse.Namespace) -> int:
     return 0
 
 
-def _studies_failed(con: Any, filters: answer_types.Filters) -> int:
-    """Studies (of the --algo and --device asked) with rows, none of them complete."""
-    clauses, params = ["true"], []
+def _asked(filters: answer_types.Filters, clauses: list[str]) -> tuple[str, list[str]]:
+    """``clauses`` and those of the --algo and --device asked, as SQL, with their values."""
+    params = []
     for column, value in (("algorithm", filters.algo), ("device", filters.device)):
         if value is not None:
-            clauses.append(f"{column} = ?")
+            clauses = [*clauses, f"{column} = ?"]
             params.append(value)
+    return " AND ".join(clauses), params
+
+
+def _studies_failed(con: Any, filters: answer_types.Filters) -> int:
+    """Studies (of the --algo and --device asked) with rows, none of them complete."""
+    where, params = _asked(filters, ["true"])
     with reading(con):
         return con.execute(
-            f"SELECT count(*) FROM (SELECT study_key FROM trials WHERE {' AND '.join(clauses)} "
-            "GROUP BY study_key HAVING count(*) FILTER (WHERE state IN ('complete', "
-            "'duplicate')) = 0 AND count(*) FILTER (WHERE state = 'failed') > 0)",
-            params).fetchone()[0]
+            f"SELECT count(*) FROM (SELECT study_key FROM trials WHERE {where} GROUP BY "
+            "study_key HAVING count(*) FILTER (WHERE state IN ('complete', 'duplicate')) = 0 "
+            "AND count(*) FILTER (WHERE state = 'failed') > 0)", params).fetchone()[0]
 
 
 def _studies_lacking(con: Any, metric: str, filters: answer_types.Filters) -> int:
     """Studies (of the --algo and --device asked) none of whose complete rows holds
     ``metric``: `best` ranks rows by it, so it shows none of theirs."""
-    clauses, params = ["state = 'complete'"], []
-    for column, value in (("algorithm", filters.algo), ("device", filters.device)):
-        if value is not None:
-            clauses.append(f"{column} = ?")
-            params.append(value)
+    where, params = _asked(filters, ["state = 'complete'"])
     with reading(con):
         return con.execute(
-            f"SELECT count(*) FROM (SELECT study_key FROM trials WHERE {' AND '.join(clauses)} "
+            f"SELECT count(*) FROM (SELECT study_key FROM trials WHERE {where} "
             f"GROUP BY study_key HAVING count(\"{metric}\") = 0)", params).fetchone()[0]
 
 
