@@ -147,3 +147,23 @@ def test_an_unreadable_journal_without_a_mark_does_not_stop_the_readers(tmp_path
     journal.mkdir()  # not readable as a file
     capsys.readouterr()
     assert main(["best", "--results", str(results)]) == 0
+
+
+def test_a_record_whose_trial_never_finished_is_not_counted_unsaved():
+    """A run killed between a trial's record and its state (COMPLETE) leaves the trial
+    running in the journal: a resume evaluates it again and no repair writes its row, so
+    the readers' warning had named one result after `check --repair` (CI, once in a while
+    under load). Only trials the text also sets finished (COMPLETE, PRUNED, FAIL) count."""
+    from tuner.results.journal import recorded_results
+
+    def record(trial_id: int, trial: int) -> str:
+        return json.dumps({"op_code": 8, "worker_id": "w", "trial_id": trial_id,
+                           "user_attr": {"record": {"trial": trial, "time_us": 1.0}}})
+
+    def state(trial_id: int, value: int) -> str:
+        return json.dumps({"op_code": 6, "worker_id": "w", "trial_id": trial_id,
+                           "state": value, "values": [1.0]})
+
+    text = "\n".join([record(3, 3), state(3, 1), record(4, 4), state(4, 3), record(5, 5)])
+    assert sorted(recorded_results(text)) == [("trial", 3), ("trial", 4), ("trial", 5)]
+    assert sorted(recorded_results(text, finished=True)) == [("trial", 3), ("trial", 4)]
