@@ -106,7 +106,7 @@ def _as_filters(filters: Filters | Mapping[str, str | None],
     if filters.device is None:
         return filters
     if isinstance(con, str | os.PathLike):  # a device file by its name, as --device reads it
-        from tuner.cli.args import filter_device
+        from tuner.tuning.plan import filter_device
 
         device = filter_device(filters.device, os.fspath(con))
     else:

@@ -181,7 +181,7 @@ def _pipe_safe(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.N
 
 
 def _filters_of(args: argparse.Namespace) -> answer_types.Filters:
-    from tuner.cli.args import filter_device
+    from tuner.tuning.plan import filter_device
 
     return answer_types.Filters(graph=args.graph, algo=args.algo,
                                 device=filter_device(args.device, args.results))

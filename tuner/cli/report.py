@@ -51,7 +51,7 @@ def run_report(args: argparse.Namespace) -> int:
     from tuner.analysis.report import build_report
 
     start = time.perf_counter()
-    from tuner.cli.args import filter_device
+    from tuner.tuning.plan import filter_device
 
     with scanning(args.results):  # (a damaged file the device's check reads: named so)
         filters = Filters(args.algo, filter_device(args.device, args.results),

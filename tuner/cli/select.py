@@ -254,8 +254,8 @@ def _graphs_lacking(matrix) -> list[tuple[str, int]]:
 def run_evaluate(args: argparse.Namespace) -> int:
     """Leave-one-graph-out regret table per group."""
     from simulator.errors import ConfigError
-    from tuner.cli.args import filter_device
     from tuner.selection import selector as sel
+    from tuner.tuning.plan import filter_device
 
     device = filter_device(args.device, args.results)  # another file's rows of its name refused
     sel.pick_groups(args.results, args.algo, device)  # a clear error when none match
@@ -510,10 +510,10 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
 def run_adaptive(args: argparse.Namespace) -> int:
     """Adaptive (per-iteration W) against the best constant configuration, per graph."""
     from simulator.errors import ConfigError
-    from tuner.cli.args import filter_device
     from tuner.selection.selector import compare_adaptive
     from tuner.selection.selector import describe_config
     from tuner.selection.selector import few
+    from tuner.tuning.plan import filter_device
 
     comparisons = compare_adaptive(args.results, args.algo,
                                    filter_device(args.device, args.results))

@@ -144,6 +144,34 @@ def check_spec(spec: StudySpec) -> StudySpec:
                                device_model=model, device_given=spec.device_given or spec.device)
 
 
+def filter_device(device: str | None, results: str) -> str | None:
+    """The device name a reader keeps rows of for ``--device``: a device file's ``name``,
+    refused where the results' rows of that name were simulated with other fields (they had
+    been shown as this file's, exit 0; `select` and `tune` refuse the same)."""
+    from simulator.device import DEVICE_FILE_SUFFIXES
+    from simulator.device import device_digest
+    from simulator.device import device_name
+    from simulator.device import load_device_file
+    from simulator.errors import ConfigError
+    from tuner.tuning.spec import LEGACY_PRESET_DIGESTS
+
+    if device is None:
+        return None
+    name = device_name(device)
+    if not device.endswith(DEVICE_FILE_SUFFIXES):
+        return name
+    wanted = device_digest(load_device_file(device))
+    # a row written before rows recorded it counts as its preset's fields then, as for tune
+    stored = {d if d is not None else LEGACY_PRESET_DIGESTS.get(name)
+              for d in stored_device_digests(results).get(name, ())}
+    other = sorted(d for d in stored if d is not None and d != wanted)
+    if other:
+        raise ConfigError(f"--device {device} has other fields than the {name} of the results' "
+                          f"rows (device digest {', '.join(other)}, this one's {wanted}): "
+                          f"name the device by its name, --device {name}, to read them")
+    return name
+
+
 def stored_device_digests(results: str | Path) -> dict[str, set[str | None]]:
     """Per device name in ``results``, the digests of the device fields its rows were
     simulated with (None: a row written before rows recorded it)."""
