@@ -1907,3 +1907,20 @@ api.tune({GRAPH!r}, trials={TRIALS}, sources=1, results={str(results)!r}, sample
     tune(results)
     assert not [t for t in trials() if t.user_attrs.get("requeued_from") == half.number]
     assert_sound(results)
+
+
+def test_check_takes_the_results_directory_as_the_other_verbs_name_it(tmp_path, capsys,
+                                                                       monkeypatch):
+    """`check --results DIR` as `best` and `query` take it, and with nothing given the same
+    default they read; two different directories are refused rather than one checked."""
+    results = tmp_path / "warpsweep-results"
+    tune(results, trials=3)
+    capsys.readouterr()
+    assert main(["check", "--results", str(results)]) == 0
+    assert f"{results}: " in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)
+    assert main(["check"]) == 0
+    assert "./warpsweep-results: " in capsys.readouterr().out
+    assert main(["check", str(results), "--results", str(tmp_path / "other")]) == 2
+    err = capsys.readouterr().err
+    assert "two results directories given" in err and err.count("\n") == 1

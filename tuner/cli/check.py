@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from optuna.storages import JournalStorage
 from optuna.storages.journal import BaseJournalBackend
 
+from simulator.errors import ConfigError
 from simulator.errors import WarpsweepError
 from tuner.cli.args import location_arg
 from tuner.results.cut_short import OTHER_RUNS
@@ -68,6 +69,7 @@ from tuner.results.store import stopped_trials_run_again
 
 EXAMPLES = """examples:
   warpsweep check warpsweep-results
+  warpsweep check --results quick-results     # as the other verbs name it
   warpsweep check s3://bucket/sweeps --repair
 
 Exit status 0 when every file checks out (or, with --repair, was set right), 1 otherwise.
@@ -76,6 +78,8 @@ Exit status 0 when every file checks out (or, with --repair, was set right), 1 o
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``check`` to the ``warpsweep`` parser."""
+    from tuner.api import DEFAULT_RESULTS
+
     p = subparsers.add_parser(
         "check", help="verify a results directory (and repair it)",
         description="Verify every file of a results directory: each Parquet file read whole "
@@ -83,8 +87,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "rows. One line per problem, naming the file.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("results", metavar="RESULTS", type=location_arg,
-                   help="results directory or URI")
+    p.add_argument("results", metavar="RESULTS", type=location_arg, nargs="?",
+                   help=f"results directory or URI (default {DEFAULT_RESULTS}, or --results)")
+    p.add_argument("--results", dest="results_option", metavar="DIR", type=location_arg,
+                   help="the same, named as the other verbs name it")
     p.add_argument("--repair", action="store_true",
                    help="move unreadable files to RESULTS/quarantine/, drop doubled rows, "
                         "set aside journals behind the rows (rebuilt on the next run)")
@@ -93,6 +99,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     """``warpsweep check``: print the problems (and repairs); 1 if any problem is left."""
+    from tuner.api import DEFAULT_RESULTS
+
+    if args.results and args.results_option and args.results != args.results_option:
+        raise ConfigError(f"two results directories given ({args.results!r} and --results "
+                          f"{args.results_option!r}); check one at a time")
+    args.results = args.results or args.results_option or DEFAULT_RESULTS
     report = check(args.results, repair=args.repair)
     for line in report.repaired:
         print(f"repaired: {line}")
