@@ -193,8 +193,11 @@ def test_example_runs(example, results, tmp_path, monkeypatch, capsys):
     argv = [str(tmp_path / Path(w).name) if w.endswith((".parquet", ".json", ".npz"))
             and "=" not in w and not Path(w).exists() else w for w in argv]
     if verb in READERS:
-        if argv[0] == "check":
-            argv = ["check", str(results)] + argv[2:]
+        if argv[0] == "check":  # its directory positional or named: the test's either way
+            rest = argv[1:]
+            at = rest.index("--results") if "--results" in rest else 0
+            del rest[at:at + (2 if "--results" in rest else 1)]
+            argv = ["check", str(results)] + rest
         else:
             argv += ["--results", str(results)]
         if argv[1:2] == ["-"]:  # SQL from stdin
