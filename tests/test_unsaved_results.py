@@ -149,21 +149,51 @@ def test_an_unreadable_journal_without_a_mark_does_not_stop_the_readers(tmp_path
     assert main(["best", "--results", str(results)]) == 0
 
 
-def test_a_record_whose_trial_never_finished_is_not_counted_unsaved():
-    """A run killed between a trial's record and its state (COMPLETE) leaves the trial
-    running in the journal: a resume evaluates it again and no repair writes its row, so
-    the readers' warning had named one result after `check --repair` (CI, once in a while
-    under load). Only trials the text also sets finished (COMPLETE, PRUNED, FAIL) count."""
-    from tuner.results.journal import recorded_results
+def _cut_after_a_record(results, trial: int = 5):
+    """The directory of a run killed between trial ``trial``'s record and its state: the
+    journal ends at the record (its mark before it), the trial's row not yet written."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
-    def record(trial_id: int, trial: int) -> str:
-        return json.dumps({"op_code": 8, "worker_id": "w", "trial_id": trial_id,
-                           "user_attr": {"record": {"trial": trial, "time_us": 1.0}}})
+    (journal,) = (results / "studies").glob("*.journal")
+    lines = journal.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if json.loads(line).get("op_code") == 8
+              and json.loads(line)["user_attr"].get("record", {}).get("trial") == trial)
+    journal.write_bytes(b"".join(lines[:at + 1]))
+    mark = saved_mark_path(journal)
+    saved = json.loads(mark.read_text())
+    mark.write_text(json.dumps({**saved, "bytes": sum(map(len, lines[:at])),
+                                "rows": saved["rows"] - 1}))
+    (f,) = (results / "trials").rglob("*.parquet")
+    t = pq.read_table(f)
+    pq.write_table(t.filter(pc.invert(pc.fill_null(pc.equal(t["trial"], trial), False))), f,
+                   write_page_checksum=True)
+    return t.num_rows
 
-    def state(trial_id: int, value: int) -> str:
-        return json.dumps({"op_code": 6, "worker_id": "w", "trial_id": trial_id,
-                           "state": value, "values": [1.0]})
 
-    text = "\n".join([record(3, 3), state(3, 1), record(4, 4), state(4, 3), record(5, 5)])
-    assert sorted(recorded_results(text)) == [("trial", 3), ("trial", 4), ("trial", 5)]
-    assert sorted(recorded_results(text, finished=True)) == [("trial", 3), ("trial", 4)]
+def test_a_record_whose_trial_is_still_running_is_named_and_written(tmp_path, capsys):
+    """A run killed between a trial's record and its state leaves the trial running with
+    its result recorded. A resume tells it from the record and writes its row, so the
+    readers warn of it and `check --repair` writes it as the resume would (the warning had
+    been dropped for such trials, and check had been silent: review CR28)."""
+    results = tmp_path / "r"
+    argv = ["tune", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs", "--trials", "6",
+            "--sources", "1", "--workers", "0", "--sampler", "random", "--results",
+            str(results), "-q"]
+    assert main(argv) == 0
+    rows = _cut_after_a_record(results)
+    capsys.readouterr()
+    main(["best", "--results", str(results)])
+    said = _warnings(capsys)
+    assert len(said) == 1 and "holds 1 result(s) these rows lack" in said[0]
+    assert main(["check", str(results)]) == 1
+    assert "1 recorded result(s) missing from the rows" in capsys.readouterr().out
+    assert main(["check", str(results), "--repair"]) == 0
+    assert read_trials(results).num_rows == rows
+    main(["best", "--results", str(results)])
+    assert _warnings(capsys) == []
+    assert main(argv) == 0  # the resume tells the trial and writes no second row
+    table = read_trials(results)
+    assert table.num_rows == rows and sorted(table.column("trial").drop_null().to_pylist()) == (
+        sorted(set(table.column("trial").drop_null().to_pylist())))
+    assert main(["check", str(results)]) == 0

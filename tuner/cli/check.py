@@ -720,8 +720,11 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             else:
                 report.problems.append(f"{path}: {problem}")
             continue
+        # a trial recorded and still running was killed before its state: a resume tells
+        # it from the record and writes its row, as the repair does (probe CR28)
         lost = [TrialRecord.from_json(t.user_attrs["record"]) for n, t in trials.items()
-                if "record" in t.user_attrs and t.state.is_finished()
+                if "record" in t.user_attrs
+                and (t.state.is_finished() or t.state == optuna.trial.TrialState.RUNNING)
                 and ("trial", n) not in rows]
         lost += [TrialRecord.from_json(v) for k, v in attrs.items()
                  if k.startswith("ref:") and ("reference", k[4:]) not in rows]

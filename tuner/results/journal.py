@@ -36,8 +36,6 @@ from tuner.results.location import shell_word
 _OP_CODES = range(11)
 _SET_STUDY_USER_ATTR = 2  # a reference's result (study attribute "ref:LABEL")
 _SET_TRIAL_USER_ATTR = 8  # a trial's result (trial attribute "record")
-_SET_TRIAL_STATE_VALUES = 6  # a trial's state (and values): finished once COMPLETE, PRUNED, FAIL
-_FINISHED_STATES = (1, 2, 3)  # optuna.trial.TrialState's COMPLETE, PRUNED and FAIL
 
 
 class UnreadableJournal(ConfigError):
@@ -221,20 +219,17 @@ def unsaved_results(journals: dict[str, str]) -> dict[str, set[tuple[str, Any]]]
                 tail = f.read()
         except OSError:  # unreadable here: nothing to say of it (`check` reads it)
             continue
-        recorded = set(recorded_results(tail[:tail.rfind(b"\n") + 1].decode(errors="replace"),
-                                        finished=True))
+        recorded = set(recorded_results(tail[:tail.rfind(b"\n") + 1].decode(errors="replace")))
         if recorded:
             out[key] = recorded
     return out
 
 
-def recorded_results(text: str, finished: bool = False) -> Iterator[tuple[str, Any]]:
+def recorded_results(text: str) -> Iterator[tuple[str, Any]]:
     """The results a journal's text records, as (role, trial number or reference label);
     lines that are no record this reads are passed over (`warpsweep check` judges them).
-    ``finished``: only trials whose state the text also records as finished (a run killed
-    between a trial's record and its state leaves it running: a resume evaluates it again,
-    and no repair writes its row)."""
-    done = _finished_trial_ids(text) if finished else None
+    A trial recorded but still running (its run killed before its state) counts: a resume
+    tells it from the record and writes its row, as `check --repair` does."""
     for line in text.splitlines():
         if '"record"' not in line and '"ref:' not in line:
             continue
@@ -242,29 +237,12 @@ def recorded_results(text: str, finished: bool = False) -> Iterator[tuple[str, A
             log = json.loads(line)
             attrs = log.get("user_attr") or {}
             if log.get("op_code") == _SET_TRIAL_USER_ATTR and "record" in attrs:
-                if done is not None and log.get("trial_id") not in done:
-                    continue
                 yield ("trial", attrs["record"]["trial"])
             elif log.get("op_code") == _SET_STUDY_USER_ATTR:
                 yield from (("reference", name[len("ref:"):]) for name in attrs
                             if name.startswith("ref:"))
         except (ValueError, AttributeError, TypeError, KeyError):
             continue
-
-
-def _finished_trial_ids(text: str) -> set[int]:
-    """The ids of the trials whose state the journal's text sets to a finished one."""
-    out = set()
-    for line in text.splitlines():
-        if f'"op_code":{_SET_TRIAL_STATE_VALUES}' not in line.replace(" ", ""):
-            continue
-        try:
-            log = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(log, dict) and log.get("state") in _FINISHED_STATES:
-            out.add(log.get("trial_id"))
-    return out
 
 
 def records_a_result(text: str) -> bool:
