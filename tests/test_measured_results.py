@@ -316,6 +316,49 @@ def test_measurements_of_a_study_started_over_are_named_by_check_and_calibrate(r
     assert code == 0, err
 
 
+def test_a_repair_that_writes_a_studys_rows_back_keeps_its_measurements(results, capsys):
+    """A damaged trial file: `check --repair` sets it aside and writes the study's rows
+    again from its journal; it had also set the study's measured file aside as standing for
+    no row (judged before the journal's repair), and the measurements were gone from every
+    reader (review CR28)."""
+    path = next((results / "measured").glob("*.parquet"))
+    study = path.name.removesuffix(".parquet")
+    parts = [part for part in (results / "trials").rglob("*.parquet")
+             if study in pq.read_table(part, columns=["study_key"]).column(0).to_pylist()]
+    before = sum(pq.read_table(part).num_rows for part in parts)
+    for part in parts:
+        part.write_bytes(b"PAR1 not a parquet file PAR1")
+    code, out, _ = cli(capsys, "check", str(results))
+    assert code == 1 and str(path) not in out
+    code, out, _ = cli(capsys, "check", str(results), "--repair")
+    assert code == 0 and str(path) not in out and path.exists()
+    assert cli(capsys, "check", str(results))[0] == 0
+    code, out, _ = cli(capsys, "query", f"SELECT count(*), count(measured_us) FROM trials "
+                       f"WHERE study_key = '{study}'", "--results", str(results), "--format",
+                       "csv")
+    counts = [int(x) for x in out.strip().splitlines()[-1].split(",")]
+    assert code == 0 and counts[0] == before and counts[1] > 0
+
+
+def test_a_studys_only_measured_file_below_measured_is_put_in_place_by_the_repair(results,
+                                                                                  capsys):
+    """The study's one measured file moved into measured/archive/ (none left in its place)
+    is no copy: the readers say to move it back, and `check --repair` does, where it had set
+    the study's only measurements aside as a copy (review CR28)."""
+    path = next((results / "measured").glob("*.parquet"))
+    code, before, _ = cli(capsys, "best", "--results", str(results))
+    kept = results / "measured" / "archive" / path.name
+    kept.parent.mkdir()
+    path.rename(kept)
+    code, out, err = cli(capsys, "best", "--results", str(results))
+    assert code == 2 and f"none lies at measured/{path.name}: move it there" in err
+    assert err.count("\n") == 1
+    code, out, _ = cli(capsys, "check", str(results), "--repair")
+    assert code == 0 and f"moved to {path}" in out
+    assert path.exists() and not kept.exists()
+    assert cli(capsys, "best", "--results", str(results))[1] == before
+
+
 def test_calibrate_for_a_gpu_the_results_never_measured_says_so_first(results, capsys):
     """--gpu naming a GPU the results hold no row of: "nothing measured on it", with the GPUs
     measured, before any advice on --device (which had sent the user to a preset that failed

@@ -42,9 +42,11 @@ from tuner.results.cut_short import mark_other_runs
 from tuner.results.cut_short import marked_other_runs
 from tuner.results.damaged import body_problem
 from tuner.results.journal import lost_for_good_line
+from tuner.results.journal import records_a_result
 from tuner.results.journal import saved_mark_path
 from tuner.results.journal import saved_rows
 from tuner.results.location import Location
+from tuner.results.measured import MEASURED_DIR
 from tuner.results.measured import claims_problem
 from tuner.results.measured import measured_files
 from tuner.results.measured import read_measured_file
@@ -179,8 +181,11 @@ def check(results: str, repair: bool = False) -> Report:
             del tables[f]
             _damaged(loc, f, conflict[1], report, repair)
     simulated = None
-    for f in measured_files(loc):  # tune --verify's measurements (tuner.results.measured)
+    measured = measured_files(loc)
+    for f in measured:  # tune --verify's measurements (tuner.results.measured)
         report.files += 1
+        if repair:
+            f = _measured_into_place(loc, f, measured, report)
         problem = body_problem(f, loc.fs)
         if problem is None:
             read, problem = read_measured_file(loc, f)
@@ -194,12 +199,16 @@ def check(results: str, repair: bool = False) -> Report:
                 with_rows = {key[0] for key in simulated}
             problem = claims_problem(read.to_pylist(), simulated)
             study = f.rsplit("/", 1)[-1].removesuffix(".parquet")
-            if problem is None and study not in with_rows:
+            if (problem is None and study not in with_rows
+                    and not _journal_records_results(loc, study)):
                 # a study started over keeps no trial row; its measurements stand for
                 # nothing the readers can join (probe MEASURED2: calibrate refused the whole
                 # directory naming no file, the others skipped it, check was silent)
-                problem = ("its study has no trial rows (started over, or its trial files "
-                           "set aside): these measurements stand for no row")
+                # (one whose journal records results gets its rows back from it: the
+                # journal's check says so, its repair writes them; review CR28)
+                problem = ("its study has no trial rows nor a journal recording results "
+                           "(started over, or its files set aside): these measurements stand "
+                           "for no row")
         if problem is not None and repair:
             report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
         elif problem is not None:
@@ -224,6 +233,35 @@ def check(results: str, repair: bool = False) -> Report:
     _check_dangling_journals(loc, report)
     _check_graph_rows(loc, tables, report)
     return report
+
+
+def _measured_into_place(loc: Location, path: str, measured: list[str], report: Report) -> str:
+    """A study's one measured file, kept in a folder below ``measured/`` with none in its
+    place, moved where the readers read it (review CR28: the repair had set the study's only
+    measurements aside as a copy); its path now, checked as any other."""
+    name = path.rsplit("/", 1)[-1]
+    place = loc.path(MEASURED_DIR, name)
+    if path == place or loc.kind(place) != pafs.FileType.NotFound or sum(
+            other.rsplit("/", 1)[-1] == name for other in measured) > 1:
+        return path
+    loc.fs.move(path, place)
+    report.repaired.append(f"{path}: the study's measurements, in a folder below "
+                           f"{MEASURED_DIR}/ with none in their place; moved to {place}, "
+                           "where the readers read them")
+    return place
+
+
+def _journal_records_results(loc: Location, study: str) -> bool:
+    """Whether a study's journal is there and records a result (which rows can be written
+    from); an unreadable one records none that can."""
+    path = loc.journals().get(study)
+    if path is None:
+        return False
+    try:
+        data, cut = _journal_bytes(loc, path)
+    except OSError:
+        return False
+    return records_a_result(data[:cut].decode(errors="replace"))
 
 
 def _damaged(loc: Location, path: str, problem: str, report: Report, repair: bool) -> None:

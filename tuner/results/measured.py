@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from tuner.results.location import Location
@@ -75,6 +76,11 @@ def read_measured_file(location: Location, path: str) -> tuple[pa.Table | None, 
         # a second file of a study (an earlier verification kept in a subfolder) would be
         # joined beside the current one: counts doubled, the faster copy taken (probe
         # MEASURED2)
+        if location.kind(location.path(MEASURED_DIR, name)) != pafs.FileType.File:
+            return None, (f"a measured file lies at {MEASURED_DIR}/<study key>.parquet, this "
+                          f"one in a folder below it, and none lies at {MEASURED_DIR}/{name}: "
+                          "move it there to read it (`warpsweep check --repair` does), or "
+                          f"out of {MEASURED_DIR}/ to leave it out")
         return None, (f"a measured file lies at {MEASURED_DIR}/<study key>.parquet, this one "
                       "in a folder below it: another copy of the measurements of study "
                       f"{name.removesuffix('.parquet')}, which a re-verify replaces whole")
