@@ -344,7 +344,11 @@ def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
     elif base_name in _preset_names():
         base = _load_preset(base_name)
     else:
-        base_path = Path(base_name).expanduser()
+        try:
+            base_path = Path(base_name).expanduser()
+        except RuntimeError:  # ~user of no user here
+            raise ConfigError(f"{where}: field `base` {base_name!r}: no such home directory "
+                              "here") from None
         if not base_path.is_absolute() and (path.parent / base_path).exists():
             base_path = path.parent / base_path  # relative to this file, else to the cwd
         resolved = path.resolve()

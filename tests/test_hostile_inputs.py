@@ -1777,6 +1777,47 @@ def test_a_home_of_no_such_user_is_one_line(capsys, tmp_path, results, verb):
     assert "no such user's home directory" in cli_error(capsys, args)
 
 
+def _no_home(monkeypatch):
+    """No HOME and no user entry: pathlib cannot read `~` at all."""
+    import pwd
+
+    def no_entry(uid):
+        raise KeyError(uid)
+
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+
+
+def test_the_readers_go_without_their_cache_where_no_home_is_known(capsys, results,
+                                                                   monkeypatch):
+    """The readers' cache of verified files defaults to ~/.cache: with no home known every
+    reader had ended in a traceback (review CR28); they read the files again instead, and a
+    variable naming a home unknown here is one line naming the variable."""
+    from tuner.selection.adaptive import cache_dir
+
+    _no_home(monkeypatch)
+    monkeypatch.delenv("WARPSWEEP_VERIFIED_CACHE", raising=False)
+    assert main(["best", "--results", results]) == 0
+    assert main(["query", "SELECT count(*) AS n FROM trials", "--results", results]) == 0
+    monkeypatch.setenv("WARPSWEEP_VERIFIED_CACHE", "~nosuchuser_ws/v")
+    line = cli_error(capsys, ["best", "--results", results])
+    assert "WARPSWEEP_VERIFIED_CACHE '~nosuchuser_ws/v'" in line
+    monkeypatch.delenv("WARPSWEEP_CACHE", raising=False)
+    with pytest.raises(ConfigError, match=r"set WARPSWEEP_CACHE to choose another\) "
+                                          r"'~/.cache/warpsweep': no home directory is known"):
+        cache_dir()
+
+
+def test_a_device_file_under_an_unknown_home_is_one_line(capsys, results):
+    line = cli_error(capsys, ["best", "--results", results, "--device", "~nosuchuser_ws/d.toml"])
+    assert "~nosuchuser_ws/d.toml" in line
+    for argv in (["simulate", "--graph", "rmat:scale=5", "--algo", "bfs", "--device",
+                  "~nosuchuser_ws/d.toml"],
+                 ["tune", "--graph", "rmat:scale=5", "--device", "~nosuchuser_ws/d.toml",
+                  "--results", results]):
+        assert "~nosuchuser_ws/d.toml" in cli_error(capsys, argv)
+
+
 def test_a_quoted_home_is_home_for_every_path_option(capsys, tmp_path, results, monkeypatch):
     """`--results '~/res'` is read from the home directory; `query --out '~/q.csv'` had said
     "directory '~' does not exist" (review CR25)."""

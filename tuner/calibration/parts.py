@@ -30,6 +30,7 @@ from simulator.strategy import Strategy
 from tuner.calibration.calibrate import Measured
 from tuner.calibration.calibrate import Parts
 from tuner.env import simulator_digest
+from tuner.results.location import home_path
 
 DEFAULT_CACHE = Path("~/.cache/warpsweep/calibrate")
 CACHE_VERSION = 2  # 2: an entry records the edges of the graph simulated (``m``)
@@ -140,7 +141,7 @@ def simulate_parts(
     > 1 simulates the groups in that many processes (they write the cache, which is needed).
     """
     device = get_device(device)
-    cache_dir = Path(cache).expanduser() if cache is not None else None
+    cache_dir = home_path(cache, "--cache") if cache is not None else None
     if jobs > 1 and cache_dir is None:
         raise ConfigError("simulating in several processes needs a cache directory")
     code = simulator_digest()

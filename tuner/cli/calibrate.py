@@ -377,7 +377,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     left_out: list[str] = []
     if is_results_dir(args.results):  # the user's own GPU's measurements (tune --verify)
         if not args.no_cache and cache_dir.resolve().is_relative_to(
-                Path(args.results).expanduser().resolve()):  # (its entries had been made there)
+                home_path(args.results).resolve()):  # (its entries had been made there)
             raise ConfigError(f"--cache {args.cache} is inside the results directory "
                               f"{args.results}; keep the cache elsewhere")
         measured = load_measured_results(

@@ -135,7 +135,7 @@ def _check_output(spec: str, out_path: Path, force: bool = False) -> None:
                           "directory")
     parsed = parse_spec(spec)
     if parsed.is_file and out_path.exists():
-        source = Path(parsed.params["path"]).expanduser()
+        source = parsed.path
         if source.exists() and source.samefile(out_path):
             raise ConfigError(f"graph convert: output {out!r} is the input file itself; "
                               "write to another path")

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from simulator.errors import ConfigError
 from tuner.results.location import Location
+from tuner.results.location import default_home_path
 from tuner.results.location import shell_word
 from tuner.results.schema import TRIALS
 from tuner.results.schema import VALUE_COLUMNS
@@ -97,11 +98,18 @@ VERIFIED_ENV = "WARPSWEEP_VERIFIED_CACHE"
 VERIFIED_VERSION = 3
 
 
-def _verified_path(results: str, table: str) -> Path:
+def _verified_path(results: str, table: str) -> Path | None:
+    """Where the files of ``results``' ``table`` verified so far are kept; None where the
+    default's home is unknown (every file is verified again); one line for a variable that
+    names a home unknown here (a traceback before, review CR28)."""
     # (an empty or blank variable is unset: Path("") had put the cache in the working
     # directory, " " in a directory named so)
-    root = Path(os.environ.get(VERIFIED_ENV, "").strip()
-                or "~/.cache/warpsweep/verified").expanduser()
+    try:
+        root = default_home_path(VERIFIED_ENV, "~/.cache/warpsweep/verified")
+    except ConfigError:
+        if os.environ.get(VERIFIED_ENV, "").strip():
+            raise
+        return None
     name = hashlib.sha256(str(Path(results).resolve()).encode()).hexdigest()[:24]
     return root / f"{name}.{table}.{VERIFIED_VERSION}.json"
 
@@ -132,7 +140,7 @@ def check_remote_values(files: Iterable[str], results: str, filesystem: Any,
     files = list(files)
     cache = _verified_path(results, "remote-" + TRIALS)
     try:
-        known = set(map(tuple, json.loads(cache.read_text())))
+        known = set(map(tuple, json.loads(cache.read_text()))) if cache else set()
     except (OSError, ValueError, TypeError):
         known = set()
     keys = []
@@ -180,7 +188,7 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
     table's: the cache keeps those alone."""
     cache = _verified_path(results, table)
     try:
-        known = set(map(tuple, json.loads(cache.read_text())))
+        known = set(map(tuple, json.loads(cache.read_text()))) if cache else set()
     except (OSError, ValueError, TypeError):
         known = set()
     keys = []
@@ -208,9 +216,11 @@ def verify_files(files: Iterable[str | Path], results: str, table: str) -> None:
     _keep_verified(cache, keys)
 
 
-def _keep_verified(cache: Path, keys: list[tuple]) -> None:
+def _keep_verified(cache: Path | None, keys: list[tuple]) -> None:
     """Write the verified files' keys (atomically); an unwritable cache only means reading
     the files again next time."""
+    if cache is None:
+        return
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f".{cache.name}.{os.getpid()}")

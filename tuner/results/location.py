@@ -51,7 +51,19 @@ def home_path(text: str | Path, option: str = "--results") -> Path:
     try:
         return Path(text).expanduser()
     except RuntimeError:
+        if str(text) == "~" or str(text).startswith("~/"):
+            raise ConfigError(f"{option} {str(text)!r}: no home directory is known here "
+                              "(HOME is unset and this user has no entry)") from None
         raise ConfigError(f"{option} {str(text)!r}: no such user's home directory here") from None
+
+
+def default_home_path(variable: str, default: str) -> Path:
+    """The path ``variable`` names (``home_path``), else ``default`` under the home; one
+    line naming the variable to set where neither can be read."""
+    given = os.environ.get(variable, "").strip()  # blank is unset (not a directory " ")
+    if given:
+        return home_path(given, variable)
+    return home_path(default, f"the default (set {variable} to choose another)")
 
 
 def home_of(value: Any, option: str) -> Any:
@@ -176,9 +188,7 @@ class Location:
         """Where the study journals are kept on this machine."""
         if self.local:
             return Path(self.root) / STUDIES
-        base = os.environ.get(JOURNALS_ENV)
-        cache = Path(base).expanduser() if base else (
-            Path.home() / ".cache" / "warpsweep" / "journals")
+        cache = default_home_path(JOURNALS_ENV, "~/.cache/warpsweep/journals")
         digest = hashlib.sha256(self.text.encode()).hexdigest()[:16]
         return cache / digest
 

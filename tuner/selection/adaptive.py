@@ -44,7 +44,7 @@ from simulator.policy import FEATURES
 from simulator.policy import Policy
 from simulator.policy import policy_iteration_costs
 from simulator.strategy import Strategy
-from tuner.results.location import home_path
+from tuner.results.location import default_home_path
 
 # The pool a policy's candidates are drawn from (each fold picks its own few from its training
 # graphs, ``fold_candidates``): thread with and without donation, every virtual warp width,
@@ -84,8 +84,7 @@ ORACLE_SEGMENTS = 6
 
 def cache_dir() -> Path:
     """Where per-iteration tables are kept (``WARPSWEEP_CACHE`` or ~/.cache/warpsweep)."""
-    base = os.environ.get("WARPSWEEP_CACHE") or "~/.cache/warpsweep"
-    return home_path(base, "WARPSWEEP_CACHE") / "adaptive"
+    return default_home_path("WARPSWEEP_CACHE", "~/.cache/warpsweep") / "adaptive"
 
 
 def candidate_strategies(candidates: Sequence[str] = CANDIDATES) -> tuple[Strategy, ...]:

@@ -22,6 +22,7 @@ from simulator.device import Device
 from simulator.errors import ConfigError
 from simulator.errors import GraphError
 from simulator.errors import WarpsweepError
+from tuner.results.location import home_path
 from tuner.results.store import ResultStore
 from tuner.results.store import check_manifest
 from tuner.seeds import MAX_SEED
@@ -61,7 +62,7 @@ def device_model(name: str) -> Device:
     if not name.endswith(DEVICE_FILE_SUFFIXES):
         raise ConfigError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)} or a "
                           "device file (.toml/.yaml, e.g. what `warpsweep calibrate` writes)")
-    path = Path(name).expanduser()
+    path = home_path(name, "--device")
     if not path.is_file():
         raise ConfigError(f"device file {name!r} not found")
     return load_device_file(path)
