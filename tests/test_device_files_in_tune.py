@@ -188,6 +188,31 @@ def test_a_reader_given_a_file_of_a_stored_name_with_other_fields_refuses_it(tmp
         assert main([*verb, "--results", str(results), "--device", device, *out, *extra]) == 0
 
 
+def test_the_python_readers_refuse_a_file_of_a_stored_name_with_other_fields(tmp_path):
+    """`figures(device=FILE)` and the answers given a connection had read a device file by
+    its name alone, answering another file's rows as its own, where `report --device` and
+    the answers given a path refuse (review CR28)."""
+    from tuner.analysis import answers
+    from tuner.results.query import connect
+
+    results = tmp_path / "r"
+    made = slow_h100(tmp_path, "mygpu", factor=4.0)
+    api.tune(GRAPH, "bfs", device=str(made), trials=3, sources=1, results=str(results))
+    (tmp_path / "other").mkdir()
+    other = slow_h100(tmp_path / "other", "mygpu", factor=2.0)
+    refused = r"has other fields than the mygpu of the results' rows"
+    con = connect(str(results))
+    for read in (lambda d: api.figures(str(results), device=d),
+                 lambda d: answers.best(con, {"device": d}),
+                 lambda d: answers.effect(con, "w", {"device": d}),
+                 lambda d: answers.pareto(con, ["time_us", "bytes"], {"device": d})):
+        with pytest.raises(ConfigError, match=refused):
+            read(str(other))
+        read(str(made))
+    assert [s.study.device for s in answers.best(con, {"device": str(made)}).studies] == [
+        "mygpu"]
+
+
 def test_select_evaluate_refuses_a_file_of_a_stored_name_with_other_fields(tmp_path, capsys):
     """`select evaluate` had read another file's rows of the name as this file's, exit 0,
     where `select train` refuses them (review CR19)."""

@@ -390,14 +390,14 @@ def figures(results: str | Path = DEFAULT_RESULTS, algorithm: str | None = None,
     title (nothing written); ``algorithm``, ``device`` (a name or a device file) and
     ``graphs`` (names, specs or ids) filter as the report's options do, ``selector`` adds the
     selector's figures (it trains models)."""
-    from simulator.device import device_name
     from tuner.analysis.report import report_figures
     from tuner.analysis.report_data import Filters
+    from tuner.tuning.plan import filter_device
 
     selector = _plain(selector)
     _check_types(results=results, optional_algorithm=algorithm, optional_device=device,
                  graphs=graphs, selector=selector)
-    if device is not None:
-        device = device_name(str(device))
+    if device is not None:  # a device file as report --device reads it (review CR28)
+        device = filter_device(str(device), str(results))
     with scanning(results):
         return report_figures(results, Filters(algorithm, device, tuple(graphs)), selector)

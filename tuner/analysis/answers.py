@@ -105,15 +105,26 @@ def _as_filters(filters: Filters | Mapping[str, str | None],
                               f"not a {type(value).__name__}")
     if filters.device is None:
         return filters
-    if isinstance(con, str | os.PathLike):  # a device file by its name, as --device reads it
-        from tuner.tuning.plan import filter_device
+    from tuner.tuning.plan import filter_device
 
+    # a device file by its name, as --device reads it: refused where the rows of that name
+    # were simulated with other fields, read from the connection's rows where given one
+    if isinstance(con, str | os.PathLike):
         device = filter_device(filters.device, os.fspath(con))
     else:
-        from simulator.device import device_name
-
-        device = device_name(filters.device)
+        device = filter_device(filters.device, "", _device_digests(con))
     return dataclasses.replace(filters, device=device)
+
+
+def _device_digests(con: duckdb.DuckDBPyConnection) -> dict[str, set[str | None]]:
+    """Per device name of a connection's trials view, its rows' device digests (None: a
+    row written before rows recorded one)."""
+    columns = {d[0] for d in con.execute("SELECT * FROM trials LIMIT 0").description}
+    digest = "device_digest" if "device_digest" in columns else "NULL"
+    found: dict[str, set[str | None]] = {}
+    for name, value in con.execute(f"SELECT DISTINCT device, {digest} FROM trials").fetchall():
+        found.setdefault(name, set()).add(value)
+    return found
 
 
 def best(con: duckdb.DuckDBPyConnection | str | os.PathLike,

@@ -145,10 +145,12 @@ def check_spec(spec: StudySpec) -> StudySpec:
                                device_model=model, device_given=spec.device_given or spec.device)
 
 
-def filter_device(device: str | None, results: str) -> str | None:
+def filter_device(device: str | None, results: str,
+                  stored: dict[str, set[str | None]] | None = None) -> str | None:
     """The device name a reader keeps rows of for ``--device``: a device file's ``name``,
     refused where the results' rows of that name were simulated with other fields (they had
-    been shown as this file's, exit 0; `select` and `tune` refuse the same)."""
+    been shown as this file's, exit 0; `select` and `tune` refuse the same). ``stored``: the
+    rows' digests by device name where the caller read them (else ``results``' are read)."""
     from simulator.device import DEVICE_FILE_SUFFIXES
     from simulator.device import device_digest
     from simulator.device import device_name
@@ -163,9 +165,10 @@ def filter_device(device: str | None, results: str) -> str | None:
         return name
     wanted = device_digest(load_device_file(device))
     # a row written before rows recorded it counts as its preset's fields then, as for tune
-    stored = {d if d is not None else LEGACY_PRESET_DIGESTS.get(name)
-              for d in stored_device_digests(results).get(name, ())}
-    other = sorted(d for d in stored if d is not None and d != wanted)
+    stored = stored_device_digests(results) if stored is None else stored
+    digests = {d if d is not None else LEGACY_PRESET_DIGESTS.get(name)
+               for d in stored.get(name, ())}
+    other = sorted(d for d in digests if d is not None and d != wanted)
     if other:
         raise ConfigError(f"--device {device} has other fields than the {name} of the results' "
                           f"rows (device digest {', '.join(other)}, this one's {wanted}): "
