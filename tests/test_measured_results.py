@@ -542,6 +542,29 @@ def test_select_uses_measured_rows_that_name_no_gpu_as_calibrate_does(results, t
     assert "not h100's GPU" not in out
 
 
+def test_rows_naming_no_gpu_beside_named_ones_are_the_devices_for_every_reader(results,
+                                                                              tmp_path,
+                                                                              capsys):
+    """One study's rows name no GPU, the others' the device's GPU: calibrate had called
+    them a second GPU (and with --gpu dropped them unsaid), best had given them a fixed
+    line of their own naming nothing, select train pooled them (review CR28). All three now
+    read them as the device's, pooled with its GPU's rows, and say so."""
+    path = sorted((results / "measured").glob("*.parquet"))[0]
+    _edit_rows(path, lambda rows: [dict(r, gpu_name=None) for r in rows])
+    for gpu in ([], ["--gpu", "Stand-in H100 GPU"]):
+        code, out, err = cli(capsys, "calibrate", str(results), "--device", "h100", *gpu,
+                             "--out", str(tmp_path / "x.toml"))
+        assert code == 0, err
+        assert (f"on {len(GRAPHS)} graphs" in out and "name no GPU: fitted as h100's, with "
+                "the Stand-in H100 GPU's" in out + err), out + err
+    code, out, err = cli(capsys, "best", "--results", str(results), "--metric", "measured_us")
+    fixed = [line for line in out.splitlines() if line.startswith("  bfs on h100")]
+    assert code == 0 and len(fixed) == 1 and "measured on Stand-in H100 GPU" in fixed[0], out
+    code, out, err = cli(capsys, "select", "train", "--results", str(results), "--model",
+                         str(tmp_path / "m.json"))
+    assert code == 0 and f"{len(GRAPHS)} of {len(GRAPHS)} graphs" in out, out + err
+
+
 def test_select_evaluate_says_which_graphs_times_are_measured(results, capsys):
     """select evaluate's best times and regrets use the measured times where they exist; it
     says so, naming the measured graphs when only some are (probe MEASURED2)."""

@@ -189,7 +189,7 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
     # under a measured metric a fixed configuration compares one GPU's studies: pooled, an
     # A100's graphs and an H100's had made one "best on h100" (probe MEASURED2)
     by_gpu = objective.metric in MEASURED_COLUMNS
-    gpu_of = {k: (w.gpu_name or None) for k, w in measured.items()} if by_gpu else {}
+    gpu_of = _measured_gpus(measured, studies) if by_gpu else {}
     fixed, fixed_values = {}, {}
     subsets: dict[str | None, list[dict[str, Any]]] = {}
     for s in summaries:
@@ -218,6 +218,28 @@ def _best(con: duckdb.DuckDBPyConnection, filters: Filters, objective: Objective
     used = {(b.study.algorithm, b.study.device, gpu_of.get(b.study.key)) for b in out}
     return BestAnswer(objective, out, [f for k, f in sorted(fixed.items(), key=lambda i: (
         i[0][:2], str(i[0][2]))) if k in used])
+
+
+def _measured_gpus(measured: Mapping[str, Any], studies: Mapping[str, Any]
+                   ) -> dict[str, str | None]:
+    """Per measured study, the GPU its rows name. Rows naming none are their device's, as
+    calibrate and select train read them: pooled with the one GPU that the named rows of
+    their (algorithm, device) give and that may be the device (they had made a fixed line
+    of their own naming nothing: review CR28); None where there is no such one GPU."""
+    from tuner.results.measured import measured_on
+
+    named: dict[tuple[str, str], set[str]] = {}
+    for key, win in measured.items():
+        study = studies.get(key)
+        if win.gpu_name and study is not None and measured_on(study.device,
+                                                              win.gpu_name) is not False:
+            named.setdefault((study.algorithm, study.device), set()).add(win.gpu_name)
+    out: dict[str, str | None] = {}
+    for key, win in measured.items():
+        study = studies.get(key)
+        gpus = named.get((study.algorithm, study.device), set()) if study else set()
+        out[key] = win.gpu_name or (next(iter(gpus)) if len(gpus) == 1 else None)
+    return out
 
 
 def _fixed_configs(src: FilteredTrials, summaries: list[dict[str, Any]], objective: Objective

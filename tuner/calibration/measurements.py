@@ -204,9 +204,15 @@ def load_measured_results(
             left_out.append(_left_out_line([r for r in found if id(r) not in ids], "GPU",
                                             device))
         found = kept
-    gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found})
+    # rows naming no GPU are the device's where a device is named (as select train and best
+    # read them): pooled with the GPU of the device's named rows, counted as no GPU apart
+    # (review CR28: calibrate had called them a second GPU, and --gpu dropped them unsaid)
+    pooled = device is not None and any(r["gpu_name"] for r in found)
+    gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found
+                   if r["gpu_name"] or not pooled})
     if gpu is not None:
-        found = [r for r in found if (r["gpu_name"] or "unknown GPU") == gpu]
+        found = [r for r in found if (r["gpu_name"] or "unknown GPU") == gpu
+                 or (pooled and not r["gpu_name"])]
         if not found:
             raise ConfigError(f"{where}: nothing measured on {gpu!r} (measured on: "
                               f"{', '.join(gpus)})")
@@ -214,11 +220,13 @@ def load_measured_results(
         raise ConfigError(f"{where}: measured on {len(gpus)} GPUs ({', '.join(gpus)}); "
                           "name one with --gpu")
     unnamed = sum(not r["gpu_name"] for r in found)
-    if unnamed and device in DEVICES and left_out is not None:
+    if unnamed and (device in DEVICES or pooled) and left_out is not None:
         # kept (nothing says they are another GPU's), and said to be: they had been fitted
         # as the device's without a word
-        left_out.append(f"{unnamed} measured row(s) name no GPU: fitted as {device}'s "
-                        "(nothing says another GPU measured them)")
+        named = sorted({r["gpu_name"] for r in found if r["gpu_name"]})
+        left_out.append(f"{unnamed} measured row(s) name no GPU: fitted as {device}'s"
+                        + (f", with the {named[0]}'s" if named else "")
+                        + " (nothing says another GPU measured them)")
     for r in found:
         r["graph"] = graph_name(r["graph_spec"], r["name"]) or r["graph_id"]
         r["variant"] = r["variant"] or "default"

@@ -46,6 +46,7 @@ from tuner.results.damaged import reading
 from tuner.results.location import Location
 from tuner.results.location import home_of
 from tuner.results.location import shell_word
+from tuner.results.measured import MEASURED_COLUMNS
 from tuner.results.query import connect
 from tuner.results.query import run_sql
 
@@ -600,7 +601,8 @@ def run_best(args: argparse.Namespace) -> int:
             graphs = (f"all {f.workloads} workloads ({f.graphs} "
                       f"graph{'s' if f.graphs != 1 else ''})")
             each = "workload"
-        gpu = f" measured on {f.gpu}" if f.gpu else ""
+        gpu = (f" measured on {f.gpu}" if f.gpu else " measured on a GPU its rows do not name"
+               if objective.metric in MEASURED_COLUMNS else "")
         print(f"  {f.algorithm} on {f.device}{gpu}: {f.config.text} (evaluated on {graphs}; "
               f"geometric mean {f.geomean_ratio:.3f}x each {each}'s best)")
     groups = {(s.study.algorithm, s.study.device) for s in result.studies}
