@@ -87,6 +87,8 @@ spaces: [vwarp, {space: vwarp, sampler: grid}]
         (TINY.replace("[bfs,", "[bfs, bfs,"),
          "s.yaml:7: algorithms.1: the same algorithm as algorithms.0 (line 7)"),
         ("description: [1, 2]\n" + TINY, "s.yaml:1: description: description is text"),
+        ("description: true\n" + TINY,
+         "description: description is text, not a bool ('True'): quote it"),
     ],
 )
 def test_bad_sweeps_name_key_and_line(text, expected):

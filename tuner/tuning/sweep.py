@@ -58,8 +58,9 @@ def parse_sweep(doc: YamlDoc, base: Path | None = None) -> list[StudySpec]:
         if key not in TOP_KEYS:
             raise doc.error((key,), f"unknown key {key!r} (allowed: {', '.join(TOP_KEYS)})")
     if data.get("description") is not None and not isinstance(data["description"], str):
-        raise doc.error(("description",), "description is text (a list or a number had run "
-                        "unchecked)")
+        given = data["description"]
+        raise doc.error(("description",), f"description is text, not a "
+                        f"{type(given).__name__} ({str(given)[:40]!r}): quote it")
     top = _settings(doc, (), data)
     axes: list[list[tuple[str, dict[str, Any]]]] = []
     graph_lines: list[str] = []  # each graph entry's file:line, where its study's errors point
