@@ -1924,3 +1924,34 @@ def test_check_takes_the_results_directory_as_the_other_verbs_name_it(tmp_path, 
     assert main(["check", str(results), "--results", str(tmp_path / "other")]) == 2
     err = capsys.readouterr().err
     assert "two results directories given" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("bad", ['{"op_code": 99}', '{"garbage": 1}', "garbage {not json"])
+def test_a_bad_journal_line_is_cut_and_the_results_before_it_written(tmp_path, capsys, bad):
+    """A journal holding results the rows lack, then a line that is no journal operation:
+    `check --repair` had set the whole journal aside ("unreadable journal (AssertionError:
+    Should not reach.)"), the results with it, and called the directory repaired (probe
+    RESUME2). The lines before it count: their results are written, the journal cut there
+    (the whole kept in the quarantine), and a resume goes on from them."""
+    results = tmp_path / "r"
+    tune(results, trials=6)
+    rows = read_trials(str(results)).num_rows
+    for part in (results / "trials").rglob("part-*.parquet"):
+        part.unlink()
+    journal = journal_of(results)
+    lines = journal.read_text().count("\n")
+    with journal.open("a") as f:
+        f.write(bad + "\n")
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert f"line {lines + 1}: " in out and f"{rows} recorded result(s) missing" in out
+    assert main(["check", str(results), "--repair"]) == 0
+    assert read_trials(str(results)).num_rows == rows
+    (kept,) = (results / "quarantine" / "studies").glob(journal.name + ".*")
+    assert kept.read_text().endswith(bad + "\n")
+    assert journal.read_text().count("\n") == lines
+    assert main(["check", str(results)]) == 0
+    tune(results, trials=8)
+    assert_sound(results, budget=8)
+    assert main(["check", str(results)]) == 0

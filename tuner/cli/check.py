@@ -41,6 +41,7 @@ from tuner.results.cut_short import cut_short_repair
 from tuner.results.cut_short import mark_other_runs
 from tuner.results.cut_short import marked_other_runs
 from tuner.results.damaged import body_problem
+from tuner.results.journal import journal_line_problem
 from tuner.results.journal import lost_for_good_line
 from tuner.results.journal import records_a_result
 from tuner.results.journal import saved_mark_path
@@ -604,6 +605,31 @@ def _journal_bytes(loc: Location, path: str) -> tuple[bytes, int]:
     return data, data.rfind(b"\n") + 1
 
 
+def _load_journal_prefix(key: str, data: bytes
+                         ) -> tuple[dict[int, Any], dict[str, Any], int, str | None]:
+    """``_load_journal`` of a journal's whole lines, and where they end; else of the lines
+    before its first that is no journal operation (a garbage line appended, a line of
+    another program), where they end and which line that is. Raises where neither loads:
+    the first line's problem where it names one, else why the whole does not load."""
+    try:
+        return (*_load_journal(key, data), len(data), None)
+    except Exception as exc:  # noqa: BLE001 - the lines' problem below, if any, says more
+        failed = exc
+    offset = 0
+    for number, line in enumerate(data.splitlines(keepends=True), 1):
+        reason = journal_line_problem(line)
+        if reason is not None:
+            if offset == 0:
+                raise ValueError(f"line {number}: {reason}") from None
+            try:
+                return (*_load_journal(key, data[:offset]), offset,
+                        f"line {number}: {reason}")
+            except Exception:  # noqa: BLE001 - nor does the part before it
+                raise ValueError(f"line {number}: {reason}") from None
+        offset += len(line)
+    raise failed
+
+
 def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]]:
     """A study journal's trials by number and its user attributes (raises where it does not
     load)."""
@@ -705,7 +731,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         report.files += 1
         data, cut = _journal_bytes(loc, path)
         try:
-            trials, attrs = _load_journal(key, data[:cut])
+            trials, attrs, cut, bad_line = _load_journal_prefix(key, data[:cut])
         except Exception as exc:  # noqa: BLE001 - any reason it does not load is the problem
             reason = " ".join(str(exc).split())[:150]
             problem = f"unreadable journal ({type(exc).__name__}: {reason})"
@@ -795,7 +821,10 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                          "nor the journal (an older copy of it put back, and rows deleted "
                          "since?): nothing is left to write them from; the next tune runs "
                          "new trials in their place")
-        if torn:
+        if bad_line:
+            notes.append(f"{bad_line}, and what follows it, unread (what it holds before "
+                         "counts; --repair cuts it there, the whole kept in the quarantine)")
+        elif torn:
             notes.append("a torn last line")
         if not notes:
             continue
@@ -859,6 +888,14 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             # journal, and what tells another run's rows, for the next (review CR20)
             done.append(f"moved to {_quarantine(loc, path, moves)} (the next run rebuilds it "
                         "from the rows)")
+        elif bad_line:  # (review RESUME2: the whole had been set aside, and the results
+            # it held that the rows lack with it)
+            kept = _quarantine(loc, path, later=[])
+            loc.fs.create_dir(kept.rsplit("/", 1)[0], recursive=True)
+            loc.fs.copy_file(path, kept)
+            loc.write_bytes(path, data[:cut])
+            done.append(f"cut it before {bad_line.split(':', 1)[0]} (the whole copied to "
+                        f"{kept})")
         elif torn:
             loc.write_bytes(path, data[:cut])
             done.append("cut the torn line")

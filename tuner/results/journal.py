@@ -58,14 +58,24 @@ def _parsed_logs(data: bytes) -> list[dict[str, Any]]:
     for number, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            log = json.loads(line)
-        except ValueError as exc:
-            raise ValueError(f"line {number}: {exc}") from None
-        if not isinstance(log, dict) or log.get("op_code") not in _OP_CODES:
-            raise ValueError(f"line {number}: no journal operation")
-        logs.append(log)
+        problem = journal_line_problem(line)
+        if problem is not None:
+            raise ValueError(f"line {number}: {problem}")
+        logs.append(json.loads(line))
     return logs
+
+
+def journal_line_problem(line: bytes) -> str | None:
+    """Why a journal's line is no Optuna journal operation (None: it is one, or blank)."""
+    if not line.strip():
+        return None
+    try:
+        log = json.loads(line)
+    except ValueError as exc:
+        return str(exc)
+    if not isinstance(log, dict) or log.get("op_code") not in _OP_CODES:
+        return "no journal operation"
+    return None
 
 
 class DriverJournal(BaseJournalBackend):
