@@ -1955,3 +1955,41 @@ def test_a_bad_journal_line_is_cut_and_the_results_before_it_written(tmp_path, c
     tune(results, trials=8)
     assert_sound(results, budget=8)
     assert main(["check", str(results)]) == 0
+
+
+def test_two_runs_rows_of_one_study_merged_without_a_journal_are_never_mixed(tmp_path,
+                                                                             capsys):
+    """Two directories of one study (other seeds: with one source the seed is not in the
+    key) merged by hand, no journal: `check --repair` had kept the first written row of
+    each key, one run's trials 0-5 and the other's 6-9, and `tune` had rebuilt a journal
+    from them and gone on (probe RESUME2). Now the repair names the two runs' files and
+    changes nothing, and a study whose rows were drawn under two seeds is refused."""
+    import shutil
+
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    a, b, merged = tmp_path / "a", tmp_path / "b", tmp_path / "m"
+    tune(a, trials=6, seed=5)
+    tune(b, trials=10, seed=6)
+    shutil.copytree(a, merged, ignore=shutil.ignore_patterns("studies"))
+    for part in (b / "trials").rglob("part-*.parquet"):
+        shutil.copy(part, merged / part.relative_to(b))
+    def stored_rows():
+        return sum(pq.read_table(p).num_rows for p in (merged / "trials").rglob("part-*.parquet"))
+
+    rows = stored_rows()
+    capsys.readouterr()
+    assert main(["check", str(merged), "--repair"]) == 1
+    out = capsys.readouterr().out
+    assert "rows of two runs and no journal" in out and "seed 5" in out and "seed 6" in out
+    assert stored_rows() == rows
+    # what the old repair left: each key once, trials 0-5 of one run and 6-9 of the other
+    for part in (merged / "trials").rglob("part-*.parquet"):
+        t = pq.read_table(part)
+        if 6 in t.column("seed").to_pylist():
+            keep = pc.fill_null(pc.greater_equal(t["trial"], 6), False)
+            pq.write_table(t.filter(keep), part, write_page_checksum=True)
+    with pytest.raises(ConflictError, match=r"drawn by 2 runs \(.*seed 5: trials 0-5; .*seed "
+                                            r"6: trials 6-9\)"):
+        tune(merged, trials=10, seed=5)

@@ -519,8 +519,21 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
     drop: dict[str, set[int]] = {}
     journals: dict[str, Any] = {}  # per study, its journal's trials and attributes, once
     paths = loc.journals() if repair else {}
+    # a study with no journal whose rows hold a key twice with other results holds two runs'
+    # rows (directories merged by hand): keeping the first written of each key had mixed
+    # their draws into one study (probe RESUME2); named, left for the user to part
+    mixed: dict[str, set[str]] = {}
     for key, found in rows.items():
-        if len(found) < 2:
+        if (repair and key[0] == TRIALS and key[1] not in paths
+                and len({r.recorded for r in found}) > 1):
+            mixed.setdefault(key[1], set()).update(r.file for r in found)
+    for study, files in sorted(mixed.items()):
+        report.problems.append(
+            f"study {study}: rows of two runs and no journal to tell which is the study's: "
+            f"keys written twice with other results, in {_runs_of(tables, study, files)}; "
+            "--repair cannot choose: move one run's files out of trials/")
+    for key, found in rows.items():
+        if len(found) < 2 or (key[0] == TRIALS and key[1] in mixed):
             continue
         files = sorted({r.file for r in found})
         what = (f"graph {key[1]}" if key[0] == GRAPHS
@@ -562,6 +575,18 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
                               for k in {*other_runs, *unsettled}})
     _drop_rows(loc, tables, drop)
     return other_runs, unsettled
+
+
+def _runs_of(tables: dict[str, pa.Table], study: str, files: set[str]) -> str:
+    """The files of a study's two runs, each with the sampler and seed its rows of the
+    study were drawn under: what tells the runs apart."""
+    described = []
+    for f in sorted(files):
+        t = tables[f]
+        drawn = sorted({(str(row.get("sampler")), str(row.get("seed")))
+                        for row in t.to_pylist() if row["study_key"] == study})
+        described.append(f"{f} ({', '.join(f'{s} seed {d}' for s, d in drawn)})")
+    return ", ".join(described)
 
 
 def _drop_rows(loc: Location, tables: dict[str, pa.Table], drop: dict[str, set[int]]) -> None:
@@ -664,7 +689,7 @@ def _journal_fingerprint(loc: Location, paths: dict[str, str], cache: dict[str, 
         if path is not None:
             try:
                 data, cut = _journal_bytes(loc, path)
-                cache[study] = _load_journal(study, data[:cut])
+                cache[study] = _load_journal_prefix(study, data[:cut])[:2]
             except Exception:  # noqa: BLE001 - an unreadable journal is its own problem
                 pass
     if cache[study] is None:

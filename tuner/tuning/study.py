@@ -468,7 +468,7 @@ class StudyRun:
         self._refuse_rows_of_another_model(rows)
         if not self.study.user_attrs.get("spec"):
             # the journal that recorded how the study ran is gone: its rows say it instead
-            self._refuse_another_sampler_or_seed(_how_rows_ran(rows))
+            self._refuse_another_sampler_or_seed(_how_rows_ran(self.key, rows))
         if not behind:
             for r in rows:
                 if r.role == "reference" and r.label in refs:
@@ -1105,12 +1105,25 @@ def failed_by_environment(record: TrialRecord) -> bool:
             or f"raise the limit with {ENV_MAX_MEMORY}" in record.error)
 
 
-def _how_rows_ran(rows: list[TrialRecord]) -> dict[str, Any]:
+def _how_rows_ran(key: str, rows: list[TrialRecord]) -> dict[str, Any]:
     """The sampler and seed a study's rows were evaluated under: its earliest trial's (the
-    run that started it; empty where it has no trial rows)."""
+    run that started it; empty where it has no trial rows). Rows drawn under two are two
+    runs' (directories merged by hand): refused, rather than a journal rebuilt from both
+    (probe RESUME2: one configuration had been evaluated twice)."""
     trials = [r for r in rows if r.role == "trial" and r.trial is not None]
     if not trials:
         return {}
+    runs: dict[tuple[str, Any], list[int]] = {}
+    for r in trials:
+        if r.seed is not None:
+            runs.setdefault((str(r.sampler), r.seed), []).append(r.trial)
+    if len(runs) > 1:
+        told = "; ".join(f"{sampler} seed {seed}: trials {_ranges(sorted(numbers))}"
+                         for (sampler, seed), numbers in sorted(runs.items(), key=str))
+        raise ConflictError(
+            f"study {key}: its rows were drawn by {len(runs)} runs ({told}) and no journal "
+            "says which is the study's (directories merged?): move one run's rows out of "
+            "trials/ (`warpsweep check` names their files), or tune into another --results")
     first = min(trials, key=lambda r: r.trial)
     return {"sampler": first.sampler, "seed": first.seed}
 
