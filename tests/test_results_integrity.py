@@ -1993,3 +1993,24 @@ def test_two_runs_rows_of_one_study_merged_without_a_journal_are_never_mixed(tmp
     with pytest.raises(ConflictError, match=r"drawn by 2 runs \(.*seed 5: trials 0-5; .*seed "
                                             r"6: trials 6-9\)"):
         tune(merged, trials=10, seed=5)
+
+
+def test_a_journal_with_results_and_no_model_record_is_named_and_set_aside(tmp_path,
+                                                                          capsys):
+    """A journal holding results but not the cost model, beside rows that record it (a run
+    cut short as it rebuilt the journal, which wrote references before the model): every
+    run refused the study as an older warpsweep's, and `check --repair` said no problem
+    (probe RESUME2). Check names it; the repair sets it aside; the rows rebuild it."""
+    results = tmp_path / "r"
+    tune(results, trials=4)
+    journal = journal_of(results)
+    lines = [line for line in journal.read_text().splitlines(keepends=True)
+             if not ({"model", "spec"} & set(json.loads(line).get("user_attr") or {}))]
+    journal.write_text("".join(lines))
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    assert "records results but not the cost model" in capsys.readouterr().out
+    assert main(["check", str(results), "--repair"]) == 0
+    tune(results, trials=6)
+    assert_sound(results, budget=6)
+    assert main(["check", str(results)]) == 0

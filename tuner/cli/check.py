@@ -737,9 +737,11 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
     by_study: dict[str, dict[tuple, tuple]] = {}
     where: dict[tuple, tuple[str, int]] = {}  # (study, role, ident) -> (file, row index)
     drawn_by: dict[tuple, dict[str, Any]] = {}  # (study, role, ident) -> its run's sampler, seed
+    row_models: dict[str, set[str | None]] = {}  # per study, the cost models its rows record
     for f, t in tables.items():
         if f.startswith(loc.path(TRIALS) + "/"):
             for i, row in enumerate(t.to_pylist()):
+                row_models.setdefault(row["study_key"], set()).add(row.get("model_digest"))
                 ident = row["trial"] if row["role"] == "trial" else row["label"]
                 by_study.setdefault(row["study_key"], {})[(row["role"], ident)] = (
                     row_fingerprint(row))
@@ -846,6 +848,17 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                          "nor the journal (an older copy of it put back, and rows deleted "
                          "since?): nothing is left to write them from; the next tune runs "
                          "new trials in their place")
+        # results recorded, no cost model, and rows that each record one: a run cut short as
+        # it rebuilt the journal (references first, before a fix); every run refuses the
+        # study as an older warpsweep's (probe RESUME2)
+        modelless = (attrs.get("model") is None and bool(row_models.get(key))
+                     and None not in row_models[key]
+                     and (any("record" in t.user_attrs for t in trials.values())
+                          or any(k.startswith("ref:") for k in attrs)))
+        if modelless:
+            notes.append("records results but not the cost model they were simulated with, "
+                          "which the rows record (a run cut short as it rebuilt the journal?): "
+                          "every run refuses the study as an older warpsweep's")
         if bad_line:
             notes.append(f"{bad_line}, and what follows it, unread (what it holds before "
                          "counts; --repair cuts it there, the whole kept in the quarantine)")
@@ -908,7 +921,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         if not behind and counted > len(rows) - len(stale) - len(theirs) + missing:
             mark = str(saved_mark_path(Path(path)))
             done.append(f"moved its saved mark to {_quarantine(loc, mark, moves)}")
-        if behind:
+        if behind or modelless:
             # moved once the rows are set aside: a repair cut short before then leaves the
             # journal, and what tells another run's rows, for the next (review CR20)
             done.append(f"moved to {_quarantine(loc, path, moves)} (the next run rebuilds it "

@@ -470,6 +470,12 @@ class StudyRun:
             # the journal that recorded how the study ran is gone: its rows say it instead
             self._refuse_another_sampler_or_seed(_how_rows_ran(self.key, rows))
         if not behind:
+            # the model and spec first, as a rebuild writes them: references alone, cut
+            # short before them, had read as an older warpsweep's study (probe RESUME2)
+            if self.study.user_attrs.get("model") is None:
+                self.study.set_user_attr("model", _model_attr())
+            if not self.study.user_attrs.get("spec"):
+                self.study.set_user_attr("spec", self._spec_attr())
             for r in rows:
                 if r.role == "reference" and r.label in refs:
                     self.study.set_user_attr(f"ref:{r.label}", r.to_json())
