@@ -487,9 +487,9 @@ def test_check_finds_doubled_rows_and_a_lagging_journal_and_repairs_them(tmp_pat
     assert check(results) == 0
 
 
-def test_a_graph_row_set_aside_is_flagged_then_written_again_by_the_next_run(tmp_path):
-    """check --repair quarantines a damaged graphs file; the trials then name a graph with no
-    row (flagged, exit 1) until the next run of the finished study writes it again."""
+def test_a_graph_row_set_aside_is_written_again_by_the_repair(tmp_path):
+    """check --repair quarantines a damaged graphs file, and writes the graph's row again
+    from its spec (it had been flagged until the next run of the study wrote it)."""
     import pyarrow.parquet as pq
 
     from tuner.cli import main
@@ -505,9 +505,10 @@ def test_a_graph_row_set_aside_is_flagged_then_written_again_by_the_next_run(tmp
     graph_file.write_bytes(data)
     report = check(str(results), repair=True)
     assert any("quarantine" in line for line in report.repaired)
-    assert len(report.problems) == 1 and "no row for graph rmat7" in report.problems[0]
-    assert main(args) == 0  # nothing left to run, but the graph row comes back
+    assert any("no row for graph rmat7" in line and "wrote it" in line
+               for line in report.repaired) and report.problems == []
     assert check(str(results)).problems == []
+    assert main(args) == 0  # nothing left to run, nor a second graph row
     rows = pq.read_table(results / "graphs").num_rows
     assert rows == 1
 
@@ -2014,3 +2015,35 @@ def test_a_journal_with_results_and_no_model_record_is_named_and_set_aside(tmp_p
     tune(results, trials=6)
     assert_sound(results, budget=6)
     assert main(["check", str(results)]) == 0
+
+
+def test_a_missing_graph_row_is_written_again_where_its_spec_still_builds_the_graph(
+        tmp_path, capsys):
+    """A study's graph row lost (a run killed before it, or rows written back from the
+    journal): `check` had said the next tune writes it, which never runs once the graph file
+    is edited (another study; probe RESUME2). `--repair` builds the graph again from its
+    spec, checks its edges against the journal's record and writes the row as tune did;
+    where the file was edited it says to put the file back."""
+    import pyarrow.parquet as pq
+
+    edges = tmp_path / "g.txt"
+    edges.write_text("".join(f"{i} {(i * 7 + 3) % 50}\n{i} {(i + 1) % 50}\n" for i in range(50)))
+    results = tmp_path / "r"
+    argv = ["tune", "--graph", f"file:{edges}", "--algo", "bfs", "--trials", "3",
+            "--sources", "1", "--workers", "0", "--results", str(results), "-q"]
+    assert main(argv) == 0
+    (row_file,) = (results / "graphs").rglob("part-*.parquet")
+    before = pq.read_table(row_file).drop_columns(["timestamp"]).to_pylist()
+    row_file.unlink()
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    assert "`--repair` writes it" in capsys.readouterr().out
+    assert main(["check", str(results), "--repair"]) == 0
+    (row_file,) = (results / "graphs").rglob("part-*.parquet")
+    assert pq.read_table(row_file).drop_columns(["timestamp"]).to_pylist() == before
+    assert main(["check", str(results)]) == 0
+    row_file.unlink()
+    edges.write_text(edges.read_text() + "3 40\n")
+    capsys.readouterr()
+    assert main(["check", str(results), "--repair"]) == 1
+    assert "builds another graph now" in capsys.readouterr().out

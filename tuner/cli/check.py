@@ -232,7 +232,7 @@ def check(results: str, repair: bool = False) -> Report:
     _check_study_models(loc, tables, report, journal_models)
     _check_device_meanings(loc, tables, report)
     _check_dangling_journals(loc, report)
-    _check_graph_rows(loc, tables, report)
+    _check_graph_rows(loc, tables, report, repair)
     return report
 
 
@@ -455,23 +455,78 @@ def _check_repeats(loc: Location, tables: dict[str, pa.Table], report: Report) -
                          + (f" ({duplicates} as rows of their own)" if duplicates else ""))
 
 
-def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report) -> None:
-    """Every graph the trials name has a ``graphs`` row (a join drops trials without one)."""
+def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report,
+                      repair: bool = False) -> None:
+    """Every graph the trials name has a ``graphs`` row (a join drops trials without one);
+    with ``repair``, one written where the graph's spec still builds the graph its study's
+    journal records (a run killed before its graph row, or rows written back from the
+    journal, had left it to a next tune, which an edited file never runs: probe RESUME2)."""
     graphs: set[str] = set()
     studies: dict[str, set[str]] = {}
+    specs: dict[str, str] = {}
     for f, t in tables.items():
         if f.startswith(loc.path(TRIALS) + "/"):
             if "graph_id" in t.column_names:
-                for study, graph in zip(t.column("study_key").to_pylist(),
-                                        t.column("graph_id").to_pylist(), strict=True):
+                for study, graph, spec in zip(t.column("study_key").to_pylist(),
+                                              t.column("graph_id").to_pylist(),
+                                              t.column("graph_spec").to_pylist(), strict=True):
                     studies.setdefault(graph, set()).add(study)
+                    specs.setdefault(graph, spec)
         else:
             graphs.update(t.column("graph_id").to_pylist())
     for graph in sorted(set(studies) - graphs - {None, ""}):
-        report.problems.append(
-            f"{loc.path(GRAPHS)}: no row for graph {graph}, which the trials of "
-            f"{', '.join(sorted(studies[graph]))} name (the next `warpsweep tune` or `sweep` "
-            "of such a study writes it)")
+        line = (f"{loc.path(GRAPHS)}: no row for graph {graph}, which the trials of "
+                f"{', '.join(sorted(studies[graph]))} name")
+        if not repair:
+            report.problems.append(f"{line} (`--repair` writes it where its spec still builds "
+                                   "the graph its study's journal records)")
+            continue
+        problem = _graph_row_again(loc, graph, specs[graph], studies[graph])
+        if problem is None:
+            report.repaired.append(f"{line}; wrote it, the graph built again from its spec "
+                                   "(its edges those its study's journal records)")
+        else:
+            report.problems.append(f"{line}: {problem}")
+
+
+def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str]) -> str | None:
+    """Write the ``graphs`` row of ``graph`` from its spec, built again and checked against
+    the edges and sources its studies' journals record; else why not."""
+    from simulator import load_graph
+    from tuner.tuning.evaluate import GraphMeta
+    from tuner.tuning.evaluate import _features
+    from tuner.tuning.evaluate import graph_kind
+    from tuner.tuning.runner import graph_row
+
+    paths = loc.journals()
+    recorded: dict[str, Any] = {}
+    for study in sorted(studies & set(paths)):
+        try:
+            data, cut = _journal_bytes(loc, paths[study])
+            recorded = _load_journal_prefix(study, data[:cut])[1].get("graph") or {}
+        except Exception:  # noqa: BLE001 - an unreadable journal is its own problem
+            continue
+        if recorded.get("edges"):
+            break
+    if not recorded.get("edges"):
+        return ("no journal of its studies records the graph's edges to check a build "
+                "against; the next tune of such a study writes it")
+    try:
+        built = load_graph(spec)
+    except WarpsweepError as exc:
+        return f"its spec {spec!r} does not build here ({exc})"
+    if built.content_digest != recorded["edges"]:
+        return (f"its spec {spec!r} builds another graph now (its file edited or replaced?): "
+                "put back the file it was built from and run `warpsweep check --repair` again")
+    meta = GraphMeta(graph_id=graph, spec=built.spec or spec, name=built.name,
+                     kind=graph_kind(spec), n=built.n, m=built.m, directed=built.directed,
+                     weighted=built.weights is not None,
+                     sources=tuple(recorded.get("sources") or ()), features=_features(built),
+                     edges=built.content_digest)
+    store = ResultStore.open(loc, flush_every_s=3600)
+    store.add_graph(graph_row(meta))
+    store.flush()
+    return None
 
 
 def _schema_problem(loc: Location, table: str, path: str) -> str | None:
