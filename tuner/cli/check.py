@@ -121,7 +121,7 @@ def run_check(args: argparse.Namespace) -> int:
         print(line)
     if report.problems:
         return 1
-    print(f"{args.results}: {report.files} files checked, "
+    print(f"{args.results}: {report.files} file{'' if report.files == 1 else 's'} checked, "
           + ("all repaired" if report.repaired else "no problem")
           + (f"; {report.counts}" if report.counts else ""))
     for line in shown:  # e.g. a killed run's graph row, which the rows it wrote now name
@@ -918,7 +918,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             notes.append(f"{bad_line}, and what follows it, unread (what it holds before "
                          "counts; --repair cuts it there, the whole kept in the quarantine)")
         elif torn:
-            notes.append("a torn last line")
+            notes.append("ends in a torn line")
         if not notes:
             continue
         problem = f"{path}: journal {'; '.join(notes)}"
