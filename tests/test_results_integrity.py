@@ -2047,3 +2047,38 @@ def test_a_missing_graph_row_is_written_again_where_its_spec_still_builds_the_gr
     capsys.readouterr()
     assert main(["check", str(results), "--repair"]) == 1
     assert "builds another graph now" in capsys.readouterr().out
+
+
+def test_a_journal_write_failing_at_a_tell_stops_the_run_and_loses_nothing(tmp_path,
+                                                                          monkeypatch, capsys):
+    """The journal's disk failing as a finished trial is told had been caught as a tell
+    Optuna rejects: the trial became a failed row, its result lost, exit 0, and no resume
+    ran it again (probe STOREREAD). It stops the run as a failing rows write does; the
+    resume tells the trial from its record."""
+    import errno
+
+    from tuner.results import journal
+
+    append = journal.DriverJournal.append_logs
+    failed = []
+
+    def failing_once(self, logs):
+        if not failed and any(log.get("op_code") == 6 and log.get("trial_id") == 2
+                              for log in logs):
+            failed.append(True)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return append(self, logs)
+
+    results = tmp_path / "r"
+    argv = ["tune", "--graph", "rmat:scale=7,seed=1", "--algo", "bfs", "--trials", "5",
+            "--sources", "1", "--workers", "0", "--no-references", "--sampler", "random",
+            "--results", str(results), "-q"]
+    monkeypatch.setattr(journal.DriverJournal, "append_logs", failing_once)
+    assert main(argv) == 1 and failed
+    assert "No space left on device" in capsys.readouterr().err
+    monkeypatch.setattr(journal.DriverJournal, "append_logs", append)
+    assert main(argv) == 0
+    rows = {r["trial"]: r for r in read_trials(str(results)).to_pylist()}
+    assert sorted(rows) == [0, 1, 2, 3, 4]
+    assert rows[2]["state"] == "complete" and rows[2]["error"] is None
+    assert main(["check", str(results)]) == 0

@@ -949,6 +949,8 @@ class StudyRun:
                 self.study.tell(number, record.values)
             else:
                 self.study.tell(number, state=TrialState.FAIL)
+        except OSError:  # the journal's disk: the run stops, the record kept for the resume
+            raise  # (it had become a failed row, the result lost: probe STOREREAD)
         except Exception as exc:  # a tell that fails becomes a failed row, never only a log line
             failed = dataclasses.replace(
                 record, state="failed", values=None, values_std=None, metrics=None,
