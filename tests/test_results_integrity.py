@@ -2082,3 +2082,30 @@ def test_a_journal_write_failing_at_a_tell_stops_the_run_and_loses_nothing(tmp_p
     assert sorted(rows) == [0, 1, 2, 3, 4]
     assert rows[2]["state"] == "complete" and rows[2]["error"] is None
     assert main(["check", str(results)]) == 0
+
+
+def test_a_refused_run_keeps_the_mark_that_counts_results_lost_with_the_journal(tmp_path,
+                                                                               capsys):
+    """A study's journal gone and rows deleted with it: the mark still counts them, and
+    `check` says so. A tune refused as it began (another sampler) had overwritten the mark
+    with its new journal's, and the loss went unsaid (probe STOREREAD)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from simulator.errors import ConfigError
+
+    results = tmp_path / "r"
+    tune(results, trials=6, references=False)
+    journal_of(results).unlink()
+    for part in (results / "trials").rglob("part-*.parquet"):
+        t = pq.read_table(part)
+        pq.write_table(t.filter(pc.fill_null(pc.less(t["trial"], 4), False)), part,
+                       write_page_checksum=True)
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    assert "2 were deleted with it" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="sampler"):
+        api.tune(GRAPH, trials=6, sources=1, results=str(results), sampler="tpe",
+                 references=False)
+    assert main(["check", str(results)]) == 1
+    assert "2 were deleted with it" in capsys.readouterr().out

@@ -185,6 +185,10 @@ class StudyRun:
         created = self._created = self._pushed_size < 0
         # its journal gone, rows deleted with it (none left at all is a start over)
         saved_rows = self._saved_rows() if created and stored else None
+        # a new journal marks itself saved at 0 rows: a run refused below puts the old mark
+        # back, which still counts the results lost with the journal (probe STOREREAD)
+        mark = saved_mark_path(self.journal)
+        old_mark = mark.read_bytes() if created and mark.is_file() else None
         try:
             storage, self._journal = journal_storage(self.journal, self.location.text)
         except BaseException:
@@ -231,6 +235,10 @@ class StudyRun:
         except BaseException:
             if created:  # a refused run leaves no journal of its own (probe CONC), its lock held
                 self.journal.unlink(missing_ok=True)
+                if old_mark is not None:
+                    mark.write_bytes(old_mark)
+                else:
+                    mark.unlink(missing_ok=True)
             self.close()
             raise
         resumed = len(self.study.get_trials(deepcopy=False))
