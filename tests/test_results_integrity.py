@@ -2109,3 +2109,28 @@ def test_a_refused_run_keeps_the_mark_that_counts_results_lost_with_the_journal(
                  references=False)
     assert main(["check", str(results)]) == 1
     assert "2 were deleted with it" in capsys.readouterr().out
+
+
+def test_a_repair_of_an_older_schemas_directory_is_refused_before_anything_moves(tmp_path,
+                                                                                 capsys):
+    """A row edited in a directory of an older results schema: `check --repair` had set the
+    row aside, then refused to write the journal's record back (this version writes another
+    schema), leaving the trial out of every reader (probe STOREREAD)."""
+    results = tmp_path / "r"
+    tune(results, trials=4)
+    manifest = results / "_warpsweep.json"
+    body = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**body, "schema_version": body["schema_version"] - 1}))
+    before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
+    line = _error_line(capsys, ["check", str(results), "--repair"])
+    assert line.startswith("warpsweep: error: --repair: results directory") and (
+        "repair it with the warpsweep that wrote it" in line)
+    assert {p: p.read_bytes() for p in results.rglob("*") if p.is_file()} == before
+
+
+def _error_line(capsys, argv):
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]

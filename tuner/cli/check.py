@@ -65,6 +65,7 @@ from tuner.results.schema import type_conflict
 from tuner.results.schema import value_problem
 from tuner.results.store import RESULTS_FILE_PREFIX
 from tuner.results.store import ResultStore
+from tuner.results.store import check_manifest
 from tuner.results.store import check_readable
 from tuner.results.store import record_fingerprint
 from tuner.results.store import row_fingerprint
@@ -153,6 +154,14 @@ def check(results: str, repair: bool = False) -> Report:
     """Verify (and with ``repair`` set right) a results directory."""
     loc = Location.of(results)
     check_readable(loc)
+    if repair:  # rows a repair writes back are this schema's: refused before anything moves
+        try:  # (an older directory's rows had been set aside, then their records refused)
+            check_manifest(loc, create=False, writing=True)
+        except ConfigError as exc:
+            held = str(exc).split(", whose rows differ")[0]
+            raise ConfigError(f"--repair: {held}, whose rows differ from those a repair "
+                              "writes back: `warpsweep check` without --repair reads it; "
+                              "repair it with the warpsweep that wrote it") from None
     report = Report()
     tables: dict[str, pa.Table] = {}
     for table in (TRIALS, GRAPHS):
