@@ -152,6 +152,60 @@ def test_trials_in_flight_at_a_stop_fail_as_interrupted_and_come_back(tmp_path):
     assert len([r for r in read_trials(results).to_pylist() if r["state"] == "complete"]) >= 40
 
 
+class CtrlCWithinAnEvaluation(InlineExecutor):
+    """In-process calls, and Ctrl-C inside the ``at``-th evaluation (where a stop lands on
+    an in-process run): the trial is asked and neither answered nor yet in flight."""
+
+    def __init__(self, at: int) -> None:
+        self.capacity = 1
+        self.evaluations = 0
+        self.at = at
+
+    def call(self, fn, *args, num_returns=1):
+        if getattr(fn, "__name__", "") in ("evaluate", "evaluate_batch"):
+            self.evaluations += 1
+            if self.evaluations == self.at:
+                raise KeyboardInterrupt
+        return super().call(fn, *args, num_returns=num_returns)
+
+
+def test_a_trial_stopped_within_its_in_process_evaluation_fails_as_interrupted(tmp_path):
+    """With --workers 0 a stop lands inside an evaluation, before its trial is in flight:
+    it had stayed running in the journal (probe STOREREAD); it fails as interrupted and is
+    enqueued again, as the trials in flight do."""
+    import optuna
+    from optuna.trial import TrialState
+
+    from tuner.results.journal import DriverJournal
+    from tuner.tuning.dispatch import BatchRunner
+
+    spec = check_spec(StudySpec(graph="rmat:scale=6,seed=1", algorithm="bfs", device="h100",
+                                space="vwarp", trials=20, sources=1, references=False,
+                                sampler="random"))
+    results = tmp_path / "res"
+    store = ResultStore.open(results)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            BatchRunner(CtrlCWithinAnEvaluation(at=2), store, results).run(
+                [spec], load_spaces([spec]))
+    finally:
+        store.close()
+    (journal,) = (results / "studies").glob("*.journal")
+    backend = DriverJournal(journal)
+    try:
+        trials = optuna.load_study(study_name=journal.stem,
+                                   storage=optuna.storages.JournalStorage(backend)).trials
+    finally:
+        backend.close()
+    states = [t.state for t in trials]
+    assert TrialState.RUNNING not in states
+    interrupted = [t for t in trials if t.user_attrs.get("interrupted")]
+    assert interrupted and all(t.state == TrialState.FAIL for t in interrupted)
+    assert states.count(TrialState.WAITING) >= len(interrupted)  # enqueued again
+    (summary,) = run_studies([spec], load_spaces([spec]), results, workers=0).summaries
+    assert summary.done == 20
+
+
 def test_a_stop_between_a_row_and_its_journal_entry_waits_for_both(tmp_path, monkeypatch):
     """A stop signal that lands after an evaluation's row is added and before Optuna's
     journal records it had left the rows ahead of the journal ("journal behind the rows",

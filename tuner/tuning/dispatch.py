@@ -341,9 +341,11 @@ class BatchRunner(Runner):
         if self._first_eval is None:
             self._first_eval = now
         batch.submitted = time.time()
+        self._calling = list(batch.jobs)  # (in this process the call evaluates them)
         (future,) = self.executor.call(evaluate_batch, self.backend, prep.graph, prep.runs,
                                        spec.algorithm, spec.device_model or spec.device,
                                        [j.config for j in batch.jobs])
+        self._calling = []
         self._inflight[future] = ("batch", batch)
         self._trials_out[id(run)] = self._trials_out.get(id(run), 0) + len(batch.jobs)
         self.stats.tasks += 1

@@ -139,6 +139,7 @@ class Runner:
         self._build = _strategy_builder()
         self._preps: dict[tuple, Prep] = {}
         self._inflight: dict[Future, tuple[str, Any]] = {}
+        self._calling: list[Job] = []  # the jobs whose evaluation call is running
         self._active: list[StudyRun] = []
         self.summaries: list[StudySummary] = []
         self._single = False
@@ -409,9 +410,14 @@ class Runner:
         spec = job.run.spec
         if self._first_eval is None:
             self._first_eval = time.monotonic()
+        # in flight while the call runs: this process's executor evaluates within it, where
+        # a stop lands most often (the trial had stayed running in the journal: probe
+        # STOREREAD)
+        self._calling = [job]
         (future,) = self.executor.call(self.backend.evaluate, prep.graph, prep.runs,
                                        spec.algorithm, spec.device_model or spec.device,
                                        job.config)
+        self._calling = []
         self._inflight[future] = ("eval", job)
 
     # -- results ---------------------------------------------------------------------------
@@ -567,6 +573,9 @@ class Runner:
             while self._ready:  # asked but never started: failed and enqueued for a resume
                 job = self._ready.popleft()
                 job.run.abandon(job)
+            for job in self._calling:  # stopped within their evaluation call
+                job.run.abandon(job)
+            self._calling = []
             try:
                 cancel = getattr(self.executor, "cancel", None)
                 if cancel is not None and self._inflight:
