@@ -256,6 +256,11 @@ def test_a_wide_virtual_warps_chunks_are_padded_to_its_virtual_warps_not_32():
     ("driven=temporal,switch_to_topology=0.1,switch_to_data=nan", "switch_to_data >= 0"),
     # Python's number grammar had read these as 80 and 16
     ("mapping=vwarp,w=8_0", "got w='8_0'"),
+    # refused by a bound the value meets (`w in (1, 2, 4, 8, 16, 32)`... got w=8.0: probe
+    # INPUTS2)
+    ("mapping=vwarp,w=8.0", "`w` takes an integer, written without a decimal point"),
+    ("mapping=vwarp,chunk=1e3", "(e.g. chunk=1000), but got chunk=1000.0"),
+    ("defer_threshold=64.0", "`defer_threshold` takes an integer"),
     ("mapping=vwarp,w=\uff11\uff16", "got w='\uff11\uff16'"),
 ])
 def test_absurd_knob_values(capsys, config, match):
