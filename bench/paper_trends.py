@@ -45,6 +45,7 @@ from bench.trends.common import sizes  # noqa: E402
 from simulator.device import get_device  # noqa: E402
 from simulator.errors import ConfigError  # noqa: E402
 from tuner.cli.args import OneValue  # noqa: E402
+from tuner.cli.args import path_arg  # noqa: E402
 
 EXPERIMENTS: dict[str, Callable[[Context], list[Row]]] = {
     **hong.EXPERIMENTS, **cheng.EXPERIMENTS, **nasre.EXPERIMENTS, **wer.EXPERIMENTS,
@@ -135,7 +136,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None,
                         help="one device for every experiment (default: each paper's era: "
                         + ", ".join(f"{k} {v}" for k, v in DEFAULT_DEVICES.items()) + ")")
-    parser.add_argument("--json", type=Path, default=None, metavar="PATH",
+    parser.add_argument("--json", type=path_arg, default=None, metavar="PATH",
                         help="also write the rows as a JSON list of objects")
     parser.add_argument("--only", default=None, metavar="NAME,...", action=OneValue,
                         help=f"comma-separated experiments or prefixes: {', '.join(EXPERIMENTS)}")

@@ -1829,3 +1829,11 @@ def test_a_quoted_home_is_home_for_every_path_option(capsys, tmp_path, results, 
     monkeypatch.setenv("HOME", str(tmp_path))
     assert main(["query", "SELECT 1 AS a", "--results", results, "--out", "~/q.csv"]) == 0
     assert (tmp_path / "q.csv").read_text().strip().splitlines() == ["a", "1"]
+
+
+@pytest.mark.parametrize("option", ["--algorithms", "--graphs"])
+def test_calibrate_names_the_option_whose_list_names_nothing(capsys, results, option):
+    """`--algorithms ,` had been "an empty list was given", naming no option (probe
+    INPUTS2)."""
+    line = cli_error(capsys, ["calibrate", results, option, " , ", "--out", "x.toml"])
+    assert f"{option} ' , ' names nothing" in line

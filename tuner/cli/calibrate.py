@@ -171,13 +171,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_calibrate)
 
 
-def _names(text: str | None) -> list[str] | None:
+def _names(text: str | None, option: str) -> list[str] | None:
     """A comma-separated option as a list (None when not given)."""
     if text is None:
         return None
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
-        raise ConfigError("an empty list was given")
+        raise ConfigError(f"{option} {text!r} names nothing: give names separated by commas, "
+                          "or leave the option out")
     return names
 
 
@@ -381,15 +382,16 @@ def run_calibrate(args: argparse.Namespace) -> int:
             raise ConfigError(f"--cache {args.cache} is inside the results directory "
                               f"{args.results}; keep the cache elsewhere")
         measured = load_measured_results(
-            args.results, gpu=args.gpu, device=args.device, algorithms=_names(args.algorithms),
-            graphs=_names(args.graphs), max_edges=args.max_edges, left_out=left_out)
+            args.results, gpu=args.gpu, device=args.device,
+            algorithms=_names(args.algorithms, "--algorithms"),
+            graphs=_names(args.graphs, "--graphs"), max_edges=args.max_edges, left_out=left_out)
     else:
         if args.gpu is not None:
             raise ConfigError("--gpu picks among a results directory's GPUs; a measured file's "
                               "rows are picked by --device")
         measured = load_measured(
-            args.results, device=gpu, algorithms=_names(args.algorithms),
-            graphs=_names(args.graphs), max_edges=args.max_edges, left_out=left_out,
+            args.results, device=gpu, algorithms=_names(args.algorithms, "--algorithms"),
+            graphs=_names(args.graphs, "--graphs"), max_edges=args.max_edges, left_out=left_out,
         )
     for line in left_out:  # a fit of part of the file: said, not silent (probe 01)
         print(f"calibrate: {line}", file=sys.stderr)
