@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from tuner.results.location import Location
+from tuner.results.location import shell_word
 from tuner.results.schema import QUARANTINE
 
 # removed once the journals are set right by them
@@ -47,4 +48,5 @@ def cut_short_repair(loc: Location, study: str) -> str | None:
         return None
     return (f"study {study}: a `warpsweep check --repair` was cut short after finding another "
             f"run's rows in it ({', '.join(sorted(files)[:3])}{', ...' if len(files) > 3 else ''}"
-            f"; {loc.path(OTHER_RUNS)}): run `warpsweep check {loc.text} --repair` again")
+            f"; {loc.path(OTHER_RUNS)}): run `warpsweep check {shell_word(loc.text)} --repair` "
+            "again")
