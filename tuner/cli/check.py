@@ -503,8 +503,8 @@ def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str]) ->
     the edges and sources its studies' journals record; else why not."""
     from simulator import load_graph
     from tuner.tuning.evaluate import GraphMeta
-    from tuner.tuning.evaluate import _features
     from tuner.tuning.evaluate import graph_kind
+    from tuner.tuning.evaluate import selector_features
     from tuner.tuning.runner import graph_row
 
     paths = loc.journals()
@@ -530,8 +530,8 @@ def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str]) ->
     meta = GraphMeta(graph_id=graph, spec=built.spec or spec, name=built.name,
                      kind=graph_kind(spec), n=built.n, m=built.m, directed=built.directed,
                      weighted=built.weights is not None,
-                     sources=tuple(recorded.get("sources") or ()), features=_features(built),
-                     edges=built.content_digest)
+                     sources=tuple(recorded.get("sources") or ()),
+                     features=selector_features(built), edges=built.content_digest)
     store = ResultStore.open(loc, flush_every_s=3600)
     store.add_graph(graph_row(meta))
     store.flush()

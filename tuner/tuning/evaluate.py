@@ -124,7 +124,7 @@ class SimulatorBackend:
             else:
                 sources = ()
                 runs = {None: functional_run(graph, algorithm)}
-            features = _features(graph) if want_features else None
+            features = selector_features(graph) if want_features else None
         except WarpsweepError as exc:
             meta = GraphMeta(graph_id(spec), spec, "", graph_kind(spec), 0, 0, False, False, (),
                              error=str(exc))
@@ -208,7 +208,9 @@ def _policy_ran(config: dict[str, Any]) -> str:
         return ""
 
 
-def _features(graph: Any) -> dict[str, Any] | None:
+def selector_features(graph: Any) -> dict[str, Any] | None:
+    """The features the selector learns from, as a graph row holds them (None where the
+    selector's module is not installed)."""
     try:
         from simulator.features import graph_features
     except ImportError:
