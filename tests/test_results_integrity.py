@@ -1928,30 +1928,36 @@ def test_check_takes_the_results_directory_as_the_other_verbs_name_it(tmp_path, 
 
 
 @pytest.mark.parametrize("bad", ['{"op_code": 99}', '{"garbage": 1}', "garbage {not json"])
-def test_a_bad_journal_line_is_cut_and_the_results_before_it_written(tmp_path, capsys, bad):
-    """A journal holding results the rows lack, then a line that is no journal operation:
+@pytest.mark.parametrize("where", ["last", "middle", "first"])
+def test_a_bad_journal_line_is_left_out_and_the_results_of_the_others_written(tmp_path,
+                                                                             capsys, bad,
+                                                                             where):
+    """A journal holding results the rows lack, and a line that is no journal operation:
     `check --repair` had set the whole journal aside ("unreadable journal (AssertionError:
     Should not reach.)"), the results with it, and called the directory repaired (probe
-    RESUME2). The lines before it count: their results are written, the journal cut there
-    (the whole kept in the quarantine), and a resume goes on from them."""
+    RESUME2); then it kept only the lines before the bad one, dropping the results after it
+    and a journal whose first line was bad (review CR29). The other lines count: their
+    results are written, the journal written without the line (the whole kept in the
+    quarantine), and a resume goes on from them."""
     results = tmp_path / "r"
     tune(results, trials=6)
     rows = read_trials(str(results)).num_rows
     for part in (results / "trials").rglob("part-*.parquet"):
         part.unlink()
     journal = journal_of(results)
-    lines = journal.read_text().count("\n")
-    with journal.open("a") as f:
-        f.write(bad + "\n")
+    lines = journal.read_text().splitlines(keepends=True)
+    at = {"last": len(lines), "middle": len(lines) // 2, "first": 0}[where]
+    journal.write_text("".join(lines[:at] + [bad + "\n"] + lines[at:]))
     capsys.readouterr()
     assert main(["check", str(results)]) == 1
     out = capsys.readouterr().out
-    assert f"line {lines + 1}: " in out and f"{rows} recorded result(s) missing" in out
+    assert f"line {at + 1}: " in out and f"{rows} recorded result(s) missing" in out
+    assert "nothing is left to write them from" not in out
     assert main(["check", str(results), "--repair"]) == 0
     assert read_trials(str(results)).num_rows == rows
     (kept,) = (results / "quarantine" / "studies").glob(journal.name + ".*")
-    assert kept.read_text().endswith(bad + "\n")
-    assert journal.read_text().count("\n") == lines
+    assert bad + "\n" in kept.read_text()
+    assert journal.read_text() == "".join(lines)
     assert main(["check", str(results)]) == 0
     tune(results, trials=8)
     assert_sound(results, budget=8)

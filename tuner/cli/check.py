@@ -512,7 +512,7 @@ def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str]) ->
     for study in sorted(studies & set(paths)):
         try:
             data, cut = _journal_bytes(loc, paths[study])
-            recorded = _load_journal_prefix(study, data[:cut])[1].get("graph") or {}
+            recorded = _load_journal_lines(study, data[:cut])[1].get("graph") or {}
         except Exception:  # noqa: BLE001 - an unreadable journal is its own problem
             continue
         if recorded.get("edges"):
@@ -694,29 +694,38 @@ def _journal_bytes(loc: Location, path: str) -> tuple[bytes, int]:
     return data, data.rfind(b"\n") + 1
 
 
-def _load_journal_prefix(key: str, data: bytes
-                         ) -> tuple[dict[int, Any], dict[str, Any], int, str | None]:
-    """``_load_journal`` of a journal's whole lines, and where they end; else of the lines
-    before its first that is no journal operation (a garbage line appended, a line of
-    another program), where they end and which line that is. Raises where neither loads:
-    the first line's problem where it names one, else why the whole does not load."""
+def _load_journal_lines(key: str, data: bytes
+                        ) -> tuple[dict[int, Any], dict[str, Any], bytes, str | None]:
+    """``_load_journal`` of a journal's whole lines, and those lines; else, where some lines
+    are no journal operation (a garbage line appended or inserted, a line of another
+    program), of the others (else of the lines before the first such), the bytes that
+    loaded and which lines were left out. Raises where none of these loads: the first bad
+    line's problem where there is one, else why the whole does not load."""
     try:
-        return (*_load_journal(key, data), len(data), None)
+        return (*_load_journal(key, data), data, None)
     except Exception as exc:  # noqa: BLE001 - the lines' problem below, if any, says more
         failed = exc
-    offset = 0
-    for number, line in enumerate(data.splitlines(keepends=True), 1):
-        reason = journal_line_problem(line)
-        if reason is not None:
-            if offset == 0:
-                raise ValueError(f"line {number}: {reason}") from None
-            try:
-                return (*_load_journal(key, data[:offset]), offset,
-                        f"line {number}: {reason}")
-            except Exception:  # noqa: BLE001 - nor does the part before it
-                raise ValueError(f"line {number}: {reason}") from None
-        offset += len(line)
-    raise failed
+    lines = data.splitlines(keepends=True)
+    bad = [(number, reason) for number, line in enumerate(lines, 1)
+           if (reason := journal_line_problem(line)) is not None]
+    if not bad:
+        raise failed
+    numbers = {number for number, _ in bad}
+    named = (f"line {bad[0][0]}: {bad[0][1]}, no journal operation" if len(bad) == 1 else
+             f"lines {', '.join(str(n) for n, _ in bad[:5])}{', ...' if len(bad) > 5 else ''}"
+             f" (line {bad[0][0]}: {bad[0][1]}), no journal operations")
+    # a stray line among whole operations: the others are the journal (probe CR29: the
+    # results after it had been dropped, and a stray first line had set all aside)
+    others = b"".join(line for number, line in enumerate(lines, 1) if number not in numbers)
+    before = b"".join(lines[:bad[0][0] - 1])
+    for kept, what in ((others, named), (before, f"{named}, and what follows it")):
+        if not kept:
+            continue
+        try:
+            return (*_load_journal(key, kept), kept, what)
+        except Exception:  # noqa: BLE001 - the next reading, or the first line's problem
+            continue
+    raise ValueError(f"line {bad[0][0]}: {bad[0][1]}") from None
 
 
 def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]]:
@@ -753,7 +762,7 @@ def _journal_fingerprint(loc: Location, paths: dict[str, str], cache: dict[str, 
         if path is not None:
             try:
                 data, cut = _journal_bytes(loc, path)
-                cache[study] = _load_journal_prefix(study, data[:cut])[:2]
+                cache[study] = _load_journal_lines(study, data[:cut])[:2]
             except Exception:  # noqa: BLE001 - an unreadable journal is its own problem
                 pass
     if cache[study] is None:
@@ -822,7 +831,7 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         report.files += 1
         data, cut = _journal_bytes(loc, path)
         try:
-            trials, attrs, cut, bad_line = _load_journal_prefix(key, data[:cut])
+            trials, attrs, kept, bad_line = _load_journal_lines(key, data[:cut])
         except Exception as exc:  # noqa: BLE001 - any reason it does not load is the problem
             reason = " ".join(str(exc).split())[:150]
             problem = f"unreadable journal ({type(exc).__name__}: {reason})"
@@ -924,8 +933,8 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                           "which the rows record (a run cut short as it rebuilt the journal?): "
                           "every run refuses the study as an older warpsweep's")
         if bad_line:
-            notes.append(f"{bad_line}, and what follows it, unread (what it holds before "
-                         "counts; --repair cuts it there, the whole kept in the quarantine)")
+            notes.append(f"{bad_line} (what the other lines hold counts; --repair writes the "
+                         "journal without it, the whole kept in the quarantine)")
         elif torn:
             notes.append("ends in a torn line")
         if not notes:
@@ -992,12 +1001,12 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
                         "from the rows)")
         elif bad_line:  # (review RESUME2: the whole had been set aside, and the results
             # it held that the rows lack with it)
-            kept = _quarantine(loc, path, later=[])
-            loc.fs.create_dir(kept.rsplit("/", 1)[0], recursive=True)
-            loc.fs.copy_file(path, kept)
-            loc.write_bytes(path, data[:cut])
-            done.append(f"cut it before {bad_line.split(':', 1)[0]} (the whole copied to "
-                        f"{kept})")
+            copy = _quarantine(loc, path, later=[])
+            loc.fs.create_dir(copy.rsplit("/", 1)[0], recursive=True)
+            loc.fs.copy_file(path, copy)
+            loc.write_bytes(path, kept)
+            done.append(f"wrote it without {bad_line.split(':', 1)[0]} (the whole copied "
+                        f"to {copy})")
         elif torn:
             loc.write_bytes(path, data[:cut])
             done.append("cut the torn line")
