@@ -2140,3 +2140,30 @@ def _error_line(capsys, argv):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     return err[0]
+
+
+def test_a_row_the_repair_writes_back_is_not_called_lost_in_the_same_run(tmp_path, capsys):
+    """A journal behind the rows (set aside to be rebuilt) and ahead of them (a row it
+    records is missing): the repair wrote the row back, then its check of the marks, on the
+    rows as read before, called it deleted with nothing left to write it from (review
+    CR29)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "r"
+    tune(results, trials=6)
+    rows = read_trials(str(results)).num_rows
+    for part in (results / "trials").rglob("part-*.parquet"):
+        t = pq.read_table(part)
+        pq.write_table(t.filter(pc.fill_null(pc.not_equal(t["trial"], 1), True)), part,
+                       write_page_checksum=True)
+    journal = journal_of(results)
+    lines = journal.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if json.loads(line).get("op_code") == 8
+              and (json.loads(line)["user_attr"].get("record") or {}).get("trial") == 3)
+    journal.write_text("".join(lines[:at]))
+    capsys.readouterr()
+    assert main(["check", str(results), "--repair"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote 1 row(s) from it" in out and "nothing is left to write" not in out
+    assert read_trials(str(results)).num_rows == rows

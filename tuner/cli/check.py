@@ -776,8 +776,8 @@ def _journal_fingerprint(loc: Location, paths: dict[str, str], cache: dict[str, 
     return None if record is None else record_fingerprint(TrialRecord.from_json(record))
 
 
-def _check_orphan_marks(loc: Location, by_study: dict[str, dict[tuple, tuple]],
-                        report: Report, repair: bool) -> None:
+def _check_orphan_marks(loc: Location, by_study: dict[str, Any], report: Report,
+                        repair: bool) -> None:
     """A study whose journal is gone but whose saved mark counted more rows than it holds:
     rows deleted with the journal, which nothing can write again (readers and `check` had
     said nothing, probe CONC). A repair moves the mark to the quarantine, so the loss is
@@ -1022,5 +1022,16 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
     for path, dest in moves:
         loc.fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
         loc.fs.move(path, dest)
-    _check_orphan_marks(loc, by_study, report, repair)  # (the journals moved away first)
+    # the rows as the repair left them: those it set aside gone, those it wrote back there
+    # (a row written back had been called lost for good in the same run: review CR29)
+    left: dict[str, set[tuple]] = {}
+    for f, t in tables.items():
+        if f.startswith(loc.path(TRIALS) + "/"):
+            for row in t.select(["study_key", "role", "trial", "label"]).to_pylist():
+                left.setdefault(row["study_key"], set()).add(
+                    (row["role"], row["trial"] if row["role"] == "trial" else row["label"]))
+    for r in restore:
+        left.setdefault(r.study_key, set()).add(
+            (r.role, r.trial if r.role == "trial" else r.label))
+    _check_orphan_marks(loc, left, report, repair)  # (the journals moved away first)
     return models
