@@ -359,6 +359,31 @@ def test_a_studys_only_measured_file_below_measured_is_put_in_place_by_the_repai
     assert cli(capsys, "best", "--results", str(results))[1] == before
 
 
+@pytest.mark.parametrize("alike", [True, False])
+def test_two_copies_below_measured_with_none_in_place(results, capsys, alike):
+    """Two copies of a study's measured file below measured/, none in its place: the repair
+    had set both aside, the study's only measurements, and called it repaired (review CR29).
+    Alike, one is put in place and the other set aside; different, the repair changes
+    nothing and says to choose."""
+    path = next((results / "measured").glob("*.parquet"))
+    code, before, _ = cli(capsys, "best", "--results", str(results))
+    a, b = (results / "measured" / "a" / path.name, results / "measured" / "b" / path.name)
+    a.parent.mkdir()
+    b.parent.mkdir()
+    shutil.copy(path, a)
+    path.rename(b)
+    if not alike:
+        _edit_rows(b, lambda rows: [dict(r, measured_us=r["measured_us"] * 2)
+                                    if r["measured_us"] else r for r in rows])
+    code, out, _ = cli(capsys, "check", str(results), "--repair")
+    if alike:
+        assert code == 0 and path.exists() and not a.exists() and not b.exists()
+        assert cli(capsys, "best", "--results", str(results))[1] == before
+    else:
+        assert code == 1 and "--repair cannot choose" in out
+        assert a.exists() and b.exists() and not path.exists()
+
+
 def test_calibrate_for_a_gpu_the_results_never_measured_says_so_first(results, capsys):
     """--gpu naming a GPU the results hold no row of: "nothing measured on it", with the GPUs
     measured, before any advice on --device (which had sent the user to a preset that failed

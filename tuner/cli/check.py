@@ -194,8 +194,9 @@ def check(results: str, repair: bool = False) -> Report:
     measured = measured_files(loc)
     for f in measured:  # tune --verify's measurements (tuner.results.measured)
         report.files += 1
+        contested = False
         if repair:
-            f = _measured_into_place(loc, f, measured, report)
+            f, contested = _measured_into_place(loc, f, measured, report)
         problem = body_problem(f, loc.fs)
         if problem is None:
             read, problem = read_measured_file(loc, f)
@@ -219,10 +220,12 @@ def check(results: str, repair: bool = False) -> Report:
                 problem = ("its study has no trial rows nor a journal recording results "
                            "(started over, or its files set aside): these measurements stand "
                            "for no row")
-        if problem is not None and repair:
+        if problem is not None and repair and not contested:
             report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
         elif problem is not None:
-            report.problems.append(f"{f}: {problem}")
+            report.problems.append(f"{f}: {problem}" + (
+                "; its copies below measured/ differ and none lies in its place: move the "
+                "one to keep there (--repair cannot choose)" if contested else ""))
     marked = marked_other_runs(loc)  # what a repair cut short had found (before this one's)
     # study -> files of another run; files of two runs' rows of a key the journal lacks
     other_runs, unsettled = _check_keys(loc, tables, report, repair)
@@ -245,20 +248,25 @@ def check(results: str, repair: bool = False) -> Report:
     return report
 
 
-def _measured_into_place(loc: Location, path: str, measured: list[str], report: Report) -> str:
-    """A study's one measured file, kept in a folder below ``measured/`` with none in its
-    place, moved where the readers read it (review CR28: the repair had set the study's only
-    measurements aside as a copy); its path now, checked as any other."""
+def _measured_into_place(loc: Location, path: str, measured: list[str],
+                         report: Report) -> tuple[str, bool]:
+    """A study's measured file kept in a folder below ``measured/`` with none in its place,
+    moved where the readers read it, where it is the study's one copy there or its copies
+    are alike (review CR28, CR29: the repair had set the study's only measurements aside as
+    copies); its path now, checked as any other, and whether its copies differ (none moved:
+    the user chooses)."""
     name = path.rsplit("/", 1)[-1]
     place = loc.path(MEASURED_DIR, name)
-    if path == place or loc.kind(place) != pafs.FileType.NotFound or sum(
-            other.rsplit("/", 1)[-1] == name for other in measured) > 1:
-        return path
+    if path == place or loc.kind(place) != pafs.FileType.NotFound:
+        return path, False
+    copies = [other for other in measured if other.rsplit("/", 1)[-1] == name]
+    if len({loc.fs.open_input_stream(other).read() for other in copies}) > 1:
+        return path, True
     loc.fs.move(path, place)
     report.repaired.append(f"{path}: the study's measurements, in a folder below "
                            f"{MEASURED_DIR}/ with none in their place; moved to {place}, "
                            "where the readers read them")
-    return place
+    return place, False
 
 
 def _journal_records_results(loc: Location, study: str) -> bool:

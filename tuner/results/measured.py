@@ -79,8 +79,9 @@ def read_measured_file(location: Location, path: str) -> tuple[pa.Table | None, 
         if location.kind(location.path(MEASURED_DIR, name)) != pafs.FileType.File:
             return None, (f"a measured file lies at {MEASURED_DIR}/<study key>.parquet, this "
                           f"one in a folder below it, and none lies at {MEASURED_DIR}/{name}: "
-                          "move it there to read it (`warpsweep check --repair` does), or "
-                          f"out of {MEASURED_DIR}/ to leave it out")
+                          "move it there to read it (`warpsweep check --repair` does where "
+                          f"its copies below {MEASURED_DIR}/ are alike), or out of "
+                          f"{MEASURED_DIR}/ to leave it out")
         return None, (f"a measured file lies at {MEASURED_DIR}/<study key>.parquet, this one "
                       "in a folder below it: another copy of the measurements of study "
                       f"{name.removesuffix('.parquet')}, which a re-verify replaces whole")
