@@ -1991,12 +1991,22 @@ def test_two_runs_rows_of_one_study_merged_without_a_journal_are_never_mixed(tmp
     out = capsys.readouterr().out
     assert "rows of two runs and no journal" in out and "seed 5" in out and "seed 6" in out
     assert stored_rows() == rows
+    with pytest.raises(ConflictError, match=r"names each run's files, and move one run's"):
+        tune(merged, trials=10, seed=5)  # (it had sent the user to the refusing repair)
+    assert stored_rows() == rows and not list((merged / "studies").glob("*.journal"))
     # what the old repair left: each key once, trials 0-5 of one run and 6-9 of the other
     for part in (merged / "trials").rglob("part-*.parquet"):
         t = pq.read_table(part)
         if 6 in t.column("seed").to_pylist():
             keep = pc.fill_null(pc.greater_equal(t["trial"], 6), False)
             pq.write_table(t.filter(keep), part, write_page_checksum=True)
+    # no key held twice now, yet two runs' draws: named all the same (review CR29), also
+    # by a repair that sets something else right (it had dropped the line and exited 0)
+    (merged / "trials" / "algorithm=bfs" / "device=h100" / "part-junk.parquet").write_text("x")
+    capsys.readouterr()
+    assert main(["check", str(merged), "--repair"]) == 1
+    assert "rows of two runs and no journal" in capsys.readouterr().out
+    assert main(["check", str(merged)]) == 1
     with pytest.raises(ConflictError, match=r"drawn by 2 runs \(.*seed 5: trials 0-5; .*seed "
                                             r"6: trials 6-9\)"):
         tune(merged, trials=10, seed=5)

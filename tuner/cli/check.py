@@ -590,20 +590,24 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
                                                  row.get("model_digest")))
     drop: dict[str, set[int]] = {}
     journals: dict[str, Any] = {}  # per study, its journal's trials and attributes, once
-    paths = loc.journals() if repair else {}
-    # a study with no journal whose rows hold a key twice with other results holds two runs'
-    # rows (directories merged by hand): keeping the first written of each key had mixed
-    # their draws into one study (probe RESUME2); named, left for the user to part
+    paths = loc.journals()
+    # a study with no journal whose rows hold a key twice with other results, or were drawn
+    # under two samplers or seeds, holds two runs' rows (directories merged by hand):
+    # keeping the first written of each key had mixed their draws into one study (probe
+    # RESUME2), and rows of two seeds that share no key had passed (review CR29); named,
+    # with or without --repair, and left for the user to part
     mixed: dict[str, set[str]] = {}
     for key, found in rows.items():
-        if (repair and key[0] == TRIALS and key[1] not in paths
+        if (key[0] == TRIALS and key[1] not in paths
                 and len({r.recorded for r in found}) > 1):
             mixed.setdefault(key[1], set()).update(r.file for r in found)
+    for study, files in _drawn_twice(tables, set(paths)).items():
+        mixed.setdefault(study, set()).update(files)
     for study, files in sorted(mixed.items()):
         report.problems.append(
-            f"study {study}: rows of two runs and no journal to tell which is the study's: "
-            f"keys written twice with other results, in {_runs_of(tables, study, files)}; "
-            "--repair cannot choose: move one run's files out of trials/")
+            f"study {study}: rows of two runs and no journal to tell which is the study's, "
+            f"in {_runs_of(tables, study, files)}; --repair cannot choose: move one run's "
+            "files out of trials/")
     for key, found in rows.items():
         if len(found) < 2 or (key[0] == TRIALS and key[1] in mixed):
             continue
@@ -647,6 +651,22 @@ def _check_keys(loc: Location, tables: dict[str, pa.Table], report: Report,
                               for k in {*other_runs, *unsettled}})
     _drop_rows(loc, tables, drop)
     return other_runs, unsettled
+
+
+def _drawn_twice(tables: dict[str, pa.Table], journaled: set[str]) -> dict[str, set[str]]:
+    """Per study with no journal whose trial rows were drawn under two samplers or seeds,
+    the files of its rows (as ``tune`` refuses to rebuild such a study's journal)."""
+    drawn: dict[str, dict[tuple[str, Any], set[str]]] = {}
+    for f, t in tables.items():
+        if "sampler" not in t.column_names or "seed" not in t.column_names:
+            continue
+        for row in t.select(["study_key", "role", "sampler", "seed"]).to_pylist():
+            if row["role"] == "trial" and row["seed"] is not None and (
+                    row["study_key"] not in journaled):
+                drawn.setdefault(row["study_key"], {}).setdefault(
+                    (str(row["sampler"]), row["seed"]), set()).add(f)
+    return {study: set().union(*runs.values()) for study, runs in drawn.items()
+            if len(runs) > 1}
 
 
 def _runs_of(tables: dict[str, pa.Table], study: str, files: set[str]) -> str:

@@ -211,8 +211,9 @@ def _refuse_shared_keys(con: duckdb.DuckDBPyConnection, source: str, where: str)
     how = " with different values" if kinds > 1 else ""
     raise ConflictError(
         f"study {study} {role} {ident} has {n} rows{how} in {where} (as from two copies of "
-        f"a study merged): run `warpsweep check {shell_word(where)}` to see the files, "
-        "`--repair` to keep the one its journal records")
+        f"a study merged): run `warpsweep check {shell_word(where)}` to see the files and "
+        "what `--repair` sets right (it keeps the row the study's journal records; with no "
+        "journal, check names each run's files, to move one run's out)")
 
 
 def _refuse_misplaced_rows(con: duckdb.DuckDBPyConnection, source: str, where: str) -> None:

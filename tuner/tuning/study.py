@@ -424,9 +424,15 @@ class StudyRun:
         refused."""
         where = shell_word(self.location.text)  # pasted into a shell: a URI's '&' quoted
         if conflicts:
+            # with no journal, no repair can tell which run's rows are the study's: check
+            # names each run's files (review CR29: this had sent the user to a repair that
+            # refuses)
+            how = (f"run `warpsweep check {where}`, which names each run's files, and move "
+                   "one run's out of trials/" if self._created
+                   else f"run `warpsweep check {where} --repair`")
             raise ConflictError(
                 f"study {self.key}: {len(conflicts)} key(s) hold two different rows in {where} "
-                f"({conflicts[0]}); run `warpsweep check {where} --repair`")
+                f"({conflicts[0]}); {how}")
         if not stored:
             return
         trials = {t.number: t for t in self.study.get_trials(deepcopy=False)}
