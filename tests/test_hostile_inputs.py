@@ -1813,6 +1813,14 @@ def test_the_readers_go_without_their_cache_where_no_home_is_known(capsys, resul
         cache_dir()
 
 
+def test_calibrate_without_its_cache_needs_no_home(capsys, results, monkeypatch):
+    """`calibrate --no-cache` had been refused over the default cache it was told not to
+    read, with no home known (review CR29): it goes on to the measured rows."""
+    _no_home(monkeypatch)
+    line = cli_error(capsys, ["calibrate", results, "--no-cache", "--out", "x.toml"])
+    assert "home" not in line and "no measured rows" in line
+
+
 def test_a_device_file_under_an_unknown_home_is_one_line(capsys, results):
     line = cli_error(capsys, ["best", "--results", results, "--device", "~nosuchuser_ws/d.toml"])
     assert "~nosuchuser_ws/d.toml" in line

@@ -372,12 +372,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
                           f"bounds), got {args.bounds_norm}")
     if args.max_edges is not None and args.max_edges < 1:
         raise ConfigError(f"--max-edges must be at least 1, got {args.max_edges}")
-    cache_dir = home_path(args.cache, "--cache")
-    if not args.no_cache and cache_dir.exists() and not cache_dir.is_dir():
+    # (--no-cache reads no cache: its default under an unknown home is no refusal, CR29)
+    cache_dir = None if args.no_cache else home_path(args.cache, "--cache")
+    if cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir():
         raise ConfigError(f"--cache {args.cache}: not a directory")
     left_out: list[str] = []
     if is_results_dir(args.results):  # the user's own GPU's measurements (tune --verify)
-        if not args.no_cache and cache_dir.resolve().is_relative_to(
+        if cache_dir is not None and cache_dir.resolve().is_relative_to(
                 home_path(args.results).resolve()):  # (its entries had been made there)
             raise ConfigError(f"--cache {args.cache} is inside the results directory "
                               f"{args.results}; keep the cache elsewhere")
@@ -416,8 +417,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     # the bounds are the same under any norm: simulated (and cached) with the base as given
     fit_base = (base if args.bounds_norm is None
                 else dataclasses.replace(base, bounds_norm=args.bounds_norm))
-    cache = None if args.no_cache else args.cache
-    parts = simulate_parts(measured, base, cache=cache, jobs=args.jobs, progress=progress)
+    parts = simulate_parts(measured, base, cache=cache_dir, jobs=args.jobs, progress=progress)
     def fitted(parts, measured, launch_us) -> Calibration:
         """The fit to these rows, refused where undetermined, and its table printed."""
         calibration = fit(parts, measured, fit_base, seed=args.seed,
@@ -472,7 +472,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         notes += lines
     if args.verify:
         device = calibrated_device(fit_base, calibration.thetas)
-        resim = simulate_parts(measured, device, cache=cache, jobs=args.jobs, progress=progress)
+        resim = simulate_parts(measured, device, cache=cache_dir, jobs=args.jobs, progress=progress)
         surrogate = predict(parts, calibration.thetas, fit_base.bounds_norm)
         gap = np.log([p.cycles for p in resim]) - np.log(surrogate)
         line = (f"re-simulated with the file: RMS log gap to the surrogate "
