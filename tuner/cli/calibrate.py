@@ -472,7 +472,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         notes += lines
     if args.verify:
         device = calibrated_device(fit_base, calibration.thetas)
-        resim = simulate_parts(measured, device, cache=cache_dir, jobs=args.jobs, progress=progress)
+        resim = simulate_parts(measured, device, cache=cache_dir, jobs=args.jobs,
+                               progress=progress)
         surrogate = predict(parts, calibration.thetas, fit_base.bounds_norm)
         gap = np.log([p.cycles for p in resim]) - np.log(surrogate)
         line = (f"re-simulated with the file: RMS log gap to the surrogate "
