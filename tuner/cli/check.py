@@ -105,7 +105,8 @@ def run_check(args: argparse.Namespace) -> int:
     """``warpsweep check``: print the problems (and repairs); 1 if any problem is left."""
     from tuner.api import DEFAULT_RESULTS
 
-    if args.results and args.results_option and args.results != args.results_option:
+    if args.results and args.results_option and (
+            Location.of(args.results).root != Location.of(args.results_option).root):
         raise ConfigError(f"two results directories given ({args.results!r} and --results "
                           f"{args.results_option!r}); check one at a time")
     args.results = args.results or args.results_option or DEFAULT_RESULTS
