@@ -326,8 +326,13 @@ def device_digest(device: Device) -> str:
 def load_device_file(path: str | Path, _seen: tuple[Path, ...] = ()) -> Device:
     """A user device from a TOML or YAML file; ``base = "h100"`` (a preset, or another device
     file, relative to this one) starts from it. Every field is type-checked
-    (:func:`check_device_fields`)."""
-    path = Path(path)
+    (:func:`check_device_fields`). A leading ``~`` is the home, as tune reads it for every
+    verb (simulate had not; review CR29)."""
+    try:
+        path = Path(path).expanduser()
+    except RuntimeError:  # ~user of no user here, or no home known
+        raise ConfigError(f"device file {str(path)!r}: its home directory is not known "
+                          "here") from None
     data = _read_device_table(path)
     where = f"device file {path}"
     base_name = data.pop("base", None)

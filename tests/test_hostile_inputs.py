@@ -1813,6 +1813,19 @@ def test_the_readers_go_without_their_cache_where_no_home_is_known(capsys, resul
         cache_dir()
 
 
+def test_a_device_file_under_the_home_reads_alike_for_every_verb(capsys, tmp_path, monkeypatch):
+    """`simulate --device '~/d.toml'` had said the file did not exist where tune read it
+    (review CR29)."""
+    import shutil
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    shutil.copy(Path(__file__).resolve().parents[1] / "simulator" / "devices" / "a100.toml",
+                tmp_path / "d.toml")
+    assert main(["simulate", "--graph", "rmat:scale=5", "--algo", "bfs", "--device",
+                 "~/d.toml", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["device"] == "a100"
+
+
 def test_calibrate_without_its_cache_needs_no_home(capsys, results, monkeypatch):
     """`calibrate --no-cache` had been refused over the default cache it was told not to
     read, with no home known (review CR29): it goes on to the measured rows."""
