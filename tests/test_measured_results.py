@@ -590,6 +590,20 @@ def test_rows_naming_no_gpu_beside_named_ones_are_the_devices_for_every_reader(r
     assert code == 0 and f"{len(GRAPHS)} of {len(GRAPHS)} graphs" in out, out + err
 
 
+def test_rows_naming_no_gpu_beside_two_named_gpus_are_fitted_with_neither(results, tmp_path,
+                                                                          capsys):
+    """Beside rows of two named GPUs, rows naming none are a group of their own (as best
+    shows them): `calibrate --gpu X` had fitted them with X's (review CR29); it leaves them
+    out and says so."""
+    first, second = sorted((results / "measured").glob("*.parquet"))[:2]
+    _edit_rows(first, lambda rows: [dict(r, gpu_name=None) for r in rows])
+    _edit_rows(second, lambda rows: [dict(r, gpu_name="NVIDIA H100 PCIe") for r in rows])
+    code, out, err = cli(capsys, "calibrate", str(results), "--device", "h100", "--gpu",
+                         "NVIDIA H100 PCIe", "--out", str(tmp_path / "x.toml"))
+    assert code == 0, err
+    assert "on 1 graph" in out and "name no GPU: left out" in out + err, out + err
+
+
 def test_select_evaluate_says_which_graphs_times_are_measured(results, capsys):
     """select evaluate's best times and regrets use the measured times where they exist; it
     says so, naming the measured graphs when only some are (probe MEASURED2)."""

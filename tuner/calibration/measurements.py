@@ -205,17 +205,24 @@ def load_measured_results(
                                             device))
         found = kept
     # rows naming no GPU are the device's where a device is named (as select train and best
-    # read them): pooled with the GPU of the device's named rows, counted as no GPU apart
-    # (review CR28: calibrate had called them a second GPU, and --gpu dropped them unsaid)
-    pooled = device is not None and any(r["gpu_name"] for r in found)
+    # read them): pooled with the GPU of the device's named rows where they name one,
+    # counted as no GPU apart (review CR28: calibrate had called them a second GPU, and
+    # --gpu dropped them unsaid); beside two named GPUs they are a group of their own, as
+    # best shows them (review CR29)
+    pooled = device is not None and len({r["gpu_name"] for r in found if r["gpu_name"]}) == 1
     gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found
                    if r["gpu_name"] or not pooled})
     if gpu is not None:
+        unnamed_apart = sum(not r["gpu_name"] for r in found) if not pooled else 0
         found = [r for r in found if (r["gpu_name"] or "unknown GPU") == gpu
                  or (pooled and not r["gpu_name"])]
         if not found:
             raise ConfigError(f"{where}: nothing measured on {gpu!r} (measured on: "
                               f"{', '.join(gpus)})")
+        if unnamed_apart and gpu != "unknown GPU" and left_out is not None:
+            left_out.append(f"{unnamed_apart} measured row(s) name no GPU: left out (the "
+                            "device's rows name several GPUs: nothing says which measured "
+                            "them)")
     elif len(gpus) > 1:
         raise ConfigError(f"{where}: measured on {len(gpus)} GPUs ({', '.join(gpus)}); "
                           "name one with --gpu")
