@@ -2036,7 +2036,7 @@ def test_a_journal_with_results_and_no_model_record_is_named_and_set_aside(tmp_p
 
 
 def test_a_missing_graph_row_is_written_again_where_its_spec_still_builds_the_graph(
-        tmp_path, capsys):
+        tmp_path, capsys, monkeypatch):
     """A study's graph row lost (a run killed before it, or rows written back from the
     journal): `check` had said the next tune writes it, which never runs once the graph file
     is edited (another study; probe RESUME2). `--repair` builds the graph again from its
@@ -2064,7 +2064,19 @@ def test_a_missing_graph_row_is_written_again_where_its_spec_still_builds_the_gr
     edges.write_text(edges.read_text() + "3 40\n")
     capsys.readouterr()
     assert main(["check", str(results), "--repair"]) == 1
-    assert "builds another graph now" in capsys.readouterr().out
+    assert "builds another graph now (its file edited" in capsys.readouterr().out
+    # a relative path is read from where the study was tuned: said so (review CR29)
+    relative = tmp_path / "rel"
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    (tmp_path / "here" / "g.txt").write_text("0 1\n1 2\n")
+    assert main(["tune", "--graph", "file:g.txt", "--algo", "bfs", "--trials", "2",
+                 "--sources", "1", "--workers", "0", "--results", str(relative), "-q"]) == 0
+    next((relative / "graphs").rglob("part-*.parquet")).unlink()
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["check", str(relative), "--repair"]) == 1
+    assert "its path is relative, read here from" in capsys.readouterr().out
 
 
 def test_a_journal_write_failing_at_a_tell_stops_the_run_and_loses_nothing(tmp_path,

@@ -511,6 +511,7 @@ def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str]) ->
     """Write the ``graphs`` row of ``graph`` from its spec, built again and checked against
     the edges and sources its studies' journals record; else why not."""
     from simulator import load_graph
+    from simulator.graph_spec import parse_spec
     from tuner.tuning.evaluate import GraphMeta
     from tuner.tuning.evaluate import graph_kind
     from tuner.tuning.evaluate import selector_features
@@ -529,13 +530,23 @@ def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str]) ->
     if not recorded.get("edges"):
         return ("no journal of its studies records the graph's edges to check a build "
                 "against; the next tune of such a study writes it")
+    # a file spec's relative path is read from where the study was tuned (review CR29)
+    relative = ""
+    try:
+        parsed = parse_spec(spec)
+        if parsed.is_file and not parsed.path.is_absolute():
+            relative = (f" (its path is relative, read here from {os.getcwd()}: run the "
+                        "repair from the directory the study was tuned in)")
+    except WarpsweepError:
+        pass
     try:
         built = load_graph(spec)
     except WarpsweepError as exc:
-        return f"its spec {spec!r} does not build here ({exc})"
+        return f"its spec {spec!r} does not build here ({exc}){relative}"
     if built.content_digest != recorded["edges"]:
-        return (f"its spec {spec!r} builds another graph now (its file edited or replaced?): "
-                "put back the file it was built from and run `warpsweep check --repair` again")
+        why = relative or " (its file edited or replaced?)"
+        return (f"its spec {spec!r} builds another graph now{why}: put back the file it was "
+                "built from and run `warpsweep check --repair` again")
     meta = GraphMeta(graph_id=graph, spec=built.spec or spec, name=built.name,
                      kind=graph_kind(spec), n=built.n, m=built.m, directed=built.directed,
                      weighted=built.weights is not None,
