@@ -43,11 +43,13 @@ from tuner.results.cut_short import marked_other_runs
 from tuner.results.damaged import body_problem
 from tuner.results.journal import journal_line_problem
 from tuner.results.journal import lost_for_good_line
+from tuner.results.journal import recorded_results
 from tuner.results.journal import records_a_result
 from tuner.results.journal import saved_mark_path
 from tuner.results.journal import saved_rows
 from tuner.results.location import Location
 from tuner.results.measured import MEASURED_DIR
+from tuner.results.measured import claimed_keys
 from tuner.results.measured import claims_problem
 from tuner.results.measured import measured_files
 from tuner.results.measured import read_measured_file
@@ -221,6 +223,9 @@ def check(results: str, repair: bool = False) -> Report:
                 problem = ("its study has no trial rows nor a journal recording results "
                            "(started over, or its files set aside): these measurements stand "
                            "for no row")
+            elif problem is None:
+                problem = _claims_of_lost_results(loc, f, read.to_pylist(), simulated,
+                                                  study, report, repair)
         if problem is not None and repair and not contested:
             report.repaired.append(f"{f}: {problem}; moved to {_quarantine(loc, f)}")
         elif problem is not None:
@@ -247,6 +252,46 @@ def check(results: str, repair: bool = False) -> Report:
     _check_dangling_journals(loc, report)
     _check_graph_rows(loc, tables, report, repair)
     return report
+
+
+def _claims_of_lost_results(loc: Location, path: str, rows: list[dict[str, Any]],
+                            simulated: dict[tuple, float], study: str, report: Report,
+                            repair: bool) -> str | None:
+    """Measured rows standing for trials or references that neither the study's rows nor
+    its journal hold (their rows lost): the next run numbers a new trial so, and the
+    measurement had been joined to it, then refused as another configuration's, the whole
+    directory with it (review CR29). With ``repair`` those rows are set aside; else the
+    problem."""
+    recorded: set[tuple[str, Any]] = set()
+    journal = loc.journals().get(study)
+    if journal is not None:
+        try:
+            data, cut = _journal_bytes(loc, journal)
+            recorded = set(recorded_results(data[:cut].decode(errors="replace")))
+        except OSError:
+            pass
+    lost = [i for i, r in enumerate(rows)
+            if any(key not in simulated and (("trial", key[1]) if key[2] is None
+                                             else ("reference", key[2])) not in recorded
+                   for key in claimed_keys(r))]
+    if not lost:
+        return None
+    what = (f"row(s) {', '.join(map(str, lost[:5]))}{', ...' if len(lost) > 5 else ''} stand "
+            "for results the study holds no more (no row, no journal record): the next run "
+            "would number a new trial so")
+    if not repair:
+        return f"{what}; --repair sets those rows aside"
+    table = pq.read_table(path, filesystem=loc.fs)
+    keep = pa.array([i not in lost for i in range(table.num_rows)])
+    buf = pa.BufferOutputStream()
+    pq.write_table(table.filter(pa.compute.invert(keep)), buf, write_page_checksum=True)
+    aside = loc.path(QUARANTINE, f"{path[len(loc.root) + 1:]}.lost-{time.time_ns()}.parquet")
+    loc.write_bytes(aside, buf.getvalue().to_pybytes())
+    buf = pa.BufferOutputStream()
+    pq.write_table(table.filter(keep), buf, write_page_checksum=True)
+    loc.write_bytes(path, buf.getvalue().to_pybytes())
+    report.repaired.append(f"{path}: {what}; moved them to {aside}")
+    return None
 
 
 def _measured_into_place(loc: Location, path: str, measured: list[str],

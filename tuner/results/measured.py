@@ -163,7 +163,7 @@ def measured_keys(rows: pa.Table) -> pa.Table:
         us = r["measured_us"]
         if not r["correct"] or us is None or not math.isfinite(us) or us <= 0:
             continue
-        for key in _claimed_keys(r):
+        for key in claimed_keys(r):
             if key not in found or us < found[key][0]:
                 found[key] = (us, r["kernel_us"])
     return pa.Table.from_pylist(
@@ -172,7 +172,7 @@ def measured_keys(rows: pa.Table) -> pa.Table:
         schema=KEYS)
 
 
-def _claimed_keys(r: dict[str, Any]) -> list[tuple[str, int | None, str | None]]:
+def claimed_keys(r: dict[str, Any]) -> list[tuple[str, int | None, str | None]]:
     """The (study, trial number, reference label) keys a measured row stands for."""
     trials = r["trials"] if r["trials"] is not None else (
         [r["trial"]] if r["role"] == "trial" and r["trial"] is not None else [])
@@ -189,7 +189,7 @@ def claims_problem(rows: list[dict[str, Any]],
     (study, trial, label)): its measurement would be joined to another configuration (one
     configuration of a study has one simulated time). None where every claim holds."""
     for i, r in enumerate(rows):
-        for key in _claimed_keys(r):
+        for key in claimed_keys(r):
             held = simulated.get(key)
             if held is not None and r["time_us"] is not None and held != r["time_us"]:
                 who = f"trial {key[1]}" if key[2] is None else f"reference {key[2]!r}"
