@@ -114,10 +114,10 @@ class CtrlCWhileWaiting(InlineExecutor):
         return super().wait(futures, timeout)
 
 
-def test_trials_in_flight_at_a_stop_fail_as_interrupted_and_come_back(tmp_path):
-    """They had stayed running in the journal until a resume (probe RI: 96-128 after a Ctrl-C
-    on Ray), so a journal reader saw a stopped study running; now they fail as interrupted,
-    as Optuna's own optimize has them, each enqueued again, and a resume runs them."""
+def _stopped_then_resumed(tmp_path, executor, trials: int) -> None:
+    """A study run by ``executor`` until it raises KeyboardInterrupt: no trial is left
+    running in the journal, those stopped fail as interrupted and are enqueued again, and a
+    resume finishes the budget."""
     import optuna
     from optuna.trial import TrialState
 
@@ -125,31 +125,38 @@ def test_trials_in_flight_at_a_stop_fail_as_interrupted_and_come_back(tmp_path):
     from tuner.tuning.dispatch import BatchRunner
 
     spec = check_spec(StudySpec(graph="rmat:scale=6,seed=1", algorithm="bfs", device="h100",
-                                space="vwarp", trials=40, sources=1, references=False,
+                                space="vwarp", trials=trials, sources=1, references=False,
                                 sampler="random"))
     results = tmp_path / "res"
     store = ResultStore.open(results)
     try:
         with pytest.raises(KeyboardInterrupt):
-            BatchRunner(CtrlCWhileWaiting(at=3), store, results).run([spec],
-                                                                      load_spaces([spec]))
+            BatchRunner(executor, store, results).run([spec], load_spaces([spec]))
     finally:
         store.close()
     (journal,) = (results / "studies").glob("*.journal")
     backend = DriverJournal(journal)
     try:
-        trials = optuna.load_study(study_name=journal.stem,
-                                   storage=optuna.storages.JournalStorage(backend)).trials
+        found = optuna.load_study(study_name=journal.stem,
+                                  storage=optuna.storages.JournalStorage(backend)).trials
     finally:
         backend.close()
-    states = [t.state for t in trials]
-    interrupted = [t for t in trials if t.user_attrs.get("interrupted")]
+    states = [t.state for t in found]
+    interrupted = [t for t in found if t.user_attrs.get("interrupted")]
     assert TrialState.RUNNING not in states
     assert interrupted and all(t.state == TrialState.FAIL for t in interrupted)
     assert states.count(TrialState.WAITING) >= len(interrupted)  # enqueued again
     (summary,) = run_studies([spec], load_spaces([spec]), results, workers=0).summaries
-    assert summary.done == 40
-    assert len([r for r in read_trials(results).to_pylist() if r["state"] == "complete"]) >= 40
+    assert summary.done == trials
+    assert len([r for r in read_trials(results).to_pylist()
+                if r["state"] == "complete"]) >= trials
+
+
+def test_trials_in_flight_at_a_stop_fail_as_interrupted_and_come_back(tmp_path):
+    """They had stayed running in the journal until a resume (probe RI: 96-128 after a Ctrl-C
+    on Ray), so a journal reader saw a stopped study running; now they fail as interrupted,
+    as Optuna's own optimize has them, each enqueued again, and a resume runs them."""
+    _stopped_then_resumed(tmp_path, CtrlCWhileWaiting(at=3), 40)
 
 
 class CtrlCWithinAnEvaluation(InlineExecutor):
@@ -173,37 +180,7 @@ def test_a_trial_stopped_within_its_in_process_evaluation_fails_as_interrupted(t
     """With --workers 0 a stop lands inside an evaluation, before its trial is in flight:
     it had stayed running in the journal (probe STOREREAD); it fails as interrupted and is
     enqueued again, as the trials in flight do."""
-    import optuna
-    from optuna.trial import TrialState
-
-    from tuner.results.journal import DriverJournal
-    from tuner.tuning.dispatch import BatchRunner
-
-    spec = check_spec(StudySpec(graph="rmat:scale=6,seed=1", algorithm="bfs", device="h100",
-                                space="vwarp", trials=20, sources=1, references=False,
-                                sampler="random"))
-    results = tmp_path / "res"
-    store = ResultStore.open(results)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            BatchRunner(CtrlCWithinAnEvaluation(at=2), store, results).run(
-                [spec], load_spaces([spec]))
-    finally:
-        store.close()
-    (journal,) = (results / "studies").glob("*.journal")
-    backend = DriverJournal(journal)
-    try:
-        trials = optuna.load_study(study_name=journal.stem,
-                                   storage=optuna.storages.JournalStorage(backend)).trials
-    finally:
-        backend.close()
-    states = [t.state for t in trials]
-    assert TrialState.RUNNING not in states
-    interrupted = [t for t in trials if t.user_attrs.get("interrupted")]
-    assert interrupted and all(t.state == TrialState.FAIL for t in interrupted)
-    assert states.count(TrialState.WAITING) >= len(interrupted)  # enqueued again
-    (summary,) = run_studies([spec], load_spaces([spec]), results, workers=0).summaries
-    assert summary.done == 20
+    _stopped_then_resumed(tmp_path, CtrlCWithinAnEvaluation(at=2), 20)
 
 
 def test_a_stop_between_a_row_and_its_journal_entry_waits_for_both(tmp_path, monkeypatch):
