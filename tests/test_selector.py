@@ -229,6 +229,26 @@ def test_held_out_graph_times_do_not_steer_its_own_pick(synthetic):
     assert after.rows[0].selected[POLICY_SELECTOR] == before.rows[0].selected[POLICY_SELECTOR]
 
 
+@pytest.mark.parametrize("edit", [
+    {"device": ["h100"]}, {"device": {"a": 1}}, {"device": None}, {"device": 100},
+    {"seed": 1.5}, {"seed": True},
+    {"hyperparameters": {"model": "knn", "features": "degree", "k": True}},
+    {"hyperparameters": {"model": "tree", "features": "degree", "max_depth": True}},
+    {"hyperparameters": {"model": "tree", "features": "degree", "max_depth": 2,
+                         "min_samples_leaf": 0.5}},
+])
+def test_a_model_file_with_a_value_of_another_type_is_damaged(synthetic, tmp_path, edit):
+    """A device that is a list had ended in a traceback, `k: true` in one inside
+    scikit-learn's predict; a null device, a float seed or `max_depth: true` had been read as
+    something else, exit 0 (review SELECT2)."""
+    root, _ = synthetic
+    doc = json.loads(save_model(train(load_matrix(root, "bfs", "h100")), tmp_path / "m.json",
+                                str(root)).read_text())
+    (tmp_path / "edited.json").write_text(json.dumps({**doc, **edit}))
+    with pytest.raises(ConfigError, match="is damaged"):
+        load_model(tmp_path / "edited.json")
+
+
 def test_model_file_round_trip_and_version_refusal(synthetic, tmp_path):
     root, _ = synthetic
     trained = train(load_matrix(root, "bfs", "h100"))

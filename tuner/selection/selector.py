@@ -482,8 +482,22 @@ class Hyper:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Hyper:
-        """Inverse of :meth:`to_json`."""
-        return cls(**d)
+        """Inverse of :meth:`to_json`; ValueError for a value of another type than the
+        field's (an edited file: `k: true` had reached scikit-learn's predict, review
+        SELECT2)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"hyperparameters are {type(d).__name__}, not a mapping")
+        hyper = cls(**d)
+        for name, kind in (("model", str), ("features", str), ("weights", str),
+                           ("k", int), ("max_depth", int), ("min_samples_leaf", int)):
+            value = getattr(hyper, name)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise ValueError(f"hyperparameter {name} is {value!r}, not "
+                                 f"{'an integer' if kind is int else 'text'}")
+        if hyper.max_depth < 0 or hyper.min_samples_leaf < 1:
+            raise ValueError(f"hyperparameters max_depth {hyper.max_depth}, min_samples_leaf "
+                             f"{hyper.min_samples_leaf}: at least 0 and 1")
+        return hyper
 
 
 def hyper_grid(n_train: int, subsets: Sequence[str] | None = None) -> list[Hyper]:

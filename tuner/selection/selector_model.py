@@ -191,6 +191,12 @@ def _graph(i: int, g: Any) -> GraphInfo:
 
 
 def _rebuild(doc: dict[str, Any]) -> Selector:
+    for name in ("algorithm", "device"):  # (a list had been a traceback: review SELECT2)
+        if not isinstance(doc[name], str) or not doc[name]:
+            raise ValueError(f"{name} is {doc[name]!r}, not a name")
+    seed = doc.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"seed is {seed!r}, not an integer")
     configs = check_candidates(doc["candidates"])
     keys = [config_key(c) for c in configs]
     times = np.asarray(doc["time_us"], dtype=np.float64)
@@ -207,7 +213,7 @@ def _rebuild(doc: dict[str, Any]) -> Selector:
     if hyper.model == "knn" and not 0 <= hyper.k <= len(graphs):
         raise ValueError(f"knn's k is {hyper.k}, not 0 (every graph) to the {len(graphs)} "
                          "graphs stored")
-    selector = fit(matrix, hyper, int(doc.get("seed", 0)))
+    selector = fit(matrix, hyper, seed)
     if list(selector.feature_names) != list(doc["feature_names"]):
         raise ValueError("feature_names do not match the setting's feature subset")
     stored = doc["scaler"]
