@@ -414,7 +414,12 @@ def selector_figure(evaluation: Any, title: str,
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8, title="policy")
-    geo = ", ".join(f"{p} {_ratio(evaluation.geomean[p])}" for p in policies
+    def over(p: str) -> str:  # a mean over fewer graphs than the rest says so (SELECT2)
+        held = sum(1 for r in rows if r.regrets.get(p) is not None
+                   and not math.isnan(r.regrets[p]))
+        return f" (over {held} of {len(rows)} graphs)" if 0 < held < len(rows) else ""
+
+    geo = ", ".join(f"{p} {_ratio(evaluation.geomean[p])}{over(p)}" for p in policies
                     if p in evaluation.geomean)
     return fig, (
         "For each graph held out of the selector's training, the time of each "

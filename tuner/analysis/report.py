@@ -398,6 +398,9 @@ def _selector_section(data: ResultsData, filters: Filters, sink: Sink,
                  "names: each is judged by a selector trained on the others.")
     title = "selector regret per held-out graph"
     evaluations, why, left = selector_evaluations(data.results, filters)
+    for ev in evaluations:  # graphs the evaluation left out, as `select evaluate` names them
+        for gid, reason in (getattr(ev, "dropped", None) or {}).items():  # (SELECT2)
+            note += f" {ev.algorithm} on {ev.device}: left out {gid}: {reason}."
     for ev in evaluations:  # GPU times stand for simulated ones there (probe MEASURED2)
         measured = [r for r in getattr(ev, "rows", []) or [] if r.measured]
         if measured:
