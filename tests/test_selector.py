@@ -769,3 +769,26 @@ def test_verify_of_a_model_trained_on_a_device_file_asks_for_the_file(tmp_path, 
     err = capsys.readouterr().err
     assert "trained on device 'mine', which is no preset" in err and "--device FILE" in err
     assert main([*argv, "--verify", "--device", str(mine)]) == 0
+
+
+def test_a_pick_whose_policy_file_is_another_now_is_not_verified(tmp_path, monkeypatch):
+    """A model learnt on a policy file; another file under its path (run from another
+    directory, or retrained): `recommend --verify` had simulated the other policy and
+    reported its time as the model's (review SELECT2). The model records the files by
+    content, and a pick whose file differs is said so, not verified."""
+    import shutil
+
+    from tuner.cli.select import _policy_changed
+    from tuner.selection.selector_model import candidate_policy_digests
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "policies").mkdir()
+    shutil.copy(repo / "policies" / "bfs-h100.json", tmp_path / "policies" / "bfs-h100.json")
+    monkeypatch.chdir(tmp_path)
+    config = {"mapping": "adaptive", "policy": "policies/bfs-h100.json"}
+    doc = {"policy_digests": candidate_policy_digests([config])}
+    assert _policy_changed(config, doc) is None
+    policy = tmp_path / "policies" / "bfs-h100.json"
+    policy.write_text(policy.read_text() + "\n")
+    assert "is not the one the model learnt" in _policy_changed(config, doc)
+    assert _policy_changed(config, {}) is None  # a model of before: nothing recorded

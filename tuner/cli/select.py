@@ -441,7 +441,12 @@ def run_recommend(args: argparse.Namespace) -> int:
         # its features are a training graph's: the model saw its times (probe ADP)
         "in_training": bool(coverage.nearest == 0.0),
     }
+    changed = _policy_changed(choice.config, doc)
+    if changed:
+        out["policy_changed"] = changed
     if args.verify:
+        if changed:  # its time would stand for another policy's (review SELECT2)
+            raise ConfigError(f"--verify: {changed}")
         # a device file given is simulated with its fields; else the model's device by name
         if args.device is None and device not in DEVICES:
             raise ConfigError(
@@ -460,6 +465,23 @@ def run_recommend(args: argparse.Namespace) -> int:
         return 0
     print(recommend_text(out, len(selector.matrix.graphs)))
     return 0
+
+
+def _policy_changed(config: dict[str, Any], doc: dict[str, Any]) -> str | None:
+    """Why the policy file the pick names is not the one the model learnt (None: it is,
+    or the model recorded none)."""
+    from tuner.selection.selector_model import candidate_policy_digests
+
+    path = config.get("policy")
+    learnt = (doc.get("policy_digests") or {}).get(path) if isinstance(path, str) else None
+    if learnt is None:
+        return None
+    now = candidate_policy_digests([config])[path]
+    if now == learnt:
+        return None
+    return (f"the pick's policy file {path!r} is not the one the model learnt (content "
+            f"{learnt}, here {now}): run from the directory the model was trained in, or "
+            "train it again")
 
 
 def recommend_text(out: dict[str, Any], n_train: int) -> str:
@@ -482,6 +504,8 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
                      f"(its best {n['best_time_us']:.1f})")
     lines.append(f"predicted   {out['predicted_relative']:.3f}x this graph's best; "
                  f"~{out['predicted_time_us']:.1f} us (rough: {out['predicted_time_basis']})")
+    if out.get("policy_changed"):
+        lines.append(f"caution     {out['policy_changed']}")
     if out.get("in_training"):
         lines.append("            (this graph's features are a training graph's: the model "
                      "was fitted to its times, so the prediction is in-sample)")

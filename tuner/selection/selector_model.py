@@ -66,11 +66,30 @@ def model_json(trained: Trained, results: str | None = None) -> dict[str, Any]:
                     "features": g.features,
                     "x": feature_vector(g.features, names).tolist()} for g in m.graphs],
         "candidates": m.configs,
+        # the policy files the candidates name, by content: another file under the same
+        # path is not the policy the model learnt (review SELECT2)
+        "policy_digests": candidate_policy_digests(m.configs),
         "candidate_labels": [describe_config(c) for c in m.configs],
         "time_us": m.times.tolist(),
         "cv": [{"setting": s.hyper.describe(), **s.hyper.to_json(),
                 "geomean_regret": s.geomean_regret} for s in trained.scores],
     }
+
+
+def candidate_policy_digests(configs: list[dict[str, Any]]) -> dict[str, str]:
+    """The content digest of each policy file the configurations name, by its path as
+    written (``missing`` where it names no file)."""
+    from simulator.policy import policy_digest
+
+    out: dict[str, str] = {}
+    for config in configs:
+        path = config.get("policy")
+        if isinstance(path, str) and path not in out:
+            try:
+                out[path] = policy_digest(path)
+            except (OSError, WarpsweepError):
+                out[path] = "missing"
+    return out
 
 
 def check_model_path(path: str | Path, results: str | Path | None = None) -> Path:
