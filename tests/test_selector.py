@@ -792,3 +792,28 @@ def test_a_pick_whose_policy_file_is_another_now_is_not_verified(tmp_path, monke
     policy.write_text(policy.read_text() + "\n")
     assert "is not the one the model learnt" in _policy_changed(config, doc)
     assert _policy_changed(config, {}) is None  # a model of before: nothing recorded
+
+
+def test_a_graph_whose_every_evaluation_failed_is_named_as_left_out(tmp_path):
+    """It had left the matrix without a word, where `best` names such a study (review
+    SELECT2)."""
+    from tuner.cli import main
+
+    device = tmp_path / "small256.toml"
+    device.write_text('name = "small256"\nbase = "h100"\nmax_threads_per_block = 256\n')
+    bad, good = tmp_path / "bad.yaml", tmp_path / "good.yaml"
+    bad.write_text("name: bad\ndescription: fails\nparams:\n  mapping: {choices: [vwarp]}\n"
+                   "  w: {choices: [4, 8]}\n  block_size: {choices: [512]}\n")
+    good.write_text("name: good\ndescription: runs\nparams:\n  mapping: {choices: [vwarp]}\n"
+                    "  w: {choices: [4, 8]}\n")
+    results = tmp_path / "r"
+    common = ["--algo", "bfs", "--device", str(device), "--sampler", "grid", "--trials", "2",
+              "--workers", "0", "--sources", "1", "--results", str(results), "-q"]
+    assert main(["tune", "--graph", "rmat:scale=6,seed=1", "--space", str(bad),
+                 "--no-references", *common]) == 1  # every evaluation failed
+    for graph in ("rmat:scale=6,seed=2", "grid2d:rows=8,cols=8", "random:n=64,deg=4,seed=1"):
+        assert main(["tune", "--graph", graph, "--space", str(good), *common]) == 0
+    matrix = load_matrix(results, "bfs", "small256")
+    assert len(matrix.graphs) == 3
+    (why,) = matrix.dropped.values()
+    assert why.startswith("every evaluation failed (rmat:scale=6,") and "seed=1)" in why

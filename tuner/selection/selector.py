@@ -227,6 +227,15 @@ def load_matrix(results: str | Path, algorithm: str, device: str) -> TimeMatrix:
             study_newest[study] = max(study_newest.get(study, row["timestamp"]),
                                       row["timestamp"])
     dropped = _newest_study_where_times_differ(loads, by_study, study_newest)
+    # a graph none of whose evaluations completed: named, as best names its studies (it had
+    # gone unsaid, review SELECT2)
+    for g, spec in con.execute(
+            "SELECT DISTINCT graph_id, graph_spec FROM trials WHERE algorithm = ? AND "
+            "device = ? AND graph_id NOT IN (SELECT graph_id FROM trials WHERE state = "
+            "'complete' AND time_us IS NOT NULL AND algorithm = ? AND device = ?)",
+            [algorithm, device, algorithm, device]).fetchall():
+        dropped.setdefault(g, f"every evaluation failed ({spec}): `warpsweep query` shows "
+                              "their errors")
     loads, left = _newest_model_each(loads, newest)
     dropped.update(left)
     sums, left = _one_workload_each(loads)
