@@ -817,3 +817,19 @@ def test_a_graph_whose_every_evaluation_failed_is_named_as_left_out(tmp_path):
     assert len(matrix.graphs) == 3
     (why,) = matrix.dropped.values()
     assert why.startswith("every evaluation failed (rmat:scale=6,") and "seed=1)" in why
+
+
+def test_two_graphs_of_one_name_read_apart_in_the_select_tables():
+    """Two files of one name (in two directories) had made two identical rows in select
+    evaluate, adaptive and recommend, where best tells them apart by id (review SELECT2)."""
+    from tuner.cli.select import evaluation_table
+    from tuner.selection.selector import Evaluation
+    from tuner.selection.selector import GraphRegret
+
+    policies = ["selector", "thread", "w=32", "w=pow2", "best1"]
+    rows = [GraphRegret(gid, f"file:/{d}/g.txt", 10.0, {}, dict.fromkeys(policies, 1.0),
+                        {"selector": {"mapping": "thread"}}, graph_name="g")
+            for gid, d in (("g-1111aaaa", "a"), ("g-2222bbbb", "b"))]
+    table = evaluation_table(Evaluation("bfs", "h100", policies, rows,
+                                        dict.fromkeys(policies, 1.0)))
+    assert "g-1111aaaa" in table and "g-2222bbbb" in table

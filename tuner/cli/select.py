@@ -155,6 +155,16 @@ def _label(name: str, spec: str, width: int = 34) -> str:
     return name[:width] if name else _short(spec, width)
 
 
+def _labels(graphs: list[tuple[str, str, str]], width: int = 34) -> dict[str, str]:
+    """Each (graph id, name, spec)'s label, by id: ``_label``, or the id where two graphs
+    would read alike (two files of one name had made two identical rows: review SELECT2)."""
+    plain = {gid: _label(name, spec, width) for gid, name, spec in graphs}
+    seen: dict[str, int] = {}
+    for label in plain.values():
+        seen[label] = seen.get(label, 0) + 1
+    return {gid: (label if seen[label] == 1 else gid[:width]) for gid, label in plain.items()}
+
+
 def _short(spec: str, width: int = 34) -> str:
     text = spec.removeprefix("file:").split("/")[-1]
     return text if len(text) <= width else text[: width - 1] + "~"
@@ -310,9 +320,10 @@ def evaluation_table(ev: Any) -> str:
              f"{ev.candidates} candidate configurations; regret = time / best found",
              f"{'graph':<34} {'best us':>10} " + " ".join(f"{h:>8}" for h in heads)
              + "  selector's pick"]
+    label = _labels([(r.graph_id, r.graph_name, r.graph_spec) for r in ev.rows])
     for r in ev.rows:
         vals = " ".join(_cell(r.regrets[p]) for p in ev.policies)
-        lines.append(f"{_label(r.graph_name, r.graph_spec):<34} {r.best_time_us:>10.1f} {vals}  "
+        lines.append(f"{label[r.graph_id]:<34} {r.best_time_us:>10.1f} {vals}  "
                      f"{describe_config(r.selected[ev.policies[0]])}")
     lines.append(f"{'geometric mean':<34} {'':>10} "
                  + " ".join(_cell(ev.geomean[p]) for p in ev.policies))
@@ -323,13 +334,13 @@ def evaluation_table(ev: Any) -> str:
         if missing and len(missing) < len(ev.rows):
             lines.append(f"{h}'s mean is over {len(ev.rows) - len(missing)} of {len(ev.rows)} "
                          f"graphs: its configuration has no complete time on "
-                         f"{', '.join(_label(r.graph_name, r.graph_spec) for r in missing)}")
+                         f"{', '.join(label[r.graph_id] for r in missing)}")
     measured = [r for r in ev.rows if r.measured]
     if measured:  # best us and the regrets mix GPU times and simulated ones (probe MEASURED2)
         lines.append(f"measured on the GPU (tune --verify, {ev.measured_gpu}): "
                      f"{len(measured)} of {len(ev.rows)} graphs, whose times are the measured "
                      "ones where measured"
-                     + (f" ({', '.join(_label(r.graph_name, r.graph_spec) for r in measured)})"
+                     + (f" ({', '.join(label[r.graph_id] for r in measured)})"
                         if len(measured) < len(ev.rows) else ""))
     for gid, why in ev.dropped.items():
         lines.append(f"left out {gid}: {why}")
@@ -497,8 +508,10 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
         lines.append("leaf graphs (nearest first):")
     else:
         lines.append("nearest training graphs:")
+    label = _labels([(n["graph_id"], n["name"], n["graph_spec"]) for n in out["neighbours"]],
+                    28)
     for n in out["neighbours"]:
-        name = _label(n["name"], n["graph_spec"], 28)
+        name = label[n["graph_id"]]
         lines.append(f"  {name:<28} distance {n['distance']:6.3f}  "
                      f"weight {n['weight']:.2f}  this config {n['time_us']:.1f} us "
                      f"(its best {n['best_time_us']:.1f})")
@@ -565,8 +578,9 @@ def run_adaptive(args: argparse.Namespace) -> int:
               "(ratio < 1: adaptive wins)")
         print(f"{'graph':<34} {'adaptive us':>11} {'constant us':>11} {'ratio':>7}  "
               "best adaptive / best constant")
+        label = _labels([(r.graph_id, r.graph_name, r.graph_spec) for r in c.rows])
         for r in c.rows:
-            print(f"{_label(r.graph_name, r.graph_spec):<34} {r.adaptive_time_us:>11.1f} "
+            print(f"{label[r.graph_id]:<34} {r.adaptive_time_us:>11.1f} "
                   f"{r.constant_time_us:>11.1f} {r.ratio:>7.3f}  "
                   f"{describe_config(r.adaptive_config)} / {describe_config(r.constant_config)}")
         if c.rows:
