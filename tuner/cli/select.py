@@ -508,10 +508,11 @@ def recommend_text(out: dict[str, Any], n_train: int) -> str:
         lines.append("leaf graphs (nearest first):")
     else:
         lines.append("nearest training graphs:")
-    label = _labels([(n["graph_id"], n["name"], n["graph_spec"]) for n in out["neighbours"]],
-                    28)
-    for n in out["neighbours"]:
-        name = label[n["graph_id"]]
+    ids = [n.get("graph_id") or f"#{i}" for i, n in enumerate(out["neighbours"])]
+    label = _labels([(gid, n["name"], n["graph_spec"])
+                     for gid, n in zip(ids, out["neighbours"], strict=True)], 28)
+    for gid, n in zip(ids, out["neighbours"], strict=True):
+        name = label[gid]
         lines.append(f"  {name:<28} distance {n['distance']:6.3f}  "
                      f"weight {n['weight']:.2f}  this config {n['time_us']:.1f} us "
                      f"(its best {n['best_time_us']:.1f})")
