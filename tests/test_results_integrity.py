@@ -2191,3 +2191,34 @@ def test_a_row_the_repair_writes_back_is_not_called_lost_in_the_same_run(tmp_pat
     out = capsys.readouterr().out
     assert "wrote 1 row(s) from it" in out and "nothing is left to write" not in out
     assert read_trials(str(results)).num_rows == rows
+
+
+@pytest.mark.parametrize("damage", ["replay-breaking line", "line garbled in place"])
+def test_a_journal_that_no_longer_replays_gives_up_its_recorded_results(tmp_path, capsys,
+                                                                        damage):
+    """A line Optuna's replay cannot take (`{"op_code": 6}`: valid JSON and op code), or a
+    trial's create line damaged in place (the trials after it numbered otherwise): the repair
+    had set the whole journal aside, or called the results after the line lost, and said
+    "all repaired" (review CR30). The results its lines record are written from the lines
+    themselves before the journal is set aside; the next run rebuilds it from the rows."""
+    results = tmp_path / "r"
+    tune(results, trials=6)
+    rows = read_trials(str(results)).num_rows
+    for part in (results / "trials").rglob("part-*.parquet"):
+        part.unlink()
+    journal = journal_of(results)
+    lines = journal.read_text().splitlines(keepends=True)
+    if damage == "replay-breaking line":
+        lines.insert(len(lines) // 2, '{"op_code": 6}\n')
+    else:
+        at = [i for i, line in enumerate(lines) if json.loads(line).get("op_code") == 4][3]
+        lines[at] = "garbage {damaged line\n"
+    journal.write_text("".join(lines))
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    assert main(["check", str(results), "--repair"]) == 0
+    assert read_trials(str(results)).num_rows == rows
+    assert main(["check", str(results)]) == 0
+    tune(results, trials=8)
+    assert_sound(results, budget=8)
+    assert main(["check", str(results)]) == 0

@@ -43,6 +43,7 @@ from tuner.results.cut_short import marked_other_runs
 from tuner.results.damaged import body_problem
 from tuner.results.journal import journal_line_problem
 from tuner.results.journal import lost_for_good_line
+from tuner.results.journal import recorded_records
 from tuner.results.journal import recorded_results
 from tuner.results.journal import records_a_result
 from tuner.results.journal import saved_mark_path
@@ -803,13 +804,20 @@ def _load_journal_lines(key: str, data: bytes
     # results after it had been dropped, and a stray first line had set all aside)
     others = b"".join(line for number, line in enumerate(lines, 1) if number not in numbers)
     before = b"".join(lines[:bad[0][0] - 1])
+    recorded = set(recorded_records(data.decode(errors="replace")))
     for kept, what in ((others, named), (before, f"{named}, and what follows it")):
         if not kept:
             continue
         try:
-            return (*_load_journal(key, kept), kept, what)
+            trials, attrs = _load_journal(key, kept)
         except Exception:  # noqa: BLE001 - the next reading, or the first line's problem
             continue
+        # a replay that lost results the lines record (a line damaged in place: the
+        # trials after it numbered otherwise) is no reading of it (review CR30)
+        replayed = {("trial", t.number) for t in trials.values() if "record" in t.user_attrs}
+        replayed |= {("reference", k[len("ref:"):]) for k in attrs if k.startswith("ref:")}
+        if recorded <= replayed:
+            return trials, attrs, kept, what
     raise ValueError(f"line {bad[0][0]}: {bad[0][1]}") from None
 
 
@@ -920,9 +928,27 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
         except Exception as exc:  # noqa: BLE001 - any reason it does not load is the problem
             reason = " ".join(str(exc).split())[:150]
             problem = f"unreadable journal ({type(exc).__name__}: {reason})"
+            # the results its lines record that the rows lack, read from the lines
+            # themselves: written before it is set aside (review CR30: a line that breaks
+            # the replay, or one damaged in place, had set them aside with it)
+            rows = by_study.get(key, {})
+            unsaved = []
+            for ident, value in recorded_records(data[:cut].decode(errors="replace")).items():
+                try:
+                    record = TrialRecord.from_json(value)
+                except Exception:  # noqa: BLE001 - a record damaged itself: nothing to write
+                    continue
+                if ident not in rows and record.study_key == key:
+                    unsaved.append(record)
+            if unsaved:
+                problem += (f"; its lines record {len(unsaved)} result(s) the rows lack, which "
+                            "--repair writes before setting it aside")
             if repair:
-                report.repaired.append(f"{path}: {problem}; moved to {_quarantine(loc, path)} "
-                                       "(the next run rebuilds it from the rows)")
+                restore += unsaved
+                done = f"wrote {len(unsaved)} row(s) from its lines; " if unsaved else ""
+                report.repaired.append(f"{path}: {problem}; {done}moved to "
+                                       f"{_quarantine(loc, path, moves)} (the next run "
+                                       "rebuilds it from the rows)")
             else:
                 report.problems.append(f"{path}: {problem}")
             continue

@@ -240,6 +240,18 @@ def recorded_results(text: str) -> Iterator[tuple[str, Any]]:
     lines that are no record this reads are passed over (`warpsweep check` judges them).
     A trial recorded but still running (its run killed before its state) counts: a resume
     tells it from the record and writes its row, as `check --repair` does."""
+    for key, _ in _records(text):
+        yield key
+
+
+def recorded_records(text: str) -> dict[tuple[str, Any], dict[str, Any]]:
+    """The records a journal's text holds, by (role, trial number or reference label), the
+    last of each: read from the lines themselves, so a journal that no longer replays (a
+    line damaged in place) still gives every result it recorded."""
+    return dict(_records(text))
+
+
+def _records(text: str) -> Iterator[tuple[tuple[str, Any], dict[str, Any]]]:
     for line in text.splitlines():
         if '"record"' not in line and '"ref:' not in line:
             continue
@@ -247,10 +259,10 @@ def recorded_results(text: str) -> Iterator[tuple[str, Any]]:
             log = json.loads(line)
             attrs = log.get("user_attr") or {}
             if log.get("op_code") == _SET_TRIAL_USER_ATTR and "record" in attrs:
-                yield ("trial", attrs["record"]["trial"])
+                yield ("trial", attrs["record"]["trial"]), attrs["record"]
             elif log.get("op_code") == _SET_STUDY_USER_ATTR:
-                yield from (("reference", name[len("ref:"):]) for name in attrs
-                            if name.startswith("ref:"))
+                yield from ((("reference", name[len("ref:"):]), value)
+                            for name, value in attrs.items() if name.startswith("ref:"))
         except (ValueError, AttributeError, TypeError, KeyError):
             continue
 
