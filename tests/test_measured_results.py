@@ -382,32 +382,44 @@ def test_two_copies_below_measured_with_none_in_place(results, capsys, alike):
     else:
         assert code == 1 and "--repair cannot choose" in out
         assert a.exists() and b.exists() and not path.exists()
+        # and so when the repair sets something else right (review CR30: its line had
+        # become a note after "all repaired", exit 0)
+        (results / "trials" / "part-junk.parquet").write_text("x")
+        code, out, _ = cli(capsys, "check", str(results), "--repair")
+        assert code == 1 and "--repair cannot choose" in out and "all repaired" not in out
 
 
-def test_measured_rows_of_results_lost_for_good_are_set_aside(results, capsys):
-    """A measured trial whose row is lost and whose journal is gone: check had passed the
-    measured file, the next tune numbered a new trial so, and every reader then refused the
-    directory as damaged (review CR29). Check names those rows; the repair sets them aside
-    and keeps the rest; a resume then runs clean."""
+@pytest.mark.parametrize("which", ["a trial", "the winner"])
+def test_measured_rows_of_results_lost_for_good_are_set_aside(results, capsys, which):
+    """A measured configuration whose row is lost and whose journal is gone: check had
+    passed the measured file, the next tune numbered a new trial so, and every reader then
+    refused the directory as damaged (review CR29). Check names those rows; the repair sets
+    them aside and keeps the rest, the winner flag on the fastest left (review CR30: it had
+    left a file with no winner, which every reader refused); a resume then runs clean."""
     import pyarrow.compute as pc
 
     path = sorted((results / "measured").glob("*.parquet"))[0]
     study = path.name.removesuffix(".parquet")
     measured = pq.read_table(path).to_pylist()
-    trial = next(r["trial"] for r in measured if r["role"] == "trial" and r["trial"] is not None)
+    lost = next(r for r in measured if (r["winner"] if which == "the winner" else
+                                        r["role"] == "trial" and not r["winner"]))
     for journal in (results / "studies").glob(f"{study}*"):
         journal.unlink()
     for part in (results / "trials").rglob("part-*.parquet"):
         t = pq.read_table(part)
-        gone = pc.and_(pc.equal(t["study_key"], study), pc.equal(t["trial"], trial))
+        same = (pc.equal(t["trial"], lost["trial"]) if lost["role"] == "trial"
+                else pc.equal(t["label"], lost["label"]))
+        gone = pc.and_(pc.equal(t["study_key"], study), same)
         pq.write_table(t.filter(pc.invert(pc.fill_null(gone, False))), part,
                        write_page_checksum=True)
     code, out, _ = cli(capsys, "check", str(results))
     assert code == 1 and "stand for results the study holds no more" in out
     assert cli(capsys, "check", str(results), "--repair")[0] == 0
     left = pq.read_table(path).to_pylist()
-    assert len(left) == len(measured) - 1 and all(r["trial"] != trial for r in left)
+    assert len(left) == len(measured) - 1 and lost["config"] not in [r["config"] for r in left]
+    assert sum(bool(r["winner"]) for r in left) == 1
     assert cli(capsys, "check", str(results))[0] == 0
+    assert cli(capsys, "best", "--results", str(results))[0] == 0
 
 
 def test_calibrate_for_a_gpu_the_results_never_measured_says_so_first(results, capsys):

@@ -52,6 +52,7 @@ from tuner.results.location import Location
 from tuner.results.measured import MEASURED_DIR
 from tuner.results.measured import claimed_keys
 from tuner.results.measured import claims_problem
+from tuner.results.measured import fastest_correct
 from tuner.results.measured import measured_files
 from tuner.results.measured import read_measured_file
 from tuner.results.measured import simulated_times
@@ -116,12 +117,15 @@ def run_check(args: argparse.Namespace) -> int:
     report = check(args.results, repair=args.repair)
     for line in report.repaired:
         print(f"repaired: {line}")
-    shown = []
-    if report.repaired:  # what the rows hold now: a problem the repair set right is gone
+    if report.repaired:  # judged on what the directory holds now (review CR30: a problem the
+        # repair left, worded otherwise by the plain check, had become a note, exit 0)
         after = check(args.results)
-        shown = [p for p in after.problems if p not in report.problems]
-        report.problems = [p for p in report.problems if p in after.problems]
         report.counts = after.counts
+        if not after.problems:  # what the repair's pass found, it set right
+            report.problems = []
+        else:  # its own lines say why; what the plain check finds besides, after them
+            report.problems += [f"after the repair: {p}" for p in after.problems
+                                if p not in report.problems]
     for line in report.problems:
         print(line)
     if report.problems:
@@ -129,8 +133,6 @@ def run_check(args: argparse.Namespace) -> int:
     print(f"{args.results}: {report.files} file{'' if report.files == 1 else 's'} checked, "
           + ("all repaired" if report.repaired else "no problem")
           + (f"; {report.counts}" if report.counts else ""))
-    for line in shown:  # e.g. a killed run's graph row, which the rows it wrote now name
-        print(f"note, after the repair: {line}")
     return 0
 
 
@@ -288,8 +290,14 @@ def _claims_of_lost_results(loc: Location, path: str, rows: list[dict[str, Any]]
     pq.write_table(table.filter(pa.compute.invert(keep)), buf, write_page_checksum=True)
     aside = loc.path(QUARANTINE, f"{path[len(loc.root) + 1:]}.lost-{time.time_ns()}.parquet")
     loc.write_bytes(aside, buf.getvalue().to_pybytes())
+    kept = table.filter(keep)
+    if "winner" in kept.column_names:  # the flag goes where tune --verify would set it among
+        # the rows left (its row set aside had left a file every reader refused: CR30)
+        winner = set(fastest_correct(kept.select(["measured_us", "rank", "correct"]).to_pylist()))
+        flags = pa.array([i in winner for i in range(kept.num_rows)], pa.bool_())
+        kept = kept.set_column(kept.column_names.index("winner"), "winner", flags)
     buf = pa.BufferOutputStream()
-    pq.write_table(table.filter(keep), buf, write_page_checksum=True)
+    pq.write_table(kept, buf, write_page_checksum=True)
     loc.write_bytes(path, buf.getvalue().to_pybytes())
     report.repaired.append(f"{path}: {what}; moved them to {aside}")
     return None

@@ -143,14 +143,20 @@ def measured_problem(rows: list[dict[str, Any]], study_key: str) -> str | None:
         if (us is None) != (correct is None):
             return (f"{row}: measured_us {us} with correct {correct}: a measured row says "
                     "whether its answer was correct, an unmeasured one neither")
-    measured = [(r["measured_us"], r["rank"], i) for i, r in enumerate(rows)
-                if r["correct"] and r["measured_us"] is not None]
     flagged = [i for i, r in enumerate(rows) if r["winner"]]
-    fastest = [min(measured)[2]] if measured else []
+    fastest = fastest_correct(rows)
     if any(r["winner"] is not None for r in rows) and flagged != fastest:
         return (f"the winner flag is on row(s) {flagged}, the fastest correct measurement is "
                 f"row(s) {fastest}: a row edited after it was measured")
     return None
+
+
+def fastest_correct(rows: list[dict[str, Any]]) -> list[int]:
+    """The row the winner flag belongs on, as ``tune --verify`` sets it: the fastest correct
+    measurement (ties: the better rank); none where nothing measured correct."""
+    measured = [(r["measured_us"], r["rank"], i) for i, r in enumerate(rows)
+                if r["correct"] and r["measured_us"] is not None]
+    return [min(measured)[2]] if measured else []
 
 
 def measured_keys(rows: pa.Table) -> pa.Table:
