@@ -33,7 +33,7 @@ def is_number(value: object) -> bool:
     return (is_int(value) or isinstance(value, float)) and value == value
 
 
-def _whole_in_other_words(knob: str, value: object) -> None:
+def check_whole(knob: str, value: object) -> None:
     """A whole number written as a float (``w=8.0``, ``chunk=1e3``): refused as what it is,
     not by a bound it meets (probe INPUTS2)."""
     if isinstance(value, float) and value == value and value not in (float("inf"),
@@ -45,7 +45,7 @@ def _whole_in_other_words(knob: str, value: object) -> None:
 
 def check_width(knob: str, value: object) -> None:
     """A virtual warp's width: a power of two up to 32 (the kernels' widest)."""
-    _whole_in_other_words(knob, value)
+    check_whole(knob, value)
     if not is_int(value) or value not in VIRTUAL_WARP_SIZES:
         raise ConfigError(
             f"`{knob} in {VIRTUAL_WARP_SIZES}` (a power of two up to 32) must "
@@ -61,14 +61,14 @@ def check_choice(knob: str, value: object, choices: tuple[str, ...]) -> None:
 
 def check_positive(knob: str, value: object) -> None:
     """None, or an integer >= 1."""
-    _whole_in_other_words(knob, value)
+    check_whole(knob, value)
     if value is not None and (not is_int(value) or value < 1):
         raise ConfigError(f"`{knob} >= 1` must hold (an integer), but got {knob}={value!r}")
 
 
 def check_threshold(knob: str, value: object) -> None:
     """None, or an integer >= 0."""
-    _whole_in_other_words(knob, value)
+    check_whole(knob, value)
     if value is not None and (not is_int(value) or value < 0):
         raise ConfigError(
             f"`{knob}` must be None or an integer >= 0, but got {knob}={value!r}"

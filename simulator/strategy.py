@@ -14,6 +14,7 @@ from simulator.knob_checks import VIRTUAL_WARP_SIZES as VIRTUAL_WARP_SIZES
 from simulator.knob_checks import check_choice
 from simulator.knob_checks import check_positive
 from simulator.knob_checks import check_threshold
+from simulator.knob_checks import check_whole
 from simulator.knob_checks import is_int
 from simulator.knob_checks import is_number
 from simulator.knob_checks import plain
@@ -156,6 +157,7 @@ class Strategy:
         self._apply(_DRIVEN_KNOBS, "driven", self.driven)
         mapping.check(self)
         check_threshold("defer_threshold", self.defer_threshold)
+        check_whole("block_size", self.block_size)
         if not is_int(self.block_size) or not (
             32 <= self.block_size <= 1024 and self.block_size % 32 == 0
         ):

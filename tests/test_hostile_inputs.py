@@ -261,6 +261,7 @@ def test_a_wide_virtual_warps_chunks_are_padded_to_its_virtual_warps_not_32():
     ("mapping=vwarp,w=8.0", "`w` takes an integer, written without a decimal point"),
     ("mapping=vwarp,chunk=1e3", "(e.g. chunk=1000), but got chunk=1000.0"),
     ("defer_threshold=64.0", "`defer_threshold` takes an integer"),
+    ("block_size=256.0", "`block_size` takes an integer"),  # (review CR30)
     ("mapping=vwarp,w=\uff11\uff16", "got w='\uff11\uff16'"),
 ])
 def test_absurd_knob_values(capsys, config, match):
