@@ -1923,6 +1923,8 @@ def test_check_takes_the_results_directory_as_the_other_verbs_name_it(tmp_path, 
     assert main(["check"]) == 0
     assert "./warpsweep-results: " in capsys.readouterr().out
     assert main(["check", str(results), "--results", f"{results}/"]) == 0  # one, spelt twice
+    (tmp_path / "link").symlink_to(results)
+    assert main(["check", str(results), "--results", str(tmp_path / "x" / ".." / "link")]) == 0
     capsys.readouterr()
     assert main(["check", str(results), "--results", str(tmp_path / "other")]) == 2
     err = capsys.readouterr().err

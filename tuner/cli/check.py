@@ -109,8 +109,8 @@ def run_check(args: argparse.Namespace) -> int:
     """``warpsweep check``: print the problems (and repairs); 1 if any problem is left."""
     from tuner.api import DEFAULT_RESULTS
 
-    if args.results and args.results_option and (
-            Location.of(args.results).root != Location.of(args.results_option).root):
+    if args.results and args.results_option and not _one_place(args.results,
+                                                               args.results_option):
         raise ConfigError(f"two results directories given ({args.results!r} and --results "
                           f"{args.results_option!r}); check one at a time")
     args.results = args.results or args.results_option or DEFAULT_RESULTS
@@ -134,6 +134,15 @@ def run_check(args: argparse.Namespace) -> int:
           + ("all repaired" if report.repaired else "no problem")
           + (f"; {report.counts}" if report.counts else ""))
     return 0
+
+
+def _one_place(first: str, second: str) -> bool:
+    """Whether two spellings name one results location (``..``, links and trailing slashes
+    aside: review CR30)."""
+    a, b = Location.of(first), Location.of(second)
+    if a.local and b.local:
+        return Path(a.root).resolve() == Path(b.root).resolve()
+    return (a.local, a.root.rstrip("/")) == (b.local, b.root.rstrip("/"))
 
 
 @dataclass
@@ -1124,8 +1133,8 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             loc.fs.create_dir(copy.rsplit("/", 1)[0], recursive=True)
             loc.fs.copy_file(path, copy)
             loc.write_bytes(path, kept)
-            done.append(f"wrote it without {bad_line.split(':', 1)[0]} (the whole copied "
-                        f"to {copy})")
+            which = bad_line.split(" (")[0].split(":")[0]  # "line 4", "lines 4, 9"
+            done.append(f"wrote it without {which} (the whole copied to {copy})")
         elif torn:
             loc.write_bytes(path, data[:cut])
             done.append("cut the torn line")
