@@ -209,9 +209,12 @@ def load_measured_results(
     # counted as no GPU apart (review CR28: calibrate had called them a second GPU, and
     # --gpu dropped them unsaid); beside two named GPUs they are a group of their own, as
     # best shows them (review CR29)
-    pooled = device is not None and len({r["gpu_name"] for r in found if r["gpu_name"]}) == 1
+    named_gpus = {r["gpu_name"] for r in found if r["gpu_name"]}
+    pooled = device is not None and len(named_gpus) == 1
+    # beside named GPUs, rows naming none are no GPU to pick (review CR30: offered, then
+    # refused as "no h100")
     gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found
-                   if r["gpu_name"] or not pooled})
+                   if r["gpu_name"] or not (pooled or (device is not None and named_gpus))})
     if gpu is not None:
         unnamed_apart = sum(not r["gpu_name"] for r in found) if not pooled else 0
         found = [r for r in found if (r["gpu_name"] or "unknown GPU") == gpu
@@ -224,8 +227,11 @@ def load_measured_results(
                             "device's rows name several GPUs: nothing says which measured "
                             "them)")
     elif len(gpus) > 1:
-        raise ConfigError(f"{where}: measured on {len(gpus)} GPUs ({', '.join(gpus)}); "
-                          "name one with --gpu")
+        unnamed = sum(not r["gpu_name"] for r in found)
+        besides = (f", and {unnamed} row(s) name none (left out beside several GPUs)"
+                   if unnamed and "unknown GPU" not in gpus else "")
+        raise ConfigError(f"{where}: measured on {len(gpus)} GPUs ({', '.join(gpus)})"
+                          f"{besides}; name one with --gpu")
     unnamed = sum(not r["gpu_name"] for r in found)
     if unnamed and (device in DEVICES or pooled) and left_out is not None:
         # kept (nothing says they are another GPU's), and said to be: they had been fitted
