@@ -1827,6 +1827,14 @@ def test_a_device_file_under_the_home_reads_alike_for_every_verb(capsys, tmp_pat
     assert json.loads(capsys.readouterr().out)["device"] == "a100"
 
 
+def test_calibrate_refuses_jobs_without_a_cache_before_reading(capsys, results):
+    """It had said "needs a cache directory" after reading the rows, naming neither option
+    (review CR30)."""
+    line = cli_error(capsys, ["calibrate", results, "--no-cache", "--jobs", "2", "--out",
+                              "x.toml"])
+    assert "--jobs 2 with --no-cache" in line
+
+
 def test_calibrate_without_its_cache_needs_no_home(capsys, results, monkeypatch):
     """`calibrate --no-cache` had been refused over the default cache it was told not to
     read, with no home known (review CR29): it goes on to the measured rows."""

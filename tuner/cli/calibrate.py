@@ -372,6 +372,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
                           f"bounds), got {args.bounds_norm}")
     if args.max_edges is not None and args.max_edges < 1:
         raise ConfigError(f"--max-edges must be at least 1, got {args.max_edges}")
+    if args.no_cache and args.jobs > 1:  # said before the rows are read (review CR30)
+        raise ConfigError(f"--jobs {args.jobs} with --no-cache: the processes hand their "
+                          "simulations back through the cache; drop --no-cache, or run with "
+                          "--jobs 1")
     # (--no-cache reads no cache: its default under an unknown home is no refusal, CR29)
     cache_dir = None if args.no_cache else home_path(args.cache, "--cache")
     if cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir():
