@@ -644,6 +644,10 @@ def test_rows_naming_no_gpu_beside_two_named_gpus_are_fitted_with_neither(result
                          str(tmp_path / "x.toml"))  # they are no GPU to pick (review CR30)
     assert code == 2 and "measured on 2 GPUs (NVIDIA H100 PCIe, Stand-in H100 GPU)" in err
     assert "row(s) name none" in err and "unknown GPU" not in err
+    code, out, err = cli(capsys, "calibrate", str(results), "--device", "h100", "--gpu",
+                         "unknown GPU", "--out", str(tmp_path / "x.toml"))
+    assert code == 2 and "nothing measured on 'unknown GPU'" in err
+    assert "(measured on: NVIDIA H100 PCIe, Stand-in H100 GPU)" in err
 
 
 def test_select_evaluate_says_which_graphs_times_are_measured(results, capsys):

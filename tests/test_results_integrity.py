@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from simulator.errors import ConfigError
 from tuner import api
 from tuner.cli import main
 from tuner.results.location import Location
@@ -2217,6 +2218,62 @@ def test_a_journal_that_no_longer_replays_gives_up_its_recorded_results(tmp_path
         lines[at] = "garbage {damaged line\n"
     journal.write_text("".join(lines))
     capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    assert main(["check", str(results), "--repair"]) == 0
+    assert read_trials(str(results)).num_rows == rows
+    assert main(["check", str(results)]) == 0
+    tune(results, trials=8)
+    assert_sound(results, budget=8)
+    assert main(["check", str(results)]) == 0
+
+
+def _journal_lines(results):
+    journal = journal_of(results)
+    return journal, journal.read_text().splitlines(keepends=True)
+
+
+def _records_of(lines, trial):
+    return [i for i, line in enumerate(lines) if json.loads(line).get("op_code") == 8
+            and (json.loads(line)["user_attr"].get("record") or {}).get("trial") == trial]
+
+
+@pytest.mark.parametrize("damage", ["renumbered", "values edited", "a damaged record after",
+                                    "another study's record after"])
+def test_a_repair_writes_every_result_a_damaged_journals_lines_record(tmp_path, capsys,
+                                                                     damage):
+    """Journals whose replay is no reading of them (review CR31): one that replays with its
+    trials renumbered (a create line naming another study), one whose values were edited,
+    one with a record that is no record after a trial's valid one (a traceback in check and
+    tune), one with another study's record after it. The repair writes every result their
+    lines validly record before setting them aside; tune refuses in one line; nothing lost."""
+    results = tmp_path / "r"
+    tune(results, trials=6)
+    rows = read_trials(str(results)).num_rows
+    for part in (results / "trials").rglob("part-*.parquet"):
+        part.unlink()
+    journal, lines = _journal_lines(results)
+    if damage == "renumbered":
+        at = [i for i, line in enumerate(lines) if json.loads(line).get("op_code") == 4][0]
+        lines[at] = lines[at].replace('"study_id":0', '"study_id":7')
+    elif damage == "values edited":
+        at = [i for i, line in enumerate(lines) if json.loads(line).get("op_code") == 6
+              and json.loads(line).get("values")][1]
+        log = json.loads(lines[at])
+        lines[at] = json.dumps({**log, "values": [v * 2 for v in log["values"]]}) + "\n"
+    else:
+        at = _records_of(lines, 3)[-1]
+        log = json.loads(lines[at])
+        record = dict(log["user_attr"]["record"])
+        if damage == "a damaged record after":
+            record.update(state="failed", values=None, error="RuntimeError: boom")
+        else:
+            record["study_key"] = "another.study.key"
+        lines.insert(at + 1, json.dumps({**log, "user_attr": {"record": record}}) + "\n")
+    journal.write_text("".join(lines))
+    capsys.readouterr()
+    if damage in ("a damaged record after", "another study's record after"):
+        with pytest.raises(ConfigError, match="record is (damaged|of study another)"):
+            tune(results, trials=6)
     assert main(["check", str(results)]) == 1
     assert main(["check", str(results), "--repair"]) == 0
     assert read_trials(str(results)).num_rows == rows

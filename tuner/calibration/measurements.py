@@ -193,8 +193,12 @@ def load_measured_results(
             f"with no trial rows ({', '.join(f'measured/{k}.parquet' for k in lost[:3])}"
             f"{' ...' if len(lost) > 3 else ''}; their graph and algorithm are unknown): "
             f"`warpsweep check {results} --repair` sets them aside")
-    if gpu is not None and gpu not in {r["gpu_name"] or "unknown GPU" for r in found}:
-        gpus = sorted({r["gpu_name"] or "unknown GPU" for r in found})
+    named_here = {r["gpu_name"] for r in found if r["gpu_name"]}
+    # beside named GPUs, rows naming none are no GPU to pick (review CR31)
+    pickable = (named_here if device is not None and named_here
+                else {r["gpu_name"] or "unknown GPU" for r in found})
+    if gpu is not None and gpu not in pickable:
+        gpus = sorted(pickable)
         raise ConfigError(f"{where}: nothing measured on {gpu!r} (measured on: "
                           f"{', '.join(gpus)})")
     if device is not None:

@@ -545,6 +545,11 @@ def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report
     graphs: set[str] = set()
     studies: dict[str, set[str]] = {}
     specs: dict[str, str] = {}
+    if repair:  # the trial rows as the repair left them, those it wrote back included (a
+        # killed run's rows, written from its journal, name a graph whose row it never wrote)
+        tables = {**tables, **{f: pq.read_table(f, filesystem=loc.fs, columns=[
+            "study_key", "graph_id", "graph_spec"]) for f in loc.files(TRIALS, ".parquet")
+            if f.rsplit("/", 1)[-1].startswith(RESULTS_FILE_PREFIX) and f not in tables}}
     for f, t in tables.items():
         if f.startswith(loc.path(TRIALS) + "/"):
             if "graph_id" in t.column_names:
@@ -797,6 +802,21 @@ def _journal_bytes(loc: Location, path: str) -> tuple[bytes, int]:
     return data, data.rfind(b"\n") + 1
 
 
+def _unsaved_from_lines(key: str, text: str, rows: dict[tuple, Any]) -> list[TrialRecord]:
+    """The results a journal's lines record that the rows lack, read from the lines
+    themselves (the last valid record of each trial or reference: a damaged or another
+    study's record after a valid one had hidden it, review CR31)."""
+    found: dict[tuple[str, Any], TrialRecord] = {}
+    for ident, value in recorded_records(text):
+        try:
+            record = TrialRecord.from_json(value)
+        except Exception:  # noqa: BLE001 - a record damaged itself: nothing to write
+            continue
+        if record.study_key == key:
+            found[ident] = record
+    return [record for ident, record in found.items() if ident not in rows]
+
+
 def _load_journal_lines(key: str, data: bytes
                         ) -> tuple[dict[int, Any], dict[str, Any], bytes, str | None]:
     """``_load_journal`` of a journal's whole lines, and those lines; else, where some lines
@@ -804,8 +824,11 @@ def _load_journal_lines(key: str, data: bytes
     program), of the others (else of the lines before the first such), the bytes that
     loaded and which lines were left out. Raises where none of these loads: the first bad
     line's problem where there is one, else why the whole does not load."""
+    recorded = {ident for ident, _ in recorded_records(data.decode(errors="replace"))}
     try:
-        return (*_load_journal(key, data), data, None)
+        trials, attrs = _load_journal(key, data)
+        _check_replay(key, trials, attrs, recorded)
+        return trials, attrs, data, None
     except Exception as exc:  # noqa: BLE001 - the lines' problem below, if any, says more
         failed = exc
     lines = data.splitlines(keepends=True)
@@ -821,21 +844,41 @@ def _load_journal_lines(key: str, data: bytes
     # results after it had been dropped, and a stray first line had set all aside)
     others = b"".join(line for number, line in enumerate(lines, 1) if number not in numbers)
     before = b"".join(lines[:bad[0][0] - 1])
-    recorded = set(recorded_records(data.decode(errors="replace")))
     for kept, what in ((others, named), (before, f"{named}, and what follows it")):
         if not kept:
             continue
         try:
             trials, attrs = _load_journal(key, kept)
+            _check_replay(key, trials, attrs, recorded)
         except Exception:  # noqa: BLE001 - the next reading, or the first line's problem
             continue
-        # a replay that lost results the lines record (a line damaged in place: the
-        # trials after it numbered otherwise) is no reading of it (review CR30)
-        replayed = {("trial", t.number) for t in trials.values() if "record" in t.user_attrs}
-        replayed |= {("reference", k[len("ref:"):]) for k in attrs if k.startswith("ref:")}
-        if recorded <= replayed:
-            return trials, attrs, kept, what
+        return trials, attrs, kept, what
     raise ValueError(f"line {bad[0][0]}: {bad[0][1]}") from None
+
+
+def _check_replay(key: str, trials: dict[int, Any], attrs: dict[str, Any],
+                  recorded: set[tuple[str, Any]]) -> None:
+    """ValueError where a journal's replay is no reading of it: results its lines record
+    that the replay does not hold (a line damaged in place, the trials after it numbered
+    otherwise: review CR30, CR31), or a record that is no record."""
+    replayed = {("trial", t.number) for t in trials.values() if "record" in t.user_attrs}
+    replayed |= {("reference", k[len("ref:"):]) for k in attrs if k.startswith("ref:")}
+    if not recorded <= replayed:
+        missing = sorted(recorded - replayed, key=str)
+        raise ValueError(f"its replay lacks {len(missing)} result(s) its lines record "
+                         f"({', '.join(f'{r} {i}' for r, i in missing[:3])}): trials "
+                         "numbered otherwise than their records")
+    held = [(f"trial {t.number}", t.user_attrs["record"]) for t in trials.values()
+            if "record" in t.user_attrs]
+    held += [(f"reference {k[4:]!r}", v) for k, v in attrs.items() if k.startswith("ref:")]
+    for name, value in held:
+        try:
+            record = TrialRecord.from_json(value)
+        except Exception as exc:  # noqa: BLE001 - whatever a damaged record raises
+            raise ValueError(f"{name}'s record is damaged ({type(exc).__name__}: {exc})"
+                             ) from None
+        if record.study_key != key:  # copied in from another study's journal
+            raise ValueError(f"{name}'s record is of study {record.study_key}")
 
 
 def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]]:
@@ -948,15 +991,8 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             # the results its lines record that the rows lack, read from the lines
             # themselves: written before it is set aside (review CR30: a line that breaks
             # the replay, or one damaged in place, had set them aside with it)
-            rows = by_study.get(key, {})
-            unsaved = []
-            for ident, value in recorded_records(data[:cut].decode(errors="replace")).items():
-                try:
-                    record = TrialRecord.from_json(value)
-                except Exception:  # noqa: BLE001 - a record damaged itself: nothing to write
-                    continue
-                if ident not in rows and record.study_key == key:
-                    unsaved.append(record)
+            unsaved = _unsaved_from_lines(key, data[:cut].decode(errors="replace"),
+                                          by_study.get(key, {}))
             if unsaved:
                 problem += (f"; its lines record {len(unsaved)} result(s) the rows lack, which "
                             "--repair writes before setting it aside")
@@ -1005,10 +1041,19 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             problem = (f"Optuna's values for {len(misread)} trial(s) ({', '.join(misread[:5])}"
                        f"{', ...' if len(misread) > 5 else ''}) are not what their records "
                        "say was told (the journal edited): the sampler would read them")
+            # the results it records that the rows lack first (review CR31: set aside with
+            # it)
+            unsaved = _unsaved_from_lines(key, data[:cut].decode(errors="replace"),
+                                          by_study.get(key, {}))
+            if unsaved:
+                problem += (f"; its lines record {len(unsaved)} result(s) the rows lack, "
+                            "which --repair writes before setting it aside")
             if repair:
-                report.repaired.append(f"{path}: {problem}; moved to "
-                                       f"{_quarantine(loc, path)} (the next run rebuilds it "
-                                       "from the rows)")
+                restore += unsaved
+                done = f"wrote {len(unsaved)} row(s) from its lines; " if unsaved else ""
+                report.repaired.append(f"{path}: {problem}; {done}moved to "
+                                       f"{_quarantine(loc, path, moves)} (the next run "
+                                       "rebuilds it from the rows)")
             else:
                 report.problems.append(f"{path}: {problem}")
             continue

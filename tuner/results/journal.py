@@ -244,11 +244,11 @@ def recorded_results(text: str) -> Iterator[tuple[str, Any]]:
         yield key
 
 
-def recorded_records(text: str) -> dict[tuple[str, Any], dict[str, Any]]:
-    """The records a journal's text holds, by (role, trial number or reference label), the
-    last of each: read from the lines themselves, so a journal that no longer replays (a
+def recorded_records(text: str) -> list[tuple[tuple[str, Any], dict[str, Any]]]:
+    """Every record a journal's text holds, in its order, with its (role, trial number or
+    reference label): read from the lines themselves, so a journal that no longer replays (a
     line damaged in place) still gives every result it recorded."""
-    return dict(_records(text))
+    return list(_records(text))
 
 
 def _records(text: str) -> Iterator[tuple[tuple[str, Any], dict[str, Any]]]:

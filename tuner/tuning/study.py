@@ -202,6 +202,7 @@ class StudyRun:
                     storage=storage, study_name=self.key, sampler=sampler,
                     directions=list(spec.objective.directions), load_if_exists=True,
                 )
+            _check_records(self.study, self.key)  # (a damaged one: a traceback, CR31)
         except Exception as exc:  # noqa: BLE001 - records Optuna cannot replay, whatever they hold
             self._journal.close()
             self.location.release_lease(self.key, self._lease)
@@ -1125,6 +1126,22 @@ def failed_by_environment(record: TrialRecord) -> bool:
         return False
     return (record.error.startswith((WORKER_FAILURE, "MemoryError"))
             or f"raise the limit with {ENV_MAX_MEMORY}" in record.error)
+
+
+def _check_records(study: optuna.Study, key: str) -> None:
+    """ValueError naming the first record of a study's journal that is no record of it (a
+    line edited: a failed record still carrying metrics; another study's copied in)."""
+    held = [(f"trial {t.number}", t.user_attrs["record"])
+            for t in study.get_trials(deepcopy=False) if "record" in t.user_attrs]
+    held += [(f"reference {name[4:]!r}", value) for name, value in study.user_attrs.items()
+             if name.startswith("ref:")]
+    for name, value in held:
+        try:
+            record = TrialRecord.from_json(value)
+        except Exception as exc:  # noqa: BLE001 - whatever a damaged record raises
+            raise ValueError(f"{name}'s record is damaged ({exc})") from None
+        if record.study_key != key:
+            raise ValueError(f"{name}'s record is of study {record.study_key}")
 
 
 def _how_rows_ran(key: str, rows: list[TrialRecord]) -> dict[str, Any]:
