@@ -49,6 +49,18 @@ def journal_of(results):
     return path
 
 
+def _tuned_with_rows_lost(tmp_path):
+    """A 6-trial study whose trial files are gone (its journal ahead of the rows): the
+    directory, the rows it held, its journal and the journal's lines."""
+    results = tmp_path / "r"
+    tune(results, trials=6)
+    rows = read_trials(str(results)).num_rows
+    for part in (results / "trials").rglob("part-*.parquet"):
+        part.unlink()
+    journal = journal_of(results)
+    return results, rows, journal, journal.read_text().splitlines(keepends=True)
+
+
 @pytest.mark.parametrize("damage", ["truncate", "delete", "empty"])
 def test_a_journal_behind_its_rows_is_rebuilt_on_resume(tmp_path, damage, capsys):
     results = tmp_path / "r"
@@ -1944,13 +1956,7 @@ def test_a_bad_journal_line_is_left_out_and_the_results_of_the_others_written(tm
     and a journal whose first line was bad (review CR29). The other lines count: their
     results are written, the journal written without the line (the whole kept in the
     quarantine), and a resume goes on from them."""
-    results = tmp_path / "r"
-    tune(results, trials=6)
-    rows = read_trials(str(results)).num_rows
-    for part in (results / "trials").rglob("part-*.parquet"):
-        part.unlink()
-    journal = journal_of(results)
-    lines = journal.read_text().splitlines(keepends=True)
+    results, rows, journal, lines = _tuned_with_rows_lost(tmp_path)
     at = {"last": len(lines), "middle": len(lines) // 2, "first": 0}[where]
     journal.write_text("".join(lines[:at] + [bad + "\n"] + lines[at:]))
     capsys.readouterr()
@@ -2204,13 +2210,7 @@ def test_a_journal_that_no_longer_replays_gives_up_its_recorded_results(tmp_path
     had set the whole journal aside, or called the results after the line lost, and said
     "all repaired" (review CR30). The results its lines record are written from the lines
     themselves before the journal is set aside; the next run rebuilds it from the rows."""
-    results = tmp_path / "r"
-    tune(results, trials=6)
-    rows = read_trials(str(results)).num_rows
-    for part in (results / "trials").rglob("part-*.parquet"):
-        part.unlink()
-    journal = journal_of(results)
-    lines = journal.read_text().splitlines(keepends=True)
+    results, rows, journal, lines = _tuned_with_rows_lost(tmp_path)
     if damage == "replay-breaking line":
         lines.insert(len(lines) // 2, '{"op_code": 6}\n')
     else:
@@ -2227,9 +2227,6 @@ def test_a_journal_that_no_longer_replays_gives_up_its_recorded_results(tmp_path
     assert main(["check", str(results)]) == 0
 
 
-def _journal_lines(results):
-    journal = journal_of(results)
-    return journal, journal.read_text().splitlines(keepends=True)
 
 
 def _records_of(lines, trial):
@@ -2246,12 +2243,7 @@ def test_a_repair_writes_every_result_a_damaged_journals_lines_record(tmp_path, 
     one with a record that is no record after a trial's valid one (a traceback in check and
     tune), one with another study's record after it. The repair writes every result their
     lines validly record before setting them aside; tune refuses in one line; nothing lost."""
-    results = tmp_path / "r"
-    tune(results, trials=6)
-    rows = read_trials(str(results)).num_rows
-    for part in (results / "trials").rglob("part-*.parquet"):
-        part.unlink()
-    journal, lines = _journal_lines(results)
+    results, rows, journal, lines = _tuned_with_rows_lost(tmp_path)
     if damage == "renumbered":
         at = [i for i, line in enumerate(lines) if json.loads(line).get("op_code") == 4][0]
         lines[at] = lines[at].replace('"study_id":0', '"study_id":7')
