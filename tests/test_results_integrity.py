@@ -49,6 +49,17 @@ def journal_of(results):
     return path
 
 
+def _repaired_whole_and_resumed(results, rows: int) -> None:
+    """check names the damage, --repair writes every row back, and a resume runs clean."""
+    assert main(["check", str(results)]) == 1
+    assert main(["check", str(results), "--repair"]) == 0
+    assert read_trials(str(results)).num_rows == rows
+    assert main(["check", str(results)]) == 0
+    tune(results, trials=8)
+    assert_sound(results, budget=8)
+    assert main(["check", str(results)]) == 0
+
+
 def _tuned_with_rows_lost(tmp_path):
     """A 6-trial study whose trial files are gone (its journal ahead of the rows): the
     directory, the rows it held, its journal and the journal's lines."""
@@ -2218,13 +2229,7 @@ def test_a_journal_that_no_longer_replays_gives_up_its_recorded_results(tmp_path
         lines[at] = "garbage {damaged line\n"
     journal.write_text("".join(lines))
     capsys.readouterr()
-    assert main(["check", str(results)]) == 1
-    assert main(["check", str(results), "--repair"]) == 0
-    assert read_trials(str(results)).num_rows == rows
-    assert main(["check", str(results)]) == 0
-    tune(results, trials=8)
-    assert_sound(results, budget=8)
-    assert main(["check", str(results)]) == 0
+    _repaired_whole_and_resumed(results, rows)
 
 
 
@@ -2266,10 +2271,4 @@ def test_a_repair_writes_every_result_a_damaged_journals_lines_record(tmp_path, 
     if damage in ("a damaged record after", "another study's record after"):
         with pytest.raises(ConfigError, match="record is (damaged|of study another)"):
             tune(results, trials=6)
-    assert main(["check", str(results)]) == 1
-    assert main(["check", str(results), "--repair"]) == 0
-    assert read_trials(str(results)).num_rows == rows
-    assert main(["check", str(results)]) == 0
-    tune(results, trials=8)
-    assert_sound(results, budget=8)
-    assert main(["check", str(results)]) == 0
+    _repaired_whole_and_resumed(results, rows)
