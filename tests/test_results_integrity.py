@@ -2085,6 +2085,12 @@ def test_a_missing_graph_row_is_written_again_where_its_spec_still_builds_the_gr
     capsys.readouterr()
     assert main(["check", str(results), "--repair"]) == 1
     assert "builds another graph now (its file edited" in capsys.readouterr().out
+    # said once, the same with and without --repair, also where the repair set something
+    # else right (a plain check after it had repeated it promising the repair: review CR31)
+    (results / "trials" / "part-junk.parquet").write_text("x")
+    assert main(["check", str(results), "--repair"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("no row for graph") == 1 and "`--repair` writes it" not in out
     # a relative path is read from where the study was tuned: said so (review CR29)
     relative = tmp_path / "rel"
     (tmp_path / "here").mkdir()

@@ -563,21 +563,23 @@ def _check_graph_rows(loc: Location, tables: dict[str, pa.Table], report: Report
     for graph in sorted(set(studies) - graphs - {None, ""}):
         line = (f"{loc.path(GRAPHS)}: no row for graph {graph}, which the trials of "
                 f"{', '.join(sorted(studies[graph]))} name")
-        if not repair:
-            report.problems.append(f"{line} (`--repair` writes it where its spec still builds "
-                                   "the graph its study's journal records)")
-            continue
-        problem = _graph_row_again(loc, graph, specs[graph], studies[graph])
-        if problem is None:
+        # the same line with or without --repair where the repair cannot write it (a plain
+        # check after it had repeated the problem promising the repair: review CR31)
+        problem = _graph_row_again(loc, graph, specs[graph], studies[graph], write=repair)
+        if problem is None and not repair:
+            report.problems.append(f"{line} (`--repair` writes it: its spec builds the graph "
+                                   "its study's journal records)")
+        elif problem is None:
             report.repaired.append(f"{line}; wrote it, the graph built again from its spec "
                                    "(its edges those its study's journal records)")
         else:
             report.problems.append(f"{line}: {problem}")
 
 
-def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str]) -> str | None:
-    """Write the ``graphs`` row of ``graph`` from its spec, built again and checked against
-    the edges and sources its studies' journals record; else why not."""
+def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str],
+                     write: bool = True) -> str | None:
+    """Write (with ``write``) the ``graphs`` row of ``graph`` from its spec, built again and
+    checked against the edges and sources its studies' journals record; else why not."""
     from simulator import load_graph
     from simulator.graph_spec import parse_spec
     from tuner.tuning.evaluate import GraphMeta
@@ -615,6 +617,8 @@ def _graph_row_again(loc: Location, graph: str, spec: str, studies: set[str]) ->
         why = relative or " (its file edited or replaced?)"
         return (f"its spec {spec!r} builds another graph now{why}: put back the file it was "
                 "built from and run `warpsweep check --repair` again")
+    if not write:
+        return None
     meta = GraphMeta(graph_id=graph, spec=built.spec or spec, name=built.name,
                      kind=graph_kind(spec), n=built.n, m=built.m, directed=built.directed,
                      weighted=built.weights is not None,
