@@ -2004,6 +2004,8 @@ def test_two_runs_rows_of_one_study_merged_without_a_journal_are_never_mixed(tmp
     shutil.copytree(a, merged, ignore=shutil.ignore_patterns("studies"))
     for part in (b / "trials").rglob("part-*.parquet"):
         shutil.copy(part, merged / part.relative_to(b))
+    from tuner.results.query import connect
+
     def stored_rows():
         return sum(pq.read_table(p).num_rows for p in (merged / "trials").rglob("part-*.parquet"))
 
@@ -2029,6 +2031,9 @@ def test_two_runs_rows_of_one_study_merged_without_a_journal_are_never_mixed(tmp
     assert main(["check", str(merged), "--repair"]) == 1
     assert "rows of two runs and no journal" in capsys.readouterr().out
     assert main(["check", str(merged)]) == 1
+    with pytest.raises(ConflictError, match=r"drawn by two runs \(random seed 5, random seed 6"):
+        connect(str(merged))  # the readers refuse them too (review CR30: silent)
+    assert main(["best", "--results", str(merged)]) == 2
     with pytest.raises(ConflictError, match=r"drawn by 2 runs \(.*seed 5: trials 0-5; .*seed "
                                             r"6: trials 6-9\)"):
         tune(merged, trials=10, seed=5)

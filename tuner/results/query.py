@@ -100,6 +100,7 @@ def connect(results: str | Path | Location) -> duckdb.DuckDBPyConnection:
             if table == TRIALS:  # measured GPU times beside the simulated (tuner.results.measured)
                 source = _with_every_knob(con, source)
                 _refuse_shared_keys(con, source, location.text)
+                _refuse_two_runs(con, source, location.text)
                 _refuse_misplaced_rows(con, source, location.text)
                 con.execute(f"CREATE VIEW {table} AS {add_views(con, location, source)}")
             else:
@@ -214,6 +215,25 @@ def _refuse_shared_keys(con: duckdb.DuckDBPyConnection, source: str, where: str)
         f"a study merged): run `warpsweep check {shell_word(where)}` to see the files and "
         "what `--repair` sets right (it keeps the row the study's journal records; with no "
         "journal, check names each run's files, to move one run's out)")
+
+
+def _refuse_two_runs(con: duckdb.DuckDBPyConnection, source: str, where: str) -> None:
+    """Raise ConflictError where one study's trial rows were drawn under two samplers or
+    seeds: two runs' rows merged (``check`` names their files, ``tune`` refuses to resume
+    them); the readers had ranked them as one study (review CR30)."""
+    columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    if not {"sampler", "seed"} <= columns:
+        return
+    mixed = con.execute(
+        f"SELECT study_key, string_agg(DISTINCT sampler || ' seed ' || seed, ', ' ORDER BY "
+        f"sampler || ' seed ' || seed) FROM {source} WHERE role = 'trial' AND seed IS NOT "
+        "NULL GROUP BY study_key HAVING count(DISTINCT (sampler, seed)) > 1 ORDER BY 1 "
+        "LIMIT 1").fetchone()
+    if mixed is not None:
+        raise ConflictError(
+            f"study {mixed[0]}: its rows in {where} were drawn by two runs ({mixed[1]}): "
+            f"directories merged? `warpsweep check {shell_word(where)}` names each run's "
+            "files, to move one run's out")
 
 
 def _refuse_misplaced_rows(con: duckdb.DuckDBPyConnection, source: str, where: str) -> None:
