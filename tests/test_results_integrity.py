@@ -2283,3 +2283,30 @@ def test_a_repair_writes_every_result_a_damaged_journals_lines_record(tmp_path, 
         with pytest.raises(ConfigError, match="record is (damaged|of study another)"):
             tune(results, trials=6)
     _repaired_whole_and_resumed(results, rows)
+
+
+@pytest.mark.parametrize("number", [999, 4])
+def test_a_record_edited_to_name_another_trial_is_no_result(tmp_path, capsys, number):
+    """Trial 3's record edited to name trial 999, or trial 4: the repair had written a
+    phantom row copying trial 3's result (check not clean after it), or passed the journal
+    and then refused its own write (review CR32). Such a record is no result: tune refuses
+    the journal in one line, the repair writes every other record's row and sets it aside,
+    and the mark's count of the one it could not trust is said and moved."""
+    results, rows, journal, lines = _tuned_with_rows_lost(tmp_path)
+    (at,) = _records_of(lines, 3)
+    log = json.loads(lines[at])
+    record = {**log["user_attr"]["record"], "trial": number}
+    lines[at] = json.dumps({**log, "user_attr": {"record": record}}) + "\n"
+    journal.write_text("".join(lines))
+    with pytest.raises(ConfigError, match="trial 3's record names trial"):
+        tune(results, trials=6)
+    capsys.readouterr()
+    assert main(["check", str(results)]) == 1
+    assert main(["check", str(results), "--repair"]) == 0
+    table = read_trials(str(results))
+    assert table.num_rows == rows - 1 and 3 not in table.column("trial").to_pylist()
+    assert number not in table.column("trial").to_pylist() or number == 4
+    assert main(["check", str(results)]) == 0
+    tune(results, trials=8)
+    assert_sound(results, budget=8)
+    assert main(["check", str(results)]) == 0

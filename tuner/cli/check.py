@@ -872,10 +872,10 @@ def _check_replay(key: str, trials: dict[int, Any], attrs: dict[str, Any],
         raise ValueError(f"its replay lacks {len(missing)} result(s) its lines record "
                          f"({', '.join(f'{r} {i}' for r, i in missing[:3])}): trials "
                          "numbered otherwise than their records")
-    held = [(f"trial {t.number}", t.user_attrs["record"]) for t in trials.values()
+    held = [(f"trial {t.number}", t.number, t.user_attrs["record"]) for t in trials.values()
             if "record" in t.user_attrs]
-    held += [(f"reference {k[4:]!r}", v) for k, v in attrs.items() if k.startswith("ref:")]
-    for name, value in held:
+    held += [(f"reference {k[4:]!r}", None, v) for k, v in attrs.items() if k.startswith("ref:")]
+    for name, number, value in held:
         try:
             record = TrialRecord.from_json(value)
         except Exception as exc:  # noqa: BLE001 - whatever a damaged record raises
@@ -883,6 +883,8 @@ def _check_replay(key: str, trials: dict[int, Any], attrs: dict[str, Any],
                              ) from None
         if record.study_key != key:  # copied in from another study's journal
             raise ValueError(f"{name}'s record is of study {record.study_key}")
+        if number is not None and record.trial != number:  # an edit (review CR32)
+            raise ValueError(f"{name}'s record names trial {record.trial}")
 
 
 def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]]:

@@ -259,6 +259,10 @@ def _records(text: str) -> Iterator[tuple[tuple[str, Any], dict[str, Any]]]:
             log = json.loads(line)
             attrs = log.get("user_attr") or {}
             if log.get("op_code") == _SET_TRIAL_USER_ATTR and "record" in attrs:
+                # a study's journal numbers its trials as their ids: a record naming another
+                # trial than its line's is an edit, no result (review CR32: a phantom row)
+                if log.get("trial_id") not in (None, attrs["record"]["trial"]):
+                    continue
                 yield ("trial", attrs["record"]["trial"]), attrs["record"]
             elif log.get("op_code") == _SET_STUDY_USER_ATTR:
                 yield from ((("reference", name[len("ref:"):]), value)

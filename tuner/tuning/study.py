@@ -1131,17 +1131,19 @@ def failed_by_environment(record: TrialRecord) -> bool:
 def _check_records(study: optuna.Study, key: str) -> None:
     """ValueError naming the first record of a study's journal that is no record of it (a
     line edited: a failed record still carrying metrics; another study's copied in)."""
-    held = [(f"trial {t.number}", t.user_attrs["record"])
+    held = [(f"trial {t.number}", t.number, t.user_attrs["record"])
             for t in study.get_trials(deepcopy=False) if "record" in t.user_attrs]
-    held += [(f"reference {name[4:]!r}", value) for name, value in study.user_attrs.items()
-             if name.startswith("ref:")]
-    for name, value in held:
+    held += [(f"reference {name[4:]!r}", None, value)
+             for name, value in study.user_attrs.items() if name.startswith("ref:")]
+    for name, number, value in held:
         try:
             record = TrialRecord.from_json(value)
         except Exception as exc:  # noqa: BLE001 - whatever a damaged record raises
             raise ValueError(f"{name}'s record is damaged ({exc})") from None
         if record.study_key != key:
             raise ValueError(f"{name}'s record is of study {record.study_key}")
+        if number is not None and record.trial != number:  # an edit (review CR32)
+            raise ValueError(f"{name}'s record names trial {record.trial}")
 
 
 def _how_rows_ran(key: str, rows: list[TrialRecord]) -> dict[str, Any]:
