@@ -57,6 +57,7 @@ from tuner.results.measured import measured_files
 from tuner.results.measured import read_measured_file
 from tuner.results.measured import simulated_times
 from tuner.results.records import TrialRecord
+from tuner.results.records import check_journal_records
 from tuner.results.records import told_otherwise
 from tuner.results.schema import GRAPHS
 from tuner.results.schema import PARAM_PREFIX
@@ -806,6 +807,26 @@ def _journal_bytes(loc: Location, path: str) -> tuple[bytes, int]:
     return data, data.rfind(b"\n") + 1
 
 
+def _set_aside_after_its_results(loc: Location, key: str, path: str, data: bytes,
+                                 problem: str, rows: dict[tuple, Any], report: Report,
+                                 repair: bool, moves: list[tuple[str, str]]
+                                 ) -> list[TrialRecord]:
+    """A journal no reading of which can be trusted: the problem named, and with ``repair``
+    set aside (moved last, in ``moves``) once the results its lines validly record that the
+    rows lack are written; those results, for the caller to write."""
+    unsaved = _unsaved_from_lines(key, data.decode(errors="replace"), rows)
+    if unsaved:
+        problem += (f"; its lines record {len(unsaved)} result(s) the rows lack, which "
+                    "--repair writes before setting it aside")
+    if not repair:
+        report.problems.append(f"{path}: {problem}")
+        return []
+    done = f"wrote {len(unsaved)} row(s) from its lines; " if unsaved else ""
+    report.repaired.append(f"{path}: {problem}; {done}moved to {_quarantine(loc, path, moves)} "
+                           "(the next run rebuilds it from the rows)")
+    return unsaved
+
+
 def _unsaved_from_lines(key: str, text: str, rows: dict[tuple, Any]) -> list[TrialRecord]:
     """The results a journal's lines record that the rows lack, read from the lines
     themselves (the last valid record of each trial or reference: a damaged or another
@@ -872,19 +893,7 @@ def _check_replay(key: str, trials: dict[int, Any], attrs: dict[str, Any],
         raise ValueError(f"its replay lacks {len(missing)} result(s) its lines record "
                          f"({', '.join(f'{r} {i}' for r, i in missing[:3])}): trials "
                          "numbered otherwise than their records")
-    held = [(f"trial {t.number}", t.number, t.user_attrs["record"]) for t in trials.values()
-            if "record" in t.user_attrs]
-    held += [(f"reference {k[4:]!r}", None, v) for k, v in attrs.items() if k.startswith("ref:")]
-    for name, number, value in held:
-        try:
-            record = TrialRecord.from_json(value)
-        except Exception as exc:  # noqa: BLE001 - whatever a damaged record raises
-            raise ValueError(f"{name}'s record is damaged ({type(exc).__name__}: {exc})"
-                             ) from None
-        if record.study_key != key:  # copied in from another study's journal
-            raise ValueError(f"{name}'s record is of study {record.study_key}")
-        if number is not None and record.trial != number:  # an edit (review CR32)
-            raise ValueError(f"{name}'s record names trial {record.trial}")
+    check_journal_records(trials.values(), attrs, key)
 
 
 def _load_journal(key: str, data: bytes) -> tuple[dict[int, Any], dict[str, Any]]:
@@ -997,19 +1006,9 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             # the results its lines record that the rows lack, read from the lines
             # themselves: written before it is set aside (review CR30: a line that breaks
             # the replay, or one damaged in place, had set them aside with it)
-            unsaved = _unsaved_from_lines(key, data[:cut].decode(errors="replace"),
-                                          by_study.get(key, {}))
-            if unsaved:
-                problem += (f"; its lines record {len(unsaved)} result(s) the rows lack, which "
-                            "--repair writes before setting it aside")
-            if repair:
-                restore += unsaved
-                done = f"wrote {len(unsaved)} row(s) from its lines; " if unsaved else ""
-                report.repaired.append(f"{path}: {problem}; {done}moved to "
-                                       f"{_quarantine(loc, path, moves)} (the next run "
-                                       "rebuilds it from the rows)")
-            else:
-                report.problems.append(f"{path}: {problem}")
+            restore += _set_aside_after_its_results(
+                loc, key, path, data[:cut], problem, by_study.get(key, {}), report, repair,
+                moves)
             continue
         model = attrs.get("model")
         if isinstance(model, dict) and model.get("digest"):
@@ -1047,21 +1046,9 @@ def _check_journals(loc: Location, tables: dict[str, pa.Table], report: Report,
             problem = (f"Optuna's values for {len(misread)} trial(s) ({', '.join(misread[:5])}"
                        f"{', ...' if len(misread) > 5 else ''}) are not what their records "
                        "say was told (the journal edited): the sampler would read them")
-            # the results it records that the rows lack first (review CR31: set aside with
-            # it)
-            unsaved = _unsaved_from_lines(key, data[:cut].decode(errors="replace"),
-                                          by_study.get(key, {}))
-            if unsaved:
-                problem += (f"; its lines record {len(unsaved)} result(s) the rows lack, "
-                            "which --repair writes before setting it aside")
-            if repair:
-                restore += unsaved
-                done = f"wrote {len(unsaved)} row(s) from its lines; " if unsaved else ""
-                report.repaired.append(f"{path}: {problem}; {done}moved to "
-                                       f"{_quarantine(loc, path, moves)} (the next run "
-                                       "rebuilds it from the rows)")
-            else:
-                report.problems.append(f"{path}: {problem}")
+            restore += _set_aside_after_its_results(
+                loc, key, path, data[:cut], problem, by_study.get(key, {}), report, repair,
+                moves)
             continue
         # a trial recorded and still running was killed before its state: a resume tells
         # it from the record and writes its row, as the repair does (probe CR28)

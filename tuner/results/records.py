@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import fields
@@ -155,3 +156,25 @@ def told_otherwise(trials: dict[int, Any]) -> list[int]:
     what their ``record`` attribute says was told for them (``told_other_values``)."""
     return [n for n, t in trials.items() if "record" in t.user_attrs
             and told_other_values(t, TrialRecord.from_json(t.user_attrs["record"]))]
+
+
+def check_journal_records(trials: Iterable[Any], attrs: dict[str, Any], key: str) -> None:
+    """ValueError naming the first record a study journal holds (its Optuna ``trials``'
+    ``record`` attributes, its ``ref:`` study attributes) that is no record of the study ``key``:
+    one that does not parse (a failed record still carrying metrics), another study's copied
+    in, or one naming another trial than the one it is attached to (an edit: review CR31,
+    CR32)."""
+    held = [(f"trial {t.number}", t.number, t.user_attrs["record"]) for t in trials
+            if "record" in t.user_attrs]
+    held += [(f"reference {name[4:]!r}", None, value) for name, value in attrs.items()
+             if name.startswith("ref:")]
+    for name, number, value in held:
+        try:
+            record = TrialRecord.from_json(value)
+        except Exception as exc:  # noqa: BLE001 - whatever a damaged record raises
+            raise ValueError(f"{name}'s record is damaged ({type(exc).__name__}: {exc})"
+                             ) from None
+        if record.study_key != key:
+            raise ValueError(f"{name}'s record is of study {record.study_key}")
+        if number is not None and record.trial != number:
+            raise ValueError(f"{name}'s record names trial {record.trial}")

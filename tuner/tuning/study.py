@@ -46,6 +46,7 @@ from tuner.results.location import LEASE_S
 from tuner.results.location import Location
 from tuner.results.location import shell_word
 from tuner.results.records import TrialRecord
+from tuner.results.records import check_journal_records
 from tuner.results.records import told_otherwise
 from tuner.results.store import ConflictError
 from tuner.results.store import record_fingerprint
@@ -202,7 +203,8 @@ class StudyRun:
                     storage=storage, study_name=self.key, sampler=sampler,
                     directions=list(spec.objective.directions), load_if_exists=True,
                 )
-            _check_records(self.study, self.key)  # (a damaged one: a traceback, CR31)
+            check_journal_records(self.study.get_trials(deepcopy=False),
+                                  self.study.user_attrs, self.key)  # (CR31: a traceback)
         except Exception as exc:  # noqa: BLE001 - records Optuna cannot replay, whatever they hold
             self._journal.close()
             self.location.release_lease(self.key, self._lease)
@@ -1126,24 +1128,6 @@ def failed_by_environment(record: TrialRecord) -> bool:
         return False
     return (record.error.startswith((WORKER_FAILURE, "MemoryError"))
             or f"raise the limit with {ENV_MAX_MEMORY}" in record.error)
-
-
-def _check_records(study: optuna.Study, key: str) -> None:
-    """ValueError naming the first record of a study's journal that is no record of it (a
-    line edited: a failed record still carrying metrics; another study's copied in)."""
-    held = [(f"trial {t.number}", t.number, t.user_attrs["record"])
-            for t in study.get_trials(deepcopy=False) if "record" in t.user_attrs]
-    held += [(f"reference {name[4:]!r}", None, value)
-             for name, value in study.user_attrs.items() if name.startswith("ref:")]
-    for name, number, value in held:
-        try:
-            record = TrialRecord.from_json(value)
-        except Exception as exc:  # noqa: BLE001 - whatever a damaged record raises
-            raise ValueError(f"{name}'s record is damaged ({exc})") from None
-        if record.study_key != key:
-            raise ValueError(f"{name}'s record is of study {record.study_key}")
-        if number is not None and record.trial != number:  # an edit (review CR32)
-            raise ValueError(f"{name}'s record names trial {record.trial}")
 
 
 def _how_rows_ran(key: str, rows: list[TrialRecord]) -> dict[str, Any]:
